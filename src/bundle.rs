@@ -1,0 +1,286 @@
+//! A checked bundle: the file set, the parsed `SKILL.md`, and the digest — made only when every
+//! rule of DESIGN §2 holds.
+//!
+//! [`Bundle::check`] applies the content rules to a [`FileSet`] (every file valid UTF-8 with no
+//! NUL byte, `SKILL.md` present at the root and valid in the bundle dialect of
+//! [`crate::frontmatter`]), adds them to the problems the source already found (paths, links,
+//! bounds), and either returns a [`Bundle`] or an [`InvalidBundle`] listing every problem.
+//! Paths that differ only in letter case are accepted with a warning.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::digest::BundleDigest;
+use crate::file_set::FileSet;
+use crate::frontmatter::{self, Frontmatter, Layout};
+use crate::limits;
+use crate::problem::{Problem, ProblemCode, Problems};
+use crate::safe_read::{self, ReadError};
+use crate::skill_name::SkillName;
+
+/// A bundle that passed every rule, with its digest.
+#[derive(Debug, Clone)]
+pub struct Bundle {
+    files: FileSet,
+    frontmatter: Frontmatter,
+    layout: Layout,
+    digest: BundleDigest,
+    warnings: Vec<Problem>,
+}
+
+/// A bundle that broke at least one rule; `problems` lists them all (warnings included).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("invalid bundle: {} problem(s), first: {}", .problems.as_slice().iter().filter(|p| p.is_error()).count(), first_error(.problems))]
+pub struct InvalidBundle {
+    /// Every problem found, in the order found.
+    pub problems: Problems,
+}
+
+fn first_error(problems: &Problems) -> String {
+    problems
+        .as_slice()
+        .iter()
+        .find(|p| p.is_error())
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
+impl InvalidBundle {
+    /// Stable error code.
+    pub fn code(&self) -> &'static str {
+        "invalid_bundle"
+    }
+}
+
+/// Reading a bundle from a directory failed, or the bundle is invalid.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The directory could not be read at all.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The directory was read but breaks the bundle rules.
+    #[error(transparent)]
+    Invalid(#[from] InvalidBundle),
+}
+
+impl LoadError {
+    /// Stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LoadError::Read(e) => e.code(),
+            LoadError::Invalid(e) => e.code(),
+        }
+    }
+}
+
+impl Bundle {
+    /// Reads the directory at `dir` with the safe reader and checks it.
+    pub fn read_dir(dir: &Path) -> Result<Bundle, LoadError> {
+        let outcome = safe_read::read_bundle_dir(dir)?;
+        Ok(Bundle::check(outcome.files, outcome.problems)?)
+    }
+
+    /// Checks a file set; `problems` are those its source already found.
+    pub fn check(files: FileSet, mut problems: Problems) -> Result<Bundle, InvalidBundle> {
+        for (path, bytes) in files.iter() {
+            check_text(path.as_str(), bytes, &mut problems);
+        }
+        let parsed = match files.get(limits::SKILL_MD) {
+            Some(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => frontmatter::check(text, &mut problems),
+                Err(_) => None, // already reported as not UTF-8
+            },
+            // A walk stopped by the entry bound never reached the files: saying `SKILL.md` is
+            // missing would be wrong.
+            None if problems.contains(ProblemCode::TooManyEntries) => None,
+            None => {
+                problems.push(missing_skill_md(&files));
+                None
+            }
+        };
+        problems.extend(case_collisions(&files));
+        match parsed {
+            Some((frontmatter, layout)) if !problems.has_errors() => {
+                let digest = BundleDigest::of(&files);
+                Ok(Bundle {
+                    files,
+                    frontmatter,
+                    layout,
+                    digest,
+                    warnings: problems.into_vec(),
+                })
+            }
+            _ => Err(InvalidBundle { problems }),
+        }
+    }
+
+    /// The skill's name from the frontmatter.
+    pub fn name(&self) -> &SkillName {
+        &self.frontmatter.name
+    }
+
+    /// The trimmed description.
+    pub fn description(&self) -> &str {
+        &self.frontmatter.description
+    }
+
+    /// Frontmatter keys other than `name` and `description`, sorted; they grant nothing.
+    pub fn ignored_fields(&self) -> &[String] {
+        &self.frontmatter.ignored_fields
+    }
+
+    /// The `chamvi-skill-bundle-v1` digest.
+    pub fn digest(&self) -> BundleDigest {
+        self.digest
+    }
+
+    /// Every file, in digest order.
+    pub fn files(&self) -> &FileSet {
+        &self.files
+    }
+
+    /// The Markdown body of `SKILL.md`: the exact bytes after the closing fence line.
+    pub fn body(&self) -> &str {
+        let skill_md = self.files.get(limits::SKILL_MD).unwrap_or_default();
+        // Checked UTF-8 when the bundle was made, and the layout splits at line boundaries.
+        std::str::from_utf8(&skill_md[self.layout.body.clone()]).unwrap_or_default()
+    }
+
+    /// Warnings (never errors) found while checking, such as case collisions.
+    pub fn warnings(&self) -> &[Problem] {
+        &self.warnings
+    }
+}
+
+/// UTF-8 with no NUL byte.
+fn check_text(path: &str, bytes: &[u8], problems: &mut Problems) {
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        problems.push(Problem::error(
+            ProblemCode::NulByte,
+            Some(path),
+            format!("binary content: NUL byte at offset {at}; bundle files must be text"),
+        ));
+    }
+    if let Err(e) = std::str::from_utf8(bytes) {
+        problems.push(Problem::error(
+            ProblemCode::NotUtf8,
+            Some(path),
+            format!(
+                "not valid UTF-8 (first bad byte at offset {}); bundle files must be UTF-8 text",
+                e.valid_up_to()
+            ),
+        ));
+    }
+}
+
+fn missing_skill_md(files: &FileSet) -> Problem {
+    let near_miss = files
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .find(|p| p.eq_ignore_ascii_case(limits::SKILL_MD));
+    let hint = match near_miss {
+        Some(found) => format!("; found `{found}`: the name is case-sensitive, rename it"),
+        None => String::new(),
+    };
+    Problem::error(
+        ProblemCode::MissingSkillMd,
+        Some(limits::SKILL_MD),
+        format!("the bundle has no `SKILL.md` at its root{hint}"),
+    )
+}
+
+/// One warning per group of paths equal under Unicode lowercasing.
+fn case_collisions(files: &FileSet) -> Vec<Problem> {
+    let mut groups: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (path, _) in files.iter() {
+        groups
+            .entry(path.as_str().to_lowercase())
+            .or_default()
+            .push(path.as_str());
+    }
+    groups
+        .into_values()
+        .filter(|g| g.len() > 1)
+        .map(|g| {
+            let others: Vec<String> = g[1..].iter().map(|p| format!("`{p}`")).collect();
+            Problem::warning(
+                ProblemCode::CaseCollision,
+                Some(g[0]),
+                format!(
+                    "differs only in letter case from {}; they collide on case-insensitive file systems",
+                    others.join(", ")
+                ),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file_set::FileSetBuilder;
+
+    const SKILL: &str = "---\nname: demo\ndescription: A demo.\n---\n# Demo\n";
+
+    fn bundle(files: &[(&str, &[u8])]) -> Result<Bundle, InvalidBundle> {
+        let mut b = FileSetBuilder::new();
+        for (p, bytes) in files {
+            b.insert(p, bytes.to_vec());
+        }
+        let (fs, problems) = b.finish();
+        Bundle::check(fs, problems)
+    }
+
+    fn codes(r: Result<Bundle, InvalidBundle>) -> Vec<ProblemCode> {
+        r.unwrap_err()
+            .problems
+            .as_slice()
+            .iter()
+            .map(|p| p.code)
+            .collect()
+    }
+
+    #[test]
+    fn valid_bundle_exposes_its_parts() {
+        let b = bundle(&[("SKILL.md", SKILL.as_bytes()), ("references/a.md", b"A")]).unwrap();
+        assert_eq!(b.name().as_str(), "demo");
+        assert_eq!(b.description(), "A demo.");
+        assert_eq!(b.body(), "# Demo\n");
+        assert_eq!(b.files().len(), 2);
+        assert!(b.warnings().is_empty());
+    }
+
+    #[test]
+    fn every_problem_is_reported_together() {
+        let got = codes(bundle(&[
+            ("SKILL.md", b"---\nname: Bad\ndescription: ''\n---\n"),
+            ("a.bin", b"\x00\xff"),
+            (".hidden", b"x"),
+        ]));
+        use ProblemCode::*;
+        for want in [HiddenPath, NulByte, NotUtf8, NameInvalid, DescriptionBlank] {
+            assert!(got.contains(&want), "{want:?} missing from {got:?}");
+        }
+    }
+
+    #[test]
+    fn missing_skill_md_names_the_near_miss() {
+        let err = bundle(&[("skill.md", SKILL.as_bytes())]).unwrap_err();
+        let p = &err.problems.as_slice()[0];
+        assert_eq!(p.code, ProblemCode::MissingSkillMd);
+        assert!(p.message.contains("`skill.md`"), "{}", p.message);
+    }
+
+    #[test]
+    fn case_collisions_warn_but_accept() {
+        let b = bundle(&[
+            ("SKILL.md", SKILL.as_bytes()),
+            ("a.md", b"1"),
+            ("A.md", b"2"),
+        ])
+        .unwrap();
+        assert_eq!(b.warnings().len(), 1);
+        assert_eq!(b.warnings()[0].code, ProblemCode::CaseCollision);
+    }
+}

@@ -1,0 +1,336 @@
+//! The in-memory file set of one bundle, and the builder through which every bundle byte enters
+//! the program.
+//!
+//! A [`FileSet`] maps checked [`BundlePath`]s to exact file bytes, ordered by code point (the
+//! digest order). It can only be made by a [`FileSetBuilder`], which applies the path grammar and
+//! the tree bounds of [`crate::limits`] *as entries arrive*: the safe directory reader feeds it one
+//! directory entry at a time (so an enormous tree is refused early), and in-memory or Git sources
+//! feed it whole paths. Whatever the source, the same rules hold.
+//!
+//! The builder records problems instead of stopping at the first one; [`FileSetBuilder::finish`]
+//! returns the files that were admitted together with every problem, so content rules can still
+//! be checked on them and a reviewer sees everything at once.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::bundle_path::BundlePath;
+use crate::limits;
+use crate::problem::{Problem, ProblemCode, Problems};
+
+/// The regular files of one bundle, by path, in code-point order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileSet {
+    files: BTreeMap<BundlePath, Vec<u8>>,
+}
+
+impl FileSet {
+    /// The files, in code-point order of their paths.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&BundlePath, &[u8])> {
+        self.files.iter().map(|(p, b)| (p, b.as_slice()))
+    }
+
+    /// The bytes of the file at `path`, if present.
+    pub fn get(&self, path: &str) -> Option<&[u8]> {
+        self.files.get(path).map(Vec::as_slice)
+    }
+
+    /// Number of files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether there are no files.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The sum of all file sizes.
+    pub fn total_bytes(&self) -> u64 {
+        self.files.values().map(|b| b.len() as u64).sum()
+    }
+}
+
+/// Builds a [`FileSet`], enforcing the path grammar and the tree bounds as entries arrive.
+#[derive(Debug)]
+pub struct FileSetBuilder {
+    files: BTreeMap<BundlePath, Vec<u8>>,
+    problems: Problems,
+    /// Inventory entries so far; the root counts as one.
+    entries: usize,
+    /// Regular files seen, read or not.
+    file_count: usize,
+    /// Bytes of the files admitted so far.
+    total_bytes: u64,
+    entries_exceeded: bool,
+    /// Directories implied by [`FileSetBuilder::insert`] paths, counted once each.
+    implied_dirs: BTreeSet<String>,
+}
+
+impl Default for FileSetBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FileSetBuilder {
+    /// An empty bundle; its root already counts as one inventory entry.
+    pub fn new() -> Self {
+        FileSetBuilder {
+            files: BTreeMap::new(),
+            problems: Problems::new(),
+            entries: 1,
+            file_count: 0,
+            total_bytes: 0,
+            entries_exceeded: false,
+            implied_dirs: BTreeSet::new(),
+        }
+    }
+
+    /// Counts one inventory entry of any kind. Returns `false` once the entry bound is exceeded:
+    /// the caller must then stop walking the tree.
+    pub fn count_entry(&mut self) -> bool {
+        if self.entries_exceeded {
+            return false;
+        }
+        self.entries += 1;
+        if self.entries > limits::MAX_ENTRIES {
+            self.entries_exceeded = true;
+            self.problems.push(
+                Problem::error(
+                    ProblemCode::TooManyEntries,
+                    None,
+                    format!(
+                        "more than {} inventory entries (root and directories included); \
+                         stopped walking the tree",
+                        limits::MAX_ENTRIES
+                    ),
+                )
+                .with_bound(limits::MAX_ENTRIES as u64, self.entries as u64),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Whether the walk was stopped by the entry bound.
+    pub fn is_exhausted(&self) -> bool {
+        self.entries_exceeded
+    }
+
+    /// Admits a directory (already counted as an entry). Returns whether to descend into it:
+    /// `false` when it is nested deeper than the bound.
+    pub fn enter_directory(&mut self, path: &BundlePath) -> bool {
+        let level = path.depth();
+        if level > limits::MAX_DEPTH {
+            self.problems.push(
+                Problem::error(
+                    ProblemCode::TooDeep,
+                    Some(path.as_str()),
+                    format!(
+                        "directory is nested {level} levels deep, over the bound of {}",
+                        limits::MAX_DEPTH
+                    ),
+                )
+                .with_bound(limits::MAX_DEPTH as u64, level as u64),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Announces a regular file (already counted as an entry) and says how many bytes to read
+    /// at most: one more than its bound, so a larger file is detected without reading it all.
+    /// `None` means do not read it, because the file bound is already exceeded.
+    pub fn begin_file(&mut self, path: &BundlePath) -> Option<u64> {
+        self.file_count += 1;
+        if self.file_count > limits::MAX_FILES {
+            return None;
+        }
+        Some(limits::max_file_bytes(path.as_str()) + 1)
+    }
+
+    /// Admits the bytes of a file announced with [`begin_file`](Self::begin_file). A file over its
+    /// bound is recorded as a problem and its bytes are dropped.
+    pub fn add_file(&mut self, path: BundlePath, bytes: Vec<u8>) {
+        let len = bytes.len() as u64;
+        self.total_bytes += len;
+        let max = limits::max_file_bytes(path.as_str());
+        if len > max {
+            let what = if path.as_str() == limits::SKILL_MD {
+                "`SKILL.md` (fences, frontmatter and body together)"
+            } else {
+                "a supporting file"
+            };
+            self.problems.push(
+                Problem::error(
+                    ProblemCode::FileTooLarge,
+                    Some(path.as_str()),
+                    format!(
+                        "file holds at least {len} bytes, over the {max}-byte bound for {what}"
+                    ),
+                )
+                .with_bound(max, len),
+            );
+            return;
+        }
+        self.files.insert(path, bytes);
+    }
+
+    /// Records a problem found by the source (a symlink, an unreadable name, ...).
+    pub fn refuse(&mut self, problem: Problem) {
+        self.problems.push(problem);
+    }
+
+    /// Convenience for in-memory sources: admits a file by its whole path, counting and checking
+    /// every directory the path implies.
+    pub fn insert(&mut self, path: &str, bytes: Vec<u8>) {
+        let path = match BundlePath::parse(path) {
+            Ok(p) => p,
+            Err(refusal) => {
+                self.count_entry();
+                self.refuse(Problem::error(refusal.code, Some(path), refusal.reason));
+                return;
+            }
+        };
+        let segments: Vec<&str> = path.as_str().split('/').collect();
+        for end in 1..segments.len() {
+            let dir = segments[..end].join("/");
+            if self.implied_dirs.insert(dir.clone()) {
+                if !self.count_entry() {
+                    return;
+                }
+                let dir = BundlePath::parse(&dir).expect("prefix of a checked path");
+                if !self.enter_directory(&dir) {
+                    return;
+                }
+            }
+        }
+        if self.count_entry() && self.begin_file(&path).is_some() {
+            self.add_file(path, bytes);
+        }
+    }
+
+    /// Finishes: applies the bundle-wide bounds and returns the admitted files with every
+    /// problem recorded.
+    pub fn finish(mut self) -> (FileSet, Problems) {
+        if self.file_count > limits::MAX_FILES {
+            let count = self.file_count;
+            self.problems.push(
+                Problem::error(
+                    ProblemCode::TooManyFiles,
+                    None,
+                    format!(
+                        "bundle holds {count}{} regular files, over the bound of {}",
+                        if self.entries_exceeded {
+                            " or more"
+                        } else {
+                            ""
+                        },
+                        limits::MAX_FILES
+                    ),
+                )
+                .with_bound(limits::MAX_FILES as u64, count as u64),
+            );
+        }
+        if self.total_bytes > limits::MAX_TOTAL_BYTES {
+            let total = self.total_bytes;
+            self.problems.push(
+                Problem::error(
+                    ProblemCode::BundleTooLarge,
+                    None,
+                    format!(
+                        "files add up to {total} bytes, over the bound of {} bytes",
+                        limits::MAX_TOTAL_BYTES
+                    ),
+                )
+                .with_bound(limits::MAX_TOTAL_BYTES, total),
+            );
+        }
+        (FileSet { files: self.files }, self.problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(files: &[(&str, usize)]) -> (FileSet, Problems) {
+        let mut b = FileSetBuilder::new();
+        for (path, size) in files {
+            b.insert(path, vec![b'a'; *size]);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn get_and_order() {
+        let (fs, problems) = build(&[("b.md", 1), ("SKILL.md", 2), ("a/z.md", 3)]);
+        assert!(!problems.has_errors());
+        let paths: Vec<_> = fs.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["SKILL.md", "a/z.md", "b.md"]);
+        assert_eq!(fs.get("a/z.md").map(<[u8]>::len), Some(3));
+        assert_eq!(fs.get("a"), None);
+        assert_eq!(fs.total_bytes(), 6);
+    }
+
+    #[test]
+    fn supporting_file_bound_is_exact() {
+        let max = limits::MAX_SUPPORTING_FILE_BYTES as usize;
+        let (_, ok) = build(&[("a.md", max)]);
+        assert!(!ok.has_errors());
+        let (fs, over) = build(&[("a.md", max + 1)]);
+        assert!(over.contains(ProblemCode::FileTooLarge));
+        assert!(fs.is_empty());
+        let p = &over.as_slice()[0];
+        assert_eq!(
+            (p.limit, p.actual),
+            (Some(max as u64), Some(max as u64 + 1))
+        );
+    }
+
+    #[test]
+    fn file_count_and_total_bounds() {
+        let names: Vec<String> = (0..limits::MAX_FILES).map(|i| format!("f{i}")).collect();
+        let at: Vec<(&str, usize)> = names.iter().map(|n| (n.as_str(), 16 * 1024)).collect();
+        let (_, ok) = build(&at);
+        assert!(!ok.has_errors(), "{ok:?}");
+        let mut over = at.clone();
+        over.push(("one-more", 0));
+        assert!(build(&over).1.contains(ProblemCode::TooManyFiles));
+
+        let big: Vec<(&str, usize)> = names[..8]
+            .iter()
+            .map(|n| (n.as_str(), 128 * 1024))
+            .collect();
+        assert!(!build(&big).1.has_errors());
+        let mut big_over = big.clone();
+        big_over.push(("x", 1));
+        let (_, p) = build(&big_over);
+        assert!(p.contains(ProblemCode::BundleTooLarge));
+    }
+
+    #[test]
+    fn depth_bound_counts_directory_levels() {
+        let deep = |levels: usize| format!("{}f.md", "d/".repeat(levels));
+        assert!(!build(&[(&deep(limits::MAX_DEPTH), 1)]).1.has_errors());
+        assert!(
+            build(&[(&deep(limits::MAX_DEPTH + 1), 1)])
+                .1
+                .contains(ProblemCode::TooDeep)
+        );
+    }
+
+    #[test]
+    fn bad_paths_are_refused_with_their_code() {
+        let (_, p) = build(&[("../x", 1), (".env", 1), ("a\\b", 1)]);
+        let codes: Vec<_> = p.as_slice().iter().map(|p| p.code).collect();
+        assert_eq!(
+            codes,
+            [
+                ProblemCode::PathEscapes,
+                ProblemCode::HiddenPath,
+                ProblemCode::BackslashInPath
+            ]
+        );
+    }
+}

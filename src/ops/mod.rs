@@ -1,0 +1,4 @@
+//! The operations behind the CLI commands, one module per command. The binary parses arguments
+//! and calls these; tests and other hosts call the same code.
+
+pub mod hash;

@@ -1,0 +1,318 @@
+//! Problems found in a bundle: one stable code per rule, the offending path, and a message.
+//!
+//! Checking a bundle never stops at the first problem. Every rule that refuses something records
+//! a [`Problem`] and the check goes on, so a reviewer fixes everything in one pass (the habit of
+//! Go's module zip `CheckFiles`). A problem carries:
+//!
+//! - a [`ProblemCode`]: stable, `snake_case`, documented, used by the CLI and by JSON output;
+//! - the bundle-relative path it is about (or none for bundle-wide rules);
+//! - a lowercase message without a trailing period, values in backticks;
+//! - for bounds, the limit and the measured value, so the report says by how much.
+//!
+//! Warnings use the same type with [`Severity::Warning`]; they never refuse a bundle.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// How serious a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The bundle is refused.
+    Error,
+    /// Reported, but the bundle is accepted.
+    Warning,
+}
+
+macro_rules! problem_codes {
+    ($( $(#[$doc:meta])* $variant:ident = $code:literal, )*) => {
+        /// The stable code of each bundle rule. The string form never changes once released.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum ProblemCode {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl ProblemCode {
+            /// Every code, in declaration order (for documentation and tests).
+            pub const ALL: &'static [ProblemCode] = &[$(ProblemCode::$variant,)*];
+
+            /// The stable `snake_case` spelling of this code.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( ProblemCode::$variant => $code, )*
+                }
+            }
+        }
+    };
+}
+
+problem_codes! {
+    // --- the file tree -------------------------------------------------------------------
+    /// A symbolic link inside the bundle (never followed).
+    Symlink = "symlink",
+    /// A FIFO, socket or device node inside the bundle (never opened).
+    SpecialFile = "special_file",
+    /// An entry changed type, identity or size between inventory and read.
+    ChangedDuringRead = "changed_during_read",
+    /// A path segment starts with `.`.
+    HiddenPath = "hidden_path",
+    /// A path contains a backslash.
+    BackslashInPath = "backslash_in_path",
+    /// A path contains a control character.
+    ControlCharInPath = "control_char_in_path",
+    /// A file or directory name is not valid UTF-8.
+    PathNotUtf8 = "path_not_utf8",
+    /// A path is empty, absolute, or has an empty, `.` or `..` segment (it would leave the bundle).
+    PathEscapes = "path_escapes",
+    /// Two paths differ only in letter case (a warning: they collide on case-insensitive disks).
+    CaseCollision = "case_collision",
+    // --- contents ----------------------------------------------------------------------------
+    /// A file is not valid UTF-8 text.
+    NotUtf8 = "not_utf8",
+    /// A file contains a NUL byte.
+    NulByte = "nul_byte",
+    // --- bounds ------------------------------------------------------------------------------
+    /// A single file is larger than its bound.
+    FileTooLarge = "file_too_large",
+    /// More regular files than allowed.
+    TooManyFiles = "too_many_files",
+    /// The files add up to more bytes than allowed.
+    BundleTooLarge = "bundle_too_large",
+    /// More inventory entries (root, directories, files, anything) than allowed.
+    TooManyEntries = "too_many_entries",
+    /// Directories nested deeper than allowed.
+    TooDeep = "too_deep",
+    // --- SKILL.md ------------------------------------------------------------------------------
+    /// The bundle has no `SKILL.md` at its root.
+    MissingSkillMd = "missing_skill_md",
+    /// `SKILL.md` does not start with a `---` line.
+    FrontmatterMissing = "frontmatter_missing",
+    /// No closing `---` line after the opening one.
+    FrontmatterUnclosed = "frontmatter_unclosed",
+    /// The YAML frontmatter is larger than its bound.
+    FrontmatterTooLarge = "frontmatter_too_large",
+    /// The Markdown body is larger than its bound.
+    BodyTooLarge = "body_too_large",
+    /// The frontmatter is not well-formed YAML.
+    YamlSyntax = "yaml_syntax",
+    /// The frontmatter is not a YAML mapping.
+    FrontmatterNotMapping = "frontmatter_not_mapping",
+    /// A mapping repeats a key.
+    DuplicateKey = "duplicate_key",
+    /// A YAML anchor (`&x`).
+    YamlAnchor = "yaml_anchor",
+    /// A YAML alias (`*x`).
+    YamlAlias = "yaml_alias",
+    /// A YAML tag (`!!str`, `!custom`).
+    YamlTag = "yaml_tag",
+    /// A mapping key that is not a string (a number, boolean, null or collection).
+    NonStringKey = "non_string_key",
+    /// A frontmatter key contains a control character.
+    KeyControlChar = "key_control_char",
+    /// `name` is absent.
+    NameMissing = "name_missing",
+    /// `name` is not a string or does not match `^[a-z][a-z0-9-]{0,63}$`.
+    NameInvalid = "name_invalid",
+    /// `name` differs from the name the operator pinned.
+    NameMismatch = "name_mismatch",
+    /// `description` is absent.
+    DescriptionMissing = "description_missing",
+    /// `description` is not a string.
+    DescriptionNotString = "description_not_string",
+    /// `description` is blank once trimmed.
+    DescriptionBlank = "description_blank",
+    /// `description` is longer than its bound.
+    DescriptionTooLong = "description_too_long",
+    /// `description` contains a control character (newline, tab, ...).
+    DescriptionControlChar = "description_control_char",
+}
+
+impl fmt::Display for ProblemCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ProblemCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// One broken rule (or warning), with where and by how much.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The stable code of the rule.
+    pub code: ProblemCode,
+    /// The bundle-relative POSIX path the problem is about; `None` for bundle-wide rules.
+    pub path: Option<String>,
+    /// What is wrong, lowercase, without a trailing period.
+    pub message: String,
+    /// The bound that was exceeded, for bound problems.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+    /// The measured value (at least this much), for bound problems.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual: Option<u64>,
+}
+
+impl Problem {
+    /// An error about `path` (or the whole bundle when `None`).
+    pub fn error(code: ProblemCode, path: Option<&str>, message: impl Into<String>) -> Self {
+        Problem {
+            severity: Severity::Error,
+            code,
+            path: path.map(str::to_owned),
+            message: message.into(),
+            limit: None,
+            actual: None,
+        }
+    }
+
+    /// A warning about `path`.
+    pub fn warning(code: ProblemCode, path: Option<&str>, message: impl Into<String>) -> Self {
+        Problem {
+            severity: Severity::Warning,
+            ..Problem::error(code, path, message)
+        }
+    }
+
+    /// Attaches the bound and the measured value.
+    pub fn with_bound(mut self, limit: u64, actual: u64) -> Self {
+        self.limit = Some(limit);
+        self.actual = Some(actual);
+        self
+    }
+
+    /// Whether this problem refuses the bundle.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Renders the problem as one line, with the path shown under `root` (a directory name the
+    /// user typed, for example): `root/path: message [code]`.
+    pub fn display_under<'a>(&'a self, root: &'a str) -> impl fmt::Display + 'a {
+        DisplayUnder {
+            problem: self,
+            root,
+        }
+    }
+}
+
+struct DisplayUnder<'a> {
+    problem: &'a Problem,
+    root: &'a str,
+}
+
+impl fmt::Display for DisplayUnder<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.problem;
+        let root = self.root.trim_end_matches('/');
+        match (&p.path, root.is_empty()) {
+            (Some(path), true) => write!(f, "{path}")?,
+            (Some(path), false) => write!(f, "{root}/{path}")?,
+            (None, true) => f.write_str("bundle")?,
+            (None, false) => f.write_str(root)?,
+        }
+        write!(f, ": {} [{}]", p.message, p.code)
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.display_under("").fmt(f)
+    }
+}
+
+/// The problems of one bundle, in the order they were found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Problems(Vec<Problem>);
+
+impl Problems {
+    /// No problems yet.
+    pub fn new() -> Self {
+        Problems(Vec::new())
+    }
+
+    /// Records a problem.
+    pub fn push(&mut self, problem: Problem) {
+        self.0.push(problem);
+    }
+
+    /// Whether any recorded problem is an error.
+    pub fn has_errors(&self) -> bool {
+        self.0.iter().any(Problem::is_error)
+    }
+
+    /// Whether a problem with `code` was recorded.
+    pub fn contains(&self, code: ProblemCode) -> bool {
+        self.0.iter().any(|p| p.code == code)
+    }
+
+    /// All problems, errors and warnings.
+    pub fn as_slice(&self) -> &[Problem] {
+        &self.0
+    }
+
+    /// Only the warnings.
+    pub fn warnings(&self) -> impl Iterator<Item = &Problem> {
+        self.0.iter().filter(|p| !p.is_error())
+    }
+
+    /// Takes the problems out.
+    pub fn into_vec(self) -> Vec<Problem> {
+        self.0
+    }
+}
+
+impl Extend<Problem> for Problems {
+    fn extend<T: IntoIterator<Item = Problem>>(&mut self, iter: T) {
+        self.0.extend(iter);
+    }
+}
+
+impl IntoIterator for Problems {
+    type Item = Problem;
+    type IntoIter = std::vec::IntoIter<Problem>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_snake_case() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in ProblemCode::ALL {
+            let s = code.as_str();
+            assert!(seen.insert(s), "duplicate code {s}");
+            assert!(
+                s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '_' || c.is_ascii_digit()),
+                "{s} is not snake_case"
+            );
+        }
+    }
+
+    #[test]
+    fn display_names_root_path_and_code() {
+        let p = Problem::error(ProblemCode::Symlink, Some("refs/a.md"), "symbolic link");
+        assert_eq!(
+            p.display_under("skills/pdf/").to_string(),
+            "skills/pdf/refs/a.md: symbolic link [symlink]"
+        );
+        let q = Problem::error(ProblemCode::TooManyFiles, None, "too many");
+        assert_eq!(
+            q.display_under("x").to_string(),
+            "x: too many [too_many_files]"
+        );
+        assert_eq!(q.to_string(), "bundle: too many [too_many_files]");
+    }
+}

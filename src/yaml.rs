@@ -1,0 +1,379 @@
+//! The one YAML reader: parses frontmatter text into a small tree that keeps every fact a dialect
+//! needs to refuse something — anchors, aliases, tags, flow style, scalar style and positions —
+//! which serde-level parsers hide.
+//!
+//! It is built on `saphyr-parser`'s event stream. The reader itself refuses only what is not YAML
+//! at all (and a second document). Policy lives in the dialects that walk the tree: the bundle
+//! dialect of DESIGN §2 ([`crate::frontmatter`]) and the skills-ref dialect.
+
+use std::borrow::Cow;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+
+/// Where a node starts in the parsed text: 1-based line, 1-based column (in characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, counted in characters.
+    pub column: usize,
+}
+
+/// How a scalar was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Unquoted.
+    Plain,
+    /// `'single'` quoted.
+    SingleQuoted,
+    /// `"double"` quoted.
+    DoubleQuoted,
+    /// `|` literal block.
+    Literal,
+    /// `>` folded block.
+    Folded,
+}
+
+/// A YAML node with the facts dialects check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// What the node holds.
+    pub kind: NodeKind,
+    /// Where it starts.
+    pub position: Position,
+    /// Whether it carries an anchor (`&x`).
+    pub anchored: bool,
+    /// Its tag, if any, with the handle resolved (`!!str` is `tag:yaml.org,2002:str`).
+    pub tag: Option<String>,
+}
+
+/// The content of a [`Node`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    /// A scalar value and how it was written.
+    Scalar {
+        /// The value after unquoting and folding.
+        value: String,
+        /// How it was written.
+        style: Style,
+    },
+    /// A sequence; `flow` when written `[...]`.
+    Sequence {
+        /// The items.
+        items: Vec<Node>,
+        /// Written in flow style.
+        flow: bool,
+    },
+    /// A mapping in source order (duplicates kept); `flow` when written `{...}`.
+    Mapping {
+        /// The entries, keys and values.
+        entries: Vec<(Node, Node)>,
+        /// Written in flow style.
+        flow: bool,
+    },
+    /// An alias (`*x`).
+    Alias,
+}
+
+impl Node {
+    /// The scalar value, if this node is a scalar.
+    pub fn as_scalar(&self) -> Option<(&str, Style)> {
+        match &self.kind {
+            NodeKind::Scalar { value, style } => Some((value, *style)),
+            _ => None,
+        }
+    }
+
+    /// Whether the YAML 1.2 core schema reads this node as a string: any quoted or block
+    /// scalar, and plain scalars that are not null, booleans, integers or floats.
+    pub fn is_core_string(&self) -> bool {
+        match self.as_scalar() {
+            Some((value, Style::Plain)) => plain_scalar_is_string(value),
+            Some(_) => self.tag.is_none(),
+            None => false,
+        }
+    }
+}
+
+/// Text that is not YAML (or holds more than one document).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// Where the parser stopped.
+    pub position: Position,
+    /// The parser's description, lowercase.
+    pub message: String,
+    /// The error was an alias to an anchor never defined.
+    pub undefined_alias: bool,
+}
+
+/// Parses one YAML document. `Ok(None)` for a document with no content (empty or comments only).
+pub fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
+    let mut reader = TreeReader {
+        text,
+        parser: Parser::new_from_str(text),
+        char_index: None,
+    };
+    reader.document()
+}
+
+struct TreeReader<'a> {
+    text: &'a str,
+    parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+    /// Byte offset of each character, built on first use (flow detection needs it).
+    char_index: Option<Vec<usize>>,
+}
+
+impl<'a> TreeReader<'a> {
+    fn next(&mut self) -> Result<(Event<'a>, Span), SyntaxError> {
+        match self.parser.next() {
+            Some(Ok(pair)) => Ok(pair),
+            Some(Err(e)) => {
+                let m = e.marker();
+                Err(SyntaxError {
+                    position: Position {
+                        line: m.line(),
+                        column: m.col() + 1,
+                    },
+                    undefined_alias: e.info().contains("unknown anchor"),
+                    message: e.info().to_owned(),
+                })
+            }
+            None => Err(SyntaxError {
+                position: self.end_position(),
+                message: "unexpected end of the event stream".to_owned(),
+                undefined_alias: false,
+            }),
+        }
+    }
+
+    fn end_position(&self) -> Position {
+        Position {
+            line: self.text.lines().count().max(1),
+            column: 1,
+        }
+    }
+
+    fn document(&mut self) -> Result<Option<Node>, SyntaxError> {
+        let mut root = None;
+        let mut documents = 0;
+        loop {
+            let (event, span) = self.next()?;
+            match event {
+                Event::StreamStart | Event::Nothing | Event::DocumentEnd => {}
+                Event::DocumentStart(_) => {
+                    documents += 1;
+                    if documents > 1 {
+                        return Err(SyntaxError {
+                            position: position(&span),
+                            message: "more than one YAML document".to_owned(),
+                            undefined_alias: false,
+                        });
+                    }
+                }
+                Event::StreamEnd => return Ok(root),
+                other => root = Some(self.node(other, span)?),
+            }
+        }
+    }
+
+    fn node(&mut self, event: Event<'a>, span: Span) -> Result<Node, SyntaxError> {
+        let position = position(&span);
+        let (kind, anchor_id, tag) = match event {
+            Event::Scalar(value, style, anchor, tag) => (
+                NodeKind::Scalar {
+                    value: value.into_owned(),
+                    style: match style {
+                        ScalarStyle::Plain => Style::Plain,
+                        ScalarStyle::SingleQuoted => Style::SingleQuoted,
+                        ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+                        ScalarStyle::Literal => Style::Literal,
+                        ScalarStyle::Folded => Style::Folded,
+                    },
+                },
+                anchor,
+                tag,
+            ),
+            Event::Alias(_) => (NodeKind::Alias, 0, None),
+            Event::SequenceStart(anchor, tag) => {
+                let flow = self.starts_with(&span, '[');
+                let mut items = Vec::new();
+                loop {
+                    let (event, span) = self.next()?;
+                    if matches!(event, Event::SequenceEnd) {
+                        break;
+                    }
+                    items.push(self.node(event, span)?);
+                }
+                (NodeKind::Sequence { items, flow }, anchor, tag)
+            }
+            Event::MappingStart(anchor, tag) => {
+                let flow = self.starts_with(&span, '{');
+                let mut entries = Vec::new();
+                loop {
+                    let (event, span) = self.next()?;
+                    if matches!(event, Event::MappingEnd) {
+                        break;
+                    }
+                    let key = self.node(event, span)?;
+                    let (event, span) = self.next()?;
+                    let value = self.node(event, span)?;
+                    entries.push((key, value));
+                }
+                (NodeKind::Mapping { entries, flow }, anchor, tag)
+            }
+            other => {
+                return Err(SyntaxError {
+                    position,
+                    message: format!("unexpected YAML event {other:?}"),
+                    undefined_alias: false,
+                });
+            }
+        };
+        Ok(Node {
+            kind,
+            position,
+            anchored: anchor_id != 0,
+            tag: tag.map(|t: Cow<'_, saphyr_parser::Tag>| format!("{}{}", t.handle, t.suffix)),
+        })
+    }
+
+    /// Whether the character at the start of `span` is `c` (how flow collections are told apart).
+    fn starts_with(&mut self, span: &Span, c: char) -> bool {
+        let text = self.text;
+        let index = self
+            .char_index
+            .get_or_insert_with(|| text.char_indices().map(|(i, _)| i).collect());
+        index
+            .get(span.start.index())
+            .and_then(|&byte| text[byte..].chars().next())
+            == Some(c)
+    }
+}
+
+fn position(span: &Span) -> Position {
+    Position {
+        line: span.start.line(),
+        column: span.start.col() + 1,
+    }
+}
+
+/// Whether a plain scalar is a string under the YAML 1.2 core schema (not null, bool, int or
+/// float).
+pub fn plain_scalar_is_string(value: &str) -> bool {
+    let is_null = matches!(value, "" | "~" | "null" | "Null" | "NULL");
+    let is_bool = matches!(
+        value,
+        "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
+    );
+    !(is_null || is_bool || is_core_int(value) || is_core_float(value))
+}
+
+fn is_core_int(v: &str) -> bool {
+    let digits = |s: &str, radix: u32| !s.is_empty() && s.chars().all(|c| c.is_digit(radix));
+    if let Some(rest) = v.strip_prefix("0o") {
+        return digits(rest, 8);
+    }
+    if let Some(rest) = v.strip_prefix("0x") {
+        return digits(rest, 16);
+    }
+    digits(v.strip_prefix(['-', '+']).unwrap_or(v), 10)
+}
+
+fn is_core_float(v: &str) -> bool {
+    let unsigned = v.strip_prefix(['-', '+']).unwrap_or(v);
+    if matches!(unsigned, ".inf" | ".Inf" | ".INF") || matches!(v, ".nan" | ".NaN" | ".NAN") {
+        return true;
+    }
+    // [0-9]+(\.[0-9]*)? | \.[0-9]+ , then optional [eE][-+]?[0-9]+
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(i) => (&unsigned[..i], Some(&unsigned[i + 1..])),
+        None => (unsigned, None),
+    };
+    let all_digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some((int, frac)) => {
+            all_digits(int) && all_digits(frac) && (!int.is_empty() || !frac.is_empty())
+        }
+        None => !mantissa.is_empty() && all_digits(mantissa),
+    };
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !e.is_empty() && all_digits(e)
+    });
+    mantissa_ok && exponent_ok && (mantissa.contains('.') || exponent.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root(text: &str) -> Node {
+        parse(text).unwrap().unwrap()
+    }
+
+    #[test]
+    fn core_schema_strings() {
+        for s in [
+            "abc",
+            "1.0.0",
+            "v1",
+            "0x",
+            "1e",
+            "yes",
+            "2024-01-01",
+            ".",
+            "-",
+            "1_000",
+        ] {
+            assert!(plain_scalar_is_string(s), "{s}");
+        }
+        for s in [
+            "", "~", "null", "true", "FALSE", "12", "-3", "0o17", "0xff", "1.5", ".5", "1e3",
+            "-.inf", ".nan",
+        ] {
+            assert!(!plain_scalar_is_string(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn flow_and_block_collections_are_told_apart() {
+        let n = root("a: [1, 2]\nb:\n  - x\nc: {k: v}\nd:\n  k: v\n");
+        let NodeKind::Mapping { entries, flow } = &n.kind else {
+            panic!()
+        };
+        assert!(!flow);
+        let flows: Vec<bool> = entries
+            .iter()
+            .map(|(_, v)| match &v.kind {
+                NodeKind::Sequence { flow, .. } | NodeKind::Mapping { flow, .. } => *flow,
+                _ => panic!(),
+            })
+            .collect();
+        assert_eq!(flows, [true, false, true, false]);
+    }
+
+    #[test]
+    fn anchors_aliases_tags_are_seen() {
+        let n = root("a: &x v\nb: *x\nc: !!str 1\n");
+        let NodeKind::Mapping { entries, .. } = &n.kind else {
+            panic!()
+        };
+        assert!(entries[0].1.anchored);
+        assert_eq!(entries[1].1.kind, NodeKind::Alias);
+        assert_eq!(entries[2].1.tag.as_deref(), Some("tag:yaml.org,2002:str"));
+        let err = parse("b: *nowhere\n").unwrap_err();
+        assert!(err.undefined_alias, "{err:?}");
+    }
+
+    #[test]
+    fn positions_and_documents() {
+        let n = root("\n\nkey: value\n");
+        let NodeKind::Mapping { entries, .. } = &n.kind else {
+            panic!()
+        };
+        assert_eq!(entries[0].0.position, Position { line: 3, column: 1 });
+        assert_eq!(parse("# only a comment\n").unwrap(), None);
+        assert!(parse("a: b\n---\nc: d\n").is_err());
+        assert!(parse("a: [unclosed\n").is_err());
+    }
+}
