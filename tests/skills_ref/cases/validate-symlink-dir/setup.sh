@@ -1,0 +1,4 @@
+#!/bin/sh
+# Run with cwd = the copied tree/.
+set -eu
+ln -s minimal link-to-minimal
