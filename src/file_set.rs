@@ -176,20 +176,43 @@ impl FileSetBuilder {
         self.files.insert(path, bytes);
     }
 
+    /// Admits a file announced with [`begin_file`](Self::begin_file) whose exact size the source
+    /// knows to be over the cap it was given, without its bytes.
+    pub fn add_oversized(&mut self, path: BundlePath, size: u64) {
+        self.total_bytes += size;
+        self.problems.push(too_large(&path, size));
+    }
+
     /// Records a problem found by the source (a symlink, an unreadable name, ...).
     pub fn refuse(&mut self, problem: Problem) {
         self.problems.push(problem);
     }
 
-    /// Convenience for in-memory sources: admits a file by its whole path, counting and checking
+    /// For in-memory and Git sources: admits a file by its whole path, counting and checking
     /// every directory the path implies.
     pub fn insert(&mut self, path: &str, bytes: Vec<u8>) {
+        if let Some(path) = self.admit_path(path) {
+            self.add_file(path, bytes);
+        }
+    }
+
+    /// Like [`insert`](Self::insert) for a file whose exact size is known to be over its bound;
+    /// its bytes are never loaded.
+    pub fn insert_oversized(&mut self, path: &str, size: u64) {
+        if let Some(path) = self.admit_path(path) {
+            self.add_oversized(path, size);
+        }
+    }
+
+    /// Parses `path`, counts the directories it implies and the file itself; `None` when the
+    /// path is refused or the file must not be read.
+    fn admit_path(&mut self, path: &str) -> Option<BundlePath> {
         let path = match BundlePath::parse(path) {
             Ok(p) => p,
             Err(refusal) => {
                 self.count_entry();
                 self.refuse(Problem::error(refusal.code, Some(path), refusal.reason));
-                return;
+                return None;
             }
         };
         let segments: Vec<&str> = path.as_str().split('/').collect();
@@ -197,17 +220,15 @@ impl FileSetBuilder {
             let dir = segments[..end].join("/");
             if self.implied_dirs.insert(dir.clone()) {
                 if !self.count_entry() {
-                    return;
+                    return None;
                 }
                 let dir = BundlePath::parse(&dir).expect("prefix of a checked path");
                 if !self.enter_directory(&dir) {
-                    return;
+                    return None;
                 }
             }
         }
-        if self.count_entry() && self.begin_file(&path).is_some() {
-            self.add_file(path, bytes);
-        }
+        (self.count_entry() && self.begin_file(&path).is_some()).then_some(path)
     }
 
     /// Finishes: applies the bundle-wide bounds and returns the admitted files with every
@@ -248,6 +269,21 @@ impl FileSetBuilder {
         }
         (FileSet { files: self.files }, self.problems)
     }
+}
+
+fn too_large(path: &BundlePath, len: u64) -> Problem {
+    let max = limits::max_file_bytes(path.as_str());
+    let what = if path.as_str() == limits::SKILL_MD {
+        "`SKILL.md` (fences, frontmatter and body together)"
+    } else {
+        "a supporting file"
+    };
+    Problem::error(
+        ProblemCode::FileTooLarge,
+        Some(path.as_str()),
+        format!("file holds at least {len} bytes, over the {max}-byte bound for {what}"),
+    )
+    .with_bound(max, len)
 }
 
 #[cfg(test)]

@@ -30,13 +30,18 @@
 
 pub mod bundle;
 pub mod bundle_path;
+pub mod descriptor;
 pub mod digest;
 pub mod file_set;
 pub mod frontmatter;
+#[cfg(feature = "git")]
+pub mod git;
 mod hex;
 pub mod limits;
 pub mod ops;
+pub mod pin;
 pub mod problem;
+pub mod redact;
 pub mod safe_read;
 pub mod skill_name;
 pub mod version;

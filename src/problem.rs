@@ -66,6 +66,10 @@ problem_codes! {
     PathNotUtf8 = "path_not_utf8",
     /// A path is empty, absolute, or has an empty, `.` or `..` segment (it would leave the bundle).
     PathEscapes = "path_escapes",
+    /// A Git submodule (gitlink) inside a selected bundle: its content is outside the pin.
+    Gitlink = "gitlink",
+    /// A Git LFS pointer file inside a selected bundle: the real content is outside the pin.
+    LfsPointer = "lfs_pointer",
     /// Two paths differ only in letter case (a warning: they collide on case-insensitive disks).
     CaseCollision = "case_collision",
     // --- contents ----------------------------------------------------------------------------

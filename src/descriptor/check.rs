@@ -1,0 +1,569 @@
+//! Static checks of a descriptor (`skillfold check`): everything that can be known without the
+//! network or the corpus, every problem listed.
+//!
+//! Per entry: URLs carry no credentials; revisions are full commit ids; names, version labels and
+//! hashes follow their grammars; `root` is a bundle-relative path; a Git source approves at least
+//! one bundle and each name once. Across the file: Git corpora use distinct, non-nested
+//! directories; no name is approved twice with different pins; no agent ends up with more than
+//! 16 unique names (defaults plus its extras).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use super::{Descriptor, GitSpec, LocalSpec, SkillSource};
+use crate::bundle_path::BundlePath;
+use crate::limits;
+use crate::pin::{CommitId, Pin};
+use crate::redact::RedactedUrl;
+use crate::skill_name::SkillName;
+use crate::version::VersionLabel;
+
+/// One problem in the descriptor, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DescriptorProblem {
+    /// Stable code.
+    pub code: &'static str,
+    /// Where in the file, e.g. `skills[0].git.approved[1].hash`.
+    pub location: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for DescriptorProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} [{}]", self.location, self.message, self.code)
+    }
+}
+
+/// A checked Git source.
+#[derive(Debug, Clone)]
+pub struct GitSource {
+    /// The URL as written (may be needed to fetch; never print it — use `shown`).
+    pub url: String,
+    /// The URL safe to print.
+    pub shown: RedactedUrl,
+    /// The pinned commit.
+    pub revision: CommitId,
+    /// The managed corpus directory (absolute).
+    pub directory: PathBuf,
+    /// Folder in the repository holding the bundles; `None` for the root.
+    pub root: Option<BundlePath>,
+    /// The approved bundles, in the order written.
+    pub approved: Vec<Pin>,
+    /// Where it is written in the descriptor.
+    pub location: String,
+}
+
+/// A checked local bundle.
+#[derive(Debug, Clone)]
+pub struct LocalSource {
+    /// Its pin.
+    pub pin: Pin,
+    /// The bundle directory (absolute).
+    pub directory: PathBuf,
+    /// Where it is written in the descriptor.
+    pub location: String,
+}
+
+/// A checked source.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// From a pinned Git commit.
+    Git(GitSource),
+    /// A deployed directory.
+    Local(LocalSource),
+}
+
+impl Source {
+    /// The pins this source provides.
+    pub fn pins(&self) -> Vec<&Pin> {
+        match self {
+            Source::Git(g) => g.approved.iter().collect(),
+            Source::Local(l) => vec![&l.pin],
+        }
+    }
+
+    /// Where it is written in the descriptor.
+    pub fn location(&self) -> &str {
+        match self {
+            Source::Git(g) => &g.location,
+            Source::Local(l) => &l.location,
+        }
+    }
+}
+
+/// A checked descriptor: every source once, and which agent gets which.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// Every source, defaults first, then each agent's extras.
+    pub sources: Vec<Source>,
+    /// Indices into `sources` of the defaults.
+    pub defaults: Vec<usize>,
+    /// Per agent, indices into `sources` of its extras.
+    pub agents: BTreeMap<String, Vec<usize>>,
+}
+
+impl Plan {
+    /// The Git sources.
+    pub fn git_sources(&self) -> impl Iterator<Item = &GitSource> {
+        self.sources.iter().filter_map(|s| match s {
+            Source::Git(g) => Some(g),
+            Source::Local(_) => None,
+        })
+    }
+
+    /// The sources an agent sees: the defaults, then its extras (`None` for the defaults alone).
+    pub fn sources_for(&self, agent: Option<&str>) -> Vec<&Source> {
+        let extras = agent.and_then(|a| self.agents.get(a));
+        self.defaults
+            .iter()
+            .chain(extras.into_iter().flatten())
+            .map(|&i| &self.sources[i])
+            .collect()
+    }
+}
+
+/// Checks a descriptor; relative directories are resolved against `base`.
+pub fn check(descriptor: &Descriptor, base: &Path) -> Result<Plan, Vec<DescriptorProblem>> {
+    let mut c = Checker {
+        base,
+        problems: Vec::new(),
+        plan: Plan::default(),
+    };
+    for (i, entry) in descriptor.skills.iter().enumerate() {
+        if let Some(index) = c.entry(entry, &format!("skills[{i}]")) {
+            c.plan.defaults.push(index);
+        }
+    }
+    for (agent, spec) in &descriptor.agents {
+        if !valid_agent_name(agent) {
+            c.problem(
+                "invalid_agent_name",
+                format!("agents.{agent}"),
+                "an agent name is 1-64 characters of `A-Z a-z 0-9 . _ -`, starting with a letter or digit",
+            );
+        }
+        let mut extras = Vec::new();
+        for (i, entry) in spec.skills.iter().enumerate() {
+            if let Some(index) = c.entry(entry, &format!("agents.{agent}.skills[{i}]")) {
+                extras.push(index);
+            }
+        }
+        c.plan.agents.insert(agent.clone(), extras);
+    }
+    c.cross_checks();
+    if c.problems.is_empty() {
+        Ok(c.plan)
+    } else {
+        Err(c.problems)
+    }
+}
+
+fn valid_agent_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+struct Checker<'a> {
+    base: &'a Path,
+    problems: Vec<DescriptorProblem>,
+    plan: Plan,
+}
+
+impl Checker<'_> {
+    fn problem(
+        &mut self,
+        code: &'static str,
+        location: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        self.problems.push(DescriptorProblem {
+            code,
+            location: location.into(),
+            message: message.into(),
+        });
+    }
+
+    fn entry(&mut self, entry: &SkillSource, location: &str) -> Option<usize> {
+        let source = match entry {
+            SkillSource::Git(spec) => self.git(spec, &format!("{location}.git")).map(Source::Git),
+            SkillSource::Local(spec) => self
+                .local(spec, &format!("{location}.local"))
+                .map(Source::Local),
+        }?;
+        self.plan.sources.push(source);
+        Some(self.plan.sources.len() - 1)
+    }
+
+    fn directory(&mut self, dir: &Path, location: String) -> Option<PathBuf> {
+        if dir.as_os_str().is_empty() {
+            self.problem("invalid_directory", location, "the directory is empty");
+            return None;
+        }
+        let joined = self.base.join(dir);
+        // Lexically normalised, so `a/../b` and `b` compare equal; no file system access.
+        let mut out = PathBuf::new();
+        for component in joined.components() {
+            match component {
+                Component::ParentDir => {
+                    out.pop();
+                }
+                Component::CurDir => {}
+                other => out.push(other),
+            }
+        }
+        Some(out)
+    }
+
+    fn git(&mut self, spec: &GitSpec, location: &str) -> Option<GitSource> {
+        let before = self.problems.len();
+        let shown = RedactedUrl::new(&spec.source);
+        if spec.source.trim().is_empty() {
+            self.problem(
+                "invalid_source",
+                format!("{location}.source"),
+                "the source URL is empty",
+            );
+        } else if shown.had_credentials() {
+            self.problem(
+                "credentials_in_url",
+                format!("{location}.source"),
+                format!(
+                    "`{shown}` carries credentials; remove them and provide them through the \
+                     environment or a credential helper"
+                ),
+            );
+        }
+        let revision = CommitId::parse(&spec.revision)
+            .map_err(|e| {
+                self.problem(
+                    "revision_not_commit",
+                    format!("{location}.revision"),
+                    e.to_string(),
+                )
+            })
+            .ok();
+        let directory = self.directory(&spec.directory, format!("{location}.directory"));
+        let root = match spec.root.as_deref().map(|r| r.trim_end_matches('/')) {
+            None | Some("") => None,
+            Some(root) => match BundlePath::parse(root) {
+                Ok(p) => Some(p),
+                Err(refusal) => {
+                    self.problem(
+                        "invalid_root",
+                        format!("{location}.root"),
+                        format!("`{}`: {}", root.escape_debug(), refusal.reason),
+                    );
+                    None
+                }
+            },
+        };
+        if spec.approved.is_empty() {
+            self.problem(
+                "no_approved_bundles",
+                format!("{location}.approved"),
+                "a Git source must approve at least one bundle",
+            );
+        }
+        let mut approved = Vec::new();
+        let mut names = BTreeSet::new();
+        for (i, pin) in spec.approved.iter().enumerate() {
+            let at = format!("{location}.approved[{i}]");
+            if let Some(pin) = self.pin(&pin.name, &pin.version, &pin.hash, &at) {
+                if !names.insert(pin.name.clone()) {
+                    self.problem(
+                        "duplicate_name",
+                        format!("{at}.name"),
+                        format!("`{}` is approved twice in this source", pin.name),
+                    );
+                }
+                approved.push(pin);
+            }
+        }
+        if self.problems.len() > before {
+            return None;
+        }
+        Some(GitSource {
+            url: spec.source.clone(),
+            shown,
+            revision: revision?,
+            directory: directory?,
+            root,
+            approved,
+            location: location.to_owned(),
+        })
+    }
+
+    fn local(&mut self, spec: &LocalSpec, location: &str) -> Option<LocalSource> {
+        let pin = self.pin(&spec.name, &spec.version, &spec.hash, location);
+        let directory = self.directory(&spec.directory, format!("{location}.directory"));
+        Some(LocalSource {
+            pin: pin?,
+            directory: directory?,
+            location: location.to_owned(),
+        })
+    }
+
+    fn pin(&mut self, name: &str, version: &str, hash: &str, location: &str) -> Option<Pin> {
+        let name = SkillName::parse(name)
+            .map_err(|e| self.problem("invalid_name", format!("{location}.name"), e.to_string()))
+            .ok();
+        let version = VersionLabel::parse(version)
+            .map_err(|e| {
+                self.problem(
+                    "invalid_version",
+                    format!("{location}.version"),
+                    e.to_string(),
+                )
+            })
+            .ok();
+        let hash = hash
+            .parse()
+            .map_err(|e: crate::digest::DigestParseError| {
+                self.problem("invalid_hash", format!("{location}.hash"), e.to_string())
+            })
+            .ok();
+        Some(Pin {
+            name: name?,
+            version: version?,
+            hash: hash?,
+        })
+    }
+
+    fn cross_checks(&mut self) {
+        // Distinct, non-nested corpus directories.
+        let gits: Vec<(PathBuf, String)> = self
+            .plan
+            .git_sources()
+            .map(|g| (g.directory.clone(), g.location.clone()))
+            .collect();
+        for (i, (a, at_a)) in gits.iter().enumerate() {
+            for (b, at_b) in &gits[i + 1..] {
+                if a.starts_with(b) || b.starts_with(a) {
+                    self.problem(
+                        "shared_directory",
+                        format!("{at_b}.directory"),
+                        format!(
+                            "`{}` overlaps the corpus of {at_a} (`{}`); each Git source needs its own directory",
+                            b.display(),
+                            a.display()
+                        ),
+                    );
+                }
+            }
+        }
+        // One pin per name across the whole descriptor.
+        let mut seen: BTreeMap<SkillName, (Pin, String)> = BTreeMap::new();
+        let pins: Vec<(Pin, String)> = self
+            .plan
+            .sources
+            .iter()
+            .flat_map(|s| {
+                s.pins()
+                    .into_iter()
+                    .map(|p| (p.clone(), s.location().to_owned()))
+            })
+            .collect();
+        for (pin, location) in pins {
+            match seen.get(&pin.name) {
+                Some((other, other_at)) if other != &pin => self.problem(
+                    "conflicting_pins",
+                    location,
+                    format!(
+                        "`{}` is pinned as {} here but as {} in {other_at}; a name has one pin",
+                        pin.name, pin, other
+                    ),
+                ),
+                Some(_) => {}
+                None => {
+                    seen.insert(pin.name.clone(), (pin, location));
+                }
+            }
+        }
+        // At most 16 unique names per agent (and for the defaults alone).
+        let mut agents: Vec<Option<String>> = vec![None];
+        agents.extend(self.plan.agents.keys().cloned().map(Some));
+        for agent in agents {
+            let names: BTreeSet<&SkillName> = self
+                .plan
+                .sources_for(agent.as_deref())
+                .into_iter()
+                .flat_map(|s| s.pins().into_iter().map(|p| &p.name))
+                .collect();
+            if names.len() > limits::MAX_BUNDLES_PER_CATALOGUE {
+                let (location, who) = match &agent {
+                    Some(a) => (format!("agents.{a}"), format!("agent `{a}`")),
+                    None => ("skills".to_owned(), "the defaults".to_owned()),
+                };
+                let count = names.len();
+                self.problem(
+                    "too_many_skills",
+                    location,
+                    format!(
+                        "{who} would get {count} unique skills, over the bound of {}",
+                        limits::MAX_BUNDLES_PER_CATALOGUE
+                    ),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::parse;
+
+    const H: &str = "8a531fcd108297bda8aa470d42f427779daad537bb2a31addef29087b5ab9f9e";
+    const C: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    fn codes(yaml: &str) -> Vec<&'static str> {
+        let d = parse(yaml).expect("parses");
+        match check(&d, Path::new("/base")) {
+            Ok(_) => vec![],
+            Err(p) => p.into_iter().map(|p| p.code).collect(),
+        }
+    }
+
+    fn git(name: &str, dir: &str) -> String {
+        format!(
+            "  - git:\n      source: https://example.com/s.git\n      revision: {C}\n      directory: {dir}\n      approved:\n        - {{ name: {name}, version: 1.0.0, hash: {H} }}\n"
+        )
+    }
+
+    #[test]
+    fn a_good_descriptor_checks() {
+        let yaml = format!(
+            "skills:\n{}  - local: {{ name: b, version: '2', directory: rel/b, hash: {H} }}\nagents:\n  sec:\n    skills:\n{}",
+            git("a", "/srv/one"),
+            git("c", "/srv/two")
+                .replace("  - ", "      - ")
+                .replace("\n      ", "\n          ")
+        );
+        let d = parse(&yaml).expect("parse");
+        let plan = check(&d, Path::new("/base")).expect("valid");
+        assert_eq!(plan.sources.len(), 3);
+        assert_eq!(plan.sources_for(Some("sec")).len(), 3);
+        assert_eq!(plan.sources_for(None).len(), 2);
+        let Source::Local(l) = &plan.sources[1] else {
+            panic!()
+        };
+        assert_eq!(l.directory, Path::new("/base/rel/b"));
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        assert!(parse("skills: []\nextra: 1\n").is_err());
+        assert!(
+            parse(&format!(
+                "skills:\n  - local: {{ name: a, version: '1', directory: d, hash: {H}, x: 1 }}\n"
+            ))
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn each_static_rule_refuses() {
+        let cases: Vec<(String, &str)> = vec![
+            (
+                format!("skills:\n{}", git("a", "/d").replace(C, "main")),
+                "revision_not_commit",
+            ),
+            (
+                format!("skills:\n{}", git("a", "/d").replace(C, &C[..12])),
+                "revision_not_commit",
+            ),
+            (
+                format!("skills:\n{}", git("a", "/d").replace(H, "abc")),
+                "invalid_hash",
+            ),
+            (
+                format!("skills:\n{}", git("a", "/d").replace("1.0.0", "latest")),
+                "invalid_version",
+            ),
+            (
+                format!("skills:\n{}", git("a", "/d").replace("1.0.0", "^1.0")),
+                "invalid_version",
+            ),
+            (format!("skills:\n{}", git("Bad", "/d")), "invalid_name"),
+            (
+                format!(
+                    "skills:\n{}",
+                    git("a", "/d").replace("https://", "https://u:p@")
+                ),
+                "credentials_in_url",
+            ),
+            (
+                format!("skills:\n{}{}", git("a", "/d"), git("b", "/d")),
+                "shared_directory",
+            ),
+            (
+                format!("skills:\n{}{}", git("a", "/d"), git("b", "/d/sub")),
+                "shared_directory",
+            ),
+            (
+                format!(
+                    "skills:\n{}{}",
+                    git("a", "/d"),
+                    git("a", "/e").replace(H, &H.replace('8', "9"))
+                ),
+                "conflicting_pins",
+            ),
+            (
+                "skills:\n  - git:\n      source: x\n      revision: ".to_owned()
+                    + C
+                    + "\n      directory: /d\n      approved: []\n",
+                "no_approved_bundles",
+            ),
+            (
+                format!(
+                    "skills:\n{}",
+                    git("a", "/d").replace("      approved:", "      root: ../up\n      approved:")
+                ),
+                "invalid_root",
+            ),
+            (
+                "agents:\n  'bad name':\n    skills: []\n".to_owned(),
+                "invalid_agent_name",
+            ),
+        ];
+        for (yaml, want) in cases {
+            let got = codes(&yaml);
+            assert!(got.contains(&want), "{yaml}\nwant {want}, got {got:?}");
+        }
+    }
+
+    #[test]
+    fn seventeen_names_for_one_agent_are_refused_sixteen_accepted() {
+        let locals = |n: usize| -> String {
+            (0..n)
+                .map(|i| format!("      - local: {{ name: s{i}, version: '1', directory: /l/{i}, hash: {H} }}\n"))
+                .collect()
+        };
+        let sixteen = format!(
+            "skills:\n{}agents:\n  a:\n    skills:\n{}",
+            locals(15).replace("      - ", "  - "),
+            locals(1).replace("s0", "extra")
+        );
+        assert_eq!(codes(&sixteen), Vec::<&str>::new());
+        let seventeen = format!(
+            "skills:\n{}agents:\n  a:\n    skills:\n{}",
+            locals(16).replace("      - ", "  - "),
+            locals(1).replace("s0", "extra")
+        );
+        assert_eq!(codes(&seventeen), ["too_many_skills"]);
+    }
+
+    #[test]
+    fn every_problem_is_listed() {
+        let yaml = format!(
+            "skills:\n{}",
+            git("Bad", "/d").replace(C, "main").replace(H, "x")
+        );
+        let got = codes(&yaml);
+        assert_eq!(got, ["revision_not_commit", "invalid_name", "invalid_hash"]);
+    }
+}

@@ -1,0 +1,259 @@
+//! Fetching exactly one pinned commit with gix.
+//!
+//! - The repository is a throwaway bare repository created by the caller's chosen path (on the
+//!   corpus's file system), opened with [`gix::open::Options::isolated`]: no system or global
+//!   Git configuration and no `GIT_*` variables change what is fetched or from where. Only what
+//!   authentication needs is carried over on purpose: the user's `credential.helper` entries, and
+//!   `GIT_ASKPASS` / `SSH_ASKPASS` as `core.askPass`. Terminal prompts are disabled, so a run
+//!   without a terminal never blocks on a password.
+//! - First try: `want <commit>` with depth 1 (protocol v2 allows any object id; most forges do).
+//! - Fallback, for servers that refuse a want-by-id (protocol v0/v1 without
+//!   `uploadpack.allowReachableSHA1InWant`): fetch every branch and tag in full, then look the
+//!   commit up locally. Either way the result must hold exactly the pinned commit.
+//! - `interrupt` is polled by gix throughout; setting it stops the fetch.
+
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use crate::pin::CommitId;
+use crate::redact::{self, RedactedUrl};
+
+/// How the commit was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchPath {
+    /// Shallow fetch of the commit id itself.
+    ById,
+    /// The server refused the id; all branches and tags were fetched instead.
+    BranchesAndTags,
+}
+
+/// A repository holding the pinned commit.
+pub struct Fetched {
+    /// The bare repository.
+    pub repo: gix::Repository,
+    /// The commit as a gix id.
+    pub commit: gix::ObjectId,
+    /// How it was obtained.
+    pub path: FetchPath,
+}
+
+/// Why the commit could not be fetched.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FetchError {
+    /// The server could not be reached or the transfer failed (retryable).
+    #[error("cannot fetch from `{url}`: {detail}")]
+    Unreachable {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// What went wrong (credentials scrubbed).
+        detail: String,
+    },
+    /// The server was reached but does not have the commit (retryable: it may be pushed later).
+    #[error("`{url}` does not have commit `{commit}`: {detail}")]
+    CommitNotFound {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// The pinned commit.
+        commit: CommitId,
+        /// What the server said (credentials scrubbed).
+        detail: String,
+    },
+    /// The server refused our credentials, or none were available.
+    #[error("`{url}` refused access: {detail}")]
+    Unauthenticated {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// What went wrong.
+        detail: String,
+    },
+    /// Stopped by SIGINT/SIGTERM.
+    #[error("the fetch from `{url}` was interrupted")]
+    Interrupted {
+        /// The redacted URL.
+        url: RedactedUrl,
+    },
+    /// The URL or the pin cannot be used at all.
+    #[error("cannot fetch `{url}`: {detail}")]
+    Invalid {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// Why.
+        detail: String,
+    },
+}
+
+impl FetchError {
+    /// Stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            FetchError::Unreachable { .. } => "fetch_failed",
+            FetchError::CommitNotFound { .. } => "commit_not_found",
+            FetchError::Unauthenticated { .. } => "fetch_unauthenticated",
+            FetchError::Interrupted { .. } => "interrupted",
+            FetchError::Invalid { .. } => "fetch_invalid",
+        }
+    }
+
+    /// Whether running again later may succeed.
+    pub fn is_retryable(&self) -> bool {
+        !matches!(self, FetchError::Invalid { .. })
+    }
+}
+
+/// Fetches `commit` from `url` into a new bare repository at `git_dir` (which must not exist;
+/// its parent must).
+pub fn fetch_commit(
+    url: &str,
+    commit: &CommitId,
+    git_dir: &Path,
+    interrupt: &AtomicBool,
+) -> Result<Fetched, FetchError> {
+    let shown = RedactedUrl::new(url);
+    let id = gix::ObjectId::from_hex(commit.as_str().as_bytes()).map_err(|e| FetchError::Invalid {
+        url: shown.clone(),
+        detail: format!(
+            "`{commit}` cannot be used with this build ({e}); only SHA-1 repositories are supported"
+        ),
+    })?;
+    let classify = |e: gix::Error| classify(e, url, &shown, commit, interrupt);
+
+    let by_id = gix::clone::PrepareFetch::new(
+        url,
+        git_dir,
+        gix::create::Kind::Bare,
+        gix::create::Options::default(),
+        open_options(),
+    )
+    .and_then(|p| p.with_revision(Some(commit.as_str())))
+    .map(|p| p.with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN)))
+    .and_then(|mut p| {
+        p.fetch_only(gix::progress::Discard, interrupt)
+            .map(|(repo, _)| repo)
+    });
+    let (first_error, server_answered) = match by_id {
+        Ok(repo) => {
+            return Ok(Fetched {
+                repo,
+                commit: id,
+                path: FetchPath::ById,
+            });
+        }
+        Err(e) => classify(e),
+    };
+    // Only a server that answered and refused the want is worth a second, wider fetch.
+    if !server_answered {
+        return Err(first_error);
+    }
+    // The first attempt removed its directory; fetch branches and tags instead.
+    let _ = fs_err::remove_dir_all(git_dir);
+    let repo = fetch_branches_and_tags(url, git_dir, interrupt).map_err(|e| classify(e).0)?;
+    if repo.find_commit(id).is_err() {
+        return Err(FetchError::CommitNotFound {
+            url: shown,
+            commit: commit.clone(),
+            detail: format!(
+                "not reachable from any branch or tag, and the server refused it by id ({first_error})"
+            ),
+        });
+    }
+    Ok(Fetched {
+        repo,
+        commit: id,
+        path: FetchPath::BranchesAndTags,
+    })
+}
+
+fn fetch_branches_and_tags(
+    url: &str,
+    git_dir: &Path,
+    interrupt: &AtomicBool,
+) -> gix::Result<gix::Repository> {
+    let mut prepare = gix::clone::PrepareFetch::new(
+        url,
+        git_dir,
+        gix::create::Kind::Bare,
+        gix::create::Options::default(),
+        open_options(),
+    )?
+    .with_fetch_options(gix::remote::ref_map::Options {
+        extra_refspecs: vec![
+            gix::refspec::parse(
+                "+refs/heads/*:refs/remotes/origin/*".into(),
+                gix::refspec::parse::Operation::Fetch,
+            )
+            .map_err(gix::Error::from_error)?
+            .to_owned(),
+            gix::refspec::parse(
+                "+refs/tags/*:refs/tags/*".into(),
+                gix::refspec::parse::Operation::Fetch,
+            )
+            .map_err(gix::Error::from_error)?
+            .to_owned(),
+        ],
+        ..Default::default()
+    });
+    let (repo, _) = prepare.fetch_only(gix::progress::Discard, interrupt)?;
+    Ok(repo)
+}
+
+/// Isolated options plus exactly the authentication settings we carry over.
+fn open_options() -> gix::open::Options {
+    let mut overrides: Vec<String> = vec![
+        "gitoxide.credentials.terminalPrompt=false".to_owned(),
+        "credential.interactive=false".to_owned(),
+    ];
+    if let Ok(globals) = gix::config::File::from_globals() {
+        for helper in globals.strings("credential.helper").unwrap_or_default() {
+            overrides.push(format!("credential.helper={helper}"));
+        }
+    }
+    if let Some(askpass) =
+        std::env::var_os("GIT_ASKPASS").or_else(|| std::env::var_os("SSH_ASKPASS"))
+    {
+        overrides.push(format!("core.askPass={}", askpass.to_string_lossy()));
+    }
+    gix::open::Options::isolated().config_overrides(overrides)
+}
+
+/// Maps a gix error to ours; the flag says whether the server answered (and refused), as
+/// opposed to a connection, authentication or interruption failure.
+fn classify(
+    e: gix::Error,
+    url: &str,
+    shown: &RedactedUrl,
+    commit: &CommitId,
+    interrupt: &AtomicBool,
+) -> (FetchError, bool) {
+    let detail = redact::scrub(&chain(&e), url);
+    let shown = shown.clone();
+    if e.is_cancelled() || interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+        return (FetchError::Interrupted { url: shown }, false);
+    }
+    if e.is_unauthenticated() {
+        return (FetchError::Unauthenticated { url: shown, detail }, false);
+    }
+    if e.can_retry() {
+        return (FetchError::Unreachable { url: shown, detail }, false);
+    }
+    if detail.contains("not our ref") || detail.contains("did not peel to a commit") {
+        let commit = commit.clone();
+        return (
+            FetchError::CommitNotFound {
+                url: shown,
+                commit,
+                detail,
+            },
+            true,
+        );
+    }
+    (FetchError::Unreachable { url: shown, detail }, true)
+}
+
+/// The error and its sources on one line.
+fn chain(e: &gix::Error) -> String {
+    let mut parts: Vec<String> = e.iter_errors().map(ToString::to_string).collect();
+    parts.dedup();
+    parts.join(": ")
+}
