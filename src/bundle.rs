@@ -130,6 +130,11 @@ impl Bundle {
         &self.frontmatter.ignored_fields
     }
 
+    /// The release the frontmatter declares (`version`, else `metadata.version`), if any.
+    pub fn declared_version(&self) -> Option<&str> {
+        self.frontmatter.declared_version.as_deref()
+    }
+
     /// The `chamvi-skill-bundle-v1` digest.
     pub fn digest(&self) -> BundleDigest {
         self.digest

@@ -45,6 +45,9 @@ pub struct Frontmatter {
     pub description: String,
     /// Other top-level keys, sorted: they grant nothing.
     pub ignored_fields: Vec<String>,
+    /// The release the bundle says it is, from a top-level `version` or else `metadata.version`
+    /// (string scalars only). A pin's version must agree with it.
+    pub declared_version: Option<String>,
 }
 
 /// Finds the fences. Problems: [`ProblemCode::FrontmatterMissing`],
@@ -183,6 +186,7 @@ fn check_yaml(yaml_text: &str, problems: &mut Problems) -> Option<Frontmatter> {
             name,
             description,
             ignored_fields: ignored_fields.into_iter().collect(),
+            declared_version: declared_version(entries),
         }),
         _ => None,
     }
@@ -261,6 +265,26 @@ fn check_key<'a>(key: &'a Node, seen: &mut BTreeSet<&'a str>, problems: &mut Pro
             line,
             format_args!("duplicate key `{}`", text.escape_debug()),
         ));
+    }
+}
+
+fn declared_version(entries: &[(Node, Node)]) -> Option<String> {
+    let scalar = |node: &Node| {
+        node.as_scalar()
+            .filter(|_| {
+                node.is_core_string()
+                    || node
+                        .as_scalar()
+                        .is_some_and(|(_, s)| s == yaml::Style::Plain)
+            })
+            .map(|(v, _)| v.to_owned())
+    };
+    if let Some(v) = find(entries, "version").and_then(scalar) {
+        return Some(v);
+    }
+    match &find(entries, "metadata")?.kind {
+        NodeKind::Mapping { entries, .. } => find(entries, "version").and_then(scalar),
+        _ => None,
     }
 }
 
@@ -442,6 +466,12 @@ mod tests {
         assert_eq!(f.name.as_str(), "pdf");
         assert_eq!(f.description, "Reads PDFs.");
         assert_eq!(f.ignored_fields, ["allowed-tools", "metadata", "model"]);
+        assert_eq!(f.declared_version, None);
+        let v = ok("---\nname: a\ndescription: d\nmetadata:\n  version: 1.2\n---\n");
+        assert_eq!(v.declared_version.as_deref(), Some("1.2"));
+        let top =
+            ok("---\nname: a\ndescription: d\nversion: '2.0'\nmetadata:\n  version: '1'\n---\n");
+        assert_eq!(top.declared_version.as_deref(), Some("2.0"));
     }
 
     #[test]

@@ -30,8 +30,10 @@
 
 pub mod bundle;
 pub mod bundle_path;
+pub mod corpus;
 pub mod descriptor;
 pub mod digest;
+pub mod failpoint;
 pub mod file_set;
 pub mod frontmatter;
 #[cfg(feature = "git")]
@@ -39,10 +41,13 @@ pub mod git;
 mod hex;
 pub mod limits;
 pub mod ops;
+mod parallel;
 pub mod pin;
 pub mod problem;
 pub mod redact;
 pub mod safe_read;
 pub mod skill_name;
+mod time;
+pub mod verify;
 pub mod version;
 pub mod yaml;

@@ -60,6 +60,16 @@ pub enum FetchError {
         /// What the server said (credentials scrubbed).
         detail: String,
     },
+    /// The pinned id names an object that is not a commit (a tree or a blob).
+    #[error("`{commit}` on `{url}` is not a commit: {detail}")]
+    NotACommit {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// The pinned id.
+        commit: CommitId,
+        /// What gix said.
+        detail: String,
+    },
     /// The server refused our credentials, or none were available.
     #[error("`{url}` refused access: {detail}")]
     Unauthenticated {
@@ -90,6 +100,7 @@ impl FetchError {
         match self {
             FetchError::Unreachable { .. } => "fetch_failed",
             FetchError::CommitNotFound { .. } => "commit_not_found",
+            FetchError::NotACommit { .. } => "not_a_commit",
             FetchError::Unauthenticated { .. } => "fetch_unauthenticated",
             FetchError::Interrupted { .. } => "interrupted",
             FetchError::Invalid { .. } => "fetch_invalid",
@@ -98,7 +109,10 @@ impl FetchError {
 
     /// Whether running again later may succeed.
     pub fn is_retryable(&self) -> bool {
-        !matches!(self, FetchError::Invalid { .. })
+        !matches!(
+            self,
+            FetchError::Invalid { .. } | FetchError::NotACommit { .. }
+        )
     }
 }
 
@@ -110,6 +124,7 @@ pub fn fetch_commit(
     git_dir: &Path,
     interrupt: &AtomicBool,
 ) -> Result<Fetched, FetchError> {
+    install_tls_provider();
     let shown = RedactedUrl::new(url);
     let id = gix::ObjectId::from_hex(commit.as_str().as_bytes()).map_err(|e| FetchError::Invalid {
         url: shown.clone(),
@@ -198,6 +213,15 @@ fn fetch_branches_and_tags(
     Ok(repo)
 }
 
+/// https goes through reqwest with rustls; its crypto provider (ring) is chosen once per process.
+fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // An error means a provider is already installed, which is just as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 /// Isolated options plus exactly the authentication settings we carry over.
 fn open_options() -> gix::open::Options {
     let mut overrides: Vec<String> = vec![
@@ -237,7 +261,18 @@ fn classify(
     if e.can_retry() {
         return (FetchError::Unreachable { url: shown, detail }, false);
     }
-    if detail.contains("not our ref") || detail.contains("did not peel to a commit") {
+    if detail.contains("did not peel to a commit") {
+        let commit = commit.clone();
+        return (
+            FetchError::NotACommit {
+                url: shown,
+                commit,
+                detail,
+            },
+            false,
+        );
+    }
+    if detail.contains("not our ref") {
         let commit = commit.clone();
         return (
             FetchError::CommitNotFound {

@@ -8,5 +8,6 @@
 //! - [`tree`]: walk the whole tree of the commit (refusing the source if any entry is a symlink),
 //!   then turn the approved bundles into file sets.
 
+pub mod commit;
 pub mod fetch;
 pub mod tree;

@@ -1,6 +1,7 @@
 //! `skillfold hash`: check bundle directories and compute their digests.
 //!
-//! Directories are checked in parallel (one worker per core); results come back in argument order.
+//! Directories are checked in parallel (one worker per core); results come back in argument
+//! order.
 
 use std::path::{Path, PathBuf};
 
@@ -62,34 +63,7 @@ impl HashReport {
 
 /// Reads and checks every directory, in parallel; results are in the order of `dirs`.
 pub fn check_dirs(dirs: &[PathBuf]) -> Vec<Result<Bundle, LoadError>> {
-    let workers = std::thread::available_parallelism()
-        .map(usize::from)
-        .unwrap_or(1)
-        .min(dirs.len())
-        .max(1);
-    if workers == 1 {
-        return dirs.iter().map(|d| Bundle::read_dir(d)).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut results: Vec<Option<Result<Bundle, LoadError>>> = Vec::new();
-    results.resize_with(dirs.len(), || None);
-    let slots = std::sync::Mutex::new(&mut results);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(dir) = dirs.get(i) else { break };
-                    let result = Bundle::read_dir(dir);
-                    slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
-                }
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|r| r.expect("every index is taken by exactly one worker"))
-        .collect()
+    crate::parallel::map(dirs, crate::parallel::cores(), |d| Bundle::read_dir(d))
 }
 
 /// Reads and checks one directory.

@@ -1,4 +1,6 @@
 //! The operations behind the CLI commands, one module per command. The binary parses arguments
 //! and calls these; tests and other hosts call the same code.
 
+pub mod check;
 pub mod hash;
+pub mod prepare;

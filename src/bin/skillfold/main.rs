@@ -24,12 +24,16 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Hash(commands::hash::HashArgs),
+    Check(commands::check::CheckArgs),
+    Prepare(commands::prepare::PrepareArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Hash(args) => commands::hash::run(args),
+        Command::Check(args) => commands::check::run(args),
+        Command::Prepare(args) => commands::prepare::run(args),
     };
     ExitCode::from(code as u8)
 }

@@ -1,3 +1,6 @@
 //! One module per subcommand: its arguments and how its results are printed.
 
+pub mod check;
+mod config;
 pub mod hash;
+pub mod prepare;

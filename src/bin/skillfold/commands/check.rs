@@ -1,0 +1,40 @@
+//! `skillfold check`: static checks of the descriptor.
+
+use clap::Args;
+use skillfold::ops::check;
+
+use super::config::ConfigArg;
+use crate::exit::Exit;
+
+/// Check the descriptor without network or corpus access.
+///
+/// Parses `skillfold.yaml` (unknown keys are errors) and checks everything that can be known
+/// statically: full commit ids (40 or 64 hex digits), hashes (64 lowercase hex digits), version
+/// labels (no ranges, no `latest`), skill names, credentials kept out of URLs, distinct corpus
+/// directories, one pin per name, at most 16 unique skills per agent. Every problem is listed.
+///
+/// Exit status: 0 the descriptor is sound; 2 it is not (or cannot be read).
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+}
+
+pub fn run(args: CheckArgs) -> Exit {
+    match check::load_plan(&args.config.path) {
+        Ok((_, plan)) => {
+            println!(
+                "{}: ok: {}",
+                args.config.path.display(),
+                check::summary(&plan)
+            );
+            Exit::Ok
+        }
+        Err(e) => {
+            for line in e.lines() {
+                eprintln!("error: {line}");
+            }
+            Exit::Invalid
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! `skillfold prepare`: fetch, verify and publish every source of the descriptor.
+
+use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+use skillfold::ops::check;
+use skillfold::ops::prepare::{self, PrepareReport, Progress, Severity};
+
+use super::config::ConfigArg;
+use crate::exit::Exit;
+
+/// Fetch the pinned commits, verify every approved bundle, and publish them atomically.
+///
+/// For each Git source: take the corpus guard (a second preparer is refused at once), and if the
+/// corpus already holds this commit and these pins, verify the bytes and stop — no network.
+/// Otherwise fetch exactly the pinned commit, refuse a tree holding any symlink, take the
+/// approved bundles, check every bundle rule, compare name, version and digest with each pin,
+/// and publish them at `<directory>/current/` with one atomic step. Local bundles are verified
+/// in place. Any failure leaves the previously published corpus intact.
+///
+/// Credentials never belong in the descriptor: they come from the user's Git credential helper
+/// or `GIT_ASKPASS`. SIGINT/SIGTERM stop the fetch and clean up before exiting.
+///
+/// Exit status: 0 prepared; 1 retryable (source unreachable, commit not on the server, guard
+/// held, interrupted); 2 configuration or verification (bad descriptor, not a commit, symlink in
+/// the tree, missing or invalid bundle, digest or version mismatch).
+#[derive(Debug, Args)]
+pub struct PrepareArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+
+    /// Print the final report as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+
+    /// Also write the causes of a failure to this file (Kubernetes `terminationMessagePath`).
+    #[arg(long, value_name = "PATH")]
+    termination_log: Option<PathBuf>,
+
+    /// Point every Git corpus back at the generation its last preparation replaced.
+    #[arg(long)]
+    rollback: bool,
+
+    /// How many sources to prepare at the same time.
+    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    concurrency: u16,
+}
+
+pub fn run(args: PrepareArgs) -> Exit {
+    let (_, plan) = match check::load_plan(&args.config.path) {
+        Ok(ok) => ok,
+        Err(e) => {
+            let lines = e.lines();
+            for line in &lines {
+                eprintln!("error: {line}");
+            }
+            write_termination_log(args.termination_log.as_ref(), &lines);
+            return Exit::Invalid;
+        }
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A second signal while the first is being handled exits at once.
+        let _ =
+            signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupt));
+        let _ = signal_hook::flag::register(signal, Arc::clone(&interrupt));
+    }
+    let progress = Lines::new();
+    let report = if args.rollback {
+        prepare::rollback(&plan, &progress)
+    } else {
+        prepare::prepare(
+            &plan,
+            &prepare::Options {
+                interrupt: &interrupt,
+                progress: &progress,
+                concurrency: usize::from(args.concurrency),
+            },
+        )
+    };
+    progress.finish();
+    print_summary(&report);
+    if args.json
+        && let Ok(text) = serde_json::to_string_pretty(&report)
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{text}");
+    }
+    let failures: Vec<String> = report
+        .sources
+        .iter()
+        .filter_map(|s| s.error.as_ref().map(|e| (s, e)))
+        .flat_map(|(s, e)| {
+            std::iter::once(format!("{}: {} [{}]", s.location, e.message, e.code))
+                .chain(e.details.iter().map(|d| format!("  {d}")))
+        })
+        .collect();
+    write_termination_log(args.termination_log.as_ref(), &failures);
+    match report.worst() {
+        None => Exit::Ok,
+        Some(Severity::Retryable) => Exit::Retryable,
+        Some(Severity::Invalid) => Exit::Invalid,
+    }
+}
+
+fn print_summary(report: &PrepareReport) {
+    for source in &report.sources {
+        let what = match (source.kind, &source.url) {
+            ("git", Some(url)) => format!("{} @ {}", url, source.commit.as_deref().unwrap_or("?")),
+            _ => source.directory.display().to_string(),
+        };
+        match &source.error {
+            None => {
+                let statuses: Vec<String> = source
+                    .bundles
+                    .iter()
+                    .map(|b| format!("{}@{} {}", b.name, b.version, b.status))
+                    .collect();
+                eprintln!("ok: {}: {what}: {}", source.location, statuses.join(", "));
+            }
+            Some(e) => {
+                eprintln!(
+                    "error: {}: {what}: {} [{}]",
+                    source.location, e.message, e.code
+                );
+                for detail in &e.details {
+                    eprintln!("  {detail}");
+                }
+            }
+        }
+    }
+    eprintln!(
+        "prepared {} source(s) in {} ms",
+        report.sources.len(),
+        report.duration_ms
+    );
+}
+
+fn write_termination_log(path: Option<&PathBuf>, lines: &[String]) {
+    let Some(path) = path else { return };
+    let mut text = lines.join("\n");
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    if let Err(e) = fs_err::write(path, text) {
+        eprintln!("warning: cannot write the termination log: {e}");
+    }
+}
+
+/// Progress: a live status line on a terminal, plain log lines otherwise (containers).
+struct Lines {
+    terminal: bool,
+    status_shown: Mutex<bool>,
+}
+
+impl Lines {
+    fn new() -> Lines {
+        Lines {
+            terminal: std::io::stderr().is_terminal(),
+            status_shown: Mutex::new(false),
+        }
+    }
+
+    fn clear_status(&self, shown: &mut bool) {
+        if *shown {
+            eprint!("\r\x1b[2K");
+            *shown = false;
+        }
+    }
+
+    fn finish(&self) {
+        let mut shown = self.status_shown.lock().unwrap_or_else(|e| e.into_inner());
+        self.clear_status(&mut shown);
+    }
+}
+
+impl Progress for Lines {
+    fn step(&self, location: &str, message: &str) {
+        let mut shown = self.status_shown.lock().unwrap_or_else(|e| e.into_inner());
+        if self.terminal {
+            self.clear_status(&mut shown);
+            eprint!("{location}: {message}…");
+            let _ = std::io::stderr().flush();
+            *shown = true;
+        } else {
+            eprintln!("skillfold: {location}: {message}");
+        }
+    }
+
+    fn note(&self, location: &str, message: &str) {
+        let mut shown = self.status_shown.lock().unwrap_or_else(|e| e.into_inner());
+        self.clear_status(&mut shown);
+        eprintln!("skillfold: {location}: {message}");
+    }
+}

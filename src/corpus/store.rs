@@ -1,0 +1,398 @@
+//! Generations on disk: staging, publishing by one atomic link flip, rollback, and removal of
+//! what is no longer needed. See the module doc of [`crate::corpus`] for the layout.
+
+use std::os::unix::fs::PermissionsExt as _;
+
+use fs_err::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
+
+use super::guard::{Guard, GuardError};
+use super::manifest::{FORMAT, Manifest};
+use crate::failpoint;
+use crate::file_set::FileSet;
+
+/// The name of the published link.
+pub const CURRENT: &str = "current";
+/// The store's own folder.
+pub const META: &str = ".skillfold";
+
+/// A corpus directory.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    dir: PathBuf,
+}
+
+/// A published (or staged) generation.
+#[derive(Debug, Clone)]
+pub struct Generation {
+    /// Its id.
+    pub id: String,
+    /// Its directory: `<name>/SKILL.md`, ...
+    pub dir: PathBuf,
+    /// Its manifest.
+    pub manifest: Manifest,
+}
+
+/// A generation being written.
+#[derive(Debug)]
+pub struct Staging {
+    /// The id it will be published under.
+    pub id: String,
+    /// Where it is being written.
+    pub dir: PathBuf,
+}
+
+/// Failures of the store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CorpusError {
+    /// A file-system operation failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The directory holds something skillfold did not put there.
+    #[error("`{}` is not a corpus managed by skillfold: {reason}", .path.display())]
+    NotManaged {
+        /// The offending path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A manifest is unreadable or of an unknown format.
+    #[error("manifest `{}` cannot be used: {detail}", .path.display())]
+    BadManifest {
+        /// Its path.
+        path: PathBuf,
+        /// Why.
+        detail: String,
+    },
+    /// Nothing to roll back to.
+    #[error("`{}` has no previous generation to roll back to", .0.display())]
+    NoPrevious(PathBuf),
+}
+
+impl CorpusError {
+    /// Stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CorpusError::Io(_) => "corpus_io",
+            CorpusError::NotManaged { .. } => "corpus_not_managed",
+            CorpusError::BadManifest { .. } => "corpus_bad_manifest",
+            CorpusError::NoPrevious(_) => "corpus_no_previous",
+        }
+    }
+}
+
+impl Corpus {
+    /// A corpus at `dir`, without touching the disk (for reading).
+    pub fn at(dir: &Path) -> Corpus {
+        Corpus {
+            dir: dir.to_owned(),
+        }
+    }
+
+    /// Creates the corpus directory and the store's folders if missing (for preparing).
+    pub fn create(dir: &Path) -> Result<Corpus, CorpusError> {
+        let corpus = Corpus::at(dir);
+        for sub in ["generations", "manifests", "staging", "fetch"] {
+            fs_err::create_dir_all(corpus.meta().join(sub))?;
+        }
+        Ok(corpus)
+    }
+
+    /// The corpus directory.
+    pub fn directory(&self) -> &Path {
+        &self.dir
+    }
+
+    fn meta(&self) -> PathBuf {
+        self.dir.join(META)
+    }
+
+    fn generation_dir(&self, id: &str) -> PathBuf {
+        self.meta().join("generations").join(id)
+    }
+
+    fn manifest_path(&self, id: &str) -> PathBuf {
+        self.meta().join("manifests").join(format!("{id}.json"))
+    }
+
+    /// Takes the preparer's guard.
+    pub fn guard(&self) -> Result<Guard, GuardError> {
+        Guard::acquire(&self.dir, &self.meta().join("guard"))
+    }
+
+    /// Where a fetch may put its throwaway repository (on the corpus's file system).
+    pub fn fetch_dir(&self, id: &str) -> PathBuf {
+        self.meta().join("fetch").join(format!("{id}.git"))
+    }
+
+    /// The generation `current` points to, if any.
+    pub fn current(&self) -> Result<Option<Generation>, CorpusError> {
+        match self.link_target(&self.dir.join(CURRENT))? {
+            Some(id) => self.generation(&id).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The id a store link points to; `None` if the link does not exist.
+    fn link_target(&self, link: &Path) -> Result<Option<String>, CorpusError> {
+        let target = match fs_err::read_link(link) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
+                return Err(CorpusError::NotManaged {
+                    path: link.to_owned(),
+                    reason: "it is not a symbolic link to a generation; move it away".into(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let text = target.to_string_lossy();
+        match text.strip_prefix(".skillfold/generations/") {
+            Some(id) if valid_id(id) => Ok(Some(id.to_owned())),
+            _ => Err(CorpusError::NotManaged {
+                path: link.to_owned(),
+                reason: format!("it points to `{text}`, not to one of its generations"),
+            }),
+        }
+    }
+
+    /// A generation by id, with its manifest.
+    pub fn generation(&self, id: &str) -> Result<Generation, CorpusError> {
+        let path = self.manifest_path(id);
+        let text = fs_err::read_to_string(&path)?;
+        let manifest: Manifest =
+            serde_json::from_str(&text).map_err(|e| CorpusError::BadManifest {
+                path: path.clone(),
+                detail: e.to_string(),
+            })?;
+        if manifest.format != FORMAT || manifest.generation != id {
+            return Err(CorpusError::BadManifest {
+                path,
+                detail: format!(
+                    "format `{}` generation `{}`",
+                    manifest.format, manifest.generation
+                ),
+            });
+        }
+        Ok(Generation {
+            id: id.to_owned(),
+            dir: self.generation_dir(id),
+            manifest,
+        })
+    }
+
+    /// The generation `current` replaced, if it still exists.
+    pub fn previous(&self) -> Result<Option<Generation>, CorpusError> {
+        let id = match fs_err::read_to_string(self.meta().join("previous")) {
+            Ok(id) => id.trim().to_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if !valid_id(&id) || !self.generation_dir(&id).is_dir() {
+            return Ok(None);
+        }
+        self.generation(&id).map(Some)
+    }
+
+    /// Removes what an interrupted or crashed preparer left: staging and fetch folders, a link
+    /// not yet flipped, and manifests of generations that were never moved into place.
+    /// Call it with the guard held.
+    pub fn remove_leftovers(&self) -> Result<Vec<PathBuf>, CorpusError> {
+        let mut removed = Vec::new();
+        for sub in ["staging", "fetch"] {
+            for entry in fs_err::read_dir(self.meta().join(sub))? {
+                let path = entry?.path();
+                remove_tree(&path)?;
+                removed.push(path);
+            }
+        }
+        let next = self.meta().join("current.next");
+        if fs_err::symlink_metadata(&next).is_ok() {
+            fs_err::remove_file(&next)?;
+            removed.push(next);
+        }
+        for entry in fs_err::read_dir(self.meta().join("manifests"))? {
+            let path = entry?.path();
+            let id = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let orphan =
+                path.extension().is_none_or(|e| e != "json") || !self.generation_dir(&id).is_dir();
+            if orphan {
+                fs_err::remove_file(&path)?;
+                removed.push(path);
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Starts a new generation in `staging/`.
+    pub fn stage(&self, hint: &str) -> Result<Staging, CorpusError> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let hint: String = hint
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(12)
+            .collect();
+        let id = format!("{nanos:x}-{hint}");
+        let dir = self.meta().join("staging").join(&id);
+        fs_err::create_dir(&dir)?;
+        Ok(Staging { id, dir })
+    }
+
+    /// Publishes a staged generation whose bundles the caller has verified: writes its
+    /// manifest, moves it into `generations/`, records the generation it replaces, flips
+    /// `current` with one rename, and removes generations no longer needed.
+    pub fn publish(
+        &self,
+        staging: &Staging,
+        mut manifest: Manifest,
+    ) -> Result<Generation, CorpusError> {
+        failpoint::hit("staged");
+        manifest.generation = staging.id.clone();
+        let id = staging.id.clone();
+        let manifest_path = self.manifest_path(&id);
+        let tmp = manifest_path.with_extension("json.tmp");
+        write_synced(
+            &tmp,
+            &serde_json::to_vec_pretty(&manifest).unwrap_or_default(),
+            0o444,
+        )?;
+        fs_err::rename(&tmp, &manifest_path)?;
+        sync_dir(&self.meta().join("manifests"))?;
+        failpoint::hit("manifest-written");
+
+        fs_err::rename(&staging.dir, self.generation_dir(&id))?;
+        sync_dir(&self.meta().join("generations"))?;
+        sync_dir(&self.meta().join("staging"))?;
+        failpoint::hit("generation-renamed");
+
+        let replaced = self.link_target(&self.dir.join(CURRENT))?;
+        if let Some(old) = &replaced {
+            let previous = self.meta().join("previous");
+            write_synced(&previous.with_extension("tmp"), old.as_bytes(), 0o644)?;
+            fs_err::rename(previous.with_extension("tmp"), &previous)?;
+        }
+        self.flip_current(&id)?;
+        failpoint::hit("link-flipped");
+
+        self.remove_unneeded(&id, replaced.as_deref())?;
+        failpoint::hit("cleaned");
+        Ok(Generation {
+            dir: self.generation_dir(&id),
+            id,
+            manifest,
+        })
+    }
+
+    /// Points `current` at the previous generation (which becomes the new "previous" in turn).
+    pub fn rollback(&self) -> Result<Generation, CorpusError> {
+        let Some(previous) = self.previous()? else {
+            return Err(CorpusError::NoPrevious(self.dir.clone()));
+        };
+        let current = self.link_target(&self.dir.join(CURRENT))?;
+        if let Some(old) = &current {
+            let path = self.meta().join("previous");
+            write_synced(&path.with_extension("tmp"), old.as_bytes(), 0o644)?;
+            fs_err::rename(path.with_extension("tmp"), &path)?;
+        }
+        self.flip_current(&previous.id)?;
+        Ok(previous)
+    }
+
+    fn flip_current(&self, id: &str) -> Result<(), CorpusError> {
+        let next = self.meta().join("current.next");
+        if fs_err::symlink_metadata(&next).is_ok() {
+            fs_err::remove_file(&next)?;
+        }
+        std::os::unix::fs::symlink(format!(".skillfold/generations/{id}"), &next).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("{e} when creating `{}`", next.display()))
+        })?;
+        failpoint::hit("link-created");
+        fs_err::rename(&next, self.dir.join(CURRENT))?;
+        sync_dir(&self.dir)?;
+        Ok(())
+    }
+
+    fn remove_unneeded(&self, keep: &str, previous: Option<&str>) -> Result<(), CorpusError> {
+        for entry in fs_err::read_dir(self.meta().join("generations"))? {
+            let entry = entry?;
+            let id = entry.file_name().to_string_lossy().into_owned();
+            if id == keep || Some(id.as_str()) == previous {
+                continue;
+            }
+            remove_tree(&entry.path())?;
+            let manifest = self.manifest_path(&id);
+            if manifest.exists() {
+                fs_err::remove_file(manifest)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Staging {
+    /// Writes `files` as `<staging>/<name>/<path>`: new read-only regular files (never following
+    /// or overwriting anything), each fsynced, then their directories.
+    pub fn write_bundle(&self, name: &str, files: &FileSet) -> Result<PathBuf, CorpusError> {
+        let root = self.dir.join(name);
+        fs_err::create_dir(&root)?;
+        let mut dirs = vec![root.clone()];
+        for (path, bytes) in files.iter() {
+            let target = root.join(path.as_str());
+            if let Some(parent) = target.parent()
+                && !parent.exists()
+            {
+                fs_err::create_dir_all(parent)?;
+                dirs.push(parent.to_owned());
+            }
+            write_synced(&target, bytes, 0o444)?;
+        }
+        for dir in dirs.iter().rev() {
+            sync_dir(dir)?;
+        }
+        Ok(root)
+    }
+}
+
+/// Ids are ours: `[0-9a-z-]`, never `.` or `/`.
+fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// Creates `path` (which must not exist, and is never followed), writes `bytes`, fsyncs.
+fn write_synced(path: &Path, bytes: &[u8], mode: u32) -> Result<(), CorpusError> {
+    use std::io::Write as _;
+    let mut file = fs_err::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    Ok(())
+}
+
+fn sync_dir(dir: &Path) -> Result<(), CorpusError> {
+    fs_err::File::open(dir)?.sync_all()?;
+    Ok(())
+}
+
+/// Removes a tree we wrote (read-only files included).
+fn remove_tree(path: &Path) -> Result<(), CorpusError> {
+    let meta = fs_err::symlink_metadata(path)?;
+    if meta.is_dir() {
+        // Directories are ours and writable; make sure of it before removing their entries.
+        fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+        fs_err::remove_dir_all(path)?;
+    } else {
+        fs_err::remove_file(path)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,69 @@
+//! `skillfold check`: load the descriptor and run every static check. Also the first step of
+//! every command that reads the descriptor.
+
+use std::path::{Path, PathBuf};
+
+use crate::descriptor::{self, DescriptorProblem, Loaded, Plan};
+
+/// Why the descriptor cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// Unreadable or not a descriptor.
+    #[error(transparent)]
+    Load(#[from] descriptor::LoadError),
+    /// Parsed, but with problems (all of them listed).
+    #[error("{} problem(s) in `{}`", .problems.len(), .path.display())]
+    Problems {
+        /// The descriptor's path.
+        path: PathBuf,
+        /// Every problem.
+        problems: Vec<DescriptorProblem>,
+    },
+}
+
+impl CheckError {
+    /// Every problem as one line: `PATH: LOCATION: MESSAGE [CODE]`.
+    pub fn lines(&self) -> Vec<String> {
+        match self {
+            CheckError::Load(e) => vec![format!("{e} [{}]", e.code())],
+            CheckError::Problems { path, problems } => problems
+                .iter()
+                .map(|p| format!("{}: {p}", path.display()))
+                .collect(),
+        }
+    }
+}
+
+/// Loads and checks the descriptor at `path`.
+pub fn load_plan(path: &Path) -> Result<(Loaded, Plan), CheckError> {
+    let loaded = descriptor::load(path)?;
+    let plan = descriptor::check(&loaded.descriptor, &loaded.base).map_err(|problems| {
+        CheckError::Problems {
+            path: path.to_owned(),
+            problems,
+        }
+    })?;
+    Ok((loaded, plan))
+}
+
+/// A one-paragraph summary of a checked plan.
+pub fn summary(plan: &Plan) -> String {
+    let gits = plan.git_sources().count();
+    let locals = plan.sources.len() - gits;
+    let names: std::collections::BTreeSet<String> = plan
+        .sources
+        .iter()
+        .flat_map(|s| s.pins().into_iter().map(|p| p.name.to_string()))
+        .collect();
+    let agents: Vec<&str> = plan.agents.keys().map(String::as_str).collect();
+    format!(
+        "{gits} git source(s), {locals} local bundle(s), {} unique skill(s); agents: {}",
+        names.len(),
+        if agents.is_empty() {
+            "none (defaults only)".to_owned()
+        } else {
+            agents.join(", ")
+        }
+    )
+}

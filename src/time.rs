@@ -1,0 +1,40 @@
+//! Wall-clock times for records and messages: seconds since the Unix epoch, shown as RFC 3339
+//! UTC without a date library.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Seconds since the Unix epoch (0 if the clock is before it).
+pub fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for a Unix time.
+pub fn format_unix(secs: u64) -> String {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(super::format_unix(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::format_unix(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(super::format_unix(1_798_675_200), "2026-12-31T00:00:00Z");
+    }
+}

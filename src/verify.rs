@@ -1,0 +1,137 @@
+//! Verifying a bundle against its pin: the one check that stands between bytes on disk (or from
+//! a fetch) and anything that uses them.
+//!
+//! A bundle verifies when it passes every bundle rule, its frontmatter `name` equals the pin's
+//! name, any version it declares equals the pin's version, and its digest equals the pin's hash.
+//! When a manifest recorded the files at publication, a digest mismatch names the files that
+//! changed.
+
+use std::path::{Path, PathBuf};
+
+use crate::bundle::{Bundle, LoadError};
+use crate::corpus::manifest::{FileRecord, changed_files, file_records};
+use crate::digest::BundleDigest;
+use crate::pin::Pin;
+
+/// Why a bundle does not verify.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum VerifyError {
+    /// The directory could not be read, or breaks the bundle rules.
+    #[error("`{}`: {source}", .dir.display())]
+    Load {
+        /// The bundle directory.
+        dir: PathBuf,
+        /// What failed.
+        source: LoadError,
+    },
+    /// The frontmatter names another skill.
+    #[error("`{}`: the frontmatter names `{found}`, but the pin is for `{expected}`", .dir.display())]
+    NameMismatch {
+        /// The bundle directory.
+        dir: PathBuf,
+        /// The pinned name.
+        expected: String,
+        /// The frontmatter name.
+        found: String,
+    },
+    /// The frontmatter declares another release.
+    #[error("`{}`: `{name}` declares version `{found}`, but the pin says `{expected}`", .dir.display())]
+    VersionMismatch {
+        /// The bundle directory.
+        dir: PathBuf,
+        /// The skill.
+        name: String,
+        /// The pinned version.
+        expected: String,
+        /// The declared version.
+        found: String,
+    },
+    /// The bytes are not the reviewed bytes.
+    #[error("{0}")]
+    DigestMismatch(Box<DigestMismatch>),
+}
+
+/// The details of a digest mismatch.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`{}`: `{name}` has digest {actual}, but the pin is {expected}{}",
+    .dir.display(),
+    if .changed.is_empty() { String::new() } else { format!("; changed since publication: {}", .changed.join(", ")) }
+)]
+pub struct DigestMismatch {
+    /// The bundle directory.
+    pub dir: PathBuf,
+    /// The skill.
+    pub name: String,
+    /// The pinned digest.
+    pub expected: BundleDigest,
+    /// The digest of the bytes read.
+    pub actual: BundleDigest,
+    /// Files that differ from the manifest, when one was given.
+    pub changed: Vec<String>,
+}
+
+impl VerifyError {
+    /// Stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            VerifyError::Load { source, .. } => source.code(),
+            VerifyError::NameMismatch { .. } => "name_mismatch",
+            VerifyError::VersionMismatch { .. } => "version_mismatch",
+            VerifyError::DigestMismatch(_) => "digest_mismatch",
+        }
+    }
+}
+
+/// Reads `dir` with the safe reader and verifies it against `pin`.
+pub fn verify_dir(
+    dir: &Path,
+    pin: &Pin,
+    recorded: Option<&[FileRecord]>,
+) -> Result<Bundle, VerifyError> {
+    let bundle = Bundle::read_dir(dir).map_err(|source| VerifyError::Load {
+        dir: dir.to_owned(),
+        source,
+    })?;
+    verify_bundle(bundle, dir, pin, recorded)
+}
+
+/// Verifies a checked bundle (from any source) against `pin`; `dir` is only for messages.
+pub fn verify_bundle(
+    bundle: Bundle,
+    dir: &Path,
+    pin: &Pin,
+    recorded: Option<&[FileRecord]>,
+) -> Result<Bundle, VerifyError> {
+    if bundle.name() != &pin.name {
+        return Err(VerifyError::NameMismatch {
+            dir: dir.to_owned(),
+            expected: pin.name.to_string(),
+            found: bundle.name().to_string(),
+        });
+    }
+    if let Some(declared) = bundle.declared_version()
+        && declared != pin.version.as_str()
+    {
+        return Err(VerifyError::VersionMismatch {
+            dir: dir.to_owned(),
+            name: pin.name.to_string(),
+            expected: pin.version.to_string(),
+            found: declared.to_owned(),
+        });
+    }
+    if bundle.digest() != pin.hash {
+        let changed = recorded
+            .map(|r| changed_files(r, &file_records(bundle.files())))
+            .unwrap_or_default();
+        return Err(VerifyError::DigestMismatch(Box::new(DigestMismatch {
+            dir: dir.to_owned(),
+            name: pin.name.to_string(),
+            expected: pin.hash,
+            actual: bundle.digest(),
+            changed,
+        })));
+    }
+    Ok(bundle)
+}
