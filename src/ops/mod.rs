@@ -3,4 +3,6 @@
 
 pub mod check;
 pub mod hash;
+#[cfg(feature = "git")]
+pub mod pin;
 pub mod prepare;

@@ -2,5 +2,7 @@
 
 mod cli_hash;
 mod digest_vectors;
+mod git_fixture;
+mod prepare;
 mod safe_read;
 mod util;

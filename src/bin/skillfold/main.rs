@@ -26,6 +26,8 @@ enum Command {
     Hash(commands::hash::HashArgs),
     Check(commands::check::CheckArgs),
     Prepare(commands::prepare::PrepareArgs),
+    #[cfg(feature = "git")]
+    Pin(commands::pin::PinArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +36,8 @@ fn main() -> ExitCode {
         Command::Hash(args) => commands::hash::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Prepare(args) => commands::prepare::run(args),
+        #[cfg(feature = "git")]
+        Command::Pin(args) => commands::pin::run(args),
     };
     ExitCode::from(code as u8)
 }

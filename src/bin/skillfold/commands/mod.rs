@@ -3,4 +3,6 @@
 pub mod check;
 mod config;
 pub mod hash;
+#[cfg(feature = "git")]
+pub mod pin;
 pub mod prepare;

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Benchmark: cold and warm `skillfold prepare` against the git CLI, over smart HTTP on loopback.
+
+Usage: python3 benches/prepare_vs_git.py [ROUNDS]      (default 15 rounds)
+
+1. Builds the release binary (`cargo build --release --locked`, target dir `$CARGO_TARGET_DIR`,
+   default /work/bench-target, so it does not contend with other builds in ./target).
+2. Generates the repository with benches/make_skills_repo.py (~1,800 refs, 20 bundles,
+   ~400 files, binary assets outside the approved bundles) into a temp dir.
+3. Serves it with lighttpd + `git http-backend` (CGI) on 127.0.0.1:$HTTP_PORT (default 18180),
+   configured as /work/shared/reference/git-test-servers.sh does (plain HTTP listener only).
+4. Pins APPROVED (text-only bundles) by `skillfold hash` of a `git archive` extraction.
+5. Warms the page cache and both clients (2 untimed rounds), then ROUNDS interleaved rounds
+   (the order of the two cold runs alternates per round), each in a fresh temp dir:
+   (a) cold  `skillfold prepare -c skillfold.yaml` into a fresh corpus directory;
+   (c) warm  the same command again on the corpus just prepared (nothing changed);
+   (b) git   `bash -c 'git clone --depth 1 --no-checkout --no-tags -q URL d &&
+              git -C d archive COMMIT skills/<a> ... | tar -x -C out'` (the whole pipeline).
+   Every round checks that <corpus>/current/<name>/ holds exactly the files (same paths, same
+   bytes) that `git archive` extracted.
+
+Measurements: wall time with time.perf_counter around spawn-to-reap of the one child; peak RSS
+and CPU from os.wait4 on that child. wait4's rusage is what `/usr/bin/time -f %M` prints (GNU
+time uses wait4 too): ru_maxrss is the largest resident set of the child *or any descendant it
+reaped*, i.e. for git the max over bash, git clone, git-remote-http, git fetch-pack,
+git index-pack, git archive and tar -- the largest single process, not the sum of the processes
+that run at the same time. The HTTP server's processes (lighttpd, git http-backend,
+git upload-pack, git pack-objects) are not counted for either side. Both clients run with
+GIT_CONFIG_NOSYSTEM=1 and GIT_CONFIG_GLOBAL=/dev/null.
+
+Targets (issue): cold skillfold <= 0.75x git wall time, peak RSS <= 1.5x git's; warm <= 30 ms.
+Exit status 0 when the benchmark ran (targets missed are reported, not fatal); 1 on a
+correctness failure or a failed command.
+"""
+
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET_DIR = os.environ.get("CARGO_TARGET_DIR", "/work/bench-target")
+HTTP_PORT = int(os.environ.get("HTTP_PORT", "18180"))
+APPROVED = ["docx", "mcp-builder", "pdf", "pptx", "xlsx"]
+WARMUP = 2
+
+
+def run_measured(argv, env, cwd=None, stdout=subprocess.DEVNULL):
+    """Runs argv; returns (wall seconds, peak RSS KiB, user+sys CPU seconds, stdout bytes)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=out if stdout is subprocess.PIPE
+                                else stdout, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        text, diag = out.read(), err.read()
+    if proc.returncode != 0:
+        raise RuntimeError(f"exit {proc.returncode}: {' '.join(argv)}\n{diag.decode(errors='replace')}")
+    return wall, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, text
+
+
+def tree_files(base):
+    """{relative path: bytes} of every file under base; refuses anything but dirs and files."""
+    found = {}
+    for dirpath, dirnames, filenames in os.walk(base):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                raise RuntimeError(f"unexpected symlink {path}")
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, base)] = f.read()
+    return found
+
+
+def same_bundles(corpus, extracted):
+    for name in APPROVED:
+        ours = tree_files(os.path.join(corpus, "current", name))
+        theirs = tree_files(os.path.join(extracted, "skills", name))
+        if ours != theirs:
+            missing = sorted(set(theirs) - set(ours))
+            extra = sorted(set(ours) - set(theirs))
+            differ = sorted(p for p in set(ours) & set(theirs) if ours[p] != theirs[p])
+            raise RuntimeError(f"bundle {name} differs: missing {missing[:5]}, extra {extra[:5]}, "
+                               f"different {differ[:5]}")
+        if not ours:
+            raise RuntimeError(f"bundle {name} is empty")
+
+
+def start_server(repos, state):
+    backend = subprocess.run(["git", "--exec-path"], check=True, capture_output=True,
+                             text=True).stdout.strip() + "/git-http-backend"
+    conf = os.path.join(state, "lighttpd.conf")
+    with open(conf, "w") as f:
+        f.write(f"""server.modules = ("mod_alias", "mod_cgi", "mod_setenv")
+server.document-root = "{repos}"
+server.bind = "127.0.0.1"
+server.port = {HTTP_PORT}
+server.errorlog = "{state}/lighttpd-error.log"
+alias.url = ("/git/" => "{backend}/")
+$HTTP["url"] =~ "^/git/" {{
+  cgi.assign = ("" => "")
+  setenv.add-environment = ("GIT_PROJECT_ROOT" => "{repos}", "GIT_HTTP_EXPORT_ALL" => "")
+}}
+""")
+    server = subprocess.Popen(["lighttpd", "-D", "-f", conf], stdin=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{HTTP_PORT}/git/skills.git"
+    for _ in range(100):
+        if server.poll() is not None:
+            raise RuntimeError(f"lighttpd exited ({server.returncode}); port {HTTP_PORT} in use?")
+        try:
+            with urllib.request.urlopen(f"{url}/info/refs?service=git-upload-pack", timeout=2) as r:
+                if r.status == 200:
+                    return server, url
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("lighttpd did not answer")
+
+
+def descriptor(path, url, commit, corpus, pins):
+    lines = ["skills:", "  - git:", f"      source: {url}", f"      revision: {commit}",
+             f"      directory: {corpus}", "      root: skills", "      approved:"]
+    lines += [f'        - {{ name: {n}, version: "1.0.0", hash: {pins[n]} }}' for n in APPROVED]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def fmt_row(label, values, scale, unit):
+    med, lo = statistics.median(values) * scale, min(values) * scale
+    return f"{label:<26} {med:9.1f} {lo:9.1f} {max(values) * scale:9.1f}  {unit}"
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    env_build = dict(os.environ, CARGO_TARGET_DIR=TARGET_DIR)
+    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT,
+                   env=env_build, check=True)
+    exe = os.path.join(TARGET_DIR, "release", "skillfold")
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0",
+               LC_ALL="C")
+    base = tempfile.mkdtemp(prefix="prepare-vs-git-")
+    server = None
+
+    def on_signal(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        repos, state = os.path.join(base, "repos"), os.path.join(base, "server")
+        os.makedirs(state)
+        gen = subprocess.run([sys.executable, os.path.join(ROOT, "benches", "make_skills_repo.py"),
+                              repos], check=True, capture_output=True, text=True, env=env).stdout
+        info = dict(line.split(": ", 1) for line in gen.splitlines() if ": " in line)
+        commit = info["head"]
+        server, url = start_server(repos, state)
+
+        # Pins: skillfold hash over a git archive extraction of the approved bundles.
+        ref = os.path.join(base, "reference")
+        os.makedirs(ref)
+        folders = [f"skills/{n}" for n in APPROVED]
+        archive = subprocess.run(["git", "-C", os.path.join(repos, "skills.git"), "archive", commit,
+                                  *folders], check=True, capture_output=True, env=env).stdout
+        subprocess.run(["tar", "-x", "-C", ref], input=archive, check=True)
+        hashed = subprocess.run([exe, "hash", *(os.path.join(ref, f) for f in folders)],
+                                check=True, capture_output=True, text=True).stdout
+        pins = {os.path.basename(d): h for h, d in (line.split("  ", 1) for line in hashed.splitlines())}
+
+        git_script = (f"set -eo pipefail; git clone --depth 1 --no-checkout --no-tags -q {url} d && "
+                      f"git -C d archive {commit} {' '.join(folders)} | tar -x -C out")
+        cold, warm, peer, internal = [], [], [], []
+
+        # Sanity check of the RSS method against /usr/bin/time once (same wait4 semantics).
+        time_check = ""
+        if os.path.exists("/usr/bin/time"):
+            d = tempfile.mkdtemp(dir=base)
+            os.makedirs(os.path.join(d, "out"))
+            r = subprocess.run(["/usr/bin/time", "-f", "%M", "bash", "-c", git_script], cwd=d,
+                               env=env, capture_output=True, text=True, check=True)
+            time_check = f"/usr/bin/time -f %M on one git pipeline: {r.stderr.split()[-1]} KiB"
+            shutil.rmtree(d)
+
+        for i in range(WARMUP + rounds):
+            d = tempfile.mkdtemp(dir=base)
+            corpus, out = os.path.join(d, "corpus"), os.path.join(d, "out")
+            os.makedirs(out)
+            desc = os.path.join(d, "skillfold.yaml")
+            descriptor(desc, url, commit, corpus, pins)
+            prep = [exe, "prepare", "-c", desc, "--json"]
+
+            def skillfold_cold():
+                m = run_measured(prep, env, cwd=d, stdout=subprocess.PIPE)
+                report = json.loads(m[3])
+                assert report["sources"][0]["bundles"][0]["status"] == "published", report
+                return m[:3], report["duration_ms"] / 1000
+
+            def git_cold():
+                return run_measured(["bash", "-c", git_script], env, cwd=d)[:3]
+
+            if i % 2 == 0:
+                a, dur = skillfold_cold()
+                b = git_cold()
+            else:
+                b = git_cold()
+                a, dur = skillfold_cold()
+            c = run_measured(prep, env, cwd=d, stdout=subprocess.PIPE)
+            report = json.loads(c[3])
+            assert report["sources"][0]["bundles"][0]["status"] == "up-to-date", report
+            same_bundles(corpus, out)
+            if i >= WARMUP:
+                cold.append(a)
+                peer.append(b)
+                warm.append(c[:3])
+                internal.append(dur)
+            shutil.rmtree(d)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait()
+        shutil.rmtree(base, ignore_errors=True)
+
+    def col(samples, k):
+        return [s[k] for s in samples]
+
+    print(f"repository: {info['files']}")
+    print(f"approved: {', '.join(APPROVED)} @ {commit[:12]}; rounds: {rounds} (+{WARMUP} warm-up); "
+          f"every round: published bytes == git archive bytes")
+    print(f"{'':<26} {'median':>9} {'min':>9} {'max':>9}")
+    print(fmt_row("cold skillfold wall", col(cold, 0), 1000, "ms"))
+    print(fmt_row("  (its --json duration)", internal, 1000, "ms"))
+    print(fmt_row("git clone+archive wall", col(peer, 0), 1000, "ms"))
+    print(fmt_row("warm skillfold wall", col(warm, 0), 1000, "ms"))
+    print(fmt_row("cold skillfold peak RSS", col(cold, 1), 1 / 1024, "MiB"))
+    print(fmt_row("git peak RSS (max proc)", col(peer, 1), 1 / 1024, "MiB"))
+    print(fmt_row("warm skillfold peak RSS", col(warm, 1), 1 / 1024, "MiB"))
+    print(fmt_row("cold skillfold CPU u+s", col(cold, 2), 1000, "ms"))
+    print(fmt_row("git CPU u+s (reaped)", col(peer, 2), 1000, "ms"))
+    print(fmt_row("warm skillfold CPU u+s", col(warm, 2), 1000, "ms"))
+    wall = statistics.median(col(cold, 0)) / statistics.median(col(peer, 0))
+    rss = statistics.median(col(cold, 1)) / statistics.median(col(peer, 1))
+    warm_ms = statistics.median(col(warm, 0)) * 1000
+    ok = lambda good: "ok" if good else "MISSED"  # noqa: E731
+    print(f"ratio skillfold/git wall (medians): {wall:.2f}x  (target <= 0.75x) {ok(wall <= 0.75)}")
+    print(f"ratio skillfold/git RSS  (medians): {rss:.2f}x  (target <= 1.50x) {ok(rss <= 1.5)}")
+    print(f"warm prepare median: {warm_ms:.1f} ms  (target <= 30 ms) {ok(warm_ms <= 30)}")
+    if time_check:
+        print(time_check)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except RuntimeError as e:
+        sys.exit(f"error: {e}")

@@ -1,0 +1,99 @@
+//! `skillfold pin`: print the descriptor entry that pins bundles of one commit.
+
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+use skillfold::bundle_path::BundlePath;
+use skillfold::ops::pin;
+use skillfold::pin::CommitId;
+use skillfold::skill_name::SkillName;
+
+use crate::exit::Exit;
+
+/// Fetch one commit and print the descriptor entry that pins the named bundles.
+///
+/// The reviewer's helper: the commit is fetched exactly as `prepare` fetches it and every check
+/// applies (no symlink anywhere in the tree, bundle rules, bounds). The printed `git:` entry
+/// holds each bundle's hash and a version placeholder to replace with the reviewed release.
+/// Nothing is written to any corpus, and it is never meant to run at startup. To pin a local
+/// directory, use `skillfold hash DIR`.
+///
+/// Exit status: 0 printed; 1 the source could not be fetched; 2 a refused commit or bundle.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  skillfold pin --source https://github.com/acme/skills.git \\\n    \
+    --revision 0123456789abcdef0123456789abcdef01234567 --root skills pdf docx"
+)]
+pub struct PinArgs {
+    /// Repository URL (no credentials in it).
+    #[arg(long, value_name = "URL")]
+    source: String,
+
+    /// The full commit id to review (40 or 64 hex digits).
+    #[arg(long, value_name = "COMMIT", value_parser = parse_commit)]
+    revision: CommitId,
+
+    /// Folder in the repository holding `<name>/SKILL.md`.
+    #[arg(long, value_name = "DIR", value_parser = parse_root)]
+    root: Option<BundlePath>,
+
+    /// Bundles to pin.
+    #[arg(required = true, value_name = "NAME", value_parser = parse_name)]
+    names: Vec<SkillName>,
+}
+
+fn parse_commit(s: &str) -> Result<CommitId, String> {
+    CommitId::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_root(s: &str) -> Result<BundlePath, String> {
+    BundlePath::parse(s.trim_end_matches('/')).map_err(|e| format!("`{s}`: {e}"))
+}
+
+fn parse_name(s: &str) -> Result<SkillName, String> {
+    SkillName::parse(s).map_err(|e| e.to_string())
+}
+
+pub fn run(args: PinArgs) -> Exit {
+    let interrupt = AtomicBool::new(false);
+    match pin::pin(
+        &args.source,
+        &args.revision,
+        args.root.as_ref(),
+        &args.names,
+        &interrupt,
+    ) {
+        Ok(bundles) => {
+            print!(
+                "{}",
+                pin::descriptor_entry(&args.source, &args.revision, args.root.as_ref(), &bundles)
+            );
+            Exit::Ok
+        }
+        Err(pin::PinError::Bundles(errors)) => {
+            for e in errors {
+                for line in e.lines() {
+                    eprintln!("error: {line}");
+                }
+            }
+            Exit::Invalid
+        }
+        Err(e) => {
+            eprintln!("error: {e} [{}]", e.code());
+            if let pin::PinError::Commit(skillfold::git::commit::CommitError::Symlinks {
+                paths,
+                ..
+            }) = &e
+            {
+                for p in paths {
+                    eprintln!("  symbolic link: {p}");
+                }
+            }
+            if e.is_retryable() {
+                Exit::Retryable
+            } else {
+                Exit::Invalid
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! `skillfold pin`: the reviewer's helper. Fetches one commit exactly as `prepare` would, applies
+//! every check, and prints the descriptor entry that pins the named bundles. It never writes a
+//! corpus; the fetch goes to a temporary directory that is removed afterwards.
+
+use std::fmt::Write as _;
+use std::sync::atomic::AtomicBool;
+
+use crate::bundle::Bundle;
+use crate::bundle_path::BundlePath;
+use crate::git::commit::{CommitError, PinnedCommit, TakeError};
+use crate::pin::CommitId;
+use crate::redact::RedactedUrl;
+use crate::skill_name::SkillName;
+
+/// The placeholder the reviewer must replace; `check` refuses it (`<` is range syntax).
+pub const VERSION_PLACEHOLDER: &str = "<version>";
+
+/// Why pinning failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PinError {
+    /// The URL carries credentials.
+    #[error(
+        "`{0}` carries credentials; provide them through a credential helper or GIT_ASKPASS instead"
+    )]
+    CredentialsInUrl(RedactedUrl),
+    /// The temporary directory could not be made.
+    #[error("cannot create a temporary directory: {0}")]
+    Temp(std::io::Error),
+    /// The commit could not be fetched or is refused.
+    #[error(transparent)]
+    Commit(#[from] CommitError),
+    /// Some named bundles cannot be pinned.
+    #[error("{} bundle(s) cannot be pinned", .0.len())]
+    Bundles(Vec<TakeError>),
+}
+
+impl PinError {
+    /// Stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            PinError::CredentialsInUrl(_) => "credentials_in_url",
+            PinError::Temp(_) => "io_error",
+            PinError::Commit(e) => e.code(),
+            PinError::Bundles(_) => "verification_failed",
+        }
+    }
+
+    /// Whether running again later may succeed.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            PinError::Temp(_) => true,
+            PinError::Commit(e) => e.is_retryable(),
+            _ => false,
+        }
+    }
+}
+
+/// Fetches `revision` of `url`, checks the bundles `names` under `root`, and returns them.
+pub fn pin(
+    url: &str,
+    revision: &CommitId,
+    root: Option<&BundlePath>,
+    names: &[SkillName],
+    interrupt: &AtomicBool,
+) -> Result<Vec<Bundle>, PinError> {
+    let shown = RedactedUrl::new(url);
+    if shown.had_credentials() {
+        return Err(PinError::CredentialsInUrl(shown));
+    }
+    let temp = tempfile::tempdir().map_err(PinError::Temp)?;
+    let commit = PinnedCommit::fetch(url, revision, &temp.path().join("repo.git"), interrupt)?;
+    let mut bundles = Vec::new();
+    let mut errors = Vec::new();
+    for name in names {
+        match commit.take(root, name) {
+            Ok(bundle) => bundles.push(bundle),
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(bundles)
+    } else {
+        Err(PinError::Bundles(errors))
+    }
+}
+
+/// The descriptor entry for the pinned bundles, with a reminder of what a pin is worth.
+pub fn descriptor_entry(
+    url: &str,
+    revision: &CommitId,
+    root: Option<&BundlePath>,
+    bundles: &[Bundle],
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# A pin is only as good as the review of the bytes it names: read every file of"
+    );
+    let _ = writeln!(
+        out,
+        "# these bundles at this commit, then replace each `{VERSION_PLACEHOLDER}` with the reviewed release."
+    );
+    let _ = writeln!(out, "- git:");
+    let _ = writeln!(out, "    source: {url}");
+    let _ = writeln!(out, "    revision: {revision}");
+    let _ = writeln!(
+        out,
+        "    directory: /var/lib/skillfold/{}  # the corpus `prepare` manages",
+        corpus_name(url)
+    );
+    if let Some(root) = root {
+        let _ = writeln!(out, "    root: {root}");
+    }
+    let _ = writeln!(out, "    approved:");
+    for bundle in bundles {
+        let declared = bundle
+            .declared_version()
+            .map(|v| format!("  # the bundle declares `{v}`"))
+            .unwrap_or_default();
+        let version = format!("\"{VERSION_PLACEHOLDER}\"{declared}");
+        let _ = writeln!(out, "      - name: {}", bundle.name());
+        let _ = writeln!(out, "        hash: {}", bundle.digest());
+        let _ = writeln!(out, "        version: {version}");
+    }
+    out
+}
+
+/// A directory name for the corpus of `url`: its last path segment without `.git`.
+fn corpus_name(url: &str) -> String {
+    let last = url
+        .trim_end_matches('/')
+        .rsplit(['/', ':'])
+        .next()
+        .unwrap_or("skills");
+    let name: String = last
+        .trim_end_matches(".git")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    if name.is_empty() {
+        "skills".to_owned()
+    } else {
+        name
+    }
+}

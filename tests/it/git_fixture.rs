@@ -1,0 +1,215 @@
+//! Git fixtures made with the real `git` CLI: a work repository that commits bundles and pushes
+//! to a bare repository, and a smart-HTTP server (lighttpd + `git http-backend`) on 127.0.0.1
+//! that the test starts and stops.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs git with a fixed identity and no user or system configuration.
+pub fn git(cwd: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(cwd)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Fixture")
+        .env("GIT_AUTHOR_EMAIL", "fixture@example.com")
+        .env("GIT_COMMITTER_NAME", "Fixture")
+        .env("GIT_COMMITTER_EMAIL", "fixture@example.com")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A work repository whose commits are pushed to `remote.git` beside it.
+pub struct Repo {
+    pub tmp: tempfile::TempDir,
+    pub work: PathBuf,
+    pub bare: PathBuf,
+    /// Gitlinks to add at the next commit (after `git add -A`, which would drop them).
+    gitlinks: std::cell::RefCell<Vec<(String, String)>>,
+}
+
+impl Repo {
+    pub fn new() -> Repo {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let work = tmp.path().join("work");
+        let bare = tmp.path().join("remote.git");
+        fs_err::create_dir(&work).expect("mkdir");
+        git(&work, &["init", "-q", "-b", "main"]);
+        git(tmp.path(), &["init", "-q", "--bare", "remote.git"]);
+        Repo {
+            tmp,
+            work,
+            bare,
+            gitlinks: Default::default(),
+        }
+    }
+
+    pub fn write(&self, rel: &str, bytes: &[u8]) {
+        let path = self.work.join(rel);
+        fs_err::create_dir_all(path.parent().expect("parent")).expect("mkdir -p");
+        fs_err::write(path, bytes).expect("write");
+    }
+
+    pub fn symlink(&self, target: &str, rel: &str) {
+        let path = self.work.join(rel);
+        fs_err::create_dir_all(path.parent().expect("parent")).expect("mkdir -p");
+        std::os::unix::fs::symlink(target, path).expect("symlink");
+    }
+
+    /// Adds a gitlink (submodule entry) at `rel` pointing to `commit`, at the next commit.
+    pub fn gitlink(&self, rel: &str, commit: &str) {
+        self.gitlinks
+            .borrow_mut()
+            .push((rel.to_owned(), commit.to_owned()));
+    }
+
+    /// A valid bundle `skills/<name>/` with a reference file.
+    pub fn bundle(&self, name: &str, extra: &str) {
+        self.write(
+            &format!("skills/{name}/SKILL.md"),
+            format!("---\nname: {name}\ndescription: The {name} skill{extra}.\n---\n# {name}\n\nSee references/guide.md.\n").as_bytes(),
+        );
+        self.write(
+            &format!("skills/{name}/references/guide.md"),
+            format!("# Guide for {name}\n").as_bytes(),
+        );
+    }
+
+    /// Commits everything, pushes `main`, returns the commit id.
+    pub fn commit(&self, message: &str) -> String {
+        git(&self.work, &["add", "-A"]);
+        for (rel, commit) in self.gitlinks.borrow().iter() {
+            git(
+                &self.work,
+                &[
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    &format!("160000,{commit},{rel}"),
+                ],
+            );
+        }
+        git(
+            &self.work,
+            &["commit", "-q", "--allow-empty", "-m", message],
+        );
+        git(
+            &self.work,
+            &[
+                "push",
+                "-q",
+                "-f",
+                self.bare.to_str().expect("utf8"),
+                "main",
+            ],
+        );
+        git(&self.work, &["rev-parse", "HEAD"])
+    }
+
+    pub fn file_url(&self) -> String {
+        format!("file://{}", self.bare.display())
+    }
+
+    /// The digest of `skills/<name>` at the work tree's current content.
+    pub fn digest(&self, name: &str) -> String {
+        let b = skillfold::bundle::Bundle::read_dir(&self.work.join("skills").join(name))
+            .expect("valid fixture bundle");
+        b.digest().to_string()
+    }
+}
+
+/// lighttpd + `git http-backend` serving every bare repository under `root` at
+/// `http://127.0.0.1:PORT/git/<name>.git`. Stopped on drop.
+pub struct HttpServer {
+    child: Child,
+    pub port: u16,
+    _state: tempfile::TempDir,
+}
+
+impl HttpServer {
+    pub fn start(root: &Path) -> HttpServer {
+        let state = tempfile::tempdir().expect("tempdir");
+        let port = free_port();
+        let backend = PathBuf::from(git(root, &["--exec-path"])).join("git-http-backend");
+        let conf = state.path().join("lighttpd.conf");
+        fs_err::write(
+            &conf,
+            format!(
+                r#"server.modules = ("mod_alias", "mod_cgi", "mod_setenv")
+server.document-root = "{root}"
+server.bind = "127.0.0.1"
+server.port = {port}
+server.errorlog = "{state}/error.log"
+alias.url = ("/git/" => "{backend}/")
+$HTTP["url"] =~ "^/git/" {{
+  cgi.assign = ("" => "")
+  setenv.add-environment = ("GIT_PROJECT_ROOT" => "{root}", "GIT_HTTP_EXPORT_ALL" => "")
+}}
+"#,
+                root = root.display(),
+                state = state.path().display(),
+                backend = backend.display(),
+            ),
+        )
+        .expect("write conf");
+        let child = Command::new(lighttpd())
+            .args(["-D", "-f"])
+            .arg(&conf)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start lighttpd (scripts/test installs it)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "lighttpd did not start on port {port}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        HttpServer {
+            child,
+            port,
+            _state: state,
+        }
+    }
+
+    pub fn url(&self, repo: &str) -> String {
+        format!("http://127.0.0.1:{}/git/{repo}", self.port)
+    }
+
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn lighttpd() -> PathBuf {
+    for dir in ["/usr/sbin", "/usr/local/sbin", "/usr/bin"] {
+        let p = Path::new(dir).join("lighttpd");
+        if p.exists() {
+            return p;
+        }
+    }
+    PathBuf::from("lighttpd")
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    listener.local_addr().expect("addr").port()
+}

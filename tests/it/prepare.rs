@@ -1,0 +1,735 @@
+//! `skillfold check`, `prepare` and `pin` end to end, against bare repositories made with the
+//! real `git` CLI, over `file://` and over smart HTTP served on 127.0.0.1 by
+//! `git http-backend` behind lighttpd. No other network.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use super::git_fixture::{HttpServer, Repo, git};
+use super::util::{stderr, stdout};
+
+/// A descriptor, a corpus directory and the environment to run `skillfold` in.
+struct Setup {
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        Setup {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    fn corpus(&self) -> PathBuf {
+        self.dir.path().join("corpus")
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("skillfold.yaml")
+    }
+
+    /// Writes a descriptor with one Git source.
+    fn git_source(&self, url: &str, commit: &str, pins: &[(&str, &str, &str)]) {
+        let mut text = format!(
+            "skills:\n  - git:\n      source: {url}\n      revision: {commit}\n      directory: corpus\n      root: skills\n      approved:\n"
+        );
+        for (name, version, hash) in pins {
+            text.push_str(&format!(
+                "        - {{ name: {name}, version: '{version}', hash: {hash} }}\n"
+            ));
+        }
+        fs_err::write(self.config(), text).expect("write descriptor");
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillfold"));
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env("SKILLFOLD_CONFIG", self.config())
+            .env_remove(skillfold::failpoint::ENV)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run skillfold")
+    }
+
+    /// `(name, digest)` of every bundle published at `current/`, verified with the safe reader.
+    fn published(&self) -> Vec<(String, String)> {
+        let current = self.corpus().join("current");
+        let mut out = Vec::new();
+        for entry in fs_err::read_dir(&current).expect("current exists") {
+            let path = entry.expect("entry").path();
+            let bundle =
+                skillfold::bundle::Bundle::read_dir(&path).expect("published bundle is valid");
+            out.push((bundle.name().to_string(), bundle.digest().to_string()));
+        }
+        out.sort();
+        out
+    }
+
+    fn staging_and_fetch_are_empty(&self) -> bool {
+        ["staging", "fetch"].iter().all(|sub| {
+            fs_err::read_dir(self.corpus().join(".skillfold").join(sub))
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(true)
+        })
+    }
+}
+
+/// A repository with bundles `alpha` and `beta` (and an unapproved `gamma`).
+fn two_bundles() -> (Repo, String) {
+    let repo = Repo::new();
+    repo.bundle("alpha", "");
+    repo.bundle("beta", "");
+    repo.bundle("gamma", "");
+    repo.write("README.md", b"# skills\n");
+    let commit = repo.commit("bundles");
+    (repo, commit)
+}
+
+fn pins(repo: &Repo) -> Vec<(String, String, String)> {
+    ["alpha", "beta"]
+        .iter()
+        .map(|n| (n.to_string(), "1.0.0".to_string(), repo.digest(n)))
+        .collect()
+}
+
+fn as_refs(p: &[(String, String, String)]) -> Vec<(&str, &str, &str)> {
+    p.iter()
+        .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
+        .collect()
+}
+
+fn code(o: &Output) -> Option<i32> {
+    o.status.code()
+}
+
+#[test]
+fn file_url_happy_path_publishes_every_approved_bundle() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    let p = pins(&repo);
+    s.git_source(&repo.file_url(), &commit, &as_refs(&p));
+    let check = s.run(&["check"]);
+    assert_eq!(code(&check), Some(0), "{}", stderr(&check));
+    let out = s.run(&["prepare", "--json"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let published = s.published();
+    assert_eq!(
+        published,
+        vec![
+            ("alpha".into(), p[0].2.clone()),
+            ("beta".into(), p[1].2.clone())
+        ]
+    );
+    // Read-only regular files, laid out as <name>/SKILL.md.
+    let md = s.corpus().join("current/alpha/SKILL.md");
+    let meta = fs_err::symlink_metadata(&md).expect("SKILL.md");
+    assert!(meta.is_file());
+    assert!(meta.permissions().readonly());
+    // The report.
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["sources"][0]["kind"], "git");
+    assert_eq!(report["sources"][0]["commit"], commit.as_str());
+    assert_eq!(report["sources"][0]["bundles"][0]["status"], "published");
+    assert!(report["duration_ms"].is_u64());
+    // The manifest records every file.
+    let gen_id = report["sources"][0]["generation"]
+        .as_str()
+        .expect("generation");
+    let manifest = fs_err::read_to_string(
+        s.corpus()
+            .join(format!(".skillfold/manifests/{gen_id}.json")),
+    )
+    .expect("manifest");
+    let manifest: serde_json::Value = serde_json::from_str(&manifest).expect("json");
+    assert_eq!(
+        manifest["bundles"][0]["files"][1]["path"],
+        "references/guide.md"
+    );
+    assert_eq!(manifest["source"]["commit"], commit.as_str());
+    assert!(s.staging_and_fetch_are_empty());
+}
+
+#[test]
+fn http_happy_path_then_warm_path_without_network() {
+    let (repo, commit) = two_bundles();
+    let mut server = HttpServer::start(repo.tmp.path());
+    let s = Setup::new();
+    let p = pins(&repo);
+    s.git_source(&server.url("remote.git"), &commit, &as_refs(&p));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert_eq!(s.published().len(), 2);
+    // Prove the warm path needs no network: the server is gone.
+    server.stop();
+    let warm = s.run(&["prepare", "--json"]);
+    assert_eq!(code(&warm), Some(0), "{}", stderr(&warm));
+    let report: serde_json::Value = serde_json::from_slice(&warm.stdout).expect("json");
+    assert_eq!(report["sources"][0]["bundles"][0]["status"], "up-to-date");
+}
+
+#[test]
+fn warm_path_repairs_a_tampered_corpus() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    let p = pins(&repo);
+    s.git_source(&repo.file_url(), &commit, &as_refs(&p));
+    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    let md = s.corpus().join("current/alpha/references/guide.md");
+    let mut perms = fs_err::metadata(&md).expect("meta").permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    fs_err::set_permissions(&md, perms).expect("chmod");
+    fs_err::write(&md, b"tampered\n").expect("write");
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no longer verifies"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(s.published()[0].1, p[0].2);
+}
+
+#[test]
+fn revision_that_is_not_a_full_commit_id_is_a_configuration_error() {
+    let (repo, commit) = two_bundles();
+    let p = pins(&repo);
+    for bad in ["main", &commit[..12]] {
+        let s = Setup::new();
+        s.git_source(&repo.file_url(), bad, &as_refs(&p));
+        let check = s.run(&["check"]);
+        assert_eq!(code(&check), Some(2), "{bad}");
+        assert!(
+            stderr(&check).contains("[revision_not_commit]"),
+            "{}",
+            stderr(&check)
+        );
+        let prep = s.run(&["prepare"]);
+        assert_eq!(code(&prep), Some(2), "{bad}");
+    }
+}
+
+#[test]
+fn tree_id_as_pin_is_refused_with_exit_2() {
+    let (repo, commit) = two_bundles();
+    let tree = git(&repo.work, &["rev-parse", &format!("{commit}^{{tree}}")]);
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &tree, &as_refs(&pins(&repo)));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not_a_commit") || stderr(&out).contains("commit_not_found"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn commit_not_on_the_server_is_retryable() {
+    let (repo, _) = two_bundles();
+    let s = Setup::new();
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    s.git_source(&repo.file_url(), missing, &as_refs(&pins(&repo)));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[commit_not_found]"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(s.staging_and_fetch_are_empty());
+}
+
+#[test]
+fn unreachable_source_is_retryable() {
+    let s = Setup::new();
+    let (repo, commit) = two_bundles();
+    // Nothing listens on this port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    s.git_source(
+        &format!("http://127.0.0.1:{port}/git/remote.git"),
+        &commit,
+        &as_refs(&pins(&repo)),
+    );
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+}
+
+#[test]
+fn digest_mismatch_fails_and_keeps_the_old_corpus() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    let p = pins(&repo);
+    s.git_source(&repo.file_url(), &commit, &as_refs(&p));
+    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    let before = s.published();
+    // A new commit changes alpha, but the pin still names the old digest.
+    repo.write("skills/alpha/references/guide.md", b"# changed\n");
+    let newer = repo.commit("change alpha");
+    s.git_source(&repo.file_url(), &newer, &as_refs(&p));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[digest_mismatch]"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        s.published(),
+        before,
+        "the previous generation stays published"
+    );
+    assert!(s.staging_and_fetch_are_empty());
+}
+
+#[test]
+fn version_mismatch_is_refused() {
+    let repo = Repo::new();
+    repo.write(
+        "skills/alpha/SKILL.md",
+        b"---\nname: alpha\ndescription: Alpha.\nmetadata:\n  version: 2.0.0\n---\nBody\n",
+    );
+    let commit = repo.commit("versioned");
+    let s = Setup::new();
+    s.git_source(
+        &repo.file_url(),
+        &commit,
+        &[("alpha", "1.0.0", &repo.digest("alpha"))],
+    );
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[version_mismatch]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn symlink_anywhere_in_the_tree_refuses_the_source() {
+    let (repo, _) = two_bundles();
+    repo.symlink("../README.md", "docs/link.md");
+    let commit = repo.commit("a link outside the bundles");
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[symlink_in_tree]"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("docs/link.md"), "{}", stderr(&out));
+    assert!(!s.corpus().join("current").exists());
+}
+
+#[test]
+fn symlink_gitlink_and_lfs_pointer_inside_a_bundle_are_named() {
+    // Symlink inside the selected bundle.
+    let (repo, _) = two_bundles();
+    let p = pins(&repo);
+    repo.symlink("guide.md", "skills/alpha/references/link.md");
+    let commit = repo.commit("link in alpha");
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&p));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(2));
+    assert!(
+        stderr(&out).contains("skills/alpha/references/link.md"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Gitlink and LFS pointer inside the selected bundle.
+    let (repo, base) = two_bundles();
+    repo.write(
+        "skills/alpha/assets/big.bin",
+        b"version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n",
+    );
+    repo.gitlink("skills/alpha/vendor", &base);
+    let commit = repo.commit("gitlink and lfs in alpha");
+    let s = Setup::new();
+    let alpha_pin = [(
+        "alpha",
+        "1.0.0",
+        "0000000000000000000000000000000000000000000000000000000000000000",
+    )];
+    s.git_source(&repo.file_url(), &commit, &alpha_pin);
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("skills/alpha/vendor") && err.contains("[gitlink]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("skills/alpha/assets/big.bin") && err.contains("[lfs_pointer]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn gitlink_outside_the_bundles_is_reported_not_followed() {
+    let (repo, base) = two_bundles();
+    repo.gitlink("vendor/lib", &base);
+    let commit = repo.commit("gitlink outside");
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("vendor/lib"), "{}", stderr(&out));
+}
+
+#[test]
+fn missing_approved_name_is_refused() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    let mut p = pins(&repo);
+    p.push(("delta".into(), "1.0.0".into(), p[0].2.replace('a', "b")));
+    s.git_source(&repo.file_url(), &commit, &as_refs(&p));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[bundle_missing]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn invalid_bundle_in_the_commit_lists_every_problem() {
+    let repo = Repo::new();
+    repo.write(
+        "skills/alpha/SKILL.md",
+        b"---\nname: alpha\ndescription: ''\n---\n",
+    );
+    repo.write("skills/alpha/.env", b"SECRET=1\n");
+    let commit = repo.commit("broken");
+    let s = Setup::new();
+    let zero = "0".repeat(64);
+    s.git_source(&repo.file_url(), &commit, &[("alpha", "1", &zero)]);
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("[hidden_path]") && err.contains("[description_blank]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn local_bundle_is_verified_in_place() {
+    let s = Setup::new();
+    let skill =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills/commit-message");
+    let digest = skillfold::bundle::Bundle::read_dir(&skill)
+        .expect("example")
+        .digest()
+        .to_string();
+    let write = |hash: &str| {
+        fs_err::write(
+            s.config(),
+            format!("skills:\n  - local: {{ name: commit-message, version: '1.0.0', directory: {}, hash: {hash} }}\n", skill.display()),
+        )
+        .expect("write");
+    };
+    write(&digest);
+    let ok = s.run(&["prepare"]);
+    assert_eq!(code(&ok), Some(0), "{}", stderr(&ok));
+    write(&digest.replace('b', "c"));
+    let bad = s.run(&["prepare"]);
+    assert_eq!(code(&bad), Some(2));
+    assert!(
+        stderr(&bad).contains("[digest_mismatch]"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
+fn credentials_in_the_url_never_appear_in_output() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(
+        "https://alice:s3cret-token@git.example.com/skills.git",
+        &commit,
+        &as_refs(&pins(&repo)),
+    );
+    for args in [&["check"][..], &["prepare", "--json"][..]] {
+        let out = s.run(args);
+        assert_eq!(code(&out), Some(2));
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(all.contains("[credentials_in_url]"), "{all}");
+        assert!(
+            !all.contains("s3cret-token") && !all.contains("alice"),
+            "{all}"
+        );
+    }
+    let pin = s.run(&[
+        "pin",
+        "--source",
+        "https://alice:s3cret-token@git.example.com/s.git",
+        "--revision",
+        &commit,
+        "alpha",
+    ]);
+    assert_eq!(code(&pin), Some(2));
+    let all = format!("{}{}", stdout(&pin), stderr(&pin));
+    assert!(!all.contains("s3cret-token"), "{all}");
+}
+
+#[test]
+fn termination_log_receives_the_failure() {
+    let (repo, _) = two_bundles();
+    let s = Setup::new();
+    s.git_source(
+        &repo.file_url(),
+        "0123456789abcdef0123456789abcdef01234567",
+        &as_refs(&pins(&repo)),
+    );
+    let log = s.dir.path().join("termination.log");
+    let out = s.run(&["prepare", "--termination-log", log.to_str().unwrap()]);
+    assert_eq!(code(&out), Some(1));
+    let text = fs_err::read_to_string(&log).expect("log written");
+    assert!(text.contains("[commit_not_found]"), "{text}");
+}
+
+#[test]
+fn rollback_returns_to_the_previous_generation() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    let p1 = pins(&repo);
+    s.git_source(&repo.file_url(), &commit, &as_refs(&p1));
+    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    let first = s.published();
+    repo.write("skills/alpha/references/guide.md", b"# v2\n");
+    let newer = repo.commit("v2");
+    let p2 = pins(&repo);
+    s.git_source(&repo.file_url(), &newer, &as_refs(&p2));
+    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    assert_ne!(s.published(), first);
+    let out = s.run(&["prepare", "--rollback"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert_eq!(s.published(), first);
+}
+
+#[test]
+fn pin_prints_an_entry_that_prepare_accepts_once_versions_are_filled() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    let out = s.run(&[
+        "pin",
+        "--source",
+        &repo.file_url(),
+        "--revision",
+        &commit,
+        "--root",
+        "skills",
+        "alpha",
+        "beta",
+    ]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let entry = stdout(&out);
+    assert!(entry.contains("only as good as the review"), "{entry}");
+    assert!(entry.contains(&repo.digest("alpha")) && entry.contains(&repo.digest("beta")));
+    let corpus = s.corpus();
+    let mut descriptor = format!(
+        "skills:\n{}",
+        entry.replace("/var/lib/skillfold/remote", corpus.to_str().unwrap())
+    );
+    // Unfilled placeholders are refused by `check`.
+    fs_err::write(s.config(), &descriptor).expect("write");
+    assert_eq!(code(&s.run(&["check"])), Some(2));
+    descriptor = descriptor.replace("\"<version>\"", "\"1.0.0\"");
+    fs_err::write(s.config(), &descriptor).expect("write");
+    let prep = s.run(&["prepare"]);
+    assert_eq!(code(&prep), Some(0), "{}\n{descriptor}", stderr(&prep));
+    assert!(
+        !corpus
+            .join(".skillfold/staging")
+            .read_dir()
+            .unwrap()
+            .any(|_| true)
+    );
+}
+
+// --- concurrency, signals and crashes -----------------------------------------------------------
+
+/// A `git-upload-pack` on PATH that waits before serving, so a fetch over `file://` is slow.
+fn slow_upload_pack(dir: &Path, seconds: u32) -> String {
+    let bin = dir.join("slow-bin");
+    fs_err::create_dir_all(&bin).expect("mkdir");
+    let script = bin.join("git-upload-pack");
+    fs_err::write(
+        &script,
+        format!("#!/bin/sh\nsleep {seconds}\nexec git upload-pack \"$@\"\n"),
+    )
+    .expect("write");
+    use std::os::unix::fs::PermissionsExt as _;
+    fs_err::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Waits until the corpus guard records a holder.
+fn wait_for_guard(corpus: &Path) {
+    let guard = corpus.join(".skillfold/guard");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while fs_err::read_to_string(&guard)
+        .map(|t| t.is_empty())
+        .unwrap_or(true)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the first preparer never took the guard"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn two_concurrent_preparers_exactly_one_proceeds() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    let path = slow_upload_pack(s.dir.path(), 2);
+    let first = s
+        .command(&["prepare"])
+        .env("PATH", &path)
+        .spawn()
+        .expect("spawn");
+    wait_for_guard(&s.corpus());
+    let second = s.run(&["prepare"]);
+    assert_eq!(code(&second), Some(1), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("[guard_held]"),
+        "{}",
+        stderr(&second)
+    );
+    assert!(
+        stderr(&second).contains("is being prepared by pid"),
+        "{}",
+        stderr(&second)
+    );
+    let first = first.wait_with_output().expect("wait");
+    assert_eq!(code(&first), Some(0), "{}", stderr(&first));
+}
+
+#[test]
+fn guard_of_a_killed_preparer_is_recovered() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    let path = slow_upload_pack(s.dir.path(), 30);
+    let mut first = s
+        .command(&["prepare"])
+        .env("PATH", &path)
+        .spawn()
+        .expect("spawn");
+    wait_for_guard(&s.corpus());
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(first.id() as i32).expect("pid"),
+        rustix::process::Signal::KILL,
+    )
+    .expect("kill");
+    let _ = first.wait();
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("recovered the guard"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(s.staging_and_fetch_are_empty());
+}
+
+#[test]
+fn sigterm_during_a_slow_fetch_cleans_up_and_keeps_the_old_corpus() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    let p = pins(&repo);
+    s.git_source(&repo.file_url(), &commit, &as_refs(&p));
+    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    let before = s.published();
+    repo.write("skills/beta/references/guide.md", b"# beta v2\n");
+    let newer = repo.commit("beta v2");
+    s.git_source(&repo.file_url(), &newer, &as_refs(&pins(&repo)));
+    let path = slow_upload_pack(s.dir.path(), 3);
+    let child = s
+        .command(&["prepare"])
+        .env("PATH", &path)
+        .spawn()
+        .expect("spawn");
+    wait_for_guard(&s.corpus());
+    std::thread::sleep(Duration::from_millis(300));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(child.id() as i32).expect("pid"),
+        rustix::process::Signal::TERM,
+    )
+    .expect("kill");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+    assert!(s.staging_and_fetch_are_empty(), "no staging left behind");
+    assert_eq!(s.published(), before);
+}
+
+#[test]
+fn a_crash_at_any_step_of_promotion_leaves_the_old_or_the_new_generation() {
+    let (repo, commit) = two_bundles();
+    let old_pins = pins(&repo);
+    repo.write("skills/alpha/references/guide.md", b"# alpha v2\n");
+    let newer = repo.commit("alpha v2");
+    let new_pins = pins(&repo);
+    let old: Vec<(String, String)> = old_pins
+        .iter()
+        .map(|(n, _, h)| (n.clone(), h.clone()))
+        .collect();
+    let new: Vec<(String, String)> = new_pins
+        .iter()
+        .map(|(n, _, h)| (n.clone(), h.clone()))
+        .collect();
+    for point in [
+        "staged",
+        "manifest-written",
+        "generation-renamed",
+        "link-created",
+        "link-flipped",
+        "cleaned",
+    ] {
+        let s = Setup::new();
+        s.git_source(&repo.file_url(), &commit, &as_refs(&old_pins));
+        assert_eq!(code(&s.run(&["prepare"])), Some(0));
+        s.git_source(&repo.file_url(), &newer, &as_refs(&new_pins));
+        let crashed = s
+            .command(&["prepare"])
+            .env(skillfold::failpoint::ENV, point)
+            .output()
+            .expect("run");
+        assert_ne!(
+            code(&crashed),
+            Some(0),
+            "{point}: the fail point must abort"
+        );
+        let now = s.published();
+        assert!(now == old || now == new, "{point}: published {now:?}");
+        // The next preparation succeeds and publishes the new pins.
+        let again = s.run(&["prepare"]);
+        assert_eq!(code(&again), Some(0), "{point}: {}", stderr(&again));
+        assert_eq!(s.published(), new, "{point}");
+        assert!(s.staging_and_fetch_are_empty(), "{point}");
+    }
+}
