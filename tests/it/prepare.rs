@@ -566,15 +566,17 @@ fn pin_prints_an_entry_that_prepare_accepts_once_versions_are_filled() {
 // --- concurrency, signals and crashes -----------------------------------------------------------
 
 /// A `git-upload-pack` on PATH that waits before serving, so a fetch over `file://` is slow.
+/// It touches `slow-bin/started` first, so tests know the fetch is under way.
 fn slow_upload_pack(dir: &Path, seconds: u32) -> String {
     let bin = dir.join("slow-bin");
     fs_err::create_dir_all(&bin).expect("mkdir");
     let script = bin.join("git-upload-pack");
-    fs_err::write(
-        &script,
-        format!("#!/bin/sh\nsleep {seconds}\nexec git upload-pack \"$@\"\n"),
-    )
-    .expect("write");
+    let marker = bin.join("started");
+    let body = format!(
+        "#!/bin/sh\ntouch '{}'\nsleep {seconds}\nexec git upload-pack \"$@\"\n",
+        marker.display()
+    );
+    fs_err::write(&script, body).expect("write");
     use std::os::unix::fs::PermissionsExt as _;
     fs_err::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     format!(
@@ -584,17 +586,16 @@ fn slow_upload_pack(dir: &Path, seconds: u32) -> String {
     )
 }
 
-/// Waits until the corpus guard records a holder.
-fn wait_for_guard(corpus: &Path) {
-    let guard = corpus.join(".skillfold/guard");
+/// Waits until the slow `git-upload-pack` of [`slow_upload_pack`] runs: the preparer holds its
+/// guard and is in the middle of its fetch (and done spawning, so no child of it still shares
+/// its open files).
+fn wait_for_fetch(dir: &Path) {
+    let marker = dir.join("slow-bin/started");
     let deadline = Instant::now() + Duration::from_secs(20);
-    while fs_err::read_to_string(&guard)
-        .map(|t| t.is_empty())
-        .unwrap_or(true)
-    {
+    while !marker.exists() {
         assert!(
             Instant::now() < deadline,
-            "the first preparer never took the guard"
+            "the first preparer never started fetching"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -611,7 +612,7 @@ fn two_concurrent_preparers_exactly_one_proceeds() {
         .env("PATH", &path)
         .spawn()
         .expect("spawn");
-    wait_for_guard(&s.corpus());
+    wait_for_fetch(s.dir.path());
     let second = s.run(&["prepare"]);
     assert_eq!(code(&second), Some(1), "{}", stderr(&second));
     assert!(
@@ -639,7 +640,7 @@ fn guard_of_a_killed_preparer_is_recovered() {
         .env("PATH", &path)
         .spawn()
         .expect("spawn");
-    wait_for_guard(&s.corpus());
+    wait_for_fetch(s.dir.path());
     rustix::process::kill_process(
         rustix::process::Pid::from_raw(first.id() as i32).expect("pid"),
         rustix::process::Signal::KILL,
@@ -673,7 +674,7 @@ fn sigterm_during_a_slow_fetch_cleans_up_and_keeps_the_old_corpus() {
         .env("PATH", &path)
         .spawn()
         .expect("spawn");
-    wait_for_guard(&s.corpus());
+    wait_for_fetch(s.dir.path());
     std::thread::sleep(Duration::from_millis(300));
     rustix::process::kill_process(
         rustix::process::Pid::from_raw(child.id() as i32).expect("pid"),
