@@ -35,6 +35,7 @@ correctness failure or a failed command.
 
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -81,6 +82,16 @@ def run_measured(argv, env, cwd=None, stdout=subprocess.DEVNULL):
     if proc.returncode != 0:
         raise RuntimeError(f"exit {proc.returncode}: {' '.join(argv)}\n{diag.decode(errors='replace')}")
     return wall, peak, usage.ru_utime + usage.ru_stime, text
+
+
+def cpu_busy():
+    """Seconds of CPU used system-wide (all CPUs, idle and iowait excluded), and ours."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    busy = sum(fields) - fields[3] - fields[4]  # minus idle, iowait
+    own = sum(getattr(resource.getrusage(w), k) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+              for k in ("ru_utime", "ru_stime"))
+    return busy / os.sysconf("SC_CLK_TCK"), own
 
 
 def tree_files(base):
@@ -196,6 +207,8 @@ def main():
                       f"git -C d archive {commit} {' '.join(folders)} | tar -x -C out")
         cold, warm, peer, internal = [], [], [], []
 
+        busy0, own0 = cpu_busy()
+        wall0 = time.perf_counter()
         for i in range(WARMUP + rounds):
             d = tempfile.mkdtemp(dir=base)
             corpus, out = os.path.join(d, "corpus"), os.path.join(d, "out")
@@ -232,8 +245,11 @@ def main():
     finally:
         if server is not None:
             server.terminate()
-            server.wait()
+            server.wait()  # reaps lighttpd, so its CGI children's CPU counts as ours below
         shutil.rmtree(base, ignore_errors=True)
+    busy1, own1 = cpu_busy()
+    elapsed = time.perf_counter() - wall0
+    foreign = max(0.0, (busy1 - busy0) - (own1 - own0)) / elapsed / os.cpu_count()
 
     def col(samples, k):
         return [s[k] for s in samples]
@@ -259,6 +275,8 @@ def main():
     print(f"ratio skillfold/git wall (medians): {wall:.2f}x  (target <= 0.75x) {ok(wall <= 0.75)}")
     print(f"ratio skillfold/git RSS  (medians): {rss:.2f}x  (target <= 1.50x) {ok(rss <= 1.5)}")
     print(f"warm prepare median: {warm_ms:.1f} ms  (target <= 30 ms) {ok(warm_ms <= 30)}")
+    print(f"other processes used {foreign * 100:.0f}% of the {os.cpu_count()} CPUs while measuring"
+          + ("  ** machine busy: numbers unreliable **" if foreign > 0.05 else ""))
     print("peak RSS: " + ("/usr/bin/time -f %M (max over the command and every process it "
                           "reaped; for git the largest single process of the pipeline)" if TIME
                           else "os.wait4 ru_maxrss (floor: the benchmark's own RSS)"))

@@ -46,6 +46,7 @@ pub mod pin;
 pub mod problem;
 pub mod redact;
 pub mod safe_read;
+pub mod schemas;
 pub mod skill_name;
 mod time;
 pub mod verify;

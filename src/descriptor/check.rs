@@ -218,6 +218,18 @@ impl Checker<'_> {
         Some(out)
     }
 
+    /// A plain relative path (no scheme, not `host:path`) names a repository relative to the
+    /// descriptor's folder, like every other path in the file.
+    fn source_url(&self, source: &str) -> String {
+        let scp_like = source
+            .split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'));
+        if source.contains("://") || scp_like || Path::new(source).is_absolute() {
+            return source.to_owned();
+        }
+        self.base.join(source).display().to_string()
+    }
+
     fn git(&mut self, spec: &GitSpec, location: &str) -> Option<GitSource> {
         let before = self.problems.len();
         let shown = RedactedUrl::new(&spec.source);
@@ -287,7 +299,7 @@ impl Checker<'_> {
             return None;
         }
         Some(GitSource {
-            url: spec.source.clone(),
+            url: self.source_url(&spec.source),
             shown,
             revision: revision?,
             directory: directory?,
@@ -446,12 +458,40 @@ mod tests {
         let d = parse(&yaml).expect("parse");
         let plan = check(&d, Path::new("/base")).expect("valid");
         assert_eq!(plan.sources.len(), 3);
+        let Source::Git(g) = &plan.sources[0] else {
+            panic!()
+        };
+        assert_eq!(g.url, "https://example.com/s.git");
         assert_eq!(plan.sources_for(Some("sec")).len(), 3);
         assert_eq!(plan.sources_for(None).len(), 2);
         let Source::Local(l) = &plan.sources[1] else {
             panic!()
         };
         assert_eq!(l.directory, Path::new("/base/rel/b"));
+    }
+
+    #[test]
+    fn relative_repository_paths_are_resolved_against_the_descriptor() {
+        let yaml = format!(
+            "skills:\n{}",
+            git("a", "/d").replace("https://example.com/s.git", "../repos/s.git")
+        );
+        let plan = check(&parse(&yaml).unwrap(), Path::new("/base/conf")).unwrap();
+        let Source::Git(g) = &plan.sources[0] else {
+            panic!()
+        };
+        assert_eq!(g.url, "/base/conf/../repos/s.git");
+        for kept in ["git@host:org/s.git", "/abs/s.git", "ssh://h/s.git"] {
+            let yaml = format!(
+                "skills:\n{}",
+                git("a", "/d").replace("https://example.com/s.git", kept)
+            );
+            let plan = check(&parse(&yaml).unwrap(), Path::new("/base")).unwrap();
+            let Source::Git(g) = &plan.sources[0] else {
+                panic!()
+            };
+            assert_eq!(g.url, kept);
+        }
     }
 
     #[test]

@@ -73,8 +73,9 @@ pub enum SkillSource {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GitSpec {
-    /// Repository URL (`https://`, `http://`, `file://`, `ssh://`, or a path). Never put
-    /// credentials here: they come from the environment or a credential helper.
+    /// Repository URL (`https://`, `http://`, `file://`, `ssh://`, `host:path`, or a path; a
+    /// relative path is resolved against the descriptor's folder). Never put credentials here:
+    /// they come from a credential helper or `GIT_ASKPASS`.
     pub source: String,
     /// The full commit id to fetch: 40 lowercase hex digits (SHA-1) or 64 (SHA-256). Branches,
     /// tags and abbreviated ids are refused.

@@ -2,7 +2,9 @@
 
 mod cli_hash;
 mod digest_vectors;
+mod examples;
 mod git_fixture;
 mod prepare;
 mod safe_read;
+mod schemas;
 mod util;

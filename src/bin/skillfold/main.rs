@@ -28,6 +28,7 @@ enum Command {
     Prepare(commands::prepare::PrepareArgs),
     #[cfg(feature = "git")]
     Pin(commands::pin::PinArgs),
+    Schema(commands::schema::SchemaArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
         Command::Prepare(args) => commands::prepare::run(args),
         #[cfg(feature = "git")]
         Command::Pin(args) => commands::pin::run(args),
+        Command::Schema(args) => commands::schema::run(args),
     };
     ExitCode::from(code as u8)
 }

@@ -1,0 +1,41 @@
+//! `skillfold schema`: write the JSON Schemas.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::exit::Exit;
+
+/// Write the JSON Schemas of the descriptor (and, later, of every tool input and output).
+///
+/// Without `--out`, prints the descriptor's schema on stdout. With `--out DIR`, writes every
+/// schema into DIR (as committed under `schemas/` in the repository).
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Write every schema into this directory.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+pub fn run(args: SchemaArgs) -> Exit {
+    let schemas = skillfold::schemas::all();
+    let Some(dir) = args.out else {
+        if let Some((_, schema)) = schemas.first() {
+            print!("{}", skillfold::schemas::render(schema));
+        }
+        return Exit::Ok;
+    };
+    if let Err(e) = fs_err::create_dir_all(&dir) {
+        eprintln!("error: {e}");
+        return Exit::Retryable;
+    }
+    for (name, schema) in &schemas {
+        let path = dir.join(name);
+        if let Err(e) = fs_err::write(&path, skillfold::schemas::render(schema)) {
+            eprintln!("error: {e}");
+            return Exit::Retryable;
+        }
+        eprintln!("wrote {}", path.display());
+    }
+    Exit::Ok
+}
