@@ -3,9 +3,10 @@
 //!
 //! # A tour of the crate
 //!
-//! Bundle bytes take one road into the program, and every module owns one stretch of it:
+//! Bundle bytes take one road into the program, and every module owns one stretch of it.
 //!
-//! - [`limits`]: the bounds of the bundle format (file sizes, counts, depth), in one table.
+//! **The bundle format** (DESIGN §2)
+//! - [`limits`]: the bounds of the format (file sizes, counts, depth), in one table.
 //! - [`bundle_path`]: the path grammar — relative POSIX paths that cannot leave the bundle.
 //! - [`file_set`]: the in-memory file set and the builder that enforces paths and bounds as
 //!   entries arrive; the only way bundle bytes enter.
@@ -14,11 +15,26 @@
 //! - [`yaml`]: the one YAML reader, keeping the facts (anchors, tags, flow style) dialects need.
 //! - [`frontmatter`]: `SKILL.md` in the bundle dialect — fences, bounds, strict YAML, `name`,
 //!   `description`.
-//! - [`skill_name`] and [`version`]: the identifiers of a pin.
+//! - [`skill_name`] and [`version`]: the identifiers of a pin; [`pin`]: `{name, version, hash}`
+//!   and full commit ids.
 //! - [`digest`]: the `chamvi-skill-bundle-v1` digest, its grammar in the module doc.
 //! - [`bundle`]: a checked bundle (content rules + frontmatter + digest), or every problem.
 //! - [`problem`]: problems with stable codes, paths, bounds and messages.
-//! - [`ops`]: the operations the CLI commands call.
+//! - [`verify`]: a bundle against its pin (name, declared version, digest, changed files).
+//!
+//! **Preparation** (DESIGN §3)
+//! - [`descriptor`]: `skillfold.yaml` — its shape, its JSON Schema, and the static checks that
+//!   turn it into a plan.
+//! - [`git`] (feature `git`): fetch one pinned commit with gix, walk its whole tree, take the
+//!   approved bundles from the object database.
+//! - [`corpus`]: the managed corpus — the guard, staged generations, the atomic `current` flip,
+//!   manifests, rollback.
+//! - [`redact`]: URLs with credentials removed, for every message.
+//! - [`failpoint`]: crash injection for the promotion tests.
+//!
+//! **Surfaces**
+//! - [`ops`]: the operations the CLI commands call (`hash`, `check`, `prepare`, `pin`).
+//! - [`schemas`]: the JSON Schemas committed under `schemas/`.
 //!
 //! # Example
 //!

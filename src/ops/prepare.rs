@@ -274,6 +274,7 @@ impl<'a> GitRun<'a> {
         self.options.progress.step(&self.git.location, message);
     }
 
+    #[cfg_attr(not(feature = "git"), allow(dead_code))]
     fn note(&self, message: &str) {
         self.options.progress.note(&self.git.location, message);
     }
