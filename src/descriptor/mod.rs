@@ -22,7 +22,7 @@
 //! resolved against the descriptor's own directory. [`check`] turns a parsed descriptor into a
 //! checked [`Plan`], listing every problem.
 
-pub mod check;
+pub mod plan;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use check::{DescriptorProblem, Plan, check};
+pub use plan::{DescriptorProblem, Plan, check};
 
 /// Where the descriptor is looked for when no `-c/--config` or `SKILLFOLD_CONFIG` is given.
 pub const DEFAULT_PATH: &str = "skillfold.yaml";

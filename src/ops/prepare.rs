@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::corpus::manifest::{self, ManifestBundle, ManifestSource};
 use crate::corpus::store::Staging;
 use crate::corpus::{Corpus, Manifest};
-use crate::descriptor::check::{GitSource, LocalSource, Plan, Source};
+use crate::descriptor::plan::{GitSource, LocalSource, Plan, Source};
 use crate::pin::Pin;
 use crate::verify;
 
