@@ -4,8 +4,8 @@
 //!   corpus's file system), opened with [`gix::open::Options::isolated`]: no system or global
 //!   Git configuration and no `GIT_*` variables change what is fetched or from where. Only what
 //!   authentication needs is carried over on purpose: the user's `credential.helper` entries, and
-//!   `GIT_ASKPASS` / `SSH_ASKPASS` as `core.askPass`. Terminal prompts are disabled, so a run
-//!   without a terminal never blocks on a password.
+//!   `GIT_ASKPASS` / `SSH_ASKPASS` as `core.askPass`. Without an askpass program, terminal
+//!   prompts are disabled, so a run never blocks on a password.
 //! - First try: `want <commit>` with depth 1 (protocol v2 allows any object id; most forges do).
 //! - Fallback, for servers that refuse a want-by-id (protocol v0/v1 without
 //!   `uploadpack.allowReachableSHA1InWant`): fetch every branch and tag in full, then look the
@@ -223,20 +223,22 @@ fn install_tls_provider() {
 }
 
 /// Isolated options plus exactly the authentication settings we carry over.
+///
+/// gix treats `GIT_ASKPASS` as a kind of prompt: with terminal prompts disabled it is not asked
+/// either. So prompts stay enabled only when an askpass program is configured (it answers instead
+/// of the terminal); otherwise they are disabled and a missing credential fails at once.
 fn open_options() -> gix::open::Options {
-    let mut overrides: Vec<String> = vec![
-        "gitoxide.credentials.terminalPrompt=false".to_owned(),
-        "credential.interactive=false".to_owned(),
-    ];
+    let mut overrides: Vec<String> = Vec::new();
     if let Ok(globals) = gix::config::File::from_globals() {
         for helper in globals.strings("credential.helper").unwrap_or_default() {
             overrides.push(format!("credential.helper={helper}"));
         }
     }
-    if let Some(askpass) =
-        std::env::var_os("GIT_ASKPASS").or_else(|| std::env::var_os("SSH_ASKPASS"))
-    {
-        overrides.push(format!("core.askPass={}", askpass.to_string_lossy()));
+    match std::env::var_os("GIT_ASKPASS").or_else(|| std::env::var_os("SSH_ASKPASS")) {
+        Some(askpass) if !askpass.is_empty() => {
+            overrides.push(format!("core.askPass={}", askpass.to_string_lossy()));
+        }
+        _ => overrides.push("gitoxide.credentials.terminalPrompt=false".to_owned()),
     }
     gix::open::Options::isolated().config_overrides(overrides)
 }

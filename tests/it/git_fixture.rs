@@ -132,29 +132,65 @@ impl Repo {
 pub struct HttpServer {
     child: Child,
     pub port: u16,
-    _state: tempfile::TempDir,
+    scheme: &'static str,
+    state: tempfile::TempDir,
 }
 
+/// The user and password the `https_with_auth` server accepts.
+pub const USER: &str = "alice";
+pub const PASSWORD: &str = "s3cret-never-printed";
+
 impl HttpServer {
+    /// Plain HTTP, no authentication.
     pub fn start(root: &Path) -> HttpServer {
+        HttpServer::spawn(root, false)
+    }
+
+    /// HTTPS with a throwaway CA (see [`HttpServer::ca_file`]) and HTTP basic authentication
+    /// ([`USER`], [`PASSWORD`]).
+    pub fn https_with_auth(root: &Path) -> HttpServer {
+        HttpServer::spawn(root, true)
+    }
+
+    fn spawn(root: &Path, tls: bool) -> HttpServer {
         let state = tempfile::tempdir().expect("tempdir");
         let port = free_port();
         let backend = PathBuf::from(git(root, &["--exec-path"])).join("git-http-backend");
+        let mut modules = vec!["mod_alias", "mod_cgi", "mod_setenv"];
+        let mut extra = String::new();
+        if tls {
+            make_certificates(state.path());
+            fs_err::write(state.path().join("users"), format!("{USER}:{PASSWORD}\n"))
+                .expect("users");
+            modules.extend(["mod_auth", "mod_authn_file", "mod_openssl"]);
+            extra = format!(
+                r#"ssl.engine = "enable"
+ssl.pemfile = "{s}/server.crt"
+ssl.privkey = "{s}/server.key"
+auth.backend = "plain"
+auth.backend.plain.userfile = "{s}/users"
+auth.require = ("/git/" => ("method" => "basic", "realm" => "git", "require" => "valid-user"))
+"#,
+                s = state.path().display()
+            );
+        }
+        let modules: Vec<String> = modules.iter().map(|m| format!("\"{m}\"")).collect();
         let conf = state.path().join("lighttpd.conf");
         fs_err::write(
             &conf,
             format!(
-                r#"server.modules = ("mod_alias", "mod_cgi", "mod_setenv")
+                r#"server.modules = ({modules})
 server.document-root = "{root}"
 server.bind = "127.0.0.1"
 server.port = {port}
 server.errorlog = "{state}/error.log"
 alias.url = ("/git/" => "{backend}/")
-$HTTP["url"] =~ "^/git/" {{
+{extra}$HTTP["url"] =~ "^/git/" {{
   cgi.assign = ("" => "")
   setenv.add-environment = ("GIT_PROJECT_ROOT" => "{root}", "GIT_HTTP_EXPORT_ALL" => "")
 }}
 "#,
+                modules = modules.join(", "),
                 root = root.display(),
                 state = state.path().display(),
                 backend = backend.display(),
@@ -179,12 +215,18 @@ $HTTP["url"] =~ "^/git/" {{
         HttpServer {
             child,
             port,
-            _state: state,
+            scheme: if tls { "https" } else { "http" },
+            state,
         }
     }
 
     pub fn url(&self, repo: &str) -> String {
-        format!("http://127.0.0.1:{}/git/{repo}", self.port)
+        format!("{}://127.0.0.1:{}/git/{repo}", self.scheme, self.port)
+    }
+
+    /// The CA that signed the HTTPS server's certificate (for `SSL_CERT_FILE`).
+    pub fn ca_file(&self) -> PathBuf {
+        self.state.path().join("ca.crt")
     }
 
     pub fn stop(&mut self) {
@@ -197,6 +239,71 @@ impl Drop for HttpServer {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// A throwaway CA and a certificate for 127.0.0.1 signed by it, made with the `openssl` CLI.
+fn make_certificates(dir: &Path) {
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("run openssl");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=skillfold-test-ca",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    ]);
+    fs_err::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("ext");
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+        "-out",
+        "server.crt",
+    ]);
 }
 
 fn lighttpd() -> PathBuf {

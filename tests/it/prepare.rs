@@ -734,3 +734,116 @@ fn a_crash_at_any_step_of_promotion_leaves_the_old_or_the_new_generation() {
         assert!(s.staging_and_fetch_are_empty(), "{point}");
     }
 }
+
+// --- credentials ---------------------------------------------------------------------------------
+
+/// An executable in `dir` that answers the user name or password prompt.
+fn askpass(dir: &Path) -> PathBuf {
+    let script = dir.join("askpass.sh");
+    let body = format!(
+        "#!/bin/sh\ncase \"$1\" in *sername*) echo {};; *) echo {};; esac\n",
+        super::git_fixture::USER,
+        super::git_fixture::PASSWORD
+    );
+    fs_err::write(&script, body).expect("write");
+    use std::os::unix::fs::PermissionsExt as _;
+    fs_err::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    script
+}
+
+fn https_setup() -> (Repo, HttpServer, Setup, String) {
+    let (repo, commit) = two_bundles();
+    let server = HttpServer::https_with_auth(repo.tmp.path());
+    let s = Setup::new();
+    s.git_source(&server.url("remote.git"), &commit, &as_refs(&pins(&repo)));
+    (repo, server, s, commit)
+}
+
+fn assert_password_never_shown(s: &Setup, out: &Output) {
+    let mut all = format!("{}{}", stdout(out), stderr(out));
+    for dir in ["manifests", "generations"] {
+        if let Ok(entries) = fs_err::read_dir(s.corpus().join(".skillfold").join(dir)) {
+            for e in entries {
+                all.push_str(&fs_err::read_to_string(e.expect("entry").path()).unwrap_or_default());
+            }
+        }
+    }
+    assert!(
+        !all.contains(super::git_fixture::PASSWORD),
+        "the password leaked: {all}"
+    );
+}
+
+#[test]
+fn https_credentials_come_from_git_askpass() {
+    let (_repo, server, s, _) = https_setup();
+    let out = s
+        .command(&["prepare", "--json"])
+        .env("SSL_CERT_FILE", server.ca_file())
+        .env("GIT_ASKPASS", askpass(s.dir.path()))
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert_eq!(s.published().len(), 2);
+    assert_password_never_shown(&s, &out);
+}
+
+#[test]
+fn https_credentials_come_from_the_users_credential_helper() {
+    let (_repo, server, s, _) = https_setup();
+    let config = s.dir.path().join("gitconfig");
+    fs_err::write(
+        &config,
+        format!(
+            "[credential]\n\thelper = \"!f() {{ echo username={}; echo password={}; }}; f\"\n",
+            super::git_fixture::USER,
+            super::git_fixture::PASSWORD
+        ),
+    )
+    .expect("write");
+    let out = s
+        .command(&["prepare"])
+        .env("SSL_CERT_FILE", server.ca_file())
+        .env("GIT_CONFIG_GLOBAL", &config)
+        .env_remove("GIT_ASKPASS")
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert_password_never_shown(&s, &out);
+}
+
+#[test]
+fn missing_credentials_fail_at_once_without_prompting() {
+    let (_repo, server, s, _) = https_setup();
+    let started = Instant::now();
+    let out = s
+        .command(&["prepare"])
+        .env("SSL_CERT_FILE", server.ca_file())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_ASKPASS")
+        .env_remove("SSH_ASKPASS")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[fetch_unauthenticated]"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn an_unknown_certificate_authority_is_refused() {
+    let (_repo, _server, s, _) = https_setup();
+    let out = s
+        .command(&["prepare"])
+        .env("GIT_ASKPASS", askpass(s.dir.path()))
+        .env_remove("SSL_CERT_FILE")
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert!(!s.corpus().join("current").exists());
+}
