@@ -11,13 +11,22 @@ Usage: python3 benches/prepare_vs_git.py [ROUNDS]      (default 15 rounds)
    configured as /work/shared/reference/git-test-servers.sh does (plain HTTP listener only).
 4. Pins APPROVED (text-only bundles) by `skillfold hash` of a `git archive` extraction.
 5. Warms the page cache and both clients (2 untimed rounds), then ROUNDS interleaved rounds
-   (the order of the two cold runs alternates per round), each in a fresh temp dir:
-   (a) cold  `skillfold prepare -c skillfold.yaml` into a fresh corpus directory;
-   (c) warm  the same command again on the corpus just prepared (nothing changed);
+   (the order of the two cold runs alternates per round), each in a fresh directory:
+   (a) cold  `skillfold prepare -c skillfold.yaml --json` into a fresh corpus directory;
    (b) git   `bash -c 'git clone --depth 1 --no-checkout --no-tags -q URL d &&
-              git -C d archive COMMIT skills/<a> ... | tar -x -C out'` (the whole pipeline).
+              git -C d archive COMMIT skills/<a> ... | tar -x -C out'` (the whole pipeline);
+   (c) warm  the same `skillfold prepare` again on the corpus just prepared (nothing changed).
    Every round checks that <corpus>/current/<name>/ holds exactly the files (same paths, same
-   bytes) that `git archive` extracted.
+   bytes) that `git archive` extracted, and the statuses `published` / `up-to-date`.
+   Round directories stay until the end (ext4 without a journal, as on the benchmark VM, skips
+   recently deleted inodes when allocating, so deleting between runs slows later creates).
+   Set BENCH_TMPDIR to put everything on another file system (e.g. /dev/shm: no disk, and
+   fsync is free there).
+
+Shared machines: before each round the script waits (at most PATIENCE s in all) until other
+processes use < 5 % of the CPUs; a round during which they used > 10 % (system-wide busy time
+from /proc/stat minus ours, the server's and our children's) is discarded and repeated. The
+number of discarded rounds is printed.
 
 Measurements: wall time with time.perf_counter around spawn-to-reap of the one child; peak RSS
 and CPU from os.wait4 on that child. wait4's rusage is what `/usr/bin/time -f %M` prints (GNU
@@ -51,6 +60,8 @@ HTTP_PORT = int(os.environ.get("HTTP_PORT", "18180"))
 APPROVED = ["docx", "mcp-builder", "pdf", "pptx", "xlsx"]
 WARMUP = 2
 BUSY_LIMIT = 0.10  # a round during which others used more of the CPUs is repeated
+QUIET = 0.05  # before each round, wait for others to use less than this ...
+PATIENCE = 900  # ... but wait no more than this many seconds in all
 
 
 TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
@@ -108,6 +119,14 @@ class CpuMeter:
             stat = f.read().rsplit(")", 1)[1].split()
         own += sum(int(x) for x in stat[11:15]) / self.tick  # utime stime cutime cstime
         return time.perf_counter(), busy, own
+
+    def wait_quiet(self, deadline):
+        """Waits (until `deadline`) for a 0.5 s stretch in which others use < QUIET of the CPUs."""
+        while time.perf_counter() < deadline:
+            before = self.sample()
+            time.sleep(0.5)
+            if self.foreign_share(before, self.sample()) < QUIET:
+                return
 
     def foreign_share(self, before, after):
         """Share of all CPUs used by others between two samples (0.0 - 1.0)."""
@@ -198,7 +217,7 @@ def main():
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0",
                LC_ALL="C")
-    base = tempfile.mkdtemp(prefix="prepare-vs-git-")
+    base = tempfile.mkdtemp(prefix="prepare-vs-git-", dir=os.environ.get("BENCH_TMPDIR"))
     server = None
 
     def on_signal(signum, _frame):
@@ -228,15 +247,22 @@ def main():
         git_script = (f"set -eo pipefail; git clone --depth 1 --no-checkout --no-tags -q {url} d && "
                       f"git -C d archive {commit} {' '.join(folders)} | tar -x -C out")
         cold, warm, peer, internal = [], [], [], []
+        work = os.path.join(base, "rounds")
+        os.makedirs(work)
 
         meter = CpuMeter(server.pid)
+        deadline = time.perf_counter() + PATIENCE
         attempt, discarded, shares = 0, 0, []
         while len(cold) < rounds:
             attempt += 1
             if attempt > WARMUP + 5 * rounds:
                 raise RuntimeError(f"the machine stayed busy: {discarded} rounds disturbed by "
                                    f"other processes (> {BUSY_LIMIT:.0%} of the CPUs)")
-            d = tempfile.mkdtemp(dir=base)
+            meter.wait_quiet(deadline)
+            # Round directories are only removed at the end: on a file system without a journal
+            # ext4 skips recently deleted inodes when it allocates new ones, so deleting between
+            # runs makes every later file creation slower (seen on the benchmark VM).
+            d = tempfile.mkdtemp(dir=work)
             corpus, out = os.path.join(d, "corpus"), os.path.join(d, "out")
             os.makedirs(out)
             desc = os.path.join(d, "skillfold.yaml")
@@ -264,12 +290,10 @@ def main():
             report = json.loads(c[3])
             assert report["sources"][0]["bundles"][0]["status"] == "up-to-date", report
             same_bundles(corpus, out)
-            shutil.rmtree(d)
             if attempt <= WARMUP:
                 continue
             if share > BUSY_LIMIT:
                 discarded += 1
-                time.sleep(1)
                 continue
             shares.append(share)
             cold.append(a)
@@ -279,13 +303,16 @@ def main():
     finally:
         if server is not None:
             server.terminate()
-            server.wait()  # reaps lighttpd, so its CGI children's CPU counts as ours below
+            server.wait()
         shutil.rmtree(base, ignore_errors=True)
 
     def col(samples, k):
         return [s[k] for s in samples]
 
-    print(f"repository: {info['files']}")
+    versions = [subprocess.run(c, capture_output=True, text=True).stdout.strip()
+                for c in ([exe, "--version"], ["git", "--version"])]
+    print(f"{' / '.join(versions)} / {os.uname().release}, {os.cpu_count()} CPUs")
+    print(f"repository: files {info['files']}")
     print(f"approved: {', '.join(APPROVED)} @ {commit[:12]}; rounds: {rounds} (+{WARMUP} warm-up); "
           f"every round: published bytes == git archive bytes")
     print(f"{'':<26} {'median':>9} {'min':>9} {'max':>9}")

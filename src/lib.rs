@@ -46,6 +46,7 @@
 
 pub mod bundle;
 pub mod bundle_path;
+pub mod catalogue;
 pub mod corpus;
 pub mod descriptor;
 pub mod digest;
@@ -60,11 +61,15 @@ pub mod ops;
 mod parallel;
 pub mod pin;
 pub mod problem;
+pub mod prompt_block;
 pub mod redact;
+pub mod runtime;
 pub mod safe_read;
 pub mod schemas;
 pub mod skill_name;
+pub mod snapshot;
 mod time;
+pub mod tools;
 pub mod verify;
 pub mod version;
 pub mod yaml;

@@ -1,13 +1,23 @@
-//! The JSON Schemas skillfold publishes, generated with `schemars` from the Rust types that read
-//! and write the documents, and committed under `schemas/` so editors and other tools can use
+//! The JSON Schemas skillfold publishes — the descriptor, the `load_skill` input and output, the
+//! tool error object and the host record — generated with `schemars` from the Rust types that
+//! read and write the documents, and committed under `schemas/` so editors and other tools can use
 //! them. A test fails when the committed files are stale; `skillfold schema --out schemas`
 //! rewrites them.
 
 use serde_json::Value;
 
+use crate::tools::{Record, ToolError, load_skill};
+
 /// Every published schema: its file name under `schemas/` and its content.
 pub fn all() -> Vec<(&'static str, Value)> {
-    vec![("skillfold.schema.json", crate::descriptor::json_schema())]
+    let to_value = |s: schemars::Schema| serde_json::to_value(s).unwrap_or_default();
+    vec![
+        ("skillfold.schema.json", crate::descriptor::json_schema()),
+        ("load_skill.input.schema.json", load_skill::input_schema()),
+        ("load_skill.output.schema.json", to_value(schemars::schema_for!(load_skill::LoadedSkill))),
+        ("tool-error.schema.json", to_value(schemars::schema_for!(ToolError))),
+        ("record.schema.json", to_value(schemars::schema_for!(Record))),
+    ]
 }
 
 /// A schema as written to disk: pretty JSON with a final newline.

@@ -134,6 +134,23 @@ impl Guard {
     }
 }
 
+/// Whether a preparer holds the guard at `guard_file` now, without taking it (a shared lock is
+/// tried and released at once; nothing is created or written, so it works on a read-only mount).
+/// Returns the holder when it is held.
+pub fn probe(guard_file: &Path) -> Option<HolderText> {
+    let mut file = fs_err::File::open(guard_file).ok()?;
+    match rustix::fs::flock(
+        file.file().as_fd(),
+        rustix::fs::FlockOperation::NonBlockingLockShared,
+    ) {
+        Ok(()) => {
+            let _ = rustix::fs::flock(file.file().as_fd(), rustix::fs::FlockOperation::Unlock);
+            None
+        }
+        Err(_) => Some(HolderText(read_holder(&mut file))),
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         // Clear the record first: an empty record means "released cleanly". The lock itself

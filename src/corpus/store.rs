@@ -121,6 +121,11 @@ impl Corpus {
         Guard::acquire(&self.dir, &self.meta().join("guard"))
     }
 
+    /// The preparer holding this corpus's guard right now, if any (read-only probe).
+    pub fn preparer(&self) -> Option<super::guard::HolderText> {
+        super::guard::probe(&self.meta().join("guard"))
+    }
+
     /// Where a fetch may put its throwaway repository (on the corpus's file system).
     pub fn fetch_dir(&self, id: &str) -> PathBuf {
         self.meta().join("fetch").join(format!("{id}.git"))

@@ -6,3 +6,4 @@ pub mod hash;
 #[cfg(feature = "git")]
 pub mod pin;
 pub mod prepare;
+pub mod verify;

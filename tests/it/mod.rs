@@ -5,6 +5,7 @@ mod digest_vectors;
 mod examples;
 mod git_fixture;
 mod prepare;
+mod runtime;
 mod safe_read;
 mod schemas;
 mod util;

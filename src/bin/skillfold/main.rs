@@ -28,6 +28,9 @@ enum Command {
     Prepare(commands::prepare::PrepareArgs),
     #[cfg(feature = "git")]
     Pin(commands::pin::PinArgs),
+    Verify(commands::verify::VerifyArgs),
+    Prompt(commands::prompt::PromptArgs),
+    Load(commands::load::LoadArgs),
     Schema(commands::schema::SchemaArgs),
 }
 
@@ -39,6 +42,9 @@ fn main() -> ExitCode {
         Command::Prepare(args) => commands::prepare::run(args),
         #[cfg(feature = "git")]
         Command::Pin(args) => commands::pin::run(args),
+        Command::Verify(args) => commands::verify::run(args),
+        Command::Prompt(args) => commands::prompt::run(args),
+        Command::Load(args) => commands::load::run(args),
         Command::Schema(args) => commands::schema::run(args),
     };
     ExitCode::from(code as u8)

@@ -3,7 +3,11 @@
 pub mod check;
 mod config;
 pub mod hash;
+pub mod load;
 #[cfg(feature = "git")]
 pub mod pin;
 pub mod prepare;
+pub mod prompt;
+mod runtime_args;
 pub mod schema;
+pub mod verify;

@@ -1,0 +1,43 @@
+//! Loading the runtime for the commands that serve skills (`prompt`, `load`): the descriptor,
+//! then the verified snapshots one agent needs. Bundles that fail verification are named on
+//! stderr and left out.
+
+use clap::Args;
+use skillfold::catalogue::Catalogue;
+use skillfold::ops::check;
+use skillfold::runtime::Runtime;
+
+use super::config::ConfigArg;
+use crate::exit::Exit;
+
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    #[command(flatten)]
+    pub config: ConfigArg,
+
+    /// The agent whose catalogue to use: the defaults plus its extras (default: the defaults).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+}
+
+/// The agent's catalogue, or the exit status after the errors were printed.
+pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
+    let (_, plan) = check::load_plan(&args.config.path).map_err(|e| {
+        for line in e.lines() {
+            eprintln!("error: {line}");
+        }
+        Exit::Invalid
+    })?;
+    let fail = |e: skillfold::catalogue::CatalogueError| {
+        eprintln!("error: {e} [{}]", e.code());
+        Exit::Invalid
+    };
+    let runtime = Runtime::load_for(plan, args.agent.as_deref()).map_err(fail)?;
+    for failure in runtime.failures() {
+        eprintln!("warning: {failure} [{}]", failure.code);
+        for detail in &failure.details {
+            eprintln!("  {detail}");
+        }
+    }
+    runtime.catalogue(args.agent.as_deref()).map_err(fail)
+}

@@ -1,0 +1,71 @@
+//! `skillfold verify`: the CronJob check.
+
+use std::io::Write as _;
+
+use clap::Args;
+use skillfold::ops::{check, verify};
+
+use super::config::ConfigArg;
+use crate::exit::Exit;
+
+/// Re-verify every prepared corpus and local bundle against the descriptor's pins.
+///
+/// Reads each published bundle with the same safe reader and rules as preparation, recomputes
+/// its digest, and compares name, version and digest with the pin in the descriptor — no network.
+/// Run it as a Kubernetes CronJob (exit 2 fails the Job; exit 1 is worth a retry).
+///
+/// Exit status: 0 every bundle holds; 1 a corpus is being prepared right now; 2 a mismatch, a
+/// missing or unprepared bundle, or a bad descriptor (each named).
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: VerifyArgs) -> Exit {
+    let (_, plan) = match check::load_plan(&args.config.path) {
+        Ok(ok) => ok,
+        Err(e) => {
+            for line in e.lines() {
+                eprintln!("error: {line}");
+            }
+            return Exit::Invalid;
+        }
+    };
+    let report = verify::verify(plan);
+    for b in &report.bundles {
+        match (&b.error, b.code) {
+            (None, _) => eprintln!("ok: {}: {} verified", b.location, b.name),
+            (Some(error), code) => {
+                let level = if b.status == "failed" {
+                    "error"
+                } else {
+                    "busy"
+                };
+                eprintln!("{level}: {error} [{}]", code.unwrap_or("failed"));
+                for d in &b.details {
+                    eprintln!("  {d}");
+                }
+            }
+        }
+    }
+    for busy in &report.being_prepared {
+        eprintln!("busy: {busy}");
+    }
+    if args.json
+        && let Ok(text) = serde_json::to_string_pretty(&report)
+    {
+        let _ = writeln!(std::io::stdout().lock(), "{text}");
+    }
+    if report.has_failures() {
+        Exit::Invalid
+    } else if !report.being_prepared.is_empty() {
+        Exit::Retryable
+    } else {
+        Exit::Ok
+    }
+}

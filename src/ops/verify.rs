@@ -1,0 +1,90 @@
+//! `skillfold verify`: the CronJob check. Re-reads every prepared corpus and local bundle and
+//! verifies it against the descriptor's pins, without network access.
+
+use serde::Serialize;
+
+use crate::descriptor::Plan;
+use crate::descriptor::plan::Source;
+use crate::runtime::Runtime;
+
+/// The outcome of one bundle.
+#[derive(Debug, Clone, Serialize)]
+pub struct BundleCheck {
+    /// Where it is configured.
+    pub location: String,
+    /// The pinned name.
+    pub name: String,
+    /// `verified`, `failed` or `being-prepared`.
+    pub status: &'static str,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Stable code of the failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
+    /// Every problem, when there were several.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<String>,
+}
+
+/// The outcome of `verify`.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyReport {
+    /// One entry per pinned bundle.
+    pub bundles: Vec<BundleCheck>,
+    /// Corpora being prepared right now (`location: holder`).
+    pub being_prepared: Vec<String>,
+}
+
+impl VerifyReport {
+    /// Whether any bundle failed.
+    pub fn has_failures(&self) -> bool {
+        self.bundles.iter().any(|b| b.status == "failed")
+    }
+}
+
+/// Verifies every source of `plan`.
+pub fn verify(plan: Plan) -> VerifyReport {
+    let mut being_prepared = Vec::new();
+    let mut busy_locations = Vec::new();
+    for source in &plan.sources {
+        if let Source::Git(git) = source
+            && let Some(holder) = crate::corpus::Corpus::at(&git.directory).preparer()
+        {
+            being_prepared.push(format!(
+                "{}: `{}` is being prepared by {holder}",
+                git.location,
+                git.directory.display()
+            ));
+            busy_locations.push(git.location.clone());
+        }
+    }
+    let runtime = Runtime::load(plan);
+    let mut bundles: Vec<BundleCheck> = runtime
+        .snapshots()
+        .map(|s| BundleCheck {
+            location: s.origin().location.clone(),
+            name: s.pin().name.to_string(),
+            status: "verified",
+            error: None,
+            code: None,
+            details: Vec::new(),
+        })
+        .collect();
+    for failure in runtime.failures() {
+        let busy = busy_locations.contains(&failure.location);
+        bundles.push(BundleCheck {
+            location: failure.location.clone(),
+            name: failure.name.clone(),
+            status: if busy { "being-prepared" } else { "failed" },
+            error: Some(failure.reason.clone()),
+            code: Some(failure.code),
+            details: failure.details.clone(),
+        });
+    }
+    bundles.sort_by(|a, b| (&a.location, &a.name).cmp(&(&b.location, &b.name)));
+    VerifyReport {
+        bundles,
+        being_prepared,
+    }
+}

@@ -1,0 +1,96 @@
+//! The runtime: every source of a checked descriptor loaded as verified snapshots, and the
+//! catalogue of each agent built from them.
+//!
+//! Sources load in parallel. A bundle that fails verification is reported as a
+//! [`LoadFailure`] and left out; every other bundle is still served, and nothing replaces the
+//! one that failed. [`Runtime::load_for`] loads only what one agent needs (the CLI's `prompt` and
+//! `load`); [`Runtime::load`] loads everything (`verify`, servers).
+
+use std::sync::Arc;
+
+use crate::catalogue::{Catalogue, CatalogueError};
+use crate::descriptor::Plan;
+use crate::snapshot::{self, LoadFailure, Loaded, Snapshot};
+
+/// Loaded snapshots, per source of the plan.
+#[derive(Debug)]
+pub struct Runtime {
+    plan: Plan,
+    /// Per source index: `None` when not loaded (not needed), else its bundles.
+    loaded: Vec<Option<Vec<Loaded>>>,
+}
+
+impl Runtime {
+    /// Loads every source.
+    pub fn load(plan: Plan) -> Runtime {
+        let wanted: Vec<usize> = (0..plan.sources.len()).collect();
+        Runtime::load_indices(plan, &wanted)
+    }
+
+    /// Loads the sources `agent` sees (the defaults alone for `None`). Fails for an unknown agent.
+    pub fn load_for(plan: Plan, agent: Option<&str>) -> Result<Runtime, CatalogueError> {
+        let mut wanted = plan.defaults.clone();
+        if let Some(agent) = agent {
+            let extras = plan
+                .agents
+                .get(agent)
+                .ok_or_else(|| CatalogueError::UnknownAgent(agent.to_owned()))?;
+            wanted.extend(extras);
+        }
+        Ok(Runtime::load_indices(plan, &wanted))
+    }
+
+    fn load_indices(plan: Plan, wanted: &[usize]) -> Runtime {
+        let loaded_wanted = crate::parallel::map(wanted, crate::parallel::cores(), |&i| {
+            snapshot::load_source(&plan.sources[i])
+        });
+        let mut loaded: Vec<Option<Vec<_>>> = (0..plan.sources.len()).map(|_| None).collect();
+        for (&i, bundles) in wanted.iter().zip(loaded_wanted) {
+            loaded[i] = Some(bundles);
+        }
+        Runtime { plan, loaded }
+    }
+
+    /// The checked descriptor.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Every bundle that failed to load.
+    pub fn failures(&self) -> impl Iterator<Item = &LoadFailure> {
+        self.loaded
+            .iter()
+            .flatten()
+            .flatten()
+            .filter_map(|r| r.as_ref().err())
+    }
+
+    /// Every verified snapshot.
+    pub fn snapshots(&self) -> impl Iterator<Item = &Arc<Snapshot>> {
+        self.loaded
+            .iter()
+            .flatten()
+            .flatten()
+            .filter_map(|r| r.as_ref().ok())
+    }
+
+    /// The catalogue of `agent` (`None`: the defaults alone): its verified snapshots only.
+    pub fn catalogue(&self, agent: Option<&str>) -> Result<Catalogue, CatalogueError> {
+        let mut indices = self.plan.defaults.clone();
+        if let Some(agent) = agent {
+            let extras = self
+                .plan
+                .agents
+                .get(agent)
+                .ok_or_else(|| CatalogueError::UnknownAgent(agent.to_owned()))?;
+            indices.extend(extras);
+        }
+        let snapshots = indices
+            .iter()
+            .filter_map(|&i| self.loaded[i].as_ref())
+            .flatten()
+            .filter_map(|r| r.as_ref().ok())
+            .cloned();
+        Catalogue::new(agent, snapshots)
+    }
+}

@@ -1,0 +1,132 @@
+//! The tools a catalogue serves to a model, one module per tool, and what they share: the tool
+//! definitions (name, description, JSON Schema), the error object, the record each successful
+//! call yields for the host, and the policy hook.
+//!
+//! Inputs are closed (`additionalProperties: false`, every property required, optional ones
+//! nullable), so the same schema is valid for OpenAI strict mode and Anthropic tool use. Every
+//! refusal is a [`ToolError`] with a stable code; bad input is refused before the policy hook or
+//! any data is touched.
+
+pub mod load_skill;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::snapshot::{Origin, Snapshot};
+
+/// A tool as offered to a model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    /// The tool name.
+    pub name: &'static str,
+    /// What it does and when to use it.
+    pub description: String,
+    /// The JSON Schema of its input.
+    pub input_schema: Value,
+}
+
+/// A refused call: a stable code, a message for the model, and the valid values when the input
+/// named something that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema, thiserror::Error)]
+#[error("{message} [{code}]")]
+pub struct ToolError {
+    /// `unknown_tool`, `validation_error` or `policy_denied`.
+    pub code: String,
+    /// What was wrong, for the model.
+    pub message: String,
+    /// The valid values (skill names, reference paths, tools) when the input named something
+    /// unknown or malformed; empty otherwise.
+    pub valid: Vec<String>,
+}
+
+impl ToolError {
+    /// A refusal with `code`.
+    pub fn new(code: &str, message: impl Into<String>) -> ToolError {
+        ToolError {
+            code: code.to_owned(),
+            message: message.into(),
+            valid: Vec::new(),
+        }
+    }
+
+    /// The error as the JSON object returned to the model: `{"error": {...}}`.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({ "error": self })
+    }
+}
+
+/// What a successful call served, for the host's transcript; never shown to the model. The
+/// SHA-256 of the exact bytes served lets a session prove what the model read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Record {
+    /// The tool called.
+    pub tool: String,
+    /// The agent whose catalogue served it (`null` for the defaults).
+    pub agent: Option<String>,
+    /// The skill.
+    pub skill: String,
+    /// Its pinned version.
+    pub version: String,
+    /// Its pinned bundle digest.
+    pub hash: String,
+    /// Where it came from.
+    #[schemars(with = "Value")]
+    pub origin: Origin,
+    /// The supporting file served, or `null` for the body of `SKILL.md`.
+    pub reference: Option<String>,
+    /// Bytes served.
+    pub bytes: u64,
+    /// SHA-256 of the bytes served, lowercase hex.
+    pub sha256: String,
+}
+
+/// What a call is about to serve, as the policy hook sees it — the same resolution the call then
+/// uses.
+#[derive(Debug, Clone, Copy)]
+pub struct Access<'a> {
+    /// The agent whose catalogue serves it.
+    pub agent: Option<&'a str>,
+    /// The tool.
+    pub tool: &'a str,
+    /// The snapshot it would read.
+    pub skill: &'a Snapshot,
+    /// The supporting file it would serve, or `None` for the body.
+    pub reference: Option<&'a str>,
+}
+
+/// A host's policy: `Err(reason)` refuses the call; nothing is served or recorded.
+pub type Policy = dyn Fn(&Access<'_>) -> Result<(), String> + Send + Sync;
+
+/// A tool input schema as strict-mode tool APIs want it: every property listed in `required`
+/// (optional ones are nullable instead), no additional properties, no `$schema` or `title`.
+pub(crate) fn strict_input_schema(schema: schemars::Schema) -> Value {
+    let mut schema = serde_json::to_value(schema).unwrap_or_default();
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+        obj.insert("additionalProperties".into(), Value::Bool(false));
+        let names: Vec<Value> = obj
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().map(Value::String).collect())
+            .unwrap_or_default();
+        obj.insert("required".into(), Value::Array(names));
+    }
+    schema
+}
+
+/// Builds the record of a successful call.
+pub(crate) fn record(access: &Access<'_>, content: &[u8]) -> Record {
+    let pin = access.skill.pin();
+    Record {
+        tool: access.tool.to_owned(),
+        agent: access.agent.map(str::to_owned),
+        skill: pin.name.to_string(),
+        version: pin.version.to_string(),
+        hash: pin.hash.to_string(),
+        origin: access.skill.origin().clone(),
+        reference: access.reference.map(str::to_owned),
+        bytes: content.len() as u64,
+        sha256: crate::hex::sha256_hex(content),
+    }
+}
