@@ -19,6 +19,11 @@
 //! - [`bundle`]: a checked bundle (content rules + frontmatter + digest), or every problem.
 //! - [`problem`]: problems with stable codes, paths, bounds and messages.
 //! - [`ops`]: the operations the CLI commands call.
+//! - [`spec`]: skills-ref 0.1.1 compatible spec tooling (`validate`, `read-properties`,
+//!   `to-prompt`) — [`spec::python`] (Python string semantics), [`spec::strict_yaml`] (the
+//!   strictyaml dialect with ruamel's messages), [`spec::skill_file`] (reading `SKILL.md`
+//!   without following links), [`spec::validate`], [`spec::properties`], [`spec::prompt`] —
+//!   plus multi-source skill [`spec::discovery`] and [`spec::allowed_tools`] rules.
 //!
 //! # Example
 //!
@@ -44,5 +49,6 @@ pub mod problem;
 pub mod redact;
 pub mod safe_read;
 pub mod skill_name;
+pub mod spec;
 pub mod version;
 pub mod yaml;

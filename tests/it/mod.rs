@@ -3,4 +3,5 @@
 mod cli_hash;
 mod digest_vectors;
 mod safe_read;
+mod skills_ref_golden;
 mod util;
