@@ -1162,7 +1162,6 @@ impl Scanner {
             || (self.version() > (1, 1) && ch == '#')
         {
             if ch == '%' {
-                any |= length > 0;
                 self.r.forward(length);
                 length = 0;
                 self.scan_uri_escapes(name, start)?;
