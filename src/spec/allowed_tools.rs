@@ -150,18 +150,46 @@ mod tests {
             ["Read", "Grep", "Bash(git status:*)", "Bash(npm run test)"]
         );
         assert_eq!(rules(""), Vec::<String>::new());
-        assert_eq!(rules("Read\u{a0}Write"), ["Read\u{a0}Write"], "only ASCII whitespace splits");
+        assert_eq!(
+            rules("Read\u{a0}Write"),
+            ["Read\u{a0}Write"],
+            "only ASCII whitespace splits"
+        );
     }
 
     #[test]
     fn refuses_ambiguous_grants() {
-        assert_eq!(parse("Bash()"), Err(AllowedToolsError::EmptyPattern("Bash".into())));
-        assert_eq!(parse("Bash( )"), Err(AllowedToolsError::EmptyPattern("Bash".into())));
-        assert_eq!(parse("Bash(!)"), Err(AllowedToolsError::BangPattern("Bash".into())));
-        assert!(matches!(parse("Bash(ls"), Err(AllowedToolsError::Unbalanced(_))));
-        assert!(matches!(parse("Bash)"), Err(AllowedToolsError::Unbalanced(_))));
-        assert!(matches!(parse("Bash(a(b))"), Err(AllowedToolsError::Unbalanced(_))));
-        assert!(matches!(parse("Bash(ls)x"), Err(AllowedToolsError::TrailingText(_))));
-        assert!(matches!(parse("(ls)"), Err(AllowedToolsError::MissingTool(_))));
+        assert_eq!(
+            parse("Bash()"),
+            Err(AllowedToolsError::EmptyPattern("Bash".into()))
+        );
+        assert_eq!(
+            parse("Bash( )"),
+            Err(AllowedToolsError::EmptyPattern("Bash".into()))
+        );
+        assert_eq!(
+            parse("Bash(!)"),
+            Err(AllowedToolsError::BangPattern("Bash".into()))
+        );
+        assert!(matches!(
+            parse("Bash(ls"),
+            Err(AllowedToolsError::Unbalanced(_))
+        ));
+        assert!(matches!(
+            parse("Bash)"),
+            Err(AllowedToolsError::Unbalanced(_))
+        ));
+        assert!(matches!(
+            parse("Bash(a(b))"),
+            Err(AllowedToolsError::Unbalanced(_))
+        ));
+        assert!(matches!(
+            parse("Bash(ls)x"),
+            Err(AllowedToolsError::TrailingText(_))
+        ));
+        assert!(matches!(
+            parse("(ls)"),
+            Err(AllowedToolsError::MissingTool(_))
+        ));
     }
 }

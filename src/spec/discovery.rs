@@ -95,7 +95,10 @@ impl DirTree {
         let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
         for (i, part) in parts.iter().enumerate() {
             if *part == "." || *part == ".." {
-                return Err(io::Error::new(io::ErrorKind::InvalidInput, "path escapes the tree"));
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "path escapes the tree",
+                ));
             }
             let last = i + 1 == parts.len();
             let f = if last && !dir {
@@ -143,7 +146,10 @@ impl SkillTree for DirTree {
         let fd = self.open(path, false)?;
         let st = rustix::fs::fstat(&fd)?;
         if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
         }
         let mut bytes = Vec::new();
         // A `File` from the descriptor opened above; no path is resolved again.
@@ -155,7 +161,8 @@ impl SkillTree for DirTree {
         let full = if path.is_empty() {
             self.root.clone()
         } else {
-            self.root.join(Path::new(OsStr::from_bytes(path.as_bytes())))
+            self.root
+                .join(Path::new(OsStr::from_bytes(path.as_bytes())))
         };
         full.display().to_string()
     }
@@ -354,8 +361,10 @@ pub fn discover(sources: &[Source]) -> Discovery {
         let mut dirs = match tree.list("") {
             Ok(entries) => entries,
             Err(e) => {
-                out.warnings
-                    .push(format!("`{}`: cannot list the source: {e}", tree.display("")));
+                out.warnings.push(format!(
+                    "`{}`: cannot list the source: {e}",
+                    tree.display("")
+                ));
                 continue;
             }
         };
@@ -386,7 +395,9 @@ pub fn discover(sources: &[Source]) -> Discovery {
                 continue;
             };
             match found {
-                Scanned::Unclaimed(problems) => out.unclaimed.push(Unclaimed { location, problems }),
+                Scanned::Unclaimed(problems) => {
+                    out.unclaimed.push(Unclaimed { location, problems })
+                }
                 Scanned::Claimed(skill) => claim(&mut out, *skill, source.qualifier.as_deref()),
             }
         }
@@ -488,7 +499,11 @@ fn scan_dir(
     }
     let bytes = match tree.read(&format!("{dir}/{file_name}")) {
         Ok(bytes) => bytes,
-        Err(e) => return Some(Scanned::Unclaimed(vec![format!("cannot read `{file_name}`: {e}")])),
+        Err(e) => {
+            return Some(Scanned::Unclaimed(vec![format!(
+                "cannot read `{file_name}`: {e}"
+            )]));
+        }
     };
     let text = match skill_file::decode(&bytes) {
         Ok(text) => text,
@@ -568,7 +583,10 @@ mod tests {
 
     #[test]
     fn body_follows_the_closing_fence() {
-        assert_eq!(body("---\nname: x\n---\nline 1\nline 2\n"), "line 1\nline 2\n");
+        assert_eq!(
+            body("---\nname: x\n---\nline 1\nline 2\n"),
+            "line 1\nline 2\n"
+        );
         assert_eq!(body("---\n---"), "");
     }
 }

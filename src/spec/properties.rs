@@ -34,7 +34,9 @@ pub enum PropertiesError {
     #[error("Field '{0}' must be a non-empty string")]
     NotString(&'static str),
     /// A value skills-ref cannot print (it crashes in `json.dumps`).
-    #[error("`{0}` holds a plain `=` or `<<`, which skills-ref cannot print as JSON [value_unsupported]")]
+    #[error(
+        "`{0}` holds a plain `=` or `<<`, which skills-ref cannot print as JSON [value_unsupported]"
+    )]
     Unprintable(&'static str),
 }
 
@@ -247,12 +249,18 @@ mod tests {
     #[test]
     fn json_like_python() {
         let v = Value::Map(vec![
-            ("a".into(), Value::List(vec![Value::Str("x".into()), Value::Str("é".into())])),
+            (
+                "a".into(),
+                Value::List(vec![Value::Str("x".into()), Value::Str("é".into())]),
+            ),
             ("b".into(), Value::Map(vec![])),
         ]);
         let mut out = String::new();
         write_json(&v, 0, &mut out);
-        assert_eq!(out, "{\n  \"a\": [\n    \"x\",\n    \"\\u00e9\"\n  ],\n  \"b\": {}\n}");
+        assert_eq!(
+            out,
+            "{\n  \"a\": [\n    \"x\",\n    \"\\u00e9\"\n  ],\n  \"b\": {}\n}"
+        );
     }
 
     #[test]

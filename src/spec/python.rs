@@ -338,7 +338,10 @@ mod tests {
     #[test]
     fn ansi_and_html() {
         assert_eq!(strip_ansi("a\u{1b}[31mb\u{1b}[0m\u{1b}x"), "ab\u{1b}x");
-        assert_eq!(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#x27;&amp;&#x27;&lt;/a&gt;");
+        assert_eq!(
+            html_escape("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#x27;&amp;&#x27;&lt;/a&gt;"
+        );
     }
 
     #[test]

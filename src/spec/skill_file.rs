@@ -85,7 +85,9 @@ pub enum SkillMdError {
     #[error("SKILL.md frontmatter must be a YAML mapping")]
     NotMapping,
     /// `SKILL.md` is a symbolic link.
-    #[error("`{0}` is a symbolic link; skillfold reads only regular files and never follows links [symlink]")]
+    #[error(
+        "`{0}` is a symbolic link; skillfold reads only regular files and never follows links [symlink]"
+    )]
     Symlink(&'static str),
     /// `SKILL.md` is a directory or special file.
     #[error("`{0}` is not a regular file [not_a_file]")]
@@ -244,11 +246,8 @@ pub fn read(dir: &OwnedFd) -> Result<Option<SkillMd>, SkillMdError> {
             .read_to_end(&mut bytes)
             .map_err(|source| SkillMdError::Io { name, source })?;
     }
-    let text = decode(&bytes).map_err(|(byte, offset)| SkillMdError::NotUtf8 {
-        name,
-        byte,
-        offset,
-    })?;
+    let text =
+        decode(&bytes).map_err(|(byte, offset)| SkillMdError::NotUtf8 { name, byte, offset })?;
     Ok(Some(SkillMd { name, text }))
 }
 
@@ -311,12 +310,30 @@ mod tests {
 
     #[test]
     fn fences_are_whole_lines() {
-        assert_eq!(frontmatter("---\nname: x\n---\nbody").unwrap(), "\nname: x\n");
-        assert_eq!(frontmatter("---  \na: b ---\n---   \n").unwrap(), "  \na: b ---\n");
-        assert!(matches!(frontmatter("---name: x\n---\n"), Err(SkillMdError::NoFrontmatter)));
-        assert!(matches!(frontmatter("----\n---\n"), Err(SkillMdError::NoFrontmatter)));
-        assert!(matches!(frontmatter("---\na: foo---\n"), Err(SkillMdError::Unclosed)));
-        assert!(matches!(frontmatter("\u{feff}---\n---\n"), Err(SkillMdError::NoFrontmatter)));
+        assert_eq!(
+            frontmatter("---\nname: x\n---\nbody").unwrap(),
+            "\nname: x\n"
+        );
+        assert_eq!(
+            frontmatter("---  \na: b ---\n---   \n").unwrap(),
+            "  \na: b ---\n"
+        );
+        assert!(matches!(
+            frontmatter("---name: x\n---\n"),
+            Err(SkillMdError::NoFrontmatter)
+        ));
+        assert!(matches!(
+            frontmatter("----\n---\n"),
+            Err(SkillMdError::NoFrontmatter)
+        ));
+        assert!(matches!(
+            frontmatter("---\na: foo---\n"),
+            Err(SkillMdError::Unclosed)
+        ));
+        assert!(matches!(
+            frontmatter("\u{feff}---\n---\n"),
+            Err(SkillMdError::NoFrontmatter)
+        ));
         assert!(matches!(frontmatter(""), Err(SkillMdError::NoFrontmatter)));
     }
 

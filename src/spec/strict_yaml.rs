@@ -459,8 +459,10 @@ impl Scanner {
         if self.tokens.len() > 1 && self.tokens[1].t == T::Comment {
             let t0 = self.tokens[0].t;
             let same_line = self.tokens[0].end.line == self.tokens[1].start.line;
-            let trailing = matches!(t0, T::Scalar | T::Value | T::FlowSequenceEnd | T::FlowMappingEnd)
-                && same_line;
+            let trailing = matches!(
+                t0,
+                T::Scalar | T::Value | T::FlowSequenceEnd | T::FlowMappingEnd
+            ) && same_line;
             let following = t0 == T::Scalar && !same_line;
             if trailing || following {
                 self.tokens_taken += 1;
@@ -648,7 +650,11 @@ impl Scanner {
 
     fn remove_possible_simple_key(&mut self) -> R<()> {
         let level = self.flow_level();
-        if let Some(i) = self.possible_simple_keys.iter().position(|(l, _)| *l == level) {
+        if let Some(i) = self
+            .possible_simple_keys
+            .iter()
+            .position(|(l, _)| *l == level)
+        {
             let key = self.possible_simple_keys[i].1;
             if key.required {
                 return err(
@@ -816,7 +822,11 @@ impl Scanner {
 
     fn fetch_value(&mut self) -> R<()> {
         let level = self.flow_level();
-        if let Some(i) = self.possible_simple_keys.iter().position(|(l, _)| *l == level) {
+        if let Some(i) = self
+            .possible_simple_keys
+            .iter()
+            .position(|(l, _)| *l == level)
+        {
             let key = self.possible_simple_keys.remove(i).1;
             let at = key.token_number - self.tokens_taken;
             self.tokens
@@ -965,7 +975,12 @@ impl Scanner {
     }
 
     fn directive_error<X>(&self, start: Mark, problem: String) -> R<X> {
-        err(Some("while scanning a directive"), Some(start), problem, self.mark())
+        err(
+            Some("while scanning a directive"),
+            Some(start),
+            problem,
+            self.mark(),
+        )
     }
 
     fn scan_directive_name(&mut self, start: Mark) -> R<String> {
@@ -976,14 +991,20 @@ impl Scanner {
             ch = self.r.peek(length);
         }
         if length == 0 {
-            let p = format!("expected alphabetic or numeric character, but found {}", self.found(ch));
+            let p = format!(
+                "expected alphabetic or numeric character, but found {}",
+                self.found(ch)
+            );
             return self.directive_error(start, p);
         }
         let value = self.r.prefix(length);
         self.r.forward(length);
         let ch = self.r.peek(0);
         if !is_in(ch, END_OR_SPACE) {
-            let p = format!("expected alphabetic or numeric character, but found {}", self.found(ch));
+            let p = format!(
+                "expected alphabetic or numeric character, but found {}",
+                self.found(ch)
+            );
             return self.directive_error(start, p);
         }
         Ok(value)
@@ -995,13 +1016,19 @@ impl Scanner {
         }
         let major = self.scan_yaml_directive_number(start)?;
         if self.r.peek(0) != '.' {
-            let p = format!("expected a digit or '.', but found {}", self.found(self.r.peek(0)));
+            let p = format!(
+                "expected a digit or '.', but found {}",
+                self.found(self.r.peek(0))
+            );
             return self.directive_error(start, p);
         }
         self.r.forward(1);
         let minor = self.scan_yaml_directive_number(start)?;
         if !is_in(self.r.peek(0), END_OR_SPACE) {
-            let p = format!("expected a digit or ' ', but found {}", self.found(self.r.peek(0)));
+            let p = format!(
+                "expected a digit or ' ', but found {}",
+                self.found(self.r.peek(0))
+            );
             return self.directive_error(start, p);
         }
         self.yaml_version = Some((major, minor));
@@ -1054,7 +1081,10 @@ impl Scanner {
         }
         let ch = self.r.peek(0);
         if !is_in(ch, THE_END) {
-            let p = format!("expected a comment or a line break, but found {}", self.found(ch));
+            let p = format!(
+                "expected a comment or a line break, but found {}",
+                self.found(ch)
+            );
             return self.directive_error(start, p);
         }
         self.scan_line_break(false);
@@ -1063,7 +1093,11 @@ impl Scanner {
 
     fn scan_anchor(&mut self, t: T) -> R<Token> {
         let start = self.mark();
-        let name = if self.r.peek(0) == '*' { "alias" } else { "anchor" };
+        let name = if self.r.peek(0) == '*' {
+            "alias"
+        } else {
+            "anchor"
+        };
         self.r.forward(1);
         let mut length = 0;
         let mut ch = self.r.peek(0);
@@ -1073,13 +1107,19 @@ impl Scanner {
         }
         let context = format!("while scanning an {name}");
         if length == 0 {
-            let p = format!("expected alphabetic or numeric character, but found {}", self.found(ch));
+            let p = format!(
+                "expected alphabetic or numeric character, but found {}",
+                self.found(ch)
+            );
             return err(Some(&context), Some(start), p, self.mark());
         }
         let value = self.r.prefix(length);
         self.r.forward(length);
         if !is_in(ch, "\0 \t\r\n\u{85}\u{2028}\u{2029}?:,[]{}%@`") {
-            let p = format!("expected alphabetic or numeric character, but found {}", self.found(ch));
+            let p = format!(
+                "expected alphabetic or numeric character, but found {}",
+                self.found(ch)
+            );
             return err(Some(&context), Some(start), p, self.mark());
         }
         let mut token = Token::new(t, start, self.mark());
@@ -1177,7 +1217,12 @@ impl Scanner {
         }
         if !any {
             let p = format!("expected URI, but found {}", self.found(ch));
-            return err(Some(&format!("while parsing a {name}")), Some(start), p, self.mark());
+            return err(
+                Some(&format!("while parsing a {name}")),
+                Some(start),
+                p,
+                self.mark(),
+            );
         }
         Ok(())
     }
@@ -1209,7 +1254,8 @@ impl Scanner {
                 Some(_) if (0xc2..=0xf4).contains(&byte) => "invalid continuation byte",
                 Some(_) => "invalid start byte",
             };
-            let p = format!("'utf-8' codec can't decode byte 0x{byte:02x} in position {at}: {reason}");
+            let p =
+                format!("'utf-8' codec can't decode byte 0x{byte:02x} in position {at}: {reason}");
             return err(Some(&context), Some(start), p, mark);
         }
         Ok(())
@@ -1321,7 +1367,10 @@ impl Scanner {
         }
         let ch = self.r.peek(0);
         if !is_in(ch, END_OR_SPACE) {
-            let p = format!("expected chomping or indentation indicators, but found {}", self.found(ch));
+            let p = format!(
+                "expected chomping or indentation indicators, but found {}",
+                self.found(ch)
+            );
             return err(context, Some(start), p, self.mark());
         }
         Ok((chomping, increment))
@@ -1338,8 +1387,16 @@ impl Scanner {
         }
         let ch = self.r.peek(0);
         if !is_in(ch, THE_END) {
-            let p = format!("expected a comment or a line break, but found {}", self.found(ch));
-            return err(Some("while scanning a block scalar"), Some(start), p, self.mark());
+            let p = format!(
+                "expected a comment or a line break, but found {}",
+                self.found(ch)
+            );
+            return err(
+                Some("while scanning a block scalar"),
+                Some(start),
+                p,
+                self.mark(),
+            );
         }
         self.scan_line_break(false);
         Ok(())
@@ -1393,7 +1450,12 @@ impl Scanner {
         Ok(token)
     }
 
-    fn scan_flow_scalar_non_spaces(&mut self, double: bool, start: Mark, out: &mut String) -> R<()> {
+    fn scan_flow_scalar_non_spaces(
+        &mut self,
+        double: bool,
+        start: Mark,
+        out: &mut String,
+    ) -> R<()> {
         let context = Some("while scanning a double-quoted scalar");
         loop {
             let mut length = 0;
@@ -1524,26 +1586,33 @@ impl Scanner {
             loop {
                 ch = self.r.peek(length);
                 let next = self.r.peek(length + 1);
-                if ch == ':' && !is_in(next, THE_END_SPACE_TAB) {
-                    // part of the scalar
-                } else if ch == '?' && self.version() != (1, 1) {
-                    // part of the scalar
-                } else if is_in(ch, THE_END_SPACE_TAB)
-                    || (!flow && ch == ':' && is_in(next, THE_END_SPACE_TAB))
-                    || (flow && is_in(ch, ",:?[]{}"))
+                let part_of_scalar = (ch == ':' && !is_in(next, THE_END_SPACE_TAB))
+                    || (ch == '?' && self.version() != (1, 1));
+                if !part_of_scalar
+                    && (is_in(ch, THE_END_SPACE_TAB)
+                        || (!flow && ch == ':' && is_in(next, THE_END_SPACE_TAB))
+                        || (flow && is_in(ch, ",:?[]{}")))
                 {
                     break;
                 }
                 length += 1;
             }
-            if flow && ch == ':' && !is_in(self.r.peek(length + 1), "\0 \t\r\n\u{85}\u{2028}\u{2029},[]{}") {
+            if flow
+                && ch == ':'
+                && !is_in(
+                    self.r.peek(length + 1),
+                    "\0 \t\r\n\u{85}\u{2028}\u{2029},[]{}",
+                )
+            {
                 self.r.forward(length);
                 return Err(Fail::Marked(MarkedError {
                     context: Some("while scanning a plain scalar".into()),
                     context_mark: Some(start),
                     problem: "found unexpected ':'".into(),
                     problem_mark: self.mark(),
-                    note: Some("Please check http://pyyaml.org/wiki/YAMLColonInFlowContext for details."),
+                    note: Some(
+                        "Please check http://pyyaml.org/wiki/YAMLColonInFlowContext for details.",
+                    ),
                 }));
             }
             if length == 0 {
@@ -1818,7 +1887,10 @@ impl Parser {
                 return err(
                     None,
                     None,
-                    format!("expected '<document start>', but found {}", python::repr(token.t.id())),
+                    format!(
+                        "expected '<document start>', but found {}",
+                        python::repr(token.t.id())
+                    ),
                     token.start,
                 );
             }
@@ -1841,7 +1913,12 @@ impl Parser {
             let token = s.get_token()?;
             if token.value == "YAML" {
                 if yaml_version.is_some() {
-                    return err(None, None, "found duplicate YAML directive".into(), token.start);
+                    return err(
+                        None,
+                        None,
+                        "found duplicate YAML directive".into(),
+                        token.start,
+                    );
                 }
                 if token.version.map(|v| v.0) != Some(1) {
                     return err(
@@ -1915,7 +1992,10 @@ impl Parser {
         err(
             Some(&format!("while parsing a {kind} node")),
             Some(start),
-            format!("expected the node content, but found {}", python::repr(token.t.id())),
+            format!(
+                "expected the node content, but found {}",
+                python::repr(token.t.id())
+            ),
             token.start,
         )
     }
@@ -1937,7 +2017,10 @@ impl Parser {
             return err(
                 Some("while parsing a block collection"),
                 self.marks.last().copied(),
-                format!("expected <block end>, but found {}", python::repr(token.t.id())),
+                format!(
+                    "expected <block end>, but found {}",
+                    python::repr(token.t.id())
+                ),
                 token.start,
             );
         }
@@ -1969,7 +2052,10 @@ impl Parser {
             return err(
                 Some("while parsing a block mapping"),
                 self.marks.last().copied(),
-                format!("expected <block end>, but found {}", python::repr(token.t.id())),
+                format!(
+                    "expected <block end>, but found {}",
+                    python::repr(token.t.id())
+                ),
                 token.start,
             );
         }
@@ -1984,10 +2070,8 @@ impl Parser {
         let s = &mut self.scanner;
         if s.check(&[T::Value])? {
             let mut token = s.get_token()?;
-            if s.check(&[T::Value])? || !s.check(&[T::Key])? {
-                if move_comment(&token, s)? {
-                    token.comment = false;
-                }
+            if (s.check(&[T::Value])? || !s.check(&[T::Key])?) && move_comment(&token, s)? {
+                token.comment = false;
             }
             if !s.check(&[T::Key, T::Value, T::BlockEnd])? {
                 self.states.push(State::BlockMappingKey);
@@ -2070,7 +2154,9 @@ enum Node {
 impl Node {
     fn start(&self) -> Mark {
         match self {
-            Node::Scalar { start, .. } | Node::Seq { start, .. } | Node::Map { start, .. } => *start,
+            Node::Scalar { start, .. } | Node::Seq { start, .. } | Node::Map { start, .. } => {
+                *start
+            }
         }
     }
 
@@ -2281,7 +2367,8 @@ impl<'a> Checker<'a> {
                             return err(
                                 Some("While parsing"),
                                 Some(*start),
-                                "Found mapping with indentation inconsistent with previous mapping".into(),
+                                "Found mapping with indentation inconsistent with previous mapping"
+                                    .into(),
                                 *end,
                             );
                         }
@@ -2293,11 +2380,21 @@ impl<'a> Checker<'a> {
     }
 
     /// ruamel's `flatten_mapping`: takes the merge keys out (checking their values).
-    fn flatten(&mut self, entries: &'a [(Node, Node)], start: Mark) -> R<Vec<(&'a Node, &'a Node)>> {
+    fn flatten(
+        &mut self,
+        entries: &'a [(Node, Node)],
+        start: Mark,
+    ) -> R<Vec<(&'a Node, &'a Node)>> {
         let mut kept = Vec::new();
         let mut merged = false;
         for (key, value) in entries {
-            let is_merge = matches!(key, Node::Scalar { tag: ScalarTag::Merge, .. });
+            let is_merge = matches!(
+                key,
+                Node::Scalar {
+                    tag: ScalarTag::Merge,
+                    ..
+                }
+            );
             if !is_merge {
                 kept.push((key, value));
                 continue;
@@ -2328,7 +2425,8 @@ impl<'a> Checker<'a> {
                     return err(
                         Some("while constructing a mapping"),
                         Some(start),
-                        "expected a mapping or list of mappings for merging, but found scalar".into(),
+                        "expected a mapping or list of mappings for merging, but found scalar"
+                            .into(),
                         value.start(),
                     );
                 }
@@ -2403,12 +2501,24 @@ mod tests {
     fn every_scalar_is_a_string() {
         let m = map("\na: 123\nb: true\nc: null\nd: ~\ne:\nf: 2024-01-01\n");
         let values: Vec<&Value> = m.iter().map(|(_, v)| v).collect();
-        assert_eq!(values, [&s("123"), &s("true"), &s("null"), &s("~"), &s(""), &s("2024-01-01")]);
+        assert_eq!(
+            values,
+            [
+                &s("123"),
+                &s("true"),
+                &s("null"),
+                &s("~"),
+                &s(""),
+                &s("2024-01-01")
+            ]
+        );
     }
 
     #[test]
     fn block_scalars_and_quotes() {
-        let m = map("a: |\n  x\n  y\n\nb: >-\n  p\n  q\nc: 'it''s'\nd: \"\\u00e9\\t\"\ne: plain\n  folded\n");
+        let m = map(
+            "a: |\n  x\n  y\n\nb: >-\n  p\n  q\nc: 'it''s'\nd: \"\\u00e9\\t\"\ne: plain\n  folded\n",
+        );
         assert_eq!(m[0].1, s("x\ny\n"));
         assert_eq!(m[1].1, s("p q"));
         assert_eq!(m[2].1, s("it's"));
@@ -2441,9 +2551,21 @@ mod tests {
 
     #[test]
     fn crashes_are_reported_as_unsupported() {
-        assert!(matches!(load("a: \u{7}\n"), Err(LoadError::ControlChar { ch: '\u{7}', line: 1 })));
-        assert!(matches!(load("a: \"\\ud800\"\n"), Err(LoadError::Unsupported(_))));
-        assert!(matches!(load("? - a\n: b\n"), Err(LoadError::Unsupported(_))));
+        assert!(matches!(
+            load("a: \u{7}\n"),
+            Err(LoadError::ControlChar {
+                ch: '\u{7}',
+                line: 1
+            })
+        ));
+        assert!(matches!(
+            load("a: \"\\ud800\"\n"),
+            Err(LoadError::Unsupported(_))
+        ));
+        assert!(matches!(
+            load("? - a\n: b\n"),
+            Err(LoadError::Unsupported(_))
+        ));
     }
 
     #[test]

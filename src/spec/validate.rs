@@ -171,12 +171,24 @@ mod tests {
         let m = map(&[("name", "ﬁle-tools"), ("description", "d")]);
         assert!(validate_metadata(&m, "file-tools").is_empty());
         let m = map(&[("name", "कौशल"), ("description", "d")]);
-        assert_eq!(validate_metadata(&m, "कौशल").len(), 1, "U+094C is not alphanumeric");
+        assert_eq!(
+            validate_metadata(&m, "कौशल").len(),
+            1,
+            "U+094C is not alphanumeric"
+        );
     }
 
     #[test]
     fn unknown_keys_sorted_by_code_point() {
-        let m = map(&[("zeta", ""), ("Alpha", ""), ("name", "x"), ("description", "d")]);
-        assert!(validate_metadata(&m, "x")[0].starts_with("Unexpected fields in frontmatter: Alpha, zeta."));
+        let m = map(&[
+            ("zeta", ""),
+            ("Alpha", ""),
+            ("name", "x"),
+            ("description", "d"),
+        ]);
+        assert!(
+            validate_metadata(&m, "x")[0]
+                .starts_with("Unexpected fields in frontmatter: Alpha, zeta.")
+        );
     }
 }

@@ -17,7 +17,10 @@ fn tree(label: &str, files: &[(&str, String)]) -> Source {
 
 #[test]
 fn first_source_wins_and_later_ones_are_shadowed() {
-    let user = tree("user", &[("pdf/SKILL.md", skill("pdf", "User's PDF skill."))]);
+    let user = tree(
+        "user",
+        &[("pdf/SKILL.md", skill("pdf", "User's PDF skill."))],
+    );
     let system = tree(
         "system",
         &[
@@ -50,7 +53,11 @@ fn a_qualified_source_lists_taken_names_as_qualifier_name() {
     let again = tree("again", &[("pdf/SKILL.md", skill("pdf", "Third."))]).with_qualifier("team");
     let d = discover(&[user, team, again]);
     let ids: Vec<&str> = d.offered().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["pdf", "docx", "team:pdf"], "an untaken name stays plain");
+    assert_eq!(
+        ids,
+        ["pdf", "docx", "team:pdf"],
+        "an untaken name stays plain"
+    );
     assert_eq!(d.get("team:pdf").unwrap().name, "pdf");
     assert_eq!(d.shadowed.len(), 1, "team:pdf taken too: shadowed");
     assert_eq!(d.shadowed[0].id, "team:pdf");
@@ -63,7 +70,8 @@ fn a_broken_skill_keeps_its_claim_and_is_reported_not_hidden() {
         "first",
         &[(
             "pdf/SKILL.md",
-            "---\nname: pdf\ndescription: Broken.\ntitle: extra\nallowed-tools: Bash()\n---\n".into(),
+            "---\nname: pdf\ndescription: Broken.\ntitle: extra\nallowed-tools: Bash()\n---\n"
+                .into(),
         )],
     );
     let second = tree("second", &[("pdf/SKILL.md", skill("pdf", "Fine."))]);
@@ -71,9 +79,21 @@ fn a_broken_skill_keeps_its_claim_and_is_reported_not_hidden() {
     let pdf = d.get("pdf").expect("listed");
     assert!(!pdf.is_offered());
     assert_eq!(pdf.description, "Broken.");
-    assert!(pdf.problems.iter().any(|p| p.starts_with("Unexpected fields in frontmatter: title.")));
-    assert!(pdf.problems.iter().any(|p| p.contains("[allowed_tools_empty_pattern]")));
-    assert_eq!(d.offered().count(), 0, "not replaced by the lower-precedence skill");
+    assert!(
+        pdf.problems
+            .iter()
+            .any(|p| p.starts_with("Unexpected fields in frontmatter: title."))
+    );
+    assert!(
+        pdf.problems
+            .iter()
+            .any(|p| p.contains("[allowed_tools_empty_pattern]"))
+    );
+    assert_eq!(
+        d.offered().count(),
+        0,
+        "not replaced by the lower-precedence skill"
+    );
     assert_eq!(d.shadowed.len(), 1);
 }
 
@@ -83,7 +103,10 @@ fn skills_without_name_or_description_claim_nothing() {
         "first",
         &[
             ("pdf/SKILL.md", "---\ndescription: No name.\n---\n".into()),
-            ("csv/SKILL.md", "---\nname: csv\ndescription: '  '\n---\n".into()),
+            (
+                "csv/SKILL.md",
+                "---\nname: csv\ndescription: '  '\n---\n".into(),
+            ),
             ("bad/SKILL.md", "---\nname: [bad]\n---\n".into()),
         ],
     );
@@ -99,7 +122,11 @@ fn skills_without_name_or_description_claim_nothing() {
         .iter()
         .flat_map(|u| u.problems.iter().map(String::as_str))
         .collect();
-    assert!(problems.iter().any(|p| p.starts_with("Invalid YAML in frontmatter: While scanning")));
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("Invalid YAML in frontmatter: While scanning"))
+    );
     assert!(problems.contains(&"Field 'description' must be a non-empty string"));
     assert!(problems.contains(&"Missing required field in frontmatter: name"));
 }
@@ -133,7 +160,9 @@ fn long_bodies_warn_and_allowed_tools_are_parsed() {
         "t",
         &[(
             "big/SKILL.md",
-            format!("---\nname: big\ndescription: Big.\nallowed-tools: Read Bash(git status:*)\n---\n{body}"),
+            format!(
+                "---\nname: big\ndescription: Big.\nallowed-tools: Read Bash(git status:*)\n---\n{body}"
+            ),
         )],
     );
     let d = discover(&[t]);
@@ -157,5 +186,9 @@ fn directories_on_disk_never_follow_links() {
     let ids: Vec<&str> = d.offered().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["real"]);
     assert_eq!(d.unclaimed.len(), 2);
-    assert!(d.unclaimed.iter().all(|u| u.problems[0].contains("symbolic link")));
+    assert!(
+        d.unclaimed
+            .iter()
+            .all(|u| u.problems[0].contains("symbolic link"))
+    );
 }

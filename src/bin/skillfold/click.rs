@@ -201,10 +201,10 @@ fn longest_match(
 ) -> (usize, usize, usize) {
     let (mut besti, mut bestj, mut best) = (alo, blo, 0);
     let mut prev = vec![0usize; b.len() + 1];
-    for i in alo..ahi {
+    for (i, ca) in a.iter().enumerate().take(ahi).skip(alo) {
         let mut next = vec![0usize; b.len() + 1];
-        for j in blo..bhi {
-            if a[i] == b[j] {
+        for (j, cb) in b.iter().enumerate().take(bhi).skip(blo) {
+            if ca == cb {
                 let k = if j > 0 { prev[j - 1] } else { 0 } + 1;
                 next[j] = k;
                 if k > best {
@@ -385,6 +385,9 @@ mod tests {
         };
         assert!((r("--help", "--hel") - 10.0 / 11.0).abs() < 1e-9);
         assert_eq!(get_close_matches("--json", &["--help"]), Vec::<&str>::new());
-        assert_eq!(get_close_matches("valdate", &["validate", "to-prompt"]), ["validate"]);
+        assert_eq!(
+            get_close_matches("valdate", &["validate", "to-prompt"]),
+            ["validate"]
+        );
     }
 }

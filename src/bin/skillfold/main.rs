@@ -55,12 +55,21 @@ fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     let invoked_as = args
         .first()
-        .map(|a| a.as_bytes().rsplit(|&b| b == b'/').next().unwrap_or_default().to_vec())
+        .map(|a| {
+            a.as_bytes()
+                .rsplit(|&b| b == b'/')
+                .next()
+                .unwrap_or_default()
+                .to_vec()
+        })
         .unwrap_or_default();
     if invoked_as == click::PROG.as_bytes() {
         return ExitCode::from(click::group(&args[1..]));
     }
-    if let Some(cmd) = args.get(1).and_then(|a| click::Cmd::from_name(a.as_bytes())) {
+    if let Some(cmd) = args
+        .get(1)
+        .and_then(|a| click::Cmd::from_name(a.as_bytes()))
+    {
         return ExitCode::from(click::command_args(cmd, &args[2..]));
     }
     let cli = Cli::parse_from(args);

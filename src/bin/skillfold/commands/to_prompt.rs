@@ -16,7 +16,10 @@ pub fn run(args: &[Vec<u8>]) -> u8 {
         let dir = Path::new(OsStr::from_bytes(&dir));
         // Deviation: a skill directory that is a symbolic link is refused, not resolved.
         if fs_err::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
-            echo(true, &format!("Error: {}", DirError::Symlink(dir.to_owned())));
+            echo(
+                true,
+                &format!("Error: {}", DirError::Symlink(dir.to_owned())),
+            );
             return 1;
         }
         match fs_err::canonicalize(dir) {
