@@ -295,6 +295,10 @@ def main():
             if share > BUSY_LIMIT:
                 discarded += 1
                 continue
+            if os.environ.get("BENCH_VERBOSE"):
+                print(f"round {len(cold) + 1:2d}: skillfold {a[0] * 1000:6.1f} ms cpu {a[2] * 1000:6.1f}"
+                      f" | git {b[0] * 1000:6.1f} ms cpu {b[2] * 1000:6.1f} | warm {c[0] * 1000:5.1f} ms"
+                      f" | others {share:.0%}", file=sys.stderr)
             shares.append(share)
             cold.append(a)
             peer.append(b)

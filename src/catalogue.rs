@@ -154,10 +154,10 @@ impl Catalogue {
         if self.skills.is_empty() {
             return None;
         }
-        let entries: Vec<crate::prompt_block::Entry<'_>> = self
+        let entries: Vec<crate::spec::prompt::Entry<'_>> = self
             .skills
             .values()
-            .map(|s| crate::prompt_block::Entry {
+            .map(|s| crate::spec::prompt::Entry {
                 name: s.pin().name.as_str(),
                 description: s.description(),
                 location: s.location().to_string_lossy(),
@@ -165,7 +165,7 @@ impl Catalogue {
             .collect();
         Some(format!(
             "{}\n\n{USAGE}\n",
-            crate::prompt_block::render(&entries)
+            crate::spec::prompt::render(&entries)
         ))
     }
 

@@ -32,8 +32,23 @@
 //! - [`redact`]: URLs with credentials removed, for every message.
 //! - [`failpoint`]: crash injection for the promotion tests.
 //!
+//! **Runtime** (DESIGN §4)
+//! - [`snapshot`]: verified bundles in memory, from a corpus, a local directory or a host's own
+//!   source — every pin checked again.
+//! - [`runtime`]: every source of a descriptor loaded; failures named, never replaced.
+//! - [`catalogue`]: one agent's skills, its prompt block (rendered by [`spec::prompt`]) and its
+//!   tools, with a policy hook.
+//! - [`tools`]: the tools served to models (`load_skill`), their schemas, errors and records.
+//!
+//! **Spec tooling** (DESIGN §5)
+//! - [`spec`]: skills-ref 0.1.1 compatible `validate`, `read-properties`, `to-prompt` —
+//!   [`spec::python`] (Python string semantics), [`spec::strict_yaml`] (the strictyaml dialect
+//!   with ruamel's messages), [`spec::skill_file`] (reading `SKILL.md` without following links),
+//!   [`spec::validate`], [`spec::properties`], [`spec::prompt`] — plus multi-source skill
+//!   [`spec::discovery`] and [`spec::allowed_tools`] rules.
+//!
 //! **Surfaces**
-//! - [`ops`]: the operations the CLI commands call (`hash`, `check`, `prepare`, `pin`).
+//! - [`ops`]: the operations the CLI commands call.
 //! - [`schemas`]: the JSON Schemas committed under `schemas/`.
 //!
 //! # Example
@@ -61,13 +76,13 @@ pub mod ops;
 mod parallel;
 pub mod pin;
 pub mod problem;
-pub mod prompt_block;
 pub mod redact;
 pub mod runtime;
 pub mod safe_read;
 pub mod schemas;
 pub mod skill_name;
 pub mod snapshot;
+pub mod spec;
 mod time;
 pub mod tools;
 pub mod verify;

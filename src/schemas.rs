@@ -14,9 +14,18 @@ pub fn all() -> Vec<(&'static str, Value)> {
     vec![
         ("skillfold.schema.json", crate::descriptor::json_schema()),
         ("load_skill.input.schema.json", load_skill::input_schema()),
-        ("load_skill.output.schema.json", to_value(schemars::schema_for!(load_skill::LoadedSkill))),
-        ("tool-error.schema.json", to_value(schemars::schema_for!(ToolError))),
-        ("record.schema.json", to_value(schemars::schema_for!(Record))),
+        (
+            "load_skill.output.schema.json",
+            to_value(schemars::schema_for!(load_skill::LoadedSkill)),
+        ),
+        (
+            "tool-error.schema.json",
+            to_value(schemars::schema_for!(ToolError)),
+        ),
+        (
+            "record.schema.json",
+            to_value(schemars::schema_for!(Record)),
+        ),
     ]
 }
 

@@ -2,10 +2,12 @@
 
 mod cli_hash;
 mod digest_vectors;
+mod discovery;
 mod examples;
 mod git_fixture;
 mod prepare;
 mod runtime;
 mod safe_read;
 mod schemas;
+mod skills_ref_golden;
 mod util;

@@ -1,10 +1,18 @@
 //! The `skillfold` command line: parses arguments and calls one library operation per command.
-//! Every behaviour lives in the library (`skillfold::ops`); this binary only dispatches and
-//! prints, data on stdout and diagnostics on stderr.
+//! Every behaviour lives in the library (`skillfold::ops`, `skillfold::spec`); this binary only
+//! dispatches and prints, data on stdout and diagnostics on stderr.
+//!
+//! `validate`, `read-properties` and `to-prompt` reproduce skills-ref 0.1.1's `agentskills`
+//! byte for byte, argument errors included, so they are parsed click-style ([`click`]) before
+//! clap sees the command line. Run under the name `agentskills` (a link to this binary), the
+//! whole program is that reference CLI.
 
+mod click;
 mod commands;
 mod exit;
 
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +29,14 @@ struct Cli {
     command: Command,
 }
 
+/// Arguments of a skills-ref compatible command (parsed click-style before clap runs).
+#[derive(Debug, clap::Args)]
+struct SpecArgs {
+    /// Arguments, as `agentskills` 0.1.1 takes them.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<OsString>,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     Hash(commands::hash::HashArgs),
@@ -32,22 +48,54 @@ enum Command {
     Prompt(commands::prompt::PromptArgs),
     Load(commands::load::LoadArgs),
     Schema(commands::schema::SchemaArgs),
+    /// Validate a skill directory, exactly as skills-ref 0.1.1 (`agentskills validate`) does.
+    #[command(disable_help_flag = true)]
+    Validate(SpecArgs),
+    /// Print a skill's properties as JSON, exactly as `agentskills read-properties` does.
+    #[command(disable_help_flag = true)]
+    ReadProperties(SpecArgs),
+    /// Print the `<available_skills>` block, exactly as `agentskills to-prompt` does.
+    #[command(disable_help_flag = true)]
+    ToPrompt(SpecArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let invoked_as = args
+        .first()
+        .map(|a| {
+            a.as_bytes()
+                .rsplit(|&b| b == b'/')
+                .next()
+                .unwrap_or_default()
+                .to_vec()
+        })
+        .unwrap_or_default();
+    if invoked_as == click::PROG.as_bytes() {
+        return ExitCode::from(click::group(&args[1..]));
+    }
+    if let Some(cmd) = args
+        .get(1)
+        .and_then(|a| click::Cmd::from_name(a.as_bytes()))
+    {
+        return ExitCode::from(click::command_args(cmd, &args[2..]));
+    }
+    let cli = Cli::parse_from(args);
     let code = match cli.command {
-        Command::Hash(args) => commands::hash::run(args),
-        Command::Check(args) => commands::check::run(args),
-        Command::Prepare(args) => commands::prepare::run(args),
+        Command::Hash(args) => commands::hash::run(args) as u8,
+        Command::Check(args) => commands::check::run(args) as u8,
+        Command::Prepare(args) => commands::prepare::run(args) as u8,
         #[cfg(feature = "git")]
-        Command::Pin(args) => commands::pin::run(args),
-        Command::Verify(args) => commands::verify::run(args),
-        Command::Prompt(args) => commands::prompt::run(args),
-        Command::Load(args) => commands::load::run(args),
-        Command::Schema(args) => commands::schema::run(args),
+        Command::Pin(args) => commands::pin::run(args) as u8,
+        Command::Verify(args) => commands::verify::run(args) as u8,
+        Command::Prompt(args) => commands::prompt::run(args) as u8,
+        Command::Load(args) => commands::load::run(args) as u8,
+        Command::Schema(args) => commands::schema::run(args) as u8,
+        Command::Validate(a) => click::command_args(click::Cmd::Validate, &a.args),
+        Command::ReadProperties(a) => click::command_args(click::Cmd::ReadProperties, &a.args),
+        Command::ToPrompt(a) => click::command_args(click::Cmd::ToPrompt, &a.args),
     };
-    ExitCode::from(code as u8)
+    ExitCode::from(code)
 }
 
 #[cfg(test)]

@@ -1,0 +1,38 @@
+//! `skillfold validate SKILL_PATH`: prints what skills-ref 0.1.1's `validate` prints.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::Path;
+
+use skillfold::spec::{python, validate};
+
+use crate::click::echo;
+
+/// Runs the command on an argument that exists (click checked); returns the exit status.
+pub fn run(arg: &[u8]) -> u8 {
+    let dir = skill_dir_of(arg);
+    let shown = String::from_utf8_lossy(&dir).into_owned();
+    let errors = validate::validate(Path::new(OsStr::from_bytes(&dir)));
+    if errors.is_empty() {
+        echo(false, &format!("Valid skill: {shown}"));
+        return 0;
+    }
+    echo(true, &format!("Validation failed for {shown}:"));
+    for error in errors {
+        echo(true, &format!("  - {error}"));
+    }
+    1
+}
+
+/// `Path(arg)`, or its parent when it names a regular file called `SKILL.md` in any letter
+/// case (skills-ref's `_is_skill_md_file`); spelled as `str()` of the `pathlib` path.
+pub fn skill_dir_of(arg: &[u8]) -> Vec<u8> {
+    let path = python::pure_path(arg);
+    let spelled = path.to_bytes();
+    let is_file = fs_err::metadata(OsStr::from_bytes(&spelled)).is_ok_and(|m| m.is_file());
+    if is_file && python::lower(&String::from_utf8_lossy(path.name())) == "skill.md" {
+        path.parent().to_bytes()
+    } else {
+        spelled
+    }
+}

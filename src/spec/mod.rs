@@ -1,0 +1,21 @@
+//! Spec tooling compatible with skills-ref 0.1.1 (the reference `agentskills` CLI), and the
+//! pieces of the Agent Skills specification a client needs (DESIGN §5).
+//!
+//! - [`python`]: the Python string semantics skills-ref's output depends on.
+//! - [`strict_yaml`]: the strictyaml dialect of the frontmatter, with ruamel's error messages.
+//! - [`skill_file`]: finding and reading `SKILL.md` without following links; whole-line fences.
+//! - [`validate`], [`properties`], [`prompt`]: the three commands' library halves.
+//! - [`discovery`]: skills from an ordered list of sources, with shadowing and qualifiers.
+//! - [`allowed_tools`]: the experimental `allowed-tools` field parsed into rules.
+//!
+//! Where skills-ref crashes or does something unsafe, skillfold deliberately differs; the
+//! README lists every such deviation.
+
+pub mod allowed_tools;
+pub mod discovery;
+pub mod prompt;
+pub mod properties;
+pub mod python;
+pub mod skill_file;
+pub mod strict_yaml;
+pub mod validate;
