@@ -51,6 +51,9 @@ pub struct Snapshot {
     origin: Origin,
     location: PathBuf,
     references: Vec<String>,
+    /// SHA-256 (hex) of what each call can serve: the body, then each reference in order.
+    body_sha256: String,
+    reference_sha256: Vec<String>,
 }
 
 impl Snapshot {
@@ -67,19 +70,21 @@ impl Snapshot {
     }
 
     fn verified(bundle: Bundle, pin: Pin, origin: Origin, location: PathBuf) -> Snapshot {
-        let references = bundle
+        let (references, reference_sha256) = bundle
             .files()
             .iter()
-            .map(|(p, _)| p.as_str())
-            .filter(|p| *p != limits::SKILL_MD)
-            .map(str::to_owned)
-            .collect();
+            .filter(|(p, _)| p.as_str() != limits::SKILL_MD)
+            .map(|(p, bytes)| (p.to_string(), crate::hex::sha256_hex(bytes)))
+            .unzip();
+        let body_sha256 = crate::hex::sha256_hex(bundle.body().as_bytes());
         Snapshot {
             bundle,
             pin,
             origin,
             location,
             references,
+            body_sha256,
+            reference_sha256,
         }
     }
 
@@ -109,6 +114,19 @@ impl Snapshot {
             return None;
         }
         self.bundle.files().get(path)
+    }
+
+    /// The SHA-256 (lowercase hex) of what serving `reference` returns (`None`: the body),
+    /// computed once when the snapshot was made.
+    pub fn served_sha256(&self, reference: Option<&str>) -> Option<&str> {
+        match reference {
+            None => Some(&self.body_sha256),
+            Some(path) => self
+                .references
+                .binary_search_by(|r| r.as_str().cmp(path))
+                .ok()
+                .map(|i| self.reference_sha256[i].as_str()),
+        }
     }
 
     /// Every file.

@@ -127,6 +127,9 @@ pub(crate) fn record(access: &Access<'_>, content: &[u8]) -> Record {
         origin: access.skill.origin().clone(),
         reference: access.reference.map(str::to_owned),
         bytes: content.len() as u64,
-        sha256: crate::hex::sha256_hex(content),
+        sha256: access
+            .skill
+            .served_sha256(access.reference)
+            .map_or_else(|| crate::hex::sha256_hex(content), str::to_owned),
     }
 }

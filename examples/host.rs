@@ -1,0 +1,92 @@
+//! A host registering per-agent skills through the library: `cargo run --example host`.
+//!
+//! It builds two agents' catalogues from a descriptor written in code (local bundles from
+//! `examples/skills/`, verified against their pins), adds a policy hook, prints what a host
+//! puts in each agent's system prompt and tool list, and serves a `load_skill` call the way a
+//! model would make it, keeping the record for the transcript.
+
+use std::path::Path;
+
+use serde_json::json;
+use skillfold::descriptor;
+use skillfold::runtime::Runtime;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+    let pin = |name: &str, version: &str, hash: &str| {
+        format!(
+            "{{ name: {name}, version: '{version}', directory: {}, hash: {hash} }}",
+            skills.join(name).display()
+        )
+    };
+    // Every agent gets `commit-message`; `writer` adds `changelog-writer`, `analyst` adds
+    // `csv-profiler`. The hashes are the reviewed digests (`skillfold hash examples/skills/*`).
+    let yaml = format!(
+        "skills:\n  - local: {}\nagents:\n  writer:\n    skills:\n      - local: {}\n  analyst:\n    skills:\n      - local: {}\n",
+        pin(
+            "commit-message",
+            "1.0.0",
+            "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e"
+        ),
+        pin(
+            "changelog-writer",
+            "1.0",
+            "e7393af7bb7c7bf3f4269983c78a83617e020853a8405cdabe465e464f64c0ce"
+        ),
+        pin(
+            "csv-profiler",
+            "1.0",
+            "f1c40afd786dd9e23190d4e875c2c62f193e1e6769d235644e17aa86083215e2"
+        ),
+    );
+    let parsed = descriptor::parse(&yaml)?;
+    let plan = descriptor::check(&parsed, Path::new("/")).map_err(|problems| {
+        problems
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+
+    // Load once: every bundle is read with the safe reader and verified against its pin.
+    let runtime = Runtime::load(plan);
+    for failure in runtime.failures() {
+        eprintln!("not served: {failure}");
+    }
+
+    for agent in ["writer", "analyst"] {
+        let catalogue = runtime.catalogue(Some(agent))?.with_policy(move |access| {
+            // A host may refuse anything here; it sees exactly what would be served.
+            eprintln!(
+                "[policy] {agent} reads {} {}",
+                access.skill.pin().name,
+                access.reference.unwrap_or("(instructions)")
+            );
+            Ok(())
+        });
+        println!("=== agent `{agent}`: system prompt block ===");
+        println!("{}", catalogue.prompt().unwrap_or_default());
+        println!("=== agent `{agent}`: tools ===");
+        println!("{}", serde_json::to_string_pretty(&catalogue.tools())?);
+
+        // What a model's tool call looks like, and what the host keeps.
+        let first = catalogue
+            .skills()
+            .last()
+            .map(|s| s.pin().name.to_string())
+            .unwrap_or_default();
+        let (output, record) = catalogue
+            .call("load_skill", &json!({ "name": first, "reference": null }))
+            .map_err(|e| e.to_string())?;
+        println!(
+            "=== agent `{agent}`: load_skill({first}) returned {} bytes of instructions ===",
+            output["content"].as_str().map_or(0, str::len)
+        );
+        println!(
+            "record for the transcript: {}",
+            serde_json::to_string(&record)?
+        );
+        println!();
+    }
+    Ok(())
+}
