@@ -10,6 +10,7 @@
 mod click;
 mod commands;
 mod exit;
+mod output;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt as _;

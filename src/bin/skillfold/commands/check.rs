@@ -23,11 +23,11 @@ pub struct CheckArgs {
 pub fn run(args: CheckArgs) -> Exit {
     match check::load_plan(&args.config.path) {
         Ok((_, plan)) => {
-            println!(
-                "{}: ok: {}",
+            crate::output::print(&format!(
+                "{}: ok: {}\n",
                 args.config.path.display(),
                 check::summary(&plan)
-            );
+            ));
             Exit::Ok
         }
         Err(e) => {

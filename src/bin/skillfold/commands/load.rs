@@ -32,10 +32,8 @@ pub fn run(args: LoadArgs) -> Exit {
     let input = serde_json::json!({ "name": args.name, "reference": args.reference });
     match catalogue.call(skillfold::tools::load_skill::NAME, &input) {
         Ok((output, _record)) => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&output).unwrap_or_default()
-            );
+            let text = serde_json::to_string_pretty(&output).unwrap_or_default();
+            crate::output::print(&format!("{text}\n"));
             Exit::Ok
         }
         Err(e) => {

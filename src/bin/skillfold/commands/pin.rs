@@ -64,10 +64,12 @@ pub fn run(args: PinArgs) -> Exit {
         &interrupt,
     ) {
         Ok(bundles) => {
-            print!(
-                "{}",
-                pin::descriptor_entry(&args.source, &args.revision, args.root.as_ref(), &bundles)
-            );
+            crate::output::print(&pin::descriptor_entry(
+                &args.source,
+                &args.revision,
+                args.root.as_ref(),
+                &bundles,
+            ));
             Exit::Ok
         }
         Err(pin::PinError::Bundles(errors)) => {

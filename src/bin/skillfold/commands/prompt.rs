@@ -22,7 +22,7 @@ pub fn run(args: PromptArgs) -> Exit {
     match catalogue(&args.agent) {
         Ok(catalogue) => {
             if let Some(prompt) = catalogue.prompt() {
-                print!("{prompt}");
+                crate::output::print(&prompt);
             }
             Exit::Ok
         }

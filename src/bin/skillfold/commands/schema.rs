@@ -21,7 +21,7 @@ pub fn run(args: SchemaArgs) -> Exit {
     let schemas = skillfold::schemas::all();
     let Some(dir) = args.out else {
         if let Some((_, schema)) = schemas.first() {
-            print!("{}", skillfold::schemas::render(schema));
+            crate::output::print(&skillfold::schemas::render(schema));
         }
         return Exit::Ok;
     };
