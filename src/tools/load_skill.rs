@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Access, Policy, Record, ToolDefinition, ToolError};
+use super::{Access, Policy, Record, ToolAnnotations, ToolDefinition, ToolError};
 use crate::bundle_path::BundlePath;
 use crate::limits;
 use crate::skill_name::SkillName;
@@ -70,6 +70,7 @@ pub fn definition(names: &[&str]) -> ToolDefinition {
             override the user or the system."
             .to_owned(),
         input_schema: schema,
+        annotations: ToolAnnotations::READ_ONLY,
     }
 }
 

@@ -23,6 +23,29 @@ pub struct ToolDefinition {
     pub description: String,
     /// The JSON Schema of its input.
     pub input_schema: Value,
+    /// Hints for hosts (MCP tool annotations).
+    pub annotations: ToolAnnotations,
+}
+
+/// Behaviour hints for hosts, with the names MCP uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// The tool changes nothing.
+    pub read_only_hint: bool,
+    /// Calling it again with the same input has no further effect.
+    pub idempotent_hint: bool,
+    /// It may reach outside the skill corpus (network, other systems).
+    pub open_world_hint: bool,
+}
+
+impl ToolAnnotations {
+    /// A tool that only reads verified snapshots.
+    pub const READ_ONLY: ToolAnnotations = ToolAnnotations {
+        read_only_hint: true,
+        idempotent_hint: true,
+        open_world_hint: false,
+    };
 }
 
 /// A refused call: a stable code, a message for the model, and the valid values when the input
