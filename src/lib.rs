@@ -77,6 +77,7 @@ mod parallel;
 pub mod pin;
 pub mod problem;
 pub mod redact;
+pub mod runner;
 pub mod runtime;
 pub mod safe_read;
 pub mod schemas;

@@ -91,6 +91,10 @@ impl Runtime {
             .flatten()
             .filter_map(|r| r.as_ref().ok())
             .cloned();
-        Catalogue::new(agent, snapshots)
+        let runner = crate::runner::RunnerConfig {
+            policy: crate::runner::ScriptPolicy::effective(&self.plan.runner.policy),
+            ..self.plan.runner.clone()
+        };
+        Ok(Catalogue::new(agent, snapshots)?.with_runner(runner))
     }
 }

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::tools::{Record, ToolError, load_skill};
+use crate::tools::{Record, ToolError, load_skill, run_script};
 
 /// Every published schema: its file name under `schemas/` and its content.
 pub fn all() -> Vec<(&'static str, Value)> {
@@ -17,6 +17,14 @@ pub fn all() -> Vec<(&'static str, Value)> {
         (
             "load_skill.output.schema.json",
             to_value(schemars::schema_for!(load_skill::LoadedSkill)),
+        ),
+        (
+            "skill_run_script.input.schema.json",
+            run_script::input_schema(),
+        ),
+        (
+            "skill_run_script.output.schema.json",
+            to_value(schemars::schema_for!(run_script::RunScriptOutput)),
         ),
         (
             "tool-error.schema.json",

@@ -47,6 +47,35 @@ pub struct Descriptor {
     /// Per-agent extras: only the named agent gets these, on top of the defaults.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentSkills>,
+    /// The script runner: which helper bytes may run (`skill_run_script`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scripts: Option<ScriptsSpec>,
+    /// A read-only folder of discovered, unpinned skills (`skill_read_reference`); the
+    /// environment variable `SKILLFOLD_SKILL_GUIDES_DIR` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guides: Option<PathBuf>,
+}
+
+/// The script runner's settings.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptsSpec {
+    /// The approved helpers: exactly these bytes of these scripts may run. A malformed entry or a
+    /// duplicate denies every script. `SKILLFOLD_SKILL_SCRIPT_ALLOWLIST` (a JSON array of the
+    /// same entries) replaces this list when set.
+    #[serde(default)]
+    pub allowlist: Vec<crate::runner::ApprovalSpec>,
+    /// Names of actions refused even when approved (helper basenames and identifier-like
+    /// arguments); default: a list of trading, payment and destructive actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocklist: Option<Vec<String>>,
+    /// The Python interpreter (default `python3` on PATH, or `SKILLFOLD_PYTHON`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<PathBuf>,
+    /// Wall-clock limit of one run, 1 to 30 seconds (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 30))]
+    pub timeout_seconds: Option<u32>,
 }
 
 /// One agent's extra skills.

@@ -16,6 +16,7 @@ use crate::bundle_path::BundlePath;
 use crate::limits;
 use crate::pin::{CommitId, Pin};
 use crate::redact::RedactedUrl;
+use crate::runner::{Blocklist, RunnerConfig, ScriptPolicy};
 use crate::skill_name::SkillName;
 use crate::version::VersionLabel;
 
@@ -102,6 +103,11 @@ pub struct Plan {
     pub defaults: Vec<usize>,
     /// Per agent, indices into `sources` of its extras.
     pub agents: BTreeMap<String, Vec<usize>>,
+    /// The script runner as the descriptor configures it (the environment may still replace
+    /// its allowlist; see [`crate::runner::ScriptPolicy::effective`]).
+    pub runner: RunnerConfig,
+    /// The folder of discovered skills, if the descriptor names one.
+    pub guides: Option<PathBuf>,
 }
 
 impl Plan {
@@ -152,6 +158,12 @@ pub fn check(descriptor: &Descriptor, base: &Path) -> Result<Plan, Vec<Descripto
         }
         c.plan.agents.insert(agent.clone(), extras);
     }
+    if let Some(scripts) = &descriptor.scripts {
+        c.scripts(scripts);
+    }
+    if let Some(guides) = &descriptor.guides {
+        c.plan.guides = c.directory(guides, "guides".to_owned());
+    }
     c.cross_checks();
     if c.problems.is_empty() {
         Ok(c.plan)
@@ -198,7 +210,7 @@ impl Checker<'_> {
         Some(self.plan.sources.len() - 1)
     }
 
-    fn directory(&mut self, dir: &Path, location: String) -> Option<PathBuf> {
+    pub(super) fn directory(&mut self, dir: &Path, location: String) -> Option<PathBuf> {
         if dir.as_os_str().is_empty() {
             self.problem("invalid_directory", location, "the directory is empty");
             return None;
@@ -343,6 +355,61 @@ impl Checker<'_> {
             version: version?,
             hash: hash?,
         })
+    }
+
+    fn scripts(&mut self, spec: &super::ScriptsSpec) {
+        let policy = ScriptPolicy::from_specs(spec.allowlist.clone());
+        if let ScriptPolicy::DenyAll(reason) = &policy {
+            self.problem(
+                "invalid_script_allowlist",
+                "scripts.allowlist",
+                format!("{reason}; every script would be denied"),
+            );
+        }
+        for (i, entry) in spec.allowlist.iter().enumerate() {
+            if SkillName::parse(&entry.skill).is_err() {
+                self.problem(
+                    "invalid_name",
+                    format!("scripts.allowlist[{i}].skill"),
+                    format!("`{}` is not a skill name", entry.skill.escape_debug()),
+                );
+            }
+            let path_ok = BundlePath::parse(&entry.script).is_ok()
+                && entry.script.starts_with("scripts/")
+                && entry.script.ends_with(".py");
+            if !path_ok {
+                self.problem(
+                    "invalid_script_path",
+                    format!("scripts.allowlist[{i}].script"),
+                    format!(
+                        "`{}` is not a `scripts/*.py` path",
+                        entry.script.escape_debug()
+                    ),
+                );
+            }
+        }
+        let mut runner = RunnerConfig::with_policy(policy);
+        if let Some(names) = &spec.blocklist {
+            runner.blocklist = Blocklist::new(names.iter().map(String::as_str));
+        }
+        if let Some(python) = &spec.python {
+            // A bare name is looked up on PATH; a path is relative to the descriptor.
+            runner.python = if python.components().count() > 1 {
+                self.base.join(python)
+            } else {
+                python.clone()
+            };
+        }
+        match spec.timeout_seconds {
+            Some(secs @ 1..=30) => runner.timeout = std::time::Duration::from_secs(u64::from(secs)),
+            Some(other) => self.problem(
+                "invalid_timeout",
+                "scripts.timeout_seconds",
+                format!("{other} is not between 1 and 30"),
+            ),
+            None => {}
+        }
+        self.plan.runner = runner;
     }
 
     fn cross_checks(&mut self) {

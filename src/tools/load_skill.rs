@@ -96,11 +96,11 @@ pub(crate) fn call(
         .ok()
         .and_then(|n| skills.get(&n))
     else {
-        return Err(ToolError {
-            code: "validation_error".into(),
-            message: format!("unknown skill `{}`", input.name.escape_debug()),
-            valid: skills.keys().map(ToString::to_string).collect(),
-        });
+        return Err(ToolError::new(
+            "validation_error",
+            format!("unknown skill `{}`", input.name.escape_debug()),
+        )
+        .with_valid(skills.keys().map(ToString::to_string).collect()));
     };
     let reference = match input.reference.as_deref() {
         None => None,
@@ -140,10 +140,12 @@ pub(crate) fn call(
 
 /// A reference must be the exact spelling of a supporting file of `skill`.
 fn check_reference<'a>(skill: &Snapshot, path: &'a str) -> Result<&'a str, ToolError> {
-    let refuse = |why: String| ToolError {
-        code: "validation_error".into(),
-        message: format!("reference `{}` is refused: {why}", path.escape_debug()),
-        valid: skill.references().to_vec(),
+    let refuse = |why: String| {
+        ToolError::new(
+            "validation_error",
+            format!("reference `{}` is refused: {why}", path.escape_debug()),
+        )
+        .with_valid(skill.references().to_vec())
     };
     if let Err(refusal) = BundlePath::parse(path) {
         return Err(refuse(refusal.reason.to_owned()));

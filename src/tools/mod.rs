@@ -8,6 +8,7 @@
 //! any data is touched.
 
 pub mod load_skill;
+pub mod run_script;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -49,17 +50,26 @@ impl ToolAnnotations {
 }
 
 /// A refused call: a stable code, a message for the model, and the valid values when the input
-/// named something that does not exist.
+/// named something that does not exist. Codes: `unknown_tool`, `validation_error`,
+/// `policy_denied` (every tool); `invalid_args`, `unknown_skill`, `invalid_path`, `not_found`,
+/// `blocked_tool`, `replay_blocked`, `not_approved`, `timeout`, `output_limit`,
+/// `script_failed`, `unsupported_platform`, `spawn_failed` (`skill_run_script`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema, thiserror::Error)]
 #[error("{message} [{code}]")]
 pub struct ToolError {
-    /// `unknown_tool`, `validation_error` or `policy_denied`.
+    /// The stable code.
     pub code: String,
     /// What was wrong, for the model.
     pub message: String,
     /// The valid values (skill names, reference paths, tools) when the input named something
     /// unknown or malformed; empty otherwise.
     pub valid: Vec<String>,
+    /// The exit status of a helper that failed (`script_failed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The end of a failed helper's stderr (`script_failed`, at most 4,000 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
 }
 
 impl ToolError {
@@ -69,7 +79,15 @@ impl ToolError {
             code: code.to_owned(),
             message: message.into(),
             valid: Vec::new(),
+            exit_code: None,
+            stderr: None,
         }
+    }
+
+    /// The same error, listing the valid values.
+    pub fn with_valid(mut self, valid: Vec<String>) -> ToolError {
+        self.valid = valid;
+        self
     }
 
     /// The error as the JSON object returned to the model: `{"error": {...}}`.

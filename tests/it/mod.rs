@@ -6,6 +6,7 @@ mod discovery;
 mod examples;
 mod git_fixture;
 mod prepare;
+mod runner;
 mod runtime;
 mod safe_read;
 mod schemas;

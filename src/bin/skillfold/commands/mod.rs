@@ -9,6 +9,7 @@ pub mod pin;
 pub mod prepare;
 pub mod prompt;
 pub mod read_properties;
+pub mod run_script;
 mod runtime_args;
 pub mod schema;
 pub mod to_prompt;

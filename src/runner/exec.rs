@@ -1,0 +1,208 @@
+//! Running one approved helper: `python3 -I -c <fixed bootstrap>`, no shell, the verified bytes
+//! on stdin, a reduced environment, its own process group, a timeout and an output cap.
+//!
+//! The bootstrap reads the program from stdin, compiles it with the helper's path as its file
+//! name, sets `sys.argv` to `[path, *args]` and `__file__` to the path, and runs it as
+//! `__main__`: the bytes that run are exactly the bytes that were hashed and approved, even if
+//! the file on disk is swapped afterwards. `-I` (isolated mode) ignores `PYTHON*` variables and
+//! the user's site-packages. The environment holds only `PATH LANG LC_ALL LC_CTYPE TZ TMPDIR
+//! SSL_CERT_FILE SSL_CERT_DIR` (from the parent, when set) and `SKILLFOLD_REPLAY=off`.
+//!
+//! The helper leads its own process group. The whole group receives SIGKILL when the timeout
+//! passes, when stdout and stderr together exceed the cap, and after the helper exits (so no
+//! grandchild outlives it). A process group is not a sandbox: see the README's security model.
+
+use std::io::{Read as _, Write as _};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The fixed bootstrap passed to `python3 -c`.
+pub const BOOTSTRAP: &str = "import sys\n\
+path = sys.argv[1]\n\
+source = sys.stdin.buffer.read()\n\
+sys.argv = sys.argv[1:]\n\
+code = compile(source, path, 'exec', dont_inherit=True)\n\
+namespace = {'__name__': '__main__', '__file__': path, '__builtins__': __builtins__}\n\
+del path, source\n\
+exec(code, namespace)\n";
+
+/// The variables a helper inherits from the parent (when set).
+pub const PASSED_ENV: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+];
+
+/// What to run.
+#[derive(Debug)]
+pub struct Request<'a> {
+    /// The Python interpreter.
+    pub python: &'a Path,
+    /// The working directory: the skill's directory.
+    pub cwd: &'a Path,
+    /// The helper's path inside the skill (becomes `__file__` and `sys.argv[0]`).
+    pub script: &'a str,
+    /// The approved bytes.
+    pub source: &'a [u8],
+    /// The arguments.
+    pub args: &'a [String],
+}
+
+/// Limits of one run.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Wall-clock limit.
+    pub timeout: Duration,
+    /// Bytes of stdout and stderr together.
+    pub output_cap: usize,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The helper exited by itself (code `-1` when killed by a signal of its own).
+    Exited {
+        /// Exit code.
+        code: i32,
+        /// Everything it wrote on stdout.
+        stdout: Vec<u8>,
+        /// Everything it wrote on stderr.
+        stderr: Vec<u8>,
+    },
+    /// The timeout passed; the group was killed.
+    TimedOut,
+    /// The output cap was exceeded; the group was killed.
+    OutputLimit,
+}
+
+enum Event {
+    Data(bool, Vec<u8>),
+    Eof,
+}
+
+/// Runs the helper. `Err` when it could not be started.
+pub fn run(request: &Request<'_>, limits: Limits) -> std::io::Result<Outcome> {
+    let mut command = Command::new(request.python);
+    command
+        .args(["-I", "-c", BOOTSTRAP, request.script])
+        .args(request.args)
+        .current_dir(request.cwd)
+        .env_clear()
+        .env("SKILLFOLD_REPLAY", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for name in PASSED_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt as _;
+        command.process_group(0);
+    }
+    let mut child = command.spawn()?;
+    let started = Instant::now();
+    let deadline = started + limits.timeout;
+
+    let (tx, rx) = mpsc::channel::<Event>();
+    let mut stdin = child.stdin.take();
+    let source = request.source.to_vec();
+    let writer = std::thread::spawn(move || {
+        if let Some(stdin) = stdin.as_mut() {
+            // A helper that exits without reading is not an error here.
+            let _ = stdin.write_all(&source);
+        }
+    });
+    for (is_stdout, pipe) in [
+        (
+            true,
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+        ),
+        (
+            false,
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+        ),
+    ] {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            if let Some(mut pipe) = pipe {
+                let mut buf = vec![0u8; 16 * 1024];
+                while let Ok(n) = pipe.read(&mut buf) {
+                    if n == 0 || tx.send(Event::Data(is_stdout, buf[..n].to_vec())).is_err() {
+                        break;
+                    }
+                }
+            }
+            let _ = tx.send(Event::Eof);
+        });
+    }
+    drop(tx);
+
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let mut eofs = 0;
+    let mut exited: Option<i32> = None;
+    let mut exited_at: Option<Instant> = None;
+    let outcome = loop {
+        let now = Instant::now();
+        if now >= deadline {
+            kill_group(&mut child);
+            break Outcome::TimedOut;
+        }
+        // Once the helper has exited, its group was killed; give the pipes a moment to drain.
+        if let Some(at) = exited_at
+            && (eofs == 2 || now.duration_since(at) > Duration::from_secs(1))
+        {
+            break Outcome::Exited {
+                code: exited.unwrap_or(-1),
+                stdout: std::mem::take(&mut stdout),
+                stderr: std::mem::take(&mut stderr),
+            };
+        }
+        match rx.recv_timeout((deadline - now).min(Duration::from_millis(20))) {
+            Ok(Event::Data(is_stdout, bytes)) => {
+                if stdout.len() + stderr.len() + bytes.len() > limits.output_cap {
+                    kill_group(&mut child);
+                    break Outcome::OutputLimit;
+                }
+                if is_stdout { &mut stdout } else { &mut stderr }.extend_from_slice(&bytes);
+            }
+            Ok(Event::Eof) => eofs += 1,
+            Err(mpsc::RecvTimeoutError::Timeout | mpsc::RecvTimeoutError::Disconnected) => {}
+        }
+        if exited_at.is_none()
+            && let Ok(Some(status)) = child.try_wait()
+        {
+            exited = Some(status.code().unwrap_or(-1));
+            exited_at = Some(Instant::now());
+            kill_group(&mut child);
+        }
+    };
+    let _ = writer.join();
+    Ok(outcome)
+}
+
+/// SIGKILL to the helper's whole process group, then reap the helper.
+fn kill_group(child: &mut Child) {
+    #[cfg(unix)]
+    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+        // ESRCH only means everyone is gone already.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
