@@ -59,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // A host may refuse anything here; it sees exactly what would be served.
             eprintln!(
                 "[policy] {agent} reads {} {}",
-                access.skill.pin().name,
+                access.skill.name(),
                 access.reference.unwrap_or("(instructions)")
             );
             Ok(())

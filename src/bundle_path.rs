@@ -95,6 +95,11 @@ impl BundlePath {
         Ok(BundlePath(format!("{}/{name}", self.0)))
     }
 
+    /// `other` below this directory path (both already checked).
+    pub fn join_path(&self, other: &BundlePath) -> BundlePath {
+        BundlePath(format!("{}/{}", self.0, other.0))
+    }
+
     /// A top-level entry of the bundle; `name` is checked as a segment.
     pub fn top(name: &str) -> Result<BundlePath, PathRefusal> {
         check_segment(name)?;

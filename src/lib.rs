@@ -38,7 +38,11 @@
 //! - [`runtime`]: every source of a descriptor loaded; failures named, never replaced.
 //! - [`catalogue`]: one agent's skills, its prompt block (rendered by [`spec::prompt`]) and its
 //!   tools, with a policy hook.
-//! - [`tools`]: the tools served to models (`load_skill`), their schemas, errors and records.
+//! - [`tools`]: the tools served to models (`load_skill`, `skill_run_script`,
+//!   `skill_read_reference`), their schemas, errors and records.
+//! - [`runner`]: the allowlisted script runner — approvals by SHA-256, the blocklist, isolated
+//!   execution with limits.
+//! - [`guides`]: discovered (unpinned) skill folders, scanned without following links.
 //!
 //! **Spec tooling** (DESIGN §5)
 //! - [`spec`]: skills-ref 0.1.1 compatible `validate`, `read-properties`, `to-prompt` —
@@ -70,6 +74,7 @@ pub mod file_set;
 pub mod frontmatter;
 #[cfg(feature = "git")]
 pub mod git;
+pub mod guides;
 mod hex;
 pub mod limits;
 pub mod ops;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::catalogue::{Catalogue, CatalogueError};
 use crate::descriptor::Plan;
+use crate::guides::Discovery;
 use crate::snapshot::{self, LoadFailure, Loaded, Snapshot};
 
 /// Loaded snapshots, per source of the plan.
@@ -18,6 +19,8 @@ pub struct Runtime {
     plan: Plan,
     /// Per source index: `None` when not loaded (not needed), else its bundles.
     loaded: Vec<Option<Vec<Loaded>>>,
+    /// The discovered skills, when a guides folder is configured (or why it could not be read).
+    guides: Option<Result<Discovery, String>>,
 }
 
 impl Runtime {
@@ -48,7 +51,20 @@ impl Runtime {
         for (&i, bundles) in wanted.iter().zip(loaded_wanted) {
             loaded[i] = Some(bundles);
         }
-        Runtime { plan, loaded }
+        let guides = crate::guides::effective_root(plan.guides.as_deref()).map(|root| {
+            crate::guides::discover(&root)
+                .map_err(|e| format!("the guides folder cannot be scanned: {e}"))
+        });
+        Runtime {
+            plan,
+            loaded,
+            guides,
+        }
+    }
+
+    /// The discovered skills (`None` when no guides folder is configured).
+    pub fn guides(&self) -> Option<&Result<Discovery, String>> {
+        self.guides.as_ref()
     }
 
     /// The checked descriptor.
@@ -95,6 +111,10 @@ impl Runtime {
             policy: crate::runner::ScriptPolicy::effective(&self.plan.runner.policy),
             ..self.plan.runner.clone()
         };
-        Ok(Catalogue::new(agent, snapshots)?.with_runner(runner))
+        let mut catalogue = Catalogue::new(agent, snapshots)?.with_runner(runner);
+        if let Some(Ok(discovery)) = &self.guides {
+            catalogue = catalogue.with_guides(discovery.clone());
+        }
+        Ok(catalogue)
     }
 }

@@ -329,6 +329,77 @@ impl Walk<'_> {
     }
 }
 
+/// Why [`read_file_beneath`] refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BeneathError {
+    /// A component does not exist.
+    #[error("no such file")]
+    NotFound,
+    /// A component is a symbolic link (never followed).
+    #[error("a symbolic link is on the path")]
+    Symlink,
+    /// The path names something other than a regular file, or a directory is not one.
+    #[error("not a regular file")]
+    NotRegular,
+    /// The file holds more than the cap.
+    #[error("larger than {0} bytes")]
+    TooLarge(u64),
+    /// Any other failure.
+    #[error("{0}")]
+    Io(std::io::Error),
+}
+
+/// Reads the regular file at `relative` (a checked bundle-style path) under the directory `root`,
+/// one component at a time without following any link, so the file read is exactly
+/// `root/relative` on disk. Reads at most `cap` bytes; a larger file is refused.
+pub fn read_file_beneath(
+    root: &Path,
+    relative: &BundlePath,
+    cap: u64,
+) -> Result<Vec<u8>, BeneathError> {
+    let map = |errno: Errno| match errno {
+        Errno::NOENT => BeneathError::NotFound,
+        Errno::LOOP | Errno::XDEV => BeneathError::Symlink,
+        Errno::NOTDIR => BeneathError::NotRegular,
+        other => BeneathError::Io(other.into()),
+    };
+    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut dir = rustix::fs::open(root, dir_flags, Mode::empty()).map_err(map)?;
+    let segments: Vec<&str> = relative.as_str().split('/').collect();
+    let (file, parents) = segments.split_last().ok_or(BeneathError::NotFound)?;
+    for segment in parents {
+        let name = std::ffi::CString::new(*segment).map_err(|_| BeneathError::NotFound)?;
+        dir = match open_beneath(&dir, &name, dir_flags) {
+            Ok(fd) => fd,
+            // `O_DIRECTORY | O_NOFOLLOW` on a link says "not a directory": tell links apart.
+            Err(Errno::NOTDIR) => {
+                let is_link = rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink);
+                return Err(if is_link {
+                    BeneathError::Symlink
+                } else {
+                    BeneathError::NotRegular
+                });
+            }
+            Err(e) => return Err(map(e)),
+        };
+    }
+    let name = std::ffi::CString::new(*file).map_err(|_| BeneathError::NotFound)?;
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = open_beneath(&dir, &name, flags).map_err(map)?;
+    let stat = rustix::fs::fstat(&fd).map_err(map)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(BeneathError::NotRegular);
+    }
+    let bytes = read_capped(fd, cap + 1, stat.st_size).map_err(BeneathError::Io)?;
+    if bytes.len() as u64 > cap {
+        return Err(BeneathError::TooLarge(cap));
+    }
+    Ok(bytes)
+}
+
 /// Reads at most `cap` bytes. `hint` (the inventory size) only sizes the first allocation.
 fn read_capped(fd: OwnedFd, cap: u64, hint: i64) -> std::io::Result<Vec<u8>> {
     use std::io::Read as _;

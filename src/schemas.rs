@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::tools::{Record, ToolError, load_skill, run_script};
+use crate::tools::{Record, ToolError, load_skill, read_reference, run_script};
 
 /// Every published schema: its file name under `schemas/` and its content.
 pub fn all() -> Vec<(&'static str, Value)> {
@@ -25,6 +25,14 @@ pub fn all() -> Vec<(&'static str, Value)> {
         (
             "skill_run_script.output.schema.json",
             to_value(schemars::schema_for!(run_script::RunScriptOutput)),
+        ),
+        (
+            "skill_read_reference.input.schema.json",
+            read_reference::input_schema(),
+        ),
+        (
+            "skill_read_reference.output.schema.json",
+            to_value(schemars::schema_for!(read_reference::ReadReferenceOutput)),
         ),
         (
             "tool-error.schema.json",

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Access, Policy, Record, ToolAnnotations, ToolDefinition, ToolError};
+use super::{Access, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
 use crate::bundle_path::BundlePath;
 use crate::limits;
 use crate::skill_name::SkillName;
@@ -109,7 +109,7 @@ pub(crate) fn call(
     let access = Access {
         agent,
         tool: NAME,
-        skill,
+        skill: Subject::Pinned(skill),
         reference,
     };
     if let Some(policy) = policy {

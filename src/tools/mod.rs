@@ -8,11 +8,13 @@
 //! any data is touched.
 
 pub mod load_skill;
+pub mod read_reference;
 pub mod run_script;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::guides::Guide;
 use crate::snapshot::{Origin, Snapshot};
 
 /// A tool as offered to a model.
@@ -53,7 +55,9 @@ impl ToolAnnotations {
 /// named something that does not exist. Codes: `unknown_tool`, `validation_error`,
 /// `policy_denied` (every tool); `invalid_args`, `unknown_skill`, `invalid_path`, `not_found`,
 /// `blocked_tool`, `replay_blocked`, `not_approved`, `timeout`, `output_limit`,
-/// `script_failed`, `unsupported_platform`, `spawn_failed` (`skill_run_script`).
+/// `script_failed`, `unsupported_platform`, `spawn_failed` (`skill_run_script`); `invalid_args`,
+/// `unknown_skill`, `invalid_path`, `not_found`, `too_large`, `not_text`
+/// (`skill_read_reference`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema, thiserror::Error)]
 #[error("{message} [{code}]")]
 pub struct ToolError {
@@ -106,10 +110,10 @@ pub struct Record {
     pub agent: Option<String>,
     /// The skill.
     pub skill: String,
-    /// Its pinned version.
-    pub version: String,
-    /// Its pinned bundle digest.
-    pub hash: String,
+    /// Its pinned version (`null` for a discovered, unpinned skill).
+    pub version: Option<String>,
+    /// Its pinned bundle digest (`null` for a discovered skill).
+    pub hash: Option<String>,
     /// Where it came from.
     #[schemars(with = "Value")]
     pub origin: Origin,
@@ -129,10 +133,37 @@ pub struct Access<'a> {
     pub agent: Option<&'a str>,
     /// The tool.
     pub tool: &'a str,
-    /// The snapshot it would read.
-    pub skill: &'a Snapshot,
-    /// The supporting file it would serve, or `None` for the body.
+    /// The skill it would read.
+    pub skill: Subject<'a>,
+    /// The file it would serve or run, or `None` for the body of `SKILL.md`.
     pub reference: Option<&'a str>,
+}
+
+/// The skill a call is about: a verified, pinned snapshot, or a discovered (unpinned) skill.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// A pinned bundle.
+    Pinned(&'a Snapshot),
+    /// A skill found under the guides folder.
+    Discovered(&'a Guide),
+}
+
+impl Subject<'_> {
+    /// The name the tools use for it.
+    pub fn name(&self) -> &str {
+        match self {
+            Subject::Pinned(s) => s.pin().name.as_str(),
+            Subject::Discovered(g) => &g.id,
+        }
+    }
+
+    /// The pinned snapshot, if it is one.
+    pub fn snapshot(&self) -> Option<&Snapshot> {
+        match self {
+            Subject::Pinned(s) => Some(s),
+            Subject::Discovered(_) => None,
+        }
+    }
 }
 
 /// A host's policy: `Err(reason)` refuses the call; nothing is served or recorded.
@@ -158,19 +189,35 @@ pub(crate) fn strict_input_schema(schema: schemars::Schema) -> Value {
 
 /// Builds the record of a successful call.
 pub(crate) fn record(access: &Access<'_>, content: &[u8]) -> Record {
-    let pin = access.skill.pin();
+    let (version, hash, origin, known_sha256) = match access.skill {
+        Subject::Pinned(s) => (
+            Some(s.pin().version.to_string()),
+            Some(s.pin().hash.to_string()),
+            s.origin().clone(),
+            s.served_sha256(access.reference),
+        ),
+        Subject::Discovered(g) => (
+            None,
+            None,
+            Origin {
+                kind: "discovered",
+                location: g.dir().display().to_string(),
+                url: None,
+                commit: None,
+                generation: None,
+            },
+            None,
+        ),
+    };
     Record {
         tool: access.tool.to_owned(),
         agent: access.agent.map(str::to_owned),
-        skill: pin.name.to_string(),
-        version: pin.version.to_string(),
-        hash: pin.hash.to_string(),
-        origin: access.skill.origin().clone(),
+        skill: access.skill.name().to_owned(),
+        version,
+        hash,
+        origin,
         reference: access.reference.map(str::to_owned),
         bytes: content.len() as u64,
-        sha256: access
-            .skill
-            .served_sha256(access.reference)
-            .map_or_else(|| crate::hex::sha256_hex(content), str::to_owned),
+        sha256: known_sha256.map_or_else(|| crate::hex::sha256_hex(content), str::to_owned),
     }
 }

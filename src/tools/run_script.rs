@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Access, Policy, Record, ToolAnnotations, ToolDefinition, ToolError};
+use super::{Access, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
 use crate::bundle_path::BundlePath;
 use crate::runner::{self, RunnerConfig, exec};
 use crate::skill_name::SkillName;
@@ -225,7 +225,7 @@ pub(crate) fn call(
     let access = Access {
         agent,
         tool: NAME,
-        skill,
+        skill: Subject::Pinned(skill),
         reference: Some(script),
     };
     if let Some(policy) = policy {

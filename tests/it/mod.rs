@@ -5,6 +5,7 @@ mod digest_vectors;
 mod discovery;
 mod examples;
 mod git_fixture;
+mod guides;
 mod prepare;
 mod runner;
 mod runtime;

@@ -306,7 +306,7 @@ fn policy_hook_sees_the_resolution_and_can_refuse() {
     let seen2 = Arc::clone(&seen);
     let c = w.catalogue(None).with_policy(move |access| {
         seen2.lock().unwrap().push((
-            access.skill.pin().name.to_string(),
+            access.skill.name().to_owned(),
             access.reference.map(str::to_owned),
         ));
         if access.reference == Some("LICENSE") {

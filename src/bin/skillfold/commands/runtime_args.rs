@@ -18,6 +18,11 @@ pub struct AgentArgs {
     /// The agent whose catalogue to use: the defaults plus its extras (default: the defaults).
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
+
+    /// Also report discovered skills that were dropped (ambiguous, shadowed) or skipped
+    /// (malformed).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }
 
 /// The agent's catalogue, or the exit status after the errors were printed.
@@ -39,5 +44,16 @@ pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
             eprintln!("  {detail}");
         }
     }
-    runtime.catalogue(args.agent.as_deref()).map_err(fail)
+    if let Some(Err(e)) = runtime.guides() {
+        eprintln!("warning: {e}");
+    }
+    let catalogue = runtime.catalogue(args.agent.as_deref()).map_err(fail)?;
+    if args.verbose
+        && let Some(discovery) = catalogue.discovery()
+    {
+        for line in discovery.dropped.iter().chain(&discovery.skipped) {
+            eprintln!("note: guides: {line}");
+        }
+    }
+    Ok(catalogue)
 }
