@@ -14,13 +14,22 @@ fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("bench");
     fs_err::create_dir_all(dir.join("scripts")).expect("mkdir");
-    fs_err::write(dir.join("SKILL.md"), "---\nname: bench\ndescription: Runner benchmark.\n---\n").expect("write");
+    fs_err::write(
+        dir.join("SKILL.md"),
+        "---\nname: bench\ndescription: Runner benchmark.\n---\n",
+    )
+    .expect("write");
     fs_err::write(dir.join("scripts/noop.py"), "pass\n").expect("write");
-    let digest = skillfold::bundle::Bundle::read_dir(&dir).expect("valid").digest();
+    let digest = skillfold::bundle::Bundle::read_dir(&dir)
+        .expect("valid")
+        .digest();
     let python = real_python();
     let sha = {
         use sha2::Digest as _;
-        sha2::Sha256::digest(b"pass\n").iter().map(|b| format!("{b:02x}")).collect::<String>()
+        sha2::Sha256::digest(b"pass\n")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
     };
     let config = tmp.path().join("skillfold.yaml");
     fs_err::write(
@@ -58,7 +67,10 @@ fn main() {
     let (o, d) = (median(&mut ours), median(&mut direct));
     println!("skill_run_script (no-op helper): median {:.2} ms", ms(o));
     println!("python3 -I -c 'pass' directly:   median {:.2} ms", ms(d));
-    println!("overhead at the median: {:.2} ms (target <= 5 ms)", ms(o) - ms(d));
+    println!(
+        "overhead at the median: {:.2} ms (target <= 5 ms)",
+        ms(o) - ms(d)
+    );
 }
 
 fn real_python() -> String {
