@@ -1,6 +1,6 @@
 //! `skillfold hash` end to end: output shapes, `--json`, `--expect`, exit statuses.
 
-use super::util::{TempBundle, skill_md, skillfold, stderr, stdout};
+use super::util::{TempBundle, assert_stderr_has, skill_md, skillfold, stderr, stdout};
 
 const V2_DIGEST: &str = "8a531fcd108297bda8aa470d42f427779daad537bb2a31addef29087b5ab9f9e";
 
@@ -76,11 +76,7 @@ fn expect_accepts_the_right_digest_and_refuses_another() {
     let bad = skillfold(&["hash", "--expect", &wrong, dir]);
     assert_eq!(bad.status.code(), Some(2));
     assert_eq!(stdout(&bad), "");
-    assert!(
-        stderr(&bad).contains("[digest_mismatch]"),
-        "{}",
-        stderr(&bad)
-    );
+    assert_stderr_has(&bad, "[digest_mismatch]");
     let malformed = skillfold(&["hash", "--expect", "ABC", dir]);
     assert_eq!(malformed.status.code(), Some(2));
     assert!(stderr(&malformed).contains("64 lowercase hexadecimal digits"));

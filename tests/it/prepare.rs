@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use super::git_fixture::{HttpServer, Repo, git};
-use super::util::{stderr, stdout};
+use super::util::{assert_stderr_has, stderr, stdout};
 
 /// A descriptor, a corpus directory and the environment to run `skillfold` in.
 struct Setup {
@@ -188,11 +188,7 @@ fn warm_path_repairs_a_tampered_corpus() {
     fs_err::write(&md, b"tampered\n").expect("write");
     let out = s.run(&["prepare"]);
     assert_eq!(code(&out), Some(0), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("no longer verifies"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "no longer verifies");
     assert_eq!(s.published()[0].1, p[0].2);
 }
 
@@ -205,11 +201,7 @@ fn revision_that_is_not_a_full_commit_id_is_a_configuration_error() {
         s.git_source(&repo.file_url(), bad, &as_refs(&p));
         let check = s.run(&["check"]);
         assert_eq!(code(&check), Some(2), "{bad}");
-        assert!(
-            stderr(&check).contains("[revision_not_commit]"),
-            "{}",
-            stderr(&check)
-        );
+        assert_stderr_has(&check, "[revision_not_commit]");
         let prep = s.run(&["prepare"]);
         assert_eq!(code(&prep), Some(2), "{bad}");
     }
@@ -238,11 +230,7 @@ fn commit_not_on_the_server_is_retryable() {
     s.git_source(&repo.file_url(), missing, &as_refs(&pins(&repo)));
     let out = s.run(&["prepare"]);
     assert_eq!(code(&out), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[commit_not_found]"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "[commit_not_found]");
     assert!(s.staging_and_fetch_are_empty());
 }
 
@@ -279,11 +267,7 @@ fn digest_mismatch_fails_and_keeps_the_old_corpus() {
     s.git_source(&repo.file_url(), &newer, &as_refs(&p));
     let out = s.run(&["prepare"]);
     assert_eq!(code(&out), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[digest_mismatch]"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "[digest_mismatch]");
     assert_eq!(
         s.published(),
         before,
@@ -308,11 +292,7 @@ fn version_mismatch_is_refused() {
     );
     let out = s.run(&["prepare"]);
     assert_eq!(code(&out), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[version_mismatch]"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "[version_mismatch]");
 }
 
 #[test]
@@ -324,12 +304,8 @@ fn symlink_anywhere_in_the_tree_refuses_the_source() {
     s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
     let out = s.run(&["prepare"]);
     assert_eq!(code(&out), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[symlink_in_tree]"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(stderr(&out).contains("docs/link.md"), "{}", stderr(&out));
+    assert_stderr_has(&out, "[symlink_in_tree]");
+    assert_stderr_has(&out, "docs/link.md");
     assert!(!s.corpus().join("current").exists());
 }
 
@@ -344,11 +320,7 @@ fn symlink_gitlink_and_lfs_pointer_inside_a_bundle_are_named() {
     s.git_source(&repo.file_url(), &commit, &as_refs(&p));
     let out = s.run(&["prepare"]);
     assert_eq!(code(&out), Some(2));
-    assert!(
-        stderr(&out).contains("skills/alpha/references/link.md"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "skills/alpha/references/link.md");
 
     // Gitlink and LFS pointer inside the selected bundle.
     let (repo, base) = two_bundles();
@@ -387,7 +359,7 @@ fn gitlink_outside_the_bundles_is_reported_not_followed() {
     s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
     let out = s.run(&["prepare"]);
     assert_eq!(code(&out), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("vendor/lib"), "{}", stderr(&out));
+    assert_stderr_has(&out, "vendor/lib");
 }
 
 #[test]
@@ -399,11 +371,7 @@ fn missing_approved_name_is_refused() {
     s.git_source(&repo.file_url(), &commit, &as_refs(&p));
     let out = s.run(&["prepare"]);
     assert_eq!(code(&out), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[bundle_missing]"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "[bundle_missing]");
 }
 
 #[test]
@@ -449,11 +417,7 @@ fn local_bundle_is_verified_in_place() {
     write(&digest.replace('b', "c"));
     let bad = s.run(&["prepare"]);
     assert_eq!(code(&bad), Some(2));
-    assert!(
-        stderr(&bad).contains("[digest_mismatch]"),
-        "{}",
-        stderr(&bad)
-    );
+    assert_stderr_has(&bad, "[digest_mismatch]");
 }
 
 #[test]
@@ -615,16 +579,8 @@ fn two_concurrent_preparers_exactly_one_proceeds() {
     wait_for_fetch(s.dir.path());
     let second = s.run(&["prepare"]);
     assert_eq!(code(&second), Some(1), "{}", stderr(&second));
-    assert!(
-        stderr(&second).contains("[guard_held]"),
-        "{}",
-        stderr(&second)
-    );
-    assert!(
-        stderr(&second).contains("is being prepared by pid"),
-        "{}",
-        stderr(&second)
-    );
+    assert_stderr_has(&second, "[guard_held]");
+    assert_stderr_has(&second, "is being prepared by pid");
     let first = first.wait_with_output().expect("wait");
     assert_eq!(code(&first), Some(0), "{}", stderr(&first));
 }
@@ -649,11 +605,7 @@ fn guard_of_a_killed_preparer_is_recovered() {
     let _ = first.wait();
     let out = s.run(&["prepare"]);
     assert_eq!(code(&out), Some(0), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("recovered the guard"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "recovered the guard");
     assert!(s.staging_and_fetch_are_empty());
 }
 
@@ -683,7 +635,7 @@ fn sigterm_during_a_slow_fetch_cleans_up_and_keeps_the_old_corpus() {
     .expect("kill");
     let out = child.wait_with_output().expect("wait");
     assert_eq!(code(&out), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+    assert_stderr_has(&out, "interrupted");
     assert!(s.staging_and_fetch_are_empty(), "no staging left behind");
     assert_eq!(s.published(), before);
 }
@@ -827,11 +779,7 @@ fn missing_credentials_fail_at_once_without_prompting() {
         .output()
         .expect("run");
     assert_eq!(code(&out), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[fetch_unauthenticated]"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "[fetch_unauthenticated]");
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use skillfold::catalogue::Catalogue;
 use skillfold::runtime::Runtime;
 
-use super::util::{stderr, stdout};
+use super::util::{assert_stderr_has, stderr, stdout};
 
 fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest as _;
@@ -378,11 +378,7 @@ fn the_replay_guard_blocks_unless_off() {
     let lab = Lab::new(&[("scripts/hello.py", HELLO)], &["scripts/hello.py"], "");
     let blocked = lab.cli(&["tools", "scripts/hello.py"], &[("SKILLFOLD_REPLAY", "1")]);
     assert_eq!(blocked.status.code(), Some(2));
-    assert!(
-        stderr(&blocked).contains("replay_blocked"),
-        "{}",
-        stderr(&blocked)
-    );
+    assert_stderr_has(&blocked, "replay_blocked");
     let off = lab.cli(
         &["tools", "scripts/hello.py"],
         &[("SKILLFOLD_REPLAY", "off")],
@@ -480,9 +476,5 @@ fn malformed_or_duplicate_policies_deny_everything() {
         .output()
         .unwrap();
     assert_eq!(check.status.code(), Some(2));
-    assert!(
-        stderr(&check).contains("invalid_script_allowlist"),
-        "{}",
-        stderr(&check)
-    );
+    assert_stderr_has(&check, "invalid_script_allowlist");
 }

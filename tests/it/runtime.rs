@@ -11,7 +11,7 @@ use skillfold::descriptor;
 use skillfold::runtime::Runtime;
 
 use super::git_fixture::Repo;
-use super::util::{stderr, stdout};
+use super::util::{assert_stderr_has, stderr, stdout};
 
 /// Writes a local bundle `name` under `root` and returns its directory and digest.
 fn local_bundle(root: &Path, name: &str, files: &[(&str, &str)]) -> (PathBuf, String) {
@@ -587,7 +587,7 @@ fn verify_exits_1_while_a_preparation_holds_the_guard() {
     let guard = corpus.guard().unwrap();
     let out = run(&config, &["verify"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("being prepared"), "{}", stderr(&out));
+    assert_stderr_has(&out, "being prepared");
     drop(guard);
     assert_eq!(run(&config, &["verify"]).status.code(), Some(0));
 }
@@ -598,5 +598,5 @@ fn unprepared_corpus_fails_verify() {
     fs_err::remove_file(dir.path().join("corpus/current")).unwrap();
     let out = run(&config, &["verify"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("[not_prepared]"), "{}", stderr(&out));
+    assert_stderr_has(&out, "[not_prepared]");
 }

@@ -33,15 +33,18 @@ fn descriptor_schema_describes_the_shape() {
     }
 }
 
-/// Validates `instance` against the committed schema `name` with an independent validator.
-fn assert_valid(name: &str, instance: &serde_json::Value) {
+/// An independent validator for the committed schema `name`.
+fn validator(name: &str) -> jsonschema::Validator {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("schemas")
         .join(name);
-    let schema: serde_json::Value =
-        serde_json::from_str(&fs_err::read_to_string(path).expect("schema")).expect("json");
-    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
-    let errors: Vec<String> = validator
+    let text = fs_err::read_to_string(path).expect("schema");
+    let schema: serde_json::Value = serde_json::from_str(&text).expect("json");
+    jsonschema::validator_for(&schema).expect("a valid schema")
+}
+
+fn assert_valid(name: &str, instance: &serde_json::Value) {
+    let errors: Vec<String> = validator(name)
         .iter_errors(instance)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
@@ -49,13 +52,10 @@ fn assert_valid(name: &str, instance: &serde_json::Value) {
 }
 
 fn assert_invalid(name: &str, instance: &serde_json::Value) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("schemas")
-        .join(name);
-    let schema: serde_json::Value =
-        serde_json::from_str(&fs_err::read_to_string(path).expect("schema")).expect("json");
-    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
-    assert!(!validator.is_valid(instance), "{name} accepted {instance}");
+    assert!(
+        !validator(name).is_valid(instance),
+        "{name} accepted {instance}"
+    );
 }
 
 #[test]

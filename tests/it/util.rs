@@ -107,3 +107,10 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Asserts that the command's stderr contains `needle`, showing stderr when it does not.
+#[track_caller]
+pub fn assert_stderr_has(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
+}

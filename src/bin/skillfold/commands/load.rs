@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::runtime_args::{AgentArgs, catalogue};
+use super::runtime_args::{AgentArgs, call_and_print, catalogue};
 use crate::exit::Exit;
 
 /// Load a skill as an agent would: print the `load_skill` result as JSON.
@@ -30,18 +30,5 @@ pub fn run(args: LoadArgs) -> Exit {
         Err(exit) => return exit,
     };
     let input = serde_json::json!({ "name": args.name, "reference": args.reference });
-    match catalogue.call(skillfold::tools::load_skill::NAME, &input) {
-        Ok((output, _record)) => {
-            let text = serde_json::to_string_pretty(&output).unwrap_or_default();
-            crate::output::print(&format!("{text}\n"));
-            Exit::Ok
-        }
-        Err(e) => {
-            eprintln!(
-                "{}",
-                serde_json::to_string_pretty(&e.to_json()).unwrap_or_default()
-            );
-            Exit::Invalid
-        }
-    }
+    call_and_print(&catalogue, skillfold::tools::load_skill::NAME, &input)
 }

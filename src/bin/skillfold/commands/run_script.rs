@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::runtime_args::{AgentArgs, catalogue};
+use super::runtime_args::{AgentArgs, call_and_print, catalogue};
 use crate::exit::Exit;
 
 /// Run an approved Python helper of a skill, as an agent would, and print the result as JSON.
@@ -41,18 +41,5 @@ pub fn run(args: RunScriptArgs) -> Exit {
     };
     let input =
         serde_json::json!({ "skill": args.skill, "script": args.script, "args": args.args });
-    match catalogue.call(skillfold::tools::run_script::NAME, &input) {
-        Ok((output, _record)) => {
-            let text = serde_json::to_string_pretty(&output).unwrap_or_default();
-            crate::output::print(&format!("{text}\n"));
-            Exit::Ok
-        }
-        Err(e) => {
-            eprintln!(
-                "{}",
-                serde_json::to_string_pretty(&e.to_json()).unwrap_or_default()
-            );
-            Exit::Invalid
-        }
-    }
+    call_and_print(&catalogue, skillfold::tools::run_script::NAME, &input)
 }

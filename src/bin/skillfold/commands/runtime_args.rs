@@ -57,3 +57,21 @@ pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
     }
     Ok(catalogue)
 }
+
+/// Calls `tool` with `input` and prints its JSON result (stdout) or error object (stderr).
+pub fn call_and_print(catalogue: &Catalogue, tool: &str, input: &serde_json::Value) -> Exit {
+    match catalogue.call(tool, input) {
+        Ok((output, _record)) => {
+            let text = serde_json::to_string_pretty(&output).unwrap_or_default();
+            crate::output::print(&format!("{text}\n"));
+            Exit::Ok
+        }
+        Err(e) => {
+            eprintln!(
+                "{}",
+                serde_json::to_string_pretty(&e.to_json()).unwrap_or_default()
+            );
+            Exit::Invalid
+        }
+    }
+}
