@@ -795,3 +795,79 @@ fn an_unknown_certificate_authority_is_refused() {
     assert_eq!(code(&out), Some(1), "{}", stderr(&out));
     assert!(!s.corpus().join("current").exists());
 }
+
+// --- servers that refuse a want-by-id ------------------------------------------------------------
+
+/// A `git-upload-pack` on PATH that forces protocol v0, whose servers refuse to send a commit
+/// that no branch or tag points at (unless `uploadpack.allowReachableSHA1InWant` is set).
+fn v0_upload_pack(dir: &Path) -> String {
+    let bin = dir.join("v0-bin");
+    fs_err::create_dir_all(&bin).expect("mkdir");
+    let script = bin.join("git-upload-pack");
+    fs_err::write(
+        &script,
+        "#!/bin/sh\nunset GIT_PROTOCOL\nexec git upload-pack \"$@\"\n",
+    )
+    .expect("write");
+    use std::os::unix::fs::PermissionsExt as _;
+    fs_err::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+#[test]
+fn a_server_refusing_the_id_falls_back_to_branches_and_tags_and_still_uses_exactly_that_commit() {
+    let (repo, older) = two_bundles();
+    let older_pins = pins(&repo);
+    // `older` is no longer a branch tip: a v0 server refuses to send it by id.
+    repo.write("skills/alpha/references/guide.md", b"# newer\n");
+    repo.commit("newer");
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &older, &as_refs(&older_pins));
+    let path = v0_upload_pack(s.dir.path());
+    let out = s
+        .command(&["prepare", "--json"])
+        .env("PATH", &path)
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert_stderr_has(&out, "refused to send the commit by id");
+    let published: Vec<String> = s.published().into_iter().map(|(_, d)| d).collect();
+    let want: Vec<String> = older_pins.iter().map(|(_, _, d)| d.clone()).collect();
+    assert_eq!(
+        published, want,
+        "the pinned commit's bytes, not the branch tip's"
+    );
+}
+
+#[test]
+fn a_commit_no_branch_reaches_on_a_refusing_server_is_not_found() {
+    let (repo, _) = two_bundles();
+    // A dangling commit: in the server's object database, reachable from nothing.
+    let tree = git(&repo.work, &["rev-parse", "HEAD^{tree}"]);
+    let dangling = git(&repo.work, &["commit-tree", &tree, "-m", "dangling"]);
+    git(
+        &repo.work,
+        &[
+            "push",
+            "-q",
+            repo.bare.to_str().unwrap(),
+            &format!("{dangling}:refs/heads/tmp"),
+        ],
+    );
+    git(&repo.bare, &["update-ref", "-d", "refs/heads/tmp"]);
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &dangling, &as_refs(&pins(&repo)));
+    let out = s
+        .command(&["prepare"])
+        .env("PATH", v0_upload_pack(s.dir.path()))
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert_stderr_has(&out, "[commit_not_found]");
+    assert_stderr_has(&out, "not reachable from any branch or tag");
+    assert!(s.staging_and_fetch_are_empty());
+}
