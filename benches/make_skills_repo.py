@@ -4,8 +4,8 @@
 
 Usage: python3 benches/make_skills_repo.py OUT_DIR   ->  OUT_DIR/skills.git
 
-Shape (deterministic: fixed seed, fixed identities and dates; the same script gives the same
-commit ids with any git version):
+Shape (deterministic: fixed seed, fixed identities and dates, so every run gives the same
+commit ids):
 
 - `skills/` with 20 bundles. 16 are text-only (`SKILL.md` with `name`/`description`
   frontmatter, `references/*.md`, `scripts/*.py`, some nested folders; UTF-8, no NUL, each file
@@ -21,12 +21,14 @@ commit ids with any git version):
   `refs/pull/NNNN/head`, all pointing into the history; packed with `git pack-refs --all`.
 
 Built with `git fast-import` (one stream with every commit) and `git update-ref --stdin`, then
-repacked into one pack like a server-side repository. Prints the HEAD commit id and the bundle
-names (text-only bundles first, marked).
+repacked into one pack like a server-side repository. The tip is checked against the shape above
+before the history is imported. Prints the HEAD commit id, counts, and the bundle names
+(`text-bundles:` are valid skillfold bundles; `binary-bundles:` are not, on purpose).
 """
 
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -83,7 +85,8 @@ def markdown(rng, title, size):
         if section % 3 == 1:
             part = f"## {words(rng, 3).capitalize()}\n\n"
         elif section % 3 == 2:
-            part = "".join(f"- {words(rng, rng.randint(4, 10))}\n" for _ in range(rng.randint(2, 6))) + "\n"
+            items = rng.randint(2, 6)
+            part = "".join(f"- {words(rng, rng.randint(4, 10))}\n" for _ in range(items)) + "\n"
         else:
             part = f"{words(rng, rng.randint(30, 80)).capitalize()}. Ünïcödé — ok.\n\n"
         out.append(part)
@@ -99,8 +102,8 @@ def python(rng, name, size):
     i = 0
     while total < size:
         i += 1
-        body = "".join(f"    {rng.choice(['x', 'y', 'row', 'item'])}_{j} = {rng.randint(0, 999)}  # {words(rng, 4)}\n"
-                       for j in range(rng.randint(2, 8)))
+        body = "".join(f"    {rng.choice(['x', 'y', 'row', 'item'])}_{j} = {rng.randint(0, 999)}"
+                       f"  # {words(rng, 4)}\n" for j in range(rng.randint(2, 8)))
         part = f"\ndef step_{i}(data):\n    \"\"\"{words(rng, 6)}.\"\"\"\n{body}    return data\n"
         out.append(part)
         total += len(part)
@@ -142,7 +145,8 @@ def binary_bundle(rng, name, assets, generation):
     files = {f"skills/{name}/SKILL.md": (skill_md(rng, name, 3_000), False),
              f"skills/{name}/LICENSE.txt": (markdown(rng, "License", 1_500), False),
              f"skills/{name}/reference.md": (markdown(rng, "Reference", 6_000), False)}
-    extra = {"theme-factory": ("themes/theme-{:02d}.md", 10), "slack-gif-creator": ("core/frame_{:02d}.py", 8)}
+    extra = {"theme-factory": ("themes/theme-{:02d}.md", 10),
+             "slack-gif-creator": ("core/frame_{:02d}.py", 8)}
     if name in extra:
         pattern, count = extra[name]
         for i in range(count):
@@ -151,7 +155,8 @@ def binary_bundle(rng, name, assets, generation):
             files[f"skills/{name}/{path}"] = (maker(rng, path, rng.randint(800, 5_000)), False)
     for path, magic, size in assets:
         # Random bytes (incompressible, like real fonts and images); new bytes per generation.
-        data = magic + random.Random(f"{SEED}/{name}/{path}/{generation}").randbytes(size - len(magic))
+        noise = random.Random(f"{SEED}/{name}/{path}/{generation}")
+        data = magic + noise.randbytes(size - len(magic))
         files[f"skills/{name}/{path}"] = (data, False)
     return files
 
@@ -160,7 +165,8 @@ def top_level(rng, revision):
     files = {"README.md": (markdown(rng, f"Skills (revision {revision})", 6_000), False),
              "THIRD_PARTY_NOTICES.md": (markdown(rng, "Third-party notices", 14_000), False),
              "LICENSE": (markdown(rng, "Apache License", 11_000), False),
-             "template/SKILL.md": (b"---\nname: template-skill\ndescription: Replace with a description.\n---\n\n# Insert instructions below\n", False)}
+             "template/SKILL.md": (b"---\nname: template-skill\ndescription: Replace with a "
+                                   b"description.\n---\n\n# Insert instructions below\n", False)}
     for i, title in enumerate(["agent-skills-spec", "frontmatter", "bundles", "distribution",
                                   "versioning", "security", "discovery", "glossary"]):
         files[f"spec/{title}.md"] = (markdown(rng, title, 3_000 + 1_000 * i), False)
@@ -183,11 +189,29 @@ def history(rng):
         for name in present + added:
             fresh = name in added
             if name in TEXT_BUNDLES and (fresh or rng.random() < 0.2):
-                changes.update(text_bundle(random.Random(f"{SEED}/{name}/{c}"), name, TEXT_BUNDLES[name], c))
+                own = random.Random(f"{SEED}/{name}/{c}")
+                changes.update(text_bundle(own, name, TEXT_BUNDLES[name], c))
             elif name in BINARY_BUNDLES and (fresh or c in (18, 25)):
-                changes.update(binary_bundle(random.Random(f"{SEED}/{name}/{c}"), name, BINARY_BUNDLES[name], c))
+                own = random.Random(f"{SEED}/{name}/{c}")
+                changes.update(binary_bundle(own, name, BINARY_BUNDLES[name], c))
         present += added
         yield f"Commit {c + 1}: {words(rng, 6)}", changes
+
+
+def check_tip(tree):
+    """The promised shape of the final tree (what the benchmark relies on)."""
+    name_ok = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
+    for name in TEXT_BUNDLES:
+        files = {p: d for p, (d, _) in tree.items() if p.startswith(f"skills/{name}/")}
+        assert name_ok.match(name) and 0 < len(files) <= 30, (name, len(files))
+        assert files[f"skills/{name}/SKILL.md"].startswith(f"---\nname: {name}\n".encode()), name
+        for path, data in files.items():
+            assert len(data) <= 16 * 1024 and b"\0" not in data, path
+            data.decode("utf-8")
+    for path in tree:
+        assert not any(part.startswith(".") for part in path.split("/")), path
+        binary = b"\0" in tree[path][0] or path.endswith((".ttf", ".pdf", ".gif", ".png"))
+        assert not binary or path.split("/")[1] in BINARY_BUNDLES, path
 
 
 def git(*args, cwd, stdin=None, env=None):
@@ -224,19 +248,22 @@ def main():
             stream += f"from :{c}\n".encode()
         for path in sorted(changes):
             data, exe = changes[path]
-            assert b"\0" not in data or not path.endswith((".md", ".py", ".txt")), path
-            stream += f"M {'100755' if exe else '100644'} inline {path}\ndata {len(data)}\n".encode()
+            mode = "100755" if exe else "100644"
+            stream += f"M {mode} inline {path}\ndata {len(data)}\n".encode()
             stream += data + b"\n"
         stream += b"\n"
     stream += b"done\n"
+    check_tip(tree)
     git("fast-import", "--quiet", "--done", cwd=repo, stdin=bytes(stream), env=env)
     commits = git("rev-list", "--reverse", "main", cwd=repo, env=env).decode().split()
     assert len(commits) == COMMITS, commits
 
     # ~1,800 refs pointing into the history, like a forge with many pull requests.
     pick = random.Random(SEED + 1)
-    lines = [f"create refs/heads/feature-{n:04d} {pick.choice(commits)}" for n in range(1, FEATURE_BRANCHES + 1)]
-    lines += [f"create refs/tags/v{n} {commits[n * COMMITS // (TAGS + 1)]}" for n in range(1, TAGS + 1)]
+    lines = [f"create refs/heads/feature-{n:04d} {pick.choice(commits)}"
+             for n in range(1, FEATURE_BRANCHES + 1)]
+    lines += [f"create refs/tags/v{n} {commits[n * COMMITS // (TAGS + 1)]}"
+              for n in range(1, TAGS + 1)]
     lines += [f"create refs/pull/{n}/head {pick.choice(commits)}" for n in range(1, PULLS + 1)]
     git("update-ref", "--stdin", cwd=repo, stdin=("\n".join(lines) + "\n").encode(), env=env)
     git("pack-refs", "--all", cwd=repo, env=env)
@@ -246,7 +273,8 @@ def main():
     head = commits[-1]
     files = git("ls-tree", "-r", "--name-only", head, cwd=repo, env=env).decode().splitlines()
     refs = git("for-each-ref", "--format=%(refname)", cwd=repo, env=env).decode().splitlines()
-    size = sum(int(x) for x in git("ls-tree", "-r", "-l", head, cwd=repo, env=env).decode().split()[3::5])
+    listing = git("ls-tree", "-r", "-l", head, cwd=repo, env=env).decode().split()
+    size = sum(int(x) for x in listing[3::5])
     print(f"repository: {repo}")
     print(f"head: {head}")
     print(f"files: {len(files)}  bytes: {size}  refs: {len(refs)}  commits: {len(commits)}")

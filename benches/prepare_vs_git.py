@@ -2,13 +2,16 @@
 """Benchmark: cold and warm `skillfold prepare` against the git CLI, over smart HTTP on loopback.
 
 Usage: python3 benches/prepare_vs_git.py [ROUNDS]      (default 15 rounds)
+Environment: CARGO_TARGET_DIR (default target/ in the repository), HTTP_PORT (default 18180),
+BENCH_TMPDIR (where the repository, corpora and clones go; default: the system temp dir),
+BENCH_VERBOSE=1 (one line per kept round on stderr).
 
-1. Builds the release binary (`cargo build --release --locked`, target dir `$CARGO_TARGET_DIR`,
-   default /work/bench-target, so it does not contend with other builds in ./target).
+1. Builds the release binary (`cargo build --release --locked` into $CARGO_TARGET_DIR, so it
+   does not contend with other builds in ./target).
 2. Generates the repository with benches/make_skills_repo.py (~1,800 refs, 20 bundles,
    ~400 files, binary assets outside the approved bundles) into a temp dir.
-3. Serves it with lighttpd + `git http-backend` (CGI) on 127.0.0.1:$HTTP_PORT (default 18180),
-   configured as /work/shared/reference/git-test-servers.sh does (plain HTTP listener only).
+3. Serves it with lighttpd + `git http-backend` (CGI) on 127.0.0.1:$HTTP_PORT, configured as
+   /work/shared/reference/git-test-servers.sh does (plain HTTP listener only).
 4. Pins APPROVED (text-only bundles) by `skillfold hash` of a `git archive` extraction.
 5. Warms the page cache and both clients (2 untimed rounds), then ROUNDS interleaved rounds
    (the order of the two cold runs alternates per round), each in a fresh directory:
@@ -28,14 +31,14 @@ processes use < 5 % of the CPUs; a round during which they used > 10 % (system-w
 from /proc/stat minus ours, the server's and our children's) is discarded and repeated. The
 number of discarded rounds is printed.
 
-Measurements: wall time with time.perf_counter around spawn-to-reap of the one child; peak RSS
-and CPU from os.wait4 on that child. wait4's rusage is what `/usr/bin/time -f %M` prints (GNU
-time uses wait4 too): ru_maxrss is the largest resident set of the child *or any descendant it
-reaped*, i.e. for git the max over bash, git clone, git-remote-http, git fetch-pack,
-git index-pack, git archive and tar -- the largest single process, not the sum of the processes
-that run at the same time. The HTTP server's processes (lighttpd, git http-backend,
-git upload-pack, git pack-objects) are not counted for either side. Both clients run with
-GIT_CONFIG_NOSYSTEM=1 and GIT_CONFIG_GLOBAL=/dev/null.
+Measurements: wall time with time.perf_counter from spawn to reap of one child; peak RSS from
+`/usr/bin/time -f %M` around the command (GNU time wait4()s for it: ru_maxrss is the largest
+resident set of the command *or any descendant it reaped*, i.e. for git the max over bash,
+git clone, git-remote-http, git fetch-pack, git index-pack, git rev-list, git archive and tar --
+the largest single process, not the sum of the processes that run at the same time); CPU
+(user+sys) from our own wait4 on the time process. The HTTP server's processes (lighttpd,
+git http-backend, git upload-pack, git pack-objects) are not counted for either side. Both
+clients run with GIT_CONFIG_NOSYSTEM=1, GIT_CONFIG_GLOBAL=/dev/null and no proxy variables.
 
 Targets (issue): cold skillfold <= 0.75x git wall time, peak RSS <= 1.5x git's; warm <= 30 ms.
 Exit status 0 when the benchmark ran (targets missed are reported, not fatal); 1 on a
@@ -55,7 +58,7 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGET_DIR = os.environ.get("CARGO_TARGET_DIR", "/work/bench-target")
+TARGET_DIR = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 HTTP_PORT = int(os.environ.get("HTTP_PORT", "18180"))
 APPROVED = ["docx", "mcp-builder", "pdf", "pptx", "xlsx"]
 WARMUP = 2
@@ -92,7 +95,8 @@ def run_measured(argv, env, cwd=None, stdout=subprocess.DEVNULL):
         text, diag = out.read(), err.read()
         peak = int(rss.read().split()[-1]) if TIME and proc.returncode == 0 else usage.ru_maxrss
     if proc.returncode != 0:
-        raise RuntimeError(f"exit {proc.returncode}: {' '.join(argv)}\n{diag.decode(errors='replace')}")
+        detail = diag.decode(errors="replace")
+        raise RuntimeError(f"exit {proc.returncode}: {' '.join(argv)}\n{detail}")
     return wall, peak, usage.ru_utime + usage.ru_stime, text
 
 
@@ -113,7 +117,8 @@ class CpuMeter:
         with open("/proc/stat") as f:
             fields = [int(x) for x in f.readline().split()[1:]]
         busy = (sum(fields) - fields[3] - fields[4]) / self.tick  # minus idle, iowait
-        own = sum(getattr(resource.getrusage(w), k) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        own = sum(getattr(resource.getrusage(who), k)
+                  for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
                   for k in ("ru_utime", "ru_stime"))
         with open(f"/proc/{self.server_pid}/stat") as f:
             stat = f.read().rsplit(")", 1)[1].split()
@@ -186,7 +191,8 @@ $HTTP["url"] =~ "^/git/" {{
         if server.poll() is not None:
             raise RuntimeError(f"lighttpd exited ({server.returncode}); port {HTTP_PORT} in use?")
         try:
-            with urllib.request.urlopen(f"{url}/info/refs?service=git-upload-pack", timeout=2) as r:
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+            with opener.open(f"{url}/info/refs?service=git-upload-pack", timeout=2) as r:
                 if r.status == 200:
                     return server, url
         except OSError:
@@ -214,9 +220,11 @@ def main():
                    env=env_build, check=True)
     exe = os.path.join(TARGET_DIR, "release", "skillfold")
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    # Both clients: no system/global git config, no proxy (loopback only), no prompts.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GIT_") and not k.lower().endswith("_proxy")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0",
-               LC_ALL="C")
+               LC_ALL="C", no_proxy="127.0.0.1", NO_PROXY="127.0.0.1")
     base = tempfile.mkdtemp(prefix="prepare-vs-git-", dir=os.environ.get("BENCH_TMPDIR"))
     server = None
 
@@ -242,9 +250,11 @@ def main():
         subprocess.run(["tar", "-x", "-C", ref], input=archive, check=True)
         hashed = subprocess.run([exe, "hash", *(os.path.join(ref, f) for f in folders)],
                                 check=True, capture_output=True, text=True).stdout
-        pins = {os.path.basename(d): h for h, d in (line.split("  ", 1) for line in hashed.splitlines())}
+        pins = {os.path.basename(d): h
+                for h, d in (line.split("  ", 1) for line in hashed.splitlines())}
 
-        git_script = (f"set -eo pipefail; git clone --depth 1 --no-checkout --no-tags -q {url} d && "
+        git_script = (f"set -eo pipefail; "
+                      f"git clone --depth 1 --no-checkout --no-tags -q {url} d && "
                       f"git -C d archive {commit} {' '.join(folders)} | tar -x -C out")
         cold, warm, peer, internal = [], [], [], []
         work = os.path.join(base, "rounds")
@@ -296,8 +306,9 @@ def main():
                 discarded += 1
                 continue
             if os.environ.get("BENCH_VERBOSE"):
-                print(f"round {len(cold) + 1:2d}: skillfold {a[0] * 1000:6.1f} ms cpu {a[2] * 1000:6.1f}"
-                      f" | git {b[0] * 1000:6.1f} ms cpu {b[2] * 1000:6.1f} | warm {c[0] * 1000:5.1f} ms"
+                print(f"round {len(cold) + 1:2d}: skillfold {a[0] * 1000:6.1f} ms"
+                      f" cpu {a[2] * 1000:6.1f} | git {b[0] * 1000:6.1f} ms"
+                      f" cpu {b[2] * 1000:6.1f} | warm {c[0] * 1000:5.1f} ms"
                       f" | others {share:.0%}", file=sys.stderr)
             shares.append(share)
             cold.append(a)
@@ -333,8 +344,10 @@ def main():
     wall = statistics.median(col(cold, 0)) / statistics.median(col(peer, 0))
     rss = statistics.median(col(cold, 1)) / statistics.median(col(peer, 1))
     warm_ms = statistics.median(col(warm, 0)) * 1000
+    paired = statistics.median(a[0] / b[0] for a, b in zip(cold, peer))
     ok = lambda good: "ok" if good else "MISSED"  # noqa: E731
-    print(f"ratio skillfold/git wall (medians): {wall:.2f}x  (target <= 0.75x) {ok(wall <= 0.75)}")
+    print(f"ratio skillfold/git wall (medians): {wall:.2f}x  (target <= 0.75x) {ok(wall <= 0.75)}"
+          f"; median of the per-round ratios {paired:.2f}x")
     print(f"ratio skillfold/git RSS  (medians): {rss:.2f}x  (target <= 1.50x) {ok(rss <= 1.5)}")
     print(f"warm prepare median: {warm_ms:.1f} ms  (target <= 30 ms) {ok(warm_ms <= 30)}")
     print(f"other processes: median {statistics.median(shares):.0%}, max {max(shares):.0%} of the "

@@ -229,10 +229,8 @@ fn install_tls_provider() {
 /// of the terminal); otherwise they are disabled and a missing credential fails at once.
 fn open_options() -> gix::open::Options {
     let mut overrides: Vec<String> = Vec::new();
-    if let Ok(globals) = gix::config::File::from_globals() {
-        for helper in globals.strings("credential.helper").unwrap_or_default() {
-            overrides.push(format!("credential.helper={helper}"));
-        }
+    for helper in user_credential_helpers() {
+        overrides.push(format!("credential.helper={helper}"));
     }
     match std::env::var_os("GIT_ASKPASS").or_else(|| std::env::var_os("SSH_ASKPASS")) {
         Some(askpass) if !askpass.is_empty() => {
@@ -241,6 +239,30 @@ fn open_options() -> gix::open::Options {
         _ => overrides.push("gitoxide.credentials.terminalPrompt=false".to_owned()),
     }
     gix::open::Options::isolated().config_overrides(overrides)
+}
+
+/// The `credential.helper` entries of the system, XDG and user Git configuration (honouring
+/// `GIT_CONFIG_SYSTEM`, `GIT_CONFIG_NOSYSTEM` and `GIT_CONFIG_GLOBAL`), read directly from those
+/// files — nothing else of them is used.
+fn user_credential_helpers() -> Vec<String> {
+    use gix::config::Source;
+    let files = [Source::System, Source::Git, Source::User]
+        .into_iter()
+        .filter_map(|source| {
+            let path = source.storage_location(&mut gix::path::env::var)?;
+            path.is_file().then(|| gix::config::file::Metadata {
+                path: Some(path),
+                source,
+                level: 0,
+                trust: gix::sec::Trust::Full,
+            })
+        });
+    gix::config::File::from_paths_metadata(files, Default::default())
+        .ok()
+        .flatten()
+        .and_then(|config| config.strings("credential.helper"))
+        .map(|helpers| helpers.iter().map(ToString::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// Maps a gix error to ours; the flag says whether the server answered (and refused), as
