@@ -250,7 +250,10 @@ fn user_credential_helpers() -> Vec<String> {
         .into_iter()
         .filter_map(|source| {
             let path = source.storage_location(&mut gix::path::env::var)?;
-            path.is_file().then(|| gix::config::file::Metadata {
+            if !path.is_file() {
+                return None;
+            }
+            Some(gix::config::file::Metadata {
                 path: Some(path),
                 source,
                 level: 0,
