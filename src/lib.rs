@@ -39,6 +39,10 @@
 //! - [`catalogue`]: one agent's skills, its prompt block (rendered by [`spec::prompt`]) and its
 //!   tools, with a policy hook.
 //! - [`tools`]: the tools served to models (`load_skill`), their schemas, errors and records.
+//! - [`mcp`] (feature `mcp`): the MCP server over stdio — every catalogue tool, the agent's
+//!   prompt as instructions — with [`mcp::skills_extension`] (SEP-2640: `skill://` resources,
+//!   `skills/list`/`skills/get` with per-file digests) and [`mcp::reload`] (watch the descriptor,
+//!   re-prepare, swap atomically, back off on failure).
 //!
 //! **Spec tooling** (DESIGN §5)
 //! - [`spec`]: skills-ref 0.1.1 compatible `validate`, `read-properties`, `to-prompt` —
@@ -72,6 +76,8 @@ pub mod frontmatter;
 pub mod git;
 mod hex;
 pub mod limits;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod ops;
 mod parallel;
 pub mod pin;

@@ -48,6 +48,8 @@ enum Command {
     Verify(commands::verify::VerifyArgs),
     Prompt(commands::prompt::PromptArgs),
     Load(commands::load::LoadArgs),
+    #[cfg(feature = "mcp")]
+    Serve(commands::serve::ServeArgs),
     Schema(commands::schema::SchemaArgs),
     /// Validate a skill directory, exactly as skills-ref 0.1.1 (`agentskills validate`) does.
     #[command(disable_help_flag = true)]
@@ -91,6 +93,8 @@ fn main() -> ExitCode {
         Command::Verify(args) => commands::verify::run(args) as u8,
         Command::Prompt(args) => commands::prompt::run(args) as u8,
         Command::Load(args) => commands::load::run(args) as u8,
+        #[cfg(feature = "mcp")]
+        Command::Serve(args) => commands::serve::run(args) as u8,
         Command::Schema(args) => commands::schema::run(args) as u8,
         Command::Validate(a) => click::command_args(click::Cmd::Validate, &a.args),
         Command::ReadProperties(a) => click::command_args(click::Cmd::ReadProperties, &a.args),

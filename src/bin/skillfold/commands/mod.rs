@@ -11,6 +11,8 @@ pub mod prompt;
 pub mod read_properties;
 mod runtime_args;
 pub mod schema;
+#[cfg(feature = "mcp")]
+pub mod serve;
 pub mod to_prompt;
 pub mod validate;
 pub mod verify;
