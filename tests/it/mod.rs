@@ -5,6 +5,10 @@ mod digest_vectors;
 mod discovery;
 mod examples;
 mod git_fixture;
+#[cfg(feature = "mcp")]
+mod mcp;
+#[cfg(feature = "mcp")]
+mod mcp_client;
 mod prepare;
 mod runtime;
 mod safe_read;
