@@ -15,7 +15,8 @@ Usage:
       Hot reload: swap CONFIG for NEXT and wait for the new skills, swap in BROKEN and check the
       previous catalogue keeps serving, send SIGHUP, then swap in LAST and wait again.
   client.py bench N BODY_SKILL -- SERVER_COMMAND...
-      Start-to-first-response time, then N `load_skill` round trips for BODY_SKILL's body.
+      Start to the `initialize` answer and to the first `tools/list` answer, then N `load_skill`
+      round trips for BODY_SKILL's body (benches/mcp_roundtrip.py).
 """
 
 import asyncio
@@ -226,6 +227,7 @@ async def reload(config: Path, next_: Path, broken: Path, last: Path, command: l
 async def bench(n: int, skill: str, command: list[str]) -> dict[str, Any]:
     start = time.perf_counter()
     async with Client(server_params(command), mode="legacy", cache=None) as client:
+        initialized = time.perf_counter() - start
         tools = await client.list_tools()
         first_response = time.perf_counter() - start
         assert tools.tools, "no tools"
@@ -241,6 +243,7 @@ async def bench(n: int, skill: str, command: list[str]) -> dict[str, Any]:
             samples.append(time.perf_counter() - t)
     samples.sort()
     return {
+        "start_to_initialize_ms": initialized * 1000,
         "start_to_first_response_ms": first_response * 1000,
         "body_bytes": body_bytes,
         "calls": n,
