@@ -57,6 +57,7 @@ pub const RECORD_META_KEY: &str = "skillfold/record";
 #[derive(Debug)]
 pub struct Served {
     catalogue: Catalogue,
+    instructions: Option<String>,
     tools: Vec<Tool>,
     index: SkillIndex,
 }
@@ -67,6 +68,7 @@ impl Served {
         let tools = catalogue.tools().into_iter().map(mcp_tool).collect();
         let index = SkillIndex::new(&catalogue);
         Served {
+            instructions: catalogue.prompt(),
             catalogue,
             tools,
             index,
@@ -76,6 +78,11 @@ impl Served {
     /// The catalogue.
     pub fn catalogue(&self) -> &Catalogue {
         &self.catalogue
+    }
+
+    /// The server's instructions: the catalogue prompt (rendered once; rmcp asks often).
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
     }
 
     /// The Skills extension's index of its files.
@@ -204,7 +211,7 @@ impl ServerHandler for SkillsServer {
             Implementation::new("skillfold", env!("CARGO_PKG_VERSION"))
                 .with_description("verified Agent Skills bundles"),
         );
-        if let Some(prompt) = served.catalogue().prompt() {
+        if let Some(prompt) = served.instructions() {
             info = info.with_instructions(prompt);
         }
         info
