@@ -43,6 +43,10 @@
 //! - [`runner`]: the allowlisted script runner — approvals by SHA-256, the blocklist, isolated
 //!   execution with limits.
 //! - [`guides`]: discovered (unpinned) skill folders, scanned without following links.
+//! - [`mcp`] (feature `mcp`): the MCP server over stdio — every catalogue tool, the agent's
+//!   prompt as instructions — with [`mcp::skills_extension`] (SEP-2640: `skill://` resources,
+//!   `skills/list`/`skills/get` with per-file digests) and [`mcp::reload`] (watch the descriptor,
+//!   re-prepare, swap atomically, back off on failure).
 //!
 //! **Spec tooling** (DESIGN §5)
 //! - [`spec`]: skills-ref 0.1.1 compatible `validate`, `read-properties`, `to-prompt` —
@@ -77,6 +81,8 @@ pub mod git;
 pub mod guides;
 mod hex;
 pub mod limits;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod ops;
 mod parallel;
 pub mod pin;

@@ -84,6 +84,40 @@ impl Node {
         }
     }
 
+    /// The node as JSON under the YAML 1.2 core schema: plain `null`/`~`/empty become `null`,
+    /// `true`/`false` booleans, core-schema integers and floats numbers; every other scalar
+    /// (quoted, block, or plain text) a string; sequences arrays and mappings objects (keys by
+    /// their scalar text, in source order, the last of duplicate keys winning). What JSON cannot
+    /// hold stays text: `.inf`, `.nan` and integers beyond 64 bits. An alias, which no dialect
+    /// accepts, becomes `null`.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match &self.kind {
+            NodeKind::Scalar { value, style } => {
+                if *style != Style::Plain || self.tag.is_some() || plain_scalar_is_string(value) {
+                    return Value::String(value.clone());
+                }
+                core_scalar_json(value).unwrap_or_else(|| Value::String(value.clone()))
+            }
+            NodeKind::Sequence { items, .. } => {
+                Value::Array(items.iter().map(Node::to_json).collect())
+            }
+            NodeKind::Mapping { entries, .. } => Value::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| {
+                        let key = match k.as_scalar() {
+                            Some((text, _)) => text.to_owned(),
+                            None => k.to_json().to_string(),
+                        };
+                        (key, v.to_json())
+                    })
+                    .collect(),
+            ),
+            NodeKind::Alias => Value::Null,
+        }
+    }
+
     /// Whether the YAML 1.2 core schema reads this node as a string: any quoted or block
     /// scalar, and plain scalars that are not null, booleans, integers or floats.
     pub fn is_core_string(&self) -> bool {
@@ -268,6 +302,39 @@ pub fn plain_scalar_is_string(value: &str) -> bool {
     !(is_null || is_bool || is_core_int(value) || is_core_float(value))
 }
 
+/// A plain scalar that the core schema does not read as a string, as JSON; `None` when JSON
+/// cannot hold it (infinities, NaN, integers beyond 64 bits).
+fn core_scalar_json(value: &str) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    if matches!(value, "" | "~" | "null" | "Null" | "NULL") {
+        return Some(Value::Null);
+    }
+    if matches!(value, "true" | "True" | "TRUE") {
+        return Some(Value::Bool(true));
+    }
+    if matches!(value, "false" | "False" | "FALSE") {
+        return Some(Value::Bool(false));
+    }
+    if is_core_int(value) {
+        let (radix, digits) = if let Some(rest) = value.strip_prefix("0o") {
+            (8, rest)
+        } else if let Some(rest) = value.strip_prefix("0x") {
+            (16, rest)
+        } else {
+            (10, value.strip_prefix('+').unwrap_or(value))
+        };
+        return i64::from_str_radix(digits, radix)
+            .map(Value::from)
+            .or_else(|_| u64::from_str_radix(digits, radix).map(Value::from))
+            .ok();
+    }
+    value
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map(Value::Number)
+}
+
 fn is_core_int(v: &str) -> bool {
     let digits = |s: &str, radix: u32| !s.is_empty() && s.chars().all(|c| c.is_digit(radix));
     if let Some(rest) = v.strip_prefix("0o") {
@@ -309,6 +376,26 @@ mod tests {
 
     fn root(text: &str) -> Node {
         parse(text).unwrap().unwrap()
+    }
+
+    #[test]
+    fn json_follows_the_core_schema() {
+        let json = root(
+            "name: demo\nn: 12\nneg: -3\noct: 0o17\nhex: 0x1F\nf: 1.5e3\nt: true\nnil: ~\n\
+             empty:\nq: '12'\nv: 1.0.0\ninf: .inf\nbig: 99999999999999999999\n\
+             list: [a, 2]\nmeta:\n  version: \"1.0\"\n",
+        )
+        .to_json();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "name": "demo", "n": 12, "neg": -3, "oct": 15, "hex": 31, "f": 1500.0,
+                "t": true, "nil": null, "empty": null, "q": "12", "v": "1.0.0", "inf": ".inf",
+                "big": "99999999999999999999", "list": ["a", 2], "meta": {"version": "1.0"}
+            })
+        );
+        let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+        assert_eq!(keys[0], "name", "source order is kept");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The bundled examples: `examples/skillfold.yaml` checks, pins exactly the bytes of
-//! `examples/skills/`, and `scripts/demo` (the README's main command) prepares it end to end.
+//! `examples/skills/`, and `scripts/demo` (the README's main command) prepares it end to end;
+//! every YAML example parses, every descriptor (embedded in a Kubernetes ConfigMap too) passes
+//! `skillfold check`, and the Kubernetes and Containerfile examples hold their promises.
 
 use std::path::Path;
 use std::process::Command;
@@ -71,4 +73,185 @@ fn demo_prepares_the_example_end_to_end() {
             "{name} not published"
         );
     }
+}
+
+/// Every YAML document under `examples/`, by file.
+fn example_yaml() -> Vec<(std::path::PathBuf, Vec<serde_yaml::Value>)> {
+    let mut found = Vec::new();
+    let mut dirs = vec![root().join("examples")];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs_err::read_dir(&dir).expect("read examples") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                let text = fs_err::read_to_string(&path).expect("read");
+                let docs = serde_yaml::Deserializer::from_str(&text)
+                    .map(|d| {
+                        serde::Deserialize::deserialize(d)
+                            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+                    })
+                    .collect();
+                found.push((path, docs));
+            }
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+fn kind<'a>(docs: &'a [serde_yaml::Value], kind: &str) -> &'a serde_yaml::Value {
+    docs.iter()
+        .find(|d| d["kind"].as_str() == Some(kind))
+        .unwrap_or_else(|| panic!("no {kind}"))
+}
+
+#[test]
+fn every_example_parses_and_every_descriptor_checks() {
+    let examples = example_yaml();
+    let names: Vec<String> = examples
+        .iter()
+        .map(|(p, _)| {
+            p.strip_prefix(root())
+                .expect("under the root")
+                .display()
+                .to_string()
+        })
+        .collect();
+    for expected in [
+        "examples/kubernetes/cronjob.yaml",
+        "examples/kubernetes/deployment.yaml",
+        "examples/skillfold.yaml",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
+    }
+    // Descriptors: the example itself and every `skillfold.yaml` embedded in a ConfigMap.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut descriptors = vec![root().join("examples/skillfold.yaml")];
+    for (path, docs) in &examples {
+        for doc in docs
+            .iter()
+            .filter(|d| d["kind"].as_str() == Some("ConfigMap"))
+        {
+            if let Some(text) = doc["data"]["skillfold.yaml"].as_str() {
+                let out = tmp
+                    .path()
+                    .join(format!("configmap-{}.yaml", descriptors.len()));
+                fs_err::write(&out, text).expect("write");
+                descriptors.push(out);
+                assert!(path.ends_with("deployment.yaml"));
+            }
+        }
+    }
+    assert_eq!(
+        descriptors.len(),
+        2,
+        "the deployment's ConfigMap embeds a descriptor"
+    );
+    for descriptor in &descriptors {
+        let out = skillfold(&["check", "-c", descriptor.to_str().expect("utf8")]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            descriptor.display(),
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn kubernetes_examples_prepare_first_and_fail_the_verify_job_only_on_exit_2() {
+    let examples = example_yaml();
+    let docs = |name: &str| {
+        &examples
+            .iter()
+            .find(|(p, _)| p.ends_with(name))
+            .expect(name)
+            .1
+    };
+    let deployment = kind(docs("deployment.yaml"), "Deployment");
+    let pod = &deployment["spec"]["template"]["spec"];
+    let prepare = pod["initContainers"]
+        .as_sequence()
+        .expect("init containers")
+        .iter()
+        .find(|c| c["name"].as_str() == Some("prepare"))
+        .expect("a prepare init container");
+    assert_eq!(prepare["args"][0].as_str(), Some("prepare"));
+    let agent = &pod["containers"][0];
+    let probe = &agent["startupProbe"];
+    assert_eq!(probe["exec"]["command"][1].as_str(), Some("verify"));
+    let budget =
+        probe["periodSeconds"].as_u64().unwrap() * probe["failureThreshold"].as_u64().unwrap();
+    assert!(
+        budget >= 300,
+        "the startup probe allows a preparation: {budget} s"
+    );
+    assert_eq!(pod["securityContext"]["runAsUser"].as_u64(), Some(1000));
+
+    let cronjob = kind(docs("cronjob.yaml"), "CronJob");
+    let job = &cronjob["spec"]["jobTemplate"]["spec"];
+    assert_eq!(
+        job["template"]["spec"]["containers"][0]["args"][0].as_str(),
+        Some("verify")
+    );
+    assert_eq!(
+        job["template"]["spec"]["restartPolicy"].as_str(),
+        Some("Never")
+    );
+    let rules = job["podFailurePolicy"]["rules"]
+        .as_sequence()
+        .expect("rules");
+    let action_for = |code: u64| {
+        rules
+            .iter()
+            .find(|r| {
+                r["onExitCodes"]["values"]
+                    .as_sequence()
+                    .is_some_and(|v| v.iter().any(|x| x.as_u64() == Some(code)))
+            })
+            .and_then(|r| r["action"].as_str())
+    };
+    assert_eq!(action_for(2), Some("FailJob"));
+    assert_eq!(action_for(1), Some("Count"));
+}
+
+#[test]
+fn containerfile_builds_a_small_non_root_runtime_image() {
+    let text = fs_err::read_to_string(root().join("Containerfile")).expect("Containerfile");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let stages: Vec<&&str> = lines.iter().filter(|l| l.starts_with("FROM ")).collect();
+    assert_eq!(stages.len(), 2, "a build stage and a runtime stage");
+    assert!(stages[0].ends_with(" AS build"));
+    let runtime: Vec<&str> = lines
+        .iter()
+        .skip_while(|l| !l.starts_with("FROM ") || l.ends_with(" AS build"))
+        .copied()
+        .collect();
+    for needed in [
+        "USER 1000:1000",
+        "ENTRYPOINT [\"/usr/local/bin/skillfold\"]",
+        "COPY --from=build /out/skillfold /usr/local/bin/skillfold",
+    ] {
+        assert!(runtime.contains(&needed), "{needed}");
+    }
+    assert!(text.contains("cargo build --release --locked"));
+    // git only on request (file:// and ssh:// sources); nothing else the runtime does not need.
+    assert!(
+        text.contains("if [ \"$WITH_GIT\" = 1 ]; then packages=\"$packages git openssh-client\"")
+    );
+    let rust = stages[0]
+        .split(':')
+        .nth(1)
+        .and_then(|t| t.split('-').next())
+        .expect("a pinned Rust version");
+    let manifest = fs_err::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    assert!(
+        manifest.contains(&format!("rust-version = \"{rust}\"")),
+        "the build stage uses the crate's rust-version"
+    );
 }

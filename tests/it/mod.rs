@@ -6,6 +6,10 @@ mod discovery;
 mod examples;
 mod git_fixture;
 mod guides;
+#[cfg(feature = "mcp")]
+mod mcp;
+#[cfg(feature = "mcp")]
+mod mcp_client;
 mod prepare;
 mod runner;
 mod runtime;

@@ -49,6 +49,8 @@ enum Command {
     Prompt(commands::prompt::PromptArgs),
     Load(commands::load::LoadArgs),
     RunScript(commands::run_script::RunScriptArgs),
+    #[cfg(feature = "mcp")]
+    Serve(commands::serve::ServeArgs),
     Schema(commands::schema::SchemaArgs),
     /// Validate a skill directory, exactly as skills-ref 0.1.1 (`agentskills validate`) does.
     #[command(disable_help_flag = true)]
@@ -93,6 +95,8 @@ fn main() -> ExitCode {
         Command::Prompt(args) => commands::prompt::run(args) as u8,
         Command::Load(args) => commands::load::run(args) as u8,
         Command::RunScript(args) => commands::run_script::run(args) as u8,
+        #[cfg(feature = "mcp")]
+        Command::Serve(args) => commands::serve::run(args) as u8,
         Command::Schema(args) => commands::schema::run(args) as u8,
         Command::Validate(a) => click::command_args(click::Cmd::Validate, &a.args),
         Command::ReadProperties(a) => click::command_args(click::Cmd::ReadProperties, &a.args),

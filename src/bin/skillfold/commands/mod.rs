@@ -12,6 +12,8 @@ pub mod read_properties;
 pub mod run_script;
 mod runtime_args;
 pub mod schema;
+#[cfg(feature = "mcp")]
+pub mod serve;
 pub mod to_prompt;
 pub mod validate;
 pub mod verify;

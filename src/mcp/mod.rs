@@ -1,0 +1,501 @@
+//! The MCP server (`skillfold serve`): one agent's catalogue over stdio, built on the official
+//! Rust SDK (`rmcp`).
+//!
+//! The server is generic over the catalogue. `tools/list` is [`Catalogue::tools`] — name,
+//! description, input schema and behaviour annotations exactly as the library defines them — and
+//! every `tools/call` goes to [`Catalogue::call`], whatever the tool: a success is the output JSON
+//! (as `structuredContent` and as its text), a refusal an MCP tool error (`isError: true`)
+//! carrying the library's JSON error object (`{"error": {code, message, valid}}`). A tool the
+//! library adds appears here with the same schema, results and error codes without a change to
+//! this module. Calls run on the blocking pool, so a tool that waits (a script runner) never holds
+//! up the protocol. The record of each successful call goes to the host in the result's `_meta`
+//! (`skillfold/record`), which hosts keep out of the model's context.
+//!
+//! The server's instructions are the agent's catalogue prompt. Skill files are served as
+//! resources with the Skills extension ([`skills_extension`]). With `--watch`, [`reload`] swaps
+//! the catalogue while the server runs; sessions are told through `list_changed` notifications
+//! (sent directly to an `initialize`d session, through `subscriptions/listen` on 2026-07-28
+//! sessions). Instructions are fixed when a session starts: MCP has no way to update them.
+//!
+//! [`Live`] holds the catalogue being served behind an `Arc` in a std `RwLock`: each request
+//! clones the `Arc` under a read lock held for a few nanoseconds (never across an `.await`), and a
+//! reload replaces it under the write lock. A call in flight keeps the snapshot it started with;
+//! the old catalogue is freed when the last such call ends. A tokio lock would add nothing here:
+//! nothing waits while holding it.
+
+pub mod reload;
+pub mod skills_extension;
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetSkillRequestParams,
+    GetSkillResult, Implementation, JsonObject, ListResourcesResult, ListSkillsResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
+use serde_json::Value;
+
+use crate::catalogue::Catalogue;
+use crate::tools::ToolDefinition;
+
+use self::reload::ReloadError;
+use self::skills_extension::SkillIndex;
+
+/// The `_meta` key of the record of a successful call.
+pub const RECORD_META_KEY: &str = "skillfold/record";
+
+/// One catalogue as the server offers it: its tools, its prompt and its skill files.
+#[derive(Debug)]
+pub struct Served {
+    catalogue: Catalogue,
+    instructions: Option<String>,
+    tools: Vec<Tool>,
+    index: SkillIndex,
+}
+
+impl Served {
+    /// Prepares `catalogue` for serving: its tools as MCP tools and the index of its files.
+    pub fn new(catalogue: Catalogue) -> Served {
+        let tools = catalogue.tools().into_iter().map(mcp_tool).collect();
+        let index = SkillIndex::new(&catalogue);
+        Served {
+            instructions: catalogue.prompt(),
+            catalogue,
+            tools,
+            index,
+        }
+    }
+
+    /// The catalogue.
+    pub fn catalogue(&self) -> &Catalogue {
+        &self.catalogue
+    }
+
+    /// The server's instructions: the catalogue prompt (rendered once; rmcp asks often).
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// The Skills extension's index of its files.
+    pub fn index(&self) -> &SkillIndex {
+        &self.index
+    }
+
+    /// The MCP tools.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+}
+
+/// A tool definition of the library as an MCP tool: same name, description, schema and hints.
+pub fn mcp_tool(definition: ToolDefinition) -> Tool {
+    let schema: JsonObject = match definition.input_schema {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    };
+    let hints = definition.annotations;
+    Tool::new_with_raw(
+        definition.name,
+        Some(Cow::Owned(definition.description)),
+        Arc::new(schema),
+    )
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(hints.read_only_hint)
+            .idempotent(hints.idempotent_hint)
+            .open_world(hints.open_world_hint),
+    )
+}
+
+/// The catalogue being served, replaced atomically on reload.
+#[derive(Debug)]
+pub struct Live {
+    current: RwLock<Arc<Served>>,
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+impl Live {
+    /// Starts serving `served`.
+    pub fn new(served: Served) -> Arc<Live> {
+        Arc::new(Live {
+            current: RwLock::new(Arc::new(served)),
+            changes: tokio::sync::watch::Sender::new(0),
+        })
+    }
+
+    /// The catalogue a request starts with; it stays valid for that request whatever happens.
+    pub fn current(&self) -> Arc<Served> {
+        Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Serves `served` from now on; requests already running finish on what they had.
+    pub fn replace(&self, served: Served) {
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(served);
+        self.changes.send_modify(|generation| *generation += 1);
+    }
+
+    /// Notified after each replacement.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+}
+
+/// The MCP server handler over a [`Live`] catalogue.
+#[derive(Debug, Clone)]
+pub struct SkillsServer {
+    live: Arc<Live>,
+    list_changed: bool,
+}
+
+impl SkillsServer {
+    /// A server for `live`; `list_changed` declares (and sends) list-change notifications, for
+    /// servers that reload.
+    pub fn new(live: Arc<Live>, list_changed: bool) -> SkillsServer {
+        SkillsServer { live, list_changed }
+    }
+}
+
+/// The result of a tool call as MCP wants it.
+pub fn call_result(
+    result: Result<(Value, crate::tools::Record), crate::tools::ToolError>,
+) -> CallToolResult {
+    match result {
+        Ok((output, record)) => {
+            let mut r = CallToolResult::success(vec![ContentBlock::text(output.to_string())]);
+            r.structured_content = Some(output);
+            let mut meta = JsonObject::new();
+            meta.insert(
+                RECORD_META_KEY.into(),
+                serde_json::to_value(record).unwrap_or_default(),
+            );
+            r.meta = Some(MetaObject(meta));
+            r
+        }
+        Err(error) => {
+            let json = error.to_json();
+            let mut r = CallToolResult::error(vec![ContentBlock::text(json.to_string())]);
+            r.structured_content = Some(json);
+            r
+        }
+    }
+}
+
+impl ServerHandler for SkillsServer {
+    fn get_info(&self) -> ServerConfig {
+        let served = self.live.current();
+        let capabilities = if self.list_changed {
+            ServerCapabilities::builder()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_skills_with_directory_read()
+                .build()
+        } else {
+            ServerCapabilities::builder()
+                .enable_resources()
+                .enable_tools()
+                .enable_skills_with_directory_read()
+                .build()
+        };
+        let mut info = ServerConfig::new(capabilities).with_server_info(
+            Implementation::new("skillfold", env!("CARGO_PKG_VERSION"))
+                .with_description("verified Agent Skills bundles"),
+        );
+        if let Some(prompt) = served.instructions() {
+            info = info.with_instructions(prompt);
+        }
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.live.current().tools().to_vec(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let served = self.live.current();
+        let name = request.name.into_owned();
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let result = tokio::task::spawn_blocking(move || served.catalogue().call(&name, &input))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the tool call failed: {e}"), None))?;
+        Ok(CallToolResponse::Complete(call_result(result)))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            self.live.current().index().resources(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        match self.live.current().index().read(&request.uri) {
+            Some(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
+            None => Err(ErrorData::resource_not_found(
+                format!("no file is served at {}", request.uri),
+                None,
+            )),
+        }
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        Ok(ListSkillsResult::with_all_items(
+            self.live.current().index().skills().to_vec(),
+        ))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        match self.live.current().index().skill(&request.uri) {
+            Some(skill) => Ok(GetSkillResult::new(skill.clone())),
+            None => Err(ErrorData::invalid_params(
+                format!("no skill is served at {}", request.uri),
+                None,
+            )),
+        }
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        match self.live.current().index().directory(&request.uri) {
+            Some(children) => Ok(ReadResourceDirectoryResult::with_all_items(
+                children.to_vec(),
+            )),
+            None => Err(ErrorData::invalid_params(
+                format!("{} is not a directory resource", request.uri),
+                None,
+            )),
+        }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.list_changed.then(|| {
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .resources_list_changed()
+                .build()
+        })
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.live.subscribe();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    let sink = context.sink();
+                    if sink.notify_tool_list_changed().await.is_err()
+                        || sink.notify_resource_list_changed().await.is_err()
+                    {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The descriptor.
+    pub config: PathBuf,
+    /// The agent whose catalogue to serve (`None`: the defaults).
+    pub agent: Option<String>,
+    /// Reload on a change of the descriptor or `SIGHUP`.
+    pub watch: bool,
+    /// How often the descriptor is checked with `watch`.
+    pub poll_interval: Duration,
+}
+
+/// The default poll interval of `--watch`.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The catalogue could not be loaded at start.
+    #[error(transparent)]
+    Load(#[from] ReloadError),
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The MCP session could not start (the client closed the connection or sent garbage).
+    #[error("the MCP session did not start: {0}")]
+    Session(String),
+}
+
+impl ServeError {
+    /// Stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ServeError::Load(e) => e.code(),
+            ServeError::Runtime(_) => "runtime_failed",
+            ServeError::Session(_) => "session_failed",
+        }
+    }
+
+    /// Whether starting again may succeed (the catalogue loaded; the session failed).
+    pub fn retryable(&self) -> bool {
+        !matches!(self, ServeError::Load(_))
+    }
+}
+
+/// Serves the catalogue over stdio until the client closes the connection or SIGTERM/SIGINT
+/// arrive. Bundles that fail to load at start are named on stderr and left out (and, with
+/// `watch`, retried).
+pub fn run(options: ServeOptions) -> Result<(), ServeError> {
+    let loaded = reload::load(&options.config, options.agent.as_deref())?;
+    for failure in &loaded.failures {
+        eprintln!("skillfold serve: warning: {failure} [{}]", failure.code);
+        for detail in &failure.details {
+            eprintln!("  {detail}");
+        }
+    }
+    let served = Served::new(loaded.catalogue);
+    for line in served.index().unlisted() {
+        eprintln!("skillfold serve: warning: {line}");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let result = runtime.block_on(serve_stdio(
+        Live::new(served),
+        &options,
+        !loaded.failures.is_empty(),
+        Arc::clone(&shutdown),
+    ));
+    shutdown.store(true, Ordering::Relaxed);
+    // A preparation under way sees the flag and cleans up; do not wait on stdin or on it forever.
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    result
+}
+
+async fn serve_stdio(
+    live: Arc<Live>,
+    options: &ServeOptions,
+    start_failed: bool,
+    shutdown: Arc<AtomicBool>,
+) -> Result<(), ServeError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).map_err(ServeError::Runtime)?;
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(ServeError::Runtime)?;
+    if options.watch {
+        tokio::spawn(reload::watch(
+            Arc::clone(&live),
+            reload::WatchOptions {
+                config: options.config.clone(),
+                agent: options.agent.clone(),
+                poll_interval: options.poll_interval,
+                start_failed,
+            },
+            Arc::clone(&shutdown),
+        ));
+    }
+    let server = SkillsServer::new(Arc::clone(&live), options.watch);
+    let session = tokio::select! {
+        s = server.serve(rmcp::transport::stdio_pipes()) => s,
+        _ = terminate.recv() => return Ok(()),
+        _ = interrupt.recv() => return Ok(()),
+    };
+    let running = match session {
+        Ok(running) => running,
+        // A client that connects and leaves at once is not an error of the server.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(ServeError::Session(e.to_string())),
+    };
+    if options.watch {
+        // Sessions that began with `initialize` get list changes directly; 2026-07-28 sessions
+        // subscribe through `subscriptions/listen` (see `listen`).
+        let peer = running.peer().clone();
+        let mut changes = live.subscribe();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.peer_info().is_some() {
+                    let _ = peer.notify_tool_list_changed().await;
+                    let _ = peer.notify_resource_list_changed().await;
+                }
+            }
+        });
+    }
+    let cancel = running.cancellation_token();
+    tokio::select! {
+        _ = running.waiting() => {}
+        _ = terminate.recv() => cancel.cancel(),
+        _ = interrupt.recv() => cancel.cancel(),
+    }
+    shutdown.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_swaps_while_held_catalogues_stay_valid() {
+        let empty = Catalogue::new(None, Vec::new()).expect("empty catalogue");
+        let live = Live::new(Served::new(empty.clone()));
+        let changes = live.subscribe();
+        let held = live.current();
+        live.replace(Served::new(empty));
+        assert!(changes.has_changed().unwrap());
+        assert!(!Arc::ptr_eq(&held, &live.current()));
+        assert_eq!(held.tools().len(), 0);
+    }
+
+    #[test]
+    fn tool_errors_carry_the_json_error_object() {
+        let empty = Catalogue::new(None, Vec::new()).expect("empty catalogue");
+        let result = call_result(empty.call("nope", &serde_json::json!({})));
+        assert_eq!(result.is_error, Some(true));
+        let json = result.structured_content.expect("structured");
+        assert_eq!(json["error"]["code"], "unknown_tool");
+    }
+}

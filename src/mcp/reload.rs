@@ -1,0 +1,376 @@
+//! Loading an agent's catalogue for the server, and hot reload: watching the descriptor,
+//! re-preparing, and swapping the catalogue atomically.
+//!
+//! [`load`] reads the descriptor and the verified snapshots the agent sees (the catalogue at
+//! start); [`prepare_and_load`] first prepares those sources (fetches pinned commits, verifies,
+//! publishes) and is strict: any source that fails to prepare, or any bundle that fails to load,
+//! fails the whole reload, so a reload never replaces a complete catalogue with a partial one.
+//! Only the agent's own sources (the defaults plus its extras) are prepared; another agent's
+//! broken source cannot hold this server back.
+//!
+//! [`watch`] polls the descriptor every interval (its bytes, so an editor's write-and-rename
+//! counts) and takes `SIGHUP` as a request to reload now. A change re-prepares and swaps the
+//! catalogue; a failed reload keeps serving the previous catalogue, logs why on stderr, and
+//! retries with [`Backoff`]: twice the poll interval, doubling up to the greater of one minute and
+//! the interval. An edit (or `SIGHUP`) resets the delay and is tried at once; success clears the
+//! error. A start that left bundles out is treated as a failed reload, so the server keeps
+//! trying to serve them. Calls in flight keep the catalogue they started with (see
+//! [`super::Live`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::catalogue::{Catalogue, CatalogueError};
+use crate::descriptor::Plan;
+use crate::ops::check::{self, CheckError};
+use crate::ops::prepare;
+use crate::runtime::Runtime;
+use crate::snapshot::LoadFailure;
+
+use super::{Live, Served};
+
+/// Why a catalogue could not be loaded or reloaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReloadError {
+    /// The descriptor is unreadable or has problems.
+    #[error("{}", .0.lines().join("; "))]
+    Descriptor(#[from] CheckError),
+    /// The agent is unknown or its skills do not make a catalogue.
+    #[error(transparent)]
+    Catalogue(#[from] CatalogueError),
+    /// A source could not be prepared (each named).
+    #[error("preparation failed: {}", .0.join("; "))]
+    Prepare(Vec<String>),
+    /// Bundles failed to load after preparation (each named).
+    #[error("{}", .0.join("; "))]
+    Load(Vec<String>),
+}
+
+impl ReloadError {
+    /// Stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ReloadError::Descriptor(CheckError::Load(e)) => e.code(),
+            ReloadError::Descriptor(_) => "descriptor_invalid",
+            ReloadError::Catalogue(e) => e.code(),
+            ReloadError::Prepare(_) => "prepare_failed",
+            ReloadError::Load(_) => "load_failed",
+        }
+    }
+
+    /// Every problem, one per line.
+    pub fn lines(&self) -> Vec<String> {
+        match self {
+            ReloadError::Descriptor(e) => e.lines(),
+            ReloadError::Catalogue(e) => vec![format!("{e} [{}]", e.code())],
+            ReloadError::Prepare(lines) | ReloadError::Load(lines) => lines.clone(),
+        }
+    }
+}
+
+/// A catalogue and the bundles that were left out of it.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The agent's catalogue: its verified snapshots.
+    pub catalogue: Catalogue,
+    /// Bundles that failed to load (not served, never replaced).
+    pub failures: Vec<LoadFailure>,
+}
+
+/// Loads the catalogue of `agent` from the prepared sources of the descriptor at `config`,
+/// without preparing anything. Bundles that fail to load are left out and returned.
+pub fn load(config: &Path, agent: Option<&str>) -> Result<Loaded, ReloadError> {
+    let (_, plan) = check::load_plan(config)?;
+    let runtime = Runtime::load_for(plan, agent)?;
+    let failures = runtime.failures().map(clone_failure).collect();
+    let catalogue = runtime.catalogue(agent)?;
+    Ok(Loaded {
+        catalogue,
+        failures,
+    })
+}
+
+/// Prepares the sources `agent` sees, then loads its catalogue; any failure fails the whole
+/// reload. `interrupt` stops a preparation under way (shutdown).
+pub fn prepare_and_load(
+    config: &Path,
+    agent: Option<&str>,
+    interrupt: &AtomicBool,
+) -> Result<Catalogue, ReloadError> {
+    let (_, plan) = check::load_plan(config)?;
+    let plan = agent_plan(&plan, agent)?;
+    let report = prepare::prepare(
+        &plan,
+        &prepare::Options {
+            interrupt,
+            progress: &LogLines,
+            concurrency: 4,
+        },
+    );
+    let failed: Vec<String> = report
+        .sources
+        .iter()
+        .filter_map(|s| {
+            s.error
+                .as_ref()
+                .map(|e| format!("{}: {} [{}]", s.location, e.message, e.code))
+        })
+        .collect();
+    if !failed.is_empty() {
+        return Err(ReloadError::Prepare(failed));
+    }
+    let runtime = Runtime::load(plan);
+    let failures: Vec<String> = runtime
+        .failures()
+        .map(|f| format!("{f} [{}]", f.code))
+        .collect();
+    if !failures.is_empty() {
+        return Err(ReloadError::Load(failures));
+    }
+    Ok(runtime.catalogue(agent)?)
+}
+
+/// The part of `plan` that `agent` sees, as a plan of its own: its sources are the defaults.
+fn agent_plan(plan: &Plan, agent: Option<&str>) -> Result<Plan, CatalogueError> {
+    if let Some(agent) = agent
+        && !plan.agents.contains_key(agent)
+    {
+        return Err(CatalogueError::UnknownAgent(agent.to_owned()));
+    }
+    let sources: Vec<_> = plan.sources_for(agent).into_iter().cloned().collect();
+    Ok(Plan {
+        defaults: (0..sources.len()).collect(),
+        sources,
+        agents: agent
+            .map(|a| (a.to_owned(), Vec::new()))
+            .into_iter()
+            .collect(),
+        runner: plan.runner.clone(),
+        guides: plan.guides.clone(),
+    })
+}
+
+fn clone_failure(f: &LoadFailure) -> LoadFailure {
+    LoadFailure {
+        name: f.name.clone(),
+        location: f.location.clone(),
+        code: f.code,
+        reason: f.reason.clone(),
+        details: f.details.clone(),
+        retryable: f.retryable,
+    }
+}
+
+/// Preparation steps as log lines on stderr (a server's stdout is the protocol).
+struct LogLines;
+
+impl prepare::Progress for LogLines {
+    fn step(&self, location: &str, message: &str) {
+        eprintln!("skillfold serve: reload: {location}: {message}");
+    }
+
+    fn note(&self, location: &str, message: &str) {
+        eprintln!("skillfold serve: reload: {location}: {message}");
+    }
+}
+
+/// The delay before retrying a failed reload: twice the poll interval after the first failure,
+/// doubling after each further one, never more than the greater of one minute and the interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    interval: Duration,
+    delay: Option<Duration>,
+}
+
+impl Backoff {
+    /// No failure yet.
+    pub fn new(interval: Duration) -> Backoff {
+        Backoff {
+            interval,
+            delay: None,
+        }
+    }
+
+    /// The longest delay.
+    pub fn max(&self) -> Duration {
+        self.interval.max(Duration::from_secs(60))
+    }
+
+    /// A reload failed: the delay before the next try.
+    pub fn failed(&mut self) -> Duration {
+        let next = match self.delay {
+            None => self.interval.saturating_mul(2),
+            Some(d) => d.saturating_mul(2),
+        }
+        .min(self.max());
+        self.delay = Some(next);
+        next
+    }
+
+    /// A reload succeeded, or the descriptor was edited: start over.
+    pub fn reset(&mut self) {
+        self.delay = None;
+    }
+
+    /// The current delay (`None`: no failure since the last reset).
+    pub fn delay(&self) -> Option<Duration> {
+        self.delay
+    }
+}
+
+/// What the watcher needs.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// The descriptor.
+    pub config: PathBuf,
+    /// The agent served.
+    pub agent: Option<String>,
+    /// How often the descriptor is checked.
+    pub poll_interval: Duration,
+    /// The start left bundles out: retry as after a failed reload.
+    pub start_failed: bool,
+}
+
+/// Watches the descriptor (and `SIGHUP`) and reloads `live` until `shutdown` is set. Runs on the
+/// server's tokio runtime; preparation runs on a blocking thread.
+pub async fn watch(live: Arc<Live>, options: WatchOptions, shutdown: Arc<AtomicBool>) {
+    let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("skillfold serve: warning: cannot watch SIGHUP: {e}");
+            None
+        }
+    };
+    let mut seen = fingerprint(&options.config);
+    let mut backoff = Backoff::new(options.poll_interval);
+    let mut retry_at = options
+        .start_failed
+        .then(|| tokio::time::Instant::now() + backoff.failed());
+    let mut ticker = tokio::time::interval(options.poll_interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    loop {
+        let signalled = tokio::select! {
+            _ = ticker.tick() => false,
+            Some(()) = async {
+                match hangup.as_mut() {
+                    Some(s) => s.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => true,
+        };
+        if shutdown.load(Ordering::Relaxed) {
+            return;
+        }
+        let now = fingerprint(&options.config);
+        let edited = now != seen;
+        if edited {
+            seen = now;
+        }
+        if edited || signalled {
+            backoff.reset();
+        }
+        let due = retry_at.is_some_and(|t| tokio::time::Instant::now() >= t);
+        if !(edited || signalled || due) {
+            continue;
+        }
+        let why = if signalled {
+            "SIGHUP"
+        } else if edited {
+            "the descriptor changed"
+        } else {
+            "retrying"
+        };
+        eprintln!(
+            "skillfold serve: reloading `{}` ({why})",
+            options.config.display()
+        );
+        let config = options.config.clone();
+        let agent = options.agent.clone();
+        let interrupt = Arc::clone(&shutdown);
+        let result = tokio::task::spawn_blocking(move || {
+            prepare_and_load(&config, agent.as_deref(), &interrupt)
+        })
+        .await;
+        if shutdown.load(Ordering::Relaxed) {
+            return;
+        }
+        match result {
+            Ok(Ok(catalogue)) => {
+                let served = Served::new(catalogue);
+                let count = served.catalogue().skills().count();
+                for line in served.index().unlisted() {
+                    eprintln!("skillfold serve: warning: {line}");
+                }
+                live.replace(served);
+                backoff.reset();
+                retry_at = None;
+                eprintln!("skillfold serve: reloaded: serving {count} skill(s)");
+            }
+            Ok(Err(e)) => {
+                let delay = backoff.failed();
+                retry_at = Some(tokio::time::Instant::now() + delay);
+                eprintln!(
+                    "skillfold serve: reload failed [{}]; still serving the previous catalogue ({} skill(s)); retrying in {}",
+                    e.code(),
+                    live.current().catalogue().skills().count(),
+                    seconds(delay)
+                );
+                for line in e.lines() {
+                    eprintln!("  {line}");
+                }
+            }
+            Err(join) => {
+                let delay = backoff.failed();
+                retry_at = Some(tokio::time::Instant::now() + delay);
+                eprintln!(
+                    "skillfold serve: reload failed: {join}; still serving the previous catalogue; retrying in {}",
+                    seconds(delay)
+                );
+            }
+        }
+    }
+}
+
+/// The descriptor's bytes, or `None` when it cannot be read (a change like any other).
+type Fingerprint = Option<Vec<u8>>;
+
+fn fingerprint(path: &Path) -> Fingerprint {
+    fs_err::read(path).ok()
+}
+
+fn seconds(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_twice_the_interval_up_to_a_minute() {
+        let mut b = Backoff::new(Duration::from_secs(2));
+        let delays: Vec<u64> = (0..7).map(|_| b.failed().as_secs()).collect();
+        assert_eq!(delays, [4, 8, 16, 32, 60, 60, 60]);
+        b.reset();
+        assert_eq!(b.delay(), None);
+        assert_eq!(
+            b.failed(),
+            Duration::from_secs(4),
+            "an edit or success starts over"
+        );
+    }
+
+    #[test]
+    fn backoff_is_capped_by_a_long_interval() {
+        let mut b = Backoff::new(Duration::from_secs(90));
+        assert_eq!(b.failed(), Duration::from_secs(90));
+        assert_eq!(b.failed(), Duration::from_secs(90));
+        let mut short = Backoff::new(Duration::from_millis(100));
+        assert_eq!(short.failed(), Duration::from_millis(200));
+        assert_eq!(short.failed(), Duration::from_millis(400));
+    }
+}

@@ -1,0 +1,288 @@
+//! The MCP Skills extension (SEP-2640, `io.modelcontextprotocol/skills`) over a catalogue's
+//! verified snapshots.
+//!
+//! Every file of every served skill is a resource `skill://<name>/<path>` (the path
+//! percent-encoded where a URI needs it; `SKILL.md` always `skill://<name>/SKILL.md`), read from
+//! the snapshot in memory — the same bytes that were verified against the pin, never the disk.
+//! `skills/list` and `skills/get` answer with one entry per skill: the `SKILL.md` URI, the
+//! frontmatter rendered as JSON under the YAML 1.2 core schema (every field the author wrote, not
+//! a subset), and `resources` listing every file exactly once, in digest order, with
+//! `digest: "sha256:<hex>"` and `size` of the exact bytes `resources/read` returns — so a host can
+//! check each read. `_meta` carries the pin (`skillfold/pin`: name, version, bundle digest) and
+//! where the bundle came from (`skillfold/origin`), as provenance the extension lets an
+//! implementation attach under its own prefix. Directories (`skill://<name>` and each
+//! subdirectory) answer `resources/directory/read`.
+//!
+//! The index is built once per catalogue (at start and on each reload) and is immutable; a
+//! skill whose entry would break a rule the extension puts on entries (rmcp checks names with
+//! the Agent Skills rules, which are stricter than the bundle format: no `--`, no trailing `-`)
+//! keeps its tools and resources but is left out of the listing, and the build says so.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use rmcp::model::{
+    DIRECTORY_MIME_TYPE, JsonObject, MetaObject, Resource, ResourceContents, SKILL_MD, Skill,
+    SkillFrontmatter, SkillResource, SkillResources,
+};
+use serde_json::Value;
+
+use crate::catalogue::Catalogue;
+use crate::snapshot::Snapshot;
+
+/// The URI scheme of skill files.
+pub const SCHEME: &str = "skill://";
+
+/// The skills extension's view of one catalogue: resources, entries, directories.
+#[derive(Debug, Default)]
+pub struct SkillIndex {
+    /// Every file by URI.
+    files: BTreeMap<String, File>,
+    /// One entry per listed skill, by name.
+    skills: Vec<Skill>,
+    /// Directory URI → its direct children (files and subdirectories).
+    directories: BTreeMap<String, Vec<Resource>>,
+    /// Skills left out of the listing, with why.
+    unlisted: Vec<String>,
+}
+
+#[derive(Debug)]
+struct File {
+    snapshot: Arc<Snapshot>,
+    path: String,
+    resource: Resource,
+}
+
+impl SkillIndex {
+    /// Indexes every file of every skill of `catalogue`.
+    pub fn new(catalogue: &Catalogue) -> SkillIndex {
+        let mut index = SkillIndex::default();
+        let mut children: BTreeMap<String, BTreeSet<(bool, String)>> = BTreeMap::new();
+        for snapshot in catalogue.skills() {
+            let name = snapshot.pin().name.as_str();
+            let root = format!("{SCHEME}{name}");
+            children.entry(root.clone()).or_default();
+            let mut manifest = Vec::with_capacity(snapshot.files().len());
+            for (path, bytes) in snapshot.files().iter() {
+                let path = path.as_str();
+                let uri = file_uri(name, path);
+                let digest = match snapshot.served_sha256(Some(path)) {
+                    Some(hex) => format!("sha256:{hex}"),
+                    // SKILL.md: the served SHA-256 covers the body; the file is hashed whole.
+                    None => rmcp::model::sha256_digest(bytes),
+                };
+                manifest.push(SkillResource::new(&uri, digest, bytes.len() as u64));
+                let mut resource = Resource::new(&uri, format!("{name}/{path}"))
+                    .with_mime_type(mime_type(path))
+                    .with_size(bytes.len() as u64);
+                if path == SKILL_MD {
+                    resource = Resource::new(&uri, name)
+                        .with_description(snapshot.description())
+                        .with_mime_type(mime_type(path))
+                        .with_size(bytes.len() as u64);
+                }
+                // Register the file under its directory, and each directory under its parent.
+                let mut dir = root.clone();
+                let segments: Vec<&str> = path.split('/').collect();
+                for (i, segment) in segments.iter().enumerate() {
+                    let is_file = i + 1 == segments.len();
+                    let child = format!("{dir}/{}", encode(segment));
+                    children
+                        .entry(dir.clone())
+                        .or_default()
+                        .insert((is_file, child.clone()));
+                    if !is_file {
+                        children.entry(child.clone()).or_default();
+                    }
+                    dir = child;
+                }
+                index.files.insert(
+                    uri,
+                    File {
+                        snapshot: Arc::clone(snapshot),
+                        path: path.to_owned(),
+                        resource,
+                    },
+                );
+            }
+            let skill = Skill::new(
+                file_uri(name, SKILL_MD),
+                frontmatter(snapshot),
+                SkillResources::Files(manifest),
+            )
+            .with_meta(provenance(snapshot));
+            match skill.validate() {
+                Ok(()) => index.skills.push(skill),
+                Err(e) => index.unlisted.push(format!(
+                    "`{name}` is served but left out of `skills/list`: {e}"
+                )),
+            }
+        }
+        for (dir, entries) in children {
+            let listed = entries
+                .into_iter()
+                .map(|(is_file, uri)| {
+                    if is_file {
+                        index.files[&uri].resource.clone()
+                    } else {
+                        let name = uri.rsplit('/').next().unwrap_or_default().to_owned();
+                        Resource::new(uri, name).with_mime_type(DIRECTORY_MIME_TYPE)
+                    }
+                })
+                .collect();
+            index.directories.insert(dir, listed);
+        }
+        index
+    }
+
+    /// Every file as a resource, skill by skill, in digest order.
+    pub fn resources(&self) -> Vec<Resource> {
+        self.files.values().map(|f| f.resource.clone()).collect()
+    }
+
+    /// The entries of `skills/list`, by name.
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
+    }
+
+    /// The entry of the skill whose `SKILL.md` is at `uri`.
+    pub fn skill(&self, uri: &str) -> Option<&Skill> {
+        self.skills.iter().find(|s| s.uri == uri)
+    }
+
+    /// The exact bytes of the file at `uri`, as `resources/read` contents.
+    pub fn read(&self, uri: &str) -> Option<ResourceContents> {
+        let file = self.files.get(uri)?;
+        // Every bundle file was verified as UTF-8 when the snapshot was made.
+        let text = std::str::from_utf8(file.snapshot.files().get(&file.path)?).ok()?;
+        Some(
+            ResourceContents::text(text, uri)
+                .with_mime_type(file.resource.mime_type.clone().unwrap_or_default()),
+        )
+    }
+
+    /// The direct children of the directory at `uri` (`skill://<name>` or a subdirectory).
+    pub fn directory(&self, uri: &str) -> Option<&[Resource]> {
+        self.directories.get(uri).map(Vec::as_slice)
+    }
+
+    /// Skills served but left out of the listing, with why.
+    pub fn unlisted(&self) -> &[String] {
+        &self.unlisted
+    }
+}
+
+/// The URI of a file of a skill.
+pub fn file_uri(name: &str, path: &str) -> String {
+    let encoded: Vec<String> = path.split('/').map(encode).collect();
+    format!("{SCHEME}{name}/{}", encoded.join("/"))
+}
+
+/// Percent-encodes one path segment: everything but RFC 3986 unreserved characters and the
+/// sub-delimiters, `:` and `@` that a segment may hold.
+fn encode(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The frontmatter as the author wrote it, as JSON.
+fn frontmatter(snapshot: &Snapshot) -> SkillFrontmatter {
+    let name = snapshot.pin().name.as_str();
+    let mut fields: JsonObject = snapshot
+        .files()
+        .get(SKILL_MD)
+        .and_then(|bytes| std::str::from_utf8(bytes).ok())
+        .and_then(|text| {
+            let layout = crate::frontmatter::layout(text).ok()?;
+            crate::yaml::parse(&text[layout.frontmatter]).ok().flatten()
+        })
+        .map(|node| node.to_json())
+        .and_then(|v| match v {
+            Value::Object(map) => Some(map),
+            _ => None,
+        })
+        .unwrap_or_default();
+    // Verified: `name` equals the pin's name and `description` is a string.
+    let description = match fields.remove("description") {
+        Some(Value::String(d)) => d,
+        _ => snapshot.description().to_owned(),
+    };
+    fields.remove("name");
+    let mut frontmatter = SkillFrontmatter::new(name, description);
+    frontmatter.extra = fields;
+    frontmatter
+}
+
+fn provenance(snapshot: &Snapshot) -> MetaObject {
+    let pin = snapshot.pin();
+    let mut meta = JsonObject::new();
+    meta.insert(
+        "skillfold/pin".into(),
+        serde_json::json!({
+            "name": pin.name.as_str(),
+            "version": pin.version.to_string(),
+            "hash": pin.hash.to_string(),
+        }),
+    );
+    meta.insert(
+        "skillfold/origin".into(),
+        serde_json::to_value(snapshot.origin()).unwrap_or_default(),
+    );
+    MetaObject(meta)
+}
+
+/// The MIME type of a bundle file (every file is UTF-8 text).
+fn mime_type(path: &str) -> &'static str {
+    let extension = path
+        .rsplit('/')
+        .next()
+        .and_then(|file| file.rsplit_once('.'))
+        .map(|(_, ext)| ext.to_ascii_lowercase());
+    match extension.as_deref() {
+        Some("md" | "markdown") => "text/markdown",
+        Some("py") => "text/x-python",
+        Some("sh" | "bash") => "text/x-shellscript",
+        Some("js" | "mjs") => "text/javascript",
+        Some("json") => "application/json",
+        Some("yaml" | "yml") => "application/yaml",
+        Some("toml") => "application/toml",
+        Some("csv") => "text/csv",
+        Some("html" | "htm") => "text/html",
+        Some("xml") => "application/xml",
+        Some("svg") => "image/svg+xml",
+        _ => "text/plain",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_encode_what_a_path_segment_cannot_hold() {
+        assert_eq!(
+            file_uri("demo", "references/a b#1?.md"),
+            "skill://demo/references/a%20b%231%3F.md"
+        );
+        assert_eq!(file_uri("demo", "SKILL.md"), "skill://demo/SKILL.md");
+        assert_eq!(
+            file_uri("demo", "notes/été.md"),
+            "skill://demo/notes/%C3%A9t%C3%A9.md"
+        );
+    }
+
+    #[test]
+    fn mime_types_follow_the_extension() {
+        assert_eq!(mime_type("SKILL.md"), "text/markdown");
+        assert_eq!(mime_type("scripts/x.PY"), "text/x-python");
+        assert_eq!(mime_type("LICENSE"), "text/plain");
+        assert_eq!(mime_type(".d/x"), "text/plain");
+    }
+}
