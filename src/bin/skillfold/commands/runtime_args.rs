@@ -1,4 +1,4 @@
-//! Loading the runtime for the commands that serve skills (`prompt`, `load`): the descriptor,
+//! Loading the runtime for the commands that serve skills (`prompt`, `load`, `run-script`): the descriptor,
 //! then the verified snapshots one agent needs. Bundles that fail verification are named on
 //! stderr and left out.
 
