@@ -1,6 +1,6 @@
-//! Loading the runtime for the commands that serve skills (`prompt`, `load`, `run-script`): the descriptor,
-//! then the verified snapshots one agent needs. Bundles that fail verification are named on
-//! stderr and left out.
+//! Loading the runtime for the commands that serve skills (`prompt`, `load`, `run-script`):
+//! the descriptor, then the verified snapshots one agent needs. Bundles that fail verification
+//! are named on stderr and left out.
 
 use clap::Args;
 use skillfold::catalogue::Catalogue;
