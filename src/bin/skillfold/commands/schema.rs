@@ -6,10 +6,12 @@ use clap::Args;
 
 use crate::exit::Exit;
 
-/// Write the JSON Schemas of the descriptor (and, later, of every tool input and output).
+/// Write the JSON Schemas: the descriptor, every tool's input and output, the error object and
+/// the host record.
 ///
 /// Without `--out`, prints the descriptor's schema on stdout. With `--out DIR`, writes every
-/// schema into DIR (as committed under `schemas/` in the repository).
+/// schema into DIR (as committed under `schemas/` in the repository; a test fails when those
+/// are stale).
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     /// Write every schema into this directory.
