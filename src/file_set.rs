@@ -215,6 +215,21 @@ impl FileSetBuilder {
                 return None;
             }
         };
+        let clash = self.files.contains_key(path.as_str())
+            || self.implied_dirs.contains(path.as_str())
+            || path
+                .as_str()
+                .match_indices('/')
+                .any(|(i, _)| self.files.contains_key(&path.as_str()[..i]));
+        if clash {
+            self.count_entry();
+            self.refuse(Problem::error(
+                ProblemCode::DuplicatePath,
+                Some(path.as_str()),
+                "the path appears twice, or as both a file and a directory",
+            ));
+            return None;
+        }
         let segments: Vec<&str> = path.as_str().split('/').collect();
         for end in 1..segments.len() {
             let dir = segments[..end].join("/");
@@ -354,6 +369,21 @@ mod tests {
                 .1
                 .contains(ProblemCode::TooDeep)
         );
+    }
+
+    #[test]
+    fn duplicate_and_clashing_paths_are_refused() {
+        let (fs, p) = build(&[
+            ("a.md", 1),
+            ("a.md", 2),
+            ("d/x.md", 1),
+            ("d", 1),
+            ("f", 1),
+            ("f/y.md", 1),
+        ]);
+        let codes: Vec<_> = p.as_slice().iter().map(|p| p.code).collect();
+        assert_eq!(codes, [ProblemCode::DuplicatePath; 3]);
+        assert_eq!(fs.get("a.md").map(<[u8]>::len), Some(1));
     }
 
     #[test]

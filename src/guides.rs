@@ -27,6 +27,11 @@ use crate::yaml::{self, NodeKind};
 pub const ENV: &str = "SKILLFOLD_SKILL_GUIDES_DIR";
 /// How deep below the root skills are looked for.
 pub const MAX_DEPTH: usize = 8;
+/// The most directories a scan visits, and the most skills it keeps: a guides folder is a
+/// curated set, and a huge tree is not scanned whole.
+pub const MAX_DIRECTORIES: usize = 10_000;
+/// See [`MAX_DIRECTORIES`].
+pub const MAX_GUIDES: usize = 1_000;
 /// The largest `SKILL.md`, `skill.yml` or reference served.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
 
@@ -115,7 +120,19 @@ pub fn discover(root: &Path) -> std::io::Result<Discovery> {
     })?;
     let mut found: Vec<(BundlePath, bool)> = Vec::new();
     let mut skipped = Vec::new();
-    walk(&fd, None, 0, &mut found, &mut skipped);
+    let mut budget = MAX_DIRECTORIES;
+    walk(&fd, None, 0, &mut budget, &mut found, &mut skipped);
+    if budget == 0 {
+        skipped.push(format!(
+            "more than {MAX_DIRECTORIES} directories: the rest was not scanned"
+        ));
+    }
+    if found.len() > MAX_GUIDES {
+        skipped.push(format!(
+            "more than {MAX_GUIDES} skills: only the first {MAX_GUIDES} are kept"
+        ));
+        found.truncate(MAX_GUIDES);
+    }
 
     let mut by_id: BTreeMap<String, Vec<Guide>> = BTreeMap::new();
     for (relative, legacy) in found {
@@ -145,9 +162,14 @@ fn walk(
     dir: &OwnedFd,
     rel: Option<&BundlePath>,
     depth: usize,
+    budget: &mut usize,
     found: &mut Vec<(BundlePath, bool)>,
     skipped: &mut Vec<String>,
 ) {
+    if *budget == 0 {
+        return;
+    }
+    *budget -= 1;
     let Ok(mut reader) = rustix::fs::Dir::read_from(dir) else {
         return;
     };
@@ -195,7 +217,7 @@ fn walk(
         let Ok(child) = child else { continue };
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         if let Ok(sub) = rustix::fs::openat(dir, &*name, flags, Mode::empty()) {
-            walk(&sub, Some(&child), depth + 1, found, skipped);
+            walk(&sub, Some(&child), depth + 1, budget, found, skipped);
         }
     }
 }

@@ -70,6 +70,8 @@ problem_codes! {
     Gitlink = "gitlink",
     /// A Git LFS pointer file inside a selected bundle: the real content is outside the pin.
     LfsPointer = "lfs_pointer",
+    /// The same path twice, or a path that is both a file and a directory (malformed Git trees).
+    DuplicatePath = "duplicate_path",
     /// Two paths differ only in letter case (a warning: they collide on case-insensitive disks).
     CaseCollision = "case_collision",
     // --- contents ----------------------------------------------------------------------------

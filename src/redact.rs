@@ -40,24 +40,30 @@ fn redact(url: &str) -> (String, bool) {
         return (url.to_owned(), false);
     };
     let (scheme, rest) = url.split_at(scheme_end + 3);
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
     let mut secret = false;
-    let host = match authority.rfind('@') {
+    // Everything up to the last `@` is user information, wherever parsers disagree on where
+    // the authority ends (`u:pa/ss@host`, `u:p#w@host`): hide all of it.
+    let rest = match rest.rfind('@') {
+        // `ssh://git@host/...`: a user name without a password is not a secret over ssh (ssh
+        // authenticates with keys); over http(s) a lone user name is often a token.
+        Some(at) if scheme.starts_with("ssh") && !rest[..at].contains([':', '/', '#', '?']) => {
+            rest.to_owned()
+        }
         Some(at) => {
             secret = true;
-            format!("***@{}", &authority[at + 1..])
+            format!("***@{}", &rest[at + 1..])
         }
-        None => authority.to_owned(),
+        None => rest.to_owned(),
     };
-    let tail = match tail.find('?') {
+    // A query or fragment may carry a token.
+    let shown = match rest.find(['?', '#']) {
         Some(q) => {
             secret = true;
-            format!("{}?***", &tail[..q])
+            format!("{}{}***", &rest[..q], &rest[q..q + 1])
         }
-        None => tail.to_owned(),
+        None => rest,
     };
-    (format!("{scheme}{host}{tail}"), secret)
+    (format!("{scheme}{shown}"), secret)
 }
 
 impl fmt::Display for RedactedUrl {
@@ -114,6 +120,19 @@ mod tests {
                 true,
             ),
             ("https://host/x.git", "https://host/x.git", false),
+            ("https://u:pa/ss@host/x.git", "https://***@host/x.git", true),
+            ("https://u:p#w@host/x.git", "https://***@host/x.git", true),
+            ("https://host/x.git#frag", "https://host/x.git#***", true),
+            (
+                "ssh://git@host/org/x.git",
+                "ssh://git@host/org/x.git",
+                false,
+            ),
+            (
+                "ssh://git:pw@host/org/x.git",
+                "ssh://***@host/org/x.git",
+                true,
+            ),
             ("file:///srv/x.git", "file:///srv/x.git", false),
             ("/srv/x.git", "/srv/x.git", false),
         ];

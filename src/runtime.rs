@@ -113,7 +113,15 @@ impl Runtime {
         };
         let mut catalogue = Catalogue::new(agent, snapshots)?.with_runner(runner);
         if let Some(Ok(discovery)) = &self.guides {
-            catalogue = catalogue.with_guides(discovery.clone());
+            // Every pinned name stays reserved, loaded or not: a discovered skill never stands in
+            // for a pinned one that failed verification.
+            let pinned: Vec<String> = indices
+                .iter()
+                .flat_map(|&i| self.plan.sources[i].pins())
+                .map(|p| p.name.to_string())
+                .collect();
+            let pinned: Vec<&str> = pinned.iter().map(String::as_str).collect();
+            catalogue = catalogue.with_guides(discovery.clone().without(&pinned));
         }
         Ok(catalogue)
     }

@@ -162,6 +162,10 @@ impl Walk<'_> {
             if name != c"." && name != c".." {
                 names.push(name.into());
             }
+            // One past the bound is enough to refuse: never hold an enormous listing.
+            if names.len() > crate::limits::MAX_ENTRIES {
+                break;
+            }
         }
         names.sort();
 
@@ -342,6 +346,9 @@ pub enum BeneathError {
     /// The path names something other than a regular file, or a directory is not one.
     #[error("not a regular file")]
     NotRegular,
+    /// The file has other hard links (it may be a file from elsewhere, linked in).
+    #[error("the file has other hard links")]
+    HardLink,
     /// The file holds more than the cap.
     #[error("larger than {0} bytes")]
     TooLarge(u64),
@@ -392,6 +399,9 @@ pub fn read_file_beneath(
     let stat = rustix::fs::fstat(&fd).map_err(map)?;
     if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
         return Err(BeneathError::NotRegular);
+    }
+    if stat.st_nlink > 1 {
+        return Err(BeneathError::HardLink);
     }
     let bytes = read_capped(fd, cap + 1, stat.st_size).map_err(BeneathError::Io)?;
     if bytes.len() as u64 > cap {

@@ -50,6 +50,9 @@ pub struct Snapshot {
     pin: Pin,
     origin: Origin,
     location: PathBuf,
+    /// The directory the bytes were read from (for a corpus: inside the generation, never
+    /// through `current`), where approved helpers run; `None` for in-memory sources.
+    dir: Option<PathBuf>,
     references: Vec<String>,
     /// SHA-256 (hex) of what each call can serve: the body, then each reference in order.
     body_sha256: String,
@@ -82,6 +85,7 @@ impl Snapshot {
             pin,
             origin,
             location,
+            dir: None,
             references,
             body_sha256,
             reference_sha256,
@@ -139,6 +143,17 @@ impl Snapshot {
         &self.origin
     }
 
+    /// The same snapshot, read from `dir` on disk.
+    pub fn read_from(mut self, dir: PathBuf) -> Snapshot {
+        self.dir = Some(dir);
+        self
+    }
+
+    /// The directory its bytes were read from, if they came from disk.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
     /// The path of its `SKILL.md` as other clients see it.
     pub fn location(&self) -> &Path {
         &self.location
@@ -192,7 +207,7 @@ impl LoadFailure {
             code: e.code(),
             reason: e.to_string(),
             details,
-            retryable: false,
+            retryable: e.is_transient(),
         }
     }
 }
@@ -225,12 +240,8 @@ fn load_local(local: &LocalSource) -> Loaded {
     let bundle = verify::verify_dir(&local.directory, &local.pin, None)
         .map_err(|e| LoadFailure::from_verify(&local.pin, &local.location, &e))?;
     let location = local.directory.join(limits::SKILL_MD);
-    Ok(Arc::new(Snapshot::verified(
-        bundle,
-        local.pin.clone(),
-        origin,
-        location,
-    )))
+    let snapshot = Snapshot::verified(bundle, local.pin.clone(), origin, location);
+    Ok(Arc::new(snapshot.read_from(local.directory.clone())))
 }
 
 fn load_corpus(git: &GitSource) -> Vec<Loaded> {
@@ -313,7 +324,8 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
                 .join(crate::corpus::store::CURRENT)
                 .join(pin.name.as_str())
                 .join(limits::SKILL_MD);
-            Ok(Arc::new(Snapshot::verified(bundle, pin.clone(), origin.clone(), location)))
+            let snapshot = Snapshot::verified(bundle, pin.clone(), origin.clone(), location);
+            Ok(Arc::new(snapshot.read_from(dir)))
         })
         .collect()
 }

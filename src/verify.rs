@@ -73,6 +73,18 @@ pub struct DigestMismatch {
 }
 
 impl VerifyError {
+    /// Whether reading again may succeed: an I/O error, as opposed to bytes that break a rule or
+    /// differ from the pin.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            VerifyError::Load {
+                source: crate::bundle::LoadError::Read(crate::safe_read::ReadError::Io { .. }),
+                ..
+            }
+        )
+    }
+
     /// Stable error code.
     pub fn code(&self) -> &'static str {
         match self {

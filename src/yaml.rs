@@ -144,14 +144,21 @@ pub struct SyntaxError {
 pub fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
     let mut reader = TreeReader {
         text,
+        depth: 0,
         parser: Parser::new_from_str(text),
         char_index: None,
     };
     reader.document()
 }
 
+/// Collections nested deeper than this are refused (a syntax error), so hostile input cannot
+/// exhaust the stack; no real frontmatter comes close.
+pub const MAX_NESTING: usize = 64;
+
 struct TreeReader<'a> {
     text: &'a str,
+    /// Collections open around the node being read.
+    depth: usize,
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
     /// Byte offset of each character, built on first use (flow detection needs it).
     char_index: Option<Vec<usize>>,
@@ -211,6 +218,23 @@ impl<'a> TreeReader<'a> {
     }
 
     fn node(&mut self, event: Event<'a>, span: Span) -> Result<Node, SyntaxError> {
+        if matches!(event, Event::SequenceStart(..) | Event::MappingStart(..)) {
+            if self.depth >= MAX_NESTING {
+                return Err(SyntaxError {
+                    position: position(&span),
+                    message: format!("collections nested deeper than {MAX_NESTING} levels"),
+                    undefined_alias: false,
+                });
+            }
+            self.depth += 1;
+            let node = self.node_inner(event, span);
+            self.depth -= 1;
+            return node;
+        }
+        self.node_inner(event, span)
+    }
+
+    fn node_inner(&mut self, event: Event<'a>, span: Span) -> Result<Node, SyntaxError> {
         let position = position(&span);
         let (kind, anchor_id, tag) = match event {
             Event::Scalar(value, style, anchor, tag) => (
@@ -462,5 +486,14 @@ mod tests {
         assert_eq!(parse("# only a comment\n").unwrap(), None);
         assert!(parse("a: b\n---\nc: d\n").is_err());
         assert!(parse("a: [unclosed\n").is_err());
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let ok = format!("{}x\n", "- ".repeat(MAX_NESTING));
+        assert!(parse(&ok).is_ok());
+        let deep = format!("{}x\n", "- ".repeat(100_000));
+        let err = parse(&deep).unwrap_err();
+        assert!(err.message.contains("nested deeper"), "{err:?}");
     }
 }

@@ -11,6 +11,8 @@
 use std::fmt;
 use std::io::{Read as _, Seek as _, Write as _};
 use std::os::fd::AsFd as _;
+
+use fs_err::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -104,8 +106,15 @@ impl Guard {
             .write(true)
             .create(true)
             .truncate(false)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
             .open(guard_file)
             .map_err(io)?;
+        if !file.metadata().map_err(io)?.is_file() {
+            return Err(io(std::io::Error::other(format!(
+                "`{}` is not a regular file",
+                guard_file.display()
+            ))));
+        }
         match rustix::fs::flock(
             file.file().as_fd(),
             rustix::fs::FlockOperation::NonBlockingLockExclusive,
@@ -147,7 +156,9 @@ pub fn probe(guard_file: &Path) -> Option<HolderText> {
             let _ = rustix::fs::flock(file.file().as_fd(), rustix::fs::FlockOperation::Unlock);
             None
         }
-        Err(_) => Some(HolderText(read_holder(&mut file))),
+        Err(rustix::io::Errno::WOULDBLOCK) => Some(HolderText(read_holder(&mut file))),
+        // Any other failure says nothing about a preparer.
+        Err(_) => None,
     }
 }
 

@@ -144,7 +144,8 @@ impl Corpus {
         let target = match fs_err::read_link(link) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
+            // readlink(2) says EINVAL for anything that is not a link (kept as the error kind).
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
                 return Err(CorpusError::NotManaged {
                     path: link.to_owned(),
                     reason: "it is not a symbolic link to a generation; move it away".into(),
@@ -212,10 +213,12 @@ impl Corpus {
                 removed.push(path);
             }
         }
-        let next = self.meta().join("current.next");
-        if fs_err::symlink_metadata(&next).is_ok() {
-            fs_err::remove_file(&next)?;
-            removed.push(next);
+        for stale in ["current.next", "previous.tmp"] {
+            let path = self.meta().join(stale);
+            if fs_err::symlink_metadata(&path).is_ok() {
+                fs_err::remove_file(&path)?;
+                removed.push(path);
+            }
         }
         for entry in fs_err::read_dir(self.meta().join("manifests"))? {
             let path = entry?.path();
@@ -282,14 +285,15 @@ impl Corpus {
 
         let replaced = self.link_target(&self.dir.join(CURRENT))?;
         if let Some(old) = &replaced {
-            let previous = self.meta().join("previous");
-            write_synced(&previous.with_extension("tmp"), old.as_bytes(), 0o644)?;
-            fs_err::rename(previous.with_extension("tmp"), &previous)?;
+            self.record_previous(old)?;
         }
+        failpoint::hit("previous-recorded");
         self.flip_current(&id)?;
         failpoint::hit("link-flipped");
 
-        self.remove_unneeded(&id, replaced.as_deref())?;
+        // Published. Removing what is no longer needed is housekeeping: if it fails, the next
+        // preparation tries again; it never turns a published generation into a failure.
+        let _ = self.remove_unneeded(&id, replaced.as_deref());
         failpoint::hit("cleaned");
         Ok(Generation {
             dir: self.generation_dir(&id),
@@ -304,13 +308,27 @@ impl Corpus {
             return Err(CorpusError::NoPrevious(self.dir.clone()));
         };
         let current = self.link_target(&self.dir.join(CURRENT))?;
+        if current.as_deref() == Some(previous.id.as_str()) {
+            return Err(CorpusError::NoPrevious(self.dir.clone()));
+        }
         if let Some(old) = &current {
-            let path = self.meta().join("previous");
-            write_synced(&path.with_extension("tmp"), old.as_bytes(), 0o644)?;
-            fs_err::rename(path.with_extension("tmp"), &path)?;
+            self.record_previous(old)?;
         }
         self.flip_current(&previous.id)?;
         Ok(previous)
+    }
+
+    /// Writes the id of the generation being replaced to `previous` (via a temporary file that a
+    /// crash may leave behind; it is replaced, and removed with the other leftovers).
+    fn record_previous(&self, id: &str) -> Result<(), CorpusError> {
+        let path = self.meta().join("previous");
+        let tmp = path.with_extension("tmp");
+        if fs_err::symlink_metadata(&tmp).is_ok() {
+            fs_err::remove_file(&tmp)?;
+        }
+        write_synced(&tmp, id.as_bytes(), 0o644)?;
+        fs_err::rename(&tmp, &path)?;
+        Ok(())
     }
 
     fn flip_current(&self, id: &str) -> Result<(), CorpusError> {

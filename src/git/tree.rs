@@ -52,6 +52,14 @@ pub enum TreeError {
         /// What gix said.
         detail: String,
     },
+    /// The tree is larger than any skills repository needs (a "tree bomb").
+    #[error("the tree of `{id}` has more than {max} entries; refusing to walk it")]
+    TooLarge {
+        /// The commit.
+        id: String,
+        /// The bound.
+        max: usize,
+    },
     /// An object is missing or unreadable.
     #[error("cannot read object `{id}`: {detail}")]
     Object {
@@ -67,10 +75,15 @@ impl TreeError {
     pub fn code(&self) -> &'static str {
         match self {
             TreeError::NotACommit { .. } => "not_a_commit",
+            TreeError::TooLarge { .. } => "tree_too_large",
             TreeError::Object { .. } => "object_unreadable",
         }
     }
 }
+
+/// The most tree entries (files, folders, links, at every depth) a commit may have. Paths are
+/// counted, not objects, so a small tree that repeats one subtree many times is bounded too.
+pub const MAX_TREE_ENTRIES: usize = 1_000_000;
 
 /// Walks every tree entry of `commit`.
 pub fn inventory(repo: &gix::Repository, commit: gix::ObjectId) -> Result<Inventory, TreeError> {
@@ -85,6 +98,7 @@ pub fn inventory(repo: &gix::Repository, commit: gix::ObjectId) -> Result<Invent
         detail: e.to_string(),
     })?;
     let mut inventory = Inventory::default();
+    let mut seen = 0usize;
     let mut todo: Vec<(BString, gix::ObjectId)> = vec![(BString::default(), tree_id.detach())];
     while let Some((dir, id)) = todo.pop() {
         let object_error = |e: &dyn std::fmt::Display| TreeError::Object {
@@ -94,6 +108,13 @@ pub fn inventory(repo: &gix::Repository, commit: gix::ObjectId) -> Result<Invent
         let tree = repo.find_tree(id).map_err(|e| object_error(&e))?;
         let decoded = tree.decode().map_err(|e| object_error(&e))?;
         for entry in decoded.entries {
+            seen += 1;
+            if seen > MAX_TREE_ENTRIES {
+                return Err(TreeError::TooLarge {
+                    id: commit.to_string(),
+                    max: MAX_TREE_ENTRIES,
+                });
+            }
             let path = join(dir.as_ref(), entry.filename);
             match entry.mode.kind() {
                 EntryKind::Tree => {

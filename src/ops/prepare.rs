@@ -183,7 +183,12 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
                     .collect(),
                 _ => Vec::new(),
             };
-            let mut failure = Failure::new(e.code(), Severity::Invalid, e.to_string());
+            let severity = if e.is_transient() {
+                Severity::Retryable
+            } else {
+                Severity::Invalid
+            };
+            let mut failure = Failure::new(e.code(), severity, e.to_string());
             failure.details = details;
             ("failed", Some(failure))
         }

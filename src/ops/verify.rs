@@ -14,7 +14,7 @@ pub struct BundleCheck {
     pub location: String,
     /// The pinned name.
     pub name: String,
-    /// `verified`, `failed` or `being-prepared`.
+    /// `verified`, `failed`, `being-prepared` or `unreadable` (an I/O error).
     pub status: &'static str,
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -40,6 +40,11 @@ impl VerifyReport {
     /// Whether any bundle failed.
     pub fn has_failures(&self) -> bool {
         self.bundles.iter().any(|b| b.status == "failed")
+    }
+
+    /// Whether the check could not be completed (a corpus being prepared, an I/O error).
+    pub fn is_inconclusive(&self) -> bool {
+        !self.being_prepared.is_empty() || self.bundles.iter().any(|b| b.status == "unreadable")
     }
 }
 
@@ -73,10 +78,18 @@ pub fn verify(plan: Plan) -> VerifyReport {
         .collect();
     for failure in runtime.failures() {
         let busy = busy_locations.contains(&failure.location);
+        let status = if busy {
+            "being-prepared"
+        } else if failure.retryable && failure.code != "not_prepared" {
+            // An I/O error: the check could not be made, which is not a mismatch.
+            "unreadable"
+        } else {
+            "failed"
+        };
         bundles.push(BundleCheck {
             location: failure.location.clone(),
             name: failure.name.clone(),
-            status: if busy { "being-prepared" } else { "failed" },
+            status,
             error: Some(failure.reason.clone()),
             code: Some(failure.code),
             details: failure.details.clone(),

@@ -1,8 +1,9 @@
 //! Running one approved helper: `python3 -I -c <fixed bootstrap>`, no shell, the verified bytes
 //! on stdin, a reduced environment, its own process group, a timeout and an output cap.
 //!
-//! The bootstrap reads the program from stdin, compiles it with the helper's path as its file
-//! name, sets `sys.argv` to `[path, *args]` and `__file__` to the path, and runs it as
+//! The bootstrap reads the program from stdin, decodes it as UTF-8 (so a PEP 263 `coding:`
+//! declaration cannot make Python read the bytes differently from how they were reviewed),
+//! compiles it with the helper's path as its file name, sets `sys.argv` to `[path, *args]` and `__file__` to the path, and runs it as
 //! `__main__`: the bytes that run are exactly the bytes that were hashed and approved, even if
 //! the file on disk is swapped afterwards. `-I` (isolated mode) ignores `PYTHON*` variables and
 //! the user's site-packages. The environment holds only `PATH LANG LC_ALL LC_CTYPE TZ TMPDIR
@@ -21,7 +22,7 @@ use std::time::{Duration, Instant};
 /// The fixed bootstrap passed to `python3 -c`.
 pub const BOOTSTRAP: &str = "import sys\n\
 path = sys.argv[1]\n\
-source = sys.stdin.buffer.read()\n\
+source = sys.stdin.buffer.read().decode('utf-8-sig')\n\
 sys.argv = sys.argv[1:]\n\
 code = compile(source, path, 'exec', dont_inherit=True)\n\
 namespace = {'__name__': '__main__', '__file__': path, '__builtins__': __builtins__}\n\
@@ -108,6 +109,23 @@ pub fn run(request: &Request<'_>, limits: Limits) -> std::io::Result<Outcome> {
     {
         use std::os::unix::process::CommandExt as _;
         command.process_group(0);
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt as _;
+        // The helper leads its own group, so a Ctrl-C or a SIGKILL aimed at skillfold does not
+        // reach it: have the kernel kill it when skillfold's spawning thread goes away.
+        #[allow(unsafe_code)]
+        // SAFETY: the closure runs in the child between fork and exec. It makes one
+        // async-signal-safe system call (`prctl`), allocates nothing and touches no lock.
+        unsafe {
+            command.pre_exec(|| {
+                rustix::process::set_parent_process_death_signal(Some(
+                    rustix::process::Signal::KILL,
+                ))
+                .map_err(std::io::Error::from)
+            });
+        }
     }
     let mut child = command.spawn()?;
     let started = Instant::now();

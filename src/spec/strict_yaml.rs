@@ -77,6 +77,7 @@ pub fn load(text: &str) -> Result<Value, LoadError> {
     buf.push('\0');
     let mut composer = Composer {
         parser: Parser::new(Scanner::new(Reader::new(buf))),
+        depth: 0,
     };
     let result = composer.single_node().and_then(|root| {
         let mut checker = Checker::default();
@@ -2171,7 +2172,13 @@ impl Node {
 
 struct Composer {
     parser: Parser,
+    /// Collections open around the node being composed (bounded: see [`MAX_NESTING`]).
+    depth: usize,
 }
+
+/// Deeper nesting is refused (as a YAML the reference cannot load: Python's recursion limit
+/// stops ruamel long before) instead of exhausting the stack.
+const MAX_NESTING: usize = 200;
 
 impl Composer {
     fn is_next(&mut self, f: impl Fn(&Ev) -> bool) -> R<bool> {
@@ -2201,6 +2208,18 @@ impl Composer {
     }
 
     fn node(&mut self) -> R<Node> {
+        if self.depth >= MAX_NESTING {
+            return Err(Fail::Crash(format!(
+                "collections nested deeper than {MAX_NESTING} levels"
+            )));
+        }
+        self.depth += 1;
+        let node = self.node_at_depth();
+        self.depth -= 1;
+        node
+    }
+
+    fn node_at_depth(&mut self) -> R<Node> {
         let Some(event) = self.parser.get_event()? else {
             return Err(Fail::Crash("the YAML event stream ended early".into()));
         };

@@ -126,6 +126,7 @@ pub(crate) fn call(
             BeneathError::Symlink => {
                 invalid("a symbolic link is on the path; links are never followed")
             }
+            BeneathError::HardLink => invalid("the file has other hard links; it is not served"),
             BeneathError::TooLarge(_) => ToolError::new(
                 "too_large",
                 format!("`{path}` is larger than {} bytes", guides::MAX_FILE_BYTES),

@@ -239,10 +239,11 @@ pub(crate) fn call(
             "helpers run only on Unix (process groups)",
         ));
     }
-    let Some(cwd) = skill.location().parent() else {
+    // The directory the verified bytes were read from (a corpus generation, not `current`).
+    let Some(cwd) = skill.dir() else {
         return Err(refuse(
             "spawn_failed",
-            "the skill has no directory to run in",
+            "the skill was not read from a directory; helpers need one to run in",
         ));
     };
     let request = exec::Request {

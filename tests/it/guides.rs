@@ -293,3 +293,47 @@ fn the_descriptor_and_the_environment_configure_the_guides_folder() {
         "the environment replaces the descriptor's folder"
     );
 }
+
+#[test]
+fn a_discovered_skill_never_stands_in_for_a_pinned_one_that_failed() {
+    let tmp = guides_root();
+    portable(tmp.path(), "x/pdf", "pdf");
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("pdf");
+    fs_err::create_dir_all(&skill).unwrap();
+    fs_err::write(
+        skill.join("SKILL.md"),
+        "---\nname: pdf\ndescription: Reviewed.\n---\nBody\n",
+    )
+    .unwrap();
+    // Pinned to other bytes: it fails verification and is not served.
+    let config = dir.path().join("skillfold.yaml");
+    fs_err::write(
+        &config,
+        format!(
+            "skills:\n  - local: {{ name: pdf, version: '1', directory: {}, hash: {} }}\nguides: {}\n",
+            skill.display(),
+            "0".repeat(64),
+            tmp.path().display()
+        ),
+    )
+    .unwrap();
+    let loaded = skillfold::descriptor::load(&config).unwrap();
+    let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).unwrap();
+    let runtime = skillfold::runtime::Runtime::load(plan);
+    assert_eq!(runtime.failures().count(), 1);
+    let c = runtime.catalogue(None).unwrap();
+    assert!(
+        c.discovery().unwrap().get("pdf").is_none(),
+        "the unpinned `pdf` must not be offered"
+    );
+    assert!(
+        !c.prompt()
+            .unwrap_or_default()
+            .contains("<name>\npdf\n</name>")
+    );
+    assert_eq!(
+        read(&c, "pdf", "SKILL.md").unwrap_err().code,
+        "unknown_skill"
+    );
+}

@@ -659,6 +659,7 @@ fn a_crash_at_any_step_of_promotion_leaves_the_old_or_the_new_generation() {
         "staged",
         "manifest-written",
         "generation-renamed",
+        "previous-recorded",
         "link-created",
         "link-flipped",
         "cleaned",
@@ -870,4 +871,25 @@ fn a_commit_no_branch_reaches_on_a_refusing_server_is_not_found() {
     assert_stderr_has(&out, "[commit_not_found]");
     assert_stderr_has(&out, "not reachable from any branch or tag");
     assert!(s.staging_and_fetch_are_empty());
+}
+
+#[test]
+fn a_current_that_is_not_our_link_is_refused_without_leaving_a_generation_behind() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    fs_err::create_dir_all(s.corpus().join("current/alpha")).expect("mkdir");
+    for _ in 0..2 {
+        let out = s.run(&["prepare"]);
+        assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+        assert_stderr_has(&out, "[corpus_not_managed]");
+    }
+    let generations = fs_err::read_dir(s.corpus().join(".skillfold/generations"))
+        .expect("dir")
+        .count();
+    assert_eq!(generations, 0, "no orphan generation");
+    assert!(
+        s.corpus().join("current/alpha").is_dir(),
+        "what is there is left alone"
+    );
 }

@@ -14,8 +14,9 @@ use crate::exit::Exit;
 /// its digest, and compares name, version and digest with the pin in the descriptor — no network.
 /// Run it as a Kubernetes CronJob (exit 2 fails the Job; exit 1 is worth a retry).
 ///
-/// Exit status: 0 every bundle holds; 1 a corpus is being prepared right now; 2 a mismatch, a
-/// missing or unprepared bundle, or a bad descriptor (each named).
+/// Exit status: 0 every bundle holds; 1 a corpus is being prepared right now, or a bundle could
+/// not be read (an I/O error); 2 a mismatch, a missing or unprepared bundle, or a bad descriptor
+/// (each named).
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     #[command(flatten)]
@@ -41,10 +42,10 @@ pub fn run(args: VerifyArgs) -> Exit {
         match (&b.error, b.code) {
             (None, _) => eprintln!("ok: {}: {} verified", b.location, b.name),
             (Some(error), code) => {
-                let level = if b.status == "failed" {
-                    "error"
-                } else {
-                    "busy"
+                let level = match b.status {
+                    "failed" => "error",
+                    "being-prepared" => "busy",
+                    other => other,
                 };
                 eprintln!("{level}: {error} [{}]", code.unwrap_or("failed"));
                 for d in &b.details {
@@ -63,7 +64,7 @@ pub fn run(args: VerifyArgs) -> Exit {
     }
     if report.has_failures() {
         Exit::Invalid
-    } else if !report.being_prepared.is_empty() {
+    } else if report.is_inconclusive() {
         Exit::Retryable
     } else {
         Exit::Ok
