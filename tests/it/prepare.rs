@@ -893,3 +893,35 @@ fn a_current_that_is_not_our_link_is_refused_without_leaving_a_generation_behind
         "what is there is left alone"
     );
 }
+
+#[test]
+fn a_symlinked_guard_file_is_never_followed() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    let victim = s.dir.path().join("victim.txt");
+    fs_err::write(&victim, "precious\n").expect("write");
+    fs_err::create_dir_all(s.corpus().join(".skillfold")).expect("mkdir");
+    std::os::unix::fs::symlink(&victim, s.corpus().join(".skillfold/guard")).expect("symlink");
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert_stderr_has(&out, "[guard_io]");
+    assert_eq!(fs_err::read_to_string(&victim).expect("read"), "precious\n");
+}
+
+#[test]
+fn a_leftover_previous_record_does_not_block_publishing() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    fs_err::write(s.corpus().join(".skillfold/previous.tmp"), "junk").expect("write");
+    repo.write("skills/alpha/references/guide.md", b"# v2\n");
+    let newer = repo.commit("v2");
+    s.git_source(&repo.file_url(), &newer, &as_refs(&pins(&repo)));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    // Rolling back twice returns to where it started; a rollback to itself is refused.
+    assert_eq!(code(&s.run(&["prepare", "--rollback"])), Some(0));
+    assert_eq!(code(&s.run(&["prepare", "--rollback"])), Some(0));
+}

@@ -56,8 +56,13 @@ impl Lab {
             .contains("python:")
             .then(String::new)
             .unwrap_or_else(|| format!("  python: {}\n", real_python().display()));
+        let timeout = if extra_scripts_yaml.contains("timeout_seconds:") {
+            ""
+        } else {
+            "  timeout_seconds: 2\n"
+        };
         let yaml = format!(
-            "skills:\n  - local: {{ name: tools, version: '1', directory: {}, hash: {digest} }}\nscripts:\n  timeout_seconds: 2\n{python}{extra_scripts_yaml}  allowlist:\n{allow}",
+            "skills:\n  - local: {{ name: tools, version: '1', directory: {}, hash: {digest} }}\nscripts:\n{timeout}{python}{extra_scripts_yaml}  allowlist:\n{allow}",
             dir.display()
         );
         let config = tmp.path().join("skillfold.yaml");
@@ -477,4 +482,61 @@ fn malformed_or_duplicate_policies_deny_everything() {
         .unwrap();
     assert_eq!(check.status.code(), Some(2));
     assert_stderr_has(&check, "invalid_script_allowlist");
+}
+
+#[test]
+fn a_helper_dies_with_skillfold() {
+    let helper =
+        "import sys, os, time\nopen(sys.argv[1], 'w').write(str(os.getpid()))\ntime.sleep(60)\n";
+    let lab = Lab::new(
+        &[("scripts/wait.py", helper)],
+        &["scripts/wait.py"],
+        "  timeout_seconds: 30\n",
+    );
+    let pid_file = lab.tmp.path().join("helper.pid");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skillfold"))
+        .args([
+            "run-script",
+            "tools",
+            "scripts/wait.py",
+            pid_file.to_str().unwrap(),
+        ])
+        .env("SKILLFOLD_CONFIG", &lab.config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let pid: i32 = loop {
+        if let Some(pid) = fs_err::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the helper never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    child.kill().expect("kill skillfold");
+    let _ = child.wait();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let state = fs_err::read_to_string(format!("/proc/{pid}/stat")).ok();
+        let alive = state.as_deref().is_some_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+        });
+        if !alive {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "helper {pid} outlived skillfold"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
