@@ -183,7 +183,16 @@ impl Progress for Lines {
         let mut shown = self.status_shown.lock().unwrap_or_else(|e| e.into_inner());
         if self.terminal {
             self.clear_status(&mut shown);
-            eprint!("{location}: {message}…");
+            // One line that is rewritten in place: it must not wrap.
+            let width = rustix::termios::tcgetwinsize(std::io::stderr())
+                .map(|w| usize::from(w.ws_col))
+                .unwrap_or(80)
+                .max(20);
+            let line: String = format!("{location}: {message}")
+                .chars()
+                .take(width - 1)
+                .collect();
+            eprint!("{line}…");
             let _ = std::io::stderr().flush();
             *shown = true;
         } else {
