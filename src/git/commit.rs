@@ -112,8 +112,9 @@ impl PinnedCommit {
         revision: &CommitId,
         git_dir: &Path,
         interrupt: &AtomicBool,
+        report: fetch::Report<'_>,
     ) -> Result<PinnedCommit, CommitError> {
-        let fetched = fetch::fetch_commit(url, revision, git_dir, interrupt)?;
+        let fetched = fetch::fetch_commit(url, revision, git_dir, interrupt, report)?;
         let inventory = tree::inventory(&fetched.repo, fetched.commit)?;
         if !inventory.symlinks.is_empty() {
             return Err(CommitError::Symlinks {

@@ -14,7 +14,7 @@
 
 use std::num::NonZeroU32;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::pin::CommitId;
 use crate::redact::{self, RedactedUrl};
@@ -123,6 +123,56 @@ pub fn fetch_commit(
     commit: &CommitId,
     git_dir: &Path,
     interrupt: &AtomicBool,
+    report: Report<'_>,
+) -> Result<Fetched, FetchError> {
+    let root = gix::progress::prodash::tree::Root::new();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| watch(&root, &done, report));
+        let result = fetch_with(url, commit, git_dir, interrupt, &root);
+        done.store(true, Ordering::Relaxed);
+        result
+    })
+}
+
+/// Receives a short description of a running transfer, a few times a second.
+pub type Report<'a> = &'a (dyn Fn(&str) + Sync);
+
+/// Describes the busiest task of the fetch's progress tree until `done`.
+fn watch(root: &gix::progress::prodash::tree::Root, done: &AtomicBool, report: Report<'_>) {
+    let mut snapshot = Vec::new();
+    let mut last = String::new();
+    let mut ticks = 0u32;
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        ticks += 1;
+        if ticks % 5 != 0 {
+            continue;
+        }
+        root.sorted_snapshot(&mut snapshot);
+        let busiest = snapshot.iter().rev().find_map(|(_, task)| {
+            let value = task.progress.as_ref()?;
+            let step = value.step.load(Ordering::Relaxed);
+            (step > 0).then(|| match value.done_at {
+                Some(total) => format!("{} {step}/{total}", task.name),
+                None => format!("{} {step}", task.name),
+            })
+        });
+        if let Some(line) = busiest
+            && line != last
+        {
+            report(&line);
+            last = line;
+        }
+    }
+}
+
+fn fetch_with(
+    url: &str,
+    commit: &CommitId,
+    git_dir: &Path,
+    interrupt: &AtomicBool,
+    root: &gix::progress::prodash::tree::Root,
 ) -> Result<Fetched, FetchError> {
     install_tls_provider();
     let shown = RedactedUrl::new(url);
@@ -144,7 +194,7 @@ pub fn fetch_commit(
     .and_then(|p| p.with_revision(Some(commit.as_str())))
     .map(|p| p.with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN)))
     .and_then(|mut p| {
-        p.fetch_only(gix::progress::Discard, interrupt)
+        p.fetch_only(root.add_child("fetch"), interrupt)
             .map(|(repo, _)| repo)
     });
     let (first_error, server_answered) = match by_id {
@@ -163,7 +213,7 @@ pub fn fetch_commit(
     }
     // The first attempt removed its directory; fetch branches and tags instead.
     let _ = fs_err::remove_dir_all(git_dir);
-    let repo = fetch_branches_and_tags(url, git_dir, interrupt).map_err(|e| classify(e).0)?;
+    let repo = fetch_branches_and_tags(url, git_dir, interrupt, root).map_err(|e| classify(e).0)?;
     if repo.find_commit(id).is_err() {
         return Err(FetchError::CommitNotFound {
             url: shown,
@@ -184,6 +234,7 @@ fn fetch_branches_and_tags(
     url: &str,
     git_dir: &Path,
     interrupt: &AtomicBool,
+    root: &gix::progress::prodash::tree::Root,
 ) -> gix::Result<gix::Repository> {
     let mut prepare = gix::clone::PrepareFetch::new(
         url,
@@ -209,7 +260,7 @@ fn fetch_branches_and_tags(
         ],
         ..Default::default()
     });
-    let (repo, _) = prepare.fetch_only(gix::progress::Discard, interrupt)?;
+    let (repo, _) = prepare.fetch_only(root.add_child("fetch branches and tags"), interrupt)?;
     Ok(repo)
 }
 
@@ -279,7 +330,7 @@ fn classify(
 ) -> (FetchError, bool) {
     let detail = redact::scrub(&chain(&e), url);
     let shown = shown.clone();
-    if e.is_cancelled() || interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+    if e.is_cancelled() || interrupt.load(Ordering::Relaxed) {
         return (FetchError::Interrupted { url: shown }, false);
     }
     if e.is_unauthenticated() {

@@ -69,7 +69,13 @@ pub fn pin(
         return Err(PinError::CredentialsInUrl(shown));
     }
     let temp = tempfile::tempdir().map_err(PinError::Temp)?;
-    let commit = PinnedCommit::fetch(url, revision, &temp.path().join("repo.git"), interrupt)?;
+    let commit = PinnedCommit::fetch(
+        url,
+        revision,
+        &temp.path().join("repo.git"),
+        interrupt,
+        &|_| {},
+    )?;
     let mut bundles = Vec::new();
     let mut errors = Vec::new();
     for name in names {

@@ -125,6 +125,10 @@ pub trait Progress: Sync {
     fn step(&self, location: &str, message: &str);
     /// Something worth a permanent line (a warning, a recovered guard).
     fn note(&self, location: &str, message: &str);
+    /// How a running transfer is doing (several times a second; a log may keep only some).
+    fn transfer(&self, location: &str, message: &str) {
+        self.step(location, message);
+    }
 }
 
 /// How to prepare.
@@ -372,11 +376,17 @@ impl<'a> GitRun<'a> {
             self.git.shown,
             short(self.git.revision.as_str())
         ));
+        let fetching = format!("fetching {}", self.git.shown);
+        let report = |transfer: &str| {
+            let line = format!("{fetching}: {transfer}");
+            self.options.progress.transfer(&self.git.location, &line);
+        };
         let commit = PinnedCommit::fetch(
             &self.git.url,
             &self.git.revision,
             &git_dir,
             self.options.interrupt,
+            &report,
         )
         .map_err(|e| {
             let severity = if e.is_retryable() {

@@ -155,6 +155,8 @@ fn write_termination_log(path: Option<&PathBuf>, lines: &[String]) {
 struct Lines {
     terminal: bool,
     status_shown: Mutex<bool>,
+    /// When the last transfer line was logged (plain output keeps one every few seconds).
+    last_transfer: Mutex<Option<std::time::Instant>>,
 }
 
 impl Lines {
@@ -162,6 +164,7 @@ impl Lines {
         Lines {
             terminal: std::io::stderr().is_terminal(),
             status_shown: Mutex::new(false),
+            last_transfer: Mutex::new(None),
         }
     }
 
@@ -198,6 +201,17 @@ impl Progress for Lines {
         } else {
             eprintln!("skillfold: {location}: {message}");
         }
+    }
+
+    fn transfer(&self, location: &str, message: &str) {
+        if !self.terminal {
+            let mut last = self.last_transfer.lock().unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|at| at.elapsed() < std::time::Duration::from_secs(5)) {
+                return;
+            }
+            *last = Some(std::time::Instant::now());
+        }
+        self.step(location, message);
     }
 
     fn note(&self, location: &str, message: &str) {
