@@ -146,7 +146,7 @@ fn watch(root: &gix::progress::prodash::tree::Root, done: &AtomicBool, report: R
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(std::time::Duration::from_millis(50));
         ticks += 1;
-        if ticks % 5 != 0 {
+        if !ticks.is_multiple_of(5) {
             continue;
         }
         root.sorted_snapshot(&mut snapshot);
