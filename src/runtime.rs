@@ -32,14 +32,7 @@ impl Runtime {
 
     /// Loads the sources `agent` sees (the defaults alone for `None`). Fails for an unknown agent.
     pub fn load_for(plan: Plan, agent: Option<&str>) -> Result<Runtime, CatalogueError> {
-        let mut wanted = plan.defaults.clone();
-        if let Some(agent) = agent {
-            let extras = plan
-                .agents
-                .get(agent)
-                .ok_or_else(|| CatalogueError::UnknownAgent(agent.to_owned()))?;
-            wanted.extend(extras);
-        }
+        let wanted = indices_for(&plan, agent)?;
         Ok(Runtime::load_indices(plan, &wanted))
     }
 
@@ -92,15 +85,7 @@ impl Runtime {
 
     /// The catalogue of `agent` (`None`: the defaults alone): its verified snapshots only.
     pub fn catalogue(&self, agent: Option<&str>) -> Result<Catalogue, CatalogueError> {
-        let mut indices = self.plan.defaults.clone();
-        if let Some(agent) = agent {
-            let extras = self
-                .plan
-                .agents
-                .get(agent)
-                .ok_or_else(|| CatalogueError::UnknownAgent(agent.to_owned()))?;
-            indices.extend(extras);
-        }
+        let indices = indices_for(&self.plan, agent)?;
         let snapshots = indices
             .iter()
             .filter_map(|&i| self.loaded[i].as_ref())
@@ -125,4 +110,10 @@ impl Runtime {
         }
         Ok(catalogue)
     }
+}
+
+/// The sources `agent` sees, or the error for an agent the descriptor does not name.
+fn indices_for(plan: &Plan, agent: Option<&str>) -> Result<Vec<usize>, CatalogueError> {
+    plan.source_indices(agent)
+        .ok_or_else(|| CatalogueError::UnknownAgent(agent.unwrap_or_default().to_owned()))
 }

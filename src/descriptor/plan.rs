@@ -119,13 +119,23 @@ impl Plan {
         })
     }
 
-    /// The sources an agent sees: the defaults, then its extras (`None` for the defaults alone).
+    /// Indices into `sources` of what `agent` sees: the defaults, then its extras (`None`: the
+    /// defaults alone). `None` for an agent the descriptor does not name.
+    pub fn source_indices(&self, agent: Option<&str>) -> Option<Vec<usize>> {
+        let extras = match agent {
+            Some(agent) => self.agents.get(agent)?.as_slice(),
+            None => &[],
+        };
+        Some(self.defaults.iter().chain(extras).copied().collect())
+    }
+
+    /// The sources an agent sees: the defaults, then its extras (`None` for the defaults alone;
+    /// the defaults alone too for an agent the descriptor does not name).
     pub fn sources_for(&self, agent: Option<&str>) -> Vec<&Source> {
-        let extras = agent.and_then(|a| self.agents.get(a));
-        self.defaults
-            .iter()
-            .chain(extras.into_iter().flatten())
-            .map(|&i| &self.sources[i])
+        self.source_indices(agent)
+            .unwrap_or_else(|| self.defaults.clone())
+            .into_iter()
+            .map(|i| &self.sources[i])
             .collect()
     }
 }

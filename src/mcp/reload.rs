@@ -135,12 +135,10 @@ pub fn prepare_and_load(
 
 /// The part of `plan` that `agent` sees, as a plan of its own: its sources are the defaults.
 fn agent_plan(plan: &Plan, agent: Option<&str>) -> Result<Plan, CatalogueError> {
-    if let Some(agent) = agent
-        && !plan.agents.contains_key(agent)
-    {
-        return Err(CatalogueError::UnknownAgent(agent.to_owned()));
-    }
-    let sources: Vec<_> = plan.sources_for(agent).into_iter().cloned().collect();
+    let indices = plan
+        .source_indices(agent)
+        .ok_or_else(|| CatalogueError::UnknownAgent(agent.unwrap_or_default().to_owned()))?;
+    let sources: Vec<_> = indices.iter().map(|&i| plan.sources[i].clone()).collect();
     Ok(Plan {
         defaults: (0..sources.len()).collect(),
         sources,
