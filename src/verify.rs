@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::bundle::{Bundle, LoadError};
-use crate::corpus::manifest::{FileRecord, changed_files, file_records};
+use crate::corpus::manifest::{FileRecord, ManifestBundle, changed_files, file_records};
 use crate::digest::BundleDigest;
 use crate::pin::Pin;
 
@@ -94,6 +94,16 @@ impl VerifyError {
             VerifyError::DigestMismatch(_) => "digest_mismatch",
         }
     }
+}
+
+/// Verifies every bundle a manifest records, each read from `<dir>/<name>` against its pin and
+/// recorded files: a staged, published or previous generation.
+pub fn verify_recorded(dir: &Path, bundles: &[ManifestBundle]) -> Result<(), VerifyError> {
+    for bundle in bundles {
+        let bundle_dir = dir.join(bundle.pin.name.as_str());
+        verify_dir(&bundle_dir, &bundle.pin, Some(&bundle.files))?;
+    }
+    Ok(())
 }
 
 /// Reads `dir` with the safe reader and verifies it against `pin`.

@@ -283,7 +283,6 @@ impl<'a> GitRun<'a> {
         self.options.progress.step(&self.git.location, message);
     }
 
-    #[cfg_attr(not(feature = "git"), allow(dead_code))]
     fn note(&self, message: &str) {
         self.options.progress.note(&self.git.location, message);
     }
@@ -332,10 +331,7 @@ impl<'a> GitRun<'a> {
                 return Err(Failure::new(e.code(), Severity::Invalid, e.to_string()));
             }
             Err(e) => {
-                self.options.progress.note(
-                    &self.git.location,
-                    &format!("ignoring the published generation: {e}"),
-                );
+                self.note(&format!("ignoring the published generation: {e}"));
                 return Ok(None);
             }
         };
@@ -351,17 +347,11 @@ impl<'a> GitRun<'a> {
             return Ok(None);
         }
         self.step("verifying the published generation");
-        for bundle in &m.bundles {
-            let dir = current.dir.join(bundle.pin.name.as_str());
-            if let Err(e) = verify::verify_dir(&dir, &bundle.pin, Some(&bundle.files)) {
-                self.options.progress.note(
-                    &self.git.location,
-                    &format!(
-                        "the published generation no longer verifies ({e}); preparing it again"
-                    ),
-                );
-                return Ok(None);
-            }
+        if let Err(e) = verify::verify_recorded(&current.dir, &m.bundles) {
+            self.note(&format!(
+                "the published generation no longer verifies ({e}); preparing it again"
+            ));
+            return Ok(None);
         }
         Ok(Some(current.id))
     }
@@ -469,16 +459,13 @@ impl<'a> GitRun<'a> {
     fn publish(&self, staging: &Staging, bundles: Vec<ManifestBundle>) -> Result<String, Failure> {
         self.check_interrupt()?;
         self.step("verifying the staged bytes");
-        for bundle in &bundles {
-            let dir = staging.dir.join(bundle.pin.name.as_str());
-            verify::verify_dir(&dir, &bundle.pin, Some(&bundle.files)).map_err(|e| {
-                Failure::new(
-                    e.code(),
-                    Severity::Retryable,
-                    format!("the staged copy does not verify: {e}"),
-                )
-            })?;
-        }
+        verify::verify_recorded(&staging.dir, &bundles).map_err(|e| {
+            Failure::new(
+                e.code(),
+                Severity::Retryable,
+                format!("the staged copy does not verify: {e}"),
+            )
+        })?;
         self.check_interrupt()?;
         self.step("publishing");
         let mut bundles = bundles;
@@ -573,16 +560,13 @@ fn rollback_one(git: &GitSource, progress: &dyn Progress) -> Result<(String, Man
         &git.location,
         &format!("verifying generation {}", previous.id),
     );
-    for bundle in &previous.manifest.bundles {
-        let dir = previous.dir.join(bundle.pin.name.as_str());
-        verify::verify_dir(&dir, &bundle.pin, Some(&bundle.files)).map_err(|e| {
-            Failure::new(
-                e.code(),
-                Severity::Invalid,
-                format!("the previous generation does not verify: {e}"),
-            )
-        })?;
-    }
+    verify::verify_recorded(&previous.dir, &previous.manifest.bundles).map_err(|e| {
+        Failure::new(
+            e.code(),
+            Severity::Invalid,
+            format!("the previous generation does not verify: {e}"),
+        )
+    })?;
     let generation = corpus.rollback().map_err(|e| io_failure(&e))?;
     progress.note(
         &git.location,
