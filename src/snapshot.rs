@@ -182,8 +182,9 @@ pub struct LoadFailure {
     pub reason: String,
     /// Every problem, when there were several.
     pub details: Vec<String>,
-    /// Running again may succeed (a preparation is under way or has not run yet).
-    pub retryable: bool,
+    /// An I/O error kept the bytes from being read: reading again may succeed. (A bundle that
+    /// was read and does not verify, or is not prepared, is not transient.)
+    pub transient: bool,
 }
 
 impl LoadFailure {
@@ -207,7 +208,7 @@ impl LoadFailure {
             code: e.code(),
             reason: e.to_string(),
             details,
-            retryable: e.is_transient(),
+            transient: e.is_transient(),
         }
     }
 }
@@ -246,7 +247,7 @@ fn load_local(local: &LocalSource) -> Loaded {
 
 fn load_corpus(git: &GitSource) -> Vec<Loaded> {
     let corpus = Corpus::at(&git.directory);
-    let fail_all = |code: &'static str, reason: String, retryable: bool| {
+    let fail_all = |code: &'static str, reason: String, transient: bool| {
         git.approved
             .iter()
             .map(|pin| {
@@ -256,7 +257,7 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
                     code,
                     reason: reason.clone(),
                     details: Vec::new(),
-                    retryable,
+                    transient,
                 })
             })
             .collect()
@@ -270,10 +271,13 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
                     "`{}` holds no prepared generation; run `skillfold prepare`",
                     git.directory.display()
                 ),
-                true,
+                false,
             );
         }
-        Err(e) => return fail_all(e.code(), e.to_string(), false),
+        Err(e) => {
+            let transient = matches!(e, crate::corpus::CorpusError::Io(_));
+            return fail_all(e.code(), e.to_string(), transient);
+        }
     };
     let origin = Origin {
         kind: "git",
@@ -300,7 +304,7 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
                         generation.id
                     ),
                     details: Vec::new(),
-                    retryable: true,
+                    transient: false,
                 });
             };
             if generation.manifest.source.commit != git.revision.as_str() {
@@ -313,7 +317,7 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
                         generation.manifest.source.commit, git.revision
                     ),
                     details: Vec::new(),
-                    retryable: true,
+                    transient: false,
                 });
             }
             let dir = generation.dir.join(pin.name.as_str());

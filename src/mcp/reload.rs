@@ -158,7 +158,7 @@ fn clone_failure(f: &LoadFailure) -> LoadFailure {
         code: f.code,
         reason: f.reason.clone(),
         details: f.details.clone(),
-        retryable: f.retryable,
+        transient: f.transient,
     }
 }
 

@@ -80,7 +80,7 @@ pub fn verify(plan: Plan) -> VerifyReport {
         let busy = busy_locations.contains(&failure.location);
         let status = if busy {
             "being-prepared"
-        } else if failure.retryable && failure.code != "not_prepared" {
+        } else if failure.transient {
             // An I/O error: the check could not be made, which is not a mismatch.
             "unreadable"
         } else {
