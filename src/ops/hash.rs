@@ -3,7 +3,7 @@
 //! Directories are checked in parallel (one worker per core); results come back in argument
 //! order.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -64,9 +64,4 @@ impl HashReport {
 /// Reads and checks every directory, in parallel; results are in the order of `dirs`.
 pub fn check_dirs(dirs: &[PathBuf]) -> Vec<Result<Bundle, LoadError>> {
     crate::parallel::map(dirs, crate::parallel::cores(), |d| Bundle::read_dir(d))
-}
-
-/// Reads and checks one directory.
-pub fn check_dir(dir: &Path) -> Result<Bundle, LoadError> {
-    Bundle::read_dir(dir)
 }

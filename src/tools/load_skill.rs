@@ -56,12 +56,7 @@ pub struct LoadedSkill {
 
 /// The tool definition for a catalogue holding `names`.
 pub fn definition(names: &[&str]) -> ToolDefinition {
-    let mut schema = input_schema();
-    if let Some(name) = schema.pointer_mut("/properties/name")
-        && let Some(obj) = name.as_object_mut()
-    {
-        obj.insert("enum".into(), Value::from(names.to_vec()));
-    }
+    let schema = super::narrowed(input_schema(), "name", names);
     ToolDefinition {
         name: NAME,
         description: "Load an approved skill: without `reference`, its instructions (the body of \

@@ -187,6 +187,18 @@ pub(crate) fn strict_input_schema(schema: schemars::Schema) -> Value {
     schema
 }
 
+/// `schema` with its string property `property` narrowed to exactly `values` (the skills of one
+/// catalogue), so a model can only name what exists.
+pub(crate) fn narrowed(mut schema: Value, property: &str, values: &[&str]) -> Value {
+    if let Some(obj) = schema
+        .pointer_mut(&format!("/properties/{property}"))
+        .and_then(Value::as_object_mut)
+    {
+        obj.insert("enum".into(), Value::from(values.to_vec()));
+    }
+    schema
+}
+
 /// Builds the record of a successful call.
 pub(crate) fn record(access: &Access<'_>, content: &[u8]) -> Record {
     let (version, hash, origin, known_sha256) = match access.skill {

@@ -45,13 +45,7 @@ pub struct ReadReferenceOutput {
 
 /// The tool definition for the discovered skills `ids`.
 pub fn definition(ids: &[&str]) -> ToolDefinition {
-    let mut schema = input_schema();
-    if let Some(obj) = schema
-        .pointer_mut("/properties/skill")
-        .and_then(Value::as_object_mut)
-    {
-        obj.insert("enum".into(), Value::from(ids.to_vec()));
-    }
+    let schema = super::narrowed(input_schema(), "skill", ids);
     ToolDefinition {
         name: NAME,
         description: "Read a discovered skill's instructions (`SKILL.md`) or one of its reference \

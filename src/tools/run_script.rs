@@ -63,13 +63,7 @@ pub fn offered(config: &RunnerConfig, skills: &BTreeMap<SkillName, Arc<Snapshot>
 
 /// The tool definition for a catalogue holding `names`.
 pub fn definition(names: &[&str]) -> ToolDefinition {
-    let mut schema = input_schema();
-    if let Some(obj) = schema
-        .pointer_mut("/properties/skill")
-        .and_then(Value::as_object_mut)
-    {
-        obj.insert("enum".into(), Value::from(names.to_vec()));
-    }
+    let schema = super::narrowed(input_schema(), "skill", names);
     ToolDefinition {
         name: NAME,
         description: "Run one of a skill's Python helpers (a `scripts/*.py` file the operator \
