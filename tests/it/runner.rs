@@ -102,6 +102,26 @@ impl Lab {
     }
 }
 
+/// Asserts that process `pid` is gone (or a zombie waiting to be reaped) within 5 seconds.
+#[track_caller]
+fn assert_ends(pid: i32, why: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let stat = fs_err::read_to_string(format!("/proc/{pid}/stat")).ok();
+        // The state follows the parenthesised command name; `Z` is a zombie.
+        let running = stat.as_deref().is_some_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+        });
+        if !running {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{why} (pid {pid})");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// The interpreter `python3` resolves to (through any shim).
 fn real_python() -> PathBuf {
     let out = std::process::Command::new("python3")
@@ -220,24 +240,7 @@ time.sleep(60)\n";
         .trim()
         .parse()
         .unwrap();
-    // Gone (or a zombie waiting for init to reap it) within a moment.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    loop {
-        let state = fs_err::read_to_string(format!("/proc/{pid}/stat")).ok();
-        let alive = state.as_deref().is_some_and(|s| {
-            s.rsplit(')')
-                .next()
-                .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
-        });
-        if !alive {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "grandchild {pid} survived the timeout"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    assert_ends(pid, "the grandchild survived the timeout");
 }
 
 #[test]
@@ -522,21 +525,5 @@ fn a_helper_dies_with_skillfold() {
     };
     child.kill().expect("kill skillfold");
     let _ = child.wait();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    loop {
-        let state = fs_err::read_to_string(format!("/proc/{pid}/stat")).ok();
-        let alive = state.as_deref().is_some_and(|s| {
-            s.rsplit(')')
-                .next()
-                .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
-        });
-        if !alive {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "helper {pid} outlived skillfold"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    assert_ends(pid, "the helper outlived skillfold");
 }

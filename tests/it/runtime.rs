@@ -378,18 +378,12 @@ fn a_bundle_edited_on_disk_is_not_loaded_and_verify_names_it() {
     assert_eq!(load(&c, "alpha", Value::Null).unwrap_err().valid, ["beta"]);
     let out = w.cli(&["verify"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("alpha") && stderr(&out).contains("[digest_mismatch]"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "alpha");
+    assert_stderr_has(&out, "[digest_mismatch]");
     let load = w.cli(&["load", "alpha"]);
     assert_eq!(load.status.code(), Some(2));
-    assert!(
-        stderr(&load).contains("warning:") && stderr(&load).contains("not served"),
-        "{}",
-        stderr(&load)
-    );
+    assert_stderr_has(&load, "warning:");
+    assert_stderr_has(&load, "not served");
 }
 
 #[test]
@@ -573,11 +567,8 @@ fn corpus_file_replaced_by_a_symlink_is_refused() {
     std::os::unix::fs::symlink(&outside, &file).unwrap();
     let out = run(&config, &["verify"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[symlink]") && stderr(&out).contains("references/guide.md"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "[symlink]");
+    assert_stderr_has(&out, "references/guide.md");
 }
 
 #[test]
