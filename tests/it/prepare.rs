@@ -98,6 +98,17 @@ fn pins(repo: &Repo) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// [`two_bundles`], pinned and prepared (the pins are returned).
+fn prepared_two_bundles() -> (Repo, Setup, Vec<(String, String, String)>) {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    let p = pins(&repo);
+    s.git_source(&repo.file_url(), &commit, &as_refs(&p));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    (repo, s, p)
+}
+
 fn as_refs(p: &[(String, String, String)]) -> Vec<(&str, &str, &str)> {
     p.iter()
         .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
@@ -175,11 +186,7 @@ fn http_happy_path_then_warm_path_without_network() {
 
 #[test]
 fn warm_path_repairs_a_tampered_corpus() {
-    let (repo, commit) = two_bundles();
-    let s = Setup::new();
-    let p = pins(&repo);
-    s.git_source(&repo.file_url(), &commit, &as_refs(&p));
-    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    let (_repo, s, p) = prepared_two_bundles();
     let md = s.corpus().join("current/alpha/references/guide.md");
     let mut perms = fs_err::metadata(&md).expect("meta").permissions();
     #[allow(clippy::permissions_set_readonly_false)]
@@ -255,11 +262,7 @@ fn unreachable_source_is_retryable() {
 
 #[test]
 fn digest_mismatch_fails_and_keeps_the_old_corpus() {
-    let (repo, commit) = two_bundles();
-    let s = Setup::new();
-    let p = pins(&repo);
-    s.git_source(&repo.file_url(), &commit, &as_refs(&p));
-    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    let (repo, s, p) = prepared_two_bundles();
     let before = s.published();
     // A new commit changes alpha, but the pin still names the old digest.
     repo.write("skills/alpha/references/guide.md", b"# changed\n");
@@ -470,11 +473,7 @@ fn termination_log_receives_the_failure() {
 
 #[test]
 fn rollback_returns_to_the_previous_generation() {
-    let (repo, commit) = two_bundles();
-    let s = Setup::new();
-    let p1 = pins(&repo);
-    s.git_source(&repo.file_url(), &commit, &as_refs(&p1));
-    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    let (repo, s, _) = prepared_two_bundles();
     let first = s.published();
     repo.write("skills/alpha/references/guide.md", b"# v2\n");
     let newer = repo.commit("v2");
@@ -611,11 +610,7 @@ fn guard_of_a_killed_preparer_is_recovered() {
 
 #[test]
 fn sigterm_during_a_slow_fetch_cleans_up_and_keeps_the_old_corpus() {
-    let (repo, commit) = two_bundles();
-    let s = Setup::new();
-    let p = pins(&repo);
-    s.git_source(&repo.file_url(), &commit, &as_refs(&p));
-    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    let (repo, s, _) = prepared_two_bundles();
     let before = s.published();
     repo.write("skills/beta/references/guide.md", b"# beta v2\n");
     let newer = repo.commit("beta v2");
@@ -911,10 +906,7 @@ fn a_symlinked_guard_file_is_never_followed() {
 
 #[test]
 fn a_leftover_previous_record_does_not_block_publishing() {
-    let (repo, commit) = two_bundles();
-    let s = Setup::new();
-    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
-    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    let (repo, s, _) = prepared_two_bundles();
     fs_err::write(s.corpus().join(".skillfold/previous.tmp"), "junk").expect("write");
     repo.write("skills/alpha/references/guide.md", b"# v2\n");
     let newer = repo.commit("v2");
