@@ -81,7 +81,7 @@ pub(crate) fn call(
     policy: Option<&Policy>,
     input: &Value,
 ) -> Result<(LoadedSkill, Record), ToolError> {
-    let input: LoadSkillInput = serde_json::from_value(input.clone()).map_err(|e| {
+    let input: LoadSkillInput = LoadSkillInput::deserialize(input).map_err(|e| {
         ToolError::new(
             "validation_error",
             format!("invalid input for `{NAME}`: {e}; expected {{\"name\": string, \"reference\": string or null}}"),

@@ -69,7 +69,7 @@ pub(crate) fn call(
     policy: Option<&Policy>,
     input: &Value,
 ) -> Result<(ReadReferenceOutput, Record), ToolError> {
-    let input: ReadReferenceInput = serde_json::from_value(input.clone()).map_err(|e| {
+    let input: ReadReferenceInput = ReadReferenceInput::deserialize(input).map_err(|e| {
         ToolError::new(
             "invalid_args",
             format!(

@@ -97,7 +97,7 @@ pub(crate) fn call(
     input: &Value,
 ) -> Result<(RunScriptOutput, Record), ToolError> {
     // 1. Input shape.
-    let input: RunScriptInput = serde_json::from_value(input.clone()).map_err(|e| {
+    let input: RunScriptInput = RunScriptInput::deserialize(input).map_err(|e| {
         refuse(
             "invalid_args",
             format!("invalid input for `{NAME}`: {e}; expected {{\"skill\": string, \"script\": string, \"args\": [string]}}"),
