@@ -91,9 +91,9 @@ impl Bundle {
                 Ok(text) => frontmatter::check(text, &mut problems),
                 Err(_) => None, // already reported as not UTF-8
             },
-            // A walk stopped by the entry bound never reached the files: saying `SKILL.md` is
-            // missing would be wrong.
-            None if problems.contains(ProblemCode::TooManyEntries) => None,
+            // A walk stopped early may never have reached `SKILL.md`: saying it is missing would
+            // be wrong (the bound problem is already recorded).
+            None if files.is_partial() => None,
             None => {
                 problems.push(missing_skill_md(&files));
                 None

@@ -21,6 +21,8 @@ use crate::problem::{Problem, ProblemCode, Problems};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileSet {
     files: BTreeMap<BundlePath, Vec<u8>>,
+    /// `false` when the source stopped before seeing every entry (the entry bound).
+    partial: bool,
 }
 
 impl FileSet {
@@ -32,6 +34,11 @@ impl FileSet {
     /// The bytes of the file at `path`, if present.
     pub fn get(&self, path: &str) -> Option<&[u8]> {
         self.files.get(path).map(Vec::as_slice)
+    }
+
+    /// Whether the source stopped early (the entry bound was exceeded): files may be missing.
+    pub fn is_partial(&self) -> bool {
+        self.partial
     }
 
     /// Number of files.
@@ -282,7 +289,11 @@ impl FileSetBuilder {
                 .with_bound(limits::MAX_TOTAL_BYTES, total),
             );
         }
-        (FileSet { files: self.files }, self.problems)
+        let files = FileSet {
+            files: self.files,
+            partial: self.entries_exceeded,
+        };
+        (files, self.problems)
     }
 }
 
