@@ -20,6 +20,7 @@
 //! - [`digest`]: the `chamvi-skill-bundle-v1` digest, its grammar in the module doc.
 //! - [`bundle`]: a checked bundle (content rules + frontmatter + digest), or every problem.
 //! - [`problem`]: problems with stable codes, paths, bounds and messages.
+//! - [`escape`]: the one escaping function for untrusted text in human-readable output.
 //! - [`verify`]: a bundle against its pin (name, declared version, digest, changed files).
 //!
 //! **Preparation** (DESIGN §3)
@@ -73,6 +74,7 @@ pub mod catalogue;
 pub mod corpus;
 pub mod descriptor;
 pub mod digest;
+pub mod escape;
 pub mod failpoint;
 pub mod file_set;
 pub mod frontmatter;
