@@ -20,6 +20,7 @@
 //! - [`digest`]: the `chamvi-skill-bundle-v1` digest, its grammar in the module doc.
 //! - [`bundle`]: a checked bundle (content rules + frontmatter + digest), or every problem.
 //! - [`problem`]: problems with stable codes, paths, bounds and messages.
+//! - [`code`]: stable error codes, one enum per area, each with its exit status.
 //! - [`escape`]: the one escaping function for untrusted text in human-readable output.
 //! - [`verify`]: a bundle against its pin (name, declared version, digest, changed files).
 //!
@@ -71,6 +72,7 @@
 pub mod bundle;
 pub mod bundle_path;
 pub mod catalogue;
+pub mod code;
 pub mod corpus;
 pub mod descriptor;
 pub mod digest;

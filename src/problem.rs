@@ -25,30 +25,9 @@ pub enum Severity {
     Warning,
 }
 
-macro_rules! problem_codes {
-    ($( $(#[$doc:meta])* $variant:ident = $code:literal, )*) => {
-        /// The stable code of each bundle rule. The string form never changes once released.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        #[non_exhaustive]
-        pub enum ProblemCode {
-            $( $(#[$doc])* $variant, )*
-        }
-
-        impl ProblemCode {
-            /// Every code, in declaration order (for documentation and tests).
-            pub const ALL: &'static [ProblemCode] = &[$(ProblemCode::$variant,)*];
-
-            /// The stable `snake_case` spelling of this code.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $( ProblemCode::$variant => $code, )*
-                }
-            }
-        }
-    };
-}
-
-problem_codes! {
+crate::error_codes! {
+    /// The stable code of each bundle rule. The string form never changes once released.
+    pub enum ProblemCode: "bundle", default Invalid;
     // --- the file tree -------------------------------------------------------------------
     /// A symbolic link inside the bundle (never followed).
     Symlink = "symlink",
@@ -73,7 +52,7 @@ problem_codes! {
     /// The same path twice, or a path that is both a file and a directory (malformed Git trees).
     DuplicatePath = "duplicate_path",
     /// Two paths differ only in letter case (a warning: they collide on case-insensitive disks).
-    CaseCollision = "case_collision",
+    CaseCollision = "case_collision" => Ok,
     // --- contents ----------------------------------------------------------------------------
     /// A file is not valid UTF-8 text.
     NotUtf8 = "not_utf8",
@@ -133,18 +112,6 @@ problem_codes! {
     DescriptionTooLong = "description_too_long",
     /// `description` contains a control character (newline, tab, ...).
     DescriptionControlChar = "description_control_char",
-}
-
-impl fmt::Display for ProblemCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for ProblemCode {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
 }
 
 /// One broken rule (or warning), with where and by how much.
