@@ -13,6 +13,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::{Descriptor, GitSpec, LocalSpec, SkillSource};
 use crate::bundle_path::BundlePath;
+use crate::escape;
 use crate::limits;
 use crate::pin::{CommitId, Pin};
 use crate::redact::RedactedUrl;
@@ -33,7 +34,14 @@ pub struct DescriptorProblem {
 
 impl fmt::Display for DescriptorProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} [{}]", self.location, self.message, self.code)
+        // The location may name an agent as written; the message escaped its values.
+        write!(
+            f,
+            "{}: {} [{}]",
+            escape::text(&self.location),
+            self.message,
+            self.code
+        )
     }
 }
 
@@ -266,8 +274,9 @@ impl Checker<'_> {
                 "credentials_in_url",
                 format!("{location}.source"),
                 format!(
-                    "`{shown}` carries credentials; remove them and provide them through the \
-                     environment or a credential helper"
+                    "`{}` carries credentials; remove them and provide them through the \
+                     environment or a credential helper",
+                    escape::text(shown.as_str())
                 ),
             );
         }
@@ -289,7 +298,7 @@ impl Checker<'_> {
                     self.problem(
                         "invalid_root",
                         format!("{location}.root"),
-                        format!("`{}`: {}", root.escape_debug(), refusal.reason),
+                        format!("`{}`: {}", escape::text(root), refusal.reason),
                     );
                     None
                 }
@@ -381,7 +390,7 @@ impl Checker<'_> {
                 self.problem(
                     "invalid_name",
                     format!("scripts.allowlist[{i}].skill"),
-                    format!("`{}` is not a skill name", entry.skill.escape_debug()),
+                    format!("`{}` is not a skill name", escape::text(&entry.skill)),
                 );
             }
             let path_ok = BundlePath::parse(&entry.script).is_ok()
@@ -393,7 +402,7 @@ impl Checker<'_> {
                     format!("scripts.allowlist[{i}].script"),
                     format!(
                         "`{}` is not a `scripts/*.py` path",
-                        entry.script.escape_debug()
+                        escape::text(&entry.script)
                     ),
                 );
             }
@@ -437,8 +446,8 @@ impl Checker<'_> {
                         format!("{at_b}.directory"),
                         format!(
                             "`{}` overlaps the corpus of {at_a} (`{}`); each Git source needs its own directory",
-                            b.display(),
-                            a.display()
+                            escape::path(b),
+                            escape::path(a)
                         ),
                     );
                 }
@@ -484,7 +493,10 @@ impl Checker<'_> {
                 .collect();
             if names.len() > limits::MAX_BUNDLES_PER_CATALOGUE {
                 let (location, who) = match &agent {
-                    Some(a) => (format!("agents.{a}"), format!("agent `{a}`")),
+                    Some(a) => (
+                        format!("agents.{a}"),
+                        format!("agent `{}`", escape::text(a)),
+                    ),
                     None => ("skills".to_owned(), "the defaults".to_owned()),
                 };
                 let count = names.len();
