@@ -331,4 +331,18 @@ mod tests {
         );
         assert_eq!(q.to_string(), "bundle: too many [too_many_files]");
     }
+
+    #[test]
+    fn display_escapes_the_root_and_the_path() {
+        let p = Problem::error(
+            ProblemCode::ControlCharInPath,
+            Some("x\nok: forged\u{1b}[8m"),
+            "control characters are not allowed in paths",
+        );
+        let root = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"d\\ir\xff\n/");
+        assert_eq!(
+            p.display_under(root).to_string(),
+            "d\\\\ir\\xff\\n/x\\nok: forged\\u{1b}[8m: control characters are not allowed in paths [control_char_in_path]"
+        );
+    }
 }

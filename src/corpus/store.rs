@@ -512,6 +512,14 @@ mod tests {
     }
 
     #[test]
+    fn the_refusal_shows_what_it_found_escaped() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        fs_err::write(tmp.path().join("x\nok: forged\u{1b}[8m"), "").expect("write");
+        let shown = Corpus::create(tmp.path()).expect_err("refused").to_string();
+        assert!(shown.contains("`x\\nok: forged\\u{1b}[8m`"), "{shown}");
+    }
+
+    #[test]
     fn a_file_where_the_corpus_should_be_is_refused() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let file = tmp.path().join("corpus");

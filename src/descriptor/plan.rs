@@ -687,6 +687,45 @@ mod tests {
     }
 
     #[test]
+    fn problems_show_hostile_values_escaped_on_one_line() {
+        let hostile = "x\nok: forged\u{1b}[8m\\";
+        let q = serde_json::to_string(hostile).expect("json");
+        let yaml = format!(
+            "skills:\n  - local: {{ name: {q}, version: {q}, directory: /l, hash: {q} }}\n{}\
+             scripts:\n  allowlist:\n    - {{ skill: {q}, script: {q}, sha256: {q} }}\n\
+             agents:\n  {q}:\n    skills: []\n",
+            git("a", "/d").replace(C, &q).replace(
+                "      approved:",
+                &format!("      root: {q}\n      approved:")
+            )
+        );
+        let problems = check(&parse(&yaml).expect("parses"), Path::new("/base")).unwrap_err();
+        assert!(problems.len() >= 8, "{problems:?}");
+        for p in &problems {
+            let shown = p.to_string();
+            assert!(!shown.contains(['\n', '\u{1b}']), "{shown}");
+        }
+        let all: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        let escaped = "x\\nok: forged\\u{1b}[8m\\\\";
+        for code in [
+            "invalid_name",
+            "invalid_version",
+            "invalid_hash",
+            "revision_not_commit",
+            "invalid_root",
+            "invalid_agent_name",
+            "invalid_script_path",
+            "invalid_script_allowlist",
+        ] {
+            assert!(
+                all.iter()
+                    .any(|line| line.ends_with(&format!("[{code}]")) && line.contains(escaped)),
+                "{code}: {all:#?}"
+            );
+        }
+    }
+
+    #[test]
     fn every_problem_is_listed() {
         let yaml = format!(
             "skills:\n{}",
