@@ -1,6 +1,8 @@
 //! The `skillfold` command line: parses arguments and calls one library operation per command.
 //! Every behaviour lives in the library (`skillfold::ops`, `skillfold::spec`); this binary only
-//! dispatches and prints, data on stdout and diagnostics on stderr.
+//! dispatches and prints, data on stdout and diagnostics on stderr, through [`output`]: a write
+//! error never becomes a panic or another exit status, and no diagnostic line carries a raw
+//! control character.
 //!
 //! `validate`, `read-properties` and `to-prompt` reproduce skills-ref 0.1.1's `agentskills`
 //! byte for byte, argument errors included, so they are parsed click-style ([`click`]) before
