@@ -107,7 +107,7 @@ impl fmt::Debug for BundleDigest {
 
 /// Why a digest string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{value}` is not a bundle digest: expected 64 lowercase hexadecimal digits")]
+#[error("`{}` is not a bundle digest: expected 64 lowercase hexadecimal digits", crate::escape::text(.value))]
 pub struct DigestParseError {
     /// The refused text.
     pub value: String,

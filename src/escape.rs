@@ -46,6 +46,16 @@ pub fn bytes(b: &[u8]) -> Bytes<'_> {
     Bytes(b)
 }
 
+/// Escapes a file-system path for a human-readable line: its bytes, as [`bytes`] shows them.
+///
+/// ```
+/// use std::path::Path;
+/// assert_eq!(skillfold::escape::path(Path::new("a\nb/c")).to_string(), "a\\nb/c");
+/// ```
+pub fn path(p: &std::path::Path) -> Bytes<'_> {
+    bytes(p.as_os_str().as_encoded_bytes())
+}
+
 /// Whether `c` is shown escaped rather than as it is.
 pub fn needs_escape(c: char) -> bool {
     matches!(c,

@@ -22,6 +22,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::escape;
 use crate::limits;
 use crate::problem::{Problem, ProblemCode, Problems};
 use crate::skill_name::SkillName;
@@ -157,7 +158,11 @@ fn check_yaml(yaml_text: &str, problems: &mut Problems) -> Option<Frontmatter> {
             problems.push(at_line(
                 code,
                 e.position.line,
-                format_args!("invalid YAML: {} (column {})", e.message, e.position.column),
+                format_args!(
+                    "invalid YAML: {} (column {})",
+                    escape::text(&e.message),
+                    e.position.column
+                ),
             ));
             return None;
         }
@@ -206,7 +211,7 @@ fn check_node(node: &Node, problems: &mut Problems) {
         problems.push(at_line(
             ProblemCode::YamlTag,
             line,
-            format_args!("YAML tags are not allowed (found `{tag}`)"),
+            format_args!("YAML tags are not allowed (found `{}`)", escape::text(tag)),
         ));
     }
     match &node.kind {
@@ -238,7 +243,7 @@ fn check_key<'a>(key: &'a Node, seen: &mut BTreeSet<&'a str>, problems: &mut Pro
                 line,
                 format_args!(
                     "key `{}` is not a string (a number, boolean or null); quote it",
-                    text.escape_debug()
+                    escape::text(text)
                 ),
             ));
             return;
@@ -256,14 +261,14 @@ fn check_key<'a>(key: &'a Node, seen: &mut BTreeSet<&'a str>, problems: &mut Pro
         problems.push(at_line(
             ProblemCode::KeyControlChar,
             line,
-            format_args!("key `{}` contains a control character", text.escape_debug()),
+            format_args!("key `{}` contains a control character", escape::text(text)),
         ));
     }
     if !seen.insert(text) {
         problems.push(at_line(
             ProblemCode::DuplicateKey,
             line,
-            format_args!("duplicate key `{}`", text.escape_debug()),
+            format_args!("duplicate key `{}`", escape::text(text)),
         ));
     }
 }
@@ -382,7 +387,7 @@ fn top_level_description(entries: &[(Node, Node)], problems: &mut Problems) -> O
             line,
             format_args!(
                 "`description` contains the control character `{}`; keep it on one line without tabs",
-                c.escape_debug()
+                escape::text(c.encode_utf8(&mut [0; 4]))
             ),
         ));
     }

@@ -25,7 +25,14 @@ pub struct Pin {
 
 impl fmt::Display for Pin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}@{} ({})", self.name, self.version, self.hash)
+        // A label may hold a backslash or a reordering character: shown escaped.
+        write!(
+            f,
+            "{}@{} ({})",
+            self.name,
+            crate::escape::text(self.version.as_str()),
+            self.hash
+        )
     }
 }
 
@@ -33,7 +40,7 @@ impl Serialize for Pin {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         RawPin {
             name: self.name.to_string(),
-            version: self.version.to_string(),
+            version: self.version.as_str().to_owned(),
             hash: self.hash.to_string(),
         }
         .serialize(serializer)
@@ -67,9 +74,9 @@ pub struct CommitId(String);
 
 /// Why a revision is not a full commit id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("revision `{value}` is not a full commit id: {reason}")]
+#[error("revision `{}` is not a full commit id: {reason}", crate::escape::text(.value))]
 pub struct CommitIdError {
-    /// The refused revision.
+    /// The refused revision, as given (escaped when displayed).
     pub value: String,
     /// Why.
     pub reason: &'static str,
@@ -80,7 +87,7 @@ impl CommitId {
     pub fn parse(value: &str) -> Result<CommitId, CommitIdError> {
         let refuse = |reason| {
             Err(CommitIdError {
-                value: value.escape_debug().to_string(),
+                value: value.to_owned(),
                 reason,
             })
         };

@@ -15,6 +15,8 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::escape;
+
 /// How serious a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -167,29 +169,37 @@ impl Problem {
     }
 
     /// Renders the problem as one line, with the path shown under `root` (a directory name the
-    /// user typed, for example): `root/path: message [code]`.
-    pub fn display_under<'a>(&'a self, root: &'a str) -> impl fmt::Display + 'a {
+    /// user typed, for example): `root/path: message [code]`. The root and the path are escaped
+    /// ([`crate::escape`]); the message escaped its values when it was built.
+    pub fn display_under<'a, R>(&'a self, root: &'a R) -> impl fmt::Display + 'a
+    where
+        R: AsRef<std::ffi::OsStr> + ?Sized,
+    {
         DisplayUnder {
             problem: self,
-            root,
+            root: root.as_ref().as_encoded_bytes(),
         }
     }
 }
 
 struct DisplayUnder<'a> {
     problem: &'a Problem,
-    root: &'a str,
+    root: &'a [u8],
 }
 
 impl fmt::Display for DisplayUnder<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let p = self.problem;
-        let root = self.root.trim_end_matches('/');
+        let mut root = self.root;
+        while let Some(shorter) = root.strip_suffix(b"/") {
+            root = shorter;
+        }
+        let shown = escape::bytes(root);
         match (&p.path, root.is_empty()) {
-            (Some(path), true) => write!(f, "{path}")?,
-            (Some(path), false) => write!(f, "{root}/{path}")?,
+            (Some(path), true) => write!(f, "{}", escape::text(path))?,
+            (Some(path), false) => write!(f, "{shown}/{}", escape::text(path))?,
             (None, true) => f.write_str("bundle")?,
-            (None, false) => f.write_str(root)?,
+            (None, false) => write!(f, "{shown}")?,
         }
         write!(f, ": {} [{}]", p.message, p.code)
     }
@@ -287,5 +297,19 @@ mod tests {
             "x: too many [too_many_files]"
         );
         assert_eq!(q.to_string(), "bundle: too many [too_many_files]");
+    }
+
+    #[test]
+    fn display_escapes_the_root_and_the_path() {
+        let p = Problem::error(
+            ProblemCode::ControlCharInPath,
+            Some("x\nok: forged\u{1b}[8m"),
+            "control characters are not allowed in paths",
+        );
+        let root = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"d\\ir\xff\n/");
+        assert_eq!(
+            p.display_under(root).to_string(),
+            "d\\\\ir\\xff\\n/x\\nok: forged\\u{1b}[8m: control characters are not allowed in paths [control_char_in_path]"
+        );
     }
 }

@@ -35,25 +35,25 @@ use crate::problem::{Problem, ProblemCode, Problems};
 #[non_exhaustive]
 pub enum ReadError {
     /// The bundle directory does not exist.
-    #[error("`{}`: no such directory", .path.display())]
+    #[error("`{}`: no such directory", crate::escape::path(.path))]
     NotFound {
         /// The directory given.
         path: PathBuf,
     },
     /// The path given is not a directory.
-    #[error("`{}`: not a directory", .path.display())]
+    #[error("`{}`: not a directory", crate::escape::path(.path))]
     NotADirectory {
         /// The path given.
         path: PathBuf,
     },
     /// The path given is a symbolic link; bundles are read without following links.
-    #[error("`{}`: is a symbolic link; give the real directory (links are never followed)", .path.display())]
+    #[error("`{}`: is a symbolic link; give the real directory (links are never followed)", crate::escape::path(.path))]
     RootIsSymlink {
         /// The path given.
         path: PathBuf,
     },
     /// Any other I/O failure, with the path it happened on.
-    #[error("`{}`: {source}", .path.display())]
+    #[error("`{}`: {source}", crate::escape::path(.path))]
     Io {
         /// The path that failed.
         path: PathBuf,

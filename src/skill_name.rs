@@ -17,9 +17,9 @@ pub struct SkillName(String);
 
 /// Why a name was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{value}` is not a valid skill name: {reason}")]
+#[error("`{}` is not a valid skill name: {reason}", crate::escape::text(.value))]
 pub struct SkillNameError {
-    /// The refused name (control characters escaped).
+    /// The refused name, as given (escaped when displayed).
     pub value: String,
     /// Which part of `^[a-z][a-z0-9-]{{0,63}}$` it breaks.
     pub reason: &'static str,
@@ -30,7 +30,7 @@ impl SkillName {
     pub fn parse(value: &str) -> Result<SkillName, SkillNameError> {
         let refuse = |reason| {
             Err(SkillNameError {
-                value: value.escape_debug().to_string(),
+                value: value.to_owned(),
                 reason,
             })
         };

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::bundle::{Bundle, LoadError};
 use crate::corpus::manifest::{FileRecord, ManifestBundle, changed_files, file_records};
 use crate::digest::BundleDigest;
+use crate::escape;
 use crate::pin::Pin;
 
 /// Why a bundle does not verify.
@@ -18,7 +19,7 @@ use crate::pin::Pin;
 #[non_exhaustive]
 pub enum VerifyError {
     /// The directory could not be read, or breaks the bundle rules.
-    #[error("`{}`: {source}", .dir.display())]
+    #[error("`{}`: {source}", escape::path(.dir))]
     Load {
         /// The bundle directory.
         dir: PathBuf,
@@ -26,7 +27,12 @@ pub enum VerifyError {
         source: LoadError,
     },
     /// The frontmatter names another skill.
-    #[error("`{}`: the frontmatter names `{found}`, but the pin is for `{expected}`", .dir.display())]
+    #[error(
+        "`{}`: the frontmatter names `{}`, but the pin is for `{}`",
+        escape::path(.dir),
+        escape::text(.found),
+        escape::text(.expected)
+    )]
     NameMismatch {
         /// The bundle directory.
         dir: PathBuf,
@@ -36,7 +42,13 @@ pub enum VerifyError {
         found: String,
     },
     /// The frontmatter declares another release.
-    #[error("`{}`: `{name}` declares version `{found}`, but the pin says `{expected}`", .dir.display())]
+    #[error(
+        "`{}`: `{}` declares version `{}`, but the pin says `{}`",
+        escape::path(.dir),
+        escape::text(.name),
+        escape::text(.found),
+        escape::text(.expected)
+    )]
     VersionMismatch {
         /// The bundle directory.
         dir: PathBuf,
@@ -55,8 +67,9 @@ pub enum VerifyError {
 /// The details of a digest mismatch.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "`{}`: `{name}` has digest {actual}, but the pin is {expected}{}",
-    .dir.display(),
+    "`{}`: `{}` has digest {actual}, but the pin is {expected}{}",
+    escape::path(.dir),
+    escape::text(.name),
     if .changed.is_empty() { String::new() } else { format!("; changed since publication: {}", .changed.join(", ")) }
 )]
 pub struct DigestMismatch {
@@ -139,7 +152,7 @@ pub fn verify_bundle(
         return Err(VerifyError::VersionMismatch {
             dir: dir.to_owned(),
             name: pin.name.to_string(),
-            expected: pin.version.to_string(),
+            expected: pin.version.as_str().to_owned(),
             found: declared.to_owned(),
         });
     }

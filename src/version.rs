@@ -49,9 +49,9 @@ impl VersionRule {
 
 /// Why a label was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("version `{value}` is refused: {reason} [{}]", .rule.code())]
+#[error("version `{}` is refused: {reason} [{}]", crate::escape::text(.value), .rule.code())]
 pub struct VersionError {
-    /// The refused label (escaped for display).
+    /// The refused label, as given (escaped when displayed).
     pub value: String,
     /// The rule.
     pub rule: VersionRule,
@@ -64,7 +64,7 @@ impl VersionLabel {
     pub fn parse(value: &str) -> Result<VersionLabel, VersionError> {
         let refuse = |rule, reason| {
             Err(VersionError {
-                value: value.escape_debug().to_string(),
+                value: value.to_owned(),
                 rule,
                 reason,
             })

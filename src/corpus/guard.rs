@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::escape;
+
 /// Who holds (or held) a guard.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Holder {
@@ -34,7 +36,7 @@ impl fmt::Display for Holder {
             f,
             "pid {} on `{}` since {}",
             self.pid,
-            self.host,
+            escape::text(&self.host),
             crate::time::format_unix(self.since_unix)
         )
     }
@@ -53,7 +55,7 @@ pub struct Guard {
 #[non_exhaustive]
 pub enum GuardError {
     /// Another preparer holds it.
-    #[error("the corpus `{}` is being prepared by {holder}; try again when it finishes", .directory.display())]
+    #[error("the corpus `{}` is being prepared by {holder}; try again when it finishes", escape::path(.directory))]
     Held {
         /// The corpus directory.
         directory: PathBuf,
@@ -61,7 +63,7 @@ pub enum GuardError {
         holder: HolderText,
     },
     /// The guard file could not be created or locked.
-    #[error("cannot take the guard of `{}`: {source}", .directory.display())]
+    #[error("cannot take the guard of `{}`: {}", escape::path(.directory), escape::text(&.source.to_string()))]
     Io {
         /// The corpus directory.
         directory: PathBuf,

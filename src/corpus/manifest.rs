@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::Bundle;
+use crate::escape;
 use crate::hex;
 use crate::pin::Pin;
 
@@ -80,7 +81,7 @@ pub fn file_records(files: &crate::file_set::FileSet) -> Vec<FileRecord> {
     files
         .iter()
         .map(|(path, bytes)| FileRecord {
-            path: path.to_string(),
+            path: path.as_str().to_owned(),
             size: bytes.len() as u64,
             sha256: hex::sha256_hex(bytes),
         })
@@ -88,7 +89,8 @@ pub fn file_records(files: &crate::file_set::FileSet) -> Vec<FileRecord> {
 }
 
 /// The paths whose bytes differ between a manifest's records and what was read now (changed,
-/// added or removed), for error messages.
+/// added or removed), for error messages: each path escaped ([`crate::escape`]), since a
+/// manifest on disk may have been edited.
 pub fn changed_files(recorded: &[FileRecord], now: &[FileRecord]) -> Vec<String> {
     use std::collections::BTreeMap;
     let before: BTreeMap<&str, &FileRecord> =
@@ -98,12 +100,12 @@ pub fn changed_files(recorded: &[FileRecord], now: &[FileRecord]) -> Vec<String>
     for (path, record) in &before {
         match after.get(path) {
             Some(now) if now == record => {}
-            Some(_) => changed.push(format!("{path} (changed)")),
-            None => changed.push(format!("{path} (removed)")),
+            Some(_) => changed.push(format!("{} (changed)", escape::text(path))),
+            None => changed.push(format!("{} (removed)", escape::text(path))),
         }
     }
     for path in after.keys().filter(|p| !before.contains_key(*p)) {
-        changed.push(format!("{path} (added)"));
+        changed.push(format!("{} (added)", escape::text(path)));
     }
     changed
 }

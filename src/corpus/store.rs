@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::guard::{Guard, GuardError};
 use super::manifest::{FORMAT, Manifest};
+use crate::escape;
 use crate::failpoint;
 use crate::file_set::FileSet;
 
@@ -47,10 +48,10 @@ pub struct Staging {
 #[non_exhaustive]
 pub enum CorpusError {
     /// A file-system operation failed.
-    #[error("{0}")]
+    #[error("{}", escape::text(&.0.to_string()))]
     Io(#[from] std::io::Error),
     /// The directory holds something skillfold did not put there.
-    #[error("`{}` is not a corpus managed by skillfold: {reason}", .path.display())]
+    #[error("`{}` is not a corpus managed by skillfold: {reason}", escape::path(.path))]
     NotManaged {
         /// The offending path.
         path: PathBuf,
@@ -58,7 +59,7 @@ pub enum CorpusError {
         reason: String,
     },
     /// A manifest is unreadable or of an unknown format.
-    #[error("manifest `{}` cannot be used: {detail}", .path.display())]
+    #[error("manifest `{}` cannot be used: {}", escape::path(.path), escape::text(.detail))]
     BadManifest {
         /// Its path.
         path: PathBuf,
@@ -66,7 +67,7 @@ pub enum CorpusError {
         detail: String,
     },
     /// Nothing to roll back to.
-    #[error("`{}` has no previous generation to roll back to", .0.display())]
+    #[error("`{}` has no previous generation to roll back to", escape::path(.0))]
     NoPrevious(PathBuf),
 }
 
@@ -91,12 +92,60 @@ impl Corpus {
     }
 
     /// Creates the corpus directory and the store's folders if missing (for preparing).
+    ///
+    /// A directory that already exists must be a skillfold corpus (it holds `.skillfold/`) or be
+    /// empty; a `lost+found` alone (the root of a fresh file system, as a mounted volume is)
+    /// counts as empty. Anything else is refused with [`CorpusError::NotManaged`] before anything
+    /// is written — no guard, no staging — so a descriptor naming `/` or a home directory
+    /// cannot make skillfold write into it.
     pub fn create(dir: &Path) -> Result<Corpus, CorpusError> {
         let corpus = Corpus::at(dir);
+        corpus.check_manageable()?;
         for sub in ["generations", "manifests", "staging", "fetch"] {
             fs_err::create_dir_all(corpus.meta().join(sub))?;
         }
         Ok(corpus)
+    }
+
+    /// Whether skillfold may write here: the directory is missing, empty (but for a
+    /// `lost+found`), or already a corpus; [`CorpusError::NotManaged`] otherwise. Reads only.
+    pub fn check_manageable(&self) -> Result<(), CorpusError> {
+        let not_managed = |path: &Path, reason: String| CorpusError::NotManaged {
+            path: path.to_owned(),
+            reason,
+        };
+        // The corpus directory itself may be a link (to a volume); what is inside is not followed.
+        match fs_err::metadata(&self.dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(not_managed(&self.dir, "it is not a directory".into())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+        match fs_err::symlink_metadata(self.meta()) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(not_managed(
+                    &self.meta(),
+                    "it is not a directory (links are not followed); move it away".into(),
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        for entry in fs_err::read_dir(&self.dir)? {
+            let name = entry?.file_name();
+            if name != "lost+found" {
+                return Err(not_managed(
+                    &self.dir,
+                    format!(
+                        "it is not empty (it holds `{}`) and holds no `{META}/`; name an empty or \
+                         missing directory for each Git source",
+                        escape::bytes(name.as_encoded_bytes())
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The corpus directory.
@@ -158,7 +207,10 @@ impl Corpus {
             Some(id) if valid_id(id) => Ok(Some(id.to_owned())),
             _ => Err(CorpusError::NotManaged {
                 path: link.to_owned(),
-                reason: format!("it points to `{text}`, not to one of its generations"),
+                reason: format!(
+                    "it points to `{}`, not to one of its generations",
+                    escape::text(&text)
+                ),
             }),
         }
     }
@@ -422,4 +474,91 @@ fn remove_tree(path: &Path) -> Result<(), CorpusError> {
         fs_err::remove_file(path)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs_err::read_dir(dir)
+            .expect("read_dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_directory_that_holds_something_else_is_refused_before_anything_is_written() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("home");
+        fs_err::create_dir(&dir).expect("mkdir");
+        fs_err::write(dir.join("notes.txt"), "mine\n").expect("write");
+        let err = Corpus::create(&dir).expect_err("refused");
+        assert_eq!(err.code(), "corpus_not_managed");
+        assert!(err.to_string().contains("`notes.txt`"), "{err}");
+        assert_eq!(
+            entries(&dir),
+            ["notes.txt"],
+            "nothing written: no guard, no staging"
+        );
+        // Refused again, the same way, on the next attempt.
+        assert_eq!(
+            Corpus::create(&dir).expect_err("refused").code(),
+            "corpus_not_managed"
+        );
+        assert_eq!(entries(&dir), ["notes.txt"]);
+    }
+
+    #[test]
+    fn the_refusal_shows_what_it_found_escaped() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        fs_err::write(tmp.path().join("x\nok: forged\u{1b}[8m"), "").expect("write");
+        let shown = Corpus::create(tmp.path()).expect_err("refused").to_string();
+        assert!(shown.contains("`x\\nok: forged\\u{1b}[8m`"), "{shown}");
+    }
+
+    #[test]
+    fn a_file_where_the_corpus_should_be_is_refused() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let file = tmp.path().join("corpus");
+        fs_err::write(&file, "x").expect("write");
+        assert_eq!(
+            Corpus::create(&file).expect_err("refused").code(),
+            "corpus_not_managed"
+        );
+        let meta_file = tmp.path().join("other");
+        fs_err::create_dir(&meta_file).expect("mkdir");
+        fs_err::write(meta_file.join(META), "not a folder").expect("write");
+        assert_eq!(
+            Corpus::create(&meta_file).expect_err("refused").code(),
+            "corpus_not_managed"
+        );
+    }
+
+    #[test]
+    fn a_missing_or_empty_directory_or_an_existing_corpus_is_accepted() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let missing = tmp.path().join("a/b/corpus");
+        Corpus::create(&missing).expect("created");
+        assert_eq!(entries(&missing), [META]);
+        let empty = tmp.path().join("empty");
+        fs_err::create_dir(&empty).expect("mkdir");
+        Corpus::create(&empty).expect("accepted");
+        assert_eq!(entries(&empty), [META]);
+        // An existing corpus, with what a publication leaves beside `.skillfold/`.
+        fs_err::write(empty.join("README"), "an operator's note\n").expect("write");
+        std::os::unix::fs::symlink(".skillfold/generations/x", empty.join(CURRENT))
+            .expect("symlink");
+        Corpus::create(&empty).expect("still a corpus");
+    }
+
+    #[test]
+    fn a_fresh_file_system_with_only_lost_and_found_counts_as_empty() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        fs_err::create_dir(tmp.path().join("lost+found")).expect("mkdir");
+        Corpus::create(tmp.path()).expect("accepted");
+        assert_eq!(entries(tmp.path()), [META, "lost+found"]);
+    }
 }

@@ -13,6 +13,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::{Descriptor, GitSpec, LocalSpec, SkillSource};
 use crate::bundle_path::BundlePath;
+use crate::escape;
 use crate::limits;
 use crate::pin::{CommitId, Pin};
 use crate::redact::RedactedUrl;
@@ -33,7 +34,14 @@ pub struct DescriptorProblem {
 
 impl fmt::Display for DescriptorProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} [{}]", self.location, self.message, self.code)
+        // The location may name an agent as written; the message escaped its values.
+        write!(
+            f,
+            "{}: {} [{}]",
+            escape::text(&self.location),
+            self.message,
+            self.code
+        )
     }
 }
 
@@ -266,8 +274,9 @@ impl Checker<'_> {
                 "credentials_in_url",
                 format!("{location}.source"),
                 format!(
-                    "`{shown}` carries credentials; remove them and provide them through the \
-                     environment or a credential helper"
+                    "`{}` carries credentials; remove them and provide them through the \
+                     environment or a credential helper",
+                    escape::text(shown.as_str())
                 ),
             );
         }
@@ -289,7 +298,7 @@ impl Checker<'_> {
                     self.problem(
                         "invalid_root",
                         format!("{location}.root"),
-                        format!("`{}`: {}", root.escape_debug(), refusal.reason),
+                        format!("`{}`: {}", escape::text(root), refusal.reason),
                     );
                     None
                 }
@@ -381,7 +390,7 @@ impl Checker<'_> {
                 self.problem(
                     "invalid_name",
                     format!("scripts.allowlist[{i}].skill"),
-                    format!("`{}` is not a skill name", entry.skill.escape_debug()),
+                    format!("`{}` is not a skill name", escape::text(&entry.skill)),
                 );
             }
             let path_ok = BundlePath::parse(&entry.script).is_ok()
@@ -393,7 +402,7 @@ impl Checker<'_> {
                     format!("scripts.allowlist[{i}].script"),
                     format!(
                         "`{}` is not a `scripts/*.py` path",
-                        entry.script.escape_debug()
+                        escape::text(&entry.script)
                     ),
                 );
             }
@@ -437,8 +446,8 @@ impl Checker<'_> {
                         format!("{at_b}.directory"),
                         format!(
                             "`{}` overlaps the corpus of {at_a} (`{}`); each Git source needs its own directory",
-                            b.display(),
-                            a.display()
+                            escape::path(b),
+                            escape::path(a)
                         ),
                     );
                 }
@@ -484,7 +493,10 @@ impl Checker<'_> {
                 .collect();
             if names.len() > limits::MAX_BUNDLES_PER_CATALOGUE {
                 let (location, who) = match &agent {
-                    Some(a) => (format!("agents.{a}"), format!("agent `{a}`")),
+                    Some(a) => (
+                        format!("agents.{a}"),
+                        format!("agent `{}`", escape::text(a)),
+                    ),
                     None => ("skills".to_owned(), "the defaults".to_owned()),
                 };
                 let count = names.len();
@@ -672,6 +684,45 @@ mod tests {
             locals(1).replace("s0", "extra")
         );
         assert_eq!(codes(&seventeen), ["too_many_skills"]);
+    }
+
+    #[test]
+    fn problems_show_hostile_values_escaped_on_one_line() {
+        let hostile = "x\nok: forged\u{1b}[8m\\";
+        let q = serde_json::to_string(hostile).expect("json");
+        let yaml = format!(
+            "skills:\n  - local: {{ name: {q}, version: {q}, directory: /l, hash: {q} }}\n{}\
+             scripts:\n  allowlist:\n    - {{ skill: {q}, script: {q}, sha256: {q} }}\n\
+             agents:\n  {q}:\n    skills: []\n",
+            git("a", "/d").replace(C, &q).replace(
+                "      approved:",
+                &format!("      root: {q}\n      approved:")
+            )
+        );
+        let problems = check(&parse(&yaml).expect("parses"), Path::new("/base")).unwrap_err();
+        assert!(problems.len() >= 8, "{problems:?}");
+        for p in &problems {
+            let shown = p.to_string();
+            assert!(!shown.contains(['\n', '\u{1b}']), "{shown}");
+        }
+        let all: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        let escaped = "x\\nok: forged\\u{1b}[8m\\\\";
+        for code in [
+            "invalid_name",
+            "invalid_version",
+            "invalid_hash",
+            "revision_not_commit",
+            "invalid_root",
+            "invalid_agent_name",
+            "invalid_script_path",
+            "invalid_script_allowlist",
+        ] {
+            assert!(
+                all.iter()
+                    .any(|line| line.ends_with(&format!("[{code}]")) && line.contains(escaped)),
+                "{code}: {all:#?}"
+            );
+        }
     }
 
     #[test]

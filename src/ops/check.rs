@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::descriptor::{self, DescriptorProblem, Loaded, Plan};
+use crate::escape;
 
 /// Why the descriptor cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -13,7 +14,7 @@ pub enum CheckError {
     #[error(transparent)]
     Load(#[from] descriptor::LoadError),
     /// Parsed, but with problems (all of them listed).
-    #[error("{} problem(s) in `{}`", .problems.len(), .path.display())]
+    #[error("{} problem(s) in `{}`", .problems.len(), escape::path(.path))]
     Problems {
         /// The descriptor's path.
         path: PathBuf,
@@ -29,7 +30,7 @@ impl CheckError {
             CheckError::Load(e) => vec![format!("{e} [{}]", e.code())],
             CheckError::Problems { path, problems } => problems
                 .iter()
-                .map(|p| format!("{}: {p}", path.display()))
+                .map(|p| format!("{}: {p}", escape::path(path)))
                 .collect(),
         }
     }

@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::bundle::Bundle;
 use crate::bundle_path::BundlePath;
+use crate::escape;
 use crate::git::commit::{CommitError, PinnedCommit, TakeError};
 use crate::pin::CommitId;
 use crate::redact::RedactedUrl;
@@ -108,7 +109,9 @@ pub fn descriptor_entry(
         "# these bundles at this commit, then replace each `{VERSION_PLACEHOLDER}` with the reviewed release."
     );
     let _ = writeln!(out, "- git:");
-    let _ = writeln!(out, "    source: {url}");
+    // Values from the command line and the commit are written as YAML strings, so none can
+    // end the line or add a key; the declared version is only a comment, escaped.
+    let _ = writeln!(out, "    source: {}", yaml_string(url));
     let _ = writeln!(out, "    revision: {revision}");
     let _ = writeln!(
         out,
@@ -116,13 +119,13 @@ pub fn descriptor_entry(
         corpus_name(url)
     );
     if let Some(root) = root {
-        let _ = writeln!(out, "    root: {root}");
+        let _ = writeln!(out, "    root: {}", yaml_string(root.as_str()));
     }
     let _ = writeln!(out, "    approved:");
     for bundle in bundles {
         let declared = bundle
             .declared_version()
-            .map(|v| format!("  # the bundle declares `{v}`"))
+            .map(|v| format!("  # the bundle declares `{}`", escape::text(v)))
             .unwrap_or_default();
         let version = format!("\"{VERSION_PLACEHOLDER}\"{declared}");
         let _ = writeln!(out, "      - name: {}", bundle.name());
@@ -130,6 +133,11 @@ pub fn descriptor_entry(
         let _ = writeln!(out, "        version: {version}");
     }
     out
+}
+
+/// `text` as a YAML double-quoted scalar: JSON's string escapes are a subset of YAML's.
+fn yaml_string(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
 }
 
 /// A directory name for the corpus of `url`: its last path segment without `.git`.
@@ -148,5 +156,41 @@ fn corpus_name(url: &str) -> String {
         "skills".to_owned()
     } else {
         name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file_set::FileSetBuilder;
+
+    #[test]
+    fn the_entry_quotes_what_it_prints_so_nothing_adds_a_line_or_a_key() {
+        let url = "https://example.com/s.git\n    directory: /\n# x: \"y\" \\";
+        let root = BundlePath::parse("skills #: x").expect("a bundle path");
+        let mut files = FileSetBuilder::new();
+        files.insert(
+            "SKILL.md",
+            b"---\nname: demo\ndescription: d\nversion: \"1\\n        hash: 0\\u001b[8m\"\n---\nbody\n"
+                .to_vec(),
+        );
+        let (files, problems) = files.finish();
+        let bundle = Bundle::check(files, problems).expect("a valid bundle");
+        let digest = bundle.digest().to_string();
+        let commit = CommitId::parse(&"a".repeat(40)).expect("commit");
+        let entry = descriptor_entry(url, &commit, Some(&root), &[bundle]);
+        assert!(!entry.contains('\u{1b}'), "{entry}");
+        let parsed: serde_yaml::Value = serde_yaml::from_str(&entry).expect("YAML");
+        let git = &parsed[0]["git"];
+        assert_eq!(git["source"].as_str(), Some(url));
+        assert_eq!(git["root"].as_str(), Some("skills #: x"));
+        let approved = git["approved"].as_sequence().expect("approved");
+        assert_eq!(approved.len(), 1);
+        assert_eq!(approved[0]["version"].as_str(), Some(VERSION_PLACEHOLDER));
+        assert_eq!(approved[0]["hash"].as_str(), Some(digest.as_str()));
+        assert!(
+            entry.contains("declares `1\\n        hash: 0\\u{1b}[8m`"),
+            "{entry}"
+        );
     }
 }

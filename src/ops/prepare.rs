@@ -23,6 +23,7 @@ use crate::corpus::manifest::{self, ManifestBundle, ManifestSource};
 use crate::corpus::store::Staging;
 use crate::corpus::{Corpus, Manifest};
 use crate::descriptor::plan::{GitSource, LocalSource, Plan, Source};
+use crate::escape;
 use crate::pin::Pin;
 use crate::verify;
 
@@ -158,7 +159,7 @@ fn bundle_reports(pins: &[Pin], status: &'static str) -> Vec<BundleReport> {
     pins.iter()
         .map(|p| BundleReport {
             name: p.name.to_string(),
-            version: p.version.to_string(),
+            version: p.version.as_str().to_owned(),
             hash: p.hash.to_string(),
             status,
         })
@@ -168,7 +169,7 @@ fn bundle_reports(pins: &[Pin], status: &'static str) -> Vec<BundleReport> {
 fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
     options.progress.step(
         &local.location,
-        &format!("verifying `{}`", local.directory.display()),
+        &format!("verifying `{}`", escape::path(&local.directory)),
     );
     let result = verify::verify_dir(&local.directory, &local.pin, None);
     let pins = std::slice::from_ref(&local.pin);
@@ -214,7 +215,7 @@ fn prepare_git(git: &GitSource, options: &Options<'_>) -> SourceReport {
         kind: "git",
         location: git.location.clone(),
         directory: git.directory.clone(),
-        url: Some(git.shown.to_string()),
+        url: Some(git.shown.as_str().to_owned()),
         commit: Some(git.revision.to_string()),
         generation: None,
         bundles: bundle_reports(&git.approved, "failed"),
@@ -246,11 +247,9 @@ struct GitRun<'a> {
 impl<'a> GitRun<'a> {
     fn new(git: &'a GitSource, options: &'a Options<'a>) -> Result<GitRun<'a>, Failure> {
         let corpus = Corpus::create(&git.directory).map_err(|e| {
-            Failure::new(
-                e.code(),
-                Severity::Retryable,
-                format!("cannot create the corpus: {e}"),
-            )
+            let mut failure = io_failure(&e);
+            failure.message = format!("cannot create the corpus: {}", failure.message);
+            failure
         })?;
         let guard = corpus
             .guard()
@@ -361,12 +360,12 @@ impl<'a> GitRun<'a> {
         use crate::git::commit::{PinnedCommit, bundle_folder};
 
         let git_dir = self.corpus.fetch_dir(&staging.id);
+        let url = escape::text(self.git.shown.as_str());
         self.step(&format!(
-            "fetching {} at {}",
-            self.git.shown,
+            "fetching {url} at {}",
             short(self.git.revision.as_str())
         ));
-        let fetching = format!("fetching {}", self.git.shown);
+        let fetching = format!("fetching {url}");
         let report = |transfer: &str| {
             let line = format!("{fetching}: {transfer}");
             self.options.progress.transfer(&self.git.location, &line);
@@ -388,7 +387,7 @@ impl<'a> GitRun<'a> {
             if let crate::git::commit::CommitError::Symlinks { paths, .. } = &e {
                 failure.details = paths
                     .iter()
-                    .map(|p| format!("symbolic link: {p}"))
+                    .map(|p| format!("symbolic link: {}", escape::text(p)))
                     .collect();
             }
             failure
@@ -405,7 +404,8 @@ impl<'a> GitRun<'a> {
             .collect();
         for gitlink in commit.gitlinks_outside(&folders) {
             self.note(&format!(
-                "submodule `{gitlink}` outside the approved bundles is ignored (never followed)"
+                "submodule `{}` outside the approved bundles is ignored (never followed)",
+                escape::text(&gitlink)
             ));
         }
         let mut bundles = Vec::new();
@@ -475,7 +475,7 @@ impl<'a> GitRun<'a> {
             generation: String::new(),
             created_unix: crate::time::now_unix(),
             source: ManifestSource {
-                url: self.git.shown.to_string(),
+                url: self.git.shown.as_str().to_owned(),
                 commit: self.git.revision.to_string(),
                 root: self.git.root.as_ref().map(ToString::to_string),
             },
@@ -514,7 +514,7 @@ pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
                 kind: "git",
                 location: git.location.clone(),
                 directory: git.directory.clone(),
-                url: Some(git.shown.to_string()),
+                url: Some(git.shown.as_str().to_owned()),
                 commit: None,
                 generation: None,
                 bundles: Vec::new(),
@@ -540,6 +540,7 @@ pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
 
 fn rollback_one(git: &GitSource, progress: &dyn Progress) -> Result<(String, Manifest), Failure> {
     let corpus = Corpus::at(&git.directory);
+    corpus.check_manageable().map_err(|e| io_failure(&e))?;
     let _guard = corpus
         .guard()
         .map_err(|e| Failure::new(e.code(), Severity::Retryable, e.to_string()))?;
@@ -552,7 +553,7 @@ fn rollback_one(git: &GitSource, progress: &dyn Progress) -> Result<(String, Man
                 Severity::Invalid,
                 format!(
                     "`{}` has no previous generation to roll back to",
-                    git.directory.display()
+                    escape::path(&git.directory)
                 ),
             )
         })?;

@@ -59,7 +59,7 @@ pub fn verify(plan: Plan) -> VerifyReport {
             being_prepared.push(format!(
                 "{}: `{}` is being prepared by {holder}",
                 git.location,
-                git.directory.display()
+                crate::escape::path(&git.directory)
             ));
             busy_locations.push(git.location.clone());
         }

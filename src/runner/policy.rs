@@ -13,6 +13,8 @@ use std::collections::BTreeSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::escape;
+
 /// The environment variable holding a JSON allowlist.
 pub const ENV: &str = "SKILLFOLD_SKILL_SCRIPT_ALLOWLIST";
 
@@ -57,8 +59,8 @@ impl ScriptPolicy {
             if !hex {
                 return ScriptPolicy::DenyAll(format!(
                     "the approval of `{}` `{}` has a malformed sha256 (64 lowercase hex digits expected)",
-                    spec.skill.escape_debug(),
-                    spec.script.escape_debug()
+                    escape::text(&spec.skill),
+                    escape::text(&spec.script)
                 ));
             }
             if spec.skill.is_empty() || spec.script.is_empty() {
@@ -67,8 +69,8 @@ impl ScriptPolicy {
             if !seen.insert((spec.skill.clone(), spec.script.clone())) {
                 return ScriptPolicy::DenyAll(format!(
                     "`{}` `{}` is approved twice",
-                    spec.skill.escape_debug(),
-                    spec.script.escape_debug()
+                    escape::text(&spec.skill),
+                    escape::text(&spec.script)
                 ));
             }
         }
@@ -80,7 +82,8 @@ impl ScriptPolicy {
         match serde_json::from_str::<Vec<ApprovalSpec>>(text) {
             Ok(specs) => ScriptPolicy::from_specs(specs),
             Err(e) => ScriptPolicy::DenyAll(format!(
-                "{ENV} is not a JSON array of {{skill, script, sha256}}: {e}"
+                "{ENV} is not a JSON array of {{skill, script, sha256}}: {}",
+                escape::text(&e.to_string())
             )),
         }
     }

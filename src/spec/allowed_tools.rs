@@ -11,6 +11,8 @@
 
 use std::fmt;
 
+use crate::escape;
+
 /// One requested tool, with an optional argument pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolRule {
@@ -34,19 +36,19 @@ impl fmt::Display for ToolRule {
 #[non_exhaustive]
 pub enum AllowedToolsError {
     /// `Tool()`.
-    #[error("`{0}()` has an empty pattern; write the tool alone to allow all of it")]
+    #[error("`{}()` has an empty pattern; write the tool alone to allow all of it", escape::text(.0))]
     EmptyPattern(String),
     /// `Tool(!)`.
-    #[error("`{0}(!)` is not a pattern")]
+    #[error("`{}(!)` is not a pattern", escape::text(.0))]
     BangPattern(String),
     /// A `(` without its `)`, a stray `)`, or `(` inside a pattern.
-    #[error("unbalanced parentheses in `{0}`")]
+    #[error("unbalanced parentheses in `{}`", escape::text(.0))]
     Unbalanced(String),
     /// Text after the closing parenthesis.
-    #[error("text after the closing parenthesis in `{0}`")]
+    #[error("text after the closing parenthesis in `{}`", escape::text(.0))]
     TrailingText(String),
     /// `(…)` with no tool name before it.
-    #[error("a pattern without a tool name in `{0}`")]
+    #[error("a pattern without a tool name in `{}`", escape::text(.0))]
     MissingTool(String),
 }
 

@@ -40,10 +40,10 @@ pub enum DirError {
     #[error("Not a directory: {}", .0.display())]
     NotADirectory(PathBuf),
     /// The path is a symbolic link (deviation: skills-ref follows it).
-    #[error("`{}` is a symbolic link; skillfold does not follow links to a skill directory (give the real directory) [symlink]", .0.display())]
+    #[error("`{}` is a symbolic link; skillfold does not follow links to a skill directory (give the real directory) [symlink]", crate::escape::path(.0))]
     Symlink(PathBuf),
     /// Another I/O failure.
-    #[error("cannot open `{}`: {source} [io_error]", .path.display())]
+    #[error("cannot open `{}`: {source} [io_error]", crate::escape::path(.path))]
     Io {
         /// The directory.
         path: PathBuf,

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::{Access, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
 use crate::bundle_path::BundlePath;
+use crate::escape;
 use crate::limits;
 use crate::skill_name::SkillName;
 use crate::snapshot::Snapshot;
@@ -84,7 +85,10 @@ pub(crate) fn call(
     let input: LoadSkillInput = LoadSkillInput::deserialize(input).map_err(|e| {
         ToolError::new(
             "validation_error",
-            format!("invalid input for `{NAME}`: {e}; expected {{\"name\": string, \"reference\": string or null}}"),
+            format!(
+                "invalid input for `{NAME}`: {}; expected {{\"name\": string, \"reference\": string or null}}",
+                escape::text(&e.to_string())
+            ),
         )
     })?;
     let Some(skill) = SkillName::parse(&input.name)
@@ -93,7 +97,7 @@ pub(crate) fn call(
     else {
         return Err(ToolError::new(
             "validation_error",
-            format!("unknown skill `{}`", input.name.escape_debug()),
+            format!("unknown skill `{}`", escape::text(&input.name)),
         )
         .with_valid(skills.keys().map(ToString::to_string).collect()));
     };
@@ -138,7 +142,7 @@ fn check_reference<'a>(skill: &Snapshot, path: &'a str) -> Result<&'a str, ToolE
     let refuse = |why: String| {
         ToolError::new(
             "validation_error",
-            format!("reference `{}` is refused: {why}", path.escape_debug()),
+            format!("reference `{}` is refused: {why}", escape::text(path)),
         )
         .with_valid(skill.references().to_vec())
     };

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::{Access, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
 use crate::bundle_path::BundlePath;
+use crate::escape;
 use crate::guides::{self, Discovery};
 use crate::safe_read::BeneathError;
 
@@ -73,21 +74,22 @@ pub(crate) fn call(
         ToolError::new(
             "invalid_args",
             format!(
-                "invalid input for `{NAME}`: {e}; expected {{\"skill\": string, \"path\": string}}"
+                "invalid input for `{NAME}`: {}; expected {{\"skill\": string, \"path\": string}}",
+                escape::text(&e.to_string())
             ),
         )
     })?;
     let Some(guide) = discovery.get(&input.skill) else {
         return Err(ToolError::new(
             "unknown_skill",
-            format!("unknown skill `{}`", input.skill.escape_debug()),
+            format!("unknown skill `{}`", escape::text(&input.skill)),
         )
         .with_valid(discovery.guides.iter().map(|g| g.id.clone()).collect()));
     };
     let invalid = |why: &str| {
         ToolError::new(
             "invalid_path",
-            format!("`{}`: {why}", input.path.escape_debug()),
+            format!("`{}`: {why}", escape::text(&input.path)),
         )
     };
     let path = BundlePath::parse(&input.path).map_err(|r| invalid(r.reason))?;
@@ -115,7 +117,11 @@ pub(crate) fn call(
         let bytes = guide.read(&path).map_err(|e| match e {
             BeneathError::NotFound | BeneathError::NotRegular => ToolError::new(
                 "not_found",
-                format!("`{}` has no file `{}`", guide.id, path),
+                format!(
+                    "`{}` has no file `{}`",
+                    escape::text(&guide.id),
+                    escape::text(path.as_str())
+                ),
             ),
             BeneathError::Symlink => {
                 invalid("a symbolic link is on the path; links are never followed")
@@ -123,18 +129,27 @@ pub(crate) fn call(
             BeneathError::HardLink => invalid("the file has other hard links; it is not served"),
             BeneathError::TooLarge(_) => ToolError::new(
                 "too_large",
-                format!("`{path}` is larger than {} bytes", guides::MAX_FILE_BYTES),
+                format!(
+                    "`{}` is larger than {} bytes",
+                    escape::text(path.as_str()),
+                    guides::MAX_FILE_BYTES
+                ),
             ),
-            BeneathError::Io(e) => {
-                ToolError::new("not_found", format!("`{path}` cannot be read: {e}"))
-            }
+            BeneathError::Io(e) => ToolError::new(
+                "not_found",
+                format!(
+                    "`{}` cannot be read: {}",
+                    escape::text(path.as_str()),
+                    escape::text(&e.to_string())
+                ),
+            ),
         })?;
         match String::from_utf8(bytes) {
             Ok(text) if !text.contains('\0') => text,
             _ => {
                 return Err(ToolError::new(
                     "not_text",
-                    format!("`{path}` is not UTF-8 text"),
+                    format!("`{}` is not UTF-8 text", escape::text(path.as_str())),
                 ));
             }
         }

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::{Access, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
 use crate::bundle_path::BundlePath;
+use crate::escape;
 use crate::runner::{self, RunnerConfig, exec};
 use crate::skill_name::SkillName;
 use crate::snapshot::Snapshot;
@@ -100,7 +101,10 @@ pub(crate) fn call(
     let input: RunScriptInput = RunScriptInput::deserialize(input).map_err(|e| {
         refuse(
             "invalid_args",
-            format!("invalid input for `{NAME}`: {e}; expected {{\"skill\": string, \"script\": string, \"args\": [string]}}"),
+            format!(
+                "invalid input for `{NAME}`: {}; expected {{\"skill\": string, \"script\": string, \"args\": [string]}}",
+                escape::text(&e.to_string())
+            ),
         )
     })?;
     if input.args.len() > runner::MAX_ARGS {
@@ -148,13 +152,16 @@ pub(crate) fn call(
     if let Err(refusal) = BundlePath::parse(script) {
         return Err(refuse(
             "invalid_path",
-            format!("`{}`: {}", script.escape_debug(), refusal.reason),
+            format!("`{}`: {}", escape::text(script), refusal.reason),
         ));
     }
+    // Checked as a bundle path: no control character is left, but it is shown escaped anyway
+    // (a backslash-free path may still hold a character that reorders a line).
+    let shown = escape::text(script);
     if !script.starts_with("scripts/") || !script.ends_with(".py") {
         return Err(refuse(
             "invalid_path",
-            format!("`{script}`: helpers are `.py` files under `scripts/`"),
+            format!("`{shown}`: helpers are `.py` files under `scripts/`"),
         ));
     }
     let Some(skill) = SkillName::parse(&input.skill)
@@ -163,7 +170,7 @@ pub(crate) fn call(
     else {
         return Err(refuse(
             "unknown_skill",
-            format!("unknown skill `{}`", input.skill.escape_debug()),
+            format!("unknown skill `{}`", escape::text(&input.skill)),
         )
         .with_valid(skills.keys().map(ToString::to_string).collect()));
     };
@@ -174,7 +181,7 @@ pub(crate) fn call(
             .iter()
             .filter(|r| r.starts_with("scripts/") && r.ends_with(".py"));
         return Err(
-            refuse("not_found", format!("`{name}` has no helper `{script}`"))
+            refuse("not_found", format!("`{name}` has no helper `{shown}`"))
                 .with_valid(helpers.cloned().collect()),
         );
     };
@@ -183,7 +190,10 @@ pub(crate) fn call(
     if let Some(hit) = config.blocklist.hit(script, &input.args) {
         return Err(refuse(
             "blocked_tool",
-            format!("`{hit}` names an action that helpers may never take"),
+            format!(
+                "`{}` names an action that helpers may never take",
+                escape::text(&hit)
+            ),
         ));
     }
     // 4. Replay guard.
@@ -201,7 +211,7 @@ pub(crate) fn call(
         return Err(refuse(
             "not_approved",
             format!(
-                "`{script}` is larger than {} bytes",
+                "`{shown}` is larger than {} bytes",
                 runner::MAX_SCRIPT_BYTES
             ),
         ));
@@ -212,7 +222,7 @@ pub(crate) fn call(
             crate::runner::ScriptPolicy::DenyAll(reason) => {
                 format!("every helper is denied: {reason}")
             }
-            _ => format!("`{name}` `{script}` with SHA-256 {sha256} is not approved"),
+            _ => format!("`{name}` `{shown}` with SHA-256 {sha256} is not approved"),
         };
         return Err(refuse("not_approved", why).with_valid(config.policy.approved_for(name)));
     }
@@ -254,21 +264,25 @@ pub(crate) fn call(
     let outcome = exec::run(&request, limits).map_err(|e| {
         refuse(
             "spawn_failed",
-            format!("cannot start `{}`: {e}", config.python.display()),
+            format!(
+                "cannot start `{}`: {}",
+                escape::path(&config.python),
+                escape::text(&e.to_string())
+            ),
         )
     })?;
     match outcome {
         exec::Outcome::TimedOut => Err(refuse(
             "timeout",
             format!(
-                "`{script}` ran longer than {} s; its process group was killed",
+                "`{shown}` ran longer than {} s; its process group was killed",
                 limits.timeout.as_secs_f64()
             ),
         )),
         exec::Outcome::OutputLimit => Err(refuse(
             "output_limit",
             format!(
-                "`{script}` wrote more than {} bytes; its process group was killed",
+                "`{shown}` wrote more than {} bytes; its process group was killed",
                 limits.output_cap
             ),
         )),
@@ -285,7 +299,7 @@ pub(crate) fn call(
                 stderr: Some(tail),
                 ..refuse(
                     "script_failed",
-                    format!("`{script}` exited with status {code}"),
+                    format!("`{shown}` exited with status {code}"),
                 )
             })
         }

@@ -1,11 +1,13 @@
 //! Integration test areas.
 
 mod cli_hash;
+mod descriptor_bounds;
 mod digest_vectors;
 mod discovery;
 mod examples;
 mod git_fixture;
 mod guides;
+mod hostile_output;
 #[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(feature = "mcp")]

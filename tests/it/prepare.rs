@@ -873,6 +873,8 @@ fn a_current_that_is_not_our_link_is_refused_without_leaving_a_generation_behind
     let (repo, commit) = two_bundles();
     let s = Setup::new();
     s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    // A corpus (it has `.skillfold/`) whose `current` someone replaced with a folder.
+    fs_err::create_dir_all(s.corpus().join(".skillfold")).expect("mkdir");
     fs_err::create_dir_all(s.corpus().join("current/alpha")).expect("mkdir");
     for _ in 0..2 {
         let out = s.run(&["prepare"]);
@@ -887,6 +889,51 @@ fn a_current_that_is_not_our_link_is_refused_without_leaving_a_generation_behind
         s.corpus().join("current/alpha").is_dir(),
         "what is there is left alone"
     );
+}
+
+#[test]
+fn a_corpus_directory_holding_other_files_is_refused_before_anything_is_written() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    // Stands for `directory: /` or a home directory: never written into.
+    fs_err::create_dir_all(s.corpus().join("projects")).expect("mkdir");
+    fs_err::write(s.corpus().join("notes.txt"), "mine\n").expect("write");
+    let before = listing(&s.corpus());
+    for args in [&["prepare"][..], &["prepare", "--rollback"]] {
+        let out = s.run(args);
+        assert_eq!(code(&out), Some(2), "{args:?}: {}", stderr(&out));
+        assert_stderr_has(&out, "[corpus_not_managed]");
+        assert_eq!(listing(&s.corpus()), before, "{args:?} wrote into it");
+    }
+}
+
+#[test]
+fn an_empty_corpus_directory_is_prepared() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    fs_err::create_dir_all(s.corpus()).expect("mkdir");
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert_eq!(s.published().len(), 2);
+}
+
+/// Every path under `dir`, sorted.
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs_err::read_dir(&d).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path.clone());
+            }
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
 }
 
 #[test]

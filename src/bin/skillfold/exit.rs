@@ -11,3 +11,17 @@ pub enum Exit {
     /// Invalid input: a bundle, a pin or a configuration that breaks a rule. Also usage errors.
     Invalid = 2,
 }
+
+impl Exit {
+    /// The worse of two outcomes. Invalid input outranks a transient failure: rerunning would
+    /// not fix it.
+    pub fn worse(self, other: Exit) -> Exit {
+        if self == Exit::Invalid || other == Exit::Invalid {
+            Exit::Invalid
+        } else if self == Exit::Retryable || other == Exit::Retryable {
+            Exit::Retryable
+        } else {
+            Exit::Ok
+        }
+    }
+}

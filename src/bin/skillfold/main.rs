@@ -1,22 +1,27 @@
 //! The `skillfold` command line: parses arguments and calls one library operation per command.
 //! Every behaviour lives in the library (`skillfold::ops`, `skillfold::spec`); this binary only
-//! dispatches and prints, data on stdout and diagnostics on stderr.
+//! dispatches and prints, data on stdout and diagnostics on stderr, through [`output`]: a write
+//! error never becomes a panic or another exit status, and no diagnostic line carries a raw
+//! control character.
 //!
 //! `validate`, `read-properties` and `to-prompt` reproduce skills-ref 0.1.1's `agentskills`
 //! byte for byte, argument errors included, so they are parsed click-style ([`click`]) before
 //! clap sees the command line. Run under the name `agentskills` (a link to this binary), the
 //! whole program is that reference CLI.
 
+#[macro_use]
+mod output;
 mod click;
 mod commands;
 mod exit;
-mod output;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use crate::exit::Exit;
 
 /// Verified, immutable Agent Skills bundles for LLM agents.
 ///
@@ -84,7 +89,10 @@ fn main() -> ExitCode {
     {
         return ExitCode::from(click::command_args(cmd, &args[2..]));
     }
-    let cli = Cli::parse_from(args);
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     let code = match cli.command {
         Command::Hash(args) => commands::hash::run(args) as u8,
         Command::Check(args) => commands::check::run(args) as u8,
@@ -102,6 +110,22 @@ fn main() -> ExitCode {
         Command::ReadProperties(a) => click::command_args(click::Cmd::ReadProperties, &a.args),
         Command::ToPrompt(a) => click::command_args(click::Cmd::ToPrompt, &a.args),
     };
+    ExitCode::from(code)
+}
+
+/// Prints clap's error (or help, or version) without panicking on a closed stream, and returns
+/// its exit status (2 for a usage error, 0 for help and version). A usage error may quote the
+/// argument it refuses, so it is printed plain, each line through the output guard.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    let code = u8::try_from(e.exit_code()).unwrap_or(Exit::Invalid as u8);
+    if !e.use_stderr() {
+        // Help or version on stdout: our own text, with clap's colours on a terminal.
+        let _ = e.print();
+        return ExitCode::from(code);
+    }
+    for line in e.render().to_string().lines() {
+        diag!("{line}");
+    }
     ExitCode::from(code)
 }
 

@@ -1,14 +1,106 @@
-//! Writing data to stdout. A reader that goes away early (`skillfold load … | head`) is normal
-//! for a command-line tool: a broken pipe ends the output quietly instead of panicking.
+//! Writing what a command prints, so that no write error turns into a panic or a wrong exit
+//! status, and no line reaches a terminal with a raw control character in it.
+//!
+//! - **Data** goes to stdout with [`print`]. A reader that went away (`skillfold … | head -c1`,
+//!   EPIPE) ends the output quietly and the command keeps its own exit status; any other write
+//!   error (a full disk) loses the output, so it is reported and the command exits 1
+//!   (retryable). Rust ignores SIGPIPE, so a closed pipe is an error value here, never a signal.
+//! - **Diagnostics** go to stderr with [`diag!`], one line at a time. A write error there is
+//!   ignored: stderr closed, full, or a pipe nobody reads any more (a log collector that went
+//!   away) must change neither what the command does nor how it exits.
+//!
+//! Messages escape the untrusted values they show where they are built
+//! ([`skillfold::escape`]). Every diagnostic line also passes [`guard`], the last line of
+//! defence for text built elsewhere (an I/O error that names a path, a dependency's message):
+//! a control or reordering character still raw in it is written with the same escaping.
+//!
+//! `println!` and `eprintln!` panic when a write fails; this binary does not use them.
 
+use std::borrow::Cow;
+use std::fmt::{self, Write as _};
 use std::io::Write as _;
 
-/// Writes `text` to stdout and flushes; a broken pipe is not an error.
-pub fn print(text: &str) {
+use skillfold::escape;
+
+use crate::exit::Exit;
+
+/// Writes one diagnostic line on stderr, like `eprintln!`, but never panics (see the module doc).
+macro_rules! diag {
+    ($($arg:tt)*) => {
+        $crate::output::diag_line(format_args!($($arg)*))
+    };
+}
+
+/// Writes `line` and a newline on stderr after [`guard`]; write errors are ignored.
+pub fn diag_line(line: fmt::Arguments<'_>) {
+    let text = line.to_string();
+    let mut err = std::io::stderr().lock();
+    let _ = err
+        .write_all(guard(&text).as_bytes())
+        .and_then(|()| err.write_all(b"\n"));
+}
+
+/// Writes `text` on stderr without a newline (a status line rewritten in place on a terminal),
+/// after [`guard`]; `control` is written first, as it is (the sequence that clears the line).
+pub fn status(control: &str, text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err
+        .write_all(control.as_bytes())
+        .and_then(|()| err.write_all(guard(text).as_bytes()))
+        .and_then(|()| err.flush());
+}
+
+/// Writes `text` on stdout and flushes. Returns the exit status the write adds: `Ok` when it was
+/// written or the reader went away, `Retryable` (after saying so on stderr) when it was lost.
+#[must_use = "a lost output makes the command retryable"]
+pub fn print(text: &str) -> Exit {
     let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("error: cannot write to stdout: {e}");
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Exit::Ok,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::Ok,
+        Err(e) => {
+            diag!("error: cannot write to stdout: {e} [output_failed]");
+            Exit::Retryable
+        }
+    }
+}
+
+/// `line` with every control or reordering character that is still raw written as
+/// [`escape::text`] writes it. A backslash is left alone: in text that was escaped where it was
+/// built it already starts an escape, and doubling it would garble the message.
+pub fn guard(line: &str) -> Cow<'_, str> {
+    let raw = |c: char| c != '\\' && escape::needs_escape(c);
+    if !line.chars().any(raw) {
+        return Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    for c in line.chars() {
+        if raw(c) {
+            let _ = write!(out, "{}", escape::text(c.encode_utf8(&mut [0; 4])));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::guard;
+
+    #[test]
+    fn guard_escapes_what_was_left_raw_and_keeps_what_was_escaped() {
+        let hostile = "error: `x\nok: forged\u{1b}[8m`: no such directory";
+        assert_eq!(
+            guard(hostile),
+            "error: `x\\nok: forged\\u{1b}[8m`: no such directory"
+        );
+        let escaped = skillfold::escape::text("a\\b\n").to_string();
+        assert_eq!(
+            guard(&escaped),
+            escaped,
+            "already escaped text is unchanged"
+        );
+        assert_eq!(guard("\u{202e}\u{9b}\t"), "\\u{202e}\\u{9b}\\t");
     }
 }

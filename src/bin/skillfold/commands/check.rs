@@ -1,6 +1,7 @@
 //! `skillfold check`: static checks of the descriptor.
 
 use clap::Args;
+use skillfold::escape;
 use skillfold::ops::check;
 
 use super::config::ConfigArg;
@@ -22,17 +23,14 @@ pub struct CheckArgs {
 
 pub fn run(args: CheckArgs) -> Exit {
     match check::load_plan(&args.config.path) {
-        Ok((_, plan)) => {
-            crate::output::print(&format!(
-                "{}: ok: {}\n",
-                args.config.path.display(),
-                check::summary(&plan)
-            ));
-            Exit::Ok
-        }
+        Ok((_, plan)) => crate::output::print(&format!(
+            "{}: ok: {}\n",
+            escape::path(&args.config.path),
+            check::summary(&plan)
+        )),
         Err(e) => {
             for line in e.lines() {
-                eprintln!("error: {line}");
+                diag!("error: {line}");
             }
             Exit::Invalid
         }

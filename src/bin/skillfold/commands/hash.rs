@@ -1,11 +1,11 @@
 //! `skillfold hash DIR...`: check bundles and print their digests.
 
-use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use skillfold::bundle::{Bundle, LoadError};
 use skillfold::digest::BundleDigest;
+use skillfold::escape;
 use skillfold::ops::hash::{self, HashReport};
 
 use crate::exit::Exit;
@@ -50,7 +50,7 @@ fn parse_digest(s: &str) -> Result<BundleDigest, String> {
 
 pub fn run(args: HashArgs) -> Exit {
     if args.expect.is_some() && args.dirs.len() != 1 {
-        eprintln!(
+        diag!(
             "error: --expect takes exactly one DIR (got {})",
             args.dirs.len()
         );
@@ -61,14 +61,14 @@ pub fn run(args: HashArgs) -> Exit {
     let mut reports = Vec::new();
     let mut lines = String::new();
     for (dir, result) in args.dirs.iter().zip(results) {
-        let shown = dir.display().to_string();
+        let shown = escape::path(dir);
         match result {
             Ok(bundle) => {
-                print_warnings(&shown, &bundle);
+                print_warnings(dir, &bundle);
                 if let Some(expected) = args.expect
                     && expected != bundle.digest()
                 {
-                    eprintln!(
+                    diag!(
                         "error: {shown}: digest mismatch: expected {expected}, computed {} [digest_mismatch]",
                         bundle.digest()
                     );
@@ -80,6 +80,7 @@ pub fn run(args: HashArgs) -> Exit {
                 } else if args.dirs.len() == 1 {
                     lines.push_str(&format!("{}\n", bundle.digest()));
                 } else {
+                    // `sha256sum` style; a name that needs escaping is shown escaped here too.
                     lines.push_str(&format!("{}  {shown}\n", bundle.digest()));
                 }
             }
@@ -90,61 +91,49 @@ pub fn run(args: HashArgs) -> Exit {
                     } else {
                         "warning"
                     };
-                    eprintln!("{level}: {}", problem.display_under(&shown));
+                    diag!("{level}: {}", problem.display_under(dir));
                 }
                 exit = Exit::Invalid;
             }
             Err(LoadError::Read(e)) => {
-                eprintln!("error: {e} [{}]", e.code());
-                exit = worse(
-                    exit,
-                    if e.code() == "io_error" {
-                        Exit::Retryable
-                    } else {
-                        Exit::Invalid
-                    },
-                );
+                diag!("error: {e} [{}]", e.code());
+                exit = exit.worse(if e.code() == "io_error" {
+                    Exit::Retryable
+                } else {
+                    Exit::Invalid
+                });
             }
             Err(other) => {
-                eprintln!("error: {shown}: {other} [{}]", other.code());
+                diag!("error: {shown}: {other} [{}]", other.code());
                 exit = Exit::Invalid;
             }
         }
     }
-    let mut out = std::io::stdout().lock();
-    let written = if args.json {
+    let text = if args.json {
         let json = if args.dirs.len() == 1 {
             reports.first().map(serde_json::to_string_pretty)
         } else {
             Some(serde_json::to_string_pretty(&reports))
         };
         match json {
-            Some(Ok(text)) => writeln!(out, "{text}"),
-            Some(Err(e)) => Err(std::io::Error::other(e)),
-            None => Ok(()),
+            Some(Ok(text)) => text + "\n",
+            Some(Err(e)) => {
+                diag!("error: cannot render the report: {e}");
+                return exit.worse(Exit::Retryable);
+            }
+            None => String::new(),
         }
     } else {
-        out.write_all(lines.as_bytes())
+        lines
     };
-    if written.and_then(|()| out.flush()).is_err() {
-        return worse(exit, Exit::Retryable);
+    if text.is_empty() {
+        return exit;
     }
-    exit
+    exit.worse(crate::output::print(&text))
 }
 
-fn print_warnings(shown: &str, bundle: &Bundle) {
+fn print_warnings(dir: &Path, bundle: &Bundle) {
     for w in bundle.warnings() {
-        eprintln!("warning: {}", w.display_under(shown));
-    }
-}
-
-/// Invalid input outranks a transient failure: rerunning would not fix it.
-fn worse(a: Exit, b: Exit) -> Exit {
-    if a == Exit::Invalid || b == Exit::Invalid {
-        Exit::Invalid
-    } else if a == Exit::Retryable || b == Exit::Retryable {
-        Exit::Retryable
-    } else {
-        Exit::Ok
+        diag!("warning: {}", w.display_under(dir));
     }
 }

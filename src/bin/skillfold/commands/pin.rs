@@ -4,6 +4,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 use skillfold::bundle_path::BundlePath;
+use skillfold::escape;
 use skillfold::ops::pin;
 use skillfold::pin::CommitId;
 use skillfold::skill_name::SkillName;
@@ -47,7 +48,7 @@ fn parse_commit(s: &str) -> Result<CommitId, String> {
 }
 
 fn parse_root(s: &str) -> Result<BundlePath, String> {
-    BundlePath::parse(s.trim_end_matches('/')).map_err(|e| format!("`{s}`: {e}"))
+    BundlePath::parse(s.trim_end_matches('/')).map_err(|e| format!("`{}`: {e}", escape::text(s)))
 }
 
 fn parse_name(s: &str) -> Result<SkillName, String> {
@@ -63,32 +64,29 @@ pub fn run(args: PinArgs) -> Exit {
         &args.names,
         &interrupt,
     ) {
-        Ok(bundles) => {
-            crate::output::print(&pin::descriptor_entry(
-                &args.source,
-                &args.revision,
-                args.root.as_ref(),
-                &bundles,
-            ));
-            Exit::Ok
-        }
+        Ok(bundles) => crate::output::print(&pin::descriptor_entry(
+            &args.source,
+            &args.revision,
+            args.root.as_ref(),
+            &bundles,
+        )),
         Err(pin::PinError::Bundles(errors)) => {
             for e in errors {
                 for line in e.lines() {
-                    eprintln!("error: {line}");
+                    diag!("error: {line}");
                 }
             }
             Exit::Invalid
         }
         Err(e) => {
-            eprintln!("error: {e} [{}]", e.code());
+            diag!("error: {e} [{}]", e.code());
             if let pin::PinError::Commit(skillfold::git::commit::CommitError::Symlinks {
                 paths,
                 ..
             }) = &e
             {
                 for p in paths {
-                    eprintln!("  symbolic link: {p}");
+                    diag!("  symbolic link: {}", escape::text(p));
                 }
             }
             if e.is_retryable() {

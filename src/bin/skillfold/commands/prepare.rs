@@ -1,12 +1,13 @@
 //! `skillfold prepare`: fetch, verify and publish every source of the descriptor.
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
 use clap::Args;
+use skillfold::escape;
 use skillfold::ops::check;
 use skillfold::ops::prepare::{self, PrepareReport, Progress, Severity};
 
@@ -56,7 +57,7 @@ pub fn run(args: PrepareArgs) -> Exit {
         Err(e) => {
             let lines = e.lines();
             for line in &lines {
-                eprintln!("error: {line}");
+                diag!("error: {line}");
             }
             write_termination_log(args.termination_log.as_ref(), &lines);
             return Exit::Invalid;
@@ -84,12 +85,17 @@ pub fn run(args: PrepareArgs) -> Exit {
     };
     progress.finish();
     print_summary(&report);
-    if args.json
-        && let Ok(text) = serde_json::to_string_pretty(&report)
-    {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{text}");
-    }
+    let printed = if args.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(text) => crate::output::print(&(text + "\n")),
+            Err(e) => {
+                diag!("error: cannot render the report: {e}");
+                Exit::Retryable
+            }
+        }
+    } else {
+        Exit::Ok
+    };
     let failures: Vec<String> = report
         .sources
         .iter()
@@ -100,40 +106,54 @@ pub fn run(args: PrepareArgs) -> Exit {
         })
         .collect();
     write_termination_log(args.termination_log.as_ref(), &failures);
-    match report.worst() {
+    let exit = match report.worst() {
         None => Exit::Ok,
         Some(Severity::Retryable) => Exit::Retryable,
         Some(Severity::Invalid) => Exit::Invalid,
-    }
+    };
+    exit.worse(printed)
 }
 
 fn print_summary(report: &PrepareReport) {
     for source in &report.sources {
         let what = match (source.kind, &source.url) {
-            ("git", Some(url)) => format!("{} @ {}", url, source.commit.as_deref().unwrap_or("?")),
-            _ => source.directory.display().to_string(),
+            ("git", Some(url)) => format!(
+                "{} @ {}",
+                escape::text(url),
+                source.commit.as_deref().unwrap_or("?")
+            ),
+            _ => escape::path(&source.directory).to_string(),
         };
         match &source.error {
             None => {
                 let statuses: Vec<String> = source
                     .bundles
                     .iter()
-                    .map(|b| format!("{}@{} {}", b.name, b.version, b.status))
+                    .map(|b| {
+                        format!(
+                            "{}@{} {}",
+                            escape::text(&b.name),
+                            escape::text(&b.version),
+                            b.status
+                        )
+                    })
                     .collect();
-                eprintln!("ok: {}: {what}: {}", source.location, statuses.join(", "));
+                diag!("ok: {}: {what}: {}", source.location, statuses.join(", "));
             }
             Some(e) => {
-                eprintln!(
+                diag!(
                     "error: {}: {what}: {} [{}]",
-                    source.location, e.message, e.code
+                    source.location,
+                    e.message,
+                    e.code
                 );
                 for detail in &e.details {
-                    eprintln!("  {detail}");
+                    diag!("  {detail}");
                 }
             }
         }
     }
-    eprintln!(
+    diag!(
         "prepared {} source(s) in {} ms",
         report.sources.len(),
         report.duration_ms
@@ -147,7 +167,7 @@ fn write_termination_log(path: Option<&PathBuf>, lines: &[String]) {
         text.push('\n');
     }
     if let Err(e) = fs_err::write(path, text) {
-        eprintln!("warning: cannot write the termination log: {e}");
+        diag!("warning: cannot write the termination log: {e}");
     }
 }
 
@@ -170,7 +190,7 @@ impl Lines {
 
     fn clear_status(&self, shown: &mut bool) {
         if *shown {
-            eprint!("\r\x1b[2K");
+            crate::output::status("\r\x1b[2K", "");
             *shown = false;
         }
     }
@@ -191,15 +211,14 @@ impl Progress for Lines {
                 .map(|w| usize::from(w.ws_col))
                 .unwrap_or(80)
                 .max(20);
-            let line: String = format!("{location}: {message}")
+            let line: String = crate::output::guard(&format!("{location}: {message}"))
                 .chars()
                 .take(width - 1)
                 .collect();
-            eprint!("{line}…");
-            let _ = std::io::stderr().flush();
+            crate::output::status("", &format!("{line}…"));
             *shown = true;
         } else {
-            eprintln!("skillfold: {location}: {message}");
+            diag!("skillfold: {location}: {message}");
         }
     }
 
@@ -217,6 +236,6 @@ impl Progress for Lines {
     fn note(&self, location: &str, message: &str) {
         let mut shown = self.status_shown.lock().unwrap_or_else(|e| e.into_inner());
         self.clear_status(&mut shown);
-        eprintln!("skillfold: {location}: {message}");
+        diag!("skillfold: {location}: {message}");
     }
 }

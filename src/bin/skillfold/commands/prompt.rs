@@ -20,12 +20,10 @@ pub struct PromptArgs {
 
 pub fn run(args: PromptArgs) -> Exit {
     match catalogue(&args.agent) {
-        Ok(catalogue) => {
-            if let Some(prompt) = catalogue.prompt() {
-                crate::output::print(&prompt);
-            }
-            Exit::Ok
-        }
+        Ok(catalogue) => match catalogue.prompt() {
+            Some(prompt) => crate::output::print(&prompt),
+            None => Exit::Ok,
+        },
         Err(exit) => exit,
     }
 }

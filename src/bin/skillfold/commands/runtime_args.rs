@@ -29,30 +29,30 @@ pub struct AgentArgs {
 pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
     let (_, plan) = check::load_plan(&args.config.path).map_err(|e| {
         for line in e.lines() {
-            eprintln!("error: {line}");
+            diag!("error: {line}");
         }
         Exit::Invalid
     })?;
     let fail = |e: skillfold::catalogue::CatalogueError| {
-        eprintln!("error: {e} [{}]", e.code());
+        diag!("error: {e} [{}]", e.code());
         Exit::Invalid
     };
     let runtime = Runtime::load_for(plan, args.agent.as_deref()).map_err(fail)?;
     for failure in runtime.failures() {
-        eprintln!("warning: {failure} [{}]", failure.code);
+        diag!("warning: {failure} [{}]", failure.code);
         for detail in &failure.details {
-            eprintln!("  {detail}");
+            diag!("  {detail}");
         }
     }
     if let Some(Err(e)) = runtime.guides() {
-        eprintln!("warning: {e}");
+        diag!("warning: {e}");
     }
     let catalogue = runtime.catalogue(args.agent.as_deref()).map_err(fail)?;
     if args.verbose
         && let Some(discovery) = catalogue.discovery()
     {
         for line in discovery.dropped.iter().chain(&discovery.skipped) {
-            eprintln!("note: guides: {line}");
+            diag!("note: guides: {line}");
         }
     }
     Ok(catalogue)
@@ -61,16 +61,19 @@ pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
 /// Calls `tool` with `input` and prints its JSON result (stdout) or error object (stderr).
 pub fn call_and_print(catalogue: &Catalogue, tool: &str, input: &serde_json::Value) -> Exit {
     match catalogue.call(tool, input) {
-        Ok((output, _record)) => {
-            let text = serde_json::to_string_pretty(&output).unwrap_or_default();
-            crate::output::print(&format!("{text}\n"));
-            Exit::Ok
-        }
+        Ok((output, _record)) => match serde_json::to_string_pretty(&output) {
+            Ok(text) => crate::output::print(&format!("{text}\n")),
+            Err(e) => {
+                diag!("error: cannot render the result: {e}");
+                Exit::Retryable
+            }
+        },
         Err(e) => {
-            eprintln!(
-                "{}",
-                serde_json::to_string_pretty(&e.to_json()).unwrap_or_default()
-            );
+            // JSON escapes every control character itself; one line per line of the object.
+            let text = serde_json::to_string_pretty(&e.to_json()).unwrap_or_default();
+            for line in text.lines() {
+                diag!("{line}");
+            }
             Exit::Invalid
         }
     }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use skillfold::escape;
 
 use crate::exit::Exit;
 
@@ -22,22 +23,22 @@ pub struct SchemaArgs {
 pub fn run(args: SchemaArgs) -> Exit {
     let schemas = skillfold::schemas::all();
     let Some(dir) = args.out else {
-        if let Some((_, schema)) = schemas.first() {
-            crate::output::print(&skillfold::schemas::render(schema));
-        }
-        return Exit::Ok;
+        return match schemas.first() {
+            Some((_, schema)) => crate::output::print(&skillfold::schemas::render(schema)),
+            None => Exit::Ok,
+        };
     };
     if let Err(e) = fs_err::create_dir_all(&dir) {
-        eprintln!("error: {e}");
+        diag!("error: {e}");
         return Exit::Retryable;
     }
     for (name, schema) in &schemas {
         let path = dir.join(name);
         if let Err(e) = fs_err::write(&path, skillfold::schemas::render(schema)) {
-            eprintln!("error: {e}");
+            diag!("error: {e}");
             return Exit::Retryable;
         }
-        eprintln!("wrote {}", path.display());
+        diag!("wrote {}", escape::path(&path));
     }
     Exit::Ok
 }

@@ -62,7 +62,7 @@ pub fn run(args: ServeArgs) -> Exit {
                 other => vec![format!("{other} [{}]", other.code())],
             };
             for line in lines {
-                eprintln!("error: {line}");
+                diag!("error: {line}");
             }
             if e.retryable() {
                 Exit::Retryable

@@ -4,6 +4,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
+use skillfold::escape;
 use skillfold::spec::{prompt, skill_file::DirError};
 
 use crate::click::echo;
@@ -25,7 +26,11 @@ pub fn run(args: &[Vec<u8>]) -> u8 {
         match fs_err::canonicalize(dir) {
             Ok(resolved) => dirs.push(resolved),
             Err(e) => {
-                echo(true, &format!("Error: {e} [io_error]"));
+                // Deviation (skills-ref resolves the path): ours, so the path is escaped.
+                echo(
+                    true,
+                    &format!("Error: {} [io_error]", escape::text(&e.to_string())),
+                );
                 return 1;
             }
         }

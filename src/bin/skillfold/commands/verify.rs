@@ -1,7 +1,5 @@
 //! `skillfold verify`: the CronJob check.
 
-use std::io::Write as _;
-
 use clap::Args;
 use skillfold::ops::{check, verify};
 
@@ -32,7 +30,7 @@ pub fn run(args: VerifyArgs) -> Exit {
         Ok(ok) => ok,
         Err(e) => {
             for line in e.lines() {
-                eprintln!("error: {line}");
+                diag!("error: {line}");
             }
             return Exit::Invalid;
         }
@@ -40,33 +38,38 @@ pub fn run(args: VerifyArgs) -> Exit {
     let report = verify::verify(plan);
     for b in &report.bundles {
         match (&b.error, b.code) {
-            (None, _) => eprintln!("ok: {}: {} verified", b.location, b.name),
+            (None, _) => diag!("ok: {}: {} verified", b.location, b.name),
             (Some(error), code) => {
                 let level = match b.status {
                     "failed" => "error",
                     "being-prepared" => "busy",
                     other => other,
                 };
-                eprintln!("{level}: {error} [{}]", code.unwrap_or("failed"));
+                diag!("{level}: {error} [{}]", code.unwrap_or("failed"));
                 for d in &b.details {
-                    eprintln!("  {d}");
+                    diag!("  {d}");
                 }
             }
         }
     }
     for busy in &report.being_prepared {
-        eprintln!("busy: {busy}");
+        diag!("busy: {busy}");
     }
-    if args.json
-        && let Ok(text) = serde_json::to_string_pretty(&report)
-    {
-        let _ = writeln!(std::io::stdout().lock(), "{text}");
-    }
-    if report.has_failures() {
+    let exit = if report.has_failures() {
         Exit::Invalid
     } else if report.is_inconclusive() {
         Exit::Retryable
     } else {
         Exit::Ok
+    };
+    if !args.json {
+        return exit;
+    }
+    match serde_json::to_string_pretty(&report) {
+        Ok(text) => exit.worse(crate::output::print(&(text + "\n"))),
+        Err(e) => {
+            diag!("error: cannot render the report: {e}");
+            exit.worse(Exit::Retryable)
+        }
     }
 }

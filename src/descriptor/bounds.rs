@@ -1,0 +1,165 @@
+//! The descriptor's own bounds, each checked before the work it bounds: its size before the file
+//! is read, the nesting of its collections before it is deserialised.
+//!
+//! The descriptor is read whole and handed to `serde_yaml`, whose parser slows down
+//! quadratically with nested flow collections (100,000 `[` took tens of seconds). A descriptor
+//! needs six levels; the bound is the bundle dialect's 64 ([`crate::yaml::MAX_NESTING`]). The
+//! nesting is measured by one pass over `saphyr-parser`'s event stream that stops at the first
+//! collection over the bound, so a hostile file is refused in the time it takes to read 64
+//! brackets. Text that `saphyr-parser` cannot read is refused here too, with its message: what
+//! has not been measured is not handed on.
+
+use std::io::Read as _;
+use std::path::Path;
+
+use saphyr_parser::{Event, Parser};
+
+/// The largest descriptor, in bytes (1 MiB; a descriptor of a thousand sources is a tenth of
+/// it). A larger file is refused before it is read.
+pub const MAX_DESCRIPTOR_BYTES: u64 = 1024 * 1024;
+
+/// Collections (mappings and sequences) nested deeper than this are refused before the text is
+/// deserialised: the bundle dialect's bound.
+pub const MAX_DESCRIPTOR_NESTING: usize = crate::yaml::MAX_NESTING;
+
+/// What `saphyr-parser` says when more flow collections are open than its own limit (255).
+const SCANNER_FLOW_LIMIT: &str = "recursion limit exceeded";
+
+/// Why descriptor text was refused before deserialising.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A collection opens deeper than [`MAX_DESCRIPTOR_NESTING`], at this 1-based line and
+    /// column.
+    TooDeep {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, in characters.
+        column: usize,
+    },
+    /// Not YAML: the parser's message, with line and column.
+    Syntax(String),
+}
+
+/// Checks that no collection of `text` is nested deeper than [`MAX_DESCRIPTOR_NESTING`].
+pub fn check_nesting(text: &str) -> Result<(), Refusal> {
+    let mut depth = 0usize;
+    for item in Parser::new_from_str(text) {
+        let (event, span) = item.map_err(|e| {
+            let at = e.marker();
+            // The scanner looks ahead for implicit keys and stops by itself at 255 open flow
+            // collections: that is a nesting refusal too.
+            if e.info() == SCANNER_FLOW_LIMIT {
+                return Refusal::TooDeep {
+                    line: at.line(),
+                    column: at.col() + 1,
+                };
+            }
+            Refusal::Syntax(format!(
+                "{} at line {} column {}",
+                e.info(),
+                at.line(),
+                at.col() + 1
+            ))
+        })?;
+        match event {
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                depth += 1;
+                if depth > MAX_DESCRIPTOR_NESTING {
+                    return Err(Refusal::TooDeep {
+                        line: span.start.line(),
+                        column: span.start.col() + 1,
+                    });
+                }
+            }
+            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of the file at `path`, or `Err(Some(size))` when it holds more than
+/// [`MAX_DESCRIPTOR_BYTES`] (at least `size`): the size is checked before reading, and the read
+/// stops one byte past the bound whatever the file is (a FIFO, a file that grows).
+pub fn read_bounded(path: &Path) -> std::io::Result<Result<Vec<u8>, u64>> {
+    let file = fs_err::File::open(path)?;
+    let size = file.metadata()?.len();
+    if size > MAX_DESCRIPTOR_BYTES {
+        return Ok(Err(size));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(MAX_DESCRIPTOR_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_DESCRIPTOR_BYTES {
+        return Ok(Err(bytes.len() as u64));
+    }
+    Ok(Ok(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(levels: usize) -> String {
+        format!("skills:\n  - {}\n", "[".repeat(levels - 2))
+    }
+
+    #[test]
+    fn sixty_four_levels_pass_sixty_five_are_refused_where_they_open() {
+        let closed = |levels: usize| {
+            format!(
+                "skills:\n  - {}{}\n",
+                "[".repeat(levels - 2),
+                "]".repeat(levels - 2)
+            )
+        };
+        assert_eq!(check_nesting(&closed(64)), Ok(()));
+        assert_eq!(
+            check_nesting(&closed(65)),
+            Err(Refusal::TooDeep {
+                line: 2,
+                column: 5 + 62
+            })
+        );
+    }
+
+    #[test]
+    fn a_hundred_thousand_brackets_are_refused_at_once() {
+        let text = nested(100_000);
+        let started = std::time::Instant::now();
+        assert!(
+            matches!(check_nesting(&text), Err(Refusal::TooDeep { line: 2, .. })),
+            "{:?}",
+            check_nesting(&text)
+        );
+        // Brackets on lines of their own: the scanner reads ahead for an implicit key until its
+        // own limit of 255 open collections, which is refused as too deep as well.
+        let lines = format!("skills:\n  - {}\n", "    [\n".repeat(100_000));
+        assert!(matches!(
+            check_nesting(&lines),
+            Err(Refusal::TooDeep { line, column: 5 }) if line <= 257
+        ));
+        // Milliseconds in fact; the margin keeps a loaded test machine from failing it.
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+
+    #[test]
+    fn block_nesting_counts_like_flow_nesting() {
+        let mut text = String::new();
+        for level in 0..70 {
+            text.push_str(&format!("{}k{level}:\n", "  ".repeat(level)));
+        }
+        assert!(matches!(
+            check_nesting(&text),
+            Err(Refusal::TooDeep { line: 65, .. })
+        ));
+    }
+
+    #[test]
+    fn text_that_is_not_yaml_is_refused_with_its_position() {
+        let Err(Refusal::Syntax(message)) = check_nesting("skills: [a\nb: ]\n") else {
+            panic!("expected a syntax refusal");
+        };
+        assert!(message.contains("line"), "{message}");
+    }
+}
