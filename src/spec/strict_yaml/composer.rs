@@ -2,8 +2,8 @@
 //! tagged `str`, merge or value; sequences; mappings), refuses aliases and a second document,
 //! and bounds the nesting. It hands the root node to the constructor.
 
-use super::errors::{Fail, R, err};
-use super::parser::{Ev, Parser};
+use super::errors::{Fail, YamlResult, err};
+use super::parser::{EventKind, Parser};
 use super::reader::Mark;
 use crate::spec::python;
 
@@ -62,19 +62,19 @@ pub(super) struct Composer {
 const MAX_NESTING: usize = 200;
 
 impl Composer {
-    fn is_next(&mut self, f: impl Fn(&Ev) -> bool) -> R<bool> {
-        Ok(self.parser.peek_event()?.is_some_and(|e| f(&e.ev)))
+    fn is_next(&mut self, f: impl Fn(&EventKind) -> bool) -> YamlResult<bool> {
+        Ok(self.parser.peek_event()?.is_some_and(|e| f(&e.kind)))
     }
 
-    pub(super) fn single_node(&mut self) -> R<Option<Node>> {
+    pub(super) fn single_node(&mut self) -> YamlResult<Option<Node>> {
         self.parser.get_event()?;
         let mut document = None;
-        if !self.is_next(|e| matches!(e, Ev::StreamEnd))? {
+        if !self.is_next(|e| matches!(e, EventKind::StreamEnd))? {
             self.parser.get_event()?;
             document = Some(self.node()?);
             self.parser.get_event()?;
         }
-        if !self.is_next(|e| matches!(e, Ev::StreamEnd))? {
+        if !self.is_next(|e| matches!(e, EventKind::StreamEnd))? {
             let event = self.parser.get_event()?;
             let mark = event.map(|e| e.start).unwrap_or(self.parser.scanner.mark());
             return err(
@@ -88,7 +88,7 @@ impl Composer {
         Ok(document)
     }
 
-    fn node(&mut self) -> R<Node> {
+    fn node(&mut self) -> YamlResult<Node> {
         if self.depth >= MAX_NESTING {
             return Err(Fail::Crash(format!(
                 "collections nested deeper than {MAX_NESTING} levels"
@@ -100,18 +100,18 @@ impl Composer {
         node
     }
 
-    fn node_at_depth(&mut self) -> R<Node> {
+    fn node_at_depth(&mut self) -> YamlResult<Node> {
         let Some(event) = self.parser.get_event()? else {
             return Err(Fail::Crash("the YAML event stream ended early".into()));
         };
-        match event.ev {
-            Ev::Alias(name) => err(
+        match event.kind {
+            EventKind::Alias(name) => err(
                 None,
                 None,
                 format!("found undefined alias {}", python::repr(&name)),
                 event.start,
             ),
-            Ev::Scalar { value, plain } => {
+            EventKind::Scalar { value, plain } => {
                 let tag = match (plain, value.as_str()) {
                     (true, "<<") => ScalarTag::Merge,
                     (true, "=") => ScalarTag::Value,
@@ -124,9 +124,9 @@ impl Composer {
                     end: event.end,
                 })
             }
-            Ev::SequenceStart => {
+            EventKind::SequenceStart => {
                 let mut items = Vec::new();
-                while !self.is_next(|e| matches!(e, Ev::SequenceEnd))? {
+                while !self.is_next(|e| matches!(e, EventKind::SequenceEnd))? {
                     items.push(self.node()?);
                 }
                 self.parser.get_event()?;
@@ -135,9 +135,9 @@ impl Composer {
                     start: event.start,
                 })
             }
-            Ev::MappingStart => {
+            EventKind::MappingStart => {
                 let mut entries = Vec::new();
-                while !self.is_next(|e| matches!(e, Ev::MappingEnd))? {
+                while !self.is_next(|e| matches!(e, EventKind::MappingEnd))? {
                     let key = self.node()?;
                     let value = self.node()?;
                     entries.push((key, value));

@@ -4,7 +4,7 @@
 
 use super::Value;
 use super::composer::{Node, ScalarTag};
-use super::errors::{Fail, R, err};
+use super::errors::{Fail, YamlResult, err};
 use super::reader::Mark;
 use crate::spec::python;
 
@@ -25,7 +25,7 @@ enum Key {
 }
 
 impl<'a> Checker<'a> {
-    pub(super) fn run(&mut self, root: &'a Node) -> R<()> {
+    pub(super) fn run(&mut self, root: &'a Node) -> YamlResult<()> {
         self.construct(root, false)?;
         while !self.pending.is_empty() {
             for node in std::mem::take(&mut self.pending) {
@@ -38,7 +38,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn construct(&mut self, node: &'a Node, deep: bool) -> R<()> {
+    fn construct(&mut self, node: &'a Node, deep: bool) -> YamlResult<()> {
         let old = self.deep;
         if deep {
             self.deep = true;
@@ -56,7 +56,7 @@ impl<'a> Checker<'a> {
         Ok(())
     }
 
-    fn fill(&mut self, node: &'a Node) -> R<()> {
+    fn fill(&mut self, node: &'a Node) -> YamlResult<()> {
         match node {
             Node::Scalar { .. } => Ok(()),
             Node::Seq { items, .. } => {
@@ -136,7 +136,7 @@ impl<'a> Checker<'a> {
         &mut self,
         entries: &'a [(Node, Node)],
         start: Mark,
-    ) -> R<Vec<(&'a Node, &'a Node)>> {
+    ) -> YamlResult<Vec<(&'a Node, &'a Node)>> {
         let mut kept = Vec::new();
         let mut merged = false;
         for (key, value) in entries {

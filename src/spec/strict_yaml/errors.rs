@@ -20,14 +20,15 @@ pub(super) enum Fail {
     Crash(String),
 }
 
-pub(super) type R<T> = Result<T, Fail>;
+/// The result of every step of the pipeline.
+pub(super) type YamlResult<T> = Result<T, Fail>;
 
 pub(super) fn err<T>(
     context: Option<&str>,
     context_mark: Option<Mark>,
     problem: String,
     mark: Mark,
-) -> R<T> {
+) -> YamlResult<T> {
     Err(Fail::Marked(MarkedError {
         context: context.map(str::to_owned),
         context_mark,

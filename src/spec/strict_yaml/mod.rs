@@ -112,7 +112,9 @@ pub fn load(text: &str) -> Result<Value, LoadError> {
     match result {
         Ok(Some(root @ (Node::Map { .. } | Node::Seq { .. }))) => Ok(build(&root)),
         Ok(_) => Ok(Value::Str(text.to_owned())),
-        Err(Fail::Marked(e)) => Err(LoadError::Yaml(e.render(&composer.parser.scanner.r.buf))),
+        Err(Fail::Marked(e)) => Err(LoadError::Yaml(
+            e.render(&composer.parser.scanner.reader.buf),
+        )),
         Err(Fail::Crash(why)) => Err(LoadError::Unsupported(why)),
     }
 }

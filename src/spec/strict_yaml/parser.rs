@@ -3,13 +3,14 @@
 //! and its comment moves. It hands the composer one event at a time through
 //! [`Parser::peek_event`] and [`Parser::get_event`].
 
-use super::errors::{Fail, R, err};
+use super::errors::{Fail, YamlResult, err};
 use super::reader::Mark;
-use super::scanner::{Scanner, T, move_comment};
+use super::scanner::{Scanner, TokenKind, move_comment};
 use crate::spec::python;
 
+/// What an event is (ruamel's event classes), with the payload the composer needs.
 #[derive(Debug, Clone)]
-pub(super) enum Ev {
+pub(super) enum EventKind {
     StreamStart,
     StreamEnd,
     DocumentStart,
@@ -24,7 +25,7 @@ pub(super) enum Ev {
 
 #[derive(Debug, Clone)]
 pub(super) struct Event {
-    pub(super) ev: Ev,
+    pub(super) kind: EventKind,
     pub(super) start: Mark,
     pub(super) end: Mark,
 }
@@ -64,7 +65,7 @@ impl Parser {
         }
     }
 
-    pub(super) fn peek_event(&mut self) -> R<Option<&Event>> {
+    pub(super) fn peek_event(&mut self) -> YamlResult<Option<&Event>> {
         if self.current.is_none()
             && let Some(state) = self.state
         {
@@ -73,7 +74,7 @@ impl Parser {
         Ok(self.current.as_ref())
     }
 
-    pub(super) fn get_event(&mut self) -> R<Option<Event>> {
+    pub(super) fn get_event(&mut self) -> YamlResult<Option<Event>> {
         self.peek_event()?;
         Ok(self.current.take())
     }
@@ -82,21 +83,25 @@ impl Parser {
         self.states.pop()
     }
 
-    fn run(&mut self, state: State) -> R<Event> {
+    fn run(&mut self, state: State) -> YamlResult<Event> {
         let s = &mut self.scanner;
         match state {
             State::StreamStart => {
                 let token = s.get_token()?;
                 s.peek_token()?;
                 self.state = Some(State::ImplicitDocumentStart);
-                Ok(event(Ev::StreamStart, token.start, token.end))
+                Ok(event(EventKind::StreamStart, token.start, token.end))
             }
             State::ImplicitDocumentStart => {
-                if !s.check(&[T::Directive, T::DocumentStart, T::StreamEnd])? {
+                if !s.check(&[
+                    TokenKind::Directive,
+                    TokenKind::DocumentStart,
+                    TokenKind::StreamEnd,
+                ])? {
                     let token = s.peek_token()?;
                     self.states.push(State::DocumentEnd);
                     self.state = Some(State::BlockNode);
-                    Ok(event(Ev::DocumentStart, token.start, token.start))
+                    Ok(event(EventKind::DocumentStart, token.start, token.start))
                 } else {
                     self.document_start()
                 }
@@ -106,7 +111,7 @@ impl Parser {
                 let token = s.peek_token()?;
                 let start = token.start;
                 let mut end = token.start;
-                if s.check(&[T::DocumentEnd])? {
+                if s.check(&[TokenKind::DocumentEnd])? {
                     end = s.get_token()?.end;
                 }
                 self.state = Some(if s.version() == (1, 1) {
@@ -114,10 +119,15 @@ impl Parser {
                 } else {
                     State::ImplicitDocumentStart
                 });
-                Ok(event(Ev::DocumentEnd, start, end))
+                Ok(event(EventKind::DocumentEnd, start, end))
             }
             State::DocumentContent => {
-                if s.check(&[T::Directive, T::DocumentStart, T::DocumentEnd, T::StreamEnd])? {
+                if s.check(&[
+                    TokenKind::Directive,
+                    TokenKind::DocumentStart,
+                    TokenKind::DocumentEnd,
+                    TokenKind::StreamEnd,
+                ])? {
                     let mark = s.peek_token()?.start;
                     self.state = self.pop_state();
                     Ok(empty_scalar(mark))
@@ -133,10 +143,15 @@ impl Parser {
             }
             State::BlockSequenceEntry => self.block_sequence_entry(),
             State::IndentlessSequenceEntry => {
-                if s.check(&[T::BlockEntry])? {
+                if s.check(&[TokenKind::BlockEntry])? {
                     let token = s.get_token()?;
                     move_comment(&token, s)?;
-                    if !s.check(&[T::BlockEntry, T::Key, T::Value, T::BlockEnd])? {
+                    if !s.check(&[
+                        TokenKind::BlockEntry,
+                        TokenKind::Key,
+                        TokenKind::Value,
+                        TokenKind::BlockEnd,
+                    ])? {
                         self.states.push(State::IndentlessSequenceEntry);
                         return self.node(true, false);
                     }
@@ -145,7 +160,7 @@ impl Parser {
                 }
                 let token = s.peek_token()?;
                 self.state = self.pop_state();
-                Ok(event(Ev::SequenceEnd, token.start, token.start))
+                Ok(event(EventKind::SequenceEnd, token.start, token.start))
             }
             State::BlockMappingFirstKey => {
                 let token = s.get_token()?;
@@ -157,23 +172,23 @@ impl Parser {
         }
     }
 
-    fn document_start(&mut self) -> R<Event> {
+    fn document_start(&mut self) -> YamlResult<Event> {
         let s = &mut self.scanner;
-        while s.check(&[T::DocumentEnd])? {
+        while s.check(&[TokenKind::DocumentEnd])? {
             s.get_token()?;
         }
-        if !s.check(&[T::StreamEnd])? {
+        if !s.check(&[TokenKind::StreamEnd])? {
             let start = s.peek_token()?.start;
             self.process_directives()?;
             let s = &mut self.scanner;
-            if !s.check(&[T::DocumentStart])? {
+            if !s.check(&[TokenKind::DocumentStart])? {
                 let token = s.peek_token()?;
                 return err(
                     None,
                     None,
                     format!(
                         "expected '<document start>', but found {}",
-                        python::repr(token.t.id())
+                        python::repr(token.kind.id())
                     ),
                     token.start,
                 );
@@ -181,19 +196,19 @@ impl Parser {
             let token = s.get_token()?;
             self.states.push(State::DocumentEnd);
             self.state = Some(State::DocumentContent);
-            Ok(event(Ev::DocumentStart, start, token.end))
+            Ok(event(EventKind::DocumentStart, start, token.end))
         } else {
             let token = s.get_token()?;
             self.state = None;
-            Ok(event(Ev::StreamEnd, token.start, token.end))
+            Ok(event(EventKind::StreamEnd, token.start, token.end))
         }
     }
 
-    fn process_directives(&mut self) -> R<()> {
+    fn process_directives(&mut self) -> YamlResult<()> {
         let s = &mut self.scanner;
         let mut yaml_version = None;
         let mut handles: Vec<String> = Vec::new();
-        while s.check(&[T::Directive])? {
+        while s.check(&[TokenKind::Directive])? {
             let token = s.get_token()?;
             if token.value == "YAML" {
                 if yaml_version.is_some() {
@@ -214,42 +229,42 @@ impl Parser {
                 }
                 yaml_version = token.version;
             } else if token.value == "TAG" {
-                if handles.contains(&token.value2) {
+                if handles.contains(&token.tag_handle) {
                     return err(
                         None,
                         None,
-                        format!("duplicate tag handle {}", python::repr(&token.value2)),
+                        format!("duplicate tag handle {}", python::repr(&token.tag_handle)),
                         token.start,
                     );
                 }
-                handles.push(token.value2);
+                handles.push(token.tag_handle);
             }
         }
         Ok(())
     }
 
-    fn node(&mut self, block: bool, indentless_sequence: bool) -> R<Event> {
+    fn node(&mut self, block: bool, indentless_sequence: bool) -> YamlResult<Event> {
         let s = &mut self.scanner;
-        if s.check(&[T::Alias])? {
+        if s.check(&[TokenKind::Alias])? {
             let token = s.get_token()?;
             self.state = self.pop_state();
-            return Ok(event(Ev::Alias(token.value), token.start, token.end));
+            return Ok(event(EventKind::Alias(token.value), token.start, token.end));
         }
         // strictyaml refuses anchors and tags as soon as the parser asks for them.
-        if !s.check(&[T::Anchor])? {
-            s.check(&[T::Tag])?;
+        if !s.check(&[TokenKind::Anchor])? {
+            s.check(&[TokenKind::Tag])?;
         }
         let start = s.peek_token()?.start;
-        if indentless_sequence && s.check(&[T::BlockEntry])? {
+        if indentless_sequence && s.check(&[TokenKind::BlockEntry])? {
             let end = s.peek_token()?.end;
             self.state = Some(State::IndentlessSequenceEntry);
-            return Ok(event(Ev::SequenceStart, start, end));
+            return Ok(event(EventKind::SequenceStart, start, end));
         }
-        if s.check(&[T::Scalar])? {
+        if s.check(&[TokenKind::Scalar])? {
             let token = s.get_token()?;
             self.state = self.pop_state();
             return Ok(event(
-                Ev::Scalar {
+                EventKind::Scalar {
                     value: token.value,
                     plain: token.plain,
                 },
@@ -257,19 +272,19 @@ impl Parser {
                 token.end,
             ));
         }
-        if s.check(&[T::FlowSequenceStart])? || s.check(&[T::FlowMappingStart])? {
+        if s.check(&[TokenKind::FlowSequenceStart])? || s.check(&[TokenKind::FlowMappingStart])? {
             // Unreachable: `check` refuses flow collections.
             return Err(Fail::Crash("flow collections are refused".into()));
         }
-        if block && s.check(&[T::BlockSequenceStart])? {
+        if block && s.check(&[TokenKind::BlockSequenceStart])? {
             let end = s.peek_token()?.start;
             self.state = Some(State::BlockSequenceFirstEntry);
-            return Ok(event(Ev::SequenceStart, start, end));
+            return Ok(event(EventKind::SequenceStart, start, end));
         }
-        if block && s.check(&[T::BlockMappingStart])? {
+        if block && s.check(&[TokenKind::BlockMappingStart])? {
             let end = s.peek_token()?.start;
             self.state = Some(State::BlockMappingFirstKey);
-            return Ok(event(Ev::MappingStart, start, end));
+            return Ok(event(EventKind::MappingStart, start, end));
         }
         let token = s.peek_token()?;
         let kind = if block { "block" } else { "flow" };
@@ -278,32 +293,32 @@ impl Parser {
             Some(start),
             format!(
                 "expected the node content, but found {}",
-                python::repr(token.t.id())
+                python::repr(token.kind.id())
             ),
             token.start,
         )
     }
 
-    fn block_sequence_entry(&mut self) -> R<Event> {
+    fn block_sequence_entry(&mut self) -> YamlResult<Event> {
         let s = &mut self.scanner;
-        if s.check(&[T::BlockEntry])? {
+        if s.check(&[TokenKind::BlockEntry])? {
             let token = s.get_token()?;
             move_comment(&token, s)?;
-            if !s.check(&[T::BlockEntry, T::BlockEnd])? {
+            if !s.check(&[TokenKind::BlockEntry, TokenKind::BlockEnd])? {
                 self.states.push(State::BlockSequenceEntry);
                 return self.node(true, false);
             }
             self.state = Some(State::BlockSequenceEntry);
             return Ok(empty_scalar(token.end));
         }
-        if !s.check(&[T::BlockEnd])? {
+        if !s.check(&[TokenKind::BlockEnd])? {
             let token = s.peek_token()?;
             return err(
                 Some("while parsing a block collection"),
                 self.marks.last().copied(),
                 format!(
                     "expected <block end>, but found {}",
-                    python::repr(token.t.id())
+                    python::repr(token.kind.id())
                 ),
                 token.start,
             );
@@ -311,34 +326,34 @@ impl Parser {
         let token = s.get_token()?;
         self.state = self.pop_state();
         self.marks.pop();
-        Ok(event(Ev::SequenceEnd, token.start, token.end))
+        Ok(event(EventKind::SequenceEnd, token.start, token.end))
     }
 
-    fn block_mapping_key(&mut self) -> R<Event> {
+    fn block_mapping_key(&mut self) -> YamlResult<Event> {
         let s = &mut self.scanner;
-        if s.check(&[T::Key])? {
+        if s.check(&[TokenKind::Key])? {
             let token = s.get_token()?;
             move_comment(&token, s)?;
-            if !s.check(&[T::Key, T::Value, T::BlockEnd])? {
+            if !s.check(&[TokenKind::Key, TokenKind::Value, TokenKind::BlockEnd])? {
                 self.states.push(State::BlockMappingValue);
                 return self.node(true, true);
             }
             self.state = Some(State::BlockMappingValue);
             return Ok(empty_scalar(token.end));
         }
-        if s.version() > (1, 1) && s.check(&[T::Value])? {
+        if s.version() > (1, 1) && s.check(&[TokenKind::Value])? {
             self.state = Some(State::BlockMappingValue);
             let mark = s.peek_token()?.start;
             return Ok(empty_scalar(mark));
         }
-        if !s.check(&[T::BlockEnd])? {
+        if !s.check(&[TokenKind::BlockEnd])? {
             let token = s.peek_token()?;
             return err(
                 Some("while parsing a block mapping"),
                 self.marks.last().copied(),
                 format!(
                     "expected <block end>, but found {}",
-                    python::repr(token.t.id())
+                    python::repr(token.kind.id())
                 ),
                 token.start,
             );
@@ -347,17 +362,19 @@ impl Parser {
         move_comment(&token, s)?;
         self.state = self.pop_state();
         self.marks.pop();
-        Ok(event(Ev::MappingEnd, token.start, token.end))
+        Ok(event(EventKind::MappingEnd, token.start, token.end))
     }
 
-    fn block_mapping_value(&mut self) -> R<Event> {
+    fn block_mapping_value(&mut self) -> YamlResult<Event> {
         let s = &mut self.scanner;
-        if s.check(&[T::Value])? {
+        if s.check(&[TokenKind::Value])? {
             let mut token = s.get_token()?;
-            if (s.check(&[T::Value])? || !s.check(&[T::Key])?) && move_comment(&token, s)? {
+            if (s.check(&[TokenKind::Value])? || !s.check(&[TokenKind::Key])?)
+                && move_comment(&token, s)?
+            {
                 token.comment = false;
             }
-            if !s.check(&[T::Key, T::Value, T::BlockEnd])? {
+            if !s.check(&[TokenKind::Key, TokenKind::Value, TokenKind::BlockEnd])? {
                 self.states.push(State::BlockMappingKey);
                 return self.node(true, true);
             }
@@ -375,13 +392,13 @@ impl Parser {
     }
 }
 
-fn event(ev: Ev, start: Mark, end: Mark) -> Event {
-    Event { ev, start, end }
+fn event(kind: EventKind, start: Mark, end: Mark) -> Event {
+    Event { kind, start, end }
 }
 
 fn empty_scalar(mark: Mark) -> Event {
     event(
-        Ev::Scalar {
+        EventKind::Scalar {
             value: String::new(),
             plain: true,
         },

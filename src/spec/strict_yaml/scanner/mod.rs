@@ -11,7 +11,7 @@ mod scalars;
 
 use std::collections::VecDeque;
 
-use super::errors::{R, err};
+use super::errors::{YamlResult, err};
 use super::reader::{Mark, Reader};
 use crate::spec::python;
 
@@ -24,8 +24,9 @@ fn is_in(c: char, set: &str) -> bool {
     set.contains(c)
 }
 
+/// What a token is (ruamel's token classes); [`TokenKind::id`] is the name its messages show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum T {
+pub(super) enum TokenKind {
     StreamStart,
     StreamEnd,
     Directive,
@@ -49,60 +50,60 @@ pub(super) enum T {
     Comment,
 }
 
-impl T {
+impl TokenKind {
     pub(super) fn id(self) -> &'static str {
         match self {
-            T::StreamStart => "<stream start>",
-            T::StreamEnd => "<stream end>",
-            T::Directive => "<directive>",
-            T::DocumentStart => "<document start>",
-            T::DocumentEnd => "<document end>",
-            T::BlockSequenceStart => "<block sequence start>",
-            T::BlockMappingStart => "<block mapping start>",
-            T::BlockEnd => "<block end>",
-            T::FlowSequenceStart => "[",
-            T::FlowMappingStart => "{",
-            T::FlowSequenceEnd => "]",
-            T::FlowMappingEnd => "}",
-            T::Key => "?",
-            T::Value => ":",
-            T::BlockEntry => "-",
-            T::FlowEntry => ",",
-            T::Alias => "<alias>",
-            T::Anchor => "<anchor>",
-            T::Tag => "<tag>",
-            T::Scalar => "<scalar>",
-            T::Comment => "<comment>",
+            TokenKind::StreamStart => "<stream start>",
+            TokenKind::StreamEnd => "<stream end>",
+            TokenKind::Directive => "<directive>",
+            TokenKind::DocumentStart => "<document start>",
+            TokenKind::DocumentEnd => "<document end>",
+            TokenKind::BlockSequenceStart => "<block sequence start>",
+            TokenKind::BlockMappingStart => "<block mapping start>",
+            TokenKind::BlockEnd => "<block end>",
+            TokenKind::FlowSequenceStart => "[",
+            TokenKind::FlowMappingStart => "{",
+            TokenKind::FlowSequenceEnd => "]",
+            TokenKind::FlowMappingEnd => "}",
+            TokenKind::Key => "?",
+            TokenKind::Value => ":",
+            TokenKind::BlockEntry => "-",
+            TokenKind::FlowEntry => ",",
+            TokenKind::Alias => "<alias>",
+            TokenKind::Anchor => "<anchor>",
+            TokenKind::Tag => "<tag>",
+            TokenKind::Scalar => "<scalar>",
+            TokenKind::Comment => "<comment>",
         }
     }
 }
 
 #[derive(Debug, Clone)]
 pub(super) struct Token {
-    pub(super) t: T,
+    pub(super) kind: TokenKind,
     pub(super) start: Mark,
     pub(super) end: Mark,
     /// Scalar value, alias name, directive name.
     pub(super) value: String,
     /// Scalar: written plain.
     pub(super) plain: bool,
-    /// `%YAML` directive: the version; `%TAG`: the handle in `value2`.
+    /// `%YAML` directive: the version; `%TAG`: the handle in `tag_handle`.
     pub(super) version: Option<(u64, u64)>,
-    pub(super) value2: String,
+    pub(super) tag_handle: String,
     /// Whether ruamel's round-trip scanner attached a comment to this token.
     pub(super) comment: bool,
 }
 
 impl Token {
-    fn new(t: T, start: Mark, end: Mark) -> Token {
+    fn new(kind: TokenKind, start: Mark, end: Mark) -> Token {
         Token {
-            t,
+            kind,
             start,
             end,
             value: String::new(),
             plain: false,
             version: None,
-            value2: String::new(),
+            tag_handle: String::new(),
             comment: false,
         }
     }
@@ -119,7 +120,7 @@ struct SimpleKey {
 }
 
 pub(super) struct Scanner {
-    pub(super) r: Reader,
+    pub(super) reader: Reader,
     done: bool,
     flow_context: Vec<char>,
     tokens: VecDeque<Token>,
@@ -133,9 +134,9 @@ pub(super) struct Scanner {
 }
 
 impl Scanner {
-    pub(super) fn new(r: Reader) -> Scanner {
+    pub(super) fn new(reader: Reader) -> Scanner {
         let mut s = Scanner {
-            r,
+            reader,
             done: false,
             flow_context: Vec::new(),
             tokens: VecDeque::new(),
@@ -146,8 +147,8 @@ impl Scanner {
             possible_simple_keys: Vec::new(),
             yaml_version: None,
         };
-        let m = s.r.mark();
-        s.tokens.push_back(Token::new(T::StreamStart, m, m));
+        let m = s.reader.mark();
+        s.tokens.push_back(Token::new(TokenKind::StreamStart, m, m));
         s
     }
 
@@ -160,12 +161,12 @@ impl Scanner {
     }
 
     pub(super) fn mark(&self) -> Mark {
-        self.r.mark()
+        self.reader.mark()
     }
 
     // The public face, as the parser uses it. `check` is strictyaml's `check_token`, which
     // refuses tags, flow collections and anchors when the parser asks for them.
-    pub(super) fn check(&mut self, choices: &[T]) -> R<bool> {
+    pub(super) fn check(&mut self, choices: &[TokenKind]) -> YamlResult<bool> {
         while self.need_more_tokens()? {
             self.fetch_more_tokens()?;
         }
@@ -174,9 +175,9 @@ impl Scanner {
             return Ok(false);
         };
         for &choice in choices {
-            if first.t == choice {
-                match first.t {
-                    T::Tag => {
+            if first.kind == choice {
+                match first.kind {
+                    TokenKind::Tag => {
                         return err(
                             Some("While scanning"),
                             Some(first.end),
@@ -184,7 +185,7 @@ impl Scanner {
                             first.start,
                         );
                     }
-                    T::FlowMappingStart | T::FlowSequenceStart => {
+                    TokenKind::FlowMappingStart | TokenKind::FlowSequenceStart => {
                         return err(
                             Some("While scanning"),
                             Some(first.start),
@@ -192,7 +193,7 @@ impl Scanner {
                             first.end,
                         );
                     }
-                    T::Anchor => {
+                    TokenKind::Anchor => {
                         return err(
                             Some("While scanning"),
                             Some(first.start),
@@ -207,37 +208,38 @@ impl Scanner {
         Ok(false)
     }
 
-    pub(super) fn peek_token(&mut self) -> R<Token> {
+    pub(super) fn peek_token(&mut self) -> YamlResult<Token> {
         while self.need_more_tokens()? {
             self.fetch_more_tokens()?;
         }
         self.gather_comments()?;
         // The stream always ends with a stream-end token, which is never taken.
-        Ok(self
-            .tokens
-            .front()
-            .cloned()
-            .unwrap_or_else(|| Token::new(T::StreamEnd, self.r.mark(), self.r.mark())))
+        Ok(self.tokens.front().cloned().unwrap_or_else(|| {
+            Token::new(TokenKind::StreamEnd, self.reader.mark(), self.reader.mark())
+        }))
     }
 
-    pub(super) fn get_token(&mut self) -> R<Token> {
+    pub(super) fn get_token(&mut self) -> YamlResult<Token> {
         while self.need_more_tokens()? {
             self.fetch_more_tokens()?;
         }
         self.gather_comments()?;
-        if self.tokens.len() > 1 && self.tokens[1].t == T::Comment {
-            let t0 = self.tokens[0].t;
+        if self.tokens.len() > 1 && self.tokens[1].kind == TokenKind::Comment {
+            let first_kind = self.tokens[0].kind;
             let same_line = self.tokens[0].end.line == self.tokens[1].start.line;
             let trailing = matches!(
-                t0,
-                T::Scalar | T::Value | T::FlowSequenceEnd | T::FlowMappingEnd
+                first_kind,
+                TokenKind::Scalar
+                    | TokenKind::Value
+                    | TokenKind::FlowSequenceEnd
+                    | TokenKind::FlowMappingEnd
             ) && same_line;
-            let following = t0 == T::Scalar && !same_line;
+            let following = first_kind == TokenKind::Scalar && !same_line;
             if trailing || following {
                 self.tokens_taken += 1;
                 self.tokens.remove(1);
                 self.fetch_more_tokens()?;
-                while self.tokens.len() > 1 && self.tokens[1].t == T::Comment {
+                while self.tokens.len() > 1 && self.tokens[1].kind == TokenKind::Comment {
                     self.tokens_taken += 1;
                     self.tokens.remove(1);
                     self.fetch_more_tokens()?;
@@ -250,16 +252,20 @@ impl Scanner {
                 self.tokens_taken += 1;
                 Ok(token)
             }
-            None => Ok(Token::new(T::StreamEnd, self.r.mark(), self.r.mark())),
+            None => Ok(Token::new(
+                TokenKind::StreamEnd,
+                self.reader.mark(),
+                self.reader.mark(),
+            )),
         }
     }
 
-    fn gather_comments(&mut self) -> R<()> {
+    fn gather_comments(&mut self) -> YamlResult<()> {
         if self.tokens.is_empty() {
             return Ok(());
         }
         let mut found = false;
-        if self.tokens[0].t == T::Comment {
+        if self.tokens[0].kind == TokenKind::Comment {
             self.tokens.pop_front();
             self.tokens_taken += 1;
             found = true;
@@ -269,7 +275,7 @@ impl Scanner {
             if self.tokens.is_empty() {
                 return Ok(());
             }
-            if self.tokens[0].t == T::Comment {
+            if self.tokens[0].kind == TokenKind::Comment {
                 self.tokens_taken += 1;
                 self.tokens.pop_front();
                 found = true;
@@ -284,7 +290,7 @@ impl Scanner {
         Ok(())
     }
 
-    fn need_more_tokens(&mut self) -> R<bool> {
+    fn need_more_tokens(&mut self) -> YamlResult<bool> {
         if self.done {
             return Ok(false);
         }
@@ -295,42 +301,43 @@ impl Scanner {
         Ok(self.next_possible_simple_key() == Some(self.tokens_taken))
     }
 
-    fn fetch_more_tokens(&mut self) -> R<()> {
+    fn fetch_more_tokens(&mut self) -> YamlResult<()> {
         if let Some((start, end)) = self.scan_to_next_token() {
-            self.tokens.push_back(Token::new(T::Comment, start, end));
+            self.tokens
+                .push_back(Token::new(TokenKind::Comment, start, end));
             return Ok(());
         }
         self.stale_possible_simple_keys()?;
-        self.unwind_indent(self.r.column as i64);
-        let ch = self.r.peek(0);
+        self.unwind_indent(self.reader.column as i64);
+        let ch = self.reader.peek(0);
         match ch {
             '\0' => return self.fetch_stream_end(),
-            '%' if self.r.column == 0 => return self.fetch_directive(),
+            '%' if self.reader.column == 0 => return self.fetch_directive(),
             '-' if self.check_document_indicator("---") => {
-                return self.fetch_document_indicator(T::DocumentStart);
+                return self.fetch_document_indicator(TokenKind::DocumentStart);
             }
             '.' if self.check_document_indicator("...") => {
-                return self.fetch_document_indicator(T::DocumentEnd);
+                return self.fetch_document_indicator(TokenKind::DocumentEnd);
             }
-            '[' => return self.fetch_flow_collection_start(T::FlowSequenceStart, '['),
-            '{' => return self.fetch_flow_collection_start(T::FlowMappingStart, '{'),
-            ']' => return self.fetch_flow_collection_end(T::FlowSequenceEnd),
-            '}' => return self.fetch_flow_collection_end(T::FlowMappingEnd),
+            '[' => return self.fetch_flow_collection_start(TokenKind::FlowSequenceStart, '['),
+            '{' => return self.fetch_flow_collection_start(TokenKind::FlowMappingStart, '{'),
+            ']' => return self.fetch_flow_collection_end(TokenKind::FlowSequenceEnd),
+            '}' => return self.fetch_flow_collection_end(TokenKind::FlowMappingEnd),
             ',' => return self.fetch_flow_entry(),
             _ => {}
         }
-        if ch == '-' && is_in(self.r.peek(1), THE_END_SPACE_TAB) {
+        if ch == '-' && is_in(self.reader.peek(1), THE_END_SPACE_TAB) {
             return self.fetch_block_entry();
         }
-        if ch == '?' && (self.flow_level() > 0 || is_in(self.r.peek(1), THE_END_SPACE_TAB)) {
+        if ch == '?' && (self.flow_level() > 0 || is_in(self.reader.peek(1), THE_END_SPACE_TAB)) {
             return self.fetch_key();
         }
         if ch == ':' && self.check_value() {
             return self.fetch_value();
         }
         match ch {
-            '*' => return self.fetch_anchor_or_alias(T::Alias),
-            '&' => return self.fetch_anchor_or_alias(T::Anchor),
+            '*' => return self.fetch_anchor_or_alias(TokenKind::Alias),
+            '&' => return self.fetch_anchor_or_alias(TokenKind::Anchor),
             '!' => {
                 self.save_possible_simple_key()?;
                 self.allow_simple_key = false;
@@ -379,11 +386,11 @@ impl Scanner {
             .min()
     }
 
-    fn stale_possible_simple_keys(&mut self) -> R<()> {
+    fn stale_possible_simple_keys(&mut self) -> YamlResult<()> {
         let mut i = 0;
         while i < self.possible_simple_keys.len() {
             let key = self.possible_simple_keys[i].1;
-            if key.line != self.r.line || self.r.pointer - key.index > 1024 {
+            if key.line != self.reader.line || self.reader.pointer - key.index > 1024 {
                 if key.required {
                     return err(
                         Some("while scanning a simple key"),
@@ -400,16 +407,16 @@ impl Scanner {
         Ok(())
     }
 
-    fn save_possible_simple_key(&mut self) -> R<()> {
-        let required = self.flow_level() == 0 && self.indent == self.r.column as i64;
+    fn save_possible_simple_key(&mut self) -> YamlResult<()> {
+        let required = self.flow_level() == 0 && self.indent == self.reader.column as i64;
         if self.allow_simple_key {
             self.remove_possible_simple_key()?;
             let key = SimpleKey {
                 token_number: self.tokens_taken + self.tokens.len(),
                 required,
-                index: self.r.pointer,
-                line: self.r.line,
-                column: self.r.column,
+                index: self.reader.pointer,
+                line: self.reader.line,
+                column: self.reader.column,
                 mark: self.mark(),
             };
             self.possible_simple_keys.push((self.flow_level(), key));
@@ -417,7 +424,7 @@ impl Scanner {
         Ok(())
     }
 
-    fn remove_possible_simple_key(&mut self) -> R<()> {
+    fn remove_possible_simple_key(&mut self) -> YamlResult<()> {
         let level = self.flow_level();
         if let Some(i) = self
             .possible_simple_keys
@@ -445,7 +452,8 @@ impl Scanner {
         while self.indent > column {
             let mark = self.mark();
             self.indent = self.indents.pop().unwrap_or(-1);
-            self.tokens.push_back(Token::new(T::BlockEnd, mark, mark));
+            self.tokens
+                .push_back(Token::new(TokenKind::BlockEnd, mark, mark));
         }
     }
 
@@ -459,25 +467,26 @@ impl Scanner {
         false
     }
 
-    fn push_simple(&mut self, t: T) {
+    fn push_simple(&mut self, kind: TokenKind) {
         let start = self.mark();
-        self.r.forward(1);
+        self.reader.forward(1);
         let end = self.mark();
-        self.tokens.push_back(Token::new(t, start, end));
+        self.tokens.push_back(Token::new(kind, start, end));
     }
 
-    fn fetch_stream_end(&mut self) -> R<()> {
+    fn fetch_stream_end(&mut self) -> YamlResult<()> {
         self.unwind_indent(-1);
         self.remove_possible_simple_key()?;
         self.allow_simple_key = false;
         self.possible_simple_keys.clear();
         let mark = self.mark();
-        self.tokens.push_back(Token::new(T::StreamEnd, mark, mark));
+        self.tokens
+            .push_back(Token::new(TokenKind::StreamEnd, mark, mark));
         self.done = true;
         Ok(())
     }
 
-    fn fetch_directive(&mut self) -> R<()> {
+    fn fetch_directive(&mut self) -> YamlResult<()> {
         self.unwind_indent(-1);
         self.remove_possible_simple_key()?;
         self.allow_simple_key = false;
@@ -487,46 +496,46 @@ impl Scanner {
     }
 
     fn check_document_indicator(&self, indicator: &str) -> bool {
-        self.r.column == 0
-            && self.r.prefix(3) == indicator
-            && is_in(self.r.peek(3), THE_END_SPACE_TAB)
+        self.reader.column == 0
+            && self.reader.prefix(3) == indicator
+            && is_in(self.reader.peek(3), THE_END_SPACE_TAB)
     }
 
-    fn fetch_document_indicator(&mut self, t: T) -> R<()> {
+    fn fetch_document_indicator(&mut self, kind: TokenKind) -> YamlResult<()> {
         self.unwind_indent(-1);
         self.remove_possible_simple_key()?;
         self.allow_simple_key = false;
         let start = self.mark();
-        self.r.forward(3);
+        self.reader.forward(3);
         let end = self.mark();
-        self.tokens.push_back(Token::new(t, start, end));
+        self.tokens.push_back(Token::new(kind, start, end));
         Ok(())
     }
 
-    fn fetch_flow_collection_start(&mut self, t: T, c: char) -> R<()> {
+    fn fetch_flow_collection_start(&mut self, kind: TokenKind, c: char) -> YamlResult<()> {
         self.save_possible_simple_key()?;
         self.flow_context.push(c);
         self.allow_simple_key = true;
-        self.push_simple(t);
+        self.push_simple(kind);
         Ok(())
     }
 
-    fn fetch_flow_collection_end(&mut self, t: T) -> R<()> {
+    fn fetch_flow_collection_end(&mut self, kind: TokenKind) -> YamlResult<()> {
         self.remove_possible_simple_key()?;
         self.flow_context.pop();
         self.allow_simple_key = false;
-        self.push_simple(t);
+        self.push_simple(kind);
         Ok(())
     }
 
-    fn fetch_flow_entry(&mut self) -> R<()> {
+    fn fetch_flow_entry(&mut self) -> YamlResult<()> {
         self.allow_simple_key = true;
         self.remove_possible_simple_key()?;
-        self.push_simple(T::FlowEntry);
+        self.push_simple(TokenKind::FlowEntry);
         Ok(())
     }
 
-    fn fetch_block_entry(&mut self) -> R<()> {
+    fn fetch_block_entry(&mut self) -> YamlResult<()> {
         if self.flow_level() == 0 {
             if !self.allow_simple_key {
                 return err(
@@ -536,19 +545,19 @@ impl Scanner {
                     self.mark(),
                 );
             }
-            if self.add_indent(self.r.column) {
+            if self.add_indent(self.reader.column) {
                 let mark = self.mark();
                 self.tokens
-                    .push_back(Token::new(T::BlockSequenceStart, mark, mark));
+                    .push_back(Token::new(TokenKind::BlockSequenceStart, mark, mark));
             }
         }
         self.allow_simple_key = true;
         self.remove_possible_simple_key()?;
-        self.push_simple(T::BlockEntry);
+        self.push_simple(TokenKind::BlockEntry);
         Ok(())
     }
 
-    fn fetch_key(&mut self) -> R<()> {
+    fn fetch_key(&mut self) -> YamlResult<()> {
         if self.flow_level() == 0 {
             if !self.allow_simple_key {
                 return err(
@@ -558,15 +567,15 @@ impl Scanner {
                     self.mark(),
                 );
             }
-            if self.add_indent(self.r.column) {
+            if self.add_indent(self.reader.column) {
                 let mark = self.mark();
                 self.tokens
-                    .push_back(Token::new(T::BlockMappingStart, mark, mark));
+                    .push_back(Token::new(TokenKind::BlockMappingStart, mark, mark));
             }
         }
         self.allow_simple_key = self.flow_level() == 0;
         self.remove_possible_simple_key()?;
-        self.push_simple(T::Key);
+        self.push_simple(TokenKind::Key);
         Ok(())
     }
 
@@ -576,20 +585,25 @@ impl Scanner {
                 return true;
             }
         } else if self.flow_level() > 0 {
-            let next_blank = is_in(self.r.peek(1), THE_END_SPACE_TAB);
+            let next_blank = is_in(self.reader.peek(1), THE_END_SPACE_TAB);
             if self.flow_context.last() == Some(&'[') {
                 if !next_blank {
                     return false;
                 }
-            } else if self.tokens.back().is_some_and(|t| t.t == T::Value) && !next_blank {
+            } else if self
+                .tokens
+                .back()
+                .is_some_and(|token| token.kind == TokenKind::Value)
+                && !next_blank
+            {
                 return false;
             }
             return true;
         }
-        is_in(self.r.peek(1), THE_END_SPACE_TAB)
+        is_in(self.reader.peek(1), THE_END_SPACE_TAB)
     }
 
-    fn fetch_value(&mut self) -> R<()> {
+    fn fetch_value(&mut self) -> YamlResult<()> {
         let level = self.flow_level();
         if let Some(i) = self
             .possible_simple_keys
@@ -599,10 +613,12 @@ impl Scanner {
             let key = self.possible_simple_keys.remove(i).1;
             let at = key.token_number - self.tokens_taken;
             self.tokens
-                .insert(at, Token::new(T::Key, key.mark, key.mark));
+                .insert(at, Token::new(TokenKind::Key, key.mark, key.mark));
             if self.flow_level() == 0 && self.add_indent(key.column) {
-                self.tokens
-                    .insert(at, Token::new(T::BlockMappingStart, key.mark, key.mark));
+                self.tokens.insert(
+                    at,
+                    Token::new(TokenKind::BlockMappingStart, key.mark, key.mark),
+                );
             }
             self.allow_simple_key = false;
         } else {
@@ -614,30 +630,30 @@ impl Scanner {
                     self.mark(),
                 );
             }
-            if self.flow_level() == 0 && self.add_indent(self.r.column) {
+            if self.flow_level() == 0 && self.add_indent(self.reader.column) {
                 let mark = self.mark();
                 self.tokens
-                    .push_back(Token::new(T::BlockMappingStart, mark, mark));
+                    .push_back(Token::new(TokenKind::BlockMappingStart, mark, mark));
             }
             self.allow_simple_key = self.flow_level() == 0;
             self.remove_possible_simple_key()?;
         }
-        self.push_simple(T::Value);
+        self.push_simple(TokenKind::Value);
         Ok(())
     }
 
-    fn fetch_anchor_or_alias(&mut self, t: T) -> R<()> {
+    fn fetch_anchor_or_alias(&mut self, kind: TokenKind) -> YamlResult<()> {
         self.save_possible_simple_key()?;
         self.allow_simple_key = false;
-        let token = self.scan_anchor(t)?;
+        let token = self.scan_anchor(kind)?;
         self.tokens.push_back(token);
         Ok(())
     }
 
     fn check_plain(&self) -> bool {
         const INDICATORS: &str = "\0 \t\r\n\u{85}\u{2028}\u{2029}-?:,[]{}#&*!|>'\"%@`";
-        let ch = self.r.peek(0);
-        let ch1 = self.r.peek(1);
+        let ch = self.reader.peek(0);
+        let ch1 = self.reader.peek(1);
         let block = self.flow_level() == 0;
         if self.version() == (1, 1) {
             return !is_in(ch, INDICATORS)
@@ -658,23 +674,23 @@ impl Scanner {
     /// The round-trip scanner's `scan_to_next_token`: skips spaces, and returns the span of a
     /// comment or of a run of empty lines (which become comment tokens).
     fn scan_to_next_token(&mut self) -> Option<(Mark, Mark)> {
-        if self.r.pointer == 0 && self.r.peek(0) == '\u{feff}' {
-            self.r.forward(1);
+        if self.reader.pointer == 0 && self.reader.peek(0) == '\u{feff}' {
+            self.reader.forward(1);
         }
         loop {
-            while self.r.peek(0) == ' ' {
-                self.r.forward(1);
+            while self.reader.peek(0) == ' ' {
+                self.reader.forward(1);
             }
-            if self.r.peek(0) == '#' {
+            if self.reader.peek(0) == '#' {
                 let start = self.mark();
-                self.r.forward(1);
+                self.reader.forward(1);
                 let mut ch = '#';
                 while !is_in(ch, THE_END) {
-                    ch = self.r.peek(0);
+                    ch = self.reader.peek(0);
                     if ch == '\0' {
                         break;
                     }
-                    self.r.forward(1);
+                    self.reader.forward(1);
                 }
                 while !self.scan_line_break(false).is_empty() {}
                 let end = self.mark();
@@ -689,7 +705,7 @@ impl Scanner {
             if self.flow_level() == 0 {
                 self.allow_simple_key = true;
             }
-            if self.r.peek(0) == '\n' {
+            if self.reader.peek(0) == '\n' {
                 let start = self.mark();
                 while !self.scan_line_break(true).is_empty() {}
                 let end = self.mark();
@@ -699,17 +715,17 @@ impl Scanner {
     }
 
     fn scan_line_break(&mut self, empty_line: bool) -> String {
-        let ch = self.r.peek(0);
+        let ch = self.reader.peek(0);
         if matches!(ch, '\r' | '\n' | '\u{85}') {
-            if self.r.prefix(2) == "\r\n" {
-                self.r.forward(2);
+            if self.reader.prefix(2) == "\r\n" {
+                self.reader.forward(2);
             } else {
-                self.r.forward(1);
+                self.reader.forward(1);
             }
             return "\n".into();
         }
         if matches!(ch, '\u{2028}' | '\u{2029}') || (empty_line && matches!(ch, '\t' | ' ')) {
-            self.r.forward(1);
+            self.reader.forward(1);
             return ch.to_string();
         }
         String::new()
@@ -723,13 +739,13 @@ impl Scanner {
 /// ruamel's `token.move_comment(scanner.peek_token())`: always peeks (that drives the scanner);
 /// moves the comment flag unless the target ends the stream or starts a document. Returns
 /// whether the comment moved.
-pub(super) fn move_comment(token: &Token, s: &mut Scanner) -> R<bool> {
+pub(super) fn move_comment(token: &Token, s: &mut Scanner) -> YamlResult<bool> {
     s.peek_token()?;
     if !token.comment {
         return Ok(false);
     }
     match s.tokens.front_mut() {
-        Some(front) if !matches!(front.t, T::StreamEnd | T::DocumentStart) => {
+        Some(front) if !matches!(front.kind, TokenKind::StreamEnd | TokenKind::DocumentStart) => {
             front.comment = true;
             Ok(true)
         }

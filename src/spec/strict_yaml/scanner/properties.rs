@@ -2,24 +2,24 @@
 //! (strictyaml refuses them once the parser asks); the tag handle and URI scanners also
 //! serve `%TAG` directives.
 
-use super::{END_OR_SPACE, Scanner, T, THE_END_SPACE_TAB, Token, is_in};
-use crate::spec::strict_yaml::errors::{R, err};
+use super::{END_OR_SPACE, Scanner, THE_END_SPACE_TAB, Token, TokenKind, is_in};
+use crate::spec::strict_yaml::errors::{YamlResult, err};
 use crate::spec::strict_yaml::reader::Mark;
 
 impl Scanner {
-    pub(super) fn scan_anchor(&mut self, t: T) -> R<Token> {
+    pub(super) fn scan_anchor(&mut self, kind: TokenKind) -> YamlResult<Token> {
         let start = self.mark();
-        let name = if self.r.peek(0) == '*' {
+        let name = if self.reader.peek(0) == '*' {
             "alias"
         } else {
             "anchor"
         };
-        self.r.forward(1);
+        self.reader.forward(1);
         let mut length = 0;
-        let mut ch = self.r.peek(0);
+        let mut ch = self.reader.peek(0);
         while anchor_name_char(ch) {
             length += 1;
-            ch = self.r.peek(length);
+            ch = self.reader.peek(length);
         }
         let context = format!("while scanning an {name}");
         if length == 0 {
@@ -29,8 +29,8 @@ impl Scanner {
             );
             return err(Some(&context), Some(start), p, self.mark());
         }
-        let value = self.r.prefix(length);
-        self.r.forward(length);
+        let value = self.reader.prefix(length);
+        self.reader.forward(length);
         if !is_in(ch, "\0 \t\r\n\u{85}\u{2028}\u{2029}?:,[]{}%@`") {
             let p = format!(
                 "expected alphabetic or numeric character, but found {}",
@@ -38,24 +38,27 @@ impl Scanner {
             );
             return err(Some(&context), Some(start), p, self.mark());
         }
-        let mut token = Token::new(t, start, self.mark());
+        let mut token = Token::new(kind, start, self.mark());
         token.value = value;
         Ok(token)
     }
 
-    pub(super) fn scan_tag(&mut self) -> R<Token> {
+    pub(super) fn scan_tag(&mut self) -> YamlResult<Token> {
         let start = self.mark();
-        let ch = self.r.peek(1);
+        let ch = self.reader.peek(1);
         if ch == '<' {
-            self.r.forward(2);
+            self.reader.forward(2);
             self.scan_tag_uri("tag", start)?;
-            if self.r.peek(0) != '>' {
-                let p = format!("expected '>', but found {}", self.found(self.r.peek(0)));
+            if self.reader.peek(0) != '>' {
+                let p = format!(
+                    "expected '>', but found {}",
+                    self.found(self.reader.peek(0))
+                );
                 return err(Some("while parsing a tag"), Some(start), p, self.mark());
             }
-            self.r.forward(1);
+            self.reader.forward(1);
         } else if is_in(ch, THE_END_SPACE_TAB) {
-            self.r.forward(1);
+            self.reader.forward(1);
         } else {
             let mut length = 1;
             let mut use_handle = false;
@@ -66,69 +69,69 @@ impl Scanner {
                     break;
                 }
                 length += 1;
-                ch = self.r.peek(length);
+                ch = self.reader.peek(length);
             }
             if use_handle {
                 self.scan_tag_handle("tag", start)?;
             } else {
-                self.r.forward(1);
+                self.reader.forward(1);
             }
             self.scan_tag_uri("tag", start)?;
         }
-        let ch = self.r.peek(0);
+        let ch = self.reader.peek(0);
         if !is_in(ch, END_OR_SPACE) {
             let p = format!("expected ' ', but found {}", self.found(ch));
             return err(Some("while scanning a tag"), Some(start), p, self.mark());
         }
-        Ok(Token::new(T::Tag, start, self.mark()))
+        Ok(Token::new(TokenKind::Tag, start, self.mark()))
     }
 
-    pub(super) fn scan_tag_handle(&mut self, name: &str, start: Mark) -> R<String> {
+    pub(super) fn scan_tag_handle(&mut self, name: &str, start: Mark) -> YamlResult<String> {
         let context = format!("while scanning a {name}");
-        let ch = self.r.peek(0);
+        let ch = self.reader.peek(0);
         if ch != '!' {
             let p = format!("expected '!', but found {}", self.found(ch));
             return err(Some(&context), Some(start), p, self.mark());
         }
         let mut length = 1;
-        let mut ch = self.r.peek(1);
+        let mut ch = self.reader.peek(1);
         if ch != ' ' {
             while ch.is_ascii_alphanumeric() || is_in(ch, "-_") {
                 length += 1;
-                ch = self.r.peek(length);
+                ch = self.reader.peek(length);
             }
             if ch != '!' {
-                self.r.forward(length);
+                self.reader.forward(length);
                 let p = format!("expected '!', but found {}", self.found(ch));
                 return err(Some(&context), Some(start), p, self.mark());
             }
             length += 1;
         }
-        let value = self.r.prefix(length);
-        self.r.forward(length);
+        let value = self.reader.prefix(length);
+        self.reader.forward(length);
         Ok(value)
     }
 
-    pub(super) fn scan_tag_uri(&mut self, name: &str, start: Mark) -> R<()> {
+    pub(super) fn scan_tag_uri(&mut self, name: &str, start: Mark) -> YamlResult<()> {
         let mut any = false;
         let mut length = 0;
-        let mut ch = self.r.peek(0);
+        let mut ch = self.reader.peek(0);
         while ch.is_ascii_alphanumeric()
             || is_in(ch, "-;/?:@&=+$,_.!~*'()[]%")
             || (self.version() > (1, 1) && ch == '#')
         {
             if ch == '%' {
-                self.r.forward(length);
+                self.reader.forward(length);
                 length = 0;
                 self.scan_uri_escapes(name, start)?;
                 any = true;
             } else {
                 length += 1;
             }
-            ch = self.r.peek(length);
+            ch = self.reader.peek(length);
         }
         if length != 0 {
-            self.r.forward(length);
+            self.reader.forward(length);
             any = true;
         }
         if !any {
@@ -143,14 +146,14 @@ impl Scanner {
         Ok(())
     }
 
-    fn scan_uri_escapes(&mut self, name: &str, start: Mark) -> R<()> {
+    fn scan_uri_escapes(&mut self, name: &str, start: Mark) -> YamlResult<()> {
         let context = format!("while scanning a {name}");
         let mut bytes = Vec::new();
         let mark = self.mark();
-        while self.r.peek(0) == '%' {
-            self.r.forward(1);
+        while self.reader.peek(0) == '%' {
+            self.reader.forward(1);
             for k in 0..2 {
-                let c = self.r.peek(k);
+                let c = self.reader.peek(k);
                 if !c.is_ascii_hexdigit() {
                     let p = format!(
                         "expected URI escape sequence of 2 hexdecimal numbers, but found {}",
@@ -159,8 +162,8 @@ impl Scanner {
                     return err(Some(&context), Some(start), p, self.mark());
                 }
             }
-            bytes.push(u8::from_str_radix(&self.r.prefix(2), 16).unwrap_or(0));
-            self.r.forward(2);
+            bytes.push(u8::from_str_radix(&self.reader.prefix(2), 16).unwrap_or(0));
+            self.reader.forward(2);
         }
         if let Err(e) = std::str::from_utf8(&bytes) {
             let at = e.valid_up_to();

@@ -1,15 +1,15 @@
 //! Scans the three kinds of scalar, block (`|`, `>`), quoted (`'…'`, `"…"`, with escapes)
 //! and plain, into a scalar token holding the folded value, for the parser.
 
-use super::{BREAKS, END_OR_SPACE, Scanner, T, THE_END, THE_END_SPACE_TAB, Token, is_in};
-use crate::spec::strict_yaml::errors::{Fail, MarkedError, R, err};
+use super::{BREAKS, END_OR_SPACE, Scanner, THE_END, THE_END_SPACE_TAB, Token, TokenKind, is_in};
+use crate::spec::strict_yaml::errors::{Fail, MarkedError, YamlResult, err};
 use crate::spec::strict_yaml::reader::Mark;
 
 impl Scanner {
-    pub(super) fn scan_block_scalar(&mut self, folded: bool) -> R<Token> {
+    pub(super) fn scan_block_scalar(&mut self, folded: bool) -> YamlResult<Token> {
         let mut chunks = String::new();
         let start = self.mark();
-        self.r.forward(1);
+        self.reader.forward(1);
         let (chomping, increment) = self.scan_block_scalar_indicators(start)?;
         self.scan_block_scalar_ignored_line(start)?;
         let mut min_indent = self.indent + 1;
@@ -31,15 +31,15 @@ impl Scanner {
             }
         }
         let mut line_break = String::new();
-        while self.r.column as i64 == indent && self.r.peek(0) != '\0' {
+        while self.reader.column as i64 == indent && self.reader.peek(0) != '\0' {
             chunks.push_str(&breaks.concat());
-            let leading_non_space = !is_in(self.r.peek(0), " \t");
+            let leading_non_space = !is_in(self.reader.peek(0), " \t");
             let mut length = 0;
-            while !is_in(self.r.peek(length), THE_END) {
+            while !is_in(self.reader.peek(length), THE_END) {
                 length += 1;
             }
-            chunks.push_str(&self.r.prefix(length));
-            self.r.forward(length);
+            chunks.push_str(&self.reader.prefix(length));
+            self.reader.forward(length);
             line_break = self.scan_line_break(false);
             (breaks, end_mark) = self.scan_block_scalar_breaks(indent);
             if min_indent == 0
@@ -47,11 +47,11 @@ impl Scanner {
             {
                 break;
             }
-            if self.r.column as i64 == indent && self.r.peek(0) != '\0' {
+            if self.reader.column as i64 == indent && self.reader.peek(0) != '\0' {
                 if folded
                     && line_break == "\n"
                     && leading_non_space
-                    && !is_in(self.r.peek(0), " \t")
+                    && !is_in(self.reader.peek(0), " \t")
                 {
                     if breaks.is_empty() {
                         chunks.push(' ');
@@ -72,7 +72,7 @@ impl Scanner {
         } else {
             !breaks.is_empty()
         };
-        let mut token = Token::new(T::Scalar, start, end_mark);
+        let mut token = Token::new(TokenKind::Scalar, start, end_mark);
         token.value = chunks;
         if trailing {
             // The round-trip scanner swallows the comments and blank lines that follow.
@@ -81,36 +81,39 @@ impl Scanner {
         Ok(token)
     }
 
-    fn scan_block_scalar_indicators(&mut self, start: Mark) -> R<(Option<bool>, Option<i64>)> {
+    fn scan_block_scalar_indicators(
+        &mut self,
+        start: Mark,
+    ) -> YamlResult<(Option<bool>, Option<i64>)> {
         let context = Some("while scanning a block scalar");
         let mut chomping = None;
         let mut increment = None;
         let zero = "expected indentation indicator in the range 1-9, but found 0";
-        let ch = self.r.peek(0);
+        let ch = self.reader.peek(0);
         if ch == '+' || ch == '-' {
             chomping = Some(ch == '+');
-            self.r.forward(1);
-            let ch = self.r.peek(0);
+            self.reader.forward(1);
+            let ch = self.reader.peek(0);
             if let Some(d) = ch.to_digit(10) {
                 if d == 0 {
                     return err(context, Some(start), zero.into(), self.mark());
                 }
                 increment = Some(i64::from(d));
-                self.r.forward(1);
+                self.reader.forward(1);
             }
         } else if let Some(d) = ch.to_digit(10) {
             if d == 0 {
                 return err(context, Some(start), zero.into(), self.mark());
             }
             increment = Some(i64::from(d));
-            self.r.forward(1);
-            let ch = self.r.peek(0);
+            self.reader.forward(1);
+            let ch = self.reader.peek(0);
             if ch == '+' || ch == '-' {
                 chomping = Some(ch == '+');
-                self.r.forward(1);
+                self.reader.forward(1);
             }
         }
-        let ch = self.r.peek(0);
+        let ch = self.reader.peek(0);
         if !is_in(ch, END_OR_SPACE) {
             let p = format!(
                 "expected chomping or indentation indicators, but found {}",
@@ -121,16 +124,16 @@ impl Scanner {
         Ok((chomping, increment))
     }
 
-    fn scan_block_scalar_ignored_line(&mut self, start: Mark) -> R<()> {
-        while self.r.peek(0) == ' ' {
-            self.r.forward(1);
+    fn scan_block_scalar_ignored_line(&mut self, start: Mark) -> YamlResult<()> {
+        while self.reader.peek(0) == ' ' {
+            self.reader.forward(1);
         }
-        if self.r.peek(0) == '#' {
-            while !is_in(self.r.peek(0), THE_END) {
-                self.r.forward(1);
+        if self.reader.peek(0) == '#' {
+            while !is_in(self.reader.peek(0), THE_END) {
+                self.reader.forward(1);
             }
         }
-        let ch = self.r.peek(0);
+        let ch = self.reader.peek(0);
         if !is_in(ch, THE_END) {
             let p = format!(
                 "expected a comment or a line break, but found {}",
@@ -151,13 +154,13 @@ impl Scanner {
         let mut chunks = Vec::new();
         let mut max_indent = 0;
         let mut end = self.mark();
-        while is_in(self.r.peek(0), " \r\n\u{85}\u{2028}\u{2029}") {
-            if self.r.peek(0) != ' ' {
+        while is_in(self.reader.peek(0), " \r\n\u{85}\u{2028}\u{2029}") {
+            if self.reader.peek(0) != ' ' {
                 chunks.push(self.scan_line_break(false));
                 end = self.mark();
             } else {
-                self.r.forward(1);
-                max_indent = max_indent.max(self.r.column);
+                self.reader.forward(1);
+                max_indent = max_indent.max(self.reader.column);
             }
         }
         (chunks, max_indent, end)
@@ -166,31 +169,31 @@ impl Scanner {
     fn scan_block_scalar_breaks(&mut self, indent: i64) -> (Vec<String>, Mark) {
         let mut chunks = Vec::new();
         let mut end = self.mark();
-        while (self.r.column as i64) < indent && self.r.peek(0) == ' ' {
-            self.r.forward(1);
+        while (self.reader.column as i64) < indent && self.reader.peek(0) == ' ' {
+            self.reader.forward(1);
         }
-        while is_in(self.r.peek(0), BREAKS) {
+        while is_in(self.reader.peek(0), BREAKS) {
             chunks.push(self.scan_line_break(false));
             end = self.mark();
-            while (self.r.column as i64) < indent && self.r.peek(0) == ' ' {
-                self.r.forward(1);
+            while (self.reader.column as i64) < indent && self.reader.peek(0) == ' ' {
+                self.reader.forward(1);
             }
         }
         (chunks, end)
     }
 
-    pub(super) fn scan_flow_scalar(&mut self, double: bool) -> R<Token> {
+    pub(super) fn scan_flow_scalar(&mut self, double: bool) -> YamlResult<Token> {
         let mut chunks = String::new();
         let start = self.mark();
-        let quote = self.r.peek(0);
-        self.r.forward(1);
+        let quote = self.reader.peek(0);
+        self.reader.forward(1);
         self.scan_flow_scalar_non_spaces(double, start, &mut chunks)?;
-        while self.r.peek(0) != quote {
+        while self.reader.peek(0) != quote {
             self.scan_flow_scalar_spaces(start, &mut chunks)?;
             self.scan_flow_scalar_non_spaces(double, start, &mut chunks)?;
         }
-        self.r.forward(1);
-        let mut token = Token::new(T::Scalar, start, self.mark());
+        self.reader.forward(1);
+        let mut token = Token::new(TokenKind::Scalar, start, self.mark());
         token.value = chunks;
         Ok(token)
     }
@@ -200,34 +203,37 @@ impl Scanner {
         double: bool,
         start: Mark,
         out: &mut String,
-    ) -> R<()> {
+    ) -> YamlResult<()> {
         let context = Some("while scanning a double-quoted scalar");
         loop {
             let mut length = 0;
-            while !is_in(self.r.peek(length), " \n'\"\\\0\t\r\u{85}\u{2028}\u{2029}") {
+            while !is_in(
+                self.reader.peek(length),
+                " \n'\"\\\0\t\r\u{85}\u{2028}\u{2029}",
+            ) {
                 length += 1;
             }
             if length != 0 {
-                out.push_str(&self.r.prefix(length));
-                self.r.forward(length);
+                out.push_str(&self.reader.prefix(length));
+                self.reader.forward(length);
             }
-            let ch = self.r.peek(0);
-            if !double && ch == '\'' && self.r.peek(1) == '\'' {
+            let ch = self.reader.peek(0);
+            if !double && ch == '\'' && self.reader.peek(1) == '\'' {
                 out.push('\'');
-                self.r.forward(2);
+                self.reader.forward(2);
             } else if (double && ch == '\'') || (!double && is_in(ch, "\"\\")) {
                 out.push(ch);
-                self.r.forward(1);
+                self.reader.forward(1);
             } else if double && ch == '\\' {
-                self.r.forward(1);
-                let ch = self.r.peek(0);
+                self.reader.forward(1);
+                let ch = self.reader.peek(0);
                 if let Some(replacement) = escape_replacement(ch) {
                     out.push(replacement);
-                    self.r.forward(1);
+                    self.reader.forward(1);
                 } else if let Some(length) = escape_code_length(ch) {
-                    self.r.forward(1);
+                    self.reader.forward(1);
                     for k in 0..length {
-                        let c = self.r.peek(k);
+                        let c = self.reader.peek(k);
                         if !c.is_ascii_hexdigit() {
                             let p = format!(
                                 "expected escape sequence of {length} hexdecimal numbers, but found {}",
@@ -236,17 +242,18 @@ impl Scanner {
                             return err(context, Some(start), p, self.mark());
                         }
                     }
-                    let code = u32::from_str_radix(&self.r.prefix(length), 16).unwrap_or(u32::MAX);
+                    let code =
+                        u32::from_str_radix(&self.reader.prefix(length), 16).unwrap_or(u32::MAX);
                     let Some(c) = char::from_u32(code) else {
                         return Err(Fail::Crash(format!(
                             "the escape `\\{}{}` on line {} is not a Unicode scalar value (a surrogate or beyond U+10FFFF)",
                             ch,
-                            self.r.prefix(length),
-                            self.r.line + 1
+                            self.reader.prefix(length),
+                            self.reader.line + 1
                         )));
                     };
                     out.push(c);
-                    self.r.forward(length);
+                    self.reader.forward(length);
                 } else if is_in(ch, BREAKS) {
                     self.scan_line_break(false);
                     let breaks = self.scan_flow_scalar_breaks(start)?;
@@ -261,14 +268,14 @@ impl Scanner {
         }
     }
 
-    fn scan_flow_scalar_spaces(&mut self, start: Mark, out: &mut String) -> R<()> {
+    fn scan_flow_scalar_spaces(&mut self, start: Mark, out: &mut String) -> YamlResult<()> {
         let mut length = 0;
-        while is_in(self.r.peek(length), " \t") {
+        while is_in(self.reader.peek(length), " \t") {
             length += 1;
         }
-        let whitespaces = self.r.prefix(length);
-        self.r.forward(length);
-        let ch = self.r.peek(0);
+        let whitespaces = self.reader.prefix(length);
+        self.reader.forward(length);
+        let ch = self.reader.peek(0);
         if ch == '\0' {
             return err(
                 Some("while scanning a quoted scalar"),
@@ -292,11 +299,12 @@ impl Scanner {
         Ok(())
     }
 
-    fn scan_flow_scalar_breaks(&mut self, start: Mark) -> R<Vec<String>> {
+    fn scan_flow_scalar_breaks(&mut self, start: Mark) -> YamlResult<Vec<String>> {
         let mut chunks = Vec::new();
         loop {
-            let prefix = self.r.prefix(3);
-            if (prefix == "---" || prefix == "...") && is_in(self.r.peek(3), THE_END_SPACE_TAB) {
+            let prefix = self.reader.prefix(3);
+            if (prefix == "---" || prefix == "...") && is_in(self.reader.peek(3), THE_END_SPACE_TAB)
+            {
                 return err(
                     Some("while scanning a quoted scalar"),
                     Some(start),
@@ -304,10 +312,10 @@ impl Scanner {
                     self.mark(),
                 );
             }
-            while is_in(self.r.peek(0), " \t") {
-                self.r.forward(1);
+            while is_in(self.reader.peek(0), " \t") {
+                self.reader.forward(1);
             }
-            if is_in(self.r.peek(0), BREAKS) {
+            if is_in(self.reader.peek(0), BREAKS) {
                 chunks.push(self.scan_line_break(false));
             } else {
                 return Ok(chunks);
@@ -315,7 +323,7 @@ impl Scanner {
         }
     }
 
-    pub(super) fn scan_plain(&mut self) -> R<Token> {
+    pub(super) fn scan_plain(&mut self) -> YamlResult<Token> {
         let mut chunks = String::new();
         let start = self.mark();
         let mut end = start;
@@ -324,13 +332,13 @@ impl Scanner {
         let flow = self.flow_level() > 0;
         loop {
             let mut length = 0;
-            if self.r.peek(0) == '#' {
+            if self.reader.peek(0) == '#' {
                 break;
             }
             let mut ch;
             loop {
-                ch = self.r.peek(length);
-                let next = self.r.peek(length + 1);
+                ch = self.reader.peek(length);
+                let next = self.reader.peek(length + 1);
                 let part_of_scalar = (ch == ':' && !is_in(next, THE_END_SPACE_TAB))
                     || (ch == '?' && self.version() != (1, 1));
                 if !part_of_scalar
@@ -345,11 +353,11 @@ impl Scanner {
             if flow
                 && ch == ':'
                 && !is_in(
-                    self.r.peek(length + 1),
+                    self.reader.peek(length + 1),
                     "\0 \t\r\n\u{85}\u{2028}\u{2029},[]{}",
                 )
             {
-                self.r.forward(length);
+                self.reader.forward(length);
                 return Err(Fail::Marked(MarkedError {
                     context: Some("while scanning a plain scalar".into()),
                     context_mark: Some(start),
@@ -367,18 +375,18 @@ impl Scanner {
             if let Some(spaces) = &spaces {
                 chunks.push_str(&spaces.concat());
             }
-            chunks.push_str(&self.r.prefix(length));
-            self.r.forward(length);
+            chunks.push_str(&self.reader.prefix(length));
+            self.reader.forward(length);
             end = self.mark();
             spaces = self.scan_plain_spaces();
             if spaces.as_ref().is_none_or(Vec::is_empty)
-                || self.r.peek(0) == '#'
-                || (!flow && (self.r.column as i64) < indent)
+                || self.reader.peek(0) == '#'
+                || (!flow && (self.reader.column as i64) < indent)
             {
                 break;
             }
         }
-        let mut token = Token::new(T::Scalar, start, end);
+        let mut token = Token::new(TokenKind::Scalar, start, end);
         token.value = chunks;
         token.plain = true;
         Ok(token)
@@ -387,15 +395,15 @@ impl Scanner {
     fn scan_plain_spaces(&mut self) -> Option<Vec<String>> {
         let mut chunks = Vec::new();
         let mut length = 0;
-        while self.r.peek(length) == ' ' {
+        while self.reader.peek(length) == ' ' {
             length += 1;
         }
-        let whitespaces = self.r.prefix(length);
-        self.r.forward(length);
-        let ch = self.r.peek(0);
+        let whitespaces = self.reader.prefix(length);
+        self.reader.forward(length);
+        let ch = self.reader.peek(0);
         let separator = |s: &Scanner| {
-            let prefix = s.r.prefix(3);
-            (prefix == "---" || prefix == "...") && is_in(s.r.peek(3), THE_END_SPACE_TAB)
+            let prefix = s.reader.prefix(3);
+            (prefix == "---" || prefix == "...") && is_in(s.reader.peek(3), THE_END_SPACE_TAB)
         };
         if is_in(ch, BREAKS) {
             let line_break = self.scan_line_break(false);
@@ -404,9 +412,9 @@ impl Scanner {
                 return None;
             }
             let mut breaks = Vec::new();
-            while is_in(self.r.peek(0), " \r\n\u{85}\u{2028}\u{2029}") {
-                if self.r.peek(0) == ' ' {
-                    self.r.forward(1);
+            while is_in(self.reader.peek(0), " \r\n\u{85}\u{2028}\u{2029}") {
+                if self.reader.peek(0) == ' ' {
+                    self.reader.forward(1);
                 } else {
                     breaks.push(self.scan_line_break(false));
                     if separator(self) {
