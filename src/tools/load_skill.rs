@@ -1,7 +1,8 @@
 //! `load_skill`: the body of a skill's `SKILL.md`, or one of its supporting files.
 //!
-//! Input `{name, reference}`: `name` is one of the agent's skills (an enum in the schema);
-//! `reference` is `null` for the body or the exact relative POSIX path of a supporting file.
+//! Input `{name, reference}`, both required: `name` is one of the agent's skills (an enum in the
+//! schema); `reference` is `null` for the body or the exact relative POSIX path of a supporting
+//! file.
 //! A reference that is absolute, holds a backslash, NUL or other control character, an empty,
 //! `.` or `..` segment, names `SKILL.md`, or is not a file of the bundle is refused — all from
 //! the verified snapshot in memory, so no file system is touched — with the list of valid
@@ -31,8 +32,10 @@ pub struct LoadSkillInput {
     /// The skill to load (one of the skills listed in `<available_skills>`).
     pub name: String,
     /// `null` for the skill's instructions (the body of its SKILL.md), or the exact relative path
-    /// of one of its supporting files, as listed in `references`.
-    #[serde(default)]
+    /// of one of its supporting files, as listed in `references`. Required: pass `null` for the
+    /// body.
+    #[serde(deserialize_with = "super::present")]
+    #[schemars(with = "Option<String>")]
     pub reference: Option<String>,
 }
 
@@ -65,6 +68,7 @@ pub fn definition(names: &[&str]) -> ToolDefinition {
             override the user or the system."
             .to_owned(),
         input_schema: schema,
+        output_schema: output_schema(),
         annotations: ToolAnnotations::READ_ONLY,
     }
 }
@@ -72,6 +76,11 @@ pub fn definition(names: &[&str]) -> ToolDefinition {
 /// The generic input schema (any name); [`definition`] narrows `name` to an enum.
 pub fn input_schema() -> Value {
     super::strict_input_schema(schemars::schema_for!(LoadSkillInput))
+}
+
+/// The schema of a successful call's output, [`LoadedSkill`].
+pub fn output_schema() -> Value {
+    super::output_schema(super::serialized_schema::<LoadedSkill>())
 }
 
 /// Serves one call.
