@@ -10,6 +10,8 @@ mod guides;
 mod mcp;
 #[cfg(feature = "mcp")]
 mod mcp_client;
+#[cfg(feature = "mcp")]
+mod mcp_framing;
 mod prepare;
 mod runner;
 mod runtime;
