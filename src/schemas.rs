@@ -1,30 +1,36 @@
-//! The JSON Schemas skillfold publishes — the descriptor, the `load_skill` input and output, the
-//! tool error object and the host record — generated with `schemars` from the Rust types that
+//! The JSON Schemas skillfold publishes — the descriptor, each tool's input and output, the
+//! refusal a tool returns and the host record — generated with `schemars` from the Rust types that
 //! read and write the documents, and committed under `schemas/` so editors and other tools can use
 //! them. A test fails when the committed files are stale; `skillfold schema --out schemas`
 //! rewrites them.
+//!
+//! Every schema is made portable by [`make_portable`], so that a validator in its strict mode
+//! (Ajv's default) takes it as it is: `schemars` writes integer widths as `format` values
+//! (`uint32`, `int32`, `uint64`, …) that JSON Schema does not define, and nullable values as
+//! `"type": [T, "null"]`, which strict validators and the strict tool modes of model APIs refuse or
+//! warn about. The widths become `minimum`/`maximum`; a nullable value becomes
+//! `anyOf: [{T…}, {"type": "null"}]`. The tool input schemas follow the stricter rules of
+//! [`crate::tools`] on top of this.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::tools::{Record, ToolError, load_skill, read_reference, run_script};
 
 /// Every published schema: its file name under `schemas/` and its content.
 pub fn all() -> Vec<(&'static str, Value)> {
-    let to_value = |s: schemars::Schema| serde_json::to_value(s).unwrap_or_default();
+    let mut descriptor = crate::descriptor::json_schema();
+    make_portable(&mut descriptor);
     vec![
-        ("skillfold.schema.json", crate::descriptor::json_schema()),
+        ("skillfold.schema.json", descriptor),
         ("load_skill.input.schema.json", load_skill::input_schema()),
-        (
-            "load_skill.output.schema.json",
-            to_value(schemars::schema_for!(load_skill::LoadedSkill)),
-        ),
+        ("load_skill.output.schema.json", load_skill::output_schema()),
         (
             "skill_run_script.input.schema.json",
             run_script::input_schema(),
         ),
         (
             "skill_run_script.output.schema.json",
-            to_value(schemars::schema_for!(run_script::RunScriptOutput)),
+            run_script::output_schema(),
         ),
         (
             "skill_read_reference.input.schema.json",
@@ -32,15 +38,12 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ),
         (
             "skill_read_reference.output.schema.json",
-            to_value(schemars::schema_for!(read_reference::ReadReferenceOutput)),
+            read_reference::output_schema(),
         ),
-        (
-            "tool-error.schema.json",
-            to_value(schemars::schema_for!(ToolError)),
-        ),
+        ("tool-error.schema.json", ToolError::wire_schema()),
         (
             "record.schema.json",
-            to_value(schemars::schema_for!(Record)),
+            crate::tools::output_schema(crate::tools::serialized_schema::<Record>()),
         ),
     ]
 }
@@ -50,4 +53,200 @@ pub fn render(schema: &Value) -> String {
     let mut text = serde_json::to_string_pretty(schema).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// Rewrites `schema` and every subschema in it into the portable subset described in the module
+/// doc: integer `format` widths become bounds, `"type": [T, "null"]` becomes an `anyOf`.
+pub fn make_portable(schema: &mut Value) {
+    visit_schemas(schema, &mut |map| {
+        integer_bounds(map);
+        nullable_as_any_of(map);
+    });
+}
+
+/// Calls `f` on `schema` and on every subschema below it (properties, items, definitions,
+/// combinators), after `f` has rewritten the parent, so subschemas `f` creates are visited too.
+/// Values that are not schemas (`enum`, `const`, `default`, `examples`) are never visited.
+pub fn visit_schemas(schema: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    f(map);
+    for (key, value) in map.iter_mut() {
+        match key.as_str() {
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                if let Value::Object(children) = value {
+                    children.values_mut().for_each(|s| visit_schemas(s, f));
+                }
+            }
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Value::Array(children) = value {
+                    children.iter_mut().for_each(|s| visit_schemas(s, f));
+                }
+            }
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contains"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties" => {
+                visit_schemas(value, f);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The range of each integer width `schemars` writes as a `format` (`None`: no bound that a JSON
+/// number can state exactly on that side).
+fn integer_range(format: &str) -> Option<(Option<i64>, Option<i64>)> {
+    Some(match format {
+        "int8" => (Some(i8::MIN.into()), Some(i8::MAX.into())),
+        "int16" => (Some(i16::MIN.into()), Some(i16::MAX.into())),
+        "int32" => (Some(i32::MIN.into()), Some(i32::MAX.into())),
+        "uint8" => (Some(0), Some(u8::MAX.into())),
+        "uint16" => (Some(0), Some(u16::MAX.into())),
+        "uint32" => (Some(0), Some(u32::MAX.into())),
+        "int64" | "int128" | "int" => (None, None),
+        "uint64" | "uint128" | "uint" => (Some(0), None),
+        _ => return None,
+    })
+}
+
+/// Replaces an integer width `format` by the `minimum`/`maximum` it implies, keeping a tighter
+/// bound already present; drops the float widths (`float`, `double`), which say nothing a JSON
+/// number does not.
+fn integer_bounds(map: &mut Map<String, Value>) {
+    let Some(format) = map.get("format").and_then(Value::as_str) else {
+        return;
+    };
+    if matches!(format, "float" | "double") {
+        map.remove("format");
+        return;
+    }
+    let Some((min, max)) = integer_range(format) else {
+        return;
+    };
+    map.remove("format");
+    if let Some(min) = min {
+        let tighter = map
+            .get("minimum")
+            .and_then(Value::as_f64)
+            .is_some_and(|m| m >= min as f64);
+        if !tighter {
+            map.insert("minimum".into(), min.into());
+        }
+    }
+    if let Some(max) = max {
+        let tighter = map
+            .get("maximum")
+            .and_then(Value::as_f64)
+            .is_some_and(|m| m <= max as f64);
+        if !tighter {
+            map.insert("maximum".into(), max.into());
+        }
+    }
+}
+
+/// Keywords that describe a value rather than constrain it: they stay on the outer schema when a
+/// type list is split into an `anyOf`.
+const ANNOTATIONS: &[&str] = &[
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
+/// `"type": [T, "null"]` (or any list of types) becomes `anyOf` with one branch per type: each
+/// non-null branch carries the constraints (`items`, `minimum`, `pattern`, …), the null branch is
+/// `{"type": "null"}`, and the annotations stay outside.
+fn nullable_as_any_of(map: &mut Map<String, Value>) {
+    let Some(Value::Array(types)) = map.get("type") else {
+        return;
+    };
+    let types = types.clone();
+    map.remove("type");
+    let constraints: Map<String, Value> = map
+        .iter()
+        .filter(|(k, _)| !ANNOTATIONS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    map.retain(|k, _| ANNOTATIONS.contains(&k.as_str()));
+    let branches = types
+        .into_iter()
+        .map(|t| {
+            let mut branch = Map::new();
+            let is_null = t == "null";
+            branch.insert("type".into(), t);
+            if !is_null {
+                branch.extend(constraints.clone());
+            }
+            Value::Object(branch)
+        })
+        .collect();
+    map.insert("anyOf".into(), Value::Array(branches));
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn integer_widths_become_bounds_and_keep_tighter_ones() {
+        let mut schema = json!({"properties": {
+            "a": {"type": "integer", "format": "uint32", "minimum": 1, "maximum": 30},
+            "b": {"type": "integer", "format": "int32"},
+            "c": {"type": "integer", "format": "uint64", "minimum": 0},
+            "d": {"type": "number", "format": "double"},
+        }});
+        make_portable(&mut schema);
+        assert_eq!(
+            schema,
+            json!({"properties": {
+                "a": {"type": "integer", "minimum": 1, "maximum": 30},
+                "b": {"type": "integer", "minimum": -2147483648_i64, "maximum": 2147483647},
+                "c": {"type": "integer", "minimum": 0},
+                "d": {"type": "number"},
+            }})
+        );
+    }
+
+    #[test]
+    fn a_type_list_becomes_any_of_with_the_constraints_inside() {
+        let mut schema = json!({"$defs": {"x": {
+            "description": "d",
+            "type": ["integer", "null"],
+            "format": "uint32",
+            "minimum": 1,
+        }}});
+        make_portable(&mut schema);
+        assert_eq!(
+            schema,
+            json!({"$defs": {"x": {
+                "description": "d",
+                "anyOf": [
+                    {"type": "integer", "minimum": 1, "maximum": 4294967295_u64},
+                    {"type": "null"},
+                ],
+            }}})
+        );
+    }
+
+    #[test]
+    fn values_that_are_not_schemas_are_left_alone() {
+        let mut schema = json!({"enum": [{"type": ["a", "null"]}], "default": {"format": "int32"}});
+        let before = schema.clone();
+        make_portable(&mut schema);
+        assert_eq!(schema, before);
+    }
 }

@@ -2,11 +2,15 @@
 //! Rust SDK (`rmcp`).
 //!
 //! The server is generic over the catalogue. `tools/list` is [`Catalogue::tools`] — name,
-//! description, input schema and behaviour annotations exactly as the library defines them — and
-//! every `tools/call` goes to [`Catalogue::call`], whatever the tool: a success is the output JSON
-//! (as `structuredContent` and as its text), a refusal an MCP tool error (`isError: true`)
-//! carrying the library's JSON error object (`{"error": {code, message, valid}}`). A tool the
-//! library adds appears here with the same schema, results and error codes without a change to
+//! description, input and output schemas and behaviour annotations exactly as the library
+//! defines them (the `outputSchema` only to sessions of protocol 2025-06-18 or later, which
+//! define it) — and every `tools/call` goes to [`Catalogue::call`], whatever the tool: a success
+//! is the output JSON, as `structuredContent` (valid against the tool's `outputSchema`) and as its
+//! text; a refusal is an MCP tool error (`isError: true`, as MCP 2025-06-18 reports tool execution
+//! errors) whose text is the library's JSON error object (`{"error": {code, message, valid}}`,
+//! `schemas/tool-error.schema.json`). A refusal carries no `structuredContent`: MCP requires
+//! structured results to conform to the `outputSchema`, which describes successes. A tool the
+//! library adds appears here with the same schemas, results and error codes without a change to
 //! this module. Calls run on the blocking pool, so a tool that waits (a script runner) never holds
 //! up the protocol. The record of each successful call goes to the host in the result's `_meta`
 //! (`skillfold/record`), which hosts keep out of the model's context.
@@ -22,7 +26,13 @@
 //! reload replaces it under the write lock. A call in flight keeps the snapshot it started with;
 //! the old catalogue is freed when the last such call ends. A tokio lock would add nothing here:
 //! nothing waits while holding it.
+//!
+//! rmcp does not read stdin itself: [`framing`] reads every line first, bounds it, answers what
+//! rmcp would drop or answer wrongly, and passes the rest on. Diagnostics go to stderr through
+//! [`diag`], with every value that came from input escaped ([`crate::escape::text`]); a closed or
+//! full stderr never stops the server.
 
+pub mod framing;
 pub mod reload;
 pub mod skills_extension;
 
@@ -45,6 +55,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::Value;
 
 use crate::catalogue::Catalogue;
+use crate::escape;
 use crate::tools::ToolDefinition;
 
 use self::reload::ReloadError;
@@ -96,9 +107,9 @@ impl Served {
     }
 }
 
-/// A tool definition of the library as an MCP tool: same name, description, schema and hints.
+/// A tool definition of the library as an MCP tool: same name, description, schemas and hints.
 pub fn mcp_tool(definition: ToolDefinition) -> Tool {
-    let schema: JsonObject = match definition.input_schema {
+    let object = |schema: Value| match schema {
         Value::Object(map) => map,
         _ => JsonObject::new(),
     };
@@ -106,8 +117,9 @@ pub fn mcp_tool(definition: ToolDefinition) -> Tool {
     Tool::new_with_raw(
         definition.name,
         Some(Cow::Owned(definition.description)),
-        Arc::new(schema),
+        Arc::new(object(definition.input_schema)),
     )
+    .with_raw_output_schema(Arc::new(object(definition.output_schema)))
     .with_annotations(
         ToolAnnotations::new()
             .read_only(hints.read_only_hint)
@@ -180,13 +192,30 @@ pub fn call_result(
             r.meta = Some(MetaObject(meta));
             r
         }
-        Err(error) => {
-            let json = error.to_json();
-            let mut r = CallToolResult::error(vec![ContentBlock::text(json.to_string())]);
-            r.structured_content = Some(json);
-            r
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_json().to_string())]),
+    }
+}
+
+/// The first protocol revision with `outputSchema` (and `structuredContent`).
+const OUTPUT_SCHEMA_SINCE: &str = "2025-06-18";
+
+/// The tools as a session of `protocol` sees them: without `outputSchema` before 2025-06-18.
+fn tools_for(tools: &[Tool], protocol: Option<&str>) -> Vec<Tool> {
+    let mut tools = tools.to_vec();
+    if protocol.is_some_and(|p| p < OUTPUT_SCHEMA_SINCE) {
+        for tool in &mut tools {
+            tool.output_schema = None;
         }
     }
+    tools
+}
+
+/// Writes one diagnostic line on stderr. A closed or full stderr is ignored: a diagnostic never
+/// stops the server or turns into a panic. Values from input must be passed through
+/// [`crate::escape::text`] by the caller.
+pub(crate) fn diag(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 impl ServerHandler for SkillsServer {
@@ -220,11 +249,13 @@ impl ServerHandler for SkillsServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.live.current().tools().to_vec(),
-        ))
+        let protocol = context.protocol_version();
+        Ok(ListToolsResult::with_all_items(tools_for(
+            self.live.current().tools(),
+            protocol.as_ref().map(|p| p.as_str()),
+        )))
     }
 
     async fn call_tool(
@@ -351,6 +382,16 @@ pub struct ServeOptions {
     pub poll_interval: Duration,
 }
 
+/// Names on stderr the skills left out of the Skills extension's listing.
+fn warn_unlisted(served: &Served) {
+    for line in served.index().unlisted() {
+        diag(format_args!(
+            "skillfold serve: warning: {}",
+            escape::text(line)
+        ));
+    }
+}
+
 /// The default poll interval of `--watch`.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
 
@@ -391,15 +432,17 @@ impl ServeError {
 pub fn run(options: ServeOptions) -> Result<(), ServeError> {
     let loaded = reload::load(&options.config, options.agent.as_deref())?;
     for failure in &loaded.failures {
-        eprintln!("skillfold serve: warning: {failure} [{}]", failure.code);
+        diag(format_args!(
+            "skillfold serve: warning: {} [{}]",
+            escape::text(&failure.to_string()),
+            failure.code
+        ));
         for detail in &failure.details {
-            eprintln!("  {detail}");
+            diag(format_args!("  {}", escape::text(detail)));
         }
     }
     let served = Served::new(loaded.catalogue);
-    for line in served.index().unlisted() {
-        eprintln!("skillfold serve: warning: {line}");
-    }
+    warn_unlisted(&served);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -423,9 +466,6 @@ async fn serve_stdio(
     start_failed: bool,
     shutdown: Arc<AtomicBool>,
 ) -> Result<(), ServeError> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut terminate = signal(SignalKind::terminate()).map_err(ServeError::Runtime)?;
-    let mut interrupt = signal(SignalKind::interrupt()).map_err(ServeError::Runtime)?;
     if options.watch {
         tokio::spawn(reload::watch(
             Arc::clone(&live),
@@ -439,8 +479,27 @@ async fn serve_stdio(
         ));
     }
     let server = SkillsServer::new(Arc::clone(&live), options.watch);
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let (transport, framing) = framing::start(stdin, stdout);
+    let result = session(server, transport, &live, options.watch, &shutdown).await;
+    // Answers already queued (to lines rmcp never saw, or rmcp's last) reach the client.
+    framing.finish(Duration::from_secs(2)).await;
+    result
+}
+
+/// Runs one MCP session on `transport` until the client leaves or SIGTERM/SIGINT arrive.
+async fn session(
+    server: SkillsServer,
+    transport: tokio::io::DuplexStream,
+    live: &Arc<Live>,
+    watch: bool,
+    shutdown: &AtomicBool,
+) -> Result<(), ServeError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).map_err(ServeError::Runtime)?;
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(ServeError::Runtime)?;
     let session = tokio::select! {
-        s = server.serve(rmcp::transport::stdio_pipes()) => s,
+        s = server.serve(transport) => s,
         _ = terminate.recv() => return Ok(()),
         _ = interrupt.recv() => return Ok(()),
     };
@@ -450,7 +509,7 @@ async fn serve_stdio(
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(e) => return Err(ServeError::Session(e.to_string())),
     };
-    if options.watch {
+    if watch {
         // Sessions that began with `initialize` get list changes directly; 2026-07-28 sessions
         // subscribe through `subscriptions/listen` (see `listen`).
         let peer = running.peer().clone();
@@ -491,11 +550,33 @@ mod tests {
     }
 
     #[test]
-    fn tool_errors_carry_the_json_error_object() {
+    fn tool_errors_carry_the_json_error_object_as_text_only() {
         let empty = Catalogue::new(None, Vec::new()).expect("empty catalogue");
         let result = call_result(empty.call("nope", &serde_json::json!({})));
         assert_eq!(result.is_error, Some(true));
-        let json = result.structured_content.expect("structured");
+        assert_eq!(result.structured_content, None, "errors are not outputs");
+        let text = result.content[0].as_text().expect("text").text.clone();
+        let json: Value = serde_json::from_str(&text).expect("json");
         assert_eq!(json["error"]["code"], "unknown_tool");
+    }
+
+    #[test]
+    fn output_schemas_are_shown_only_to_sessions_that_define_them() {
+        let tool = mcp_tool(crate::tools::load_skill::definition(&["a"]));
+        assert!(tool.output_schema.is_some());
+        let tools = std::slice::from_ref(&tool);
+        for (protocol, shown) in [
+            (Some("2024-11-05"), false),
+            (Some("2025-03-26"), false),
+            (Some("2025-06-18"), true),
+            (Some("2026-07-28"), true),
+            (None, true),
+        ] {
+            assert_eq!(
+                tools_for(tools, protocol)[0].output_schema.is_some(),
+                shown,
+                "{protocol:?}"
+            );
+        }
     }
 }

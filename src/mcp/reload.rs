@@ -29,7 +29,8 @@ use crate::ops::prepare;
 use crate::runtime::Runtime;
 use crate::snapshot::LoadFailure;
 
-use super::{Live, Served};
+use super::{Live, Served, diag};
+use crate::escape;
 
 /// Why a catalogue could not be loaded or reloaded.
 #[derive(Debug, thiserror::Error)]
@@ -167,11 +168,15 @@ struct LogLines;
 
 impl prepare::Progress for LogLines {
     fn step(&self, location: &str, message: &str) {
-        eprintln!("skillfold serve: reload: {location}: {message}");
+        self.note(location, message);
     }
 
     fn note(&self, location: &str, message: &str) {
-        eprintln!("skillfold serve: reload: {location}: {message}");
+        diag(format_args!(
+            "skillfold serve: reload: {}: {}",
+            escape::text(location),
+            escape::text(message)
+        ));
     }
 }
 
@@ -238,7 +243,9 @@ pub async fn watch(live: Arc<Live>, options: WatchOptions, shutdown: Arc<AtomicB
     let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
         Ok(s) => Some(s),
         Err(e) => {
-            eprintln!("skillfold serve: warning: cannot watch SIGHUP: {e}");
+            diag(format_args!(
+                "skillfold serve: warning: cannot watch SIGHUP: {e}"
+            ));
             None
         }
     };
@@ -282,10 +289,10 @@ pub async fn watch(live: Arc<Live>, options: WatchOptions, shutdown: Arc<AtomicB
         } else {
             "retrying"
         };
-        eprintln!(
+        diag(format_args!(
             "skillfold serve: reloading `{}` ({why})",
-            options.config.display()
-        );
+            escape::text(&options.config.display().to_string())
+        ));
         let config = options.config.clone();
         let agent = options.agent.clone();
         let interrupt = Arc::clone(&shutdown);
@@ -300,34 +307,35 @@ pub async fn watch(live: Arc<Live>, options: WatchOptions, shutdown: Arc<AtomicB
             Ok(Ok(catalogue)) => {
                 let served = Served::new(catalogue);
                 let count = served.catalogue().skills().count();
-                for line in served.index().unlisted() {
-                    eprintln!("skillfold serve: warning: {line}");
-                }
+                super::warn_unlisted(&served);
                 live.replace(served);
                 backoff.reset();
                 retry_at = None;
-                eprintln!("skillfold serve: reloaded: serving {count} skill(s)");
+                diag(format_args!(
+                    "skillfold serve: reloaded: serving {count} skill(s)"
+                ));
             }
             Ok(Err(e)) => {
                 let delay = backoff.failed();
                 retry_at = Some(tokio::time::Instant::now() + delay);
-                eprintln!(
+                diag(format_args!(
                     "skillfold serve: reload failed [{}]; still serving the previous catalogue ({} skill(s)); retrying in {}",
                     e.code(),
                     live.current().catalogue().skills().count(),
                     seconds(delay)
-                );
+                ));
                 for line in e.lines() {
-                    eprintln!("  {line}");
+                    diag(format_args!("  {}", escape::text(&line)));
                 }
             }
             Err(join) => {
                 let delay = backoff.failed();
                 retry_at = Some(tokio::time::Instant::now() + delay);
-                eprintln!(
-                    "skillfold serve: reload failed: {join}; still serving the previous catalogue; retrying in {}",
+                diag(format_args!(
+                    "skillfold serve: reload failed: {}; still serving the previous catalogue; retrying in {}",
+                    escape::text(&join.to_string()),
                     seconds(delay)
-                );
+                ));
             }
         }
     }

@@ -2,16 +2,25 @@
 //! definitions (name, description, JSON Schema), the error object, the record each successful
 //! call yields for the host, and the policy hook.
 //!
-//! Inputs are closed (`additionalProperties: false`, every property required, optional ones
-//! nullable), so the same schema is valid for OpenAI strict mode and Anthropic tool use. Every
-//! refusal is a [`ToolError`] with a stable code; bad input is refused before the policy hook or
-//! any data is touched.
+//! Input schemas follow the rules the strict tool modes of model APIs share (OpenAI strict mode,
+//! Anthropic strict tool use, Gemini's JSON Schema parameters), so one schema works unchanged with
+//! each: every object closed (`additionalProperties: false`) with every property listed in
+//! `required`; a value that may be absent is required and nullable (`anyOf` with
+//! `{"type": "null"}`) instead; no `default`, no `format`, no type lists, no numeric, length or
+//! item-count bounds (the bounds are stated in the description and enforced by the call). The
+//! server reads inputs exactly as the schema says: a property left out is refused like any other
+//! bad input, even where `null` is accepted.
+//!
+//! Each tool also has an output schema (its `structuredContent` in MCP, `outputSchema` in
+//! `tools/list`), generated from the type it returns. Every refusal is a [`ToolError`] with a
+//! stable code, sent as `{"error": {...}}` ([`ToolError::wire_schema`]); bad input is refused
+//! before the policy hook or any data is touched.
 
 pub mod load_skill;
 pub mod read_reference;
 pub mod run_script;
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use crate::guides::Guide;
@@ -26,6 +35,8 @@ pub struct ToolDefinition {
     pub description: String,
     /// The JSON Schema of its input.
     pub input_schema: Value,
+    /// The JSON Schema of the output of a successful call.
+    pub output_schema: Value,
     /// Hints for hosts (MCP tool annotations).
     pub annotations: ToolAnnotations,
 }
@@ -96,8 +107,24 @@ impl ToolError {
 
     /// The error as the JSON object returned to the model: `{"error": {...}}`.
     pub fn to_json(&self) -> Value {
-        serde_json::json!({ "error": self })
+        serde_json::to_value(Refusal { error: self }).unwrap_or_default()
     }
+
+    /// The JSON Schema of [`ToolError::to_json`]: what a refused call sends.
+    pub fn wire_schema() -> Value {
+        output_schema(serialized_schema::<Refusal<'static>>())
+    }
+}
+
+/// A refused call as it is sent: the [`ToolError`] under `error`.
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(
+    title = "tool error",
+    description = "What a refused tool call returns: `{\"error\": {code, message, valid, ...}}`."
+)]
+struct Refusal<'a> {
+    /// Why the call was refused.
+    error: &'a ToolError,
 }
 
 /// What a successful call served, for the host's transcript; never shown to the model. The
@@ -169,22 +196,56 @@ impl Subject<'_> {
 /// A host's policy: `Err(reason)` refuses the call; nothing is served or recorded.
 pub type Policy = dyn Fn(&Access<'_>) -> Result<(), String> + Send + Sync;
 
-/// A tool input schema as strict-mode tool APIs want it: every property listed in `required`
-/// (optional ones are nullable instead), no additional properties, no `$schema` or `title`.
+/// A tool input schema as strict-mode tool APIs want it (see the module doc): portable, every
+/// object closed with every property required, no `default`, no `$schema` or `title` at the root.
 pub(crate) fn strict_input_schema(schema: schemars::Schema) -> Value {
     let mut schema = serde_json::to_value(schema).unwrap_or_default();
+    crate::schemas::make_portable(&mut schema);
+    crate::schemas::visit_schemas(&mut schema, &mut |obj| {
+        obj.remove("default");
+        if let Some(names) = obj.get("properties").and_then(Value::as_object) {
+            let names: Vec<Value> = names.keys().cloned().map(Value::String).collect();
+            obj.insert("required".into(), Value::Array(names));
+            obj.insert("additionalProperties".into(), Value::Bool(false));
+        }
+    });
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("$schema");
         obj.remove("title");
-        obj.insert("additionalProperties".into(), Value::Bool(false));
-        let names: Vec<Value> = obj
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().map(Value::String).collect())
-            .unwrap_or_default();
-        obj.insert("required".into(), Value::Array(names));
     }
     schema
+}
+
+/// The schema of `T` as serialized: a property that is always written (an `Option` included) is
+/// required.
+pub(crate) fn serialized_schema<T: schemars::JsonSchema>() -> schemars::Schema {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+}
+
+/// A published output schema: portable, and every object closed, so it describes exactly what
+/// is sent.
+pub(crate) fn output_schema(schema: schemars::Schema) -> Value {
+    let mut schema = serde_json::to_value(schema).unwrap_or_default();
+    crate::schemas::make_portable(&mut schema);
+    crate::schemas::visit_schemas(&mut schema, &mut |obj| {
+        if obj.contains_key("properties") {
+            obj.insert("additionalProperties".into(), Value::Bool(false));
+        }
+    });
+    schema
+}
+
+/// Reads a property that must be present but may be `null`. Serde's derive would take a missing
+/// `Option` field for `None`; with this it is refused as missing, as the strict schema says.
+pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer)
 }
 
 /// `schema` with its string property `property` narrowed to exactly `values` (the skills of one

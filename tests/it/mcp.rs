@@ -137,6 +137,7 @@ fn check_session(report: &Report, mode: &str, world: &World) {
         assert_eq!(tool["name"], def.name);
         assert_eq!(tool["description"], def.description);
         assert_eq!(tool["inputSchema"], def.input_schema);
+        assert_eq!(tool["outputSchema"], def.output_schema);
         let hints = serde_json::to_value(def.annotations).unwrap();
         for hint in ["readOnlyHint", "idempotentHint", "openWorldHint"] {
             assert_eq!(
@@ -152,7 +153,8 @@ fn check_session(report: &Report, mode: &str, world: &World) {
     assert_eq!(load_skill["annotations"]["idempotentHint"], true);
 
     // Every call: the library's own result, as structured content and as text; errors are tool
-    // errors carrying the JSON error object; successes carry the record in `_meta`.
+    // errors carrying the JSON error object as text only (structured content is for results that
+    // match the output schema); successes carry the record in `_meta`.
     let inputs = [
         (
             "body",
@@ -179,6 +181,7 @@ fn check_session(report: &Report, mode: &str, world: &World) {
             "load_skill",
             json!({"name": "alpha", "extra": 1}),
         ),
+        ("omitted_reference", "load_skill", json!({"name": "alpha"})),
         ("unknown_tool", "no_such_tool", json!({})),
     ];
     for (key, tool, input) in inputs {
@@ -189,10 +192,14 @@ fn check_session(report: &Report, mode: &str, world: &World) {
             is_error,
             "{key}: {call}"
         );
-        assert_eq!(call["structuredContent"], structured, "{key}");
         let text: Value =
             serde_json::from_str(call["content"][0]["text"].as_str().unwrap()).unwrap();
         assert_eq!(text, structured, "{key}");
+        if is_error {
+            assert!(call.get("structuredContent").is_none(), "{key}: {call}");
+        } else {
+            assert_eq!(call["structuredContent"], structured, "{key}");
+        }
         assert_eq!(
             call["_meta"].get("skillfold/record").cloned(),
             record,
@@ -203,13 +210,21 @@ fn check_session(report: &Report, mode: &str, world: &World) {
         r["calls"]["body"]["structuredContent"]["content"],
         "# alpha\n\nSee references/guide.md.\n"
     );
+    let error_code = |key: &str| {
+        let text = r["calls"][key]["content"][0]["text"].as_str().unwrap();
+        serde_json::from_str::<Value>(text).unwrap()["error"]["code"].clone()
+    };
+    assert_eq!(error_code("refused_reference"), "validation_error");
+    assert_eq!(error_code("unknown_tool"), "unknown_tool");
+    assert_eq!(error_code("omitted_reference"), "validation_error");
+
+    // The SDK validated every successful result against the advertised output schema, and does
+    // refuse one that does not match it.
     assert_eq!(
-        r["calls"]["refused_reference"]["structuredContent"]["error"]["code"],
-        "validation_error"
-    );
-    assert_eq!(
-        r["calls"]["unknown_tool"]["structuredContent"]["error"]["code"],
-        "unknown_tool"
+        r["output_schema_checks"],
+        json!({"listed": true, "tampered_refused": true}),
+        "{}",
+        report.stderr
     );
 
     // skills/list: one entry per skill; every file listed once with the digest and size of its

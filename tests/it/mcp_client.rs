@@ -9,17 +9,10 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use super::util::target_dir;
+
 fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The target directory the test binaries were built into.
-fn target_dir() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_skillfold"));
-    bin.parent()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| manifest_dir().join("target"))
 }
 
 /// The venv's Python, creating the venv when it is missing or stale.

@@ -12,6 +12,8 @@ mod hostile_output;
 mod mcp;
 #[cfg(feature = "mcp")]
 mod mcp_client;
+#[cfg(feature = "mcp")]
+mod mcp_framing;
 mod prepare;
 mod runner;
 mod runtime;

@@ -148,12 +148,12 @@ fn body_and_references_are_served_with_their_record() {
     assert_eq!(file["references"], body["references"]);
     assert_eq!(record.reference.as_deref(), Some("references/guide.md"));
     assert_eq!(record.sha256, skillfold_sha256(b"# Guide\n"));
-    // A missing `reference` means the body too.
+    // A missing `reference` is refused, as the schema says: `null` asks for the body.
     assert_eq!(
         c.call("load_skill", &json!({"name": "alpha"}))
-            .expect("body")
-            .0,
-        body
+            .expect_err("reference is required")
+            .code,
+        "validation_error"
     );
 }
 
@@ -293,8 +293,8 @@ fn tool_definition_is_strict_mode_valid() {
         "strict mode wants every property required"
     );
     assert_eq!(
-        schema["properties"]["reference"]["type"],
-        json!(["string", "null"])
+        schema["properties"]["reference"]["anyOf"],
+        json!([{"type": "string"}, {"type": "null"}])
     );
     assert!(schema.get("$schema").is_none());
 }

@@ -86,6 +86,15 @@ impl TempBundle {
     }
 }
 
+/// The target directory the test binaries were built into (tools the tests install live there).
+pub fn target_dir() -> PathBuf {
+    let bin = Path::new(env!("CARGO_BIN_EXE_skillfold"));
+    bin.parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+}
+
 /// Runs the `skillfold` binary.
 pub fn skillfold(args: &[&str]) -> Output {
     skillfold_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)

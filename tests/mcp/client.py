@@ -106,11 +106,15 @@ async def session(mode: str, command: list[str]) -> dict[str, Any]:
             "refused_reference": ("load_skill", {"name": first, "reference": "../secrets"}),
             "unknown_skill": ("load_skill", {"name": "nope", "reference": None}),
             "bad_input": ("load_skill", {"name": first, "extra": 1}),
+            "omitted_reference": ("load_skill", {"name": first}),
             "unknown_tool": ("no_such_tool", {}),
         }
         report["calls"] = {}
+        # `call_tool` validates each successful result against the tool's `outputSchema` (and
+        # raises when it does not match).
         for key, (tool, arguments) in calls.items():
             report["calls"][key] = dump(await client.call_tool(tool, arguments))
+        report["output_schema_checks"] = await output_schema_checks(client, tools)
         run_script = os.environ.get("MCP_RUN_SCRIPT")
         if run_script and "skill_run_script" in names:
             report["calls"]["run_script"] = dump(await client.call_tool("skill_run_script", json.loads(run_script)))
@@ -148,6 +152,21 @@ async def session(mode: str, command: list[str]) -> dict[str, Any]:
             )
         )
     return report
+
+
+async def output_schema_checks(client: Client, tools: list[Any]) -> dict[str, Any]:
+    """Whether `load_skill` lists an output schema, and whether the SDK refuses a result that
+    breaks it (the validation `call_tool` runs on every successful result)."""
+    tool = next(t for t in tools if t.name == "load_skill")
+    arguments = {"name": tool.input_schema["properties"]["name"]["enum"][0], "reference": None}
+    result = await client.call_tool("load_skill", arguments)
+    tampered = result.model_copy(update={"structured_content": {**result.structured_content, "hash": 7}})
+    try:
+        await client.session.validate_tool_result("load_skill", tampered)
+        refused = False
+    except RuntimeError:
+        refused = True
+    return {"listed": tool.output_schema is not None, "tampered_refused": refused}
 
 
 def replace(path: Path, source: Path) -> None:
