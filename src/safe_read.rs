@@ -382,3 +382,22 @@ fn describe(kind: FileType) -> &'static str {
         _ => "an entry of unknown type",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_files_are_named_in_refusals() {
+        let cases = [
+            (FileType::Fifo, "a FIFO"),
+            (FileType::Socket, "a socket"),
+            (FileType::CharacterDevice, "a character device"),
+            (FileType::BlockDevice, "a block device"),
+            (FileType::Unknown, "an entry of unknown type"),
+        ];
+        for (kind, want) in cases {
+            assert_eq!(describe(kind), want);
+        }
+    }
+}

@@ -139,7 +139,8 @@ impl SkillTree for DirTree {
             untrusted_fs::ReadError::TooLarge { cap } => io::Error::new(
                 io::ErrorKind::FileTooLarge,
                 format!(
-                    "larger than {cap} bytes (8 MiB), the most skillfold reads [file_too_large]"
+                    "larger than {cap} bytes ({} MiB), the most skillfold reads [file_too_large]",
+                    cap >> 20
                 ),
             ),
             untrusted_fs::ReadError::Io(e) => e,

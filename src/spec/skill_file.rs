@@ -8,9 +8,9 @@
 //! - The chosen entry is inspected with `fstatat(AT_SYMLINK_NOFOLLOW)` and opened relative to the
 //!   directory, never through a link: a symlinked `SKILL.md` (even a dangling one) is refused,
 //!   and so is a directory or special file of that name (skills-ref crashes on a directory).
-//! - At most [`MAX_SKILL_MD_BYTES`] (8 MiB) are read; a larger file is refused (skills-ref reads
-//!   any size: a 3 GiB sparse `SKILL.md` took it, and skillfold before this bound, gigabytes of
-//!   memory).
+//! - At most [`MAX_SKILL_MD_BYTES`] (8 MiB) are read, and a larger file is refused, where
+//!   skills-ref reads any size (before this bound a sparse 3 GiB `SKILL.md` cost 6 GB of memory
+//!   here, and a 10 GiB one aborted).
 //! - The bytes must be UTF-8 (skills-ref crashes otherwise); `\r\n` and lone `\r` become `\n`
 //!   (Python's universal newlines), a byte order mark is kept.
 //! - Fences are whole lines: the text must start with a `---` line and the frontmatter ends at
@@ -105,7 +105,8 @@ pub enum SkillMdError {
     NotAFile(&'static str),
     /// `SKILL.md` is larger than [`MAX_SKILL_MD_BYTES`] (deviation: skills-ref reads any size).
     #[error(
-        "`{name}` is larger than {cap} bytes (8 MiB), the most skillfold reads for a skill file [file_too_large]"
+        "`{name}` is larger than {cap} bytes ({} MiB), the most skillfold reads for a skill file [file_too_large]",
+        .cap >> 20
     )]
     TooLarge {
         /// Which spelling.
