@@ -13,14 +13,14 @@
 //! skill is text to read through `skill_read_reference`, nothing else.
 
 use std::collections::BTreeMap;
-use std::ffi::CStr;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::FileType;
 
 use crate::bundle_path::BundlePath;
 use crate::safe_read::{self, BeneathError};
+use crate::untrusted_fs;
 use crate::yaml::{self, NodeKind};
 
 /// The environment variable naming the folder (it replaces the descriptor's `guides`).
@@ -32,6 +32,9 @@ pub const MAX_DEPTH: usize = 8;
 pub const MAX_DIRECTORIES: usize = 10_000;
 /// See [`MAX_DIRECTORIES`].
 pub const MAX_GUIDES: usize = 1_000;
+/// The most names one directory of the folder may hold; a directory with more is skipped
+/// (reported) without being listed whole.
+pub const MAX_DIRECTORY_ENTRIES: usize = 10_000;
 /// The largest `SKILL.md`, `skill.yml` or reference served.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
 
@@ -111,12 +114,9 @@ pub fn effective_root(descriptor: Option<&Path>) -> Option<PathBuf> {
 
 /// Scans `root`.
 pub fn discover(root: &Path) -> std::io::Result<Discovery> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = rustix::fs::open(root, flags, Mode::empty()).map_err(|e| {
-        std::io::Error::new(
-            std::io::Error::from(e).kind(),
-            format!("`{}`: {e}", root.display()),
-        )
+    let fd = untrusted_fs::open_root(root).map_err(|e| {
+        let message = format!("`{}`: {e}", root.display());
+        std::io::Error::new(std::io::Error::from(e).kind(), message)
     })?;
     let mut found: Vec<(BundlePath, bool)> = Vec::new();
     let mut skipped = Vec::new();
@@ -170,25 +170,30 @@ fn walk(
         return;
     }
     *budget -= 1;
-    let Ok(mut reader) = rustix::fs::Dir::read_from(dir) else {
-        return;
-    };
-    let mut subdirs: Vec<(String, Box<CStr>)> = Vec::new();
-    let (mut has_skill_md, mut has_skill_yml) = (false, false);
-    while let Some(Ok(entry)) = reader.read() {
-        let name = entry.file_name();
-        if name == c"." || name == c".." {
-            continue;
+    let shown = || rel.map_or("(root)".into(), ToString::to_string);
+    let listing = match untrusted_fs::list(dir, MAX_DIRECTORY_ENTRIES) {
+        Ok(listing) if !listing.over => listing,
+        Ok(_) => {
+            skipped.push(format!(
+                "{}: more than {MAX_DIRECTORY_ENTRIES} entries, not scanned",
+                shown()
+            ));
+            return;
         }
+        Err(_) => return,
+    };
+    let mut subdirs: Vec<(String, Box<std::ffi::CStr>)> = Vec::new();
+    let (mut has_skill_md, mut has_skill_yml) = (false, false);
+    for name in listing.names {
         let Ok(text) = name.to_str() else { continue };
-        let Ok(stat) = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) else {
+        let Ok(Some(stat)) = untrusted_fs::stat_at(dir, &name) else {
             continue;
         };
-        match (FileType::from_raw_mode(stat.st_mode), text) {
+        match (untrusted_fs::kind(&stat), text) {
             (FileType::RegularFile, "SKILL.md") => has_skill_md = true,
             (FileType::RegularFile, "skill.yml") => has_skill_yml = true,
             (FileType::Directory, _) if !text.starts_with('.') => {
-                subdirs.push((text.to_owned(), name.into()))
+                subdirs.push((text.to_owned(), name.clone()))
             }
             _ => {}
         }
@@ -203,20 +208,18 @@ fn walk(
         if !subdirs.is_empty() {
             skipped.push(format!(
                 "{}: deeper than {MAX_DEPTH} levels, not scanned",
-                rel.map_or("(root)".into(), ToString::to_string)
+                shown()
             ));
         }
         return;
     }
-    subdirs.sort();
     for (text, name) in subdirs {
         let child = match rel {
             Some(rel) => rel.join(&text),
             None => BundlePath::top(&text),
         };
         let Ok(child) = child else { continue };
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        if let Ok(sub) = rustix::fs::openat(dir, &*name, flags, Mode::empty()) {
+        if let Ok(sub) = untrusted_fs::open_dir(dir, &name) {
             walk(&sub, Some(&child), depth + 1, budget, found, skipped);
         }
     }

@@ -10,6 +10,8 @@
 //! - [`bundle_path`]: the path grammar — relative POSIX paths that cannot leave the bundle.
 //! - [`file_set`]: the in-memory file set and the builder that enforces paths and bounds as
 //!   entries arrive; the only way bundle bytes enter.
+//! - [`untrusted_fs`]: the one capped, no-follow file-system layer through which every file or
+//!   directory that came from outside is opened, listed and read.
 //! - [`safe_read`]: reading a directory into a file set without following links, with fd-relative
 //!   opens, `fstat` checks and bounded reads.
 //! - [`yaml`]: the one YAML reader, keeping the facts (anchors, tags, flow style) dialects need.
@@ -101,6 +103,7 @@ pub mod snapshot;
 pub mod spec;
 mod time;
 pub mod tools;
+pub mod untrusted_fs;
 pub mod verify;
 pub mod version;
 pub mod yaml;

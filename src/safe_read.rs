@@ -1,34 +1,35 @@
 //! Reading a bundle directory from disk, safely, into a [`FileSet`].
 //!
-//! The reader never trusts a path string twice and never follows a symbolic link:
+//! The reader never trusts a path string twice and never follows a symbolic link. It opens
+//! everything through [`crate::untrusted_fs`] and adds the checks that need an inventory:
 //!
-//! - The root is opened once with `O_NOFOLLOW | O_DIRECTORY`; every entry below is opened relative
-//!   to its already-open parent directory, one name at a time, with `openat2` and
-//!   `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS` where the kernel offers it,
-//!   else `openat` with `O_NOFOLLOW` (a single name with `O_NOFOLLOW` cannot traverse a link).
-//! - Each directory is inventoried first (`fstatat` with `AT_SYMLINK_NOFOLLOW` on every name):
-//!   entries and depth are counted as they are seen, so an enormous tree is refused early, and
-//!   symlinks and special files (FIFO, socket, device) are refused without ever being opened.
-//! - Regular files are then opened with `O_NONBLOCK` (a FIFO swapped in cannot block the open),
-//!   the type is checked with `fstat` on the open descriptor, and the device, inode and size must
-//!   equal the inventory's — a file swapped, replaced by a link, or resized in between is refused.
+//! - The root is opened once without following a link; every entry below is opened relative to
+//!   its already-open parent directory, one name at a time ([`untrusted_fs::open_dir`],
+//!   [`untrusted_fs::open_file`]).
+//! - Each directory is inventoried first (a bounded listing, then `fstatat` with
+//!   `AT_SYMLINK_NOFOLLOW` on every name): entries and depth are counted as they are seen, so an
+//!   enormous tree is refused early, and symlinks and special files (FIFO, socket, device) are
+//!   refused without ever being opened.
+//! - Each entry is then opened and must be the object the inventory saw: the same device and
+//!   inode (a file swapped, or replaced by another of the same size, is refused), and for a
+//!   file the same size.
 //! - Bytes are read up to one past the file's bound and no further: a size from `stat` is never
 //!   trusted. A file whose length read differs from its inventory size is refused.
 //!
 //! The reader applies the path grammar and tree bounds through [`FileSetBuilder`] and returns
-//! every problem it found; content rules are left to [`crate::bundle`].
+//! every problem it found; content rules are left to [`crate::bundle`]. [`read_file_beneath`]
+//! reads one file below a directory the same way, for the guides.
 
 use std::ffi::CStr;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat};
-use rustix::io::Errno;
+use rustix::fs::{FileType, Stat};
 
 use crate::bundle_path::BundlePath;
 use crate::file_set::{FileSet, FileSetBuilder};
 use crate::problem::{Problem, ProblemCode, Problems};
+use crate::untrusted_fs::{self, OpenError};
 
 /// A failure that stops reading altogether (as opposed to a [`Problem`] with one entry).
 #[derive(Debug, thiserror::Error)]
@@ -85,46 +86,48 @@ pub struct ReadOutcome {
 
 /// Reads the bundle rooted at `root`.
 pub fn read_bundle_dir(root: &Path) -> Result<ReadOutcome, ReadError> {
-    read_bundle_dir_with_hook(root, &mut |_| {})
+    read_bundle_dir_with_hook(root, &mut |_, _| {})
 }
 
-/// Like [`read_bundle_dir`], calling `before_open` between the inventory of each regular file and
-/// the moment it is opened — the window in which a hostile writer would swap it. For tests.
+/// A moment of the walk at which [`read_bundle_dir_with_hook`] calls its hook: the windows in
+/// which a hostile writer would change the tree. For tests.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moment {
+    /// An entry (a regular file or a directory) was inventoried and is about to be opened.
+    BeforeOpen,
+    /// A regular file was opened and its `fstat` checked against the inventory; it is about to
+    /// be read.
+    BeforeRead,
+}
+
+/// Like [`read_bundle_dir`], calling `hook` at each [`Moment`] of each entry, so a test can
+/// attack one defence while the others have already passed. For tests.
 #[doc(hidden)]
 pub fn read_bundle_dir_with_hook(
     root: &Path,
-    before_open: &mut dyn FnMut(&BundlePath),
+    hook: &mut dyn FnMut(Moment, &BundlePath),
 ) -> Result<ReadOutcome, ReadError> {
-    let dir = open_root(root)?;
+    let dir = untrusted_fs::open_root(root).map_err(|e| {
+        let path = root.to_owned();
+        match e {
+            OpenError::NotFound => ReadError::NotFound { path },
+            OpenError::Symlink => ReadError::RootIsSymlink { path },
+            OpenError::NotADirectory | OpenError::NotRegular => ReadError::NotADirectory { path },
+            OpenError::Io(errno) => ReadError::Io {
+                path,
+                source: errno.into(),
+            },
+        }
+    })?;
     let mut walk = Walk {
         root,
         builder: FileSetBuilder::new(),
-        before_open,
+        hook,
     };
     walk.directory(&dir, None)?;
     let (files, problems) = walk.builder.finish();
     Ok(ReadOutcome { files, problems })
-}
-
-fn open_root(root: &Path) -> Result<OwnedFd, ReadError> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    rustix::fs::open(root, flags, Mode::empty()).map_err(|errno| {
-        let path = root.to_owned();
-        match errno {
-            Errno::NOENT => ReadError::NotFound { path },
-            Errno::LOOP => ReadError::RootIsSymlink { path },
-            Errno::NOTDIR => match rustix::fs::lstat(root) {
-                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
-                    ReadError::RootIsSymlink { path }
-                }
-                _ => ReadError::NotADirectory { path },
-            },
-            other => ReadError::Io {
-                path,
-                source: other.into(),
-            },
-        }
-    })
 }
 
 /// One entry of a directory as the inventory saw it.
@@ -137,54 +140,40 @@ struct Entry {
 struct Walk<'a> {
     root: &'a Path,
     builder: FileSetBuilder,
-    before_open: &'a mut dyn FnMut(&BundlePath),
+    hook: &'a mut dyn FnMut(Moment, &BundlePath),
 }
 
 impl Walk<'_> {
-    fn io_error(&self, rel: Option<&BundlePath>, errno: Errno) -> ReadError {
+    fn io_error(&self, rel: Option<&BundlePath>, source: std::io::Error) -> ReadError {
         let path = match rel {
             Some(rel) => self.root.join(rel.as_str()),
             None => self.root.to_owned(),
         };
-        ReadError::Io {
-            path,
-            source: errno.into(),
-        }
+        ReadError::Io { path, source }
     }
 
     /// Inventories `dir` (at `rel`, `None` for the root), then reads its files and descends.
     fn directory(&mut self, dir: &OwnedFd, rel: Option<&BundlePath>) -> Result<(), ReadError> {
-        let mut names: Vec<Box<CStr>> = Vec::new();
-        let mut reader = rustix::fs::Dir::read_from(dir).map_err(|e| self.io_error(rel, e))?;
-        while let Some(entry) = reader.read() {
-            let entry = entry.map_err(|e| self.io_error(rel, e))?;
-            let name = entry.file_name();
-            if name != c"." && name != c".." {
-                names.push(name.into());
-            }
-            // One past the bound is enough to refuse: never hold an enormous listing.
-            if names.len() > crate::limits::MAX_ENTRIES {
-                break;
-            }
-        }
-        names.sort();
+        // One past the bound is enough to refuse: never hold an enormous listing.
+        let listing = untrusted_fs::list(dir, crate::limits::MAX_ENTRIES)
+            .map_err(|e| self.io_error(rel, e.into()))?;
 
         // Inventory: count, name-check and lstat every entry before opening any.
-        let mut entries = Vec::with_capacity(names.len());
-        for name in names {
+        let mut entries = Vec::with_capacity(listing.names.len());
+        for name in listing.names {
             if !self.builder.count_entry() {
                 return Ok(());
             }
             let Some(path) = self.entry_path(rel, &name) else {
                 continue;
             };
-            let stat = match rustix::fs::statat(dir, &*name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) => stat,
+            let stat = match untrusted_fs::stat_at(dir, &name) {
+                Ok(Some(stat)) => stat,
                 // Vanished since the listing: it is not part of the bundle.
-                Err(Errno::NOENT) => continue,
-                Err(e) => return Err(self.io_error(Some(&path), e)),
+                Ok(None) => continue,
+                Err(e) => return Err(self.io_error(Some(&path), e.into())),
             };
-            match FileType::from_raw_mode(stat.st_mode) {
+            match untrusted_fs::kind(&stat) {
                 FileType::RegularFile | FileType::Directory => {
                     entries.push(Entry { path, name, stat })
                 }
@@ -203,23 +192,27 @@ impl Walk<'_> {
                 )),
             }
         }
+        // A listing cut short (`listing.over`) never gets here: the root and every name read
+        // were counted, one more than the bound.
 
         // Read: files first, in name order, then the subdirectories.
         for entry in &entries {
-            if FileType::from_raw_mode(entry.stat.st_mode) == FileType::RegularFile {
+            if untrusted_fs::kind(&entry.stat) == FileType::RegularFile {
                 self.file(dir, entry)?;
             }
         }
         for entry in &entries {
-            if FileType::from_raw_mode(entry.stat.st_mode) == FileType::Directory {
+            if untrusted_fs::kind(&entry.stat) == FileType::Directory {
                 if self.builder.is_exhausted() {
                     return Ok(());
                 }
                 if !self.builder.enter_directory(&entry.path) {
                     continue;
                 }
-                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                let Some(sub) = self.open_checked(dir, entry, flags)? else {
+                (self.hook)(Moment::BeforeOpen, &entry.path);
+                let opened = untrusted_fs::open_dir(dir, &entry.name)
+                    .and_then(|fd| Ok((rustix::fs::fstat(&fd).map_err(OpenError::Io)?, fd)));
+                let Some((_, sub)) = self.checked(entry, opened)? else {
                     continue;
                 };
                 self.directory(&sub, Some(&entry.path))?;
@@ -261,66 +254,55 @@ impl Walk<'_> {
         }
     }
 
-    /// Opens an inventoried entry and checks it is still the same object. `None` when it changed
-    /// (a problem is recorded).
-    fn open_checked(
+    /// Checks that what was opened for an inventoried entry is still the object the inventory
+    /// saw (the same device and inode). `None` when it changed (a problem is recorded).
+    fn checked(
         &mut self,
-        dir: &OwnedFd,
         entry: &Entry,
-        flags: OFlags,
-    ) -> Result<Option<OwnedFd>, ReadError> {
-        let changed = |builder: &mut FileSetBuilder, what: &str| {
-            builder.refuse(Problem::error(
-                ProblemCode::ChangedDuringRead,
-                Some(entry.path.as_str()),
-                format!("{what} between inventory and read; refusing it"),
-            ));
-        };
-        let fd = match open_beneath(dir, &entry.name, flags) {
-            Ok(fd) => fd,
-            Err(Errno::LOOP | Errno::XDEV | Errno::NOTDIR | Errno::NOENT | Errno::NXIO) => {
-                changed(
-                    &mut self.builder,
-                    "it was replaced (by a link or other object)",
-                );
-                return Ok(None);
+        opened: Result<(Stat, OwnedFd), OpenError>,
+    ) -> Result<Option<(Stat, OwnedFd)>, ReadError> {
+        match opened {
+            Ok((now, fd)) if untrusted_fs::same_file(&entry.stat, &now) => Ok(Some((now, fd))),
+            Ok(_) => {
+                self.changed(entry, "it was replaced by another object");
+                Ok(None)
             }
-            Err(e) => return Err(self.io_error(Some(&entry.path), e)),
-        };
-        let now = rustix::fs::fstat(&fd).map_err(|e| self.io_error(Some(&entry.path), e))?;
-        let same_type =
-            FileType::from_raw_mode(now.st_mode) == FileType::from_raw_mode(entry.stat.st_mode);
-        if !same_type || now.st_dev != entry.stat.st_dev || now.st_ino != entry.stat.st_ino {
-            changed(&mut self.builder, "it was replaced by another object");
-            return Ok(None);
+            Err(OpenError::Io(errno)) => Err(self.io_error(Some(&entry.path), errno.into())),
+            Err(_) => {
+                self.changed(entry, "it was replaced (by a link or other object)");
+                Ok(None)
+            }
         }
-        if same_type
-            && FileType::from_raw_mode(now.st_mode) == FileType::RegularFile
-            && now.st_size != entry.stat.st_size
-        {
-            changed(&mut self.builder, "its size changed");
-            return Ok(None);
-        }
-        Ok(Some(fd))
+    }
+
+    fn changed(&mut self, entry: &Entry, why: &str) {
+        self.builder.refuse(Problem::error(
+            ProblemCode::ChangedDuringRead,
+            Some(entry.path.as_str()),
+            format!("{why} between inventory and read; refusing it"),
+        ));
     }
 
     fn file(&mut self, dir: &OwnedFd, entry: &Entry) -> Result<(), ReadError> {
-        let Some(cap) = self.builder.begin_file(&entry.path) else {
+        let Some(limit) = self.builder.begin_file(&entry.path) else {
             return Ok(());
         };
-        (self.before_open)(&entry.path);
-        let flags =
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-        let Some(fd) = self.open_checked(dir, entry, flags)? else {
+        (self.hook)(Moment::BeforeOpen, &entry.path);
+        let opened = untrusted_fs::open_file(dir, &entry.name).map(|(fd, stat)| (stat, fd));
+        let Some((now, fd)) = self.checked(entry, opened)? else {
             return Ok(());
         };
-        let bytes = read_capped(fd, cap, entry.stat.st_size).map_err(|e| ReadError::Io {
-            path: self.root.join(entry.path.as_str()),
-            source: e,
-        })?;
+        if now.st_size != entry.stat.st_size {
+            self.changed(entry, "its size changed");
+            return Ok(());
+        }
+        (self.hook)(Moment::BeforeRead, &entry.path);
         let expected = u64::try_from(entry.stat.st_size).unwrap_or(0);
+        let bytes = untrusted_fs::read_at_most(fd, limit, expected)
+            .map_err(|e| self.io_error(Some(&entry.path), e))?;
         let got = bytes.len() as u64;
-        if got < cap && got != expected {
+        // Under the limit, the read reached the end of the file: it must be the size listed.
+        if got < limit && got != expected {
             self.builder.refuse(Problem::error(
                 ProblemCode::ChangedDuringRead,
                 Some(entry.path.as_str()),
@@ -357,84 +339,38 @@ pub enum BeneathError {
     Io(std::io::Error),
 }
 
+impl From<OpenError> for BeneathError {
+    fn from(e: OpenError) -> BeneathError {
+        match e {
+            OpenError::NotFound => BeneathError::NotFound,
+            OpenError::Symlink => BeneathError::Symlink,
+            OpenError::NotADirectory | OpenError::NotRegular => BeneathError::NotRegular,
+            OpenError::Io(errno) => BeneathError::Io(errno.into()),
+        }
+    }
+}
+
 /// Reads the regular file at `relative` (a checked bundle-style path) under the directory `root`,
 /// one component at a time without following any link, so the file read is exactly
-/// `root/relative` on disk. Reads at most `cap` bytes; a larger file is refused.
+/// `root/relative` on disk. Reads at most `cap` bytes; a larger file is refused, and so is a
+/// file with other hard links.
 pub fn read_file_beneath(
     root: &Path,
     relative: &BundlePath,
     cap: u64,
 ) -> Result<Vec<u8>, BeneathError> {
-    let map = |errno: Errno| match errno {
-        Errno::NOENT => BeneathError::NotFound,
-        Errno::LOOP | Errno::XDEV => BeneathError::Symlink,
-        Errno::NOTDIR => BeneathError::NotRegular,
-        other => BeneathError::Io(other.into()),
-    };
-    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mut dir = rustix::fs::open(root, dir_flags, Mode::empty()).map_err(map)?;
     let segments: Vec<&str> = relative.as_str().split('/').collect();
     let (file, parents) = segments.split_last().ok_or(BeneathError::NotFound)?;
-    for segment in parents {
-        let name = std::ffi::CString::new(*segment).map_err(|_| BeneathError::NotFound)?;
-        dir = match open_beneath(&dir, &name, dir_flags) {
-            Ok(fd) => fd,
-            // `O_DIRECTORY | O_NOFOLLOW` on a link says "not a directory": tell links apart.
-            Err(Errno::NOTDIR) => {
-                let is_link = rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW)
-                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink);
-                return Err(if is_link {
-                    BeneathError::Symlink
-                } else {
-                    BeneathError::NotRegular
-                });
-            }
-            Err(e) => return Err(map(e)),
-        };
-    }
-    let name = std::ffi::CString::new(*file).map_err(|_| BeneathError::NotFound)?;
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let fd = open_beneath(&dir, &name, flags).map_err(map)?;
-    let stat = rustix::fs::fstat(&fd).map_err(map)?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Err(BeneathError::NotRegular);
-    }
+    let dir = untrusted_fs::open_dir_path(root, parents.iter().copied())?;
+    let (fd, stat) = untrusted_fs::open_file(&dir, &untrusted_fs::component(file)?)?;
     if stat.st_nlink > 1 {
         return Err(BeneathError::HardLink);
     }
-    let bytes = read_capped(fd, cap + 1, stat.st_size).map_err(BeneathError::Io)?;
-    if bytes.len() as u64 > cap {
-        return Err(BeneathError::TooLarge(cap));
-    }
-    Ok(bytes)
-}
-
-/// Reads at most `cap` bytes. `hint` (the inventory size) only sizes the first allocation.
-fn read_capped(fd: OwnedFd, cap: u64, hint: i64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let first = u64::try_from(hint).unwrap_or(0).saturating_add(1).min(cap);
-    let mut buf = Vec::with_capacity(usize::try_from(first).unwrap_or(0));
-    // A `File` made from the descriptor we opened and checked; no path is resolved again.
-    std::fs::File::from(fd).take(cap).read_to_end(&mut buf)?;
-    Ok(buf)
-}
-
-/// `openat2(..., RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)` where available,
-/// else `openat(..., O_NOFOLLOW)`. `name` is a single path component.
-fn open_beneath(dir: &OwnedFd, name: &CStr, flags: OFlags) -> Result<OwnedFd, Errno> {
-    static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
-    if !NO_OPENAT2.load(Ordering::Relaxed) {
-        let resolve =
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        match rustix::fs::openat2(dir, name, flags, Mode::empty(), resolve) {
-            // Not offered by this kernel, or filtered by a seccomp policy: fall back for good.
-            Err(Errno::NOSYS | Errno::PERM) => NO_OPENAT2.store(true, Ordering::Relaxed),
-            Err(Errno::AGAIN) => {}
-            other => return other,
-        }
-    }
-    rustix::fs::openat(dir, name, flags, Mode::empty())
+    let hint = u64::try_from(stat.st_size).unwrap_or(0);
+    untrusted_fs::read_capped(fd, cap, hint).map_err(|e| match e {
+        untrusted_fs::ReadError::TooLarge { cap } => BeneathError::TooLarge(cap),
+        untrusted_fs::ReadError::Io(e) => BeneathError::Io(e),
+    })
 }
 
 fn describe(kind: FileType) -> &'static str {
@@ -444,5 +380,24 @@ fn describe(kind: FileType) -> &'static str {
         FileType::CharacterDevice => "a character device",
         FileType::BlockDevice => "a block device",
         _ => "an entry of unknown type",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_files_are_named_in_refusals() {
+        let cases = [
+            (FileType::Fifo, "a FIFO"),
+            (FileType::Socket, "a socket"),
+            (FileType::CharacterDevice, "a character device"),
+            (FileType::BlockDevice, "a block device"),
+            (FileType::Unknown, "an entry of unknown type"),
+        ];
+        for (kind, want) in cases {
+            assert_eq!(describe(kind), want);
+        }
     }
 }

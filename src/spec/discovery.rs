@@ -31,16 +31,21 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::FileType;
 
 use super::allowed_tools::{self, ToolRule};
 use super::python;
-use super::skill_file::{self, SKILL_MD_NAMES};
+use super::skill_file::{self, MAX_SKILL_MD_BYTES, SKILL_MD_NAMES};
 use super::strict_yaml::Value;
 use super::validate;
+use crate::untrusted_fs;
 
 /// The body length, in lines, above which a warning is given.
 pub const MAX_BODY_LINES: usize = 500;
+
+/// The most names a [`DirTree`] lists in one directory (a source, or one skill directory); a
+/// directory holding more is reported as unreadable instead of being held in memory.
+pub const MAX_LISTING: usize = 10_000;
 
 /// The kind of a directory entry, as seen without following links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +80,9 @@ pub trait SkillTree: Send + Sync {
     fn display(&self, path: &str) -> String;
 }
 
-/// A directory on disk, read with `O_NOFOLLOW` opens relative to already-open directories.
+/// A directory on disk, read through [`crate::untrusted_fs`]: opens relative to already-open
+/// directories that never follow a link, listings of at most [`MAX_LISTING`] names, files of at
+/// most [`MAX_SKILL_MD_BYTES`].
 #[derive(Debug, Clone)]
 pub struct DirTree {
     root: PathBuf,
@@ -87,51 +94,33 @@ impl DirTree {
         DirTree { root: root.into() }
     }
 
-    /// Opens `rel` component by component, never following a link.
-    fn open(&self, rel: &str, dir: bool) -> io::Result<OwnedFd> {
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let dir_flags = flags | OFlags::DIRECTORY;
-        let mut fd = rustix::fs::open(&self.root, dir_flags, Mode::empty())?;
-        let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
-        for (i, part) in parts.iter().enumerate() {
-            if *part == "." || *part == ".." {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "path escapes the tree",
-                ));
-            }
-            let last = i + 1 == parts.len();
-            let f = if last && !dir {
-                flags | OFlags::NONBLOCK
-            } else {
-                dir_flags
-            };
-            fd = rustix::fs::openat(&fd, *part, f, Mode::empty())?;
-        }
-        Ok(fd)
+    /// Opens the directory `rel` component by component, never following a link.
+    fn open_dir(&self, rel: &str) -> io::Result<OwnedFd> {
+        let parts = rel.split('/').filter(|p| !p.is_empty());
+        Ok(untrusted_fs::open_dir_path(&self.root, parts)?)
     }
 }
 
 impl SkillTree for DirTree {
     fn list(&self, dir: &str) -> io::Result<Vec<Entry>> {
-        let fd = self.open(dir, true)?;
-        let mut out = Vec::new();
-        let mut reader = rustix::fs::Dir::read_from(&fd)?;
-        while let Some(entry) = reader.read() {
-            let entry = entry?;
-            let name = entry.file_name();
-            if name == c"." || name == c".." {
-                continue;
-            }
+        let fd = self.open_dir(dir)?;
+        let listing = untrusted_fs::list(&fd, MAX_LISTING)?;
+        if listing.over {
+            return Err(io::Error::other(format!(
+                "more than {MAX_LISTING} entries; not scanned"
+            )));
+        }
+        let mut out = Vec::with_capacity(listing.names.len());
+        for name in listing.names {
             let Ok(text) = name.to_str() else { continue };
-            let kind = match rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) => match FileType::from_raw_mode(st.st_mode) {
+            let kind = match untrusted_fs::stat_at(&fd, &name) {
+                Ok(Some(st)) => match untrusted_fs::kind(&st) {
                     FileType::RegularFile => EntryKind::File,
                     FileType::Directory => EntryKind::Dir,
                     FileType::Symlink => EntryKind::Symlink,
                     _ => EntryKind::Other,
                 },
-                Err(_) => continue,
+                _ => continue,
             };
             out.push(Entry {
                 name: text.to_owned(),
@@ -142,19 +131,20 @@ impl SkillTree for DirTree {
     }
 
     fn read(&self, path: &str) -> io::Result<Vec<u8>> {
-        use std::io::Read as _;
-        let fd = self.open(path, false)?;
-        let st = rustix::fs::fstat(&fd)?;
-        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            ));
-        }
-        let mut bytes = Vec::new();
-        // A `File` from the descriptor opened above; no path is resolved again.
-        std::fs::File::from(fd).read_to_end(&mut bytes)?;
-        Ok(bytes)
+        let (parents, file) = path.rsplit_once('/').unwrap_or(("", path));
+        let dir = self.open_dir(parents)?;
+        let (fd, st) = untrusted_fs::open_file(&dir, &untrusted_fs::component(file)?)?;
+        let hint = u64::try_from(st.st_size).unwrap_or(0);
+        untrusted_fs::read_capped(fd, MAX_SKILL_MD_BYTES, hint).map_err(|e| match e {
+            untrusted_fs::ReadError::TooLarge { cap } => io::Error::new(
+                io::ErrorKind::FileTooLarge,
+                format!(
+                    "larger than {cap} bytes ({} MiB), the most skillfold reads [file_too_large]",
+                    cap >> 20
+                ),
+            ),
+            untrusted_fs::ReadError::Io(e) => e,
+        })
     }
 
     fn display(&self, path: &str) -> String {

@@ -1,12 +1,16 @@
-//! Finding, reading and splitting a skill's `SKILL.md` for the spec tooling, safely.
+//! Finding, reading and splitting a skill's `SKILL.md` for the spec tooling, safely, through
+//! [`crate::untrusted_fs`].
 //!
-//! - The skill directory is opened once with `O_DIRECTORY | O_NOFOLLOW`: a skill directory that
-//!   is itself a symbolic link is refused (skills-ref reads through it).
+//! - The skill directory is opened once without following a link: a skill directory that is
+//!   itself a symbolic link is refused (skills-ref reads through it).
 //! - `SKILL.md` is preferred over `skill.md`, decided from the directory listing by exact
 //!   name (as skills-ref's `exists()` does on a case-sensitive file system).
 //! - The chosen entry is inspected with `fstatat(AT_SYMLINK_NOFOLLOW)` and opened relative to the
-//!   directory with `O_NOFOLLOW`: a symlinked `SKILL.md` (even a dangling one) is refused, and
-//!   so is a directory or special file of that name (skills-ref crashes on a directory).
+//!   directory, never through a link: a symlinked `SKILL.md` (even a dangling one) is refused,
+//!   and so is a directory or special file of that name (skills-ref crashes on a directory).
+//! - At most [`MAX_SKILL_MD_BYTES`] (8 MiB) are read, and a larger file is refused, where
+//!   skills-ref reads any size (before this bound a sparse 3 GiB `SKILL.md` cost 6 GB of memory
+//!   here, and a 10 GiB one aborted).
 //! - The bytes must be UTF-8 (skills-ref crashes otherwise); `\r\n` and lone `\r` become `\n`
 //!   (Python's universal newlines), a byte order mark is kept.
 //! - Fences are whole lines: the text must start with a `---` line and the frontmatter ends at
@@ -17,17 +21,24 @@
 //! The frontmatter text handed to [`super::strict_yaml`] starts right after the opening `---`,
 //! exactly as skills-ref's `parts[1]` does, so YAML line numbers are `SKILL.md` line numbers.
 
-use std::ffi::CStr;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
-use rustix::io::Errno;
+use rustix::fs::FileType;
 
 use super::strict_yaml::{self, LoadError, Value};
+use crate::untrusted_fs::{self, OpenError};
 
 /// The two accepted spellings, in order of preference.
 pub const SKILL_MD_NAMES: [&str; 2] = ["SKILL.md", "skill.md"];
+
+/// The largest `SKILL.md` the spec tooling (`validate`, `read-properties`, `to-prompt`) and
+/// [`super::discovery`] read: 8 MiB. skills-ref sets no bound and reads any size, so this one is
+/// generous on purpose: a real skill (the format's own bound for a pinned bundle is under
+/// 70 KiB) never meets it, and no real skill is judged differently from skills-ref. It exists
+/// so that a huge or sparse file is refused after reading one byte past the bound, instead of
+/// being read whole into memory.
+pub const MAX_SKILL_MD_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Why a skill directory could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +103,17 @@ pub enum SkillMdError {
     /// `SKILL.md` is a directory or special file.
     #[error("`{0}` is not a regular file [not_a_file]")]
     NotAFile(&'static str),
+    /// `SKILL.md` is larger than [`MAX_SKILL_MD_BYTES`] (deviation: skills-ref reads any size).
+    #[error(
+        "`{name}` is larger than {cap} bytes ({} MiB), the most skillfold reads for a skill file [file_too_large]",
+        .cap >> 20
+    )]
+    TooLarge {
+        /// Which spelling.
+        name: &'static str,
+        /// The bound, [`MAX_SKILL_MD_BYTES`].
+        cap: u64,
+    },
     /// `SKILL.md` is not UTF-8.
     #[error("`{name}` is not valid UTF-8: byte 0x{byte:02x} at offset {offset} [not_utf8]")]
     NotUtf8 {
@@ -134,6 +156,7 @@ impl SkillMdError {
             SkillMdError::NotMapping => "frontmatter_not_mapping",
             SkillMdError::Symlink(_) => "symlink",
             SkillMdError::NotAFile(_) => "not_a_file",
+            SkillMdError::TooLarge { .. } => "file_too_large",
             SkillMdError::NotUtf8 { .. } => "not_utf8",
             SkillMdError::ControlChar { .. } => "control_char",
             SkillMdError::Unsupported(_) => "yaml_unsupported",
@@ -156,21 +179,15 @@ impl SkillMdError {
 
 /// Opens a skill directory without following a link at its last component.
 pub fn open_dir(path: &Path) -> Result<OwnedFd, DirError> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    rustix::fs::open(path, flags, Mode::empty()).map_err(|errno| {
+    untrusted_fs::open_root(path).map_err(|e| {
         let path = path.to_owned();
-        match errno {
-            Errno::NOENT => DirError::NotFound(path),
-            Errno::LOOP => DirError::Symlink(path),
-            Errno::NOTDIR => match rustix::fs::lstat(&path) {
-                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
-                    DirError::Symlink(path)
-                }
-                _ => DirError::NotADirectory(path),
-            },
-            other => DirError::Io {
+        match e {
+            OpenError::NotFound => DirError::NotFound(path),
+            OpenError::Symlink => DirError::Symlink(path),
+            OpenError::NotADirectory | OpenError::NotRegular => DirError::NotADirectory(path),
+            OpenError::Io(errno) => DirError::Io {
                 path,
-                source: other.into(),
+                source: errno.into(),
             },
         }
     })
@@ -179,16 +196,14 @@ pub fn open_dir(path: &Path) -> Result<OwnedFd, DirError> {
 /// Which spelling of `SKILL.md` the directory holds, from its listing, by exact name.
 pub fn find_name(dir: &OwnedFd) -> Result<Option<&'static str>, std::io::Error> {
     let mut found = [false; 2];
-    let mut reader = rustix::fs::Dir::read_from(dir)?;
-    while let Some(entry) = reader.read() {
-        let entry = entry?;
-        let name: &CStr = entry.file_name();
+    untrusted_fs::scan(dir, |name| {
         for (i, want) in SKILL_MD_NAMES.iter().enumerate() {
             if name.to_bytes() == want.as_bytes() {
                 found[i] = true;
             }
         }
-    }
+        std::ops::ControlFlow::Continue(())
+    })?;
     Ok(SKILL_MD_NAMES
         .iter()
         .zip(found)
@@ -214,38 +229,39 @@ pub fn read(dir: &OwnedFd) -> Result<Option<SkillMd>, SkillMdError> {
     else {
         return Ok(None);
     };
-    let io = |e: Errno| SkillMdError::Io {
+    let name_c = untrusted_fs::component(name).map_err(|e| SkillMdError::Io {
         name,
         source: e.into(),
+    })?;
+    // Looked at before it is opened: a special file of that name is never opened.
+    let stat = match untrusted_fs::stat_at(dir, &name_c) {
+        Ok(Some(stat)) => stat,
+        Ok(None) => return Ok(None),
+        Err(e) => {
+            return Err(SkillMdError::Io {
+                name,
+                source: e.into(),
+            });
+        }
     };
-    let stat = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(stat) => stat,
-        Err(Errno::NOENT) => return Ok(None),
-        Err(e) => return Err(io(e)),
-    };
-    match FileType::from_raw_mode(stat.st_mode) {
+    match untrusted_fs::kind(&stat) {
         FileType::RegularFile => {}
         FileType::Symlink => return Err(SkillMdError::Symlink(name)),
         _ => return Err(SkillMdError::NotAFile(name)),
     }
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(dir, name, flags, Mode::empty()).map_err(|e| match e {
-        Errno::LOOP => SkillMdError::Symlink(name),
-        other => io(other),
+    let (fd, now) = untrusted_fs::open_file(dir, &name_c).map_err(|e| match e {
+        OpenError::Symlink => SkillMdError::Symlink(name),
+        OpenError::NotRegular | OpenError::NotADirectory => SkillMdError::NotAFile(name),
+        other => SkillMdError::Io {
+            name,
+            source: other.into(),
+        },
     })?;
-    let now = rustix::fs::fstat(&fd).map_err(io)?;
-    if FileType::from_raw_mode(now.st_mode) != FileType::RegularFile {
-        return Err(SkillMdError::NotAFile(name));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(now.st_size).unwrap_or(0));
-    {
-        use std::io::Read as _;
-        // A `File` made from the descriptor opened and checked above; no path is resolved again.
-        std::fs::File::from(fd)
-            .read_to_end(&mut bytes)
-            .map_err(|source| SkillMdError::Io { name, source })?;
-    }
+    let hint = u64::try_from(now.st_size).unwrap_or(0);
+    let bytes = untrusted_fs::read_capped(fd, MAX_SKILL_MD_BYTES, hint).map_err(|e| match e {
+        untrusted_fs::ReadError::TooLarge { cap } => SkillMdError::TooLarge { name, cap },
+        untrusted_fs::ReadError::Io(source) => SkillMdError::Io { name, source },
+    })?;
     let text =
         decode(&bytes).map_err(|(byte, offset)| SkillMdError::NotUtf8 { name, byte, offset })?;
     Ok(Some(SkillMd { name, text }))

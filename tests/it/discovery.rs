@@ -192,3 +192,60 @@ fn directories_on_disk_never_follow_links() {
             .all(|u| u.problems[0].contains("symbolic link"))
     );
 }
+
+#[test]
+fn a_huge_sparse_skill_md_on_disk_is_refused_without_being_read() {
+    use skillfold::spec::skill_file::MAX_SKILL_MD_BYTES;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    fs_err::create_dir_all(root.join("huge")).unwrap();
+    let path = root.join("huge/SKILL.md");
+    fs_err::write(&path, skill("huge", "Sparse.")).unwrap();
+    let file = fs_err::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(10 * 1024 * 1024 * 1024).unwrap();
+    fs_err::create_dir_all(root.join("at")).unwrap();
+    let at = root.join("at/SKILL.md");
+    fs_err::write(&at, skill("at", "At the bound.")).unwrap();
+    let file = fs_err::OpenOptions::new().write(true).open(&at).unwrap();
+    file.set_len(MAX_SKILL_MD_BYTES).unwrap();
+    let started = std::time::Instant::now();
+    let d = discover(&[Source::dir(root)]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let ids: Vec<&str> = d.offered().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["at"]);
+    assert_eq!(d.unclaimed.len(), 1);
+    let problem = &d.unclaimed[0].problems[0];
+    assert!(
+        problem.contains(&format!("larger than {MAX_SKILL_MD_BYTES} bytes"))
+            && problem.contains("[file_too_large]"),
+        "{problem}"
+    );
+}
+
+#[test]
+fn a_source_listing_is_bounded_at_and_one_past() {
+    use skillfold::spec::discovery::MAX_LISTING;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    fs_err::create_dir_all(root.join("pdf")).unwrap();
+    fs_err::write(root.join("pdf/SKILL.md"), skill("pdf", "PDFs.")).unwrap();
+    for i in 0..MAX_LISTING - 1 {
+        fs_err::write(root.join(format!("f{i:05}")), b"").unwrap();
+    }
+    let d = discover(&[Source::dir(root)]);
+    assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+    assert_eq!(
+        d.offered().count(),
+        1,
+        "exactly {MAX_LISTING} entries are listed"
+    );
+    fs_err::write(root.join("one-more"), b"").unwrap();
+    let d = discover(&[Source::dir(root)]);
+    assert_eq!(d.offered().count(), 0);
+    assert_eq!(d.warnings.len(), 1);
+    assert!(
+        d.warnings[0].contains(&format!("more than {MAX_LISTING} entries")),
+        "{:?}",
+        d.warnings
+    );
+}

@@ -337,3 +337,43 @@ fn a_discovered_skill_never_stands_in_for_a_pinned_one_that_failed() {
         "unknown_skill"
     );
 }
+
+#[test]
+fn a_directory_listing_is_bounded_at_and_one_past() {
+    use skillfold::guides::MAX_DIRECTORY_ENTRIES;
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    portable(r, "team/style", "Style");
+    let crowded = r.join("team");
+    for i in 0..MAX_DIRECTORY_ENTRIES - 1 {
+        fs_err::write(crowded.join(format!("f{i:05}")), b"").unwrap();
+    }
+    let d = discover(r).unwrap();
+    let ids: Vec<&str> = d.guides.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["style"],
+        "exactly {MAX_DIRECTORY_ENTRIES} entries: {:?}",
+        d.skipped
+    );
+    fs_err::write(crowded.join("one-more"), b"").unwrap();
+    let d = discover(r).unwrap();
+    assert!(d.guides.is_empty());
+    assert_eq!(
+        d.skipped,
+        [format!(
+            "team: more than {MAX_DIRECTORY_ENTRIES} entries, not scanned"
+        )]
+    );
+}
+
+#[test]
+fn a_symlinked_or_missing_guides_root_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs_err::create_dir(tmp.path().join("real")).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("real"), tmp.path().join("link")).unwrap();
+    let err = discover(&tmp.path().join("link")).unwrap_err();
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+    let err = discover(&tmp.path().join("missing")).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
+}

@@ -20,4 +20,5 @@ mod runtime;
 mod safe_read;
 mod schemas;
 mod skills_ref_golden;
+mod spec_bounds;
 mod util;

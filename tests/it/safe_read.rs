@@ -3,11 +3,15 @@
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
+use std::path::Path;
 
+use rustix::io::Errno;
 use skillfold::bundle::{Bundle, LoadError};
+use skillfold::bundle_path::BundlePath;
 use skillfold::limits;
-use skillfold::problem::ProblemCode::*;
-use skillfold::safe_read::{self, ReadError};
+use skillfold::problem::ProblemCode::{self, *};
+use skillfold::safe_read::{self, BeneathError, Moment, ReadError, ReadOutcome};
+use skillfold::untrusted_fs;
 
 use super::util::{TempBundle, skill_md};
 
@@ -122,6 +126,41 @@ fn socket_is_refused() {
     b.assert_refused(SpecialFile);
 }
 
+/// Reads the bundle at `b`, calling `attack` at every moment of every entry.
+fn read_with(b: &TempBundle, mut attack: impl FnMut(Moment, &str)) -> ReadOutcome {
+    safe_read::read_bundle_dir_with_hook(b.root(), &mut |moment, path| {
+        attack(moment, path.as_str())
+    })
+    .expect("read")
+}
+
+/// The problems of an outcome as `(code, path, message)`.
+fn problems(outcome: &ReadOutcome) -> Vec<(ProblemCode, String, String)> {
+    outcome
+        .problems
+        .as_slice()
+        .iter()
+        .map(|p| {
+            (
+                p.code,
+                p.path.clone().unwrap_or_default(),
+                p.message.clone(),
+            )
+        })
+        .collect()
+}
+
+/// Asserts the one problem of `outcome` is a change to `path` whose message says `why`.
+#[track_caller]
+fn assert_changed(outcome: &ReadOutcome, path: &str, why: &str) {
+    let found = problems(outcome);
+    assert!(
+        matches!(found.as_slice(), [(ChangedDuringRead, p, m)] if p == path && m.contains(why)),
+        "want one change to {path} ({why}), got {found:?}"
+    );
+    assert!(outcome.files.get(path).is_none(), "{path} was admitted");
+}
+
 #[test]
 fn file_swapped_for_a_symlink_after_inventory_is_refused() {
     let b = TempBundle::new();
@@ -129,32 +168,161 @@ fn file_swapped_for_a_symlink_after_inventory_is_refused() {
     let secret = b.outside().join("secret.txt");
     fs_err::write(&secret, b"TOP SECRET").expect("write");
     let target = b.path("references/a.md");
-    let outcome = safe_read::read_bundle_dir_with_hook(b.root(), &mut |path| {
-        if path.as_str() == "references/a.md" {
+    let outcome = read_with(&b, |moment, path| {
+        if moment == Moment::BeforeOpen && path == "references/a.md" {
             fs_err::remove_file(&target).expect("rm");
             std::os::unix::fs::symlink(&secret, &target).expect("symlink");
         }
+    });
+    assert_changed(&outcome, "references/a.md", "by a link");
+}
+
+/// Swaps `a.md` for a link to a hard link of the very same file: the device, inode and size are
+/// unchanged, so the identity check cannot see the swap; only the no-follow open refuses it.
+fn swap_for_a_link_to_itself(b: &TempBundle) -> ReadOutcome {
+    b.write("a.md", b"original");
+    let (target, alias) = (b.path("a.md"), b.outside().join("alias"));
+    read_with(b, |moment, path| {
+        if moment == Moment::BeforeOpen && path == "a.md" {
+            fs_err::hard_link(&target, &alias).expect("link");
+            fs_err::remove_file(&target).expect("rm");
+            std::os::unix::fs::symlink(&alias, &target).expect("symlink");
+        }
     })
-    .expect("read");
-    let codes: Vec<_> = outcome.problems.as_slice().iter().map(|p| p.code).collect();
-    assert_eq!(codes, [ChangedDuringRead]);
-    assert!(outcome.files.get("references/a.md").is_none());
 }
 
 #[test]
-fn file_replaced_by_another_file_after_inventory_is_refused() {
+fn a_link_swapped_in_is_refused_by_the_no_follow_open_alone() {
+    let b = TempBundle::new();
+    assert_changed(&swap_for_a_link_to_itself(&b), "a.md", "by a link");
+}
+
+#[test]
+fn a_link_swapped_in_is_refused_by_o_nofollow_alone_without_openat2() {
+    for unavailable in [Errno::NOSYS, Errno::PERM] {
+        let b = TempBundle::new();
+        let outcome =
+            untrusted_fs::with_openat2_failing(unavailable, || swap_for_a_link_to_itself(&b));
+        assert_changed(&outcome, "a.md", "by a link");
+    }
+}
+
+#[test]
+fn a_directory_swapped_for_a_link_is_refused() {
+    let b = TempBundle::new();
+    b.write("refs/a.md", b"x");
+    b.write("elsewhere/b.md", b"y");
+    let (refs, elsewhere) = (b.path("refs"), b.path("elsewhere"));
+    let outcome = read_with(&b, |moment, path| {
+        if moment == Moment::BeforeOpen && path == "refs" {
+            fs_err::remove_dir_all(&refs).expect("rm");
+            std::os::unix::fs::symlink(&elsewhere, &refs).expect("symlink");
+        }
+    });
+    assert_changed(&outcome, "refs", "by a link");
+    assert!(outcome.files.get("elsewhere/b.md").is_some());
+}
+
+/// Runs `read` on another thread; fails if it blocks (on the FIFO at `fifo`, which nobody
+/// writes to), releasing it first so that the test never hangs.
+fn without_blocking(
+    fifo: &Path,
+    read: impl FnOnce() -> ReadOutcome + Send + 'static,
+) -> ReadOutcome {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(read());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(5)) {
+        Ok(outcome) => {
+            worker.join().expect("worker");
+            outcome
+        }
+        Err(_) => {
+            let _writer = rustix::fs::open(
+                fifo,
+                rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::NONBLOCK,
+                rustix::fs::Mode::empty(),
+            );
+            let _ = worker.join();
+            panic!("reading blocked on a FIFO swapped in");
+        }
+    }
+}
+
+fn mkfifo(path: &Path) {
+    rustix::fs::mkfifoat(rustix::fs::CWD, path, rustix::fs::Mode::from(0o644)).expect("mkfifo");
+}
+
+#[test]
+fn a_directory_swapped_for_a_fifo_is_refused_without_blocking() {
+    let b = TempBundle::new();
+    b.write("refs/a.md", b"x");
+    let refs = b.path("refs");
+    let root = b.root().to_owned();
+    let fifo = refs.clone();
+    let outcome = without_blocking(&fifo, move || {
+        safe_read::read_bundle_dir_with_hook(&root, &mut |moment, path| {
+            if moment == Moment::BeforeOpen && path.as_str() == "refs" {
+                fs_err::remove_dir_all(&refs).expect("rm");
+                mkfifo(&refs);
+            }
+        })
+        .expect("read")
+    });
+    assert_changed(&outcome, "refs", "replaced");
+}
+
+#[test]
+fn a_file_swapped_for_a_fifo_is_refused_without_blocking() {
+    let b = TempBundle::new();
+    b.write("a.md", b"x");
+    let target = b.path("a.md");
+    let root = b.root().to_owned();
+    let fifo = target.clone();
+    let outcome = without_blocking(&fifo, move || {
+        safe_read::read_bundle_dir_with_hook(&root, &mut |moment, path| {
+            if moment == Moment::BeforeOpen && path.as_str() == "a.md" {
+                fs_err::remove_file(&target).expect("rm");
+                mkfifo(&target);
+            }
+        })
+        .expect("read")
+    });
+    assert_changed(&outcome, "a.md", "replaced");
+}
+
+#[test]
+fn a_same_size_replacement_is_refused_by_the_identity_check_alone() {
     let b = TempBundle::new();
     b.write("a.md", b"original");
-    b.write("other", b"original");
-    let (target, other) = (b.path("a.md"), b.path("other"));
-    let outcome = safe_read::read_bundle_dir_with_hook(b.root(), &mut |path| {
-        if path.as_str() == "a.md" {
-            fs_err::rename(&other, &target).expect("rename");
+    // Same size, same type, same device; only the inode differs.
+    let impostor = b.outside().join("impostor");
+    fs_err::write(&impostor, b"IMPOSTOR").expect("write");
+    let target = b.path("a.md");
+    let outcome = read_with(&b, |moment, path| {
+        if moment == Moment::BeforeOpen && path == "a.md" {
+            fs_err::rename(&impostor, &target).expect("rename");
         }
-    })
-    .expect("read");
-    let codes: Vec<_> = outcome.problems.as_slice().iter().map(|p| p.code).collect();
-    assert!(codes.contains(&ChangedDuringRead), "{codes:?}");
+    });
+    assert_changed(&outcome, "a.md", "replaced by another object");
+}
+
+#[test]
+fn a_directory_replaced_by_another_is_refused_by_the_identity_check() {
+    let b = TempBundle::new();
+    b.write("refs/a.md", b"x");
+    let other = b.outside().join("other");
+    fs_err::create_dir(&other).expect("mkdir");
+    fs_err::write(other.join("b.md"), b"y").expect("write");
+    let refs = b.path("refs");
+    let outcome = read_with(&b, |moment, path| {
+        if moment == Moment::BeforeOpen && path == "refs" {
+            fs_err::remove_dir_all(&refs).expect("rm");
+            fs_err::rename(&other, &refs).expect("rename");
+        }
+    });
+    assert_changed(&outcome, "refs", "replaced by another object");
 }
 
 #[test]
@@ -162,19 +330,192 @@ fn file_resized_after_inventory_is_refused() {
     let b = TempBundle::new();
     b.write("a.md", b"original");
     let target = b.path("a.md");
-    let outcome = safe_read::read_bundle_dir_with_hook(b.root(), &mut |path| {
-        if path.as_str() == "a.md" {
-            use std::io::Write as _;
-            let mut f = fs_err::OpenOptions::new()
-                .append(true)
-                .open(&target)
-                .expect("open");
-            f.write_all(b" and more").expect("append");
+    let outcome = read_with(&b, |moment, path| {
+        if moment == Moment::BeforeOpen && path == "a.md" {
+            append(&target, b" and more");
         }
-    })
-    .expect("read");
-    let codes: Vec<_> = outcome.problems.as_slice().iter().map(|p| p.code).collect();
-    assert_eq!(codes, [ChangedDuringRead]);
+    });
+    assert_changed(&outcome, "a.md", "size changed");
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    use std::io::Write as _;
+    fs_err::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("open")
+        .write_all(bytes)
+        .expect("append");
+}
+
+#[test]
+fn growth_past_the_bound_before_open_is_refused_by_the_size_check_alone() {
+    // Grown past the bound, the read stops one byte over it and cannot compare lengths: only the
+    // size check on the open descriptor says the file changed (else it is "too large").
+    let b = TempBundle::new();
+    b.write("a.md", b"small");
+    let target = b.path("a.md");
+    let grow = vec![b'x'; limits::MAX_SUPPORTING_FILE_BYTES as usize + 10];
+    let outcome = read_with(&b, |moment, path| {
+        if moment == Moment::BeforeOpen && path == "a.md" {
+            append(&target, &grow);
+        }
+    });
+    assert_changed(
+        &outcome,
+        "a.md",
+        "its size changed between inventory and read",
+    );
+}
+
+#[test]
+fn growth_after_fstat_is_refused_by_the_long_read_check() {
+    let b = TempBundle::new();
+    b.write("a.md", b"original");
+    let target = b.path("a.md");
+    let outcome = read_with(&b, |moment, path| {
+        if moment == Moment::BeforeRead && path == "a.md" {
+            append(&target, b" and more");
+        }
+    });
+    assert_changed(&outcome, "a.md", "(8 bytes listed, 17 read)");
+}
+
+#[test]
+fn shrinking_after_fstat_is_refused_by_the_short_read_check() {
+    let b = TempBundle::new();
+    b.write("a.md", b"original");
+    let target = b.path("a.md");
+    let outcome = read_with(&b, |moment, path| {
+        if moment == Moment::BeforeRead && path == "a.md" {
+            fs_err::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .expect("open")
+                .set_len(3)
+                .expect("truncate");
+        }
+    });
+    assert_changed(&outcome, "a.md", "(8 bytes listed, 3 read)");
+}
+
+#[test]
+fn growth_after_fstat_past_the_bound_is_too_large_not_read_whole() {
+    let b = TempBundle::new();
+    b.write("a.md", b"small");
+    let target = b.path("a.md");
+    let max = limits::MAX_SUPPORTING_FILE_BYTES;
+    let outcome = read_with(&b, |moment, path| {
+        if moment == Moment::BeforeRead && path == "a.md" {
+            fs_err::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .expect("open")
+                .set_len(1 << 30)
+                .expect("grow");
+        }
+    });
+    let p = &outcome.problems.as_slice()[0];
+    assert_eq!(
+        (p.code, p.limit, p.actual),
+        (FileTooLarge, Some(max), Some(max + 1))
+    );
+}
+
+#[test]
+fn every_moment_of_every_entry_is_offered_to_the_hook() {
+    let b = TempBundle::new();
+    b.write("refs/a.md", b"x");
+    let mut seen = Vec::new();
+    read_with(&b, |moment, path| seen.push((moment, path.to_owned())));
+    let want = [
+        (Moment::BeforeOpen, "SKILL.md"),
+        (Moment::BeforeRead, "SKILL.md"),
+        (Moment::BeforeOpen, "refs"),
+        (Moment::BeforeOpen, "refs/a.md"),
+        (Moment::BeforeRead, "refs/a.md"),
+    ];
+    let want: Vec<(Moment, String)> = want.iter().map(|(m, p)| (*m, (*p).to_owned())).collect();
+    assert_eq!(seen, want);
+}
+
+#[test]
+fn without_openat2_a_bundle_reads_the_same() {
+    let b = TempBundle::new();
+    b.write("references/guide.md", b"# Guide\n");
+    b.write("deep/er/x.txt", b"x");
+    let digest = || {
+        Bundle::read_dir(b.root())
+            .expect("valid")
+            .digest()
+            .to_string()
+    };
+    let with = digest();
+    for unavailable in [Errno::NOSYS, Errno::PERM] {
+        assert_eq!(
+            untrusted_fs::with_openat2_failing(unavailable, digest),
+            with
+        );
+    }
+    b.symlink("references/guide.md", "link.md");
+    let codes = untrusted_fs::with_openat2_failing(Errno::NOSYS, || b.codes());
+    assert_eq!(codes, [Symlink]);
+}
+
+#[test]
+fn read_file_beneath_refuses_a_hard_linked_file() {
+    let b = TempBundle::new();
+    b.write("references/a.md", b"mine");
+    let rel = BundlePath::parse("references/a.md").unwrap();
+    assert_eq!(
+        safe_read::read_file_beneath(b.root(), &rel, 100).expect("one link"),
+        b"mine"
+    );
+    fs_err::hard_link(b.path("references/a.md"), b.outside().join("other")).expect("link");
+    let err = safe_read::read_file_beneath(b.root(), &rel, 100).expect_err("two links");
+    assert!(matches!(err, BeneathError::HardLink), "{err}");
+}
+
+#[test]
+fn read_file_beneath_refusals() {
+    let b = TempBundle::new();
+    b.write("references/a.md", b"0123456789");
+    b.write("real/b.md", b"b");
+    b.symlink("real", "linked");
+    b.symlink("a.md", "references/link.md");
+    b.mkdir("references/dir");
+    let read = |rel: &str, cap: u64| {
+        safe_read::read_file_beneath(b.root(), &BundlePath::parse(rel).unwrap(), cap)
+    };
+    assert_eq!(
+        read("references/a.md", 10).expect("at the cap"),
+        b"0123456789"
+    );
+    assert!(matches!(
+        read("references/a.md", 9),
+        Err(BeneathError::TooLarge(9))
+    ));
+    assert!(matches!(
+        read("linked/b.md", 10),
+        Err(BeneathError::Symlink)
+    ));
+    assert!(matches!(
+        read("references/link.md", 10),
+        Err(BeneathError::Symlink)
+    ));
+    assert!(matches!(
+        read("references/dir", 10),
+        Err(BeneathError::NotRegular)
+    ));
+    assert!(matches!(
+        read("references/a.md/x", 10),
+        Err(BeneathError::NotRegular)
+    ));
+    assert!(matches!(
+        read("references/nope.md", 10),
+        Err(BeneathError::NotFound)
+    ));
+    assert!(matches!(read("nope/a.md", 10), Err(BeneathError::NotFound)));
 }
 
 #[test]

@@ -1,0 +1,833 @@
+//! The one capped, no-follow file-system layer: the only way skillfold opens a file or a
+//! directory that came from outside (a bundle, a guides folder, a skill directory handed to the
+//! spec tooling). Each caller adds its own rules on top; none spells out open flags of its own.
+//!
+//! Five steps, each a defence that holds on its own:
+//!
+//! - [`open_root`]: the directory the caller names, opened once by path with
+//!   `O_DIRECTORY | O_NOFOLLOW`. A link at its last component is refused, never followed, and
+//!   the failure says why (missing, a link, not a directory).
+//! - [`open_dir`] and [`open_file`]: one name below an already-open directory, with `openat2`
+//!   and `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`, or `openat` where the
+//!   kernel refuses `openat2` (`ENOSYS` on kernels before 5.6, `EPERM` under a seccomp filter).
+//!   Both add `O_NOFOLLOW`, which alone refuses a link at that one name. A directory is opened
+//!   with `O_DIRECTORY` (anything else swapped in fails at once); a file with `O_NONBLOCK` and
+//!   `O_NOCTTY` (a FIFO swapped in cannot block the open, a terminal cannot become ours), and its
+//!   type is checked with `fstat` on the open descriptor.
+//! - [`stat_at`]: what a name is, without following it, so special files are refused unopened.
+//! - [`list`]: the names of an open directory, never more than a bound: an enormous directory is
+//!   refused without being held in memory.
+//! - [`read_capped`]: at most `cap + 1` bytes from an open file. The size `fstat` reported is
+//!   only a hint for the first allocation: a file that grows, or lies about its size (as `/proc`
+//!   files do), is still read no further than the cap.
+//!
+//! [`same_file`] compares the device and inode of what was listed with what was opened, for
+//! callers that inventory a tree before reading it.
+//!
+//! The module depends on nothing but `std` and `rustix`.
+
+use std::cell::Cell;
+use std::ffi::CStr;
+use std::fmt;
+use std::io::Read as _;
+use std::ops::ControlFlow;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::Path;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat};
+use rustix::io::Errno;
+
+/// Flags of every directory opened: read-only, must be a directory, no link at the name.
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+/// Flags of every file opened: read-only, no link at the name, never blocking (a FIFO), never
+/// a controlling terminal.
+const FILE_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::NONBLOCK)
+    .union(OFlags::NOCTTY)
+    .union(OFlags::CLOEXEC);
+
+/// How `openat2` resolves a name: below the directory, through no link of any kind.
+const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
+    .union(ResolveFlags::NO_SYMLINKS)
+    .union(ResolveFlags::NO_MAGICLINKS);
+
+/// Why a directory or file could not be opened.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// Nothing of that name.
+    NotFound,
+    /// A symbolic link where a directory or file was expected (never followed).
+    Symlink,
+    /// Something other than a directory where a directory was expected.
+    NotADirectory,
+    /// Something other than a regular file (a directory, FIFO, socket or device).
+    NotRegular,
+    /// Any other failure of the system call.
+    Io(Errno),
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpenError::NotFound => f.write_str("no such file or directory"),
+            OpenError::Symlink => f.write_str("is a symbolic link (links are never followed)"),
+            OpenError::NotADirectory => f.write_str("not a directory"),
+            OpenError::NotRegular => f.write_str("not a regular file"),
+            OpenError::Io(errno) => write!(f, "{}", std::io::Error::from(*errno)),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+impl From<OpenError> for std::io::Error {
+    fn from(e: OpenError) -> std::io::Error {
+        match e {
+            OpenError::NotFound => Errno::NOENT.into(),
+            OpenError::Symlink => Errno::LOOP.into(),
+            OpenError::NotADirectory => Errno::NOTDIR.into(),
+            OpenError::NotRegular => {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file")
+            }
+            OpenError::Io(errno) => errno.into(),
+        }
+    }
+}
+
+/// Why [`read_capped`] refused.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// The file holds more than the cap (it was read no further than one byte past it).
+    TooLarge {
+        /// The cap.
+        cap: u64,
+    },
+    /// The read failed.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::TooLarge { cap } => write!(f, "larger than {cap} bytes"),
+            ReadError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// Opens the directory at `path` (as the caller spelled it) without following a link at its
+/// last component.
+pub fn open_root(path: &Path) -> Result<OwnedFd, OpenError> {
+    rustix::fs::open(path, DIR_FLAGS, Mode::empty()).map_err(|errno| match errno {
+        Errno::NOENT => OpenError::NotFound,
+        Errno::LOOP => OpenError::Symlink,
+        // `O_DIRECTORY | O_NOFOLLOW` on a link says "not a directory": tell the two apart.
+        Errno::NOTDIR => match rustix::fs::lstat(path) {
+            Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
+                OpenError::Symlink
+            }
+            _ => OpenError::NotADirectory,
+        },
+        other => OpenError::Io(other),
+    })
+}
+
+/// Opens the subdirectory `name` (one path component) of `dir`.
+pub fn open_dir(dir: impl AsFd, name: &CStr) -> Result<OwnedFd, OpenError> {
+    let dir = dir.as_fd();
+    open_beneath(dir, name, DIR_FLAGS).map_err(|errno| match errno {
+        Errno::NOENT => OpenError::NotFound,
+        Errno::LOOP | Errno::XDEV => OpenError::Symlink,
+        Errno::NOTDIR => match stat_at(dir, name) {
+            Ok(Some(st)) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
+                OpenError::Symlink
+            }
+            _ => OpenError::NotADirectory,
+        },
+        other => OpenError::Io(other),
+    })
+}
+
+/// Opens the regular file `name` (one path component) of `dir`, with the `fstat` of the open
+/// descriptor.
+pub fn open_file(dir: impl AsFd, name: &CStr) -> Result<(OwnedFd, Stat), OpenError> {
+    let fd = open_beneath(dir.as_fd(), name, FILE_FLAGS).map_err(|errno| match errno {
+        Errno::NOENT => OpenError::NotFound,
+        Errno::LOOP | Errno::XDEV => OpenError::Symlink,
+        // A socket cannot be opened; a device without its driver neither.
+        Errno::NXIO | Errno::NODEV => OpenError::NotRegular,
+        Errno::NOTDIR => OpenError::NotADirectory,
+        other => OpenError::Io(other),
+    })?;
+    let stat = rustix::fs::fstat(&fd).map_err(OpenError::Io)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(OpenError::NotRegular);
+    }
+    Ok((fd, stat))
+}
+
+/// Opens the directory `segments` (path components, each one name) below `root`, one at a time.
+pub fn open_dir_path<'a>(
+    root: &Path,
+    segments: impl IntoIterator<Item = &'a str>,
+) -> Result<OwnedFd, OpenError> {
+    let mut dir = open_root(root)?;
+    for segment in segments {
+        dir = open_dir(&dir, &component(segment)?)?;
+    }
+    Ok(dir)
+}
+
+/// One path component as a C string; an empty one, `.`, `..`, one holding `/` or NUL is refused
+/// as not found (no such single name exists below a directory).
+pub fn component(segment: &str) -> Result<Box<CStr>, OpenError> {
+    if matches!(segment, "" | "." | "..") || segment.contains('/') {
+        return Err(OpenError::NotFound);
+    }
+    std::ffi::CString::new(segment)
+        .map(Into::into)
+        .map_err(|_| OpenError::NotFound)
+}
+
+/// What `name` in `dir` is, without following a link: `None` when it does not exist (any more).
+pub fn stat_at(dir: impl AsFd, name: &CStr) -> Result<Option<Stat>, Errno> {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => Ok(Some(stat)),
+        Err(Errno::NOENT) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The kind of a [`Stat`].
+pub fn kind(stat: &Stat) -> FileType {
+    FileType::from_raw_mode(stat.st_mode)
+}
+
+/// Whether two stats are of one object: the same device and the same inode.
+pub fn same_file(listed: &Stat, opened: &Stat) -> bool {
+    listed.st_dev == opened.st_dev && listed.st_ino == opened.st_ino
+}
+
+/// The names in a directory, `.` and `..` left out, sorted by bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// The names read, at most the bound.
+    pub names: Vec<Box<CStr>>,
+    /// Whether the directory holds more names than the bound (the rest were not read).
+    pub over: bool,
+}
+
+/// Lists `dir`, reading at most `max` names: one more means [`Listing::over`].
+pub fn list(dir: impl AsFd, max: usize) -> Result<Listing, Errno> {
+    let mut names: Vec<Box<CStr>> = Vec::new();
+    let mut over = false;
+    scan(dir, |name| {
+        if names.len() == max {
+            over = true;
+            return ControlFlow::Break(());
+        }
+        names.push(name.into());
+        ControlFlow::Continue(())
+    })?;
+    names.sort_unstable();
+    Ok(Listing { names, over })
+}
+
+/// Calls `visit` with each name in `dir` (`.` and `..` left out), in directory order, until it
+/// breaks. Nothing is kept: for callers that look for names without listing them all.
+pub fn scan(dir: impl AsFd, mut visit: impl FnMut(&CStr) -> ControlFlow<()>) -> Result<(), Errno> {
+    let mut reader = rustix::fs::Dir::read_from(dir)?;
+    while let Some(entry) = reader.read() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        if visit(name).is_break() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Reads `file` to its end, at most `cap + 1` bytes: more than `cap` is refused. `size_hint`
+/// (from `fstat`) only sizes the first allocation, never more than the cap.
+pub fn read_capped(file: OwnedFd, cap: u64, size_hint: u64) -> Result<Vec<u8>, ReadError> {
+    let bytes = read_at_most(file, cap.saturating_add(1), size_hint).map_err(ReadError::Io)?;
+    if bytes.len() as u64 > cap {
+        return Err(ReadError::TooLarge { cap });
+    }
+    Ok(bytes)
+}
+
+/// Reads `file` to its end, but never more than `limit` bytes (the caller judges a read that
+/// reached the limit). `size_hint` only sizes the first allocation.
+pub fn read_at_most(file: OwnedFd, limit: u64, size_hint: u64) -> std::io::Result<Vec<u8>> {
+    let first = size_hint.min(limit);
+    let mut buf = Vec::with_capacity(usize::try_from(first).unwrap_or(0));
+    // A `File` made from the descriptor opened and checked; no path is resolved again.
+    std::fs::File::from(file)
+        .take(limit)
+        .read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+/// `openat2(dir, name, flags, RESOLVE)`, or `openat(dir, name, flags)` where the kernel refuses
+/// `openat2` itself. `name` is a single component, so `O_NOFOLLOW` in `flags` alone keeps the
+/// fallback from traversing a link.
+fn open_beneath(
+    dir: rustix::fd::BorrowedFd<'_>,
+    name: &CStr,
+    flags: OFlags,
+) -> Result<OwnedFd, Errno> {
+    match openat2(dir, name, flags) {
+        Err(errno) if openat2_unavailable(errno) => {
+            rustix::fs::openat(dir, name, flags, Mode::empty())
+        }
+        other => other,
+    }
+}
+
+/// Whether `openat2` failed because the kernel does not offer it to us (too old: `ENOSYS`;
+/// filtered by a seccomp policy: `EPERM`), rather than because of the name.
+fn openat2_unavailable(errno: Errno) -> bool {
+    errno == Errno::NOSYS || errno == Errno::PERM
+}
+
+thread_local! {
+    /// The error `openat2` is made to fail with on this thread, for [`with_openat2_failing`].
+    static OPENAT2_FAILS: Cell<Option<Errno>> = const { Cell::new(None) };
+}
+
+fn openat2(dir: rustix::fd::BorrowedFd<'_>, name: &CStr, flags: OFlags) -> Result<OwnedFd, Errno> {
+    if let Some(errno) = OPENAT2_FAILS.get() {
+        return Err(errno);
+    }
+    rustix::fs::openat2(dir, name, flags, Mode::empty(), RESOLVE)
+}
+
+/// Runs `f` with every `openat2` on this thread failing with `errno`, as on a kernel without it
+/// (`ENOSYS`) or under a seccomp filter (`EPERM`): the fallback path, for tests.
+#[doc(hidden)]
+pub fn with_openat2_failing<R>(errno: Errno, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Errno>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            OPENAT2_FAILS.set(self.0);
+        }
+    }
+    let _restore = Restore(OPENAT2_FAILS.replace(Some(errno)));
+    f()
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each defence on its own: where two layers would refuse the same attack, the test makes
+    //! the other one unable to see it (a forced fallback, flags without `O_NOFOLLOW`, a name
+    //! `openat` would resolve), so removing the layer under test makes it fail.
+
+    use std::os::unix::fs::symlink;
+    use std::path::PathBuf;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn tmp() -> tempfile::TempDir {
+        tempfile::tempdir().expect("tempdir")
+    }
+
+    fn fifo(path: &Path) {
+        rustix::fs::mkfifoat(rustix::fs::CWD, path, Mode::from(0o644)).expect("mkfifo");
+    }
+
+    /// Runs `f` on another thread and fails if it has not returned within a few seconds (an open
+    /// blocked on `fifo`, which nobody writes to). The blocked open is then released by opening
+    /// the FIFO for writing, so a failing test never hangs.
+    fn without_blocking<R: Send + 'static>(
+        fifo: &Path,
+        f: impl FnOnce() -> R + Send + 'static,
+    ) -> R {
+        let (tx, rx) = mpsc::channel();
+        let worker = std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        match rx.recv_timeout(Duration::from_secs(5)) {
+            Ok(r) => {
+                worker.join().expect("worker");
+                r
+            }
+            Err(_) => {
+                let _writer = rustix::fs::open(
+                    fifo,
+                    OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                    Mode::empty(),
+                );
+                let _ = worker.join();
+                panic!("the open blocked on a FIFO");
+            }
+        }
+    }
+
+    /// Whether this kernel offers `openat2` to us at all (the tests of its own flags need it).
+    fn openat2_offered() -> bool {
+        let dir = open_root(Path::new("/")).expect("/");
+        match rustix::fs::openat2(&dir, c".", DIR_FLAGS, Mode::empty(), RESOLVE) {
+            Ok(_) => true,
+            Err(e) if openat2_unavailable(e) => {
+                eprintln!("openat2 is not offered here ({e}); its own flags are not tested");
+                false
+            }
+            Err(e) => panic!("openat2 probe: {e}"),
+        }
+    }
+
+    #[test]
+    fn open_root_tells_missing_link_and_non_directory_apart() {
+        let t = tmp();
+        let root = t.path();
+        fs_err::create_dir(root.join("dir")).unwrap();
+        fs_err::write(root.join("file"), b"x").unwrap();
+        symlink(root.join("dir"), root.join("link")).unwrap();
+        symlink(root.join("gone"), root.join("dangling")).unwrap();
+        assert!(open_root(&root.join("dir")).is_ok());
+        assert!(matches!(
+            open_root(&root.join("nope")),
+            Err(OpenError::NotFound)
+        ));
+        assert!(matches!(
+            open_root(&root.join("link")),
+            Err(OpenError::Symlink)
+        ));
+        assert!(matches!(
+            open_root(&root.join("dangling")),
+            Err(OpenError::Symlink)
+        ));
+        assert!(matches!(
+            open_root(&root.join("file")),
+            Err(OpenError::NotADirectory)
+        ));
+        let fifo_path = root.join("fifo");
+        fifo(&fifo_path);
+        let p = fifo_path.clone();
+        let r = without_blocking(&fifo_path, move || open_root(&p).map(drop));
+        assert!(matches!(r, Err(OpenError::NotADirectory)));
+    }
+
+    #[test]
+    fn listing_bound_exactly_at_and_one_past() {
+        let t = tmp();
+        for name in ["c", "a", "b"] {
+            fs_err::write(t.path().join(name), b"").unwrap();
+        }
+        let dir = open_root(t.path()).unwrap();
+        let at = list(&dir, 3).unwrap();
+        assert!(!at.over);
+        let names: Vec<&CStr> = at.names.iter().map(AsRef::as_ref).collect();
+        assert_eq!(names, [c"a", c"b", c"c"], "sorted, without . and ..");
+        let dir = open_root(t.path()).unwrap();
+        let past = list(&dir, 2).unwrap();
+        assert!(past.over);
+        assert_eq!(past.names.len(), 2);
+        let dir = open_root(t.path()).unwrap();
+        let none = list(&dir, 0).unwrap();
+        assert!(none.over && none.names.is_empty());
+    }
+
+    #[test]
+    fn scan_stops_when_told() {
+        let t = tmp();
+        for name in ["a", "b", "c"] {
+            fs_err::write(t.path().join(name), b"").unwrap();
+        }
+        let dir = open_root(t.path()).unwrap();
+        let mut seen = Vec::new();
+        scan(&dir, |name| {
+            seen.push(name.to_owned());
+            if seen.len() == 2 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 2);
+    }
+
+    #[test]
+    fn a_fifo_opened_as_a_file_never_blocks_o_nonblock() {
+        for fallback in [false, true] {
+            let t = tmp();
+            let fifo_path = t.path().join("pipe");
+            fifo(&fifo_path);
+            let dir = open_root(t.path()).unwrap();
+            let r = without_blocking(&fifo_path, move || {
+                let open = || open_file(&dir, c"pipe").map(drop);
+                if fallback {
+                    with_openat2_failing(Errno::NOSYS, open)
+                } else {
+                    open()
+                }
+            });
+            assert!(
+                matches!(r, Err(OpenError::NotRegular)),
+                "fallback {fallback}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_fifo_opened_as_a_directory_never_blocks_o_directory() {
+        for fallback in [false, true] {
+            let t = tmp();
+            let fifo_path = t.path().join("pipe");
+            fifo(&fifo_path);
+            let dir = open_root(t.path()).unwrap();
+            let r = without_blocking(&fifo_path, move || {
+                let open = || open_dir(&dir, c"pipe").map(drop);
+                if fallback {
+                    with_openat2_failing(Errno::NOSYS, open)
+                } else {
+                    open()
+                }
+            });
+            assert!(
+                matches!(r, Err(OpenError::NotADirectory)),
+                "fallback {fallback}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_link_is_refused_by_o_nofollow_alone_in_the_fallback() {
+        let t = tmp();
+        fs_err::create_dir(t.path().join("sub")).unwrap();
+        fs_err::write(t.path().join("file"), b"x").unwrap();
+        symlink("file", t.path().join("file-link")).unwrap();
+        symlink("sub", t.path().join("dir-link")).unwrap();
+        let dir = open_root(t.path()).unwrap();
+        with_openat2_failing(Errno::NOSYS, || {
+            assert!(open_file(&dir, c"file").is_ok());
+            assert!(open_dir(&dir, c"sub").is_ok());
+            assert!(matches!(
+                open_file(&dir, c"file-link"),
+                Err(OpenError::Symlink)
+            ));
+            assert!(matches!(
+                open_dir(&dir, c"dir-link"),
+                Err(OpenError::Symlink)
+            ));
+        });
+    }
+
+    #[test]
+    fn a_link_is_refused_by_resolve_no_symlinks_alone() {
+        if !openat2_offered() {
+            return;
+        }
+        let t = tmp();
+        fs_err::write(t.path().join("file"), b"x").unwrap();
+        symlink("file", t.path().join("link")).unwrap();
+        let dir = open_root(t.path()).unwrap();
+        let no_nofollow = OFlags::RDONLY | OFlags::CLOEXEC;
+        // Without `O_NOFOLLOW`, `openat` follows the link: only `openat2` can refuse it.
+        let followed = with_openat2_failing(Errno::NOSYS, || {
+            open_beneath(dir.as_fd(), c"link", no_nofollow)
+        });
+        assert!(followed.is_ok());
+        assert_eq!(
+            open_beneath(dir.as_fd(), c"link", no_nofollow).map(drop),
+            Err(Errno::LOOP)
+        );
+    }
+
+    #[test]
+    fn a_name_leaving_the_directory_is_refused_by_resolve_beneath_alone() {
+        if !openat2_offered() {
+            return;
+        }
+        let t = tmp();
+        fs_err::create_dir(t.path().join("sub")).unwrap();
+        let dir = open_root(&t.path().join("sub")).unwrap();
+        // `openat` would open the parent: only `RESOLVE_BENEATH` refuses.
+        let escaped =
+            with_openat2_failing(Errno::NOSYS, || open_beneath(dir.as_fd(), c"..", DIR_FLAGS));
+        assert!(escaped.is_ok());
+        assert_eq!(
+            open_beneath(dir.as_fd(), c"..", DIR_FLAGS).map(drop),
+            Err(Errno::XDEV)
+        );
+    }
+
+    #[test]
+    fn openat2_is_used_where_offered_and_openat_only_where_refused() {
+        if !openat2_offered() {
+            return;
+        }
+        let t = tmp();
+        fs_err::create_dir(t.path().join("sub")).unwrap();
+        fs_err::write(t.path().join("sub/file"), b"x").unwrap();
+        symlink("sub", t.path().join("link")).unwrap();
+        let dir = open_root(t.path()).unwrap();
+        // A link in the middle of a name: `O_NOFOLLOW` only guards the last component, so only
+        // `openat2` tells which call was made.
+        assert!(matches!(
+            open_file(&dir, c"link/file"),
+            Err(OpenError::Symlink)
+        ));
+        for unavailable in [Errno::NOSYS, Errno::PERM] {
+            let r = with_openat2_failing(unavailable, || open_file(&dir, c"link/file"));
+            assert!(r.is_ok(), "{unavailable:?}: the fallback was not taken");
+        }
+        // Any other failure of `openat2` is the answer, not a reason to fall back.
+        let r = with_openat2_failing(Errno::INVAL, || open_file(&dir, c"sub/file"));
+        assert!(matches!(r, Err(OpenError::Io(Errno::INVAL))), "{r:?}");
+        // And the hook is gone afterwards.
+        assert!(matches!(
+            open_file(&dir, c"link/file"),
+            Err(OpenError::Symlink)
+        ));
+    }
+
+    #[test]
+    fn openat2_unavailable_means_enosys_or_eperm_only() {
+        assert!(openat2_unavailable(Errno::NOSYS));
+        assert!(openat2_unavailable(Errno::PERM));
+        for other in [
+            Errno::INVAL,
+            Errno::LOOP,
+            Errno::XDEV,
+            Errno::AGAIN,
+            Errno::NOENT,
+        ] {
+            assert!(!openat2_unavailable(other), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn open_file_refuses_what_is_not_a_regular_file() {
+        let t = tmp();
+        fs_err::create_dir(t.path().join("sub")).unwrap();
+        let _listener =
+            std::os::unix::net::UnixListener::bind(t.path().join("sock")).expect("bind");
+        let dir = open_root(t.path()).unwrap();
+        for fallback in [false, true] {
+            let check = || {
+                assert!(matches!(
+                    open_file(&dir, c"sub"),
+                    Err(OpenError::NotRegular)
+                ));
+                assert!(matches!(
+                    open_file(&dir, c"sock"),
+                    Err(OpenError::NotRegular)
+                ));
+                assert!(matches!(open_file(&dir, c"nope"), Err(OpenError::NotFound)));
+            };
+            if fallback {
+                with_openat2_failing(Errno::NOSYS, check);
+            } else {
+                check();
+            }
+        }
+        let (_, stat) = {
+            fs_err::write(t.path().join("file"), b"abc").unwrap();
+            open_file(&dir, c"file").unwrap()
+        };
+        assert_eq!(kind(&stat), FileType::RegularFile);
+        assert_eq!(stat.st_size, 3);
+    }
+
+    #[test]
+    fn descriptors_are_closed_on_exec() {
+        let t = tmp();
+        fs_err::create_dir(t.path().join("sub")).unwrap();
+        fs_err::write(t.path().join("file"), b"x").unwrap();
+        let root = open_root(t.path()).unwrap();
+        let sub = open_dir(&root, c"sub").unwrap();
+        let (file, _) = open_file(&root, c"file").unwrap();
+        for fd in [&root, &sub, &file] {
+            let flags = rustix::io::fcntl_getfd(fd).unwrap();
+            assert!(flags.contains(rustix::io::FdFlags::CLOEXEC));
+        }
+    }
+
+    #[test]
+    fn open_dir_refuses_files_and_missing_names() {
+        let t = tmp();
+        fs_err::write(t.path().join("file"), b"x").unwrap();
+        let dir = open_root(t.path()).unwrap();
+        assert!(matches!(
+            open_dir(&dir, c"file"),
+            Err(OpenError::NotADirectory)
+        ));
+        assert!(matches!(open_dir(&dir, c"nope"), Err(OpenError::NotFound)));
+    }
+
+    #[test]
+    fn open_dir_path_walks_one_name_at_a_time() {
+        let t = tmp();
+        fs_err::create_dir_all(t.path().join("a/b")).unwrap();
+        fs_err::write(t.path().join("a/b/f"), b"x").unwrap();
+        symlink("a", t.path().join("link")).unwrap();
+        let b = open_dir_path(t.path(), ["a", "b"]).unwrap();
+        assert!(open_file(&b, c"f").is_ok());
+        assert!(open_dir_path(t.path(), []).is_ok());
+        assert!(matches!(
+            open_dir_path(t.path(), ["link", "b"]),
+            Err(OpenError::Symlink)
+        ));
+        assert!(matches!(
+            open_dir_path(t.path(), ["a", "nope"]),
+            Err(OpenError::NotFound)
+        ));
+        assert!(matches!(
+            open_dir_path(t.path(), ["a", ".."]),
+            Err(OpenError::NotFound)
+        ));
+        assert!(matches!(
+            open_dir_path(&t.path().join("missing"), ["a"]),
+            Err(OpenError::NotFound)
+        ));
+    }
+
+    #[test]
+    fn a_component_is_exactly_one_name() {
+        for bad in ["", ".", "..", "a/b", "/a", "a\0b"] {
+            assert!(
+                matches!(component(bad), Err(OpenError::NotFound)),
+                "{bad:?}"
+            );
+        }
+        for good in ["a", "...", ".hidden", "SKILL.md"] {
+            assert_eq!(component(good).unwrap().to_str().unwrap(), good);
+        }
+    }
+
+    #[test]
+    fn stat_at_never_follows_and_says_none_for_a_missing_name() {
+        let t = tmp();
+        symlink("nowhere", t.path().join("link")).unwrap();
+        fs_err::write(t.path().join("file"), b"x").unwrap();
+        let dir = open_root(t.path()).unwrap();
+        let link = stat_at(&dir, c"link").unwrap().expect("exists");
+        assert_eq!(kind(&link), FileType::Symlink);
+        assert_eq!(
+            kind(&stat_at(&dir, c"file").unwrap().unwrap()),
+            FileType::RegularFile
+        );
+        assert!(stat_at(&dir, c"nope").unwrap().is_none());
+        assert_eq!(stat_at(&dir, c"file/x").map(drop), Err(Errno::NOTDIR));
+    }
+
+    #[test]
+    fn same_file_needs_the_same_device_and_the_same_inode() {
+        let t = tmp();
+        fs_err::write(t.path().join("a"), b"x").unwrap();
+        let dir = open_root(t.path()).unwrap();
+        let a = stat_at(&dir, c"a").unwrap().unwrap();
+        assert!(same_file(&a, &a));
+        let mut other_device = a;
+        other_device.st_dev ^= 1;
+        assert!(!same_file(&a, &other_device), "same inode, other device");
+        let mut other_inode = a;
+        other_inode.st_ino ^= 1;
+        assert!(!same_file(&a, &other_inode), "same device, other inode");
+        let mut both = other_inode;
+        both.st_dev ^= 1;
+        assert!(!same_file(&a, &both));
+    }
+
+    fn opened(path: &Path) -> (OwnedFd, u64) {
+        let dir = open_root(path.parent().unwrap()).unwrap();
+        let name = component(path.file_name().unwrap().to_str().unwrap()).unwrap();
+        let (fd, stat) = open_file(&dir, &name).unwrap();
+        (fd, stat.st_size as u64)
+    }
+
+    #[test]
+    fn read_capped_at_the_cap_and_one_past() {
+        let t = tmp();
+        let path = t.path().join("f");
+        fs_err::write(&path, b"0123456789").unwrap();
+        let (fd, size) = opened(&path);
+        assert_eq!(read_capped(fd, 10, size).unwrap(), b"0123456789");
+        let (fd, size) = opened(&path);
+        assert!(matches!(
+            read_capped(fd, 9, size),
+            Err(ReadError::TooLarge { cap: 9 })
+        ));
+        let (fd, size) = opened(&path);
+        assert_eq!(read_at_most(fd, 4, size).unwrap(), b"0123");
+        let (fd, _) = opened(&path);
+        assert_eq!(read_at_most(fd, 11, u64::MAX).unwrap(), b"0123456789");
+        let (fd, _) = opened(&path);
+        assert!(matches!(
+            read_capped(fd, u64::MAX, 0),
+            Ok(bytes) if bytes == b"0123456789"
+        ));
+    }
+
+    #[test]
+    fn a_huge_sparse_file_is_refused_after_one_byte_past_the_cap() {
+        let t = tmp();
+        let path = t.path().join("sparse");
+        fs_err::File::create(&path)
+            .unwrap()
+            .set_len(10 * 1024 * 1024 * 1024)
+            .unwrap();
+        let (fd, size) = opened(&path);
+        assert_eq!(size, 10 * 1024 * 1024 * 1024);
+        let started = std::time::Instant::now();
+        assert!(matches!(
+            read_capped(fd, 1024, size),
+            Err(ReadError::TooLarge { cap: 1024 })
+        ));
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn the_size_from_stat_is_never_trusted() {
+        // `/proc` files say they are empty and are not.
+        let proc_self = PathBuf::from(format!("/proc/{}", std::process::id()));
+        let dir = open_root(&proc_self).unwrap();
+        let (fd, stat) = open_file(&dir, c"status").unwrap();
+        assert_eq!(stat.st_size, 0);
+        let bytes = read_capped(fd, 1 << 20, 0).unwrap();
+        assert!(
+            bytes.starts_with(b"Name:"),
+            "{}",
+            String::from_utf8_lossy(&bytes)
+        );
+        let (fd, _) = open_file(&dir, c"status").unwrap();
+        assert!(matches!(
+            read_capped(fd, 8, 0),
+            Err(ReadError::TooLarge { cap: 8 })
+        ));
+    }
+
+    #[test]
+    fn open_errors_become_io_errors_of_their_kind() {
+        let kind = |e: OpenError| std::io::Error::from(e).kind();
+        use std::io::ErrorKind;
+        assert_eq!(kind(OpenError::NotFound), ErrorKind::NotFound);
+        assert_eq!(kind(OpenError::NotADirectory), ErrorKind::NotADirectory);
+        assert_eq!(kind(OpenError::NotRegular), ErrorKind::InvalidInput);
+        assert_eq!(
+            kind(OpenError::Io(Errno::ACCESS)),
+            ErrorKind::PermissionDenied
+        );
+        assert_eq!(
+            std::io::Error::from(OpenError::Symlink).raw_os_error(),
+            Some(Errno::LOOP.raw_os_error())
+        );
+    }
+}
