@@ -4,6 +4,7 @@ mod cli_hash;
 mod digest_vectors;
 mod discovery;
 mod examples;
+mod fuzz_seeds;
 mod git_fixture;
 mod guides;
 #[cfg(feature = "mcp")]
