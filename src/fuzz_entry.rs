@@ -60,7 +60,11 @@ fn assert_refusal_explained(problems: &Problems) {
     assert!(problems.has_errors(), "refused without an error problem");
     for p in problems.as_slice() {
         assert!(is_code(p.code.as_str()), "bad problem code {:?}", p.code);
-        assert!(!p.message.is_empty(), "problem {} without a message", p.code);
+        assert!(
+            !p.message.is_empty(),
+            "problem {} without a message",
+            p.code
+        );
     }
 }
 
@@ -106,14 +110,20 @@ pub fn frontmatter(data: &[u8]) {
     let is_text = std::str::from_utf8(data).is_ok() && !data.contains(&0);
     match Bundle::check(files, problems) {
         Ok(bundle) => {
-            assert!(is_text && checked.is_some(), "the bundle check accepted more");
+            assert!(
+                is_text && checked.is_some(),
+                "the bundle check accepted more"
+            );
             let (fm, layout) = checked.as_ref().expect("checked above");
             assert_eq!(bundle.name(), &fm.name);
             assert_eq!(bundle.description(), fm.description);
             assert_eq!(bundle.body(), &text[layout.body.clone()]);
         }
         Err(invalid) => {
-            assert!(!is_text || checked.is_none(), "the bundle check refused more");
+            assert!(
+                !is_text || checked.is_none(),
+                "the bundle check refused more"
+            );
             assert_refusal_explained(&invalid.problems);
         }
     }
@@ -167,7 +177,10 @@ pub fn skills_ref(data: &[u8]) {
                 "valid without a `{key}`"
             );
         }
-        assert!(map.iter().all(|(k, _)| validate::ALLOWED_FIELDS.contains(&k.as_str())));
+        assert!(
+            map.iter()
+                .all(|(k, _)| validate::ALLOWED_FIELDS.contains(&k.as_str()))
+        );
     }
     if let Some(YamlValue::Str(tools)) = skill_file::get(&map, "allowed-tools") {
         check_allowed_tools(tools);
@@ -186,7 +199,10 @@ fn check_yaml_value(value: &YamlValue) {
 }
 
 fn no_duplicate_keys(value: &YamlValue, depth: usize) {
-    assert!(depth <= 1_000, "nesting deeper than the input could express");
+    assert!(
+        depth <= 1_000,
+        "nesting deeper than the input could express"
+    );
     match value {
         YamlValue::Str(_) | YamlValue::Tagged(_) => {}
         YamlValue::List(items) => items.iter().for_each(|v| no_duplicate_keys(v, depth + 1)),
@@ -244,9 +260,10 @@ pub fn bundle_path(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     match BundlePath::parse(&text) {
         Ok(path) => {
-            assert_eq!(path.to_string(), text);
+            let shown = path.to_string();
+            assert_eq!(shown, text);
             assert_eq!(path.as_str(), text);
-            assert_eq!(BundlePath::parse(&path.to_string()).as_ref(), Ok(&path));
+            assert_eq!(BundlePath::parse(&shown).as_ref(), Ok(&path));
             let segments: Vec<&str> = text.split('/').collect();
             assert_eq!(path.depth(), segments.len());
             assert_eq!(Some(&path.file_name()), segments.last());
@@ -388,7 +405,11 @@ pub fn bundle(data: &[u8]) {
         let reversed: Vec<_> = entries.iter().rev().cloned().collect();
         let (files_rev, problems_rev) = build(&reversed);
         assert!(problems_rev.as_slice().is_empty(), "{problems_rev:?}");
-        assert_eq!(BundleDigest::of(&files_rev), digest, "digest depends on order");
+        assert_eq!(
+            BundleDigest::of(&files_rev),
+            digest,
+            "digest depends on order"
+        );
     }
     match Bundle::check(files, problems) {
         Ok(bundle) => {
@@ -420,7 +441,10 @@ const FIXTURES: [&[(&str, &str)]; 2] = [
             "---\nname: demo\ndescription: A fixture skill for fuzzing the tools.\nversion: 1.0.0\n---\n# Demo\n\nRead `references/guide.md`.\n",
         ),
         ("references/guide.md", "# Guide\n\nSteps.\n"),
-        ("references/deny-me.md", "The policy hook refuses this one.\n"),
+        (
+            "references/deny-me.md",
+            "The policy hook refuses this one.\n",
+        ),
         ("references/nested/deep.txt", "deep\n"),
         ("scripts/tool.py", "print('never runs here')\n"),
         ("scripts/other.py", "print('not approved')\n"),
@@ -543,14 +567,11 @@ impl ToolHarness {
         ToolHarness { catalogue }
     }
 
-    /// One call: the first byte picks the tool, the rest must be JSON.
-    pub fn call(&self, data: &[u8]) {
-        let Some((&selector, json)) = data.split_first() else {
-            return;
-        };
-        let Ok(input) = serde_json::from_slice::<Value>(json) else {
-            return;
-        };
+    /// One call: the first byte picks the tool, the rest must be JSON. Returns the output, or
+    /// the refusal's code; `None` when the input is not JSON.
+    pub fn call(&self, data: &[u8]) -> Option<Result<Value, String>> {
+        let (&selector, json) = data.split_first()?;
+        let input = serde_json::from_slice::<Value>(json).ok()?;
         let tool = TOOLS[usize::from(selector) % TOOLS.len()];
         let result = self.catalogue.call(tool, &input);
         match &result {
@@ -578,6 +599,7 @@ impl ToolHarness {
         }
         let again = self.catalogue.call(tool, &input);
         assert_eq!(again, result, "a repeated call answered differently");
+        Some(result.map(|(output, _)| output).map_err(|e| e.code))
     }
 }
 

@@ -11,4 +11,6 @@ static HARNESS: LazyLock<ToolHarness> = LazyLock::new(|| {
     ToolHarness::new(concat!(env!("CARGO_MANIFEST_DIR"), "/target/tools-fixture").as_ref())
 });
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| HARNESS.call(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    HARNESS.call(data);
+});

@@ -76,7 +76,53 @@ fn bundle_seeds_hold_the_invariants() {
 fn tools_seeds_hold_the_invariants() {
     let guides = tempfile::tempdir().expect("tempdir");
     let harness = ToolHarness::new(guides.path());
-    replay("tools", |bytes| harness.call(bytes));
+    replay("tools", |bytes| {
+        harness.call(bytes);
+    });
+}
+
+/// The tool seeds reach every outcome the harness is built to reach, so the fuzzer starts from
+/// each refusal and from each kind of success, and a helper never runs.
+#[test]
+fn tools_seeds_reach_each_outcome() {
+    let guides = tempfile::tempdir().expect("tempdir");
+    let harness = ToolHarness::new(guides.path());
+    let want = [
+        ("load-body", "ok"),
+        ("load-reference", "ok"),
+        ("load-nested", "ok"),
+        ("load-second", "ok"),
+        ("load-denied", "policy_denied"),
+        ("load-skill-md", "validation_error"),
+        ("load-escape", "validation_error"),
+        ("load-unknown", "validation_error"),
+        ("load-extra-field", "validation_error"),
+        ("load-wrong-type", "validation_error"),
+        ("run-approved", "spawn_failed"),
+        ("run-not-approved", "not_approved"),
+        ("run-blocked", "blocked_tool"),
+        ("run-bad-path", "invalid_path"),
+        ("run-control", "invalid_args"),
+        ("read-skill-md", "ok"),
+        ("read-notes", "ok"),
+        ("read-json", "ok"),
+        ("read-binary", "not_text"),
+        ("read-link", "invalid_path"),
+        ("read-missing", "not_found"),
+        ("read-denied", "policy_denied"),
+        ("read-wrong-ext", "invalid_path"),
+        ("unknown-tool", "unknown_tool"),
+    ];
+    let seeds = Path::new(FUZZ_DIR).join("corpus/tools");
+    for (seed, code) in want {
+        let bytes = fs_err::read(seeds.join(seed)).expect("read a seed");
+        let got = match harness.call(&bytes) {
+            Some(Ok(_)) => "ok".to_owned(),
+            Some(Err(code)) => code,
+            None => "not json".to_owned(),
+        };
+        assert_eq!(got, code, "seed `{seed}`");
+    }
 }
 
 /// Each `[[bin]]` of `fuzz/Cargo.toml`, by name.
