@@ -82,6 +82,8 @@ pub mod escape;
 pub mod failpoint;
 pub mod file_set;
 pub mod frontmatter;
+#[doc(hidden)]
+pub mod fuzz_entry;
 #[cfg(feature = "git")]
 pub mod git;
 pub mod guides;

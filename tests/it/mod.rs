@@ -5,6 +5,7 @@ mod descriptor_bounds;
 mod digest_vectors;
 mod discovery;
 mod examples;
+mod fuzz_seeds;
 mod git_fixture;
 mod guides;
 mod hostile_output;
