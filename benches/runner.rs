@@ -20,7 +20,7 @@ fn main() {
     )
     .expect("write");
     fs_err::write(dir.join("scripts/noop.py"), "pass\n").expect("write");
-    let digest = skillfold::bundle::Bundle::read_dir(&dir)
+    let digest = skillfold::format::bundle::Bundle::read_dir(&dir)
         .expect("valid")
         .digest();
     let python = real_python();

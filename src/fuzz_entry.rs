@@ -20,23 +20,23 @@ use std::path::Path;
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
-use crate::bundle::Bundle;
-use crate::bundle_path::{self, BundlePath};
-use crate::catalogue::Catalogue;
-use crate::digest::{self, BundleDigest};
-use crate::file_set::{FileSet, FileSetBuilder};
-use crate::limits;
-use crate::pin::Pin;
-use crate::problem::{ProblemCode, Problems};
-use crate::runner::{ApprovalSpec, RunnerConfig, ScriptPolicy};
-use crate::snapshot::{self, BundleSource};
+use crate::descriptor::runner::{ApprovalSpec, RunnerConfig, ScriptPolicy};
+use crate::format::bundle::Bundle;
+use crate::format::bundle_path::{self, BundlePath};
+use crate::format::digest::{self, BundleDigest};
+use crate::format::file_set::{FileSet, FileSetBuilder};
+use crate::format::limits;
+use crate::format::pin::Pin;
+use crate::format::problem::{ProblemCode, Problems};
+use crate::format::version::VersionLabel;
+use crate::runtime::catalogue::Catalogue;
+use crate::runtime::snapshot::{self, BundleSource};
+use crate::runtime::tools::{Access, ToolError, load_skill, read_reference, run_script};
 use crate::spec::strict_yaml::{self, Value as YamlValue};
 use crate::spec::{allowed_tools, properties, skill_file, validate};
-use crate::tools::{Access, ToolError, load_skill, read_reference, run_script};
-use crate::version::VersionLabel;
 
 /// Whether `name` matches `^[a-z][a-z0-9-]{0,63}$`, written out independently of
-/// [`crate::skill_name`] so the two can disagree.
+/// [`crate::format::skill_name`] so the two can disagree.
 fn matches_name_pattern(name: &str) -> bool {
     let bytes = name.as_bytes();
     (1..=64).contains(&bytes.len())
@@ -68,12 +68,12 @@ fn assert_refusal_explained(problems: &Problems) {
     }
 }
 
-/// `SKILL.md` bytes in the bundle dialect: [`crate::frontmatter::check`], then the same bytes as
+/// `SKILL.md` bytes in the bundle dialect: [`crate::format::frontmatter::check`], then the same bytes as
 /// a one-file bundle, which must be accepted exactly when the file is text and the frontmatter
 /// passed.
 pub fn frontmatter(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    if let Ok(layout) = crate::frontmatter::layout(&text) {
+    if let Ok(layout) = crate::format::frontmatter::layout(&text) {
         assert!(text.starts_with("---\n") || text.starts_with("---\r\n"));
         assert!(layout.frontmatter.start <= layout.frontmatter.end);
         assert!(layout.frontmatter.end < layout.body.start);
@@ -81,11 +81,14 @@ pub fn frontmatter(data: &[u8]) {
         assert!(text[layout.frontmatter.end..].starts_with("---"));
     }
     let mut problems = Problems::new();
-    let checked = crate::frontmatter::check(&text, &mut problems);
+    let checked = crate::format::frontmatter::check(&text, &mut problems);
     match &checked {
         Some((fm, layout)) => {
             assert!(!problems.has_errors(), "accepted with errors: {problems:?}");
-            assert_eq!(Ok(layout), crate::frontmatter::layout(&text).as_ref());
+            assert_eq!(
+                Ok(layout),
+                crate::format::frontmatter::layout(&text).as_ref()
+            );
             assert!(layout.frontmatter.len() as u64 <= limits::MAX_FRONTMATTER_BYTES);
             assert!(layout.body.len() as u64 <= limits::MAX_BODY_BYTES);
             let name = fm.name.as_str();
@@ -367,7 +370,7 @@ fn build(entries: &[(String, Vec<u8>)]) -> (FileSet, Problems) {
     builder.finish()
 }
 
-/// The digest grammar of [`crate::digest`], written out again as the oracle.
+/// The digest grammar of [`crate::format::digest`], written out again as the oracle.
 fn oracle_digest(files: &FileSet) -> [u8; 32] {
     let mut sorted: Vec<(&str, &[u8])> = files.iter().map(|(p, c)| (p.as_str(), c)).collect();
     sorted.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
@@ -546,7 +549,7 @@ impl ToolHarness {
         let tool_py = demo
             .iter()
             .find(|(p, _)| *p == "scripts/tool.py")
-            .map(|(_, c)| crate::hex::sha256_hex(c.as_bytes()))
+            .map(|(_, c)| crate::format::hex::sha256_hex(c.as_bytes()))
             .expect("the fixture helper");
         let policy = ScriptPolicy::from_specs(vec![ApprovalSpec {
             skill: "demo".to_owned(),
@@ -557,7 +560,8 @@ impl ToolHarness {
             python: "/nonexistent/skillfold-fuzz/python3".into(),
             ..RunnerConfig::with_policy(policy)
         };
-        let discovery = crate::guides::discover(guides_root).expect("scan the fixture folder");
+        let discovery =
+            crate::runtime::guides::discover(guides_root).expect("scan the fixture folder");
         let catalogue = Catalogue::new(Some("fuzz"), snapshots)
             .expect("a catalogue of two skills")
             .with_runner(runner)
@@ -580,7 +584,10 @@ impl ToolHarness {
                 assert_eq!(record.tool, tool);
                 let content = output["content"].as_str().expect("content is text");
                 assert_eq!(record.bytes, content.len() as u64);
-                assert_eq!(record.sha256, crate::hex::sha256_hex(content.as_bytes()));
+                assert_eq!(
+                    record.sha256,
+                    crate::format::hex::sha256_hex(content.as_bytes())
+                );
                 let skill = output.get("name").or_else(|| output.get("skill"));
                 assert_eq!(skill.and_then(Value::as_str), Some(record.skill.as_str()));
                 if tool == load_skill::NAME {

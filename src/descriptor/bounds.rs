@@ -3,7 +3,7 @@
 //!
 //! The descriptor is read whole and handed to `serde_yaml`, whose parser slows down
 //! quadratically with nested flow collections (100,000 `[` took tens of seconds). A descriptor
-//! needs six levels; the bound is the bundle dialect's 64 ([`crate::yaml::MAX_NESTING`]). The
+//! needs six levels; the bound is the bundle dialect's 64 ([`crate::format::yaml::MAX_NESTING`]). The
 //! nesting is measured by one pass over `saphyr-parser`'s event stream that stops at the first
 //! collection over the bound, so a hostile file is refused in the time it takes to read 64
 //! brackets. Text that `saphyr-parser` cannot read is refused here too, with its message: what
@@ -20,7 +20,7 @@ pub const MAX_DESCRIPTOR_BYTES: u64 = 1024 * 1024;
 
 /// Collections (mappings and sequences) nested deeper than this are refused before the text is
 /// deserialised: the bundle dialect's bound.
-pub const MAX_DESCRIPTOR_NESTING: usize = crate::yaml::MAX_NESTING;
+pub const MAX_DESCRIPTOR_NESTING: usize = crate::format::yaml::MAX_NESTING;
 
 /// What `saphyr-parser` says when more flow collections are open than its own limit (255).
 const SCANNER_FLOW_LIMIT: &str = "recursion limit exceeded";

@@ -22,10 +22,17 @@
 //! resolved against the descriptor's own directory. [`check`] turns a parsed descriptor into a
 //! checked [`Plan`], listing every problem. [`bounds`] bounds the file before it is read
 //! ([`MAX_DESCRIPTOR_BYTES`]) and its nesting before it is deserialised
-//! ([`MAX_DESCRIPTOR_NESTING`]).
+//! ([`MAX_DESCRIPTOR_NESTING`]). It may use only [`crate::format`]; both stages read it.
+//!
+//! - [`plan`]: the static checks and the plan they produce.
+//! - [`redact`]: URLs with credentials removed, for every message.
+//! - [`runner`]: the script runner's configuration the plan carries — approvals by SHA-256,
+//!   the blocklist, limits.
 
 pub mod bounds;
 pub mod plan;
+pub mod redact;
+pub mod runner;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,7 +40,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::escape;
+use crate::format::escape;
 
 pub use bounds::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 pub use plan::{DescriptorProblem, Plan, check};
@@ -70,7 +77,7 @@ pub struct ScriptsSpec {
     /// duplicate denies every script. `SKILLFOLD_SKILL_SCRIPT_ALLOWLIST` (a JSON array of the
     /// same entries) replaces this list when set.
     #[serde(default)]
-    pub allowlist: Vec<crate::runner::ApprovalSpec>,
+    pub allowlist: Vec<crate::descriptor::runner::ApprovalSpec>,
     /// Names of actions refused even when approved (helper basenames and identifier-like
     /// arguments); default: a list of trading, payment and destructive actions.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -12,14 +12,14 @@ use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 use super::{Descriptor, GitSpec, LocalSpec, SkillSource};
-use crate::bundle_path::BundlePath;
-use crate::escape;
-use crate::limits;
-use crate::pin::{CommitId, Pin};
-use crate::redact::RedactedUrl;
-use crate::runner::{Blocklist, RunnerConfig, ScriptPolicy};
-use crate::skill_name::SkillName;
-use crate::version::VersionLabel;
+use crate::descriptor::redact::RedactedUrl;
+use crate::descriptor::runner::{Blocklist, RunnerConfig, ScriptPolicy};
+use crate::format::bundle_path::BundlePath;
+use crate::format::escape;
+use crate::format::limits;
+use crate::format::pin::{CommitId, Pin};
+use crate::format::skill_name::SkillName;
+use crate::format::version::VersionLabel;
 
 /// One problem in the descriptor, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -112,7 +112,7 @@ pub struct Plan {
     /// Per agent, indices into `sources` of its extras.
     pub agents: BTreeMap<String, Vec<usize>>,
     /// The script runner as the descriptor configures it (the environment may still replace
-    /// its allowlist; see [`crate::runner::ScriptPolicy::effective`]).
+    /// its allowlist; see [`crate::descriptor::runner::ScriptPolicy::effective`]).
     pub runner: RunnerConfig,
     /// The folder of discovered skills, if the descriptor names one.
     pub guides: Option<PathBuf>,
@@ -365,7 +365,7 @@ impl Checker<'_> {
             .ok();
         let hash = hash
             .parse()
-            .map_err(|e: crate::digest::DigestParseError| {
+            .map_err(|e: crate::format::digest::DigestParseError| {
                 self.problem("invalid_hash", format!("{location}.hash"), e.to_string())
             })
             .ok();

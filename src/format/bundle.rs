@@ -3,20 +3,20 @@
 //!
 //! [`Bundle::check`] applies the content rules to a [`FileSet`] (every file valid UTF-8 with no
 //! NUL byte, `SKILL.md` present at the root and valid in the bundle dialect of
-//! [`crate::frontmatter`]), adds them to the problems the source already found (paths, links,
+//! [`crate::format::frontmatter`]), adds them to the problems the source already found (paths, links,
 //! bounds), and either returns a [`Bundle`] or an [`InvalidBundle`] listing every problem.
 //! Paths that differ only in letter case are accepted with a warning.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::digest::BundleDigest;
-use crate::file_set::FileSet;
-use crate::frontmatter::{self, Frontmatter, Layout};
-use crate::limits;
-use crate::problem::{Problem, ProblemCode, Problems};
-use crate::safe_read::{self, ReadError};
-use crate::skill_name::SkillName;
+use crate::format::digest::BundleDigest;
+use crate::format::file_set::FileSet;
+use crate::format::frontmatter::{self, Frontmatter, Layout};
+use crate::format::limits;
+use crate::format::problem::{Problem, ProblemCode, Problems};
+use crate::format::safe_read::{self, ReadError};
+use crate::format::skill_name::SkillName;
 
 /// A bundle that passed every rule, with its digest.
 #[derive(Debug, Clone)]
@@ -224,7 +224,7 @@ fn case_collisions(files: &FileSet) -> Vec<Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::file_set::FileSetBuilder;
+    use crate::format::file_set::FileSetBuilder;
 
     const SKILL: &str = "---\nname: demo\ndescription: A demo.\n---\n# Demo\n";
 

@@ -20,7 +20,7 @@
 
 use std::fmt;
 
-use crate::problem::ProblemCode;
+use crate::format::problem::ProblemCode;
 
 /// A checked, bundle-relative POSIX path.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

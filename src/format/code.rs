@@ -87,7 +87,7 @@ macro_rules! error_codes {
             }
 
             /// The exit class a failure with this code implies.
-            pub fn exit(self) -> $crate::code::ExitClass {
+            pub fn exit(self) -> $crate::format::code::ExitClass {
                 match self {
                     $( $name::$variant => $crate::error_codes!(@exit $default $($exit)?), )*
                 }
@@ -99,7 +99,7 @@ macro_rules! error_codes {
             }
         }
 
-        impl $crate::code::Code for $name {
+        impl $crate::format::code::Code for $name {
             const AREA: &'static str = $area;
             fn all() -> &'static [Self] {
                 $name::ALL
@@ -107,7 +107,7 @@ macro_rules! error_codes {
             fn as_str(self) -> &'static str {
                 $name::as_str(self)
             }
-            fn exit(self) -> $crate::code::ExitClass {
+            fn exit(self) -> $crate::format::code::ExitClass {
                 $name::exit(self)
             }
         }
@@ -124,8 +124,8 @@ macro_rules! error_codes {
             }
         }
     };
-    (@exit $default:ident) => { $crate::code::ExitClass::$default };
-    (@exit $default:ident $exit:ident) => { $crate::code::ExitClass::$exit };
+    (@exit $default:ident) => { $crate::format::code::ExitClass::$default };
+    (@exit $default:ident $exit:ident) => { $crate::format::code::ExitClass::$exit };
 }
 
 #[cfg(test)]

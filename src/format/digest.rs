@@ -31,7 +31,7 @@ use std::str::FromStr;
 
 use sha2::{Digest as _, Sha256};
 
-use crate::file_set::FileSet;
+use crate::format::file_set::FileSet;
 
 /// The domain line that starts every preimage.
 pub const DOMAIN: &[u8] = b"chamvi-skill-bundle-v1\n";
@@ -95,7 +95,7 @@ impl Framer {
 
 impl fmt::Display for BundleDigest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::hex::encode(&self.0))
+        f.write_str(&crate::format::hex::encode(&self.0))
     }
 }
 
@@ -107,7 +107,7 @@ impl fmt::Debug for BundleDigest {
 
 /// Why a digest string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{}` is not a bundle digest: expected 64 lowercase hexadecimal digits", crate::escape::text(.value))]
+#[error("`{}` is not a bundle digest: expected 64 lowercase hexadecimal digits", crate::format::escape::text(.value))]
 pub struct DigestParseError {
     /// The refused text.
     pub value: String,
@@ -126,7 +126,7 @@ impl FromStr for BundleDigest {
     /// Parses exactly 64 lowercase hex digits; uppercase, prefixes and whitespace are refused, so
     /// a pin has one spelling.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        crate::hex::decode_lower_32(s)
+        crate::format::hex::decode_lower_32(s)
             .map(BundleDigest)
             .ok_or_else(|| DigestParseError {
                 value: s.to_owned(),

@@ -31,7 +31,7 @@ pub struct Bytes<'a>(&'a [u8]);
 /// Escapes untrusted text for a human-readable line.
 ///
 /// ```
-/// assert_eq!(skillfold::escape::text("x\nok: \u{1b}[8m").to_string(), "x\\nok: \\u{1b}[8m");
+/// assert_eq!(skillfold::format::escape::text("x\nok: \u{1b}[8m").to_string(), "x\\nok: \\u{1b}[8m");
 /// ```
 pub fn text(s: &str) -> Text<'_> {
     Text(s)
@@ -40,7 +40,7 @@ pub fn text(s: &str) -> Text<'_> {
 /// Escapes untrusted bytes for a human-readable line; invalid UTF-8 is shown as `\xNN`.
 ///
 /// ```
-/// assert_eq!(skillfold::escape::bytes(b"a\xffb\n").to_string(), "a\\xffb\\n");
+/// assert_eq!(skillfold::format::escape::bytes(b"a\xffb\n").to_string(), "a\\xffb\\n");
 /// ```
 pub fn bytes(b: &[u8]) -> Bytes<'_> {
     Bytes(b)
@@ -50,7 +50,7 @@ pub fn bytes(b: &[u8]) -> Bytes<'_> {
 ///
 /// ```
 /// use std::path::Path;
-/// assert_eq!(skillfold::escape::path(Path::new("a\nb/c")).to_string(), "a\\nb/c");
+/// assert_eq!(skillfold::format::escape::path(Path::new("a\nb/c")).to_string(), "a\\nb/c");
 /// ```
 pub fn path(p: &std::path::Path) -> Bytes<'_> {
     bytes(p.as_os_str().as_encoded_bytes())

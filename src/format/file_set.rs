@@ -3,7 +3,7 @@
 //!
 //! A [`FileSet`] maps checked [`BundlePath`]s to exact file bytes, ordered by code point (the
 //! digest order). It can only be made by a [`FileSetBuilder`], which applies the path grammar and
-//! the tree bounds of [`crate::limits`] *as entries arrive*: the safe directory reader feeds it one
+//! the tree bounds of [`crate::format::limits`] *as entries arrive*: the safe directory reader feeds it one
 //! directory entry at a time (so an enormous tree is refused early), and in-memory or Git sources
 //! feed it whole paths. Whatever the source, the same rules hold.
 //!
@@ -13,9 +13,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::bundle_path::BundlePath;
-use crate::limits;
-use crate::problem::{Problem, ProblemCode, Problems};
+use crate::format::bundle_path::BundlePath;
+use crate::format::limits;
+use crate::format::problem::{Problem, ProblemCode, Problems};
 
 /// The regular files of one bundle, by path, in code-point order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,16 +1,16 @@
 //! A pin: the operator's reviewed identity of one bundle, `{name, version, hash}`.
 //!
-//! `hash` is the bundle digest ([`crate::digest`]); `version` an opaque release label
-//! ([`crate::version`]); `name` the frontmatter name ([`crate::skill_name`]). A bundle verifies
+//! `hash` is the bundle digest ([`crate::format::digest`]); `version` an opaque release label
+//! ([`crate::format::version`]); `name` the frontmatter name ([`crate::format::skill_name`]). A bundle verifies
 //! against a pin when its name and digest are equal to the pin's.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::digest::BundleDigest;
-use crate::skill_name::SkillName;
-use crate::version::VersionLabel;
+use crate::format::digest::BundleDigest;
+use crate::format::skill_name::SkillName;
+use crate::format::version::VersionLabel;
 
 /// A reviewed pin, every part checked.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -30,7 +30,7 @@ impl fmt::Display for Pin {
             f,
             "{}@{} ({})",
             self.name,
-            crate::escape::text(self.version.as_str()),
+            crate::format::escape::text(self.version.as_str()),
             self.hash
         )
     }
@@ -74,7 +74,7 @@ pub struct CommitId(String);
 
 /// Why a revision is not a full commit id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("revision `{}` is not a full commit id: {reason}", crate::escape::text(.value))]
+#[error("revision `{}` is not a full commit id: {reason}", crate::format::escape::text(.value))]
 pub struct CommitIdError {
     /// The refused revision, as given (escaped when displayed).
     pub value: String,

@@ -15,7 +15,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::escape;
+use crate::format::escape;
 
 /// How serious a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -170,7 +170,7 @@ impl Problem {
 
     /// Renders the problem as one line, with the path shown under `root` (a directory name the
     /// user typed, for example): `root/path: message [code]`. The root and the path are escaped
-    /// ([`crate::escape`]); the message escaped its values when it was built.
+    /// ([`crate::format::escape`]); the message escaped its values when it was built.
     pub fn display_under<'a, R>(&'a self, root: &'a R) -> impl fmt::Display + 'a
     where
         R: AsRef<std::ffi::OsStr> + ?Sized,

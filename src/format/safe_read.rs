@@ -1,7 +1,7 @@
 //! Reading a bundle directory from disk, safely, into a [`FileSet`].
 //!
 //! The reader never trusts a path string twice and never follows a symbolic link. It opens
-//! everything through [`crate::untrusted_fs`] and adds the checks that need an inventory:
+//! everything through [`crate::format::untrusted_fs`] and adds the checks that need an inventory:
 //!
 //! - The root is opened once without following a link; every entry below is opened relative to
 //!   its already-open parent directory, one name at a time ([`untrusted_fs::open_dir`],
@@ -17,7 +17,7 @@
 //!   trusted. A file whose length read differs from its inventory size is refused.
 //!
 //! The reader applies the path grammar and tree bounds through [`FileSetBuilder`] and returns
-//! every problem it found; content rules are left to [`crate::bundle`]. [`read_file_beneath`]
+//! every problem it found; content rules are left to [`crate::format::bundle`]. [`read_file_beneath`]
 //! reads one file below a directory the same way, for the guides.
 
 use std::ffi::CStr;
@@ -26,35 +26,35 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{FileType, Stat};
 
-use crate::bundle_path::BundlePath;
-use crate::file_set::{FileSet, FileSetBuilder};
-use crate::problem::{Problem, ProblemCode, Problems};
-use crate::untrusted_fs::{self, OpenError};
+use crate::format::bundle_path::BundlePath;
+use crate::format::file_set::{FileSet, FileSetBuilder};
+use crate::format::problem::{Problem, ProblemCode, Problems};
+use crate::format::untrusted_fs::{self, OpenError};
 
 /// A failure that stops reading altogether (as opposed to a [`Problem`] with one entry).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReadError {
     /// The bundle directory does not exist.
-    #[error("`{}`: no such directory", crate::escape::path(.path))]
+    #[error("`{}`: no such directory", crate::format::escape::path(.path))]
     NotFound {
         /// The directory given.
         path: PathBuf,
     },
     /// The path given is not a directory.
-    #[error("`{}`: not a directory", crate::escape::path(.path))]
+    #[error("`{}`: not a directory", crate::format::escape::path(.path))]
     NotADirectory {
         /// The path given.
         path: PathBuf,
     },
     /// The path given is a symbolic link; bundles are read without following links.
-    #[error("`{}`: is a symbolic link; give the real directory (links are never followed)", crate::escape::path(.path))]
+    #[error("`{}`: is a symbolic link; give the real directory (links are never followed)", crate::format::escape::path(.path))]
     RootIsSymlink {
         /// The path given.
         path: PathBuf,
     },
     /// Any other I/O failure, with the path it happened on.
-    #[error("`{}`: {source}", crate::escape::path(.path))]
+    #[error("`{}`: {source}", crate::format::escape::path(.path))]
     Io {
         /// The path that failed.
         path: PathBuf,
@@ -155,7 +155,7 @@ impl Walk<'_> {
     /// Inventories `dir` (at `rel`, `None` for the root), then reads its files and descends.
     fn directory(&mut self, dir: &OwnedFd, rel: Option<&BundlePath>) -> Result<(), ReadError> {
         // One past the bound is enough to refuse: never hold an enormous listing.
-        let listing = untrusted_fs::list(dir, crate::limits::MAX_ENTRIES)
+        let listing = untrusted_fs::list(dir, crate::format::limits::MAX_ENTRIES)
             .map_err(|e| self.io_error(rel, e.into()))?;
 
         // Inventory: count, name-check and lstat every entry before opening any.

@@ -49,7 +49,7 @@ impl VersionRule {
 
 /// Why a label was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("version `{}` is refused: {reason} [{}]", crate::escape::text(.value), .rule.code())]
+#[error("version `{}` is refused: {reason} [{}]", crate::format::escape::text(.value), .rule.code())]
 pub struct VersionError {
     /// The refused label, as given (escaped when displayed).
     pub value: String,

@@ -4,7 +4,7 @@
 //!
 //! It is built on `saphyr-parser`'s event stream. The reader itself refuses only what is not YAML
 //! at all (and a second document). Policy lives in the dialects that walk the tree: the bundle
-//! dialect of DESIGN §2 ([`crate::frontmatter`]) and the skills-ref dialect.
+//! dialect of DESIGN §2 ([`crate::format::frontmatter`]) and the skills-ref dialect.
 
 use std::borrow::Cow;
 

@@ -177,14 +177,14 @@ fn judge_notification(message: &Value, method: &str) -> Verdict {
     {
         return Verdict::Ignore(format!(
             "a `{}` notification with invalid params: {e}",
-            crate::escape::text(method)
+            crate::format::escape::text(method)
         ));
     }
     match rmcp_reads(message) {
         Ok(()) => Verdict::Forward,
         Err(e) => Verdict::Ignore(format!(
             "a `{}` notification that is not valid JSON-RPC: {e}",
-            crate::escape::text(method)
+            crate::format::escape::text(method)
         )),
     }
 }
@@ -451,7 +451,7 @@ async fn read_client<R: AsyncRead + Unpin>(
             Err(e) => {
                 super::diag(format_args!(
                     "skillfold serve: cannot read stdin: {}",
-                    crate::escape::text(&e.to_string())
+                    crate::format::escape::text(&e.to_string())
                 ));
                 break;
             }

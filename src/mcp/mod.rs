@@ -29,7 +29,7 @@
 //!
 //! rmcp does not read stdin itself: [`framing`] reads every line first, bounds it, answers what
 //! rmcp would drop or answer wrongly, and passes the rest on. Diagnostics go to stderr through
-//! [`diag`], with every value that came from input escaped ([`crate::escape::text`]); a closed or
+//! [`diag`], with every value that came from input escaped ([`crate::format::escape::text`]); a closed or
 //! full stderr never stops the server.
 
 pub mod framing;
@@ -54,9 +54,9 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::Value;
 
-use crate::catalogue::Catalogue;
-use crate::escape;
-use crate::tools::ToolDefinition;
+use crate::format::escape;
+use crate::runtime::catalogue::Catalogue;
+use crate::runtime::tools::ToolDefinition;
 
 use self::reload::ReloadError;
 use self::skills_extension::SkillIndex;
@@ -178,7 +178,7 @@ impl SkillsServer {
 
 /// The result of a tool call as MCP wants it.
 pub fn call_result(
-    result: Result<(Value, crate::tools::Record), crate::tools::ToolError>,
+    result: Result<(Value, crate::runtime::tools::Record), crate::runtime::tools::ToolError>,
 ) -> CallToolResult {
     match result {
         Ok((output, record)) => {
@@ -212,7 +212,7 @@ fn tools_for(tools: &[Tool], protocol: Option<&str>) -> Vec<Tool> {
 
 /// Writes one diagnostic line on stderr. A closed or full stderr is ignored: a diagnostic never
 /// stops the server or turns into a panic. Values from input must be passed through
-/// [`crate::escape::text`] by the caller.
+/// [`crate::format::escape::text`] by the caller.
 pub(crate) fn diag(line: std::fmt::Arguments<'_>) {
     use std::io::Write as _;
     let _ = writeln!(std::io::stderr().lock(), "{line}");
@@ -562,7 +562,7 @@ mod tests {
 
     #[test]
     fn output_schemas_are_shown_only_to_sessions_that_define_them() {
-        let tool = mcp_tool(crate::tools::load_skill::definition(&["a"]));
+        let tool = mcp_tool(crate::runtime::tools::load_skill::definition(&["a"]));
         assert!(tool.output_schema.is_some());
         let tools = std::slice::from_ref(&tool);
         for (protocol, shown) in [

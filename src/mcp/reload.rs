@@ -22,15 +22,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::catalogue::{Catalogue, CatalogueError};
 use crate::descriptor::Plan;
 use crate::ops::check::{self, CheckError};
 use crate::ops::prepare;
 use crate::runtime::Runtime;
-use crate::snapshot::LoadFailure;
+use crate::runtime::catalogue::{Catalogue, CatalogueError};
+use crate::runtime::snapshot::LoadFailure;
 
 use super::{Live, Served, diag};
-use crate::escape;
+use crate::format::escape;
 
 /// Why a catalogue could not be loaded or reloaded.
 #[derive(Debug, thiserror::Error)]

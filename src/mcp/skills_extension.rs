@@ -27,8 +27,8 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use crate::catalogue::Catalogue;
-use crate::snapshot::Snapshot;
+use crate::runtime::catalogue::Catalogue;
+use crate::runtime::snapshot::Snapshot;
 
 /// The URI scheme of skill files.
 pub const SCHEME: &str = "skill://";
@@ -200,8 +200,10 @@ fn frontmatter(snapshot: &Snapshot) -> SkillFrontmatter {
         .get(SKILL_MD)
         .and_then(|bytes| std::str::from_utf8(bytes).ok())
         .and_then(|text| {
-            let layout = crate::frontmatter::layout(text).ok()?;
-            crate::yaml::parse(&text[layout.frontmatter]).ok().flatten()
+            let layout = crate::format::frontmatter::layout(text).ok()?;
+            crate::format::yaml::parse(&text[layout.frontmatter])
+                .ok()
+                .flatten()
         })
         .map(|node| node.to_json())
         .and_then(|v| match v {

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::bundle::{Bundle, LoadError};
-use crate::digest::BundleDigest;
-use crate::hex;
+use crate::format::bundle::{Bundle, LoadError};
+use crate::format::digest::BundleDigest;
+use crate::format::hex;
 
 /// The JSON report of one bundle (`skillfold hash --json`).
 #[derive(Debug, Clone, Serialize)]

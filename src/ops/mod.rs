@@ -6,4 +6,5 @@ pub mod hash;
 #[cfg(feature = "git")]
 pub mod pin;
 pub mod prepare;
+pub mod schema;
 pub mod verify;

@@ -5,13 +5,13 @@
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 
-use crate::bundle::Bundle;
-use crate::bundle_path::BundlePath;
-use crate::escape;
-use crate::git::commit::{CommitError, PinnedCommit, TakeError};
-use crate::pin::CommitId;
-use crate::redact::RedactedUrl;
-use crate::skill_name::SkillName;
+use crate::descriptor::redact::RedactedUrl;
+use crate::format::bundle::Bundle;
+use crate::format::bundle_path::BundlePath;
+use crate::format::escape;
+use crate::format::pin::CommitId;
+use crate::format::skill_name::SkillName;
+use crate::prepare::git::commit::{CommitError, PinnedCommit, TakeError};
 
 /// The placeholder the reviewer must replace; `check` refuses it (`<` is range syntax).
 pub const VERSION_PLACEHOLDER: &str = "<version>";
@@ -162,7 +162,7 @@ fn corpus_name(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::file_set::FileSetBuilder;
+    use crate::format::file_set::FileSetBuilder;
 
     #[test]
     fn the_entry_quotes_what_it_prints_so_nothing_adds_a_line_or_a_key() {

@@ -19,13 +19,13 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::corpus::manifest::{self, ManifestBundle, ManifestSource};
-use crate::corpus::store::Staging;
-use crate::corpus::{Corpus, Manifest};
 use crate::descriptor::plan::{GitSource, LocalSource, Plan, Source};
-use crate::escape;
-use crate::pin::Pin;
-use crate::verify;
+use crate::format::escape;
+use crate::format::pin::Pin;
+use crate::prepare::corpus::manifest::{self, ManifestBundle, ManifestSource};
+use crate::prepare::corpus::store::Staging;
+use crate::prepare::corpus::{Corpus, Manifest};
+use crate::prepare::verify;
 
 /// How bad a failure is, for the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -178,7 +178,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
         Err(e) => {
             let details = match &e {
                 verify::VerifyError::Load {
-                    source: crate::bundle::LoadError::Invalid(invalid),
+                    source: crate::format::bundle::LoadError::Invalid(invalid),
                     ..
                 } => invalid
                     .problems
@@ -241,7 +241,7 @@ struct GitRun<'a> {
     git: &'a GitSource,
     options: &'a Options<'a>,
     corpus: Corpus,
-    _guard: crate::corpus::Guard,
+    _guard: crate::prepare::corpus::Guard,
 }
 
 impl<'a> GitRun<'a> {
@@ -326,7 +326,7 @@ impl<'a> GitRun<'a> {
         let current = match self.corpus.current() {
             Ok(Some(current)) => current,
             Ok(None) => return Ok(None),
-            Err(e @ crate::corpus::CorpusError::NotManaged { .. }) => {
+            Err(e @ crate::prepare::corpus::CorpusError::NotManaged { .. }) => {
                 return Err(Failure::new(e.code(), Severity::Invalid, e.to_string()));
             }
             Err(e) => {
@@ -357,7 +357,7 @@ impl<'a> GitRun<'a> {
 
     #[cfg(feature = "git")]
     fn fetch_and_stage(&self, staging: &Staging) -> Result<Vec<ManifestBundle>, Failure> {
-        use crate::git::commit::{PinnedCommit, bundle_folder};
+        use crate::prepare::git::commit::{PinnedCommit, bundle_folder};
 
         let git_dir = self.corpus.fetch_dir(&staging.id);
         let url = escape::text(self.git.shown.as_str());
@@ -384,7 +384,7 @@ impl<'a> GitRun<'a> {
                 Severity::Invalid
             };
             let mut failure = Failure::new(e.code(), severity, e.to_string());
-            if let crate::git::commit::CommitError::Symlinks { paths, .. } = &e {
+            if let crate::prepare::git::commit::CommitError::Symlinks { paths, .. } = &e {
                 failure.details = paths
                     .iter()
                     .map(|p| format!("symbolic link: {}", escape::text(p)))
@@ -490,9 +490,9 @@ impl<'a> GitRun<'a> {
     }
 }
 
-fn io_failure(e: &crate::corpus::CorpusError) -> Failure {
+fn io_failure(e: &crate::prepare::corpus::CorpusError) -> Failure {
     let severity = match e {
-        crate::corpus::CorpusError::NotManaged { .. } => Severity::Invalid,
+        crate::prepare::corpus::CorpusError::NotManaged { .. } => Severity::Invalid,
         _ => Severity::Retryable,
     };
     Failure::new(e.code(), severity, e.to_string())

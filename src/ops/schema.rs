@@ -10,11 +10,11 @@
 //! `"type": [T, "null"]`, which strict validators and the strict tool modes of model APIs refuse or
 //! warn about. The widths become `minimum`/`maximum`; a nullable value becomes
 //! `anyOf: [{T…}, {"type": "null"}]`. The tool input schemas follow the stricter rules of
-//! [`crate::tools`] on top of this.
+//! [`crate::runtime::tools`] on top of this.
 
 use serde_json::{Map, Value};
 
-use crate::tools::{Record, ToolError, load_skill, read_reference, run_script};
+use crate::runtime::tools::{Record, ToolError, load_skill, read_reference, run_script};
 
 /// Every published schema: its file name under `schemas/` and its content.
 pub fn all() -> Vec<(&'static str, Value)> {
@@ -43,7 +43,9 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("tool-error.schema.json", ToolError::wire_schema()),
         (
             "record.schema.json",
-            crate::tools::output_schema(crate::tools::serialized_schema::<Record>()),
+            crate::runtime::tools::output_schema(
+                crate::runtime::tools::serialized_schema::<Record>(),
+            ),
         ),
     ]
 }

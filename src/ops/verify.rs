@@ -54,12 +54,12 @@ pub fn verify(plan: Plan) -> VerifyReport {
     let mut busy_locations = Vec::new();
     for source in &plan.sources {
         if let Source::Git(git) = source
-            && let Some(holder) = crate::corpus::Corpus::at(&git.directory).preparer()
+            && let Some(holder) = crate::prepare::corpus::Corpus::at(&git.directory).preparer()
         {
             being_prepared.push(format!(
                 "{}: `{}` is being prepared by {holder}",
                 git.location,
-                crate::escape::path(&git.directory)
+                crate::format::escape::path(&git.directory)
             ));
             busy_locations.push(git.location.clone());
         }

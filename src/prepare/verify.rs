@@ -8,11 +8,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::bundle::{Bundle, LoadError};
-use crate::corpus::manifest::{FileRecord, ManifestBundle, changed_files, file_records};
-use crate::digest::BundleDigest;
-use crate::escape;
-use crate::pin::Pin;
+use crate::format::bundle::{Bundle, LoadError};
+use crate::format::digest::BundleDigest;
+use crate::format::escape;
+use crate::format::pin::Pin;
+use crate::prepare::corpus::manifest::{FileRecord, ManifestBundle, changed_files, file_records};
 
 /// Why a bundle does not verify.
 #[derive(Debug, thiserror::Error)]
@@ -92,7 +92,9 @@ impl VerifyError {
         matches!(
             self,
             VerifyError::Load {
-                source: crate::bundle::LoadError::Read(crate::safe_read::ReadError::Io { .. }),
+                source: crate::format::bundle::LoadError::Read(
+                    crate::format::safe_read::ReadError::Io { .. }
+                ),
                 ..
             }
         )

@@ -14,12 +14,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::guides::Discovery;
-use crate::limits;
-use crate::runner::RunnerConfig;
-use crate::skill_name::SkillName;
-use crate::snapshot::Snapshot;
-use crate::tools::{
+use crate::descriptor::runner::RunnerConfig;
+use crate::format::limits;
+use crate::format::skill_name::SkillName;
+use crate::runtime::guides::Discovery;
+use crate::runtime::snapshot::Snapshot;
+use crate::runtime::tools::{
     Access, Policy, Record, ToolDefinition, ToolError, load_skill, read_reference, run_script,
 };
 
@@ -225,7 +225,7 @@ impl Catalogue {
                 location: s.location().to_string_lossy(),
             })
             .collect();
-        let guide_dirs: Vec<(String, &crate::guides::Guide)> = guides
+        let guide_dirs: Vec<(String, &crate::runtime::guides::Guide)> = guides
             .map(|d| {
                 d.guides
                     .iter()

@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::FileType;
 
-use crate::bundle_path::BundlePath;
-use crate::safe_read::{self, BeneathError};
-use crate::untrusted_fs;
-use crate::yaml::{self, NodeKind};
+use crate::format::bundle_path::BundlePath;
+use crate::format::safe_read::{self, BeneathError};
+use crate::format::untrusted_fs;
+use crate::format::yaml::{self, NodeKind};
 
 /// The environment variable naming the folder (it replaces the descriptor's `guides`).
 pub const ENV: &str = "SKILLFOLD_SKILL_GUIDES_DIR";
@@ -241,7 +241,7 @@ fn load(root: &Path, relative: &BundlePath, legacy: bool) -> Result<Guide, Strin
         let yml = read_text(root, &yml_path)?;
         name_and_description(&yml).or_else(|| line_fields(&yml))
     } else {
-        crate::frontmatter::layout(&skill_md)
+        crate::format::frontmatter::layout(&skill_md)
             .ok()
             .and_then(|l| name_and_description(&skill_md[l.frontmatter]))
     };

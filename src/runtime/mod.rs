@@ -1,17 +1,35 @@
-//! The runtime: every source of a checked descriptor loaded as verified snapshots, and the
-//! catalogue of each agent built from them.
+//! The runtime (DESIGN §4): every source of a checked descriptor loaded as verified snapshots, and
+//! the catalogue of each agent built from them. It may use [`crate::format`],
+//! [`crate::descriptor`] and [`crate::prepare`] (the corpus it reads and the pin check).
+//!
+//! - [`snapshot`]: verified bundles in memory, from a corpus, a local directory or a host's own
+//!   source — every pin checked again.
+//! - [`catalogue`]: one agent's skills, its prompt block (rendered by [`crate::spec::prompt`]) and
+//!   its tools, with a policy hook.
+//! - [`tools`]: the tools served to models (`load_skill`, `skill_run_script`,
+//!   `skill_read_reference`), their schemas, errors and records.
+//! - [`runner`]: isolated execution of an approved helper — bytes on stdin, reduced environment,
+//!   own process group, timeout, output cap (its configuration is [`crate::descriptor::runner`]).
+//! - [`guides`]: discovered (unpinned) skill folders, scanned without following links.
+//!
 //!
 //! Sources load in parallel. A bundle that fails verification is reported as a
 //! [`LoadFailure`] and left out; every other bundle is still served, and nothing replaces the
 //! one that failed. [`Runtime::load_for`] loads only what one agent needs (the CLI's `prompt` and
 //! `load`); [`Runtime::load`] loads everything (`verify`, servers).
 
+pub mod catalogue;
+pub mod guides;
+pub mod runner;
+pub mod snapshot;
+pub mod tools;
+
 use std::sync::Arc;
 
-use crate::catalogue::{Catalogue, CatalogueError};
 use crate::descriptor::Plan;
-use crate::guides::Discovery;
-use crate::snapshot::{self, LoadFailure, Loaded, Snapshot};
+use crate::runtime::catalogue::{Catalogue, CatalogueError};
+use crate::runtime::guides::Discovery;
+use snapshot::{LoadFailure, Loaded, Snapshot};
 
 /// Loaded snapshots, per source of the plan.
 #[derive(Debug)]
@@ -44,8 +62,8 @@ impl Runtime {
         for (&i, bundles) in wanted.iter().zip(loaded_wanted) {
             loaded[i] = Some(bundles);
         }
-        let guides = crate::guides::effective_root(plan.guides.as_deref()).map(|root| {
-            crate::guides::discover(&root)
+        let guides = crate::runtime::guides::effective_root(plan.guides.as_deref()).map(|root| {
+            crate::runtime::guides::discover(&root)
                 .map_err(|e| format!("the guides folder cannot be scanned: {e}"))
         });
         Runtime {
@@ -92,8 +110,8 @@ impl Runtime {
             .flatten()
             .filter_map(|r| r.as_ref().ok())
             .cloned();
-        let runner = crate::runner::RunnerConfig {
-            policy: crate::runner::ScriptPolicy::effective(&self.plan.runner.policy),
+        let runner = crate::descriptor::runner::RunnerConfig {
+            policy: crate::descriptor::runner::ScriptPolicy::effective(&self.plan.runner.policy),
             ..self.plan.runner.clone()
         };
         let mut catalogue = Catalogue::new(agent, snapshots)?.with_runner(runner);

@@ -16,14 +16,14 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::bundle::Bundle;
-use crate::corpus::Corpus;
 use crate::descriptor::plan::{GitSource, LocalSource, Source};
-use crate::file_set::FileSet;
-use crate::limits;
-use crate::pin::Pin;
-use crate::problem::Problems;
-use crate::verify::{self, VerifyError};
+use crate::format::bundle::Bundle;
+use crate::format::file_set::FileSet;
+use crate::format::limits;
+use crate::format::pin::Pin;
+use crate::format::problem::Problems;
+use crate::prepare::corpus::Corpus;
+use crate::prepare::verify::{self, VerifyError};
 
 /// Where a snapshot came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -77,9 +77,9 @@ impl Snapshot {
             .files()
             .iter()
             .filter(|(p, _)| p.as_str() != limits::SKILL_MD)
-            .map(|(p, bytes)| (p.to_string(), crate::hex::sha256_hex(bytes)))
+            .map(|(p, bytes)| (p.to_string(), crate::format::hex::sha256_hex(bytes)))
             .unzip();
-        let body_sha256 = crate::hex::sha256_hex(bundle.body().as_bytes());
+        let body_sha256 = crate::format::hex::sha256_hex(bundle.body().as_bytes());
         Snapshot {
             bundle,
             pin,
@@ -191,7 +191,7 @@ impl LoadFailure {
     fn from_verify(pin: &Pin, location: &str, e: &VerifyError) -> LoadFailure {
         let details = match e {
             VerifyError::Load {
-                source: crate::bundle::LoadError::Invalid(invalid),
+                source: crate::format::bundle::LoadError::Invalid(invalid),
                 ..
             } => invalid
                 .problems
@@ -275,7 +275,7 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
             );
         }
         Err(e) => {
-            let transient = matches!(e, crate::corpus::CorpusError::Io(_));
+            let transient = matches!(e, crate::prepare::corpus::CorpusError::Io(_));
             return fail_all(e.code(), e.to_string(), transient);
         }
     };
@@ -325,7 +325,7 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
                 .map_err(|e| LoadFailure::from_verify(pin, &git.location, &e))?;
             let location = git
                 .directory
-                .join(crate::corpus::store::CURRENT)
+                .join(crate::prepare::corpus::store::CURRENT)
                 .join(pin.name.as_str())
                 .join(limits::SKILL_MD);
             let snapshot = Snapshot::verified(bundle, pin.clone(), origin.clone(), location);

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use crate::escape;
+use crate::format::escape;
 
 /// One requested tool, with an optional argument pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]

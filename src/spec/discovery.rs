@@ -38,7 +38,7 @@ use super::python;
 use super::skill_file::{self, MAX_SKILL_MD_BYTES, SKILL_MD_NAMES};
 use super::strict_yaml::Value;
 use super::validate;
-use crate::untrusted_fs;
+use crate::format::untrusted_fs;
 
 /// The body length, in lines, above which a warning is given.
 pub const MAX_BODY_LINES: usize = 500;
@@ -80,7 +80,7 @@ pub trait SkillTree: Send + Sync {
     fn display(&self, path: &str) -> String;
 }
 
-/// A directory on disk, read through [`crate::untrusted_fs`]: opens relative to already-open
+/// A directory on disk, read through [`crate::format::untrusted_fs`]: opens relative to already-open
 /// directories that never follow a link, listings of at most [`MAX_LISTING`] names, files of at
 /// most [`MAX_SKILL_MD_BYTES`].
 #[derive(Debug, Clone)]

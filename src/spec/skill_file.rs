@@ -1,5 +1,5 @@
 //! Finding, reading and splitting a skill's `SKILL.md` for the spec tooling, safely, through
-//! [`crate::untrusted_fs`].
+//! [`crate::format::untrusted_fs`].
 //!
 //! - The skill directory is opened once without following a link: a skill directory that is
 //!   itself a symbolic link is refused (skills-ref reads through it).
@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::FileType;
 
 use super::strict_yaml::{self, LoadError, Value};
-use crate::untrusted_fs::{self, OpenError};
+use crate::format::untrusted_fs::{self, OpenError};
 
 /// The two accepted spellings, in order of preference.
 pub const SKILL_MD_NAMES: [&str; 2] = ["SKILL.md", "skill.md"];
@@ -51,10 +51,10 @@ pub enum DirError {
     #[error("Not a directory: {}", .0.display())]
     NotADirectory(PathBuf),
     /// The path is a symbolic link (deviation: skills-ref follows it).
-    #[error("`{}` is a symbolic link; skillfold does not follow links to a skill directory (give the real directory) [symlink]", crate::escape::path(.0))]
+    #[error("`{}` is a symbolic link; skillfold does not follow links to a skill directory (give the real directory) [symlink]", crate::format::escape::path(.0))]
     Symlink(PathBuf),
     /// Another I/O failure.
-    #[error("cannot open `{}`: {source} [io_error]", crate::escape::path(.path))]
+    #[error("cannot open `{}`: {source} [io_error]", crate::format::escape::path(.path))]
     Io {
         /// The directory.
         path: PathBuf,

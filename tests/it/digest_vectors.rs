@@ -2,8 +2,8 @@
 //! `shared/reference/digest-vectors.json`; refresh it by copying that file again).
 
 use serde_json::Value;
-use skillfold::digest::{BundleDigest, Framer};
-use skillfold::file_set::FileSetBuilder;
+use skillfold::format::digest::{BundleDigest, Framer};
+use skillfold::format::file_set::FileSetBuilder;
 
 fn vectors() -> Value {
     let text = include_str!("../data/digest-vectors.json");
@@ -35,7 +35,7 @@ fn domain_line_matches() {
     let v = vectors();
     assert_eq!(
         v["domain"].as_str().expect("domain").as_bytes(),
-        skillfold::digest::DOMAIN
+        skillfold::format::digest::DOMAIN
     );
 }
 

@@ -27,7 +27,7 @@ fn example_pins_name_the_example_bundles() {
     for source in &plan.sources {
         for pin in source.pins() {
             let dir = root().join("examples/skills").join(pin.name.as_str());
-            let bundle = skillfold::bundle::Bundle::read_dir(&dir).expect("example bundle");
+            let bundle = skillfold::format::bundle::Bundle::read_dir(&dir).expect("example bundle");
             assert_eq!(
                 bundle.digest(),
                 pin.hash,

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use skillfold::catalogue::Catalogue;
-use skillfold::guides::discover;
+use skillfold::runtime::catalogue::Catalogue;
+use skillfold::runtime::guides::discover;
 
 fn write(root: &Path, rel: &str, text: &[u8]) {
     let path = root.join(rel);
@@ -131,7 +131,11 @@ fn catalogue(root: &Path) -> Catalogue {
         .with_guides(discover(root).unwrap())
 }
 
-fn read(c: &Catalogue, skill: &str, path: &str) -> Result<Value, skillfold::tools::ToolError> {
+fn read(
+    c: &Catalogue,
+    skill: &str,
+    path: &str,
+) -> Result<Value, skillfold::runtime::tools::ToolError> {
     c.call(
         "skill_read_reference",
         &json!({"skill": skill, "path": path}),
@@ -235,13 +239,13 @@ fn without_guides_nothing_changes_and_approved_names_win() {
     let skill =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills/commit-message");
     portable(tmp.path(), "x/commit-message", "shadow");
-    let bundle = skillfold::bundle::Bundle::read_dir(&skill).unwrap();
-    let pin = skillfold::pin::Pin {
+    let bundle = skillfold::format::bundle::Bundle::read_dir(&skill).unwrap();
+    let pin = skillfold::format::pin::Pin {
         name: bundle.name().clone(),
         version: "1".parse().unwrap(),
         hash: bundle.digest(),
     };
-    let origin = skillfold::snapshot::Origin {
+    let origin = skillfold::runtime::snapshot::Origin {
         kind: "local",
         location: "t".into(),
         url: None,
@@ -249,7 +253,8 @@ fn without_guides_nothing_changes_and_approved_names_win() {
         generation: None,
     };
     let snap =
-        skillfold::snapshot::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md")).unwrap();
+        skillfold::runtime::snapshot::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
+            .unwrap();
     let c = Catalogue::new(None, [std::sync::Arc::new(snap)])
         .unwrap()
         .with_guides(discover(tmp.path()).unwrap());
@@ -276,8 +281,8 @@ fn the_descriptor_and_the_environment_configure_the_guides_folder() {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_skillfold"));
         cmd.args(["prompt", "--verbose", "-c", config.to_str().unwrap()]);
         match env {
-            Some(p) => cmd.env(skillfold::guides::ENV, p),
-            None => cmd.env_remove(skillfold::guides::ENV),
+            Some(p) => cmd.env(skillfold::runtime::guides::ENV, p),
+            None => cmd.env_remove(skillfold::runtime::guides::ENV),
         };
         cmd.output().unwrap()
     };
@@ -340,7 +345,7 @@ fn a_discovered_skill_never_stands_in_for_a_pinned_one_that_failed() {
 
 #[test]
 fn a_directory_listing_is_bounded_at_and_one_past() {
-    use skillfold::guides::MAX_DIRECTORY_ENTRIES;
+    use skillfold::runtime::guides::MAX_DIRECTORY_ENTRIES;
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path();
     portable(r, "team/style", "Style");

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use sha2::Digest as _;
-use skillfold::catalogue::Catalogue;
+use skillfold::runtime::catalogue::Catalogue;
 
 use super::git_fixture::Repo;
 use super::mcp_client::{Report, scenario};
@@ -48,7 +48,7 @@ impl World {
             "---\nname: gamma\ndescription: The gamma skill.\n---\n# gamma\n",
         )
         .expect("write");
-        let gamma_hash = skillfold::bundle::Bundle::read_dir(&gamma)
+        let gamma_hash = skillfold::format::bundle::Bundle::read_dir(&gamma)
             .expect("gamma")
             .digest()
             .to_string();

@@ -35,7 +35,7 @@ impl World {
         )
         .expect("write");
         fs_err::write(dir.join("references/notes.md"), "# notes\n").expect("write");
-        let hash = skillfold::bundle::Bundle::read_dir(&dir)
+        let hash = skillfold::format::bundle::Bundle::read_dir(&dir)
             .expect("valid")
             .digest();
         let config = tmp.path().join("skillfold.yaml");
@@ -366,7 +366,7 @@ fn output_schemas_are_listed_for_the_revisions_that_define_them() {
         if shown {
             assert_eq!(
                 tool["outputSchema"],
-                skillfold::tools::load_skill::output_schema(),
+                skillfold::runtime::tools::load_skill::output_schema(),
                 "{protocol}"
             );
         } else {

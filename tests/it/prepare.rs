@@ -47,7 +47,7 @@ impl Setup {
         cmd.args(args)
             .current_dir(self.dir.path())
             .env("SKILLFOLD_CONFIG", self.config())
-            .env_remove(skillfold::failpoint::ENV)
+            .env_remove(skillfold::prepare::failpoint::ENV)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         cmd
@@ -63,8 +63,8 @@ impl Setup {
         let mut out = Vec::new();
         for entry in fs_err::read_dir(&current).expect("current exists") {
             let path = entry.expect("entry").path();
-            let bundle =
-                skillfold::bundle::Bundle::read_dir(&path).expect("published bundle is valid");
+            let bundle = skillfold::format::bundle::Bundle::read_dir(&path)
+                .expect("published bundle is valid");
             out.push((bundle.name().to_string(), bundle.digest().to_string()));
         }
         out.sort();
@@ -403,7 +403,7 @@ fn local_bundle_is_verified_in_place() {
     let s = Setup::new();
     let skill =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills/commit-message");
-    let digest = skillfold::bundle::Bundle::read_dir(&skill)
+    let digest = skillfold::format::bundle::Bundle::read_dir(&skill)
         .expect("example")
         .digest()
         .to_string();
@@ -665,7 +665,7 @@ fn a_crash_at_any_step_of_promotion_leaves_the_old_or_the_new_generation() {
         s.git_source(&repo.file_url(), &newer, &as_refs(&new_pins));
         let crashed = s
             .command(&["prepare"])
-            .env(skillfold::failpoint::ENV, point)
+            .env(skillfold::prepare::failpoint::ENV, point)
             .output()
             .expect("run");
         assert_ne!(

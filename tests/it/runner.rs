@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use serde_json::{Value, json};
-use skillfold::catalogue::Catalogue;
 use skillfold::runtime::Runtime;
+use skillfold::runtime::catalogue::Catalogue;
 
 use super::util::{assert_stderr_has, stderr, stdout};
 
@@ -39,7 +39,7 @@ impl Lab {
         for (path, text) in helpers {
             fs_err::write(dir.join(path), text).expect("write");
         }
-        let digest = skillfold::bundle::Bundle::read_dir(&dir)
+        let digest = skillfold::format::bundle::Bundle::read_dir(&dir)
             .expect("valid")
             .digest();
         let mut allow = String::new();
@@ -76,7 +76,11 @@ impl Lab {
         Runtime::load(plan).catalogue(None).expect("catalogue")
     }
 
-    fn run(&self, script: &str, args: &[&str]) -> Result<Value, skillfold::tools::ToolError> {
+    fn run(
+        &self,
+        script: &str,
+        args: &[&str],
+    ) -> Result<Value, skillfold::runtime::tools::ToolError> {
         self.catalogue()
             .call(
                 "skill_run_script",
@@ -464,7 +468,7 @@ fn malformed_or_duplicate_policies_deny_everything() {
     ] {
         let out = lab.cli(
             &["tools", "scripts/hello.py"],
-            &[(skillfold::runner::policy::ENV, &policy)],
+            &[(skillfold::descriptor::runner::policy::ENV, &policy)],
         );
         assert_eq!(out.status.code(), Some(2), "{policy}");
         assert!(!stdout(&out).contains("hello"), "{policy}");
@@ -472,7 +476,10 @@ fn malformed_or_duplicate_policies_deny_everything() {
     // The environment's list replaces the descriptor's: a valid one works.
     let ok = lab.cli(
         &["tools", "scripts/hello.py"],
-        &[(skillfold::runner::policy::ENV, &format!("[{good}]"))],
+        &[(
+            skillfold::descriptor::runner::policy::ENV,
+            &format!("[{good}]"),
+        )],
     );
     assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
     // In the descriptor, a duplicate is a configuration error.

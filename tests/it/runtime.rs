@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use skillfold::catalogue::{Catalogue, CatalogueError};
 use skillfold::descriptor;
 use skillfold::runtime::Runtime;
+use skillfold::runtime::catalogue::{Catalogue, CatalogueError};
 
 use super::git_fixture::Repo;
 use super::util::{assert_stderr_has, stderr, stdout};
@@ -27,7 +27,7 @@ fn local_bundle(root: &Path, name: &str, files: &[(&str, &str)]) -> (PathBuf, St
         fs_err::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         fs_err::write(p, text).expect("write");
     }
-    let digest = skillfold::bundle::Bundle::read_dir(&dir)
+    let digest = skillfold::format::bundle::Bundle::read_dir(&dir)
         .expect("valid")
         .digest()
         .to_string();
@@ -93,7 +93,11 @@ impl World {
     }
 }
 
-fn load(c: &Catalogue, name: &str, reference: Value) -> Result<Value, skillfold::tools::ToolError> {
+fn load(
+    c: &Catalogue,
+    name: &str,
+    reference: Value,
+) -> Result<Value, skillfold::runtime::tools::ToolError> {
     c.call("load_skill", &json!({"name": name, "reference": reference}))
         .map(|(v, _)| v)
 }
@@ -388,9 +392,9 @@ fn a_bundle_edited_on_disk_is_not_loaded_and_verify_names_it() {
 
 #[test]
 fn seventeen_names_for_one_agent_and_conflicting_content_are_refused() {
-    use skillfold::file_set::FileSetBuilder;
-    use skillfold::pin::Pin;
-    use skillfold::snapshot::{BundleSource, load_custom};
+    use skillfold::format::file_set::FileSetBuilder;
+    use skillfold::format::pin::Pin;
+    use skillfold::runtime::snapshot::{BundleSource, load_custom};
 
     struct InMemory(Vec<(String, String)>);
     impl BundleSource for InMemory {
@@ -401,8 +405,8 @@ fn seventeen_names_for_one_agent_and_conflicting_content_are_refused() {
             &self,
         ) -> Vec<(
             Pin,
-            skillfold::file_set::FileSet,
-            skillfold::problem::Problems,
+            skillfold::format::file_set::FileSet,
+            skillfold::format::problem::Problems,
         )> {
             self.0
                 .iter()
@@ -413,7 +417,7 @@ fn seventeen_names_for_one_agent_and_conflicting_content_are_refused() {
                         format!("---\nname: {name}\ndescription: d\n---\n{body}").into_bytes(),
                     );
                     let (files, problems) = b.finish();
-                    let digest = skillfold::digest::BundleDigest::of(&files);
+                    let digest = skillfold::format::digest::BundleDigest::of(&files);
                     let pin = Pin {
                         name: name.parse().unwrap(),
                         version: "1".parse().unwrap(),
@@ -444,9 +448,9 @@ fn seventeen_names_for_one_agent_and_conflicting_content_are_refused() {
 
 #[test]
 fn a_custom_source_goes_through_the_same_verification() {
-    use skillfold::file_set::FileSetBuilder;
-    use skillfold::pin::Pin;
-    use skillfold::snapshot::{BundleSource, load_custom};
+    use skillfold::format::file_set::FileSetBuilder;
+    use skillfold::format::pin::Pin;
+    use skillfold::runtime::snapshot::{BundleSource, load_custom};
 
     struct Bad;
     impl BundleSource for Bad {
@@ -457,8 +461,8 @@ fn a_custom_source_goes_through_the_same_verification() {
             &self,
         ) -> Vec<(
             Pin,
-            skillfold::file_set::FileSet,
-            skillfold::problem::Problems,
+            skillfold::format::file_set::FileSet,
+            skillfold::format::problem::Problems,
         )> {
             let mut b = FileSetBuilder::new();
             b.insert("SKILL.md", b"---\nname: x\ndescription: d\n---\n".to_vec());
@@ -574,7 +578,7 @@ fn corpus_file_replaced_by_a_symlink_is_refused() {
 #[test]
 fn verify_exits_1_while_a_preparation_holds_the_guard() {
     let (_repo, dir, config) = prepared_corpus();
-    let corpus = skillfold::corpus::Corpus::create(&dir.path().join("corpus")).unwrap();
+    let corpus = skillfold::prepare::corpus::Corpus::create(&dir.path().join("corpus")).unwrap();
     let guard = corpus.guard().unwrap();
     let out = run(&config, &["verify"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));

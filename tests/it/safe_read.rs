@@ -6,12 +6,12 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
 use rustix::io::Errno;
-use skillfold::bundle::{Bundle, LoadError};
-use skillfold::bundle_path::BundlePath;
-use skillfold::limits;
-use skillfold::problem::ProblemCode::{self, *};
-use skillfold::safe_read::{self, BeneathError, Moment, ReadError, ReadOutcome};
-use skillfold::untrusted_fs;
+use skillfold::format::bundle::{Bundle, LoadError};
+use skillfold::format::bundle_path::BundlePath;
+use skillfold::format::limits;
+use skillfold::format::problem::ProblemCode::{self, *};
+use skillfold::format::safe_read::{self, BeneathError, Moment, ReadError, ReadOutcome};
+use skillfold::format::untrusted_fs;
 
 use super::util::{TempBundle, skill_md};
 
@@ -693,7 +693,7 @@ fn every_problem_is_reported_not_just_the_first() {
 
 #[test]
 fn frontmatter_rules_refuse_on_disk() {
-    let cases: &[(&str, skillfold::problem::ProblemCode)] = &[
+    let cases: &[(&str, skillfold::format::problem::ProblemCode)] = &[
         ("---\nname: demo\ndescription: d\n", FrontmatterUnclosed),
         ("# no frontmatter\n", FrontmatterMissing),
         ("---\n- a\n- b\n---\n", FrontmatterNotMapping),

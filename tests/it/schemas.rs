@@ -9,15 +9,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
-use skillfold::catalogue::Catalogue;
+use skillfold::runtime::catalogue::Catalogue;
 
 use super::util::target_dir;
 
 #[test]
 fn committed_schemas_are_current() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
-    for (name, schema) in skillfold::schemas::all() {
-        let want = skillfold::schemas::render(&schema);
+    for (name, schema) in skillfold::ops::schema::all() {
+        let want = skillfold::ops::schema::render(&schema);
         let got = fs_err::read_to_string(dir.join(name)).unwrap_or_default();
         assert!(
             got == want,
@@ -88,23 +88,25 @@ fn the_example_descriptor_validates_against_its_schema() {
 #[test]
 fn real_tool_inputs_outputs_errors_and_records_validate() {
     let skill = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills/csv-profiler");
-    let bundle = skillfold::bundle::Bundle::read_dir(&skill).expect("bundle");
-    let pin = skillfold::pin::Pin {
+    let bundle = skillfold::format::bundle::Bundle::read_dir(&skill).expect("bundle");
+    let pin = skillfold::format::pin::Pin {
         name: bundle.name().clone(),
         version: "1.0".parse().unwrap(),
         hash: bundle.digest(),
     };
-    let origin = skillfold::snapshot::Origin {
+    let origin = skillfold::runtime::snapshot::Origin {
         kind: "local",
         location: "test".into(),
         url: None,
         commit: None,
         generation: None,
     };
-    let snapshot = skillfold::snapshot::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
-        .expect("verifies");
-    let catalogue = skillfold::catalogue::Catalogue::new(None, [std::sync::Arc::new(snapshot)])
-        .expect("catalogue");
+    let snapshot =
+        skillfold::runtime::snapshot::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
+            .expect("verifies");
+    let catalogue =
+        skillfold::runtime::catalogue::Catalogue::new(None, [std::sync::Arc::new(snapshot)])
+            .expect("catalogue");
     for input in [
         json!({"name": "csv-profiler", "reference": null}),
         json!({"name": "csv-profiler", "reference": "assets/example.csv"}),
@@ -229,7 +231,7 @@ fn tool_input_schemas_follow_the_strict_mode_rules() {
     for tool in &tools {
         assert_strict_mode(tool.name, &tool.input_schema);
     }
-    for (name, schema) in skillfold::schemas::all() {
+    for (name, schema) in skillfold::ops::schema::all() {
         if name.ends_with(".input.schema.json") {
             assert_strict_mode(name, &schema);
         }
@@ -343,7 +345,7 @@ fn refusals_of_every_tool_match_the_published_error_schema() {
         ),
     ];
     let wire = validator("tool-error.schema.json");
-    let generated = jsonschema::validator_for(&skillfold::tools::ToolError::wire_schema())
+    let generated = jsonschema::validator_for(&skillfold::runtime::tools::ToolError::wire_schema())
         .expect("a valid schema");
     for (tool, input, code) in cases {
         let err = c.call(tool, &input).expect_err("refused");
@@ -456,7 +458,7 @@ impl ToolLab {
         write("guides/style/references/tone.md", "# Tone\n");
         write("guides/style/notes.md", "not a reference\n");
         let dir = tmp.path().join("tools");
-        let hash = skillfold::bundle::Bundle::read_dir(&dir)
+        let hash = skillfold::format::bundle::Bundle::read_dir(&dir)
             .expect("valid")
             .digest();
         let approve = |script: &str| {
@@ -560,7 +562,7 @@ fn committed_schemas_compile_in_ajv_default_strict_mode() {
         return;
     };
     let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
-    let files: Vec<PathBuf> = skillfold::schemas::all()
+    let files: Vec<PathBuf> = skillfold::ops::schema::all()
         .into_iter()
         .map(|(name, _)| schemas.join(name))
         .collect();

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use skillfold::problem::ProblemCode;
+use skillfold::format::problem::ProblemCode;
 
 /// A minimal valid `SKILL.md` for a skill called `name`.
 pub fn skill_md(name: &str) -> String {
@@ -63,9 +63,9 @@ impl TempBundle {
 
     /// The error codes `Bundle::read_dir` reports (empty when the bundle is valid).
     pub fn codes(&self) -> Vec<ProblemCode> {
-        match skillfold::bundle::Bundle::read_dir(&self.root) {
+        match skillfold::format::bundle::Bundle::read_dir(&self.root) {
             Ok(_) => Vec::new(),
-            Err(skillfold::bundle::LoadError::Invalid(e)) => e
+            Err(skillfold::format::bundle::LoadError::Invalid(e)) => e
                 .problems
                 .as_slice()
                 .iter()

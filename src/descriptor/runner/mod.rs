@@ -1,19 +1,18 @@
-//! The allowlisted script runner behind `skill_run_script`: only helper bytes the operator
-//! approved by SHA-256 ever run.
+//! The configuration of the allowlisted script runner behind `skill_run_script`: only helper
+//! bytes the operator approved by SHA-256 ever run.
 //!
 //! - [`policy`]: the approvals (`{skill, script, sha256}`), failing closed as a whole.
 //! - [`blocklist`]: names of irreversible actions refused even when approved.
-//! - [`exec`]: the execution itself — isolated Python, bytes on stdin, reduced environment, own
+//! - [`crate::runtime::runner`]: the execution itself — isolated Python, bytes on stdin, reduced environment, own
 //!   process group, timeout, output cap.
 //!
 //! The checks, in order, each with its code: input shape (`invalid_args`), path rules
 //! (`invalid_path`, `unknown_skill`, `not_found`), blocklist (`blocked_tool`), replay guard
 //! (`replay_blocked`), approval by hash (`not_approved`), then execution (`timeout`,
 //! `output_limit`, `script_failed`, `spawn_failed`, `unsupported_platform`). The code lives in
-//! [`crate::tools::run_script`]; this module holds the configuration.
+//! [`crate::runtime::tools::run_script`]; this module holds the configuration.
 
 pub mod blocklist;
-pub mod exec;
 pub mod policy;
 
 use std::path::PathBuf;

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::escape;
+use crate::format::escape;
 
 /// Who holds (or held) a guard.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

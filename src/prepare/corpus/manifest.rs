@@ -5,10 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bundle::Bundle;
-use crate::escape;
-use crate::hex;
-use crate::pin::Pin;
+use crate::format::bundle::Bundle;
+use crate::format::escape;
+use crate::format::hex;
+use crate::format::pin::Pin;
 
 /// The only manifest format this version reads and writes.
 pub const FORMAT: &str = "skillfold-corpus-manifest-v1";
@@ -77,7 +77,7 @@ impl ManifestBundle {
 }
 
 /// `{path, size, sha256}` of every file of a file set.
-pub fn file_records(files: &crate::file_set::FileSet) -> Vec<FileRecord> {
+pub fn file_records(files: &crate::format::file_set::FileSet) -> Vec<FileRecord> {
     files
         .iter()
         .map(|(path, bytes)| FileRecord {
@@ -89,7 +89,7 @@ pub fn file_records(files: &crate::file_set::FileSet) -> Vec<FileRecord> {
 }
 
 /// The paths whose bytes differ between a manifest's records and what was read now (changed,
-/// added or removed), for error messages: each path escaped ([`crate::escape`]), since a
+/// added or removed), for error messages: each path escaped ([`crate::format::escape`]), since a
 /// manifest on disk may have been edited.
 pub fn changed_files(recorded: &[FileRecord], now: &[FileRecord]) -> Vec<String> {
     use std::collections::BTreeMap;

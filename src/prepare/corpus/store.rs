@@ -1,5 +1,5 @@
 //! Generations on disk: staging, publishing by one atomic link flip, rollback, and removal of
-//! what is no longer needed. See the module doc of [`crate::corpus`] for the layout.
+//! what is no longer needed. See the module doc of [`crate::prepare::corpus`] for the layout.
 
 use std::os::unix::fs::PermissionsExt as _;
 
@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use super::guard::{Guard, GuardError};
 use super::manifest::{FORMAT, Manifest};
-use crate::escape;
-use crate::failpoint;
-use crate::file_set::FileSet;
+use crate::format::escape;
+use crate::format::file_set::FileSet;
+use crate::prepare::failpoint;
 
 /// The name of the published link.
 pub const CURRENT: &str = "current";

@@ -7,11 +7,11 @@ use std::sync::atomic::AtomicBool;
 
 use super::fetch::{self, FetchError, FetchPath};
 use super::tree::{self, Inventory, TreeError};
-use crate::bundle::Bundle;
-use crate::bundle_path::BundlePath;
-use crate::pin::CommitId;
-use crate::problem::Problems;
-use crate::skill_name::SkillName;
+use crate::format::bundle::Bundle;
+use crate::format::bundle_path::BundlePath;
+use crate::format::pin::CommitId;
+use crate::format::problem::Problems;
+use crate::format::skill_name::SkillName;
 
 /// A commit whose whole tree passed the policy walk.
 pub struct PinnedCommit {

@@ -16,8 +16,8 @@ use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::pin::CommitId;
-use crate::redact::{self, RedactedUrl};
+use crate::descriptor::redact::{self, RedactedUrl};
+use crate::format::pin::CommitId;
 
 /// How the commit was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,11 +12,11 @@
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::objs::tree::EntryKind;
 
-use crate::bundle_path::BundlePath;
-use crate::file_set::{FileSet, FileSetBuilder};
-use crate::limits;
-use crate::problem::{Problem, ProblemCode, Problems};
-use crate::skill_name::SkillName;
+use crate::format::bundle_path::BundlePath;
+use crate::format::file_set::{FileSet, FileSetBuilder};
+use crate::format::limits;
+use crate::format::problem::{Problem, ProblemCode, Problems};
+use crate::format::skill_name::SkillName;
 
 /// One blob of the commit's tree.
 #[derive(Debug, Clone)]

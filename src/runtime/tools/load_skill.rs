@@ -16,11 +16,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Access, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
-use crate::bundle_path::BundlePath;
-use crate::escape;
-use crate::limits;
-use crate::skill_name::SkillName;
-use crate::snapshot::Snapshot;
+use crate::format::bundle_path::BundlePath;
+use crate::format::escape;
+use crate::format::limits;
+use crate::format::skill_name::SkillName;
+use crate::runtime::snapshot::Snapshot;
 
 /// The tool's name.
 pub const NAME: &str = "load_skill";

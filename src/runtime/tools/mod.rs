@@ -23,8 +23,8 @@ pub mod run_script;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::guides::Guide;
-use crate::snapshot::{Origin, Snapshot};
+use crate::runtime::guides::Guide;
+use crate::runtime::snapshot::{Origin, Snapshot};
 
 /// A tool as offered to a model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -200,8 +200,8 @@ pub type Policy = dyn Fn(&Access<'_>) -> Result<(), String> + Send + Sync;
 /// object closed with every property required, no `default`, no `$schema` or `title` at the root.
 pub(crate) fn strict_input_schema(schema: schemars::Schema) -> Value {
     let mut schema = serde_json::to_value(schema).unwrap_or_default();
-    crate::schemas::make_portable(&mut schema);
-    crate::schemas::visit_schemas(&mut schema, &mut |obj| {
+    crate::ops::schema::make_portable(&mut schema);
+    crate::ops::schema::visit_schemas(&mut schema, &mut |obj| {
         obj.remove("default");
         if let Some(names) = obj.get("properties").and_then(Value::as_object) {
             let names: Vec<Value> = names.keys().cloned().map(Value::String).collect();
@@ -229,8 +229,8 @@ pub(crate) fn serialized_schema<T: schemars::JsonSchema>() -> schemars::Schema {
 /// is sent.
 pub(crate) fn output_schema(schema: schemars::Schema) -> Value {
     let mut schema = serde_json::to_value(schema).unwrap_or_default();
-    crate::schemas::make_portable(&mut schema);
-    crate::schemas::visit_schemas(&mut schema, &mut |obj| {
+    crate::ops::schema::make_portable(&mut schema);
+    crate::ops::schema::visit_schemas(&mut schema, &mut |obj| {
         if obj.contains_key("properties") {
             obj.insert("additionalProperties".into(), Value::Bool(false));
         }
@@ -291,6 +291,6 @@ pub(crate) fn record(access: &Access<'_>, content: &[u8]) -> Record {
         origin,
         reference: access.reference.map(str::to_owned),
         bytes: content.len() as u64,
-        sha256: known_sha256.map_or_else(|| crate::hex::sha256_hex(content), str::to_owned),
+        sha256: known_sha256.map_or_else(|| crate::format::hex::sha256_hex(content), str::to_owned),
     }
 }

@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Access, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
-use crate::bundle_path::BundlePath;
-use crate::escape;
-use crate::guides::{self, Discovery};
-use crate::safe_read::BeneathError;
+use crate::format::bundle_path::BundlePath;
+use crate::format::escape;
+use crate::format::safe_read::BeneathError;
+use crate::runtime::guides::{self, Discovery};
 
 /// The tool's name.
 pub const NAME: &str = "skill_read_reference";

@@ -1,7 +1,7 @@
 //! `skill_run_script`: run an approved Python helper of a loaded skill.
 //!
 //! Offered only when at least one helper of a skill in the catalogue is approved for its exact
-//! bytes. See [`crate::runner`] for the policy, the blocklist and the execution; this module owns
+//! bytes. See [`crate::descriptor::runner`] for the policy, the blocklist and the execution; this module owns
 //! the input, the order of the checks and the result.
 
 use std::collections::BTreeMap;
@@ -12,11 +12,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Access, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
-use crate::bundle_path::BundlePath;
-use crate::escape;
-use crate::runner::{self, RunnerConfig, exec};
-use crate::skill_name::SkillName;
-use crate::snapshot::Snapshot;
+use crate::descriptor::runner::{self, RunnerConfig};
+use crate::format::bundle_path::BundlePath;
+use crate::format::escape;
+use crate::format::skill_name::SkillName;
+use crate::runtime::runner as exec;
+use crate::runtime::snapshot::Snapshot;
 
 /// The tool's name.
 pub const NAME: &str = "skill_run_script";
@@ -220,10 +221,10 @@ pub(crate) fn call(
             ),
         ));
     }
-    let sha256 = crate::hex::sha256_hex(source);
+    let sha256 = crate::format::hex::sha256_hex(source);
     if !config.policy.approves(name, script, &sha256) {
         let why = match &config.policy {
-            crate::runner::ScriptPolicy::DenyAll(reason) => {
+            crate::descriptor::runner::ScriptPolicy::DenyAll(reason) => {
                 format!("every helper is denied: {reason}")
             }
             _ => format!("`{name}` `{shown}` with SHA-256 {sha256} is not approved"),

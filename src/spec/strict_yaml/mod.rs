@@ -3,7 +3,7 @@
 //!
 //! # Why a scanner of our own
 //!
-//! [`crate::yaml`] (saphyr) sees anchors, tags and flow style, but its errors, their positions
+//! [`crate::format::yaml`] (saphyr) sees anchors, tags and flow style, but its errors, their positions
 //! and the order in which problems are found are saphyr's. skills-ref prints `str(e)` of
 //! ruamel's exceptions — context, marks with a source snippet and a caret, problem — and which
 //! error wins depends on how far ruamel's scanner has looked ahead (simple-key lookahead, the

@@ -1,7 +1,7 @@
 //! `skillfold check`: static checks of the descriptor.
 
 use clap::Args;
-use skillfold::escape;
+use skillfold::format::escape;
 use skillfold::ops::check;
 
 use super::config::ConfigArg;

@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use skillfold::bundle::{Bundle, LoadError};
-use skillfold::digest::BundleDigest;
-use skillfold::escape;
+use skillfold::format::bundle::{Bundle, LoadError};
+use skillfold::format::digest::BundleDigest;
+use skillfold::format::escape;
 use skillfold::ops::hash::{self, HashReport};
 
 use crate::exit::Exit;
@@ -45,7 +45,7 @@ pub struct HashArgs {
 
 fn parse_digest(s: &str) -> Result<BundleDigest, String> {
     s.parse()
-        .map_err(|e: skillfold::digest::DigestParseError| e.to_string())
+        .map_err(|e: skillfold::format::digest::DigestParseError| e.to_string())
 }
 
 pub fn run(args: HashArgs) -> Exit {

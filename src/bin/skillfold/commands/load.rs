@@ -30,5 +30,9 @@ pub fn run(args: LoadArgs) -> Exit {
         Err(exit) => return exit,
     };
     let input = serde_json::json!({ "name": args.name, "reference": args.reference });
-    call_and_print(&catalogue, skillfold::tools::load_skill::NAME, &input)
+    call_and_print(
+        &catalogue,
+        skillfold::runtime::tools::load_skill::NAME,
+        &input,
+    )
 }

@@ -3,11 +3,11 @@
 use std::sync::atomic::AtomicBool;
 
 use clap::Args;
-use skillfold::bundle_path::BundlePath;
-use skillfold::escape;
+use skillfold::format::bundle_path::BundlePath;
+use skillfold::format::escape;
+use skillfold::format::pin::CommitId;
+use skillfold::format::skill_name::SkillName;
 use skillfold::ops::pin;
-use skillfold::pin::CommitId;
-use skillfold::skill_name::SkillName;
 
 use crate::exit::Exit;
 
@@ -80,7 +80,7 @@ pub fn run(args: PinArgs) -> Exit {
         }
         Err(e) => {
             diag!("error: {e} [{}]", e.code());
-            if let pin::PinError::Commit(skillfold::git::commit::CommitError::Symlinks {
+            if let pin::PinError::Commit(skillfold::prepare::git::commit::CommitError::Symlinks {
                 paths,
                 ..
             }) = &e

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
 use clap::Args;
-use skillfold::escape;
+use skillfold::format::escape;
 use skillfold::ops::check;
 use skillfold::ops::prepare::{self, PrepareReport, Progress, Severity};
 

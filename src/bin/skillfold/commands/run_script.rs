@@ -41,5 +41,9 @@ pub fn run(args: RunScriptArgs) -> Exit {
     };
     let input =
         serde_json::json!({ "skill": args.skill, "script": args.script, "args": args.args });
-    call_and_print(&catalogue, skillfold::tools::run_script::NAME, &input)
+    call_and_print(
+        &catalogue,
+        skillfold::runtime::tools::run_script::NAME,
+        &input,
+    )
 }

@@ -3,9 +3,9 @@
 //! are named on stderr and left out.
 
 use clap::Args;
-use skillfold::catalogue::Catalogue;
 use skillfold::ops::check;
 use skillfold::runtime::Runtime;
+use skillfold::runtime::catalogue::Catalogue;
 
 use super::config::ConfigArg;
 use crate::exit::Exit;
@@ -33,7 +33,7 @@ pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
         }
         Exit::Invalid
     })?;
-    let fail = |e: skillfold::catalogue::CatalogueError| {
+    let fail = |e: skillfold::runtime::catalogue::CatalogueError| {
         diag!("error: {e} [{}]", e.code());
         Exit::Invalid
     };

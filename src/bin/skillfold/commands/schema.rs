@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use skillfold::escape;
+use skillfold::format::escape;
 
 use crate::exit::Exit;
 
@@ -21,10 +21,10 @@ pub struct SchemaArgs {
 }
 
 pub fn run(args: SchemaArgs) -> Exit {
-    let schemas = skillfold::schemas::all();
+    let schemas = skillfold::ops::schema::all();
     let Some(dir) = args.out else {
         return match schemas.first() {
-            Some((_, schema)) => crate::output::print(&skillfold::schemas::render(schema)),
+            Some((_, schema)) => crate::output::print(&skillfold::ops::schema::render(schema)),
             None => Exit::Ok,
         };
     };
@@ -34,7 +34,7 @@ pub fn run(args: SchemaArgs) -> Exit {
     }
     for (name, schema) in &schemas {
         let path = dir.join(name);
-        if let Err(e) = fs_err::write(&path, skillfold::schemas::render(schema)) {
+        if let Err(e) = fs_err::write(&path, skillfold::ops::schema::render(schema)) {
             diag!("error: {e}");
             return Exit::Retryable;
         }

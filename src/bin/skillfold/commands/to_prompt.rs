@@ -4,7 +4,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
-use skillfold::escape;
+use skillfold::format::escape;
 use skillfold::spec::{prompt, skill_file::DirError};
 
 use crate::click::echo;

@@ -1,0 +1,37 @@
+//! The bundle format (DESIGN §2): everything that decides whether a directory of bytes is a valid
+//! bundle and what its digest is. It depends on nothing else in the crate; every other folder
+//! builds on it.
+//!
+//! - [`limits`]: the bounds of the format (file sizes, counts, depth), in one table.
+//! - [`bundle_path`]: the path grammar — relative POSIX paths that cannot leave the bundle.
+//! - [`untrusted_fs`]: the one capped, no-follow file-system layer every reader of outside files
+//!   uses; [`safe_read`]: a bundle directory read through it into a file set.
+//! - [`file_set`]: the in-memory file set and the builder that enforces paths and bounds as
+//!   entries arrive; the only way bundle bytes enter.
+//! - [`yaml`]: the YAML reader, keeping the facts (anchors, tags, flow style) dialects need.
+//! - [`frontmatter`]: `SKILL.md` in the bundle dialect — fences, bounds, strict YAML, `name`,
+//!   `description`.
+//! - [`skill_name`] and [`version`]: the identifiers of a pin; [`pin`]: `{name, version, hash}`
+//!   and full commit ids.
+//! - [`digest`]: the `chamvi-skill-bundle-v1` digest, its grammar in the module doc.
+//! - [`bundle`]: a checked bundle (content rules + frontmatter + digest), or every problem.
+//! - [`problem`]: problems with stable codes, paths, bounds and messages; [`code`]: the macro
+//!   that declares every area's stable error codes with their exit status.
+//! - [`escape`]: the one escaping function for untrusted text in human-readable output.
+
+pub mod bundle;
+pub mod bundle_path;
+pub mod code;
+pub mod digest;
+pub mod escape;
+pub mod file_set;
+pub mod frontmatter;
+pub(crate) mod hex;
+pub mod limits;
+pub mod pin;
+pub mod problem;
+pub mod safe_read;
+pub mod skill_name;
+pub mod untrusted_fs;
+pub mod version;
+pub mod yaml;
