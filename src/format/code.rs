@@ -2,7 +2,7 @@
 //!
 //! Every refusal skillfold reports carries a `snake_case` code that never changes once released;
 //! scripts, the tools' JSON errors and the docs (`docs/error-codes.md`) rely on it. Each area
-//! declares its codes once, with [`error_codes!`], as an enum with:
+//! declares its codes once, with [`crate::error_codes!`], as an enum with:
 //!
 //! - `ALL`, every code in declaration order (for docs and tests);
 //! - `as_str()`, the stable spelling, also used by `Display` and `Serialize`;

@@ -29,7 +29,7 @@
 //!
 //! rmcp does not read stdin itself: [`framing`] reads every line first, bounds it, answers what
 //! rmcp would drop or answer wrongly, and passes the rest on. Diagnostics go to stderr through
-//! [`diag`], with every value that came from input escaped ([`crate::format::escape::text`]); a closed or
+//! `diag`, with every value that came from input escaped ([`crate::format::escape::text`]); a closed or
 //! full stderr never stops the server.
 
 pub mod framing;

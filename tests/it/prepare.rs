@@ -636,6 +636,10 @@ fn sigterm_during_a_slow_fetch_cleans_up_and_keeps_the_old_corpus() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs the `failpoints` feature (scripts/test turns it on)"
+)]
 fn a_crash_at_any_step_of_promotion_leaves_the_old_or_the_new_generation() {
     let (repo, commit) = two_bundles();
     let old_pins = pins(&repo);
