@@ -385,11 +385,16 @@ impl<'a> GitRun<'a> {
                 Severity::Invalid
             };
             let mut failure = Failure::new(e.code(), severity, e.to_string());
-            if let crate::git::commit::CommitError::Symlinks { paths, .. } = &e {
+            if let crate::git::commit::CommitError::Symlinks { paths, count, .. } = &e {
                 failure.details = paths
                     .iter()
                     .map(|p| format!("symbolic link: {p}"))
                     .collect();
+                if *count > paths.len() {
+                    failure
+                        .details
+                        .push(format!("and {} more", count - paths.len()));
+                }
             }
             failure
         })?;
@@ -403,9 +408,15 @@ impl<'a> GitRun<'a> {
             .iter()
             .map(|p| bundle_folder(root, &p.name))
             .collect();
-        for gitlink in commit.gitlinks_outside(&folders) {
+        let (gitlinks, unlisted) = commit.gitlinks_outside(&folders);
+        for gitlink in gitlinks {
             self.note(&format!(
                 "submodule `{gitlink}` outside the approved bundles is ignored (never followed)"
+            ));
+        }
+        if unlisted > 0 {
+            self.note(&format!(
+                "{unlisted} more submodule(s) are not listed; none is followed"
             ));
         }
         let mut bundles = Vec::new();

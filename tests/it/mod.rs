@@ -5,6 +5,7 @@ mod digest_vectors;
 mod discovery;
 mod examples;
 mod git_fixture;
+mod git_hostile;
 mod guides;
 #[cfg(feature = "mcp")]
 mod mcp;
