@@ -313,6 +313,24 @@ fn a_bundle_folder_too_wide_is_refused_before_any_blob_is_inflated() {
     pin.assert_within(QUICK);
 }
 
+#[test]
+fn an_object_over_the_bound_is_refused_before_it_is_allocated() {
+    // One blob of zeros outside the bundles, a little over the bound once inflated (a gigabyte
+    // of zeros is a megabyte of pack): refused from its header, never held in memory.
+    let raw = Raw::new();
+    let (skills, digests) = raw.skills(&["good"]);
+    let max = skillfold::git::fetch::MAX_OBJECT_BYTES as usize;
+    let zeros = raw.blob(&vec![0; max + 1]);
+    let root = raw.tree(&[
+        ("40000", b"skills", &skills),
+        ("100644", b"zeros.bin", &zeros),
+    ]);
+    let commit = raw.commit(&root);
+    let prepare = raw.prepare(&commit, &[("good", &digests[0])]);
+    prepare.assert_refused("object_too_large", &["larger than 104857600 bytes"]);
+    prepare.assert_within(QUICK);
+}
+
 // --- 3. malformed trees -------------------------------------------------------------------------
 
 /// A commit whose root holds `skills/` (a valid `good` bundle) and the entries `extra` before it.
