@@ -384,11 +384,16 @@ impl<'a> GitRun<'a> {
                 Severity::Invalid
             };
             let mut failure = Failure::new(e.code(), severity, e.to_string());
-            if let crate::prepare::git::commit::CommitError::Symlinks { paths, .. } = &e {
+            if let crate::prepare::git::commit::CommitError::Symlinks { paths, count, .. } = &e {
                 failure.details = paths
                     .iter()
                     .map(|p| format!("symbolic link: {}", escape::text(p)))
                     .collect();
+                if *count > paths.len() {
+                    failure
+                        .details
+                        .push(format!("and {} more", count - paths.len()));
+                }
             }
             failure
         })?;
@@ -402,10 +407,16 @@ impl<'a> GitRun<'a> {
             .iter()
             .map(|p| bundle_folder(root, &p.name))
             .collect();
-        for gitlink in commit.gitlinks_outside(&folders) {
+        let (gitlinks, unlisted) = commit.gitlinks_outside(&folders);
+        for gitlink in gitlinks {
             self.note(&format!(
                 "submodule `{}` outside the approved bundles is ignored (never followed)",
                 escape::text(&gitlink)
+            ));
+        }
+        if unlisted > 0 {
+            self.note(&format!(
+                "{unlisted} more submodule(s) are not listed; none is followed"
             ));
         }
         let mut bundles = Vec::new();

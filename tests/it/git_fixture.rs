@@ -9,17 +9,39 @@ use std::time::{Duration, Instant};
 
 /// Runs git with a fixed identity and no user or system configuration.
 pub fn git(cwd: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
+    let out = git_command(cwd, args).output().expect("run git");
+    stdout_of(args, out)
+}
+
+/// Like [`git`], writing `input` to git's standard input.
+pub fn git_input(cwd: &Path, args: &[&str], input: &[u8]) -> String {
+    let mut child = git_command(cwd, args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run git");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // A git that fails early closes its input: its status says why.
+    let _ = std::io::Write::write_all(&mut stdin, input);
+    drop(stdin);
+    stdout_of(args, child.wait_with_output().expect("wait for git"))
+}
+
+fn git_command(cwd: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.args(args)
         .current_dir(cwd)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_AUTHOR_NAME", "Fixture")
         .env("GIT_AUTHOR_EMAIL", "fixture@example.com")
         .env("GIT_COMMITTER_NAME", "Fixture")
-        .env("GIT_COMMITTER_EMAIL", "fixture@example.com")
-        .output()
-        .expect("run git");
+        .env("GIT_COMMITTER_EMAIL", "fixture@example.com");
+    cmd
+}
+
+fn stdout_of(args: &[&str], out: std::process::Output) -> String {
     assert!(
         out.status.success(),
         "git {args:?} failed: {}",

@@ -7,6 +7,7 @@ mod discovery;
 mod examples;
 mod fuzz_seeds;
 mod git_fixture;
+mod git_hostile;
 mod guides;
 mod hostile_output;
 #[cfg(feature = "mcp")]

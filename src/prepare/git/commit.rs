@@ -6,7 +6,8 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use super::fetch::{self, FetchError, FetchPath};
-use super::tree::{self, Inventory, TreeError};
+use super::select;
+use super::tree::{self, Summary, TreeError};
 use crate::format::bundle::Bundle;
 use crate::format::bundle_path::BundlePath;
 use crate::format::pin::CommitId;
@@ -16,7 +17,7 @@ use crate::format::skill_name::SkillName;
 /// A commit whose whole tree passed the policy walk.
 pub struct PinnedCommit {
     fetched: fetch::Fetched,
-    inventory: Inventory,
+    summary: Summary,
 }
 
 /// Why a commit cannot be used as a source.
@@ -30,12 +31,17 @@ pub enum CommitError {
     #[error(transparent)]
     Tree(#[from] TreeError),
     /// The tree holds symbolic links.
-    #[error("commit {commit} holds {} symbolic link(s); a source with links anywhere in its tree is refused", .paths.len())]
+    #[error(
+        "commit {commit} holds {count} symbolic link(s){}; a source with links anywhere in its tree is refused",
+        listed(*.count, .paths.len())
+    )]
     Symlinks {
         /// The commit.
         commit: CommitId,
-        /// Every link, by path.
+        /// The first links found (at most [`tree::MAX_REPORTED`]), by path, escaped for display.
         paths: Vec<String>,
+        /// How many links the tree holds (a link in a subtree named twice counts once).
+        count: usize,
     },
 }
 
@@ -51,7 +57,20 @@ impl CommitError {
 
     /// Whether running again later may succeed.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, CommitError::Fetch(e) if e.is_retryable())
+        match self {
+            CommitError::Fetch(e) => e.is_retryable(),
+            CommitError::Tree(e) => e.is_retryable(),
+            CommitError::Symlinks { .. } => false,
+        }
+    }
+}
+
+/// ` (N listed)` when not every path is listed.
+fn listed(count: usize, shown: usize) -> String {
+    if count > shown {
+        format!(" ({shown} listed)")
+    } else {
+        String::new()
     }
 }
 
@@ -106,7 +125,7 @@ impl TakeError {
 
 impl PinnedCommit {
     /// Fetches `revision` from `url` into a new bare repository at `git_dir`, walks its whole
-    /// tree and refuses it if any entry is a symbolic link.
+    /// tree (see [`tree::walk`]) and refuses it if any entry is a symbolic link.
     pub fn fetch(
         url: &str,
         revision: &CommitId,
@@ -115,14 +134,20 @@ impl PinnedCommit {
         report: fetch::Report<'_>,
     ) -> Result<PinnedCommit, CommitError> {
         let fetched = fetch::fetch_commit(url, revision, git_dir, interrupt, report)?;
-        let inventory = tree::inventory(&fetched.repo, fetched.commit)?;
-        if !inventory.symlinks.is_empty() {
+        let summary = tree::walk(&fetched.repo, fetched.commit, interrupt)?;
+        if summary.symlinks.count > 0 {
             return Err(CommitError::Symlinks {
                 commit: revision.clone(),
-                paths: inventory.symlinks.iter().map(ToString::to_string).collect(),
+                paths: summary
+                    .symlinks
+                    .paths
+                    .iter()
+                    .map(|p| tree::shown(p))
+                    .collect(),
+                count: summary.symlinks.count,
             });
         }
-        Ok(PinnedCommit { fetched, inventory })
+        Ok(PinnedCommit { fetched, summary })
     }
 
     /// Whether the server refused the id and branches and tags were fetched instead.
@@ -130,21 +155,33 @@ impl PinnedCommit {
         self.fetched.path == FetchPath::BranchesAndTags
     }
 
-    /// Gitlinks outside every folder in `inside` (reported, never followed).
-    pub fn gitlinks_outside(&self, inside: &[String]) -> Vec<String> {
-        self.inventory
-            .gitlinks
+    /// Gitlinks outside every folder in `inside` (reported, never followed), escaped for
+    /// display, and how many more the tree holds that are not listed. Each is found once, under
+    /// the first path that reached it; at most [`tree::MAX_REPORTED`] are listed.
+    pub fn gitlinks_outside(&self, inside: &[String]) -> (Vec<String>, usize) {
+        let found = &self.summary.gitlinks;
+        let outside = found
+            .paths
             .iter()
-            .map(ToString::to_string)
-            .filter(|g| !inside.iter().any(|dir| g.starts_with(&format!("{dir}/"))))
-            .collect()
+            .filter(|g| {
+                !inside
+                    .iter()
+                    .any(|dir| g.starts_with(dir.as_bytes()) && g.get(dir.len()) == Some(&b'/'))
+            })
+            .map(|g| tree::shown(g))
+            .collect();
+        (outside, found.count - found.paths.len())
     }
 
     /// The approved bundle `name` under `root`, checked against every bundle rule.
     pub fn take(&self, root: Option<&BundlePath>, name: &SkillName) -> Result<Bundle, TakeError> {
         let path = bundle_folder(root, name);
-        let Some((files, problems)) =
-            tree::select_bundle(&self.fetched.repo, &self.inventory, root, name)?
+        let Some((files, problems)) = select::select_bundle(
+            &self.fetched.repo,
+            self.fetched.commit,
+            self.summary.root,
+            &path,
+        )?
         else {
             return Err(TakeError::Missing {
                 name: name.clone(),

@@ -11,6 +11,10 @@
 //!   `uploadpack.allowReachableSHA1InWant`): fetch every branch and tag in full, then look the
 //!   commit up locally. Either way the result must hold exactly the pinned commit.
 //! - `interrupt` is polled by gix throughout; setting it stops the fetch.
+//! - No single object may be larger than [`MAX_OBJECT_BYTES`] once inflated. gix checks this
+//!   from each object's header before allocating for it (`gitoxide.objects.allocLimit`), so a
+//!   small pack of highly compressed objects (a gigabyte of zeros is a megabyte of pack) cannot
+//!   exhaust memory; such a commit is refused with `object_too_large`.
 
 use std::num::NonZeroU32;
 use std::path::Path;
@@ -18,6 +22,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::descriptor::redact::{self, RedactedUrl};
 use crate::format::pin::CommitId;
+
+/// The largest object (blob, tree, commit) a fetch accepts, inflated: 100 MiB, the largest
+/// file GitHub accepts in a repository.
+pub const MAX_OBJECT_BYTES: u64 = 100 * 1024 * 1024;
 
 /// How the commit was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +86,17 @@ pub enum FetchError {
         /// What went wrong.
         detail: String,
     },
+    /// An object of the fetch is larger than [`MAX_OBJECT_BYTES`].
+    #[error(
+        "`{url}` sent an object larger than {max} bytes (the bound for any one object): {detail}",
+        max = MAX_OBJECT_BYTES
+    )]
+    ObjectTooLarge {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// What gix said (credentials scrubbed).
+        detail: String,
+    },
     /// Stopped by SIGINT/SIGTERM.
     #[error("the fetch from `{url}` was interrupted")]
     Interrupted {
@@ -102,6 +121,7 @@ impl FetchError {
             FetchError::CommitNotFound { .. } => "commit_not_found",
             FetchError::NotACommit { .. } => "not_a_commit",
             FetchError::Unauthenticated { .. } => "fetch_unauthenticated",
+            FetchError::ObjectTooLarge { .. } => "object_too_large",
             FetchError::Interrupted { .. } => "interrupted",
             FetchError::Invalid { .. } => "fetch_invalid",
         }
@@ -111,7 +131,9 @@ impl FetchError {
     pub fn is_retryable(&self) -> bool {
         !matches!(
             self,
-            FetchError::Invalid { .. } | FetchError::NotACommit { .. }
+            FetchError::Invalid { .. }
+                | FetchError::NotACommit { .. }
+                | FetchError::ObjectTooLarge { .. }
         )
     }
 }
@@ -279,7 +301,8 @@ fn install_tls_provider() {
 /// either. So prompts stay enabled only when an askpass program is configured (it answers instead
 /// of the terminal); otherwise they are disabled and a missing credential fails at once.
 fn open_options() -> gix::open::Options {
-    let mut overrides: Vec<String> = Vec::new();
+    let mut overrides: Vec<String> =
+        vec![format!("gitoxide.objects.allocLimit={MAX_OBJECT_BYTES}")];
     for helper in user_credential_helpers() {
         overrides.push(format!("credential.helper={helper}"));
     }
@@ -335,6 +358,9 @@ fn classify(
     }
     if e.is_unauthenticated() {
         return (FetchError::Unauthenticated { url: shown, detail }, false);
+    }
+    if e.is_resource_exhausted() {
+        return (FetchError::ObjectTooLarge { url: shown, detail }, false);
     }
     if e.can_retry() {
         return (FetchError::Unreachable { url: shown, detail }, false);

@@ -1,0 +1,469 @@
+//! Hostile Git repositories, built object by object with the real `git` CLI (`hash-object`,
+//! `hash-object --literally` for trees `git mktree` would refuse to write, `commit-tree`), served
+//! over `file://`, and run through `prepare` and `pin`: tree bombs, bundle folders too wide to
+//! read, malformed trees and Git LFS pointers. Each must be refused with its own code and exit 2,
+//! within bounded time and memory, and nothing may be published.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use super::git_fixture::{git, git_input};
+use super::util::{skill_md, stderr};
+
+/// A bare repository written object by object.
+struct Raw {
+    tmp: tempfile::TempDir,
+    bare: PathBuf,
+}
+
+/// One tree entry: mode as Git writes it (`40000` for trees), name, object id (hex).
+type Entry<'a> = (&'a str, &'a [u8], &'a str);
+
+impl Raw {
+    fn new() -> Raw {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        git(tmp.path(), &["init", "-q", "--bare", "remote.git"]);
+        let bare = tmp.path().join("remote.git");
+        Raw { tmp, bare }
+    }
+
+    fn blob(&self, bytes: &[u8]) -> String {
+        git_input(&self.bare, &["hash-object", "-w", "--stdin"], bytes)
+    }
+
+    /// A tree holding `entries` exactly as given: no sorting, no checks.
+    fn tree(&self, entries: &[Entry<'_>]) -> String {
+        let mut raw = Vec::new();
+        for (mode, name, id) in entries {
+            raw.extend_from_slice(mode.as_bytes());
+            raw.push(b' ');
+            raw.extend_from_slice(name);
+            raw.push(0);
+            raw.extend_from_slice(&unhex(id));
+        }
+        self.raw_tree(&raw)
+    }
+
+    fn raw_tree(&self, bytes: &[u8]) -> String {
+        git_input(
+            &self.bare,
+            &["hash-object", "-t", "tree", "--literally", "-w", "--stdin"],
+            bytes,
+        )
+    }
+
+    /// A `skills/` tree holding one valid bundle per name, and the bundles' digests.
+    fn skills(&self, names: &[&str]) -> (String, Vec<String>) {
+        let mut dirs = Vec::new();
+        let mut digests = Vec::new();
+        for name in names {
+            let md = skill_md(name);
+            let blob = self.blob(md.as_bytes());
+            dirs.push((
+                name.to_string(),
+                self.tree(&[("100644", b"SKILL.md", &blob)]),
+            ));
+            digests.push(digest(&[("SKILL.md", md.as_bytes())]));
+        }
+        let entries: Vec<Entry<'_>> = dirs
+            .iter()
+            .map(|(n, t)| ("40000", n.as_bytes(), t.as_str()))
+            .collect();
+        (self.tree(&entries), digests)
+    }
+
+    /// A commit of `tree`, at `refs/heads/main`.
+    fn commit(&self, tree: &str) -> String {
+        let commit = git(&self.bare, &["commit-tree", "-m", "hostile", tree]);
+        git(&self.bare, &["update-ref", "refs/heads/main", &commit]);
+        commit
+    }
+
+    fn url(&self) -> String {
+        format!("file://{}", self.bare.display())
+    }
+
+    /// Runs `prepare` of `approved` (`(name, digest)`) from `commit` under `root: skills`.
+    fn prepare(&self, commit: &str, approved: &[(&str, &str)]) -> Run {
+        let dir = self.tmp.path().join(format!("prepare-{}", &commit[..12]));
+        fs_err::create_dir_all(&dir).expect("mkdir");
+        let mut text = format!(
+            "skills:\n  - git:\n      source: {}\n      revision: {commit}\n      directory: corpus\n      root: skills\n      approved:\n",
+            self.url()
+        );
+        for (name, hash) in approved {
+            text.push_str(&format!(
+                "        - {{ name: {name}, version: '1.0.0', hash: {hash} }}\n"
+            ));
+        }
+        let config = dir.join("skillfold.yaml");
+        fs_err::write(&config, text).expect("write descriptor");
+        Run::new(&dir, &["prepare"], Some(&config))
+    }
+
+    /// Runs `pin` of `names` at `commit` under `--root skills`.
+    fn pin(&self, commit: &str, names: &[&str]) -> Run {
+        let url = self.url();
+        let mut args = vec![
+            "pin",
+            "--source",
+            &url,
+            "--revision",
+            commit,
+            "--root",
+            "skills",
+        ];
+        args.extend_from_slice(names);
+        Run::new(self.tmp.path(), &args, None)
+    }
+}
+
+/// One run of `skillfold`, with its private data segment capped at [`DATA_CAP_KIB`] (so a walk
+/// that holds what it should not fails instead of swapping) and its CPU time at [`CPU_CAP_S`]
+/// (so work that should not be done fails instead of running for hours), and its duration.
+struct Run {
+    out: Output,
+    took: Duration,
+    corpus: PathBuf,
+}
+
+/// The cap on each run's data segment (`ulimit -d`): the bound of 256 MiB of RSS.
+const DATA_CAP_KIB: u64 = 256 * 1024;
+
+/// The cap on each run's CPU time (`ulimit -t`).
+const CPU_CAP_S: u64 = 120;
+
+impl Run {
+    fn new(dir: &Path, args: &[&str], config: Option<&Path>) -> Run {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "ulimit -d {DATA_CAP_KIB} && ulimit -t {CPU_CAP_S} && exec \"$0\" \"$@\""
+            ))
+            .arg(env!("CARGO_BIN_EXE_skillfold"))
+            .args(args)
+            .current_dir(dir)
+            .env_remove(skillfold::prepare::failpoint::ENV);
+        match config {
+            Some(config) => cmd.env("SKILLFOLD_CONFIG", config),
+            None => cmd.env_remove("SKILLFOLD_CONFIG"),
+        };
+        let start = Instant::now();
+        let out = cmd.output().expect("run skillfold");
+        Run {
+            out,
+            took: start.elapsed(),
+            corpus: dir.join("corpus"),
+        }
+    }
+
+    /// Asserts exit 2, `[code]` on stderr, every `needle` on stderr, and nothing published.
+    #[track_caller]
+    fn assert_refused(&self, code: &str, needles: &[&str]) {
+        let err = stderr(&self.out);
+        assert_eq!(self.out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("[{code}]")), "no [{code}]:\n{err}");
+        for needle in needles {
+            assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
+        }
+        assert!(
+            !self.corpus.join("current").exists(),
+            "something was published"
+        );
+    }
+
+    #[track_caller]
+    fn assert_within(&self, bound: Duration) {
+        assert!(self.took < bound, "took {:?}, over {bound:?}", self.took);
+    }
+}
+
+fn unhex(id: &str) -> Vec<u8> {
+    (0..id.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&id[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+/// The digest of a bundle holding `files`.
+fn digest(files: &[(&str, &[u8])]) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("bundle");
+    for (path, bytes) in files {
+        let path = root.join(path);
+        fs_err::create_dir_all(path.parent().expect("parent")).expect("mkdir -p");
+        fs_err::write(path, bytes).expect("write");
+    }
+    skillfold::format::bundle::Bundle::read_dir(&root)
+        .expect("valid bundle")
+        .digest()
+        .to_string()
+}
+
+/// A generous bound on the duration of a refused run in a debug build on a busy machine; the
+/// code it guards against took minutes (or aborted) on these inputs.
+const QUICK: Duration = Duration::from_secs(60);
+
+// --- 1. tree bombs ------------------------------------------------------------------------------
+
+/// `levels` levels of trees, each naming the level below twice (as `a…` and `b…`, `name_len`
+/// bytes each), above one file: 2^levels paths from `levels + 1` tree objects.
+fn bomb(raw: &Raw, levels: usize, name_len: usize, bottom: &[Entry<'_>]) -> String {
+    let (a, b) = ("a".repeat(name_len), "b".repeat(name_len));
+    let mut tree = raw.tree(bottom);
+    for _ in 0..levels {
+        tree = raw.tree(&[
+            ("40000", a.as_bytes(), &tree),
+            ("40000", b.as_bytes(), &tree),
+        ]);
+    }
+    tree
+}
+
+#[test]
+fn a_tree_bomb_of_long_names_is_refused_quickly_in_bounded_memory() {
+    // The input: 16 levels of two 1,000-byte names beside a normal `skills/good/`.
+    let raw = Raw::new();
+    let (skills, digests) = raw.skills(&["good"]);
+    let leaf = raw.blob(b"x\n");
+    let bomb = bomb(&raw, 16, 1000, &[("100644", b"leaf.md", &leaf)]);
+    let root = raw.tree(&[("40000", b"bomb", &bomb), ("40000", b"skills", &skills)]);
+    let commit = raw.commit(&root);
+
+    let prepare = raw.prepare(&commit, &[("good", &digests[0])]);
+    prepare.assert_refused("tree_path_too_long", &["over the bound of 4096"]);
+    prepare.assert_within(QUICK);
+    let pin = raw.pin(&commit, &["good"]);
+    pin.assert_refused("tree_path_too_long", &["over the bound of 4096"]);
+    pin.assert_within(QUICK);
+}
+
+#[test]
+fn a_tree_bomb_of_short_names_prepares_with_each_subtree_walked_once() {
+    // 2^40 paths, 41 tree objects: every path fits the path bound, and the entries of the
+    // distinct trees are few. Counting paths, as before, refused this with `tree_too_large`.
+    let raw = Raw::new();
+    let (skills, digests) = raw.skills(&["good"]);
+    let leaf = raw.blob(b"x\n");
+    let bomb = bomb(&raw, 40, 3, &[("100644", b"leaf.md", &leaf)]);
+    let root = raw.tree(&[("40000", b"bomb", &bomb), ("40000", b"skills", &skills)]);
+    let commit = raw.commit(&root);
+
+    let prepare = raw.prepare(&commit, &[("good", &digests[0])]);
+    assert_eq!(
+        prepare.out.status.code(),
+        Some(0),
+        "{}",
+        stderr(&prepare.out)
+    );
+    assert!(prepare.corpus.join("current/good/SKILL.md").is_file());
+    prepare.assert_within(QUICK);
+}
+
+#[test]
+fn a_symlink_in_a_shared_subtree_is_reported_once() {
+    let raw = Raw::new();
+    let (skills, digests) = raw.skills(&["good"]);
+    let leaf = raw.blob(b"x\n");
+    let target = raw.blob(b"../../../etc/passwd");
+    let bomb = bomb(
+        &raw,
+        40,
+        3,
+        &[("100644", b"leaf.md", &leaf), ("120000", b"link", &target)],
+    );
+    let root = raw.tree(&[("40000", b"bomb", &bomb), ("40000", b"skills", &skills)]);
+    let commit = raw.commit(&root);
+
+    let first = format!("bomb/{}link", "aaa/".repeat(40));
+    let prepare = raw.prepare(&commit, &[("good", &digests[0])]);
+    prepare.assert_refused("symlink_in_tree", &["holds 1 symbolic link(s)", &first]);
+    let pin = raw.pin(&commit, &["good"]);
+    pin.assert_refused("symlink_in_tree", &["holds 1 symbolic link(s)", &first]);
+}
+
+// --- 2. no work after a bound -------------------------------------------------------------------
+
+#[test]
+fn a_bundle_folder_too_wide_is_refused_before_any_blob_is_inflated() {
+    // The input, narrower so that a debug build fetches it quickly: `skills/big/` holds
+    // `SKILL.md` and 100,000 entries that all name one 128 KiB blob. Inflating each (as before)
+    // took 238 s of CPU in a debug build; the entry bound decides before any blob is read.
+    let raw = Raw::new();
+    let md = raw.blob(skill_md("big").as_bytes());
+    let blob = unhex(&raw.blob(&vec![b'a'; 128 * 1024]));
+    let mut listing = Vec::with_capacity(100_001 * 40);
+    listing.extend_from_slice(b"100644 SKILL.md\0");
+    listing.extend_from_slice(&unhex(&md));
+    for i in 1..=100_000 {
+        listing.extend_from_slice(format!("100644 f{i:07}.md\0").as_bytes());
+        listing.extend_from_slice(&blob);
+    }
+    let big = raw.raw_tree(&listing);
+    let skills = raw.tree(&[("40000", b"big", &big)]);
+    let commit = raw.commit(&raw.tree(&[("40000", b"skills", &skills)]));
+
+    let zero = "0".repeat(64);
+    let prepare = raw.prepare(&commit, &[("big", &zero)]);
+    prepare.assert_refused("verification_failed", &["[too_many_entries]"]);
+    prepare.assert_within(QUICK);
+    let pin = raw.pin(&commit, &["big"]);
+    pin.assert_refused("too_many_entries", &["skills/big"]);
+    pin.assert_within(QUICK);
+}
+
+#[test]
+fn an_object_over_the_bound_is_refused_before_it_is_allocated() {
+    // One blob of zeros outside the bundles, a little over the bound once inflated (a gigabyte
+    // of zeros is a megabyte of pack): refused from its header, never held in memory.
+    let raw = Raw::new();
+    let (skills, digests) = raw.skills(&["good"]);
+    let max = skillfold::prepare::git::fetch::MAX_OBJECT_BYTES as usize;
+    let zeros = raw.blob(&vec![0; max + 1]);
+    let root = raw.tree(&[
+        ("40000", b"skills", &skills),
+        ("100644", b"zeros.bin", &zeros),
+    ]);
+    let commit = raw.commit(&root);
+    let prepare = raw.prepare(&commit, &[("good", &digests[0])]);
+    prepare.assert_refused("object_too_large", &["larger than 104857600 bytes"]);
+    prepare.assert_within(QUICK);
+}
+
+// --- 3. malformed trees -------------------------------------------------------------------------
+
+/// A commit whose root holds `skills/` (a valid `good` bundle) and the entries `extra` before it.
+fn beside_skills(raw: &Raw, extra: &[Entry<'_>]) -> (String, String) {
+    let (skills, digests) = raw.skills(&["good"]);
+    let mut entries = extra.to_vec();
+    entries.push(("40000", b"skills", &skills));
+    (raw.commit(&raw.tree(&entries)), digests[0].clone())
+}
+
+#[test]
+fn a_root_entry_named_like_a_bundle_path_is_refused_as_malformed() {
+    // A root entry literally named `skills/good`: other tools merge it with `skills/good/`.
+    let raw = Raw::new();
+    let evil = raw.blob(b"---\nname: good\ndescription: Not what was reviewed.\n---\n");
+    let evil_dir = raw.tree(&[("100644", b"SKILL.md", &evil)]);
+    let (commit, digest) = beside_skills(&raw, &[("40000", b"skills/good", &evil_dir)]);
+    let prepare = raw.prepare(&commit, &[("good", &digest)]);
+    prepare.assert_refused(
+        "tree_malformed",
+        &["`skills/good` has a name that holds `/`"],
+    );
+    let pin = raw.pin(&commit, &["good"]);
+    pin.assert_refused(
+        "tree_malformed",
+        &["`skills/good` has a name that holds `/`"],
+    );
+}
+
+#[test]
+fn dot_names_duplicates_and_unsorted_entries_are_refused_as_malformed() {
+    let raw = Raw::new();
+    let a = raw.blob(b"a\n");
+    let sub = raw.tree(&[("100644", b"a.md", &a)]);
+    let cases: [(&[Entry<'_>], &str); 6] = [
+        (&[("40000", b".", &sub)], "`.` is named `.` or `..`"),
+        (&[("40000", b"..", &sub)], "`..` is named `.` or `..`"),
+        (
+            &[("100644", b"docs", &a), ("100644", b"docs", &a)],
+            "`docs` appears twice",
+        ),
+        (
+            &[
+                ("100644", b"docs", &a),
+                ("100644", b"docs.md", &a),
+                ("40000", b"docs", &sub),
+            ],
+            "`docs` appears twice in its tree (as a file and as a directory)",
+        ),
+        (
+            &[("100644", b"b.md", &a), ("100644", b"a.md", &a)],
+            "`a.md` is out of Git's order",
+        ),
+        // A tree sorts as if its name ended in `/`: `docs/` comes after `docs.md`.
+        (
+            &[("40000", b"docs", &sub), ("100644", b"docs.md", &a)],
+            "`docs.md` is out of Git's order",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let (commit, digest) = beside_skills(&raw, extra);
+        raw.prepare(&commit, &[("good", &digest)])
+            .assert_refused("tree_malformed", &[needle]);
+    }
+}
+
+#[test]
+fn a_malformed_tree_inside_a_bundle_is_refused_by_pin() {
+    let raw = Raw::new();
+    let md = raw.blob(skill_md("good").as_bytes());
+    let other = raw.blob(b"---\nname: good\ndescription: The other one.\n---\n");
+    let good = raw.tree(&[
+        ("100644", b"SKILL.md", &md),
+        ("100644", b"SKILL.md", &other),
+    ]);
+    let skills = raw.tree(&[("40000", b"good", &good)]);
+    let commit = raw.commit(&raw.tree(&[("40000", b"skills", &skills)]));
+    raw.pin(&commit, &["good"])
+        .assert_refused("tree_malformed", &["`skills/good/SKILL.md` appears twice"]);
+}
+
+// --- 4. Git LFS pointers ------------------------------------------------------------------------
+
+#[test]
+fn every_lfs_pointer_spelling_git_lfs_accepts_is_refused() {
+    let raw = Raw::new();
+    let oid = "4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393";
+    let pointer = |version: &str| format!("version {version}\noid sha256:{oid}\nsize 12345\n");
+    let files = [
+        ("launch.bin", pointer("https://git-lfs.github.com/spec/v1")),
+        (
+            "prerelease.bin",
+            pointer("https://hawser.github.com/spec/v1"),
+        ),
+        ("alpha.bin", pointer("http://git-media.io/v/2")),
+        // Leading blank lines, CRLF, and padding past 1,024 bytes: git-lfs still smudges it.
+        (
+            "padded.bin",
+            format!(
+                "\r\n{}{}",
+                pointer("https://git-lfs.github.com/spec/v1").replace('\n', "\r\n"),
+                " ".repeat(4096)
+            ),
+        ),
+    ];
+    let md = raw.blob(skill_md("good").as_bytes());
+    let ids: Vec<String> = files
+        .iter()
+        .map(|(_, text)| raw.blob(text.as_bytes()))
+        .collect();
+    let mut assets: Vec<Entry<'_>> = files
+        .iter()
+        .zip(&ids)
+        .map(|((name, _), id)| ("100644", name.as_bytes(), id.as_str()))
+        .collect();
+    assets.sort_by(|a, b| a.1.cmp(b.1));
+    let assets = raw.tree(&assets);
+    let good = raw.tree(&[("100644", b"SKILL.md", &md), ("40000", b"assets", &assets)]);
+    let skills = raw.tree(&[("40000", b"good", &good)]);
+    let commit = raw.commit(&raw.tree(&[("40000", b"skills", &skills)]));
+
+    let needles: Vec<String> = files
+        .iter()
+        .map(|(name, _)| format!("skills/good/assets/{name}"))
+        .collect();
+    let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+    let zero = "0".repeat(64);
+    let prepare = raw.prepare(&commit, &[("good", &zero)]);
+    prepare.assert_refused("verification_failed", &needles);
+    let pin = raw.pin(&commit, &["good"]);
+    pin.assert_refused("lfs_pointer", &needles);
+    assert_eq!(
+        stderr(&pin.out).matches("[lfs_pointer]").count(),
+        files.len()
+    );
+}
