@@ -4,6 +4,7 @@ mod cli_hash;
 mod digest_vectors;
 mod discovery;
 mod examples;
+mod format_contracts;
 mod git_fixture;
 mod guides;
 #[cfg(feature = "mcp")]
