@@ -161,23 +161,8 @@ impl FileSetBuilder {
     pub fn add_file(&mut self, path: BundlePath, bytes: Vec<u8>) {
         let len = bytes.len() as u64;
         self.total_bytes += len;
-        let max = limits::max_file_bytes(path.as_str());
-        if len > max {
-            let what = if path.as_str() == limits::SKILL_MD {
-                "`SKILL.md` (fences, frontmatter and body together)"
-            } else {
-                "a supporting file"
-            };
-            self.problems.push(
-                Problem::error(
-                    ProblemCode::FileTooLarge,
-                    Some(path.as_str()),
-                    format!(
-                        "file holds at least {len} bytes, over the {max}-byte bound for {what}"
-                    ),
-                )
-                .with_bound(max, len),
-            );
+        if len > limits::max_file_bytes(path.as_str()) {
+            self.problems.push(too_large(&path, len));
             return;
         }
         self.files.insert(path, bytes);

@@ -132,9 +132,7 @@ pub fn open_root(path: &Path) -> Result<OwnedFd, OpenError> {
         Errno::LOOP => OpenError::Symlink,
         // `O_DIRECTORY | O_NOFOLLOW` on a link says "not a directory": tell the two apart.
         Errno::NOTDIR => match rustix::fs::lstat(path) {
-            Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
-                OpenError::Symlink
-            }
+            Ok(st) if kind(&st) == FileType::Symlink => OpenError::Symlink,
             _ => OpenError::NotADirectory,
         },
         other => OpenError::Io(other),
@@ -148,9 +146,7 @@ pub fn open_dir(dir: impl AsFd, name: &CStr) -> Result<OwnedFd, OpenError> {
         Errno::NOENT => OpenError::NotFound,
         Errno::LOOP | Errno::XDEV => OpenError::Symlink,
         Errno::NOTDIR => match stat_at(dir, name) {
-            Ok(Some(st)) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
-                OpenError::Symlink
-            }
+            Ok(Some(st)) if kind(&st) == FileType::Symlink => OpenError::Symlink,
             _ => OpenError::NotADirectory,
         },
         other => OpenError::Io(other),
@@ -169,7 +165,7 @@ pub fn open_file(dir: impl AsFd, name: &CStr) -> Result<(OwnedFd, Stat), OpenErr
         other => OpenError::Io(other),
     })?;
     let stat = rustix::fs::fstat(&fd).map_err(OpenError::Io)?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+    if kind(&stat) != FileType::RegularFile {
         return Err(OpenError::NotRegular);
     }
     Ok((fd, stat))

@@ -5,6 +5,7 @@ mod descriptor_bounds;
 mod digest_vectors;
 mod discovery;
 mod examples;
+mod format_contracts;
 mod fuzz_seeds;
 mod git_fixture;
 mod git_hostile;

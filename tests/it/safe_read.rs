@@ -679,6 +679,34 @@ fn entry_bound_at_1024_and_1025() {
 }
 
 #[test]
+fn an_entry_bound_hit_before_skill_md_is_not_reported_as_a_missing_skill_md() {
+    // Upper-case names sort before `SKILL.md`: with the root, the listing's last name is one past
+    // the bound, and that name is `SKILL.md`.
+    let b = TempBundle::new();
+    for i in 0..limits::MAX_ENTRIES - 1 {
+        b.write(&format!("A{i:04}"), b"");
+    }
+    assert_eq!(b.codes(), [TooManyEntries]);
+}
+
+#[test]
+fn nothing_is_opened_after_the_entry_bound_is_exceeded() {
+    let b = TempBundle::new();
+    for i in 0..limits::MAX_ENTRIES {
+        b.write(&format!("a/f{i:04}"), b"");
+    }
+    b.write("b/x.md", b"x");
+    let mut opened = Vec::new();
+    let outcome = read_with(&b, |moment, path| {
+        if moment == Moment::BeforeOpen && !path.starts_with("a/") {
+            opened.push(path.to_owned());
+        }
+    });
+    assert!(outcome.problems.contains(TooManyEntries));
+    assert_eq!(opened, ["SKILL.md", "a"], "`b` is never opened");
+}
+
+#[test]
 fn every_problem_is_reported_not_just_the_first() {
     let b = TempBundle::empty();
     b.write("SKILL.md", b"---\nname: Bad_Name\ndescription: ok\n---\n");
