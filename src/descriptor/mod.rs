@@ -29,7 +29,7 @@
 //! - [`runner`]: the script runner's configuration the plan carries — approvals by SHA-256,
 //!   the blocklist, limits.
 
-pub mod bounds;
+pub(crate) mod bounds;
 pub mod plan;
 pub mod redact;
 pub mod runner;

@@ -33,7 +33,7 @@
 //! full stderr never stops the server.
 
 pub mod framing;
-pub mod reload;
+pub(crate) mod reload;
 pub mod skills_extension;
 
 use std::borrow::Cow;

@@ -219,6 +219,7 @@ impl Backoff {
     }
 
     /// The current delay (`None`: no failure since the last reset).
+    #[cfg(test)]
     pub fn delay(&self) -> Option<Duration> {
         self.delay
     }

@@ -14,4 +14,4 @@ pub mod corpus;
 pub mod failpoint;
 #[cfg(feature = "git")]
 pub mod git;
-pub mod verify;
+pub(crate) mod verify;

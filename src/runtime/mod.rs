@@ -20,7 +20,7 @@
 
 pub mod catalogue;
 pub mod guides;
-pub mod runner;
+pub(crate) mod runner;
 pub mod snapshot;
 pub mod tools;
 

@@ -17,5 +17,5 @@ pub mod prompt;
 pub mod properties;
 pub mod python;
 pub mod skill_file;
-pub mod strict_yaml;
+pub(crate) mod strict_yaml;
 pub mod validate;
