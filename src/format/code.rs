@@ -48,6 +48,72 @@ pub trait Code: Copy + std::fmt::Debug + std::fmt::Display + 'static {
     fn exit(self) -> ExitClass;
 }
 
+/// A code of any area, for what can fail for reasons of several areas (a bundle that does not
+/// load, a preparation, a tool call's wrapped errors). Made only from an area's enum, so it
+/// keeps that code's spelling, area and exit class; it serialises as the spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ErrorCode {
+    area: &'static str,
+    code: &'static str,
+    exit: ExitClass,
+}
+
+impl ErrorCode {
+    /// The stable `snake_case` spelling.
+    pub fn as_str(self) -> &'static str {
+        self.code
+    }
+
+    /// The area whose enum declares it (see [`Code::AREA`]).
+    pub fn area(self) -> &'static str {
+        self.area
+    }
+
+    /// The exit class a failure with this code implies.
+    pub fn exit(self) -> ExitClass {
+        self.exit
+    }
+}
+
+impl<C: Code> From<C> for ErrorCode {
+    fn from(code: C) -> ErrorCode {
+        ErrorCode {
+            area: C::AREA,
+            code: code.as_str(),
+            exit: code.exit(),
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code)
+    }
+}
+
+impl serde::Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.code)
+    }
+}
+
+impl PartialEq<str> for ErrorCode {
+    fn eq(&self, other: &str) -> bool {
+        self.code == other
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.code == *other
+    }
+}
+
+/// Every code of area `C`, as [`ErrorCode`]s (for [`crate::ops::codes::registry`]).
+pub fn codes_of<C: Code>() -> impl Iterator<Item = ErrorCode> {
+    C::all().iter().copied().map(ErrorCode::from)
+}
+
 /// Declares an area's codes. See the module doc.
 ///
 /// ```ignore
@@ -123,6 +189,18 @@ macro_rules! error_codes {
                 serializer.serialize_str(self.as_str())
             }
         }
+
+        impl ::std::cmp::PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl ::std::cmp::PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
     };
     (@exit $default:ident) => { $crate::format::code::ExitClass::$default };
     (@exit $default:ident $exit:ident) => { $crate::format::code::ExitClass::$exit };
@@ -152,5 +230,17 @@ mod tests {
         assert_eq!(Demo::parse("nope"), None);
         assert_eq!(<Demo as Code>::AREA, "demo");
         assert_eq!(ExitClass::Invalid.status(), 2);
+        assert!(Demo::Busy == "busy" && Demo::Busy != "broken");
+    }
+
+    #[test]
+    fn any_area_code_keeps_spelling_area_and_exit() {
+        let code = super::ErrorCode::from(Demo::Busy);
+        assert_eq!(code.as_str(), "busy");
+        assert_eq!(code.area(), "demo");
+        assert_eq!(code.exit(), ExitClass::Retryable);
+        assert_eq!(code, "busy");
+        assert_eq!(serde_json::to_string(&code).unwrap(), "\"busy\"");
+        assert_eq!(super::codes_of::<Demo>().count(), 2);
     }
 }

@@ -2,6 +2,7 @@
 //! and calls these; tests and other hosts call the same code.
 
 pub mod check;
+pub mod codes;
 pub mod hash;
 #[cfg(feature = "git")]
 pub mod pin;

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::format::escape;
+use crate::prepare::code::PrepareCode;
 
 /// Who holds (or held) a guard.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,10 +75,10 @@ pub enum GuardError {
 
 impl GuardError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> PrepareCode {
         match self {
-            GuardError::Held { .. } => "guard_held",
-            GuardError::Io { .. } => "guard_io",
+            GuardError::Held { .. } => PrepareCode::GuardHeld,
+            GuardError::Io { .. } => PrepareCode::GuardIo,
         }
     }
 }

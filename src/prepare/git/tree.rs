@@ -72,11 +72,12 @@ pub enum TreeError {
 
 impl TreeError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::prepare::code::PrepareCode {
+        use crate::prepare::code::PrepareCode;
         match self {
-            TreeError::NotACommit { .. } => "not_a_commit",
-            TreeError::TooLarge { .. } => "tree_too_large",
-            TreeError::Object { .. } => "object_unreadable",
+            TreeError::NotACommit { .. } => PrepareCode::NotACommit,
+            TreeError::TooLarge { .. } => PrepareCode::TreeTooLarge,
+            TreeError::Object { .. } => PrepareCode::ObjectUnreadable,
         }
     }
 }

@@ -1,0 +1,49 @@
+//! The registry of every error code: each area's enum, in the order of `docs/error-codes.md`.
+//!
+//! The enums live in their areas (`format`, `descriptor`, `prepare`, `runtime`, `mcp`, `spec`);
+//! this is the one place that lists them all, for the docs and the test that keeps the docs
+//! page and the enums in agreement.
+
+use crate::format::code::{ErrorCode, codes_of};
+
+/// Every code of every area, as [`ErrorCode`]s (each knows its area, spelling and exit class),
+/// area by area in the order of `docs/error-codes.md`, each area in declaration order.
+pub fn registry() -> Vec<ErrorCode> {
+    use crate::descriptor::code::DescriptorCode;
+    use crate::format::codes::{PinCode, ReadCode};
+    use crate::format::problem::ProblemCode;
+    use crate::mcp::code::ServeCode;
+    use crate::prepare::code::PrepareCode;
+    use crate::runtime::code::RuntimeCode;
+    use crate::runtime::tools::ToolCode;
+    use crate::spec::code::{AllowedToolsCode, SpecCode};
+
+    codes_of::<ProblemCode>()
+        .chain(codes_of::<ReadCode>())
+        .chain(codes_of::<PinCode>())
+        .chain(codes_of::<DescriptorCode>())
+        .chain(codes_of::<PrepareCode>())
+        .chain(codes_of::<RuntimeCode>())
+        .chain(codes_of::<ServeCode>())
+        .chain(codes_of::<ToolCode>())
+        .chain(codes_of::<SpecCode>())
+        .chain(codes_of::<AllowedToolsCode>())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::registry;
+
+    #[test]
+    fn no_area_declares_a_code_twice() {
+        let codes = registry();
+        for (i, a) in codes.iter().enumerate() {
+            assert!(
+                !codes[i + 1..].iter().any(|b| b.area() == a.area() && b.as_str() == a.as_str()),
+                "`{a}` twice in area `{}`",
+                a.area()
+            );
+        }
+    }
+}
