@@ -48,6 +48,10 @@ impl schemars::JsonSchema for ToolCode {
         "ToolCode".into()
     }
 
+    fn inline_schema() -> bool {
+        true
+    }
+
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         let codes: Vec<&str> = ToolCode::ALL.iter().map(|c| c.as_str()).collect();
         schemars::json_schema!({

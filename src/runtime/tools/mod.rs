@@ -65,7 +65,7 @@ impl ToolAnnotations {
 }
 
 /// A refused call: a stable code, a message for the model, and the valid values when the input
-/// named something that does not exist. The codes are [`ToolCode`]: `unknown_tool`,
+/// named something that does not exist. The codes (a `ToolCode`): `unknown_tool`,
 /// `validation_error`, `policy_denied` (every tool); `invalid_args`, `unknown_skill`,
 /// `invalid_path`, `not_found`, `blocked_tool`, `replay_blocked`, `not_approved`, `timeout`,
 /// `output_limit`, `script_failed`, `unsupported_platform`, `spawn_failed` (`skill_run_script`);
