@@ -606,12 +606,20 @@ impl ToolHarness {
         }
         let again = self.catalogue.call(tool, &input);
         assert_eq!(again, result, "a repeated call answered differently");
-        Some(result.map(|(output, _)| output).map_err(|e| e.code.as_str().to_owned()))
+        Some(
+            result
+                .map(|(output, _)| output)
+                .map_err(|e| e.code.as_str().to_owned()),
+        )
     }
 }
 
 fn check_tool_error(error: &ToolError) {
-    assert!(is_code(error.code.as_str()), "bad tool error code `{}`", error.code);
+    assert!(
+        is_code(error.code.as_str()),
+        "bad tool error code `{}`",
+        error.code
+    );
     assert!(!error.message.is_empty());
     let wire = serde_json::to_string(&error.to_json()).expect("errors serialise");
     let back: Value = serde_json::from_str(&wire).expect("errors are JSON");

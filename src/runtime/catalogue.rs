@@ -20,8 +20,8 @@ use crate::format::skill_name::SkillName;
 use crate::runtime::guides::Discovery;
 use crate::runtime::snapshot::Snapshot;
 use crate::runtime::tools::{
-    ToolCode,
-    Access, Policy, Record, ToolDefinition, ToolError, load_skill, read_reference, run_script,
+    Access, Policy, Record, ToolCode, ToolDefinition, ToolError, load_skill, read_reference,
+    run_script,
 };
 
 /// The skills of one agent and the tools that serve them.

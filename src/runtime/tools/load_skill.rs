@@ -15,7 +15,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Access, ToolCode, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
+use super::{
+    Access, Policy, Record, Subject, ToolAnnotations, ToolCode, ToolDefinition, ToolError,
+};
 use crate::format::bundle_path::BundlePath;
 use crate::format::escape;
 use crate::format::limits;

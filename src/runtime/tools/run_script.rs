@@ -11,7 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Access, ToolCode, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
+use super::{
+    Access, Policy, Record, Subject, ToolAnnotations, ToolCode, ToolDefinition, ToolError,
+};
 use crate::descriptor::runner::{self, RunnerConfig};
 use crate::format::bundle_path::BundlePath;
 use crate::format::escape;
@@ -185,10 +187,11 @@ pub(crate) fn call(
             .references()
             .iter()
             .filter(|r| r.starts_with("scripts/") && r.ends_with(".py"));
-        return Err(
-            refuse(ToolCode::NotFound, format!("`{name}` has no helper `{shown}`"))
-                .with_valid(helpers.cloned().collect()),
-        );
+        return Err(refuse(
+            ToolCode::NotFound,
+            format!("`{name}` has no helper `{shown}`"),
+        )
+        .with_valid(helpers.cloned().collect()));
     };
 
     // 3. Blocklist.
