@@ -46,66 +46,74 @@ pub trait Code: Copy + std::fmt::Debug + std::fmt::Display + 'static {
     fn as_str(self) -> &'static str;
     /// The exit class a failure with this code implies.
     fn exit(self) -> ExitClass;
+    /// The code's area, spelling and class in one static place (what [`ErrorCode`] points to).
+    #[doc(hidden)]
+    fn meta(self) -> &'static CodeMeta;
+}
+
+/// What [`ErrorCode`] points to: a code's area, spelling and exit class, one static per code
+/// (made by [`error_codes!`]), so an `ErrorCode` stays one pointer wide.
+#[doc(hidden)]
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct CodeMeta {
+    /// [`Code::AREA`].
+    pub area: &'static str,
+    /// The spelling.
+    pub code: &'static str,
+    /// The exit class.
+    pub exit: ExitClass,
 }
 
 /// A code of any area, for what can fail for reasons of several areas (a bundle that does not
 /// load, a preparation, a tool call's wrapped errors). Made only from an area's enum, so it
 /// keeps that code's spelling, area and exit class; it serialises as the spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ErrorCode {
-    area: &'static str,
-    code: &'static str,
-    exit: ExitClass,
-}
+pub struct ErrorCode(&'static CodeMeta);
 
 impl ErrorCode {
     /// The stable `snake_case` spelling.
     pub fn as_str(self) -> &'static str {
-        self.code
+        self.0.code
     }
 
     /// The area whose enum declares it (see [`Code::AREA`]).
     pub fn area(self) -> &'static str {
-        self.area
+        self.0.area
     }
 
     /// The exit class a failure with this code implies.
     pub fn exit(self) -> ExitClass {
-        self.exit
+        self.0.exit
     }
 }
 
 impl<C: Code> From<C> for ErrorCode {
     fn from(code: C) -> ErrorCode {
-        ErrorCode {
-            area: C::AREA,
-            code: code.as_str(),
-            exit: code.exit(),
-        }
+        ErrorCode(code.meta())
     }
 }
 
 impl std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.code)
+        f.write_str(self.as_str())
     }
 }
 
 impl serde::Serialize for ErrorCode {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.code)
+        serializer.serialize_str(self.as_str())
     }
 }
 
 impl PartialEq<str> for ErrorCode {
     fn eq(&self, other: &str) -> bool {
-        self.code == other
+        self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for ErrorCode {
     fn eq(&self, other: &&str) -> bool {
-        self.code == *other
+        self.as_str() == *other
     }
 }
 
@@ -159,6 +167,15 @@ macro_rules! error_codes {
                 }
             }
 
+            /// Area, spelling and class of every code, in declaration (discriminant) order.
+            const META: &'static [$crate::format::code::CodeMeta] = &[$(
+                $crate::format::code::CodeMeta {
+                    area: $area,
+                    code: $code,
+                    exit: $crate::error_codes!(@exit $default $($exit)?),
+                },
+            )*];
+
             /// The code spelled `s`, if there is one.
             pub fn parse(s: &str) -> Option<$name> {
                 $name::ALL.iter().copied().find(|c| c.as_str() == s)
@@ -175,6 +192,9 @@ macro_rules! error_codes {
             }
             fn exit(self) -> $crate::format::code::ExitClass {
                 $name::exit(self)
+            }
+            fn meta(self) -> &'static $crate::format::code::CodeMeta {
+                &$name::META[self as usize]
             }
         }
 
@@ -242,5 +262,13 @@ mod tests {
         assert_eq!(code, "busy");
         assert_eq!(serde_json::to_string(&code).unwrap(), "\"busy\"");
         assert_eq!(super::codes_of::<Demo>().count(), 2);
+        assert_eq!(
+            super::ErrorCode::from(Demo::Broken).exit(),
+            ExitClass::Invalid
+        );
+        assert_eq!(
+            std::mem::size_of::<super::ErrorCode>(),
+            std::mem::size_of::<usize>()
+        );
     }
 }
