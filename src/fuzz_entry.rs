@@ -322,7 +322,7 @@ pub fn descriptor(data: &[u8]) {
         Err(problems) => {
             assert!(!problems.is_empty(), "refused without a problem");
             for p in problems {
-                assert!(is_code(p.code), "bad descriptor code `{}`", p.code);
+                assert!(is_code(p.code.as_str()), "bad descriptor code `{}`", p.code);
                 assert!(!p.message.is_empty());
             }
         }

@@ -200,7 +200,7 @@ mod tests {
         assert!(first.recovered.is_none());
         // flock locks belong to open file descriptions: a second open conflicts even in-process.
         let err = Guard::acquire(dir.path(), &file).unwrap_err();
-        assert_eq!(err.code(), "guard_held");
+        assert_eq!(err.code(), PrepareCode::GuardHeld);
         assert!(
             err.to_string()
                 .contains(&format!("pid {}", std::process::id())),
