@@ -30,6 +30,7 @@
 //!   the blocklist, limits.
 
 pub(crate) mod bounds;
+pub mod code;
 pub mod plan;
 pub mod redact;
 pub mod runner;
@@ -40,6 +41,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::descriptor::code::DescriptorCode;
 use crate::format::escape;
 
 pub use bounds::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
@@ -207,12 +209,12 @@ pub enum LoadError {
 
 impl LoadError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> DescriptorCode {
         match self {
-            LoadError::Read(_) => "descriptor_unreadable",
-            LoadError::TooLarge { .. } => "descriptor_too_large",
-            LoadError::TooDeep { .. } => "descriptor_too_deep",
-            LoadError::Syntax { .. } => "descriptor_syntax",
+            LoadError::Read(_) => DescriptorCode::DescriptorUnreadable,
+            LoadError::TooLarge { .. } => DescriptorCode::DescriptorTooLarge,
+            LoadError::TooDeep { .. } => DescriptorCode::DescriptorTooDeep,
+            LoadError::Syntax { .. } => DescriptorCode::DescriptorSyntax,
         }
     }
 }

@@ -12,6 +12,7 @@ use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 use super::{Descriptor, GitSpec, LocalSpec, SkillSource};
+use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::{Blocklist, RunnerConfig, ScriptPolicy};
 use crate::format::bundle_path::BundlePath;
@@ -25,7 +26,7 @@ use crate::format::version::VersionLabel;
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DescriptorProblem {
     /// Stable code.
-    pub code: &'static str,
+    pub code: DescriptorCode,
     /// Where in the file, e.g. `skills[0].git.approved[1].hash`.
     pub location: String,
     /// What is wrong.
@@ -163,7 +164,7 @@ pub fn check(descriptor: &Descriptor, base: &Path) -> Result<Plan, Vec<Descripto
     for (agent, spec) in &descriptor.agents {
         if !valid_agent_name(agent) {
             c.problem(
-                "invalid_agent_name",
+                DescriptorCode::InvalidAgentName,
                 format!("agents.{agent}"),
                 "an agent name is 1-64 characters of `A-Z a-z 0-9 . _ -`, starting with a letter or digit",
             );
@@ -206,7 +207,7 @@ struct Checker<'a> {
 impl Checker<'_> {
     fn problem(
         &mut self,
-        code: &'static str,
+        code: DescriptorCode,
         location: impl Into<String>,
         message: impl Into<String>,
     ) {
@@ -230,7 +231,11 @@ impl Checker<'_> {
 
     pub(super) fn directory(&mut self, dir: &Path, location: String) -> Option<PathBuf> {
         if dir.as_os_str().is_empty() {
-            self.problem("invalid_directory", location, "the directory is empty");
+            self.problem(
+                DescriptorCode::InvalidDirectory,
+                location,
+                "the directory is empty",
+            );
             return None;
         }
         let joined = self.base.join(dir);
@@ -265,13 +270,13 @@ impl Checker<'_> {
         let shown = RedactedUrl::new(&spec.source);
         if spec.source.trim().is_empty() {
             self.problem(
-                "invalid_source",
+                DescriptorCode::InvalidSource,
                 format!("{location}.source"),
                 "the source URL is empty",
             );
         } else if shown.had_credentials() {
             self.problem(
-                "credentials_in_url",
+                DescriptorCode::CredentialsInUrl,
                 format!("{location}.source"),
                 format!(
                     "`{}` carries credentials; remove them and provide them through the \
@@ -283,7 +288,7 @@ impl Checker<'_> {
         let revision = CommitId::parse(&spec.revision)
             .map_err(|e| {
                 self.problem(
-                    "revision_not_commit",
+                    DescriptorCode::RevisionNotCommit,
                     format!("{location}.revision"),
                     e.to_string(),
                 )
@@ -296,7 +301,7 @@ impl Checker<'_> {
                 Ok(p) => Some(p),
                 Err(refusal) => {
                     self.problem(
-                        "invalid_root",
+                        DescriptorCode::InvalidRoot,
                         format!("{location}.root"),
                         format!("`{}`: {}", escape::text(root), refusal.reason),
                     );
@@ -306,7 +311,7 @@ impl Checker<'_> {
         };
         if spec.approved.is_empty() {
             self.problem(
-                "no_approved_bundles",
+                DescriptorCode::NoApprovedBundles,
                 format!("{location}.approved"),
                 "a Git source must approve at least one bundle",
             );
@@ -318,7 +323,7 @@ impl Checker<'_> {
             if let Some(pin) = self.pin(&pin.name, &pin.version, &pin.hash, &at) {
                 if !names.insert(pin.name.clone()) {
                     self.problem(
-                        "duplicate_name",
+                        DescriptorCode::DuplicateName,
                         format!("{at}.name"),
                         format!("`{}` is approved twice in this source", pin.name),
                     );
@@ -352,12 +357,18 @@ impl Checker<'_> {
 
     fn pin(&mut self, name: &str, version: &str, hash: &str, location: &str) -> Option<Pin> {
         let name = SkillName::parse(name)
-            .map_err(|e| self.problem("invalid_name", format!("{location}.name"), e.to_string()))
+            .map_err(|e| {
+                self.problem(
+                    DescriptorCode::InvalidName,
+                    format!("{location}.name"),
+                    e.to_string(),
+                )
+            })
             .ok();
         let version = VersionLabel::parse(version)
             .map_err(|e| {
                 self.problem(
-                    "invalid_version",
+                    DescriptorCode::InvalidVersion,
                     format!("{location}.version"),
                     e.to_string(),
                 )
@@ -366,7 +377,11 @@ impl Checker<'_> {
         let hash = hash
             .parse()
             .map_err(|e: crate::format::digest::DigestParseError| {
-                self.problem("invalid_hash", format!("{location}.hash"), e.to_string())
+                self.problem(
+                    DescriptorCode::InvalidHash,
+                    format!("{location}.hash"),
+                    e.to_string(),
+                )
             })
             .ok();
         Some(Pin {
@@ -380,7 +395,7 @@ impl Checker<'_> {
         let policy = ScriptPolicy::from_specs(spec.allowlist.clone());
         if let ScriptPolicy::DenyAll(reason) = &policy {
             self.problem(
-                "invalid_script_allowlist",
+                DescriptorCode::InvalidScriptAllowlist,
                 "scripts.allowlist",
                 format!("{reason}; every script would be denied"),
             );
@@ -388,7 +403,7 @@ impl Checker<'_> {
         for (i, entry) in spec.allowlist.iter().enumerate() {
             if SkillName::parse(&entry.skill).is_err() {
                 self.problem(
-                    "invalid_name",
+                    DescriptorCode::InvalidName,
                     format!("scripts.allowlist[{i}].skill"),
                     format!("`{}` is not a skill name", escape::text(&entry.skill)),
                 );
@@ -398,7 +413,7 @@ impl Checker<'_> {
                 && entry.script.ends_with(".py");
             if !path_ok {
                 self.problem(
-                    "invalid_script_path",
+                    DescriptorCode::InvalidScriptPath,
                     format!("scripts.allowlist[{i}].script"),
                     format!(
                         "`{}` is not a `scripts/*.py` path",
@@ -422,7 +437,7 @@ impl Checker<'_> {
         match spec.timeout_seconds {
             Some(secs @ 1..=30) => runner.timeout = std::time::Duration::from_secs(u64::from(secs)),
             Some(other) => self.problem(
-                "invalid_timeout",
+                DescriptorCode::InvalidTimeout,
                 "scripts.timeout_seconds",
                 format!("{other} is not between 1 and 30"),
             ),
@@ -442,7 +457,7 @@ impl Checker<'_> {
             for (b, at_b) in &gits[i + 1..] {
                 if a.starts_with(b) || b.starts_with(a) {
                     self.problem(
-                        "shared_directory",
+                        DescriptorCode::SharedDirectory,
                         format!("{at_b}.directory"),
                         format!(
                             "`{}` overlaps the corpus of {at_a} (`{}`); each Git source needs its own directory",
@@ -468,7 +483,7 @@ impl Checker<'_> {
         for (pin, location) in pins {
             match seen.get(&pin.name) {
                 Some((other, other_at)) if other != &pin => self.problem(
-                    "conflicting_pins",
+                    DescriptorCode::ConflictingPins,
                     location,
                     format!(
                         "`{}` is pinned as {} here but as {} in {other_at}; a name has one pin",
@@ -501,7 +516,7 @@ impl Checker<'_> {
                 };
                 let count = names.len();
                 self.problem(
-                    "too_many_skills",
+                    DescriptorCode::TooManySkills,
                     location,
                     format!(
                         "{who} would get {count} unique skills, over the bound of {}",
@@ -525,7 +540,7 @@ mod tests {
         let d = parse(yaml).expect("parses");
         match check(&d, Path::new("/base")) {
             Ok(_) => vec![],
-            Err(p) => p.into_iter().map(|p| p.code).collect(),
+            Err(p) => p.into_iter().map(|p| p.code.as_str()).collect(),
         }
     }
 

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::format::codes::ReadCode;
 use crate::format::digest::BundleDigest;
 use crate::format::file_set::FileSet;
 use crate::format::frontmatter::{self, Frontmatter, Layout};
@@ -47,8 +48,8 @@ fn first_error(problems: &Problems) -> String {
 
 impl InvalidBundle {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
-        "invalid_bundle"
+    pub fn code(&self) -> ReadCode {
+        ReadCode::InvalidBundle
     }
 }
 
@@ -66,7 +67,7 @@ pub enum LoadError {
 
 impl LoadError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ReadCode {
         match self {
             LoadError::Read(e) => e.code(),
             LoadError::Invalid(e) => e.code(),

@@ -46,6 +46,80 @@ pub trait Code: Copy + std::fmt::Debug + std::fmt::Display + 'static {
     fn as_str(self) -> &'static str;
     /// The exit class a failure with this code implies.
     fn exit(self) -> ExitClass;
+    /// The code's area, spelling and class in one static place (what [`ErrorCode`] points to).
+    #[doc(hidden)]
+    fn meta(self) -> &'static CodeMeta;
+}
+
+/// What [`ErrorCode`] points to: a code's area, spelling and exit class, one static per code
+/// (made by [`error_codes!`]), so an `ErrorCode` stays one pointer wide.
+#[doc(hidden)]
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct CodeMeta {
+    /// [`Code::AREA`].
+    pub area: &'static str,
+    /// The spelling.
+    pub code: &'static str,
+    /// The exit class.
+    pub exit: ExitClass,
+}
+
+/// A code of any area, for what can fail for reasons of several areas (a bundle that does not
+/// load, a preparation, a tool call's wrapped errors). Made only from an area's enum, so it
+/// keeps that code's spelling, area and exit class; it serialises as the spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ErrorCode(&'static CodeMeta);
+
+impl ErrorCode {
+    /// The stable `snake_case` spelling.
+    pub fn as_str(self) -> &'static str {
+        self.0.code
+    }
+
+    /// The area whose enum declares it (see [`Code::AREA`]).
+    pub fn area(self) -> &'static str {
+        self.0.area
+    }
+
+    /// The exit class a failure with this code implies.
+    pub fn exit(self) -> ExitClass {
+        self.0.exit
+    }
+}
+
+impl<C: Code> From<C> for ErrorCode {
+    fn from(code: C) -> ErrorCode {
+        ErrorCode(code.meta())
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for ErrorCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// Every code of area `C`, as [`ErrorCode`]s (for [`crate::ops::codes::registry`]).
+pub fn codes_of<C: Code>() -> impl Iterator<Item = ErrorCode> {
+    C::all().iter().copied().map(ErrorCode::from)
 }
 
 /// Declares an area's codes. See the module doc.
@@ -93,6 +167,15 @@ macro_rules! error_codes {
                 }
             }
 
+            /// Area, spelling and class of every code, in declaration (discriminant) order.
+            const META: &'static [$crate::format::code::CodeMeta] = &[$(
+                $crate::format::code::CodeMeta {
+                    area: $area,
+                    code: $code,
+                    exit: $crate::error_codes!(@exit $default $($exit)?),
+                },
+            )*];
+
             /// The code spelled `s`, if there is one.
             pub fn parse(s: &str) -> Option<$name> {
                 $name::ALL.iter().copied().find(|c| c.as_str() == s)
@@ -110,6 +193,9 @@ macro_rules! error_codes {
             fn exit(self) -> $crate::format::code::ExitClass {
                 $name::exit(self)
             }
+            fn meta(self) -> &'static $crate::format::code::CodeMeta {
+                &$name::META[self as usize]
+            }
         }
 
         impl ::std::fmt::Display for $name {
@@ -121,6 +207,18 @@ macro_rules! error_codes {
         impl ::serde::Serialize for $name {
             fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl ::std::cmp::PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl ::std::cmp::PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
             }
         }
     };
@@ -152,5 +250,25 @@ mod tests {
         assert_eq!(Demo::parse("nope"), None);
         assert_eq!(<Demo as Code>::AREA, "demo");
         assert_eq!(ExitClass::Invalid.status(), 2);
+        assert!(Demo::Busy == "busy" && Demo::Busy != "broken");
+    }
+
+    #[test]
+    fn any_area_code_keeps_spelling_area_and_exit() {
+        let code = super::ErrorCode::from(Demo::Busy);
+        assert_eq!(code.as_str(), "busy");
+        assert_eq!(code.area(), "demo");
+        assert_eq!(code.exit(), ExitClass::Retryable);
+        assert_eq!(code, "busy");
+        assert_eq!(serde_json::to_string(&code).unwrap(), "\"busy\"");
+        assert_eq!(super::codes_of::<Demo>().count(), 2);
+        assert_eq!(
+            super::ErrorCode::from(Demo::Broken).exit(),
+            ExitClass::Invalid
+        );
+        assert_eq!(
+            std::mem::size_of::<super::ErrorCode>(),
+            std::mem::size_of::<usize>()
+        );
     }
 }

@@ -115,8 +115,8 @@ pub struct DigestParseError {
 
 impl DigestParseError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
-        "invalid_digest"
+    pub fn code(&self) -> crate::format::codes::PinCode {
+        crate::format::codes::PinCode::InvalidDigest
     }
 }
 

@@ -22,6 +22,7 @@
 pub mod bundle;
 pub mod bundle_path;
 pub mod code;
+pub mod codes;
 pub mod digest;
 pub mod escape;
 pub mod file_set;

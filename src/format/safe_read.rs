@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{FileType, Stat};
 
 use crate::format::bundle_path::BundlePath;
+use crate::format::codes::ReadCode;
 use crate::format::file_set::{FileSet, FileSetBuilder};
 use crate::format::problem::{Problem, ProblemCode, Problems};
 use crate::format::untrusted_fs::{self, OpenError};
@@ -65,12 +66,12 @@ pub enum ReadError {
 
 impl ReadError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ReadCode {
         match self {
-            ReadError::NotFound { .. } => "not_found",
-            ReadError::NotADirectory { .. } => "not_a_directory",
-            ReadError::RootIsSymlink { .. } => "root_is_symlink",
-            ReadError::Io { .. } => "io_error",
+            ReadError::NotFound { .. } => ReadCode::NotFound,
+            ReadError::NotADirectory { .. } => ReadCode::NotADirectory,
+            ReadError::RootIsSymlink { .. } => ReadCode::RootIsSymlink,
+            ReadError::Io { .. } => ReadCode::IoError,
         }
     }
 }

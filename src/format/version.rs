@@ -8,6 +8,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::format::codes::PinCode;
+
 /// The longest label, in characters.
 pub const MAX_VERSION_CHARS: usize = 128;
 
@@ -35,14 +37,14 @@ pub enum VersionRule {
 
 impl VersionRule {
     /// Stable error code.
-    pub fn code(self) -> &'static str {
+    pub fn code(self) -> PinCode {
         match self {
-            VersionRule::Blank => "version_blank",
-            VersionRule::TooLong => "version_too_long",
-            VersionRule::Whitespace => "version_whitespace",
-            VersionRule::ControlChar => "version_control_char",
-            VersionRule::Range => "version_range",
-            VersionRule::Rolling => "version_rolling",
+            VersionRule::Blank => PinCode::VersionBlank,
+            VersionRule::TooLong => PinCode::VersionTooLong,
+            VersionRule::Whitespace => PinCode::VersionWhitespace,
+            VersionRule::ControlChar => PinCode::VersionControlChar,
+            VersionRule::Range => PinCode::VersionRange,
+            VersionRule::Rolling => PinCode::VersionRolling,
         }
     }
 }

@@ -32,6 +32,7 @@
 //! `diag`, with every value that came from input escaped ([`crate::format::escape::text`]); a closed or
 //! full stderr never stops the server.
 
+pub mod code;
 pub mod framing;
 pub(crate) mod reload;
 pub mod skills_extension;
@@ -54,10 +55,12 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::Value;
 
+use crate::format::code::ErrorCode;
 use crate::format::escape;
 use crate::runtime::catalogue::Catalogue;
 use crate::runtime::tools::ToolDefinition;
 
+use self::code::ServeCode;
 use self::reload::ReloadError;
 use self::skills_extension::SkillIndex;
 
@@ -412,17 +415,17 @@ pub enum ServeError {
 
 impl ServeError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             ServeError::Load(e) => e.code(),
-            ServeError::Runtime(_) => "runtime_failed",
-            ServeError::Session(_) => "session_failed",
+            ServeError::Runtime(_) => ServeCode::RuntimeFailed.into(),
+            ServeError::Session(_) => ServeCode::SessionFailed.into(),
         }
     }
 
     /// Whether starting again may succeed (the catalogue loaded; the session failed).
     pub fn retryable(&self) -> bool {
-        !matches!(self, ServeError::Load(_))
+        self.code().exit() == crate::format::code::ExitClass::Retryable
     }
 }
 

@@ -23,12 +23,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::descriptor::Plan;
+use crate::format::code::ErrorCode;
 use crate::ops::check::{self, CheckError};
 use crate::ops::prepare;
 use crate::runtime::Runtime;
 use crate::runtime::catalogue::{Catalogue, CatalogueError};
 use crate::runtime::snapshot::LoadFailure;
 
+use super::code::ServeCode;
 use super::{Live, Served, diag};
 use crate::format::escape;
 
@@ -52,13 +54,13 @@ pub enum ReloadError {
 
 impl ReloadError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ReloadError::Descriptor(CheckError::Load(e)) => e.code(),
-            ReloadError::Descriptor(_) => "descriptor_invalid",
-            ReloadError::Catalogue(e) => e.code(),
-            ReloadError::Prepare(_) => "prepare_failed",
-            ReloadError::Load(_) => "load_failed",
+            ReloadError::Descriptor(CheckError::Load(e)) => e.code().into(),
+            ReloadError::Descriptor(_) => ServeCode::DescriptorInvalid.into(),
+            ReloadError::Catalogue(e) => e.code().into(),
+            ReloadError::Prepare(_) => ServeCode::PrepareFailed.into(),
+            ReloadError::Load(_) => ServeCode::LoadFailed.into(),
         }
     }
 

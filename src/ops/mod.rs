@@ -8,6 +8,7 @@
 //! (`spec::validate`, `spec::properties`, `spec::prompt`).
 
 pub mod check;
+pub mod codes;
 pub mod hash;
 #[cfg(feature = "git")]
 pub mod pin;

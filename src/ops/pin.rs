@@ -5,12 +5,15 @@
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 
+use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::format::bundle::Bundle;
 use crate::format::bundle_path::BundlePath;
+use crate::format::code::ErrorCode;
 use crate::format::escape;
 use crate::format::pin::CommitId;
 use crate::format::skill_name::SkillName;
+use crate::prepare::code::PrepareCode;
 use crate::prepare::git::commit::{CommitError, PinnedCommit, TakeError};
 
 /// The placeholder the reviewer must replace; `check` refuses it (`<` is range syntax).
@@ -38,22 +41,18 @@ pub enum PinError {
 
 impl PinError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            PinError::CredentialsInUrl(_) => "credentials_in_url",
-            PinError::Temp(_) => "io_error",
-            PinError::Commit(e) => e.code(),
-            PinError::Bundles(_) => "verification_failed",
+            PinError::CredentialsInUrl(_) => DescriptorCode::CredentialsInUrl.into(),
+            PinError::Temp(_) => PrepareCode::IoError.into(),
+            PinError::Commit(e) => e.code().into(),
+            PinError::Bundles(_) => PrepareCode::VerificationFailed.into(),
         }
     }
 
     /// Whether running again later may succeed.
     pub fn is_retryable(&self) -> bool {
-        match self {
-            PinError::Temp(_) => true,
-            PinError::Commit(e) => e.is_retryable(),
-            _ => false,
-        }
+        self.code().exit() == crate::format::code::ExitClass::Retryable
     }
 }
 

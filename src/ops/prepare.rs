@@ -9,9 +9,10 @@
 //! - **Local** sources: read the deployed directory with the safe reader and verify it against
 //!   its pin; nothing is copied.
 //!
-//! Every failure is classified: [`Severity::Retryable`] (unreachable source, commit not (yet) on
-//! the server, guard held, interrupted, I/O) or [`Severity::Invalid`] (a pin or bundle that can
-//! never verify). Any failure leaves the previously published generation in place.
+//! Every failure is classified by its code's exit class ([`crate::format::code`]):
+//! [`Severity::Retryable`] (unreachable source, commit not (yet) on the server, guard held,
+//! interrupted, I/O) or [`Severity::Invalid`] (a pin or bundle that can never verify). Any
+//! failure leaves the previously published generation in place.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,8 +21,10 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::descriptor::plan::{GitSource, LocalSource, Plan, Source};
+use crate::format::code::{ErrorCode, ExitClass};
 use crate::format::escape;
 use crate::format::pin::Pin;
+use crate::prepare::code::PrepareCode;
 use crate::prepare::corpus::manifest::{self, ManifestBundle, ManifestSource};
 use crate::prepare::corpus::store::Staging;
 use crate::prepare::corpus::{Corpus, Manifest};
@@ -38,11 +41,31 @@ pub enum Severity {
     Invalid,
 }
 
+impl Severity {
+    /// The severity of a failure with `code`: its exit class. (A failure never has a code of
+    /// class `Ok`; only warnings do.)
+    pub fn of(code: ErrorCode) -> Severity {
+        match code.exit() {
+            ExitClass::Retryable => Severity::Retryable,
+            ExitClass::Ok | ExitClass::Invalid => Severity::Invalid,
+        }
+    }
+}
+
+impl From<Severity> for ExitClass {
+    fn from(severity: Severity) -> ExitClass {
+        match severity {
+            Severity::Retryable => ExitClass::Retryable,
+            Severity::Invalid => ExitClass::Invalid,
+        }
+    }
+}
+
 /// A failure of one source.
 #[derive(Debug, Clone, Serialize)]
 pub struct Failure {
     /// Stable code.
-    pub code: String,
+    pub code: ErrorCode,
     /// What went wrong (credentials never included).
     pub message: String,
     /// Retryable or invalid.
@@ -53,13 +76,23 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn new(code: &str, severity: Severity, message: impl Into<String>) -> Failure {
+    /// A failure with `code`, as severe as the code's exit class.
+    fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Failure {
+        let code = code.into();
         Failure {
-            code: code.to_owned(),
+            code,
             message: message.into(),
-            severity,
+            severity: Severity::of(code),
             details: Vec::new(),
         }
+    }
+
+    /// The same failure, with the severity the situation gives it rather than its code's (a
+    /// staged copy that does not verify is a disk problem; a previous generation that does not
+    /// verify cannot be rolled back to, whatever the reason).
+    fn with_severity(mut self, severity: Severity) -> Failure {
+        self.severity = severity;
+        self
     }
 }
 
@@ -188,12 +221,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
                     .collect(),
                 _ => Vec::new(),
             };
-            let severity = if e.is_transient() {
-                Severity::Retryable
-            } else {
-                Severity::Invalid
-            };
-            let mut failure = Failure::new(e.code(), severity, e.to_string());
+            let mut failure = Failure::new(e.code(), e.to_string());
             failure.details = details;
             ("failed", Some(failure))
         }
@@ -253,7 +281,7 @@ impl<'a> GitRun<'a> {
         })?;
         let guard = corpus
             .guard()
-            .map_err(|e| Failure::new(e.code(), Severity::Retryable, e.to_string()))?;
+            .map_err(|e| Failure::new(e.code(), e.to_string()))?;
         if let Some(holder) = &guard.recovered {
             options.progress.note(
                 &git.location,
@@ -289,8 +317,7 @@ impl<'a> GitRun<'a> {
     fn check_interrupt(&self) -> Result<(), Failure> {
         if self.options.interrupt.load(Ordering::Relaxed) {
             return Err(Failure::new(
-                "interrupted",
-                Severity::Retryable,
+                PrepareCode::Interrupted,
                 "interrupted by a signal",
             ));
         }
@@ -327,7 +354,7 @@ impl<'a> GitRun<'a> {
             Ok(Some(current)) => current,
             Ok(None) => return Ok(None),
             Err(e @ crate::prepare::corpus::CorpusError::NotManaged { .. }) => {
-                return Err(Failure::new(e.code(), Severity::Invalid, e.to_string()));
+                return Err(Failure::new(e.code(), e.to_string()));
             }
             Err(e) => {
                 self.note(&format!("ignoring the published generation: {e}"));
@@ -378,12 +405,7 @@ impl<'a> GitRun<'a> {
             &report,
         )
         .map_err(|e| {
-            let severity = if e.is_retryable() {
-                Severity::Retryable
-            } else {
-                Severity::Invalid
-            };
-            let mut failure = Failure::new(e.code(), severity, e.to_string());
+            let mut failure = Failure::new(e.code(), e.to_string());
             if let crate::prepare::git::commit::CommitError::Symlinks { paths, count, .. } = &e {
                 failure.details = paths
                     .iter()
@@ -444,8 +466,7 @@ impl<'a> GitRun<'a> {
         let _ = fs_err::remove_dir_all(&git_dir);
         if !details.is_empty() {
             let mut failure = Failure::new(
-                "verification_failed",
-                Severity::Invalid,
+                PrepareCode::VerificationFailed,
                 format!(
                     "{} problem(s) with the approved bundles of commit {}",
                     details.len(),
@@ -461,8 +482,7 @@ impl<'a> GitRun<'a> {
     #[cfg(not(feature = "git"))]
     fn fetch_and_stage(&self, _staging: &Staging) -> Result<Vec<ManifestBundle>, Failure> {
         Err(Failure::new(
-            "git_disabled",
-            Severity::Invalid,
+            PrepareCode::GitDisabled,
             "this build of skillfold has no Git fetcher (built without the `git` feature)",
         ))
     }
@@ -471,11 +491,8 @@ impl<'a> GitRun<'a> {
         self.check_interrupt()?;
         self.step("verifying the staged bytes");
         verify::verify_recorded(&staging.dir, &bundles).map_err(|e| {
-            Failure::new(
-                e.code(),
-                Severity::Retryable,
-                format!("the staged copy does not verify: {e}"),
-            )
+            Failure::new(e.code(), format!("the staged copy does not verify: {e}"))
+                .with_severity(Severity::Retryable)
         })?;
         self.check_interrupt()?;
         self.step("publishing");
@@ -502,11 +519,7 @@ impl<'a> GitRun<'a> {
 }
 
 fn io_failure(e: &crate::prepare::corpus::CorpusError) -> Failure {
-    let severity = match e {
-        crate::prepare::corpus::CorpusError::NotManaged { .. } => Severity::Invalid,
-        _ => Severity::Retryable,
-    };
-    Failure::new(e.code(), severity, e.to_string())
+    Failure::new(e.code(), e.to_string())
 }
 
 fn short(commit: &str) -> &str {
@@ -554,14 +567,13 @@ fn rollback_one(git: &GitSource, progress: &dyn Progress) -> Result<(String, Man
     corpus.check_manageable().map_err(|e| io_failure(&e))?;
     let _guard = corpus
         .guard()
-        .map_err(|e| Failure::new(e.code(), Severity::Retryable, e.to_string()))?;
+        .map_err(|e| Failure::new(e.code(), e.to_string()))?;
     let previous = corpus
         .previous()
         .map_err(|e| io_failure(&e))?
         .ok_or_else(|| {
             Failure::new(
-                "corpus_no_previous",
-                Severity::Invalid,
+                PrepareCode::CorpusNoPrevious,
                 format!(
                     "`{}` has no previous generation to roll back to",
                     escape::path(&git.directory)
@@ -575,9 +587,9 @@ fn rollback_one(git: &GitSource, progress: &dyn Progress) -> Result<(String, Man
     verify::verify_recorded(&previous.dir, &previous.manifest.bundles).map_err(|e| {
         Failure::new(
             e.code(),
-            Severity::Invalid,
             format!("the previous generation does not verify: {e}"),
         )
+        .with_severity(Severity::Invalid)
     })?;
     let generation = corpus.rollback().map_err(|e| io_failure(&e))?;
     progress.note(

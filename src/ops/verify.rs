@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::descriptor::Plan;
 use crate::descriptor::plan::Source;
+use crate::format::code::ErrorCode;
 use crate::runtime::Runtime;
 
 /// The outcome of one bundle.
@@ -21,7 +22,7 @@ pub struct BundleCheck {
     pub error: Option<String>,
     /// Stable code of the failure.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<&'static str>,
+    pub code: Option<ErrorCode>,
     /// Every problem, when there were several.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<String>,

@@ -10,6 +10,7 @@
 //!
 //! The steps are driven by [`crate::ops::prepare`] (and `pin`, `verify`).
 
+pub mod code;
 pub mod corpus;
 pub mod failpoint;
 #[cfg(feature = "git")]

@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::format::bundle::{Bundle, LoadError};
+use crate::format::code::ErrorCode;
+use crate::format::codes::PinCode;
 use crate::format::digest::BundleDigest;
 use crate::format::escape;
 use crate::format::pin::Pin;
@@ -89,24 +91,16 @@ impl VerifyError {
     /// Whether reading again may succeed: an I/O error, as opposed to bytes that break a rule or
     /// differ from the pin.
     pub fn is_transient(&self) -> bool {
-        matches!(
-            self,
-            VerifyError::Load {
-                source: crate::format::bundle::LoadError::Read(
-                    crate::format::safe_read::ReadError::Io { .. }
-                ),
-                ..
-            }
-        )
+        self.code().exit() == crate::format::code::ExitClass::Retryable
     }
 
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            VerifyError::Load { source, .. } => source.code(),
-            VerifyError::NameMismatch { .. } => "name_mismatch",
-            VerifyError::VersionMismatch { .. } => "version_mismatch",
-            VerifyError::DigestMismatch(_) => "digest_mismatch",
+            VerifyError::Load { source, .. } => source.code().into(),
+            VerifyError::NameMismatch { .. } => PinCode::NameMismatch.into(),
+            VerifyError::VersionMismatch { .. } => PinCode::VersionMismatch.into(),
+            VerifyError::DigestMismatch(_) => PinCode::DigestMismatch.into(),
         }
     }
 }

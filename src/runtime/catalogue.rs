@@ -20,7 +20,8 @@ use crate::format::skill_name::SkillName;
 use crate::runtime::guides::Discovery;
 use crate::runtime::snapshot::Snapshot;
 use crate::runtime::tools::{
-    Access, Policy, Record, ToolDefinition, ToolError, load_skill, read_reference, run_script,
+    Access, Policy, Record, ToolCode, ToolDefinition, ToolError, load_skill, read_reference,
+    run_script,
 };
 
 /// The skills of one agent and the tools that serve them.
@@ -76,11 +77,12 @@ pub enum CatalogueError {
 
 impl CatalogueError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::runtime::code::RuntimeCode {
+        use crate::runtime::code::RuntimeCode;
         match self {
-            CatalogueError::TooManySkills { .. } => "too_many_skills",
-            CatalogueError::Conflict { .. } => "conflicting_skills",
-            CatalogueError::UnknownAgent(_) => "unknown_agent",
+            CatalogueError::TooManySkills { .. } => RuntimeCode::TooManySkills,
+            CatalogueError::Conflict { .. } => RuntimeCode::ConflictingSkills,
+            CatalogueError::UnknownAgent(_) => RuntimeCode::UnknownAgent,
         }
     }
 }
@@ -297,7 +299,7 @@ impl Catalogue {
             }
             _ => {
                 return Err(ToolError::new(
-                    "unknown_tool",
+                    ToolCode::UnknownTool,
                     format!("no tool `{}`", tool.escape_debug()),
                 )
                 .with_valid(self.tools().iter().map(|t| t.name.to_owned()).collect()));

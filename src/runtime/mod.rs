@@ -19,6 +19,7 @@
 //! `load`); [`Runtime::load`] loads everything (`verify`, servers).
 
 pub mod catalogue;
+pub mod code;
 pub mod guides;
 pub(crate) mod runner;
 pub mod snapshot;

@@ -18,12 +18,14 @@ use serde::Serialize;
 
 use crate::descriptor::plan::{GitSource, LocalSource, Source};
 use crate::format::bundle::Bundle;
+use crate::format::code::ErrorCode;
 use crate::format::file_set::FileSet;
 use crate::format::limits;
 use crate::format::pin::Pin;
 use crate::format::problem::Problems;
 use crate::prepare::corpus::Corpus;
 use crate::prepare::verify::{self, VerifyError};
+use crate::runtime::code::RuntimeCode;
 
 /// Where a snapshot came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -176,8 +178,8 @@ pub struct LoadFailure {
     pub name: String,
     /// Where it is configured.
     pub location: String,
-    /// Stable code.
-    pub code: &'static str,
+    /// Stable code (of the area that refused the bundle: reading, pins, corpus, runtime).
+    pub code: ErrorCode,
     /// Why.
     pub reason: String,
     /// Every problem, when there were several.
@@ -247,7 +249,7 @@ fn load_local(local: &LocalSource) -> Loaded {
 
 fn load_corpus(git: &GitSource) -> Vec<Loaded> {
     let corpus = Corpus::at(&git.directory);
-    let fail_all = |code: &'static str, reason: String, transient: bool| {
+    let fail_all = |code: ErrorCode, reason: String, transient: bool| {
         git.approved
             .iter()
             .map(|pin| {
@@ -266,7 +268,7 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
         Ok(Some(g)) => g,
         Ok(None) => {
             return fail_all(
-                "not_prepared",
+                RuntimeCode::NotPrepared.into(),
                 format!(
                     "`{}` holds no prepared generation; run `skillfold prepare`",
                     git.directory.display()
@@ -276,7 +278,7 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
         }
         Err(e) => {
             let transient = matches!(e, crate::prepare::corpus::CorpusError::Io(_));
-            return fail_all(e.code(), e.to_string(), transient);
+            return fail_all(e.code().into(), e.to_string(), transient);
         }
     };
     let origin = Origin {
@@ -298,7 +300,7 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
                 return Err(LoadFailure {
                     name: pin.name.to_string(),
                     location: git.location.clone(),
-                    code: "not_prepared",
+                    code: RuntimeCode::NotPrepared.into(),
                     reason: format!(
                         "the published generation {} does not hold it; run `skillfold prepare`",
                         generation.id
@@ -311,7 +313,7 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
                 return Err(LoadFailure {
                     name: pin.name.to_string(),
                     location: git.location.clone(),
-                    code: "not_prepared",
+                    code: RuntimeCode::NotPrepared.into(),
                     reason: format!(
                         "the published generation holds commit {}, but the descriptor pins {}; run `skillfold prepare`",
                         generation.manifest.source.commit, git.revision

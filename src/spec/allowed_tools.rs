@@ -12,6 +12,7 @@
 use std::fmt;
 
 use crate::format::escape;
+use crate::spec::code::AllowedToolsCode;
 
 /// One requested tool, with an optional argument pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,13 +55,13 @@ pub enum AllowedToolsError {
 
 impl AllowedToolsError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> AllowedToolsCode {
         match self {
-            AllowedToolsError::EmptyPattern(_) => "allowed_tools_empty_pattern",
-            AllowedToolsError::BangPattern(_) => "allowed_tools_bang_pattern",
-            AllowedToolsError::Unbalanced(_) => "allowed_tools_unbalanced",
-            AllowedToolsError::TrailingText(_) => "allowed_tools_trailing_text",
-            AllowedToolsError::MissingTool(_) => "allowed_tools_missing_tool",
+            AllowedToolsError::EmptyPattern(_) => AllowedToolsCode::EmptyPattern,
+            AllowedToolsError::BangPattern(_) => AllowedToolsCode::BangPattern,
+            AllowedToolsError::Unbalanced(_) => AllowedToolsCode::Unbalanced,
+            AllowedToolsError::TrailingText(_) => AllowedToolsCode::TrailingText,
+            AllowedToolsError::MissingTool(_) => AllowedToolsCode::MissingTool,
         }
     }
 }

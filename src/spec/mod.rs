@@ -12,6 +12,7 @@
 //! README lists every such deviation.
 
 pub mod allowed_tools;
+pub mod code;
 pub mod discovery;
 pub mod prompt;
 pub mod properties;

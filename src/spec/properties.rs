@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use super::code::SpecCode;
 use super::python;
 use super::skill_file::{self, DirError, SkillMdError};
 use super::strict_yaml::Value;
@@ -42,14 +43,14 @@ pub enum PropertiesError {
 
 impl PropertiesError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> SpecCode {
         match self {
-            PropertiesError::NotFound(_) => "missing_skill_md",
+            PropertiesError::NotFound(_) => SpecCode::MissingSkillMd,
             PropertiesError::Dir(e) => e.code(),
             PropertiesError::SkillMd(e) => e.code(),
-            PropertiesError::MissingField(_) => "field_missing",
-            PropertiesError::NotString(_) => "field_not_string",
-            PropertiesError::Unprintable(_) => "value_unsupported",
+            PropertiesError::MissingField(_) => SpecCode::FieldMissing,
+            PropertiesError::NotString(_) => SpecCode::FieldNotString,
+            PropertiesError::Unprintable(_) => SpecCode::ValueUnsupported,
         }
     }
 }

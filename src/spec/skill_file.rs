@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::FileType;
 
+use super::code::SpecCode;
 use super::strict_yaml::{self, LoadError, Value};
 use crate::format::untrusted_fs::{self, OpenError};
 
@@ -65,12 +66,12 @@ pub enum DirError {
 
 impl DirError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> SpecCode {
         match self {
-            DirError::NotFound(_) => "not_found",
-            DirError::NotADirectory(_) => "not_a_directory",
-            DirError::Symlink(_) => "symlink",
-            DirError::Io { .. } => "io_error",
+            DirError::NotFound(_) => SpecCode::NotFound,
+            DirError::NotADirectory(_) => SpecCode::NotADirectory,
+            DirError::Symlink(_) => SpecCode::Symlink,
+            DirError::Io { .. } => SpecCode::IoError,
         }
     }
 }
@@ -147,20 +148,20 @@ pub enum SkillMdError {
 
 impl SkillMdError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> SpecCode {
         match self {
-            SkillMdError::Missing => "missing_skill_md",
-            SkillMdError::NoFrontmatter => "frontmatter_missing",
-            SkillMdError::Unclosed => "frontmatter_unclosed",
-            SkillMdError::InvalidYaml(_) => "yaml_invalid",
-            SkillMdError::NotMapping => "frontmatter_not_mapping",
-            SkillMdError::Symlink(_) => "symlink",
-            SkillMdError::NotAFile(_) => "not_a_file",
-            SkillMdError::TooLarge { .. } => "file_too_large",
-            SkillMdError::NotUtf8 { .. } => "not_utf8",
-            SkillMdError::ControlChar { .. } => "control_char",
-            SkillMdError::Unsupported(_) => "yaml_unsupported",
-            SkillMdError::Io { .. } => "io_error",
+            SkillMdError::Missing => SpecCode::MissingSkillMd,
+            SkillMdError::NoFrontmatter => SpecCode::FrontmatterMissing,
+            SkillMdError::Unclosed => SpecCode::FrontmatterUnclosed,
+            SkillMdError::InvalidYaml(_) => SpecCode::YamlInvalid,
+            SkillMdError::NotMapping => SpecCode::FrontmatterNotMapping,
+            SkillMdError::Symlink(_) => SpecCode::Symlink,
+            SkillMdError::NotAFile(_) => SpecCode::NotAFile,
+            SkillMdError::TooLarge { .. } => SpecCode::FileTooLarge,
+            SkillMdError::NotUtf8 { .. } => SpecCode::NotUtf8,
+            SkillMdError::ControlChar { .. } => SpecCode::ControlChar,
+            SkillMdError::Unsupported(_) => SpecCode::YamlUnsupported,
+            SkillMdError::Io { .. } => SpecCode::IoError,
         }
     }
 

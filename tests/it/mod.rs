@@ -4,6 +4,7 @@ mod cli_hash;
 mod descriptor_bounds;
 mod digest_vectors;
 mod discovery;
+mod error_codes;
 mod examples;
 mod format_contracts;
 mod fuzz_seeds;

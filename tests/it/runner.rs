@@ -102,7 +102,10 @@ impl Lab {
     }
 
     fn code_of(&self, script: &str, args: &[&str]) -> String {
-        self.run(script, args).expect_err("refused").code
+        self.run(script, args)
+            .expect_err("refused")
+            .code
+            .to_string()
     }
 }
 

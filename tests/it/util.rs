@@ -77,7 +77,11 @@ impl TempBundle {
     }
 
     pub fn assert_valid(&self) {
-        assert_eq!(self.codes(), [], "expected a valid bundle");
+        assert_eq!(
+            self.codes(),
+            Vec::<ProblemCode>::new(),
+            "expected a valid bundle"
+        );
     }
 
     pub fn assert_refused(&self, code: ProblemCode) {

@@ -1,4 +1,8 @@
-//! Exit statuses, the same for every command (documented in the README).
+//! Exit statuses, the same for every command (documented in the README and
+//! `docs/error-codes.md`). A failure with a code exits as [`of`] says: the code's class, declared
+//! once in its area's registry (`skillfold::format::code`); commands never compare code strings.
+
+use skillfold::format::code::{ErrorCode, ExitClass};
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,5 +27,37 @@ impl Exit {
         } else {
             Exit::Ok
         }
+    }
+}
+
+impl From<ExitClass> for Exit {
+    fn from(class: ExitClass) -> Exit {
+        match class {
+            ExitClass::Ok => Exit::Ok,
+            ExitClass::Retryable => Exit::Retryable,
+            ExitClass::Invalid => Exit::Invalid,
+        }
+    }
+}
+
+/// The exit status of a command that fails with `code` (any area's enum, or an [`ErrorCode`]).
+pub fn of(code: impl Into<ErrorCode>) -> Exit {
+    Exit::from(code.into().exit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Exit, of};
+    use skillfold::format::codes::ReadCode;
+    use skillfold::prepare::code::PrepareCode;
+    use skillfold::runtime::tools::ToolCode;
+
+    #[test]
+    fn a_code_decides_its_exit_status() {
+        assert_eq!(of(ReadCode::IoError), Exit::Retryable);
+        assert_eq!(of(ReadCode::NotFound), Exit::Invalid);
+        assert_eq!(of(PrepareCode::GuardHeld), Exit::Retryable);
+        assert_eq!(of(PrepareCode::SymlinkInTree), Exit::Invalid);
+        assert_eq!(of(ToolCode::Timeout), Exit::Invalid);
     }
 }

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::format::escape;
+use crate::prepare::code::PrepareCode;
 
 /// Who holds (or held) a guard.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,10 +75,10 @@ pub enum GuardError {
 
 impl GuardError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> PrepareCode {
         match self {
-            GuardError::Held { .. } => "guard_held",
-            GuardError::Io { .. } => "guard_io",
+            GuardError::Held { .. } => PrepareCode::GuardHeld,
+            GuardError::Io { .. } => PrepareCode::GuardIo,
         }
     }
 }
@@ -199,7 +200,7 @@ mod tests {
         assert!(first.recovered.is_none());
         // flock locks belong to open file descriptions: a second open conflicts even in-process.
         let err = Guard::acquire(dir.path(), &file).unwrap_err();
-        assert_eq!(err.code(), "guard_held");
+        assert_eq!(err.code(), PrepareCode::GuardHeld);
         assert!(
             err.to_string()
                 .contains(&format!("pid {}", std::process::id())),

@@ -10,6 +10,7 @@ use super::guard::{Guard, GuardError};
 use super::manifest::{FORMAT, Manifest};
 use crate::format::escape;
 use crate::format::file_set::FileSet;
+use crate::prepare::code::PrepareCode;
 use crate::prepare::failpoint;
 
 /// The name of the published link.
@@ -73,12 +74,12 @@ pub enum CorpusError {
 
 impl CorpusError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> PrepareCode {
         match self {
-            CorpusError::Io(_) => "corpus_io",
-            CorpusError::NotManaged { .. } => "corpus_not_managed",
-            CorpusError::BadManifest { .. } => "corpus_bad_manifest",
-            CorpusError::NoPrevious(_) => "corpus_no_previous",
+            CorpusError::Io(_) => PrepareCode::CorpusIo,
+            CorpusError::NotManaged { .. } => PrepareCode::CorpusNotManaged,
+            CorpusError::BadManifest { .. } => PrepareCode::CorpusBadManifest,
+            CorpusError::NoPrevious(_) => PrepareCode::CorpusNoPrevious,
         }
     }
 }

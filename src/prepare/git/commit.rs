@@ -47,11 +47,12 @@ pub enum CommitError {
 
 impl CommitError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::prepare::code::PrepareCode {
+        use crate::prepare::code::PrepareCode;
         match self {
             CommitError::Fetch(e) => e.code(),
             CommitError::Tree(e) => e.code(),
-            CommitError::Symlinks { .. } => "symlink_in_tree",
+            CommitError::Symlinks { .. } => PrepareCode::SymlinkInTree,
         }
     }
 
@@ -101,11 +102,12 @@ pub enum TakeError {
 
 impl TakeError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::format::code::ErrorCode {
+        use crate::prepare::code::PrepareCode;
         match self {
-            TakeError::Missing { .. } => "bundle_missing",
-            TakeError::Invalid { .. } => "invalid_bundle",
-            TakeError::Tree(e) => e.code(),
+            TakeError::Missing { .. } => PrepareCode::BundleMissing.into(),
+            TakeError::Invalid { .. } => crate::format::codes::ReadCode::InvalidBundle.into(),
+            TakeError::Tree(e) => e.code().into(),
         }
     }
 

@@ -115,15 +115,16 @@ pub enum FetchError {
 
 impl FetchError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::prepare::code::PrepareCode {
+        use crate::prepare::code::PrepareCode;
         match self {
-            FetchError::Unreachable { .. } => "fetch_failed",
-            FetchError::CommitNotFound { .. } => "commit_not_found",
-            FetchError::NotACommit { .. } => "not_a_commit",
-            FetchError::Unauthenticated { .. } => "fetch_unauthenticated",
-            FetchError::ObjectTooLarge { .. } => "object_too_large",
-            FetchError::Interrupted { .. } => "interrupted",
-            FetchError::Invalid { .. } => "fetch_invalid",
+            FetchError::Unreachable { .. } => PrepareCode::FetchFailed,
+            FetchError::CommitNotFound { .. } => PrepareCode::CommitNotFound,
+            FetchError::NotACommit { .. } => PrepareCode::NotACommit,
+            FetchError::Unauthenticated { .. } => PrepareCode::FetchUnauthenticated,
+            FetchError::ObjectTooLarge { .. } => PrepareCode::ObjectTooLarge,
+            FetchError::Interrupted { .. } => PrepareCode::Interrupted,
+            FetchError::Invalid { .. } => PrepareCode::FetchInvalid,
         }
     }
 

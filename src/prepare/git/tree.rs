@@ -106,20 +106,21 @@ pub enum TreeError {
 
 impl TreeError {
     /// Stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::prepare::code::PrepareCode {
+        use crate::prepare::code::PrepareCode;
         match self {
-            TreeError::NotACommit { .. } => "not_a_commit",
-            TreeError::TooLarge { .. } => "tree_too_large",
-            TreeError::PathTooLong { .. } => "tree_path_too_long",
-            TreeError::Malformed { .. } => "tree_malformed",
-            TreeError::Object { .. } => "object_unreadable",
-            TreeError::Interrupted { .. } => "interrupted",
+            TreeError::NotACommit { .. } => PrepareCode::NotACommit,
+            TreeError::TooLarge { .. } => PrepareCode::TreeTooLarge,
+            TreeError::PathTooLong { .. } => PrepareCode::TreePathTooLong,
+            TreeError::Malformed { .. } => PrepareCode::TreeMalformed,
+            TreeError::Object { .. } => PrepareCode::ObjectUnreadable,
+            TreeError::Interrupted { .. } => PrepareCode::Interrupted,
         }
     }
 
     /// Whether running again later may succeed.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, TreeError::Interrupted { .. })
+        self.code().exit() == crate::format::code::ExitClass::Retryable
     }
 }
 

@@ -15,7 +15,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Access, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
+use super::{
+    Access, Policy, Record, Subject, ToolAnnotations, ToolCode, ToolDefinition, ToolError,
+};
 use crate::format::bundle_path::BundlePath;
 use crate::format::escape;
 use crate::format::limits;
@@ -93,7 +95,7 @@ pub(crate) fn call(
 ) -> Result<(LoadedSkill, Record), ToolError> {
     let input: LoadSkillInput = LoadSkillInput::deserialize(input).map_err(|e| {
         ToolError::new(
-            "validation_error",
+            ToolCode::ValidationError,
             format!(
                 "invalid input for `{NAME}`: {}; expected {{\"name\": string, \"reference\": string or null}}",
                 escape::text(&e.to_string())
@@ -105,7 +107,7 @@ pub(crate) fn call(
         .and_then(|n| skills.get(&n))
     else {
         return Err(ToolError::new(
-            "validation_error",
+            ToolCode::ValidationError,
             format!("unknown skill `{}`", escape::text(&input.name)),
         )
         .with_valid(skills.keys().map(ToString::to_string).collect()));
@@ -121,7 +123,7 @@ pub(crate) fn call(
         reference,
     };
     if let Some(policy) = policy {
-        policy(&access).map_err(|reason| ToolError::new("policy_denied", reason))?;
+        policy(&access).map_err(|reason| ToolError::new(ToolCode::PolicyDenied, reason))?;
     }
     let content: &str = match reference {
         None => skill.body(),
@@ -150,7 +152,7 @@ pub(crate) fn call(
 fn check_reference<'a>(skill: &Snapshot, path: &'a str) -> Result<&'a str, ToolError> {
     let refuse = |why: String| {
         ToolError::new(
-            "validation_error",
+            ToolCode::ValidationError,
             format!("reference `{}` is refused: {why}", escape::text(path)),
         )
         .with_valid(skill.references().to_vec())

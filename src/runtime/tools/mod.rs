@@ -16,6 +16,7 @@
 //! stable code, sent as `{"error": {...}}` ([`ToolError::wire_schema`]); bad input is refused
 //! before the policy hook or any data is touched.
 
+pub mod code;
 pub mod load_skill;
 pub mod read_reference;
 pub mod run_script;
@@ -23,6 +24,7 @@ pub mod run_script;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+pub use self::code::ToolCode;
 use crate::runtime::guides::Guide;
 use crate::runtime::snapshot::{Origin, Snapshot};
 
@@ -63,17 +65,17 @@ impl ToolAnnotations {
 }
 
 /// A refused call: a stable code, a message for the model, and the valid values when the input
-/// named something that does not exist. Codes: `unknown_tool`, `validation_error`,
-/// `policy_denied` (every tool); `invalid_args`, `unknown_skill`, `invalid_path`, `not_found`,
-/// `blocked_tool`, `replay_blocked`, `not_approved`, `timeout`, `output_limit`,
-/// `script_failed`, `unsupported_platform`, `spawn_failed` (`skill_run_script`); `invalid_args`,
-/// `unknown_skill`, `invalid_path`, `not_found`, `too_large`, `not_text`
+/// named something that does not exist. The codes (a `ToolCode`): `unknown_tool`,
+/// `validation_error`, `policy_denied` (every tool); `invalid_args`, `unknown_skill`,
+/// `invalid_path`, `not_found`, `blocked_tool`, `replay_blocked`, `not_approved`, `timeout`,
+/// `output_limit`, `script_failed`, `unsupported_platform`, `spawn_failed` (`skill_run_script`);
+/// `invalid_args`, `unknown_skill`, `invalid_path`, `not_found`, `too_large`, `not_text`
 /// (`skill_read_reference`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema, thiserror::Error)]
 #[error("{message} [{code}]")]
 pub struct ToolError {
     /// The stable code.
-    pub code: String,
+    pub code: ToolCode,
     /// What was wrong, for the model.
     pub message: String,
     /// The valid values (skill names, reference paths, tools) when the input named something
@@ -89,9 +91,9 @@ pub struct ToolError {
 
 impl ToolError {
     /// A refusal with `code`.
-    pub fn new(code: &str, message: impl Into<String>) -> ToolError {
+    pub fn new(code: ToolCode, message: impl Into<String>) -> ToolError {
         ToolError {
-            code: code.to_owned(),
+            code,
             message: message.into(),
             valid: Vec::new(),
             exit_code: None,

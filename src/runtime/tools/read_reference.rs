@@ -9,7 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Access, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
+use super::{
+    Access, Policy, Record, Subject, ToolAnnotations, ToolCode, ToolDefinition, ToolError,
+};
 use crate::format::bundle_path::BundlePath;
 use crate::format::escape;
 use crate::format::safe_read::BeneathError;
@@ -78,7 +80,7 @@ pub(crate) fn call(
 ) -> Result<(ReadReferenceOutput, Record), ToolError> {
     let input: ReadReferenceInput = ReadReferenceInput::deserialize(input).map_err(|e| {
         ToolError::new(
-            "invalid_args",
+            ToolCode::InvalidArgs,
             format!(
                 "invalid input for `{NAME}`: {}; expected {{\"skill\": string, \"path\": string}}",
                 escape::text(&e.to_string())
@@ -87,14 +89,14 @@ pub(crate) fn call(
     })?;
     let Some(guide) = discovery.get(&input.skill) else {
         return Err(ToolError::new(
-            "unknown_skill",
+            ToolCode::UnknownSkill,
             format!("unknown skill `{}`", escape::text(&input.skill)),
         )
         .with_valid(discovery.guides.iter().map(|g| g.id.clone()).collect()));
     };
     let invalid = |why: &str| {
         ToolError::new(
-            "invalid_path",
+            ToolCode::InvalidPath,
             format!("`{}`: {why}", escape::text(&input.path)),
         )
     };
@@ -115,14 +117,14 @@ pub(crate) fn call(
         reference: Some(path.as_str()),
     };
     if let Some(policy) = policy {
-        policy(&access).map_err(|reason| ToolError::new("policy_denied", reason))?;
+        policy(&access).map_err(|reason| ToolError::new(ToolCode::PolicyDenied, reason))?;
     }
     let content = if is_skill_md {
         guide.skill_md.clone()
     } else {
         let bytes = guide.read(&path).map_err(|e| match e {
             BeneathError::NotFound | BeneathError::NotRegular => ToolError::new(
-                "not_found",
+                ToolCode::NotFound,
                 format!(
                     "`{}` has no file `{}`",
                     escape::text(&guide.id),
@@ -134,7 +136,7 @@ pub(crate) fn call(
             }
             BeneathError::HardLink => invalid("the file has other hard links; it is not served"),
             BeneathError::TooLarge(_) => ToolError::new(
-                "too_large",
+                ToolCode::TooLarge,
                 format!(
                     "`{}` is larger than {} bytes",
                     escape::text(path.as_str()),
@@ -142,7 +144,7 @@ pub(crate) fn call(
                 ),
             ),
             BeneathError::Io(e) => ToolError::new(
-                "not_found",
+                ToolCode::NotFound,
                 format!(
                     "`{}` cannot be read: {}",
                     escape::text(path.as_str()),
@@ -154,7 +156,7 @@ pub(crate) fn call(
             Ok(text) if !text.contains('\0') => text,
             _ => {
                 return Err(ToolError::new(
-                    "not_text",
+                    ToolCode::NotText,
                     format!("`{}` is not UTF-8 text", escape::text(path.as_str())),
                 ));
             }

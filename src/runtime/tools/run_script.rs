@@ -11,7 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Access, Policy, Record, Subject, ToolAnnotations, ToolDefinition, ToolError};
+use super::{
+    Access, Policy, Record, Subject, ToolAnnotations, ToolCode, ToolDefinition, ToolError,
+};
 use crate::descriptor::runner::{self, RunnerConfig};
 use crate::format::bundle_path::BundlePath;
 use crate::format::escape;
@@ -90,7 +92,7 @@ pub fn output_schema() -> Value {
     super::output_schema(super::serialized_schema::<RunScriptOutput>())
 }
 
-fn refuse(code: &str, message: impl Into<String>) -> ToolError {
+fn refuse(code: ToolCode, message: impl Into<String>) -> ToolError {
     ToolError::new(code, message)
 }
 
@@ -105,7 +107,7 @@ pub(crate) fn call(
     // 1. Input shape.
     let input: RunScriptInput = RunScriptInput::deserialize(input).map_err(|e| {
         refuse(
-            "invalid_args",
+            ToolCode::InvalidArgs,
             format!(
                 "invalid input for `{NAME}`: {}; expected {{\"skill\": string, \"script\": string, \"args\": [string]}}",
                 escape::text(&e.to_string())
@@ -114,7 +116,7 @@ pub(crate) fn call(
     })?;
     if input.args.len() > runner::MAX_ARGS {
         return Err(refuse(
-            "invalid_args",
+            ToolCode::InvalidArgs,
             format!(
                 "{} arguments, at most {}",
                 input.args.len(),
@@ -125,7 +127,7 @@ pub(crate) fn call(
     for (i, arg) in input.args.iter().enumerate() {
         if arg.len() > runner::MAX_ARG_BYTES {
             return Err(refuse(
-                "invalid_args",
+                ToolCode::InvalidArgs,
                 format!(
                     "argument {i} is {} bytes, at most {}",
                     arg.len(),
@@ -135,7 +137,7 @@ pub(crate) fn call(
         }
         if arg.chars().any(char::is_control) {
             return Err(refuse(
-                "invalid_args",
+                ToolCode::InvalidArgs,
                 format!("argument {i} contains a control character"),
             ));
         }
@@ -147,7 +149,7 @@ pub(crate) fn call(
         .any(char::is_control)
     {
         return Err(refuse(
-            "invalid_args",
+            ToolCode::InvalidArgs,
             "`skill` and `script` cannot contain control characters",
         ));
     }
@@ -156,7 +158,7 @@ pub(crate) fn call(
     let script = input.script.as_str();
     if let Err(refusal) = BundlePath::parse(script) {
         return Err(refuse(
-            "invalid_path",
+            ToolCode::InvalidPath,
             format!("`{}`: {}", escape::text(script), refusal.reason),
         ));
     }
@@ -165,7 +167,7 @@ pub(crate) fn call(
     let shown = escape::text(script);
     if !script.starts_with("scripts/") || !script.ends_with(".py") {
         return Err(refuse(
-            "invalid_path",
+            ToolCode::InvalidPath,
             format!("`{shown}`: helpers are `.py` files under `scripts/`"),
         ));
     }
@@ -174,7 +176,7 @@ pub(crate) fn call(
         .and_then(|n| skills.get(&n))
     else {
         return Err(refuse(
-            "unknown_skill",
+            ToolCode::UnknownSkill,
             format!("unknown skill `{}`", escape::text(&input.skill)),
         )
         .with_valid(skills.keys().map(ToString::to_string).collect()));
@@ -185,16 +187,17 @@ pub(crate) fn call(
             .references()
             .iter()
             .filter(|r| r.starts_with("scripts/") && r.ends_with(".py"));
-        return Err(
-            refuse("not_found", format!("`{name}` has no helper `{shown}`"))
-                .with_valid(helpers.cloned().collect()),
-        );
+        return Err(refuse(
+            ToolCode::NotFound,
+            format!("`{name}` has no helper `{shown}`"),
+        )
+        .with_valid(helpers.cloned().collect()));
     };
 
     // 3. Blocklist.
     if let Some(hit) = config.blocklist.hit(script, &input.args) {
         return Err(refuse(
-            "blocked_tool",
+            ToolCode::BlockedTool,
             format!(
                 "`{}` names an action that helpers may never take",
                 escape::text(&hit)
@@ -204,7 +207,7 @@ pub(crate) fn call(
     // 4. Replay guard.
     if runner::replay_blocked() {
         return Err(refuse(
-            "replay_blocked",
+            ToolCode::ReplayBlocked,
             format!(
                 "{} is set: helpers do not run during a replay",
                 runner::REPLAY_ENV
@@ -214,7 +217,7 @@ pub(crate) fn call(
     // 5. Approval of these exact bytes.
     if source.len() > runner::MAX_SCRIPT_BYTES {
         return Err(refuse(
-            "not_approved",
+            ToolCode::NotApproved,
             format!(
                 "`{shown}` is larger than {} bytes",
                 runner::MAX_SCRIPT_BYTES
@@ -229,7 +232,7 @@ pub(crate) fn call(
             }
             _ => format!("`{name}` `{shown}` with SHA-256 {sha256} is not approved"),
         };
-        return Err(refuse("not_approved", why).with_valid(config.policy.approved_for(name)));
+        return Err(refuse(ToolCode::NotApproved, why).with_valid(config.policy.approved_for(name)));
     }
     let access = Access {
         agent,
@@ -238,20 +241,20 @@ pub(crate) fn call(
         reference: Some(script),
     };
     if let Some(policy) = policy {
-        policy(&access).map_err(|reason| refuse("policy_denied", reason))?;
+        policy(&access).map_err(|reason| refuse(ToolCode::PolicyDenied, reason))?;
     }
 
     // 6. Run.
     if cfg!(not(unix)) {
         return Err(refuse(
-            "unsupported_platform",
+            ToolCode::UnsupportedPlatform,
             "helpers run only on Unix (process groups)",
         ));
     }
     // The directory the verified bytes were read from (a corpus generation, not `current`).
     let Some(cwd) = skill.dir() else {
         return Err(refuse(
-            "spawn_failed",
+            ToolCode::SpawnFailed,
             "the skill was not read from a directory; helpers need one to run in",
         ));
     };
@@ -268,7 +271,7 @@ pub(crate) fn call(
     };
     let outcome = exec::run(&request, limits).map_err(|e| {
         refuse(
-            "spawn_failed",
+            ToolCode::SpawnFailed,
             format!(
                 "cannot start `{}`: {}",
                 escape::path(&config.python),
@@ -278,14 +281,14 @@ pub(crate) fn call(
     })?;
     match outcome {
         exec::Outcome::TimedOut => Err(refuse(
-            "timeout",
+            ToolCode::Timeout,
             format!(
                 "`{shown}` ran longer than {} s; its process group was killed",
                 limits.timeout.as_secs_f64()
             ),
         )),
         exec::Outcome::OutputLimit => Err(refuse(
-            "output_limit",
+            ToolCode::OutputLimit,
             format!(
                 "`{shown}` wrote more than {} bytes; its process group was killed",
                 limits.output_cap
@@ -303,7 +306,7 @@ pub(crate) fn call(
                 exit_code: Some(code),
                 stderr: Some(tail),
                 ..refuse(
-                    "script_failed",
+                    ToolCode::ScriptFailed,
                     format!("`{shown}` exited with status {code}"),
                 )
             })

@@ -4,11 +4,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use skillfold::format::bundle::{Bundle, LoadError};
+use skillfold::format::codes::PinCode;
 use skillfold::format::digest::BundleDigest;
 use skillfold::format::escape;
 use skillfold::ops::hash::{self, HashReport};
 
-use crate::exit::Exit;
+use crate::exit::{self, Exit};
 
 /// Check bundle directories and print their `chamvi-skill-bundle-v1` digests.
 ///
@@ -68,11 +69,12 @@ pub fn run(args: HashArgs) -> Exit {
                 if let Some(expected) = args.expect
                     && expected != bundle.digest()
                 {
+                    let code = PinCode::DigestMismatch;
                     diag!(
-                        "error: {shown}: digest mismatch: expected {expected}, computed {} [digest_mismatch]",
+                        "error: {shown}: digest mismatch: expected {expected}, computed {} [{code}]",
                         bundle.digest()
                     );
-                    exit = Exit::Invalid;
+                    exit = exit.worse(exit::of(code));
                     continue;
                 }
                 if args.json {
@@ -93,19 +95,15 @@ pub fn run(args: HashArgs) -> Exit {
                     };
                     diag!("{level}: {}", problem.display_under(dir));
                 }
-                exit = Exit::Invalid;
+                exit = exit.worse(exit::of(invalid.code()));
             }
             Err(LoadError::Read(e)) => {
                 diag!("error: {e} [{}]", e.code());
-                exit = exit.worse(if e.code() == "io_error" {
-                    Exit::Retryable
-                } else {
-                    Exit::Invalid
-                });
+                exit = exit.worse(exit::of(e.code()));
             }
             Err(other) => {
                 diag!("error: {shown}: {other} [{}]", other.code());
-                exit = Exit::Invalid;
+                exit = exit.worse(exit::of(other.code()));
             }
         }
     }

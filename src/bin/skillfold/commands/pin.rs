@@ -8,8 +8,9 @@ use skillfold::format::escape;
 use skillfold::format::pin::CommitId;
 use skillfold::format::skill_name::SkillName;
 use skillfold::ops::pin;
+use skillfold::prepare::code::PrepareCode;
 
-use crate::exit::Exit;
+use crate::exit::{self, Exit};
 
 /// Fetch one commit and print the descriptor entry that pins the named bundles.
 ///
@@ -76,7 +77,7 @@ pub fn run(args: PinArgs) -> Exit {
                     diag!("error: {line}");
                 }
             }
-            Exit::Invalid
+            exit::of(PrepareCode::VerificationFailed)
         }
         Err(e) => {
             diag!("error: {e} [{}]", e.code());
@@ -89,11 +90,7 @@ pub fn run(args: PinArgs) -> Exit {
                     diag!("  symbolic link: {}", escape::text(p));
                 }
             }
-            if e.is_retryable() {
-                Exit::Retryable
-            } else {
-                Exit::Invalid
-            }
+            exit::of(e.code())
         }
     }
 }

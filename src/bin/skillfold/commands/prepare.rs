@@ -7,9 +7,10 @@ use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
 use clap::Args;
+use skillfold::format::code::ExitClass;
 use skillfold::format::escape;
 use skillfold::ops::check;
-use skillfold::ops::prepare::{self, PrepareReport, Progress, Severity};
+use skillfold::ops::prepare::{self, PrepareReport, Progress};
 
 use super::config::ConfigArg;
 use crate::exit::Exit;
@@ -106,11 +107,9 @@ pub fn run(args: PrepareArgs) -> Exit {
         })
         .collect();
     write_termination_log(args.termination_log.as_ref(), &failures);
-    let exit = match report.worst() {
-        None => Exit::Ok,
-        Some(Severity::Retryable) => Exit::Retryable,
-        Some(Severity::Invalid) => Exit::Invalid,
-    };
+    let exit = report
+        .worst()
+        .map_or(Exit::Ok, |severity| Exit::from(ExitClass::from(severity)));
     exit.worse(printed)
 }
 

@@ -8,7 +8,7 @@ use skillfold::runtime::Runtime;
 use skillfold::runtime::catalogue::Catalogue;
 
 use super::config::ConfigArg;
-use crate::exit::Exit;
+use crate::exit::{self, Exit};
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
@@ -35,7 +35,7 @@ pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
     })?;
     let fail = |e: skillfold::runtime::catalogue::CatalogueError| {
         diag!("error: {e} [{}]", e.code());
-        Exit::Invalid
+        exit::of(e.code())
     };
     let runtime = Runtime::load_for(plan, args.agent.as_deref()).map_err(fail)?;
     for failure in runtime.failures() {
@@ -74,7 +74,7 @@ pub fn call_and_print(catalogue: &Catalogue, tool: &str, input: &serde_json::Val
             for line in text.lines() {
                 diag!("{line}");
             }
-            Exit::Invalid
+            exit::of(e.code)
         }
     }
 }

@@ -6,7 +6,7 @@ use clap::Args;
 use skillfold::mcp::{self, ServeOptions};
 
 use super::runtime_args::AgentArgs;
-use crate::exit::Exit;
+use crate::exit::{self, Exit};
 
 /// Serve an agent's skills to an LLM host as an MCP server over stdio.
 ///
@@ -64,11 +64,7 @@ pub fn run(args: ServeArgs) -> Exit {
             for line in lines {
                 diag!("error: {line}");
             }
-            if e.retryable() {
-                Exit::Retryable
-            } else {
-                Exit::Invalid
-            }
+            exit::of(e.code())
         }
     }
 }

@@ -45,7 +45,10 @@ pub fn run(args: VerifyArgs) -> Exit {
                     "being-prepared" => "busy",
                     other => other,
                 };
-                diag!("{level}: {error} [{}]", code.unwrap_or("failed"));
+                diag!(
+                    "{level}: {error} [{}]",
+                    code.map_or("failed", |c| c.as_str())
+                );
                 for d in &b.details {
                     diag!("  {d}");
                 }

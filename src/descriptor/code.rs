@@ -1,0 +1,49 @@
+//! The descriptor's codes: reading `skillfold.yaml` and every rule `check` applies to it.
+//! Declared with [`crate::error_codes!`]; documented in `docs/error-codes.md`.
+
+crate::error_codes! {
+    /// Why a descriptor cannot be read or breaks a rule. Every one is a configuration error.
+    pub enum DescriptorCode: "descriptor", default Invalid;
+    /// The descriptor cannot be read (missing, permissions).
+    DescriptorUnreadable = "descriptor_unreadable",
+    /// The descriptor is larger than its bound.
+    DescriptorTooLarge = "descriptor_too_large",
+    /// The descriptor nests deeper than its bound.
+    DescriptorTooDeep = "descriptor_too_deep",
+    /// Not a descriptor: YAML syntax, an unknown key, a wrong shape.
+    DescriptorSyntax = "descriptor_syntax",
+    /// A Git source URL is empty.
+    InvalidSource = "invalid_source",
+    /// A URL carries credentials.
+    CredentialsInUrl = "credentials_in_url",
+    /// `revision` is not a full commit id.
+    RevisionNotCommit = "revision_not_commit",
+    /// A `directory` (or `guides`) is empty.
+    InvalidDirectory = "invalid_directory",
+    /// `root` is not a relative path inside the repository.
+    InvalidRoot = "invalid_root",
+    /// A Git source approves no bundle.
+    NoApprovedBundles = "no_approved_bundles",
+    /// A skill name breaks the name rule.
+    InvalidName = "invalid_name",
+    /// A version label is refused.
+    InvalidVersion = "invalid_version",
+    /// A hash is not 64 lowercase hexadecimal digits.
+    InvalidHash = "invalid_hash",
+    /// A Git source approves the same name twice.
+    DuplicateName = "duplicate_name",
+    /// Two Git sources use the same or nested corpus directories.
+    SharedDirectory = "shared_directory",
+    /// A name is pinned twice with different versions or hashes.
+    ConflictingPins = "conflicting_pins",
+    /// An agent (or the defaults alone) would get too many skills.
+    TooManySkills = "too_many_skills",
+    /// An agent name breaks the agent name rule.
+    InvalidAgentName = "invalid_agent_name",
+    /// A script allowlist entry is malformed or repeated.
+    InvalidScriptAllowlist = "invalid_script_allowlist",
+    /// An allowlisted script is not a `scripts/….py` path inside the bundle.
+    InvalidScriptPath = "invalid_script_path",
+    /// `scripts.timeout_seconds` is out of range.
+    InvalidTimeout = "invalid_timeout",
+}

@@ -1,0 +1,17 @@
+//! The MCP server's own codes: starting it and reloading its catalogue. Declared with
+//! [`crate::error_codes!`]; documented in `docs/error-codes.md`.
+
+crate::error_codes! {
+    /// Why the server could not start, or a reload kept the previous catalogue.
+    pub enum ServeCode: "mcp", default Invalid;
+    /// The descriptor has problems.
+    DescriptorInvalid = "descriptor_invalid",
+    /// The async runtime could not start.
+    RuntimeFailed = "runtime_failed" => Retryable,
+    /// The MCP session did not start.
+    SessionFailed = "session_failed" => Retryable,
+    /// A reload could not prepare the agent's sources (logged, retried with backoff).
+    PrepareFailed = "prepare_failed" => Retryable,
+    /// After a reload's preparation, bundles failed to load (logged, retried).
+    LoadFailed = "load_failed",
+}

@@ -1,0 +1,53 @@
+//! The codes of preparation: fetching the pinned commit, walking its tree, taking and verifying
+//! the approved bundles, the corpus on disk and its guard. Declared with
+//! [`crate::error_codes!`]; documented in `docs/error-codes.md`.
+
+crate::error_codes! {
+    /// Why a source could not be prepared (or a commit pinned).
+    pub enum PrepareCode: "preparation", default Invalid;
+    /// The server could not be reached or the transfer failed.
+    FetchFailed = "fetch_failed" => Retryable,
+    /// The server does not have the pinned commit (it may not be pushed yet).
+    CommitNotFound = "commit_not_found" => Retryable,
+    /// The pinned id names a tree, blob or tag, not a commit.
+    NotACommit = "not_a_commit",
+    /// The server refused access, or no credentials were available.
+    FetchUnauthenticated = "fetch_unauthenticated" => Retryable,
+    /// The URL or the pin cannot be used at all.
+    FetchInvalid = "fetch_invalid",
+    /// A signal stopped the preparation.
+    Interrupted = "interrupted" => Retryable,
+    /// The commit's tree holds a symbolic link.
+    SymlinkInTree = "symlink_in_tree",
+    /// An object of the commit is missing or unreadable.
+    ObjectUnreadable = "object_unreadable",
+    /// The commit's tree has more entries or tree bytes than allowed (a "tree bomb").
+    TreeTooLarge = "tree_too_large",
+    /// A path in the commit's tree is longer than allowed.
+    TreePathTooLong = "tree_path_too_long",
+    /// A tree entry is malformed: an empty, `.` or `..` name, a name holding `/` or NUL, a
+    /// duplicate or unsorted entry.
+    TreeMalformed = "tree_malformed",
+    /// An object of the commit is larger than any skill needs; refused from its header.
+    ObjectTooLarge = "object_too_large",
+    /// An approved name has no folder in the commit.
+    BundleMissing = "bundle_missing",
+    /// Approved bundles break rules or do not match their pins.
+    VerificationFailed = "verification_failed",
+    /// Another preparer holds the corpus.
+    GuardHeld = "guard_held" => Retryable,
+    /// The guard file could not be opened or locked.
+    GuardIo = "guard_io" => Retryable,
+    /// A file-system operation on the corpus failed.
+    CorpusIo = "corpus_io" => Retryable,
+    /// The directory holds something skillfold did not put there.
+    CorpusNotManaged = "corpus_not_managed",
+    /// A manifest is unreadable or of an unknown format.
+    CorpusBadManifest = "corpus_bad_manifest" => Retryable,
+    /// `prepare --rollback` found no previous generation.
+    CorpusNoPrevious = "corpus_no_previous",
+    /// This build has no Git fetcher.
+    GitDisabled = "git_disabled",
+    /// A temporary directory could not be created (`skillfold pin`).
+    IoError = "io_error" => Retryable,
+}

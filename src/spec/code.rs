@@ -1,0 +1,58 @@
+//! The spec tooling's own codes: reading a skill the way skills-ref does ([`SpecCode`]) and
+//! parsing `allowed-tools` ([`AllowedToolsCode`]). Declared with [`crate::error_codes!`];
+//! documented in `docs/error-codes.md`.
+
+crate::error_codes! {
+    /// Why a skill could not be read or its properties printed. The spec commands exit 1 on
+    /// every one, as skills-ref does.
+    pub enum SpecCode: "spec", default Retryable;
+    /// The path does not exist.
+    NotFound = "not_found",
+    /// The path is not a directory.
+    NotADirectory = "not_a_directory",
+    /// The skill directory or its `SKILL.md` is a symbolic link.
+    Symlink = "symlink",
+    /// Reading failed.
+    IoError = "io_error",
+    /// No `SKILL.md` in the directory.
+    MissingSkillMd = "missing_skill_md",
+    /// `SKILL.md` does not start with a `---` line.
+    FrontmatterMissing = "frontmatter_missing",
+    /// No closing `---` line.
+    FrontmatterUnclosed = "frontmatter_unclosed",
+    /// The frontmatter is not valid strictyaml.
+    YamlInvalid = "yaml_invalid",
+    /// The frontmatter is not a mapping.
+    FrontmatterNotMapping = "frontmatter_not_mapping",
+    /// `SKILL.md` is a directory, FIFO or device.
+    NotAFile = "not_a_file",
+    /// `SKILL.md` is larger than its bound.
+    FileTooLarge = "file_too_large",
+    /// `SKILL.md` is not valid UTF-8.
+    NotUtf8 = "not_utf8",
+    /// The frontmatter holds a character YAML does not allow.
+    ControlChar = "control_char",
+    /// YAML that strictyaml crashes on.
+    YamlUnsupported = "yaml_unsupported",
+    /// `name` or `description` is absent.
+    FieldMissing = "field_missing",
+    /// `name` or `description` is not a string.
+    FieldNotString = "field_not_string",
+    /// A value skills-ref cannot print as JSON.
+    ValueUnsupported = "value_unsupported",
+}
+
+crate::error_codes! {
+    /// Why an `allowed-tools` entry was refused (library only; the discovery report names them).
+    pub enum AllowedToolsCode: "allowed-tools", default Invalid;
+    /// `Tool()`: an empty pattern.
+    EmptyPattern = "allowed_tools_empty_pattern",
+    /// `Tool(!)`: a pattern that is only `!`.
+    BangPattern = "allowed_tools_bang_pattern",
+    /// Unbalanced parentheses.
+    Unbalanced = "allowed_tools_unbalanced",
+    /// Text after a closing parenthesis.
+    TrailingText = "allowed_tools_trailing_text",
+    /// A pattern without a tool name.
+    MissingTool = "allowed_tools_missing_tool",
+}
