@@ -29,7 +29,7 @@
 //! - [`runner`]: the script runner's configuration the plan carries — approvals by SHA-256,
 //!   the blocklist, limits.
 
-pub(crate) mod bounds;
+pub mod bounds;
 pub mod code;
 pub mod plan;
 pub mod redact;

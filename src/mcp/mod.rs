@@ -34,7 +34,7 @@
 
 pub mod code;
 pub mod framing;
-pub(crate) mod reload;
+pub mod reload;
 pub mod skills_extension;
 
 use std::borrow::Cow;

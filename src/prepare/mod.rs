@@ -15,4 +15,4 @@ pub mod corpus;
 pub mod failpoint;
 #[cfg(feature = "git")]
 pub mod git;
-pub(crate) mod verify;
+pub mod verify;

@@ -21,7 +21,7 @@
 pub mod catalogue;
 pub mod code;
 pub mod guides;
-pub(crate) mod runner;
+pub mod runner;
 pub mod snapshot;
 pub mod tools;
 

@@ -18,5 +18,5 @@ pub mod prompt;
 pub mod properties;
 pub mod python;
 pub mod skill_file;
-pub(crate) mod strict_yaml;
+pub mod strict_yaml;
 pub mod validate;
