@@ -34,8 +34,12 @@ pub fn select_bundle(
     root: gix::ObjectId,
     folder: &str,
 ) -> Result<Option<(FileSet, Problems)>, TreeError> {
-    let reader = Reader { repo, commit };
-    let Some(tree) = reader.folder(root, folder)? else {
+    let reader = Reader {
+        repo,
+        commit,
+        folder,
+    };
+    let Some(tree) = reader.folder_tree(root)? else {
         return Ok(None);
     };
     let mut builder = FileSetBuilder::new();
@@ -59,17 +63,14 @@ pub fn select_bundle(
 struct Reader<'a> {
     repo: &'a gix::Repository,
     commit: gix::ObjectId,
+    folder: &'a str,
 }
 
 impl Reader<'_> {
-    /// The tree of `folder` below `root`, if every segment names a tree.
-    fn folder(
-        &self,
-        root: gix::ObjectId,
-        folder: &str,
-    ) -> Result<Option<gix::ObjectId>, TreeError> {
+    /// The tree of the bundle's folder below `root`, if every segment names a tree.
+    fn folder_tree(&self, root: gix::ObjectId) -> Result<Option<gix::ObjectId>, TreeError> {
         let mut tree = root;
-        for segment in folder.split('/') {
+        for segment in self.folder.split('/') {
             let data = self.read(tree)?;
             let found = gix::objs::TreeRefIter::from_bytes(&data, self.repo.object_hash())
                 .filter_map(Result::ok)
@@ -145,7 +146,7 @@ impl Reader<'_> {
         if header.kind() != gix::objs::Kind::Blob {
             return Err(TreeError::Malformed {
                 id: self.commit.to_string(),
-                path: shown(path.as_str().as_bytes()),
+                path: shown(format!("{}/{path}", self.folder).as_bytes()),
                 reason: "is a file whose object is not a blob",
             });
         }
@@ -236,7 +237,7 @@ mod tests {
         assert_eq!(err.code(), "tree_malformed");
         assert!(
             err.to_string()
-                .contains("`notes.md` is a file whose object is not a blob")
+                .contains("`skills/good/notes.md` is a file whose object is not a blob")
         );
     }
 

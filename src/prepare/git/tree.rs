@@ -268,6 +268,8 @@ impl<'a> Walker<'a> {
                         return Err(self.path_too_long(&path, len));
                     }
                 }
+                // Only a hash collision could build a tree that contains itself; even then the
+                // walk ends.
                 Some(None) => {
                     return Err(self.malformed(&path_of(&stack), "is a tree that contains itself"));
                 }
