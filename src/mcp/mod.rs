@@ -213,12 +213,25 @@ fn tools_for(tools: &[Tool], protocol: Option<&str>) -> Vec<Tool> {
     tools
 }
 
-/// Writes one diagnostic line on stderr. A closed or full stderr is ignored: a diagnostic never
-/// stops the server or turns into a panic. Values from input must be passed through
-/// [`crate::format::escape::text`] by the caller.
+/// Where the server's diagnostic lines go, set once by the host with [`set_diagnostics`]. The
+/// library prints nothing itself: without a sink the lines are dropped.
+type DiagnosticsSink = Box<dyn Fn(&str) + Send + Sync>;
+static DIAGNOSTICS: std::sync::OnceLock<DiagnosticsSink> = std::sync::OnceLock::new();
+
+/// Sends the server's diagnostic lines (warnings at start, reloads, ignored messages) to `sink`
+/// (the `skillfold` binary writes them to stderr). Lines hold no raw input: every value from
+/// outside is already escaped. The sink must not panic or block for long. Returns `false` when a
+/// sink was set before (the first one stays).
+pub fn set_diagnostics(sink: impl Fn(&str) + Send + Sync + 'static) -> bool {
+    DIAGNOSTICS.set(Box::new(sink)).is_ok()
+}
+
+/// Hands one diagnostic line to the host's sink, if it set one. Values from input must be passed
+/// through [`crate::format::escape::text`] by the caller.
 pub(crate) fn diag(line: std::fmt::Arguments<'_>) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    if let Some(sink) = DIAGNOSTICS.get() {
+        sink(&line.to_string());
+    }
 }
 
 impl ServerHandler for SkillsServer {

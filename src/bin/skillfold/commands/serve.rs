@@ -48,6 +48,8 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
 }
 
 pub fn run(args: ServeArgs) -> Exit {
+    // The library reports; the binary decides to show it, on stderr, never panicking.
+    mcp::set_diagnostics(|line| crate::output::diag_line(format_args!("{line}")));
     let options = ServeOptions {
         config: args.agent.config.path,
         agent: args.agent.agent,
