@@ -8,8 +8,8 @@
 use std::path::Path;
 
 use serde_json::json;
+use skillfold::Runtime;
 use skillfold::descriptor;
-use skillfold::runtime::Runtime;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");

@@ -1,5 +1,6 @@
 //! The MCP server (`skillfold serve`): one agent's catalogue over stdio, built on the official
-//! Rust SDK (`rmcp`).
+//! Rust SDK (`rmcp`). It may use everything below it ([`crate::runtime`] for the catalogue and
+//! tools, [`crate::ops`] for the reload's preparation); nothing but the binary uses it.
 //!
 //! The server is generic over the catalogue. `tools/list` is [`Catalogue::tools`] — name,
 //! description, input and output schemas and behaviour annotations exactly as the library

@@ -1,5 +1,6 @@
 //! The operations behind the CLI commands, one module per command. The binary parses arguments
-//! and calls these; tests and other hosts call the same code.
+//! and calls these; tests and other hosts call the same code. Operations may use every folder of
+//! the library; only the binary and [`crate::mcp`] (the reload) use them.
 //!
 //! The exceptions, each because the library already has exactly that operation as its API:
 //! `prompt`, `load` and `run-script` build a [`crate::Runtime`] and call its

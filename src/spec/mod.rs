@@ -8,8 +8,9 @@
 //! - [`discovery`]: skills from an ordered list of sources, with shadowing and qualifiers.
 //! - [`allowed_tools`]: the experimental `allowed-tools` field parsed into rules.
 //!
-//! Where skills-ref crashes or does something unsafe, skillfold deliberately differs; the
-//! README lists every such deviation.
+//! Where skills-ref crashes or does something unsafe, skillfold deliberately differs;
+//! `docs/spec.md` lists every such deviation. This folder may use only [`crate::format`] (the
+//! YAML reader, the file-system layer, the escaping function); it has its own dialect and rules.
 
 pub mod allowed_tools;
 pub mod code;
