@@ -62,6 +62,15 @@ fn demo_prepares_the_example_end_to_end() {
     );
     let text = stderr(&out);
     assert!(text.contains("up to date (verified, no fetch)"), "{text}");
+    // Three Git sources pin one commit: the cold run fetches it once, the warm run not at all.
+    assert!(
+        text.contains("prepared 4 source(s) with 1 fetch(es)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("prepared 4 source(s) with 0 fetch(es)"),
+        "{text}"
+    );
     for name in [
         "commit-message",
         "changelog-writer",

@@ -178,6 +178,24 @@ impl HttpServer {
         let state = tempfile::tempdir().expect("tempdir");
         let port = free_port();
         let backend = PathBuf::from(git(root, &["--exec-path"])).join("git-http-backend");
+        // A CGI wrapper that logs every request (method, path, query) before running the backend.
+        let log = state.path().join("requests");
+        let wrapper = state.path().join("git-http-backend");
+        fs_err::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\necho \"$REQUEST_METHOD $PATH_INFO?$QUERY_STRING\" >> '{log}'\nexec '{backend}'\n",
+                log = log.display(),
+                backend = backend.display(),
+            ),
+        )
+        .expect("write the backend wrapper");
+        fs_err::set_permissions(
+            &wrapper,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("make the wrapper executable");
+        let backend = wrapper;
         let mut modules = vec!["mod_alias", "mod_cgi", "mod_setenv"];
         let mut extra = String::new();
         if tls {
@@ -244,6 +262,22 @@ alias.url = ("/git/" => "{backend}/")
 
     pub fn url(&self, repo: &str) -> String {
         format!("{}://127.0.0.1:{}/git/{repo}", self.scheme, self.port)
+    }
+
+    /// How many fetches the server has begun: upload-pack handshakes (`GET info/refs`), one per
+    /// connection a client opens to fetch, whatever protocol version follows.
+    pub fn fetches(&self) -> usize {
+        self.requests()
+            .iter()
+            .filter(|r| r.starts_with("GET ") && r.ends_with("/info/refs?service=git-upload-pack"))
+            .count()
+    }
+
+    /// Every request the Git backend answered so far: `METHOD PATH?QUERY`, in order.
+    pub fn requests(&self) -> Vec<String> {
+        fs_err::read_to_string(self.state.path().join("requests"))
+            .map(|text| text.lines().map(str::to_owned).collect())
+            .unwrap_or_default()
     }
 
     /// The CA that signed the HTTPS server's certificate (for `SSL_CERT_FILE`).

@@ -23,6 +23,7 @@ mod runner;
 mod runtime;
 mod safe_read;
 mod schemas;
+mod shared_fetch;
 mod skills_ref_golden;
 mod spec_bounds;
 mod util;

@@ -1,9 +1,10 @@
 //! `skillfold prepare`: make every source of a checked descriptor available as verified bundles.
 //!
-//! - **Git** sources (concurrently, a bounded number at a time): take the corpus guard, remove
+//! - **Git** sources (concurrently, a bounded number of commits at a time; the sources of one
+//!   (URL, commit) share one fetch, see [`git`]): take the corpus guard, remove
 //!   what an interrupted preparer left, and if `current` already holds this commit with these
 //!   pins and its bytes still verify, stop there — no network. Otherwise fetch exactly the pinned
-//!   commit, walk the whole tree (any symlink refuses the source), take the approved bundles,
+//!   commit (once for all its sources), walk the whole tree (any symlink refuses the source), take the approved bundles,
 //!   check the bundle rules, compare name, version and digest with each pin, write them into
 //!   staging, re-read and verify the staged bytes, and publish with one atomic link flip.
 //! - **Local** sources: read the deployed directory with the safe reader and verify it against
@@ -14,8 +15,11 @@
 //! interrupted, I/O) or [`Severity::Invalid`] (a pin or bundle that can never verify). Any
 //! failure leaves the previously published generation in place.
 
+mod git;
+
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -25,8 +29,7 @@ use crate::format::code::{ErrorCode, ExitClass};
 use crate::format::escape;
 use crate::format::pin::Pin;
 use crate::prepare::code::PrepareCode;
-use crate::prepare::corpus::manifest::{self, ManifestBundle, ManifestSource};
-use crate::prepare::corpus::store::Staging;
+
 use crate::prepare::corpus::{Corpus, Manifest};
 use crate::prepare::verify;
 
@@ -139,6 +142,9 @@ pub struct SourceReport {
 pub struct PrepareReport {
     /// One entry per source, in descriptor order.
     pub sources: Vec<SourceReport>,
+    /// How many commits were fetched: at most one per distinct (URL, commit) that was not
+    /// already published.
+    pub fetches: usize,
     /// Wall time of the whole preparation.
     pub duration_ms: u64,
 }
@@ -175,17 +181,57 @@ pub struct Options<'a> {
     pub concurrency: usize,
 }
 
-/// Prepares every source of `plan`.
+/// Prepares every source of `plan`: each local source, and each distinct (URL, commit) of the
+/// Git sources, is one job; up to `concurrency` jobs run at once.
 pub fn prepare(plan: &Plan, options: &Options<'_>) -> PrepareReport {
     let started = Instant::now();
-    let sources = crate::parallel::map(&plan.sources, options.concurrency, |source| match source {
-        Source::Git(git) => prepare_git(git, options),
-        Source::Local(local) => verify_local(local, options),
+    let fetches = AtomicUsize::new(0);
+    let jobs = jobs(&plan.sources);
+    let done = crate::parallel::map(&jobs, options.concurrency, |job| match job {
+        Job::Local(index, local) => vec![(*index, verify_local(local, options))],
+        Job::Commit(sources) => git::prepare_commit(sources, options, &fetches),
     });
+    let mut sources: Vec<(usize, SourceReport)> = done.into_iter().flatten().collect();
+    sources.sort_by_key(|(index, _)| *index);
     PrepareReport {
-        sources,
+        sources: sources.into_iter().map(|(_, report)| report).collect(),
+        fetches: fetches.into_inner(),
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     }
+}
+
+/// A unit of work of `prepare`, with the descriptor index of each source it reports on.
+enum Job<'a> {
+    /// One local source.
+    Local(usize, &'a LocalSource),
+    /// Every Git source that pins one (URL, commit).
+    Commit(Vec<(usize, &'a GitSource)>),
+}
+
+/// One job per local source and per distinct (URL, commit), in order of first appearance.
+fn jobs(sources: &[Source]) -> Vec<Job<'_>> {
+    let mut jobs: Vec<Job<'_>> = Vec::new();
+    let mut by_commit: HashMap<(&str, &str), usize> = HashMap::new();
+    for (index, source) in sources.iter().enumerate() {
+        match source {
+            Source::Local(local) => jobs.push(Job::Local(index, local)),
+            Source::Git(git) => {
+                let key = (git.url.as_str(), git.revision.as_str());
+                match by_commit.get(&key) {
+                    Some(&job) => {
+                        if let Job::Commit(sources) = &mut jobs[job] {
+                            sources.push((index, git));
+                        }
+                    }
+                    None => {
+                        by_commit.insert(key, jobs.len());
+                        jobs.push(Job::Commit(vec![(index, git)]));
+                    }
+                }
+            }
+        }
+    }
+    jobs
 }
 
 fn bundle_reports(pins: &[Pin], status: &'static str) -> Vec<BundleReport> {
@@ -238,286 +284,6 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
     }
 }
 
-fn prepare_git(git: &GitSource, options: &Options<'_>) -> SourceReport {
-    let mut report = SourceReport {
-        kind: "git",
-        location: git.location.clone(),
-        directory: git.directory.clone(),
-        url: Some(git.shown.as_str().to_owned()),
-        commit: Some(git.revision.to_string()),
-        generation: None,
-        bundles: bundle_reports(&git.approved, "failed"),
-        error: None,
-    };
-    match GitRun::new(git, options).and_then(|run| run.run()) {
-        Ok((generation, status)) => {
-            report.generation = Some(generation);
-            report.bundles = bundle_reports(&git.approved, status);
-        }
-        Err(failure) => {
-            options
-                .progress
-                .note(&git.location, &format!("failed: {}", failure.message));
-            report.error = Some(failure);
-        }
-    }
-    report
-}
-
-/// One preparation of one Git source, holding its guard.
-struct GitRun<'a> {
-    git: &'a GitSource,
-    options: &'a Options<'a>,
-    corpus: Corpus,
-    _guard: crate::prepare::corpus::Guard,
-}
-
-impl<'a> GitRun<'a> {
-    fn new(git: &'a GitSource, options: &'a Options<'a>) -> Result<GitRun<'a>, Failure> {
-        let corpus = Corpus::create(&git.directory).map_err(|e| {
-            let mut failure = io_failure(&e);
-            failure.message = format!("cannot create the corpus: {}", failure.message);
-            failure
-        })?;
-        let guard = corpus
-            .guard()
-            .map_err(|e| Failure::new(e.code(), e.to_string()))?;
-        if let Some(holder) = &guard.recovered {
-            options.progress.note(
-                &git.location,
-                &format!("recovered the guard left by {holder}, which is no longer running"),
-            );
-        }
-        let removed = corpus.remove_leftovers().map_err(|e| io_failure(&e))?;
-        if !removed.is_empty() {
-            options.progress.note(
-                &git.location,
-                &format!(
-                    "removed {} leftover(s) of an interrupted preparation",
-                    removed.len()
-                ),
-            );
-        }
-        Ok(GitRun {
-            git,
-            options,
-            corpus,
-            _guard: guard,
-        })
-    }
-
-    fn step(&self, message: &str) {
-        self.options.progress.step(&self.git.location, message);
-    }
-
-    fn note(&self, message: &str) {
-        self.options.progress.note(&self.git.location, message);
-    }
-
-    fn check_interrupt(&self) -> Result<(), Failure> {
-        if self.options.interrupt.load(Ordering::Relaxed) {
-            return Err(Failure::new(
-                PrepareCode::Interrupted,
-                "interrupted by a signal",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Returns the published generation and the bundles' status.
-    fn run(self) -> Result<(String, &'static str), Failure> {
-        if let Some(generation) = self.up_to_date()? {
-            self.step("up to date (verified, no fetch)");
-            return Ok((generation, "up-to-date"));
-        }
-        self.check_interrupt()?;
-        let staging = self
-            .corpus
-            .stage(self.git.revision.as_str())
-            .map_err(|e| io_failure(&e))?;
-        let result = self.fetch_and_stage(&staging);
-        let result = result.and_then(|bundles| self.publish(&staging, bundles));
-        match result {
-            Ok(generation) => Ok((generation, "published")),
-            Err(failure) => {
-                // Leave the published generation alone; remove what this run wrote.
-                let _ = fs_err::remove_dir_all(&staging.dir);
-                let _ = fs_err::remove_dir_all(self.corpus.fetch_dir(&staging.id));
-                Err(failure)
-            }
-        }
-    }
-
-    /// The published generation, if it already holds this commit and these pins and verifies.
-    fn up_to_date(&self) -> Result<Option<String>, Failure> {
-        let current = match self.corpus.current() {
-            Ok(Some(current)) => current,
-            Ok(None) => return Ok(None),
-            Err(e @ crate::prepare::corpus::CorpusError::NotManaged { .. }) => {
-                return Err(Failure::new(e.code(), e.to_string()));
-            }
-            Err(e) => {
-                self.note(&format!("ignoring the published generation: {e}"));
-                return Ok(None);
-            }
-        };
-        let m = &current.manifest;
-        let mut pinned: Vec<&Pin> = self.git.approved.iter().collect();
-        pinned.sort();
-        let mut held: Vec<&Pin> = m.bundles.iter().map(|b| &b.pin).collect();
-        held.sort();
-        let same_source = m.source.commit == self.git.revision.as_str()
-            && m.source.url == self.git.shown.as_str()
-            && m.source.root.as_deref() == self.git.root.as_ref().map(|r| r.as_str());
-        if !same_source || pinned != held {
-            return Ok(None);
-        }
-        self.step("verifying the published generation");
-        if let Err(e) = verify::verify_recorded(&current.dir, &m.bundles) {
-            self.note(&format!(
-                "the published generation no longer verifies ({e}); preparing it again"
-            ));
-            return Ok(None);
-        }
-        Ok(Some(current.id))
-    }
-
-    #[cfg(feature = "git")]
-    fn fetch_and_stage(&self, staging: &Staging) -> Result<Vec<ManifestBundle>, Failure> {
-        use crate::prepare::git::commit::{PinnedCommit, bundle_folder};
-
-        let git_dir = self.corpus.fetch_dir(&staging.id);
-        let url = escape::text(self.git.shown.as_str());
-        self.step(&format!(
-            "fetching {url} at {}",
-            short(self.git.revision.as_str())
-        ));
-        let fetching = format!("fetching {url}");
-        let report = |transfer: &str| {
-            let line = format!("{fetching}: {transfer}");
-            self.options.progress.transfer(&self.git.location, &line);
-        };
-        let commit = PinnedCommit::fetch(
-            &self.git.url,
-            &self.git.revision,
-            &git_dir,
-            self.options.interrupt,
-            &report,
-        )
-        .map_err(|e| {
-            let mut failure = Failure::new(e.code(), e.to_string());
-            if let crate::prepare::git::commit::CommitError::Symlinks { paths, count, .. } = &e {
-                failure.details = paths
-                    .iter()
-                    .map(|p| format!("symbolic link: {}", escape::text(p)))
-                    .collect();
-                if *count > paths.len() {
-                    failure
-                        .details
-                        .push(format!("and {} more", count - paths.len()));
-                }
-            }
-            failure
-        })?;
-        if commit.used_fallback() {
-            self.note("the server refused to send the commit by id; fetched its branches and tags instead");
-        }
-        let root = self.git.root.as_ref();
-        let folders: Vec<String> = self
-            .git
-            .approved
-            .iter()
-            .map(|p| bundle_folder(root, &p.name))
-            .collect();
-        let (gitlinks, unlisted) = commit.gitlinks_outside(&folders);
-        for gitlink in gitlinks {
-            self.note(&format!(
-                "submodule `{}` outside the approved bundles is ignored (never followed)",
-                escape::text(&gitlink)
-            ));
-        }
-        if unlisted > 0 {
-            self.note(&format!(
-                "{unlisted} more submodule(s) are not listed; none is followed"
-            ));
-        }
-        let mut bundles = Vec::new();
-        let mut details = Vec::new();
-        for (pin, folder) in self.git.approved.iter().zip(folders) {
-            self.check_interrupt()?;
-            let bundle = match commit.take(root, &pin.name) {
-                Ok(bundle) => bundle,
-                Err(e) => {
-                    details.extend(e.lines());
-                    continue;
-                }
-            };
-            match verify::verify_bundle(bundle, std::path::Path::new(&folder), pin, None) {
-                Ok(bundle) => {
-                    staging
-                        .write_bundle(pin.name.as_str(), bundle.files())
-                        .map_err(|e| io_failure(&e))?;
-                    bundles.push(ManifestBundle::of(pin, folder, &bundle));
-                }
-                Err(e) => details.push(format!("{e} [{}]", e.code())),
-            }
-        }
-        drop(commit);
-        let _ = fs_err::remove_dir_all(&git_dir);
-        if !details.is_empty() {
-            let mut failure = Failure::new(
-                PrepareCode::VerificationFailed,
-                format!(
-                    "{} problem(s) with the approved bundles of commit {}",
-                    details.len(),
-                    short(self.git.revision.as_str())
-                ),
-            );
-            failure.details = details;
-            return Err(failure);
-        }
-        Ok(bundles)
-    }
-
-    #[cfg(not(feature = "git"))]
-    fn fetch_and_stage(&self, _staging: &Staging) -> Result<Vec<ManifestBundle>, Failure> {
-        Err(Failure::new(
-            PrepareCode::GitDisabled,
-            "this build of skillfold has no Git fetcher (built without the `git` feature)",
-        ))
-    }
-
-    fn publish(&self, staging: &Staging, bundles: Vec<ManifestBundle>) -> Result<String, Failure> {
-        self.check_interrupt()?;
-        self.step("verifying the staged bytes");
-        verify::verify_recorded(&staging.dir, &bundles).map_err(|e| {
-            Failure::new(e.code(), format!("the staged copy does not verify: {e}"))
-                .with_severity(Severity::Retryable)
-        })?;
-        self.check_interrupt()?;
-        self.step("publishing");
-        let mut bundles = bundles;
-        bundles.sort_by(|a, b| a.pin.name.cmp(&b.pin.name));
-        let manifest = Manifest {
-            format: manifest::FORMAT.to_owned(),
-            generation: String::new(),
-            created_unix: crate::time::now_unix(),
-            source: ManifestSource {
-                url: self.git.shown.as_str().to_owned(),
-                commit: self.git.revision.to_string(),
-                root: self.git.root.as_ref().map(ToString::to_string),
-            },
-            bundles,
-        };
-        let generation = self
-            .corpus
-            .publish(staging, manifest)
-            .map_err(|e| io_failure(&e))?;
-        self.step(&format!("published generation {}", generation.id));
-        Ok(generation.id)
-    }
-}
-
 fn io_failure(e: &crate::prepare::corpus::CorpusError) -> Failure {
     Failure::new(e.code(), e.to_string())
 }
@@ -558,6 +324,7 @@ pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
         .collect();
     PrepareReport {
         sources,
+        fetches: 0,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     }
 }

@@ -151,9 +151,11 @@ pub fn fetch_commit(
     let root = gix::progress::prodash::tree::Root::new();
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        scope.spawn(|| watch(&root, &done, report));
+        let watcher = scope.spawn(|| watch(&root, &done, report));
         let result = fetch_with(url, commit, git_dir, interrupt, &root);
-        done.store(true, Ordering::Relaxed);
+        // Wake the watcher at once: the fetch never waits for its next tick.
+        done.store(true, Ordering::Release);
+        watcher.thread().unpark();
         result
     })
 }
@@ -161,17 +163,25 @@ pub fn fetch_commit(
 /// Receives a short description of a running transfer, a few times a second.
 pub type Report<'a> = &'a (dyn Fn(&str) + Sync);
 
-/// Describes the busiest task of the fetch's progress tree until `done`.
+/// How often the watcher describes a running transfer.
+const REPORT_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Describes the busiest task of the fetch's progress tree every [`REPORT_EVERY`] until `done`.
+/// It sleeps parked, so the fetch ends it by unparking it rather than waiting out a tick.
 fn watch(root: &gix::progress::prodash::tree::Root, done: &AtomicBool, report: Report<'_>) {
     let mut snapshot = Vec::new();
     let mut last = String::new();
-    let mut ticks = 0u32;
-    while !done.load(Ordering::Relaxed) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        ticks += 1;
-        if !ticks.is_multiple_of(5) {
+    let mut next = std::time::Instant::now() + REPORT_EVERY;
+    loop {
+        // Spurious wake-ups are harmless: the loop checks `done` and the time again.
+        std::thread::park_timeout(next.saturating_duration_since(std::time::Instant::now()));
+        if done.load(Ordering::Acquire) {
+            return;
+        }
+        if std::time::Instant::now() < next {
             continue;
         }
+        next += REPORT_EVERY;
         root.sorted_snapshot(&mut snapshot);
         let busiest = snapshot.iter().rev().find_map(|(_, task)| {
             let value = task.progress.as_ref()?;

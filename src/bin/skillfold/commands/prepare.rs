@@ -19,7 +19,8 @@ use crate::exit::Exit;
 ///
 /// For each Git source: take the corpus guard (a second preparer is refused at once), and if the
 /// corpus already holds this commit and these pins, verify the bytes and stop — no network.
-/// Otherwise fetch exactly the pinned commit, refuse a tree holding any symlink, take the
+/// Otherwise fetch exactly the pinned commit (once per run, however many sources pin the same
+/// URL and commit; each still has its own corpus, guard and promotion), refuse a tree holding any symlink, take the
 /// approved bundles, check every bundle rule, compare name, version and digest with each pin,
 /// and publish them at `<directory>/current/` with one atomic step. Local bundles are verified
 /// in place. Any failure leaves the previously published corpus intact.
@@ -47,7 +48,8 @@ pub struct PrepareArgs {
     #[arg(long)]
     rollback: bool,
 
-    /// How many sources to prepare at the same time.
+    /// How many jobs to run at the same time: each local source, and each distinct URL and
+    /// commit of the Git sources (fetched once for all the sources that pin it), is one job.
     #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     concurrency: u16,
 }
@@ -153,8 +155,9 @@ fn print_summary(report: &PrepareReport) {
         }
     }
     diag!(
-        "prepared {} source(s) in {} ms",
+        "prepared {} source(s) with {} fetch(es) in {} ms",
         report.sources.len(),
+        report.fetches,
         report.duration_ms
     );
 }

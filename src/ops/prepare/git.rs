@@ -1,0 +1,386 @@
+//! Git sources, one commit at a time: every source that pins the same (URL, commit) is prepared
+//! by one job that fetches that commit once, into one object store, and takes each source's
+//! bundles from it. Each source still has its own corpus, guard, staging, verification and atomic
+//! promotion, and fails on its own: one corpus whose guard is held, or whose bundles do not
+//! verify, does not stop the others of the same commit. A failed fetch fails every source that
+//! needed it, with the same error.
+//!
+//! The shared object store is the fetch folder of the first source that needs it (on that
+//! corpus's file system, under its guard, which this job holds until the store is removed).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{Failure, Options, Severity, SourceReport, bundle_reports, io_failure, short};
+use crate::descriptor::plan::GitSource;
+use crate::format::escape;
+use crate::format::pin::Pin;
+use crate::prepare::code::PrepareCode;
+use crate::prepare::corpus::manifest::{self, ManifestBundle, ManifestSource};
+use crate::prepare::corpus::store::Staging;
+use crate::prepare::corpus::{Corpus, Manifest};
+use crate::prepare::verify;
+
+/// Prepares `sources` (each with its index in the descriptor), which all pin one URL and commit,
+/// with at most one fetch; `fetches` counts the fetches made.
+pub(super) fn prepare_commit(
+    sources: &[(usize, &GitSource)],
+    options: &Options<'_>,
+    fetches: &AtomicUsize,
+) -> Vec<(usize, SourceReport)> {
+    let mut reports = Vec::with_capacity(sources.len());
+    let mut pending: Vec<(usize, GitRun<'_>, Staging)> = Vec::new();
+    for &(index, git) in sources {
+        let mut report = SourceReport::git(git);
+        match GitRun::new(git, options).and_then(GitRun::start) {
+            Ok(Start::UpToDate(generation)) => {
+                report.generation = Some(generation);
+                report.bundles = bundle_reports(&git.approved, "up-to-date");
+            }
+            Ok(Start::Fetch(run, staging)) => {
+                pending.push((reports.len(), run, staging));
+            }
+            Err(failure) => report.fail(failure, options),
+        }
+        reports.push((index, report));
+    }
+    let Some((_, first, first_staging)) = pending.first() else {
+        return reports;
+    };
+    let store = first.corpus.fetch_dir(&first_staging.id);
+    let others = &pending[1..];
+    for (_, run, _) in others {
+        run.step(&format!(
+            "sharing the fetch of {} at {} with {}",
+            escape::text(run.git.shown.as_str()),
+            short(run.git.revision.as_str()),
+            escape::text(&first.git.location)
+        ));
+    }
+    fetches.fetch_add(1, Ordering::Relaxed);
+    let fetched = first.fetch(&store);
+    for (slot, run, staging) in &pending {
+        let result = fetched
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|commit| run.stage_bundles(commit, staging))
+            .and_then(|bundles| run.publish(staging, bundles));
+        let report = &mut reports[*slot].1;
+        match result {
+            Ok(generation) => {
+                report.generation = Some(generation);
+                report.bundles = bundle_reports(&run.git.approved, "published");
+            }
+            Err(failure) => {
+                // Leave the published generation alone; remove what this run wrote.
+                let _ = fs_err::remove_dir_all(&staging.dir);
+                report.fail(failure, options);
+            }
+        }
+    }
+    drop(fetched);
+    let _ = fs_err::remove_dir_all(&store);
+    reports
+}
+
+impl SourceReport {
+    /// The report of a Git source before anything happened: every bundle `failed`.
+    fn git(git: &GitSource) -> SourceReport {
+        SourceReport {
+            kind: "git",
+            location: git.location.clone(),
+            directory: git.directory.clone(),
+            url: Some(git.shown.as_str().to_owned()),
+            commit: Some(git.revision.to_string()),
+            generation: None,
+            bundles: bundle_reports(&git.approved, "failed"),
+            error: None,
+        }
+    }
+
+    /// Records `failure` and says so on the progress display.
+    fn fail(&mut self, failure: Failure, options: &Options<'_>) {
+        options
+            .progress
+            .note(&self.location, &format!("failed: {}", failure.message));
+        self.error = Some(failure);
+    }
+}
+
+/// What a source needs once its guard is held.
+enum Start<'a> {
+    /// `current` already holds this commit with these pins, and verifies: the generation.
+    UpToDate(String),
+    /// A fetch, then staging into this folder.
+    Fetch(GitRun<'a>, Staging),
+}
+
+/// One preparation of one Git source, holding its guard.
+struct GitRun<'a> {
+    git: &'a GitSource,
+    options: &'a Options<'a>,
+    corpus: Corpus,
+    _guard: crate::prepare::corpus::Guard,
+}
+
+/// The fetched commit, shared by the sources of one job.
+#[cfg(feature = "git")]
+type Fetched = crate::prepare::git::commit::PinnedCommit;
+#[cfg(not(feature = "git"))]
+type Fetched = std::convert::Infallible;
+
+impl<'a> GitRun<'a> {
+    fn new(git: &'a GitSource, options: &'a Options<'a>) -> Result<GitRun<'a>, Failure> {
+        let corpus = Corpus::create(&git.directory).map_err(|e| {
+            let mut failure = io_failure(&e);
+            failure.message = format!("cannot create the corpus: {}", failure.message);
+            failure
+        })?;
+        let guard = corpus
+            .guard()
+            .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+        if let Some(holder) = &guard.recovered {
+            options.progress.note(
+                &git.location,
+                &format!("recovered the guard left by {holder}, which is no longer running"),
+            );
+        }
+        let removed = corpus.remove_leftovers().map_err(|e| io_failure(&e))?;
+        if !removed.is_empty() {
+            options.progress.note(
+                &git.location,
+                &format!(
+                    "removed {} leftover(s) of an interrupted preparation",
+                    removed.len()
+                ),
+            );
+        }
+        Ok(GitRun {
+            git,
+            options,
+            corpus,
+            _guard: guard,
+        })
+    }
+
+    /// Stops at a published generation that already holds the pins, or makes a staging folder.
+    fn start(self) -> Result<Start<'a>, Failure> {
+        if let Some(generation) = self.up_to_date()? {
+            self.step("up to date (verified, no fetch)");
+            return Ok(Start::UpToDate(generation));
+        }
+        self.check_interrupt()?;
+        let staging = self
+            .corpus
+            .stage(self.git.revision.as_str())
+            .map_err(|e| io_failure(&e))?;
+        Ok(Start::Fetch(self, staging))
+    }
+
+    fn step(&self, message: &str) {
+        self.options.progress.step(&self.git.location, message);
+    }
+
+    fn note(&self, message: &str) {
+        self.options.progress.note(&self.git.location, message);
+    }
+
+    fn check_interrupt(&self) -> Result<(), Failure> {
+        if self.options.interrupt.load(Ordering::Relaxed) {
+            return Err(Failure::new(
+                PrepareCode::Interrupted,
+                "interrupted by a signal",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The published generation, if it already holds this commit and these pins and verifies.
+    fn up_to_date(&self) -> Result<Option<String>, Failure> {
+        let current = match self.corpus.current() {
+            Ok(Some(current)) => current,
+            Ok(None) => return Ok(None),
+            Err(e @ crate::prepare::corpus::CorpusError::NotManaged { .. }) => {
+                return Err(Failure::new(e.code(), e.to_string()));
+            }
+            Err(e) => {
+                self.note(&format!("ignoring the published generation: {e}"));
+                return Ok(None);
+            }
+        };
+        let m = &current.manifest;
+        let mut pinned: Vec<&Pin> = self.git.approved.iter().collect();
+        pinned.sort();
+        let mut held: Vec<&Pin> = m.bundles.iter().map(|b| &b.pin).collect();
+        held.sort();
+        let same_source = m.source.commit == self.git.revision.as_str()
+            && m.source.url == self.git.shown.as_str()
+            && m.source.root.as_deref() == self.git.root.as_ref().map(|r| r.as_str());
+        if !same_source || pinned != held {
+            return Ok(None);
+        }
+        self.step("verifying the published generation");
+        if let Err(e) = verify::verify_recorded(&current.dir, &m.bundles) {
+            self.note(&format!(
+                "the published generation no longer verifies ({e}); preparing it again"
+            ));
+            return Ok(None);
+        }
+        Ok(Some(current.id))
+    }
+
+    /// Fetches the pinned commit into `store` and walks its whole tree.
+    #[cfg(feature = "git")]
+    fn fetch(&self, store: &std::path::Path) -> Result<Fetched, Failure> {
+        use crate::prepare::git::commit::{CommitError, PinnedCommit};
+
+        let url = escape::text(self.git.shown.as_str());
+        self.step(&format!(
+            "fetching {url} at {}",
+            short(self.git.revision.as_str())
+        ));
+        let fetching = format!("fetching {url}");
+        let report = |transfer: &str| {
+            let line = format!("{fetching}: {transfer}");
+            self.options.progress.transfer(&self.git.location, &line);
+        };
+        let commit = PinnedCommit::fetch(
+            &self.git.url,
+            &self.git.revision,
+            store,
+            self.options.interrupt,
+            &report,
+        )
+        .map_err(|e| {
+            let mut failure = Failure::new(e.code(), e.to_string());
+            if let CommitError::Symlinks { paths, count, .. } = &e {
+                failure.details = paths
+                    .iter()
+                    .map(|p| format!("symbolic link: {}", escape::text(p)))
+                    .collect();
+                if *count > paths.len() {
+                    failure
+                        .details
+                        .push(format!("and {} more", count - paths.len()));
+                }
+            }
+            failure
+        })?;
+        if commit.used_fallback() {
+            self.note("the server refused to send the commit by id; fetched its branches and tags instead");
+        }
+        Ok(commit)
+    }
+
+    #[cfg(not(feature = "git"))]
+    fn fetch(&self, _store: &std::path::Path) -> Result<Fetched, Failure> {
+        Err(Failure::new(
+            PrepareCode::GitDisabled,
+            "this build of skillfold has no Git fetcher (built without the `git` feature)",
+        ))
+    }
+
+    /// Takes this source's approved bundles from the fetched commit, verifies each against its
+    /// pin and writes it into `staging`.
+    #[cfg(feature = "git")]
+    fn stage_bundles(
+        &self,
+        commit: &Fetched,
+        staging: &Staging,
+    ) -> Result<Vec<ManifestBundle>, Failure> {
+        use crate::prepare::git::commit::bundle_folder;
+
+        self.check_interrupt()?;
+        let root = self.git.root.as_ref();
+        let folders: Vec<String> = self
+            .git
+            .approved
+            .iter()
+            .map(|p| bundle_folder(root, &p.name))
+            .collect();
+        let (gitlinks, unlisted) = commit.gitlinks_outside(&folders);
+        for gitlink in gitlinks {
+            self.note(&format!(
+                "submodule `{}` outside the approved bundles is ignored (never followed)",
+                escape::text(&gitlink)
+            ));
+        }
+        if unlisted > 0 {
+            self.note(&format!(
+                "{unlisted} more submodule(s) are not listed; none is followed"
+            ));
+        }
+        let mut bundles = Vec::new();
+        let mut details = Vec::new();
+        for (pin, folder) in self.git.approved.iter().zip(folders) {
+            self.check_interrupt()?;
+            let bundle = match commit.take(root, &pin.name) {
+                Ok(bundle) => bundle,
+                Err(e) => {
+                    details.extend(e.lines());
+                    continue;
+                }
+            };
+            match verify::verify_bundle(bundle, std::path::Path::new(&folder), pin, None) {
+                Ok(bundle) => {
+                    staging
+                        .write_bundle(pin.name.as_str(), bundle.files())
+                        .map_err(|e| io_failure(&e))?;
+                    bundles.push(ManifestBundle::of(pin, folder, &bundle));
+                }
+                Err(e) => details.push(format!("{e} [{}]", e.code())),
+            }
+        }
+        if !details.is_empty() {
+            let mut failure = Failure::new(
+                PrepareCode::VerificationFailed,
+                format!(
+                    "{} problem(s) with the approved bundles of commit {}",
+                    details.len(),
+                    short(self.git.revision.as_str())
+                ),
+            );
+            failure.details = details;
+            return Err(failure);
+        }
+        Ok(bundles)
+    }
+
+    #[cfg(not(feature = "git"))]
+    fn stage_bundles(
+        &self,
+        commit: &Fetched,
+        _staging: &Staging,
+    ) -> Result<Vec<ManifestBundle>, Failure> {
+        match *commit {}
+    }
+
+    fn publish(&self, staging: &Staging, bundles: Vec<ManifestBundle>) -> Result<String, Failure> {
+        self.check_interrupt()?;
+        self.step("verifying the staged bytes");
+        verify::verify_recorded(&staging.dir, &bundles).map_err(|e| {
+            Failure::new(e.code(), format!("the staged copy does not verify: {e}"))
+                .with_severity(Severity::Retryable)
+        })?;
+        self.check_interrupt()?;
+        self.step("publishing");
+        let mut bundles = bundles;
+        bundles.sort_by(|a, b| a.pin.name.cmp(&b.pin.name));
+        let manifest = Manifest {
+            format: manifest::FORMAT.to_owned(),
+            generation: String::new(),
+            created_unix: crate::time::now_unix(),
+            source: ManifestSource {
+                url: self.git.shown.as_str().to_owned(),
+                commit: self.git.revision.to_string(),
+                root: self.git.root.as_ref().map(ToString::to_string),
+            },
+            bundles,
+        };
+        let generation = self
+            .corpus
+            .publish(staging, manifest)
+            .map_err(|e| io_failure(&e))?;
+        self.step(&format!("published generation {}", generation.id));
+        Ok(generation.id)
+    }
+}

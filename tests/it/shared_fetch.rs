@@ -1,0 +1,225 @@
+//! One fetch per (URL, commit) and `prepare` run: several sources that pin the same commit are
+//! fetched once (counted at the smart-HTTP server, which logs every upload-pack handshake), while
+//! each keeps its own corpus, guard and promotion and fails on its own.
+
+use std::path::Path;
+use std::process::Output;
+
+use super::git_fixture::{HttpServer, Repo};
+use super::util::{skillfold_in, stderr};
+
+/// A repository with three bundles and one commit.
+fn three_bundles() -> (Repo, String) {
+    let repo = Repo::new();
+    for name in ["alpha", "beta", "gamma"] {
+        repo.bundle(name, "");
+    }
+    let commit = repo.commit("bundles");
+    (repo, commit)
+}
+
+/// A Git source: URL, commit, corpus directory and `(name, hash)` pins.
+type GitSource<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, String)>);
+
+/// A descriptor whose Git sources are `(url, commit, corpus directory, [(name, hash)])`.
+fn write_descriptor(dir: &Path, sources: &[GitSource<'_>]) {
+    let mut text = String::from("skills:\n");
+    for (url, commit, directory, pins) in sources {
+        text.push_str(&format!(
+            "  - git:\n      source: {url}\n      revision: {commit}\n      directory: {directory}\n      root: skills\n      approved:\n"
+        ));
+        for (name, hash) in pins {
+            text.push_str(&format!(
+                "        - {{ name: {name}, version: '1.0.0', hash: {hash} }}\n"
+            ));
+        }
+    }
+    fs_err::write(dir.join("skillfold.yaml"), text).expect("write the descriptor");
+}
+
+fn prepare_json(dir: &Path) -> (Output, serde_json::Value) {
+    let out = skillfold_in(dir, &["prepare", "-c", "skillfold.yaml", "--json"]);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out, report)
+}
+
+fn statuses(report: &serde_json::Value) -> Vec<String> {
+    report["sources"]
+        .as_array()
+        .expect("sources")
+        .iter()
+        .map(|s| s["bundles"][0]["status"].as_str().unwrap_or("?").to_owned())
+        .collect()
+}
+
+#[test]
+fn four_sources_of_one_commit_make_one_fetch_and_four_corpora() {
+    let (repo, commit) = three_bundles();
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pin = |name: &'static str| (name, repo.digest(name));
+    let sources: Vec<GitSource<'_>> = vec![
+        (&url, &commit, "corpus/one", vec![pin("alpha")]),
+        (&url, &commit, "corpus/two", vec![pin("beta"), pin("gamma")]),
+        (&url, &commit, "corpus/three", vec![pin("gamma")]),
+        (
+            &url,
+            &commit,
+            "corpus/four",
+            vec![pin("alpha"), pin("beta")],
+        ),
+    ];
+    write_descriptor(dir.path(), &sources);
+    let (out, report) = prepare_json(dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.fetches(), 1, "the server saw more than one fetch");
+    assert_eq!(report["fetches"], 1);
+    assert_eq!(statuses(&report), ["published"; 4]);
+    for corpus in ["one", "two", "three", "four"] {
+        let corpus = dir.path().join("corpus").join(corpus);
+        assert!(
+            corpus.join("current").is_dir(),
+            "{} not published",
+            corpus.display()
+        );
+        // The shared object store is gone from every corpus.
+        let fetch = corpus.join(".skillfold/fetch");
+        assert!(
+            fs_err::read_dir(&fetch)
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(true)
+        );
+    }
+    let shared = stderr(&out).matches("sharing the fetch of").count();
+    assert_eq!(shared, 3, "{}", stderr(&out));
+    // The warm path fetches nothing.
+    let (out, report) = prepare_json(dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.fetches(), 1);
+    assert_eq!(report["fetches"], 0);
+    assert_eq!(statuses(&report), ["up-to-date"; 4]);
+}
+
+#[test]
+fn distinct_commits_fetch_once_each_even_when_concurrent() {
+    let (repo, first) = three_bundles();
+    let alpha = repo.digest("alpha");
+    repo.write("skills/beta/references/extra.md", b"# more\n");
+    let second = repo.commit("more");
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let beta = repo.digest("beta");
+    let sources: Vec<GitSource<'_>> = vec![
+        (&url, &first, "corpus/a", vec![("alpha", alpha.clone())]),
+        (&url, &second, "corpus/b", vec![("beta", beta.clone())]),
+        (&url, &first, "corpus/c", vec![("alpha", alpha)]),
+        (&url, &second, "corpus/d", vec![("beta", beta)]),
+    ];
+    write_descriptor(dir.path(), &sources);
+    let out = skillfold_in(
+        dir.path(),
+        &[
+            "prepare",
+            "-c",
+            "skillfold.yaml",
+            "--json",
+            "--concurrency",
+            "4",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(server.fetches(), 2);
+    assert_eq!(report["fetches"], 2);
+    assert_eq!(statuses(&report), ["published"; 4]);
+    // The report keeps the descriptor's order.
+    let corpora: Vec<String> = report["sources"]
+        .as_array()
+        .expect("sources")
+        .iter()
+        .map(|s| {
+            s["directory"]
+                .as_str()
+                .expect("directory")
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(corpora, ["a", "b", "c", "d"]);
+}
+
+#[test]
+fn one_failing_source_of_a_shared_commit_leaves_the_others_published() {
+    let (repo, commit) = three_bundles();
+    let url = repo.file_url();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wrong = "0".repeat(64);
+    let sources: Vec<GitSource<'_>> = vec![
+        (
+            &url,
+            &commit,
+            "corpus/good",
+            vec![("alpha", repo.digest("alpha"))],
+        ),
+        (&url, &commit, "corpus/bad", vec![("beta", wrong)]),
+        (
+            &url,
+            &commit,
+            "corpus/also-good",
+            vec![("gamma", repo.digest("gamma"))],
+        ),
+    ];
+    write_descriptor(dir.path(), &sources);
+    let (out, report) = prepare_json(dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(report["fetches"], 1);
+    assert_eq!(statuses(&report), ["published", "failed", "published"]);
+    assert_eq!(report["sources"][1]["error"]["code"], "verification_failed");
+    assert!(!dir.path().join("corpus/bad/current").exists());
+    for corpus in ["good", "bad", "also-good"] {
+        let meta = dir.path().join("corpus").join(corpus).join(".skillfold");
+        for sub in ["staging", "fetch"] {
+            let left = fs_err::read_dir(meta.join(sub))
+                .map(|d| d.count())
+                .unwrap_or(0);
+            assert_eq!(left, 0, "{corpus}: {sub} not cleaned");
+        }
+    }
+}
+
+#[test]
+fn a_fetch_that_fails_fails_every_source_that_shares_it() {
+    let (repo, commit) = three_bundles();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("file://{}/missing.git", repo.tmp.path().display());
+    let sources: Vec<GitSource<'_>> = vec![
+        (
+            &url,
+            &commit,
+            "corpus/one",
+            vec![("alpha", repo.digest("alpha"))],
+        ),
+        (
+            &url,
+            &commit,
+            "corpus/two",
+            vec![("beta", repo.digest("beta"))],
+        ),
+    ];
+    write_descriptor(dir.path(), &sources);
+    let (out, report) = prepare_json(dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(report["fetches"], 1);
+    let codes: Vec<&str> = report["sources"]
+        .as_array()
+        .expect("sources")
+        .iter()
+        .map(|s| s["error"]["code"].as_str().unwrap_or("none"))
+        .collect();
+    assert_eq!(codes[0], codes[1]);
+    assert_ne!(codes[0], "none");
+}
