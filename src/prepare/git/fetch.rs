@@ -217,19 +217,7 @@ fn fetch_with(
     })?;
     let classify = |e: gix::Error| classify(e, url, &shown, commit, interrupt);
 
-    let by_id = gix::clone::PrepareFetch::new(
-        url,
-        git_dir,
-        gix::create::Kind::Bare,
-        gix::create::Options::default(),
-        open_options(),
-    )
-    .and_then(|p| p.with_revision(Some(commit.as_str())))
-    .map(|p| p.with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN)))
-    .and_then(|mut p| {
-        p.fetch_only(root.add_child("fetch"), interrupt)
-            .map(|(repo, _)| repo)
-    });
+    let by_id = fetch_by_id(url, id, git_dir, interrupt, root);
     let (first_error, server_answered) = match by_id {
         Ok(repo) => {
             return Ok(Fetched {
@@ -261,6 +249,98 @@ fn fetch_with(
         commit: id,
         path: FetchPath::BranchesAndTags,
     })
+}
+
+/// The shallow fetch of `id` alone into a new, minimal bare repository at `git_dir`.
+///
+/// It goes through gix's remote API rather than its clone API, for three savings measured on
+/// the pinned fetch: no sample hooks and templates are written (the repository is never used
+/// by anyone but us); the server's ref listing is narrowed to one name no repository holds
+/// (a want by id needs no refs, and some servers advertise thousands); and a plain `http://`
+/// URL does not load the system's certificate roots (see [`transport_options`]).
+fn fetch_by_id(
+    url: &str,
+    id: gix::ObjectId,
+    git_dir: &Path,
+    interrupt: &AtomicBool,
+    root: &gix::progress::prodash::tree::Root,
+) -> gix::Result<gix::Repository> {
+    use gix::remote::Direction;
+
+    init_bare(git_dir).map_err(gix::Error::from_error)?;
+    let repo = gix::open_opts(git_dir, open_options()).map_err(gix::Error::from_error)?;
+    let remote = repo
+        .remote_at(url)
+        .map_err(gix::Error::from_error)?
+        .with_fetch_tags(gix::remote::fetch::Tags::None)
+        .with_refspecs([id.to_string().as_str()], Direction::Fetch)
+        .map_err(gix::Error::from_error)?;
+    let mut connection = remote.connect(Direction::Fetch)?;
+    if let Some(options) = transport_options(&repo, url)? {
+        connection.set_transport_options(options);
+    }
+    let narrowed = gix::remote::ref_map::Options {
+        prefix_from_spec_as_filter_on_remote: true,
+        extra_refspecs: vec![
+            gix::refspec::parse(NO_SUCH_REF.into(), gix::refspec::parse::Operation::Fetch)
+                .map_err(gix::Error::from_error)?
+                .to_owned(),
+        ],
+        ..Default::default()
+    };
+    connection
+        .prepare_fetch(root.add_child("negotiate"), narrowed)?
+        .with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN))
+        .receive(root.add_child("fetch"), interrupt)?;
+    Ok(repo)
+}
+
+/// A ref name the ref listing is narrowed to: no repository holds it, so the server lists no
+/// refs (gix would otherwise ask for every ref when the only refspec is an object id).
+const NO_SUCH_REF: &str = "refs/heads/skillfold/pinned-fetch-lists-no-refs";
+
+/// A bare repository with nothing but what Git needs to open it: `HEAD`, `config`, `objects/`
+/// and `refs/`. `git_dir` must not exist; its parent must.
+fn init_bare(git_dir: &Path) -> std::io::Result<()> {
+    fs_err::create_dir(git_dir)?;
+    for dir in ["objects", "objects/pack", "refs"] {
+        fs_err::create_dir(git_dir.join(dir))?;
+    }
+    fs_err::write(git_dir.join("HEAD"), "ref: refs/heads/main\n")?;
+    fs_err::write(
+        git_dir.join("config"),
+        "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
+    )
+}
+
+/// The transport options for `url`: the repository's own, except that a plain `http://` URL
+/// gets an HTTP client with an empty set of certificate roots. Building the default client
+/// reads and parses every system root certificate (milliseconds on each run) for a connection
+/// that never uses TLS; and should a plain-HTTP server redirect to `https://`, the empty set
+/// refuses it (write the `https://` URL in the descriptor instead) rather than trusting it.
+fn transport_options(
+    repo: &gix::Repository,
+    url: &str,
+) -> gix::Result<Option<Box<dyn std::any::Any>>> {
+    use gix::protocol::transport::client::blocking_io::http;
+
+    let Some(mut options) = repo.transport_options(url, None)? else {
+        return Ok(None);
+    };
+    let plain_http = url
+        .get(..7)
+        .is_some_and(|s| s.eq_ignore_ascii_case("http://"));
+    if !plain_http {
+        return Ok(Some(options));
+    }
+    if let Some(options) = options.downcast_mut::<http::Options>() {
+        let client = http::reqwest::Options {
+            configure_client: Some(Box::new(|builder| Ok(builder.tls_certs_only([])))),
+            configure_request: None,
+        };
+        options.backend = Some(std::sync::Arc::new(std::sync::Mutex::new(client)));
+    }
+    Ok(Some(options))
 }
 
 fn fetch_branches_and_tags(
