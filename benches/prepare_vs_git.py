@@ -2,7 +2,8 @@
 """Benchmark: cold and warm `skillfold prepare` against the git CLI, over smart HTTP on loopback.
 
 Usage: python3 benches/prepare_vs_git.py [ROUNDS] [--sources N]   (default 15 rounds, 1 source)
-Environment: CARGO_TARGET_DIR (default target/ in the repository), HTTP_PORT (default 18180),
+Environment: SKILLFOLD_BIN (a binary to measure instead of building one), CARGO_TARGET_DIR
+(default target/ in the repository), HTTP_PORT (default 18180),
 BENCH_TMPDIR (where the repository, corpora and clones go; default: the system temp dir),
 BENCH_VERBOSE=1 (one line per kept round on stderr).
 
@@ -75,6 +76,15 @@ PATIENCE = 900  # ... but wait no more than this many seconds in all
 
 
 TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
+def release_binary():
+    """$SKILLFOLD_BIN if set (a binary built beforehand), else the release build of this tree."""
+    if os.environ.get("SKILLFOLD_BIN"):
+        return os.environ["SKILLFOLD_BIN"]
+    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT,
+                   env=dict(os.environ, CARGO_TARGET_DIR=TARGET_DIR), check=True)
+    return os.path.join(TARGET_DIR, "release", "skillfold")
 
 
 def run_measured(argv, env, cwd=None, stdout=subprocess.DEVNULL):
@@ -163,7 +173,7 @@ def tree_files(base):
 
 
 def same_bundles(corpus, extracted, sources=1):
-    for i, names in enumerate(shares(sources)):
+    for i, names in enumerate(bundle_shares(sources)):
         published = corpus if sources == 1 else os.path.join(corpus, str(i))
         unpacked = extracted if sources == 1 else os.path.join(extracted, str(i))
         for name in names:
@@ -221,7 +231,7 @@ $HTTP["url"] =~ "^/git/" {{
     raise RuntimeError("lighttpd did not answer")
 
 
-def shares(sources):
+def bundle_shares(sources):
     """The approved bundles split into `sources` non-empty groups, in order."""
     return [APPROVED[i::sources] for i in range(sources)]
 
@@ -230,7 +240,7 @@ def descriptor(path, url, commit, corpus, pins, sources=1):
     """One Git source per share of the bundles, each with its own corpus `<corpus>/<i>` (or
     `<corpus>` itself when there is one source)."""
     lines = ["skills:"]
-    for i, names in enumerate(shares(sources)):
+    for i, names in enumerate(bundle_shares(sources)):
         directory = corpus if sources == 1 else os.path.join(corpus, str(i))
         lines += ["  - git:", f"      source: {url}", f"      revision: {commit}",
                   f"      directory: {directory}", "      root: skills", "      approved:"]
@@ -264,10 +274,7 @@ def main():
         if not 2 <= sources <= len(APPROVED):
             raise RuntimeError(f"--sources takes 2 to {len(APPROVED)}")
     rounds = int(args[0]) if args else 15
-    env_build = dict(os.environ, CARGO_TARGET_DIR=TARGET_DIR)
-    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT,
-                   env=env_build, check=True)
-    exe = os.path.join(TARGET_DIR, "release", "skillfold")
+    exe = release_binary()
 
     # Both clients: no system/global git config, no proxy (loopback only), no prompts.
     env = {k: v for k, v in os.environ.items()
@@ -310,7 +317,7 @@ def main():
             archives = " && ".join(
                 f"mkdir out/{i} && git -C d archive {commit} "
                 f"{' '.join(f'skills/{n}' for n in names)} | tar -x -C out/{i}"
-                for i, names in enumerate(shares(sources)))
+                for i, names in enumerate(bundle_shares(sources)))
             git_script = (f"set -eo pipefail; "
                           f"git clone --depth 1 --no-checkout --no-tags -q {url} d && {archives}")
         cold, warm, peer, internal = [], [], [], []
@@ -397,7 +404,7 @@ def main():
     print(f"repository: files {info['files']}")
     print(f"approved: {', '.join(APPROVED)} @ {commit[:12]}; rounds: {rounds} (+{WARMUP} warm-up); "
           f"every round: published bytes == git archive bytes")
-    print(f"sources: {sources} of one commit ({' | '.join(','.join(n) for n in shares(sources))}); "
+    print(f"sources: {sources} of one commit ({' | '.join(','.join(n) for n in bundle_shares(sources))}); "
           f"server-side fetches per cold skillfold run: 1, per warm run: 0 (checked every round)")
     print(f"{'':<26} {'median':>9} {'min':>9} {'max':>9}")
     print(fmt_row("cold skillfold wall", col(cold, 0), 1000, "ms"))

@@ -12,7 +12,8 @@ and prepared once from `file://` into a corpus; every round then runs
 The order of (a) and (b) alternates per round.
 
 Usage: python3 benches/verify_vs_sha256sum.py [ROUNDS]   (default 30; builds the release binary)
-Environment: CARGO_TARGET_DIR (default target/), BENCH_TMPDIR (default: the system temp dir).
+Environment: SKILLFOLD_BIN (a binary to measure instead of building one), CARGO_TARGET_DIR
+(default target/), BENCH_TMPDIR (default: the system temp dir).
 Target (issue 12): skillfold wall time <= 1.2 x sha256sum wall time.
 """
 
@@ -24,9 +25,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hash_vs_sha256sum import BUNDLES, FILES, TOTAL, make_bundles, timed  # noqa: E402
+from prepare_vs_git import release_binary  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGET_DIR = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 
 
 def git(*args, cwd):
@@ -39,9 +39,7 @@ def git(*args, cwd):
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 30
-    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT, check=True,
-                   env=dict(os.environ, CARGO_TARGET_DIR=TARGET_DIR))
-    exe = os.path.join(TARGET_DIR, "release", "skillfold")
+    exe = release_binary()
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMPDIR")) as base:
         work = os.path.join(base, "work")
         dirs, _ = make_bundles(os.path.join(work, "skills"))

@@ -92,9 +92,10 @@ impl Bundle {
                 Ok(text) => frontmatter::check(text, &mut problems),
                 Err(_) => None, // already reported as not UTF-8
             },
-            // A walk stopped early may never have reached `SKILL.md`: saying it is missing would
-            // be wrong (the bound problem is already recorded).
-            None if files.is_partial() => None,
+            // A walk stopped early may never have reached `SKILL.md`, and a `SKILL.md` that was
+            // refused (over its bound, a symlink, a special file) exists: saying it is missing
+            // would be wrong, and the problem that kept it out is already recorded.
+            None if files.is_partial() || refused(&problems, limits::SKILL_MD) => None,
             None => {
                 problems.push(missing_skill_md(&files));
                 None
@@ -178,6 +179,14 @@ fn check_text(path: &str, bytes: &[u8], problems: &mut Problems) {
             ),
         ));
     }
+}
+
+/// Whether an error about the file at `path` is already recorded.
+fn refused(problems: &Problems, path: &str) -> bool {
+    problems
+        .as_slice()
+        .iter()
+        .any(|p| p.is_error() && p.path.as_deref() == Some(path))
 }
 
 fn missing_skill_md(files: &FileSet) -> Problem {

@@ -82,9 +82,17 @@ fn symlinked_skill_md_is_refused() {
     let b = TempBundle::empty();
     b.write("real/SKILL.md", skill_md("demo").as_bytes());
     b.symlink("real/SKILL.md", "SKILL.md");
-    let codes = b.codes();
-    assert!(codes.contains(&Symlink), "{codes:?}");
-    assert!(codes.contains(&MissingSkillMd), "{codes:?}");
+    // The link is the problem; `SKILL.md` is not missing, so that is not said.
+    assert_eq!(b.codes(), [Symlink]);
+}
+
+#[test]
+fn a_skill_md_over_its_bound_is_reported_only_as_too_large() {
+    let b = TempBundle::empty();
+    let mut text = skill_md("demo");
+    text.push_str(&"x".repeat(limits::MAX_SKILL_MD_BYTES as usize));
+    b.write("SKILL.md", text.as_bytes());
+    assert_eq!(b.codes(), [FileTooLarge]);
 }
 
 #[test]
