@@ -148,6 +148,7 @@ fn every_fuzz_target_has_seeds_replayed_here() {
         "descriptor",
         "bundle",
         "tools",
+        "mcp_framing",
     ];
     let mut sorted = targets.clone();
     sorted.sort();
@@ -194,4 +195,44 @@ fn bundle_entries_round_trip_through_their_encoding() {
         .map(|(p, c)| ((*p).to_owned(), c.to_vec()))
         .collect();
     assert_eq!(decoded, want);
+}
+
+#[cfg(feature = "mcp")]
+#[test]
+fn mcp_framing_seeds_hold_the_invariants() {
+    replay("mcp_framing", fuzz_entry::mcp_framing);
+}
+
+/// The seeds reach every verdict of the framing, so the fuzzer starts from each branch.
+#[cfg(feature = "mcp")]
+#[test]
+fn mcp_framing_seeds_reach_every_verdict() {
+    use skillfold::mcp::framing::{Verdict, judge};
+    let want = [
+        ("initialize", "forward"),
+        ("initialized", "forward"),
+        ("tools-call", "forward"),
+        ("resource-read", "forward"),
+        ("bom-ping", "forward"),
+        ("response", "forward"),
+        ("tools-call-bad-params", "-32602"),
+        ("batch", "-32600"),
+        ("wrong-version", "-32600"),
+        ("bad-id", "-32600"),
+        ("no-method", "-32600"),
+        ("not-utf8", "-32700"),
+        ("blank", "skip"),
+        ("bad-notification", "ignore"),
+    ];
+    let seeds = Path::new(FUZZ_DIR).join("corpus/mcp_framing");
+    for (seed, verdict) in want {
+        let bytes = fs_err::read(seeds.join(seed)).expect("read a seed");
+        let got = match judge(&bytes) {
+            Verdict::Forward => "forward".to_owned(),
+            Verdict::Skip => "skip".to_owned(),
+            Verdict::Ignore(_) => "ignore".to_owned(),
+            Verdict::Reply(reply) => reply["error"]["code"].to_string(),
+        };
+        assert_eq!(got, verdict, "seed `{seed}`");
+    }
 }
