@@ -211,6 +211,22 @@ fn unapproved_and_edited_helpers_never_run() {
 }
 
 #[test]
+fn a_helper_as_large_as_a_supporting_file_may_be_runs() {
+    // 120 KiB of comments, under the 128 KiB bound for a supporting file: the runner's own cap
+    // on the bytes it hashes (1 MiB) must not refuse what a bundle may hold.
+    let big = format!(
+        "{}print('big helper ran')\n",
+        "# padding line of a large but approved helper script\n".repeat(2_300)
+    );
+    assert!(big.len() > 100 * 1024 && big.len() < 128 * 1024);
+    let lab = Lab::new(&[("scripts/big.py", &big)], &["scripts/big.py"], "");
+    let out = lab
+        .run("scripts/big.py", &[])
+        .expect("an approved helper runs");
+    assert_eq!(out["stdout"], "big helper ran\n");
+}
+
+#[test]
 fn a_helper_swapped_on_disk_after_loading_runs_its_verified_bytes() {
     let lab = Lab::new(&[("scripts/hello.py", HELLO)], &["scripts/hello.py"], "");
     let c = lab.catalogue();

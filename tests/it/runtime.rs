@@ -557,6 +557,8 @@ fn corpus_file_edited_after_preparation_is_named_by_verify_and_refused_by_load()
         err.contains("references/guide.md (changed)") && err.contains("[digest_mismatch]"),
         "{err}"
     );
+    // Only the edited file is named: the others still match their records.
+    assert!(!err.contains("SKILL.md (changed)"), "{err}");
     let load = run(&config, &["load", "alpha"]);
     assert_eq!(load.status.code(), Some(2));
 }

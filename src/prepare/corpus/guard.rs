@@ -209,7 +209,8 @@ mod tests {
         // The holder's host is this machine's name, as the kernel reports it.
         let host = fs_err::read_to_string("/proc/sys/kernel/hostname").unwrap();
         assert!(
-            err.to_string().contains(&format!("on `{}`", host.trim_end())),
+            err.to_string()
+                .contains(&format!("on `{}`", host.trim_end())),
             "{err}"
         );
         drop(first);
