@@ -558,9 +558,23 @@ fn corpus_file_edited_after_preparation_is_named_by_verify_and_refused_by_load()
         "{err}"
     );
     // Only the edited file is named: the others still match their records.
-    assert!(!err.contains("SKILL.md (changed)"), "{err}");
+    assert!(!err.contains("SKILL.md ("), "{err}");
     let load = run(&config, &["load", "alpha"]);
     assert_eq!(load.status.code(), Some(2));
+}
+
+#[test]
+fn a_file_added_to_a_published_bundle_is_named_as_added_by_verify() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (_repo, dir, config) = prepared_corpus();
+    let references = dir.path().join("corpus/current/alpha/references");
+    fs_err::set_permissions(&references, std::fs::Permissions::from_mode(0o755)).unwrap();
+    fs_err::write(references.join("extra.md"), "# planted\n").unwrap();
+    let out = run(&config, &["verify"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("references/extra.md (added)"), "{err}");
+    assert!(!err.contains("guide.md ("), "{err}");
 }
 
 #[test]
