@@ -481,6 +481,18 @@ fn remove_tree(path: &Path) -> Result<(), CorpusError> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_corpus_path_that_cannot_be_looked_up_is_an_error_not_a_missing_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("a-file");
+        fs_err::write(&file, b"not a directory").unwrap();
+        // `a-file/corpus` is not "missing": looking it up fails (ENOTDIR).
+        let corpus = Corpus::at(&file.join("corpus"));
+        assert!(corpus.check_manageable().is_err());
+        // A path that really is missing may be created.
+        assert!(Corpus::at(&tmp.path().join("new")).check_manageable().is_ok());
+    }
+
     fn entries(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs_err::read_dir(dir)
             .expect("read_dir")
