@@ -490,7 +490,11 @@ mod tests {
         let corpus = Corpus::at(&file.join("corpus"));
         assert!(corpus.check_manageable().is_err());
         // A path that really is missing may be created.
-        assert!(Corpus::at(&tmp.path().join("new")).check_manageable().is_ok());
+        assert!(
+            Corpus::at(&tmp.path().join("new"))
+                .check_manageable()
+                .is_ok()
+        );
     }
 
     fn entries(dir: &Path) -> Vec<String> {
