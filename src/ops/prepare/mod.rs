@@ -1,7 +1,7 @@
 //! `skillfold prepare`: make every source of a checked descriptor available as verified bundles.
 //!
 //! - **Git** sources (concurrently, a bounded number of commits at a time; the sources of one
-//!   (URL, commit) share one fetch, see [`git`]): take the corpus guard, remove
+//!   (URL, commit) share one fetch, see `ops/prepare/git.rs`): take the corpus guard, remove
 //!   what an interrupted preparer left, and if `current` already holds this commit with these
 //!   pins and its bytes still verify, stop there — no network. Otherwise fetch exactly the pinned
 //!   commit (once for all its sources), walk the whole tree (any symlink refuses the source), take the approved bundles,
