@@ -31,6 +31,15 @@ fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
+/// Checks that each named seed of `target` has the expected outcome, as `outcome` names it.
+fn assert_outcomes(target: &str, want: &[(&str, &str)], outcome: impl Fn(&[u8]) -> String) {
+    let seeds = Path::new(FUZZ_DIR).join("corpus").join(target);
+    for (seed, expected) in want {
+        let bytes = fs_err::read(seeds.join(seed)).expect("read a seed");
+        assert_eq!(outcome(&bytes), *expected, "seed `{seed}`");
+    }
+}
+
 /// Runs `body` on every input of `target`; fails naming each input that panicked.
 fn replay(target: &str, body: impl Fn(&[u8])) {
     let inputs = inputs(target);
@@ -113,16 +122,11 @@ fn tools_seeds_reach_each_outcome() {
         ("read-wrong-ext", "invalid_path"),
         ("unknown-tool", "unknown_tool"),
     ];
-    let seeds = Path::new(FUZZ_DIR).join("corpus/tools");
-    for (seed, code) in want {
-        let bytes = fs_err::read(seeds.join(seed)).expect("read a seed");
-        let got = match harness.call(&bytes) {
-            Some(Ok(_)) => "ok".to_owned(),
-            Some(Err(code)) => code,
-            None => "not json".to_owned(),
-        };
-        assert_eq!(got, code, "seed `{seed}`");
-    }
+    assert_outcomes("tools", &want, |bytes| match harness.call(bytes) {
+        Some(Ok(_)) => "ok".to_owned(),
+        Some(Err(code)) => code,
+        None => "not json".to_owned(),
+    });
 }
 
 /// Each `[[bin]]` of `fuzz/Cargo.toml`, by name.
@@ -224,15 +228,10 @@ fn mcp_framing_seeds_reach_every_verdict() {
         ("blank", "skip"),
         ("bad-notification", "ignore"),
     ];
-    let seeds = Path::new(FUZZ_DIR).join("corpus/mcp_framing");
-    for (seed, verdict) in want {
-        let bytes = fs_err::read(seeds.join(seed)).expect("read a seed");
-        let got = match judge(&bytes) {
-            Verdict::Forward => "forward".to_owned(),
-            Verdict::Skip => "skip".to_owned(),
-            Verdict::Ignore(_) => "ignore".to_owned(),
-            Verdict::Reply(reply) => reply["error"]["code"].to_string(),
-        };
-        assert_eq!(got, verdict, "seed `{seed}`");
-    }
+    assert_outcomes("mcp_framing", &want, |bytes| match judge(bytes) {
+        Verdict::Forward => "forward".to_owned(),
+        Verdict::Skip => "skip".to_owned(),
+        Verdict::Ignore(_) => "ignore".to_owned(),
+        Verdict::Reply(reply) => reply["error"]["code"].to_string(),
+    });
 }
