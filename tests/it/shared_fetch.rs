@@ -43,13 +43,21 @@ fn prepare_json(dir: &Path) -> (Output, serde_json::Value) {
     (out, report)
 }
 
-fn statuses(report: &serde_json::Value) -> Vec<String> {
+/// One string field of each source of a `--json` report, in order (`none` where it is absent).
+fn per_source(
+    report: &serde_json::Value,
+    field: impl Fn(&serde_json::Value) -> &serde_json::Value,
+) -> Vec<String> {
     report["sources"]
         .as_array()
         .expect("sources")
         .iter()
-        .map(|s| s["bundles"][0]["status"].as_str().unwrap_or("?").to_owned())
+        .map(|s| field(s).as_str().unwrap_or("none").to_owned())
         .collect()
+}
+
+fn statuses(report: &serde_json::Value) -> Vec<String> {
+    per_source(report, |s| &s["bundles"][0]["status"])
 }
 
 #[test]
@@ -135,19 +143,9 @@ fn distinct_commits_fetch_once_each_even_when_concurrent() {
     assert_eq!(report["fetches"], 2);
     assert_eq!(statuses(&report), ["published"; 4]);
     // The report keeps the descriptor's order.
-    let corpora: Vec<String> = report["sources"]
-        .as_array()
-        .expect("sources")
+    let corpora: Vec<String> = per_source(&report, |s| &s["directory"])
         .iter()
-        .map(|s| {
-            s["directory"]
-                .as_str()
-                .expect("directory")
-                .rsplit('/')
-                .next()
-                .unwrap_or("")
-                .to_owned()
-        })
+        .map(|d| d.rsplit('/').next().unwrap_or("").to_owned())
         .collect();
     assert_eq!(corpora, ["a", "b", "c", "d"]);
 }
@@ -214,12 +212,7 @@ fn a_fetch_that_fails_fails_every_source_that_shares_it() {
     let (out, report) = prepare_json(dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(report["fetches"], 1);
-    let codes: Vec<&str> = report["sources"]
-        .as_array()
-        .expect("sources")
-        .iter()
-        .map(|s| s["error"]["code"].as_str().unwrap_or("none"))
-        .collect();
+    let codes = per_source(&report, |s| &s["error"]["code"]);
     assert_eq!(codes[0], codes[1]);
     assert_ne!(codes[0], "none");
 }
