@@ -52,6 +52,23 @@ def timed(cmd):
     return time.perf_counter() - start
 
 
+def interleaved(ours_cmd, peer_cmd, rounds):
+    """Wall times of both commands: 3 untimed warm-ups each (page cache, binaries), then
+    `rounds` rounds whose order alternates. Returns (ours, peer) lists of seconds."""
+    for _ in range(3):
+        timed(ours_cmd)
+        timed(peer_cmd)
+    ours, peer = [], []
+    for i in range(rounds):
+        if i % 2:
+            ours.append(timed(ours_cmd))
+            peer.append(timed(peer_cmd))
+        else:
+            peer.append(timed(peer_cmd))
+            ours.append(timed(ours_cmd))
+    return ours, peer
+
+
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 30
     subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT, check=True)
@@ -60,13 +77,7 @@ def main():
         dirs, files = make_bundles(base)
         ours_cmd = [exe, "hash", *dirs]
         peer_cmd = ["sha256sum", *files]
-        for _ in range(3):  # warm the page cache and the binaries
-            timed(ours_cmd)
-            timed(peer_cmd)
-        ours, peer = [], []
-        for _ in range(rounds):
-            ours.append(timed(ours_cmd))
-            peer.append(timed(peer_cmd))
+        ours, peer = interleaved(ours_cmd, peer_cmd, rounds)
     o, p = statistics.median(ours), statistics.median(peer)
     print(f"bundles: {BUNDLES} x {FILES} files x {TOTAL} bytes, rounds: {rounds}")
     print(f"skillfold hash : median {o * 1000:7.2f} ms  (min {min(ours) * 1000:.2f})")

@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hash_vs_sha256sum import BUNDLES, FILES, TOTAL, make_bundles, timed  # noqa: E402
+from hash_vs_sha256sum import BUNDLES, FILES, TOTAL, interleaved, make_bundles  # noqa: E402
 from prepare_vs_git import release_binary  # noqa: E402
 
 
@@ -63,17 +63,7 @@ def main():
         assert len(files) == BUNDLES * FILES, len(files)
         ours_cmd = [exe, "verify", "-c", desc]
         peer_cmd = ["sha256sum", *files]
-        for _ in range(3):  # warm the page cache and the binaries
-            timed(ours_cmd)
-            timed(peer_cmd)
-        ours, peer = [], []
-        for i in range(rounds):
-            if i % 2:
-                ours.append(timed(ours_cmd))
-                peer.append(timed(peer_cmd))
-            else:
-                peer.append(timed(peer_cmd))
-                ours.append(timed(ours_cmd))
+        ours, peer = interleaved(ours_cmd, peer_cmd, rounds)
     o, p = statistics.median(ours), statistics.median(peer)
     paired = statistics.median(a / b for a, b in zip(ours, peer))
     print(f"corpus: {BUNDLES} bundles x {FILES} files x {TOTAL} bytes, rounds: {rounds}")
