@@ -84,7 +84,7 @@ pub(super) fn prepare_commit(
 
 impl SourceReport {
     /// The report of a Git source before anything happened: every bundle `failed`.
-    fn git(git: &GitSource) -> SourceReport {
+    pub(super) fn git(git: &GitSource) -> SourceReport {
         SourceReport {
             kind: "git",
             location: git.location.clone(),

@@ -300,15 +300,11 @@ pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
     let sources = plan
         .git_sources()
         .map(|git| {
+            // What is rolled back to is known only once it is found.
             let mut report = SourceReport {
-                kind: "git",
-                location: git.location.clone(),
-                directory: git.directory.clone(),
-                url: Some(git.shown.as_str().to_owned()),
                 commit: None,
-                generation: None,
                 bundles: Vec::new(),
-                error: None,
+                ..SourceReport::git(git)
             };
             match rollback_one(git, progress) {
                 Ok((id, manifest)) => {
