@@ -82,7 +82,7 @@ pub fn frontmatter(data: &[u8]) {
         assert!(text[layout.frontmatter.end..].starts_with("---"));
     }
     let mut problems = Problems::new();
-    let checked = crate::format::frontmatter::check(&text, &mut problems);
+    let checked = crate::format::frontmatter::check(&text, &limits::CHAMVI, &mut problems);
     match &checked {
         Some((fm, layout)) => {
             assert!(!problems.has_errors(), "accepted with errors: {problems:?}");

@@ -133,6 +133,9 @@ pub struct GitSpec {
     pub root: Option<String>,
     /// The reviewed bundles to take from this commit; all others are ignored.
     pub approved: Vec<PinSpec>,
+    /// The bounds its bundles are checked against (default `chamvi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsSpec>,
 }
 
 /// An already deployed bundle directory and its pin.
@@ -150,6 +153,94 @@ pub struct LocalSpec {
     /// The `chamvi-skill-bundle-v1` digest the reviewer approved (`skillfold hash DIR`).
     #[schemars(regex(pattern = r"^[0-9a-f]{64}$"))]
     pub hash: String,
+    /// The bounds the bundle is checked against (default `chamvi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsSpec>,
+}
+
+/// A limits profile as written: a profile name, or a mapping of bounds (keys not given keep
+/// their `chamvi` value). Checked by `check` into a [`crate::format::limits::Limits`].
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum LimitsSpec {
+    /// `chamvi` or `extended`.
+    Profile(String),
+    /// `{skill_md_bytes, file_bytes, bundle_bytes, files, binary}`, each optional.
+    Mapping(BTreeMap<String, serde_yaml::Value>),
+}
+
+impl LimitsSpec {
+    /// The profile it names, or why it names none.
+    pub fn resolve(
+        &self,
+    ) -> Result<crate::format::limits::Limits, crate::format::limits::LimitsError> {
+        use crate::format::limits::Limits;
+        match self {
+            LimitsSpec::Profile(name) => Limits::named(name),
+            LimitsSpec::Mapping(keys) => {
+                let pairs: Vec<(&str, String)> = keys
+                    .iter()
+                    .map(|(key, value)| {
+                        let text = match value {
+                            serde_yaml::Value::Number(n) => n.to_string(),
+                            serde_yaml::Value::Bool(b) => b.to_string(),
+                            serde_yaml::Value::String(s) => s.clone(),
+                            other => serde_yaml::to_string(other)
+                                .unwrap_or_default()
+                                .trim()
+                                .to_owned(),
+                        };
+                        (key.as_str(), text)
+                    })
+                    .collect();
+                Limits::from_keys(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+            }
+        }
+    }
+}
+
+impl JsonSchema for LimitsSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "LimitsSpec".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let bytes = |what: &str, ceiling: u64| {
+            serde_json::json!({
+                "description": format!("{what}; at most {ceiling} (a count, or digits followed by `KiB` or `MiB`)"),
+                "anyOf": [
+                    { "type": "integer", "minimum": 0, "maximum": ceiling },
+                    { "type": "string", "pattern": "^[0-9]+ ?(KiB|MiB)?$" },
+                ],
+            })
+        };
+        let ceiling = crate::format::limits::CEILING;
+        schemars::json_schema!({
+            "description": "The bounds the bundles of this source are checked against: `chamvi` (the default contract), `extended` (256 KiB SKILL.md, 8 MiB files, 32 MiB and 1,024 files a bundle, binary files allowed), or a mapping of bounds between the chamvi values and the hard ceilings.",
+            "oneOf": [
+                { "type": "string", "enum": ["chamvi", "extended"] },
+                {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "properties": {
+                        "skill_md_bytes": bytes("bytes of a whole SKILL.md", ceiling.skill_md_bytes()),
+                        "file_bytes": bytes("bytes of each supporting file", ceiling.file_bytes()),
+                        "bundle_bytes": bytes("bytes of all files of a bundle", ceiling.bundle_bytes()),
+                        "files": {
+                            "description": "regular files of a bundle, SKILL.md included",
+                            "type": "integer",
+                            "minimum": 0,
+                            "maximum": ceiling.files(),
+                        },
+                        "binary": {
+                            "description": "whether supporting files may be binary",
+                            "type": "boolean",
+                        },
+                    },
+                },
+            ],
+        })
+    }
 }
 
 /// A reviewed pin as written: `{name, version, hash}`.

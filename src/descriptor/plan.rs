@@ -11,13 +11,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
-use super::{Descriptor, GitSpec, LocalSpec, SkillSource};
+use super::{Descriptor, GitSpec, LimitsSpec, LocalSpec, SkillSource};
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::{Blocklist, RunnerConfig, ScriptPolicy};
 use crate::format::bundle_path::BundlePath;
 use crate::format::escape;
-use crate::format::limits;
+use crate::format::limits::{self, Limits};
 use crate::format::pin::{CommitId, Pin};
 use crate::format::skill_name::SkillName;
 use crate::format::version::VersionLabel;
@@ -61,6 +61,8 @@ pub struct GitSource {
     pub root: Option<BundlePath>,
     /// The approved bundles, in the order written.
     pub approved: Vec<Pin>,
+    /// The bounds its bundles are checked against.
+    pub limits: Limits,
     /// Where it is written in the descriptor.
     pub location: String,
 }
@@ -72,6 +74,8 @@ pub struct LocalSource {
     pub pin: Pin,
     /// The bundle directory (absolute).
     pub directory: PathBuf,
+    /// The bounds the bundle is checked against.
+    pub limits: Limits,
     /// Where it is written in the descriptor.
     pub location: String,
 }
@@ -331,6 +335,7 @@ impl Checker<'_> {
                 approved.push(pin);
             }
         }
+        let limits = self.limits(spec.limits.as_ref(), location);
         if self.problems.len() > before {
             return None;
         }
@@ -341,6 +346,7 @@ impl Checker<'_> {
             directory: directory?,
             root,
             approved,
+            limits: limits?,
             location: location.to_owned(),
         })
     }
@@ -348,11 +354,31 @@ impl Checker<'_> {
     fn local(&mut self, spec: &LocalSpec, location: &str) -> Option<LocalSource> {
         let pin = self.pin(&spec.name, &spec.version, &spec.hash, location);
         let directory = self.directory(&spec.directory, format!("{location}.directory"));
+        let limits = self.limits(spec.limits.as_ref(), location);
         Some(LocalSource {
             pin: pin?,
             directory: directory?,
+            limits: limits?,
             location: location.to_owned(),
         })
+    }
+
+    /// The profile a source names (`chamvi` when it names none).
+    fn limits(&mut self, spec: Option<&LimitsSpec>, location: &str) -> Option<Limits> {
+        let at = format!("{location}.limits");
+        let Some(spec) = spec else {
+            return Some(limits::CHAMVI);
+        };
+        spec.resolve()
+            .map_err(|e| {
+                let code = if e.is_over_ceiling() {
+                    DescriptorCode::LimitsOverCeiling
+                } else {
+                    DescriptorCode::InvalidLimits
+                };
+                self.problem(code, at, e.to_string());
+            })
+            .ok()
     }
 
     fn pin(&mut self, name: &str, version: &str, hash: &str, location: &str) -> Option<Pin> {

@@ -1,8 +1,9 @@
 //! A checked bundle: the file set, the parsed `SKILL.md`, and the digest — made only when every
 //! rule of DESIGN §2 holds.
 //!
-//! [`Bundle::check`] applies the content rules to a [`FileSet`] (every file valid UTF-8 with no
-//! NUL byte, `SKILL.md` present at the root and valid in the bundle dialect of
+//! [`Bundle::check`] applies the content rules to a [`FileSet`] under the profile it was read
+//! with (every file valid UTF-8 with no NUL byte, unless the profile allows binary supporting
+//! files; `SKILL.md` is text under every profile), `SKILL.md` present at the root and valid in the bundle dialect of
 //! [`crate::format::frontmatter`]), adds them to the problems the source already found (paths, links,
 //! bounds), and either returns a [`Bundle`] or an [`InvalidBundle`] listing every problem.
 //! Paths that differ only in letter case are accepted with a warning.
@@ -14,7 +15,7 @@ use crate::format::codes::ReadCode;
 use crate::format::digest::BundleDigest;
 use crate::format::file_set::FileSet;
 use crate::format::frontmatter::{self, Frontmatter, Layout};
-use crate::format::limits;
+use crate::format::limits::{self, Limits};
 use crate::format::problem::{Problem, ProblemCode, Problems};
 use crate::format::safe_read::{self, ReadError};
 use crate::format::skill_name::SkillName;
@@ -76,20 +77,29 @@ impl LoadError {
 }
 
 impl Bundle {
-    /// Reads the directory at `dir` with the safe reader and checks it.
+    /// Reads the directory at `dir` with the safe reader and checks it under the `chamvi` bounds.
     pub fn read_dir(dir: &Path) -> Result<Bundle, LoadError> {
-        let outcome = safe_read::read_bundle_dir(dir)?;
+        Bundle::read_dir_under(dir, limits::CHAMVI)
+    }
+
+    /// Reads the directory at `dir` with the safe reader and checks it under `limits`.
+    pub fn read_dir_under(dir: &Path, limits: Limits) -> Result<Bundle, LoadError> {
+        let outcome = safe_read::read_bundle_dir_under(dir, limits)?;
         Ok(Bundle::check(outcome.files, outcome.problems)?)
     }
 
-    /// Checks a file set; `problems` are those its source already found.
+    /// Checks a file set under the profile it was read with; `problems` are those its source
+    /// already found.
     pub fn check(files: FileSet, mut problems: Problems) -> Result<Bundle, InvalidBundle> {
+        let limits = files.limits();
         for (path, bytes) in files.iter() {
-            check_text(path.as_str(), bytes, &mut problems);
+            if path.as_str() == limits::SKILL_MD || !limits.binary() {
+                check_text(path.as_str(), bytes, &mut problems);
+            }
         }
         let parsed = match files.get(limits::SKILL_MD) {
             Some(bytes) => match std::str::from_utf8(bytes) {
-                Ok(text) => frontmatter::check(text, &mut problems),
+                Ok(text) => frontmatter::check(text, &limits, &mut problems),
                 Err(_) => None, // already reported as not UTF-8
             },
             // A walk stopped early may never have reached `SKILL.md`, and a `SKILL.md` that was
@@ -154,10 +164,20 @@ impl Bundle {
         std::str::from_utf8(&skill_md[self.layout.body.clone()]).unwrap_or_default()
     }
 
+    /// The profile it was checked under.
+    pub fn limits(&self) -> Limits {
+        self.files.limits()
+    }
+
     /// Warnings (never errors) found while checking, such as case collisions.
     pub fn warnings(&self) -> &[Problem] {
         &self.warnings
     }
+}
+
+/// Whether `bytes` are not text: a NUL byte, or not valid UTF-8 (what the text rule refuses).
+pub fn is_binary(bytes: &[u8]) -> bool {
+    bytes.contains(&0) || std::str::from_utf8(bytes).is_err()
 }
 
 /// UTF-8 with no NUL byte.

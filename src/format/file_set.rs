@@ -3,7 +3,7 @@
 //!
 //! A [`FileSet`] maps checked [`BundlePath`]s to exact file bytes, ordered by code point (the
 //! digest order). It can only be made by a [`FileSetBuilder`], which applies the path grammar and
-//! the tree bounds of [`crate::format::limits`] *as entries arrive*: the safe directory reader feeds it one
+//! the tree bounds of a [`Limits`] profile (`chamvi` unless the source names another) *as entries arrive*: the safe directory reader feeds it one
 //! directory entry at a time (so an enormous tree is refused early), and in-memory or Git sources
 //! feed it whole paths. Whatever the source, the same rules hold.
 //!
@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::format::bundle_path::BundlePath;
-use crate::format::limits;
+use crate::format::limits::{self, Limits};
 use crate::format::problem::{Problem, ProblemCode, Problems};
 
 /// The regular files of one bundle, by path, in code-point order.
@@ -23,6 +23,8 @@ pub struct FileSet {
     files: BTreeMap<BundlePath, Vec<u8>>,
     /// `false` when the source stopped before seeing every entry (the entry bound).
     partial: bool,
+    /// The profile it was read under; the content rules follow it.
+    limits: Limits,
 }
 
 impl FileSet {
@@ -51,6 +53,11 @@ impl FileSet {
         self.files.is_empty()
     }
 
+    /// The profile the file set was read under.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
     /// The sum of all file sizes.
     pub fn total_bytes(&self) -> u64 {
         self.files.values().map(|b| b.len() as u64).sum()
@@ -60,6 +67,7 @@ impl FileSet {
 /// Builds a [`FileSet`], enforcing the path grammar and the tree bounds as entries arrive.
 #[derive(Debug)]
 pub struct FileSetBuilder {
+    limits: Limits,
     files: BTreeMap<BundlePath, Vec<u8>>,
     problems: Problems,
     /// Inventory entries so far; the root counts as one.
@@ -80,9 +88,15 @@ impl Default for FileSetBuilder {
 }
 
 impl FileSetBuilder {
-    /// An empty bundle; its root already counts as one inventory entry.
+    /// An empty bundle under the `chamvi` bounds; its root already counts as one inventory entry.
     pub fn new() -> Self {
+        Self::with_limits(limits::CHAMVI)
+    }
+
+    /// An empty bundle under the bounds of `limits`.
+    pub fn with_limits(limits: Limits) -> Self {
         FileSetBuilder {
+            limits,
             files: BTreeMap::new(),
             problems: Problems::new(),
             entries: 1,
@@ -100,7 +114,7 @@ impl FileSetBuilder {
             return false;
         }
         self.entries += 1;
-        if self.entries > limits::MAX_ENTRIES {
+        if self.entries > self.limits.entries() {
             self.entries_exceeded = true;
             self.problems.push(
                 Problem::error(
@@ -109,14 +123,19 @@ impl FileSetBuilder {
                     format!(
                         "more than {} inventory entries (root and directories included); \
                          stopped walking the tree",
-                        limits::MAX_ENTRIES
+                        self.limits.entries()
                     ),
                 )
-                .with_bound(limits::MAX_ENTRIES as u64, self.entries as u64),
+                .with_bound(self.limits.entries() as u64, self.entries as u64),
             );
             return false;
         }
         true
+    }
+
+    /// The profile it checks against.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// Whether the walk was stopped by the entry bound.
@@ -150,10 +169,10 @@ impl FileSetBuilder {
     /// `None` means do not read it, because the file bound is already exceeded.
     pub fn begin_file(&mut self, path: &BundlePath) -> Option<u64> {
         self.file_count += 1;
-        if self.file_count > limits::MAX_FILES {
+        if self.file_count > self.limits.files() {
             return None;
         }
-        Some(limits::max_file_bytes(path.as_str()) + 1)
+        Some(self.limits.max_file_bytes(path.as_str()) + 1)
     }
 
     /// Admits the bytes of a file announced with [`begin_file`](Self::begin_file). A file over its
@@ -161,8 +180,8 @@ impl FileSetBuilder {
     pub fn add_file(&mut self, path: BundlePath, bytes: Vec<u8>) {
         let len = bytes.len() as u64;
         self.total_bytes += len;
-        if len > limits::max_file_bytes(path.as_str()) {
-            self.problems.push(too_large(&path, len));
+        if len > self.limits.max_file_bytes(path.as_str()) {
+            self.problems.push(too_large(&self.limits, &path, len));
             return;
         }
         self.files.insert(path, bytes);
@@ -172,7 +191,7 @@ impl FileSetBuilder {
     /// knows to be over the cap it was given, without its bytes.
     pub fn add_oversized(&mut self, path: BundlePath, size: u64) {
         self.total_bytes += size;
-        self.problems.push(too_large(&path, size));
+        self.problems.push(too_large(&self.limits, &path, size));
     }
 
     /// Records a problem found by the source (a symlink, an unreadable name, ...).
@@ -241,7 +260,7 @@ impl FileSetBuilder {
     /// Finishes: applies the bundle-wide bounds and returns the admitted files with every
     /// problem recorded.
     pub fn finish(mut self) -> (FileSet, Problems) {
-        if self.file_count > limits::MAX_FILES {
+        if self.file_count > self.limits.files() {
             let count = self.file_count;
             self.problems.push(
                 Problem::error(
@@ -254,13 +273,13 @@ impl FileSetBuilder {
                         } else {
                             ""
                         },
-                        limits::MAX_FILES
+                        self.limits.files()
                     ),
                 )
-                .with_bound(limits::MAX_FILES as u64, count as u64),
+                .with_bound(self.limits.files() as u64, count as u64),
             );
         }
-        if self.total_bytes > limits::MAX_TOTAL_BYTES {
+        if self.total_bytes > self.limits.bundle_bytes() {
             let total = self.total_bytes;
             self.problems.push(
                 Problem::error(
@@ -268,22 +287,23 @@ impl FileSetBuilder {
                     None,
                     format!(
                         "files add up to {total} bytes, over the bound of {} bytes",
-                        limits::MAX_TOTAL_BYTES
+                        self.limits.bundle_bytes()
                     ),
                 )
-                .with_bound(limits::MAX_TOTAL_BYTES, total),
+                .with_bound(self.limits.bundle_bytes(), total),
             );
         }
         let files = FileSet {
             files: self.files,
             partial: self.entries_exceeded,
+            limits: self.limits,
         };
         (files, self.problems)
     }
 }
 
-fn too_large(path: &BundlePath, len: u64) -> Problem {
-    let max = limits::max_file_bytes(path.as_str());
+fn too_large(limits: &Limits, path: &BundlePath, len: u64) -> Problem {
+    let max = limits.max_file_bytes(path.as_str());
     let what = if path.as_str() == limits::SKILL_MD {
         "`SKILL.md` (fences, frontmatter and body together)"
     } else {

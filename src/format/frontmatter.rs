@@ -84,9 +84,14 @@ pub fn layout(text: &str) -> Result<Layout, Problem> {
     ))
 }
 
-/// Checks a whole `SKILL.md`; every problem goes to `problems`. Returns the frontmatter and the
+/// Checks a whole `SKILL.md` under the bounds of `limits` (the body bound follows the profile;
+/// the frontmatter's does not); every problem goes to `problems`. Returns the frontmatter and the
 /// layout when nothing refused them.
-pub fn check(text: &str, problems: &mut Problems) -> Option<(Frontmatter, Layout)> {
+pub fn check(
+    text: &str,
+    limits: &limits::Limits,
+    problems: &mut Problems,
+) -> Option<(Frontmatter, Layout)> {
     let layout = match layout(text) {
         Ok(layout) => layout,
         Err(problem) => {
@@ -96,17 +101,17 @@ pub fn check(text: &str, problems: &mut Problems) -> Option<(Frontmatter, Layout
     };
     let mut ok = true;
     let body_len = layout.body.len() as u64;
-    if body_len > limits::MAX_BODY_BYTES {
+    let max_body = limits.body_bytes();
+    if body_len > max_body {
         ok = false;
         problems.push(
             skill_md_error(
                 ProblemCode::BodyTooLarge,
                 format!(
-                    "the Markdown body is {body_len} bytes, over the bound of {} bytes",
-                    limits::MAX_BODY_BYTES
+                    "the Markdown body is {body_len} bytes, over the bound of {max_body} bytes"
                 ),
             )
-            .with_bound(limits::MAX_BODY_BYTES, body_len),
+            .with_bound(max_body, body_len),
         );
     }
     let yaml_len = layout.frontmatter.len() as u64;
@@ -438,13 +443,13 @@ mod tests {
 
     fn codes(text: &str) -> Vec<ProblemCode> {
         let mut p = Problems::new();
-        check(text, &mut p);
+        check(text, &limits::CHAMVI, &mut p);
         p.as_slice().iter().map(|p| p.code).collect()
     }
 
     fn ok(text: &str) -> Frontmatter {
         let mut p = Problems::new();
-        let r = check(text, &mut p);
+        let r = check(text, &limits::CHAMVI, &mut p);
         assert!(p.as_slice().is_empty(), "{p:?}");
         r.unwrap().0
     }
@@ -569,7 +574,11 @@ mod tests {
     #[test]
     fn problems_name_the_skill_md_line() {
         let mut p = Problems::new();
-        check("---\nname: a\ndescription: d\nname: b\n---\n", &mut p);
+        check(
+            "---\nname: a\ndescription: d\nname: b\n---\n",
+            &limits::CHAMVI,
+            &mut p,
+        );
         assert_eq!(p.as_slice()[0].path.as_deref(), Some("SKILL.md"));
         assert!(p.as_slice()[0].message.starts_with("line 4: "), "{p:?}");
     }

@@ -29,6 +29,7 @@ use rustix::fs::{FileType, Stat};
 use crate::format::bundle_path::BundlePath;
 use crate::format::codes::ReadCode;
 use crate::format::file_set::{FileSet, FileSetBuilder};
+use crate::format::limits::{self, Limits};
 use crate::format::problem::{Problem, ProblemCode, Problems};
 use crate::format::untrusted_fs::{self, OpenError};
 
@@ -87,7 +88,12 @@ pub struct ReadOutcome {
 
 /// Reads the bundle rooted at `root`.
 pub fn read_bundle_dir(root: &Path) -> Result<ReadOutcome, ReadError> {
-    read_bundle_dir_with_hook(root, &mut |_, _| {})
+    read_bundle_dir_under(root, limits::CHAMVI)
+}
+
+/// Like [`read_bundle_dir`], under the bounds of `limits`.
+pub fn read_bundle_dir_under(root: &Path, limits: Limits) -> Result<ReadOutcome, ReadError> {
+    read_bundle_dir_with_hook(root, limits, &mut |_, _| {})
 }
 
 /// A moment of the walk at which [`read_bundle_dir_with_hook`] calls its hook: the windows in
@@ -107,6 +113,7 @@ pub enum Moment {
 #[doc(hidden)]
 pub fn read_bundle_dir_with_hook(
     root: &Path,
+    limits: Limits,
     hook: &mut dyn FnMut(Moment, &BundlePath),
 ) -> Result<ReadOutcome, ReadError> {
     let dir = untrusted_fs::open_root(root).map_err(|e| {
@@ -123,7 +130,7 @@ pub fn read_bundle_dir_with_hook(
     })?;
     let mut walk = Walk {
         root,
-        builder: FileSetBuilder::new(),
+        builder: FileSetBuilder::with_limits(limits),
         hook,
     };
     walk.directory(&dir, None)?;
@@ -156,7 +163,7 @@ impl Walk<'_> {
     /// Inventories `dir` (at `rel`, `None` for the root), then reads its files and descends.
     fn directory(&mut self, dir: &OwnedFd, rel: Option<&BundlePath>) -> Result<(), ReadError> {
         // One past the bound is enough to refuse: never hold an enormous listing.
-        let listing = untrusted_fs::list(dir, crate::format::limits::MAX_ENTRIES)
+        let listing = untrusted_fs::list(dir, self.builder.limits().entries())
             .map_err(|e| self.io_error(rel, e.into()))?;
 
         // Inventory: count, name-check and lstat every entry before opening any.

@@ -305,7 +305,13 @@ impl ServerHandler for SkillsServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         match self.live.current().index().read(&request.uri) {
-            Some(contents) => Ok(ReadResourceResult::new(vec![contents]).into()),
+            Some(Ok(contents)) => Ok(ReadResourceResult::new(vec![contents]).into()),
+            Some(Err(e)) => Err(ErrorData::internal_error(
+                e.to_string(),
+                Some(serde_json::json!({
+                    "code": crate::runtime::tools::code::ToolCode::ReferenceChanged.as_str(),
+                })),
+            )),
             None => Err(ErrorData::resource_not_found(
                 format!("no file is served at {}", request.uri),
                 None,

@@ -3,7 +3,10 @@
 //!
 //! Every file of every served skill is a resource `skill://<name>/<path>` (the path
 //! percent-encoded where a URI needs it; `SKILL.md` always `skill://<name>/SKILL.md`), read from
-//! the snapshot in memory — the same bytes that were verified against the pin, never the disk.
+//! the snapshot — the same bytes that were verified against the pin (a file a raised profile
+//! keeps on disk is hash-checked on each read, see [`crate::runtime::snapshot`]). Text files are
+//! served as `text`, binary files (admitted only by a limits profile) as a base64 `blob` with a
+//! MIME type from the extension.
 //! `skills/list` and `skills/get` answer with one entry per skill: the `SKILL.md` URI, the
 //! frontmatter rendered as JSON under the YAML 1.2 core schema (every field the author wrote, not
 //! a subset), and `resources` listing every file exactly once, in digest order, with
@@ -28,7 +31,9 @@ use rmcp::model::{
 use serde_json::Value;
 
 use crate::runtime::catalogue::Catalogue;
-use crate::runtime::snapshot::Snapshot;
+use base64::Engine as _;
+
+use crate::runtime::snapshot::{FileReadError, Snapshot};
 
 /// The URI scheme of skill files.
 pub const SCHEME: &str = "skill://";
@@ -63,23 +68,21 @@ impl SkillIndex {
             let root = format!("{SCHEME}{name}");
             children.entry(root.clone()).or_default();
             let mut manifest = Vec::with_capacity(snapshot.files().len());
-            for (path, bytes) in snapshot.files().iter() {
-                let path = path.as_str();
+            for file in snapshot.files() {
+                let path = file.path();
                 let uri = file_uri(name, path);
-                let digest = match snapshot.served_sha256(Some(path)) {
-                    Some(hex) => format!("sha256:{hex}"),
-                    // SKILL.md: the served SHA-256 covers the body; the file is hashed whole.
-                    None => rmcp::model::sha256_digest(bytes),
-                };
-                manifest.push(SkillResource::new(&uri, digest, bytes.len() as u64));
+                // The SHA-256 of the whole file (for SKILL.md too: it is served whole here).
+                let digest = format!("sha256:{}", file.sha256());
+                manifest.push(SkillResource::new(&uri, digest, file.size()));
+                let mime = mime_type(path, file.is_binary());
                 let mut resource = Resource::new(&uri, format!("{name}/{path}"))
-                    .with_mime_type(mime_type(path))
-                    .with_size(bytes.len() as u64);
+                    .with_mime_type(mime)
+                    .with_size(file.size());
                 if path == SKILL_MD {
                     resource = Resource::new(&uri, name)
                         .with_description(snapshot.description())
-                        .with_mime_type(mime_type(path))
-                        .with_size(bytes.len() as u64);
+                        .with_mime_type(mime)
+                        .with_size(file.size());
                 }
                 // Register the file under its directory, and each directory under its parent.
                 let mut dir = root.clone();
@@ -150,15 +153,23 @@ impl SkillIndex {
         self.skills.iter().find(|s| s.uri == uri)
     }
 
-    /// The exact bytes of the file at `uri`, as `resources/read` contents.
-    pub fn read(&self, uri: &str) -> Option<ResourceContents> {
+    /// The exact bytes of the file at `uri`, as `resources/read` contents: text, or a base64
+    /// blob for a binary file. `None` when no file has that URI; an error when a file kept on
+    /// disk no longer holds its verified bytes.
+    pub fn read(&self, uri: &str) -> Option<Result<ResourceContents, FileReadError>> {
         let file = self.files.get(uri)?;
-        // Every bundle file was verified as UTF-8 when the snapshot was made.
-        let text = std::str::from_utf8(file.snapshot.files().get(&file.path)?).ok()?;
-        Some(
-            ResourceContents::text(text, uri)
-                .with_mime_type(file.resource.mime_type.clone().unwrap_or_default()),
-        )
+        let stored = file.snapshot.file(&file.path)?;
+        let mime = file.resource.mime_type.clone().unwrap_or_default();
+        Some(file.snapshot.read(stored).map(|bytes| {
+            let contents = match std::str::from_utf8(&bytes) {
+                Ok(text) if !stored.is_binary() => ResourceContents::text(text, uri),
+                _ => ResourceContents::blob(
+                    base64::engine::general_purpose::STANDARD.encode(&bytes),
+                    uri,
+                ),
+            };
+            contents.with_mime_type(mime)
+        }))
     }
 
     /// The direct children of the directory at `uri` (`skill://<name>` or a subdirectory).
@@ -195,10 +206,7 @@ fn encode(segment: &str) -> String {
 /// The frontmatter as the author wrote it, as JSON.
 fn frontmatter(snapshot: &Snapshot) -> SkillFrontmatter {
     let name = snapshot.pin().name.as_str();
-    let mut fields: JsonObject = snapshot
-        .files()
-        .get(SKILL_MD)
-        .and_then(|bytes| std::str::from_utf8(bytes).ok())
+    let mut fields: JsonObject = Some(snapshot.skill_md())
         .and_then(|text| {
             let layout = crate::format::frontmatter::layout(text).ok()?;
             crate::format::yaml::parse(&text[layout.frontmatter])
@@ -240,14 +248,31 @@ fn provenance(snapshot: &Snapshot) -> MetaObject {
     MetaObject(meta)
 }
 
-/// The MIME type of a bundle file (every file is UTF-8 text).
-fn mime_type(path: &str) -> &'static str {
+/// The MIME type of a bundle file, from its extension; `binary` picks the fallback
+/// (`application/octet-stream` rather than `text/plain`).
+fn mime_type(path: &str, binary: bool) -> &'static str {
     let extension = path
         .rsplit('/')
         .next()
         .and_then(|file| file.rsplit_once('.'))
         .map(|(_, ext)| ext.to_ascii_lowercase());
     match extension.as_deref() {
+        Some("pdf") => "application/pdf",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("webp") => "image/webp",
+        Some("ttf") => "font/ttf",
+        Some("otf") => "font/otf",
+        Some("woff") => "font/woff",
+        Some("woff2") => "font/woff2",
+        Some("zip") => "application/zip",
+        Some("gz" | "tgz") => "application/gzip",
+        Some("tar") => "application/x-tar",
+        Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        Some("xsd") => "application/xml",
         Some("md" | "markdown") => "text/markdown",
         Some("py") => "text/x-python",
         Some("sh" | "bash") => "text/x-shellscript",
@@ -259,6 +284,7 @@ fn mime_type(path: &str) -> &'static str {
         Some("html" | "htm") => "text/html",
         Some("xml") => "application/xml",
         Some("svg") => "image/svg+xml",
+        _ if binary => "application/octet-stream",
         _ => "text/plain",
     }
 }
@@ -282,9 +308,12 @@ mod tests {
 
     #[test]
     fn mime_types_follow_the_extension() {
-        assert_eq!(mime_type("SKILL.md"), "text/markdown");
-        assert_eq!(mime_type("scripts/x.PY"), "text/x-python");
-        assert_eq!(mime_type("LICENSE"), "text/plain");
-        assert_eq!(mime_type(".d/x"), "text/plain");
+        assert_eq!(mime_type("SKILL.md", false), "text/markdown");
+        assert_eq!(mime_type("scripts/x.PY", false), "text/x-python");
+        assert_eq!(mime_type("LICENSE", false), "text/plain");
+        assert_eq!(mime_type(".d/x", false), "text/plain");
+        assert_eq!(mime_type("fonts/a.TTF", true), "font/ttf");
+        assert_eq!(mime_type("theme.pdf", true), "application/pdf");
+        assert_eq!(mime_type("blob", true), "application/octet-stream");
     }
 }

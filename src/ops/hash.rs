@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::format::bundle::{Bundle, LoadError};
+use crate::format::bundle::{Bundle, LoadError, is_binary};
 use crate::format::digest::BundleDigest;
 use crate::format::hex;
+use crate::format::limits::Limits;
 
 /// The JSON report of one bundle (`skillfold hash --json`).
 #[derive(Debug, Clone, Serialize)]
@@ -20,6 +21,8 @@ pub struct HashReport {
     pub description: String,
     /// The `chamvi-skill-bundle-v1` digest.
     pub hash: BundleDigest,
+    /// The limits profile it was checked under: `chamvi`, `extended`, or `key=value,…`.
+    pub limits: Limits,
     /// Frontmatter keys that grant nothing, sorted.
     pub ignored_fields: Vec<String>,
     /// Every file, in digest order.
@@ -37,6 +40,9 @@ pub struct FileEntry {
     pub size: u64,
     /// SHA-256 of the content, lowercase hex.
     pub sha256: String,
+    /// Whether the file is binary (not UTF-8 text, or holding a NUL byte); only a profile with
+    /// `binary` admits such a file.
+    pub binary: bool,
 }
 
 impl HashReport {
@@ -46,6 +52,7 @@ impl HashReport {
             name: bundle.name().to_string(),
             description: bundle.description().to_owned(),
             hash: bundle.digest(),
+            limits: bundle.limits(),
             ignored_fields: bundle.ignored_fields().to_vec(),
             files: bundle
                 .files()
@@ -54,6 +61,7 @@ impl HashReport {
                     path: path.to_string(),
                     size: bytes.len() as u64,
                     sha256: hex::sha256_hex(bytes),
+                    binary: is_binary(bytes),
                 })
                 .collect(),
             warnings: bundle.warnings().iter().map(ToString::to_string).collect(),
@@ -61,7 +69,10 @@ impl HashReport {
     }
 }
 
-/// Reads and checks every directory, in parallel; results are in the order of `dirs`.
-pub fn check_dirs(dirs: &[PathBuf]) -> Vec<Result<Bundle, LoadError>> {
-    crate::parallel::map(dirs, crate::parallel::cores(), |d| Bundle::read_dir(d))
+/// Reads and checks every directory under `limits`, in parallel; results are in the order of
+/// `dirs`.
+pub fn check_dirs(dirs: &[PathBuf], limits: Limits) -> Vec<Result<Bundle, LoadError>> {
+    crate::parallel::map(dirs, crate::parallel::cores(), |d| {
+        Bundle::read_dir_under(d, limits)
+    })
 }

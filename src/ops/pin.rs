@@ -11,6 +11,7 @@ use crate::format::bundle::Bundle;
 use crate::format::bundle_path::BundlePath;
 use crate::format::code::ErrorCode;
 use crate::format::escape;
+use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
 use crate::format::skill_name::SkillName;
 use crate::prepare::code::PrepareCode;
@@ -62,6 +63,7 @@ pub fn pin(
     revision: &CommitId,
     root: Option<&BundlePath>,
     names: &[SkillName],
+    limits: Limits,
     interrupt: &AtomicBool,
 ) -> Result<Vec<Bundle>, PinError> {
     let shown = RedactedUrl::new(url);
@@ -79,7 +81,7 @@ pub fn pin(
     let mut bundles = Vec::new();
     let mut errors = Vec::new();
     for name in names {
-        match commit.take(root, name) {
+        match commit.take(root, name, limits) {
             Ok(bundle) => bundles.push(bundle),
             Err(e) => errors.push(e),
         }
@@ -91,11 +93,13 @@ pub fn pin(
     }
 }
 
-/// The descriptor entry for the pinned bundles, with a reminder of what a pin is worth.
+/// The descriptor entry for the pinned bundles (checked under `limits`, which the entry names
+/// unless it is the default), with a reminder of what a pin is worth.
 pub fn descriptor_entry(
     url: &str,
     revision: &CommitId,
     root: Option<&BundlePath>,
+    limits: Limits,
     bundles: &[Bundle],
 ) -> String {
     let mut out = String::new();
@@ -120,6 +124,18 @@ pub fn descriptor_entry(
     if let Some(root) = root {
         let _ = writeln!(out, "    root: {}", yaml_string(root.as_str()));
     }
+    if !limits.is_default() {
+        let _ = writeln!(
+            out,
+            "    limits: {}  # approves bounds beyond the chamvi default{}",
+            limits_yaml(limits),
+            if limits.binary() {
+                " and binary files"
+            } else {
+                ""
+            }
+        );
+    }
     let _ = writeln!(out, "    approved:");
     for bundle in bundles {
         let declared = bundle
@@ -132,6 +148,21 @@ pub fn descriptor_entry(
         let _ = writeln!(out, "        version: {version}");
     }
     out
+}
+
+/// A profile as a descriptor value: its name, or a flow mapping of every key.
+fn limits_yaml(limits: Limits) -> String {
+    match limits.name() {
+        Some(name) => name.to_owned(),
+        None => {
+            let pairs: Vec<String> = limits
+                .to_string()
+                .split(',')
+                .map(|pair| pair.replacen('=', ": ", 1))
+                .collect();
+            format!("{{{}}}", pairs.join(", "))
+        }
+    }
 }
 
 /// `text` as a YAML double-quoted scalar: JSON's string escapes are a subset of YAML's.
@@ -177,7 +208,7 @@ mod tests {
         let bundle = Bundle::check(files, problems).expect("a valid bundle");
         let digest = bundle.digest().to_string();
         let commit = CommitId::parse(&"a".repeat(40)).expect("commit");
-        let entry = descriptor_entry(url, &commit, Some(&root), &[bundle]);
+        let entry = descriptor_entry(url, &commit, Some(&root), Limits::default(), &[bundle]);
         assert!(!entry.contains('\u{1b}'), "{entry}");
         let parsed: serde_yaml::Value = serde_yaml::from_str(&entry).expect("YAML");
         let git = &parsed[0]["git"];
@@ -191,5 +222,26 @@ mod tests {
             entry.contains("declares `1\\n        hash: 0\\u{1b}[8m`"),
             "{entry}"
         );
+        assert!(
+            !entry.contains("limits"),
+            "the default is not written: {entry}"
+        );
+    }
+
+    #[test]
+    fn the_entry_names_a_raised_profile_so_the_descriptor_reads_it_back() {
+        for spec in ["extended", "file_bytes=1MiB,binary=true"] {
+            let limits = Limits::parse(spec).expect("a profile");
+            let commit = CommitId::parse(&"a".repeat(40)).expect("commit");
+            let entry = descriptor_entry("https://example.com/s.git", &commit, None, limits, &[]);
+            let parsed: crate::descriptor::Descriptor =
+                serde_yaml::from_str(&format!("skills:\n{entry}")).expect("a descriptor");
+            let crate::descriptor::SkillSource::Git(git) = &parsed.skills[0] else {
+                panic!("a git source");
+            };
+            let written = git.limits.as_ref().expect("limits written");
+            let read = written.resolve().expect("a valid profile");
+            assert_eq!(read, limits, "{entry}");
+        }
     }
 }

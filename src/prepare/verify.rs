@@ -13,6 +13,7 @@ use crate::format::code::ErrorCode;
 use crate::format::codes::PinCode;
 use crate::format::digest::BundleDigest;
 use crate::format::escape;
+use crate::format::limits::Limits;
 use crate::format::pin::Pin;
 use crate::prepare::corpus::manifest::{FileRecord, ManifestBundle, changed_files, file_records};
 
@@ -105,23 +106,29 @@ impl VerifyError {
     }
 }
 
-/// Verifies every bundle a manifest records, each read from `<dir>/<name>` against its pin and
-/// recorded files: a staged, published or previous generation.
-pub fn verify_recorded(dir: &Path, bundles: &[ManifestBundle]) -> Result<(), VerifyError> {
+/// Verifies every bundle a manifest records, each read from `<dir>/<name>` under `limits` (the
+/// descriptor's profile) against its pin and recorded files: a staged, published or previous
+/// generation.
+pub fn verify_recorded(
+    dir: &Path,
+    bundles: &[ManifestBundle],
+    limits: Limits,
+) -> Result<(), VerifyError> {
     for bundle in bundles {
         let bundle_dir = dir.join(bundle.pin.name.as_str());
-        verify_dir(&bundle_dir, &bundle.pin, Some(&bundle.files))?;
+        verify_dir(&bundle_dir, &bundle.pin, limits, Some(&bundle.files))?;
     }
     Ok(())
 }
 
-/// Reads `dir` with the safe reader and verifies it against `pin`.
+/// Reads `dir` with the safe reader under `limits` and verifies it against `pin`.
 pub fn verify_dir(
     dir: &Path,
     pin: &Pin,
+    limits: Limits,
     recorded: Option<&[FileRecord]>,
 ) -> Result<Bundle, VerifyError> {
-    let bundle = Bundle::read_dir(dir).map_err(|source| VerifyError::Load {
+    let bundle = Bundle::read_dir_under(dir, limits).map_err(|source| VerifyError::Load {
         dir: dir.to_owned(),
         source,
     })?;

@@ -1,11 +1,22 @@
-//! Snapshots: verified bundles held in memory, immutable, shared by `Arc`.
+//! Snapshots: verified bundles, immutable, shared by `Arc`.
 //!
-//! Loading reads every byte with the safe reader, checks every bundle rule, and compares name,
-//! declared version and digest with the pin **from the descriptor** (not only with the corpus's
-//! own manifest, which is used to name the files that changed). A bundle that does not verify is
-//! not loaded — and nothing older, newer or unverified is loaded in its place: the failure is
-//! returned, naming the bundle and the problem. Once loaded, nothing on disk can change what a
-//! snapshot serves.
+//! Loading reads every byte with the safe reader, checks every bundle rule under the source's
+//! limits profile, and compares name, declared version and digest with the pin **from the
+//! descriptor** (not only with the corpus's own manifest, which is used to name the files that
+//! changed). A bundle that does not verify is not loaded — and nothing older, newer or
+//! unverified is loaded in its place: the failure is returned, naming the bundle and the
+//! problem. Once loaded, nothing on disk can change what a snapshot serves.
+//!
+//! **Memory.** A snapshot keeps in memory its `SKILL.md` and the text files that fit the `chamvi`
+//! budget (each at most 128 KiB, 1 MiB together, in digest order): every bundle within the
+//! `chamvi` bounds is held whole, exactly as before profiles existed. Under a raised profile the
+//! rest (binary files, larger files, files past the budget) stays on disk in the directory the
+//! bundle was verified from (a corpus generation, never through `current`), with its size and
+//! SHA-256; each read opens it beneath that directory without following links, reads at most
+//! its size, and serves it only if its SHA-256 still matches (else `reference_changed`). So a
+//! snapshot holds at most about 1.3 MiB of file bytes whatever its profile; the bytes of a whole
+//! bundle are held only while it is verified, one bundle at a time. Host sources
+//! ([`BundleSource`]) have no directory: their bytes stay in memory.
 //!
 //! Sources: a prepared Git corpus (its `current` generation is resolved once, so a concurrent
 //! preparation is seen entirely or not at all), a deployed local directory, or any
@@ -17,12 +28,18 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::descriptor::plan::{GitSource, LocalSource, Source};
-use crate::format::bundle::Bundle;
+use std::borrow::Cow;
+
+use crate::format::bundle::{Bundle, is_binary};
+use crate::format::bundle_path::BundlePath;
 use crate::format::code::ErrorCode;
+use crate::format::digest::BundleDigest;
 use crate::format::file_set::FileSet;
 use crate::format::limits;
+use crate::format::limits::Limits;
 use crate::format::pin::Pin;
 use crate::format::problem::Problems;
+use crate::format::safe_read;
 use crate::prepare::corpus::Corpus;
 use crate::prepare::verify::{self, VerifyError};
 use crate::runtime::code::RuntimeCode;
@@ -45,11 +62,81 @@ pub struct Origin {
     pub generation: Option<String>,
 }
 
-/// A verified bundle in memory.
+/// One file of a snapshot: what was verified, and its bytes when they are held in memory.
+#[derive(Debug, Clone)]
+pub struct StoredFile {
+    path: BundlePath,
+    size: u64,
+    sha256: String,
+    binary: bool,
+    /// `None`: on disk beneath the snapshot's directory, read and hash-checked on each read.
+    bytes: Option<Vec<u8>>,
+}
+
+impl StoredFile {
+    /// Bundle-relative path.
+    pub fn path(&self) -> &str {
+        self.path.as_str()
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// SHA-256 of the verified bytes, lowercase hex.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// Whether the file is binary (not UTF-8 text, or holding a NUL byte).
+    pub fn is_binary(&self) -> bool {
+        self.binary
+    }
+
+    /// Whether its bytes are held in memory.
+    pub fn in_memory(&self) -> bool {
+        self.bytes.is_some()
+    }
+}
+
+/// A file kept on disk no longer holds the bytes that were verified.
+#[derive(Debug, thiserror::Error)]
+pub enum FileReadError {
+    /// It could not be read beneath the snapshot's directory.
+    #[error("`{path}` could not be read again from the verified directory: {reason}")]
+    Unreadable {
+        /// Bundle-relative path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// Its bytes differ from those verified.
+    #[error(
+        "`{path}` changed on disk since it was verified (SHA-256 {found}, verified {expected}); it is not served"
+    )]
+    Changed {
+        /// Bundle-relative path.
+        path: String,
+        /// The verified SHA-256.
+        expected: String,
+        /// The SHA-256 read now.
+        found: String,
+    },
+}
+
+/// A verified bundle.
 #[derive(Debug)]
 pub struct Snapshot {
-    bundle: Bundle,
     pin: Pin,
+    digest: BundleDigest,
+    limits: Limits,
+    description: String,
+    /// `SKILL.md` whole (always in memory) and where its body starts.
+    skill_md: String,
+    body_start: usize,
+    /// Every file, `SKILL.md` included, in digest order.
+    files: Vec<StoredFile>,
     origin: Origin,
     location: PathBuf,
     /// The directory the bytes were read from (for a corpus: inside the generation, never
@@ -62,8 +149,8 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Verifies `bundle` against `pin` and wraps it. `location` is where its `SKILL.md` can be
-    /// read by other clients (shown in the catalogue prompt).
+    /// Verifies `bundle` against `pin` and wraps it, every byte in memory. `location` is where
+    /// its `SKILL.md` can be read by other clients (shown in the catalogue prompt).
     pub fn new(
         bundle: Bundle,
         pin: Pin,
@@ -71,23 +158,60 @@ impl Snapshot {
         location: PathBuf,
     ) -> Result<Snapshot, Box<VerifyError>> {
         let bundle = verify::verify_bundle(bundle, &location, &pin, None).map_err(Box::new)?;
-        Ok(Snapshot::verified(bundle, pin, origin, location))
+        Ok(Snapshot::verified(bundle, pin, origin, location, None))
     }
 
-    fn verified(bundle: Bundle, pin: Pin, origin: Origin, location: PathBuf) -> Snapshot {
-        let (references, reference_sha256) = bundle
+    /// Wraps a verified bundle read from `dir` (`None`: from memory, every byte kept).
+    fn verified(
+        bundle: Bundle,
+        pin: Pin,
+        origin: Origin,
+        location: PathBuf,
+        dir: Option<PathBuf>,
+    ) -> Snapshot {
+        let skill_md = bundle.files().get(limits::SKILL_MD).unwrap_or_default();
+        let body = bundle.body();
+        let body_start = skill_md.len() - body.len();
+        let mut budget = limits::MAX_TOTAL_BYTES;
+        let files: Vec<StoredFile> = bundle
             .files()
             .iter()
-            .filter(|(p, _)| p.as_str() != limits::SKILL_MD)
-            .map(|(p, bytes)| (p.to_string(), crate::format::hex::sha256_hex(bytes)))
+            .map(|(path, bytes)| {
+                let size = bytes.len() as u64;
+                let binary = is_binary(bytes);
+                let keep = dir.is_none()
+                    || path.as_str() == limits::SKILL_MD
+                    || (!binary && size <= limits::MAX_SUPPORTING_FILE_BYTES && size <= budget);
+                if keep && path.as_str() != limits::SKILL_MD {
+                    budget = budget.saturating_sub(size);
+                }
+                StoredFile {
+                    path: path.clone(),
+                    size,
+                    sha256: crate::format::hex::sha256_hex(bytes),
+                    binary,
+                    bytes: keep.then(|| bytes.to_vec()),
+                }
+            })
+            .collect();
+        let (references, reference_sha256) = files
+            .iter()
+            .filter(|f| f.path() != limits::SKILL_MD)
+            .map(|f| (f.path().to_owned(), f.sha256.clone()))
             .unzip();
-        let body_sha256 = crate::format::hex::sha256_hex(bundle.body().as_bytes());
+        let body_sha256 = crate::format::hex::sha256_hex(body.as_bytes());
         Snapshot {
-            bundle,
             pin,
+            digest: bundle.digest(),
+            limits: bundle.limits(),
+            description: bundle.description().to_owned(),
+            // Checked UTF-8 when the bundle was made.
+            skill_md: String::from_utf8_lossy(skill_md).into_owned(),
+            body_start,
+            files,
             origin,
             location,
-            dir: None,
+            dir,
             references,
             body_sha256,
             reference_sha256,
@@ -101,12 +225,22 @@ impl Snapshot {
 
     /// The skill's description.
     pub fn description(&self) -> &str {
-        self.bundle.description()
+        &self.description
     }
 
     /// The Markdown body of `SKILL.md`, unchanged.
     pub fn body(&self) -> &str {
-        self.bundle.body()
+        &self.skill_md[self.body_start..]
+    }
+
+    /// The whole `SKILL.md`.
+    pub fn skill_md(&self) -> &str {
+        &self.skill_md
+    }
+
+    /// The limits profile it was verified under.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The supporting files' paths, sorted (code-point order).
@@ -114,12 +248,56 @@ impl Snapshot {
         &self.references
     }
 
-    /// The bytes of a supporting file (never `SKILL.md`).
-    pub fn reference(&self, path: &str) -> Option<&[u8]> {
+    /// The supporting files that are binary, in digest order.
+    pub fn binary_references(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .filter(|f| f.binary)
+            .map(|f| f.path().to_owned())
+            .collect()
+    }
+
+    /// A supporting file (never `SKILL.md`).
+    pub fn reference(&self, path: &str) -> Option<&StoredFile> {
         if path == limits::SKILL_MD {
             return None;
         }
-        self.bundle.files().get(path)
+        self.file(path)
+    }
+
+    /// Any file, `SKILL.md` included.
+    pub fn file(&self, path: &str) -> Option<&StoredFile> {
+        self.files
+            .binary_search_by(|f| f.path().cmp(path))
+            .ok()
+            .map(|i| &self.files[i])
+    }
+
+    /// The verified bytes of `file` (one of [`Snapshot::files`]): from memory, or read again
+    /// beneath the snapshot's directory and served only if their SHA-256 still matches.
+    pub fn read<'a>(&'a self, file: &'a StoredFile) -> Result<Cow<'a, [u8]>, FileReadError> {
+        if let Some(bytes) = &file.bytes {
+            return Ok(Cow::Borrowed(bytes));
+        }
+        let unreadable = |reason: String| FileReadError::Unreadable {
+            path: file.path().to_owned(),
+            reason,
+        };
+        let dir = self
+            .dir
+            .as_deref()
+            .ok_or_else(|| unreadable("the snapshot has no directory".into()))?;
+        let bytes = safe_read::read_file_beneath(dir, &file.path, file.size)
+            .map_err(|e| unreadable(e.to_string()))?;
+        let found = crate::format::hex::sha256_hex(&bytes);
+        if found != file.sha256 {
+            return Err(FileReadError::Changed {
+                path: file.path().to_owned(),
+                expected: file.sha256.clone(),
+                found,
+            });
+        }
+        Ok(Cow::Owned(bytes))
     }
 
     /// The SHA-256 (lowercase hex) of what serving `reference` returns (`None`: the body),
@@ -135,20 +313,14 @@ impl Snapshot {
         }
     }
 
-    /// Every file.
-    pub fn files(&self) -> &FileSet {
-        self.bundle.files()
+    /// Every file, `SKILL.md` included, in digest order.
+    pub fn files(&self) -> &[StoredFile] {
+        &self.files
     }
 
     /// Where it came from.
     pub fn origin(&self) -> &Origin {
         &self.origin
-    }
-
-    /// The same snapshot, read from `dir` on disk.
-    pub fn read_from(mut self, dir: PathBuf) -> Snapshot {
-        self.dir = Some(dir);
-        self
     }
 
     /// The directory its bytes were read from, if they came from disk.
@@ -163,7 +335,7 @@ impl Snapshot {
 
     /// Same pin and same bytes.
     pub fn same_content(&self, other: &Snapshot) -> bool {
-        self.pin == other.pin && self.bundle.digest() == other.bundle.digest()
+        self.pin == other.pin && self.digest == other.digest
     }
 }
 
@@ -240,11 +412,12 @@ fn load_local(local: &LocalSource) -> Loaded {
         commit: None,
         generation: None,
     };
-    let bundle = verify::verify_dir(&local.directory, &local.pin, None)
+    let bundle = verify::verify_dir(&local.directory, &local.pin, local.limits, None)
         .map_err(|e| LoadFailure::from_verify(&local.pin, &local.location, &e))?;
     let location = local.directory.join(limits::SKILL_MD);
-    let snapshot = Snapshot::verified(bundle, local.pin.clone(), origin, location);
-    Ok(Arc::new(snapshot.read_from(local.directory.clone())))
+    let dir = Some(local.directory.clone());
+    let snapshot = Snapshot::verified(bundle, local.pin.clone(), origin, location, dir);
+    Ok(Arc::new(snapshot))
 }
 
 fn load_corpus(git: &GitSource) -> Vec<Loaded> {
@@ -323,15 +496,16 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
                 });
             }
             let dir = generation.dir.join(pin.name.as_str());
-            let bundle = verify::verify_dir(&dir, pin, Some(&recorded.files))
+            let bundle = verify::verify_dir(&dir, pin, git.limits, Some(&recorded.files))
                 .map_err(|e| LoadFailure::from_verify(pin, &git.location, &e))?;
             let location = git
                 .directory
                 .join(crate::prepare::corpus::store::CURRENT)
                 .join(pin.name.as_str())
                 .join(limits::SKILL_MD);
-            let snapshot = Snapshot::verified(bundle, pin.clone(), origin.clone(), location);
-            Ok(Arc::new(snapshot.read_from(dir)))
+            let snapshot =
+                Snapshot::verified(bundle, pin.clone(), origin.clone(), location, Some(dir));
+            Ok(Arc::new(snapshot))
         })
         .collect()
 }

@@ -254,10 +254,11 @@ fn check_session(report: &Report, mode: &str, world: &World) {
         let expected: Vec<(String, String, u64)> = snapshot
             .files()
             .iter()
-            .map(|(path, bytes)| {
+            .map(|file| {
+                let bytes = snapshot.read(file).expect("verified bytes");
                 (
-                    skillfold::mcp::skills_extension::file_uri(name, path.as_str()),
-                    format!("sha256:{}", sha256(bytes)),
+                    skillfold::mcp::skills_extension::file_uri(name, file.path()),
+                    format!("sha256:{}", sha256(&bytes)),
                     bytes.len() as u64,
                 )
             })

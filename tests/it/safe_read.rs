@@ -136,7 +136,7 @@ fn socket_is_refused() {
 
 /// Reads the bundle at `b`, calling `attack` at every moment of every entry.
 fn read_with(b: &TempBundle, mut attack: impl FnMut(Moment, &str)) -> ReadOutcome {
-    safe_read::read_bundle_dir_with_hook(b.root(), &mut |moment, path| {
+    safe_read::read_bundle_dir_with_hook(b.root(), Default::default(), &mut |moment, path| {
         attack(moment, path.as_str())
     })
     .expect("read")
@@ -270,7 +270,7 @@ fn a_directory_swapped_for_a_fifo_is_refused_without_blocking() {
     let root = b.root().to_owned();
     let fifo = refs.clone();
     let outcome = without_blocking(&fifo, move || {
-        safe_read::read_bundle_dir_with_hook(&root, &mut |moment, path| {
+        safe_read::read_bundle_dir_with_hook(&root, Default::default(), &mut |moment, path| {
             if moment == Moment::BeforeOpen && path.as_str() == "refs" {
                 fs_err::remove_dir_all(&refs).expect("rm");
                 mkfifo(&refs);
@@ -289,7 +289,7 @@ fn a_file_swapped_for_a_fifo_is_refused_without_blocking() {
     let root = b.root().to_owned();
     let fifo = target.clone();
     let outcome = without_blocking(&fifo, move || {
-        safe_read::read_bundle_dir_with_hook(&root, &mut |moment, path| {
+        safe_read::read_bundle_dir_with_hook(&root, Default::default(), &mut |moment, path| {
             if moment == Moment::BeforeOpen && path.as_str() == "a.md" {
                 fs_err::remove_file(&target).expect("rm");
                 mkfifo(&target);

@@ -34,7 +34,7 @@ pub(super) fn prepare_commit(
         match GitRun::new(git, options).and_then(GitRun::start) {
             Ok(Start::UpToDate(generation)) => {
                 report.generation = Some(generation);
-                report.bundles = bundle_reports(&git.approved, "up-to-date");
+                report.bundles = bundle_reports(&git.approved, git.limits, "up-to-date");
             }
             Ok(Start::Fetch(run, staging)) => {
                 pending.push((reports.len(), run, staging));
@@ -68,7 +68,7 @@ pub(super) fn prepare_commit(
         match result {
             Ok(generation) => {
                 report.generation = Some(generation);
-                report.bundles = bundle_reports(&run.git.approved, "published");
+                report.bundles = bundle_reports(&run.git.approved, run.git.limits, "published");
             }
             Err(failure) => {
                 // Leave the published generation alone; remove what this run wrote.
@@ -92,7 +92,7 @@ impl SourceReport {
             url: Some(git.shown.as_str().to_owned()),
             commit: Some(git.revision.to_string()),
             generation: None,
-            bundles: bundle_reports(&git.approved, "failed"),
+            bundles: bundle_reports(&git.approved, git.limits, "failed"),
             error: None,
         }
     }
@@ -214,12 +214,13 @@ impl<'a> GitRun<'a> {
         held.sort();
         let same_source = m.source.commit == self.git.revision.as_str()
             && m.source.url == self.git.shown.as_str()
-            && m.source.root.as_deref() == self.git.root.as_ref().map(|r| r.as_str());
+            && m.source.root.as_deref() == self.git.root.as_ref().map(|r| r.as_str())
+            && m.bundles.iter().all(|b| b.limits == self.git.limits);
         if !same_source || pinned != held {
             return Ok(None);
         }
         self.step("verifying the published generation");
-        if let Err(e) = verify::verify_recorded(&current.dir, &m.bundles) {
+        if let Err(e) = verify::verify_recorded(&current.dir, &m.bundles, self.git.limits) {
             self.note(&format!(
                 "the published generation no longer verifies ({e}); preparing it again"
             ));
@@ -313,7 +314,7 @@ impl<'a> GitRun<'a> {
         let mut details = Vec::new();
         for (pin, folder) in self.git.approved.iter().zip(folders) {
             self.check_interrupt()?;
-            let bundle = match commit.take(root, &pin.name) {
+            let bundle = match commit.take(root, &pin.name, self.git.limits) {
                 Ok(bundle) => bundle,
                 Err(e) => {
                     details.extend(e.lines());
@@ -357,7 +358,7 @@ impl<'a> GitRun<'a> {
     fn publish(&self, staging: &Staging, bundles: Vec<ManifestBundle>) -> Result<String, Failure> {
         self.check_interrupt()?;
         self.step("verifying the staged bytes");
-        verify::verify_recorded(&staging.dir, &bundles).map_err(|e| {
+        verify::verify_recorded(&staging.dir, &bundles, self.git.limits).map_err(|e| {
             Failure::new(e.code(), format!("the staged copy does not verify: {e}"))
                 .with_severity(Severity::Retryable)
         })?;

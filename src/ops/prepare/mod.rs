@@ -27,6 +27,7 @@ use serde::Serialize;
 use crate::descriptor::plan::{GitSource, LocalSource, Plan, Source};
 use crate::format::code::{ErrorCode, ExitClass};
 use crate::format::escape;
+use crate::format::limits::Limits;
 use crate::format::pin::Pin;
 use crate::prepare::code::PrepareCode;
 
@@ -108,6 +109,8 @@ pub struct BundleReport {
     pub version: String,
     /// The pinned hash.
     pub hash: String,
+    /// The limits profile it was (or is to be) checked under.
+    pub limits: Limits,
     /// `published`, `up-to-date`, `verified` or `failed`.
     pub status: &'static str,
 }
@@ -234,12 +237,13 @@ fn jobs(sources: &[Source]) -> Vec<Job<'_>> {
     jobs
 }
 
-fn bundle_reports(pins: &[Pin], status: &'static str) -> Vec<BundleReport> {
+fn bundle_reports(pins: &[Pin], limits: Limits, status: &'static str) -> Vec<BundleReport> {
     pins.iter()
         .map(|p| BundleReport {
             name: p.name.to_string(),
             version: p.version.as_str().to_owned(),
             hash: p.hash.to_string(),
+            limits,
             status,
         })
         .collect()
@@ -250,7 +254,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
         &local.location,
         &format!("verifying `{}`", escape::path(&local.directory)),
     );
-    let result = verify::verify_dir(&local.directory, &local.pin, None);
+    let result = verify::verify_dir(&local.directory, &local.pin, local.limits, None);
     let pins = std::slice::from_ref(&local.pin);
     let (status, error) = match result {
         Ok(_) => ("verified", None),
@@ -279,7 +283,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
         url: None,
         commit: None,
         generation: None,
-        bundles: bundle_reports(pins, status),
+        bundles: bundle_reports(pins, local.limits, status),
         error,
     }
 }
@@ -311,7 +315,7 @@ pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
                     report.commit = Some(manifest.source.commit.clone());
                     report.generation = Some(id);
                     let pins: Vec<Pin> = manifest.bundles.iter().map(|b| b.pin.clone()).collect();
-                    report.bundles = bundle_reports(&pins, "rolled-back");
+                    report.bundles = bundle_reports(&pins, git.limits, "rolled-back");
                 }
                 Err(failure) => report.error = Some(failure),
             }
@@ -347,13 +351,15 @@ fn rollback_one(git: &GitSource, progress: &dyn Progress) -> Result<(String, Man
         &git.location,
         &format!("verifying generation {}", previous.id),
     );
-    verify::verify_recorded(&previous.dir, &previous.manifest.bundles).map_err(|e| {
-        Failure::new(
-            e.code(),
-            format!("the previous generation does not verify: {e}"),
-        )
-        .with_severity(Severity::Invalid)
-    })?;
+    verify::verify_recorded(&previous.dir, &previous.manifest.bundles, git.limits).map_err(
+        |e| {
+            Failure::new(
+                e.code(),
+                format!("the previous generation does not verify: {e}"),
+            )
+            .with_severity(Severity::Invalid)
+        },
+    )?;
     let generation = corpus.rollback().map_err(|e| io_failure(&e))?;
     progress.note(
         &git.location,

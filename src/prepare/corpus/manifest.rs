@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::format::bundle::Bundle;
 use crate::format::escape;
 use crate::format::hex;
+use crate::format::limits::Limits;
 use crate::format::pin::Pin;
 
 /// The only manifest format this version reads and writes.
@@ -49,6 +50,10 @@ pub struct ManifestBundle {
     pub pin: Pin,
     /// Its folder in the repository.
     pub path: String,
+    /// The profile it was verified under (`chamvi` when absent, as in manifests written before
+    /// profiles existed).
+    #[serde(default)]
+    pub limits: Limits,
     /// Every file.
     pub files: Vec<FileRecord>,
 }
@@ -71,6 +76,7 @@ impl ManifestBundle {
         ManifestBundle {
             pin: pin.clone(),
             path: repo_path,
+            limits: bundle.limits(),
             files: file_records(bundle.files()),
         }
     }

@@ -10,6 +10,7 @@ use super::select;
 use super::tree::{self, Summary, TreeError};
 use crate::format::bundle::Bundle;
 use crate::format::bundle_path::BundlePath;
+use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
 use crate::format::problem::Problems;
 use crate::format::skill_name::SkillName;
@@ -175,14 +176,21 @@ impl PinnedCommit {
         (outside, found.count - found.paths.len())
     }
 
-    /// The approved bundle `name` under `root`, checked against every bundle rule.
-    pub fn take(&self, root: Option<&BundlePath>, name: &SkillName) -> Result<Bundle, TakeError> {
+    /// The approved bundle `name` under `root`, checked against every bundle rule under the
+    /// bounds of `limits`.
+    pub fn take(
+        &self,
+        root: Option<&BundlePath>,
+        name: &SkillName,
+        limits: Limits,
+    ) -> Result<Bundle, TakeError> {
         let path = bundle_folder(root, name);
         let Some((files, problems)) = select::select_bundle(
             &self.fetched.repo,
             self.fetched.commit,
             self.summary.root,
             &path,
+            limits,
         )?
         else {
             return Err(TakeError::Missing {

@@ -7,13 +7,13 @@
 //! headers can decide:
 //!
 //! 1. **Plan.** Every entry goes through the same [`FileSetBuilder`] as a directory on disk: it is
-//!    counted (the walk stops at the first entry over [`limits::MAX_ENTRIES`]), its name checked,
+//!    counted (the walk stops at the first entry over the profile's entry bound), its name checked,
 //!    directories are checked against the depth bound, and each file is admitted by the file
 //!    count bound and sized from its object header. A file over its size bound is refused from
 //!    that header. Gitlinks and links refuse the bundle; none is followed.
 //! 2. **Read.** Unless the entry bound stopped the plan (the bundle is refused then, and the file
-//!    set is marked partial), the planned blobs are inflated: at most [`limits::MAX_FILES`], each
-//!    at most its bound. A Git LFS pointer ([`super::lfs`]) is refused: its content is not in the
+//!    set is marked partial), the planned blobs are inflated: at most the profile's file count,
+//!    each at most its bound. A Git LFS pointer ([`super::lfs`]) is refused: its content is not in the
 //!    pinned commit.
 
 use gix::bstr::ByteSlice;
@@ -23,7 +23,7 @@ use super::lfs;
 use super::tree::{TreeError, object_error, shown};
 use crate::format::bundle_path::BundlePath;
 use crate::format::file_set::{FileSet, FileSetBuilder};
-use crate::format::limits;
+use crate::format::limits::Limits;
 use crate::format::problem::{Problem, ProblemCode, Problems};
 
 /// The bundle in `folder` (a `/`-separated path from the repository root) of the tree `root` of
@@ -33,6 +33,7 @@ pub fn select_bundle(
     commit: gix::ObjectId,
     root: gix::ObjectId,
     folder: &str,
+    limits: Limits,
 ) -> Result<Option<(FileSet, Problems)>, TreeError> {
     let reader = Reader {
         repo,
@@ -42,7 +43,7 @@ pub fn select_bundle(
     let Some(tree) = reader.folder_tree(root)? else {
         return Ok(None);
     };
-    let mut builder = FileSetBuilder::new();
+    let mut builder = FileSetBuilder::with_limits(limits);
     let planned = reader.plan(tree, &mut builder)?;
     if !builder.is_exhausted() {
         for (path, id) in planned {
@@ -114,7 +115,7 @@ impl Reader<'_> {
                             continue;
                         }
                         let size = self.blob_size(oid, &path)?;
-                        if size > limits::max_file_bytes(path.as_str()) {
+                        if size > builder.limits().max_file_bytes(path.as_str()) {
                             builder.add_oversized(path, size);
                         } else {
                             planned.push((path, oid));
@@ -199,12 +200,13 @@ fn entry_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::limits;
     use crate::prepare::git::test_repo::TestRepo;
 
     fn select(repo: &TestRepo, root: &str) -> Result<Option<(FileSet, Problems)>, TreeError> {
         let commit = repo.commit(root);
         let root = gix::ObjectId::from_hex(root.as_bytes()).expect("id");
-        select_bundle(&repo.open(), commit, root, "skills/good")
+        select_bundle(&repo.open(), commit, root, "skills/good", limits::CHAMVI)
     }
 
     fn skill(repo: &TestRepo, extra: &[(&str, &[u8], &str)]) -> String {

@@ -41,6 +41,10 @@ crate::error_codes! {
     TooLarge = "too_large",
     /// The reference file is not UTF-8 text.
     NotText = "not_text",
+    /// `load_skill`: the reference is a binary file; its bytes are never returned as text.
+    BinaryReference = "binary_reference",
+    /// A file kept on disk no longer holds the bytes verified when the snapshot was made.
+    ReferenceChanged = "reference_changed",
 }
 
 impl schemars::JsonSchema for ToolCode {

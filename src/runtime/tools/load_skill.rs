@@ -58,6 +58,10 @@ pub struct LoadedSkill {
     pub content: String,
     /// Every supporting file of the skill, sorted.
     pub references: Vec<String>,
+    /// Those of `references` that are binary files (only under a limits profile that admits
+    /// them): `load_skill` refuses them with `binary_reference`. Absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub binary_references: Vec<String>,
 }
 
 /// The tool definition for a catalogue holding `names`.
@@ -125,13 +129,19 @@ pub(crate) fn call(
     if let Some(policy) = policy {
         policy(&access).map_err(|reason| ToolError::new(ToolCode::PolicyDenied, reason))?;
     }
+    let held;
     let content: &str = match reference {
         None => skill.body(),
-        // Verified UTF-8 when the snapshot was made.
-        Some(path) => skill
-            .reference(path)
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .unwrap_or_default(),
+        Some(path) => {
+            let file = skill.reference(path).ok_or_else(|| {
+                ToolError::new(ToolCode::ValidationError, "the reference vanished")
+            })?;
+            held = skill
+                .read(file)
+                .map_err(|e| ToolError::new(ToolCode::ReferenceChanged, e.to_string()))?;
+            // Verified text when the snapshot was made (binary files were refused above).
+            std::str::from_utf8(&held).unwrap_or_default()
+        }
     };
     let pin = skill.pin();
     let record = super::record(&access, content.as_bytes());
@@ -143,6 +153,7 @@ pub(crate) fn call(
             reference: reference.map(str::to_owned),
             content: content.to_owned(),
             references: skill.references().to_vec(),
+            binary_references: skill.binary_references(),
         },
         record,
     ))
@@ -165,8 +176,20 @@ fn check_reference<'a>(skill: &Snapshot, path: &'a str) -> Result<&'a str, ToolE
             "`SKILL.md` is the skill itself; pass `reference: null` to load its body".into(),
         ));
     }
-    if skill.reference(path).is_none() {
+    let Some(file) = skill.reference(path) else {
         return Err(refuse(format!("`{}` has no such file", skill.pin().name)));
+    };
+    if file.is_binary() {
+        return Err(ToolError::new(
+            ToolCode::BinaryReference,
+            format!(
+                "reference `{}` is a binary file ({} bytes, SHA-256 {}); its bytes are never returned as text — \
+                 a helper script can open it from the skill's directory, and MCP clients can read it as a resource blob",
+                escape::text(path),
+                file.size(),
+                file.sha256()
+            ),
+        ));
     }
     Ok(path)
 }

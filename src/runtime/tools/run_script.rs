@@ -182,7 +182,7 @@ pub(crate) fn call(
         .with_valid(skills.keys().map(ToString::to_string).collect()));
     };
     let name = skill.pin().name.as_str();
-    let Some(source) = skill.reference(script) else {
+    let Some(file) = skill.reference(script) else {
         let helpers = skill
             .references()
             .iter()
@@ -215,7 +215,7 @@ pub(crate) fn call(
         ));
     }
     // 5. Approval of these exact bytes.
-    if source.len() > runner::MAX_SCRIPT_BYTES {
+    if file.size() > runner::MAX_SCRIPT_BYTES as u64 {
         return Err(refuse(
             ToolCode::NotApproved,
             format!(
@@ -224,6 +224,10 @@ pub(crate) fn call(
             ),
         ));
     }
+    let source = skill
+        .read(file)
+        .map_err(|e| refuse(ToolCode::ReferenceChanged, e.to_string()))?;
+    let source: &[u8] = &source;
     let sha256 = crate::format::hex::sha256_hex(source);
     if !config.policy.approves(name, script, &sha256) {
         let why = match &config.policy {

@@ -7,6 +7,7 @@ use skillfold::format::bundle::{Bundle, LoadError};
 use skillfold::format::codes::PinCode;
 use skillfold::format::digest::BundleDigest;
 use skillfold::format::escape;
+use skillfold::format::limits::Limits;
 use skillfold::ops::hash::{self, HashReport};
 
 use crate::exit::{self, Exit};
@@ -15,7 +16,8 @@ use crate::exit::{self, Exit};
 ///
 /// Every rule of the bundle format is checked: `SKILL.md` frontmatter (strict YAML, `name`,
 /// `description`), UTF-8 text files without NUL bytes, no symlinks, special files or hidden
-/// paths, and every size bound. All problems are printed on stderr, one per line, as
+/// paths, and every size bound of the limits profile (`chamvi` unless `--limits` names
+/// another; the digest never depends on it). All problems are printed on stderr, one per line, as
 /// `error: DIR/PATH: what is wrong [code]`.
 ///
 /// With one directory the digest alone is printed; with several, `DIGEST  DIR` per line, as
@@ -27,7 +29,9 @@ use crate::exit::{self, Exit};
 #[command(
     after_help = "Examples:\n  skillfold hash examples/skills/csv-profiler\n  \
     skillfold hash examples/skills/*\n  skillfold hash --json examples/skills/csv-profiler\n  \
-    skillfold hash --expect 8a531fcd...b9f9e examples/skills/csv-profiler"
+    skillfold hash --expect 8a531fcd...b9f9e examples/skills/csv-profiler\n  \
+    skillfold hash --limits extended skills/docx\n  \
+    skillfold hash --limits file_bytes=1MiB,binary=true skills/theme-factory"
 )]
 pub struct HashArgs {
     /// Bundle directories (each holds `SKILL.md` at its root).
@@ -42,6 +46,18 @@ pub struct HashArgs {
     /// Exit 2 unless the digest equals HASH (64 lowercase hex digits). One directory only.
     #[arg(long, value_name = "HASH", value_parser = parse_digest)]
     expect: Option<BundleDigest>,
+
+    /// Review under a limits profile: `chamvi` (the default contract), `extended` (256 KiB
+    /// `SKILL.md`, 8 MiB files, 32 MiB and 1,024 files a bundle, binary files), or
+    /// `key=value,…` of `skill_md_bytes`, `file_bytes`, `bundle_bytes`, `files`, `binary`
+    /// (between the chamvi values and the hard ceilings). Write the same `limits:` on the
+    /// source in `skillfold.yaml`.
+    #[arg(long, value_name = "PROFILE", default_value = "chamvi", value_parser = parse_limits)]
+    limits: Limits,
+}
+
+pub(crate) fn parse_limits(s: &str) -> Result<Limits, String> {
+    Limits::parse(s).map_err(|e| e.to_string())
 }
 
 fn parse_digest(s: &str) -> Result<BundleDigest, String> {
@@ -57,7 +73,7 @@ pub fn run(args: HashArgs) -> Exit {
         );
         return Exit::Invalid;
     }
-    let results = hash::check_dirs(&args.dirs);
+    let results = hash::check_dirs(&args.dirs, args.limits);
     let mut exit = Exit::Ok;
     let mut reports = Vec::new();
     let mut lines = String::new();

@@ -5,6 +5,7 @@ use std::sync::atomic::AtomicBool;
 use clap::Args;
 use skillfold::format::bundle_path::BundlePath;
 use skillfold::format::escape;
+use skillfold::format::limits::Limits;
 use skillfold::format::pin::CommitId;
 use skillfold::format::skill_name::SkillName;
 use skillfold::ops::pin;
@@ -39,6 +40,11 @@ pub struct PinArgs {
     #[arg(long, value_name = "DIR", value_parser = parse_root)]
     root: Option<BundlePath>,
 
+    /// Check the bundles under this limits profile (`chamvi`, `extended` or `key=value,…`, as
+    /// for `hash --limits`); the printed entry names it.
+    #[arg(long, value_name = "PROFILE", default_value = "chamvi", value_parser = super::hash::parse_limits)]
+    limits: Limits,
+
     /// Bundles to pin.
     #[arg(required = true, value_name = "NAME", value_parser = parse_name)]
     names: Vec<SkillName>,
@@ -63,12 +69,14 @@ pub fn run(args: PinArgs) -> Exit {
         &args.revision,
         args.root.as_ref(),
         &args.names,
+        args.limits,
         &interrupt,
     ) {
         Ok(bundles) => crate::output::print(&pin::descriptor_entry(
             &args.source,
             &args.revision,
             args.root.as_ref(),
+            args.limits,
             &bundles,
         )),
         Err(pin::PinError::Bundles(errors)) => {
