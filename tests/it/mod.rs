@@ -13,6 +13,8 @@ mod git_hostile;
 mod guides;
 mod hostile_output;
 #[cfg(feature = "mcp")]
+mod limits;
+#[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(feature = "mcp")]
 mod mcp_client;
