@@ -15,7 +15,7 @@
 //! SHA-256; each read opens it beneath that directory without following links, reads at most
 //! its size, and serves it only if its SHA-256 still matches (else `reference_changed`). So a
 //! snapshot holds at most about 1.3 MiB of file bytes whatever its profile; the bytes of a whole
-//! bundle are held only while it is verified, one bundle at a time. Host sources
+//! bundle are held only while it is verified (one bundle per loading thread, one per core). Host sources
 //! ([`BundleSource`]) have no directory: their bytes stay in memory.
 //!
 //! Sources: a prepared Git corpus (its `current` generation is resolved once, so a concurrent
