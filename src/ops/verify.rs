@@ -17,6 +17,9 @@ pub struct BundleCheck {
     pub name: String,
     /// `verified`, `failed`, `being-prepared` or `unreadable` (an I/O error).
     pub status: &'static str,
+    /// The limits profile it was verified under (verified bundles).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<crate::format::limits::Limits>,
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -72,6 +75,7 @@ pub fn verify(plan: Plan) -> VerifyReport {
             location: s.origin().location.clone(),
             name: s.pin().name.to_string(),
             status: "verified",
+            limits: Some(s.limits()),
             error: None,
             code: None,
             details: Vec::new(),
@@ -91,6 +95,7 @@ pub fn verify(plan: Plan) -> VerifyReport {
             location: failure.location.clone(),
             name: failure.name.clone(),
             status,
+            limits: None,
             error: Some(failure.reason.clone()),
             code: Some(failure.code),
             details: failure.details.clone(),

@@ -485,8 +485,12 @@ fn prepared_from_git_under_extended_verified_and_served() {
     for bundle in manifest["bundles"].as_array().expect("bundles") {
         assert_eq!(bundle["limits"], "extended", "{}", bundle["pin"]);
     }
-    let out = world.run(&["verify", "-c", "skillfold.yaml"]);
+    let out = world.run(&["verify", "-c", "skillfold.yaml", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    for bundle in report["bundles"].as_array().expect("bundles") {
+        assert_eq!(bundle["limits"], "extended", "{bundle}");
+    }
     // Warm: the same profile is up to date; no fetch.
     let out = world.run(&["prepare", "-c", "skillfold.yaml", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -722,4 +726,46 @@ fn serve_answers_resources_read_of_a_binary_file_with_a_blob() {
         .expect("base64");
     let (_, bytes) = shape.binaries()[0];
     assert_eq!(&decoded, bytes);
+}
+
+#[test]
+fn an_approved_helper_opens_the_binary_files_of_its_prepared_bundle() {
+    const HELPER: &str =
+        "import hashlib, sys\nprint(hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest())\n";
+    let repo = Repo::new();
+    let shape = shapes()
+        .into_iter()
+        .find(|s| s.name == "showcase")
+        .expect("showcase");
+    let dir = repo.work.join("skills/showcase");
+    shape.write_to(&dir);
+    fs_err::create_dir_all(dir.join("scripts")).expect("mkdir");
+    fs_err::write(dir.join("scripts/digest.py"), HELPER).expect("write");
+    let commit = repo.commit("showcase with a helper");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    fs_err::write(
+        tmp.path().join("skillfold.yaml"),
+        format!(
+            "skills:\n  - git:\n      source: {}\n      revision: {commit}\n      directory: corpus\n      root: skills\n      limits: extended\n      approved:\n        - {{ name: showcase, version: '1', hash: {} }}\nscripts:\n  python: {}\n  allowlist:\n    - {{ skill: showcase, script: scripts/digest.py, sha256: {} }}\n",
+            repo.file_url(),
+            independent_digest(&dir),
+            super::runner::real_python().display(),
+            sha256(HELPER.as_bytes()),
+        ),
+    )
+    .expect("write");
+    let out = skillfold_in(tmp.path(), &["prepare", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let catalogue = catalogue(&tmp.path().join("skillfold.yaml"));
+    let (pdf_path, pdf) = shape.binaries()[0];
+    let (result, _) = catalogue
+        .call(
+            "skill_run_script",
+            &json!({"skill": "showcase", "script": "scripts/digest.py", "args": [pdf_path]}),
+        )
+        .expect("the helper runs");
+    assert_eq!(
+        result["stdout"].as_str().expect("stdout").trim(),
+        sha256(pdf)
+    );
 }

@@ -130,7 +130,7 @@ fn assert_ends(pid: i32, why: &str) {
 }
 
 /// The interpreter `python3` resolves to (through any shim).
-fn real_python() -> PathBuf {
+pub(super) fn real_python() -> PathBuf {
     let out = std::process::Command::new("python3")
         .args(["-c", "import sys; print(sys.executable)"])
         .output()
