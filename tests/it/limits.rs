@@ -15,7 +15,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::git_fixture::Repo;
-use super::util::{skillfold, skillfold_in, stderr, stdout};
+use super::util::{sha256, skillfold, skillfold_in, stderr, stdout};
 
 /// Deterministic bytes that are not text: every byte value appears, NUL included.
 fn binary(len: usize, seed: u32) -> Vec<u8> {
@@ -198,12 +198,23 @@ print(h.hexdigest())
         .to_owned()
 }
 
-fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+/// The shape `name` written as a local source approved under `limits: extended`, with its
+/// descriptor: the temporary directory, the shape and the bundle directory.
+fn local_extended(name: &str) -> (tempfile::TempDir, Shape, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let shape = shapes()
+        .into_iter()
+        .find(|s| s.name == name)
+        .expect("a shape");
+    let dir = tmp.path().join(name);
+    shape.write_to(&dir);
+    let hash = independent_digest(&dir);
+    fs_err::write(
+        tmp.path().join("skillfold.yaml"),
+        format!("skills:\n  - local: {{ name: {name}, version: '1', directory: {name}, hash: {hash}, limits: extended }}\n"),
+    )
+    .expect("write");
+    (tmp, shape, dir)
 }
 
 #[test]
@@ -608,21 +619,8 @@ fn the_profile_is_part_of_what_is_prepared_and_a_stricter_one_is_refused() {
 
 #[test]
 fn a_file_kept_on_disk_that_changes_is_never_served() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let shape = shapes()
-        .into_iter()
-        .find(|s| s.name == "office")
-        .expect("office");
-    let dir = tmp.path().join("office");
-    shape.write_to(&dir);
-    let hash = independent_digest(&dir);
-    let config = tmp.path().join("skillfold.yaml");
-    fs_err::write(
-        &config,
-        format!("skills:\n  - local: {{ name: office, version: '1', directory: office, hash: {hash}, limits: extended }}\n"),
-    )
-    .expect("write");
-    let catalogue = catalogue(&config);
+    let (tmp, shape, dir) = local_extended("office");
+    let catalogue = catalogue(&tmp.path().join("skillfold.yaml"));
     let (path, bytes) = shape.big_text();
     let input = json!({"name": "office", "reference": path});
     assert!(catalogue.call("load_skill", &input).is_ok());
@@ -676,19 +674,7 @@ fn pin_takes_a_profile_and_writes_it_into_the_entry() {
 
 #[test]
 fn serve_answers_resources_read_of_a_binary_file_with_a_blob() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let shape = shapes()
-        .into_iter()
-        .find(|s| s.name == "artifacts")
-        .expect("artifacts");
-    let dir = tmp.path().join("artifacts");
-    shape.write_to(&dir);
-    let hash = independent_digest(&dir);
-    fs_err::write(
-        tmp.path().join("skillfold.yaml"),
-        format!("skills:\n  - local: {{ name: artifacts, version: '1', directory: artifacts, hash: {hash}, limits: extended }}\n"),
-    )
-    .expect("write");
+    let (tmp, shape, _) = local_extended("artifacts");
     let mut child = Command::new(env!("CARGO_BIN_EXE_skillfold"))
         .args(["serve", "-c", "skillfold.yaml"])
         .current_dir(tmp.path())

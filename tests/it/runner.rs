@@ -9,15 +9,7 @@ use serde_json::{Value, json};
 use skillfold::runtime::Runtime;
 use skillfold::runtime::catalogue::Catalogue;
 
-use super::util::{assert_stderr_has, stderr, stdout};
-
-fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use super::util::{assert_stderr_has, sha256, stderr, stdout};
 
 /// A skill `tools` with the given helpers, a descriptor approving `approve` (script paths; each
 /// approved for its current bytes unless listed in `approve_other_bytes`).

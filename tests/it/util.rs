@@ -127,3 +127,12 @@ pub fn assert_stderr_has(o: &Output, needle: &str) {
     let err = stderr(o);
     assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
 }
+
+/// SHA-256 of `bytes`, lowercase hex.
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
