@@ -48,6 +48,9 @@ crate::error_codes! {
     InvalidLimits = "invalid_limits",
     /// A `limits` value is over its hard ceiling.
     LimitsOverCeiling = "limits_over_ceiling",
+    /// A Git source's `verify` policy cannot be used: no key file, a file that cannot be read or
+    /// parsed (the line is named), or a kind of key this version does not verify.
+    InvalidTrustPolicy = "invalid_trust_policy",
     /// `scripts.timeout_seconds` is out of range.
     InvalidTimeout = "invalid_timeout",
 }

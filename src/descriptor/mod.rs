@@ -34,6 +34,7 @@ pub mod code;
 pub mod plan;
 pub mod redact;
 pub mod runner;
+pub mod signers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -136,6 +137,25 @@ pub struct GitSpec {
     /// The bounds its bundles are checked against (default `chamvi`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSpec>,
+    /// Who may sign the pinned commit: with this key present, `prepare` and `pin` refuse a
+    /// commit that is not signed by an allowed key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifySpec>,
+}
+
+/// The trust policy of a Git source's commits.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifySpec {
+    /// An allowed-signers file in the format of Git's `gpg.ssh.allowedSignersFile` (relative
+    /// paths resolve against the descriptor's folder): the commit must carry an SSH signature by
+    /// a key listed there for the `git` namespace, valid at the committer time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_signers: Option<PathBuf>,
+    /// Armored OpenPGP public keys. Not supported by this version: `check` refuses it rather
+    /// than accept a policy it cannot enforce.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openpgp_keys: Option<PathBuf>,
 }
 
 /// An already deployed bundle directory and its pin.

@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
-use super::{Descriptor, GitSpec, LimitsSpec, LocalSpec, SkillSource};
+use super::signers::AllowedSigners;
+use super::{Descriptor, GitSpec, LimitsSpec, LocalSpec, SkillSource, VerifySpec};
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::{Blocklist, RunnerConfig, ScriptPolicy};
@@ -63,6 +64,9 @@ pub struct GitSource {
     pub approved: Vec<Pin>,
     /// The bounds its bundles are checked against.
     pub limits: Limits,
+    /// Who may sign the pinned commit (`verify.allowed_signers`); `None`: signatures are not
+    /// checked.
+    pub signers: Option<std::sync::Arc<AllowedSigners>>,
     /// Where it is written in the descriptor.
     pub location: String,
 }
@@ -336,6 +340,7 @@ impl Checker<'_> {
             }
         }
         let limits = self.limits(spec.limits.as_ref(), location);
+        let signers = self.signers(spec.verify.as_ref(), location);
         if self.problems.len() > before {
             return None;
         }
@@ -347,8 +352,49 @@ impl Checker<'_> {
             root,
             approved,
             limits: limits?,
+            signers: signers?,
             location: location.to_owned(),
         })
+    }
+
+    /// The allowed signers a Git source's `verify` names, read and parsed now.
+    fn signers(
+        &mut self,
+        spec: Option<&VerifySpec>,
+        location: &str,
+    ) -> Option<Option<std::sync::Arc<AllowedSigners>>> {
+        let Some(spec) = spec else {
+            return Some(None);
+        };
+        let at = format!("{location}.verify");
+        if spec.openpgp_keys.is_some() {
+            self.problem(
+                DescriptorCode::InvalidTrustPolicy,
+                format!("{at}.openpgp_keys"),
+                "OpenPGP keys are not supported by this version of skillfold; sign the commits with an SSH key and list it in `allowed_signers`",
+            );
+            return None;
+        }
+        let Some(path) = spec.allowed_signers.as_deref() else {
+            self.problem(
+                DescriptorCode::InvalidTrustPolicy,
+                at,
+                "`verify` needs `allowed_signers`",
+            );
+            return None;
+        };
+        let path = self.directory(path, format!("{at}.allowed_signers"))?;
+        match AllowedSigners::read(&path) {
+            Ok(signers) => Some(Some(std::sync::Arc::new(signers))),
+            Err(e) => {
+                self.problem(
+                    DescriptorCode::InvalidTrustPolicy,
+                    format!("{at}.allowed_signers"),
+                    e.to_string(),
+                );
+                None
+            }
+        }
     }
 
     fn local(&mut self, spec: &LocalSpec, location: &str) -> Option<LocalSource> {

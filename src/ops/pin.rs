@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
+use crate::descriptor::signers::{AllowedSigners, Signer};
 use crate::format::bundle::Bundle;
 use crate::format::bundle_path::BundlePath;
 use crate::format::code::ErrorCode;
@@ -57,15 +58,26 @@ impl PinError {
     }
 }
 
-/// Fetches `revision` of `url`, checks the bundles `names` under `root`, and returns them.
+/// What `pin` took from a commit.
+#[derive(Debug)]
+pub struct Pinned {
+    /// The checked bundles, in the order named.
+    pub bundles: Vec<Bundle>,
+    /// Who signed the commit, when allowed signers were given.
+    pub signer: Option<Signer>,
+}
+
+/// Fetches `revision` of `url`, checks its signature against `signers` (when given) and the
+/// bundles `names` under `root`, and returns them.
 pub fn pin(
     url: &str,
     revision: &CommitId,
     root: Option<&BundlePath>,
     names: &[SkillName],
     limits: Limits,
+    signers: Option<&AllowedSigners>,
     interrupt: &AtomicBool,
-) -> Result<Vec<Bundle>, PinError> {
+) -> Result<Pinned, PinError> {
     let shown = RedactedUrl::new(url);
     if shown.had_credentials() {
         return Err(PinError::CredentialsInUrl(shown));
@@ -78,6 +90,9 @@ pub fn pin(
         interrupt,
         &|_| {},
     )?;
+    let signer = signers
+        .map(|signers| commit.verify_signature(signers))
+        .transpose()?;
     let mut bundles = Vec::new();
     let mut errors = Vec::new();
     for name in names {
@@ -87,19 +102,21 @@ pub fn pin(
         }
     }
     if errors.is_empty() {
-        Ok(bundles)
+        Ok(Pinned { bundles, signer })
     } else {
         Err(PinError::Bundles(errors))
     }
 }
 
 /// The descriptor entry for the pinned bundles (checked under `limits`, which the entry names
-/// unless it is the default), with a reminder of what a pin is worth.
+/// unless it is the default; with the allowed-signers file and who signed the commit when its
+/// signature was checked), with a reminder of what a pin is worth.
 pub fn descriptor_entry(
     url: &str,
     revision: &CommitId,
     root: Option<&BundlePath>,
     limits: Limits,
+    trust: Option<(&std::path::Path, &Signer)>,
     bundles: &[Bundle],
 ) -> String {
     let mut out = String::new();
@@ -134,6 +151,16 @@ pub fn descriptor_entry(
             } else {
                 ""
             }
+        );
+    }
+    if let Some((path, signer)) = trust {
+        let _ = writeln!(out, "    verify:");
+        let _ = writeln!(
+            out,
+            "      allowed_signers: {}  # signed by {} ({})",
+            yaml_string(&path.to_string_lossy()),
+            escape::text(&signer.principal),
+            signer.fingerprint
         );
     }
     let _ = writeln!(out, "    approved:");
@@ -208,7 +235,14 @@ mod tests {
         let bundle = Bundle::check(files, problems).expect("a valid bundle");
         let digest = bundle.digest().to_string();
         let commit = CommitId::parse(&"a".repeat(40)).expect("commit");
-        let entry = descriptor_entry(url, &commit, Some(&root), Limits::default(), &[bundle]);
+        let entry = descriptor_entry(
+            url,
+            &commit,
+            Some(&root),
+            Limits::default(),
+            None,
+            &[bundle],
+        );
         assert!(!entry.contains('\u{1b}'), "{entry}");
         let parsed: serde_yaml::Value = serde_yaml::from_str(&entry).expect("YAML");
         let git = &parsed[0]["git"];
@@ -233,7 +267,14 @@ mod tests {
         for spec in ["extended", "file_bytes=1MiB,binary=true"] {
             let limits = Limits::parse(spec).expect("a profile");
             let commit = CommitId::parse(&"a".repeat(40)).expect("commit");
-            let entry = descriptor_entry("https://example.com/s.git", &commit, None, limits, &[]);
+            let entry = descriptor_entry(
+                "https://example.com/s.git",
+                &commit,
+                None,
+                limits,
+                None,
+                &[],
+            );
             let parsed: crate::descriptor::Descriptor =
                 serde_yaml::from_str(&format!("skills:\n{entry}")).expect("a descriptor");
             let crate::descriptor::SkillSource::Git(git) = &parsed.skills[0] else {

@@ -32,6 +32,16 @@ crate::error_codes! {
     ObjectTooLarge = "object_too_large",
     /// An approved name has no folder in the commit.
     BundleMissing = "bundle_missing",
+    /// The source requires a signed commit and the pinned commit carries no signature.
+    SignatureMissing = "signature_missing",
+    /// The pinned commit's signature does not verify over the commit.
+    SignatureInvalid = "signature_invalid",
+    /// The commit is signed by a key the source does not allow (or outside its validity window,
+    /// judged by the committer time).
+    SignerNotAllowed = "signer_not_allowed",
+    /// The commit is signed in a format skillfold does not verify (X.509, or OpenPGP without
+    /// `openpgp_keys`).
+    SignatureUnsupported = "signature_unsupported",
     /// Approved bundles break rules or do not match their pins.
     VerificationFailed = "verification_failed",
     /// Another preparer holds the corpus.

@@ -26,6 +26,7 @@ mod runtime;
 mod safe_read;
 mod schemas;
 mod shared_fetch;
+mod signatures;
 mod skills_ref_golden;
 mod spec_bounds;
 mod util;

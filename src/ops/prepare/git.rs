@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Failure, Options, Severity, SourceReport, bundle_reports, io_failure, short};
 use crate::descriptor::plan::GitSource;
+use crate::descriptor::signers::Signer;
 use crate::format::escape;
 use crate::format::pin::Pin;
 use crate::prepare::code::PrepareCode;
@@ -59,11 +60,12 @@ pub(super) fn prepare_commit(
     fetches.fetch_add(1, Ordering::Relaxed);
     let fetched = first.fetch(&store);
     for (slot, run, staging) in &pending {
-        let result = fetched
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|commit| run.stage_bundles(commit, staging))
-            .and_then(|bundles| run.publish(staging, bundles));
+        let result = fetched.as_ref().map_err(Clone::clone).and_then(|commit| {
+            let signer = run.check_signature(commit)?;
+            reports[*slot].1.signer.clone_from(&signer);
+            let bundles = run.stage_bundles(commit, staging)?;
+            run.publish(staging, bundles, signer)
+        });
         let report = &mut reports[*slot].1;
         match result {
             Ok(generation) => {
@@ -93,6 +95,7 @@ impl SourceReport {
             commit: Some(git.revision.to_string()),
             generation: None,
             bundles: bundle_reports(&git.approved, git.limits, "failed"),
+            signer: None,
             error: None,
         }
     }
@@ -215,7 +218,13 @@ impl<'a> GitRun<'a> {
         let same_source = m.source.commit == self.git.revision.as_str()
             && m.source.url == self.git.shown.as_str()
             && m.source.root.as_deref() == self.git.root.as_ref().map(|r| r.as_str())
-            && m.bundles.iter().all(|b| b.limits == self.git.limits);
+            && m.bundles.iter().all(|b| b.limits == self.git.limits)
+            && self.git.signers.as_ref().is_none_or(|signers| {
+                m.source
+                    .signer
+                    .as_ref()
+                    .is_some_and(|s| signers.lists(&s.fingerprint))
+            });
         if !same_source || pinned != held {
             return Ok(None);
         }
@@ -355,7 +364,35 @@ impl<'a> GitRun<'a> {
         match *commit {}
     }
 
-    fn publish(&self, staging: &Staging, bundles: Vec<ManifestBundle>) -> Result<String, Failure> {
+    /// Checks the commit's signature when the source requires one (`verify`).
+    #[cfg(feature = "git")]
+    fn check_signature(&self, commit: &Fetched) -> Result<Option<Signer>, Failure> {
+        let Some(signers) = &self.git.signers else {
+            return Ok(None);
+        };
+        self.step("checking the commit's signature");
+        let signer = commit
+            .verify_signature(signers)
+            .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+        self.note(&format!(
+            "commit signed by {} ({})",
+            escape::text(&signer.principal),
+            signer.fingerprint
+        ));
+        Ok(Some(signer))
+    }
+
+    #[cfg(not(feature = "git"))]
+    fn check_signature(&self, commit: &Fetched) -> Result<Option<Signer>, Failure> {
+        match *commit {}
+    }
+
+    fn publish(
+        &self,
+        staging: &Staging,
+        bundles: Vec<ManifestBundle>,
+        signer: Option<Signer>,
+    ) -> Result<String, Failure> {
         self.check_interrupt()?;
         self.step("verifying the staged bytes");
         verify::verify_recorded(&staging.dir, &bundles, self.git.limits).map_err(|e| {
@@ -374,6 +411,7 @@ impl<'a> GitRun<'a> {
                 url: self.git.shown.as_str().to_owned(),
                 commit: self.git.revision.to_string(),
                 root: self.git.root.as_ref().map(ToString::to_string),
+                signer,
             },
             bundles,
         };

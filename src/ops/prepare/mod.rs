@@ -135,6 +135,9 @@ pub struct SourceReport {
     pub generation: Option<String>,
     /// Every bundle of the source.
     pub bundles: Vec<BundleReport>,
+    /// Who signed the commit, when the source requires a signature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signer: Option<crate::descriptor::signers::Signer>,
     /// Why it failed, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Failure>,
@@ -284,6 +287,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
         commit: None,
         generation: None,
         bundles: bundle_reports(pins, local.limits, status),
+        signer: None,
         error,
     }
 }

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::descriptor::signers::Signer;
 use crate::format::bundle::Bundle;
 use crate::format::escape;
 use crate::format::hex;
@@ -40,6 +41,9 @@ pub struct ManifestSource {
     pub commit: String,
     /// The folder holding the bundles, if not the repository root.
     pub root: Option<String>,
+    /// Who signed the commit, when the source requires a signature (`verify`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signer: Option<Signer>,
 }
 
 /// One bundle of a generation.

@@ -7,7 +7,9 @@ use std::sync::atomic::AtomicBool;
 
 use super::fetch::{self, FetchError, FetchPath};
 use super::select;
+use super::signature::{self, SignatureError};
 use super::tree::{self, Summary, TreeError};
+use crate::descriptor::signers::{AllowedSigners, Signer};
 use crate::format::bundle::Bundle;
 use crate::format::bundle_path::BundlePath;
 use crate::format::limits::Limits;
@@ -44,6 +46,9 @@ pub enum CommitError {
         /// How many links the tree holds (a link in a subtree named twice counts once).
         count: usize,
     },
+    /// The commit's signature is refused by the source's trust policy.
+    #[error(transparent)]
+    Signature(#[from] SignatureError),
 }
 
 impl CommitError {
@@ -54,6 +59,7 @@ impl CommitError {
             CommitError::Fetch(e) => e.code(),
             CommitError::Tree(e) => e.code(),
             CommitError::Symlinks { .. } => PrepareCode::SymlinkInTree,
+            CommitError::Signature(e) => e.code(),
         }
     }
 
@@ -62,7 +68,7 @@ impl CommitError {
         match self {
             CommitError::Fetch(e) => e.is_retryable(),
             CommitError::Tree(e) => e.is_retryable(),
-            CommitError::Symlinks { .. } => false,
+            CommitError::Symlinks { .. } | CommitError::Signature(_) => false,
         }
     }
 }
@@ -151,6 +157,34 @@ impl PinnedCommit {
             });
         }
         Ok(PinnedCommit { fetched, summary })
+    }
+
+    /// Checks the commit's signature against `signers`: the `gpgsig` header over the rest of the
+    /// commit object, judged at the committer time.
+    pub fn verify_signature(&self, signers: &AllowedSigners) -> Result<Signer, CommitError> {
+        let id = self.fetched.commit;
+        let repo = &self.fetched.repo;
+        let object = repo
+            .find_object(id)
+            .map_err(|e| tree::object_error(id, &e))?;
+        let data = &object.data;
+        let parts = gix::objs::CommitRefIter::signature(data, repo.object_hash())
+            .map_err(|e| tree::object_error(id, &e))?;
+        let committed_at = gix::objs::CommitRef::from_bytes(data, repo.object_hash())
+            .and_then(|c| c.time())
+            .map_err(|e| tree::object_error(id, &e))?
+            .seconds;
+        let (sig, payload) = match parts {
+            Some((sig, signed)) => (Some(sig.to_vec()), signed.to_bstring().to_vec()),
+            None => (None, data.to_vec()),
+        };
+        Ok(signature::verify(
+            &id.to_string(),
+            sig.as_deref(),
+            &payload,
+            committed_at,
+            signers,
+        )?)
     }
 
     /// Whether the server refused the id and branches and tags were fetched instead.

@@ -3,6 +3,8 @@
 use std::sync::atomic::AtomicBool;
 
 use clap::Args;
+use skillfold::descriptor::code::DescriptorCode;
+use skillfold::descriptor::signers::AllowedSigners;
 use skillfold::format::bundle_path::BundlePath;
 use skillfold::format::escape;
 use skillfold::format::limits::Limits;
@@ -45,6 +47,12 @@ pub struct PinArgs {
     #[arg(long, value_name = "PROFILE", default_value = "chamvi", value_parser = super::hash::parse_limits)]
     limits: Limits,
 
+    /// Refuse the commit unless it carries an SSH signature by a key this allowed-signers file
+    /// (Git's `gpg.ssh.allowedSignersFile` format) lists for the `git` namespace; the printed
+    /// entry then carries `verify: {allowed_signers: FILE}`.
+    #[arg(long, value_name = "FILE")]
+    allowed_signers: Option<std::path::PathBuf>,
+
     /// Bundles to pin.
     #[arg(required = true, value_name = "NAME", value_parser = parse_name)]
     names: Vec<SkillName>,
@@ -64,20 +72,31 @@ fn parse_name(s: &str) -> Result<SkillName, String> {
 
 pub fn run(args: PinArgs) -> Exit {
     let interrupt = AtomicBool::new(false);
+    let signers = match args.allowed_signers.as_deref().map(AllowedSigners::read) {
+        None => None,
+        Some(Ok(signers)) => Some(signers),
+        Some(Err(e)) => {
+            let code = DescriptorCode::InvalidTrustPolicy;
+            diag!("error: {e} [{code}]");
+            return exit::of(code);
+        }
+    };
     match pin::pin(
         &args.source,
         &args.revision,
         args.root.as_ref(),
         &args.names,
         args.limits,
+        signers.as_ref(),
         &interrupt,
     ) {
-        Ok(bundles) => crate::output::print(&pin::descriptor_entry(
+        Ok(pinned) => crate::output::print(&pin::descriptor_entry(
             &args.source,
             &args.revision,
             args.root.as_ref(),
             args.limits,
-            &bundles,
+            args.allowed_signers.as_deref().zip(pinned.signer.as_ref()),
+            &pinned.bundles,
         )),
         Err(pin::PinError::Bundles(errors)) => {
             for e in errors {

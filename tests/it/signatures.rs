@@ -1,0 +1,316 @@
+//! Signed commits: skillfold's verdict on a matrix of commits equals `git verify-commit` with the
+//! same allowed-signers file (SSH-signed by an allowed key, by another key, unsigned, a signed
+//! commit whose message was altered, a key whose validity ended before the commit, a key allowed
+//! only for another namespace), and formats it does not verify (OpenPGP, X.509) are refused,
+//! never accepted. Keys are made by `ssh-keygen` and `gpg`, commits signed by `git`, all under
+//! throwaway homes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::git_fixture::{Repo, git, git_input};
+use super::util::{skillfold, skillfold_in, stderr, stdout};
+
+/// An SSH key pair made by `ssh-keygen` in `dir`; returns the private key's path.
+fn ssh_key(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&path)
+        .output()
+        .expect("ssh-keygen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    path
+}
+
+fn public(key: &Path) -> String {
+    fs_err::read_to_string(key.with_extension("pub"))
+        .expect("public key")
+        .trim()
+        .to_owned()
+}
+
+/// Commits `skills/demo` with `message`, signed by `key` when given; returns the commit id.
+fn commit(repo: &Repo, message: &str, key: Option<&Path>) -> String {
+    repo.write(
+        "skills/demo/SKILL.md",
+        format!("---\nname: demo\ndescription: Demo.\n---\n# demo\n\n{message}\n").as_bytes(),
+    );
+    git(&repo.work, &["add", "-A"]);
+    let mut args = vec!["-c".to_owned(), "gpg.format=ssh".to_owned()];
+    if let Some(key) = key {
+        args.extend([
+            "-c".to_owned(),
+            format!("user.signingkey={}", key.display()),
+            "commit".to_owned(),
+            "-S".to_owned(),
+        ]);
+    } else {
+        args.push("commit".to_owned());
+    }
+    args.extend(["-q".to_owned(), "-m".to_owned(), message.to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    git(&repo.work, &args);
+    publish(repo, &git(&repo.work, &["rev-parse", "HEAD"]), message)
+}
+
+/// Makes `id` reachable in the bare repository under a branch named after `label`.
+fn publish(repo: &Repo, id: &str, label: &str) -> String {
+    let branch = label.replace(' ', "-");
+    git(&repo.work, &["branch", "-f", &branch, id]);
+    git(
+        &repo.work,
+        &[
+            "push",
+            "-q",
+            "-f",
+            repo.bare.to_str().expect("utf8"),
+            &branch,
+        ],
+    );
+    id.to_owned()
+}
+
+/// A commit object written by hand from `commit`'s, with `edit` applied to its text.
+fn rewritten(repo: &Repo, commit: &str, label: &str, edit: impl Fn(&str) -> String) -> String {
+    let text = git(&repo.work, &["cat-file", "commit", commit]);
+    let id = git_input(
+        &repo.work,
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        format!("{}\n", edit(&text)).as_bytes(),
+    );
+    publish(repo, &id, label)
+}
+
+/// `git verify-commit` with `signers` as the allowed-signers file: whether it accepts `commit`.
+fn git_accepts(repo: &Repo, signers: &Path, commit: &str) -> bool {
+    Command::new("git")
+        .args([
+            "-c",
+            &format!("gpg.ssh.allowedSignersFile={}", signers.display()),
+            "verify-commit",
+            commit,
+        ])
+        .current_dir(&repo.work)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git verify-commit")
+        .status
+        .success()
+}
+
+/// `skillfold pin --allowed-signers` on `commit`: the error code, or `None` when accepted.
+fn skillfold_verdict(repo: &Repo, signers: &Path, commit: &str) -> Option<String> {
+    let out = skillfold(&[
+        "pin",
+        "--source",
+        &repo.file_url(),
+        "--revision",
+        commit,
+        "--root",
+        "skills",
+        "--allowed-signers",
+        signers.to_str().expect("utf8"),
+        "demo",
+    ]);
+    match out.status.code() {
+        Some(0) => {
+            assert!(
+                stdout(&out).contains("allowed_signers:"),
+                "{}",
+                stdout(&out)
+            );
+            None
+        }
+        Some(2) => {
+            let err = stderr(&out);
+            let code = err
+                .rsplit('[')
+                .next()
+                .and_then(|c| c.split(']').next())
+                .unwrap_or_default()
+                .to_owned();
+            Some(code)
+        }
+        other => panic!("exit {other:?}: {}", stderr(&out)),
+    }
+}
+
+#[test]
+fn the_verdicts_agree_with_git_verify_commit() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let alice = ssh_key(keys.path(), "alice");
+    let mallory = ssh_key(keys.path(), "mallory");
+    let old = ssh_key(keys.path(), "old");
+    let other_ns = ssh_key(keys.path(), "filesigner");
+    let signers = keys.path().join("allowed_signers");
+    fs_err::write(
+        &signers,
+        format!(
+            "# who may sign the skills\nalice@example.com namespaces=\"git\" {}\nold@example.com namespaces=\"git\",valid-before=\"20200101\" {}\nfiles@example.com namespaces=\"file\" {}\n",
+            public(&alice),
+            public(&old),
+            public(&other_ns)
+        ),
+    )
+    .expect("write");
+
+    let repo = Repo::new();
+    let signed = commit(&repo, "signed by alice", Some(&alice));
+    let cases = [
+        ("allowed key", signed.clone(), None),
+        (
+            "another key",
+            commit(&repo, "signed by mallory", Some(&mallory)),
+            Some("signer_not_allowed"),
+        ),
+        (
+            "unsigned",
+            commit(&repo, "not signed", None),
+            Some("signature_missing"),
+        ),
+        (
+            "altered message",
+            rewritten(&repo, &signed, "altered", |t| {
+                t.replace("signed by alice", "signed by alice, then edited")
+            }),
+            Some("signature_invalid"),
+        ),
+        (
+            "expired key",
+            commit(&repo, "signed by old", Some(&old)),
+            Some("signer_not_allowed"),
+        ),
+        (
+            "key allowed for another namespace",
+            commit(&repo, "signed by filesigner", Some(&other_ns)),
+            Some("signer_not_allowed"),
+        ),
+    ];
+    for (case, id, expected) in cases {
+        let ours = skillfold_verdict(&repo, &signers, &id);
+        assert_eq!(ours.as_deref(), expected, "{case}");
+        assert_eq!(
+            ours.is_none(),
+            git_accepts(&repo, &signers, &id),
+            "{case}: skillfold and git verify-commit disagree"
+        );
+    }
+}
+
+#[test]
+fn openpgp_and_x509_signatures_are_refused_as_unsupported() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let alice = ssh_key(keys.path(), "alice");
+    let signers = keys.path().join("allowed_signers");
+    fs_err::write(&signers, format!("alice {}\n", public(&alice))).expect("write");
+    let repo = Repo::new();
+    let signed = commit(&repo, "signed", Some(&alice));
+    for (label, armor) in [
+        (
+            "openpgp",
+            "-----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----",
+        ),
+        (
+            "x509",
+            "-----BEGIN SIGNED MESSAGE-----\n MIIGJgYJKoZIhvcNAQcC\n -----END SIGNED MESSAGE-----",
+        ),
+    ] {
+        let id = rewritten(&repo, &signed, label, |text| {
+            let start = text.find("gpgsig ").expect("a signature header");
+            let end = text[start..]
+                .find("-----END SSH SIGNATURE-----")
+                .expect("its end")
+                + start
+                + "-----END SSH SIGNATURE-----".len();
+            format!("{}gpgsig {armor}{}", &text[..start], &text[end..])
+        });
+        assert_eq!(
+            skillfold_verdict(&repo, &signers, &id).as_deref(),
+            Some("signature_unsupported"),
+            "{label}"
+        );
+    }
+}
+
+#[test]
+fn prepare_records_the_signer_and_refuses_an_unsigned_commit() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let alice = ssh_key(keys.path(), "alice");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    fs_err::write(
+        tmp.path().join("allowed_signers"),
+        format!("alice@example.com {}\n", public(&alice)),
+    )
+    .expect("write");
+    let repo = Repo::new();
+    let signed = commit(&repo, "signed", Some(&alice));
+    let digest = repo.digest("demo");
+    let descriptor = |revision: &str, digest: &str| {
+        fs_err::write(
+            tmp.path().join("skillfold.yaml"),
+            format!(
+                "skills:\n  - git:\n      source: {}\n      revision: {revision}\n      directory: corpus\n      root: skills\n      verify:\n        allowed_signers: allowed_signers\n      approved:\n        - {{ name: demo, version: '1', hash: {digest} }}\n",
+                repo.file_url()
+            ),
+        )
+        .expect("write");
+    };
+    descriptor(&signed, &digest);
+    let out = skillfold_in(tmp.path(), &["prepare", "-c", "skillfold.yaml", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let signer = &report["sources"][0]["signer"];
+    assert_eq!(signer["principal"], "alice@example.com", "{report}");
+    assert!(
+        signer["fingerprint"]
+            .as_str()
+            .expect("fingerprint")
+            .starts_with("SHA256:")
+    );
+    let current = fs_err::read_link(tmp.path().join("corpus/current")).expect("published");
+
+    // Unsigned: refused, the published generation stays.
+    let unsigned = commit(&repo, "unsigned", None);
+    descriptor(&unsigned, &repo.digest("demo"));
+    let out = skillfold_in(tmp.path(), &["prepare", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[signature_missing]"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs_err::read_link(tmp.path().join("corpus/current")).expect("published"),
+        current
+    );
+
+    // A malformed allowed-signers file is refused by `check`, naming the line.
+    fs_err::write(
+        tmp.path().join("allowed_signers"),
+        format!(
+            "alice@example.com {}\nbob ssh-ed25519 AAAA\n",
+            public(&alice)
+        ),
+    )
+    .expect("write");
+    let out = skillfold_in(tmp.path(), &["check", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("allowed_signers:2:"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("[invalid_trust_policy]"),
+        "{}",
+        stderr(&out)
+    );
+}
