@@ -152,8 +152,9 @@ pub struct VerifySpec {
     /// a key listed there for the `git` namespace, valid at the committer time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_signers: Option<PathBuf>,
-    /// Armored OpenPGP public keys. Not supported by this version: `check` refuses it rather
-    /// than accept a policy it cannot enforce.
+    /// Armored OpenPGP public keys (relative paths resolve against the descriptor's folder):
+    /// the commit may instead carry an OpenPGP signature by one of these keys (primary key or
+    /// subkey).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub openpgp_keys: Option<PathBuf>,
 }

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
-use super::signers::AllowedSigners;
+use super::signers::{AllowedSigners, OpenPgpKeys, SignersError, TrustPolicy};
 use super::{Descriptor, GitSpec, LimitsSpec, LocalSpec, SkillSource, VerifySpec};
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
@@ -64,9 +64,8 @@ pub struct GitSource {
     pub approved: Vec<Pin>,
     /// The bounds its bundles are checked against.
     pub limits: Limits,
-    /// Who may sign the pinned commit (`verify.allowed_signers`); `None`: signatures are not
-    /// checked.
-    pub signers: Option<std::sync::Arc<AllowedSigners>>,
+    /// Who may sign the pinned commit (`verify`); `None`: signatures are not checked.
+    pub trust: Option<std::sync::Arc<TrustPolicy>>,
     /// Where it is written in the descriptor.
     pub location: String,
 }
@@ -340,7 +339,7 @@ impl Checker<'_> {
             }
         }
         let limits = self.limits(spec.limits.as_ref(), location);
-        let signers = self.signers(spec.verify.as_ref(), location);
+        let trust = self.trust(spec.verify.as_ref(), location);
         if self.problems.len() > before {
             return None;
         }
@@ -352,46 +351,57 @@ impl Checker<'_> {
             root,
             approved,
             limits: limits?,
-            signers: signers?,
+            trust: trust?,
             location: location.to_owned(),
         })
     }
 
-    /// The allowed signers a Git source's `verify` names, read and parsed now.
-    fn signers(
+    /// The trust policy a Git source's `verify` names, its key files read and parsed now.
+    fn trust(
         &mut self,
         spec: Option<&VerifySpec>,
         location: &str,
-    ) -> Option<Option<std::sync::Arc<AllowedSigners>>> {
+    ) -> Option<Option<std::sync::Arc<TrustPolicy>>> {
         let Some(spec) = spec else {
             return Some(None);
         };
         let at = format!("{location}.verify");
-        if spec.openpgp_keys.is_some() {
-            self.problem(
-                DescriptorCode::InvalidTrustPolicy,
-                format!("{at}.openpgp_keys"),
-                "OpenPGP keys are not supported by this version of skillfold; sign the commits with an SSH key and list it in `allowed_signers`",
-            );
-            return None;
-        }
-        let Some(path) = spec.allowed_signers.as_deref() else {
+        if spec.allowed_signers.is_none() && spec.openpgp_keys.is_none() {
             self.problem(
                 DescriptorCode::InvalidTrustPolicy,
                 at,
-                "`verify` needs `allowed_signers`",
+                "`verify` needs `allowed_signers`, `openpgp_keys` or both",
             );
             return None;
+        }
+        let ssh = self.key_file(
+            spec.allowed_signers.as_deref(),
+            format!("{at}.allowed_signers"),
+            AllowedSigners::read,
+        )?;
+        let openpgp = self.key_file(
+            spec.openpgp_keys.as_deref(),
+            format!("{at}.openpgp_keys"),
+            OpenPgpKeys::read,
+        )?;
+        Some(Some(std::sync::Arc::new(TrustPolicy { ssh, openpgp })))
+    }
+
+    /// Reads the key file `path` (when given) with `read`; `None` when it is refused.
+    fn key_file<T>(
+        &mut self,
+        path: Option<&Path>,
+        location: String,
+        read: impl Fn(&Path) -> Result<T, SignersError>,
+    ) -> Option<Option<T>> {
+        let Some(path) = path else {
+            return Some(None);
         };
-        let path = self.directory(path, format!("{at}.allowed_signers"))?;
-        match AllowedSigners::read(&path) {
-            Ok(signers) => Some(Some(std::sync::Arc::new(signers))),
+        let path = self.directory(path, location.clone())?;
+        match read(&path) {
+            Ok(keys) => Some(Some(keys)),
             Err(e) => {
-                self.problem(
-                    DescriptorCode::InvalidTrustPolicy,
-                    format!("{at}.allowed_signers"),
-                    e.to_string(),
-                );
+                self.problem(DescriptorCode::InvalidTrustPolicy, location, e.to_string());
                 None
             }
         }

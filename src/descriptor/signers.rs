@@ -28,6 +28,82 @@ pub struct Signer {
     pub fingerprint: String,
 }
 
+/// A source's trust policy: the keys that may sign its pinned commit.
+#[derive(Debug, Clone)]
+pub struct TrustPolicy {
+    /// SSH keys (`verify.allowed_signers`).
+    pub ssh: Option<AllowedSigners>,
+    /// OpenPGP keys (`verify.openpgp_keys`).
+    pub openpgp: Option<OpenPgpKeys>,
+}
+
+impl TrustPolicy {
+    /// Whether the key with this fingerprint is still allowed (SSH: listed for the `git`
+    /// namespace; OpenPGP: in the keyring, primary key or subkey).
+    pub fn lists(&self, fingerprint: &str) -> bool {
+        self.ssh.as_ref().is_some_and(|s| s.lists(fingerprint))
+            || self.openpgp.as_ref().is_some_and(|k| k.lists(fingerprint))
+    }
+}
+
+/// An armored OpenPGP keyring (`verify.openpgp_keys`): public keys whose self-signatures and
+/// subkey bindings verify.
+#[derive(Debug, Clone)]
+pub struct OpenPgpKeys {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// The keys.
+    pub keys: Vec<pgp::composed::SignedPublicKey>,
+}
+
+impl OpenPgpKeys {
+    /// Reads the armored public keys in `path` (at most [`MAX_SIGNERS_BYTES`]); a key whose
+    /// bindings do not verify refuses the file.
+    pub fn read(path: &Path) -> Result<OpenPgpKeys, SignersError> {
+        use pgp::composed::Deserializable as _;
+        use pgp::types::KeyDetails as _;
+
+        let error = |message: String| SignersError {
+            path: path.to_owned(),
+            line: None,
+            message,
+        };
+        let bytes = read_bounded(path)?;
+        let (keys, _) = pgp::composed::SignedPublicKey::from_armor_many(&bytes[..])
+            .map_err(|e| error(format!("not armored OpenPGP public keys: {e}")))?;
+        let mut out = Vec::new();
+        for (i, key) in keys.enumerate() {
+            let key = key.map_err(|e| error(format!("key {} cannot be read: {e}", i + 1)))?;
+            key.verify_bindings().map_err(|e| {
+                error(format!(
+                    "key {} ({:X}): its self-signatures do not verify: {e}",
+                    i + 1,
+                    key.fingerprint()
+                ))
+            })?;
+            out.push(key);
+        }
+        if out.is_empty() {
+            return Err(error("no public key is listed".into()));
+        }
+        Ok(OpenPgpKeys {
+            path: path.to_owned(),
+            keys: out,
+        })
+    }
+
+    /// Whether a primary key or subkey has this fingerprint (uppercase hex).
+    pub fn lists(&self, fingerprint: &str) -> bool {
+        use pgp::types::KeyDetails as _;
+        self.keys.iter().any(|k| {
+            format!("{:X}", k.fingerprint()) == fingerprint
+                || k.public_subkeys
+                    .iter()
+                    .any(|s| format!("{:X}", s.key.fingerprint()) == fingerprint)
+        })
+    }
+}
+
 /// The most bytes an allowed-signers file may hold.
 pub const MAX_SIGNERS_BYTES: u64 = 1024 * 1024;
 
@@ -86,30 +162,17 @@ impl AllowedSigners {
 
     /// Reads and parses the file at `path` (at most [`MAX_SIGNERS_BYTES`]).
     pub fn read(path: &Path) -> Result<AllowedSigners, SignersError> {
-        let error = |line, message: String| SignersError {
-            path: path.to_owned(),
-            line,
-            message,
-        };
-        let file = fs_err::File::open(path).map_err(|e| error(None, e.to_string()))?;
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(file, MAX_SIGNERS_BYTES + 1),
-            &mut bytes,
-        )
-        .map_err(|e| error(None, e.to_string()))?;
-        if bytes.len() as u64 > MAX_SIGNERS_BYTES {
-            return Err(error(
-                None,
-                format!("larger than {MAX_SIGNERS_BYTES} bytes"),
-            ));
-        }
+        let bytes = read_bounded(path)?;
         let text = String::from_utf8(bytes).map_err(|e| {
             let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
                 .iter()
                 .filter(|&&b| b == b'\n')
                 .count();
-            error(Some(line), "not UTF-8 text".into())
+            SignersError {
+                path: path.to_owned(),
+                line: Some(line),
+                message: "not UTF-8 text".into(),
+            }
         })?;
         AllowedSigners::parse(&text, path)
     }
@@ -141,6 +204,26 @@ impl AllowedSigners {
             signers,
         })
     }
+}
+
+/// The bytes of the key file at `path`, refused over [`MAX_SIGNERS_BYTES`] without reading more.
+pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>, SignersError> {
+    let error = |message: String| SignersError {
+        path: path.to_owned(),
+        line: None,
+        message,
+    };
+    let file = fs_err::File::open(path).map_err(|e| error(e.to_string()))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_SIGNERS_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(|e| error(e.to_string()))?;
+    if bytes.len() as u64 > MAX_SIGNERS_BYTES {
+        return Err(error(format!("larger than {MAX_SIGNERS_BYTES} bytes")));
+    }
+    Ok(bytes)
 }
 
 impl AllowedSigner {

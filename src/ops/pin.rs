@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
-use crate::descriptor::signers::{AllowedSigners, Signer};
+use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::bundle::Bundle;
 use crate::format::bundle_path::BundlePath;
 use crate::format::code::ErrorCode;
@@ -63,11 +63,11 @@ impl PinError {
 pub struct Pinned {
     /// The checked bundles, in the order named.
     pub bundles: Vec<Bundle>,
-    /// Who signed the commit, when allowed signers were given.
+    /// Who signed the commit, when a trust policy was given.
     pub signer: Option<Signer>,
 }
 
-/// Fetches `revision` of `url`, checks its signature against `signers` (when given) and the
+/// Fetches `revision` of `url`, checks its signature against `trust` (when given) and the
 /// bundles `names` under `root`, and returns them.
 pub fn pin(
     url: &str,
@@ -75,7 +75,7 @@ pub fn pin(
     root: Option<&BundlePath>,
     names: &[SkillName],
     limits: Limits,
-    signers: Option<&AllowedSigners>,
+    trust: Option<&TrustPolicy>,
     interrupt: &AtomicBool,
 ) -> Result<Pinned, PinError> {
     let shown = RedactedUrl::new(url);
@@ -90,8 +90,8 @@ pub fn pin(
         interrupt,
         &|_| {},
     )?;
-    let signer = signers
-        .map(|signers| commit.verify_signature(signers))
+    let signer = trust
+        .map(|trust| commit.verify_signature(trust))
         .transpose()?;
     let mut bundles = Vec::new();
     let mut errors = Vec::new();
@@ -109,14 +109,14 @@ pub fn pin(
 }
 
 /// The descriptor entry for the pinned bundles (checked under `limits`, which the entry names
-/// unless it is the default; with the allowed-signers file and who signed the commit when its
-/// signature was checked), with a reminder of what a pin is worth.
+/// unless it is the default; with the key files (`verify` keys and paths) and who signed the
+/// commit when its signature was checked), with a reminder of what a pin is worth.
 pub fn descriptor_entry(
     url: &str,
     revision: &CommitId,
     root: Option<&BundlePath>,
     limits: Limits,
-    trust: Option<(&std::path::Path, &Signer)>,
+    trust: Option<(&[(&str, &std::path::Path)], &Signer)>,
     bundles: &[Bundle],
 ) -> String {
     let mut out = String::new();
@@ -153,15 +153,16 @@ pub fn descriptor_entry(
             }
         );
     }
-    if let Some((path, signer)) = trust {
-        let _ = writeln!(out, "    verify:");
+    if let Some((files, signer)) = trust {
         let _ = writeln!(
             out,
-            "      allowed_signers: {}  # signed by {} ({})",
-            yaml_string(&path.to_string_lossy()),
+            "    verify:  # signed by {} ({})",
             escape::text(&signer.principal),
             signer.fingerprint
         );
+        for (key, path) in files {
+            let _ = writeln!(out, "      {key}: {}", yaml_string(&path.to_string_lossy()));
+        }
     }
     let _ = writeln!(out, "    approved:");
     for bundle in bundles {

@@ -39,8 +39,7 @@ crate::error_codes! {
     /// The commit is signed by a key the source does not allow (or outside its validity window,
     /// judged by the committer time).
     SignerNotAllowed = "signer_not_allowed",
-    /// The commit is signed in a format skillfold does not verify (X.509, or OpenPGP without
-    /// `openpgp_keys`).
+    /// The commit is signed in a format skillfold does not verify (X.509).
     SignatureUnsupported = "signature_unsupported",
     /// Approved bundles break rules or do not match their pins.
     VerificationFailed = "verification_failed",

@@ -1,9 +1,9 @@
 //! Signed commits: skillfold's verdict on a matrix of commits equals `git verify-commit` with the
-//! same allowed-signers file (SSH-signed by an allowed key, by another key, unsigned, a signed
-//! commit whose message was altered, a key whose validity ended before the commit, a key allowed
-//! only for another namespace), and formats it does not verify (OpenPGP, X.509) are refused,
-//! never accepted. Keys are made by `ssh-keygen` and `gpg`, commits signed by `git`, all under
-//! throwaway homes.
+//! same allowed-signers file or keyring (SSH-signed by an allowed key, by another key, unsigned, a
+//! signed commit whose message was altered, a key whose validity ended before the commit, a key
+//! allowed only for another namespace; OpenPGP-signed by a listed key, by its signing subkey, by
+//! an unknown key, altered), and X.509 signatures are refused, never accepted. Keys are made by
+//! `ssh-keygen` and `gpg`, commits signed by `git`, all under throwaway homes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -88,8 +88,9 @@ fn rewritten(repo: &Repo, commit: &str, label: &str, edit: impl Fn(&str) -> Stri
     publish(repo, &id, label)
 }
 
-/// `git verify-commit` with `signers` as the allowed-signers file: whether it accepts `commit`.
-fn git_accepts(repo: &Repo, signers: &Path, commit: &str) -> bool {
+/// `git verify-commit` with `signers` as the allowed-signers file and `gnupg_home` as the
+/// OpenPGP keyring: whether it accepts `commit`.
+fn git_accepts(repo: &Repo, signers: &Path, gnupg_home: &Path, commit: &str) -> bool {
     Command::new("git")
         .args([
             "-c",
@@ -100,14 +101,16 @@ fn git_accepts(repo: &Repo, signers: &Path, commit: &str) -> bool {
         .current_dir(&repo.work)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GNUPGHOME", gnupg_home)
         .output()
         .expect("git verify-commit")
         .status
         .success()
 }
 
-/// `skillfold pin --allowed-signers` on `commit`: the error code, or `None` when accepted.
-fn skillfold_verdict(repo: &Repo, signers: &Path, commit: &str) -> Option<String> {
+/// `skillfold pin OPTION KEYS` on `commit` (`--allowed-signers` or `--openpgp-keys`): the error
+/// code, or `None` when accepted.
+fn skillfold_verdict(repo: &Repo, option: &str, keys: &Path, commit: &str) -> Option<String> {
     let out = skillfold(&[
         "pin",
         "--source",
@@ -116,14 +119,15 @@ fn skillfold_verdict(repo: &Repo, signers: &Path, commit: &str) -> Option<String
         commit,
         "--root",
         "skills",
-        "--allowed-signers",
-        signers.to_str().expect("utf8"),
+        option,
+        keys.to_str().expect("utf8"),
         "demo",
     ]);
     match out.status.code() {
         Some(0) => {
+            let key = option.trim_start_matches("--").replace('-', "_");
             assert!(
-                stdout(&out).contains("allowed_signers:"),
+                stdout(&out).contains(&format!("{key}:")),
                 "{}",
                 stdout(&out)
             );
@@ -195,32 +199,34 @@ fn the_verdicts_agree_with_git_verify_commit() {
         ),
     ];
     for (case, id, expected) in cases {
-        let ours = skillfold_verdict(&repo, &signers, &id);
+        let ours = skillfold_verdict(&repo, "--allowed-signers", &signers, &id);
         assert_eq!(ours.as_deref(), expected, "{case}");
         assert_eq!(
             ours.is_none(),
-            git_accepts(&repo, &signers, &id),
+            git_accepts(&repo, &signers, keys.path(), &id),
             "{case}: skillfold and git verify-commit disagree"
         );
     }
 }
 
 #[test]
-fn openpgp_and_x509_signatures_are_refused_as_unsupported() {
+fn x509_is_refused_as_unsupported_and_openpgp_needs_a_keyring() {
     let keys = tempfile::tempdir().expect("tempdir");
     let alice = ssh_key(keys.path(), "alice");
     let signers = keys.path().join("allowed_signers");
     fs_err::write(&signers, format!("alice {}\n", public(&alice))).expect("write");
     let repo = Repo::new();
     let signed = commit(&repo, "signed", Some(&alice));
-    for (label, armor) in [
+    for (label, armor, code) in [
         (
             "openpgp",
             "-----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----",
+            "signer_not_allowed",
         ),
         (
             "x509",
             "-----BEGIN SIGNED MESSAGE-----\n MIIGJgYJKoZIhvcNAQcC\n -----END SIGNED MESSAGE-----",
+            "signature_unsupported",
         ),
     ] {
         let id = rewritten(&repo, &signed, label, |text| {
@@ -233,8 +239,8 @@ fn openpgp_and_x509_signatures_are_refused_as_unsupported() {
             format!("{}gpgsig {armor}{}", &text[..start], &text[end..])
         });
         assert_eq!(
-            skillfold_verdict(&repo, &signers, &id).as_deref(),
-            Some("signature_unsupported"),
+            skillfold_verdict(&repo, "--allowed-signers", &signers, &id).as_deref(),
+            Some(code),
             "{label}"
         );
     }
@@ -313,4 +319,182 @@ fn prepare_records_the_signer_and_refuses_an_unsigned_commit() {
         "{}",
         stderr(&out)
     );
+}
+
+/// A throwaway GnuPG home.
+fn gnupg_home(parent: &Path, name: &str) -> PathBuf {
+    let home = parent.join(name);
+    fs_err::create_dir(&home).expect("mkdir");
+    std::fs::set_permissions(&home, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .expect("chmod");
+    home
+}
+
+/// Runs `gpg --batch` in `home`; returns its stdout.
+fn gpg(home: &Path, args: &[&str]) -> String {
+    let out = Command::new("gpg")
+        .arg("--batch")
+        .args(args)
+        .env("GNUPGHOME", home)
+        .output()
+        .expect("gpg");
+    assert!(
+        out.status.success(),
+        "gpg {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Makes an ed25519 key for `user` in `home`; returns the fingerprints (primary first, then
+/// subkeys).
+fn gpg_key(home: &Path, user: &str) -> Vec<String> {
+    gpg(
+        home,
+        &[
+            "--pinentry-mode",
+            "loopback",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            user,
+            "ed25519",
+            "sign",
+            "never",
+        ],
+    );
+    fingerprints(home, user)
+}
+
+fn fingerprints(home: &Path, user: &str) -> Vec<String> {
+    gpg(home, &["--with-colons", "--list-keys", user])
+        .lines()
+        .filter_map(|l| l.strip_prefix("fpr:"))
+        .map(|l| l.trim_matches(':').to_owned())
+        .collect()
+}
+
+/// Commits `skills/demo` signed with the OpenPGP key `key` of `home`.
+fn gpg_commit(repo: &Repo, home: &Path, message: &str, key: &str) -> String {
+    repo.write(
+        "skills/demo/SKILL.md",
+        format!("---\nname: demo\ndescription: Demo.\n---\n# demo\n\n{message}\n").as_bytes(),
+    );
+    git(&repo.work, &["add", "-A"]);
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "gpg.format=openpgp",
+            "-c",
+            &format!("user.signingkey={key}"),
+            "commit",
+            "-S",
+            "-q",
+            "-m",
+            message,
+        ])
+        .current_dir(&repo.work)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Fixture")
+        .env("GIT_AUTHOR_EMAIL", "fixture@example.com")
+        .env("GIT_COMMITTER_NAME", "Fixture")
+        .env("GIT_COMMITTER_EMAIL", "fixture@example.com")
+        .env("GNUPGHOME", home)
+        .output()
+        .expect("git commit -S");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    publish(repo, &git(&repo.work, &["rev-parse", "HEAD"]), message)
+}
+
+#[test]
+fn openpgp_verdicts_agree_with_git_verify_commit() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let signing = gnupg_home(tmp.path(), "signing");
+    let verifying = gnupg_home(tmp.path(), "verifying");
+    let alice = gpg_key(&signing, "Alice <alice@example.com>");
+    gpg(
+        &signing,
+        &[
+            "--pinentry-mode",
+            "loopback",
+            "--passphrase",
+            "",
+            "--quick-add-key",
+            &alice[0],
+            "ed25519",
+            "sign",
+            "never",
+        ],
+    );
+    let alice = fingerprints(&signing, "alice@example.com");
+    assert_eq!(alice.len(), 2, "a primary key and a signing subkey");
+    let mallory = gpg_key(&signing, "Mallory <mallory@example.com>");
+    let keyring = tmp.path().join("alice.asc");
+    fs_err::write(
+        &keyring,
+        gpg(&signing, &["--armor", "--export", "alice@example.com"]),
+    )
+    .expect("write");
+    gpg(&verifying, &["--import", keyring.to_str().expect("utf8")]);
+    // git verify-commit needs no trust level beyond a valid signature; the SSH file is unused.
+    let no_ssh = tmp.path().join("allowed_signers");
+    fs_err::write(&no_ssh, "").expect("write");
+
+    let repo = Repo::new();
+    let by_alice = gpg_commit(
+        &repo,
+        &signing,
+        "signed by alice",
+        &format!("{}!", alice[0]),
+    );
+    let cases = [
+        ("listed primary key", by_alice.clone(), None),
+        (
+            "listed signing subkey",
+            gpg_commit(
+                &repo,
+                &signing,
+                "signed by alice's subkey",
+                &format!("{}!", alice[1]),
+            ),
+            None,
+        ),
+        (
+            "unknown key",
+            gpg_commit(&repo, &signing, "signed by mallory", &mallory[0]),
+            Some("signer_not_allowed"),
+        ),
+        (
+            "altered message",
+            rewritten(&repo, &by_alice, "pgp altered", |t| {
+                t.replace("signed by alice", "signed by alice, then edited")
+            }),
+            Some("signature_invalid"),
+        ),
+        (
+            "unsigned",
+            commit(&repo, "pgp unsigned", None),
+            Some("signature_missing"),
+        ),
+    ];
+    for (case, id, expected) in cases {
+        let ours = skillfold_verdict(&repo, "--openpgp-keys", &keyring, &id);
+        assert_eq!(ours.as_deref(), expected, "{case}");
+        assert_eq!(
+            ours.is_none(),
+            git_accepts(&repo, &no_ssh, &verifying, &id),
+            "{case}: skillfold and git verify-commit disagree"
+        );
+    }
+    for home in [&signing, &verifying] {
+        let _ = Command::new("gpgconf")
+            .args(["--kill", "all"])
+            .env("GNUPGHOME", home)
+            .output();
+    }
 }

@@ -219,7 +219,7 @@ impl<'a> GitRun<'a> {
             && m.source.url == self.git.shown.as_str()
             && m.source.root.as_deref() == self.git.root.as_ref().map(|r| r.as_str())
             && m.bundles.iter().all(|b| b.limits == self.git.limits)
-            && self.git.signers.as_ref().is_none_or(|signers| {
+            && self.git.trust.as_ref().is_none_or(|signers| {
                 m.source
                     .signer
                     .as_ref()
@@ -367,12 +367,12 @@ impl<'a> GitRun<'a> {
     /// Checks the commit's signature when the source requires one (`verify`).
     #[cfg(feature = "git")]
     fn check_signature(&self, commit: &Fetched) -> Result<Option<Signer>, Failure> {
-        let Some(signers) = &self.git.signers else {
+        let Some(trust) = &self.git.trust else {
             return Ok(None);
         };
         self.step("checking the commit's signature");
         let signer = commit
-            .verify_signature(signers)
+            .verify_signature(trust)
             .map_err(|e| Failure::new(e.code(), e.to_string()))?;
         self.note(&format!(
             "commit signed by {} ({})",

@@ -9,7 +9,7 @@ use super::fetch::{self, FetchError, FetchPath};
 use super::select;
 use super::signature::{self, SignatureError};
 use super::tree::{self, Summary, TreeError};
-use crate::descriptor::signers::{AllowedSigners, Signer};
+use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::bundle::Bundle;
 use crate::format::bundle_path::BundlePath;
 use crate::format::limits::Limits;
@@ -159,9 +159,9 @@ impl PinnedCommit {
         Ok(PinnedCommit { fetched, summary })
     }
 
-    /// Checks the commit's signature against `signers`: the `gpgsig` header over the rest of the
+    /// Checks the commit's signature against `policy`: the `gpgsig` header over the rest of the
     /// commit object, judged at the committer time.
-    pub fn verify_signature(&self, signers: &AllowedSigners) -> Result<Signer, CommitError> {
+    pub fn verify_signature(&self, policy: &TrustPolicy) -> Result<Signer, CommitError> {
         let id = self.fetched.commit;
         let repo = &self.fetched.repo;
         let object = repo
@@ -183,7 +183,7 @@ impl PinnedCommit {
             sig.as_deref(),
             &payload,
             committed_at,
-            signers,
+            policy,
         )?)
     }
 

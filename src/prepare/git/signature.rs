@@ -5,12 +5,15 @@
 //! SSH signatures (`-----BEGIN SSH SIGNATURE-----`, Git's `gpg.format = ssh`) are verified with
 //! the `ssh-key` crate's SSHSIG support in the `git` namespace; the signing key must be listed in
 //! the allowed-signers file with that namespace allowed and the committer time inside its
-//! validity window (Git judges the window by the committer time too). The verdict:
-//! unsigned → `signature_missing`; a signature that does not verify over the payload →
-//! `signature_invalid`; a valid signature by a key not allowed → `signer_not_allowed`; X.509 and
-//! OpenPGP signatures → `signature_unsupported` — never accepted silently.
+//! validity window (Git judges the window by the committer time too). OpenPGP signatures
+//! (`-----BEGIN PGP SIGNATURE-----`) are verified with the `pgp` crate against the keyring of
+//! `openpgp_keys`, by a primary key or a subkey whose binding verified when the keyring was read.
+//! The verdict: unsigned → `signature_missing`; a signature that does not verify over the
+//! payload → `signature_invalid`; a valid signature by a key not allowed (or a format the policy
+//! lists no keys for) → `signer_not_allowed`; X.509 signatures → `signature_unsupported` — never
+//! accepted silently.
 
-use crate::descriptor::signers::{AllowedSigners, Signer};
+use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, Signer, TrustPolicy};
 use crate::format::escape;
 use crate::prepare::code::PrepareCode;
 
@@ -56,7 +59,7 @@ pub enum SignatureError {
     Unsupported {
         /// The commit.
         commit: String,
-        /// `an X.509`, `an OpenPGP`, `an unknown`.
+        /// `an X.509`, `an unknown`.
         format: &'static str,
     },
 }
@@ -75,40 +78,64 @@ impl SignatureError {
 
 /// Verifies the signature `signature` (the `gpgsig` header's value, `None` when the commit has
 /// none) of commit `commit` over `payload`, committed at Unix time `committed_at`, against
-/// `signers`.
+/// `policy`.
 pub fn verify(
     commit: &str,
     signature: Option<&[u8]>,
     payload: &[u8],
     committed_at: i64,
-    signers: &AllowedSigners,
+    policy: &TrustPolicy,
 ) -> Result<Signer, SignatureError> {
     let commit = commit.to_owned();
     let Some(signature) = signature else {
         return Err(SignatureError::Missing { commit });
     };
     let text = String::from_utf8_lossy(signature);
-    let text = text.trim_start();
-    let format = if text.starts_with("-----BEGIN SSH SIGNATURE-----") {
-        None
+    let text = text.trim();
+    let no_keys = |commit: String, kind: &str, key: &str| SignatureError::NotAllowed {
+        commit,
+        fingerprint: "an unlisted key".into(),
+        signers: Default::default(),
+        reason: format!("the source lists no {kind} keys (`{key}`)"),
+    };
+    if text.starts_with("-----BEGIN SSH SIGNATURE-----") {
+        let signers = policy
+            .ssh
+            .as_ref()
+            .ok_or_else(|| no_keys(commit.clone(), "SSH", "allowed_signers"))?;
+        verify_ssh(commit, text, payload, committed_at, signers)
     } else if text.starts_with("-----BEGIN PGP SIGNATURE-----") {
-        Some("an OpenPGP")
+        let keys = policy
+            .openpgp
+            .as_ref()
+            .ok_or_else(|| no_keys(commit.clone(), "OpenPGP", "openpgp_keys"))?;
+        verify_openpgp(commit, text, payload, keys)
     } else if text.starts_with("-----BEGIN SIGNED MESSAGE-----")
         || text.starts_with("-----BEGIN PKCS7-----")
         || text.starts_with("-----BEGIN CMS-----")
     {
-        Some("an X.509")
+        Err(SignatureError::Unsupported {
+            commit,
+            format: "an X.509",
+        })
     } else {
-        Some("an unknown")
-    };
-    if let Some(format) = format {
-        return Err(SignatureError::Unsupported { commit, format });
+        Err(SignatureError::Unsupported {
+            commit,
+            format: "an unknown",
+        })
     }
-    let sig = ssh_key::SshSig::from_pem(text.trim_end().as_bytes()).map_err(|e| {
-        SignatureError::Invalid {
-            commit: commit.clone(),
-            reason: format!("the SSH signature cannot be read: {e}"),
-        }
+}
+
+fn verify_ssh(
+    commit: String,
+    text: &str,
+    payload: &[u8],
+    committed_at: i64,
+    signers: &AllowedSigners,
+) -> Result<Signer, SignatureError> {
+    let sig = ssh_key::SshSig::from_pem(text.as_bytes()).map_err(|e| SignatureError::Invalid {
+        commit: commit.clone(),
+        reason: format!("the SSH signature cannot be read: {e}"),
     })?;
     let key = ssh_key::PublicKey::new(sig.public_key().clone(), "");
     if sig.namespace() != GIT_NAMESPACE {
@@ -154,4 +181,88 @@ pub fn verify(
             },
         }),
     }
+}
+
+fn verify_openpgp(
+    commit: String,
+    text: &str,
+    payload: &[u8],
+    keys: &OpenPgpKeys,
+) -> Result<Signer, SignatureError> {
+    use pgp::composed::Deserializable as _;
+    use pgp::types::KeyDetails as _;
+
+    let (sig, _) =
+        pgp::composed::DetachedSignature::from_armor_single(text.as_bytes()).map_err(|e| {
+            SignatureError::Invalid {
+                commit: commit.clone(),
+                reason: format!("the OpenPGP signature cannot be read: {e}"),
+            }
+        })?;
+    let issuers: Vec<String> = sig
+        .signature
+        .issuer_fingerprint()
+        .iter()
+        .map(|f| format!("{f:X}"))
+        .collect();
+    let issuer_ids: Vec<String> = sig
+        .signature
+        .issuer_key_id()
+        .iter()
+        .map(|k| hex_upper(k.as_ref()))
+        .collect();
+    let mut issuer_listed = false;
+    for key in &keys.keys {
+        let principal = key
+            .details
+            .users
+            .first()
+            .map(|u| String::from_utf8_lossy(u.id.id()).into_owned())
+            .unwrap_or_default();
+        let primary = (
+            format!("{:X}", key.fingerprint()),
+            hex_upper(key.legacy_key_id().as_ref()),
+        );
+        let candidates = std::iter::once((primary, sig.verify(key, payload))).chain(
+            key.public_subkeys.iter().map(|sub| {
+                (
+                    (
+                        format!("{:X}", sub.key.fingerprint()),
+                        hex_upper(sub.key.legacy_key_id().as_ref()),
+                    ),
+                    sig.verify(sub, payload),
+                )
+            }),
+        );
+        for ((fingerprint, id), verdict) in candidates {
+            if verdict.is_ok() {
+                return Ok(Signer {
+                    format: "openpgp".into(),
+                    principal,
+                    fingerprint,
+                });
+            }
+            issuer_listed |= issuers.contains(&fingerprint) || issuer_ids.contains(&id);
+        }
+    }
+    if issuer_listed {
+        return Err(SignatureError::Invalid {
+            commit,
+            reason: "it does not verify with the listed key that issued it".into(),
+        });
+    }
+    Err(SignatureError::NotAllowed {
+        commit,
+        fingerprint: issuers
+            .first()
+            .or(issuer_ids.first())
+            .cloned()
+            .unwrap_or_else(|| "an unnamed key".into()),
+        signers: keys.path.clone(),
+        reason: "the key is not in the keyring".into(),
+    })
+}
+
+fn hex_upper(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02X}")).collect()
 }

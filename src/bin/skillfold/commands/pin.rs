@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 use skillfold::descriptor::code::DescriptorCode;
-use skillfold::descriptor::signers::AllowedSigners;
+use skillfold::descriptor::signers::{AllowedSigners, OpenPgpKeys, SignersError, TrustPolicy};
 use skillfold::format::bundle_path::BundlePath;
 use skillfold::format::escape;
 use skillfold::format::limits::Limits;
@@ -48,10 +48,16 @@ pub struct PinArgs {
     limits: Limits,
 
     /// Refuse the commit unless it carries an SSH signature by a key this allowed-signers file
-    /// (Git's `gpg.ssh.allowedSignersFile` format) lists for the `git` namespace; the printed
-    /// entry then carries `verify: {allowed_signers: FILE}`.
+    /// (Git's `gpg.ssh.allowedSignersFile` format) lists for the `git` namespace (or an
+    /// OpenPGP signature by a key of `--openpgp-keys`); the printed entry then carries
+    /// `verify:` with the file.
     #[arg(long, value_name = "FILE")]
     allowed_signers: Option<std::path::PathBuf>,
+
+    /// Armored OpenPGP public keys: refuse the commit unless it carries an OpenPGP signature by
+    /// one of them (or an SSH signature allowed by `--allowed-signers`).
+    #[arg(long, value_name = "FILE")]
+    openpgp_keys: Option<std::path::PathBuf>,
 
     /// Bundles to pin.
     #[arg(required = true, value_name = "NAME", value_parser = parse_name)]
@@ -72,22 +78,28 @@ fn parse_name(s: &str) -> Result<SkillName, String> {
 
 pub fn run(args: PinArgs) -> Exit {
     let interrupt = AtomicBool::new(false);
-    let signers = match args.allowed_signers.as_deref().map(AllowedSigners::read) {
-        None => None,
-        Some(Ok(signers)) => Some(signers),
-        Some(Err(e)) => {
+    let trust = match trust_policy(&args) {
+        Ok(trust) => trust,
+        Err(e) => {
             let code = DescriptorCode::InvalidTrustPolicy;
             diag!("error: {e} [{code}]");
             return exit::of(code);
         }
     };
+    let files: Vec<(&str, &std::path::Path)> = [
+        ("allowed_signers", args.allowed_signers.as_deref()),
+        ("openpgp_keys", args.openpgp_keys.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(key, path)| path.map(|p| (key, p)))
+    .collect();
     match pin::pin(
         &args.source,
         &args.revision,
         args.root.as_ref(),
         &args.names,
         args.limits,
-        signers.as_ref(),
+        trust.as_ref(),
         &interrupt,
     ) {
         Ok(pinned) => crate::output::print(&pin::descriptor_entry(
@@ -95,7 +107,7 @@ pub fn run(args: PinArgs) -> Exit {
             &args.revision,
             args.root.as_ref(),
             args.limits,
-            args.allowed_signers.as_deref().zip(pinned.signer.as_ref()),
+            pinned.signer.as_ref().map(|s| (files.as_slice(), s)),
             &pinned.bundles,
         )),
         Err(pin::PinError::Bundles(errors)) => {
@@ -120,4 +132,23 @@ pub fn run(args: PinArgs) -> Exit {
             exit::of(e.code())
         }
     }
+}
+
+/// The trust policy of `--allowed-signers` and `--openpgp-keys`, if either is given.
+fn trust_policy(args: &PinArgs) -> Result<Option<TrustPolicy>, SignersError> {
+    if args.allowed_signers.is_none() && args.openpgp_keys.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(TrustPolicy {
+        ssh: args
+            .allowed_signers
+            .as_deref()
+            .map(AllowedSigners::read)
+            .transpose()?,
+        openpgp: args
+            .openpgp_keys
+            .as_deref()
+            .map(OpenPgpKeys::read)
+            .transpose()?,
+    }))
 }
