@@ -392,7 +392,7 @@ pub fn bundle(data: &[u8]) {
     assert!(files.len() <= limits::MAX_FILES);
     for (path, content) in files.iter() {
         assert_eq!(BundlePath::parse(path.as_str()).as_ref(), Ok(path));
-        assert!(content.len() as u64 <= limits::max_file_bytes(path.as_str()));
+        assert!(content.len() as u64 <= limits::CHAMVI.max_file_bytes(path.as_str()));
     }
     if !problems.has_errors() {
         assert!(files.total_bytes() <= limits::MAX_TOTAL_BYTES);

@@ -256,6 +256,17 @@ mod tests {
     use super::*;
     use crate::format::file_set::FileSetBuilder;
 
+    #[test]
+    fn binary_means_a_nul_byte_or_invalid_utf8() {
+        assert!(
+            is_binary(b"text with a \0 inside"),
+            "valid UTF-8 with a NUL"
+        );
+        assert!(is_binary(b"\xff\xfe"), "invalid UTF-8 without a NUL");
+        assert!(!is_binary("plain text, \u{e9}t\u{e9}\n".as_bytes()));
+        assert!(!is_binary(b""));
+    }
+
     const SKILL: &str = "---\nname: demo\ndescription: A demo.\n---\n# Demo\n";
 
     fn bundle(files: &[(&str, &[u8])]) -> Result<Bundle, InvalidBundle> {

@@ -63,15 +63,6 @@ pub const MAX_SKILL_MD_BYTES: u64 =
 /// The name of the one required file, at the bundle root.
 pub const SKILL_MD: &str = "SKILL.md";
 
-/// The most bytes the file at `path` may hold.
-pub fn max_file_bytes(path: &str) -> u64 {
-    if path == SKILL_MD {
-        MAX_SKILL_MD_BYTES
-    } else {
-        MAX_SUPPORTING_FILE_BYTES
-    }
-}
-
 /// Bytes of the fence lines and the frontmatter at their bounds: what `SKILL.md` holds besides
 /// its body.
 const SKILL_MD_OVERHEAD: u64 = 2 * MAX_FENCE_LINE_BYTES + MAX_FRONTMATTER_BYTES;
@@ -468,6 +459,8 @@ mod tests {
             "binary=yes",
             "file_bytes=99999999999999999999",
             "files=65,oops",
+            "files=+65",
+            "file_bytes= 1MiB x",
         ] {
             assert!(
                 matches!(Limits::parse(bad), Err(LimitsError::BadValue { .. })),
