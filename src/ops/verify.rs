@@ -101,9 +101,47 @@ pub fn verify(plan: Plan) -> VerifyReport {
             details: failure.details.clone(),
         });
     }
+    for source in &runtime.plan().sources {
+        if let Source::Git(git) = source {
+            recheck_signature(git, &mut bundles);
+        }
+    }
     bundles.sort_by(|a, b| (&a.location, &a.name).cmp(&(&b.location, &b.name)));
     VerifyReport {
         bundles,
         being_prepared,
+    }
+}
+
+/// For a Git source with a trust policy whose published manifest keeps the signed commit object
+/// of the pinned commit: checks the signature again, and fails every verified bundle of the
+/// source when it no longer holds (the allowed signers changed, or the manifest was edited).
+fn recheck_signature(git: &crate::descriptor::plan::GitSource, bundles: &mut [BundleCheck]) {
+    let Some(trust) = &git.trust else { return };
+    let Ok(Some(current)) = crate::prepare::corpus::Corpus::at(&git.directory).current() else {
+        return;
+    };
+    let source = &current.manifest.source;
+    let (Some(object), true) = (
+        &source.commit_object,
+        source.commit == git.revision.as_str(),
+    ) else {
+        return;
+    };
+    let Err(e) =
+        crate::prepare::signature::verify_commit_object(&source.commit, object.as_bytes(), trust)
+    else {
+        return;
+    };
+    for bundle in bundles
+        .iter_mut()
+        .filter(|b| b.location == git.location && b.status == "verified")
+    {
+        bundle.status = "failed";
+        bundle.limits = None;
+        bundle.error = Some(format!(
+            "the published commit's signature no longer holds: {e}"
+        ));
+        bundle.code = Some(e.code().into());
     }
 }

@@ -15,4 +15,5 @@ pub mod corpus;
 pub mod failpoint;
 #[cfg(feature = "git")]
 pub mod git;
+pub mod signature;
 pub mod verify;

@@ -283,6 +283,29 @@ fn prepare_records_the_signer_and_refuses_an_unsigned_commit() {
     );
     let current = fs_err::read_link(tmp.path().join("corpus/current")).expect("published");
 
+    // `verify` checks the signature again from the commit object the manifest keeps: it holds
+    // while the key is allowed, and fails once the allowed signers no longer list it.
+    let out = skillfold_in(tmp.path(), &["verify", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let other = ssh_key(keys.path(), "other");
+    fs_err::write(
+        tmp.path().join("allowed_signers"),
+        format!("other@example.com {}\n", public(&other)),
+    )
+    .expect("write");
+    let out = skillfold_in(tmp.path(), &["verify", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("signer_not_allowed"),
+        "{}",
+        stderr(&out)
+    );
+    fs_err::write(
+        tmp.path().join("allowed_signers"),
+        format!("alice@example.com {}\n", public(&alice)),
+    )
+    .expect("write");
+
     // Unsigned: refused, the published generation stays.
     let unsigned = commit(&repo, "unsigned", None);
     descriptor(&unsigned, &repo.digest("demo"));

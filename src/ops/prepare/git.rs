@@ -61,10 +61,10 @@ pub(super) fn prepare_commit(
     let fetched = first.fetch(&store);
     for (slot, run, staging) in &pending {
         let result = fetched.as_ref().map_err(Clone::clone).and_then(|commit| {
-            let signer = run.check_signature(commit)?;
-            reports[*slot].1.signer.clone_from(&signer);
+            let signed = run.check_signature(commit)?;
+            reports[*slot].1.signer = signed.as_ref().map(|(s, _)| s.clone());
             let bundles = run.stage_bundles(commit, staging)?;
-            run.publish(staging, bundles, signer)
+            run.publish(staging, bundles, signed)
         });
         let report = &mut reports[*slot].1;
         match result {
@@ -364,26 +364,34 @@ impl<'a> GitRun<'a> {
         match *commit {}
     }
 
-    /// Checks the commit's signature when the source requires one (`verify`).
+    /// Checks the commit's signature when the source requires one (`verify`): who signed it,
+    /// and the commit object (kept in the manifest when it is UTF-8 text).
     #[cfg(feature = "git")]
-    fn check_signature(&self, commit: &Fetched) -> Result<Option<Signer>, Failure> {
+    fn check_signature(
+        &self,
+        commit: &Fetched,
+    ) -> Result<Option<(Signer, Option<String>)>, Failure> {
         let Some(trust) = &self.git.trust else {
             return Ok(None);
         };
         self.step("checking the commit's signature");
-        let signer = commit
-            .verify_signature(trust)
-            .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+        let failure =
+            |e: crate::prepare::git::commit::CommitError| Failure::new(e.code(), e.to_string());
+        let signer = commit.verify_signature(trust).map_err(failure)?;
+        let object = commit.commit_object().map_err(failure)?;
         self.note(&format!(
             "commit signed by {} ({})",
             escape::text(&signer.principal),
             signer.fingerprint
         ));
-        Ok(Some(signer))
+        Ok(Some((signer, String::from_utf8(object).ok())))
     }
 
     #[cfg(not(feature = "git"))]
-    fn check_signature(&self, commit: &Fetched) -> Result<Option<Signer>, Failure> {
+    fn check_signature(
+        &self,
+        commit: &Fetched,
+    ) -> Result<Option<(Signer, Option<String>)>, Failure> {
         match *commit {}
     }
 
@@ -391,8 +399,9 @@ impl<'a> GitRun<'a> {
         &self,
         staging: &Staging,
         bundles: Vec<ManifestBundle>,
-        signer: Option<Signer>,
+        signed: Option<(Signer, Option<String>)>,
     ) -> Result<String, Failure> {
+        let (signer, commit_object) = signed.unzip();
         self.check_interrupt()?;
         self.step("verifying the staged bytes");
         verify::verify_recorded(&staging.dir, &bundles, self.git.limits).map_err(|e| {
@@ -412,6 +421,7 @@ impl<'a> GitRun<'a> {
                 commit: self.git.revision.to_string(),
                 root: self.git.root.as_ref().map(ToString::to_string),
                 signer,
+                commit_object: commit_object.flatten(),
             },
             bundles,
         };

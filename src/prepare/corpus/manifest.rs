@@ -44,6 +44,10 @@ pub struct ManifestSource {
     /// Who signed the commit, when the source requires a signature (`verify`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signer: Option<Signer>,
+    /// The signed commit object itself (when it is UTF-8 text), so `verify` can check the
+    /// signature again without the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_object: Option<String>,
 }
 
 /// One bundle of a generation.

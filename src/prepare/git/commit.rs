@@ -7,7 +7,6 @@ use std::sync::atomic::AtomicBool;
 
 use super::fetch::{self, FetchError, FetchPath};
 use super::select;
-use super::signature::{self, SignatureError};
 use super::tree::{self, Summary, TreeError};
 use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::bundle::Bundle;
@@ -16,6 +15,7 @@ use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
 use crate::format::problem::Problems;
 use crate::format::skill_name::SkillName;
+use crate::prepare::signature::{self, SignatureError};
 
 /// A commit whose whole tree passed the policy walk.
 pub struct PinnedCommit {
@@ -159,32 +159,23 @@ impl PinnedCommit {
         Ok(PinnedCommit { fetched, summary })
     }
 
+    /// The raw commit object (without the `commit <len>\0` prefix).
+    pub fn commit_object(&self) -> Result<Vec<u8>, CommitError> {
+        let id = self.fetched.commit;
+        let object = self
+            .fetched
+            .repo
+            .find_object(id)
+            .map_err(|e| tree::object_error(id, &e))?;
+        Ok(object.data.clone())
+    }
+
     /// Checks the commit's signature against `policy`: the `gpgsig` header over the rest of the
     /// commit object, judged at the committer time.
     pub fn verify_signature(&self, policy: &TrustPolicy) -> Result<Signer, CommitError> {
-        let id = self.fetched.commit;
-        let repo = &self.fetched.repo;
-        let object = repo
-            .find_object(id)
-            .map_err(|e| tree::object_error(id, &e))?;
-        let data = &object.data;
-        let parts = gix::objs::CommitRefIter::signature(data, repo.object_hash())
-            .map_err(|e| tree::object_error(id, &e))?;
-        let committed_at = gix::objs::CommitRef::from_bytes(data, repo.object_hash())
-            .and_then(|c| c.time())
-            .map_err(|e| tree::object_error(id, &e))?
-            .seconds;
-        let (sig, payload) = match parts {
-            Some((sig, signed)) => (Some(sig.to_vec()), signed.to_bstring().to_vec()),
-            None => (None, data.to_vec()),
-        };
-        Ok(signature::verify(
-            &id.to_string(),
-            sig.as_deref(),
-            &payload,
-            committed_at,
-            policy,
-        )?)
+        let object = self.commit_object()?;
+        let id = self.fetched.commit.to_string();
+        Ok(signature::verify_commit_object(&id, &object, policy)?)
     }
 
     /// Whether the server refused the id and branches and tags were fetched instead.

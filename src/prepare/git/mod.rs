@@ -15,7 +15,6 @@ pub mod commit;
 pub mod fetch;
 pub mod lfs;
 pub mod select;
-pub mod signature;
 #[cfg(test)]
 mod test_repo;
 pub mod tree;

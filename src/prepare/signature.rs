@@ -1,7 +1,10 @@
 //! The signature of a pinned commit, checked in-process against the source's trust policy
-//! (`verify:` in the descriptor), without the `git`, `ssh-keygen` or `gpg` programs.
+//! (`verify:` in the descriptor), without the `git`, `ssh-keygen` or `gpg` programs — by
+//! `prepare` and `pin` on the fetched commit, and by `verify` on the commit object the corpus
+//! manifest keeps (after checking that the object's id is the pinned commit).
 //!
-//! The signed payload is the commit object without its `gpgsig` header, exactly as Git signs it.
+//! The signed payload is the commit object without its `gpgsig` header (`gpgsig-sha256` in a
+//! SHA-256 repository), exactly as Git signs it.
 //! SSH signatures (`-----BEGIN SSH SIGNATURE-----`, Git's `gpg.format = ssh`) are verified with
 //! the `ssh-key` crate's SSHSIG support in the `git` namespace; the signing key must be listed in
 //! the allowed-signers file with that namespace allowed and the committer time inside its
@@ -265,4 +268,172 @@ fn verify_openpgp(
 
 fn hex_upper(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
+}
+
+/// The parts of a raw commit object a signature check needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedCommit {
+    /// The `gpgsig` header's value (continuation lines joined), if any.
+    pub signature: Option<Vec<u8>>,
+    /// The object without that header: what was signed.
+    pub payload: Vec<u8>,
+    /// The committer time, in Unix seconds.
+    pub committed_at: i64,
+}
+
+impl SignedCommit {
+    /// Splits the raw commit object `object` (without the `commit <len>\0` prefix) of a
+    /// repository whose ids are `hex_len` hex digits (40: SHA-1, 64: SHA-256). `None` when the
+    /// object has no committer time.
+    pub fn parse(object: &[u8], hex_len: usize) -> Option<SignedCommit> {
+        let field: &[u8] = if hex_len == 64 {
+            b"gpgsig-sha256 "
+        } else {
+            b"gpgsig "
+        };
+        let headers_end = find(object, b"\n\n").map_or(object.len(), |i| i + 1);
+        let mut signature: Option<Vec<u8>> = None;
+        let mut payload = Vec::with_capacity(object.len());
+        let mut committed_at = None;
+        let mut in_signature = false;
+        let mut lines = object[..headers_end].split_inclusive(|&b| b == b'\n');
+        for line in lines.by_ref() {
+            if in_signature && line.first() == Some(&b' ') {
+                let sig = signature.get_or_insert_with(Vec::new);
+                sig.push(b'\n');
+                sig.extend_from_slice(trim_newline(&line[1..]));
+                continue;
+            }
+            in_signature = false;
+            if signature.is_none() && line.starts_with(field) {
+                signature = Some(trim_newline(&line[field.len()..]).to_vec());
+                in_signature = true;
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix(b"committer ") {
+                let rest = String::from_utf8_lossy(trim_newline(rest));
+                committed_at = rest
+                    .rsplit(' ')
+                    .nth(1)
+                    .and_then(|seconds| seconds.parse::<i64>().ok());
+            }
+            payload.extend_from_slice(line);
+        }
+        payload.extend_from_slice(&object[headers_end..]);
+        Some(SignedCommit {
+            signature,
+            payload,
+            committed_at: committed_at?,
+        })
+    }
+}
+
+/// The object id of the commit object `object`: SHA-1 (40 hex digits) or SHA-256 (64) of
+/// `commit <len>\0` and the object, lowercase hex.
+pub fn commit_object_id(object: &[u8], hex_len: usize) -> String {
+    let header = format!("commit {}\0", object.len());
+    if hex_len == 64 {
+        use sha2::Digest as _;
+        let mut hasher = sha2::Sha256::new();
+        hasher.update(header.as_bytes());
+        hasher.update(object);
+        hex(&hasher.finalize())
+    } else {
+        use sha1::Digest as _;
+        let mut hasher = sha1::Sha1::new();
+        hasher.update(header.as_bytes());
+        hasher.update(object);
+        hex(&hasher.finalize())
+    }
+}
+
+/// Checks the signature of the raw commit object `object`, whose id must be `commit`, against
+/// `policy`.
+pub fn verify_commit_object(
+    commit: &str,
+    object: &[u8],
+    policy: &TrustPolicy,
+) -> Result<Signer, SignatureError> {
+    let invalid = |reason: &str| SignatureError::Invalid {
+        commit: commit.to_owned(),
+        reason: reason.to_owned(),
+    };
+    if commit_object_id(object, commit.len()) != commit {
+        return Err(invalid(
+            "the recorded commit object is not the pinned commit",
+        ));
+    }
+    let parts = SignedCommit::parse(object, commit.len())
+        .ok_or_else(|| invalid("the commit object has no committer time"))?;
+    verify(
+        commit,
+        parts.signature.as_deref(),
+        &parts.payload,
+        parts.committed_at,
+        policy,
+    )
+}
+
+fn trim_newline(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\n").unwrap_or(line)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SIGNED: &[u8] = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@e> 1700000000 +0000\ncommitter C <c@e> 1700000123 +0100\ngpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lH\n -----END SSH SIGNATURE-----\n\nmessage\n\nbody\n";
+
+    #[test]
+    fn the_payload_is_the_object_without_the_signature_header() {
+        let parts = SignedCommit::parse(SIGNED, 40).expect("a commit");
+        assert_eq!(
+            parts.signature.as_deref(),
+            Some(&b"-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----"[..])
+        );
+        assert_eq!(
+            parts.payload,
+            b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@e> 1700000000 +0000\ncommitter C <c@e> 1700000123 +0100\n\nmessage\n\nbody\n"
+        );
+        assert_eq!(parts.committed_at, 1_700_000_123);
+        // A SHA-256 repository signs under another header: this one is payload there.
+        let other = SignedCommit::parse(SIGNED, 64).expect("a commit");
+        assert_eq!(other.signature, None);
+        assert_eq!(other.payload, SIGNED);
+        // A `gpgsig` line in the message is not a header.
+        let in_message = b"tree 4b82\ncommitter C <c@e> 5 +0000\n\ngpgsig not a header\n";
+        assert_eq!(
+            SignedCommit::parse(in_message, 40)
+                .expect("a commit")
+                .signature,
+            None
+        );
+        assert_eq!(
+            SignedCommit::parse(b"tree 4b82\n\nno committer\n", 40),
+            None
+        );
+    }
+
+    #[test]
+    fn object_ids_are_git_s() {
+        // Regenerate: printf '<the object>' | git hash-object -t commit --stdin (SHA-1); the
+        // SHA-256 one is hashlib.sha256(b"commit %d\0" % len(o) + o) in Python.
+        let object = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@e> 0 +0000\ncommitter A <a@e> 0 +0000\n\nm\n";
+        assert_eq!(
+            commit_object_id(object, 40),
+            "fa4c43f278a59f66ffe26acd5d301ca5e367e70f"
+        );
+        assert_eq!(
+            commit_object_id(object, 64),
+            "b5cc79fefdcae225e1e7b9428b4be9b667704d84c42e935a00ac787d7841e34f"
+        );
+    }
 }
