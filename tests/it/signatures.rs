@@ -283,6 +283,16 @@ fn prepare_records_the_signer_and_refuses_an_unsigned_commit() {
     );
     let current = fs_err::read_link(tmp.path().join("corpus/current")).expect("published");
 
+    // Warm: up to date, no fetch, and the report still names the signer.
+    let out = skillfold_in(tmp.path(), &["prepare", "-c", "skillfold.yaml", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(report["fetches"], 0, "{report}");
+    assert_eq!(
+        report["sources"][0]["signer"]["principal"],
+        "alice@example.com"
+    );
+
     // `verify` checks the signature again from the commit object the manifest keeps: it holds
     // while the key is allowed, and fails once the allowed signers no longer list it.
     let out = skillfold_in(tmp.path(), &["verify", "-c", "skillfold.yaml"]);

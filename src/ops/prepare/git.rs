@@ -33,8 +33,9 @@ pub(super) fn prepare_commit(
     for &(index, git) in sources {
         let mut report = SourceReport::git(git);
         match GitRun::new(git, options).and_then(GitRun::start) {
-            Ok(Start::UpToDate(generation)) => {
+            Ok(Start::UpToDate(generation, signer)) => {
                 report.generation = Some(generation);
+                report.signer = signer;
                 report.bundles = bundle_reports(&git.approved, git.limits, "up-to-date");
             }
             Ok(Start::Fetch(run, staging)) => {
@@ -111,8 +112,9 @@ impl SourceReport {
 
 /// What a source needs once its guard is held.
 enum Start<'a> {
-    /// `current` already holds this commit with these pins, and verifies: the generation.
-    UpToDate(String),
+    /// `current` already holds this commit with these pins, and verifies: the generation, and
+    /// who signed its commit (when the source requires a signature).
+    UpToDate(String, Option<Signer>),
     /// A fetch, then staging into this folder.
     Fetch(GitRun<'a>, Staging),
 }
@@ -167,9 +169,9 @@ impl<'a> GitRun<'a> {
 
     /// Stops at a published generation that already holds the pins, or makes a staging folder.
     fn start(self) -> Result<Start<'a>, Failure> {
-        if let Some(generation) = self.up_to_date()? {
+        if let Some((generation, signer)) = self.up_to_date()? {
             self.step("up to date (verified, no fetch)");
-            return Ok(Start::UpToDate(generation));
+            return Ok(Start::UpToDate(generation, signer));
         }
         self.check_interrupt()?;
         let staging = self
@@ -197,8 +199,9 @@ impl<'a> GitRun<'a> {
         Ok(())
     }
 
-    /// The published generation, if it already holds this commit and these pins and verifies.
-    fn up_to_date(&self) -> Result<Option<String>, Failure> {
+    /// The published generation (and who signed its commit), if it already holds this commit
+    /// and these pins and verifies.
+    fn up_to_date(&self) -> Result<Option<(String, Option<Signer>)>, Failure> {
         let current = match self.corpus.current() {
             Ok(Some(current)) => current,
             Ok(None) => return Ok(None),
@@ -235,7 +238,7 @@ impl<'a> GitRun<'a> {
             ));
             return Ok(None);
         }
-        Ok(Some(current.id))
+        Ok(Some((current.id, current.manifest.source.signer)))
     }
 
     /// Fetches the pinned commit into `store` and walks its whole tree.
