@@ -44,6 +44,8 @@ crate::error_codes! {
     InvalidScriptAllowlist = "invalid_script_allowlist",
     /// An allowlisted script is not a `scripts/….py` path inside the bundle.
     InvalidScriptPath = "invalid_script_path",
+    /// `track` is not a branch name.
+    InvalidTrack = "invalid_track",
     /// A `limits` profile is unknown, or its mapping holds an unknown key or a bad value.
     InvalidLimits = "invalid_limits",
     /// A `limits` value is over its hard ceiling.

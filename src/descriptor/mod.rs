@@ -137,6 +137,10 @@ pub struct GitSpec {
     /// The bounds its bundles are checked against (default `chamvi`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSpec>,
+    /// The branch `skillfold outdated` follows (default: the remote's `HEAD`). It is never
+    /// fetched by `prepare`: the pin is `revision`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track: Option<String>,
     /// Who may sign the pinned commit: with this key present, `prepare` and `pin` refuse a
     /// commit that is not signed by an allowed key.
     #[serde(default, skip_serializing_if = "Option::is_none")]

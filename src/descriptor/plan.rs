@@ -64,6 +64,8 @@ pub struct GitSource {
     pub approved: Vec<Pin>,
     /// The bounds its bundles are checked against.
     pub limits: Limits,
+    /// The branch `outdated` follows (`None`: the remote's `HEAD`).
+    pub track: Option<String>,
     /// Who may sign the pinned commit (`verify`); `None`: signatures are not checked.
     pub trust: Option<std::sync::Arc<TrustPolicy>>,
     /// Where it is written in the descriptor.
@@ -340,6 +342,15 @@ impl Checker<'_> {
         }
         let limits = self.limits(spec.limits.as_ref(), location);
         let trust = self.trust(spec.verify.as_ref(), location);
+        if let Some(track) = &spec.track
+            && let Err(why) = check_branch(track)
+        {
+            self.problem(
+                DescriptorCode::InvalidTrack,
+                format!("{location}.track"),
+                format!("`{}` is not a branch name: {why}", escape::text(track)),
+            );
+        }
         if self.problems.len() > before {
             return None;
         }
@@ -351,6 +362,7 @@ impl Checker<'_> {
             root,
             approved,
             limits: limits?,
+            track: spec.track.clone(),
             trust: trust?,
             location: location.to_owned(),
         })
@@ -831,4 +843,29 @@ mod tests {
         let got = codes(&yaml);
         assert_eq!(got, ["revision_not_commit", "invalid_name", "invalid_hash"]);
     }
+}
+
+/// The rules of `git check-ref-format --branch` that matter for a name written by hand.
+fn check_branch(name: &str) -> Result<(), &'static str> {
+    let bad = if name.is_empty() {
+        "it is empty"
+    } else if name.starts_with('-') || name.starts_with('/') || name.ends_with('/') {
+        "it starts with `-` or `/`, or ends with `/`"
+    } else if name.starts_with("refs/") {
+        "write the branch name alone, without `refs/heads/`"
+    } else if name.ends_with(".lock") || name.ends_with('.') {
+        "it ends with `.lock` or `.`"
+    } else if name.contains("..") || name.contains("//") || name.contains("@{") {
+        "it holds `..`, `//` or `@{`"
+    } else if name
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c))
+    {
+        "it holds a space, a control character or one of ~ ^ : ? * [ \\"
+    } else if name.split('/').any(|segment| segment.starts_with('.')) {
+        "a segment starts with `.`"
+    } else {
+        return Ok(());
+    };
+    Err(bad)
 }

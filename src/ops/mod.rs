@@ -12,6 +12,8 @@ pub mod check;
 pub mod codes;
 pub mod hash;
 #[cfg(feature = "git")]
+pub mod outdated;
+#[cfg(feature = "git")]
 pub mod pin;
 pub mod prepare;
 pub mod schema;

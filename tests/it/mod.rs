@@ -20,6 +20,8 @@ mod mcp;
 mod mcp_client;
 #[cfg(feature = "mcp")]
 mod mcp_framing;
+#[cfg(feature = "git")]
+mod outdated;
 mod prepare;
 mod runner;
 mod runtime;

@@ -50,6 +50,8 @@ enum Command {
     Prepare(commands::prepare::PrepareArgs),
     #[cfg(feature = "git")]
     Pin(commands::pin::PinArgs),
+    #[cfg(feature = "git")]
+    Outdated(commands::outdated::OutdatedArgs),
     Verify(commands::verify::VerifyArgs),
     Prompt(commands::prompt::PromptArgs),
     Load(commands::load::LoadArgs),
@@ -99,6 +101,8 @@ fn main() -> ExitCode {
         Command::Prepare(args) => commands::prepare::run(args) as u8,
         #[cfg(feature = "git")]
         Command::Pin(args) => commands::pin::run(args) as u8,
+        #[cfg(feature = "git")]
+        Command::Outdated(args) => commands::outdated::run(args) as u8,
         Command::Verify(args) => commands::verify::run(args) as u8,
         Command::Prompt(args) => commands::prompt::run(args) as u8,
         Command::Load(args) => commands::load::run(args) as u8,

@@ -159,6 +159,56 @@ impl PinnedCommit {
         Ok(PinnedCommit { fetched, summary })
     }
 
+    /// The names of the folders directly under `root` that hold a `SKILL.md` file: the bundles
+    /// the commit offers, approved or not, sorted.
+    pub fn bundle_names(&self, root: Option<&BundlePath>) -> Result<Vec<String>, CommitError> {
+        use gix::objs::tree::EntryKind;
+
+        let repo = &self.fetched.repo;
+        let entries =
+            |id: gix::ObjectId| -> Result<Vec<(String, EntryKind, gix::ObjectId)>, CommitError> {
+                let object = repo
+                    .find_object(id)
+                    .map_err(|e| tree::object_error(id, &e))?;
+                gix::objs::TreeRefIter::from_bytes(&object.data, repo.object_hash())
+                    .map(|entry| {
+                        let entry = entry.map_err(|e| tree::object_error(id, &e))?;
+                        Ok((
+                            String::from_utf8_lossy(entry.filename).into_owned(),
+                            entry.mode.kind(),
+                            entry.oid.to_owned(),
+                        ))
+                    })
+                    .collect()
+            };
+        let mut folder = self.summary.root;
+        for segment in root
+            .map(|r| r.as_str().split('/').collect())
+            .unwrap_or_else(Vec::new)
+        {
+            match entries(folder)?
+                .into_iter()
+                .find(|(name, kind, _)| name == segment && *kind == EntryKind::Tree)
+            {
+                Some((_, _, id)) => folder = id,
+                None => return Ok(Vec::new()),
+            }
+        }
+        let mut names = Vec::new();
+        for (name, kind, id) in entries(folder)? {
+            if kind == EntryKind::Tree
+                && entries(id)?.iter().any(|(file, kind, _)| {
+                    file == crate::format::limits::SKILL_MD
+                        && matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable)
+                })
+            {
+                names.push(name);
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
     /// The raw commit object (without the `commit <len>\0` prefix).
     pub fn commit_object(&self) -> Result<Vec<u8>, CommitError> {
         let id = self.fetched.commit;

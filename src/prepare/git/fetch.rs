@@ -295,6 +295,87 @@ fn fetch_by_id(
     Ok(repo)
 }
 
+/// The commit the branch `branch` (or the remote's `HEAD`) of `url` points to now, from the
+/// server's ref listing alone (nothing is fetched). `git_dir` is a scratch repository path that
+/// must not exist; it is left for the caller to remove.
+pub fn resolve_head(
+    url: &str,
+    branch: Option<&str>,
+    git_dir: &Path,
+    interrupt: &AtomicBool,
+) -> Result<gix::ObjectId, FetchError> {
+    use gix::remote::Direction;
+
+    install_tls_provider();
+    let shown = RedactedUrl::new(url);
+    let name = branch.map_or_else(|| "HEAD".to_owned(), |b| format!("refs/heads/{b}"));
+    let listed = (|| -> gix::Result<Vec<gix::protocol::handshake::Ref>> {
+        init_bare(git_dir).map_err(gix::Error::from_error)?;
+        let repo = gix::open_opts(git_dir, open_options()).map_err(gix::Error::from_error)?;
+        let remote = repo
+            .remote_at(url)
+            .map_err(gix::Error::from_error)?
+            .with_fetch_tags(gix::remote::fetch::Tags::None)
+            .with_refspecs([name.as_str()], Direction::Fetch)
+            .map_err(gix::Error::from_error)?;
+        let mut connection = remote.connect(Direction::Fetch)?;
+        if let Some(options) = transport_options(&repo, url)? {
+            connection.set_transport_options(options);
+        }
+        let options = gix::remote::ref_map::Options {
+            prefix_from_spec_as_filter_on_remote: true,
+            ..Default::default()
+        };
+        let (map, _) = connection.ref_map(gix::progress::Discard, options)?;
+        Ok(map.remote_refs)
+    })()
+    .map_err(|e| {
+        let detail = redact::scrub(&chain(&e), url);
+        if e.is_cancelled() || interrupt.load(Ordering::Relaxed) {
+            FetchError::Interrupted { url: shown.clone() }
+        } else if e.is_unauthenticated() {
+            FetchError::Unauthenticated {
+                url: shown.clone(),
+                detail,
+            }
+        } else {
+            FetchError::Unreachable {
+                url: shown.clone(),
+                detail,
+            }
+        }
+    })?;
+    listed
+        .iter()
+        .find_map(|r| {
+            let (full, object) = match r {
+                gix::protocol::handshake::Ref::Direct {
+                    full_ref_name,
+                    object,
+                }
+                | gix::protocol::handshake::Ref::Peeled {
+                    full_ref_name,
+                    object,
+                    ..
+                }
+                | gix::protocol::handshake::Ref::Symbolic {
+                    full_ref_name,
+                    object,
+                    ..
+                } => (full_ref_name, object),
+                gix::protocol::handshake::Ref::Unborn { .. } => return None,
+            };
+            (full.as_slice() == name.as_bytes()).then_some(*object)
+        })
+        .ok_or_else(|| FetchError::Invalid {
+            url: shown,
+            detail: format!(
+                "the server lists no `{}`",
+                crate::format::escape::text(&name)
+            ),
+        })
+}
+
 /// A ref name the ref listing is narrowed to: no repository holds it, so the server lists no
 /// refs (gix would otherwise ask for every ref when the only refspec is an object id).
 const NO_SUCH_REF: &str = "refs/heads/skillfold/pinned-fetch-lists-no-refs";

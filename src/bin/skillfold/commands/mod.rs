@@ -5,6 +5,8 @@ mod config;
 pub mod hash;
 pub mod load;
 #[cfg(feature = "git")]
+pub mod outdated;
+#[cfg(feature = "git")]
 pub mod pin;
 pub mod prepare;
 pub mod prompt;

@@ -1,0 +1,111 @@
+//! `skillfold outdated`: what the tracked branches offer against the pins.
+
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+use skillfold::format::escape;
+use skillfold::ops::{check, outdated};
+
+use super::config::ConfigArg;
+use crate::exit::Exit;
+
+/// Compare each Git source's pins with the head of its tracked branch.
+///
+/// For every Git source, reads the head of `track` (default: the remote's `HEAD`) from the
+/// server's ref listing, fetches that commit into a temporary directory as `prepare` would, and
+/// reports each approved bundle as `unchanged`, `changed` (with its new digest and declared
+/// version), `removed` or `invalid`, and the folders holding a `SKILL.md` that are not approved
+/// as `available`. Nothing is written; the descriptor and the corpora are not touched.
+///
+/// Exit status: 0 the report was made, whether or not updates exist; 1 a branch could not be
+/// read or fetched (worth a retry); 2 a bad descriptor, or a head that is refused (a symbolic
+/// link in its tree, a branch that does not exist).
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  skillfold outdated -c skillfold.yaml --json")]
+pub struct OutdatedArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: OutdatedArgs) -> Exit {
+    let (_, plan) = match check::load_plan(&args.config.path) {
+        Ok(ok) => ok,
+        Err(e) => {
+            for line in e.lines() {
+                diag!("error: {line}");
+            }
+            return Exit::Invalid;
+        }
+    };
+    let interrupt = AtomicBool::new(false);
+    let report = outdated::outdated(&plan, &interrupt);
+    for source in &report.sources {
+        let url = escape::text(&source.url);
+        if let Some(error) = &source.error {
+            diag!(
+                "error: {}: {url}: {} [{}]",
+                source.location,
+                error.message,
+                error.code
+            );
+            continue;
+        }
+        let head = source.head.as_deref().unwrap_or_default();
+        let moved = if head == source.pinned {
+            "the pin is the head"
+        } else {
+            "the head moved"
+        };
+        diag!(
+            "{}: {url} {}: pinned {}, head {head} ({moved})",
+            source.location,
+            source.tracking,
+            source.pinned
+        );
+        for b in &source.bundles {
+            let detail = match b.status {
+                "changed" => format!(
+                    " → {}{}",
+                    b.new_hash.as_deref().unwrap_or_default(),
+                    b.new_version
+                        .as_deref()
+                        .map(|v| format!(" (declares `{}`)", escape::text(v)))
+                        .unwrap_or_default()
+                ),
+                "invalid" => format!(": {}", b.problems.join("; ")),
+                _ => String::new(),
+            };
+            diag!(
+                "  {} {}@{}: {}{detail}",
+                b.status,
+                b.name,
+                escape::text(&b.version),
+                b.hash
+            );
+        }
+        for name in &source.available {
+            diag!("  available {}", escape::text(name));
+        }
+    }
+    let exit = if report.has_refusals() {
+        Exit::Invalid
+    } else if report.has_fetch_failures() {
+        Exit::Retryable
+    } else {
+        Exit::Ok
+    };
+    if !args.json {
+        return exit;
+    }
+    match serde_json::to_string_pretty(&report) {
+        Ok(text) => exit.worse(crate::output::print(&(text + "\n"))),
+        Err(e) => {
+            diag!("error: cannot render the report: {e}");
+            exit.worse(Exit::Retryable)
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! `skillfold outdated`: what the tracked branch of each Git source offers against the pins.
+//!
+//! Per Git source: the head of its tracked branch (`track`, or the remote's `HEAD`) is read from
+//! the server's ref listing, that commit is fetched into a temporary repository exactly as
+//! `prepare` fetches a pin (every check of the tree applies), and each approved bundle is taken
+//! from it under the source's limits profile: `unchanged` (same digest), `changed` (the new
+//! digest and declared version), `removed` (no folder any more) or `invalid` (it breaks a rule
+//! at the head; the problems are listed). Folders under `root` with a `SKILL.md` that are not
+//! approved are listed as `available`. Nothing is written anywhere but a temporary directory.
+
+use std::sync::atomic::AtomicBool;
+
+use serde::Serialize;
+
+use crate::descriptor::plan::{GitSource, Plan, Source};
+use crate::format::code::ErrorCode;
+use crate::format::pin::CommitId;
+use crate::prepare::git::commit::{PinnedCommit, TakeError};
+use crate::prepare::git::fetch;
+
+/// The report of `outdated`.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutdatedReport {
+    /// One entry per Git source, in descriptor order.
+    pub sources: Vec<SourceOutdated>,
+}
+
+/// What one Git source's tracked branch offers.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceOutdated {
+    /// Where it is written in the descriptor.
+    pub location: String,
+    /// The repository URL without credentials.
+    pub url: String,
+    /// The branch followed: `HEAD` (the remote's default) or `refs/heads/<track>`.
+    pub tracking: String,
+    /// The pinned commit.
+    pub pinned: String,
+    /// The commit the branch points to now (absent when it could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    /// Each approved bundle at the head.
+    pub bundles: Vec<BundleOutdated>,
+    /// Folders under `root` at the head holding a `SKILL.md` that are not approved.
+    pub available: Vec<String>,
+    /// Why the head could not be read or fetched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<OutdatedError>,
+}
+
+/// An approved bundle at the head of the tracked branch.
+#[derive(Debug, Clone, Serialize)]
+pub struct BundleOutdated {
+    /// The pinned name.
+    pub name: String,
+    /// The pinned version.
+    pub version: String,
+    /// The pinned digest.
+    pub hash: String,
+    /// `unchanged`, `changed`, `removed` or `invalid`.
+    pub status: &'static str,
+    /// The digest at the head (`changed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_hash: Option<String>,
+    /// The version the bundle declares at the head, if it declares one (`changed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_version: Option<String>,
+    /// What is wrong with it at the head (`invalid`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+}
+
+/// A source whose head could not be read.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutdatedError {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// What went wrong.
+    pub message: String,
+    /// Whether trying again later may succeed (a fetch failure).
+    pub retryable: bool,
+}
+
+impl OutdatedReport {
+    /// Whether a source's head could not be read for a reason that may pass.
+    pub fn has_fetch_failures(&self) -> bool {
+        self.sources
+            .iter()
+            .any(|s| s.error.as_ref().is_some_and(|e| e.retryable))
+    }
+
+    /// Whether a source's head could not be used for a reason that will not pass by itself.
+    pub fn has_refusals(&self) -> bool {
+        self.sources
+            .iter()
+            .any(|s| s.error.as_ref().is_some_and(|e| !e.retryable))
+    }
+}
+
+/// Looks at the tracked branch of every Git source of `plan`.
+pub fn outdated(plan: &Plan, interrupt: &AtomicBool) -> OutdatedReport {
+    let sources = plan
+        .sources
+        .iter()
+        .filter_map(|s| match s {
+            Source::Git(git) => Some(source_outdated(git, interrupt)),
+            Source::Local(_) => None,
+        })
+        .collect();
+    OutdatedReport { sources }
+}
+
+fn source_outdated(git: &GitSource, interrupt: &AtomicBool) -> SourceOutdated {
+    let mut report = SourceOutdated {
+        location: git.location.clone(),
+        url: git.shown.as_str().to_owned(),
+        tracking: git
+            .track
+            .as_ref()
+            .map_or_else(|| "HEAD".to_owned(), |b| format!("refs/heads/{b}")),
+        pinned: git.revision.to_string(),
+        head: None,
+        bundles: Vec::new(),
+        available: Vec::new(),
+        error: None,
+    };
+    if let Err(error) = compare(git, interrupt, &mut report) {
+        report.error = Some(error);
+    }
+    report
+}
+
+fn compare(
+    git: &GitSource,
+    interrupt: &AtomicBool,
+    report: &mut SourceOutdated,
+) -> Result<(), OutdatedError> {
+    let fetch_error = |e: &fetch::FetchError| OutdatedError {
+        code: e.code().into(),
+        message: e.to_string(),
+        retryable: e.is_retryable(),
+    };
+    let temp = tempfile::tempdir().map_err(|e| OutdatedError {
+        code: crate::prepare::code::PrepareCode::IoError.into(),
+        message: format!("cannot create a temporary directory: {e}"),
+        retryable: true,
+    })?;
+    let head = fetch::resolve_head(
+        &git.url,
+        git.track.as_deref(),
+        &temp.path().join("refs.git"),
+        interrupt,
+    )
+    .map_err(|e| fetch_error(&e))?;
+    let head = CommitId::parse(&head.to_string()).map_err(|e| OutdatedError {
+        code: crate::prepare::code::PrepareCode::FetchInvalid.into(),
+        message: e.to_string(),
+        retryable: false,
+    })?;
+    report.head = Some(head.to_string());
+    let commit = PinnedCommit::fetch(
+        &git.url,
+        &head,
+        &temp.path().join("head.git"),
+        interrupt,
+        &|_| {},
+    )
+    .map_err(|e| OutdatedError {
+        code: e.code().into(),
+        message: e.to_string(),
+        retryable: e.is_retryable(),
+    })?;
+    let root = git.root.as_ref();
+    for pin in &git.approved {
+        let mut entry = BundleOutdated {
+            name: pin.name.to_string(),
+            version: pin.version.as_str().to_owned(),
+            hash: pin.hash.to_string(),
+            status: "unchanged",
+            new_hash: None,
+            new_version: None,
+            problems: Vec::new(),
+        };
+        match commit.take(root, &pin.name, git.limits) {
+            Ok(bundle) if bundle.digest() == pin.hash => {}
+            Ok(bundle) => {
+                entry.status = "changed";
+                entry.new_hash = Some(bundle.digest().to_string());
+                entry.new_version = bundle.declared_version().map(str::to_owned);
+            }
+            Err(TakeError::Missing { .. }) => entry.status = "removed",
+            Err(e) => {
+                entry.status = "invalid";
+                entry.problems = e.lines();
+            }
+        }
+        report.bundles.push(entry);
+    }
+    let approved: Vec<&str> = git.approved.iter().map(|p| p.name.as_str()).collect();
+    report.available = commit
+        .bundle_names(root)
+        .map_err(|e| OutdatedError {
+            code: e.code().into(),
+            message: e.to_string(),
+            retryable: e.is_retryable(),
+        })?
+        .into_iter()
+        .filter(|name| !approved.contains(&name.as_str()))
+        .collect();
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! `skillfold outdated` against a real repository: the head of the tracked branch compared with
+//! the pins (changed, removed, unchanged, available), a branch named by `track`, a head that
+//! cannot be fetched (exit 1) and a bad `track` (exit 2).
+
+use serde_json::Value;
+
+use super::git_fixture::{Repo, git};
+use super::util::{skillfold_in, stderr, stdout};
+
+fn descriptor(repo: &Repo, commit: &str, track: &str, pins: &[(&str, &str)]) -> String {
+    let approved: String = pins
+        .iter()
+        .map(|(name, hash)| format!("        - {{ name: {name}, version: '1', hash: {hash} }}\n"))
+        .collect();
+    format!(
+        "skills:\n  - git:\n      source: {}\n      revision: {commit}\n      directory: corpus\n      root: skills\n{track}      approved:\n{approved}",
+        repo.file_url()
+    )
+}
+
+#[test]
+fn the_head_is_compared_with_every_pin() {
+    let repo = Repo::new();
+    repo.bundle("alpha", "");
+    repo.bundle("beta", "");
+    repo.bundle("gamma", "");
+    let pinned = repo.commit("three bundles");
+    // The bare repository's HEAD names the branch the fixture pushes.
+    git(&repo.bare, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    git(&repo.work, &["branch", "-f", "stable"]);
+    git(
+        &repo.work,
+        &[
+            "push",
+            "-q",
+            "-f",
+            repo.bare.to_str().expect("utf8"),
+            "stable",
+        ],
+    );
+    let alpha = repo.digest("alpha");
+    let beta = repo.digest("beta");
+    repo.bundle("alpha", ", now better");
+    repo.write(
+        "skills/alpha/SKILL.md",
+        b"---\nname: alpha\ndescription: The alpha skill, now better.\nversion: \"2.0\"\n---\n# alpha\n",
+    );
+    fs_err::remove_dir_all(repo.work.join("skills/beta")).expect("remove beta");
+    repo.bundle("delta", "");
+    let head = repo.commit("alpha changed, beta removed, delta added");
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let write = |track: &str| {
+        fs_err::write(
+            tmp.path().join("skillfold.yaml"),
+            descriptor(&repo, &pinned, track, &[("alpha", &alpha), ("beta", &beta)]),
+        )
+        .expect("write");
+    };
+    write("");
+    let out = skillfold_in(tmp.path(), &["outdated", "-c", "skillfold.yaml", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let source = &report["sources"][0];
+    assert_eq!(source["tracking"], "HEAD");
+    assert_eq!(source["pinned"], pinned.as_str());
+    assert_eq!(source["head"], head.as_str());
+    let bundles = source["bundles"].as_array().expect("bundles");
+    assert_eq!(bundles[0]["name"], "alpha");
+    assert_eq!(bundles[0]["status"], "changed");
+    assert_eq!(bundles[0]["new_hash"], repo.digest("alpha").as_str());
+    assert_eq!(bundles[0]["new_version"], "2.0");
+    assert_eq!(bundles[1]["name"], "beta");
+    assert_eq!(bundles[1]["status"], "removed");
+    assert_eq!(source["available"], serde_json::json!(["delta", "gamma"]));
+    assert!(stderr(&out).contains("changed alpha@1"), "{}", stderr(&out));
+    // Nothing was prepared or written.
+    assert!(!tmp.path().join("corpus").exists());
+
+    // A tracked branch whose head is the pin: everything unchanged.
+    write("      track: stable\n");
+    let out = skillfold_in(tmp.path(), &["outdated", "-c", "skillfold.yaml", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let source = &report["sources"][0];
+    assert_eq!(source["tracking"], "refs/heads/stable");
+    assert_eq!(source["head"], pinned.as_str());
+    for bundle in source["bundles"].as_array().expect("bundles") {
+        assert_eq!(bundle["status"], "unchanged", "{bundle}");
+    }
+
+    // A branch the server does not have: refused, exit 2.
+    write("      track: nowhere\n");
+    let out = skillfold_in(tmp.path(), &["outdated", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("refs/heads/nowhere"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A bad branch name: the descriptor is refused.
+    write("      track: \"a..b\"\n");
+    let out = skillfold_in(tmp.path(), &["outdated", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("[invalid_track]"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_server_that_cannot_be_reached_is_retryable() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    fs_err::write(
+        tmp.path().join("skillfold.yaml"),
+        format!(
+            "skills:\n  - git:\n      source: http://127.0.0.1:9/skills.git\n      revision: {}\n      directory: corpus\n      approved:\n        - {{ name: alpha, version: '1', hash: {} }}\n",
+            "a".repeat(40),
+            "0".repeat(64)
+        ),
+    )
+    .expect("write");
+    let out = skillfold_in(tmp.path(), &["outdated", "-c", "skillfold.yaml", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(report["sources"][0]["error"]["retryable"], true);
+}
