@@ -622,6 +622,31 @@ impl Checker<'_> {
     }
 }
 
+/// The rules of `git check-ref-format --branch` that matter for a name written by hand.
+fn check_branch(name: &str) -> Result<(), &'static str> {
+    let bad = if name.is_empty() {
+        "it is empty"
+    } else if name.starts_with('-') || name.starts_with('/') || name.ends_with('/') {
+        "it starts with `-` or `/`, or ends with `/`"
+    } else if name.starts_with("refs/") {
+        "write the branch name alone, without `refs/heads/`"
+    } else if name.ends_with(".lock") || name.ends_with('.') {
+        "it ends with `.lock` or `.`"
+    } else if name.contains("..") || name.contains("//") || name.contains("@{") {
+        "it holds `..`, `//` or `@{`"
+    } else if name
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c))
+    {
+        "it holds a space, a control character or one of ~ ^ : ? * [ \\"
+    } else if name.split('/').any(|segment| segment.starts_with('.')) {
+        "a segment starts with `.`"
+    } else {
+        return Ok(());
+    };
+    Err(bad)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -843,29 +868,4 @@ mod tests {
         let got = codes(&yaml);
         assert_eq!(got, ["revision_not_commit", "invalid_name", "invalid_hash"]);
     }
-}
-
-/// The rules of `git check-ref-format --branch` that matter for a name written by hand.
-fn check_branch(name: &str) -> Result<(), &'static str> {
-    let bad = if name.is_empty() {
-        "it is empty"
-    } else if name.starts_with('-') || name.starts_with('/') || name.ends_with('/') {
-        "it starts with `-` or `/`, or ends with `/`"
-    } else if name.starts_with("refs/") {
-        "write the branch name alone, without `refs/heads/`"
-    } else if name.ends_with(".lock") || name.ends_with('.') {
-        "it ends with `.lock` or `.`"
-    } else if name.contains("..") || name.contains("//") || name.contains("@{") {
-        "it holds `..`, `//` or `@{`"
-    } else if name
-        .chars()
-        .any(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c))
-    {
-        "it holds a space, a control character or one of ~ ^ : ? * [ \\"
-    } else if name.split('/').any(|segment| segment.starts_with('.')) {
-        "a segment starts with `.`"
-    } else {
-        return Ok(());
-    };
-    Err(bad)
 }

@@ -184,7 +184,7 @@ impl PinnedCommit {
         let mut folder = self.summary.root;
         for segment in root
             .map(|r| r.as_str().split('/').collect())
-            .unwrap_or_else(Vec::new)
+            .unwrap_or_default()
         {
             match entries(folder)?
                 .into_iter()
