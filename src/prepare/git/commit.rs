@@ -183,7 +183,7 @@ impl PinnedCommit {
             };
         let mut folder = self.summary.root;
         for segment in root
-            .map(|r| r.as_str().split('/').collect())
+            .map(|r| r.as_str().split('/').collect::<Vec<_>>())
             .unwrap_or_default()
         {
             match entries(folder)?
