@@ -755,3 +755,51 @@ fn an_approved_helper_opens_the_binary_files_of_its_prepared_bundle() {
         sha256(pdf)
     );
 }
+
+#[test]
+fn snapshots_hold_skill_md_and_at_most_the_chamvi_budget_of_text_in_memory() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("budget");
+    fs_err::create_dir_all(dir.join("references")).expect("mkdir");
+    // A SKILL.md over 128 KiB (allowed by `extended`) and 2.4 MB of 100 KB text files.
+    fs_err::write(dir.join("SKILL.md"), skill_md("budget", 200_000)).expect("write");
+    for i in 0..24 {
+        fs_err::write(dir.join(format!("references/r{i:02}.md")), text(100_000, i)).expect("write");
+    }
+    let hash = independent_digest(&dir);
+    let config = tmp.path().join("skillfold.yaml");
+    fs_err::write(
+        &config,
+        format!("skills:\n  - local: {{ name: budget, version: '1', directory: budget, hash: {hash}, limits: extended }}\n"),
+    )
+    .expect("write");
+    let catalogue = catalogue(&config);
+    let snapshot = catalogue.get("budget").expect("served");
+    assert!(snapshot.file("SKILL.md").expect("SKILL.md").in_memory());
+    let held: u64 = snapshot
+        .files()
+        .iter()
+        .filter(|f| f.path() != "SKILL.md" && f.in_memory())
+        .map(|f| f.size())
+        .sum();
+    assert!(held > 0 && held <= 1024 * 1024, "{held} bytes of text held");
+    let on_disk: Vec<&str> = snapshot
+        .files()
+        .iter()
+        .filter(|f| !f.in_memory())
+        .map(|f| f.path())
+        .collect();
+    assert!(!on_disk.is_empty());
+    // A file past the budget is still served, read again from disk.
+    let (loaded, _) = catalogue
+        .call(
+            "load_skill",
+            &json!({"name": "budget", "reference": on_disk[0]}),
+        )
+        .expect("served from disk");
+    let expected = fs_err::read(dir.join(on_disk[0])).expect("read");
+    assert_eq!(
+        loaded["content"].as_str().expect("text").as_bytes(),
+        expected.as_slice()
+    );
+}
