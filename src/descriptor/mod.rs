@@ -8,6 +8,9 @@
 //!       revision: 0123456789abcdef0123456789abcdef01234567   # full commit id only
 //!       directory: /var/lib/skillfold/common                   # the managed corpus of this source
 //!       root: skills           # optional folder holding <name>/SKILL.md (default: the root)
+//!       limits: extended       # optional limits profile (default: chamvi)
+//!       track: main            # optional branch `outdated` follows (default: the remote's HEAD)
+//!       verify: { allowed_signers: allowed_signers }   # optional: who may sign the commit
 //!       approved:
 //!         - { name: pdf, version: 1.0.0, hash: <64 hex> }
 //!   - local:
@@ -28,6 +31,8 @@
 //! - [`redact`]: URLs with credentials removed, for every message.
 //! - [`runner`]: the script runner's configuration the plan carries — approvals by SHA-256,
 //!   the blocklist, limits.
+//! - [`signers`]: the trust policy of a Git source — an allowed-signers file (SSH) and an
+//!   OpenPGP keyring, read and checked with the descriptor.
 
 pub mod bounds;
 pub mod code;

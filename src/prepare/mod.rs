@@ -6,6 +6,8 @@
 //! - [`corpus`]: the managed corpus — the guard, staged generations, the atomic `current` flip,
 //!   manifests, rollback.
 //! - [`verify`]: a bundle against its pin (name, declared version, digest, changed files).
+//! - [`signature`]: a pinned commit's signature against the source's trust policy (SSH and
+//!   OpenPGP, in-process), from the fetched commit or the one a manifest keeps.
 //! - [`failpoint`]: crash injection for the promotion tests.
 //!
 //! The steps are driven by [`crate::ops::prepare`] (and `pin`, `verify`).
