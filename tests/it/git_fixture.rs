@@ -137,6 +137,21 @@ impl Repo {
         git(&self.work, &["rev-parse", "HEAD"])
     }
 
+    /// Points the branch `branch` at `id` and pushes it to the bare repository.
+    pub fn push_branch(&self, branch: &str, id: &str) {
+        git(&self.work, &["branch", "-f", branch, id]);
+        git(
+            &self.work,
+            &[
+                "push",
+                "-q",
+                "-f",
+                self.bare.to_str().expect("utf8"),
+                branch,
+            ],
+        );
+    }
+
     pub fn file_url(&self) -> String {
         format!("file://{}", self.bare.display())
     }

@@ -27,17 +27,7 @@ fn the_head_is_compared_with_every_pin() {
     let pinned = repo.commit("three bundles");
     // The bare repository's HEAD names the branch the fixture pushes.
     git(&repo.bare, &["symbolic-ref", "HEAD", "refs/heads/main"]);
-    git(&repo.work, &["branch", "-f", "stable"]);
-    git(
-        &repo.work,
-        &[
-            "push",
-            "-q",
-            "-f",
-            repo.bare.to_str().expect("utf8"),
-            "stable",
-        ],
-    );
+    repo.push_branch("stable", &pinned);
     let alpha = repo.digest("alpha");
     let beta = repo.digest("beta");
     repo.bundle("alpha", ", now better");

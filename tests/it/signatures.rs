@@ -62,18 +62,7 @@ fn commit(repo: &Repo, message: &str, key: Option<&Path>) -> String {
 
 /// Makes `id` reachable in the bare repository under a branch named after `label`.
 fn publish(repo: &Repo, id: &str, label: &str) -> String {
-    let branch = label.replace(' ', "-");
-    git(&repo.work, &["branch", "-f", &branch, id]);
-    git(
-        &repo.work,
-        &[
-            "push",
-            "-q",
-            "-f",
-            repo.bare.to_str().expect("utf8"),
-            &branch,
-        ],
-    );
+    repo.push_branch(&label.replace(' ', "-"), id);
     id.to_owned()
 }
 

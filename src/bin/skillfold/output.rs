@@ -65,6 +65,19 @@ pub fn print(text: &str) -> Exit {
     }
 }
 
+/// Writes `report` as pretty JSON and a newline on stdout. Returns the exit status it adds, as
+/// [`print`] does (`Retryable` too when the report cannot be rendered).
+#[must_use = "a lost report makes the command retryable"]
+pub fn print_json(report: &impl serde::Serialize) -> Exit {
+    match serde_json::to_string_pretty(report) {
+        Ok(text) => print(&(text + "\n")),
+        Err(e) => {
+            diag!("error: cannot render the report: {e}");
+            Exit::Retryable
+        }
+    }
+}
+
 /// `line` with every control or reordering character that is still raw written as
 /// [`escape::text`] writes it. A backslash is left alone: in text that was escaped where it was
 /// built it already starts an escape, and doubling it would garble the message.

@@ -265,34 +265,60 @@ fn fetch_by_id(
     interrupt: &AtomicBool,
     root: &gix::progress::prodash::tree::Root,
 ) -> gix::Result<gix::Repository> {
+    let repo = scratch_repository(git_dir)?;
+    with_connection(&repo, url, &id.to_string(), |connection| {
+        let narrowed = gix::remote::ref_map::Options {
+            prefix_from_spec_as_filter_on_remote: true,
+            extra_refspecs: vec![
+                gix::refspec::parse(NO_SUCH_REF.into(), gix::refspec::parse::Operation::Fetch)
+                    .map_err(gix::Error::from_error)?
+                    .to_owned(),
+            ],
+            ..Default::default()
+        };
+        connection
+            .prepare_fetch(root.add_child("negotiate"), narrowed)?
+            .with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN))
+            .receive(root.add_child("fetch"), interrupt)?;
+        Ok(())
+    })?;
+    Ok(repo)
+}
+
+/// A new, minimal bare repository at `git_dir`, opened.
+fn scratch_repository(git_dir: &Path) -> gix::Result<gix::Repository> {
+    init_bare(git_dir).map_err(gix::Error::from_error)?;
+    gix::open_opts(git_dir, open_options()).map_err(gix::Error::from_error)
+}
+
+/// Connects `repo` to `url` for fetching with the one refspec `refspec` (no tags), with this
+/// crate's transport options, and hands the connection to `use_it`.
+fn with_connection<T>(
+    repo: &gix::Repository,
+    url: &str,
+    refspec: &str,
+    use_it: impl FnOnce(
+        gix::remote::Connection<
+            '_,
+            '_,
+            '_,
+            Box<dyn gix::protocol::transport::client::blocking_io::Transport + Send>,
+        >,
+    ) -> gix::Result<T>,
+) -> gix::Result<T> {
     use gix::remote::Direction;
 
-    init_bare(git_dir).map_err(gix::Error::from_error)?;
-    let repo = gix::open_opts(git_dir, open_options()).map_err(gix::Error::from_error)?;
     let remote = repo
         .remote_at(url)
         .map_err(gix::Error::from_error)?
         .with_fetch_tags(gix::remote::fetch::Tags::None)
-        .with_refspecs([id.to_string().as_str()], Direction::Fetch)
+        .with_refspecs([refspec], Direction::Fetch)
         .map_err(gix::Error::from_error)?;
     let mut connection = remote.connect(Direction::Fetch)?;
-    if let Some(options) = transport_options(&repo, url)? {
+    if let Some(options) = transport_options(repo, url)? {
         connection.set_transport_options(options);
     }
-    let narrowed = gix::remote::ref_map::Options {
-        prefix_from_spec_as_filter_on_remote: true,
-        extra_refspecs: vec![
-            gix::refspec::parse(NO_SUCH_REF.into(), gix::refspec::parse::Operation::Fetch)
-                .map_err(gix::Error::from_error)?
-                .to_owned(),
-        ],
-        ..Default::default()
-    };
-    connection
-        .prepare_fetch(root.add_child("negotiate"), narrowed)?
-        .with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN))
-        .receive(root.add_child("fetch"), interrupt)?;
-    Ok(repo)
+    use_it(connection)
 }
 
 /// The commit the branch `branch` (or the remote's `HEAD`) of `url` points to now, from the
@@ -304,47 +330,36 @@ pub fn resolve_head(
     git_dir: &Path,
     interrupt: &AtomicBool,
 ) -> Result<gix::ObjectId, FetchError> {
-    use gix::remote::Direction;
-
     install_tls_provider();
     let shown = RedactedUrl::new(url);
     let name = branch.map_or_else(|| "HEAD".to_owned(), |b| format!("refs/heads/{b}"));
-    let listed = (|| -> gix::Result<Vec<gix::protocol::handshake::Ref>> {
-        init_bare(git_dir).map_err(gix::Error::from_error)?;
-        let repo = gix::open_opts(git_dir, open_options()).map_err(gix::Error::from_error)?;
-        let remote = repo
-            .remote_at(url)
-            .map_err(gix::Error::from_error)?
-            .with_fetch_tags(gix::remote::fetch::Tags::None)
-            .with_refspecs([name.as_str()], Direction::Fetch)
-            .map_err(gix::Error::from_error)?;
-        let mut connection = remote.connect(Direction::Fetch)?;
-        if let Some(options) = transport_options(&repo, url)? {
-            connection.set_transport_options(options);
-        }
-        let options = gix::remote::ref_map::Options {
-            prefix_from_spec_as_filter_on_remote: true,
-            ..Default::default()
-        };
-        let (map, _) = connection.ref_map(gix::progress::Discard, options)?;
-        Ok(map.remote_refs)
-    })()
-    .map_err(|e| {
-        let detail = redact::scrub(&chain(&e), url);
-        if e.is_cancelled() || interrupt.load(Ordering::Relaxed) {
-            FetchError::Interrupted { url: shown.clone() }
-        } else if e.is_unauthenticated() {
-            FetchError::Unauthenticated {
-                url: shown.clone(),
-                detail,
+    let listed = scratch_repository(git_dir)
+        .and_then(|repo| {
+            with_connection(&repo, url, &name, |connection| {
+                let options = gix::remote::ref_map::Options {
+                    prefix_from_spec_as_filter_on_remote: true,
+                    ..Default::default()
+                };
+                let (map, _) = connection.ref_map(gix::progress::Discard, options)?;
+                Ok(map.remote_refs)
+            })
+        })
+        .map_err(|e| {
+            let detail = redact::scrub(&chain(&e), url);
+            if e.is_cancelled() || interrupt.load(Ordering::Relaxed) {
+                FetchError::Interrupted { url: shown.clone() }
+            } else if e.is_unauthenticated() {
+                FetchError::Unauthenticated {
+                    url: shown.clone(),
+                    detail,
+                }
+            } else {
+                FetchError::Unreachable {
+                    url: shown.clone(),
+                    detail,
+                }
             }
-        } else {
-            FetchError::Unreachable {
-                url: shown.clone(),
-                detail,
-            }
-        }
-    })?;
+        })?;
     listed
         .iter()
         .find_map(|r| {

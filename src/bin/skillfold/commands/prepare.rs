@@ -89,13 +89,7 @@ pub fn run(args: PrepareArgs) -> Exit {
     progress.finish();
     print_summary(&report);
     let printed = if args.json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(text) => crate::output::print(&(text + "\n")),
-            Err(e) => {
-                diag!("error: cannot render the report: {e}");
-                Exit::Retryable
-            }
-        }
+        crate::output::print_json(&report)
     } else {
         Exit::Ok
     };

@@ -68,11 +68,5 @@ pub fn run(args: VerifyArgs) -> Exit {
     if !args.json {
         return exit;
     }
-    match serde_json::to_string_pretty(&report) {
-        Ok(text) => exit.worse(crate::output::print(&(text + "\n"))),
-        Err(e) => {
-            diag!("error: cannot render the report: {e}");
-            exit.worse(Exit::Retryable)
-        }
-    }
+    exit.worse(crate::output::print_json(&report))
 }
