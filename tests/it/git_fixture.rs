@@ -124,32 +124,20 @@ impl Repo {
             &self.work,
             &["commit", "-q", "--allow-empty", "-m", message],
         );
-        git(
-            &self.work,
-            &[
-                "push",
-                "-q",
-                "-f",
-                self.bare.to_str().expect("utf8"),
-                "main",
-            ],
-        );
+        self.push("main");
         git(&self.work, &["rev-parse", "HEAD"])
     }
 
     /// Points the branch `branch` at `id` and pushes it to the bare repository.
     pub fn push_branch(&self, branch: &str, id: &str) {
         git(&self.work, &["branch", "-f", branch, id]);
-        git(
-            &self.work,
-            &[
-                "push",
-                "-q",
-                "-f",
-                self.bare.to_str().expect("utf8"),
-                branch,
-            ],
-        );
+        self.push(branch);
+    }
+
+    /// Force-pushes the work repository's `branch` to the bare repository.
+    fn push(&self, branch: &str) {
+        let bare = self.bare.to_str().expect("utf8");
+        git(&self.work, &["push", "-q", "-f", bare, branch]);
     }
 
     pub fn file_url(&self) -> String {

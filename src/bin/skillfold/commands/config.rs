@@ -16,3 +16,17 @@ pub struct ConfigArg {
     )]
     pub path: PathBuf,
 }
+
+impl ConfigArg {
+    /// The checked plan of the descriptor, or `Exit::Invalid` after every problem was printed.
+    pub fn plan(&self) -> Result<skillfold::descriptor::Plan, crate::exit::Exit> {
+        skillfold::ops::check::load_plan(&self.path)
+            .map(|(_, plan)| plan)
+            .map_err(|e| {
+                for line in e.lines() {
+                    diag!("error: {line}");
+                }
+                crate::exit::Exit::Invalid
+            })
+    }
+}

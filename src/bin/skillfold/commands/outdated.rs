@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 use skillfold::format::escape;
-use skillfold::ops::{check, outdated};
+use skillfold::ops::outdated;
 
 use super::config::ConfigArg;
 use crate::exit::Exit;
@@ -32,14 +32,9 @@ pub struct OutdatedArgs {
 }
 
 pub fn run(args: OutdatedArgs) -> Exit {
-    let (_, plan) = match check::load_plan(&args.config.path) {
-        Ok(ok) => ok,
-        Err(e) => {
-            for line in e.lines() {
-                diag!("error: {line}");
-            }
-            return Exit::Invalid;
-        }
+    let plan = match args.config.plan() {
+        Ok(plan) => plan,
+        Err(exit) => return exit,
     };
     let interrupt = AtomicBool::new(false);
     let report = outdated::outdated(&plan, &interrupt);

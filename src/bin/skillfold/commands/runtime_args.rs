@@ -3,7 +3,6 @@
 //! are named on stderr and left out.
 
 use clap::Args;
-use skillfold::ops::check;
 use skillfold::runtime::Runtime;
 use skillfold::runtime::catalogue::Catalogue;
 
@@ -27,12 +26,7 @@ pub struct AgentArgs {
 
 /// The agent's catalogue, or the exit status after the errors were printed.
 pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
-    let (_, plan) = check::load_plan(&args.config.path).map_err(|e| {
-        for line in e.lines() {
-            diag!("error: {line}");
-        }
-        Exit::Invalid
-    })?;
+    let plan = args.config.plan()?;
     let fail = |e: skillfold::runtime::catalogue::CatalogueError| {
         diag!("error: {e} [{}]", e.code());
         exit::of(e.code())

@@ -1,7 +1,7 @@
 //! `skillfold verify`: the CronJob check.
 
 use clap::Args;
-use skillfold::ops::{check, verify};
+use skillfold::ops::verify;
 
 use super::config::ConfigArg;
 use crate::exit::Exit;
@@ -26,14 +26,9 @@ pub struct VerifyArgs {
 }
 
 pub fn run(args: VerifyArgs) -> Exit {
-    let (_, plan) = match check::load_plan(&args.config.path) {
-        Ok(ok) => ok,
-        Err(e) => {
-            for line in e.lines() {
-                diag!("error: {line}");
-            }
-            return Exit::Invalid;
-        }
+    let plan = match args.config.plan() {
+        Ok(plan) => plan,
+        Err(exit) => return exit,
     };
     let report = verify::verify(plan);
     for b in &report.bundles {
