@@ -17,6 +17,18 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// `Invalid` when something was refused, else `Retryable` when something could not be
+    /// done this time, else `Ok`.
+    pub fn judged(refused: bool, retryable: bool) -> Exit {
+        if refused {
+            Exit::Invalid
+        } else if retryable {
+            Exit::Retryable
+        } else {
+            Exit::Ok
+        }
+    }
+
     /// The worse of two outcomes. Invalid input outranks a transient failure: rerunning would
     /// not fix it.
     pub fn worse(self, other: Exit) -> Exit {

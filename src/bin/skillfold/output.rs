@@ -78,6 +78,16 @@ pub fn print_json(report: &impl serde::Serialize) -> Exit {
     }
 }
 
+/// The end of a command with a report: `exit`, made worse by printing `report` as JSON when
+/// `json` asks for it.
+pub fn finish(exit: Exit, json: bool, report: &impl serde::Serialize) -> Exit {
+    if json {
+        exit.worse(print_json(report))
+    } else {
+        exit
+    }
+}
+
 /// `line` with every control or reordering character that is still raw written as
 /// [`escape::text`] writes it. A backslash is left alone: in text that was escaped where it was
 /// built it already starts an escape, and doubling it would garble the message.

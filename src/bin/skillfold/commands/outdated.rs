@@ -86,15 +86,6 @@ pub fn run(args: OutdatedArgs) -> Exit {
             diag!("  available {}", escape::text(name));
         }
     }
-    let exit = if report.has_refusals() {
-        Exit::Invalid
-    } else if report.has_fetch_failures() {
-        Exit::Retryable
-    } else {
-        Exit::Ok
-    };
-    if !args.json {
-        return exit;
-    }
-    exit.worse(crate::output::print_json(&report))
+    let exit = Exit::judged(report.has_refusals(), report.has_fetch_failures());
+    crate::output::finish(exit, args.json, &report)
 }

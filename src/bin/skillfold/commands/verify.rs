@@ -53,15 +53,6 @@ pub fn run(args: VerifyArgs) -> Exit {
     for busy in &report.being_prepared {
         diag!("busy: {busy}");
     }
-    let exit = if report.has_failures() {
-        Exit::Invalid
-    } else if report.is_inconclusive() {
-        Exit::Retryable
-    } else {
-        Exit::Ok
-    };
-    if !args.json {
-        return exit;
-    }
-    exit.worse(crate::output::print_json(&report))
+    let exit = Exit::judged(report.has_failures(), report.is_inconclusive());
+    crate::output::finish(exit, args.json, &report)
 }
