@@ -125,4 +125,15 @@ mod tests {
         );
         assert_eq!(custom.hit("scripts/place_order.py", &[]), None);
     }
+
+    // Only identifier-like arguments are compared: one starting with a digit or holding other
+    // characters never is, one starting with `_` is.
+    #[test]
+    fn only_identifier_like_arguments_are_compared() {
+        let b = Blocklist::new(["_wipe", "9lives", "rm.rf"]);
+        let hit = |arg: &str| b.hit("scripts/quote.py", &[arg.to_owned()]);
+        assert_eq!(hit("_wipe").as_deref(), Some("_wipe"));
+        assert_eq!(hit("9lives"), None);
+        assert_eq!(hit("rm.rf"), None);
+    }
 }

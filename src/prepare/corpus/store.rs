@@ -578,4 +578,155 @@ mod tests {
         Corpus::create(tmp.path()).expect("accepted");
         assert_eq!(entries(tmp.path()), [META, "lost+found"]);
     }
+
+    // A `.skillfold` that cannot be looked up (for another reason than being missing) stops the
+    // preparer: the directory is never taken for an empty one it may fill.
+    #[test]
+    fn a_store_folder_that_cannot_be_looked_up_is_an_error_not_a_missing_one() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        // A directory whose path fits in PATH_MAX (4096 bytes with the NUL) while its
+        // `.skillfold` does not: looking that up fails with ENAMETOOLONG.
+        let mut dir = tmp.path().to_path_buf();
+        while dir.as_os_str().len() < 4086 {
+            let room = 4095 - dir.as_os_str().len() - 1;
+            dir.push("d".repeat(room.min(200)));
+        }
+        fs_err::create_dir_all(&dir).expect("mkdir");
+        assert!(fs_err::metadata(&dir).expect("reachable").is_dir());
+        let err = Corpus::at(&dir)
+            .check_manageable()
+            .expect_err("not taken for an empty directory");
+        assert_eq!(err.code(), "corpus_io", "{err}");
+    }
+
+    // Only "not a link" makes `current` a file skillfold did not put there; any other failure to
+    // read it stays an I/O error (retryable), never a verdict on the directory.
+    #[test]
+    fn a_current_link_that_cannot_be_read_is_an_io_error() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let file = tmp.path().join("a-file");
+        fs_err::write(&file, "not a directory").expect("write");
+        // `a-file/current` cannot be read: ENOTDIR.
+        let err = Corpus::at(&file).current().expect_err("unreadable");
+        assert_eq!(err.code(), "corpus_io", "{err}");
+    }
+
+    /// A manifest of `generation` in `format`, with no bundles.
+    fn manifest_json(format: &str, generation: &str) -> String {
+        serde_json::json!({
+            "format": format,
+            "generation": generation,
+            "created_unix": 0,
+            "source": {"url": "https://example.invalid/r.git", "commit": "0".repeat(40), "root": null},
+            "bundles": [],
+        })
+        .to_string()
+    }
+
+    // `current` leads only to one of the corpus's own generations: a link whose id climbs out
+    // with `..` is refused, never used to read a manifest planted elsewhere.
+    #[test]
+    fn a_current_link_climbing_out_of_the_generations_is_refused() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("corpus");
+        let corpus = Corpus::create(&dir).expect("created");
+        // Where the manifest of the id `../../forged` would be looked up: `<corpus>/forged.json`.
+        fs_err::write(
+            dir.join("forged.json"),
+            manifest_json(FORMAT, "../../forged"),
+        )
+        .expect("write");
+        std::os::unix::fs::symlink(".skillfold/generations/../../forged", dir.join(CURRENT))
+            .expect("symlink");
+        let err = corpus.current().expect_err("refused");
+        assert_eq!(err.code(), "corpus_not_managed", "{err}");
+    }
+
+    // A manifest is used only in the known format and under its own id: either check refuses
+    // on its own.
+    #[test]
+    fn a_manifest_of_another_format_or_generation_is_refused() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        fs_err::create_dir(corpus.generation_dir("g1")).expect("mkdir");
+        for (format, generation) in [(FORMAT, "g2"), ("skillfold-corpus-manifest-v0", "g1")] {
+            fs_err::write(
+                corpus.manifest_path("g1"),
+                manifest_json(format, generation),
+            )
+            .expect("write");
+            let err = corpus.generation("g1").expect_err("refused");
+            assert_eq!(err.code(), "corpus_bad_manifest", "{format} {generation}");
+        }
+        fs_err::write(corpus.manifest_path("g1"), manifest_json(FORMAT, "g1")).expect("write");
+        assert_eq!(corpus.generation("g1").expect("used").id, "g1");
+    }
+
+    // No `previous` file means nothing to roll back to; one that cannot be read is an error,
+    // never taken for a missing one.
+    #[test]
+    fn a_missing_previous_is_none_and_an_unreadable_one_an_error() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        assert!(corpus.previous().expect("nothing yet").is_none());
+        // A directory where the file should be: reading it fails with EISDIR.
+        fs_err::create_dir(tmp.path().join(META).join("previous")).expect("mkdir");
+        let err = corpus.previous().expect_err("unreadable");
+        assert_eq!(err.code(), "corpus_io", "{err}");
+    }
+
+    // A `previous` naming a generation whose folder is gone is not offered, even with its
+    // manifest left behind: a rollback never points `current` at a missing generation.
+    #[test]
+    fn a_previous_generation_without_its_folder_is_not_offered() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        fs_err::write(tmp.path().join(META).join("previous"), "g0\n").expect("write");
+        fs_err::write(corpus.manifest_path("g0"), manifest_json(FORMAT, "g0")).expect("write");
+        assert!(corpus.previous().expect("read").is_none());
+        let err = corpus.rollback().expect_err("nothing to roll back to");
+        assert_eq!(err.code(), "corpus_no_previous", "{err}");
+        assert!(fs_err::symlink_metadata(tmp.path().join(CURRENT)).is_err());
+    }
+
+    // A manifest whose generation was never moved into place is a leftover and is removed; the
+    // manifest of a generation on disk stays.
+    #[test]
+    fn a_manifest_without_its_generation_is_a_leftover() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        fs_err::create_dir(corpus.generation_dir("g1")).expect("mkdir");
+        for id in ["g1", "g9"] {
+            fs_err::write(corpus.manifest_path(id), manifest_json(FORMAT, id)).expect("write");
+        }
+        let removed = corpus.remove_leftovers().expect("removed");
+        assert_eq!(removed, [corpus.manifest_path("g9")]);
+        assert_eq!(
+            entries(&tmp.path().join(META).join("manifests")),
+            ["g1.json"]
+        );
+    }
+
+    // After a publication only the new generation and the one it replaced stay on disk, each
+    // with its manifest: older ones are removed.
+    #[test]
+    fn publishing_keeps_only_the_current_and_the_previous_generation() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        let manifest: Manifest = serde_json::from_str(&manifest_json(FORMAT, "")).expect("json");
+        let mut ids = Vec::new();
+        for hint in ["one", "two", "three"] {
+            let staging = corpus.stage(hint).expect("staged");
+            let published = corpus
+                .publish(&staging, manifest.clone())
+                .expect("published");
+            ids.push(published.id);
+        }
+        let mut kept = vec![ids[1].clone(), ids[2].clone()];
+        kept.sort();
+        let meta = tmp.path().join(META);
+        assert_eq!(entries(&meta.join("generations")), kept);
+        let manifests: Vec<String> = kept.iter().map(|id| format!("{id}.json")).collect();
+        assert_eq!(entries(&meta.join("manifests")), manifests);
+    }
 }
