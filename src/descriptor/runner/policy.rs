@@ -171,4 +171,18 @@ mod tests {
             assert!(!p.approves("a", "scripts/x.py", H), "{bad}");
         }
     }
+
+    // An approval naming no skill, or no script, denies everything on its own.
+    #[test]
+    fn an_empty_skill_or_script_alone_denies_everything() {
+        for (skill, script) in [("", "scripts/x.py"), ("a", "")] {
+            let p = ScriptPolicy::from_json(&format!(
+                r#"[{{"skill":"{skill}","script":"{script}","sha256":"{H}"}}]"#
+            ));
+            assert!(
+                matches!(p, ScriptPolicy::DenyAll(_)),
+                "{skill:?} {script:?}"
+            );
+        }
+    }
 }
