@@ -6,7 +6,8 @@
 //! from it under the source's limits profile: `unchanged` (same digest), `changed` (the new
 //! digest and declared version), `removed` (no folder any more) or `invalid` (it breaks a rule
 //! at the head; the problems are listed). Folders under `root` with a `SKILL.md` that are not
-//! approved are listed as `available`. Nothing is written anywhere but a temporary directory.
+//! approved are listed as `available`. Sources of one URL and branch share one listing and one
+//! fetch. Nothing is written anywhere but a temporary directory.
 
 use std::sync::atomic::AtomicBool;
 
@@ -97,79 +98,108 @@ impl OutdatedReport {
     }
 }
 
-/// Looks at the tracked branch of every Git source of `plan`.
+/// Looks at the tracked branch of every Git source of `plan`. Sources that name the same URL
+/// and branch share one ref listing and one fetch.
 pub fn outdated(plan: &Plan, interrupt: &AtomicBool) -> OutdatedReport {
-    let sources = plan
-        .sources
-        .iter()
-        .filter_map(|s| match s {
-            Source::Git(git) => Some(source_outdated(git, interrupt)),
-            Source::Local(_) => None,
-        })
-        .collect();
+    let mut heads: Vec<(Branch<'_>, Result<Head, OutdatedError>)> = Vec::new();
+    let mut sources = Vec::new();
+    for source in &plan.sources {
+        let Source::Git(git) = source else { continue };
+        let key = (git.url.as_str(), git.track.as_deref());
+        let index = match heads.iter().position(|(k, _)| *k == key) {
+            Some(index) => index,
+            None => {
+                heads.push((key, Head::fetch(git, interrupt)));
+                heads.len() - 1
+            }
+        };
+        let mut report = SourceOutdated {
+            location: git.location.clone(),
+            url: git.shown.as_str().to_owned(),
+            tracking: git
+                .track
+                .as_ref()
+                .map_or_else(|| "HEAD".to_owned(), |b| format!("refs/heads/{b}")),
+            pinned: git.revision.to_string(),
+            head: None,
+            bundles: Vec::new(),
+            available: Vec::new(),
+            error: None,
+        };
+        match &heads[index].1 {
+            Ok(head) => {
+                report.head = Some(head.id.to_string());
+                if let Err(error) = compare(git, &head.commit, &mut report) {
+                    report.error = Some(error);
+                }
+            }
+            Err(error) => report.error = Some(error.clone()),
+        }
+        sources.push(report);
+    }
     OutdatedReport { sources }
 }
 
-fn source_outdated(git: &GitSource, interrupt: &AtomicBool) -> SourceOutdated {
-    let mut report = SourceOutdated {
-        location: git.location.clone(),
-        url: git.shown.as_str().to_owned(),
-        tracking: git
-            .track
-            .as_ref()
-            .map_or_else(|| "HEAD".to_owned(), |b| format!("refs/heads/{b}")),
-        pinned: git.revision.to_string(),
-        head: None,
-        bundles: Vec::new(),
-        available: Vec::new(),
-        error: None,
-    };
-    if let Err(error) = compare(git, interrupt, &mut report) {
-        report.error = Some(error);
-    }
-    report
+/// A tracked branch: the repository URL and the branch (`None`: the remote's `HEAD`).
+type Branch<'a> = (&'a str, Option<&'a str>);
+
+/// The head of a tracked branch, fetched into a temporary repository.
+struct Head {
+    id: CommitId,
+    commit: PinnedCommit,
+    /// Removed when the head is dropped.
+    _temp: tempfile::TempDir,
 }
 
+impl Head {
+    fn fetch(git: &GitSource, interrupt: &AtomicBool) -> Result<Head, OutdatedError> {
+        let temp = tempfile::tempdir().map_err(|e| OutdatedError {
+            code: crate::prepare::code::PrepareCode::IoError.into(),
+            message: format!("cannot create a temporary directory: {e}"),
+            retryable: true,
+        })?;
+        let head = fetch::resolve_head(
+            &git.url,
+            git.track.as_deref(),
+            &temp.path().join("refs.git"),
+            interrupt,
+        )
+        .map_err(|e| OutdatedError {
+            code: e.code().into(),
+            message: e.to_string(),
+            retryable: e.is_retryable(),
+        })?;
+        let id = CommitId::parse(&head.to_string()).map_err(|e| OutdatedError {
+            code: crate::prepare::code::PrepareCode::FetchInvalid.into(),
+            message: e.to_string(),
+            retryable: false,
+        })?;
+        let commit = PinnedCommit::fetch(
+            &git.url,
+            &id,
+            &temp.path().join("head.git"),
+            interrupt,
+            &|_| {},
+        )
+        .map_err(|e| OutdatedError {
+            code: e.code().into(),
+            message: e.to_string(),
+            retryable: e.is_retryable(),
+        })?;
+        Ok(Head {
+            id,
+            commit,
+            _temp: temp,
+        })
+    }
+}
+
+/// Takes `git`'s approved bundles and the available ones from the head `commit`.
 fn compare(
     git: &GitSource,
-    interrupt: &AtomicBool,
+    commit: &PinnedCommit,
     report: &mut SourceOutdated,
 ) -> Result<(), OutdatedError> {
-    let fetch_error = |e: &fetch::FetchError| OutdatedError {
-        code: e.code().into(),
-        message: e.to_string(),
-        retryable: e.is_retryable(),
-    };
-    let temp = tempfile::tempdir().map_err(|e| OutdatedError {
-        code: crate::prepare::code::PrepareCode::IoError.into(),
-        message: format!("cannot create a temporary directory: {e}"),
-        retryable: true,
-    })?;
-    let head = fetch::resolve_head(
-        &git.url,
-        git.track.as_deref(),
-        &temp.path().join("refs.git"),
-        interrupt,
-    )
-    .map_err(|e| fetch_error(&e))?;
-    let head = CommitId::parse(&head.to_string()).map_err(|e| OutdatedError {
-        code: crate::prepare::code::PrepareCode::FetchInvalid.into(),
-        message: e.to_string(),
-        retryable: false,
-    })?;
-    report.head = Some(head.to_string());
-    let commit = PinnedCommit::fetch(
-        &git.url,
-        &head,
-        &temp.path().join("head.git"),
-        interrupt,
-        &|_| {},
-    )
-    .map_err(|e| OutdatedError {
-        code: e.code().into(),
-        message: e.to_string(),
-        retryable: e.is_retryable(),
-    })?;
     let root = git.root.as_ref();
     for pin in &git.approved {
         let mut entry = BundleOutdated {

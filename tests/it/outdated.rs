@@ -113,3 +113,35 @@ fn a_server_that_cannot_be_reached_is_retryable() {
     let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
     assert_eq!(report["sources"][0]["error"]["retryable"], true);
 }
+
+#[test]
+fn sources_of_one_branch_share_one_listing_and_one_fetch() {
+    let repo = Repo::new();
+    repo.bundle("alpha", "");
+    repo.bundle("beta", "");
+    let commit = repo.commit("two bundles");
+    git(&repo.bare, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    let server = super::git_fixture::HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let source = |dir: &str, name: &str| {
+        format!(
+            "  - git:\n      source: {url}\n      revision: {commit}\n      directory: {dir}\n      root: skills\n      approved:\n        - {{ name: {name}, version: '1', hash: {} }}\n",
+            repo.digest(name)
+        )
+    };
+    fs_err::write(
+        tmp.path().join("skillfold.yaml"),
+        format!("skills:\n{}{}", source("a", "alpha"), source("b", "beta")),
+    )
+    .expect("write");
+    let out = skillfold_in(tmp.path(), &["outdated", "-c", "skillfold.yaml", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    for source in report["sources"].as_array().expect("sources") {
+        assert_eq!(source["head"], commit.as_str(), "{source}");
+        assert_eq!(source["bundles"][0]["status"], "unchanged", "{source}");
+    }
+    // One connection lists the refs, one fetches the head: for both sources.
+    assert_eq!(server.fetches(), 2, "{:?}", server.requests());
+}
