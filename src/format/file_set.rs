@@ -415,4 +415,20 @@ mod tests {
             ]
         );
     }
+
+    // The profile given to the builder is the one its sources read with (the listing bound of
+    // the safe reader, the header-sized bound of Git blobs) and the one its file set carries.
+    #[test]
+    fn the_builder_reads_and_records_under_its_profile() {
+        let extended = limits::EXTENDED;
+        let mut b = FileSetBuilder::with_limits(extended);
+        assert_eq!(b.limits(), extended);
+        let big = vec![b'a'; limits::MAX_SUPPORTING_FILE_BYTES as usize + 1];
+        b.insert("SKILL.md", b"x".to_vec());
+        b.insert("big.txt", big);
+        let (files, problems) = b.finish();
+        assert!(!problems.has_errors(), "{problems:?}");
+        assert_eq!(files.limits(), extended);
+        assert_eq!(FileSetBuilder::new().limits(), limits::CHAMVI);
+    }
 }
