@@ -143,9 +143,8 @@ pub struct Snapshot {
     /// through `current`), where approved helpers run; `None` for in-memory sources.
     dir: Option<PathBuf>,
     references: Vec<String>,
-    /// SHA-256 (hex) of what each call can serve: the body, then each reference in order.
+    /// SHA-256 (hex) of the body (each file's is in `files`).
     body_sha256: String,
-    reference_sha256: Vec<String>,
 }
 
 impl Snapshot {
@@ -194,11 +193,11 @@ impl Snapshot {
                 }
             })
             .collect();
-        let (references, reference_sha256) = files
+        let references = files
             .iter()
             .filter(|f| f.path() != limits::SKILL_MD)
-            .map(|f| (f.path().to_owned(), f.sha256.clone()))
-            .unzip();
+            .map(|f| f.path().to_owned())
+            .collect();
         let body_sha256 = crate::format::hex::sha256_hex(body.as_bytes());
         Snapshot {
             pin,
@@ -214,7 +213,6 @@ impl Snapshot {
             dir,
             references,
             body_sha256,
-            reference_sha256,
         }
     }
 
@@ -305,11 +303,7 @@ impl Snapshot {
     pub fn served_sha256(&self, reference: Option<&str>) -> Option<&str> {
         match reference {
             None => Some(&self.body_sha256),
-            Some(path) => self
-                .references
-                .binary_search_by(|r| r.as_str().cmp(path))
-                .ok()
-                .map(|i| self.reference_sha256[i].as_str()),
+            Some(path) => self.reference(path).map(StoredFile::sha256),
         }
     }
 
