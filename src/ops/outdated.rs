@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::descriptor::plan::{GitSource, Plan, Source};
 use crate::format::code::ErrorCode;
 use crate::format::pin::CommitId;
+use crate::prepare::code::PrepareCode;
 use crate::prepare::git::commit::{PinnedCommit, TakeError};
 use crate::prepare::git::fetch;
 
@@ -80,6 +81,16 @@ pub struct OutdatedError {
     pub message: String,
     /// Whether trying again later may succeed (a fetch failure).
     pub retryable: bool,
+}
+
+impl OutdatedError {
+    fn of(code: impl Into<ErrorCode>, error: &dyn std::fmt::Display, retryable: bool) -> Self {
+        OutdatedError {
+            code: code.into(),
+            message: error.to_string(),
+            retryable,
+        }
+    }
 }
 
 impl OutdatedReport {
@@ -153,10 +164,9 @@ struct Head {
 
 impl Head {
     fn fetch(git: &GitSource, interrupt: &AtomicBool) -> Result<Head, OutdatedError> {
-        let temp = tempfile::tempdir().map_err(|e| OutdatedError {
-            code: crate::prepare::code::PrepareCode::IoError.into(),
-            message: format!("cannot create a temporary directory: {e}"),
-            retryable: true,
+        let temp = tempfile::tempdir().map_err(|e| {
+            let message = format!("cannot create a temporary directory: {e}");
+            OutdatedError::of(PrepareCode::IoError, &message, true)
         })?;
         let head = fetch::resolve_head(
             &git.url,
@@ -164,16 +174,9 @@ impl Head {
             &temp.path().join("refs.git"),
             interrupt,
         )
-        .map_err(|e| OutdatedError {
-            code: e.code().into(),
-            message: e.to_string(),
-            retryable: e.is_retryable(),
-        })?;
-        let id = CommitId::parse(&head.to_string()).map_err(|e| OutdatedError {
-            code: crate::prepare::code::PrepareCode::FetchInvalid.into(),
-            message: e.to_string(),
-            retryable: false,
-        })?;
+        .map_err(|e| OutdatedError::of(e.code(), &e, e.is_retryable()))?;
+        let id = CommitId::parse(&head.to_string())
+            .map_err(|e| OutdatedError::of(PrepareCode::FetchInvalid, &e, false))?;
         let commit = PinnedCommit::fetch(
             &git.url,
             &id,
@@ -181,11 +184,7 @@ impl Head {
             interrupt,
             &|_| {},
         )
-        .map_err(|e| OutdatedError {
-            code: e.code().into(),
-            message: e.to_string(),
-            retryable: e.is_retryable(),
-        })?;
+        .map_err(|e| OutdatedError::of(e.code(), &e, e.is_retryable()))?;
         Ok(Head {
             id,
             commit,
@@ -229,11 +228,7 @@ fn compare(
     let approved: Vec<&str> = git.approved.iter().map(|p| p.name.as_str()).collect();
     report.available = commit
         .bundle_names(root)
-        .map_err(|e| OutdatedError {
-            code: e.code().into(),
-            message: e.to_string(),
-            retryable: e.is_retryable(),
-        })?
+        .map_err(|e| OutdatedError::of(e.code(), &e, e.is_retryable()))?
         .into_iter()
         .filter(|name| !approved.contains(&name.as_str()))
         .collect();
