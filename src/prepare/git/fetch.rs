@@ -346,19 +346,12 @@ pub fn resolve_head(
         })
         .map_err(|e| {
             let detail = redact::scrub(&chain(&e), url);
-            if e.is_cancelled() || interrupt.load(Ordering::Relaxed) {
-                FetchError::Interrupted { url: shown.clone() }
-            } else if e.is_unauthenticated() {
-                FetchError::Unauthenticated {
-                    url: shown.clone(),
-                    detail,
-                }
-            } else {
+            transport_error(&e, detail.clone(), &shown, interrupt).unwrap_or_else(|| {
                 FetchError::Unreachable {
                     url: shown.clone(),
                     detail,
                 }
-            }
+            })
         })?;
     listed
         .iter()
@@ -539,19 +532,10 @@ fn classify(
     interrupt: &AtomicBool,
 ) -> (FetchError, bool) {
     let detail = redact::scrub(&chain(&e), url);
+    if let Some(error) = transport_error(&e, detail.clone(), shown, interrupt) {
+        return (error, false);
+    }
     let shown = shown.clone();
-    if e.is_cancelled() || interrupt.load(Ordering::Relaxed) {
-        return (FetchError::Interrupted { url: shown }, false);
-    }
-    if e.is_unauthenticated() {
-        return (FetchError::Unauthenticated { url: shown, detail }, false);
-    }
-    if e.is_resource_exhausted() {
-        return (FetchError::ObjectTooLarge { url: shown, detail }, false);
-    }
-    if e.can_retry() {
-        return (FetchError::Unreachable { url: shown, detail }, false);
-    }
     if detail.contains("did not peel to a commit") {
         let commit = commit.clone();
         return (
@@ -575,6 +559,28 @@ fn classify(
         );
     }
     (FetchError::Unreachable { url: shown, detail }, true)
+}
+
+/// The refusals any conversation with the server can end in, whatever it asked for: stopped,
+/// not allowed in, an object over the bound, or a transient failure. `None` for the rest.
+fn transport_error(
+    e: &gix::Error,
+    detail: String,
+    shown: &RedactedUrl,
+    interrupt: &AtomicBool,
+) -> Option<FetchError> {
+    let url = shown.clone();
+    if e.is_cancelled() || interrupt.load(Ordering::Relaxed) {
+        Some(FetchError::Interrupted { url })
+    } else if e.is_unauthenticated() {
+        Some(FetchError::Unauthenticated { url, detail })
+    } else if e.is_resource_exhausted() {
+        Some(FetchError::ObjectTooLarge { url, detail })
+    } else if e.can_retry() {
+        Some(FetchError::Unreachable { url, detail })
+    } else {
+        None
+    }
 }
 
 /// The error and its sources on one line.
