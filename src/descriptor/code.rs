@@ -55,4 +55,11 @@ crate::error_codes! {
     InvalidTrustPolicy = "invalid_trust_policy",
     /// `scripts.timeout_seconds` is out of range.
     InvalidTimeout = "invalid_timeout",
+    /// `update --write` must change a scalar written in a form it cannot rewrite in place (a
+    /// block scalar, an alias, one with an anchor or a tag).
+    NotRewritable = "not_rewritable",
+    /// A pin's version is `pin`'s `"<version>"` placeholder and the bundle declares none.
+    VersionPlaceholder = "version_placeholder",
+    /// `update` names a source the descriptor does not have.
+    UnknownSource = "unknown_source",
 }

@@ -28,6 +28,7 @@
 //! ([`MAX_DESCRIPTOR_NESTING`]). It may use only [`crate::format`]; both stages read it.
 //!
 //! - [`plan`]: the static checks and the plan they produce.
+//! - [`edit`]: in-place rewrites of the pins (`update --write`), every other byte kept.
 //! - [`redact`]: URLs with credentials removed, for every message.
 //! - [`runner`]: the script runner's configuration the plan carries — approvals by SHA-256,
 //!   the blocklist, limits.
@@ -36,6 +37,7 @@
 
 pub mod bounds;
 pub mod code;
+pub mod edit;
 pub mod plan;
 pub mod redact;
 pub mod runner;
@@ -373,29 +375,41 @@ pub struct Loaded {
 /// Reads and parses the descriptor at `path`: at most [`MAX_DESCRIPTOR_BYTES`], checked before
 /// reading, then [`parse`].
 pub fn load(path: &Path) -> Result<Loaded, LoadError> {
+    let text = read_text(path)?;
+    from_text(path, &text)
+}
+
+/// Reads the descriptor at `path` as text: at most [`MAX_DESCRIPTOR_BYTES`], checked before
+/// reading, and UTF-8.
+pub fn read_text(path: &Path) -> Result<String, LoadError> {
     let bytes = bounds::read_bounded(path)
         .map_err(LoadError::Read)?
         .map_err(|size| LoadError::TooLarge {
             path: path.to_owned(),
             size,
         })?;
-    let syntax = |message: String| LoadError::Syntax {
+    String::from_utf8(bytes).map_err(|e| LoadError::Syntax {
         path: path.to_owned(),
-        message,
-    };
-    let text = String::from_utf8(bytes).map_err(|e| {
-        syntax(format!(
+        message: format!(
             "not UTF-8 text (an invalid byte at offset {})",
             e.utf8_error().valid_up_to()
-        ))
-    })?;
-    let descriptor = parse(&text).map_err(|e| match e {
+        ),
+    })
+}
+
+/// Parses `text` as the descriptor found at `path` (whose folder relative paths resolve
+/// against).
+pub fn from_text(path: &Path, text: &str) -> Result<Loaded, LoadError> {
+    let descriptor = parse(text).map_err(|e| match e {
         ParseError::TooDeep { line, column } => LoadError::TooDeep {
             path: path.to_owned(),
             line,
             column,
         },
-        ParseError::Syntax(message) => syntax(message),
+        ParseError::Syntax(message) => LoadError::Syntax {
+            path: path.to_owned(),
+            message,
+        },
     })?;
     let absolute = std::path::absolute(path).map_err(LoadError::Read)?;
     let base = absolute

@@ -622,8 +622,9 @@ impl Checker<'_> {
     }
 }
 
-/// The rules of `git check-ref-format --branch` that matter for a name written by hand.
-fn check_branch(name: &str) -> Result<(), &'static str> {
+/// The rules of `git check-ref-format --branch` that matter for a name written by hand: the
+/// reason when `name` breaks one.
+pub fn check_branch(name: &str) -> Result<(), &'static str> {
     let bad = if name.is_empty() {
         "it is empty"
     } else if name.starts_with('-') || name.starts_with('/') || name.ends_with('/') {

@@ -45,6 +45,10 @@ pub struct Node {
     pub anchored: bool,
     /// Its tag, if any, with the handle resolved (`!!str` is `tag:yaml.org,2002:str`).
     pub tag: Option<String>,
+    /// Where it is written, as byte offsets into the parsed text: a scalar's whole text,
+    /// quotes included (an in-place rewrite replaces exactly these bytes); for a collection or
+    /// an alias, an empty range where it starts.
+    pub bytes: std::ops::Range<usize>,
 }
 
 /// The content of a [`Node`].
@@ -287,24 +291,72 @@ impl<'a> TreeReader<'a> {
                 });
             }
         };
+        let start = self.byte_offset(span.start.index());
+        let bytes = match &kind {
+            NodeKind::Scalar { style, .. } => {
+                let end = self.byte_offset(span.end.index()).max(start);
+                start..scalar_end(self.text, start, end, *style)
+            }
+            _ => start..start,
+        };
         Ok(Node {
             kind,
             position,
             anchored: anchor_id != 0,
             tag: tag.map(|t: Cow<'_, saphyr_parser::Tag>| format!("{}{}", t.handle, t.suffix)),
+            bytes,
         })
     }
 
-    /// Whether the character at the start of `span` is `c` (how flow collections are told apart).
-    fn starts_with(&mut self, span: &Span, c: char) -> bool {
+    /// The byte offset of the character at `char_index` (the text's length past its end).
+    fn byte_offset(&mut self, char_index: usize) -> usize {
         let text = self.text;
         let index = self
             .char_index
             .get_or_insert_with(|| text.char_indices().map(|(i, _)| i).collect());
-        index
-            .get(span.start.index())
-            .and_then(|&byte| text[byte..].chars().next())
-            == Some(c)
+        index.get(char_index).copied().unwrap_or(text.len())
+    }
+
+    /// Whether the character at the start of `span` is `c` (how flow collections are told apart).
+    fn starts_with(&mut self, span: &Span, c: char) -> bool {
+        let byte = self.byte_offset(span.start.index());
+        self.text[byte..].starts_with(c)
+    }
+}
+
+/// Where the scalar written at `start` ends. The parser's span of a quoted scalar in a flow
+/// collection runs on over the blanks after it; the closing quote is found instead. A plain
+/// scalar's span is trimmed of trailing blanks; a block scalar keeps its span.
+fn scalar_end(text: &str, start: usize, span_end: usize, style: Style) -> usize {
+    let bytes = text.as_bytes();
+    match style {
+        Style::SingleQuoted => {
+            let mut i = start + 1;
+            while i < bytes.len() {
+                if bytes[i] == b'\'' {
+                    if bytes.get(i + 1) == Some(&b'\'') {
+                        i += 2;
+                        continue;
+                    }
+                    return i + 1;
+                }
+                i += 1;
+            }
+            span_end
+        }
+        Style::DoubleQuoted => {
+            let mut i = start + 1;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'\\' => i += 2,
+                    b'"' => return i + 1,
+                    _ => i += 1,
+                }
+            }
+            span_end
+        }
+        Style::Plain => start + text[start..span_end].trim_end().len(),
+        Style::Literal | Style::Folded => span_end,
     }
 }
 
@@ -400,6 +452,30 @@ mod tests {
 
     fn root(text: &str) -> Node {
         parse(text).unwrap().unwrap()
+    }
+
+    #[test]
+    fn a_scalar_knows_the_bytes_it_was_written_as() {
+        let text =
+            "a: plain\nb: 'sin''gle'\nc: \"dou\\\"ble\"\nd: { x: é1, y: \"é2\" }\r\ne: [ 'z' ]\n";
+        let node = root(text);
+        let NodeKind::Mapping { entries, .. } = &node.kind else {
+            panic!("mapping")
+        };
+        let written = |n: &Node| &text[n.bytes.clone()];
+        assert_eq!(written(&entries[0].1), "plain");
+        assert_eq!(written(&entries[1].1), "'sin''gle'");
+        assert_eq!(written(&entries[2].1), "\"dou\\\"ble\"");
+        let NodeKind::Mapping { entries: inner, .. } = &entries[3].1.kind else {
+            panic!("flow mapping")
+        };
+        assert_eq!(written(&inner[0].1), "é1");
+        assert_eq!(written(&inner[1].1), "\"é2\"");
+        let NodeKind::Sequence { items, .. } = &entries[4].1.kind else {
+            panic!("sequence")
+        };
+        assert_eq!(written(&items[0]), "'z'");
+        assert_eq!(written(&entries[4].0), "e");
     }
 
     #[test]

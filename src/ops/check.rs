@@ -38,10 +38,14 @@ impl CheckError {
 
 /// Loads and checks the descriptor at `path`.
 pub fn load_plan(path: &Path) -> Result<(Loaded, Plan), CheckError> {
-    let loaded = descriptor::load(path)?;
+    check_loaded(descriptor::load(path)?)
+}
+
+/// Checks a loaded descriptor.
+pub fn check_loaded(loaded: Loaded) -> Result<(Loaded, Plan), CheckError> {
     let plan = descriptor::check(&loaded.descriptor, &loaded.base).map_err(|problems| {
         CheckError::Problems {
-            path: path.to_owned(),
+            path: loaded.path.clone(),
             problems,
         }
     })?;

@@ -8,6 +8,8 @@
 //! runs [`crate::mcp`]; `validate`, `read-properties` and `to-prompt` call [`crate::spec`]
 //! (`spec::validate`, `spec::properties`, `spec::prompt`).
 
+#[cfg(feature = "git")]
+pub mod candidate;
 pub mod check;
 pub mod codes;
 pub mod hash;
@@ -17,4 +19,6 @@ pub mod outdated;
 pub mod pin;
 pub mod prepare;
 pub mod schema;
+#[cfg(feature = "git")]
+pub mod update;
 pub mod verify;

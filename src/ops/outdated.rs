@@ -14,11 +14,8 @@ use std::sync::atomic::AtomicBool;
 use serde::Serialize;
 
 use crate::descriptor::plan::{GitSource, Plan, Source};
-use crate::format::code::ErrorCode;
-use crate::format::pin::CommitId;
-use crate::prepare::code::PrepareCode;
+use crate::ops::candidate::{Candidate, SourceError, Target};
 use crate::prepare::git::commit::{PinnedCommit, TakeError};
-use crate::prepare::git::fetch;
 
 /// The report of `outdated`.
 #[derive(Debug, Clone, Serialize)]
@@ -47,7 +44,7 @@ pub struct SourceOutdated {
     pub available: Vec<String>,
     /// Why the head could not be read or fetched.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<OutdatedError>,
+    pub error: Option<SourceError>,
 }
 
 /// An approved bundle at the head of the tracked branch.
@@ -72,27 +69,6 @@ pub struct BundleOutdated {
     pub problems: Vec<String>,
 }
 
-/// A source whose head could not be read.
-#[derive(Debug, Clone, Serialize)]
-pub struct OutdatedError {
-    /// Stable code.
-    pub code: ErrorCode,
-    /// What went wrong.
-    pub message: String,
-    /// Whether trying again later may succeed (a fetch failure).
-    pub retryable: bool,
-}
-
-impl OutdatedError {
-    fn of(code: impl Into<ErrorCode>, error: &dyn std::fmt::Display, retryable: bool) -> Self {
-        OutdatedError {
-            code: code.into(),
-            message: error.to_string(),
-            retryable,
-        }
-    }
-}
-
 impl OutdatedReport {
     /// Whether a source's head could not be read for a reason that may pass.
     pub fn has_fetch_failures(&self) -> bool {
@@ -112,7 +88,7 @@ impl OutdatedReport {
 /// Looks at the tracked branch of every Git source of `plan`. Sources that name the same URL
 /// and branch share one ref listing and one fetch.
 pub fn outdated(plan: &Plan, interrupt: &AtomicBool) -> OutdatedReport {
-    let mut heads: Vec<(Branch<'_>, Result<Head, OutdatedError>)> = Vec::new();
+    let mut heads: Vec<(Branch<'_>, Result<Candidate, SourceError>)> = Vec::new();
     let mut sources = Vec::new();
     for source in &plan.sources {
         let Source::Git(git) = source else { continue };
@@ -120,17 +96,14 @@ pub fn outdated(plan: &Plan, interrupt: &AtomicBool) -> OutdatedReport {
         let index = match heads.iter().position(|(k, _)| *k == key) {
             Some(index) => index,
             None => {
-                heads.push((key, Head::fetch(git, interrupt)));
+                heads.push((key, Candidate::fetch(git, &Target::Tracked, interrupt)));
                 heads.len() - 1
             }
         };
         let mut report = SourceOutdated {
             location: git.location.clone(),
             url: git.shown.as_str().to_owned(),
-            tracking: git
-                .track
-                .as_ref()
-                .map_or_else(|| "HEAD".to_owned(), |b| format!("refs/heads/{b}")),
+            tracking: Target::Tracked.describe(git),
             pinned: git.revision.to_string(),
             head: None,
             bundles: Vec::new(),
@@ -154,51 +127,12 @@ pub fn outdated(plan: &Plan, interrupt: &AtomicBool) -> OutdatedReport {
 /// A tracked branch: the repository URL and the branch (`None`: the remote's `HEAD`).
 type Branch<'a> = (&'a str, Option<&'a str>);
 
-/// The head of a tracked branch, fetched into a temporary repository.
-struct Head {
-    id: CommitId,
-    commit: PinnedCommit,
-    /// Removed when the head is dropped.
-    _temp: tempfile::TempDir,
-}
-
-impl Head {
-    fn fetch(git: &GitSource, interrupt: &AtomicBool) -> Result<Head, OutdatedError> {
-        let temp = tempfile::tempdir().map_err(|e| {
-            let message = format!("cannot create a temporary directory: {e}");
-            OutdatedError::of(PrepareCode::IoError, &message, true)
-        })?;
-        let head = fetch::resolve_head(
-            &git.url,
-            git.track.as_deref(),
-            &temp.path().join("refs.git"),
-            interrupt,
-        )
-        .map_err(|e| OutdatedError::of(e.code(), &e, e.is_retryable()))?;
-        let id = CommitId::parse(&head.to_string())
-            .map_err(|e| OutdatedError::of(PrepareCode::FetchInvalid, &e, false))?;
-        let commit = PinnedCommit::fetch(
-            &git.url,
-            &id,
-            &temp.path().join("head.git"),
-            interrupt,
-            &|_| {},
-        )
-        .map_err(|e| OutdatedError::of(e.code(), &e, e.is_retryable()))?;
-        Ok(Head {
-            id,
-            commit,
-            _temp: temp,
-        })
-    }
-}
-
 /// Takes `git`'s approved bundles and the available ones from the head `commit`.
 fn compare(
     git: &GitSource,
     commit: &PinnedCommit,
     report: &mut SourceOutdated,
-) -> Result<(), OutdatedError> {
+) -> Result<(), SourceError> {
     let root = git.root.as_ref();
     for pin in &git.approved {
         let mut entry = BundleOutdated {
@@ -228,7 +162,7 @@ fn compare(
     let approved: Vec<&str> = git.approved.iter().map(|p| p.name.as_str()).collect();
     report.available = commit
         .bundle_names(root)
-        .map_err(|e| OutdatedError::of(e.code(), &e, e.is_retryable()))?
+        .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?
         .into_iter()
         .filter(|name| !approved.contains(&name.as_str()))
         .collect();

@@ -31,4 +31,6 @@ mod shared_fetch;
 mod signatures;
 mod skills_ref_golden;
 mod spec_bounds;
+#[cfg(feature = "git")]
+mod update;
 mod util;

@@ -52,6 +52,8 @@ enum Command {
     Pin(commands::pin::PinArgs),
     #[cfg(feature = "git")]
     Outdated(commands::outdated::OutdatedArgs),
+    #[cfg(feature = "git")]
+    Update(commands::update::UpdateArgs),
     Verify(commands::verify::VerifyArgs),
     Prompt(commands::prompt::PromptArgs),
     Load(commands::load::LoadArgs),
@@ -103,6 +105,8 @@ fn main() -> ExitCode {
         Command::Pin(args) => commands::pin::run(args) as u8,
         #[cfg(feature = "git")]
         Command::Outdated(args) => commands::outdated::run(args) as u8,
+        #[cfg(feature = "git")]
+        Command::Update(args) => commands::update::run(args) as u8,
         Command::Verify(args) => commands::verify::run(args) as u8,
         Command::Prompt(args) => commands::prompt::run(args) as u8,
         Command::Load(args) => commands::load::run(args) as u8,

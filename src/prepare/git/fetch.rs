@@ -321,23 +321,50 @@ fn with_connection<T>(
     use_it(connection)
 }
 
-/// The commit the branch `branch` (or the remote's `HEAD`) of `url` points to now, from the
-/// server's ref listing alone (nothing is fetched). `git_dir` is a scratch repository path that
-/// must not exist; it is left for the caller to remove.
-pub fn resolve_head(
+/// A name to look up in a server's ref listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefQuery<'a> {
+    /// The remote's `HEAD`.
+    Head,
+    /// `refs/heads/<name>`.
+    Branch(&'a str),
+    /// `refs/heads/<name>`, else `refs/tags/<name>` (an annotated tag peeled to its commit).
+    BranchOrTag(&'a str),
+}
+
+impl RefQuery<'_> {
+    /// The full ref names that answer the query, the preferred first.
+    fn candidates(self) -> Vec<String> {
+        match self {
+            RefQuery::Head => vec!["HEAD".to_owned()],
+            RefQuery::Branch(name) => vec![format!("refs/heads/{name}")],
+            RefQuery::BranchOrTag(name) => {
+                vec![format!("refs/heads/{name}"), format!("refs/tags/{name}")]
+            }
+        }
+    }
+}
+
+/// The commit `query` names on `url` now, from the server's ref listing alone (nothing is
+/// fetched), and the full name of the ref that named it. `git_dir` is a scratch repository path
+/// that must not exist; it is left for the caller to remove.
+pub fn resolve_ref(
     url: &str,
-    branch: Option<&str>,
+    query: RefQuery<'_>,
     git_dir: &Path,
     interrupt: &AtomicBool,
-) -> Result<gix::ObjectId, FetchError> {
+) -> Result<(gix::ObjectId, String), FetchError> {
     install_tls_provider();
     let shown = RedactedUrl::new(url);
-    let name = branch.map_or_else(|| "HEAD".to_owned(), |b| format!("refs/heads/{b}"));
+    let candidates = query.candidates();
+    // A branch or the `HEAD` narrows the listing to itself; a name that may be a tag lists
+    // every ref (one listing instead of one connection per kind).
+    let narrow = !matches!(query, RefQuery::BranchOrTag(_));
     let listed = scratch_repository(git_dir)
         .and_then(|repo| {
-            with_connection(&repo, url, &name, |connection| {
+            with_connection(&repo, url, &candidates[0], |connection| {
                 let options = gix::remote::ref_map::Options {
-                    prefix_from_spec_as_filter_on_remote: true,
+                    prefix_from_spec_as_filter_on_remote: narrow,
                     ..Default::default()
                 };
                 let (map, _) = connection.ref_map(gix::progress::Discard, options)?;
@@ -353,33 +380,39 @@ pub fn resolve_head(
                 }
             })
         })?;
-    listed
+    let listed: Vec<(&[u8], gix::ObjectId)> = listed
         .iter()
-        .find_map(|r| {
-            let (full, object) = match r {
-                gix::protocol::handshake::Ref::Direct {
-                    full_ref_name,
-                    object,
-                }
-                | gix::protocol::handshake::Ref::Peeled {
-                    full_ref_name,
-                    object,
-                    ..
-                }
-                | gix::protocol::handshake::Ref::Symbolic {
-                    full_ref_name,
-                    object,
-                    ..
-                } => (full_ref_name, object),
-                gix::protocol::handshake::Ref::Unborn { .. } => return None,
-            };
-            (full.as_slice() == name.as_bytes()).then_some(*object)
+        .filter_map(|r| match r {
+            gix::protocol::handshake::Ref::Direct {
+                full_ref_name,
+                object,
+            }
+            | gix::protocol::handshake::Ref::Peeled {
+                full_ref_name,
+                object,
+                ..
+            }
+            | gix::protocol::handshake::Ref::Symbolic {
+                full_ref_name,
+                object,
+                ..
+            } => Some((full_ref_name.as_slice(), *object)),
+            gix::protocol::handshake::Ref::Unborn { .. } => None,
+        })
+        .collect();
+    candidates
+        .iter()
+        .find_map(|name| {
+            listed
+                .iter()
+                .find(|(full, _)| *full == name.as_bytes())
+                .map(|(_, object)| (*object, name.clone()))
         })
         .ok_or_else(|| FetchError::Invalid {
             url: shown,
             detail: format!(
                 "the server lists no `{}`",
-                crate::format::escape::text(&name)
+                crate::format::escape::text(&candidates.join("` or `"))
             ),
         })
 }

@@ -17,5 +17,7 @@ pub mod schema;
 #[cfg(feature = "mcp")]
 pub mod serve;
 pub mod to_prompt;
+#[cfg(feature = "git")]
+pub mod update;
 pub mod validate;
 pub mod verify;

@@ -1,0 +1,120 @@
+//! `skillfold update`: re-pin Git sources after a review, and optionally write the new pins.
+
+use std::sync::atomic::AtomicBool;
+
+use clap::Args;
+use skillfold::format::escape;
+use skillfold::ops::candidate::Target;
+use skillfold::ops::update::{self, Request, review};
+
+use super::config::ConfigArg;
+use crate::exit::Exit;
+
+/// Review moving Git sources to a new commit, and write the new pins with `--write`.
+///
+/// For each Git source (or only those named), fetches the target commit — the head of the
+/// source's `track` branch (default: the remote's `HEAD`), or `--to` — exactly as `prepare`
+/// would, and applies every check of `prepare` to it: the tree, the signature policy (`verify`),
+/// the bundle rules under the source's limits, and each approved bundle against the pin it would
+/// get (its name, the version it declares, its digest). It prints a review in Markdown on stdout:
+/// per approved bundle the old and new version and digest, the files added, removed and
+/// changed, and a unified diff of the text files.
+///
+/// Without `--write` nothing is written. With `--write`, and only when every selected source
+/// passes, the descriptor is rewritten in place: only the `revision`, `hash` and `version`
+/// values that change; comments, key order, quoting and line endings stay as they are. The new
+/// file is read back and checked before it atomically replaces the old one. A `"<version>"`
+/// placeholder left by `pin` is filled from the version the bundle declares, and refused when
+/// it declares none. Run `skillfold prepare` afterwards to deploy the new pins.
+///
+/// Exit status: 0 the review was made (and written, with `--write`), whether or not anything
+/// changed; 1 a commit could not be fetched or the file could not be written (worth a retry);
+/// 2 a bad descriptor, an unknown source, or a target that fails a check (nothing written).
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    skillfold update -c skillfold.yaml                    # review every Git source\n  \
+    skillfold update -c skillfold.yaml pdf --write        # re-pin the source approving `pdf`\n  \
+    skillfold update -c skillfold.yaml --to v2.1.0 'skills[0].git' > review.md")]
+pub struct UpdateArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+
+    /// The Git sources to update: a location such as `skills[0].git` (as `check` names it),
+    /// a repository URL as written (without credentials), or the name of a bundle the source
+    /// approves. Default: every Git source.
+    #[arg(value_name = "SOURCE")]
+    sources: Vec<String>,
+
+    /// The commit to move to: a full commit id, or a branch or tag name (resolved once, on each
+    /// source's server, to a full id). Default: the head of each source's tracked branch.
+    #[arg(long, value_name = "REVISION", value_parser = Target::parse)]
+    to: Option<Target>,
+
+    /// Rewrite the descriptor with the new pins when every selected source passes.
+    #[arg(long)]
+    write: bool,
+
+    /// Print the report as JSON on stdout instead of the Markdown review.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: UpdateArgs) -> Exit {
+    let interrupt = AtomicBool::new(false);
+    let request = Request {
+        path: &args.config.path,
+        selectors: &args.sources,
+        target: args.to.unwrap_or(Target::Tracked),
+        write: args.write,
+    };
+    let report = match update::update(&request, &interrupt) {
+        Ok(report) => report,
+        Err(e) => {
+            for line in e.lines() {
+                diag!("error: {line}");
+            }
+            return Exit::Invalid;
+        }
+    };
+    for source in &report.sources {
+        if let Some(error) = &source.error {
+            diag!(
+                "error: {}: {}: {} [{}]",
+                source.location,
+                escape::text(&source.url),
+                error.message,
+                error.code
+            );
+        }
+        for bundle in &source.bundles {
+            for problem in &bundle.problems {
+                diag!("error: {}: {}: {problem}", source.location, bundle.name);
+            }
+        }
+    }
+    let shown = args.config.path.display().to_string();
+    if let Some(error) = &report.rewrite_error {
+        diag!("error: {} [{}]", error.message, error.code);
+    } else if report.written {
+        diag!(
+            "wrote {}: {} value(s) changed",
+            escape::text(&shown),
+            report.scalars
+        );
+    } else if !report.has_refusals() && !report.has_transient_failures() {
+        if report.scalars == 0 {
+            diag!("nothing to update: the pins are the target's");
+        } else {
+            diag!(
+                "review only: nothing written (add --write to change {} value(s) in {})",
+                report.scalars,
+                escape::text(&shown)
+            );
+        }
+    }
+    let exit = Exit::judged(report.has_refusals(), report.has_transient_failures());
+    if args.json {
+        return crate::output::finish(exit, true, &report);
+    }
+    exit.worse(crate::output::print(&review::markdown(&report, &shown)))
+}

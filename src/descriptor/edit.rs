@@ -1,0 +1,399 @@
+//! In-place rewrites of a descriptor's pins, for `skillfold update --write`.
+//!
+//! The descriptor is the operator's file: comments, key order, quoting, flow or block style and
+//! line endings are theirs. A rewrite therefore never re-serialises it. [`locate`] reads the text
+//! with the one YAML reader ([`crate::format::yaml`]), which knows the bytes each scalar was
+//! written as, and finds the scalars an update may change: each Git source's `revision` and each
+//! approved entry's `version` and `hash`. [`Site::replace`] writes a new value in the style of
+//! the old one (plain stays plain when the new value reads back as the same string, otherwise it
+//! is double-quoted; quoted stays quoted the same way), and [`apply`] splices the edits into the
+//! text, touching no other byte. A scalar that cannot be rewritten in place (a block scalar, an
+//! alias, one with an anchor or a tag) is refused with its line, never worked around.
+
+use std::ops::Range;
+
+use crate::descriptor::code::DescriptorCode;
+use crate::format::escape;
+use crate::format::yaml::{self, Node, NodeKind, Style};
+
+/// A scalar an update may rewrite: where it is written, and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    /// The value it holds.
+    pub value: String,
+    /// 1-based line where it is written.
+    pub line: usize,
+    /// The bytes it is written as.
+    bytes: Range<usize>,
+    /// How it is written, or why it cannot be rewritten in place.
+    style: Result<Style, &'static str>,
+}
+
+/// The rewritable scalars of one Git source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitSites {
+    /// Where the source is written, as `check` names it (`skills[0].git`,
+    /// `agents.<name>.skills[1].git`).
+    pub location: String,
+    /// Its `revision`.
+    pub revision: Option<Site>,
+    /// Its approved entries, in the order written.
+    pub approved: Vec<PinSites>,
+}
+
+/// The rewritable scalars of one approved entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinSites {
+    /// Its `name`, when it is a scalar.
+    pub name: Option<String>,
+    /// Its `version`.
+    pub version: Option<Site>,
+    /// Its `hash`.
+    pub hash: Option<Site>,
+}
+
+/// One replacement of a scalar's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    bytes: Range<usize>,
+    text: String,
+}
+
+/// Why the descriptor cannot be rewritten in place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct EditError {
+    /// 1-based line.
+    pub line: usize,
+    /// What stands in the way.
+    pub message: String,
+}
+
+impl EditError {
+    /// Stable error code.
+    pub fn code(&self) -> DescriptorCode {
+        DescriptorCode::NotRewritable
+    }
+}
+
+impl Site {
+    fn of(node: &Node) -> Option<Site> {
+        let NodeKind::Scalar { value, style } = &node.kind else {
+            return match node.kind {
+                NodeKind::Alias => Some(Site {
+                    value: String::new(),
+                    line: node.position.line,
+                    bytes: node.bytes.clone(),
+                    style: Err("it is an alias (`*name`)"),
+                }),
+                _ => None,
+            };
+        };
+        let style = if node.anchored {
+            Err("it carries an anchor (`&name`) that other values may share")
+        } else if node.tag.is_some() {
+            Err("it carries a tag")
+        } else if matches!(style, Style::Literal | Style::Folded) {
+            Err("it is a block scalar (`|` or `>`)")
+        } else {
+            Ok(*style)
+        };
+        Some(Site {
+            value: value.clone(),
+            line: node.position.line,
+            bytes: node.bytes.clone(),
+            style,
+        })
+    }
+
+    /// The edit that makes this scalar hold `value`, written as the old value was: plain stays
+    /// plain when `value` reads back as that same string in any context (block or flow),
+    /// otherwise it becomes double-quoted; single- and double-quoted stay so.
+    pub fn replace(&self, value: &str) -> Result<Edit, EditError> {
+        let style = self.style.map_err(|why| EditError {
+            line: self.line,
+            message: format!(
+                "`{}` must change but cannot be rewritten in place: {why}; write it as a plain or quoted scalar",
+                escape::text(&self.value)
+            ),
+        })?;
+        let text = match style {
+            Style::Plain if plain_safe(value) => value.to_owned(),
+            Style::SingleQuoted => format!("'{}'", value.replace('\'', "''")),
+            _ => double_quoted(value),
+        };
+        Ok(Edit {
+            bytes: self.bytes.clone(),
+            text,
+        })
+    }
+}
+
+/// Whether `value` can be written as a plain scalar anywhere in the descriptor and read back as
+/// the same string: letters, digits and `.`, `_`, `+`, `-` (never first), and not a value the
+/// core schema reads as a number, a boolean or null.
+fn plain_safe(value: &str) -> bool {
+    value.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'))
+        && yaml::plain_scalar_is_string(value)
+        // YAML 1.1 readers also take these as booleans.
+        && !matches!(
+            value.to_ascii_lowercase().as_str(),
+            "y" | "n" | "yes" | "no" | "on" | "off"
+        )
+}
+
+/// `value` as a YAML double-quoted scalar.
+fn double_quoted(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Finds every Git source's rewritable scalars in descriptor `text`, in the order `check`
+/// visits them (the defaults, then each agent's extras, agents by name).
+pub fn locate(text: &str) -> Result<Vec<GitSites>, EditError> {
+    let root = yaml::parse(text).map_err(|e| EditError {
+        line: e.position.line,
+        message: format!("not YAML: {}", escape::text(&e.message)),
+    })?;
+    let mut found = Vec::new();
+    let Some(root) = root else {
+        return Ok(found);
+    };
+    if let Some(skills) = get(&root, "skills") {
+        entries(skills, "skills", &mut found);
+    }
+    if let Some(agents) = get(&root, "agents") {
+        let mut named: Vec<(&str, &Node)> = mapping(agents)
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_scalar()?.0, v)))
+            .collect();
+        named.sort_by(|a, b| a.0.cmp(b.0));
+        for (agent, spec) in named {
+            if let Some(skills) = get(spec, "skills") {
+                entries(skills, &format!("agents.{agent}.skills"), &mut found);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Replaces the bytes of each edit in `text`; edits must not overlap.
+pub fn apply(text: &str, mut edits: Vec<Edit>) -> Result<String, EditError> {
+    edits.sort_by_key(|e| e.bytes.start);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for edit in &edits {
+        if edit.bytes.start < at || edit.bytes.end > text.len() {
+            return Err(EditError {
+                line: line_of(text, edit.bytes.start.min(text.len())),
+                message: "one scalar would be rewritten twice".to_owned(),
+            });
+        }
+        out.push_str(&text[at..edit.bytes.start]);
+        out.push_str(&edit.text);
+        at = edit.bytes.end;
+    }
+    out.push_str(&text[at..]);
+    Ok(out)
+}
+
+fn line_of(text: &str, byte: usize) -> usize {
+    text[..byte].matches('\n').count() + 1
+}
+
+fn entries(skills: &Node, location: &str, found: &mut Vec<GitSites>) {
+    let NodeKind::Sequence { items, .. } = &skills.kind else {
+        return;
+    };
+    for (i, item) in items.iter().enumerate() {
+        let Some(git) = get(item, "git") else {
+            continue;
+        };
+        let approved = get(git, "approved")
+            .map(|approved| match &approved.kind {
+                NodeKind::Sequence { items, .. } => items
+                    .iter()
+                    .map(|pin| PinSites {
+                        name: get(pin, "name")
+                            .and_then(Node::as_scalar)
+                            .map(|(name, _)| name.to_owned()),
+                        version: get(pin, "version").and_then(Site::of),
+                        hash: get(pin, "hash").and_then(Site::of),
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .unwrap_or_default();
+        found.push(GitSites {
+            location: format!("{location}[{i}].git"),
+            revision: get(git, "revision").and_then(Site::of),
+            approved,
+        });
+    }
+}
+
+fn mapping(node: &Node) -> &[(Node, Node)] {
+    match &node.kind {
+        NodeKind::Mapping { entries, .. } => entries,
+        _ => &[],
+    }
+}
+
+/// The value of `key` in mapping `node` (the last one, as a YAML reader that allows duplicates
+/// would keep; the descriptor's parser refuses duplicates anyway).
+fn get<'n>(node: &'n Node, key: &str) -> Option<&'n Node> {
+    mapping(node)
+        .iter()
+        .rev()
+        .find(|(k, _)| k.as_scalar().is_some_and(|(k, _)| k == key))
+        .map(|(_, v)| v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DESCRIPTOR: &str = "# the team's skills\r\nskills:\r\n  - git:\r\n      source: https://example.com/s.git   # upstream\r\n      revision: \"0123456789abcdef0123456789abcdef01234567\"\r\n      directory: /c\r\n      approved:\r\n        - { name: pdf, version: 1.0.0, hash: 'aa' } # flow\r\n        - name: docx\r\n          version: \"<version>\"\r\n          hash: bb\r\nagents:\r\n  writer:\r\n    skills:\r\n      - git: { source: x, revision: cc, directory: /d, approved: [ { name: a, version: '1', hash: dd } ] }\r\n";
+
+    #[test]
+    fn every_rewritable_scalar_is_found_with_its_value() {
+        let sites = locate(DESCRIPTOR).unwrap();
+        assert_eq!(sites.len(), 2);
+        assert_eq!(sites[0].location, "skills[0].git");
+        assert_eq!(
+            sites[0].revision.as_ref().unwrap().value,
+            "0123456789abcdef0123456789abcdef01234567"
+        );
+        assert_eq!(sites[0].approved[0].name.as_deref(), Some("pdf"));
+        assert_eq!(sites[0].approved[0].hash.as_ref().unwrap().value, "aa");
+        assert_eq!(
+            sites[0].approved[1].version.as_ref().unwrap().value,
+            "<version>"
+        );
+        assert_eq!(sites[1].location, "agents.writer.skills[0].git");
+        assert_eq!(sites[1].approved[0].hash.as_ref().unwrap().line, 15);
+    }
+
+    #[test]
+    fn a_rewrite_touches_only_the_changed_scalars_and_keeps_their_style() {
+        let sites = locate(DESCRIPTOR).unwrap();
+        let edits = vec![
+            sites[0]
+                .revision
+                .as_ref()
+                .unwrap()
+                .replace(&"f".repeat(40))
+                .unwrap(),
+            sites[0].approved[0]
+                .version
+                .as_ref()
+                .unwrap()
+                .replace("1.1.0")
+                .unwrap(),
+            sites[0].approved[0]
+                .hash
+                .as_ref()
+                .unwrap()
+                .replace("it's")
+                .unwrap(),
+            sites[0].approved[1]
+                .version
+                .as_ref()
+                .unwrap()
+                .replace("2.0")
+                .unwrap(),
+            sites[1].approved[0]
+                .hash
+                .as_ref()
+                .unwrap()
+                .replace("ee")
+                .unwrap(),
+        ];
+        let out = apply(DESCRIPTOR, edits).unwrap();
+        let expected = DESCRIPTOR
+            .replace(
+                "\"0123456789abcdef0123456789abcdef01234567\"",
+                &format!("\"{}\"", "f".repeat(40)),
+            )
+            .replace("version: 1.0.0", "version: 1.1.0")
+            .replace("hash: 'aa'", "hash: 'it''s'")
+            .replace("\"<version>\"", "\"2.0\"")
+            .replace("hash: dd", "hash: ee");
+        assert_eq!(out, expected);
+        // And it reads back as the values written.
+        let again = locate(&out).unwrap();
+        assert_eq!(again[0].approved[0].hash.as_ref().unwrap().value, "it's");
+        assert_eq!(again[0].approved[1].version.as_ref().unwrap().value, "2.0");
+    }
+
+    #[test]
+    fn a_plain_value_that_would_read_back_differently_is_quoted() {
+        let text = "skills:\n  - git:\n      revision: abc\n      approved:\n        - { name: a, version: v1, hash: h }\n";
+        let sites = locate(text).unwrap();
+        let version = sites[0].approved[0].version.as_ref().unwrap();
+        for (value, written) in [
+            ("1.0", "\"1.0\""),
+            ("2", "\"2\""),
+            ("yes", "\"yes\""),
+            ("1,0", "\"1,0\""),
+            ("#1", "\"#1\""),
+            ("a\"b", "\"a\\\"b\""),
+            ("1.0.0-rc.1+b7", "1.0.0-rc.1+b7"),
+        ] {
+            let out = apply(text, vec![version.replace(value).unwrap()]).unwrap();
+            assert!(
+                out.contains(&format!("version: {written}, hash")),
+                "{value}: {out}"
+            );
+            let again = locate(&out).unwrap();
+            assert_eq!(again[0].approved[0].version.as_ref().unwrap().value, value);
+        }
+    }
+
+    #[test]
+    fn a_scalar_that_cannot_be_rewritten_in_place_is_refused_with_its_line() {
+        for (text, why) in [
+            ("skills:\n  - git:\n      revision: &r abc\n", "anchor"),
+            (
+                "x: &r abc\nskills:\n  - git:\n      revision: *r\n",
+                "alias",
+            ),
+            ("skills:\n  - git:\n      revision: !!str abc\n", "tag"),
+            (
+                "skills:\n  - git:\n      revision: |\n        abc\n",
+                "block scalar",
+            ),
+        ] {
+            let sites = locate(text).unwrap();
+            let error = sites[0]
+                .revision
+                .as_ref()
+                .unwrap()
+                .replace("def")
+                .unwrap_err();
+            assert!(error.message.contains(why), "{text}: {error}");
+            assert!(error.line >= 3, "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn overlapping_edits_are_refused() {
+        let text = "skills:\n  - git:\n      revision: abc\n";
+        let site = locate(text).unwrap()[0].revision.clone().unwrap();
+        let edits = vec![site.replace("x").unwrap(), site.replace("y").unwrap()];
+        assert!(apply(text, edits).is_err());
+    }
+}
