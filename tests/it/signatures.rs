@@ -343,6 +343,75 @@ fn prepare_records_the_signer_and_refuses_an_unsigned_commit() {
     );
 }
 
+#[test]
+fn update_applies_the_signature_policy_to_its_target() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let alice = ssh_key(keys.path(), "alice");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    fs_err::write(
+        tmp.path().join("allowed_signers"),
+        format!("alice@example.com {}\n", public(&alice)),
+    )
+    .expect("write");
+    let repo = Repo::new();
+    let pinned = commit(&repo, "first", Some(&alice));
+    let before = format!(
+        "skills:\n  - git:\n      source: {}\n      revision: {pinned}  # signed by alice\n      directory: corpus\n      root: skills\n      verify:\n        allowed_signers: allowed_signers\n      approved:\n        - {{ name: demo, version: '1', hash: {} }}\n",
+        repo.file_url(),
+        repo.digest("demo")
+    );
+    let path = tmp.path().join("skillfold.yaml");
+    fs_err::write(&path, &before).expect("write");
+
+    // An unsigned target: refused as `prepare` would refuse it, nothing written.
+    commit(&repo, "unsigned", None);
+    let out = skillfold_in(
+        tmp.path(),
+        &[
+            "update",
+            "-c",
+            "skillfold.yaml",
+            "--to",
+            "unsigned",
+            "--write",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[signature_missing]"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs_err::read_to_string(&path).expect("read"), before);
+
+    // A target signed by alice: the review names her, and the new pin is written.
+    let signed = commit(&repo, "second", Some(&alice));
+    let out = skillfold_in(
+        tmp.path(),
+        &[
+            "update",
+            "-c",
+            "skillfold.yaml",
+            "--to",
+            "second",
+            "--write",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("- Signed by alice@example.com (`SHA256:"),
+        "{}",
+        stdout(&out)
+    );
+    let after = fs_err::read_to_string(&path).expect("read");
+    assert!(
+        after.contains(&format!("revision: {signed}  # signed by alice")),
+        "{after}"
+    );
+    let out = skillfold_in(tmp.path(), &["prepare", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
 /// A throwaway GnuPG home.
 fn gnupg_home(parent: &Path, name: &str) -> PathBuf {
     let home = parent.join(name);
