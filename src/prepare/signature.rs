@@ -112,7 +112,7 @@ pub fn verify(
             .openpgp
             .as_ref()
             .ok_or_else(|| no_keys(commit.clone(), "OpenPGP", "openpgp_keys"))?;
-        verify_openpgp(commit, text, payload, keys)
+        verify_openpgp(commit, text, payload, committed_at, keys)
     } else if text.starts_with("-----BEGIN SIGNED MESSAGE-----")
         || text.starts_with("-----BEGIN PKCS7-----")
         || text.starts_with("-----BEGIN CMS-----")
@@ -190,6 +190,7 @@ fn verify_openpgp(
     commit: String,
     text: &str,
     payload: &[u8],
+    committed_at: i64,
     keys: &OpenPgpKeys,
 ) -> Result<Signer, SignatureError> {
     use pgp::composed::Deserializable as _;
@@ -226,7 +227,7 @@ fn verify_openpgp(
             format!("{:X}", key.fingerprint()),
             hex_upper(key.legacy_key_id().as_ref()),
         );
-        let candidates = std::iter::once((primary, sig.verify(key, payload))).chain(
+        let candidates = std::iter::once((primary, sig.verify(key, payload), None)).chain(
             key.public_subkeys.iter().map(|sub| {
                 (
                     (
@@ -234,11 +235,20 @@ fn verify_openpgp(
                         hex_upper(sub.key.legacy_key_id().as_ref()),
                     ),
                     sig.verify(sub, payload),
+                    Some(sub),
                 )
             }),
         );
-        for ((fingerprint, id), verdict) in candidates {
+        for ((fingerprint, id), verdict, subkey) in candidates {
             if verdict.is_ok() {
+                if let Err(reason) = openpgp_valid_at(key, subkey, committed_at) {
+                    return Err(SignatureError::NotAllowed {
+                        commit,
+                        fingerprint,
+                        signers: keys.path.clone(),
+                        reason,
+                    });
+                }
                 return Ok(Signer {
                     format: "openpgp".into(),
                     principal,
@@ -264,6 +274,85 @@ fn verify_openpgp(
         signers: keys.path.clone(),
         reason: "the key is not in the keyring".into(),
     })
+}
+
+/// Whether OpenPGP `key` (or its `subkey`) could sign at Unix time `at`, judged from the
+/// self-signatures of the keyring as `gpg` judges a key: not when the primary key or the subkey
+/// is revoked (at any time: a revocation says the key can no longer be trusted, and may be
+/// backdated), and not before the key was created or after the expiry its newest self-signature
+/// sets (a subkey: its newest binding, and the primary key's expiry too).
+fn openpgp_valid_at(
+    key: &pgp::composed::SignedPublicKey,
+    subkey: Option<&pgp::composed::SignedPublicSubKey>,
+    at: i64,
+) -> Result<(), String> {
+    use pgp::packet::SignatureType;
+    use pgp::types::KeyDetails as _;
+
+    if !key.details.revocation_signatures.is_empty() {
+        return Err("the primary key was revoked".into());
+    }
+    let self_signatures = key
+        .details
+        .users
+        .iter()
+        .flat_map(|u| &u.signatures)
+        .chain(&key.details.direct_signatures)
+        .filter(|s| s.is_certification() || s.typ() == Some(SignatureType::Key));
+    window(
+        "the primary key",
+        key.primary_key.created_at().as_secs(),
+        self_signatures,
+        at,
+    )?;
+    let Some(subkey) = subkey else {
+        return Ok(());
+    };
+    if subkey
+        .signatures
+        .iter()
+        .any(|s| s.typ() == Some(SignatureType::SubkeyRevocation))
+    {
+        return Err("the signing subkey was revoked".into());
+    }
+    let bindings = subkey
+        .signatures
+        .iter()
+        .filter(|s| s.typ() == Some(SignatureType::SubkeyBinding));
+    window(
+        "the signing subkey",
+        subkey.key.created_at().as_secs(),
+        bindings,
+        at,
+    )
+}
+
+/// Whether Unix time `at` lies in the validity window of a key created at `created` whose newest
+/// of `signatures` sets its expiry (none, or zero: it does not expire).
+fn window<'s>(
+    what: &str,
+    created: u32,
+    signatures: impl Iterator<Item = &'s pgp::packet::Signature>,
+    at: i64,
+) -> Result<(), String> {
+    let created = i64::from(created);
+    if at < created {
+        return Err(format!(
+            "{what} was created after the commit (at Unix time {created}, the commit at {at})"
+        ));
+    }
+    let newest = signatures.max_by_key(|s| s.created().map(|t| t.as_secs()));
+    let lifetime = newest
+        .and_then(|s| s.key_expiration_time())
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .filter(|&secs| secs > 0);
+    match lifetime {
+        Some(secs) if at >= created.saturating_add(secs) => Err(format!(
+            "{what} expired at Unix time {} and the commit was made at {at}",
+            created.saturating_add(secs)
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn hex_upper(bytes: &[u8]) -> String {

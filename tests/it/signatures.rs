@@ -467,6 +467,11 @@ fn fingerprints(home: &Path, user: &str) -> Vec<String> {
 
 /// Commits `skills/demo` signed with the OpenPGP key `key` of `home`.
 fn gpg_commit(repo: &Repo, home: &Path, message: &str, key: &str) -> String {
+    gpg_commit_at(repo, home, message, key, None)
+}
+
+/// [`gpg_commit`] with the committer date `date` (Git's `@<unix seconds>` form) when given.
+fn gpg_commit_at(repo: &Repo, home: &Path, message: &str, key: &str, date: Option<&str>) -> String {
     repo.write(
         "skills/demo/SKILL.md",
         format!("---\nname: demo\ndescription: Demo.\n---\n# demo\n\n{message}\n").as_bytes(),
@@ -492,6 +497,7 @@ fn gpg_commit(repo: &Repo, home: &Path, message: &str, key: &str) -> String {
         .env("GIT_COMMITTER_NAME", "Fixture")
         .env("GIT_COMMITTER_EMAIL", "fixture@example.com")
         .env("GNUPGHOME", home)
+        .envs(date.map(|d| ("GIT_COMMITTER_DATE", d)))
         .output()
         .expect("git commit -S");
     assert!(
@@ -588,4 +594,86 @@ fn openpgp_verdicts_agree_with_git_verify_commit() {
             .env("GNUPGHOME", home)
             .output();
     }
+}
+
+#[test]
+fn revoked_and_expired_openpgp_keys_are_refused_as_git_verify_commit_refuses_them() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let signing = gnupg_home(tmp.path(), "signing");
+    let no_ssh = tmp.path().join("allowed_signers");
+    fs_err::write(&no_ssh, "").expect("write");
+    let repo = Repo::new();
+
+    // Carol signs, then revokes her key with the certificate gpg made for it.
+    let carol = gpg_key(&signing, "Carol <carol@example.com>");
+    let by_carol = gpg_commit(&repo, &signing, "signed by carol", &carol[0]);
+    let certificate = fs_err::read_to_string(
+        signing
+            .join("openpgp-revocs.d")
+            .join(format!("{}.rev", carol[0])),
+    )
+    .expect("revocation certificate")
+    // gpg guards the stored certificate against an accidental import with a leading colon.
+    .replace(
+        ":-----BEGIN PGP PUBLIC KEY BLOCK-----",
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----",
+    );
+    let revocation = tmp.path().join("carol.rev");
+    fs_err::write(&revocation, certificate).expect("write");
+    gpg(&signing, &["--import", revocation.to_str().expect("utf8")]);
+
+    // Dave's key expires three seconds after it is made; his commit is dated a minute later
+    // (after the expiry), and by the time it is verified the key has expired for gpg too.
+    gpg(
+        &signing,
+        &[
+            "--pinentry-mode",
+            "loopback",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            "Dave <dave@example.com>",
+            "ed25519",
+            "sign",
+            "seconds=3",
+        ],
+    );
+    let dave = fingerprints(&signing, "dave@example.com");
+    let later = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("time")
+        .as_secs()
+        + 60;
+    let by_dave = gpg_commit_at(
+        &repo,
+        &signing,
+        "signed by dave",
+        &dave[0],
+        Some(&format!("@{later} +0000")),
+    );
+    std::thread::sleep(std::time::Duration::from_secs(4));
+
+    for (case, user, id) in [
+        ("revoked key", "carol@example.com", &by_carol),
+        ("expired key", "dave@example.com", &by_dave),
+    ] {
+        let keyring = tmp.path().join(format!("{user}.asc"));
+        fs_err::write(&keyring, gpg(&signing, &["--armor", "--export", user])).expect("write");
+        let verifying = gnupg_home(tmp.path(), &format!("verifying-{user}"));
+        gpg(&verifying, &["--import", keyring.to_str().expect("utf8")]);
+        let ours = skillfold_verdict(&repo, "--openpgp-keys", &keyring, id);
+        assert_eq!(ours.as_deref(), Some("signer_not_allowed"), "{case}");
+        assert!(
+            !git_accepts(&repo, &no_ssh, &verifying, id),
+            "{case}: git verify-commit accepts it"
+        );
+        let _ = Command::new("gpgconf")
+            .args(["--kill", "all"])
+            .env("GNUPGHOME", &verifying)
+            .output();
+    }
+    let _ = Command::new("gpgconf")
+        .args(["--kill", "all"])
+        .env("GNUPGHOME", &signing)
+        .output();
 }
