@@ -35,6 +35,8 @@
 
 pub mod code;
 pub mod framing;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod reload;
 pub mod skills_extension;
 
@@ -75,6 +77,7 @@ pub struct Served {
     instructions: Option<String>,
     tools: Vec<Tool>,
     index: SkillIndex,
+    missing: Vec<String>,
 }
 
 impl Served {
@@ -87,7 +90,20 @@ impl Served {
             catalogue,
             tools,
             index,
+            missing: Vec::new(),
         }
+    }
+
+    /// The same, noting the approved bundles that failed to load and are not served (each
+    /// described with its code).
+    pub fn with_missing(mut self, missing: Vec<String>) -> Served {
+        self.missing = missing;
+        self
+    }
+
+    /// The approved bundles that failed to load; empty when the catalogue is complete.
+    pub fn missing(&self) -> &[String] {
+        &self.missing
     }
 
     /// The catalogue.
@@ -359,6 +375,38 @@ impl ServerHandler for SkillsServer {
         }
     }
 
+    /// A session that began with `initialize` is told of every reload directly (2026-07-28
+    /// sessions subscribe through `subscriptions/listen` instead, see `listen`). The forwarder
+    /// ends with the session: when a notification cannot be sent, or when the transport is found
+    /// closed (checked every few seconds, so a client that left leaves nothing behind).
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        if !self.list_changed {
+            return;
+        }
+        let peer = context.peer;
+        let mut changes = self.live.subscribe();
+        tokio::spawn(async move {
+            let mut check = tokio::time::interval(Duration::from_secs(5));
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => {
+                        if changed.is_err()
+                            || peer.notify_tool_list_changed().await.is_err()
+                            || peer.notify_resource_list_changed().await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
     fn accepted_subscription_filter(
         &self,
         _requested: &SubscriptionFilter,
@@ -431,6 +479,14 @@ pub enum ServeError {
     /// The MCP session could not start (the client closed the connection or sent garbage).
     #[error("the MCP session did not start: {0}")]
     Session(String),
+    /// A reachable address without tokens, and no `--insecure-no-auth`.
+    #[error(
+        "refusing to serve {0} without authentication: give --tokens FILE (or SKILLFOLD_SERVE_TOKENS), listen on a loopback address, or pass --insecure-no-auth to accept that anyone who reaches it gets every agent's skills"
+    )]
+    Insecure(std::net::SocketAddr),
+    /// The address cannot be listened on.
+    #[error("cannot listen on {0}: {1}")]
+    Listen(std::net::SocketAddr, std::io::Error),
 }
 
 impl ServeError {
@@ -440,6 +496,8 @@ impl ServeError {
             ServeError::Load(e) => e.code(),
             ServeError::Runtime(_) => ServeCode::RuntimeFailed.into(),
             ServeError::Session(_) => ServeCode::SessionFailed.into(),
+            ServeError::Insecure(_) => ServeCode::InsecureListen.into(),
+            ServeError::Listen(..) => ServeCode::ListenFailed.into(),
         }
     }
 
@@ -491,10 +549,9 @@ async fn serve_stdio(
 ) -> Result<(), ServeError> {
     if options.watch {
         tokio::spawn(reload::watch(
-            Arc::clone(&live),
+            vec![(options.agent.clone(), Arc::clone(&live))],
             reload::WatchOptions {
                 config: options.config.clone(),
-                agent: options.agent.clone(),
                 poll_interval: options.poll_interval,
                 start_failed,
             },
@@ -504,7 +561,7 @@ async fn serve_stdio(
     let server = SkillsServer::new(Arc::clone(&live), options.watch);
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let (transport, framing) = framing::start(stdin, stdout);
-    let result = session(server, transport, &live, options.watch, &shutdown).await;
+    let result = session(server, transport, &shutdown).await;
     // Answers already queued (to lines rmcp never saw, or rmcp's last) reach the client.
     framing.finish(Duration::from_secs(2)).await;
     result
@@ -514,8 +571,6 @@ async fn serve_stdio(
 async fn session(
     server: SkillsServer,
     transport: tokio::io::DuplexStream,
-    live: &Arc<Live>,
-    watch: bool,
     shutdown: &AtomicBool,
 ) -> Result<(), ServeError> {
     use tokio::signal::unix::{SignalKind, signal};
@@ -532,20 +587,6 @@ async fn session(
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(e) => return Err(ServeError::Session(e.to_string())),
     };
-    if watch {
-        // Sessions that began with `initialize` get list changes directly; 2026-07-28 sessions
-        // subscribe through `subscriptions/listen` (see `listen`).
-        let peer = running.peer().clone();
-        let mut changes = live.subscribe();
-        tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
-                if peer.peer_info().is_some() {
-                    let _ = peer.notify_tool_list_changed().await;
-                    let _ = peer.notify_resource_list_changed().await;
-                }
-            }
-        });
-    }
     let cancel = running.cancellation_token();
     tokio::select! {
         _ = running.waiting() => {}

@@ -103,8 +103,23 @@ pub fn prepare_and_load(
     agent: Option<&str>,
     interrupt: &AtomicBool,
 ) -> Result<Catalogue, ReloadError> {
+    let mut catalogues = prepare_and_load_all(config, &[agent.map(str::to_owned)], interrupt)?;
+    Ok(catalogues.remove(0))
+}
+
+/// Prepares the sources `agents` see (one agent: its sources alone; several: every source of
+/// the descriptor), then loads each agent's catalogue, in order; any failure fails the whole
+/// reload, so no agent is served a catalogue of another generation than the rest.
+pub fn prepare_and_load_all(
+    config: &Path,
+    agents: &[Option<String>],
+    interrupt: &AtomicBool,
+) -> Result<Vec<Catalogue>, ReloadError> {
     let (_, plan) = check::load_plan(config)?;
-    let plan = agent_plan(&plan, agent)?;
+    let plan = match agents {
+        [agent] => agent_plan(&plan, agent.as_deref())?,
+        _ => plan,
+    };
     let report = prepare::prepare(
         &plan,
         &prepare::Options {
@@ -133,7 +148,10 @@ pub fn prepare_and_load(
     if !failures.is_empty() {
         return Err(ReloadError::Load(failures));
     }
-    Ok(runtime.catalogue(agent)?)
+    agents
+        .iter()
+        .map(|agent| Ok(runtime.catalogue(agent.as_deref())?))
+        .collect()
 }
 
 /// The part of `plan` that `agent` sees, as a plan of its own: its sources are the defaults.
@@ -232,17 +250,19 @@ impl Backoff {
 pub struct WatchOptions {
     /// The descriptor.
     pub config: PathBuf,
-    /// The agent served.
-    pub agent: Option<String>,
     /// How often the descriptor is checked.
     pub poll_interval: Duration,
     /// The start left bundles out: retry as after a failed reload.
     pub start_failed: bool,
 }
 
-/// Watches the descriptor (and `SIGHUP`) and reloads `live` until `shutdown` is set. Runs on the
-/// server's tokio runtime; preparation runs on a blocking thread.
-pub async fn watch(live: Arc<Live>, options: WatchOptions, shutdown: Arc<AtomicBool>) {
+/// The catalogues a server serves: each agent (`None`: the defaults alone) and its live
+/// catalogue.
+pub type Lives = Vec<(Option<String>, Arc<Live>)>;
+
+/// Watches the descriptor (and `SIGHUP`) and reloads every catalogue of `lives` until `shutdown`
+/// is set. Runs on the server's tokio runtime; preparation runs on a blocking thread.
+pub async fn watch(lives: Lives, options: WatchOptions, shutdown: Arc<AtomicBool>) {
     let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
         Ok(s) => Some(s),
         Err(e) => {
@@ -297,21 +317,23 @@ pub async fn watch(live: Arc<Live>, options: WatchOptions, shutdown: Arc<AtomicB
             escape::text(&options.config.display().to_string())
         ));
         let config = options.config.clone();
-        let agent = options.agent.clone();
+        let agents: Vec<Option<String>> = lives.iter().map(|(agent, _)| agent.clone()).collect();
         let interrupt = Arc::clone(&shutdown);
-        let result = tokio::task::spawn_blocking(move || {
-            prepare_and_load(&config, agent.as_deref(), &interrupt)
-        })
-        .await;
+        let result =
+            tokio::task::spawn_blocking(move || prepare_and_load_all(&config, &agents, &interrupt))
+                .await;
         if shutdown.load(Ordering::Relaxed) {
             return;
         }
         match result {
-            Ok(Ok(catalogue)) => {
-                let served = Served::new(catalogue);
-                let count = served.catalogue().skills().count();
-                super::warn_unlisted(&served);
-                live.replace(served);
+            Ok(Ok(catalogues)) => {
+                let mut count = 0;
+                for ((_, live), catalogue) in lives.iter().zip(catalogues) {
+                    let served = Served::new(catalogue);
+                    count += served.catalogue().skills().count();
+                    super::warn_unlisted(&served);
+                    live.replace(served);
+                }
                 backoff.reset();
                 retry_at = None;
                 diag(format_args!(
@@ -324,7 +346,10 @@ pub async fn watch(live: Arc<Live>, options: WatchOptions, shutdown: Arc<AtomicB
                 diag(format_args!(
                     "skillfold serve: reload failed [{}]; still serving the previous catalogue ({} skill(s)); retrying in {}",
                     e.code(),
-                    live.current().catalogue().skills().count(),
+                    lives
+                        .iter()
+                        .map(|(_, live)| live.current().catalogue().skills().count())
+                        .sum::<usize>(),
                     seconds(delay)
                 ));
                 for line in e.lines() {

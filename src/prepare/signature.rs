@@ -344,7 +344,7 @@ fn window<'s>(
     let newest = signatures.max_by_key(|s| s.created().map(|t| t.as_secs()));
     let lifetime = newest
         .and_then(|s| s.key_expiration_time())
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .map(|d| i64::from(d.as_secs()))
         .filter(|&secs| secs > 0);
     match lifetime {
         Some(secs) if at >= created.saturating_add(secs) => Err(format!(

@@ -12,7 +12,7 @@ use sha2::Digest as _;
 use skillfold::runtime::catalogue::Catalogue;
 
 use super::git_fixture::Repo;
-use super::mcp_client::{Report, scenario};
+use super::mcp_client::{Listening, Report, scenario};
 use super::util::{skillfold_in, stderr, stdout};
 
 const BIN: &str = env!("CARGO_BIN_EXE_skillfold");
@@ -393,6 +393,53 @@ fn python_sdk_runs_an_approved_helper_script() {
 }
 
 /// Approves `alpha/scripts/hello.py` by the SHA-256 of its bytes, in the descriptor.
+/// The bearer tokens of `ops` and of the defaults, and the tokens file listing their hashes.
+fn tokens_file(world: &World) -> PathBuf {
+    let path = world.tmp.path().join("tokens.json");
+    fs_err::write(
+        &path,
+        json!([
+            {"agent": "ops", "sha256": sha256(b"ops-token")},
+            {"agent": null, "sha256": sha256(b"default-token")},
+        ])
+        .to_string(),
+    )
+    .expect("write");
+    path
+}
+
+#[test]
+fn python_sdk_session_over_streamable_http_with_a_token() {
+    let world = World::new();
+    let tokens = tokens_file(&world);
+    let server = Listening::start(
+        &world.config,
+        &["--tokens", tokens.to_str().expect("utf8")],
+        &[],
+    );
+    for mode in ["legacy", "auto"] {
+        let report = scenario(
+            &["session", mode],
+            &[&server.url("/agents/ops/mcp")],
+            &[("MCP_BEARER_TOKEN", "ops-token")],
+        );
+        check_session(&report, mode, &world);
+    }
+    // The defaults' endpoint serves the defaults alone.
+    let report = scenario(
+        &["session", "legacy"],
+        &[&server.url("/mcp")],
+        &[("MCP_BEARER_TOKEN", "default-token")],
+    );
+    let names: Vec<&str> = report.json["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .map(|s| s["frontmatter"]["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["alpha", "beta"], "{}", server.log());
+}
+
 fn approve_hello(world: &World) {
     let script = world
         .tmp
@@ -518,6 +565,38 @@ fn python_sdk_sees_hot_reloads_and_failed_reloads_keep_serving() {
     );
     assert!(
         notes.contains(&json!("notifications/resources/list_changed")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn python_sdk_sees_hot_reloads_over_streamable_http() {
+    let world = ReloadWorld::new();
+    let server = Listening::start(&world.config, &["--watch", "--poll-interval", "0.2"], &[]);
+    let config = world.config.display().to_string();
+    let (v2, broken, v1) = (
+        world.path("v2.yaml"),
+        world.path("broken.yaml"),
+        world.path("v1.yaml"),
+    );
+    let pid = server.pid().to_string();
+    let report = scenario(
+        &["reload", &config, &v2, &broken, &v1],
+        &[&server.url("/mcp")],
+        &[("MCP_SERVER_PID", &pid)],
+    );
+    let r = &report.json;
+    let log = server.log();
+    assert_eq!(r["start"], json!(["alpha"]), "{log}");
+    assert_eq!(r["next"], json!(["alpha", "beta"]), "{log}");
+    assert_ne!(r["next_call"]["isError"], true);
+    assert_eq!(r["broken"], json!(["alpha", "beta"]), "{log}");
+    assert!(log.contains("reload failed [descriptor_syntax]"), "{log}");
+    assert!(log.contains("(SIGHUP)"), "{log}");
+    assert_eq!(r["last"], json!(["alpha"]), "{log}");
+    let notes = r["notifications"].as_array().unwrap();
+    assert!(
+        notes.contains(&json!("notifications/tools/list_changed")),
         "{notes:?}"
     );
 }

@@ -87,3 +87,78 @@ pub fn scenario(args: &[&str], server: &[&str], env: &[(&str, &str)]) -> Report 
     });
     Report { json, stderr }
 }
+
+/// A `skillfold serve --listen 127.0.0.1:0` process: its port (read from its start-up line) and
+/// its stderr, collected as it runs. Stopped with SIGTERM when dropped.
+pub struct Listening {
+    child: std::process::Child,
+    pub port: u16,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Listening {
+    /// Starts `skillfold serve -c CONFIG --listen 127.0.0.1:0 EXTRA...` with extra environment
+    /// `env`, and waits for it to listen.
+    pub fn start(config: &Path, extra: &[&str], env: &[(&str, &str)]) -> Listening {
+        use std::io::BufRead as _;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skillfold"))
+            .args(["serve", "-c"])
+            .arg(config)
+            .args(["--listen", "127.0.0.1:0"])
+            .args(extra)
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start skillfold serve --listen");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (port_tx, port_rx) = std::sync::mpsc::channel();
+        let sink = std::sync::Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
+                    let port: u16 = rest
+                        .split(' ')
+                        .next()
+                        .and_then(|p| p.parse().ok())
+                        .expect("port");
+                    let _ = port_tx.send(port);
+                }
+                let mut log = sink.lock().expect("log");
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let port = port_rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("the server did not listen: {}", log.lock().expect("log")));
+        Listening { child, port, log }
+    }
+
+    /// The URL of `path` on the server.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the server wrote on stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().expect("log").clone()
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}

@@ -4,6 +4,10 @@ The integration tests (tests/it/mcp.rs) run this in a virtual environment holdin
 `mcp` package (tests/mcp/requirements.txt) and assert on the report. The script only talks to the
 server and measures; the assertions live in the Rust tests.
 
+The server is either a command to launch (stdio) or, when the only word after `--` is an
+`http://` URL, a running `skillfold serve --listen` reached over Streamable HTTP, with the bearer
+token in MCP_BEARER_TOKEN (if set); MCP_SERVER_PID names that server's process for SIGHUP.
+
 Usage:
   client.py session MODE -- SERVER_COMMAND...
       MODE is `legacy` (the initialize handshake) or `auto` (2026-07-28 discovery, with a fallback).
@@ -31,6 +35,8 @@ from typing import Any, Literal
 
 import mcp_types as types
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 
@@ -74,7 +80,11 @@ async def error_of(awaitable: Any) -> dict[str, Any]:
     return {"unexpected_result": dump(result)}
 
 
-def server_params(command: list[str]) -> StdioServerParameters:
+def server_params(command: list[str]) -> Any:
+    if len(command) == 1 and command[0].startswith(("http://", "https://")):
+        token = os.environ.get("MCP_BEARER_TOKEN")
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        return streamable_http_client(command[0], http_client=create_mcp_http_client(headers=headers))
     return StdioServerParameters(command=command[0], args=command[1:])
 
 
@@ -229,7 +239,8 @@ async def reload(config: Path, next_: Path, broken: Path, last: Path, command: l
         report["broken"] = await skill_names(client)
         report["broken_call"] = dump(await client.call_tool("load_skill", {"name": names[-1], "reference": None}))
 
-        servers = children_of(os.getpid())
+        pid = os.environ.get("MCP_SERVER_PID")
+        servers = [int(pid)] if pid else children_of(os.getpid())
         report["server_pids"] = len(servers)
         for pid in servers:
             os.kill(pid, signal.SIGHUP)

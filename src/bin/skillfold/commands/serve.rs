@@ -8,7 +8,8 @@ use skillfold::mcp::{self, ServeOptions};
 use super::runtime_args::AgentArgs;
 use crate::exit::{self, Exit};
 
-/// Serve an agent's skills to an LLM host as an MCP server over stdio.
+/// Serve an agent's skills to an LLM host as an MCP server over stdio, or every agent's over
+/// HTTP with --listen.
 ///
 /// The server's instructions are the agent's catalogue prompt; its tools are the catalogue's
 /// (`load_skill`, and every other tool the library offers), with the same schemas, results and
@@ -21,8 +22,14 @@ use crate::exit::{self, Exit};
 /// swaps the catalogue atomically; a failed reload keeps serving the previous catalogue and is
 /// retried with backoff.
 ///
-/// Exit status: 0 the client closed the connection (or SIGTERM/SIGINT); 1 the session failed;
-/// 2 a bad descriptor or an unknown agent.
+/// With --listen ADDR:PORT, one server serves every agent over MCP Streamable HTTP: the defaults
+/// at `/mcp`, each agent's catalogue at `/agents/<name>/mcp`, each endpoint behind its own bearer
+/// tokens (--tokens), with `GET /healthz` and `GET /readyz` for probes. Sessions are bound to the
+/// endpoint and token that opened them.
+///
+/// Exit status: 0 the client closed the connection (or SIGTERM/SIGINT); 1 the session failed or
+/// the address cannot be listened on; 2 a bad descriptor, an unknown agent, bad tokens, or a
+/// reachable address without tokens.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
@@ -35,6 +42,44 @@ pub struct ServeArgs {
     /// How often --watch checks the descriptor, in seconds (fractions allowed).
     #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = parse_interval)]
     poll_interval: Duration,
+
+    #[cfg(feature = "http")]
+    #[command(flatten)]
+    http: HttpArgs,
+}
+
+/// `--listen` and what goes with it.
+#[cfg(feature = "http")]
+#[derive(Debug, Args)]
+struct HttpArgs {
+    /// Serve MCP Streamable HTTP on this address instead of stdio: the defaults at `/mcp`, each
+    /// agent's catalogue at `/agents/<name>/mcp`, `/healthz` and `/readyz`. An address that is
+    /// not loopback needs --tokens (or --insecure-no-auth).
+    #[arg(long, value_name = "ADDR:PORT", conflicts_with = "agent")]
+    listen: Option<std::net::SocketAddr>,
+
+    /// The bearer tokens accepted, by SHA-256: a JSON array of `{"agent": NAME or null,
+    /// "sha256": HEX}` (null: the defaults at `/mcp`). Never the tokens themselves.
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    tokens: Option<std::path::PathBuf>,
+
+    /// A browser origin allowed to call (`https://app.example.com:443`); repeatable. Requests
+    /// with any other `Origin` header are refused (403); requests without one are not.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
+    allow_origins: Vec<String>,
+
+    /// Serve an address that is not loopback without tokens: anyone who reaches it gets every
+    /// agent's skills.
+    #[arg(long, requires = "listen")]
+    insecure_no_auth: bool,
+
+    /// At most this many live sessions; beyond, new sessions get 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_SESSIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    max_sessions: usize,
+
+    /// Close sessions idle this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value = "1800", value_parser = parse_interval)]
+    session_idle: Duration,
 }
 
 fn parse_interval(text: &str) -> Result<Duration, String> {
@@ -50,13 +95,22 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
 pub fn run(args: ServeArgs) -> Exit {
     // The library reports; the binary decides to show it, on stderr, never panicking.
     mcp::set_diagnostics(|line| crate::output::diag_line(format_args!("{line}")));
+    #[cfg(feature = "http")]
+    if let Some(listen) = args.http.listen {
+        return run_http(&args, listen);
+    }
     let options = ServeOptions {
         config: args.agent.config.path,
         agent: args.agent.agent,
         watch: args.watch,
         poll_interval: args.poll_interval,
     };
-    match mcp::run(options) {
+    finish(mcp::run(options))
+}
+
+/// The exit status of a server that stopped, after its errors were printed.
+fn finish(result: Result<(), mcp::ServeError>) -> Exit {
+    match result {
         Ok(()) => Exit::Ok,
         Err(e) => {
             let lines = match &e {
@@ -69,4 +123,38 @@ pub fn run(args: ServeArgs) -> Exit {
             exit::of(e.code())
         }
     }
+}
+
+#[cfg(feature = "http")]
+fn run_http(args: &ServeArgs, listen: std::net::SocketAddr) -> Exit {
+    use mcp::http::tokens::Tokens;
+
+    let plan = match args.agent.config.plan() {
+        Ok(plan) => plan,
+        Err(exit) => return exit,
+    };
+    let agents = plan.agents.keys().cloned().collect();
+    let tokens = match (&args.http.tokens, std::env::var("SKILLFOLD_SERVE_TOKENS")) {
+        (Some(path), _) => Some(Tokens::read(path, &agents)),
+        (None, Ok(text)) => Some(Tokens::parse(&text, "SKILLFOLD_SERVE_TOKENS", &agents)),
+        (None, Err(_)) => None,
+    };
+    let tokens = match tokens.transpose() {
+        Ok(tokens) => tokens,
+        Err(e) => {
+            diag!("error: {e} [{}]", e.code());
+            return exit::of(e.code());
+        }
+    };
+    finish(mcp::http::run(mcp::http::HttpOptions {
+        config: args.agent.config.path.clone(),
+        listen,
+        tokens,
+        allow_origins: args.http.allow_origins.clone(),
+        insecure_no_auth: args.http.insecure_no_auth,
+        max_sessions: args.http.max_sessions,
+        session_idle: args.http.session_idle,
+        watch: args.watch,
+        poll_interval: args.poll_interval,
+    }))
 }

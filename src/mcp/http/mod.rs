@@ -1,0 +1,466 @@
+//! `skillfold serve --listen`: one skills server for many agents, over MCP Streamable HTTP.
+//!
+//! Every catalogue the descriptor defines is served at its own endpoint: the defaults at `/mcp`,
+//! each agent's (its defaults plus its extras) at `/agents/<name>/mcp`; any other path is 404.
+//! Each endpoint is rmcp's Streamable HTTP server ([`StreamableHttpService`]) over the same
+//! [`SkillsServer`] handler, [`Live`] catalogues and tools as stdio, with its own session manager,
+//! so a session exists only at the endpoint that opened it. hyper runs the connections (HTTP/1.1,
+//! headers within 10 s); rmcp bounds request bodies (1 MiB, 413 while streaming), validates
+//! `Origin` against `--allow-origin` (403 for any other present `Origin`) and, on a loopback
+//! address, `Host`.
+//!
+//! In front of rmcp this module decides who gets in ([`tokens`]): without a valid bearer token for
+//! the endpoint, 401 (with `WWW-Authenticate: Bearer`) or 403. A session is bound to the endpoint
+//! and the token that opened it: the same session id with another token, or at another endpoint,
+//! is refused with 403. New sessions beyond `--max-sessions` get 503 with `Retry-After`; sessions
+//! idle for `--session-idle` are closed by rmcp. `GET /healthz` answers 200 while the process
+//! runs; `GET /readyz` answers 200 when every catalogue was built from all the bundles it
+//! approves, 503 with a JSON reason otherwise (bundles left out at start, until a reload serves
+//! them); neither needs a token nor shows a skill. With `--watch`, one watcher re-prepares every
+//! source and swaps all catalogues together ([`super::reload::watch`]).
+
+pub mod tokens;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode, header};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use super::reload::{self, Lives};
+use super::{Live, ServeError, Served, SkillsServer, diag, warn_unlisted};
+use crate::format::escape;
+
+use self::tokens::{Tokens, Verdict};
+
+/// The most bytes of a request body (rmcp answers 413 beyond it, without reading the rest).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// How long a client may take to send a request's headers before the connection is closed.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The default bound on live sessions.
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+
+/// The default idle time after which a session is closed.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// How to serve over HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// The descriptor.
+    pub config: PathBuf,
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The tokens accepted (`None`: no authentication, allowed on loopback only unless
+    /// `insecure_no_auth`).
+    pub tokens: Option<Tokens>,
+    /// Browser origins allowed to call (`scheme://host[:port]`); any other present `Origin` is
+    /// refused.
+    pub allow_origins: Vec<String>,
+    /// Serve a non-loopback address without tokens.
+    pub insecure_no_auth: bool,
+    /// At most this many live sessions.
+    pub max_sessions: usize,
+    /// Sessions idle this long are closed.
+    pub session_idle: Duration,
+    /// Reload on a change of the descriptor or `SIGHUP`.
+    pub watch: bool,
+    /// How often the descriptor is checked with `watch`.
+    pub poll_interval: Duration,
+}
+
+/// One endpoint: a catalogue and its MCP service.
+struct Endpoint {
+    agent: Option<String>,
+    path: String,
+    live: Arc<Live>,
+    service: StreamableHttpService<SkillsServer, LocalSessionManager>,
+    sessions: Arc<LocalSessionManager>,
+}
+
+/// A session and who opened it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Binding {
+    endpoint: usize,
+    token: Option<[u8; 32]>,
+}
+
+/// Everything a request needs.
+struct Server {
+    endpoints: Vec<Endpoint>,
+    tokens: Option<Tokens>,
+    bindings: Mutex<HashMap<String, Binding>>,
+    max_sessions: usize,
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+/// The refusal of the address and token combination before anything starts.
+fn check_exposure(options: &HttpOptions) -> Result<(), ServeError> {
+    if options.tokens.is_none() && !options.listen.ip().is_loopback() && !options.insecure_no_auth {
+        return Err(ServeError::Insecure(options.listen));
+    }
+    Ok(())
+}
+
+/// Serves every catalogue of the descriptor over HTTP until SIGTERM or SIGINT.
+pub fn run(options: HttpOptions) -> Result<(), ServeError> {
+    check_exposure(&options)?;
+    if options.tokens.is_none() && !options.listen.ip().is_loopback() {
+        diag(format_args!(
+            "skillfold serve: warning: serving {} without authentication (--insecure-no-auth): anyone who reaches it gets every agent's skills",
+            options.listen
+        ));
+    }
+    let (_, plan) = crate::ops::check::load_plan(&options.config)
+        .map_err(|e| ServeError::Load(reload::ReloadError::from(e)))?;
+    let agents: Vec<Option<String>> = std::iter::once(None)
+        .chain(plan.agents.keys().cloned().map(Some))
+        .collect();
+    let mut lives: Lives = Vec::new();
+    for agent in &agents {
+        let loaded = reload::load(&options.config, agent.as_deref())?;
+        let served = Served::new(loaded.catalogue).with_missing(
+            loaded
+                .failures
+                .iter()
+                .map(|f| format!("{f} [{}]", f.code))
+                .collect(),
+        );
+        if agent.is_none() {
+            for failure in &loaded.failures {
+                diag(format_args!(
+                    "skillfold serve: warning: {} [{}]",
+                    escape::text(&failure.to_string()),
+                    failure.code
+                ));
+            }
+        }
+        warn_unlisted(&served);
+        lives.push((agent.clone(), Live::new(served)));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let result = runtime.block_on(serve(lives, &options, Arc::clone(&shutdown)));
+    shutdown.store(true, Ordering::Relaxed);
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    result
+}
+
+async fn serve(
+    lives: Lives,
+    options: &HttpOptions,
+    shutdown: Arc<AtomicBool>,
+) -> Result<(), ServeError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).map_err(ServeError::Runtime)?;
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(ServeError::Runtime)?;
+    let mut config = StreamableHttpServerConfig::default();
+    let cancel = config.cancellation_token.clone();
+    config.max_request_body_bytes = MAX_BODY_BYTES;
+    config.allowed_origins = options.allow_origins.clone();
+    config = config.enforce_origin_validation();
+    if !options.listen.ip().is_loopback() {
+        // Behind a Service or an ingress the Host is a name this process cannot know; the
+        // tokens and the Origin check guard it instead.
+        config = config.disable_allowed_hosts();
+    }
+    let endpoints = lives
+        .iter()
+        .map(|(agent, live)| {
+            let mut manager = LocalSessionManager::default();
+            manager.session_config.keep_alive = Some(options.session_idle);
+            let sessions = Arc::new(manager);
+            let handler_live = Arc::clone(live);
+            let watch = options.watch;
+            Endpoint {
+                agent: agent.clone(),
+                path: agent
+                    .as_ref()
+                    .map_or_else(|| "/mcp".to_owned(), |a| format!("/agents/{a}/mcp")),
+                live: Arc::clone(live),
+                service: StreamableHttpService::new(
+                    move || Ok(SkillsServer::new(Arc::clone(&handler_live), watch)),
+                    Arc::clone(&sessions),
+                    config.clone(),
+                ),
+                sessions,
+            }
+        })
+        .collect();
+    let server = Arc::new(Server {
+        endpoints,
+        tokens: options.tokens.clone(),
+        bindings: Mutex::new(HashMap::new()),
+        max_sessions: options.max_sessions,
+    });
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(|e| ServeError::Listen(options.listen, e))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| ServeError::Listen(options.listen, e))?;
+    let paths: Vec<&str> = server.endpoints.iter().map(|e| e.path.as_str()).collect();
+    diag(format_args!(
+        "skillfold serve: listening on http://{bound} ({})",
+        escape::text(&paths.join(", "))
+    ));
+    if options.watch {
+        tokio::spawn(reload::watch(
+            lives,
+            reload::WatchOptions {
+                config: options.config.clone(),
+                poll_interval: options.poll_interval,
+                start_failed: server
+                    .endpoints
+                    .iter()
+                    .any(|e| !e.live.current().missing().is_empty()),
+            },
+            Arc::clone(&shutdown),
+        ));
+    }
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = terminate.recv() => break,
+            _ = interrupt.recv() => break,
+        };
+        let Ok((stream, _)) = accepted else {
+            // A failed accept (out of descriptors) must not end the server; try again shortly.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let server = Arc::clone(&server);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let server = Arc::clone(&server);
+                async move { Ok::<_, Infallible>(server.handle(request).await) }
+            });
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT);
+            let _ = builder
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+    cancel.cancel();
+    shutdown.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+impl Server {
+    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        let path = request.uri().path();
+        if request.method() == Method::GET {
+            match path {
+                "/healthz" => return plain(StatusCode::OK, "ok\n"),
+                "/readyz" => return self.readiness(),
+                _ => {}
+            }
+        }
+        let Some(index) = self.endpoints.iter().position(|e| e.path == path) else {
+            return json(
+                StatusCode::NOT_FOUND,
+                serde_json::json!({"error": "no MCP endpoint here: /mcp, or /agents/<name>/mcp for an agent the descriptor names"}),
+            );
+        };
+        let endpoint = &self.endpoints[index];
+        let token = match &self.tokens {
+            None => None,
+            Some(tokens) => {
+                let authorization = request
+                    .headers()
+                    .get(header::AUTHORIZATION)
+                    .map(|v| v.as_bytes());
+                match tokens.authorize(authorization, endpoint.agent.as_deref()) {
+                    Verdict::Allowed(token) => token,
+                    Verdict::Unauthenticated => return unauthorized(),
+                    Verdict::Forbidden => {
+                        return json(
+                            StatusCode::FORBIDDEN,
+                            serde_json::json!({"error": "this token is for another endpoint"}),
+                        );
+                    }
+                }
+            }
+        };
+        let binding = Binding {
+            endpoint: index,
+            token,
+        };
+        let session = request
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Some(id) = &session {
+            let bound = self.bindings().get(id).copied();
+            if bound.is_some_and(|b| b != binding) {
+                return json(
+                    StatusCode::FORBIDDEN,
+                    serde_json::json!({"error": "this session was opened at another endpoint or with another token"}),
+                );
+            }
+        }
+        let opens_session = request.method() == Method::POST
+            && session.is_none()
+            && !request.headers().contains_key("mcp-protocol-version");
+        if opens_session && self.live_sessions().await >= self.max_sessions {
+            let mut response = json(
+                StatusCode::SERVICE_UNAVAILABLE,
+                serde_json::json!({"error": "too many live sessions; try again later"}),
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("30"));
+            return response;
+        }
+        let response = endpoint.service.handle(request).await;
+        if opens_session
+            && let Some(id) = response
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+        {
+            self.bind(id.to_owned(), binding).await;
+        }
+        response
+    }
+
+    fn bindings(&self) -> std::sync::MutexGuard<'_, HashMap<String, Binding>> {
+        self.bindings.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many sessions are open at every endpoint.
+    async fn live_sessions(&self) -> usize {
+        let mut count = 0;
+        for endpoint in &self.endpoints {
+            count += endpoint.sessions.sessions.read().await.len();
+        }
+        count
+    }
+
+    /// Binds session `id` to whoever opened it, and forgets sessions that are gone.
+    async fn bind(&self, id: String, binding: Binding) {
+        let mut live = std::collections::HashSet::new();
+        for endpoint in &self.endpoints {
+            live.extend(
+                endpoint
+                    .sessions
+                    .sessions
+                    .read()
+                    .await
+                    .keys()
+                    .map(|k| k.to_string()),
+            );
+        }
+        let mut bindings = self.bindings();
+        bindings.retain(|id, _| live.contains(id));
+        bindings.insert(id, binding);
+    }
+
+    fn readiness(&self) -> Response<Body> {
+        let waiting: Vec<String> = self
+            .endpoints
+            .iter()
+            .filter(|e| !e.live.current().missing().is_empty())
+            .map(|e| e.path.clone())
+            .collect();
+        if waiting.is_empty() {
+            json(
+                StatusCode::OK,
+                serde_json::json!({"ready": true, "endpoints": self.endpoints.len()}),
+            )
+        } else {
+            json(
+                StatusCode::SERVICE_UNAVAILABLE,
+                serde_json::json!({
+                    "ready": false,
+                    "reason": "approved bundles failed to load; the server serves the rest and retries with --watch",
+                    "endpoints": waiting,
+                }),
+            )
+        }
+    }
+}
+
+fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).boxed()
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    let mut response = Response::new(full(text));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn json(status: StatusCode, value: serde_json::Value) -> Response<Body> {
+    let mut response = Response::new(full(value.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+fn unauthorized() -> Response<Body> {
+    let mut response = json(
+        StatusCode::UNAUTHORIZED,
+        serde_json::json!({"error": "a bearer token for this endpoint is required"}),
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer realm=\"skillfold\""),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(listen: &str, tokens: bool, insecure: bool) -> HttpOptions {
+        HttpOptions {
+            config: PathBuf::from("skillfold.yaml"),
+            listen: listen.parse().unwrap(),
+            tokens: tokens
+                .then(|| Tokens::parse("[]", "t", &std::collections::BTreeSet::new()).unwrap()),
+            allow_origins: Vec::new(),
+            insecure_no_auth: insecure,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle: DEFAULT_SESSION_IDLE,
+            watch: false,
+            poll_interval: Duration::from_secs(2),
+        }
+    }
+
+    #[test]
+    fn a_reachable_address_needs_tokens_or_an_explicit_insecure_choice() {
+        assert!(check_exposure(&options("0.0.0.0:8080", false, false)).is_err());
+        assert!(check_exposure(&options("[::]:8080", false, false)).is_err());
+        assert!(check_exposure(&options("0.0.0.0:8080", true, false)).is_ok());
+        assert!(check_exposure(&options("0.0.0.0:8080", false, true)).is_ok());
+        assert!(check_exposure(&options("127.0.0.1:8080", false, false)).is_ok());
+        assert!(check_exposure(&options("[::1]:8080", false, false)).is_ok());
+    }
+}
