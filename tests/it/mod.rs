@@ -27,6 +27,8 @@ mod runner;
 mod runtime;
 mod safe_read;
 mod schemas;
+#[cfg(feature = "http")]
+mod serve_http;
 mod shared_fetch;
 mod signatures;
 mod skills_ref_golden;

@@ -1,0 +1,499 @@
+//! `skillfold serve --listen` over raw HTTP: who gets in (no token, a wrong token, another
+//! agent's token, a valid one; a session id replayed at another endpoint or with another token;
+//! `Origin` allowed or refused), the probes, the bounds (request bodies, slow headers, idle
+//! connections, a flood of sessions), bad input, and the refusals at start. The MCP sessions
+//! themselves are driven by the Python SDK in `tests/it/mcp.rs`.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use sha2::Digest as _;
+
+use super::mcp_client::Listening;
+use super::util::{skillfold_in, stderr};
+
+/// A descriptor with a local default bundle and one for agent `writer`, and a tokens file.
+struct World {
+    tmp: tempfile::TempDir,
+}
+
+fn hash(token: &str) -> String {
+    sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl World {
+    fn new() -> World {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut entries = String::new();
+        for (name, agent) in [("alpha", false), ("beta", true)] {
+            let dir = tmp.path().join(name);
+            fs_err::create_dir(&dir).expect("mkdir");
+            fs_err::write(
+                dir.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n"),
+            )
+            .expect("write");
+            let digest = skillfold::format::bundle::Bundle::read_dir(&dir)
+                .expect("bundle")
+                .digest();
+            let entry = format!(
+                "  - local: {{ name: {name}, version: '1', directory: {name}, hash: {digest} }}\n"
+            );
+            if agent {
+                entries.push_str(&format!("agents:\n  writer:\n    skills:\n  {entry}"));
+            } else {
+                entries.insert_str(0, &format!("skills:\n{entry}"));
+            }
+        }
+        fs_err::write(tmp.path().join("skillfold.yaml"), entries).expect("write");
+        fs_err::write(
+            tmp.path().join("tokens.json"),
+            json!([
+                {"agent": null, "sha256": hash("default-token")},
+                {"agent": null, "sha256": hash("second-default-token")},
+                {"agent": "writer", "sha256": hash("writer-token")},
+            ])
+            .to_string(),
+        )
+        .expect("write");
+        World { tmp }
+    }
+
+    fn start(&self, extra: &[&str]) -> Listening {
+        let tokens = self.tmp.path().join("tokens.json");
+        let mut args = vec!["--tokens", tokens.to_str().expect("utf8")];
+        args.extend_from_slice(extra);
+        Listening::start(&self.tmp.path().join("skillfold.yaml"), &args, &[])
+    }
+}
+
+/// An HTTP response: status, headers (lowercase names) and body.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Sends one request (`Connection: close`) and reads the whole answer.
+fn send(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    parse(&raw)
+}
+
+fn parse(raw: &[u8]) -> Answer {
+    let text = String::from_utf8_lossy(raw);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    Answer {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+fn mcp_headers<'a>(token: Option<&'a str>, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, String)> {
+    let mut headers = vec![
+        ("Content-Type", "application/json".to_owned()),
+        ("Accept", "application/json, text/event-stream".to_owned()),
+    ];
+    if let Some(token) = token {
+        headers.push(("Authorization", format!("Bearer {token}")));
+    }
+    headers.extend(extra.iter().map(|(n, v)| (*n, (*v).to_owned())));
+    headers
+}
+
+fn post(port: u16, path: &str, token: Option<&str>, extra: &[(&str, &str)], body: &str) -> Answer {
+    let headers = mcp_headers(token, extra);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    send(port, "POST", path, &headers, body)
+}
+
+#[test]
+fn each_endpoint_admits_only_its_own_tokens_and_sessions_stay_with_their_opener() {
+    let world = World::new();
+    let server = world.start(&[]);
+    let port = server.port;
+
+    // Probes need no token and show no skill.
+    let health = send(port, "GET", "/healthz", &[], "");
+    assert_eq!(health.status, 200);
+    let ready = send(port, "GET", "/readyz", &[], "");
+    assert_eq!(ready.status, 200, "{}", ready.body);
+    assert!(ready.body.contains("\"ready\":true"), "{}", ready.body);
+    assert!(!ready.body.contains("alpha"), "{}", ready.body);
+
+    // No token, a wrong token, a malformed header: 401 with the Bearer challenge.
+    for token in [None, Some("wrong-token")] {
+        let answer = post(port, "/mcp", token, &[], INITIALIZE);
+        assert_eq!(answer.status, 401, "{token:?}: {}", answer.body);
+        assert_eq!(
+            answer.header("www-authenticate"),
+            Some("Bearer realm=\"skillfold\"")
+        );
+    }
+    let answer = post(
+        port,
+        "/mcp",
+        None,
+        &[("Authorization", "Basic ZGVmYXVsdA==")],
+        INITIALIZE,
+    );
+    assert_eq!(answer.status, 401);
+    // Another agent's token: 403, both ways.
+    assert_eq!(
+        post(port, "/mcp", Some("writer-token"), &[], INITIALIZE).status,
+        403
+    );
+    assert_eq!(
+        post(
+            port,
+            "/agents/writer/mcp",
+            Some("default-token"),
+            &[],
+            INITIALIZE
+        )
+        .status,
+        403
+    );
+    // An agent the descriptor does not name, or another path: 404.
+    assert_eq!(
+        post(
+            port,
+            "/agents/nobody/mcp",
+            Some("writer-token"),
+            &[],
+            INITIALIZE
+        )
+        .status,
+        404
+    );
+    assert_eq!(send(port, "GET", "/", &[], "").status, 404);
+
+    // A valid token opens a session at its endpoint.
+    let opened = post(port, "/mcp", Some("default-token"), &[], INITIALIZE);
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    assert!(opened.body.contains("\"serverInfo\""), "{}", opened.body);
+    let session = opened
+        .header("mcp-session-id")
+        .expect("session id")
+        .to_owned();
+    let writer = post(
+        port,
+        "/agents/writer/mcp",
+        Some("writer-token"),
+        &[],
+        INITIALIZE,
+    );
+    assert_eq!(writer.status, 200, "{}", writer.body);
+    assert!(
+        writer.body.contains("beta"),
+        "the writer's prompt names its extra skill"
+    );
+
+    // The session id replayed at another endpoint, or with another token of the same
+    // endpoint: refused.
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let with_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    assert_eq!(
+        post(
+            port,
+            "/agents/writer/mcp",
+            Some("writer-token"),
+            &with_session,
+            list
+        )
+        .status,
+        403
+    );
+    assert_eq!(
+        post(
+            port,
+            "/mcp",
+            Some("second-default-token"),
+            &with_session,
+            list
+        )
+        .status,
+        403
+    );
+    // With its own token it works.
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(
+        post(
+            port,
+            "/mcp",
+            Some("default-token"),
+            &with_session,
+            initialized
+        )
+        .status,
+        202
+    );
+    let tools = post(port, "/mcp", Some("default-token"), &with_session, list);
+    assert_eq!(tools.status, 200, "{}", tools.body);
+    assert!(tools.body.contains("load_skill"), "{}", tools.body);
+
+    // Bad input is answered and the server keeps serving.
+    let malformed = post(
+        port,
+        "/mcp",
+        Some("default-token"),
+        &with_session,
+        "{not json",
+    );
+    assert!(
+        (400..500).contains(&malformed.status),
+        "{}",
+        malformed.status
+    );
+    let put = send(
+        port,
+        "PUT",
+        "/mcp",
+        &[("Authorization", "Bearer default-token")],
+        "",
+    );
+    assert!((400..500).contains(&put.status), "{}", put.status);
+    assert_eq!(send(port, "GET", "/healthz", &[], "").status, 200);
+
+    // No token ever reaches the log.
+    let log = server.log();
+    for token in ["default-token", "writer-token", "wrong-token"] {
+        assert!(!log.contains(token), "{log}");
+    }
+}
+
+#[test]
+fn origins_bodies_headers_and_sessions_are_bounded() {
+    let world = World::new();
+    let server = world.start(&[
+        "--allow-origin",
+        "https://app.example.com:443",
+        "--max-sessions",
+        "2",
+    ]);
+    let port = server.port;
+
+    // Origin: the allowed one passes, any other present Origin is refused.
+    let allowed = post(
+        port,
+        "/mcp",
+        Some("default-token"),
+        &[("Origin", "https://app.example.com")],
+        INITIALIZE,
+    );
+    assert_eq!(allowed.status, 200, "{}", allowed.body);
+    let refused = post(
+        port,
+        "/mcp",
+        Some("default-token"),
+        &[("Origin", "https://evil.example.com")],
+        INITIALIZE,
+    );
+    assert_eq!(refused.status, 403, "{}", refused.body);
+
+    // A body over 1 MiB is refused before it has all been sent.
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let declared = 4 * 1024 * 1024;
+    stream
+        .write_all(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer default-token\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {declared}\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .expect("headers");
+    let chunk = vec![b' '; 64 * 1024];
+    for _ in 0..24 {
+        if stream.write_all(&chunk).is_err() {
+            break;
+        }
+    }
+    let mut raw = vec![0; 4096];
+    let n = stream.read(&mut raw).unwrap_or(0);
+    assert_eq!(
+        parse(&raw[..n]).status,
+        413,
+        "{}",
+        String::from_utf8_lossy(&raw[..n])
+    );
+
+    // A second session fits; a third is refused with Retry-After while two are live.
+    assert_eq!(
+        post(port, "/mcp", Some("default-token"), &[], INITIALIZE).status,
+        200
+    );
+    let flood = post(port, "/mcp", Some("default-token"), &[], INITIALIZE);
+    assert_eq!(flood.status, 503, "{}", flood.body);
+    assert!(flood.header("retry-after").is_some());
+
+    // Headers that never finish, and a connection left idle, are closed after 10 s.
+    let started = Instant::now();
+    let mut slow = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    slow.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    slow.write_all(b"GET /heal").expect("partial headers");
+    let mut idle = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    idle.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .expect("request");
+    let mut first = [0u8; 1024];
+    assert!(idle.read(&mut first).expect("answer") > 0);
+    let mut rest = [0u8; 64];
+    assert_eq!(
+        slow.read(&mut rest).unwrap_or(0),
+        0,
+        "the slow client was closed"
+    );
+    assert_eq!(
+        idle.read(&mut rest).unwrap_or(0),
+        0,
+        "the idle client was closed"
+    );
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(9) && waited < Duration::from_secs(20),
+        "{waited:?}"
+    );
+    assert_eq!(send(port, "GET", "/healthz", &[], "").status, 200);
+}
+
+#[test]
+fn the_server_refuses_to_start_exposed_or_with_bad_tokens() {
+    let world = World::new();
+    let dir = world.tmp.path();
+    // A reachable address without tokens.
+    let out = skillfold_in(dir, &["serve", "--listen", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[insecure_listen]"),
+        "{}",
+        stderr(&out)
+    );
+    // Tokens naming an agent the descriptor does not have, or holding a token instead of a hash.
+    for (text, expected) in [
+        (
+            json!([{"agent": "ops", "sha256": hash("t")}]),
+            "no agent `ops`",
+        ),
+        (
+            json!([{"agent": null, "sha256": "default-token"}]),
+            "64 lowercase hex",
+        ),
+        (json!([{"sha256": hash("t")}]), "`agent` is missing"),
+    ] {
+        fs_err::write(dir.join("bad.json"), text.to_string()).expect("write");
+        let out = skillfold_in(
+            dir,
+            &["serve", "--listen", "127.0.0.1:0", "--tokens", "bad.json"],
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(expected), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("[invalid_tokens]"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // --listen serves every agent: --agent makes no sense with it.
+    let out = skillfold_in(
+        dir,
+        &["serve", "--listen", "127.0.0.1:0", "--agent", "writer"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+
+    // The same JSON from the environment works like the file.
+    let tokens = fs_err::read_to_string(dir.join("tokens.json")).expect("read");
+    let server = Listening::start(
+        &dir.join("skillfold.yaml"),
+        &[],
+        &[("SKILLFOLD_SERVE_TOKENS", &tokens)],
+    );
+    assert_eq!(post(server.port, "/mcp", None, &[], INITIALIZE).status, 401);
+    assert_eq!(
+        post(server.port, "/mcp", Some("default-token"), &[], INITIALIZE).status,
+        200
+    );
+}
+
+#[test]
+fn idle_sessions_expire_and_make_room() {
+    let world = World::new();
+    let server = world.start(&["--max-sessions", "1", "--session-idle", "1"]);
+    let port = server.port;
+    assert_eq!(
+        post(port, "/mcp", Some("default-token"), &[], INITIALIZE).status,
+        200
+    );
+    assert_eq!(
+        post(port, "/mcp", Some("default-token"), &[], INITIALIZE).status,
+        503
+    );
+    let started = Instant::now();
+    loop {
+        let status = post(port, "/mcp", Some("default-token"), &[], INITIALIZE).status;
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 503);
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the idle session never expired: {}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        started.elapsed() >= Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+}
