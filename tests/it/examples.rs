@@ -130,6 +130,7 @@ fn every_example_parses_and_every_descriptor_checks() {
     for expected in [
         "examples/kubernetes/cronjob.yaml",
         "examples/kubernetes/deployment.yaml",
+        "examples/kubernetes/server.yaml",
         "examples/skillfold.yaml",
     ] {
         assert!(
@@ -151,14 +152,14 @@ fn every_example_parses_and_every_descriptor_checks() {
                     .join(format!("configmap-{}.yaml", descriptors.len()));
                 fs_err::write(&out, text).expect("write");
                 descriptors.push(out);
-                assert!(path.ends_with("deployment.yaml"));
+                assert!(path.ends_with("deployment.yaml") || path.ends_with("server.yaml"));
             }
         }
     }
     assert_eq!(
         descriptors.len(),
-        2,
-        "the deployment's ConfigMap embeds a descriptor"
+        3,
+        "the deployment's and the server's ConfigMaps embed a descriptor"
     );
     for descriptor in &descriptors {
         let out = skillfold(&["check", "-c", descriptor.to_str().expect("utf8")]);
@@ -262,5 +263,69 @@ fn containerfile_builds_a_small_non_root_runtime_image() {
     assert!(
         manifest.contains(&format!("rust-version = \"{rust}\"")),
         "the build stage uses the crate's rust-version"
+    );
+}
+
+#[cfg(feature = "http")]
+#[test]
+fn kubernetes_server_probes_its_health_and_holds_only_token_hashes() {
+    use skillfold::mcp::http::tokens::{Tokens, Verdict};
+
+    let examples = example_yaml();
+    let docs = &examples
+        .iter()
+        .find(|(p, _)| p.ends_with("server.yaml"))
+        .expect("server.yaml")
+        .1;
+    let deployment = kind(docs, "Deployment");
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["initContainers"][0]["args"][0].as_str(),
+        Some("prepare")
+    );
+    let server = &pod["containers"][0];
+    let args: Vec<&str> = server["args"]
+        .as_sequence()
+        .expect("args")
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    assert_eq!(args[..3], ["serve", "--listen", "0.0.0.0:8080"]);
+    assert!(args.contains(&"--tokens"), "{args:?}");
+    assert_eq!(
+        server["readinessProbe"]["httpGet"]["path"].as_str(),
+        Some("/readyz")
+    );
+    assert_eq!(
+        server["livenessProbe"]["httpGet"]["path"].as_str(),
+        Some("/healthz")
+    );
+    let service = kind(docs, "Service");
+    assert_eq!(service["spec"]["ports"][0]["port"].as_u64(), Some(8080));
+
+    // The Secret's file is what `--tokens` reads, for the agents the ConfigMap names, and the
+    // hashes are of the example tokens its comment names.
+    let descriptor = kind(docs, "ConfigMap")["data"]["skillfold.yaml"]
+        .as_str()
+        .expect("descriptor")
+        .to_owned();
+    let descriptor = skillfold::descriptor::parse(&descriptor).expect("descriptor");
+    let agents = descriptor.agents.keys().cloned().collect();
+    let secret = kind(docs, "Secret")["stringData"]["tokens.json"]
+        .as_str()
+        .expect("tokens.json")
+        .to_owned();
+    let tokens = Tokens::parse(&secret, "server.yaml", &agents).expect("tokens");
+    assert!(matches!(
+        tokens.authorize(Some(b"Bearer example-support-token"), Some("support")),
+        Verdict::Allowed(_)
+    ));
+    assert!(matches!(
+        tokens.authorize(Some(b"Bearer example-default-token"), None),
+        Verdict::Allowed(_)
+    ));
+    assert_eq!(
+        tokens.authorize(Some(b"Bearer example-default-token"), Some("support")),
+        Verdict::Forbidden
     );
 }
