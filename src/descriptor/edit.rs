@@ -390,10 +390,37 @@ mod tests {
     }
 
     #[test]
-    fn overlapping_edits_are_refused() {
-        let text = "skills:\n  - git:\n      revision: abc\n";
+    fn overlapping_edits_are_refused_with_their_line() {
+        let text = "# one\nskills:\n  - git:\n      revision: abc\n";
         let site = locate(text).unwrap()[0].revision.clone().unwrap();
         let edits = vec![site.replace("x").unwrap(), site.replace("y").unwrap()];
-        assert!(apply(text, edits).is_err());
+        let error = apply(text, edits).unwrap_err();
+        assert_eq!(error.line, 4, "{error}");
+    }
+
+    #[test]
+    fn edits_may_touch_each_other_and_the_end_of_the_text() {
+        let text = "revision: abc";
+        let edits = vec![
+            Edit {
+                bytes: 10..11,
+                text: "x".into(),
+            },
+            Edit {
+                bytes: 11..13,
+                text: "yz!".into(),
+            },
+        ];
+        assert_eq!(apply(text, edits).unwrap(), "revision: xyz!");
+        let past = vec![Edit {
+            bytes: 10..14,
+            text: "x".into(),
+        }];
+        assert!(apply(text, past).is_err());
+    }
+
+    #[test]
+    fn double_quoting_escapes_quotes_backslashes_and_controls() {
+        assert_eq!(double_quoted("a\"b\\c\u{7}"), "\"a\\\"b\\\\c\\u0007\"");
     }
 }

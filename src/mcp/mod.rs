@@ -1,5 +1,5 @@
-//! The MCP server (`skillfold serve`): one agent's catalogue over stdio, built on the official
-//! Rust SDK (`rmcp`). It may use everything below it ([`crate::runtime`] for the catalogue and
+//! The MCP server (`skillfold serve`): one agent's catalogue over stdio, or every agent's over
+//! Streamable HTTP ([`http`], feature `http`), built on the official Rust SDK (`rmcp`). It may use everything below it ([`crate::runtime`] for the catalogue and
 //! tools, [`crate::ops`] for the reload's preparation); nothing but the binary uses it.
 //!
 //! The server is generic over the catalogue. `tools/list` is [`Catalogue::tools`] — name,

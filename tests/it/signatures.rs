@@ -651,11 +651,37 @@ fn revoked_and_expired_openpgp_keys_are_refused_as_git_verify_commit_refuses_the
         &dave[0],
         Some(&format!("@{later} +0000")),
     );
+    // Erin's primary key never expires; her signing subkey does, three seconds after it is
+    // made, and her commit through it is dated after that.
+    let erin = gpg_key(&signing, "Erin <erin@example.com>");
+    gpg(
+        &signing,
+        &[
+            "--pinentry-mode",
+            "loopback",
+            "--passphrase",
+            "",
+            "--quick-add-key",
+            &erin[0],
+            "ed25519",
+            "sign",
+            "seconds=3",
+        ],
+    );
+    let erin = fingerprints(&signing, "erin@example.com");
+    let by_erin = gpg_commit_at(
+        &repo,
+        &signing,
+        "signed by erin's subkey",
+        &format!("{}!", erin[1]),
+        Some(&format!("@{later} +0000")),
+    );
     std::thread::sleep(std::time::Duration::from_secs(4));
 
     for (case, user, id) in [
         ("revoked key", "carol@example.com", &by_carol),
         ("expired key", "dave@example.com", &by_dave),
+        ("expired signing subkey", "erin@example.com", &by_erin),
     ] {
         let keyring = tmp.path().join(format!("{user}.asc"));
         fs_err::write(&keyring, gpg(&signing, &["--armor", "--export", user])).expect("write");
