@@ -37,6 +37,7 @@ pub mod code;
 pub mod framing;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod observe;
 pub mod reload;
 pub mod skills_extension;
 
@@ -186,13 +187,41 @@ impl Live {
 pub struct SkillsServer {
     live: Arc<Live>,
     list_changed: bool,
+    agent: Option<Arc<str>>,
+    observer: Option<Arc<dyn observe::Observer>>,
 }
 
 impl SkillsServer {
     /// A server for `live`; `list_changed` declares (and sends) list-change notifications, for
     /// servers that reload.
     pub fn new(live: Arc<Live>, list_changed: bool) -> SkillsServer {
-        SkillsServer { live, list_changed }
+        SkillsServer {
+            live,
+            list_changed,
+            agent: None,
+            observer: None,
+        }
+    }
+
+    /// The same, telling `observer` of every tool call and resource read, as the endpoint of
+    /// `agent` (`None`: the defaults).
+    pub fn observed(
+        mut self,
+        agent: Option<&str>,
+        observer: Arc<dyn observe::Observer>,
+    ) -> SkillsServer {
+        self.agent = agent.map(Arc::from);
+        self.observer = Some(observer);
+        self
+    }
+}
+
+/// The bytes of a resource's content (a blob's decoded size).
+fn content_bytes(contents: &rmcp::model::ResourceContents) -> usize {
+    match contents {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.len(),
+        rmcp::model::ResourceContents::BlobResourceContents { blob, .. } => blob.len() / 4 * 3,
+        _ => 0,
     }
 }
 
@@ -298,11 +327,39 @@ impl ServerHandler for SkillsServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let served = self.live.current();
         let name = request.name.into_owned();
+        // Observers see only the names of tools that exist: a client's made-up names would
+        // otherwise grow their label sets without bound.
+        let label = if served.tools().iter().any(|t| t.name == name) {
+            name.clone()
+        } else {
+            "unknown".to_owned()
+        };
+        let started = std::time::Instant::now();
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let result = tokio::task::spawn_blocking(move || served.catalogue().call(&name, &input))
+        let called = name.clone();
+        let result = tokio::task::spawn_blocking(move || served.catalogue().call(&called, &input))
             .await
             .map_err(|e| ErrorData::internal_error(format!("the tool call failed: {e}"), None))?;
-        Ok(CallToolResponse::Complete(call_result(result)))
+        let result = call_result(result);
+        if let Some(observer) = &self.observer {
+            observer.tool_call(&observe::ToolCall {
+                agent: self.agent.as_deref(),
+                tool: &label,
+                outcome: if result.is_error == Some(true) {
+                    observe::Outcome::Refused
+                } else {
+                    observe::Outcome::Ok
+                },
+                duration: started.elapsed(),
+                bytes: result
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text())
+                    .map(|t| t.text.len())
+                    .sum(),
+            });
+        }
+        Ok(CallToolResponse::Complete(result))
     }
 
     async fn list_resources(
@@ -320,7 +377,21 @@ impl ServerHandler for SkillsServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        match self.live.current().index().read(&request.uri) {
+        let read = self.live.current().index().read(&request.uri);
+        if let Some(observer) = &self.observer {
+            observer.resource_read(&observe::ResourceRead {
+                agent: self.agent.as_deref(),
+                outcome: match &read {
+                    Some(Ok(_)) => observe::Outcome::Ok,
+                    _ => observe::Outcome::Refused,
+                },
+                bytes: match &read {
+                    Some(Ok(contents)) => content_bytes(contents),
+                    _ => 0,
+                },
+            });
+        }
+        match read {
             Some(Ok(contents)) => Ok(ReadResourceResult::new(vec![contents]).into()),
             Some(Err(e)) => Err(ErrorData::internal_error(
                 e.to_string(),
@@ -554,6 +625,7 @@ async fn serve_stdio(
                 config: options.config.clone(),
                 poll_interval: options.poll_interval,
                 start_failed,
+                on_reload: None,
             },
             Arc::clone(&shutdown),
         ));

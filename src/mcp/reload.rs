@@ -254,6 +254,18 @@ pub struct WatchOptions {
     pub poll_interval: Duration,
     /// The start left bundles out: retry as after a failed reload.
     pub start_failed: bool,
+    /// Told of every reload's outcome.
+    pub on_reload: Option<OnReload>,
+}
+
+/// Called with each reload's outcome (`true`: swapped in).
+#[derive(Clone)]
+pub struct OnReload(pub Arc<dyn Fn(bool) + Send + Sync>);
+
+impl std::fmt::Debug for OnReload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnReload")
+    }
 }
 
 /// The catalogues a server serves: each agent (`None`: the defaults alone) and its live
@@ -324,6 +336,9 @@ pub async fn watch(lives: Lives, options: WatchOptions, shutdown: Arc<AtomicBool
                 .await;
         if shutdown.load(Ordering::Relaxed) {
             return;
+        }
+        if let Some(OnReload(observe)) = &options.on_reload {
+            observe(matches!(result, Ok(Ok(_))));
         }
         match result {
             Ok(Ok(catalogues)) => {

@@ -276,6 +276,9 @@ fn each_endpoint_admits_only_its_own_tokens_and_sessions_stay_with_their_opener(
     let tools = post(port, "/mcp", Some("default-token"), &with_session, list);
     assert_eq!(tools.status, 200, "{}", tools.body);
     assert!(tools.body.contains("load_skill"), "{}", tools.body);
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"load_skill","arguments":{"name":"alpha","reference":null}}}"#;
+    let called = post(port, "/mcp", Some("default-token"), &with_session, call);
+    assert!(called.body.contains("# alpha"), "{}", called.body);
 
     // Bad input is answered and the server keeps serving.
     let malformed = post(
@@ -299,6 +302,50 @@ fn each_endpoint_admits_only_its_own_tokens_and_sessions_stay_with_their_opener(
     );
     assert!((400..500).contains(&put.status), "{}", put.status);
     assert_eq!(send(port, "GET", "/healthz", &[], "").status, 200);
+
+    // The metrics count what was answered, and `promtool check metrics` accepts them.
+    let metrics = send(port, "GET", "/metrics", &[], "");
+    assert_eq!(metrics.status, 200);
+    assert_eq!(
+        metrics.header("content-type"),
+        Some("text/plain; version=0.0.4; charset=utf-8")
+    );
+    for expected in [
+        r#"skillfold_tool_calls_total{agent="default",tool="load_skill"#,
+        "skillfold_tool_call_duration_seconds_bucket",
+        r#"skillfold_http_requests_total{code="401"} 3"#,
+        r#"skillfold_http_requests_total{code="403"} 4"#,
+        "skillfold_sessions 2",
+        r#"skillfold_catalogue_skills{agent="writer"} 2"#,
+        r#"skillfold_build_info{version=""#,
+    ] {
+        assert!(
+            metrics.body.contains(expected),
+            "{expected} in:\n{}",
+            metrics.body
+        );
+    }
+    let mut promtool = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian's `prometheus` package; scripts/test installs it)");
+    promtool
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(metrics.body.as_bytes())
+        .expect("write");
+    let checked = promtool.wait_with_output().expect("promtool");
+    assert!(
+        checked.status.success(),
+        "promtool: {}{}\n{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr),
+        metrics.body
+    );
 
     // No token ever reaches the log.
     let log = server.log();

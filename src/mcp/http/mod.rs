@@ -16,9 +16,11 @@
 //! idle for `--session-idle` are closed by rmcp. `GET /healthz` answers 200 while the process
 //! runs; `GET /readyz` answers 200 when every catalogue was built from all the bundles it
 //! approves, 503 with a JSON reason otherwise (bundles left out at start, until a reload serves
-//! them); neither needs a token nor shows a skill. With `--watch`, one watcher re-prepares every
-//! source and swaps all catalogues together ([`super::reload::watch`]).
+//! them); neither needs a token nor shows a skill. `GET /metrics` is the Prometheus exposition
+//! ([`metrics`]). With `--watch`, one watcher re-prepares every source and swaps all catalogues
+//! together ([`super::reload::watch`]).
 
+pub mod metrics;
 pub mod tokens;
 
 use std::collections::HashMap;
@@ -40,6 +42,7 @@ use super::reload::{self, Lives};
 use super::{Live, ServeError, Served, SkillsServer, diag, warn_unlisted};
 use crate::format::escape;
 
+use self::metrics::Metrics;
 use self::tokens::{Tokens, Verdict};
 
 /// The most bytes of a request body (rmcp answers 413 beyond it, without reading the rest).
@@ -101,6 +104,7 @@ struct Server {
     tokens: Option<Tokens>,
     bindings: Mutex<HashMap<String, Binding>>,
     max_sessions: usize,
+    metrics: Arc<Metrics>,
 }
 
 type Body = BoxBody<Bytes, Infallible>;
@@ -178,14 +182,17 @@ async fn serve(
         // tokens and the Origin check guard it instead.
         config = config.disable_allowed_hosts();
     }
+    let metrics = Arc::new(Metrics::new());
     let endpoints = lives
         .iter()
         .map(|(agent, live)| {
+            let observer: Arc<dyn super::observe::Observer> = metrics.clone();
             let mut manager = LocalSessionManager::default();
             manager.session_config.keep_alive = Some(options.session_idle);
             let sessions = Arc::new(manager);
             let handler_live = Arc::clone(live);
             let watch = options.watch;
+            let endpoint_agent = agent.clone();
             Endpoint {
                 agent: agent.clone(),
                 path: agent
@@ -193,7 +200,10 @@ async fn serve(
                     .map_or_else(|| "/mcp".to_owned(), |a| format!("/agents/{a}/mcp")),
                 live: Arc::clone(live),
                 service: StreamableHttpService::new(
-                    move || Ok(SkillsServer::new(Arc::clone(&handler_live), watch)),
+                    move || {
+                        Ok(SkillsServer::new(Arc::clone(&handler_live), watch)
+                            .observed(endpoint_agent.as_deref(), Arc::clone(&observer)))
+                    },
                     Arc::clone(&sessions),
                     config.clone(),
                 ),
@@ -206,6 +216,7 @@ async fn serve(
         tokens: options.tokens.clone(),
         bindings: Mutex::new(HashMap::new()),
         max_sessions: options.max_sessions,
+        metrics: Arc::clone(&metrics),
     });
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
@@ -228,6 +239,7 @@ async fn serve(
                     .endpoints
                     .iter()
                     .any(|e| !e.live.current().missing().is_empty()),
+                on_reload: Some(reload::OnReload(Arc::new(move |ok| metrics.reload(ok)))),
             },
             Arc::clone(&shutdown),
         ));
@@ -265,11 +277,18 @@ async fn serve(
 
 impl Server {
     async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        let response = self.route(request).await;
+        self.metrics.http_request(response.status().as_u16());
+        response
+    }
+
+    async fn route(&self, request: Request<Incoming>) -> Response<Body> {
         let path = request.uri().path();
         if request.method() == Method::GET {
             match path {
                 "/healthz" => return plain(StatusCode::OK, "ok\n"),
                 "/readyz" => return self.readiness(),
+                "/metrics" => return self.exposition().await,
                 _ => {}
             }
         }
@@ -372,6 +391,26 @@ impl Server {
         let mut bindings = self.bindings();
         bindings.retain(|id, _| live.contains(id));
         bindings.insert(id, binding);
+    }
+
+    async fn exposition(&self) -> Response<Body> {
+        let sessions = self.live_sessions().await;
+        let skills: Vec<(Option<&str>, usize)> = self
+            .endpoints
+            .iter()
+            .map(|e| {
+                (
+                    e.agent.as_deref(),
+                    e.live.current().catalogue().skills().count(),
+                )
+            })
+            .collect();
+        let mut response = Response::new(full(self.metrics.render(sessions, &skills)));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static(metrics::CONTENT_TYPE),
+        );
+        response
     }
 
     fn readiness(&self) -> Response<Body> {
