@@ -20,4 +20,6 @@ crate::error_codes! {
     ListenFailed = "listen_failed" => Retryable,
     /// The tokens of `serve --listen` cannot be used (the entry is named).
     InvalidTokens = "invalid_tokens",
+    /// The audit log of `serve --listen` cannot be opened for appending.
+    AuditLogFailed = "audit_log_failed",
 }

@@ -33,6 +33,8 @@
 //! `diag`, with every value that came from input escaped ([`crate::format::escape::text`]); a closed or
 //! full stderr never stops the server.
 
+#[cfg(feature = "http")]
+pub mod audit;
 pub mod code;
 pub mod framing;
 #[cfg(feature = "http")]
@@ -216,6 +218,23 @@ impl SkillsServer {
     }
 }
 
+/// The MCP session a request came in, from the HTTP request rmcp passes along (`None` over
+/// stdio).
+fn session_of(extensions: &rmcp::model::Extensions) -> Option<&str> {
+    #[cfg(feature = "http")]
+    {
+        extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+    }
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = extensions;
+        None
+    }
+}
+
 /// The bytes of a resource's content (a blob's decoded size).
 fn content_bytes(contents: &rmcp::model::ResourceContents) -> usize {
     match contents {
@@ -323,7 +342,7 @@ impl ServerHandler for SkillsServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let served = self.live.current();
         let name = request.name.into_owned();
@@ -337,13 +356,23 @@ impl ServerHandler for SkillsServer {
         let started = std::time::Instant::now();
         let input = Value::Object(request.arguments.unwrap_or_default());
         let called = name.clone();
-        let result = tokio::task::spawn_blocking(move || served.catalogue().call(&called, &input))
+        let outcome = tokio::task::spawn_blocking(move || served.catalogue().call(&called, &input))
             .await
             .map_err(|e| ErrorData::internal_error(format!("the tool call failed: {e}"), None))?;
-        let result = call_result(result);
-        if let Some(observer) = &self.observer {
+        let observed = self.observer.as_ref().map(|observer| {
+            let (record, code) = match &outcome {
+                Ok((_, record)) => (Some(record.clone()), None),
+                Err(error) => (None, Some(error.code.as_str())),
+            };
+            (Arc::clone(observer), record, code)
+        });
+        let result = call_result(outcome);
+        if let Some((observer, record, code)) = observed {
             observer.tool_call(&observe::ToolCall {
                 agent: self.agent.as_deref(),
+                session: session_of(&context.extensions),
+                record: record.as_ref(),
+                code,
                 tool: &label,
                 outcome: if result.is_error == Some(true) {
                     observe::Outcome::Refused
@@ -375,12 +404,32 @@ impl ServerHandler for SkillsServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let read = self.live.current().index().read(&request.uri);
+        let served = self.live.current();
+        let read = served.index().read(&request.uri);
         if let Some(observer) = &self.observer {
+            let skill = request
+                .uri
+                .strip_prefix("skill://")
+                .and_then(|rest| rest.split('/').next())
+                .and_then(|name| served.catalogue().get(name));
             observer.resource_read(&observe::ResourceRead {
                 agent: self.agent.as_deref(),
+                session: session_of(&context.extensions),
+                uri: &request.uri,
+                pin: skill.map(|s| s.pin()),
+                contents: match &read {
+                    Some(Ok(contents)) => Some(contents),
+                    _ => None,
+                },
+                code: match &read {
+                    Some(Ok(_)) => None,
+                    Some(Err(_)) => {
+                        Some(crate::runtime::tools::code::ToolCode::ReferenceChanged.as_str())
+                    }
+                    None => Some("resource_not_found"),
+                },
                 outcome: match &read {
                     Some(Ok(_)) => observe::Outcome::Ok,
                     _ => observe::Outcome::Refused,
@@ -558,6 +607,14 @@ pub enum ServeError {
     /// The address cannot be listened on.
     #[error("cannot listen on {0}: {1}")]
     Listen(std::net::SocketAddr, std::io::Error),
+    /// The audit log cannot be opened.
+    #[error("cannot open the audit log `{}`: {error}", escape::path(.path))]
+    AuditLog {
+        /// The path given.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
 }
 
 impl ServeError {
@@ -569,6 +626,7 @@ impl ServeError {
             ServeError::Session(_) => ServeCode::SessionFailed.into(),
             ServeError::Insecure(_) => ServeCode::InsecureListen.into(),
             ServeError::Listen(..) => ServeCode::ListenFailed.into(),
+            ServeError::AuditLog { .. } => ServeCode::AuditLogFailed.into(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! What the server tells its observers about the requests it answers: each tool call and each
 //! resource read, with the endpoint's agent, the outcome, the time it took and the bytes served.
-//! The HTTP server's metrics ([`super::http::metrics`]) observe; a server without observers (stdio)
-//! pays nothing. Observers are called on the request's task after the answer is built and must
+//! The HTTP server's metrics ([`super::http::metrics`]) and audit log ([`super::audit`]) observe;
+//! a server without observers (stdio) pays nothing. Observers are called on the request's task after the answer is built and must
 //! not block.
 
 use std::time::Duration;
@@ -30,6 +30,13 @@ impl Outcome {
 pub struct ToolCall<'a> {
     /// The endpoint's agent (`None`: the defaults).
     pub agent: Option<&'a str>,
+    /// The MCP session it came in (`None`: stdio, or a stateless request).
+    pub session: Option<&'a str>,
+    /// What the library records of a call that served content: skill, version, pinned hash,
+    /// the file, bytes and their SHA-256.
+    pub record: Option<&'a crate::runtime::tools::Record>,
+    /// The tool error's code, for a refused call.
+    pub code: Option<&'a str>,
     /// The tool's name, or `unknown` for a name the catalogue has no tool for.
     pub tool: &'a str,
     /// How it ended.
@@ -45,6 +52,16 @@ pub struct ToolCall<'a> {
 pub struct ResourceRead<'a> {
     /// The endpoint's agent (`None`: the defaults).
     pub agent: Option<&'a str>,
+    /// The MCP session it came in.
+    pub session: Option<&'a str>,
+    /// The resource asked for (client text: observers must escape or encode it).
+    pub uri: &'a str,
+    /// What was served.
+    pub contents: Option<&'a rmcp::model::ResourceContents>,
+    /// The pin of the skill the URI names, when the catalogue serves it.
+    pub pin: Option<&'a crate::format::pin::Pin>,
+    /// Why it was refused: `resource_not_found`, `reference_changed`.
+    pub code: Option<&'a str>,
     /// How it ended.
     pub outcome: Outcome,
     /// The bytes of the file served (0 when refused).
@@ -57,4 +74,22 @@ pub trait Observer: Send + Sync + std::fmt::Debug {
     fn tool_call(&self, call: &ToolCall<'_>);
     /// A resource read was answered.
     fn resource_read(&self, read: &ResourceRead<'_>);
+}
+
+/// Several observers, each told in turn.
+#[derive(Debug, Default)]
+pub struct Fanout(pub Vec<std::sync::Arc<dyn Observer>>);
+
+impl Observer for Fanout {
+    fn tool_call(&self, call: &ToolCall<'_>) {
+        for observer in &self.0 {
+            observer.tool_call(call);
+        }
+    }
+
+    fn resource_read(&self, read: &ResourceRead<'_>) {
+        for observer in &self.0 {
+            observer.resource_read(read);
+        }
+    }
 }

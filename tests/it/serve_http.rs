@@ -544,3 +544,114 @@ fn idle_sessions_expire_and_make_room() {
         started.elapsed()
     );
 }
+
+#[test]
+fn the_audit_log_records_every_call_and_read_and_follows_rotation() {
+    let world = World::new();
+    let log = world.tmp.path().join("audit.jsonl");
+    let server = world.start(&["--audit-log", log.to_str().expect("utf8")]);
+    let port = server.port;
+    let opened = post(port, "/mcp", Some("default-token"), &[], INITIALIZE);
+    let session = opened.header("mcp-session-id").expect("session").to_owned();
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let rpc = |body: &str| post(port, "/mcp", Some("default-token"), &headers, body);
+    rpc(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    rpc(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"load_skill","arguments":{"name":"alpha","reference":null}}}"#,
+    );
+    rpc(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"load_skill","arguments":{"name":"nope","reference":null}}}"#,
+    );
+    rpc(
+        r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"skill://alpha/SKILL.md"}}"#,
+    );
+    rpc(
+        r#"{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"skill://alpha/none.md"}}"#,
+    );
+
+    let lines: Vec<serde_json::Value> = fs_err::read_to_string(&log)
+        .expect("audit log")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let skill_md = fs_err::read(world.tmp.path().join("alpha/SKILL.md")).expect("read");
+    let pinned = skillfold::format::bundle::Bundle::read_dir(&world.tmp.path().join("alpha"))
+        .expect("bundle")
+        .digest()
+        .to_string();
+    let (call, refused, read, missing) = (&lines[0], &lines[1], &lines[2], &lines[3]);
+    assert_eq!(call["method"], "tools/call");
+    assert_eq!(call["tool"], "load_skill");
+    assert_eq!(call["agent"], serde_json::Value::Null);
+    assert_eq!(call["session"], session.as_str());
+    assert_eq!(call["skill"], "alpha");
+    assert_eq!(call["version"], "1");
+    assert_eq!(call["hash"], pinned.as_str());
+    assert_eq!(call["outcome"], "ok");
+    assert!(
+        call["sha256"].as_str().is_some_and(|h| h.len() == 64),
+        "{call}"
+    );
+    assert!(
+        call["time"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{call}"
+    );
+    assert_eq!(refused["outcome"], "refused");
+    assert_eq!(refused["code"], "validation_error");
+    assert_eq!(read["method"], "resources/read");
+    assert_eq!(read["path"], "SKILL.md");
+    assert_eq!(read["hash"], pinned.as_str());
+    assert_eq!(read["bytes"], skill_md.len());
+    assert_eq!(read["sha256"], hash_bytes(&skill_md).as_str());
+    assert_eq!(missing["outcome"], "refused");
+    assert_eq!(missing["code"], "resource_not_found");
+    let text = fs_err::read_to_string(&log).expect("audit log");
+    assert!(!text.contains("default-token"), "{text}");
+    assert!(!text.contains("# alpha"), "no content: {text}");
+
+    // Rotation: the file is moved away, SIGHUP reopens the path.
+    let rotated = world.tmp.path().join("audit.jsonl.1");
+    fs_err::rename(&log, &rotated).expect("rotate");
+    let hup = std::process::Command::new("kill")
+        .args(["-HUP", &server.pid().to_string()])
+        .status()
+        .expect("kill -HUP");
+    assert!(hup.success());
+    let started = Instant::now();
+    while !log.exists() && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    rpc(
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"load_skill","arguments":{"name":"alpha","reference":null}}}"#,
+    );
+    assert_eq!(
+        fs_err::read_to_string(&rotated)
+            .expect("rotated")
+            .lines()
+            .count(),
+        4
+    );
+    assert_eq!(
+        fs_err::read_to_string(&log)
+            .expect("new log")
+            .lines()
+            .count(),
+        1
+    );
+    assert_eq!(
+        send(port, "GET", "/healthz", &[], "").status,
+        200,
+        "SIGHUP did not stop it"
+    );
+}
+
+fn hash_bytes(bytes: &[u8]) -> String {
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

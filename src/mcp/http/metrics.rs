@@ -280,6 +280,9 @@ mod tests {
         let metrics = Metrics::new();
         metrics.tool_call(&ToolCall {
             agent: Some("writer"),
+            session: None,
+            record: None,
+            code: None,
             tool: "load_skill",
             outcome: Outcome::Ok,
             duration: Duration::from_micros(300),
@@ -287,6 +290,11 @@ mod tests {
         });
         metrics.resource_read(&ResourceRead {
             agent: None,
+            session: None,
+            uri: "skill://nope/SKILL.md",
+            contents: None,
+            pin: None,
+            code: Some("resource_not_found"),
             outcome: Outcome::Refused,
             bytes: 0,
         });

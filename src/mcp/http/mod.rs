@@ -80,6 +80,8 @@ pub struct HttpOptions {
     pub watch: bool,
     /// How often the descriptor is checked with `watch`.
     pub poll_interval: Duration,
+    /// Where to append the audit log (`-`: stderr).
+    pub audit_log: Option<PathBuf>,
 }
 
 /// One endpoint: a catalogue and its MCP service.
@@ -183,10 +185,23 @@ async fn serve(
         config = config.disable_allowed_hosts();
     }
     let metrics = Arc::new(Metrics::new());
+    let mut observers: Vec<Arc<dyn super::observe::Observer>> = vec![metrics.clone()];
+    if let Some(path) = &options.audit_log {
+        let audit =
+            Arc::new(
+                super::audit::AuditLog::open(path).map_err(|error| ServeError::AuditLog {
+                    path: path.clone(),
+                    error,
+                })?,
+            );
+        tokio::spawn(reopen_on_hangup(Arc::clone(&audit)));
+        observers.push(audit);
+    }
+    let observer: Arc<dyn super::observe::Observer> = Arc::new(super::observe::Fanout(observers));
     let endpoints = lives
         .iter()
         .map(|(agent, live)| {
-            let observer: Arc<dyn super::observe::Observer> = metrics.clone();
+            let observer = Arc::clone(&observer);
             let mut manager = LocalSessionManager::default();
             manager.session_config.keep_alive = Some(options.session_idle);
             let sessions = Arc::new(manager);
@@ -273,6 +288,21 @@ async fn serve(
     cancel.cancel();
     shutdown.store(true, Ordering::Relaxed);
     Ok(())
+}
+
+/// Opens the audit log again on every `SIGHUP` (log rotation).
+async fn reopen_on_hangup(audit: Arc<super::audit::AuditLog>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut hangup) = signal(SignalKind::hangup()) else {
+        return;
+    };
+    while hangup.recv().await.is_some() {
+        if let Err(e) = audit.reopen() {
+            diag(format_args!(
+                "skillfold serve: warning: cannot reopen the audit log: {e}"
+            ));
+        }
+    }
 }
 
 impl Server {
@@ -490,6 +520,7 @@ mod tests {
             session_idle: DEFAULT_SESSION_IDLE,
             watch: false,
             poll_interval: Duration::from_secs(2),
+            audit_log: None,
         }
     }
 

@@ -77,6 +77,12 @@ struct HttpArgs {
     #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_SESSIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_sessions: usize,
 
+    /// Append one JSON line per tool call and resource read to this file (`-`: stderr): agent,
+    /// session, skill, version, pinned hash, file, bytes and their SHA-256, outcome. Reopened on
+    /// SIGHUP.
+    #[arg(long, value_name = "PATH", requires = "listen")]
+    audit_log: Option<std::path::PathBuf>,
+
     /// Close sessions idle this many seconds.
     #[arg(long, value_name = "SECONDS", default_value = "1800", value_parser = parse_interval)]
     session_idle: Duration,
@@ -156,5 +162,6 @@ fn run_http(args: &ServeArgs, listen: std::net::SocketAddr) -> Exit {
         session_idle: args.http.session_idle,
         watch: args.watch,
         poll_interval: args.poll_interval,
+        audit_log: args.http.audit_log.clone(),
     }))
 }

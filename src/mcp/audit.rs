@@ -1,0 +1,161 @@
+//! The audit log (`serve --listen --audit-log PATH`, or `-` for stderr): one JSON line per tool
+//! call and resource read answered — when, which agent and session, the tool or method, the
+//! skill with its pinned version and hash, the file served, how many bytes and the SHA-256 of
+//! exactly those bytes, the outcome and the error code. For a tool call it is the record the
+//! library gives hosts ([`crate::runtime::tools::Record`]). Never the content, never a token:
+//! the log holds only what identifies what was served. Lines are appended (the file is opened
+//! with `O_APPEND`, one write per line); [`AuditLog::reopen`] opens the path again, so a rotated
+//! log continues in a new file after `SIGHUP`.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::format::hex::sha256_hex;
+use crate::mcp::observe::{Observer, ResourceRead, ToolCall};
+
+/// The most characters of a client-chosen value (a URI) kept in a line.
+const MAX_CLIENT_TEXT: usize = 512;
+
+/// Where the lines go.
+#[derive(Debug)]
+enum Sink {
+    Stderr,
+    File {
+        path: PathBuf,
+        file: Mutex<std::fs::File>,
+    },
+}
+
+/// An open audit log.
+#[derive(Debug)]
+pub struct AuditLog {
+    sink: Sink,
+}
+
+fn open_append(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    fs_err::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(fs_err::File::into_parts)
+        .map(|(file, _)| file)
+}
+
+impl AuditLog {
+    /// Opens `target` for appending: a path, or `-` for stderr.
+    pub fn open(target: &std::path::Path) -> std::io::Result<AuditLog> {
+        if target.as_os_str() == "-" {
+            return Ok(AuditLog { sink: Sink::Stderr });
+        }
+        Ok(AuditLog {
+            sink: Sink::File {
+                path: target.to_owned(),
+                file: Mutex::new(open_append(target)?),
+            },
+        })
+    }
+
+    /// Opens the path again (after the log was rotated); stderr stays stderr.
+    pub fn reopen(&self) -> std::io::Result<()> {
+        if let Sink::File { path, file } = &self.sink {
+            let fresh = open_append(path)?;
+            *file.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
+        }
+        Ok(())
+    }
+
+    fn write(&self, line: &Value) {
+        let mut text = line.to_string();
+        text.push('\n');
+        let written = match &self.sink {
+            Sink::Stderr => std::io::stderr().lock().write_all(text.as_bytes()),
+            Sink::File { file, .. } => file
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .write_all(text.as_bytes()),
+        };
+        if let Err(e) = written {
+            super::diag(format_args!(
+                "skillfold serve: warning: cannot write the audit log: {e}"
+            ));
+        }
+    }
+}
+
+/// Now, as RFC 3339 UTC with milliseconds.
+fn now() -> String {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let seconds = crate::time::format_unix(since.as_secs());
+    format!(
+        "{}.{:03}Z",
+        seconds.trim_end_matches('Z'),
+        since.subsec_millis()
+    )
+}
+
+fn bounded(text: &str) -> String {
+    text.chars().take(MAX_CLIENT_TEXT).collect()
+}
+
+impl Observer for AuditLog {
+    fn tool_call(&self, call: &ToolCall<'_>) {
+        let mut line = json!({
+            "time": now(),
+            "agent": call.agent,
+            "session": call.session,
+            "method": "tools/call",
+            "tool": call.tool,
+            "outcome": call.outcome.as_str(),
+            "code": call.code,
+        });
+        if let (Some(record), Value::Object(map)) = (call.record, &mut line) {
+            map.insert("skill".into(), json!(record.skill));
+            map.insert("version".into(), json!(record.version));
+            map.insert("hash".into(), json!(record.hash));
+            map.insert("path".into(), json!(record.reference));
+            map.insert("bytes".into(), json!(record.bytes));
+            map.insert("sha256".into(), json!(record.sha256));
+        }
+        self.write(&line);
+    }
+
+    fn resource_read(&self, read: &ResourceRead<'_>) {
+        use base64::Engine as _;
+        let bytes: Option<Vec<u8>> = read.contents.map(|contents| match contents {
+            rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
+                text.as_bytes().to_vec()
+            }
+            rmcp::model::ResourceContents::BlobResourceContents { blob, .. } => {
+                base64::engine::general_purpose::STANDARD
+                    .decode(blob)
+                    .unwrap_or_default()
+            }
+            _ => Vec::new(),
+        });
+        let path = read
+            .uri
+            .strip_prefix("skill://")
+            .and_then(|rest| rest.split_once('/'))
+            .map(|(_, path)| path);
+        self.write(&json!({
+            "time": now(),
+            "agent": read.agent,
+            "session": read.session,
+            "method": "resources/read",
+            "uri": bounded(read.uri),
+            "skill": read.pin.map(|p| p.name.to_string()),
+            "version": read.pin.map(|p| p.version.as_str().to_owned()),
+            "hash": read.pin.map(|p| p.hash.to_string()),
+            "path": read.pin.and(path).map(bounded),
+            "bytes": bytes.as_ref().map(Vec::len),
+            "sha256": bytes.as_deref().map(sha256_hex),
+            "outcome": read.outcome.as_str(),
+            "code": read.code,
+        }));
+    }
+}
