@@ -607,6 +607,10 @@ pub enum ServeError {
     /// The address cannot be listened on.
     #[error("cannot listen on {0}: {1}")]
     Listen(std::net::SocketAddr, std::io::Error),
+    /// The TLS certificate or key cannot be used.
+    #[cfg(feature = "http")]
+    #[error("cannot serve HTTPS: {0}")]
+    Tls(http::tls::TlsError),
     /// The audit log cannot be opened.
     #[error("cannot open the audit log `{}`: {error}", escape::path(.path))]
     AuditLog {
@@ -627,6 +631,8 @@ impl ServeError {
             ServeError::Insecure(_) => ServeCode::InsecureListen.into(),
             ServeError::Listen(..) => ServeCode::ListenFailed.into(),
             ServeError::AuditLog { .. } => ServeCode::AuditLogFailed.into(),
+            #[cfg(feature = "http")]
+            ServeError::Tls(_) => ServeCode::InvalidTls.into(),
         }
     }
 

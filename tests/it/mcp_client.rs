@@ -119,7 +119,11 @@ impl Listening {
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                if let Some(rest) = line.split("listening on http://127.0.0.1:").nth(1) {
+                if let Some(rest) = line
+                    .split("listening on http://127.0.0.1:")
+                    .nth(1)
+                    .or_else(|| line.split("listening on https://127.0.0.1:").nth(1))
+                {
                     let port: u16 = rest
                         .split(' ')
                         .next()

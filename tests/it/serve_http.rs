@@ -655,3 +655,113 @@ fn hash_bytes(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+#[test]
+fn https_with_a_certificate_and_key() {
+    let world = World::new();
+    let dir = world.tmp.path();
+    let openssl = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=skillfold test",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            "key.pem",
+            "-out",
+            "cert.pem",
+        ])
+        .current_dir(dir)
+        .output()
+        .expect("openssl");
+    assert!(
+        openssl.status.success(),
+        "{}",
+        String::from_utf8_lossy(&openssl.stderr)
+    );
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let server = world.start(&[
+        "--tls-cert",
+        cert.to_str().expect("utf8"),
+        "--tls-key",
+        key.to_str().expect("utf8"),
+    ]);
+    assert!(
+        server.log().contains("listening on https://"),
+        "{}",
+        server.log()
+    );
+    let curl = |args: &[&str]| {
+        std::process::Command::new("curl")
+            .args([
+                "-sS",
+                "--cacert",
+                "cert.pem",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("curl")
+    };
+    let url = format!("https://127.0.0.1:{}", server.port);
+    let health = curl(&[&format!("{url}/healthz")]);
+    assert_eq!(
+        String::from_utf8_lossy(&health.stdout),
+        "200",
+        "{}",
+        String::from_utf8_lossy(&health.stderr)
+    );
+    let init = curl(&[
+        "-X",
+        "POST",
+        "-H",
+        "Content-Type: application/json",
+        "-H",
+        "Accept: application/json, text/event-stream",
+        "-H",
+        "Authorization: Bearer default-token",
+        "--data",
+        INITIALIZE,
+        &format!("{url}/mcp"),
+    ]);
+    assert_eq!(String::from_utf8_lossy(&init.stdout), "200");
+    // Plain HTTP to the TLS port gets no HTTP answer.
+    assert_eq!(send(server.port, "GET", "/healthz", &[], "").status, 0);
+
+    // A key that does not go with the certificate, or a file that is not PEM: refused at start.
+    let other = std::process::Command::new("openssl")
+        .args(["genpkey", "-algorithm", "ed25519", "-out", "other.pem"])
+        .current_dir(dir)
+        .output()
+        .expect("openssl");
+    assert!(other.status.success());
+    for (cert, key) in [("cert.pem", "other.pem"), ("tokens.json", "key.pem")] {
+        let out = skillfold_in(
+            dir,
+            &[
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--tls-cert",
+                cert,
+                "--tls-key",
+                key,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("[invalid_tls]"), "{}", stderr(&out));
+    }
+}

@@ -2,6 +2,7 @@
 //!
 //! Every catalogue the descriptor defines is served at its own endpoint: the defaults at `/mcp`,
 //! each agent's (its defaults plus its extras) at `/agents/<name>/mcp`; any other path is 404.
+//! With `--tls-cert` and `--tls-key` it serves HTTPS ([`tls`]).
 //! Each endpoint is rmcp's Streamable HTTP server ([`StreamableHttpService`]) over the same
 //! [`SkillsServer`] handler, [`Live`] catalogues and tools as stdio, with its own session manager,
 //! so a session exists only at the endpoint that opened it. hyper runs the connections (HTTP/1.1,
@@ -21,6 +22,7 @@
 //! together ([`super::reload::watch`]).
 
 pub mod metrics;
+pub mod tls;
 pub mod tokens;
 
 use std::collections::HashMap;
@@ -82,6 +84,8 @@ pub struct HttpOptions {
     pub poll_interval: Duration,
     /// Where to append the audit log (`-`: stderr).
     pub audit_log: Option<PathBuf>,
+    /// Serve HTTPS with this certificate chain and key (PEM files).
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
 
 /// One endpoint: a catalogue and its MCP service.
@@ -233,6 +237,10 @@ async fn serve(
         max_sessions: options.max_sessions,
         metrics: Arc::clone(&metrics),
     });
+    let tls = match &options.tls {
+        Some((cert, key)) => Some(tls::acceptor(cert, key).map_err(ServeError::Tls)?),
+        None => None,
+    };
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|e| ServeError::Listen(options.listen, e))?;
@@ -240,8 +248,9 @@ async fn serve(
         .local_addr()
         .map_err(|e| ServeError::Listen(options.listen, e))?;
     let paths: Vec<&str> = server.endpoints.iter().map(|e| e.path.as_str()).collect();
+    let scheme = if tls.is_some() { "https" } else { "http" };
     diag(format_args!(
-        "skillfold serve: listening on http://{bound} ({})",
+        "skillfold serve: listening on {scheme}://{bound} ({})",
         escape::text(&paths.join(", "))
     ));
     if options.watch {
@@ -271,23 +280,42 @@ async fn serve(
             continue;
         };
         let server = Arc::clone(&server);
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                let server = Arc::clone(&server);
-                async move { Ok::<_, Infallible>(server.handle(request).await) }
-            });
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT);
-            let _ = builder
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
+            match tls {
+                None => connection(stream, server).await,
+                Some(tls) => {
+                    // A handshake that stalls is dropped like headers that stall.
+                    if let Ok(Ok(stream)) =
+                        tokio::time::timeout(HEADER_TIMEOUT, tls.accept(stream)).await
+                    {
+                        connection(stream, server).await;
+                    }
+                }
+            }
         });
     }
     cancel.cancel();
     shutdown.store(true, Ordering::Relaxed);
     Ok(())
+}
+
+/// Serves HTTP/1.1 on one connection, headers within [`HEADER_TIMEOUT`].
+async fn connection<I>(io: I, server: Arc<Server>)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |request| {
+        let server = Arc::clone(&server);
+        async move { Ok::<_, Infallible>(server.handle(request).await) }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT);
+    let _ = builder
+        .serve_connection(hyper_util::rt::TokioIo::new(io), service)
+        .await;
 }
 
 /// Opens the audit log again on every `SIGHUP` (log rotation).
@@ -521,6 +549,7 @@ mod tests {
             watch: false,
             poll_interval: Duration::from_secs(2),
             audit_log: None,
+            tls: None,
         }
     }
 

@@ -83,6 +83,14 @@ struct HttpArgs {
     #[arg(long, value_name = "PATH", requires = "listen")]
     audit_log: Option<std::path::PathBuf>,
 
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key).
+    #[arg(long, value_name = "PEM", requires_all = ["listen", "tls_key"])]
+    tls_cert: Option<std::path::PathBuf>,
+
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
+
     /// Close sessions idle this many seconds.
     #[arg(long, value_name = "SECONDS", default_value = "1800", value_parser = parse_interval)]
     session_idle: Duration,
@@ -163,5 +171,6 @@ fn run_http(args: &ServeArgs, listen: std::net::SocketAddr) -> Exit {
         watch: args.watch,
         poll_interval: args.poll_interval,
         audit_log: args.http.audit_log.clone(),
+        tls: args.http.tls_cert.clone().zip(args.http.tls_key.clone()),
     }))
 }
