@@ -1,7 +1,8 @@
 //! `skillfold serve` driven by the official MCP Python SDK client: the session (instructions,
 //! tools and every call compared with the library's own answers, the Skills extension with every
 //! file read back and checked against its listed digest and size), hot reload, and the command's
-//! exits.
+//! exits — over stdio and over Streamable HTTP (`serve --listen`), where the official TypeScript
+//! SDK client runs a session through a reload too.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -599,6 +600,88 @@ fn python_sdk_sees_hot_reloads_over_streamable_http() {
         notes.contains(&json!("notifications/tools/list_changed")),
         "{notes:?}"
     );
+}
+
+#[test]
+fn typescript_sdk_session_over_streamable_http_sees_a_reload() {
+    use std::io::BufRead as _;
+
+    let world = ReloadWorld::new();
+    let tokens = world.tmp.path().join("tokens.json");
+    fs_err::write(
+        &tokens,
+        json!([{"agent": null, "sha256": sha256(b"ts-token")}]).to_string(),
+    )
+    .expect("write");
+    let server = Listening::start(
+        &world.config,
+        &[
+            "--watch",
+            "--poll-interval",
+            "0.2",
+            "--tokens",
+            tokens.to_str().expect("utf8"),
+        ],
+        &[],
+    );
+    let client = super::mcp_client::typescript_client();
+    let mut node = Command::new("node")
+        .arg(client.join("client.mjs"))
+        .arg(server.url("/mcp"))
+        .env("MCP_BEARER_TOKEN", "ts-token")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node");
+    let mut stderr_lines = std::io::BufReader::new(node.stderr.take().expect("stderr")).lines();
+    let mut seen = String::new();
+    for line in stderr_lines.by_ref() {
+        let line = line.expect("client stderr");
+        if line == "READY" {
+            break;
+        }
+        seen.push_str(&line);
+        seen.push('\n');
+    }
+    // The descriptor moves to v2 (alpha and beta); the watcher reloads and tells the session.
+    let v2 = fs_err::read(world.path("v2.yaml")).expect("v2");
+    let staged = world.tmp.path().join("skillfold.yaml.new");
+    fs_err::write(&staged, v2).expect("write");
+    fs_err::rename(&staged, &world.config).expect("replace");
+    let out = node.wait_with_output().expect("client");
+    let rest: Vec<String> = stderr_lines.map_while(Result::ok).collect();
+    assert!(
+        out.status.success(),
+        "client failed: {seen}{}\n{}",
+        rest.join("\n"),
+        server.log()
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert_eq!(r["server"]["name"], "skillfold");
+    assert!(
+        r["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("load_skill"))
+    );
+    assert_eq!(r["skills"], json!(["alpha"]));
+    assert_ne!(r["body"]["isError"], true, "{r}");
+    assert!(
+        r["body"]["structuredContent"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("# alpha")
+    );
+    assert_ne!(r["reference"]["isError"], true, "{r}");
+    assert!(
+        r["resource"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("name: alpha"),
+        "{r}"
+    );
+    assert_eq!(r["list_changed"], true, "{}", server.log());
+    assert_eq!(r["skills_after"], json!(["alpha", "beta"]));
 }
 
 #[test]

@@ -166,3 +166,32 @@ impl Drop for Listening {
         let _ = self.child.wait();
     }
 }
+
+/// `node` with the official MCP TypeScript SDK installed exactly as `tests/mcp-ts/package-lock.json`
+/// pins it: the folder is copied under the target directory and `npm ci` run there (kept between
+/// runs; done again when the lock file changes). Returns the folder holding `client.mjs`.
+pub fn typescript_client() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let source = manifest_dir().join("tests/mcp-ts");
+        let lock = fs_err::read(source.join("package-lock.json")).expect("package-lock.json");
+        let dir = target_dir().join("mcp-ts-client");
+        let stamp = dir.join("skillfold-package-lock.json");
+        if fs_err::read(&stamp).ok().as_deref() != Some(lock.as_slice()) {
+            if dir.exists() {
+                fs_err::remove_dir_all(&dir).expect("remove the stale client");
+            }
+            fs_err::create_dir_all(&dir).expect("mkdir");
+            for file in ["package.json", "package-lock.json"] {
+                fs_err::copy(source.join(file), dir.join(file)).expect("copy");
+            }
+            run(Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund", "--silent"])
+                .current_dir(&dir));
+            fs_err::write(&stamp, &lock).expect("write the stamp");
+        }
+        // The script itself is copied on every run, so an edit needs no reinstall.
+        fs_err::copy(source.join("client.mjs"), dir.join("client.mjs")).expect("copy client.mjs");
+        dir
+    })
+}
