@@ -347,6 +347,33 @@ fn each_endpoint_admits_only_its_own_tokens_and_sessions_stay_with_their_opener(
         metrics.body
     );
 
+    // With --metrics-tokens, /metrics needs one of those tokens (and no agent's token will do).
+    fs_err::write(
+        world.tmp.path().join("metrics-tokens.json"),
+        json!([{"agent": null, "sha256": hash("scrape-token")}]).to_string(),
+    )
+    .expect("write");
+    let guarded = world.start(&[
+        "--metrics-tokens",
+        world
+            .tmp
+            .path()
+            .join("metrics-tokens.json")
+            .to_str()
+            .expect("utf8"),
+    ]);
+    let scrape = |token: Option<&str>| {
+        let header = token.map(|t| format!("Bearer {t}"));
+        let headers: Vec<(&str, &str)> = header
+            .as_deref()
+            .map(|h| vec![("Authorization", h)])
+            .unwrap_or_default();
+        send(guarded.port, "GET", "/metrics", &headers, "").status
+    };
+    assert_eq!(scrape(None), 401);
+    assert_eq!(scrape(Some("default-token")), 401);
+    assert_eq!(scrape(Some("scrape-token")), 200);
+
     // No token ever reaches the log.
     let log = server.log();
     for token in ["default-token", "writer-token", "wrong-token"] {

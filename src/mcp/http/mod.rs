@@ -18,7 +18,7 @@
 //! runs; `GET /readyz` answers 200 when every catalogue was built from all the bundles it
 //! approves, 503 with a JSON reason otherwise (bundles left out at start, until a reload serves
 //! them); neither needs a token nor shows a skill. `GET /metrics` is the Prometheus exposition
-//! ([`metrics`]). With `--watch`, one watcher re-prepares every source and swaps all catalogues
+//! ([`metrics`]), behind its own tokens when `--metrics-tokens` names some. With `--watch`, one watcher re-prepares every source and swaps all catalogues
 //! together ([`super::reload::watch`]).
 
 pub mod metrics;
@@ -86,6 +86,8 @@ pub struct HttpOptions {
     pub audit_log: Option<PathBuf>,
     /// Serve HTTPS with this certificate chain and key (PEM files).
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// The tokens that may read `/metrics` (entries with `agent: null`); `None`: open.
+    pub metrics_tokens: Option<Tokens>,
 }
 
 /// One endpoint: a catalogue and its MCP service.
@@ -111,6 +113,7 @@ struct Server {
     bindings: Mutex<HashMap<String, Binding>>,
     max_sessions: usize,
     metrics: Arc<Metrics>,
+    metrics_tokens: Option<Tokens>,
 }
 
 type Body = BoxBody<Bytes, Infallible>;
@@ -236,6 +239,7 @@ async fn serve(
         bindings: Mutex::new(HashMap::new()),
         max_sessions: options.max_sessions,
         metrics: Arc::clone(&metrics),
+        metrics_tokens: options.metrics_tokens.clone(),
     });
     let tls = match &options.tls {
         Some((cert, key)) => Some(tls::acceptor(cert, key).map_err(ServeError::Tls)?),
@@ -346,7 +350,18 @@ impl Server {
             match path {
                 "/healthz" => return plain(StatusCode::OK, "ok\n"),
                 "/readyz" => return self.readiness(),
-                "/metrics" => return self.exposition().await,
+                "/metrics" => {
+                    if let Some(tokens) = &self.metrics_tokens {
+                        let authorization = request
+                            .headers()
+                            .get(header::AUTHORIZATION)
+                            .map(|v| v.as_bytes());
+                        if !matches!(tokens.authorize(authorization, None), Verdict::Allowed(_)) {
+                            return unauthorized();
+                        }
+                    }
+                    return self.exposition().await;
+                }
                 _ => {}
             }
         }
@@ -550,6 +565,7 @@ mod tests {
             poll_interval: Duration::from_secs(2),
             audit_log: None,
             tls: None,
+            metrics_tokens: None,
         }
     }
 

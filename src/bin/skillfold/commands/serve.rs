@@ -83,6 +83,11 @@ struct HttpArgs {
     #[arg(long, value_name = "PATH", requires = "listen")]
     audit_log: Option<std::path::PathBuf>,
 
+    /// The bearer tokens that may read /metrics, in the --tokens format with `"agent": null`
+    /// (default: /metrics needs no token).
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    metrics_tokens: Option<std::path::PathBuf>,
+
     /// Serve HTTPS with this PEM certificate chain (with --tls-key).
     #[arg(long, value_name = "PEM", requires_all = ["listen", "tls_key"])]
     tls_cert: Option<std::path::PathBuf>,
@@ -160,6 +165,19 @@ fn run_http(args: &ServeArgs, listen: std::net::SocketAddr) -> Exit {
             return exit::of(e.code());
         }
     };
+    let metrics_tokens = match args
+        .http
+        .metrics_tokens
+        .as_deref()
+        .map(|path| Tokens::read(path, &Default::default()))
+        .transpose()
+    {
+        Ok(tokens) => tokens,
+        Err(e) => {
+            diag!("error: {e} [{}]", e.code());
+            return exit::of(e.code());
+        }
+    };
     finish(mcp::http::run(mcp::http::HttpOptions {
         config: args.agent.config.path.clone(),
         listen,
@@ -172,5 +190,6 @@ fn run_http(args: &ServeArgs, listen: std::net::SocketAddr) -> Exit {
         poll_interval: args.poll_interval,
         audit_log: args.http.audit_log.clone(),
         tls: args.http.tls_cert.clone().zip(args.http.tls_key.clone()),
+        metrics_tokens,
     }))
 }
