@@ -573,7 +573,23 @@ fn python_sdk_sees_hot_reloads_and_failed_reloads_keep_serving() {
 #[test]
 fn python_sdk_sees_hot_reloads_over_streamable_http() {
     let world = ReloadWorld::new();
-    let server = Listening::start(&world.config, &["--watch", "--poll-interval", "0.2"], &[]);
+    let tokens = world.tmp.path().join("tokens.json");
+    fs_err::write(
+        &tokens,
+        json!([{"agent": null, "sha256": sha256(b"reload-token")}]).to_string(),
+    )
+    .expect("write");
+    let server = Listening::start(
+        &world.config,
+        &[
+            "--watch",
+            "--poll-interval",
+            "0.2",
+            "--tokens",
+            tokens.to_str().expect("utf8"),
+        ],
+        &[],
+    );
     let config = world.config.display().to_string();
     let (v2, broken, v1) = (
         world.path("v2.yaml"),
@@ -584,7 +600,10 @@ fn python_sdk_sees_hot_reloads_over_streamable_http() {
     let report = scenario(
         &["reload", &config, &v2, &broken, &v1],
         &[&server.url("/mcp")],
-        &[("MCP_SERVER_PID", &pid)],
+        &[
+            ("MCP_SERVER_PID", &pid),
+            ("MCP_BEARER_TOKEN", "reload-token"),
+        ],
     );
     let r = &report.json;
     let log = server.log();

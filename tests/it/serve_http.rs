@@ -792,3 +792,27 @@ fn https_with_a_certificate_and_key() {
         assert!(stderr(&out).contains("[invalid_tls]"), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn readiness_waits_for_every_approved_bundle() {
+    let world = World::new();
+    // beta's bundle changes on disk after it was pinned: it fails verification at start.
+    fs_err::write(
+        world.tmp.path().join("beta/SKILL.md"),
+        "---\nname: beta\ndescription: The beta skill, edited.\n---\n# beta\n",
+    )
+    .expect("write");
+    let server = world.start(&[]);
+    let ready = send(server.port, "GET", "/readyz", &[], "");
+    assert_eq!(ready.status, 503, "{}", ready.body);
+    let reason: serde_json::Value = serde_json::from_str(&ready.body).expect("JSON");
+    assert_eq!(reason["ready"], false);
+    assert_eq!(reason["endpoints"], json!(["/agents/writer/mcp"]));
+    assert!(!ready.body.contains("edited"), "no content: {}", ready.body);
+    // The process is alive, and the rest is served.
+    assert_eq!(send(server.port, "GET", "/healthz", &[], "").status, 200);
+    assert_eq!(
+        post(server.port, "/mcp", Some("default-token"), &[], INITIALIZE).status,
+        200
+    );
+}
