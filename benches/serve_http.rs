@@ -28,7 +28,7 @@ fn env_or(name: &str, default: usize) -> usize {
 /// descriptor's path.
 fn fixture(dir: &std::path::Path) -> std::path::PathBuf {
     let bundle = dir.join("big");
-    std::fs::create_dir_all(&bundle).expect("mkdir");
+    fs_err::create_dir_all(&bundle).expect("mkdir");
     let head = "---\nname: big\ndescription: A skill with a 64 KiB body.\n---\n";
     let line = "Follow the steps below carefully and check each result before going on.\n";
     let mut body = String::new();
@@ -36,7 +36,7 @@ fn fixture(dir: &std::path::Path) -> std::path::PathBuf {
         body.push_str(line);
     }
     body.push_str(&"x".repeat(64 * 1024 - body.len()));
-    std::fs::write(bundle.join("SKILL.md"), format!("{head}{body}")).expect("write");
+    fs_err::write(bundle.join("SKILL.md"), format!("{head}{body}")).expect("write");
     let out = Command::new(BIN)
         .args(["hash", "--limits", "extended"])
         .arg(&bundle)
@@ -53,7 +53,7 @@ fn fixture(dir: &std::path::Path) -> std::path::PathBuf {
         .expect("hash")
         .to_owned();
     let config = dir.join("skillfold.yaml");
-    std::fs::write(
+    fs_err::write(
         &config,
         format!("skills:\n  - local: {{ name: big, version: '1', directory: big, hash: {hash}, limits: extended }}\n"),
     )
@@ -186,7 +186,7 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 }
 
 fn peak_rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
+    fs_err::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
             s.lines()
