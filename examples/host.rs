@@ -1,6 +1,6 @@
 //! A host registering per-agent skills through the library: `cargo run --example host`.
 //!
-//! It builds two agents' catalogues from a descriptor written in code (local bundles from
+//! It builds two agents' catalogues with the typed builder (local bundles from
 //! `examples/skills/`, verified against their pins), adds a policy hook, prints what a host
 //! puts in each agent's system prompt and tool list, and serves a `load_skill` call the way a
 //! model would make it, keeping the record for the transcript.
@@ -9,48 +9,39 @@ use std::path::Path;
 
 use serde_json::json;
 use skillfold::Runtime;
-use skillfold::descriptor;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-    let pin = |name: &str, version: &str, hash: &str| {
-        format!(
-            "{{ name: {name}, version: '{version}', directory: {}, hash: {hash} }}",
-            skills.join(name).display()
-        )
-    };
     // Every agent gets `commit-message`; `writer` adds `changelog-writer`, `analyst` adds
     // `csv-profiler`. The hashes are the reviewed digests (`skillfold hash examples/skills/*`).
-    let yaml = format!(
-        "skills:\n  - local: {}\nagents:\n  writer:\n    skills:\n      - local: {}\n  analyst:\n    skills:\n      - local: {}\n",
-        pin(
+    // The builder applies the descriptor's checks, then reads every bundle with the safe reader
+    // and verifies it against its pin; what does not verify is returned, never served.
+    let built = Runtime::builder()
+        .local(
             "commit-message",
             "1.0.0",
-            "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e"
-        ),
-        pin(
-            "changelog-writer",
-            "1.0",
-            "e7393af7bb7c7bf3f4269983c78a83617e020853a8405cdabe465e464f64c0ce"
-        ),
-        pin(
-            "csv-profiler",
-            "1.0",
-            "f1c40afd786dd9e23190d4e875c2c62f193e1e6769d235644e17aa86083215e2"
-        ),
-    );
-    let parsed = descriptor::parse(&yaml)?;
-    let plan = descriptor::check(&parsed, Path::new("/")).map_err(|problems| {
-        problems
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("\n")
-    })?;
-
-    // Load once: every bundle is read with the safe reader and verified against its pin.
-    let runtime = Runtime::load(plan);
-    for failure in runtime.failures() {
+            skills.join("commit-message"),
+            "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e",
+        )
+        .agent("writer", |a| {
+            a.local(
+                "changelog-writer",
+                "1.0",
+                skills.join("changelog-writer"),
+                "e7393af7bb7c7bf3f4269983c78a83617e020853a8405cdabe465e464f64c0ce",
+            )
+        })
+        .agent("analyst", |a| {
+            a.local(
+                "csv-profiler",
+                "1.0",
+                skills.join("csv-profiler"),
+                "f1c40afd786dd9e23190d4e875c2c62f193e1e6769d235644e17aa86083215e2",
+            )
+        })
+        .build()?;
+    let runtime = built.runtime;
+    for failure in &built.refused {
         eprintln!("not served: {failure}");
     }
 

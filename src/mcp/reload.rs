@@ -88,7 +88,7 @@ pub struct Loaded {
 pub fn load(config: &Path, agent: Option<&str>) -> Result<Loaded, ReloadError> {
     let (_, plan) = check::load_plan(config)?;
     let runtime = Runtime::load_for(plan, agent)?;
-    let failures = runtime.failures().map(clone_failure).collect();
+    let failures = runtime.failures().cloned().collect();
     let catalogue = runtime.catalogue(agent)?;
     Ok(Loaded {
         catalogue,
@@ -170,17 +170,6 @@ fn agent_plan(plan: &Plan, agent: Option<&str>) -> Result<Plan, CatalogueError> 
         runner: plan.runner.clone(),
         guides: plan.guides.clone(),
     })
-}
-
-fn clone_failure(f: &LoadFailure) -> LoadFailure {
-    LoadFailure {
-        name: f.name.clone(),
-        location: f.location.clone(),
-        code: f.code,
-        reason: f.reason.clone(),
-        details: f.details.clone(),
-        transient: f.transient,
-    }
 }
 
 /// Preparation steps as log lines on stderr (a server's stdout is the protocol).

@@ -153,6 +153,12 @@ impl Catalogue {
         })
     }
 
+    /// Installs a shared policy hook (as [`Catalogue::with_policy`]).
+    pub fn with_shared_policy(mut self, policy: Arc<Policy>) -> Catalogue {
+        self.policy = Some(policy);
+        self
+    }
+
     /// Installs a policy hook that sees every resolved call before it is served.
     pub fn with_policy(
         mut self,

@@ -18,6 +18,7 @@
 //! one that failed. [`Runtime::load_for`] loads only what one agent needs (the CLI's `prompt` and
 //! `load`); [`Runtime::load`] loads everything (`verify`, servers).
 
+pub mod builder;
 pub mod catalogue;
 pub mod code;
 pub mod guides;
@@ -33,13 +34,28 @@ use crate::runtime::guides::Discovery;
 use snapshot::{LoadFailure, Loaded, Snapshot};
 
 /// Loaded snapshots, per source of the plan.
-#[derive(Debug)]
 pub struct Runtime {
     plan: Plan,
     /// Per source index: `None` when not loaded (not needed), else its bundles.
     loaded: Vec<Option<Vec<Loaded>>>,
     /// The discovered skills, when a guides folder is configured (or why it could not be read).
     guides: Option<Result<Discovery, String>>,
+    /// The bundles of a host's own sources, each for an agent (`None`: every agent).
+    custom: Vec<(Option<String>, Vec<Loaded>)>,
+    /// The policy hook every catalogue applies (set by the builder).
+    policy: Option<Arc<tools::Policy>>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("plan", &self.plan)
+            .field("loaded", &self.loaded)
+            .field("guides", &self.guides)
+            .field("custom", &self.custom)
+            .field("policy", &self.policy.is_some())
+            .finish()
+    }
 }
 
 impl Runtime {
@@ -71,7 +87,28 @@ impl Runtime {
             plan,
             loaded,
             guides,
+            custom: Vec::new(),
+            policy: None,
         }
+    }
+
+    /// Adds the loaded bundles of a host's own source, for `agent` (`None`: every agent).
+    pub(crate) fn add_custom(&mut self, agent: Option<String>, bundles: Vec<Loaded>) {
+        self.custom.push((agent, bundles));
+    }
+
+    /// The policy hook every catalogue applies.
+    pub(crate) fn set_policy(&mut self, policy: Option<Arc<tools::Policy>>) {
+        self.policy = policy;
+    }
+
+    /// Every loaded bundle, verified or not: the plan's sources, then the host's own.
+    fn all_loaded(&self) -> impl Iterator<Item = &Loaded> {
+        self.loaded
+            .iter()
+            .flatten()
+            .flatten()
+            .chain(self.custom.iter().flat_map(|(_, bundles)| bundles))
     }
 
     /// The discovered skills (`None` when no guides folder is configured).
@@ -86,29 +123,27 @@ impl Runtime {
 
     /// Every bundle that failed to load.
     pub fn failures(&self) -> impl Iterator<Item = &LoadFailure> {
-        self.loaded
-            .iter()
-            .flatten()
-            .flatten()
-            .filter_map(|r| r.as_ref().err())
+        self.all_loaded().filter_map(|r| r.as_ref().err())
     }
 
     /// Every verified snapshot.
     pub fn snapshots(&self) -> impl Iterator<Item = &Arc<Snapshot>> {
-        self.loaded
-            .iter()
-            .flatten()
-            .flatten()
-            .filter_map(|r| r.as_ref().ok())
+        self.all_loaded().filter_map(|r| r.as_ref().ok())
     }
 
     /// The catalogue of `agent` (`None`: the defaults alone): its verified snapshots only.
     pub fn catalogue(&self, agent: Option<&str>) -> Result<Catalogue, CatalogueError> {
         let indices = indices_for(&self.plan, agent)?;
+        let custom = self
+            .custom
+            .iter()
+            .filter(|(only, _)| only.is_none() || only.as_deref() == agent)
+            .flat_map(|(_, bundles)| bundles);
         let snapshots = indices
             .iter()
             .filter_map(|&i| self.loaded[i].as_ref())
             .flatten()
+            .chain(custom)
             .filter_map(|r| r.as_ref().ok())
             .cloned();
         let runner = crate::descriptor::runner::RunnerConfig {
@@ -116,6 +151,9 @@ impl Runtime {
             ..self.plan.runner.clone()
         };
         let mut catalogue = Catalogue::new(agent, snapshots)?.with_runner(runner);
+        if let Some(policy) = &self.policy {
+            catalogue = catalogue.with_shared_policy(Arc::clone(policy));
+        }
         if let Some(Ok(discovery)) = &self.guides {
             // Every pinned name stays reserved, loaded or not: a discovered skill never stands in
             // for a pinned one that failed verification.

@@ -337,7 +337,7 @@ impl Snapshot {
 pub type Loaded = Result<Arc<Snapshot>, LoadFailure>;
 
 /// A bundle that could not be loaded.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("`{name}` ({location}) is not served: {reason}")]
 pub struct LoadFailure {
     /// The pinned name.

@@ -1,5 +1,6 @@
 //! Integration test areas.
 
+mod builder;
 mod cli_hash;
 mod descriptor_bounds;
 mod digest_vectors;

@@ -1,0 +1,283 @@
+//! A runtime built in code: [`Runtime::builder`]. Hosts register the approved bundles of each
+//! agent with typed calls instead of writing a descriptor — and get exactly a descriptor's checks
+//! and verification: the builder assembles a [`Descriptor`] value, checks it with
+//! [`crate::descriptor::check`] (every rule and bound, every problem listed), loads it as
+//! [`Runtime::load`] does (each bundle read with the safe reader and verified against its pin),
+//! and adds the bundles of the host's own [`BundleSource`]s, which go through the same
+//! verification. What fails to verify is returned beside the runtime, each with its reason;
+//! nothing unverified is ever served.
+//!
+//! ```
+//! use skillfold::Runtime;
+//! # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+//! let built = Runtime::builder()
+//!     .local(
+//!         "commit-message",
+//!         "1.0.0",
+//!         skills.join("commit-message"),
+//!         "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e",
+//!     )
+//!     .agent("writer", |a| {
+//!         a.local(
+//!             "changelog-writer",
+//!             "1.0",
+//!             skills.join("changelog-writer"),
+//!             "e7393af7bb7c7bf3f4269983c78a83617e020853a8405cdabe465e464f64c0ce",
+//!         )
+//!     })
+//!     .build()
+//!     .expect("a valid configuration");
+//! assert!(built.refused.is_empty());
+//! let writer = built.runtime.catalogue(Some("writer")).expect("a catalogue");
+//! assert_eq!(writer.skills().count(), 2);
+//! ```
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::descriptor::plan::DescriptorProblem;
+use crate::descriptor::runner::ApprovalSpec;
+use crate::descriptor::{Descriptor, GitSpec, LocalSpec, PinSpec, ScriptsSpec, SkillSource};
+use crate::runtime::Runtime;
+use crate::runtime::snapshot::{BundleSource, LoadFailure};
+use crate::runtime::tools::{Access, Policy};
+
+/// Builds a [`Runtime`] in code; see the module documentation.
+#[must_use]
+pub struct RuntimeBuilder {
+    descriptor: Descriptor,
+    base: PathBuf,
+    custom: Vec<(Option<String>, Box<dyn BundleSource + Send>)>,
+    policy: Option<Arc<Policy>>,
+}
+
+/// One agent's extras, built in [`RuntimeBuilder::agent`].
+#[must_use]
+pub struct AgentBuilder {
+    skills: Vec<SkillSource>,
+    custom: Vec<Box<dyn BundleSource + Send>>,
+}
+
+/// A prepared Git corpus and the bundles approved in it (what `skillfold prepare` published).
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct GitCorpus {
+    spec: GitSpec,
+}
+
+impl GitCorpus {
+    /// The corpus `directory` prepared from `source` at the full commit id `revision`.
+    pub fn new(
+        source: impl Into<String>,
+        revision: impl Into<String>,
+        directory: impl Into<PathBuf>,
+    ) -> GitCorpus {
+        GitCorpus {
+            spec: GitSpec {
+                source: source.into(),
+                revision: revision.into(),
+                directory: directory.into(),
+                root: None,
+                approved: Vec::new(),
+                limits: None,
+                track: None,
+                verify: None,
+            },
+        }
+    }
+
+    /// The folder of the repository holding `<name>/SKILL.md`.
+    pub fn root(mut self, root: impl Into<String>) -> GitCorpus {
+        self.spec.root = Some(root.into());
+        self
+    }
+
+    /// Approves bundle `name` at `version` with the reviewed digest `hash`.
+    pub fn approve(
+        mut self,
+        name: impl Into<String>,
+        version: impl Into<String>,
+        hash: impl Into<String>,
+    ) -> GitCorpus {
+        self.spec.approved.push(PinSpec {
+            name: name.into(),
+            version: version.into(),
+            hash: hash.into(),
+        });
+        self
+    }
+
+    /// Checks the bundles under a limits profile (`chamvi`, `extended`, or a mapping as the
+    /// descriptor writes it).
+    pub fn limits(mut self, profile: impl Into<String>) -> GitCorpus {
+        self.spec.limits = Some(crate::descriptor::LimitsSpec::Profile(profile.into()));
+        self
+    }
+}
+
+fn local_entry(name: String, version: String, directory: PathBuf, hash: String) -> SkillSource {
+    SkillSource::Local(LocalSpec {
+        name,
+        version,
+        directory,
+        hash,
+        limits: None,
+    })
+}
+
+/// A built runtime and the bundles it refused.
+pub struct Built {
+    /// The runtime: every bundle that verified.
+    pub runtime: Runtime,
+    /// Every bundle that did not verify, with its reason and code.
+    pub refused: Vec<LoadFailure>,
+}
+
+/// The configuration breaks the descriptor's rules: every problem, each naming where it is
+/// (`skills[0].local`, `agents.writer.skills[1].git`) as `check` does.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{} problem(s): {}", .problems.len(), .problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct BuildError {
+    /// Every problem.
+    pub problems: Vec<DescriptorProblem>,
+}
+
+impl Runtime {
+    /// Starts building a runtime in code (see [`RuntimeBuilder`]).
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder {
+            descriptor: Descriptor::default(),
+            base: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            custom: Vec::new(),
+            policy: None,
+        }
+    }
+}
+
+impl RuntimeBuilder {
+    /// The folder relative directories are resolved against (default: the current directory).
+    pub fn base(mut self, base: impl Into<PathBuf>) -> RuntimeBuilder {
+        self.base = base.into();
+        self
+    }
+
+    /// A deployed bundle every agent gets: `name` at `version` in `directory`, pinned to the
+    /// reviewed digest `hash` (`skillfold hash DIR`).
+    pub fn local(
+        mut self,
+        name: impl Into<String>,
+        version: impl Into<String>,
+        directory: impl Into<PathBuf>,
+        hash: impl Into<String>,
+    ) -> RuntimeBuilder {
+        self.descriptor.skills.push(local_entry(
+            name.into(),
+            version.into(),
+            directory.into(),
+            hash.into(),
+        ));
+        self
+    }
+
+    /// A prepared Git corpus every agent gets.
+    pub fn git_corpus(mut self, corpus: GitCorpus) -> RuntimeBuilder {
+        self.descriptor.skills.push(SkillSource::Git(corpus.spec));
+        self
+    }
+
+    /// A host's own source every agent gets; its bundles are verified like every other.
+    pub fn source(mut self, source: impl BundleSource + Send + 'static) -> RuntimeBuilder {
+        self.custom.push((None, Box::new(source)));
+        self
+    }
+
+    /// The extras of agent `name` (on top of what every agent gets).
+    pub fn agent(
+        mut self,
+        name: impl Into<String>,
+        extras: impl FnOnce(AgentBuilder) -> AgentBuilder,
+    ) -> RuntimeBuilder {
+        let name = name.into();
+        let built = extras(AgentBuilder {
+            skills: Vec::new(),
+            custom: Vec::new(),
+        });
+        self.descriptor
+            .agents
+            .entry(name.clone())
+            .or_default()
+            .skills
+            .extend(built.skills);
+        self.custom
+            .extend(built.custom.into_iter().map(|s| (Some(name.clone()), s)));
+        self
+    }
+
+    /// The script runner: which helpers (by SHA-256) may run.
+    pub fn runner(mut self, approvals: Vec<ApprovalSpec>) -> RuntimeBuilder {
+        self.descriptor.scripts = Some(ScriptsSpec {
+            allowlist: approvals,
+            blocklist: None,
+            python: None,
+            timeout_seconds: None,
+        });
+        self
+    }
+
+    /// A policy hook every catalogue of the runtime applies before it serves a call.
+    pub fn policy(
+        mut self,
+        policy: impl Fn(&Access<'_>) -> Result<(), String> + Send + Sync + 'static,
+    ) -> RuntimeBuilder {
+        self.policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// Checks the configuration as `skillfold check` checks a descriptor, then loads and
+    /// verifies every bundle.
+    pub fn build(self) -> Result<Built, BuildError> {
+        let plan = crate::descriptor::check(&self.descriptor, &self.base)
+            .map_err(|problems| BuildError { problems })?;
+        let mut runtime = Runtime::load(plan);
+        for (agent, source) in &self.custom {
+            runtime.add_custom(
+                agent.clone(),
+                crate::runtime::snapshot::load_custom(source.as_ref()),
+            );
+        }
+        runtime.set_policy(self.policy);
+        let refused = runtime.failures().cloned().collect();
+        Ok(Built { runtime, refused })
+    }
+}
+
+impl AgentBuilder {
+    /// A deployed bundle only this agent gets.
+    pub fn local(
+        mut self,
+        name: impl Into<String>,
+        version: impl Into<String>,
+        directory: impl Into<PathBuf>,
+        hash: impl Into<String>,
+    ) -> AgentBuilder {
+        self.skills.push(local_entry(
+            name.into(),
+            version.into(),
+            directory.into(),
+            hash.into(),
+        ));
+        self
+    }
+
+    /// A prepared Git corpus only this agent gets.
+    pub fn git_corpus(mut self, corpus: GitCorpus) -> AgentBuilder {
+        self.skills.push(SkillSource::Git(corpus.spec));
+        self
+    }
+
+    /// A host's own source only this agent gets.
+    pub fn source(mut self, source: impl BundleSource + Send + 'static) -> AgentBuilder {
+        self.custom.push(Box::new(source));
+        self
+    }
+}
