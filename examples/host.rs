@@ -81,3 +81,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    /// `cargo test --examples` (the README's test command) runs the host end to end.
+    #[test]
+    fn the_host_builds_both_agents_and_serves_a_call() {
+        super::main().expect("the example host runs");
+    }
+}

@@ -18,6 +18,7 @@ use crate::descriptor::runner::RunnerConfig;
 use crate::format::limits;
 use crate::format::skill_name::SkillName;
 use crate::runtime::guides::Discovery;
+use crate::runtime::offload::offload;
 use crate::runtime::snapshot::Snapshot;
 use crate::runtime::tools::{
     Access, Policy, Record, ToolCode, ToolDefinition, ToolError, load_skill, read_reference,
@@ -313,4 +314,41 @@ impl Catalogue {
         };
         Ok((output.unwrap_or_default(), record))
     }
+
+    /// [`Catalogue::call`] for async hosts: a helper script (which may run up to its time limit)
+    /// runs on a thread of its own, so no executor worker blocks on it; the other tools serve
+    /// from memory and answer at once. Works on any executor.
+    ///
+    /// ```
+    /// use skillfold::Catalogue;
+    /// use skillfold::runtime::tools::ToolError;
+    ///
+    /// // In an axum handler, a tokio task or any other async context:
+    /// async fn handle(catalogue: Catalogue, tool: String, input: serde_json::Value)
+    ///     -> Result<serde_json::Value, ToolError> {
+    ///     let (output, record) = catalogue.call_async(&tool, &input).await?;
+    ///     eprintln!("served {} bytes of {}", record.bytes, record.skill);
+    ///     Ok(output)
+    /// }
+    /// ```
+    pub async fn call_async(
+        &self,
+        tool: &str,
+        input: &Value,
+    ) -> Result<(Value, Record), ToolError> {
+        if tool != run_script::NAME {
+            return self.call(tool, input);
+        }
+        let catalogue = self.clone();
+        let input = input.clone();
+        offload(move || catalogue.call(run_script::NAME, &input))
+            .await
+            .unwrap_or_else(|failed| Err(ToolError::new(ToolCode::SpawnFailed, failed.to_string())))
+    }
 }
+
+/// Hosts keep catalogues in shared async state: they must stay cheap to clone and thread-safe.
+const _: () = {
+    const fn shared<T: Send + Sync + Clone + 'static>() {}
+    shared::<Catalogue>();
+};

@@ -11,7 +11,8 @@
 //! - [`runner`]: isolated execution of an approved helper — bytes on stdin, reduced environment,
 //!   own process group, timeout, output cap (its configuration is [`crate::descriptor::runner`]).
 //! - [`guides`]: discovered (unpinned) skill folders, scanned without following links.
-//!
+//! - [`builder`]: a runtime built in code, with a descriptor's checks and verification.
+//! - [`offload`]: blocking work (a helper script) awaited from any async executor.
 //!
 //! Sources load in parallel. A bundle that fails verification is reported as a
 //! [`LoadFailure`] and left out; every other bundle is still served, and nothing replaces the
@@ -22,6 +23,7 @@ pub mod builder;
 pub mod catalogue;
 pub mod code;
 pub mod guides;
+pub mod offload;
 pub mod runner;
 pub mod snapshot;
 pub mod tools;

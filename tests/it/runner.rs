@@ -653,3 +653,46 @@ print(p.pid, flush=True)\n";
     let text = String::from_utf8_lossy(stdout);
     assert!(text.ends_with("\nlate\n"), "{text:?} after {elapsed:?}");
 }
+
+/// `call_async` runs a helper off the executor: on a single-threaded tokio runtime, another task
+/// keeps running while a helper sleeps, and the helper's output and record still arrive.
+#[cfg(feature = "mcp")]
+#[test]
+fn call_async_runs_a_helper_without_blocking_the_executor() {
+    const SLEEPY: &str = "import time\ntime.sleep(0.6)\nprint('done')\n";
+    let lab = Lab::new(&[("scripts/sleepy.py", SLEEPY)], &["scripts/sleepy.py"], "");
+    let c = lab.catalogue();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let ticks = std::cell::Cell::new(0u32);
+    let (ticks_when_done, outcome) = runtime.block_on(async {
+        let ticker = async {
+            loop {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                ticks.set(ticks.get() + 1);
+            }
+        };
+        let input = json!({"skill": "tools", "script": "scripts/sleepy.py", "args": []});
+        let call = async {
+            let outcome = c.call_async("skill_run_script", &input).await;
+            (ticks.get(), outcome)
+        };
+        tokio::select! {
+            done = call => done,
+            () = ticker => unreachable!("the ticker never ends"),
+        }
+    });
+    assert!(
+        ticks_when_done >= 3,
+        "the other task ran only {ticks_when_done} times while the helper slept"
+    );
+    let (out, record) = outcome.expect("ran");
+    assert_eq!(out["stdout"], "done\n");
+    assert_eq!(record.sha256, sha256(SLEEPY.as_bytes()));
+    // Tools that serve from memory answer through the same call.
+    let body =
+        runtime.block_on(c.call_async("load_skill", &json!({"name": "tools", "reference": null})));
+    assert_eq!(body.expect("served").1.skill, "tools");
+}

@@ -17,6 +17,7 @@
 //! before the policy hook or any data is touched.
 
 pub mod code;
+pub mod export;
 pub mod load_skill;
 pub mod read_reference;
 pub mod run_script;
