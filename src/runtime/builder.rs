@@ -133,6 +133,13 @@ pub struct Built {
     pub refused: Vec<LoadFailure>,
 }
 
+impl From<Runtime> for Built {
+    fn from(runtime: Runtime) -> Built {
+        let refused = runtime.failures().cloned().collect();
+        Built { runtime, refused }
+    }
+}
+
 /// The configuration breaks the descriptor's rules: every problem, each naming where it is
 /// (`skills[0].local`, `agents.writer.skills[1].git`) as `check` does.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -142,7 +149,37 @@ pub struct BuildError {
     pub problems: Vec<DescriptorProblem>,
 }
 
+/// A descriptor file could not become a runtime: it could not be read or parsed, or it breaks
+/// the descriptor's rules.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Unreadable, too large, too deep, or not a descriptor.
+    #[error(transparent)]
+    Read(#[from] crate::descriptor::LoadError),
+    /// Read, but `check` refuses it.
+    #[error(transparent)]
+    Invalid(#[from] BuildError),
+}
+
 impl Runtime {
+    /// Reads the descriptor at `path`, checks it as `skillfold check` does and loads every bundle
+    /// it approves, verified against its pin: one call from a descriptor file to a runtime.
+    ///
+    /// ```
+    /// # let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skillfold.yaml");
+    /// let built = skillfold::Runtime::open(&path)?;
+    /// for refused in &built.refused {
+    ///     eprintln!("not served: {} ({}): {}", refused.name, refused.code, refused.reason);
+    /// }
+    /// # Ok::<(), skillfold::runtime::builder::OpenError>(())
+    /// ```
+    pub fn open(path: impl AsRef<std::path::Path>) -> Result<Built, OpenError> {
+        let loaded = crate::descriptor::load(path.as_ref())?;
+        let plan = crate::descriptor::check(&loaded.descriptor, &loaded.base)
+            .map_err(|problems| BuildError { problems })?;
+        Ok(Built::from(Runtime::load(plan)))
+    }
+
     /// Starts building a runtime in code (see [`RuntimeBuilder`]).
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder {
@@ -246,8 +283,7 @@ impl RuntimeBuilder {
             );
         }
         runtime.set_policy(self.policy);
-        let refused = runtime.failures().cloned().collect();
-        Ok(Built { runtime, refused })
+        Ok(Built::from(runtime))
     }
 }
 
