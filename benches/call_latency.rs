@@ -9,7 +9,10 @@ use serde_json::json;
 use skillfold::Runtime;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let [dir, hash, calls] = args.as_slice() else {
         eprintln!("usage: call_latency SKILL_DIR HASH CALLS");
         std::process::exit(2);
@@ -39,5 +42,8 @@ fn main() {
     }
     times.sort_unstable();
     let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
-    println!("{}", json!({ "p50_ns": at(0.50), "p99_ns": at(0.99), "calls": calls }));
+    println!(
+        "{}",
+        json!({ "p50_ns": at(0.50), "p99_ns": at(0.99), "calls": calls })
+    );
 }

@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use skillfold::runtime::tools::export::ToolFormat;
+use skillfold::ToolFormat;
 use skillfold::{Catalogue, Runtime};
 
 /// The agent's catalogue: two verified local bundles from `examples/skills/`.

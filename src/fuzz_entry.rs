@@ -9,7 +9,7 @@
 //! - [`frontmatter`]: `SKILL.md` in the bundle dialect, cross-checked with [`Bundle::check`].
 //! - [`skills_ref`]: `SKILL.md` in the skills-ref dialect (decoding, fences, strict YAML,
 //!   `validate_metadata`, the JSON printer, `allowed-tools`).
-//! - [`bundle_path`]: the path grammar.
+//! - [`bundle_path()`]: the path grammar.
 //! - [`descriptor`]: `skillfold.yaml` parsed, re-serialised and checked.
 //! - [`ToolHarness`]: the three tools on a catalogue built once from in-memory bundles and a
 //!   small discovered-skills folder.

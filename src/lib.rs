@@ -1,58 +1,88 @@
 //! skillfold turns operator-reviewed pins into verified, immutable Agent Skills bundles and
-//! serves them to LLM agents.
+//! serves them to LLM agents. This crate is the library behind the `skillfold` command; hosts use
+//! it to embed verified skills in their agents.
 //!
-//! # A tour of the crate
+//! # The API for hosts
 //!
-//! Bundle bytes take one road into the program; each folder owns one stretch of it, and imports
-//! run one way: [`format`](mod@format) ← [`descriptor`] ← [`prepare`] ← [`runtime`] ← [`mcp`]/[`ops`] ← the
-//! binary. [`spec`] stands beside them and uses only [`format`](mod@format).
+//! Everything a host needs is at the crate root (and the common part in [`prelude`]):
 //!
-//! - [`format`](mod@format) — **the bundle format** (DESIGN §2), depending on nothing else in the crate: the
-//!   bounds, the path grammar, the one capped no-follow file-system layer, file sets, the YAML
-//!   reader and the bundle dialect of `SKILL.md`, names, versions and pins, the
-//!   `chamvi-skill-bundle-v1` digest, problems with stable codes, checked bundles, and the one
-//!   escaping function for untrusted text.
-//! - [`descriptor`] — **the operator's `skillfold.yaml`**, read by both stages: its shape and
-//!   JSON Schema, the static checks that turn it into a plan, URL redaction, and the script
-//!   runner's configuration (approvals, blocklist, limits) that the plan carries.
-//! - [`prepare`] — **preparation** (DESIGN §3): fetching one pinned commit with gix and walking
-//!   its tree ([`prepare::git`], feature `git`), the managed corpus (guard, staged generations,
-//!   the atomic `current` flip, manifests, rollback), and verifying a bundle against its pin.
-//! - [`runtime`] — **serving** (DESIGN §4): verified snapshots, every source of a descriptor
-//!   loaded, per-agent catalogues with their prompt block, the tools served to models, the
-//!   isolated script runner, and discovered (unpinned) skills.
-//! - [`mcp`] (feature `mcp`) — the MCP server over stdio, with the SEP-2640 Skills extension and
-//!   hot reload.
-//! - [`spec`] — the skills-ref 0.1.1 compatible tooling (`validate`, `read-properties`,
-//!   `to-prompt`) with its own strict YAML dialect, plus multi-source discovery and
-//!   `allowed-tools` rules.
-//! - [`ops`] — the operations the CLI commands call, one module per command.
+//! - [`Runtime`]: verified skills, loaded from a descriptor file ([`Runtime::open`]) or built in
+//!   code ([`Runtime::builder`] → [`RuntimeBuilder`], [`AgentBuilder`], [`GitCorpus`]); the
+//!   result is a [`Built`] (the runtime and the bundles it refused, [`LoadFailure`]) or an
+//!   [`OpenError`] / [`BuildError`] listing every rule the configuration breaks.
+//! - [`Catalogue`]: one agent's skills — the prompt block, the tool definitions
+//!   ([`ToolDefinition`], in a model API's shape with [`ToolFormat`]), and tool calls
+//!   ([`Catalogue::call`], [`Catalogue::call_async`]) returning the output and a [`Record`] of
+//!   exactly what was served, or a [`ToolError`] with a stable [`ToolCode`].
+//! - [`Access`] and [`Subject`]: what a policy hook is asked before a call is served.
+//! - A host's own bundles: [`BundleSource`], built from a [`FileSet`] and verified like every
+//!   other source. [`Bundle`], [`BundleDigest`] and [`Pin`] check and name a bundle's bytes (what
+//!   `skillfold hash` prints); [`ApprovalSpec`] approves a helper script by SHA-256.
 //!
-//! # Example
-//!
-//! ```no_run
-//! let bundle = skillfold::Bundle::read_dir("examples/skills/csv-profiler".as_ref())?;
-//! println!("{} {}", bundle.digest(), bundle.name());
-//! # Ok::<(), skillfold::format::bundle::LoadError>(())
 //! ```
+//! use skillfold::prelude::*;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+//! let built = Runtime::builder()
+//!     .local("commit-message", "1.0.0", skills.join("commit-message"),
+//!            "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+//!     .build()?;
+//! let catalogue = built.runtime.catalogue(None)?;
+//! let tools = ToolFormat::Anthropic.tools(&catalogue.tools());
+//! let (output, record) =
+//!     catalogue.call("load_skill", &serde_json::json!({"name": "commit-message", "reference": null}))?;
+//! assert_eq!(record.skill, "commit-message");
+//! # let _ = (tools, output);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The guides in `docs/` (hosts, Python, the MCP server, the descriptor, the format) explain the
+//! behaviour behind each call.
+//!
+//! # The implementation
+//!
+//! The modules below the root are the implementation the `skillfold` command, the tests and the
+//! fuzz targets are built from. They are hidden from this documentation and are not part of the
+//! API: they change without notice. Bundle bytes take one road through them, and imports run one
+//! way: `format` (the bundle format: bounds, paths, the safe reader, the digest, problems and
+//! codes) ← `descriptor` (the operator's `skillfold.yaml` and its checks) ← `prepare` (fetching a
+//! pinned commit, the managed corpus, verification against pins) ← `runtime` (snapshots,
+//! catalogues, tools, the script runner) ← `mcp` (the MCP server, stdio and HTTP) and `ops` (the
+//! commands) ← the binary. `spec` (the skills-ref compatible tooling) stands beside them and uses
+//! only `format`. Read them with `cargo doc --document-private-items` or in the source, where each
+//! module opens with a paragraph on what it owns.
 
+#[doc(hidden)]
 pub mod descriptor;
+#[doc(hidden)]
 pub mod format;
 #[doc(hidden)]
 pub mod fuzz_entry;
 #[cfg(feature = "mcp")]
+#[doc(hidden)]
 pub mod mcp;
+#[doc(hidden)]
 pub mod ops;
 mod parallel;
+pub mod prelude;
+#[doc(hidden)]
 pub mod prepare;
+#[doc(hidden)]
 pub mod runtime;
+#[doc(hidden)]
 pub mod spec;
 mod time;
 
-pub use descriptor::Plan;
+pub use descriptor::runner::policy::ApprovalSpec;
 pub use format::bundle::Bundle;
 pub use format::digest::BundleDigest;
+pub use format::file_set::{FileSet, FileSetBuilder};
 pub use format::pin::Pin;
+pub use format::problem::Problems;
 pub use runtime::Runtime;
-pub use runtime::catalogue::Catalogue;
-pub use runtime::snapshot::Snapshot;
+pub use runtime::builder::{AgentBuilder, BuildError, Built, GitCorpus, OpenError, RuntimeBuilder};
+pub use runtime::catalogue::{Catalogue, CatalogueError};
+pub use runtime::snapshot::{BundleSource, LoadFailure, Snapshot};
+pub use runtime::tools::export::ToolFormat;
+pub use runtime::tools::{Access, Record, Subject, ToolCode, ToolDefinition, ToolError};

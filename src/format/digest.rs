@@ -37,6 +37,13 @@ use crate::format::file_set::FileSet;
 pub const DOMAIN: &[u8] = b"chamvi-skill-bundle-v1\n";
 
 /// A bundle digest: 32 bytes, shown as 64 lowercase hex digits.
+///
+/// ```
+/// use skillfold::BundleDigest;
+/// let pinned: BundleDigest = "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e".parse().unwrap();
+/// assert_eq!(pinned.to_string().len(), 64);
+/// assert!("not-a-digest".parse::<BundleDigest>().is_err());
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BundleDigest([u8; 32]);
 

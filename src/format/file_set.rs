@@ -18,6 +18,15 @@ use crate::format::limits::{self, Limits};
 use crate::format::problem::{Problem, ProblemCode, Problems};
 
 /// The regular files of one bundle, by path, in code-point order.
+///
+/// ```
+/// let mut builder = skillfold::FileSetBuilder::new();
+/// builder.insert("SKILL.md", b"---\nname: hello\ndescription: Says hello.\n---\n# Hello\n".to_vec());
+/// let (files, problems) = builder.finish();
+/// assert_eq!(files.len(), 1);
+/// let bundle = skillfold::Bundle::check(files, problems).unwrap();
+/// assert_eq!(bundle.name().as_str(), "hello");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileSet {
     files: BTreeMap<BundlePath, Vec<u8>>,
@@ -65,6 +74,15 @@ impl FileSet {
 }
 
 /// Builds a [`FileSet`], enforcing the path grammar and the tree bounds as entries arrive.
+///
+/// ```
+/// let mut builder = skillfold::FileSetBuilder::new();
+/// builder.insert("SKILL.md", b"---\nname: hello\ndescription: Says hello.\n---\n".to_vec());
+/// builder.insert("../escape.md", b"refused".to_vec()); // a path outside the bundle
+/// let (files, problems) = builder.finish();
+/// assert_eq!(files.len(), 1);
+/// assert!(problems.has_errors());
+/// ```
 #[derive(Debug)]
 pub struct FileSetBuilder {
     limits: Limits,

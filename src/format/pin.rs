@@ -13,6 +13,16 @@ use crate::format::skill_name::SkillName;
 use crate::format::version::VersionLabel;
 
 /// A reviewed pin, every part checked.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// let built = skillfold::Runtime::builder()
+///     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+///     .build()
+///     .unwrap();
+/// let pin: &skillfold::Pin = built.runtime.snapshots().next().unwrap().pin();
+/// assert_eq!((pin.name.as_str(), pin.version.to_string()), ("commit-message", "1.0.0".to_owned()));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Pin {
     /// The skill name.

@@ -212,6 +212,14 @@ impl fmt::Display for Problem {
 }
 
 /// The problems of one bundle, in the order they were found.
+///
+/// ```
+/// let mut builder = skillfold::FileSetBuilder::new();
+/// builder.insert("SKILL.md", b"no frontmatter".to_vec());
+/// let (files, problems) = builder.finish();
+/// let refused = skillfold::Bundle::check(files, problems).unwrap_err();
+/// assert!(!refused.to_string().is_empty());
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Problems(Vec<Problem>);
 

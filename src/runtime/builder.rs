@@ -43,6 +43,19 @@ use crate::runtime::snapshot::{BundleSource, LoadFailure};
 use crate::runtime::tools::{Access, Policy};
 
 /// Builds a [`Runtime`] in code; see the module documentation.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// let built = skillfold::Runtime::builder()
+///     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+///     .policy(|access| match access.reference {
+///         Some(_) => Err("this host serves instructions only".to_owned()),
+///         None => Ok(()),
+///     })
+///     .build()
+///     .unwrap();
+/// # let _ = built;
+/// ```
 #[must_use]
 pub struct RuntimeBuilder {
     descriptor: Descriptor,
@@ -52,6 +65,16 @@ pub struct RuntimeBuilder {
 }
 
 /// One agent's extras, built in [`RuntimeBuilder::agent`].
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// let built = skillfold::Runtime::builder()
+///     .agent("writer", |a| a.local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e"))
+///     .build()
+///     .unwrap();
+/// assert!(built.runtime.catalogue(None).unwrap().prompt().is_none()); // the defaults: nothing
+/// assert!(built.runtime.catalogue(Some("writer")).unwrap().prompt().is_some());
+/// ```
 #[must_use]
 pub struct AgentBuilder {
     skills: Vec<SkillSource>,
@@ -59,6 +82,20 @@ pub struct AgentBuilder {
 }
 
 /// A prepared Git corpus and the bundles approved in it (what `skillfold prepare` published).
+///
+/// ```
+/// use skillfold::GitCorpus;
+/// let corpus = GitCorpus::new(
+///     "https://git.example.com/acme/skills.git",
+///     "0123456789abcdef0123456789abcdef01234567",
+///     "/var/lib/skillfold/common",
+/// )
+/// .root("skills")
+/// .approve("pdf", "1.0.0", "0".repeat(64));
+/// let built = skillfold::Runtime::builder().git_corpus(corpus).build().unwrap();
+/// // Not prepared here, so the bundle is refused, with the reason.
+/// assert_eq!(built.refused[0].name, "pdf");
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct GitCorpus {
@@ -126,6 +163,17 @@ fn local_entry(name: String, version: String, directory: PathBuf, hash: String) 
 }
 
 /// A built runtime and the bundles it refused.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// let built: skillfold::Built = skillfold::Runtime::builder()
+///     .local("commit-message", "1.0.0", skills.join("commit-message"), &"0".repeat(64))
+///     .build()
+///     .unwrap();
+/// assert_eq!(built.refused[0].code.to_string(), "digest_mismatch"); // never served
+/// assert_eq!(built.runtime.snapshots().count(), 0);
+/// ```
+#[derive(Debug)]
 pub struct Built {
     /// The runtime: every bundle that verified.
     pub runtime: Runtime,
@@ -142,6 +190,15 @@ impl From<Runtime> for Built {
 
 /// The configuration breaks the descriptor's rules: every problem, each naming where it is
 /// (`skills[0].local`, `agents.writer.skills[1].git`) as `check` does.
+///
+/// ```
+/// let refused = skillfold::Runtime::builder()
+///     .local("Not A Name", "1", "/nowhere", "not-a-digest")
+///     .build()
+///     .unwrap_err();
+/// let locations: Vec<&str> = refused.problems.iter().map(|p| p.location.as_str()).collect();
+/// assert_eq!(locations, ["skills[0].local.name", "skills[0].local.hash"]);
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{} problem(s): {}", .problems.len(), .problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
 pub struct BuildError {
@@ -151,6 +208,13 @@ pub struct BuildError {
 
 /// A descriptor file could not become a runtime: it could not be read or parsed, or it breaks
 /// the descriptor's rules.
+///
+/// ```
+/// match skillfold::Runtime::open("/nowhere/skillfold.yaml") {
+///     Err(skillfold::OpenError::Read(e)) => assert_eq!(e.code().to_string(), "descriptor_unreadable"),
+///     other => panic!("{other:?}"),
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     /// Unreadable, too large, too deep, or not a descriptor.

@@ -26,6 +26,20 @@ use crate::runtime::tools::{
 };
 
 /// The skills of one agent and the tools that serve them.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let built = skillfold::Runtime::builder()
+/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+/// #     .build()
+/// #     .unwrap();
+/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// let prompt = catalogue.prompt().unwrap();
+/// assert!(prompt.contains("<name>\ncommit-message\n</name>"));
+/// let input = serde_json::json!({"name": "commit-message", "reference": null});
+/// let (output, record) = catalogue.call("load_skill", &input).unwrap();
+/// assert_eq!(record.bytes as usize, output["content"].as_str().unwrap().len());
+/// ```
 #[derive(Clone)]
 pub struct Catalogue {
     agent: Option<String>,
@@ -48,6 +62,17 @@ impl std::fmt::Debug for Catalogue {
 }
 
 /// Why a catalogue cannot be built.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let built = skillfold::Runtime::builder()
+/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+/// #     .build()
+/// #     .unwrap();
+/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// let unknown = built.runtime.catalogue(Some("nobody")).unwrap_err();
+/// assert_eq!(unknown.code().to_string(), "unknown_agent");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CatalogueError {

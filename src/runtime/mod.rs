@@ -36,6 +36,17 @@ use crate::runtime::guides::Discovery;
 use snapshot::{LoadFailure, Loaded, Snapshot};
 
 /// Loaded snapshots, per source of the plan.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// let built = skillfold::Runtime::builder()
+///     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+///     .build()
+///     .unwrap();
+/// let runtime: skillfold::Runtime = built.runtime;
+/// assert_eq!(runtime.snapshots().count(), 1);
+/// assert!(runtime.catalogue(Some("nobody")).is_err());
+/// ```
 pub struct Runtime {
     plan: Plan,
     /// Per source index: `None` when not loaded (not needed), else its bundles.

@@ -126,6 +126,18 @@ pub enum FileReadError {
 }
 
 /// A verified bundle.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let built = skillfold::Runtime::builder()
+/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+/// #     .build()
+/// #     .unwrap();
+/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// let snapshot = catalogue.get("commit-message").unwrap();
+/// assert!(snapshot.body().starts_with('#') || !snapshot.body().is_empty());
+/// assert_eq!(snapshot.pin().hash.to_string(), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e");
+/// ```
 #[derive(Debug)]
 pub struct Snapshot {
     pin: Pin,
@@ -337,6 +349,18 @@ impl Snapshot {
 pub type Loaded = Result<Arc<Snapshot>, LoadFailure>;
 
 /// A bundle that could not be loaded.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// let built = skillfold::Runtime::builder()
+///     .local("commit-message", "1.0.0", skills.join("commit-message"), &"0".repeat(64))
+///     .build()
+///     .unwrap();
+/// for failure in &built.refused {
+///     eprintln!("not served: {} at {} [{}]: {}", failure.name, failure.location, failure.code, failure.reason);
+/// }
+/// assert!(!built.refused[0].transient);
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("`{name}` ({location}) is not served: {reason}")]
 pub struct LoadFailure {
@@ -383,6 +407,34 @@ impl LoadFailure {
 
 /// A host's own source of bundles (embedded, fetched by other means, ...). Its bundles go
 /// through exactly the verification of every other source.
+///
+/// ```
+/// use skillfold::{Bundle, BundleSource, FileSet, FileSetBuilder, Pin, Problems};
+///
+/// /// Bundles compiled into the host.
+/// struct Embedded;
+///
+/// impl BundleSource for Embedded {
+///     fn label(&self) -> String {
+///         "embedded".to_owned()
+///     }
+///     fn bundles(&self) -> Vec<(Pin, FileSet, Problems)> {
+///         let mut files = FileSetBuilder::new();
+///         files.insert("SKILL.md", b"---\nname: hello\ndescription: Says hello.\n---\n# Hi\n".to_vec());
+///         let (files, problems) = files.finish();
+///         let pin = Pin {
+///             name: "hello".parse().unwrap(),
+///             version: "1".parse().unwrap(),
+///             hash: skillfold::BundleDigest::of(&files), // in a real host: the reviewed digest
+///         };
+///         vec![(pin, files, problems)]
+///     }
+/// }
+///
+/// let built = skillfold::Runtime::builder().source(Embedded).build().unwrap();
+/// assert_eq!(built.runtime.catalogue(None).unwrap().skills().count(), 1);
+/// # let _ = Bundle::check;
+/// ```
 pub trait BundleSource {
     /// A label for messages and records.
     fn label(&self) -> String;

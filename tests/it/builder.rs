@@ -81,8 +81,7 @@ fn the_builder_applies_the_descriptor_rules_and_refuses_what_does_not_verify() {
         )
         .agent("bad name!", |a| a)
         .build()
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     let problems: Vec<String> = error.problems.iter().map(ToString::to_string).collect();
     let all = problems.join("\n");
     for expected in [

@@ -5,7 +5,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
-use skillfold::runtime::tools::export::ToolFormat;
+use skillfold::ToolFormat;
 
 use crate::convert::{self, to_python};
 use crate::errors::{policy_error, tool_error};

@@ -4,9 +4,9 @@
 
 use pyo3::prelude::*;
 use serde_json::json;
-use skillfold::runtime::builder::{BuildError, OpenError};
-use skillfold::runtime::catalogue::CatalogueError as RustCatalogueError;
-use skillfold::runtime::tools::ToolError as RustToolError;
+use skillfold::CatalogueError as RustCatalogueError;
+use skillfold::ToolError as RustToolError;
+use skillfold::{BuildError, OpenError};
 
 use crate::convert::to_python;
 

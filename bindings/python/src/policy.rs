@@ -9,7 +9,7 @@ use std::cell::RefCell;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
-use skillfold::runtime::tools::Access;
+use skillfold::Access;
 
 thread_local! {
     static RAISED: RefCell<Option<PyErr>> = const { RefCell::new(None) };

@@ -9,8 +9,8 @@ use std::sync::Mutex;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use skillfold::descriptor::runner::policy::ApprovalSpec;
-use skillfold::runtime::builder::{
+use skillfold::ApprovalSpec;
+use skillfold::{
     AgentBuilder as RustAgentBuilder, GitCorpus, RuntimeBuilder as RustRuntimeBuilder,
 };
 
@@ -22,7 +22,7 @@ use crate::policy;
 #[pyclass(name = "Runtime", module = "skillfold", frozen)]
 pub struct Runtime {
     inner: skillfold::Runtime,
-    refused: Vec<skillfold::runtime::snapshot::LoadFailure>,
+    refused: Vec<skillfold::LoadFailure>,
 }
 
 #[pymethods]

@@ -30,6 +30,19 @@ use crate::runtime::guides::Guide;
 use crate::runtime::snapshot::{Origin, Snapshot};
 
 /// A tool as offered to a model.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let built = skillfold::Runtime::builder()
+/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+/// #     .build()
+/// #     .unwrap();
+/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// for tool in catalogue.tools() {
+///     assert_eq!(tool.input_schema["additionalProperties"], false);
+///     println!("{}: {}", tool.name, tool.description);
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolDefinition {
     /// The tool name.
@@ -72,6 +85,21 @@ impl ToolAnnotations {
 /// `output_limit`, `script_failed`, `unsupported_platform`, `spawn_failed` (`skill_run_script`);
 /// `invalid_args`, `unknown_skill`, `invalid_path`, `not_found`, `too_large`, `not_text`
 /// (`skill_read_reference`).
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let built = skillfold::Runtime::builder()
+/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+/// #     .build()
+/// #     .unwrap();
+/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// let refused = catalogue
+///     .call("load_skill", &serde_json::json!({"name": "commit-message", "reference": "../etc"}))
+///     .unwrap_err();
+/// assert_eq!(refused.code, skillfold::ToolCode::ValidationError);
+/// let for_the_model = serde_json::json!({"error": refused});
+/// assert_eq!(for_the_model["error"]["code"], "validation_error");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema, thiserror::Error)]
 #[error("{message} [{code}]")]
 pub struct ToolError {
@@ -132,6 +160,20 @@ struct Refusal<'a> {
 
 /// What a successful call served, for the host's transcript; never shown to the model. The
 /// SHA-256 of the exact bytes served lets a session prove what the model read.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let built = skillfold::Runtime::builder()
+/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+/// #     .build()
+/// #     .unwrap();
+/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// let input = serde_json::json!({"name": "commit-message", "reference": null});
+/// let (_output, record) = catalogue.call("load_skill", &input).unwrap();
+/// // For the host's transcript: what was served, from which pin, and the SHA-256 of the bytes.
+/// println!("{}", serde_json::to_string(&record).unwrap());
+/// assert_eq!(record.hash.as_deref(), Some("b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Record {
     /// The tool called.
@@ -157,6 +199,19 @@ pub struct Record {
 
 /// What a call is about to serve, as the policy hook sees it — the same resolution the call then
 /// uses.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// let built = skillfold::Runtime::builder()
+///     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+///     .policy(|access: &skillfold::Access<'_>| {
+///         eprintln!("{:?} {} {}", access.agent, access.tool, access.skill.name());
+///         Ok(())
+///     })
+///     .build()
+///     .unwrap();
+/// # let _ = built;
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Access<'a> {
     /// The agent whose catalogue serves it.
@@ -170,6 +225,22 @@ pub struct Access<'a> {
 }
 
 /// The skill a call is about: a verified, pinned snapshot, or a discovered (unpinned) skill.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// let built = skillfold::Runtime::builder()
+///     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+///     .policy(|access| match access.skill {
+///         skillfold::Subject::Pinned(snapshot) => {
+///             eprintln!("pinned at {}", snapshot.pin().hash);
+///             Ok(())
+///         }
+///         skillfold::Subject::Discovered(_) => Err("only pinned skills here".to_owned()),
+///     })
+///     .build()
+///     .unwrap();
+/// # let _ = built;
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub enum Subject<'a> {
     /// A pinned bundle.
