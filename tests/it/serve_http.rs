@@ -816,3 +816,101 @@ fn readiness_waits_for_every_approved_bundle() {
         200
     );
 }
+
+/// Open file descriptors and threads of a process, from /proc.
+fn resources(pid: u32) -> (usize, usize) {
+    let fds = fs_err::read_dir(format!("/proc/{pid}/fd"))
+        .expect("fds")
+        .count();
+    let status = fs_err::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let threads = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("Threads:");
+    (fds, threads)
+}
+
+/// Clients that hang up in the middle of an answer (after its first bytes, or before reading
+/// anything) leave no connection, task, session or half-written audit record behind: the
+/// server's descriptors and threads return to where they were, its session count does not move,
+/// and the same session keeps answering in full.
+#[test]
+fn clients_that_disconnect_mid_response_leave_nothing_behind() {
+    let world = World::new();
+    let audit = world.tmp.path().join("audit.jsonl");
+    let server = world.start(&["--audit-log", audit.to_str().expect("utf8")]);
+    let port = server.port;
+    let opened = post(port, "/mcp", Some("default-token"), &[], INITIALIZE);
+    let session = opened.header("mcp-session-id").expect("session").to_owned();
+    let headers = mcp_headers(
+        Some("default-token"),
+        &[
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ],
+    );
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"load_skill","arguments":{"name":"alpha","reference":null}}}"#;
+    send(
+        port,
+        "POST",
+        "/mcp",
+        &headers,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert!(
+        send(port, "POST", "/mcp", &headers, call)
+            .body
+            .contains("# alpha")
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let before = resources(server.pid());
+
+    for round in 0..60 {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        let mut request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n",
+            call.len()
+        );
+        for (name, value) in &headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(call);
+        stream.write_all(request.as_bytes()).expect("send");
+        if round % 2 == 0 {
+            // Read the first bytes of the answer, then hang up.
+            let mut first = [0u8; 16];
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .expect("timeout");
+            let _ = stream.read(&mut first);
+        }
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    }
+
+    // Everything the hung-up requests opened is released (allowing for a moment to notice).
+    let started = Instant::now();
+    let after = loop {
+        let now = resources(server.pid());
+        if now.0 <= before.0 && now.1 <= before.1 + 2 || started.elapsed() > Duration::from_secs(10)
+        {
+            break now;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        after.0 <= before.0 && after.1 <= before.1 + 2,
+        "descriptors/threads before {before:?}, after {after:?}"
+    );
+    let metrics = send(port, "GET", "/metrics", &[], "").body;
+    assert!(metrics.contains("\nskillfold_sessions 1\n"), "{metrics}");
+    let answer = send(port, "POST", "/mcp", &headers, call);
+    assert_eq!(answer.status, 200, "{}", server.log());
+    assert!(answer.body.contains("# alpha"), "{}", answer.body);
+    // Every audit line is a whole JSON record.
+    for line in fs_err::read_to_string(&audit).expect("audit").lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("a whole record per line");
+    }
+}
