@@ -53,36 +53,85 @@
 //! only `format`. Read them with `cargo doc --document-private-items` or in the source, where each
 //! module opens with a paragraph on what it owns.
 
+// Without `internals`, what only the tests, benchmarks and fuzz targets use is unused here.
+#![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
+
+// The implementation modules: crate-private, or public (and hidden from the docs) with the
+// `internals` feature, which the integration tests, benchmarks and fuzz targets enable. (Written
+// out rather than generated: a macro-expanded module cannot `#[macro_export]` `error_codes!`.)
+mod cli;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod descriptor;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod descriptor;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod format;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod format;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod fuzz_entry;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod fuzz_entry;
 #[cfg(feature = "mcp")]
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod mcp;
+#[cfg(feature = "mcp")]
+#[cfg(not(feature = "internals"))]
+pub(crate) mod mcp;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod ops;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod ops;
 mod parallel;
 pub mod prelude;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod prepare;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod prepare;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod runtime;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod runtime;
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod spec;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod spec;
 mod time;
 
+/// Runs the `skillfold` command line on this process's arguments (the binary's `main`).
+#[doc(hidden)]
+pub fn run_cli() -> std::process::ExitCode {
+    cli::main()
+}
+
+pub use descriptor::LoadError as DescriptorError;
+pub use descriptor::code::DescriptorCode;
+pub use descriptor::plan::DescriptorProblem;
 pub use descriptor::runner::policy::ApprovalSpec;
 pub use format::bundle::Bundle;
+pub use format::bundle::{InvalidBundle, LoadError as BundleError};
+pub use format::code::ErrorCode;
 pub use format::digest::BundleDigest;
 pub use format::file_set::{FileSet, FileSetBuilder};
 pub use format::pin::Pin;
 pub use format::problem::Problems;
+pub use format::problem::{Problem, ProblemCode};
+pub use format::skill_name::SkillName;
+pub use format::version::VersionLabel;
 pub use runtime::Runtime;
 pub use runtime::builder::{AgentBuilder, BuildError, Built, GitCorpus, OpenError, RuntimeBuilder};
 pub use runtime::catalogue::{Catalogue, CatalogueError};
+pub use runtime::code::RuntimeCode;
 pub use runtime::snapshot::{BundleSource, LoadFailure, Snapshot};
+pub use runtime::snapshot::{Origin, StoredFile};
+pub use runtime::tools::ToolAnnotations;
 pub use runtime::tools::export::ToolFormat;
 pub use runtime::tools::{Access, Record, Subject, ToolCode, ToolDefinition, ToolError};

@@ -3,6 +3,10 @@
 
 crate::error_codes! {
     /// Why a descriptor cannot be read or breaks a rule. Every one is a configuration error.
+    ///
+    /// ```
+    /// assert_eq!(skillfold::DescriptorCode::InvalidHash.as_str(), "invalid_hash");
+    /// ```
     pub enum DescriptorCode: "descriptor", default Invalid;
     /// The descriptor cannot be read (missing, permissions).
     DescriptorUnreadable = "descriptor_unreadable",

@@ -290,13 +290,21 @@ pub struct PinSpec {
 }
 
 /// The descriptor could not be read or parsed.
+///
+/// ```
+/// let Err(skillfold::OpenError::Read(error)) = skillfold::Runtime::open("/nowhere.yaml") else {
+///     panic!("a missing file cannot be read");
+/// };
+/// let error: skillfold::DescriptorError = error;
+/// assert_eq!(error.code(), skillfold::DescriptorCode::DescriptorUnreadable);
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
     /// The file could not be read.
     #[error("cannot read the descriptor: {}", escape::text(&.0.to_string()))]
     Read(#[source] std::io::Error),
-    /// The file is larger than [`MAX_DESCRIPTOR_BYTES`]; it was not read.
+    /// The file is larger than the bound on descriptor size (1 MiB); it was not read.
     #[error(
         "`{}` holds {size} bytes or more, over the bound of {MAX_DESCRIPTOR_BYTES} bytes for a descriptor",
         escape::path(.path)
@@ -307,7 +315,7 @@ pub enum LoadError {
         /// Its size (at least this much).
         size: u64,
     },
-    /// A collection is nested deeper than [`MAX_DESCRIPTOR_NESTING`]; nothing was deserialised.
+    /// A collection is nested deeper than the nesting bound of the descriptor; nothing was deserialised.
     #[error(
         "{}: line {line} column {column}: collections nested deeper than {MAX_DESCRIPTOR_NESTING} levels",
         escape::path(.path)

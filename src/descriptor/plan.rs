@@ -24,6 +24,12 @@ use crate::format::skill_name::SkillName;
 use crate::format::version::VersionLabel;
 
 /// One problem in the descriptor, with where it is.
+///
+/// ```
+/// let refused = skillfold::Runtime::builder().local("x", "1", "/nowhere", "bad").build().unwrap_err();
+/// let problem: &skillfold::DescriptorProblem = &refused.problems[0];
+/// assert_eq!((problem.code, problem.location.as_str()), (skillfold::DescriptorCode::InvalidHash, "skills[0].local.hash"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DescriptorProblem {
     /// Stable code.

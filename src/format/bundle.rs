@@ -38,6 +38,14 @@ pub struct Bundle {
 }
 
 /// A bundle that broke at least one rule; `problems` lists them all (warnings included).
+///
+/// ```
+/// let mut files = skillfold::FileSetBuilder::new();
+/// files.insert("SKILL.md", b"---\nname: Bad Name\ndescription: x\n---\n".to_vec());
+/// let (files, problems) = files.finish();
+/// let invalid: skillfold::InvalidBundle = skillfold::Bundle::check(files, problems).unwrap_err();
+/// assert!(invalid.problems.as_slice().iter().any(|p| p.is_error()));
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("invalid bundle: {} problem(s), first: {}", .problems.as_slice().iter().filter(|p| p.is_error()).count(), first_error(.problems))]
 pub struct InvalidBundle {
@@ -62,6 +70,14 @@ impl InvalidBundle {
 }
 
 /// Reading a bundle from a directory failed, or the bundle is invalid.
+///
+/// ```
+/// match skillfold::Bundle::read_dir("/nowhere".as_ref()) {
+///     Err(skillfold::BundleError::Invalid(invalid)) => eprintln!("refused: {invalid}"),
+///     Err(other) => eprintln!("unreadable: {other} [{}]", other.code()),
+///     Ok(bundle) => println!("{}", bundle.digest()),
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {

@@ -67,6 +67,16 @@ pub struct CodeMeta {
 /// A code of any area, for what can fail for reasons of several areas (a bundle that does not
 /// load, a preparation, a tool call's wrapped errors). Made only from an area's enum, so it
 /// keeps that code's spelling, area and exit class; it serialises as the spelling.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// let built = skillfold::Runtime::builder()
+///     .local("commit-message", "1.0.0", skills.join("commit-message"), &"0".repeat(64))
+///     .build()
+///     .unwrap();
+/// let code: skillfold::ErrorCode = built.refused[0].code;
+/// assert_eq!(code.to_string(), "digest_mismatch");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ErrorCode(&'static CodeMeta);
 
@@ -76,7 +86,7 @@ impl ErrorCode {
         self.0.code
     }
 
-    /// The area whose enum declares it (see [`Code::AREA`]).
+    /// The area whose enum declares it.
     pub fn area(self) -> &'static str {
         self.0.area
     }

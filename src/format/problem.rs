@@ -29,6 +29,10 @@ pub enum Severity {
 
 crate::error_codes! {
     /// The stable code of each bundle rule. The string form never changes once released.
+    ///
+    /// ```
+    /// assert_eq!(skillfold::ProblemCode::DescriptionMissing.as_str(), "description_missing");
+    /// ```
     pub enum ProblemCode: "bundle", default Invalid;
     // --- the file tree -------------------------------------------------------------------
     /// A symbolic link inside the bundle (never followed).
@@ -117,6 +121,15 @@ crate::error_codes! {
 }
 
 /// One broken rule (or warning), with where and by how much.
+///
+/// ```
+/// let mut files = skillfold::FileSetBuilder::new();
+/// files.insert("SKILL.md", b"---\nname: hello\n---\n".to_vec());
+/// let (files, problems) = files.finish();
+/// let invalid = skillfold::Bundle::check(files, problems).unwrap_err();
+/// let problem: &skillfold::Problem = &invalid.problems.as_slice()[0];
+/// assert_eq!(problem.code, skillfold::ProblemCode::DescriptionMissing);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
     /// Error or warning.
@@ -170,7 +183,7 @@ impl Problem {
 
     /// Renders the problem as one line, with the path shown under `root` (a directory name the
     /// user typed, for example): `root/path: message [code]`. The root and the path are escaped
-    /// ([`crate::format::escape`]); the message escaped its values when it was built.
+    /// (with the escaping of all untrusted text); the message escaped its values when it was built.
     pub fn display_under<'a, R>(&'a self, root: &'a R) -> impl fmt::Display + 'a
     where
         R: AsRef<std::ffi::OsStr> + ?Sized,

@@ -12,6 +12,12 @@ use std::str::FromStr;
 pub const MAX_NAME_LEN: usize = 64;
 
 /// A valid skill name.
+///
+/// ```
+/// let name: skillfold::SkillName = "pdf-tools".parse().unwrap();
+/// assert_eq!(name.as_str(), "pdf-tools");
+/// assert!("PDF Tools".parse::<skillfold::SkillName>().is_err());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SkillName(String);
 

@@ -14,6 +14,11 @@ use crate::format::codes::PinCode;
 pub const MAX_VERSION_CHARS: usize = 128;
 
 /// A checked version label.
+///
+/// ```
+/// let version: skillfold::VersionLabel = "1.2.0".parse().unwrap();
+/// assert_eq!(version.to_string(), "1.2.0");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct VersionLabel(String);
 

@@ -45,6 +45,20 @@ use crate::prepare::verify::{self, VerifyError};
 use crate::runtime::code::RuntimeCode;
 
 /// Where a snapshot came from.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let built = skillfold::Runtime::builder()
+/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+/// #     .build()
+/// #     .unwrap();
+/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// let (_output, record) = catalogue
+///     .call("load_skill", &serde_json::json!({"name": "commit-message", "reference": null}))
+///     .unwrap();
+/// let origin: &skillfold::Origin = &record.origin;
+/// assert_eq!(origin.location, "skills[0].local");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Origin {
     /// `git`, `local` or `custom`.
@@ -63,6 +77,18 @@ pub struct Origin {
 }
 
 /// One file of a snapshot: what was verified, and its bytes when they are held in memory.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let built = skillfold::Runtime::builder()
+/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+/// #     .build()
+/// #     .unwrap();
+/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// let snapshot = catalogue.get("commit-message").unwrap();
+/// let file: &skillfold::StoredFile = snapshot.file("SKILL.md").unwrap();
+/// assert_eq!(file.size() as usize, snapshot.skill_md().len());
+/// ```
 #[derive(Debug, Clone)]
 pub struct StoredFile {
     path: BundlePath,

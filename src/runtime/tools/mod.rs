@@ -58,6 +58,17 @@ pub struct ToolDefinition {
 }
 
 /// Behaviour hints for hosts, with the names MCP uses.
+///
+/// ```
+/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let built = skillfold::Runtime::builder()
+/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+/// #     .build()
+/// #     .unwrap();
+/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// let annotations: skillfold::ToolAnnotations = catalogue.tools()[0].annotations;
+/// assert!(annotations.read_only_hint && !annotations.open_world_hint);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {

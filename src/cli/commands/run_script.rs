@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::runtime_args::{AgentArgs, call_and_print, catalogue};
-use crate::exit::Exit;
+use crate::cli::exit::Exit;
 
 /// Run an approved Python helper of a skill, as an agent would, and print the result as JSON.
 ///
@@ -41,9 +41,5 @@ pub fn run(args: RunScriptArgs) -> Exit {
     };
     let input =
         serde_json::json!({ "skill": args.skill, "script": args.script, "args": args.args });
-    call_and_print(
-        &catalogue,
-        skillfold::runtime::tools::run_script::NAME,
-        &input,
-    )
+    call_and_print(&catalogue, crate::runtime::tools::run_script::NAME, &input)
 }

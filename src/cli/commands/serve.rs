@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
+use crate::mcp::{self, ServeOptions};
 use clap::Args;
-use skillfold::mcp::{self, ServeOptions};
 
 use super::runtime_args::AgentArgs;
-use crate::exit::{self, Exit};
+use crate::cli::exit::{self, Exit};
 
 /// Serve an agent's skills to an LLM host as an MCP server over stdio, or every agent's over
 /// HTTP with --listen.
@@ -113,7 +113,7 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
 
 pub fn run(args: ServeArgs) -> Exit {
     // The library reports; the binary decides to show it, on stderr, never panicking.
-    mcp::set_diagnostics(|line| crate::output::diag_line(format_args!("{line}")));
+    mcp::set_diagnostics(|line| crate::cli::output::diag_line(format_args!("{line}")));
     #[cfg(feature = "http")]
     if let Some(listen) = args.http.listen {
         return run_http(&args, listen);

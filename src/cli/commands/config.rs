@@ -11,7 +11,7 @@ pub struct ConfigArg {
         short = 'c',
         long = "config",
         env = "SKILLFOLD_CONFIG",
-        default_value = skillfold::descriptor::DEFAULT_PATH,
+        default_value = crate::descriptor::DEFAULT_PATH,
         value_name = "PATH"
     )]
     pub path: PathBuf,
@@ -19,14 +19,14 @@ pub struct ConfigArg {
 
 impl ConfigArg {
     /// The checked plan of the descriptor, or `Exit::Invalid` after every problem was printed.
-    pub fn plan(&self) -> Result<skillfold::descriptor::Plan, crate::exit::Exit> {
-        skillfold::ops::check::load_plan(&self.path)
+    pub fn plan(&self) -> Result<crate::descriptor::Plan, crate::cli::exit::Exit> {
+        crate::ops::check::load_plan(&self.path)
             .map(|(_, plan)| plan)
             .map_err(|e| {
                 for line in e.lines() {
                     diag!("error: {line}");
                 }
-                crate::exit::Exit::Invalid
+                crate::cli::exit::Exit::Invalid
             })
     }
 }

@@ -1,5 +1,5 @@
 //! The `skillfold` command line: parses arguments and calls one library operation per command.
-//! Every behaviour lives in the library (`skillfold::ops`, `skillfold::spec`); this binary only
+//! Every behaviour lives in the rest of the library (`crate::ops`, `crate::spec`); this module only
 //! dispatches and prints, data on stdout and diagnostics on stderr, through [`output`]: a write
 //! error never becomes a panic or another exit status, and no diagnostic line carries a raw
 //! control character.
@@ -21,7 +21,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::exit::Exit;
+use crate::cli::exit::Exit;
 
 /// Verified, immutable Agent Skills bundles for LLM agents.
 ///
@@ -72,7 +72,7 @@ enum Command {
     ToPrompt(SpecArgs),
 }
 
-fn main() -> ExitCode {
+pub fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     let invoked_as = args
         .first()

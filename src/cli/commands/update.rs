@@ -2,13 +2,13 @@
 
 use std::sync::atomic::AtomicBool;
 
+use crate::format::escape;
+use crate::ops::candidate::Target;
+use crate::ops::update::{self, Request, review};
 use clap::Args;
-use skillfold::format::escape;
-use skillfold::ops::candidate::Target;
-use skillfold::ops::update::{self, Request, review};
 
 use super::config::ConfigArg;
-use crate::exit::Exit;
+use crate::cli::exit::Exit;
 
 /// Review moving Git sources to a new commit, and write the new pins with `--write`.
 ///
@@ -114,7 +114,9 @@ pub fn run(args: UpdateArgs) -> Exit {
     }
     let exit = Exit::judged(report.has_refusals(), report.has_transient_failures());
     if args.json {
-        return crate::output::finish(exit, true, &report);
+        return crate::cli::output::finish(exit, true, &report);
     }
-    exit.worse(crate::output::print(&review::markdown(&report, &shown)))
+    exit.worse(crate::cli::output::print(&review::markdown(
+        &report, &shown,
+    )))
 }

@@ -1,11 +1,11 @@
 //! `skillfold check`: static checks of the descriptor.
 
+use crate::format::escape;
+use crate::ops::check;
 use clap::Args;
-use skillfold::format::escape;
-use skillfold::ops::check;
 
 use super::config::ConfigArg;
-use crate::exit::Exit;
+use crate::cli::exit::Exit;
 
 /// Check the descriptor without network or corpus access.
 ///
@@ -23,7 +23,7 @@ pub struct CheckArgs {
 
 pub fn run(args: CheckArgs) -> Exit {
     match check::load_plan(&args.config.path) {
-        Ok((_, plan)) => crate::output::print(&format!(
+        Ok((_, plan)) => crate::cli::output::print(&format!(
             "{}: ok: {}\n",
             escape::path(&args.config.path),
             check::summary(&plan)

@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::runtime_args::{AgentArgs, catalogue};
-use crate::exit::Exit;
+use crate::cli::exit::Exit;
 
 /// Print the catalogue prompt of an agent: the `<available_skills>` block of the skills it may
 /// load (in the format of skills-ref `to-prompt`) and how to use the `load_skill` tool.
@@ -21,7 +21,7 @@ pub struct PromptArgs {
 pub fn run(args: PromptArgs) -> Exit {
     match catalogue(&args.agent) {
         Ok(catalogue) => match catalogue.prompt() {
-            Some(prompt) => crate::output::print(&prompt),
+            Some(prompt) => crate::cli::output::print(&prompt),
             None => Exit::Ok,
         },
         Err(exit) => exit,

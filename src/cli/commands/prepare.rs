@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
+use crate::format::code::ExitClass;
+use crate::format::escape;
+use crate::ops::check;
+use crate::ops::prepare::{self, PrepareReport, Progress};
 use clap::Args;
-use skillfold::format::code::ExitClass;
-use skillfold::format::escape;
-use skillfold::ops::check;
-use skillfold::ops::prepare::{self, PrepareReport, Progress};
 
 use super::config::ConfigArg;
-use crate::exit::Exit;
+use crate::cli::exit::Exit;
 
 /// Fetch the pinned commits, verify every approved bundle, and publish them atomically.
 ///
@@ -89,7 +89,7 @@ pub fn run(args: PrepareArgs) -> Exit {
     progress.finish();
     print_summary(&report);
     let printed = if args.json {
-        crate::output::print_json(&report)
+        crate::cli::output::print_json(&report)
     } else {
         Exit::Ok
     };
@@ -186,7 +186,7 @@ impl Lines {
 
     fn clear_status(&self, shown: &mut bool) {
         if *shown {
-            crate::output::status("\r\x1b[2K", "");
+            crate::cli::output::status("\r\x1b[2K", "");
             *shown = false;
         }
     }
@@ -207,11 +207,11 @@ impl Progress for Lines {
                 .map(|w| usize::from(w.ws_col))
                 .unwrap_or(80)
                 .max(20);
-            let line: String = crate::output::guard(&format!("{location}: {message}"))
+            let line: String = crate::cli::output::guard(&format!("{location}: {message}"))
                 .chars()
                 .take(width - 1)
                 .collect();
-            crate::output::status("", &format!("{line}…"));
+            crate::cli::output::status("", &format!("{line}…"));
             *shown = true;
         } else {
             diag!("skillfold: {location}: {message}");

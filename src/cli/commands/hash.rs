@@ -2,15 +2,15 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::format::bundle::{Bundle, LoadError};
+use crate::format::codes::PinCode;
+use crate::format::digest::BundleDigest;
+use crate::format::escape;
+use crate::format::limits::Limits;
+use crate::ops::hash::{self, HashReport};
 use clap::Args;
-use skillfold::format::bundle::{Bundle, LoadError};
-use skillfold::format::codes::PinCode;
-use skillfold::format::digest::BundleDigest;
-use skillfold::format::escape;
-use skillfold::format::limits::Limits;
-use skillfold::ops::hash::{self, HashReport};
 
-use crate::exit::{self, Exit};
+use crate::cli::exit::{self, Exit};
 
 /// Check bundle directories and print their `chamvi-skill-bundle-v1` digests.
 ///
@@ -62,7 +62,7 @@ pub(crate) fn parse_limits(s: &str) -> Result<Limits, String> {
 
 fn parse_digest(s: &str) -> Result<BundleDigest, String> {
     s.parse()
-        .map_err(|e: skillfold::format::digest::DigestParseError| e.to_string())
+        .map_err(|e: crate::format::digest::DigestParseError| e.to_string())
 }
 
 pub fn run(args: HashArgs) -> Exit {
@@ -117,10 +117,6 @@ pub fn run(args: HashArgs) -> Exit {
                 diag!("error: {e} [{}]", e.code());
                 exit = exit.worse(exit::of(e.code()));
             }
-            Err(other) => {
-                diag!("error: {shown}: {other} [{}]", other.code());
-                exit = exit.worse(exit::of(other.code()));
-            }
         }
     }
     let text = if args.json {
@@ -143,7 +139,7 @@ pub fn run(args: HashArgs) -> Exit {
     if text.is_empty() {
         return exit;
     }
-    exit.worse(crate::output::print(&text))
+    exit.worse(crate::cli::output::print(&text))
 }
 
 fn print_warnings(dir: &Path, bundle: &Bundle) {

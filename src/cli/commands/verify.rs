@@ -1,10 +1,10 @@
 //! `skillfold verify`: the CronJob check.
 
+use crate::ops::verify;
 use clap::Args;
-use skillfold::ops::verify;
 
 use super::config::ConfigArg;
-use crate::exit::Exit;
+use crate::cli::exit::Exit;
 
 /// Re-verify every prepared corpus and local bundle against the descriptor's pins.
 ///
@@ -54,5 +54,5 @@ pub fn run(args: VerifyArgs) -> Exit {
         diag!("busy: {busy}");
     }
     let exit = Exit::judged(report.has_failures(), report.is_inconclusive());
-    crate::output::finish(exit, args.json, &report)
+    crate::cli::output::finish(exit, args.json, &report)
 }

@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::runtime_args::{AgentArgs, call_and_print, catalogue};
-use crate::exit::Exit;
+use crate::cli::exit::Exit;
 
 /// Load a skill as an agent would: print the `load_skill` result as JSON.
 ///
@@ -30,9 +30,5 @@ pub fn run(args: LoadArgs) -> Exit {
         Err(exit) => return exit,
     };
     let input = serde_json::json!({ "name": args.name, "reference": args.reference });
-    call_and_print(
-        &catalogue,
-        skillfold::runtime::tools::load_skill::NAME,
-        &input,
-    )
+    call_and_print(&catalogue, crate::runtime::tools::load_skill::NAME, &input)
 }

@@ -2,12 +2,12 @@
 
 use std::sync::atomic::AtomicBool;
 
+use crate::format::escape;
+use crate::ops::outdated;
 use clap::Args;
-use skillfold::format::escape;
-use skillfold::ops::outdated;
 
 use super::config::ConfigArg;
-use crate::exit::Exit;
+use crate::cli::exit::Exit;
 
 /// Compare each Git source's pins with the head of its tracked branch.
 ///
@@ -87,5 +87,5 @@ pub fn run(args: OutdatedArgs) -> Exit {
         }
     }
     let exit = Exit::judged(report.has_refusals(), report.has_fetch_failures());
-    crate::output::finish(exit, args.json, &report)
+    crate::cli::output::finish(exit, args.json, &report)
 }

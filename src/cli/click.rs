@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::io::{IsTerminal as _, Write as _};
 use std::os::unix::ffi::OsStrExt as _;
 
-use skillfold::spec::python;
+use crate::spec::python;
 
 /// The reference program's name, which click puts into every usage line.
 pub const PROG: &str = "agentskills";
@@ -365,9 +365,9 @@ pub fn command_args(cmd: Cmd, args: &[OsString]) -> u8 {
         .map(|a| a.as_bytes().to_vec())
         .collect();
     match cmd {
-        Cmd::Validate => crate::commands::validate::run(&paths[0]),
-        Cmd::ReadProperties => crate::commands::read_properties::run(&paths[0]),
-        Cmd::ToPrompt => crate::commands::to_prompt::run(&paths),
+        Cmd::Validate => crate::cli::commands::validate::run(&paths[0]),
+        Cmd::ReadProperties => crate::cli::commands::read_properties::run(&paths[0]),
+        Cmd::ToPrompt => crate::cli::commands::to_prompt::run(&paths),
     }
 }
 

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
+use crate::format::escape;
 use clap::Args;
-use skillfold::format::escape;
 
-use crate::exit::Exit;
+use crate::cli::exit::Exit;
 
 /// Write the JSON Schemas: the descriptor, every tool's input and output, the error object and
 /// the host record.
@@ -21,10 +21,10 @@ pub struct SchemaArgs {
 }
 
 pub fn run(args: SchemaArgs) -> Exit {
-    let schemas = skillfold::ops::schema::all();
+    let schemas = crate::ops::schema::all();
     let Some(dir) = args.out else {
         return match schemas.first() {
-            Some((_, schema)) => crate::output::print(&skillfold::ops::schema::render(schema)),
+            Some((_, schema)) => crate::cli::output::print(&crate::ops::schema::render(schema)),
             None => Exit::Ok,
         };
     };
@@ -34,7 +34,7 @@ pub fn run(args: SchemaArgs) -> Exit {
     }
     for (name, schema) in &schemas {
         let path = dir.join(name);
-        if let Err(e) = fs_err::write(&path, skillfold::ops::schema::render(schema)) {
+        if let Err(e) = fs_err::write(&path, crate::ops::schema::render(schema)) {
             diag!("error: {e}");
             return Exit::Retryable;
         }

@@ -2,12 +2,12 @@
 //! the descriptor, then the verified snapshots one agent needs. Bundles that fail verification
 //! are named on stderr and left out.
 
+use crate::runtime::Runtime;
+use crate::runtime::catalogue::Catalogue;
 use clap::Args;
-use skillfold::runtime::Runtime;
-use skillfold::runtime::catalogue::Catalogue;
 
 use super::config::ConfigArg;
-use crate::exit::{self, Exit};
+use crate::cli::exit::{self, Exit};
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
@@ -27,7 +27,7 @@ pub struct AgentArgs {
 /// The agent's catalogue, or the exit status after the errors were printed.
 pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
     let plan = args.config.plan()?;
-    let fail = |e: skillfold::runtime::catalogue::CatalogueError| {
+    let fail = |e: crate::runtime::catalogue::CatalogueError| {
         diag!("error: {e} [{}]", e.code());
         exit::of(e.code())
     };
@@ -56,7 +56,7 @@ pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
 pub fn call_and_print(catalogue: &Catalogue, tool: &str, input: &serde_json::Value) -> Exit {
     match catalogue.call(tool, input) {
         Ok((output, _record)) => match serde_json::to_string_pretty(&output) {
-            Ok(text) => crate::output::print(&format!("{text}\n")),
+            Ok(text) => crate::cli::output::print(&format!("{text}\n")),
             Err(e) => {
                 diag!("error: cannot render the result: {e}");
                 Exit::Retryable

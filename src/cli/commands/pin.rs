@@ -2,18 +2,18 @@
 
 use std::sync::atomic::AtomicBool;
 
+use crate::descriptor::code::DescriptorCode;
+use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, SignersError, TrustPolicy};
+use crate::format::bundle_path::BundlePath;
+use crate::format::escape;
+use crate::format::limits::Limits;
+use crate::format::pin::CommitId;
+use crate::format::skill_name::SkillName;
+use crate::ops::pin;
+use crate::prepare::code::PrepareCode;
 use clap::Args;
-use skillfold::descriptor::code::DescriptorCode;
-use skillfold::descriptor::signers::{AllowedSigners, OpenPgpKeys, SignersError, TrustPolicy};
-use skillfold::format::bundle_path::BundlePath;
-use skillfold::format::escape;
-use skillfold::format::limits::Limits;
-use skillfold::format::pin::CommitId;
-use skillfold::format::skill_name::SkillName;
-use skillfold::ops::pin;
-use skillfold::prepare::code::PrepareCode;
 
-use crate::exit::{self, Exit};
+use crate::cli::exit::{self, Exit};
 
 /// Fetch one commit and print the descriptor entry that pins the named bundles.
 ///
@@ -102,7 +102,7 @@ pub fn run(args: PinArgs) -> Exit {
         trust.as_ref(),
         &interrupt,
     ) {
-        Ok(pinned) => crate::output::print(&pin::descriptor_entry(
+        Ok(pinned) => crate::cli::output::print(&pin::descriptor_entry(
             &args.source,
             &args.revision,
             args.root.as_ref(),
@@ -120,7 +120,7 @@ pub fn run(args: PinArgs) -> Exit {
         }
         Err(e) => {
             diag!("error: {e} [{}]", e.code());
-            if let pin::PinError::Commit(skillfold::prepare::git::commit::CommitError::Symlinks {
+            if let pin::PinError::Commit(crate::prepare::git::commit::CommitError::Symlinks {
                 paths,
                 ..
             }) = &e
