@@ -55,6 +55,7 @@ enum Command {
     #[cfg(feature = "git")]
     Update(commands::update::UpdateArgs),
     Verify(commands::verify::VerifyArgs),
+    Push(commands::push::PushArgs),
     Prompt(commands::prompt::PromptArgs),
     Load(commands::load::LoadArgs),
     RunScript(commands::run_script::RunScriptArgs),
@@ -108,6 +109,7 @@ pub fn main() -> ExitCode {
         #[cfg(feature = "git")]
         Command::Update(args) => commands::update::run(args) as u8,
         Command::Verify(args) => commands::verify::run(args) as u8,
+        Command::Push(args) => commands::push::run(args) as u8,
         Command::Prompt(args) => commands::prompt::run(args) as u8,
         Command::Load(args) => commands::load::run(args) as u8,
         Command::RunScript(args) => commands::run_script::run(args) as u8,

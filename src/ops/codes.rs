@@ -23,6 +23,7 @@ pub fn registry() -> Vec<ErrorCode> {
         .chain(codes_of::<PinCode>())
         .chain(codes_of::<DescriptorCode>())
         .chain(codes_of::<PrepareCode>())
+        .chain(codes_of::<crate::prepare::oci::code::DistributionCode>())
         .chain(codes_of::<RuntimeCode>())
         .collect();
     // The MCP server's codes exist only in a build with the server.

@@ -18,6 +18,7 @@ pub mod outdated;
 #[cfg(feature = "git")]
 pub mod pin;
 pub mod prepare;
+pub mod push;
 pub mod schema;
 #[cfg(feature = "git")]
 pub mod update;

@@ -6,6 +6,7 @@
 //! - [`corpus`]: the managed corpus — the guard, staged generations, the atomic `current` flip,
 //!   manifests, rollback.
 //! - [`verify`]: a bundle against its pin (name, declared version, digest, changed files).
+//! - [`oci`]: verified bundles as reproducible OCI images and image layouts (`skillfold push`).
 //! - [`signature`]: a pinned commit's signature against the source's trust policy (SSH and
 //!   OpenPGP, in-process), from the fetched commit or the one a manifest keeps.
 //! - [`failpoint`]: crash injection for the promotion tests.
@@ -17,5 +18,6 @@ pub mod corpus;
 pub mod failpoint;
 #[cfg(feature = "git")]
 pub mod git;
+pub mod oci;
 pub mod signature;
 pub mod verify;

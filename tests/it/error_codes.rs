@@ -15,6 +15,7 @@ const TABLES: &[(&str, &str)] = &[
     ("Pins and verification", "pin"),
     ("Descriptor", "descriptor"),
     ("Preparation", "preparation"),
+    ("Distribution", "distribution"),
     ("Runtime and catalogues", "runtime"),
     ("The MCP server", "mcp"),
     ("Tool errors", "tool"),

@@ -129,11 +129,12 @@ impl Listening {
                         .next()
                         .and_then(|p| p.parse().ok())
                         .expect("port");
+                    // Logged before the port is announced: the caller may read the log at once.
+                    push_line(&sink, &line);
                     let _ = port_tx.send(port);
+                    continue;
                 }
-                let mut log = sink.lock().expect("log");
-                log.push_str(&line);
-                log.push('\n');
+                push_line(&sink, &line);
             }
         });
         let port = port_rx
@@ -156,6 +157,12 @@ impl Listening {
     pub fn log(&self) -> String {
         self.log.lock().expect("log").clone()
     }
+}
+
+fn push_line(log: &std::sync::Mutex<String>, line: &str) {
+    let mut log = log.lock().expect("log");
+    log.push_str(line);
+    log.push('\n');
 }
 
 impl Drop for Listening {

@@ -24,6 +24,7 @@ mod mcp_framing;
 #[cfg(feature = "git")]
 mod outdated;
 mod prepare;
+mod push;
 mod runner;
 mod runtime;
 mod safe_read;

@@ -10,6 +10,7 @@ pub mod outdated;
 pub mod pin;
 pub mod prepare;
 pub mod prompt;
+pub mod push;
 pub mod read_properties;
 pub mod run_script;
 mod runtime_args;

@@ -19,21 +19,25 @@ use crate::format::escape;
 pub const ENV: &str = "SKILLFOLD_SKILL_SCRIPT_ALLOWLIST";
 
 /// One approval as written.
-///
-/// ```
-/// use skillfold::ApprovalSpec;
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// let built = skillfold::Runtime::builder()
-///     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-///     .runner(vec![ApprovalSpec {
-///         skill: "commit-message".into(),
-///         script: "scripts/lint.py".into(),
-///         sha256: "0".repeat(64), // sha256sum of the reviewed helper
-///     }])
-///     .build()
-///     .unwrap();
-/// # let _ = built;
-/// ```
+// The example is for rustdoc only: schemars turns doc comments into schema descriptions.
+#[cfg_attr(
+    doc,
+    doc = r#"
+```
+use skillfold::ApprovalSpec;
+# let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+let built = skillfold::Runtime::builder()
+    .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+    .runner(vec![ApprovalSpec {
+        skill: "commit-message".into(),
+        script: "scripts/lint.py".into(),
+        sha256: "0".repeat(64), // sha256sum of the reviewed helper
+    }])
+    .build()
+    .unwrap();
+# let _ = built;
+```"#
+)]
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApprovalSpec {

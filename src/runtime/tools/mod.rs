@@ -96,21 +96,25 @@ impl ToolAnnotations {
 /// `output_limit`, `script_failed`, `unsupported_platform`, `spawn_failed` (`skill_run_script`);
 /// `invalid_args`, `unknown_skill`, `invalid_path`, `not_found`, `too_large`, `not_text`
 /// (`skill_read_reference`).
-///
-/// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// # let built = skillfold::Runtime::builder()
-/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-/// #     .build()
-/// #     .unwrap();
-/// # let catalogue = built.runtime.catalogue(None).unwrap();
-/// let refused = catalogue
-///     .call("load_skill", &serde_json::json!({"name": "commit-message", "reference": "../etc"}))
-///     .unwrap_err();
-/// assert_eq!(refused.code, skillfold::ToolCode::ValidationError);
-/// let for_the_model = serde_json::json!({"error": refused});
-/// assert_eq!(for_the_model["error"]["code"], "validation_error");
-/// ```
+// The example is for rustdoc only: schemars turns doc comments into schema descriptions.
+#[cfg_attr(
+    doc,
+    doc = r#"
+```
+# let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+# let built = skillfold::Runtime::builder()
+#     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+#     .build()
+#     .unwrap();
+# let catalogue = built.runtime.catalogue(None).unwrap();
+let refused = catalogue
+    .call("load_skill", &serde_json::json!({"name": "commit-message", "reference": "../etc"}))
+    .unwrap_err();
+assert_eq!(refused.code, skillfold::ToolCode::ValidationError);
+let for_the_model = serde_json::json!({"error": refused});
+assert_eq!(for_the_model["error"]["code"], "validation_error");
+```"#
+)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema, thiserror::Error)]
 #[error("{message} [{code}]")]
 pub struct ToolError {
@@ -171,20 +175,24 @@ struct Refusal<'a> {
 
 /// What a successful call served, for the host's transcript; never shown to the model. The
 /// SHA-256 of the exact bytes served lets a session prove what the model read.
-///
-/// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// # let built = skillfold::Runtime::builder()
-/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-/// #     .build()
-/// #     .unwrap();
-/// # let catalogue = built.runtime.catalogue(None).unwrap();
-/// let input = serde_json::json!({"name": "commit-message", "reference": null});
-/// let (_output, record) = catalogue.call("load_skill", &input).unwrap();
-/// // For the host's transcript: what was served, from which pin, and the SHA-256 of the bytes.
-/// println!("{}", serde_json::to_string(&record).unwrap());
-/// assert_eq!(record.hash.as_deref(), Some("b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e"));
-/// ```
+// The example is for rustdoc only: schemars turns doc comments into schema descriptions.
+#[cfg_attr(
+    doc,
+    doc = r#"
+```
+# let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+# let built = skillfold::Runtime::builder()
+#     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
+#     .build()
+#     .unwrap();
+# let catalogue = built.runtime.catalogue(None).unwrap();
+let input = serde_json::json!({"name": "commit-message", "reference": null});
+let (_output, record) = catalogue.call("load_skill", &input).unwrap();
+// For the host's transcript: what was served, from which pin, and the SHA-256 of the bytes.
+println!("{}", serde_json::to_string(&record).unwrap());
+assert_eq!(record.hash.as_deref(), Some("b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e"));
+```"#
+)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Record {
     /// The tool called.

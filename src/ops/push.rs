@@ -1,0 +1,195 @@
+//! `skillfold push`: the verified bundles of a descriptor (or of one agent) as one OCI image,
+//! written into an OCI image layout. Every bundle is loaded exactly as the runtime loads it — the
+//! safe reader, the rules, the pin — and the image is built only from verified bytes; if any
+//! approved bundle does not verify, nothing is written.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::descriptor::Plan;
+use crate::format::code::{ErrorCode, ExitClass};
+use crate::prepare::oci::code::DistributionCode;
+use crate::prepare::oci::image::{ImageBundle, Platform, Provenance, image};
+use crate::prepare::oci::layout::{self, LayoutError};
+use crate::runtime::Runtime;
+use crate::runtime::snapshot::{LoadFailure, Snapshot};
+
+/// What to push and where.
+#[derive(Debug, Clone)]
+pub struct PushOptions {
+    /// Only this agent's skills (the defaults plus its extras); `None`: every approved bundle.
+    pub agent: Option<String>,
+    /// The OCI image layout directory to write.
+    pub layout: PathBuf,
+    /// The reference name of the image in the layout's index.
+    pub tag: Option<String>,
+    /// The platform recorded in the image config.
+    pub platform: Platform,
+}
+
+/// One bundle of the image.
+#[derive(Debug, Clone, Serialize)]
+pub struct PushedBundle {
+    /// The skill name.
+    pub name: String,
+    /// Its reviewed version.
+    pub version: String,
+    /// Its `chamvi-skill-bundle-v1` digest.
+    pub hash: String,
+    /// The digest of its layer (`sha256:…`).
+    pub layer: String,
+    /// The compressed layer's size in bytes.
+    pub size: u64,
+}
+
+/// The outcome of a push.
+#[derive(Debug, Clone, Serialize)]
+pub struct PushReport {
+    /// `<layout dir>@sha256:…`: the image, pinned by its manifest digest.
+    pub reference: String,
+    /// The manifest digest.
+    pub digest: String,
+    /// The layout directory.
+    pub layout: PathBuf,
+    /// The reference name in the index, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// The bundles, by name.
+    pub bundles: Vec<PushedBundle>,
+}
+
+/// Why nothing was pushed.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// Approved bundles did not verify (each with its own code).
+    #[error("{} approved bundle(s) did not verify; nothing was written", .0.len())]
+    NotVerified(Vec<LoadFailure>),
+    /// The agent's catalogue could not be built.
+    #[error("{0}")]
+    Catalogue(#[from] crate::runtime::catalogue::CatalogueError),
+    /// No bundle to push.
+    #[error("nothing to push: {0}")]
+    Nothing(String),
+    /// A verified file could no longer be read back from disk unchanged.
+    #[error("{0}")]
+    Changed(#[from] crate::runtime::snapshot::FileReadError),
+    /// The layout could not be written.
+    #[error("{0}")]
+    Layout(#[from] LayoutError),
+}
+
+impl PushError {
+    /// The stable code of this failure (the worst of them, for several unverified bundles).
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            PushError::NotVerified(failures) => failures
+                .iter()
+                .map(|f| f.code)
+                .max_by_key(|c| matches!(c.exit(), ExitClass::Invalid))
+                .unwrap_or_else(|| DistributionCode::NothingToPush.into()),
+            PushError::Catalogue(e) => e.code().into(),
+            PushError::Nothing(_) => DistributionCode::NothingToPush.into(),
+            PushError::Changed(_) => crate::runtime::tools::ToolCode::ReferenceChanged.into(),
+            PushError::Layout(LayoutError::NotLayout { .. }) => DistributionCode::NotLayout.into(),
+            PushError::Layout(LayoutError::Io(_)) => DistributionCode::WriteFailed.into(),
+        }
+    }
+}
+
+/// Verifies the bundles and writes the image.
+pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> {
+    let runtime = match &options.agent {
+        Some(agent) => Runtime::load_for(plan, Some(agent))?,
+        None => Runtime::load(plan),
+    };
+    let failures: Vec<LoadFailure> = runtime.failures().cloned().collect();
+    if !failures.is_empty() {
+        return Err(PushError::NotVerified(failures));
+    }
+    let snapshots: Vec<&Snapshot> = match &options.agent {
+        Some(agent) => {
+            let catalogue = runtime.catalogue(Some(agent))?;
+            let names: Vec<String> = catalogue
+                .skills()
+                .map(|s| s.pin().name.to_string())
+                .collect();
+            runtime
+                .snapshots()
+                .filter(|s| names.contains(&s.pin().name.to_string()))
+                .map(AsRef::as_ref)
+                .collect()
+        }
+        None => runtime.snapshots().map(AsRef::as_ref).collect(),
+    };
+    let snapshots = distinct(snapshots);
+    if snapshots.is_empty() {
+        return Err(PushError::Nothing(match &options.agent {
+            Some(agent) => format!(
+                "agent `{}` has no approved bundle",
+                crate::format::escape::text(agent)
+            ),
+            None => "the descriptor approves no bundle".to_owned(),
+        }));
+    }
+    let mut bundles = Vec::new();
+    for snapshot in &snapshots {
+        let mut files = Vec::new();
+        for file in snapshot.files() {
+            files.push((file.path().to_owned(), snapshot.read(file)?.into_owned()));
+        }
+        bundles.push(ImageBundle {
+            pin: snapshot.pin(),
+            files,
+        });
+    }
+    let built = image(&bundles, provenance(&snapshots).as_ref(), &options.platform);
+    let digest = layout::write(&options.layout, &built, options.tag.as_deref())?;
+    Ok(PushReport {
+        reference: format!("{}@{digest}", options.layout.display()),
+        digest,
+        layout: options.layout.clone(),
+        tag: options.tag.clone(),
+        bundles: built
+            .layers
+            .iter()
+            .map(|l| PushedBundle {
+                name: l.pin.name.to_string(),
+                version: l.pin.version.to_string(),
+                hash: l.pin.hash.to_string(),
+                layer: l.blob.digest.clone(),
+                size: l.blob.size(),
+            })
+            .collect(),
+    })
+}
+
+/// One snapshot per name. A descriptor pins each name once (`check` refuses anything else) and
+/// every snapshot verified against its pin, so snapshots of one name hold the same bytes.
+fn distinct(snapshots: Vec<&Snapshot>) -> Vec<&Snapshot> {
+    let mut kept: Vec<&Snapshot> = Vec::new();
+    for snapshot in snapshots {
+        if !kept.iter().any(|k| k.pin().name == snapshot.pin().name) {
+            kept.push(snapshot);
+        }
+    }
+    kept
+}
+
+/// The Git source and commit, when every bundle came from the same one.
+fn provenance(snapshots: &[&Snapshot]) -> Option<Provenance> {
+    let mut found: Option<Provenance> = None;
+    for snapshot in snapshots {
+        let origin = snapshot.origin();
+        let this = Provenance {
+            source: origin.url.clone()?,
+            revision: origin.commit.clone()?,
+        };
+        match &found {
+            None => found = Some(this),
+            Some(same) if *same == this => {}
+            Some(_) => return None,
+        }
+    }
+    found
+}

@@ -1,0 +1,13 @@
+//! The codes of distribution through OCI images (`skillfold push`). Declared with
+//! [`crate::error_codes!`]; documented in `docs/error-codes.md`.
+
+crate::error_codes! {
+    /// Why an image could not be built or written.
+    pub enum DistributionCode: "distribution", default Invalid;
+    /// Nothing to push: the descriptor (or the agent) approves no bundle.
+    NothingToPush = "nothing_to_push",
+    /// The output directory exists and is not an OCI image layout.
+    NotLayout = "not_layout",
+    /// The image could not be written (space, permissions).
+    WriteFailed = "write_failed" => Retryable,
+}

@@ -1,0 +1,30 @@
+//! Verified bundles as OCI images (DESIGN §7 "OCI image shape"): the reproducible layer tar
+//! ([`tar`]), the image — layers, config, manifest and their annotations ([`image`]) — and the
+//! OCI image layout on disk ([`layout`]). `skillfold push` builds images with them.
+//!
+//! Media types: the image manifest [`MEDIA_MANIFEST`], the standard image config
+//! [`MEDIA_CONFIG`] (so container runtimes and Kubernetes image volumes mount it), and one
+//! [`MEDIA_LAYER_TAR_GZIP`] layer per bundle. Layers are gzip, not zstd: every runtime, registry
+//! and mirror in use reads gzip layers, and older containerd, Docker and CRI-O releases cannot read
+//! zstd ones; gzip at one fixed level with an empty header is as reproducible.
+
+pub mod code;
+pub mod image;
+pub mod layout;
+pub mod tar;
+
+/// The OCI image manifest media type.
+pub const MEDIA_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+/// The OCI image index media type (what a layout's `index.json` is).
+pub const MEDIA_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+/// The OCI image config media type.
+pub const MEDIA_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
+/// A gzip-compressed tar layer.
+pub const MEDIA_LAYER_TAR_GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
+
+/// Layer annotation: the bundle's skill name.
+pub const ANNOTATION_BUNDLE_NAME: &str = "io.skillfold.bundle.name";
+/// Layer annotation: the bundle's reviewed version label.
+pub const ANNOTATION_BUNDLE_VERSION: &str = "io.skillfold.bundle.version";
+/// Layer annotation: the bundle's `chamvi-skill-bundle-v1` digest (64 hex).
+pub const ANNOTATION_BUNDLE_DIGEST: &str = "io.skillfold.bundle.digest";
