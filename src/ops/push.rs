@@ -15,15 +15,33 @@ use crate::prepare::oci::layout::{self, LayoutError};
 use crate::runtime::Runtime;
 use crate::runtime::snapshot::{LoadFailure, Snapshot};
 
+/// Where the image goes.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// An OCI image layout directory, the image named `tag` in its index if given.
+    Layout {
+        /// The directory.
+        dir: PathBuf,
+        /// The reference name in the index.
+        tag: Option<String>,
+    },
+    /// A registry repository (feature `oci`).
+    #[cfg(feature = "oci")]
+    Registry {
+        /// `REGISTRY/REPOSITORY[:TAG]`.
+        destination: crate::prepare::oci::registry::Destination,
+        /// HTTP instead of HTTPS (a registry on a trusted network).
+        plain_http: bool,
+    },
+}
+
 /// What to push and where.
 #[derive(Debug, Clone)]
 pub struct PushOptions {
     /// Only this agent's skills (the defaults plus its extras); `None`: every approved bundle.
     pub agent: Option<String>,
-    /// The OCI image layout directory to write.
-    pub layout: PathBuf,
-    /// The reference name of the image in the layout's index.
-    pub tag: Option<String>,
+    /// Where the image goes.
+    pub target: Target,
     /// The platform recorded in the image config.
     pub platform: Platform,
 }
@@ -46,13 +64,12 @@ pub struct PushedBundle {
 /// The outcome of a push.
 #[derive(Debug, Clone, Serialize)]
 pub struct PushReport {
-    /// `<layout dir>@sha256:…`: the image, pinned by its manifest digest.
+    /// The image pinned by its manifest digest: `REGISTRY/REPOSITORY@sha256:…`, or
+    /// `<layout dir>@sha256:…`.
     pub reference: String,
     /// The manifest digest.
     pub digest: String,
-    /// The layout directory.
-    pub layout: PathBuf,
-    /// The reference name in the index, if any.
+    /// The tag it was given, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
     /// The bundles, by name.
@@ -77,6 +94,10 @@ pub enum PushError {
     /// The layout could not be written.
     #[error("{0}")]
     Layout(#[from] LayoutError),
+    /// The registry push failed.
+    #[cfg(feature = "oci")]
+    #[error("{0}")]
+    Registry(#[from] crate::prepare::oci::registry::PushError),
 }
 
 impl PushError {
@@ -93,6 +114,15 @@ impl PushError {
             PushError::Changed(_) => crate::runtime::tools::ToolCode::ReferenceChanged.into(),
             PushError::Layout(LayoutError::NotLayout { .. }) => DistributionCode::NotLayout.into(),
             PushError::Layout(LayoutError::Io(_)) => DistributionCode::WriteFailed.into(),
+            #[cfg(feature = "oci")]
+            PushError::Registry(e) => {
+                use crate::prepare::oci::registry::PushError as Registry;
+                match e {
+                    Registry::Unavailable { .. } => DistributionCode::RegistryUnavailable.into(),
+                    Registry::Denied { .. } => DistributionCode::RegistryDenied.into(),
+                    Registry::Refused { .. } => DistributionCode::RegistryRefused.into(),
+                }
+            }
         }
     }
 }
@@ -144,12 +174,25 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
         });
     }
     let built = image(&bundles, provenance(&snapshots).as_ref(), &options.platform);
-    let digest = layout::write(&options.layout, &built, options.tag.as_deref())?;
+    let (reference, digest, tag) = match &options.target {
+        Target::Layout { dir, tag } => {
+            let digest = layout::write(dir, &built, tag.as_deref())?;
+            (format!("{}@{digest}", dir.display()), digest, tag.clone())
+        }
+        #[cfg(feature = "oci")]
+        Target::Registry {
+            destination,
+            plain_http,
+        } => {
+            let digest = crate::prepare::oci::registry::push(&built, destination, *plain_http)?;
+            let reference = format!("{}@{digest}", destination.repository());
+            (reference, digest, destination.tag().map(str::to_owned))
+        }
+    };
     Ok(PushReport {
-        reference: format!("{}@{digest}", options.layout.display()),
+        reference,
         digest,
-        layout: options.layout.clone(),
-        tag: options.tag.clone(),
+        tag,
         bundles: built
             .layers
             .iter()

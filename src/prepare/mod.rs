@@ -20,4 +20,6 @@ pub mod failpoint;
 pub mod git;
 pub mod oci;
 pub mod signature;
+#[cfg(any(feature = "git", feature = "oci"))]
+pub mod tls;
 pub mod verify;

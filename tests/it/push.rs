@@ -363,3 +363,280 @@ fn nothing_is_written_when_a_bundle_does_not_verify_or_the_configuration_is_refu
     let refused = fine.push(&fine.tmp.path().join("out"), &["--platform", "linux"]);
     assert_eq!(refused.status.code(), Some(2));
 }
+
+/// Debian's `docker-registry` (the CNCF distribution registry) on a free loopback port, with
+/// `htpasswd` users when given; stopped on drop.
+#[cfg(feature = "oci")]
+struct Registry {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+#[cfg(feature = "oci")]
+impl Registry {
+    fn start(users: &[(&str, &str)]) -> Registry {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: test\n",
+            dir.path().join("data").display()
+        );
+        if !users.is_empty() {
+            let htpasswd = dir.path().join("htpasswd");
+            let mut lines = String::new();
+            for (user, password) in users {
+                let made = Command::new("htpasswd")
+                    .args(["-Bbn", user, password])
+                    .output()
+                    .expect("htpasswd (apache2-utils; scripts/test installs it)");
+                lines.push_str(String::from_utf8_lossy(&made.stdout).trim());
+                lines.push('\n');
+            }
+            fs_err::write(&htpasswd, lines).expect("write");
+            config.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: skillfold-test\n    path: {}\n",
+                htpasswd.display()
+            ));
+        }
+        let path = dir.path().join("config.yml");
+        fs_err::write(&path, config).expect("write");
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(&path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("docker-registry (scripts/test installs it)");
+        let registry = Registry {
+            child,
+            port,
+            _dir: dir,
+        };
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed().as_secs() < 20,
+                "the registry did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        registry
+    }
+
+    fn repository(&self, name: &str) -> String {
+        format!("127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+#[cfg(feature = "oci")]
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(feature = "oci")]
+fn push_to(lab: &Lab, to: &str, env: &[(&str, &str)]) -> std::process::Output {
+    let config = lab.config();
+    Command::new(env!("CARGO_BIN_EXE_skillfold"))
+        .args([
+            "push",
+            "-c",
+            config.to_str().expect("utf8"),
+            "--to",
+            to,
+            "--plain-http",
+        ])
+        .env_remove("SKILLFOLD_REGISTRY_AUTH")
+        .env("DOCKER_CONFIG", lab.tmp.path().join("no-docker-config"))
+        .envs(env.iter().copied())
+        .output()
+        .expect("run skillfold")
+}
+
+#[cfg(feature = "oci")]
+#[test]
+fn a_push_to_a_registry_gives_the_digest_of_the_image_layout() {
+    let lab = Lab::new(
+        &[
+            ("pdf", &[("references/forms.md", "# Forms\n")]),
+            ("docx", &[]),
+        ],
+        &[],
+    );
+    let registry = Registry::start(&[]);
+    let layout = lab.tmp.path().join("layout");
+    let local = lab.push(&layout, &[]);
+    let expected = stdout(&local)
+        .lines()
+        .last()
+        .expect("line")
+        .rsplit_once('@')
+        .expect("@")
+        .1
+        .to_owned();
+
+    let pushed = push_to(&lab, &registry.repository("platform/skills:v1"), &[]);
+    assert_eq!(
+        pushed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&pushed.stderr)
+    );
+    assert_eq!(
+        stdout(&pushed).lines().last(),
+        Some(format!("{}@{expected}", registry.repository("platform/skills")).as_str())
+    );
+    // The registry holds the manifest under the tag and serves it by digest, as skopeo sees it.
+    let inspect = Command::new("skopeo")
+        .args(["inspect", "--tls-verify=false"])
+        .arg(format!(
+            "docker://{}",
+            registry.repository("platform/skills:v1")
+        ))
+        .output()
+        .expect("skopeo");
+    assert!(
+        inspect.status.success(),
+        "{}",
+        String::from_utf8_lossy(&inspect.stderr)
+    );
+    let inspected: Value = serde_json::from_slice(&inspect.stdout).expect("json");
+    assert_eq!(inspected["Digest"], expected.as_str());
+    assert_eq!(inspected["Layers"].as_array().map(Vec::len), Some(2));
+    // Copied back out of the registry into a layout, the layers give trees whose digests are the pins.
+    let copy = lab.tmp.path().join("copy");
+    let copied = Command::new("skopeo")
+        .args(["copy", "--src-tls-verify=false", "--preserve-digests"])
+        .arg(format!(
+            "docker://{}@{expected}",
+            registry.repository("platform/skills")
+        ))
+        .arg(format!("oci:{}:x", copy.display()))
+        .output()
+        .expect("skopeo");
+    assert!(
+        copied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&copied.stderr)
+    );
+    let manifest = json(&blob(&copy, &expected));
+    let root = lab.tmp.path().join("unpacked");
+    fs_err::create_dir(&root).expect("mkdir");
+    for layer in manifest["layers"].as_array().expect("layers") {
+        let path = blob(&copy, layer["digest"].as_str().expect("digest"));
+        assert!(
+            Command::new("tar")
+                .arg("-xzf")
+                .arg(&path)
+                .arg("-C")
+                .arg(&root)
+                .status()
+                .expect("tar")
+                .success()
+        );
+        let name = layer["annotations"]["io.skillfold.bundle.name"]
+            .as_str()
+            .expect("name");
+        let digest = Bundle::read_dir(&root.join(name)).expect("valid").digest();
+        assert_eq!(
+            layer["annotations"]["io.skillfold.bundle.digest"],
+            digest.to_string()
+        );
+    }
+    // Without a tag the manifest is stored by its digest; pushing again changes nothing.
+    let again = push_to(&lab, &registry.repository("platform/skills"), &[]);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert!(stdout(&again).ends_with(&format!("@{expected}\n")));
+}
+
+#[cfg(feature = "oci")]
+#[test]
+fn registry_credentials_are_used_never_shown_and_a_refusal_is_not_retryable() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let registry = Registry::start(&[("ci", "s3cret-Pa55")]);
+    let to = registry.repository("platform/skills:v1");
+    let anonymous = push_to(&lab, &to, &[]);
+    assert_eq!(anonymous.status.code(), Some(2));
+    assert_stderr_has(&anonymous, "[registry_denied]");
+    assert_stderr_has(&anonymous, "(anonymous)");
+    let wrong = push_to(&lab, &to, &[("SKILLFOLD_REGISTRY_AUTH", "ci:wrong-Pa55")]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert_stderr_has(&wrong, "credentials from SKILLFOLD_REGISTRY_AUTH");
+    assert!(!String::from_utf8_lossy(&wrong.stderr).contains("wrong-Pa55"));
+    let right = push_to(&lab, &to, &[("SKILLFOLD_REGISTRY_AUTH", "ci:s3cret-Pa55")]);
+    assert_eq!(
+        right.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&right.stderr)
+    );
+    // Docker's config.json, as `docker login` writes it.
+    let docker = lab.tmp.path().join("docker");
+    fs_err::create_dir(&docker).expect("mkdir");
+    let auth = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode("ci:s3cret-Pa55")
+    };
+    fs_err::write(
+        docker.join("config.json"),
+        format!(
+            r#"{{"auths": {{"127.0.0.1:{}": {{"auth": "{auth}"}}}}}}"#,
+            registry.port
+        ),
+    )
+    .expect("write");
+    let from_config = push_to(
+        &lab,
+        &to,
+        &[("DOCKER_CONFIG", docker.to_str().expect("utf8"))],
+    );
+    assert_eq!(
+        from_config.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&from_config.stderr)
+    );
+    for output in [&anonymous, &wrong, &right, &from_config] {
+        let all = format!(
+            "{}{}",
+            stdout(output),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            !all.contains("s3cret-Pa55") && !all.contains(&auth),
+            "{all}"
+        );
+    }
+}
+
+#[cfg(feature = "oci")]
+#[test]
+fn a_registry_that_cannot_be_reached_is_retryable_and_bad_destinations_are_refused() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let down = push_to(&lab, &format!("127.0.0.1:{port}/platform/skills"), &[]);
+    assert_eq!(down.status.code(), Some(1));
+    assert_stderr_has(&down, "[registry_unavailable]");
+    for bad in [
+        "skills",
+        "platform/skills",
+        "127.0.0.1:5000/skills@sha256:abc",
+    ] {
+        let refused = push_to(&lab, bad, &[]);
+        assert_eq!(refused.status.code(), Some(2), "{bad}");
+    }
+}

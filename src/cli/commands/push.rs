@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::config::ConfigArg;
 use crate::cli::exit::{self, Exit};
-use crate::ops::push::{PushError, PushOptions, push};
+use crate::ops::push::{PushError, PushOptions, Target, push};
 use crate::prepare::oci::image::Platform;
 
 /// Put every approved bundle (or one agent's) into one OCI image, verified first.
@@ -18,23 +18,37 @@ use crate::prepare::oci::image::Platform;
 /// config, so container runtimes and Kubernetes image volumes can mount it. The same bundles give
 /// the same image digest on any machine; a bundle shared by two images is the same layer.
 ///
-/// `--oci-layout DIR` writes the image into an OCI image layout (created, or added to), for
-/// `skopeo copy oci:DIR docker://…` or an air-gapped transfer. The last stdout line is the image
-/// pinned by digest, `DIR@sha256:…`; an `oci:` source pins that digest.
+/// `--to REGISTRY/REPOSITORY[:TAG]` pushes it (blobs the registry lacks, then the manifest's exact
+/// bytes); `--oci-layout DIR` writes it into an OCI image layout instead (created, or added to),
+/// for an air-gapped transfer with standard tools. The last stdout line is the image pinned by
+/// digest, `REGISTRY/REPOSITORY@sha256:…` (or `DIR@sha256:…`).
 ///
-/// Exit status: 0 written; 1 the image could not be written, or a bundle could not be read (an
-/// I/O error); 2 a bundle that does not verify, a conflict, a bad descriptor (nothing written).
+/// Exit status: 0 pushed; 1 the registry is down or failing, the image could not be written, or
+/// a bundle could not be read (an I/O error); 2 a bundle that does not verify, refused
+/// credentials, a bad descriptor (nothing pushed).
 #[derive(Debug, Args)]
 pub struct PushArgs {
     #[command(flatten)]
     config: ConfigArg,
 
-    /// Write the image into this OCI image layout directory.
+    /// Push the image to this registry repository, e.g. `registry.example.com/platform/skills:v3`
+    /// (HTTPS; credentials from SKILLFOLD_REGISTRY_AUTH=USER:PASSWORD or Docker's config.json).
+    #[cfg(feature = "oci")]
+    #[arg(long, value_name = "REGISTRY/REPOSITORY[:TAG]", required_unless_present = "oci_layout",
+          conflicts_with = "oci_layout", value_parser = crate::prepare::oci::registry::Destination::parse)]
+    to: Option<crate::prepare::oci::registry::Destination>,
+
+    /// Speak HTTP to the registry instead of HTTPS (a registry on a trusted network or loopback).
+    #[cfg(feature = "oci")]
+    #[arg(long, requires = "to")]
+    plain_http: bool,
+
+    /// Write the image into this OCI image layout directory instead.
     #[arg(long, value_name = "DIR")]
-    oci_layout: PathBuf,
+    oci_layout: Option<PathBuf>,
 
     /// Name the image TAG in the layout's index (`org.opencontainers.image.ref.name`).
-    #[arg(long, value_name = "TAG")]
+    #[arg(long, value_name = "TAG", requires = "oci_layout")]
     tag: Option<String>,
 
     /// Only this agent's skills (the defaults plus its extras).
@@ -68,10 +82,22 @@ pub fn run(args: PushArgs) -> Exit {
         Ok(plan) => plan,
         Err(exit) => return exit,
     };
+    let target = match args.oci_layout {
+        Some(dir) => Target::Layout { dir, tag: args.tag },
+        #[cfg(feature = "oci")]
+        None => match args.to {
+            Some(destination) => Target::Registry {
+                destination,
+                plain_http: args.plain_http,
+            },
+            None => return Exit::Invalid,
+        },
+        #[cfg(not(feature = "oci"))]
+        None => return Exit::Invalid,
+    };
     let options = PushOptions {
         agent: args.agent,
-        layout: args.oci_layout,
-        tag: args.tag,
+        target,
         platform: args.platform,
     };
     match push(plan, &options) {
@@ -89,8 +115,8 @@ pub fn run(args: PushArgs) -> Exit {
             if args.json {
                 crate::cli::output::print_json(&report)
             } else {
-                let shown = crate::format::escape::path(&report.layout);
-                crate::cli::output::print(&format!("{shown}@{}\n", report.digest))
+                let shown = crate::format::escape::text(&report.reference);
+                crate::cli::output::print(&format!("{shown}\n"))
             }
         }
         Err(e) => {

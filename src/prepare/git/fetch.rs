@@ -207,7 +207,7 @@ fn fetch_with(
     interrupt: &AtomicBool,
     root: &gix::progress::prodash::tree::Root,
 ) -> Result<Fetched, FetchError> {
-    install_tls_provider();
+    crate::prepare::tls::install_provider();
     let shown = RedactedUrl::new(url);
     let id = gix::ObjectId::from_hex(commit.as_str().as_bytes()).map_err(|e| FetchError::Invalid {
         url: shown.clone(),
@@ -354,7 +354,7 @@ pub fn resolve_ref(
     git_dir: &Path,
     interrupt: &AtomicBool,
 ) -> Result<(gix::ObjectId, String), FetchError> {
-    install_tls_provider();
+    crate::prepare::tls::install_provider();
     let shown = RedactedUrl::new(url);
     let candidates = query.candidates();
     // A branch or the `HEAD` narrows the listing to itself; a name that may be a tag lists
@@ -497,15 +497,6 @@ fn fetch_branches_and_tags(
     });
     let (repo, _) = prepare.fetch_only(root.add_child("fetch branches and tags"), interrupt)?;
     Ok(repo)
-}
-
-/// https goes through reqwest with rustls; its crypto provider (ring) is chosen once per process.
-fn install_tls_provider() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // An error means a provider is already installed, which is just as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
 }
 
 /// Isolated options plus exactly the authentication settings we carry over.

@@ -10,4 +10,10 @@ crate::error_codes! {
     NotLayout = "not_layout",
     /// The image could not be written (space, permissions).
     WriteFailed = "write_failed" => Retryable,
+    /// The registry could not be reached, or answered 5xx.
+    RegistryUnavailable = "registry_unavailable" => Retryable,
+    /// The registry refused the credentials or the access.
+    RegistryDenied = "registry_denied",
+    /// The registry refused the push otherwise (a bad name, an unsupported request).
+    RegistryRefused = "registry_refused",
 }

@@ -1,6 +1,7 @@
 //! Verified bundles as OCI images (DESIGN §7 "OCI image shape"): the reproducible layer tar
 //! ([`tar`]), the image — layers, config, manifest and their annotations ([`image`]) — and the
-//! OCI image layout on disk ([`layout`]). `skillfold push` builds images with them.
+//! OCI image layout on disk ([`layout`]), and pushing to a registry ([`registry`], feature `oci`,
+//! with [`credentials`]). `skillfold push` builds images with them.
 //!
 //! Media types: the image manifest [`MEDIA_MANIFEST`], the standard image config
 //! [`MEDIA_CONFIG`] (so container runtimes and Kubernetes image volumes mount it), and one
@@ -9,8 +10,12 @@
 //! zstd ones; gzip at one fixed level with an empty header is as reproducible.
 
 pub mod code;
+#[cfg(feature = "oci")]
+pub mod credentials;
 pub mod image;
 pub mod layout;
+#[cfg(feature = "oci")]
+pub mod registry;
 pub mod tar;
 
 /// The OCI image manifest media type.
