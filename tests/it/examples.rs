@@ -130,6 +130,7 @@ fn every_example_parses_and_every_descriptor_checks() {
     for expected in [
         "examples/kubernetes/cronjob.yaml",
         "examples/kubernetes/deployment.yaml",
+        "examples/kubernetes/image-volume.yaml",
         "examples/kubernetes/server.yaml",
         "examples/skillfold.yaml",
     ] {
@@ -152,14 +153,18 @@ fn every_example_parses_and_every_descriptor_checks() {
                     .join(format!("configmap-{}.yaml", descriptors.len()));
                 fs_err::write(&out, text).expect("write");
                 descriptors.push(out);
-                assert!(path.ends_with("deployment.yaml") || path.ends_with("server.yaml"));
+                assert!(
+                    path.ends_with("deployment.yaml")
+                        || path.ends_with("server.yaml")
+                        || path.ends_with("image-volume.yaml")
+                );
             }
         }
     }
     assert_eq!(
         descriptors.len(),
-        3,
-        "the deployment's and the server's ConfigMaps embed a descriptor"
+        4,
+        "the deployment's, the server's and the image volume's ConfigMaps embed a descriptor"
     );
     for descriptor in &descriptors {
         let out = skillfold(&["check", "-c", descriptor.to_str().expect("utf8")]);
@@ -327,5 +332,113 @@ fn kubernetes_server_probes_its_health_and_holds_only_token_hashes() {
     assert_eq!(
         tokens.authorize(Some(b"Bearer example-default-token"), Some("support")),
         Verdict::Forbidden
+    );
+}
+
+/// The image volume example mounts, read-only and by digest, exactly the image `skillfold push`
+/// makes of the five example skills, and its descriptor verifies each bundle from the mount: the
+/// digest is computed here again (reproducible builds make it the same on every machine), and the
+/// descriptor, with the mount path replaced by an unpacked copy of that image, serves every skill.
+#[test]
+fn the_image_volume_example_mounts_the_image_of_the_example_skills() {
+    let examples = example_yaml();
+    let docs = &examples
+        .iter()
+        .find(|(p, _)| p.ends_with("image-volume.yaml"))
+        .expect("image-volume.yaml")
+        .1;
+    let pod = &kind(docs, "Deployment")["spec"]["template"]["spec"];
+    assert!(pod["initContainers"].is_null(), "nothing to prepare");
+    let volume = pod["volumes"]
+        .as_sequence()
+        .expect("volumes")
+        .iter()
+        .find(|v| v["name"].as_str() == Some("skills"))
+        .expect("the skills volume");
+    let reference = volume["image"]["reference"]
+        .as_str()
+        .expect("an image volume");
+    let (_, digest) = reference.split_once('@').expect("pinned by digest");
+    let mount = pod["containers"][0]["volumeMounts"]
+        .as_sequence()
+        .expect("mounts")
+        .iter()
+        .find(|m| m["name"].as_str() == Some("skills"))
+        .expect("mounted");
+    assert_eq!(mount["readOnly"].as_bool(), Some(true));
+    let mount_path = mount["mountPath"].as_str().expect("path");
+
+    // The image of the five example skills, as `push` builds it from the example's own pins.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let skills = root().join("examples/skills");
+    let example = kind(docs, "ConfigMap")["data"]["skillfold.yaml"]
+        .as_str()
+        .expect("descriptor")
+        .to_owned();
+    let config = tmp.path().join("skillfold.yaml");
+    fs_err::write(
+        &config,
+        example.replace(&format!("{mount_path}/"), &format!("{}/", skills.display())),
+    )
+    .expect("write");
+    let layout = tmp.path().join("layout");
+    let pushed = skillfold(&[
+        "push",
+        "-c",
+        config.to_str().expect("utf8"),
+        "--oci-layout",
+        layout.to_str().expect("utf8"),
+    ]);
+    assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+    let printed = String::from_utf8_lossy(&pushed.stdout).trim().to_owned();
+    assert!(
+        printed.ends_with(&format!("@{digest}")),
+        "the example mounts {digest}, push made {printed}"
+    );
+
+    // Unpacked as a container runtime would, the example's descriptor verifies every bundle.
+    let unpacked = tmp.path().join("mount");
+    fs_err::create_dir(&unpacked).expect("mkdir");
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &fs_err::read(
+            layout
+                .join("blobs/sha256")
+                .join(digest.trim_start_matches("sha256:")),
+        )
+        .expect("manifest"),
+    )
+    .expect("json");
+    for layer in manifest["layers"].as_array().expect("layers") {
+        let blob = layout.join("blobs/sha256").join(
+            layer["digest"]
+                .as_str()
+                .expect("digest")
+                .trim_start_matches("sha256:"),
+        );
+        let status = std::process::Command::new("tar")
+            .arg("-xzf")
+            .arg(&blob)
+            .arg("-C")
+            .arg(&unpacked)
+            .status()
+            .expect("tar");
+        assert!(status.success());
+    }
+    let descriptor = kind(docs, "ConfigMap")["data"]["skillfold.yaml"]
+        .as_str()
+        .expect("descriptor")
+        .replace(
+            &format!("{mount_path}/"),
+            &format!("{}/", unpacked.display()),
+        );
+    let local = tmp.path().join("from-image.yaml");
+    fs_err::write(&local, descriptor).expect("write");
+    let verified = skillfold(&["verify", "-c", local.to_str().expect("utf8")]);
+    assert_eq!(verified.status.code(), Some(0), "{}", stderr(&verified));
+    assert_eq!(
+        stderr(&verified).matches("ok: ").count(),
+        5,
+        "{}",
+        stderr(&verified)
     );
 }
