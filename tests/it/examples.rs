@@ -255,6 +255,10 @@ fn containerfile_builds_a_small_non_root_runtime_image() {
         assert!(runtime.contains(&needed), "{needed}");
     }
     assert!(text.contains("cargo build --release --locked"));
+    assert!(
+        text.contains("RUSTFLAGS=\"-C target-feature=+crt-static\""),
+        "the binary is built fully static"
+    );
     // git only on request (file:// and ssh:// sources); nothing else the runtime does not need.
     assert!(
         text.contains("if [ \"$WITH_GIT\" = 1 ]; then packages=\"$packages git openssh-client\"")

@@ -36,5 +36,7 @@ mod signatures;
 mod skills_ref_golden;
 mod spec_bounds;
 #[cfg(feature = "git")]
+mod static_binary;
+#[cfg(feature = "git")]
 mod update;
 mod util;
