@@ -290,7 +290,7 @@ impl Limits {
     }
 
     /// Bytes of all files added up.
-    pub fn bundle_bytes(&self) -> u64 {
+    pub const fn bundle_bytes(&self) -> u64 {
         self.bundle_bytes
     }
 
@@ -300,7 +300,7 @@ impl Limits {
     }
 
     /// Inventory entries: the root, every directory, every file, and anything else found.
-    pub fn entries(&self) -> usize {
+    pub const fn entries(&self) -> usize {
         self.files * ENTRIES_PER_FILE
     }
 

@@ -16,4 +16,17 @@ crate::error_codes! {
     RegistryDenied = "registry_denied",
     /// The registry refused the push otherwise (a bad name, an unsupported request).
     RegistryRefused = "registry_refused",
+    /// A layer is not a gzip-compressed tar, or a header is damaged or truncated.
+    MalformedLayer = "malformed_layer",
+    /// A layer inflates past its bound (a tar bomb).
+    LayerTooLarge = "layer_too_large",
+    /// A layer holds a symbolic or hard link.
+    LinkInLayer = "link_in_layer",
+    /// A layer holds a device, a FIFO, a sparse file or another entry that is not a file or a
+    /// directory.
+    SpecialFileInLayer = "special_file_in_layer",
+    /// A layer holds an absolute path, a `.` or `..` segment, or a file outside any bundle folder.
+    UnsafePathInLayer = "unsafe_path_in_layer",
+    /// A layer holds one path twice, or two paths that differ only in case.
+    DuplicateInLayer = "duplicate_in_layer",
 }

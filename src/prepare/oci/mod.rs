@@ -1,6 +1,7 @@
 //! Verified bundles as OCI images (DESIGN §7 "OCI image shape"): the reproducible layer tar
 //! ([`tar`]), the image — layers, config, manifest and their annotations ([`image`]) — and the
-//! OCI image layout on disk ([`layout`]), and pushing to a registry ([`registry`], feature `oci`,
+//! OCI image layout on disk ([`layout`]), the strict reader of layers that came from a registry
+//! ([`unpack`]), and pushing to a registry ([`registry`], feature `oci`,
 //! with [`credentials`]). `skillfold push` builds images with them.
 //!
 //! Media types: the image manifest [`MEDIA_MANIFEST`], the standard image config
@@ -17,6 +18,7 @@ pub mod layout;
 #[cfg(feature = "oci")]
 pub mod registry;
 pub mod tar;
+pub mod unpack;
 
 /// The OCI image manifest media type.
 pub const MEDIA_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
