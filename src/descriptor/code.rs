@@ -66,4 +66,8 @@ crate::error_codes! {
     VersionPlaceholder = "version_placeholder",
     /// `update` names a source the descriptor does not have.
     UnknownSource = "unknown_source",
+    /// An `oci` reference is not `REGISTRY/REPOSITORY@sha256:<64 hex>`.
+    InvalidReference = "invalid_reference",
+    /// An `oci` reference names a tag (or no digest): images are pinned by manifest digest.
+    ReferenceNotPinned = "reference_not_pinned",
 }

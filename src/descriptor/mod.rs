@@ -119,6 +119,29 @@ pub enum SkillSource {
     Git(GitSpec),
     /// One already deployed bundle directory and its pin.
     Local(LocalSpec),
+    /// Bundles from one OCI image pinned by manifest digest (what `skillfold push` made).
+    Oci(OciSpec),
+}
+
+/// An OCI image source: a registry repository, one manifest digest, and the approved bundles in
+/// the image (its `<name>/` folders).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OciSpec {
+    /// `REGISTRY/REPOSITORY@sha256:<64 hex>`: the image pinned by its manifest digest (what
+    /// `skillfold push` printed). Tags, `latest` and references without a digest are refused.
+    pub reference: String,
+    /// The managed corpus of this source: `prepare` publishes the verified bundles at
+    /// `<directory>/current/<name>/`. Relative paths are resolved against the descriptor's folder.
+    pub directory: PathBuf,
+    /// The reviewed bundles to take from the image; all others are ignored.
+    pub approved: Vec<PinSpec>,
+    /// Speak HTTP to the registry instead of HTTPS (a registry on a trusted network or loopback).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plain_http: bool,
+    /// The bounds its bundles are checked against (default `chamvi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsSpec>,
 }
 
 /// A Git source: a repository, one full commit id, and the approved bundles in it.

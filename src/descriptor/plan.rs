@@ -12,7 +12,9 @@ use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
 use super::signers::{AllowedSigners, OpenPgpKeys, SignersError, TrustPolicy};
-use super::{Descriptor, GitSpec, LimitsSpec, LocalSpec, SkillSource, VerifySpec};
+use super::{
+    Descriptor, GitSpec, LimitsSpec, LocalSpec, OciSpec, PinSpec, SkillSource, VerifySpec,
+};
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::{Blocklist, RunnerConfig, ScriptPolicy};
@@ -78,6 +80,164 @@ pub struct GitSource {
     pub location: String,
 }
 
+/// A checked OCI image source.
+#[derive(Debug, Clone)]
+pub struct OciSource {
+    /// The image, pinned by digest.
+    pub reference: ImageReference,
+    /// HTTP instead of HTTPS.
+    pub plain_http: bool,
+    /// The managed corpus directory (absolute).
+    pub directory: PathBuf,
+    /// The approved bundles, in the order written.
+    pub approved: Vec<Pin>,
+    /// The bounds its bundles are checked against.
+    pub limits: Limits,
+    /// Where it is written in the descriptor.
+    pub location: String,
+}
+
+/// What every corpus source — Git or OCI — has: a managed corpus directory that must hold the
+/// approved pins, prepared from one immutable id (a commit, a manifest digest).
+#[derive(Debug, Clone, Copy)]
+pub struct CorpusRef<'a> {
+    /// `git` or `oci`.
+    pub kind: &'static str,
+    /// Where it is written in the descriptor.
+    pub location: &'a str,
+    /// The corpus directory.
+    pub directory: &'a Path,
+    /// The approved bundles.
+    pub approved: &'a [Pin],
+    /// The bounds its bundles are checked against.
+    pub limits: Limits,
+    /// The commit id or manifest digest the published generation must come from.
+    pub revision: &'a str,
+}
+
+impl GitSource {
+    /// Its corpus.
+    pub fn corpus(&self) -> CorpusRef<'_> {
+        CorpusRef {
+            kind: "git",
+            location: &self.location,
+            directory: &self.directory,
+            approved: &self.approved,
+            limits: self.limits,
+            revision: self.revision.as_str(),
+        }
+    }
+}
+
+impl OciSource {
+    /// Its corpus.
+    pub fn corpus(&self) -> CorpusRef<'_> {
+        CorpusRef {
+            kind: "oci",
+            location: &self.location,
+            directory: &self.directory,
+            approved: &self.approved,
+            limits: self.limits,
+            revision: &self.reference.digest,
+        }
+    }
+
+    /// `REGISTRY/REPOSITORY`, the "URL" recorded in its corpus manifest.
+    pub fn repository(&self) -> String {
+        format!("{}/{}", self.reference.registry, self.reference.repository)
+    }
+}
+
+/// `REGISTRY/REPOSITORY@sha256:<64 hex>`, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageReference {
+    /// `host[:port]`.
+    pub registry: String,
+    /// The repository path.
+    pub repository: String,
+    /// `sha256:<64 hex>`.
+    pub digest: String,
+}
+
+impl std::fmt::Display for ImageReference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}@{}", self.registry, self.repository, self.digest)
+    }
+}
+
+/// Why an image reference is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReferenceError {
+    /// Not the shape of a reference.
+    Invalid(String),
+    /// A tag, or no digest.
+    NotPinned(String),
+}
+
+impl ImageReference {
+    /// Parses `REGISTRY/REPOSITORY@sha256:<64 hex>`: the registry host first (with a `.` or a
+    /// port, or `localhost`), a lowercase repository path, and a digest — never a tag.
+    pub fn parse(value: &str) -> Result<ImageReference, ReferenceError> {
+        let invalid = |why: &str| ReferenceError::Invalid(why.to_owned());
+        let Some((name, digest)) = value.split_once('@') else {
+            return Err(ReferenceError::NotPinned(
+                "no digest: pin the image by `@sha256:<64 hex>` (what `skillfold push` printed)"
+                    .to_owned(),
+            ));
+        };
+        let (registry, repository) = name
+            .split_once('/')
+            .ok_or_else(|| invalid("expected REGISTRY/REPOSITORY@sha256:<64 hex>"))?;
+        let host_like = registry.contains('.') || registry.contains(':') || registry == "localhost";
+        let registry_ok = host_like
+            && registry.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']')
+            });
+        if !registry_ok {
+            return Err(invalid(
+                "the registry host comes first (with a `.` or a port, or `localhost`)",
+            ));
+        }
+        if let Some((_, tag)) = repository.rsplit_once(':')
+            && !tag.contains('/')
+        {
+            return Err(ReferenceError::NotPinned(
+                "a tag is not a pin: give the digest alone".to_owned(),
+            ));
+        }
+        let component_ok = |c: &str| {
+            !c.is_empty()
+                && c.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-')
+                })
+                && c.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+                && c.bytes().last().is_some_and(|b| b.is_ascii_alphanumeric())
+        };
+        if repository.len() > 255 || !repository.split('/').all(component_ok) {
+            return Err(invalid(
+                "the repository is lowercase letters, digits and `._-`, in `/`-separated parts",
+            ));
+        }
+        let hex = digest
+            .strip_prefix("sha256:")
+            .ok_or_else(|| invalid("the digest is `sha256:` and 64 lowercase hex digits"))?;
+        if hex.len() != 64
+            || !hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return Err(invalid(
+                "the digest is `sha256:` and 64 lowercase hex digits",
+            ));
+        }
+        Ok(ImageReference {
+            registry: registry.to_owned(),
+            repository: repository.to_owned(),
+            digest: digest.to_owned(),
+        })
+    }
+}
+
 /// A checked local bundle.
 #[derive(Debug, Clone)]
 pub struct LocalSource {
@@ -96,6 +256,8 @@ pub struct LocalSource {
 pub enum Source {
     /// From a pinned Git commit.
     Git(GitSource),
+    /// From an OCI image pinned by digest.
+    Oci(OciSource),
     /// A deployed directory.
     Local(LocalSource),
 }
@@ -105,6 +267,7 @@ impl Source {
     pub fn pins(&self) -> Vec<&Pin> {
         match self {
             Source::Git(g) => g.approved.iter().collect(),
+            Source::Oci(o) => o.approved.iter().collect(),
             Source::Local(l) => vec![&l.pin],
         }
     }
@@ -113,6 +276,7 @@ impl Source {
     pub fn location(&self) -> &str {
         match self {
             Source::Git(g) => &g.location,
+            Source::Oci(o) => &o.location,
             Source::Local(l) => &l.location,
         }
     }
@@ -139,7 +303,24 @@ impl Plan {
     pub fn git_sources(&self) -> impl Iterator<Item = &GitSource> {
         self.sources.iter().filter_map(|s| match s {
             Source::Git(g) => Some(g),
+            Source::Oci(_) | Source::Local(_) => None,
+        })
+    }
+
+    /// The corpus of every Git and OCI source.
+    pub fn corpora(&self) -> impl Iterator<Item = CorpusRef<'_>> {
+        self.sources.iter().filter_map(|s| match s {
+            Source::Git(g) => Some(g.corpus()),
+            Source::Oci(o) => Some(o.corpus()),
             Source::Local(_) => None,
+        })
+    }
+
+    /// Every OCI source.
+    pub fn oci_sources(&self) -> impl Iterator<Item = &OciSource> {
+        self.sources.iter().filter_map(|s| match s {
+            Source::Oci(o) => Some(o),
+            Source::Git(_) | Source::Local(_) => None,
         })
     }
 
@@ -239,6 +420,7 @@ impl Checker<'_> {
             SkillSource::Local(spec) => self
                 .local(spec, &format!("{location}.local"))
                 .map(Source::Local),
+            SkillSource::Oci(spec) => self.oci(spec, &format!("{location}.oci")).map(Source::Oci),
         }?;
         self.plan.sources.push(source);
         Some(self.plan.sources.len() - 1)
@@ -324,28 +506,7 @@ impl Checker<'_> {
                 }
             },
         };
-        if spec.approved.is_empty() {
-            self.problem(
-                DescriptorCode::NoApprovedBundles,
-                format!("{location}.approved"),
-                "a Git source must approve at least one bundle",
-            );
-        }
-        let mut approved = Vec::new();
-        let mut names = BTreeSet::new();
-        for (i, pin) in spec.approved.iter().enumerate() {
-            let at = format!("{location}.approved[{i}]");
-            if let Some(pin) = self.pin(&pin.name, &pin.version, &pin.hash, &at) {
-                if !names.insert(pin.name.clone()) {
-                    self.problem(
-                        DescriptorCode::DuplicateName,
-                        format!("{at}.name"),
-                        format!("`{}` is approved twice in this source", pin.name),
-                    );
-                }
-                approved.push(pin);
-            }
-        }
+        let approved = self.approved(&spec.approved, location, "a Git source");
         let limits = self.limits(spec.limits.as_ref(), location);
         let trust = self.trust(spec.verify.as_ref(), location);
         if let Some(track) = &spec.track
@@ -423,6 +584,64 @@ impl Checker<'_> {
                 None
             }
         }
+    }
+
+    fn oci(&mut self, spec: &OciSpec, location: &str) -> Option<OciSource> {
+        let before = self.problems.len();
+        let reference = ImageReference::parse(&spec.reference)
+            .map_err(|e| {
+                let (code, why) = match e {
+                    ReferenceError::Invalid(why) => (DescriptorCode::InvalidReference, why),
+                    ReferenceError::NotPinned(why) => (DescriptorCode::ReferenceNotPinned, why),
+                };
+                self.problem(
+                    code,
+                    format!("{location}.reference"),
+                    format!("`{}`: {why}", escape::text(&spec.reference)),
+                );
+            })
+            .ok();
+        let directory = self.directory(&spec.directory, format!("{location}.directory"));
+        let approved = self.approved(&spec.approved, location, "an OCI source");
+        let limits = self.limits(spec.limits.as_ref(), location);
+        if self.problems.len() > before {
+            return None;
+        }
+        Some(OciSource {
+            reference: reference?,
+            plain_http: spec.plain_http,
+            directory: directory?,
+            approved,
+            limits: limits?,
+            location: location.to_owned(),
+        })
+    }
+
+    /// The approved pins of a corpus source, each checked, names unique within the source.
+    fn approved(&mut self, specs: &[PinSpec], location: &str, kind: &str) -> Vec<Pin> {
+        if specs.is_empty() {
+            self.problem(
+                DescriptorCode::NoApprovedBundles,
+                format!("{location}.approved"),
+                format!("{kind} must approve at least one bundle"),
+            );
+        }
+        let mut approved = Vec::new();
+        let mut names = BTreeSet::new();
+        for (i, pin) in specs.iter().enumerate() {
+            let at = format!("{location}.approved[{i}]");
+            if let Some(pin) = self.pin(&pin.name, &pin.version, &pin.hash, &at) {
+                if !names.insert(pin.name.clone()) {
+                    self.problem(
+                        DescriptorCode::DuplicateName,
+                        format!("{at}.name"),
+                        format!("`{}` is approved twice in this source", pin.name),
+                    );
+                }
+                approved.push(pin);
+            }
+        }
+        approved
     }
 
     fn local(&mut self, spec: &LocalSpec, location: &str) -> Option<LocalSource> {
@@ -552,6 +771,11 @@ impl Checker<'_> {
             .plan
             .git_sources()
             .map(|g| (g.directory.clone(), g.location.clone()))
+            .chain(
+                self.plan
+                    .oci_sources()
+                    .map(|o| (o.directory.clone(), o.location.clone())),
+            )
             .collect();
         for (i, (a, at_a)) in gits.iter().enumerate() {
             for (b, at_b) in &gits[i + 1..] {
@@ -560,7 +784,7 @@ impl Checker<'_> {
                         DescriptorCode::SharedDirectory,
                         format!("{at_b}.directory"),
                         format!(
-                            "`{}` overlaps the corpus of {at_a} (`{}`); each Git source needs its own directory",
+                            "`{}` overlaps the corpus of {at_a} (`{}`); each Git or OCI source needs its own directory",
                             escape::path(b),
                             escape::path(a)
                         ),

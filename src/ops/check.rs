@@ -55,15 +55,21 @@ pub fn check_loaded(loaded: Loaded) -> Result<(Loaded, Plan), CheckError> {
 /// A one-paragraph summary of a checked plan.
 pub fn summary(plan: &Plan) -> String {
     let gits = plan.git_sources().count();
-    let locals = plan.sources.len() - gits;
+    let images = plan.oci_sources().count();
+    let locals = plan.sources.len() - gits - images;
     let names: std::collections::BTreeSet<String> = plan
         .sources
         .iter()
         .flat_map(|s| s.pins().into_iter().map(|p| p.name.to_string()))
         .collect();
     let agents: Vec<&str> = plan.agents.keys().map(String::as_str).collect();
+    let images = if images > 0 {
+        format!("{images} oci source(s), ")
+    } else {
+        String::new()
+    };
     format!(
-        "{gits} git source(s), {locals} local bundle(s), {} unique skill(s); agents: {}",
+        "{gits} git source(s), {images}{locals} local bundle(s), {} unique skill(s); agents: {}",
         names.len(),
         if agents.is_empty() {
             "none (defaults only)".to_owned()

@@ -56,16 +56,14 @@ impl VerifyReport {
 pub fn verify(plan: Plan) -> VerifyReport {
     let mut being_prepared = Vec::new();
     let mut busy_locations = Vec::new();
-    for source in &plan.sources {
-        if let Source::Git(git) = source
-            && let Some(holder) = crate::prepare::corpus::Corpus::at(&git.directory).preparer()
-        {
+    for corpus in plan.corpora() {
+        if let Some(holder) = crate::prepare::corpus::Corpus::at(corpus.directory).preparer() {
             being_prepared.push(format!(
                 "{}: `{}` is being prepared by {holder}",
-                git.location,
-                crate::format::escape::path(&git.directory)
+                corpus.location,
+                crate::format::escape::path(corpus.directory)
             ));
-            busy_locations.push(git.location.clone());
+            busy_locations.push(corpus.location.to_owned());
         }
     }
     let runtime = Runtime::load(plan);

@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::descriptor::plan::{GitSource, LocalSource, Source};
+use crate::descriptor::plan::{CorpusRef, LocalSource, Source};
 use std::borrow::Cow;
 
 use crate::format::bundle::{Bundle, is_binary};
@@ -471,7 +471,8 @@ pub trait BundleSource {
 /// Loads every bundle of a source of the plan.
 pub fn load_source(source: &Source) -> Vec<Loaded> {
     match source {
-        Source::Git(git) => load_corpus(git),
+        Source::Git(git) => load_corpus(git.corpus(), git.shown.to_string()),
+        Source::Oci(oci) => load_corpus(oci.corpus(), oci.repository()),
         Source::Local(local) => vec![load_local(local)],
     }
 }
@@ -492,15 +493,17 @@ fn load_local(local: &LocalSource) -> Loaded {
     Ok(Arc::new(snapshot))
 }
 
-fn load_corpus(git: &GitSource) -> Vec<Loaded> {
-    let corpus = Corpus::at(&git.directory);
+/// Loads the approved bundles of a Git or OCI source's corpus; `url` is what records show of where
+/// it came from.
+fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
+    let corpus = Corpus::at(git.directory);
     let fail_all = |code: ErrorCode, reason: String, transient: bool| {
         git.approved
             .iter()
             .map(|pin| {
                 Err(LoadFailure {
                     name: pin.name.to_string(),
-                    location: git.location.clone(),
+                    location: git.location.to_owned(),
                     code,
                     reason: reason.clone(),
                     details: Vec::new(),
@@ -527,9 +530,9 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
         }
     };
     let origin = Origin {
-        kind: "git",
-        location: git.location.clone(),
-        url: Some(git.shown.to_string()),
+        kind: git.kind,
+        location: git.location.to_owned(),
+        url: Some(url),
         commit: Some(generation.manifest.source.commit.clone()),
         generation: Some(generation.id.clone()),
     };
@@ -544,7 +547,7 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
             let Some(recorded) = recorded else {
                 return Err(LoadFailure {
                     name: pin.name.to_string(),
-                    location: git.location.clone(),
+                    location: git.location.to_owned(),
                     code: RuntimeCode::NotPrepared.into(),
                     reason: format!(
                         "the published generation {} does not hold it; run `skillfold prepare`",
@@ -554,10 +557,10 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
                     transient: false,
                 });
             };
-            if generation.manifest.source.commit != git.revision.as_str() {
+            if generation.manifest.source.commit != git.revision {
                 return Err(LoadFailure {
                     name: pin.name.to_string(),
-                    location: git.location.clone(),
+                    location: git.location.to_owned(),
                     code: RuntimeCode::NotPrepared.into(),
                     reason: format!(
                         "the published generation holds commit {}, but the descriptor pins {}; run `skillfold prepare`",
@@ -569,7 +572,7 @@ fn load_corpus(git: &GitSource) -> Vec<Loaded> {
             }
             let dir = generation.dir.join(pin.name.as_str());
             let bundle = verify::verify_dir(&dir, pin, git.limits, Some(&recorded.files))
-                .map_err(|e| LoadFailure::from_verify(pin, &git.location, &e))?;
+                .map_err(|e| LoadFailure::from_verify(pin, git.location, &e))?;
             let location = git
                 .directory
                 .join(crate::prepare::corpus::store::CURRENT)

@@ -21,6 +21,8 @@ mod mcp;
 mod mcp_client;
 #[cfg(feature = "mcp")]
 mod mcp_framing;
+#[cfg(feature = "oci")]
+mod oci_source;
 #[cfg(feature = "git")]
 mod outdated;
 mod prepare;

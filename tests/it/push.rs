@@ -13,16 +13,16 @@ use skillfold::format::bundle::Bundle;
 use super::util::{assert_stderr_has, skillfold, stdout};
 
 /// A bundle to write: its name and its files besides `SKILL.md`.
-type Skill<'a> = (&'a str, &'a [(&'a str, &'a str)]);
+pub(super) type Skill<'a> = (&'a str, &'a [(&'a str, &'a str)]);
 
 /// Skills written to a temporary directory and a descriptor approving them as local sources,
 /// `skills` for every agent and each agent's extras.
-struct Lab {
-    tmp: tempfile::TempDir,
+pub(super) struct Lab {
+    pub(super) tmp: tempfile::TempDir,
 }
 
 impl Lab {
-    fn new(skills: &[Skill<'_>], agents: &[(&str, &[Skill<'_>])]) -> Lab {
+    pub(super) fn new(skills: &[Skill<'_>], agents: &[(&str, &[Skill<'_>])]) -> Lab {
         let tmp = tempfile::tempdir().expect("tempdir");
         let lab = Lab { tmp };
         let mut yaml = String::from("skills:\n");
@@ -64,7 +64,7 @@ impl Lab {
         )
     }
 
-    fn config(&self) -> PathBuf {
+    pub(super) fn config(&self) -> PathBuf {
         self.tmp.path().join("skillfold.yaml")
     }
 
@@ -367,15 +367,15 @@ fn nothing_is_written_when_a_bundle_does_not_verify_or_the_configuration_is_refu
 /// Debian's `docker-registry` (the CNCF distribution registry) on a free loopback port, with
 /// `htpasswd` users when given; stopped on drop.
 #[cfg(feature = "oci")]
-struct Registry {
+pub(super) struct Registry {
     child: std::process::Child,
-    port: u16,
+    pub(super) port: u16,
     _dir: tempfile::TempDir,
 }
 
 #[cfg(feature = "oci")]
 impl Registry {
-    fn start(users: &[(&str, &str)]) -> Registry {
+    pub(super) fn start(users: &[(&str, &str)]) -> Registry {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -427,7 +427,7 @@ impl Registry {
         registry
     }
 
-    fn repository(&self, name: &str) -> String {
+    pub(super) fn repository(&self, name: &str) -> String {
         format!("127.0.0.1:{}/{name}", self.port)
     }
 }
@@ -441,7 +441,7 @@ impl Drop for Registry {
 }
 
 #[cfg(feature = "oci")]
-fn push_to(lab: &Lab, to: &str, env: &[(&str, &str)]) -> std::process::Output {
+pub(super) fn push_to(lab: &Lab, to: &str, env: &[(&str, &str)]) -> std::process::Output {
     let config = lab.config();
     Command::new(env!("CARGO_BIN_EXE_skillfold"))
         .args([

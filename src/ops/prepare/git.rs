@@ -10,15 +10,14 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{Failure, Options, Severity, SourceReport, bundle_reports, io_failure, short};
+use super::run::{CorpusRun, Start, Target};
+use super::{Failure, Options, SourceReport, bundle_reports, io_failure, short};
 use crate::descriptor::plan::GitSource;
 use crate::descriptor::signers::Signer;
 use crate::format::escape;
-use crate::format::pin::Pin;
 use crate::prepare::code::PrepareCode;
-use crate::prepare::corpus::manifest::{self, ManifestBundle, ManifestSource};
+use crate::prepare::corpus::manifest::ManifestBundle;
 use crate::prepare::corpus::store::Staging;
-use crate::prepare::corpus::{Corpus, Manifest};
 use crate::prepare::verify;
 
 /// Prepares `sources` (each with its index in the descriptor), which all pin one URL and commit,
@@ -32,14 +31,20 @@ pub(super) fn prepare_commit(
     let mut pending: Vec<(usize, GitRun<'_>, Staging)> = Vec::new();
     for &(index, git) in sources {
         let mut report = SourceReport::git(git);
-        match GitRun::new(git, options).and_then(GitRun::start) {
+        let target = Target {
+            corpus: git.corpus(),
+            url: git.shown.as_str().to_owned(),
+            root: git.root.as_ref().map(ToString::to_string),
+            trust: git.trust.as_deref(),
+        };
+        match CorpusRun::new(target, options).and_then(CorpusRun::start) {
             Ok(Start::UpToDate(generation, signer)) => {
                 report.generation = Some(generation);
                 report.signer = signer;
                 report.bundles = bundle_reports(&git.approved, git.limits, "up-to-date");
             }
             Ok(Start::Fetch(run, staging)) => {
-                pending.push((reports.len(), run, staging));
+                pending.push((reports.len(), GitRun { git, run: *run }, staging));
             }
             Err(failure) => report.fail(failure, options),
         }
@@ -48,10 +53,10 @@ pub(super) fn prepare_commit(
     let Some((_, first, first_staging)) = pending.first() else {
         return reports;
     };
-    let store = first.corpus.fetch_dir(&first_staging.id);
+    let store = first.run.corpus.fetch_dir(&first_staging.id);
     let others = &pending[1..];
     for (_, run, _) in others {
-        run.step(&format!(
+        run.run.step(&format!(
             "sharing the fetch of {} at {} with {}",
             escape::text(run.git.shown.as_str()),
             short(run.git.revision.as_str()),
@@ -65,7 +70,7 @@ pub(super) fn prepare_commit(
             let signed = run.check_signature(commit)?;
             reports[*slot].1.signer = signed.as_ref().map(|(s, _)| s.clone());
             let bundles = run.stage_bundles(commit, staging)?;
-            run.publish(staging, bundles, signed)
+            run.run.publish(staging, bundles, signed)
         });
         let report = &mut reports[*slot].1;
         match result {
@@ -110,21 +115,10 @@ impl SourceReport {
     }
 }
 
-/// What a source needs once its guard is held.
-enum Start<'a> {
-    /// `current` already holds this commit with these pins, and verifies: the generation, and
-    /// who signed its commit (when the source requires a signature).
-    UpToDate(String, Option<Signer>),
-    /// A fetch, then staging into this folder.
-    Fetch(GitRun<'a>, Staging),
-}
-
-/// One preparation of one Git source, holding its guard.
+/// One preparation of one Git source: its corpus run and the source.
 struct GitRun<'a> {
     git: &'a GitSource,
-    options: &'a Options<'a>,
-    corpus: Corpus,
-    _guard: crate::prepare::corpus::Guard,
+    run: CorpusRun<'a>,
 }
 
 /// The fetched commit, shared by the sources of one job.
@@ -133,134 +127,30 @@ type Fetched = crate::prepare::git::commit::PinnedCommit;
 #[cfg(not(feature = "git"))]
 type Fetched = std::convert::Infallible;
 
-impl<'a> GitRun<'a> {
-    fn new(git: &'a GitSource, options: &'a Options<'a>) -> Result<GitRun<'a>, Failure> {
-        let corpus = Corpus::create(&git.directory).map_err(|e| {
-            let mut failure = io_failure(&e);
-            failure.message = format!("cannot create the corpus: {}", failure.message);
-            failure
-        })?;
-        let guard = corpus
-            .guard()
-            .map_err(|e| Failure::new(e.code(), e.to_string()))?;
-        if let Some(holder) = &guard.recovered {
-            options.progress.note(
-                &git.location,
-                &format!("recovered the guard left by {holder}, which is no longer running"),
-            );
-        }
-        let removed = corpus.remove_leftovers().map_err(|e| io_failure(&e))?;
-        if !removed.is_empty() {
-            options.progress.note(
-                &git.location,
-                &format!(
-                    "removed {} leftover(s) of an interrupted preparation",
-                    removed.len()
-                ),
-            );
-        }
-        Ok(GitRun {
-            git,
-            options,
-            corpus,
-            _guard: guard,
-        })
-    }
-
-    /// Stops at a published generation that already holds the pins, or makes a staging folder.
-    fn start(self) -> Result<Start<'a>, Failure> {
-        if let Some((generation, signer)) = self.up_to_date()? {
-            self.step("up to date (verified, no fetch)");
-            return Ok(Start::UpToDate(generation, signer));
-        }
-        self.check_interrupt()?;
-        let staging = self
-            .corpus
-            .stage(self.git.revision.as_str())
-            .map_err(|e| io_failure(&e))?;
-        Ok(Start::Fetch(self, staging))
-    }
-
-    fn step(&self, message: &str) {
-        self.options.progress.step(&self.git.location, message);
-    }
-
-    fn note(&self, message: &str) {
-        self.options.progress.note(&self.git.location, message);
-    }
-
-    fn check_interrupt(&self) -> Result<(), Failure> {
-        if self.options.interrupt.load(Ordering::Relaxed) {
-            return Err(Failure::new(
-                PrepareCode::Interrupted,
-                "interrupted by a signal",
-            ));
-        }
-        Ok(())
-    }
-
-    /// The published generation (and who signed its commit), if it already holds this commit
-    /// and these pins and verifies.
-    fn up_to_date(&self) -> Result<Option<(String, Option<Signer>)>, Failure> {
-        let current = match self.corpus.current() {
-            Ok(Some(current)) => current,
-            Ok(None) => return Ok(None),
-            Err(e @ crate::prepare::corpus::CorpusError::NotManaged { .. }) => {
-                return Err(Failure::new(e.code(), e.to_string()));
-            }
-            Err(e) => {
-                self.note(&format!("ignoring the published generation: {e}"));
-                return Ok(None);
-            }
-        };
-        let m = &current.manifest;
-        let mut pinned: Vec<&Pin> = self.git.approved.iter().collect();
-        pinned.sort();
-        let mut held: Vec<&Pin> = m.bundles.iter().map(|b| &b.pin).collect();
-        held.sort();
-        let same_source = m.source.commit == self.git.revision.as_str()
-            && m.source.url == self.git.shown.as_str()
-            && m.source.root.as_deref() == self.git.root.as_ref().map(|r| r.as_str())
-            && m.bundles.iter().all(|b| b.limits == self.git.limits)
-            && self.git.trust.as_ref().is_none_or(|signers| {
-                m.source
-                    .signer
-                    .as_ref()
-                    .is_some_and(|s| signers.lists(&s.fingerprint))
-            });
-        if !same_source || pinned != held {
-            return Ok(None);
-        }
-        self.step("verifying the published generation");
-        if let Err(e) = verify::verify_recorded(&current.dir, &m.bundles, self.git.limits) {
-            self.note(&format!(
-                "the published generation no longer verifies ({e}); preparing it again"
-            ));
-            return Ok(None);
-        }
-        Ok(Some((current.id, current.manifest.source.signer)))
-    }
-
+impl GitRun<'_> {
     /// Fetches the pinned commit into `store` and walks its whole tree.
     #[cfg(feature = "git")]
     fn fetch(&self, store: &std::path::Path) -> Result<Fetched, Failure> {
         use crate::prepare::git::commit::{CommitError, PinnedCommit};
 
         let url = escape::text(self.git.shown.as_str());
-        self.step(&format!(
+        self.run.step(&format!(
             "fetching {url} at {}",
             short(self.git.revision.as_str())
         ));
         let fetching = format!("fetching {url}");
         let report = |transfer: &str| {
             let line = format!("{fetching}: {transfer}");
-            self.options.progress.transfer(&self.git.location, &line);
+            self.run
+                .options
+                .progress
+                .transfer(&self.git.location, &line);
         };
         let commit = PinnedCommit::fetch(
             &self.git.url,
             &self.git.revision,
             store,
-            self.options.interrupt,
+            self.run.options.interrupt,
             &report,
         )
         .map_err(|e| {
@@ -279,7 +169,7 @@ impl<'a> GitRun<'a> {
             failure
         })?;
         if commit.used_fallback() {
-            self.note("the server refused to send the commit by id; fetched its branches and tags instead");
+            self.run.note("the server refused to send the commit by id; fetched its branches and tags instead");
         }
         Ok(commit)
     }
@@ -302,7 +192,7 @@ impl<'a> GitRun<'a> {
     ) -> Result<Vec<ManifestBundle>, Failure> {
         use crate::prepare::git::commit::bundle_folder;
 
-        self.check_interrupt()?;
+        self.run.check_interrupt()?;
         let root = self.git.root.as_ref();
         let folders: Vec<String> = self
             .git
@@ -312,20 +202,20 @@ impl<'a> GitRun<'a> {
             .collect();
         let (gitlinks, unlisted) = commit.gitlinks_outside(&folders);
         for gitlink in gitlinks {
-            self.note(&format!(
+            self.run.note(&format!(
                 "submodule `{}` outside the approved bundles is ignored (never followed)",
                 escape::text(&gitlink)
             ));
         }
         if unlisted > 0 {
-            self.note(&format!(
+            self.run.note(&format!(
                 "{unlisted} more submodule(s) are not listed; none is followed"
             ));
         }
         let mut bundles = Vec::new();
         let mut details = Vec::new();
         for (pin, folder) in self.git.approved.iter().zip(folders) {
-            self.check_interrupt()?;
+            self.run.check_interrupt()?;
             let bundle = match commit.take(root, &pin.name, self.git.limits) {
                 Ok(bundle) => bundle,
                 Err(e) => {
@@ -377,12 +267,12 @@ impl<'a> GitRun<'a> {
         let Some(trust) = &self.git.trust else {
             return Ok(None);
         };
-        self.step("checking the commit's signature");
+        self.run.step("checking the commit's signature");
         let failure =
             |e: crate::prepare::git::commit::CommitError| Failure::new(e.code(), e.to_string());
         let signer = commit.verify_signature(trust).map_err(failure)?;
         let object = commit.commit_object().map_err(failure)?;
-        self.note(&format!(
+        self.run.note(&format!(
             "commit signed by {} ({})",
             escape::text(&signer.principal),
             signer.fingerprint
@@ -396,43 +286,5 @@ impl<'a> GitRun<'a> {
         commit: &Fetched,
     ) -> Result<Option<(Signer, Option<String>)>, Failure> {
         match *commit {}
-    }
-
-    fn publish(
-        &self,
-        staging: &Staging,
-        bundles: Vec<ManifestBundle>,
-        signed: Option<(Signer, Option<String>)>,
-    ) -> Result<String, Failure> {
-        let (signer, commit_object) = signed.unzip();
-        self.check_interrupt()?;
-        self.step("verifying the staged bytes");
-        verify::verify_recorded(&staging.dir, &bundles, self.git.limits).map_err(|e| {
-            Failure::new(e.code(), format!("the staged copy does not verify: {e}"))
-                .with_severity(Severity::Retryable)
-        })?;
-        self.check_interrupt()?;
-        self.step("publishing");
-        let mut bundles = bundles;
-        bundles.sort_by(|a, b| a.pin.name.cmp(&b.pin.name));
-        let manifest = Manifest {
-            format: manifest::FORMAT.to_owned(),
-            generation: String::new(),
-            created_unix: crate::time::now_unix(),
-            source: ManifestSource {
-                url: self.git.shown.as_str().to_owned(),
-                commit: self.git.revision.to_string(),
-                root: self.git.root.as_ref().map(ToString::to_string),
-                signer,
-                commit_object: commit_object.flatten(),
-            },
-            bundles,
-        };
-        let generation = self
-            .corpus
-            .publish(staging, manifest)
-            .map_err(|e| io_failure(&e))?;
-        self.step(&format!("published generation {}", generation.id));
-        Ok(generation.id)
     }
 }

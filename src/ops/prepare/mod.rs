@@ -16,6 +16,8 @@
 //! failure leaves the previously published generation in place.
 
 mod git;
+mod oci;
+mod run;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -24,7 +26,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::descriptor::plan::{GitSource, LocalSource, Plan, Source};
+use crate::descriptor::plan::{GitSource, LocalSource, OciSource, Plan, Source};
 use crate::format::code::{ErrorCode, ExitClass};
 use crate::format::escape;
 use crate::format::limits::Limits;
@@ -196,6 +198,7 @@ pub fn prepare(plan: &Plan, options: &Options<'_>) -> PrepareReport {
     let done = crate::parallel::map(&jobs, options.concurrency, |job| match job {
         Job::Local(index, local) => vec![(*index, verify_local(local, options))],
         Job::Commit(sources) => git::prepare_commit(sources, options, &fetches),
+        Job::Image(index, oci) => vec![(*index, oci::prepare_image(oci, options, &fetches))],
     });
     let mut sources: Vec<(usize, SourceReport)> = done.into_iter().flatten().collect();
     sources.sort_by_key(|(index, _)| *index);
@@ -212,6 +215,8 @@ enum Job<'a> {
     Local(usize, &'a LocalSource),
     /// Every Git source that pins one (URL, commit).
     Commit(Vec<(usize, &'a GitSource)>),
+    /// One OCI source.
+    Image(usize, &'a OciSource),
 }
 
 /// One job per local source and per distinct (URL, commit), in order of first appearance.
@@ -221,6 +226,7 @@ fn jobs(sources: &[Source]) -> Vec<Job<'_>> {
     for (index, source) in sources.iter().enumerate() {
         match source {
             Source::Local(local) => jobs.push(Job::Local(index, local)),
+            Source::Oci(oci) => jobs.push(Job::Image(index, oci)),
             Source::Git(git) => {
                 let key = (git.url.as_str(), git.revision.as_str());
                 match by_commit.get(&key) {

@@ -213,7 +213,7 @@ fn git_spec_mut<'d>(descriptor: &'d mut Descriptor, location: &str) -> Option<&'
         .find(|(at, _)| at == location)
         .and_then(|(_, source)| match source {
             SkillSource::Git(spec) => Some(spec),
-            SkillSource::Local(_) => None,
+            SkillSource::Local(_) | SkillSource::Oci(_) => None,
         })
 }
 

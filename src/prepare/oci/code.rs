@@ -29,4 +29,19 @@ crate::error_codes! {
     UnsafePathInLayer = "unsafe_path_in_layer",
     /// A layer holds one path twice, or two paths that differ only in case.
     DuplicateInLayer = "duplicate_in_layer",
+    /// The registry has no image (or layer) of that digest (yet): retryable, like a commit not
+    /// yet on a Git server.
+    ImageNotFound = "image_not_found" => Retryable,
+    /// The manifest or a layer the registry sent does not have the digest (or size) it is named by.
+    DigestMismatch = "digest_mismatch",
+    /// The reference is an image index (or a manifest list), not one image.
+    ImageIndex = "image_index",
+    /// The manifest is not an image manifest we read, or a layer is not a gzip tar.
+    MalformedImage = "malformed_image",
+    /// The manifest, the layer count or a layer is over its bound.
+    ImageTooLarge = "image_too_large",
+    /// An approved bundle is not in the image.
+    BundleNotInImage = "bundle_not_in_image",
+    /// This build has no registry client (built without the `oci` feature).
+    OciDisabled = "oci_disabled",
 }

@@ -16,6 +16,8 @@ pub mod credentials;
 pub mod image;
 pub mod layout;
 #[cfg(feature = "oci")]
+pub mod pull;
+#[cfg(feature = "oci")]
 pub mod registry;
 pub mod tar;
 pub mod unpack;

@@ -20,9 +20,9 @@ use super::code::DistributionCode;
 const BLOCK: usize = 512;
 
 /// The largest tar a layer may inflate to: the largest bundle the hard ceiling admits, plus a
-/// header and a PAX record for each entry it may hold, plus the end blocks.
+/// header and a PAX record block for each entry it may hold, plus the end blocks (128 MiB).
 pub const MAX_LAYER_TAR_BYTES: u64 = limits::CEILING.bundle_bytes()
-    + (limits::CEILING.entries() as u64) * 3 * BLOCK as u64
+    + (limits::CEILING.entries() as u64) * 2 * BLOCK as u64
     + 2 * BLOCK as u64;
 
 /// Why a layer is refused.

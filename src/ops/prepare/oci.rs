@@ -1,0 +1,169 @@
+//! OCI sources: one image, pinned by manifest digest, per source. The run holds the corpus guard
+//! and takes the warm path exactly as a Git source does; otherwise it pulls the manifest and the
+//! layers that hold approved bundles (every digest, size and bound checked by
+//! [`crate::prepare::oci::pull`]), reads each layer with the strict reader
+//! ([`crate::prepare::oci::unpack`]: a link, device, unsafe path or duplicate anywhere in a layer
+//! refuses the source), checks every approved bundle against the bundle rules and its pin, stages
+//! it, verifies the staged bytes and publishes — or leaves the published generation alone.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::run::{CorpusRun, Start, Target};
+use super::{Failure, Options, SourceReport, bundle_reports, io_failure};
+use crate::descriptor::plan::OciSource;
+use crate::format::bundle::Bundle;
+use crate::format::file_set::FileSet;
+use crate::format::problem::Problems;
+use crate::prepare::corpus::manifest::ManifestBundle;
+use crate::prepare::corpus::store::Staging;
+use crate::prepare::oci::code::DistributionCode;
+use crate::prepare::verify;
+
+impl SourceReport {
+    /// The report of an OCI source before anything happened: every bundle `failed`.
+    pub(super) fn oci(oci: &OciSource) -> SourceReport {
+        SourceReport {
+            kind: "oci",
+            location: oci.location.clone(),
+            directory: oci.directory.clone(),
+            url: Some(oci.repository()),
+            commit: Some(oci.reference.digest.clone()),
+            generation: None,
+            bundles: bundle_reports(&oci.approved, oci.limits, "failed"),
+            signer: None,
+            error: None,
+        }
+    }
+}
+
+/// Prepares one OCI source; `fetches` counts the pulls made.
+pub(super) fn prepare_image(
+    oci: &OciSource,
+    options: &Options<'_>,
+    fetches: &std::sync::atomic::AtomicUsize,
+) -> SourceReport {
+    let mut report = SourceReport::oci(oci);
+    let target = Target {
+        corpus: oci.corpus(),
+        url: oci.repository(),
+        root: None,
+        trust: None,
+    };
+    let outcome = CorpusRun::new(target, options)
+        .and_then(CorpusRun::start)
+        .and_then(|start| match start {
+            Start::UpToDate(generation, _) => Ok((generation, "up-to-date")),
+            Start::Fetch(run, staging) => {
+                fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let published = stage_and_publish(oci, &run, &staging);
+                if published.is_err() {
+                    // Leave the published generation alone; remove what this run wrote.
+                    let _ = fs_err::remove_dir_all(&staging.dir);
+                }
+                published.map(|generation| (generation, "published"))
+            }
+        });
+    match outcome {
+        Ok((generation, status)) => {
+            report.generation = Some(generation);
+            report.bundles = bundle_reports(&oci.approved, oci.limits, status);
+        }
+        Err(failure) => {
+            options
+                .progress
+                .note(&report.location, &format!("failed: {}", failure.message));
+            report.error = Some(failure);
+        }
+    }
+    report
+}
+
+fn stage_and_publish(
+    oci: &OciSource,
+    run: &CorpusRun<'_>,
+    staging: &Staging,
+) -> Result<String, Failure> {
+    let bundles = pull_bundles(oci, run)?;
+    let mut recorded = Vec::new();
+    let mut details = Vec::new();
+    for pin in &oci.approved {
+        run.check_interrupt()?;
+        let Some((files, problems)) = bundles.get(pin.name.as_str()) else {
+            details.push(format!(
+                "`{}` is not in the image [{}]",
+                pin.name,
+                DistributionCode::BundleNotInImage.as_str()
+            ));
+            continue;
+        };
+        let folder = std::path::Path::new(pin.name.as_str());
+        let checked = Bundle::check(files.clone(), problems.clone())
+            .map_err(|invalid| verify::VerifyError::Load {
+                dir: folder.to_owned(),
+                source: crate::format::bundle::LoadError::Invalid(invalid),
+            })
+            .and_then(|bundle| verify::verify_bundle(bundle, folder, pin, None));
+        match checked {
+            Ok(bundle) => {
+                staging
+                    .write_bundle(pin.name.as_str(), bundle.files())
+                    .map_err(|e| io_failure(&e))?;
+                recorded.push(ManifestBundle::of(pin, pin.name.to_string(), &bundle));
+            }
+            Err(e) => details.push(format!("{e} [{}]", e.code())),
+        }
+    }
+    if !details.is_empty() {
+        let mut failure = Failure::new(
+            crate::prepare::code::PrepareCode::VerificationFailed,
+            format!(
+                "{} problem(s) with the approved bundles of {}",
+                details.len(),
+                oci.reference
+            ),
+        );
+        failure.details = details;
+        return Err(failure);
+    }
+    run.publish(staging, recorded, None)
+}
+
+/// The approved bundles' files, from every layer that may hold them.
+#[cfg(feature = "oci")]
+fn pull_bundles(
+    oci: &OciSource,
+    run: &CorpusRun<'_>,
+) -> Result<BTreeMap<String, (FileSet, Problems)>, Failure> {
+    let wanted: BTreeSet<String> = oci.approved.iter().map(|p| p.name.to_string()).collect();
+    run.step(&format!("pulling {}", oci.reference));
+    let layers = crate::prepare::oci::pull::pull(&oci.reference, oci.plain_http, &|name| {
+        wanted.contains(name)
+    })
+    .map_err(|e| Failure::new(e.code, e.message))?;
+    let mut bundles = BTreeMap::new();
+    for layer in &layers {
+        run.check_interrupt()?;
+        let found = crate::prepare::oci::unpack::unpack(&layer.bytes, &wanted, oci.limits)
+            .map_err(|e| Failure::new(e.code, format!("layer {}: {}", layer.digest, e.message)))?;
+        for (name, files) in found {
+            if bundles.insert(name.clone(), files).is_some() {
+                return Err(Failure::new(
+                    DistributionCode::DuplicateInLayer,
+                    format!("`{name}` is in more than one layer of {}", oci.reference),
+                ));
+            }
+        }
+    }
+    Ok(bundles)
+}
+
+#[cfg(not(feature = "oci"))]
+fn pull_bundles(
+    _oci: &OciSource,
+    _run: &CorpusRun<'_>,
+) -> Result<BTreeMap<String, (FileSet, Problems)>, Failure> {
+    Err(Failure::new(
+        DistributionCode::OciDisabled,
+        "this build of skillfold has no registry client (built without the `oci` feature)",
+    ))
+}

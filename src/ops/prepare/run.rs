@@ -1,0 +1,202 @@
+//! One preparation of one corpus source — Git or OCI — holding its guard: what an interrupted
+//! preparer left is removed, a published generation that already holds these pins and still
+//! verifies ends the run without a fetch (the warm path), otherwise a staging folder is made, and
+//! at the end the staged bytes are verified again and published with their manifest. Fetching and
+//! taking the bundles are the source kind's own (`git.rs`, `oci.rs`).
+
+use std::sync::atomic::Ordering;
+
+use super::{Failure, Options, Severity, io_failure};
+use crate::descriptor::plan::CorpusRef;
+use crate::descriptor::signers::{Signer, TrustPolicy};
+use crate::format::pin::Pin;
+use crate::prepare::code::PrepareCode;
+use crate::prepare::corpus::manifest::{self, ManifestBundle, ManifestSource};
+use crate::prepare::corpus::store::Staging;
+use crate::prepare::corpus::{Corpus, Guard, Manifest};
+use crate::prepare::verify;
+
+/// What a run prepares: the corpus, and what its manifest records of the source.
+pub(super) struct Target<'a> {
+    /// The corpus and the pins it must hold.
+    pub corpus: CorpusRef<'a>,
+    /// The source's URL (credentials removed) or `REGISTRY/REPOSITORY`.
+    pub url: String,
+    /// The folder of the bundles in the source, if not its root.
+    pub root: Option<String>,
+    /// Who may sign the source's commit, when signatures are checked.
+    pub trust: Option<&'a TrustPolicy>,
+}
+
+/// What a source needs once its guard is held.
+pub(super) enum Start<'a> {
+    /// `current` already holds this revision with these pins, and verifies: the generation, and
+    /// who signed its commit (when the source requires a signature).
+    UpToDate(String, Option<Signer>),
+    /// A fetch, then staging into this folder.
+    Fetch(Box<CorpusRun<'a>>, Staging),
+}
+
+/// One preparation of one corpus, holding its guard.
+pub(super) struct CorpusRun<'a> {
+    pub target: Target<'a>,
+    pub options: &'a Options<'a>,
+    pub corpus: Corpus,
+    _guard: Guard,
+}
+
+impl<'a> CorpusRun<'a> {
+    pub fn new(target: Target<'a>, options: &'a Options<'a>) -> Result<CorpusRun<'a>, Failure> {
+        let location = target.corpus.location;
+        let corpus = Corpus::create(target.corpus.directory).map_err(|e| {
+            let mut failure = io_failure(&e);
+            failure.message = format!("cannot create the corpus: {}", failure.message);
+            failure
+        })?;
+        let guard = corpus
+            .guard()
+            .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+        if let Some(holder) = &guard.recovered {
+            options.progress.note(
+                location,
+                &format!("recovered the guard left by {holder}, which is no longer running"),
+            );
+        }
+        let removed = corpus.remove_leftovers().map_err(|e| io_failure(&e))?;
+        if !removed.is_empty() {
+            options.progress.note(
+                location,
+                &format!(
+                    "removed {} leftover(s) of an interrupted preparation",
+                    removed.len()
+                ),
+            );
+        }
+        Ok(CorpusRun {
+            target,
+            options,
+            corpus,
+            _guard: guard,
+        })
+    }
+
+    /// Stops at a published generation that already holds the pins, or makes a staging folder.
+    pub fn start(self) -> Result<Start<'a>, Failure> {
+        if let Some((generation, signer)) = self.up_to_date()? {
+            self.step("up to date (verified, no fetch)");
+            return Ok(Start::UpToDate(generation, signer));
+        }
+        self.check_interrupt()?;
+        let staging = self
+            .corpus
+            .stage(self.target.corpus.revision)
+            .map_err(|e| io_failure(&e))?;
+        Ok(Start::Fetch(Box::new(self), staging))
+    }
+
+    pub fn step(&self, message: &str) {
+        self.options
+            .progress
+            .step(self.target.corpus.location, message);
+    }
+
+    pub fn note(&self, message: &str) {
+        self.options
+            .progress
+            .note(self.target.corpus.location, message);
+    }
+
+    pub fn check_interrupt(&self) -> Result<(), Failure> {
+        if self.options.interrupt.load(Ordering::Relaxed) {
+            return Err(Failure::new(
+                PrepareCode::Interrupted,
+                "interrupted by a signal",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The published generation (and who signed its commit), if it already holds this revision
+    /// and these pins and verifies.
+    fn up_to_date(&self) -> Result<Option<(String, Option<Signer>)>, Failure> {
+        let current = match self.corpus.current() {
+            Ok(Some(current)) => current,
+            Ok(None) => return Ok(None),
+            Err(e @ crate::prepare::corpus::CorpusError::NotManaged { .. }) => {
+                return Err(Failure::new(e.code(), e.to_string()));
+            }
+            Err(e) => {
+                self.note(&format!("ignoring the published generation: {e}"));
+                return Ok(None);
+            }
+        };
+        let target = &self.target;
+        let m = &current.manifest;
+        let mut pinned: Vec<&Pin> = target.corpus.approved.iter().collect();
+        pinned.sort();
+        let mut held: Vec<&Pin> = m.bundles.iter().map(|b| &b.pin).collect();
+        held.sort();
+        let same_source = m.source.commit == target.corpus.revision
+            && m.source.url == target.url
+            && m.source.root == target.root
+            && m.bundles.iter().all(|b| b.limits == target.corpus.limits)
+            && target.trust.is_none_or(|signers| {
+                m.source
+                    .signer
+                    .as_ref()
+                    .is_some_and(|s| signers.lists(&s.fingerprint))
+            });
+        if !same_source || pinned != held {
+            return Ok(None);
+        }
+        self.step("verifying the published generation");
+        if let Err(e) = verify::verify_recorded(&current.dir, &m.bundles, target.corpus.limits) {
+            self.note(&format!(
+                "the published generation no longer verifies ({e}); preparing it again"
+            ));
+            return Ok(None);
+        }
+        Ok(Some((current.id, current.manifest.source.signer)))
+    }
+
+    /// Verifies the staged bytes again and publishes them with their manifest.
+    pub fn publish(
+        &self,
+        staging: &Staging,
+        bundles: Vec<ManifestBundle>,
+        signed: Option<(Signer, Option<String>)>,
+    ) -> Result<String, Failure> {
+        let (signer, commit_object) = signed.unzip();
+        self.check_interrupt()?;
+        self.step("verifying the staged bytes");
+        verify::verify_recorded(&staging.dir, &bundles, self.target.corpus.limits).map_err(
+            |e| {
+                Failure::new(e.code(), format!("the staged copy does not verify: {e}"))
+                    .with_severity(Severity::Retryable)
+            },
+        )?;
+        self.check_interrupt()?;
+        self.step("publishing");
+        let mut bundles = bundles;
+        bundles.sort_by(|a, b| a.pin.name.cmp(&b.pin.name));
+        let manifest = Manifest {
+            format: manifest::FORMAT.to_owned(),
+            generation: String::new(),
+            created_unix: crate::time::now_unix(),
+            source: ManifestSource {
+                url: self.target.url.clone(),
+                commit: self.target.corpus.revision.to_owned(),
+                root: self.target.root.clone(),
+                signer,
+                commit_object: commit_object.flatten(),
+            },
+            bundles,
+        };
+        let generation = self
+            .corpus
+            .publish(staging, manifest)
+            .map_err(|e| io_failure(&e))?;
+        self.step(&format!("published generation {}", generation.id));
+        Ok(generation.id)
+    }
+}

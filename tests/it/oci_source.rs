@@ -1,0 +1,439 @@
+//! `oci:` sources end to end against Debian's `docker-registry` on loopback: `push` an image,
+//! `prepare` it by digest into a corpus, `verify` and serve it, take the warm path with the
+//! registry gone; `check` refuses references that are not pinned by digest; and hand-built hostile
+//! images, copied into the registry with the real `skopeo`, are refused with their codes and
+//! nothing is published.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+use skillfold::format::bundle::Bundle;
+
+use super::push::{Lab, Registry, push_to};
+use super::util::{assert_stderr_has, skillfold, stderr, stdout};
+
+const SKILL_MD: &str = "---\nname: pdf\ndescription: The pdf skill.\n---\n# pdf\n";
+
+/// A descriptor with one `oci` source approving `pins`, in `dir`; returns its path.
+fn oci_descriptor(dir: &Path, reference: &str, pins: &[(String, String)]) -> PathBuf {
+    let mut yaml = format!(
+        "skills:\n  - oci:\n      reference: {reference}\n      directory: corpus\n      plain_http: true\n      approved:\n"
+    );
+    for (name, hash) in pins {
+        yaml.push_str(&format!(
+            "        - {{ name: {name}, version: '1.0', hash: {hash} }}\n"
+        ));
+    }
+    let path = dir.join("oci.yaml");
+    fs_err::write(&path, yaml).expect("write");
+    path
+}
+
+fn run(config: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec![args[0], "-c", config.to_str().expect("utf8")];
+    all.extend_from_slice(&args[1..]);
+    skillfold(&all)
+}
+
+#[test]
+fn a_pushed_image_is_prepared_by_digest_verified_served_and_kept_without_the_registry() {
+    let lab = Lab::new(
+        &[
+            ("pdf", &[("references/forms.md", "# Forms\n")]),
+            ("docx", &[]),
+        ],
+        &[],
+    );
+    let registry = Registry::start(&[]);
+    let pushed = push_to(&lab, &registry.repository("platform/skills:v1"), &[]);
+    assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+    let reference = stdout(&pushed).trim().to_owned();
+    let pins = lab_pins(&lab);
+    let config = oci_descriptor(lab.tmp.path(), &reference, &pins);
+
+    let prepared = run(&config, &["prepare", "--json"]);
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
+    let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
+    assert_eq!(report["sources"][0]["kind"], "oci");
+    assert_eq!(
+        report["sources"][0]["commit"],
+        reference.rsplit_once('@').expect("@").1
+    );
+    assert_eq!(report["fetches"], 1);
+    let verified = run(&config, &["verify"]);
+    assert_eq!(verified.status.code(), Some(0), "{}", stderr(&verified));
+    let loaded = run(&config, &["load", "pdf", "references/forms.md"]);
+    assert_eq!(loaded.status.code(), Some(0), "{}", stderr(&loaded));
+    let output: Value = serde_json::from_slice(&loaded.stdout).expect("json");
+    assert_eq!(output["content"], "# Forms\n");
+
+    // The registry is gone: the warm path verifies what is published and needs no network.
+    drop(registry);
+    let warm = run(&config, &["prepare", "--json"]);
+    assert_eq!(warm.status.code(), Some(0), "{}", stderr(&warm));
+    let report: Value = serde_json::from_slice(&warm.stdout).expect("json");
+    assert_eq!(report["fetches"], 0);
+    assert_eq!(report["sources"][0]["bundles"][0]["status"], "up-to-date");
+
+    // Another digest cannot be fetched now: retryable, and the published generation stays.
+    let moved = oci_descriptor(
+        lab.tmp.path(),
+        &format!(
+            "{}@sha256:{}",
+            reference.split('@').next().expect("name"),
+            "1".repeat(64)
+        ),
+        &pins,
+    );
+    let down = run(&moved, &["prepare"]);
+    assert_eq!(down.status.code(), Some(1), "{}", stderr(&down));
+    assert_stderr_has(&down, "[registry_unavailable]");
+    assert!(lab.tmp.path().join("corpus/current/pdf/SKILL.md").exists());
+}
+
+/// The name and digest of each skill the lab approves (from its descriptor).
+fn lab_pins(lab: &Lab) -> Vec<(String, String)> {
+    let yaml = fs_err::read_to_string(lab.config()).expect("read");
+    yaml.lines()
+        .filter_map(|l| {
+            let name = l.split("name: ").nth(1)?.split(',').next()?.to_owned();
+            let hash = l.split("hash: ").nth(1)?.trim_end_matches(" }").to_owned();
+            Some((name, hash))
+        })
+        .collect()
+}
+
+#[test]
+fn check_refuses_references_not_pinned_by_digest() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pins = [("pdf".to_owned(), "0".repeat(64))];
+    for (reference, code) in [
+        (
+            "registry.example.com/platform/skills:v3",
+            "reference_not_pinned",
+        ),
+        (
+            "registry.example.com/platform/skills:latest",
+            "reference_not_pinned",
+        ),
+        (
+            "registry.example.com/platform/skills",
+            "reference_not_pinned",
+        ),
+        (
+            &*format!(
+                "registry.example.com/platform/skills:v3@sha256:{}",
+                "a".repeat(64)
+            ),
+            "reference_not_pinned",
+        ),
+        (
+            &*format!("platform/skills@sha256:{}", "a".repeat(64)),
+            "invalid_reference",
+        ),
+        (
+            &*format!(
+                "registry.example.com/Platform/skills@sha256:{}",
+                "a".repeat(64)
+            ),
+            "invalid_reference",
+        ),
+        (
+            "registry.example.com/platform/skills@sha256:abc",
+            "invalid_reference",
+        ),
+        (
+            &*format!(
+                "registry.example.com/platform/skills@md5:{}",
+                "a".repeat(32)
+            ),
+            "invalid_reference",
+        ),
+    ] {
+        let config = oci_descriptor(tmp.path(), reference, &pins);
+        let out = run(&config, &["check"]);
+        assert_eq!(out.status.code(), Some(2), "{reference}: {}", stderr(&out));
+        assert_stderr_has(&out, &format!("[{code}]"));
+    }
+    let good = oci_descriptor(
+        tmp.path(),
+        &format!("127.0.0.1:5000/platform/skills@sha256:{}", "a".repeat(64)),
+        &pins,
+    );
+    assert_eq!(run(&good, &["check"]).status.code(), Some(0));
+}
+
+/// A ustar entry with any type flag (for entries `push` never writes).
+fn entry(path: &str, kind: u8, bytes: &[u8], declared: Option<u64>) -> Vec<u8> {
+    let mut header = [0u8; 512];
+    header[..path.len()].copy_from_slice(path.as_bytes());
+    let octal = |field: &mut [u8], value: u64| {
+        let digits = format!("{value:0w$o}", w = field.len() - 1);
+        field[..digits.len()].copy_from_slice(digits.as_bytes());
+    };
+    octal(&mut header[100..108], 0o644);
+    octal(
+        &mut header[124..136],
+        declared.unwrap_or(bytes.len() as u64),
+    );
+    header[156] = kind;
+    header[257..263].copy_from_slice(b"ustar\0");
+    header[263..265].copy_from_slice(b"00");
+    header[148..156].fill(b' ');
+    let sum: u32 = header.iter().map(|&b| u32::from(b)).sum();
+    header[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+    let mut out = header.to_vec();
+    out.extend_from_slice(bytes);
+    out.resize(out.len().div_ceil(512) * 512, 0);
+    out
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    format!("sha256:{}", super::util::sha256(bytes))
+}
+
+/// An OCI layout holding one image whose single layer is the tar `layer` (gzipped here); returns
+/// the layout directory.
+fn hostile_layout(dir: &Path, layer: &[u8]) -> PathBuf {
+    let out = dir.join("hostile");
+    let blobs = out.join("blobs/sha256");
+    fs_err::create_dir_all(&blobs).expect("mkdir");
+    let put = |bytes: &[u8]| {
+        let digest = sha256(bytes);
+        fs_err::write(blobs.join(&digest[7..]), bytes).expect("write");
+        digest
+    };
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(layer).expect("gzip");
+    let layer = gz.finish().expect("gzip");
+    let layer_digest = put(&layer);
+    let config = json!({"architecture": "amd64", "os": "linux", "config": {},
+        "rootfs": {"type": "layers", "diff_ids": [sha256(&[])]}})
+    .to_string()
+    .into_bytes();
+    let config_digest = put(&config);
+    let manifest = json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config_digest, "size": config.len()},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layer_digest, "size": layer.len()}],
+    })
+    .to_string()
+    .into_bytes();
+    let manifest_digest = put(&manifest);
+    fs_err::write(out.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).expect("write");
+    fs_err::write(
+        out.join("index.json"),
+        json!({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "digest": manifest_digest, "size": manifest.len(), "annotations": {"org.opencontainers.image.ref.name": "x"}}]})
+        .to_string(),
+    )
+    .expect("write");
+    out
+}
+
+/// Copies the layout's image into the registry with skopeo; returns the pinned reference.
+fn copy_in(layout: &Path, registry: &Registry, name: &str) -> String {
+    let copied = Command::new("skopeo")
+        .args(["copy", "--dest-tls-verify=false", "--preserve-digests"])
+        .arg(format!("oci:{}:x", layout.display()))
+        .arg(format!(
+            "docker://{}",
+            registry.repository(&format!("{name}:x"))
+        ))
+        .output()
+        .expect("skopeo (scripts/test installs it)");
+    assert!(
+        copied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&copied.stderr)
+    );
+    let index: Value =
+        serde_json::from_slice(&fs_err::read(layout.join("index.json")).expect("index"))
+            .expect("json");
+    format!(
+        "{}@{}",
+        registry.repository(name),
+        index["manifests"][0]["digest"].as_str().expect("digest")
+    )
+}
+
+#[test]
+fn hostile_images_are_refused_and_nothing_is_published() {
+    let registry = Registry::start(&[]);
+    let skill = entry("pdf/SKILL.md", b'0', SKILL_MD.as_bytes(), None);
+    let digest = {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        fs_err::create_dir(tmp.path().join("pdf")).expect("mkdir");
+        fs_err::write(tmp.path().join("pdf/SKILL.md"), SKILL_MD).expect("write");
+        Bundle::read_dir(&tmp.path().join("pdf"))
+            .expect("valid")
+            .digest()
+            .to_string()
+    };
+    let end = vec![0u8; 1024];
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "symlink",
+            [
+                skill.clone(),
+                entry("pdf/link", b'2', b"", None),
+                end.clone(),
+            ]
+            .concat(),
+            "link_in_layer",
+        ),
+        (
+            "hardlink",
+            [
+                skill.clone(),
+                entry("other/hard", b'1', b"", None),
+                end.clone(),
+            ]
+            .concat(),
+            "link_in_layer",
+        ),
+        (
+            "dotdot",
+            [
+                skill.clone(),
+                entry("pdf/../../escape", b'0', b"x", None),
+                end.clone(),
+            ]
+            .concat(),
+            "unsafe_path_in_layer",
+        ),
+        (
+            "absolute",
+            [
+                entry("/etc/cron.d/x", b'0', b"x", None),
+                skill.clone(),
+                end.clone(),
+            ]
+            .concat(),
+            "unsafe_path_in_layer",
+        ),
+        (
+            "device",
+            [
+                skill.clone(),
+                entry("pdf/dev", b'3', b"", None),
+                end.clone(),
+            ]
+            .concat(),
+            "special_file_in_layer",
+        ),
+        (
+            "fifo",
+            [
+                skill.clone(),
+                entry("pdf/fifo", b'6', b"", None),
+                end.clone(),
+            ]
+            .concat(),
+            "special_file_in_layer",
+        ),
+        (
+            "declared",
+            [
+                skill.clone(),
+                entry("pdf/big.md", b'0', b"x", Some(1 << 32)),
+            ]
+            .concat(),
+            "malformed_layer",
+        ),
+        (
+            "duplicate",
+            [skill.clone(), skill.clone(), end.clone()].concat(),
+            "duplicate_in_layer",
+        ),
+        (
+            "bomb",
+            vec![
+                0u8;
+                usize::try_from(skillfold::prepare::oci::unpack::MAX_LAYER_TAR_BYTES)
+                    .expect("fits")
+                    + 4096
+            ],
+            "layer_too_large",
+        ),
+    ];
+    for (name, tar, code) in cases {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let layout = hostile_layout(tmp.path(), &tar);
+        let reference = copy_in(&layout, &registry, &format!("hostile/{name}"));
+        let config = oci_descriptor(
+            tmp.path(),
+            &reference,
+            &[("pdf".to_owned(), digest.clone())],
+        );
+        let refused = run(&config, &["prepare"]);
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{name}: {}",
+            stderr(&refused)
+        );
+        assert_stderr_has(&refused, &format!("[{code}]"));
+        assert!(
+            !tmp.path().join("corpus/current").exists(),
+            "{name}: nothing published"
+        );
+    }
+
+    // An image index where an image is pinned.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let layout = hostile_layout(tmp.path(), &[skill.clone(), end.clone()].concat());
+    let image = copy_in(&layout, &registry, "hostile/indexed");
+    let (_, image_digest) = image.split_once('@').expect("@");
+    let index = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": image_digest,
+        "size": fs_err::metadata(layout.join("blobs/sha256").join(&image_digest[7..])).expect("size").len(),
+        "platform": {"architecture": "amd64", "os": "linux"}}]})
+    .to_string();
+    let put = Command::new("curl")
+        .args([
+            "-sf",
+            "-X",
+            "PUT",
+            "-H",
+            "Content-Type: application/vnd.oci.image.index.v1+json",
+            "--data-binary",
+        ])
+        .arg(&index)
+        .arg(format!(
+            "http://127.0.0.1:{}/v2/hostile/indexed/manifests/idx",
+            registry.port
+        ))
+        .status()
+        .expect("curl");
+    assert!(put.success());
+    let config = oci_descriptor(
+        tmp.path(),
+        &format!(
+            "{}@{}",
+            registry.repository("hostile/indexed"),
+            sha256(index.as_bytes())
+        ),
+        &[("pdf".to_owned(), digest.clone())],
+    );
+    let refused = run(&config, &["prepare"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_stderr_has(&refused, "[image_index]");
+
+    // The image holds a valid `pdf`, but the descriptor approves one that is not there.
+    let config = oci_descriptor(
+        tmp.path(),
+        &image,
+        &[
+            ("pdf".to_owned(), digest),
+            ("docx".to_owned(), "0".repeat(64)),
+        ],
+    );
+    let refused = run(&config, &["prepare"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_stderr_has(&refused, "[bundle_not_in_image]");
+    assert!(!tmp.path().join("corpus/current").exists());
+}
