@@ -437,3 +437,33 @@ fn hostile_images_are_refused_and_nothing_is_published() {
     assert_stderr_has(&refused, "[bundle_not_in_image]");
     assert!(!tmp.path().join("corpus/current").exists());
 }
+
+#[test]
+fn sources_of_one_image_share_one_pull() {
+    let lab = Lab::new(&[("pdf", &[]), ("docx", &[])], &[]);
+    let registry = Registry::start(&[]);
+    let pushed = push_to(&lab, &registry.repository("platform/skills"), &[]);
+    assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+    let reference = stdout(&pushed).trim().to_owned();
+    let pins = lab_pins(&lab);
+    let mut yaml = String::from("skills:\n");
+    for (i, (name, hash)) in pins.iter().enumerate() {
+        yaml.push_str(&format!(
+            "  - oci:\n      reference: {reference}\n      directory: corpus{i}\n      plain_http: true\n      approved:\n        - {{ name: {name}, version: '1.0', hash: {hash} }}\n"
+        ));
+    }
+    let config = lab.tmp.path().join("two.yaml");
+    fs_err::write(&config, yaml).expect("write");
+    let prepared = run(&config, &["prepare", "--json"]);
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
+    let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
+    assert_eq!(report["fetches"], 1, "{report}");
+    for (i, (name, _)) in pins.iter().enumerate() {
+        assert!(
+            lab.tmp
+                .path()
+                .join(format!("corpus{i}/current/{name}/SKILL.md"))
+                .exists()
+        );
+    }
+}

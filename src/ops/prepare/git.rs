@@ -107,7 +107,7 @@ impl SourceReport {
     }
 
     /// Records `failure` and says so on the progress display.
-    fn fail(&mut self, failure: Failure, options: &Options<'_>) {
+    pub(super) fn fail(&mut self, failure: Failure, options: &Options<'_>) {
         options
             .progress
             .note(&self.location, &format!("failed: {}", failure.message));

@@ -198,7 +198,7 @@ pub fn prepare(plan: &Plan, options: &Options<'_>) -> PrepareReport {
     let done = crate::parallel::map(&jobs, options.concurrency, |job| match job {
         Job::Local(index, local) => vec![(*index, verify_local(local, options))],
         Job::Commit(sources) => git::prepare_commit(sources, options, &fetches),
-        Job::Image(index, oci) => vec![(*index, oci::prepare_image(oci, options, &fetches))],
+        Job::Image(sources) => oci::prepare_image(sources, options, &fetches),
     });
     let mut sources: Vec<(usize, SourceReport)> = done.into_iter().flatten().collect();
     sources.sort_by_key(|(index, _)| *index);
@@ -215,18 +215,37 @@ enum Job<'a> {
     Local(usize, &'a LocalSource),
     /// Every Git source that pins one (URL, commit).
     Commit(Vec<(usize, &'a GitSource)>),
-    /// One OCI source.
-    Image(usize, &'a OciSource),
+    /// Every OCI source that pins one image (repository, digest, transport).
+    Image(Vec<(usize, &'a OciSource)>),
 }
 
-/// One job per local source and per distinct (URL, commit), in order of first appearance.
+/// One job per local source, per distinct (URL, commit) and per distinct image, in order of
+/// first appearance.
 fn jobs(sources: &[Source]) -> Vec<Job<'_>> {
     let mut jobs: Vec<Job<'_>> = Vec::new();
     let mut by_commit: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut by_image: HashMap<(String, String, bool), usize> = HashMap::new();
     for (index, source) in sources.iter().enumerate() {
         match source {
             Source::Local(local) => jobs.push(Job::Local(index, local)),
-            Source::Oci(oci) => jobs.push(Job::Image(index, oci)),
+            Source::Oci(oci) => {
+                let key = (
+                    oci.repository(),
+                    oci.reference.digest.clone(),
+                    oci.plain_http,
+                );
+                match by_image.get(&key) {
+                    Some(&job) => {
+                        if let Job::Image(sources) = &mut jobs[job] {
+                            sources.push((index, oci));
+                        }
+                    }
+                    None => {
+                        by_image.insert(key, jobs.len());
+                        jobs.push(Job::Image(vec![(index, oci)]));
+                    }
+                }
+            }
             Source::Git(git) => {
                 let key = (git.url.as_str(), git.revision.as_str());
                 match by_commit.get(&key) {

@@ -36,54 +36,71 @@ impl SourceReport {
     }
 }
 
-/// Prepares one OCI source; `fetches` counts the pulls made.
+/// Prepares `sources` (each with its index in the descriptor), which all pin one image, with at
+/// most one pull; `fetches` counts the pulls made. Each source keeps its own corpus, guard,
+/// checks and promotion, and fails on its own.
 pub(super) fn prepare_image(
-    oci: &OciSource,
+    sources: &[(usize, &OciSource)],
     options: &Options<'_>,
     fetches: &std::sync::atomic::AtomicUsize,
-) -> SourceReport {
-    let mut report = SourceReport::oci(oci);
-    let target = Target {
-        corpus: oci.corpus(),
-        url: oci.repository(),
-        root: None,
-        trust: None,
-    };
-    let outcome = CorpusRun::new(target, options)
-        .and_then(CorpusRun::start)
-        .and_then(|start| match start {
-            Start::UpToDate(generation, _) => Ok((generation, "up-to-date")),
-            Start::Fetch(run, staging) => {
-                fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let published = stage_and_publish(oci, &run, &staging);
-                if published.is_err() {
-                    // Leave the published generation alone; remove what this run wrote.
-                    let _ = fs_err::remove_dir_all(&staging.dir);
-                }
-                published.map(|generation| (generation, "published"))
+) -> Vec<(usize, SourceReport)> {
+    let mut reports = Vec::with_capacity(sources.len());
+    let mut pending = Vec::new();
+    for &(index, oci) in sources {
+        let mut report = SourceReport::oci(oci);
+        let target = Target {
+            corpus: oci.corpus(),
+            url: oci.repository(),
+            root: None,
+            trust: None,
+        };
+        match CorpusRun::new(target, options).and_then(CorpusRun::start) {
+            Ok(Start::UpToDate(generation, _)) => {
+                report.generation = Some(generation);
+                report.bundles = bundle_reports(&oci.approved, oci.limits, "up-to-date");
             }
-        });
-    match outcome {
-        Ok((generation, status)) => {
-            report.generation = Some(generation);
-            report.bundles = bundle_reports(&oci.approved, oci.limits, status);
+            Ok(Start::Fetch(run, staging)) => pending.push((reports.len(), oci, run, staging)),
+            Err(failure) => report.fail(failure, options),
         }
-        Err(failure) => {
-            options
-                .progress
-                .note(&report.location, &format!("failed: {}", failure.message));
-            report.error = Some(failure);
+        reports.push((index, report));
+    }
+    let Some((_, first, first_run, _)) = pending.first() else {
+        return reports;
+    };
+    let wanted: BTreeSet<String> = pending
+        .iter()
+        .flat_map(|(_, oci, _, _)| oci.approved.iter().map(|p| p.name.to_string()))
+        .collect();
+    fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let pulled = pull(first, first_run, &wanted);
+    for (slot, oci, run, staging) in &pending {
+        let result = pulled
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|layers| stage_and_publish(oci, run, staging, layers));
+        let report = &mut reports[*slot].1;
+        match result {
+            Ok(generation) => {
+                report.generation = Some(generation);
+                report.bundles = bundle_reports(&oci.approved, oci.limits, "published");
+            }
+            Err(failure) => {
+                // Leave the published generation alone; remove what this run wrote.
+                let _ = fs_err::remove_dir_all(&staging.dir);
+                report.fail(failure, options);
+            }
         }
     }
-    report
+    reports
 }
 
 fn stage_and_publish(
     oci: &OciSource,
     run: &CorpusRun<'_>,
     staging: &Staging,
+    layers: &[Layer],
 ) -> Result<String, Failure> {
-    let bundles = pull_bundles(oci, run)?;
+    let bundles = unpack_bundles(oci, run, layers)?;
     let mut recorded = Vec::new();
     let mut details = Vec::new();
     for pin in &oci.approved {
@@ -128,20 +145,15 @@ fn stage_and_publish(
     run.publish(staging, recorded, None)
 }
 
-/// The approved bundles' files, from every layer that may hold them.
-#[cfg(feature = "oci")]
-fn pull_bundles(
+/// This source's approved bundles, read from the pulled layers with the strict reader.
+fn unpack_bundles(
     oci: &OciSource,
     run: &CorpusRun<'_>,
+    layers: &[Layer],
 ) -> Result<BTreeMap<String, (FileSet, Problems)>, Failure> {
     let wanted: BTreeSet<String> = oci.approved.iter().map(|p| p.name.to_string()).collect();
-    run.step(&format!("pulling {}", oci.reference));
-    let layers = crate::prepare::oci::pull::pull(&oci.reference, oci.plain_http, &|name| {
-        wanted.contains(name)
-    })
-    .map_err(|e| Failure::new(e.code, e.message))?;
     let mut bundles = BTreeMap::new();
-    for layer in &layers {
+    for layer in layers {
         run.check_interrupt()?;
         let found = crate::prepare::oci::unpack::unpack(&layer.bytes, &wanted, oci.limits)
             .map_err(|e| Failure::new(e.code, format!("layer {}: {}", layer.digest, e.message)))?;
@@ -157,11 +169,33 @@ fn pull_bundles(
     Ok(bundles)
 }
 
+/// A pulled layer (the registry client's, or nothing in a build without it).
+#[cfg(feature = "oci")]
+type Layer = crate::prepare::oci::pull::PulledLayer;
 #[cfg(not(feature = "oci"))]
-fn pull_bundles(
+type Layer = std::convert::Infallible;
+
+/// Pulls the manifest and the layers that may hold `wanted` bundles, once for every source of
+/// the image.
+#[cfg(feature = "oci")]
+fn pull(
+    oci: &OciSource,
+    run: &CorpusRun<'_>,
+    wanted: &BTreeSet<String>,
+) -> Result<Vec<Layer>, Failure> {
+    run.step(&format!("pulling {}", oci.reference));
+    crate::prepare::oci::pull::pull(&oci.reference, oci.plain_http, &|name| {
+        wanted.contains(name)
+    })
+    .map_err(|e| Failure::new(e.code, e.message))
+}
+
+#[cfg(not(feature = "oci"))]
+fn pull(
     _oci: &OciSource,
     _run: &CorpusRun<'_>,
-) -> Result<BTreeMap<String, (FileSet, Problems)>, Failure> {
+    _wanted: &BTreeSet<String>,
+) -> Result<Vec<Layer>, Failure> {
     Err(Failure::new(
         DistributionCode::OciDisabled,
         "this build of skillfold has no registry client (built without the `oci` feature)",
