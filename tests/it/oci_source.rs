@@ -467,3 +467,55 @@ fn sources_of_one_image_share_one_pull() {
         );
     }
 }
+
+fn prepare_with(config: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_skillfold"))
+        .args(["prepare", "-c", config.to_str().expect("utf8")])
+        .args(args)
+        .env_remove("SKILLFOLD_REGISTRY_AUTH")
+        .env("DOCKER_CONFIG", config.with_extension("no-docker"))
+        .envs(env.iter().copied())
+        .output()
+        .expect("run skillfold")
+}
+
+#[test]
+fn a_private_registry_needs_its_credentials_and_a_new_digest_can_be_rolled_back() {
+    let registry = Registry::start(&[("puller", "pu11-Secret")]);
+    let auth = [("SKILLFOLD_REGISTRY_AUTH", "puller:pu11-Secret")];
+    let first = Lab::new(&[("pdf", &[("references/a.md", "first\n")])], &[]);
+    let second = Lab::new(&[("pdf", &[("references/a.md", "second\n")])], &[]);
+    let mut references = Vec::new();
+    for lab in [&first, &second] {
+        let pushed = push_to(lab, &registry.repository("private/skills"), &auth);
+        assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+        references.push(stdout(&pushed).trim().to_owned());
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = oci_descriptor(dir.path(), &references[0], &lab_pins(&first));
+    let anonymous = prepare_with(&config, &[], &[]);
+    assert_eq!(anonymous.status.code(), Some(2), "{}", stderr(&anonymous));
+    assert_stderr_has(&anonymous, "[registry_denied]");
+    assert!(!String::from_utf8_lossy(&anonymous.stderr).contains("pu11-Secret"));
+    let with = prepare_with(&config, &[], &auth);
+    assert_eq!(with.status.code(), Some(0), "{}", stderr(&with));
+    let published = |dir: &Path| {
+        fs_err::read_to_string(dir.join("corpus/current/pdf/references/a.md")).expect("read")
+    };
+    assert_eq!(published(dir.path()), "first\n");
+
+    // The next image, then back to the first with --rollback.
+    let config = oci_descriptor(dir.path(), &references[1], &lab_pins(&second));
+    let next = prepare_with(&config, &[], &auth);
+    assert_eq!(next.status.code(), Some(0), "{}", stderr(&next));
+    assert_eq!(published(dir.path()), "second\n");
+    let back = prepare_with(&config, &["--rollback", "--json"], &[]);
+    assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
+    let report: Value = serde_json::from_slice(&back.stdout).expect("json");
+    assert_eq!(report["sources"][0]["kind"], "oci");
+    assert_eq!(
+        report["sources"][0]["commit"],
+        references[0].rsplit_once('@').expect("@").1
+    );
+    assert_eq!(published(dir.path()), "first\n");
+}

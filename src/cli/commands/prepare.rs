@@ -44,7 +44,7 @@ pub struct PrepareArgs {
     #[arg(long, value_name = "PATH")]
     termination_log: Option<PathBuf>,
 
-    /// Point every Git corpus back at the generation its last preparation replaced.
+    /// Point every Git and OCI corpus back at the generation its last preparation replaced.
     #[arg(long)]
     rollback: bool,
 

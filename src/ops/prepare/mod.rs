@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::descriptor::plan::{GitSource, LocalSource, OciSource, Plan, Source};
+use crate::descriptor::plan::{CorpusRef, GitSource, LocalSource, OciSource, Plan, Source};
 use crate::format::code::{ErrorCode, ExitClass};
 use crate::format::escape;
 use crate::format::limits::Limits;
@@ -331,24 +331,27 @@ fn short(commit: &str) -> &str {
 pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
     let started = Instant::now();
     let sources = plan
-        .git_sources()
-        .map(|git| {
+        .sources
+        .iter()
+        .filter_map(|source| {
             // What is rolled back to is known only once it is found.
-            let mut report = SourceReport {
-                commit: None,
-                bundles: Vec::new(),
-                ..SourceReport::git(git)
+            let (mut report, corpus) = match source {
+                Source::Git(git) => (SourceReport::git(git), git.corpus()),
+                Source::Oci(oci) => (SourceReport::oci(oci), oci.corpus()),
+                Source::Local(_) => return None,
             };
-            match rollback_one(git, progress) {
+            report.commit = None;
+            report.bundles = Vec::new();
+            match rollback_one(corpus, progress) {
                 Ok((id, manifest)) => {
                     report.commit = Some(manifest.source.commit.clone());
                     report.generation = Some(id);
                     let pins: Vec<Pin> = manifest.bundles.iter().map(|b| b.pin.clone()).collect();
-                    report.bundles = bundle_reports(&pins, git.limits, "rolled-back");
+                    report.bundles = bundle_reports(&pins, corpus.limits, "rolled-back");
                 }
                 Err(failure) => report.error = Some(failure),
             }
-            report
+            Some(report)
         })
         .collect();
     PrepareReport {
@@ -358,8 +361,11 @@ pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
     }
 }
 
-fn rollback_one(git: &GitSource, progress: &dyn Progress) -> Result<(String, Manifest), Failure> {
-    let corpus = Corpus::at(&git.directory);
+fn rollback_one(
+    git: CorpusRef<'_>,
+    progress: &dyn Progress,
+) -> Result<(String, Manifest), Failure> {
+    let corpus = Corpus::at(git.directory);
     corpus.check_manageable().map_err(|e| io_failure(&e))?;
     let _guard = corpus
         .guard()
@@ -372,12 +378,12 @@ fn rollback_one(git: &GitSource, progress: &dyn Progress) -> Result<(String, Man
                 PrepareCode::CorpusNoPrevious,
                 format!(
                     "`{}` has no previous generation to roll back to",
-                    escape::path(&git.directory)
+                    escape::path(git.directory)
                 ),
             )
         })?;
     progress.step(
-        &git.location,
+        git.location,
         &format!("verifying generation {}", previous.id),
     );
     verify::verify_recorded(&previous.dir, &previous.manifest.bundles, git.limits).map_err(
@@ -391,7 +397,7 @@ fn rollback_one(git: &GitSource, progress: &dyn Progress) -> Result<(String, Man
     )?;
     let generation = corpus.rollback().map_err(|e| io_failure(&e))?;
     progress.note(
-        &git.location,
+        git.location,
         &format!(
             "rolled back to generation {} (commit {}); pin it in the descriptor again",
             generation.id,
