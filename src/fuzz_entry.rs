@@ -15,6 +15,7 @@
 //!   small discovered-skills folder.
 //! - [`bundle`]: a whole bundle from an in-memory file set, its check and its digest.
 //! - [`mcp_framing`] (feature `mcp`): one line from an MCP client, judged by the stdio framing.
+//! - [`oci_layer`]: an image layer's tar, read by the strict reader of `oci:` sources.
 
 use std::path::Path;
 
@@ -716,4 +717,35 @@ fn check_error_response(reply: &Value, valid_id: impl Fn(&Value) -> bool) -> i64
     let wire = serde_json::to_string(reply).expect("answers serialise");
     assert!(!wire.contains('\n'), "an answer must be one line");
     reply["error"]["code"].as_i64().expect("an integer code")
+}
+
+/// An uncompressed OCI layer tar from a hostile registry, read by the strict reader: it never
+/// panics; a refusal carries one of the layer codes; what it accepts holds only the wanted
+/// bundle, whose file set obeys the path grammar, and the same tar reads the same way twice.
+pub fn oci_layer(data: &[u8]) {
+    use crate::prepare::oci::code::DistributionCode;
+    use crate::prepare::oci::unpack::read_tar;
+
+    let wanted: std::collections::BTreeSet<String> = ["pdf".to_owned()].into();
+    let first = read_tar(data, &wanted, crate::format::limits::CHAMVI);
+    match &first {
+        Ok(bundles) => {
+            assert!(bundles.keys().all(|name| name == "pdf"));
+            for (files, _problems) in bundles.values() {
+                for (path, _) in files.iter() {
+                    assert!(BundlePath::parse(path.as_str()).is_ok());
+                }
+            }
+        }
+        Err(e) => assert!(matches!(
+            e.code,
+            DistributionCode::MalformedLayer
+                | DistributionCode::LinkInLayer
+                | DistributionCode::SpecialFileInLayer
+                | DistributionCode::UnsafePathInLayer
+                | DistributionCode::DuplicateInLayer
+        )),
+    }
+    let second = read_tar(data, &wanted, crate::format::limits::CHAMVI);
+    assert_eq!(first.is_ok(), second.is_ok());
 }

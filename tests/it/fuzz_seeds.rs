@@ -143,6 +143,35 @@ fn fuzz_targets() -> Vec<String> {
 }
 
 #[test]
+fn oci_layer_seeds_hold_the_invariants() {
+    replay("oci_layer", fuzz_entry::oci_layer);
+}
+
+/// The seeds (written by Python's `tarfile`, an independent tar writer) reach the reader's
+/// verdicts: accepted ustar and PAX layers, and each kind of refusal.
+#[test]
+fn oci_layer_seeds_reach_each_verdict() {
+    use skillfold::prepare::oci::unpack::read_tar;
+    let wanted = ["pdf".to_owned()].into();
+    assert_outcomes(
+        "oci_layer",
+        &[
+            ("layer-00-valid", "ok 2"),
+            ("layer-01-symlink", "link_in_layer"),
+            ("layer-02-hardlink", "link_in_layer"),
+            ("layer-03-dotdot", "unsafe_path_in_layer"),
+            ("layer-04-duplicate", "duplicate_in_layer"),
+            ("layer-05-fifo", "special_file_in_layer"),
+            ("layer-06-pax", "ok 2"),
+        ],
+        |bytes| match read_tar(bytes, &wanted, skillfold::format::limits::CHAMVI) {
+            Ok(bundles) => format!("ok {}", bundles["pdf"].0.len()),
+            Err(e) => e.code.as_str().to_owned(),
+        },
+    );
+}
+
+#[test]
 fn every_fuzz_target_has_seeds_replayed_here() {
     let targets = fuzz_targets();
     let replayed = [
@@ -153,6 +182,7 @@ fn every_fuzz_target_has_seeds_replayed_here() {
         "bundle",
         "tools",
         "mcp_framing",
+        "oci_layer",
     ];
     let mut sorted = targets.clone();
     sorted.sort();
