@@ -16,6 +16,7 @@ use crate::format::file_set::FileSet;
 use crate::format::problem::Problems;
 use crate::prepare::corpus::manifest::ManifestBundle;
 use crate::prepare::corpus::store::Staging;
+use crate::prepare::oci::PulledLayer as Layer;
 use crate::prepare::oci::code::DistributionCode;
 use crate::prepare::verify;
 
@@ -168,12 +169,6 @@ fn unpack_bundles(
     }
     Ok(bundles)
 }
-
-/// A pulled layer (the registry client's, or nothing in a build without it).
-#[cfg(feature = "oci")]
-type Layer = crate::prepare::oci::pull::PulledLayer;
-#[cfg(not(feature = "oci"))]
-type Layer = std::convert::Infallible;
 
 /// Pulls the manifest and the layers that may hold `wanted` bundles, once for every source of
 /// the image.

@@ -37,3 +37,14 @@ pub const ANNOTATION_BUNDLE_NAME: &str = "io.skillfold.bundle.name";
 pub const ANNOTATION_BUNDLE_VERSION: &str = "io.skillfold.bundle.version";
 /// Layer annotation: the bundle's `chamvi-skill-bundle-v1` digest (64 hex).
 pub const ANNOTATION_BUNDLE_DIGEST: &str = "io.skillfold.bundle.digest";
+
+/// One layer of a pulled image.
+#[derive(Debug, Clone)]
+pub struct PulledLayer {
+    /// `sha256:…`.
+    pub digest: String,
+    /// The bundle name its annotation gives, if any.
+    pub bundle: Option<String>,
+    /// The compressed bytes, verified against the digest.
+    pub bytes: Vec<u8>,
+}

@@ -15,7 +15,7 @@ use super::code::DistributionCode;
 use super::credentials::{self, Credentials, Found};
 use super::image::sha256;
 use super::unpack::MAX_LAYER_TAR_BYTES;
-use super::{MEDIA_LAYER_TAR_GZIP, MEDIA_MANIFEST};
+use super::{MEDIA_LAYER_TAR_GZIP, MEDIA_MANIFEST, PulledLayer};
 use crate::descriptor::plan::ImageReference;
 use crate::format::escape;
 
@@ -34,17 +34,6 @@ const INDEX_TYPES: [&str; 2] = [
     super::MEDIA_INDEX,
     "application/vnd.docker.distribution.manifest.list.v2+json",
 ];
-
-/// One layer of a pulled image.
-#[derive(Debug, Clone)]
-pub struct PulledLayer {
-    /// `sha256:…`.
-    pub digest: String,
-    /// The bundle name its annotation gives, if any.
-    pub bundle: Option<String>,
-    /// The compressed bytes, verified against the digest.
-    pub bytes: Vec<u8>,
-}
 
 /// Why a pull failed.
 #[derive(Debug, Clone, thiserror::Error)]
