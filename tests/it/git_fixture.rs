@@ -301,7 +301,7 @@ impl Drop for HttpServer {
 }
 
 /// A throwaway CA and a certificate for 127.0.0.1 signed by it, made with the `openssl` CLI.
-fn make_certificates(dir: &Path) {
+pub(super) fn make_certificates(dir: &Path) {
     let run = |args: &[&str]| {
         let out = Command::new("openssl")
             .args(args)

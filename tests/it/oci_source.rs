@@ -519,3 +519,56 @@ fn a_private_registry_needs_its_credentials_and_a_new_digest_can_be_rolled_back(
     );
     assert_eq!(published(dir.path()), "first\n");
 }
+
+#[test]
+fn a_tls_registry_with_users_is_pushed_to_and_prepared_from_over_https() {
+    let registry = Registry::start_tls(&[("ci", "tls-Pa55")]);
+    let ca = registry.dir().join("ca.crt");
+    let lab = Lab::new(&[("pdf", &[("references/a.md", "over https\n")])], &[]);
+    let env = |trust: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillfold"));
+        cmd.env("SKILLFOLD_REGISTRY_AUTH", "ci:tls-Pa55")
+            .env("DOCKER_CONFIG", lab.tmp.path().join("no-docker"));
+        if trust {
+            cmd.env("SSL_CERT_FILE", &ca);
+        } else {
+            cmd.env_remove("SSL_CERT_FILE");
+        }
+        cmd
+    };
+    let to = registry.repository("secure/skills:v1");
+    let config = lab.config();
+    let untrusted = env(false)
+        .args(["push", "-c", config.to_str().expect("utf8"), "--to", &to])
+        .output()
+        .expect("run");
+    assert_eq!(
+        untrusted.status.code(),
+        Some(1),
+        "an unknown CA: {}",
+        stderr(&untrusted)
+    );
+    let pushed = env(true)
+        .args(["push", "-c", config.to_str().expect("utf8"), "--to", &to])
+        .output()
+        .expect("run");
+    assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+    let reference = stdout(&pushed).trim().to_owned();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let descriptor = oci_descriptor(dir.path(), &reference, &lab_pins(&lab));
+    // Over HTTPS: the same descriptor without `plain_http`.
+    let text = fs_err::read_to_string(&descriptor)
+        .expect("read")
+        .replace("      plain_http: true\n", "");
+    fs_err::write(&descriptor, text).expect("write");
+    let prepared = env(true)
+        .args(["prepare", "-c", descriptor.to_str().expect("utf8")])
+        .output()
+        .expect("run");
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
+    assert_eq!(
+        fs_err::read_to_string(dir.path().join("corpus/current/pdf/references/a.md"))
+            .expect("read"),
+        "over https\n"
+    );
+}

@@ -376,6 +376,20 @@ pub(super) struct Registry {
 #[cfg(feature = "oci")]
 impl Registry {
     pub(super) fn start(users: &[(&str, &str)]) -> Registry {
+        Registry::spawn(users, false)
+    }
+
+    /// HTTPS with a throwaway CA (`ca.crt` in [`Registry::dir`]), with `htpasswd` users.
+    pub(super) fn start_tls(users: &[(&str, &str)]) -> Registry {
+        Registry::spawn(users, true)
+    }
+
+    /// The registry's own folder (its configuration, storage and, with TLS, `ca.crt`).
+    pub(super) fn dir(&self) -> &Path {
+        self._dir.path()
+    }
+
+    fn spawn(users: &[(&str, &str)], tls: bool) -> Registry {
         let dir = tempfile::tempdir().expect("tempdir");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -385,6 +399,13 @@ impl Registry {
             "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: test\n",
             dir.path().join("data").display()
         );
+        if tls {
+            super::git_fixture::make_certificates(dir.path());
+            config.push_str(&format!(
+                "  tls:\n    certificate: {0}/server.crt\n    key: {0}/server.key\n",
+                dir.path().display()
+            ));
+        }
         if !users.is_empty() {
             let htpasswd = dir.path().join("htpasswd");
             let mut lines = String::new();
