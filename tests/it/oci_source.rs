@@ -68,6 +68,9 @@ fn a_pushed_image_is_prepared_by_digest_verified_served_and_kept_without_the_reg
     assert_eq!(loaded.status.code(), Some(0), "{}", stderr(&loaded));
     let output: Value = serde_json::from_slice(&loaded.stdout).expect("json");
     assert_eq!(output["content"], "# Forms\n");
+    let prompt = run(&config, &["prompt"]);
+    assert_eq!(prompt.status.code(), Some(0), "{}", stderr(&prompt));
+    assert!(stdout(&prompt).contains("<name>\npdf\n</name>"), "{}", stdout(&prompt));
 
     // The registry is gone: the warm path verifies what is published and needs no network.
     drop(registry);
@@ -571,4 +574,85 @@ fn a_tls_registry_with_users_is_pushed_to_and_prepared_from_over_https() {
             .expect("read"),
         "over https\n"
     );
+}
+
+/// A registry that lies, played by a small Python HTTP server: it answers the manifest by the
+/// pinned digest but serves a layer whose bytes are not the ones the manifest names, or answers
+/// 503. Real registries cannot be made to do this; a proxy or a compromised mirror can.
+const LYING_REGISTRY: &str = r#"
+import http.server, json, sys, hashlib
+manifest, layer, mode = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read(), sys.argv[3]
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        if mode == "503":
+            self.send_response(503); self.send_header("Content-Length", "0"); self.end_headers(); return
+        body = manifest if "/manifests/" in self.path else layer
+        kind = "application/vnd.oci.image.manifest.v1+json" if "/manifests/" in self.path else "application/octet-stream"
+        self.send_response(200); self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+server = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+#[test]
+fn a_registry_that_serves_other_bytes_is_refused_and_one_that_fails_is_retried() {
+    use std::io::BufRead as _;
+    let skill = entry("pdf/SKILL.md", b'0', SKILL_MD.as_bytes(), None);
+    let tar = [skill, vec![0u8; 1024]].concat();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let layout = hostile_layout(tmp.path(), &tar);
+    let index: Value =
+        serde_json::from_slice(&fs_err::read(layout.join("index.json")).expect("index"))
+            .expect("json");
+    let digest = index["manifests"][0]["digest"]
+        .as_str()
+        .expect("digest")
+        .to_owned();
+    let manifest_path = layout.join("blobs/sha256").join(&digest[7..]);
+    let manifest: Value =
+        serde_json::from_slice(&fs_err::read(&manifest_path).expect("manifest")).expect("json");
+    let size = manifest["layers"][0]["size"].as_u64().expect("size") as usize;
+    // Another layer of the same size: the digest the manifest names does not match it.
+    let forged = tmp.path().join("forged");
+    fs_err::write(&forged, vec![b'x'; size]).expect("write");
+    let pin_digest = {
+        let dir = tmp.path().join("pdf");
+        fs_err::create_dir(&dir).expect("mkdir");
+        fs_err::write(dir.join("SKILL.md"), SKILL_MD).expect("write");
+        Bundle::read_dir(&dir).expect("valid").digest().to_string()
+    };
+    for (mode, status, code) in [
+        ("lie", 2, "[digest_mismatch]"),
+        ("503", 1, "[registry_unavailable]"),
+    ] {
+        let mut server = Command::new("python3")
+            .args(["-c", LYING_REGISTRY])
+            .arg(&manifest_path)
+            .arg(&forged)
+            .arg(mode)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let mut port = String::new();
+        std::io::BufReader::new(server.stdout.as_mut().expect("stdout"))
+            .read_line(&mut port)
+            .expect("port");
+        let reference = format!("127.0.0.1:{}/liar/skills@{digest}", port.trim());
+        let config = oci_descriptor(
+            tmp.path(),
+            &reference,
+            &[("pdf".to_owned(), pin_digest.clone())],
+        );
+        let out = run(&config, &["prepare"]);
+        let _ = server.kill();
+        let _ = server.wait();
+        assert_eq!(out.status.code(), Some(status), "{mode}: {}", stderr(&out));
+        assert_stderr_has(&out, code);
+        assert!(
+            !tmp.path().join("corpus/current").exists(),
+            "{mode}: nothing published"
+        );
+    }
 }
