@@ -70,7 +70,11 @@ fn a_pushed_image_is_prepared_by_digest_verified_served_and_kept_without_the_reg
     assert_eq!(output["content"], "# Forms\n");
     let prompt = run(&config, &["prompt"]);
     assert_eq!(prompt.status.code(), Some(0), "{}", stderr(&prompt));
-    assert!(stdout(&prompt).contains("<name>\npdf\n</name>"), "{}", stdout(&prompt));
+    assert!(
+        stdout(&prompt).contains("<name>\npdf\n</name>"),
+        "{}",
+        stdout(&prompt)
+    );
 
     // The registry is gone: the warm path verifies what is published and needs no network.
     drop(registry);
