@@ -172,26 +172,11 @@ fn check_refuses_references_not_pinned_by_digest() {
     assert_eq!(run(&good, &["check"]).status.code(), Some(0));
 }
 
-/// A ustar entry with any type flag (for entries `push` never writes).
+/// A ustar entry with any type flag (for entries `push` never writes), its size field `declared`
+/// when given.
 fn entry(path: &str, kind: u8, bytes: &[u8], declared: Option<u64>) -> Vec<u8> {
-    let mut header = [0u8; 512];
-    header[..path.len()].copy_from_slice(path.as_bytes());
-    let octal = |field: &mut [u8], value: u64| {
-        let digits = format!("{value:0w$o}", w = field.len() - 1);
-        field[..digits.len()].copy_from_slice(digits.as_bytes());
-    };
-    octal(&mut header[100..108], 0o644);
-    octal(
-        &mut header[124..136],
-        declared.unwrap_or(bytes.len() as u64),
-    );
-    header[156] = kind;
-    header[257..263].copy_from_slice(b"ustar\0");
-    header[263..265].copy_from_slice(b"00");
-    header[148..156].fill(b' ');
-    let sum: u32 = header.iter().map(|&b| u32::from(b)).sum();
-    header[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
-    let mut out = header.to_vec();
+    let size = declared.unwrap_or(bytes.len() as u64);
+    let mut out = skillfold::prepare::oci::tar::ustar_header(path, "", kind, 0o644, size).to_vec();
     out.extend_from_slice(bytes);
     out.resize(out.len().div_ceil(512) * 512, 0);
     out

@@ -6,7 +6,8 @@
 
 use std::collections::BTreeSet;
 
-const BLOCK: usize = 512;
+/// The tar block size.
+pub const BLOCK: usize = 512;
 
 /// One file of a layer: its path inside the archive (`<bundle>/<path>`) and its bytes.
 pub struct TarFile<'a> {
@@ -45,12 +46,35 @@ fn entry(out: &mut Vec<u8>, path: &str, kind: u8, mode: u32, bytes: &[u8]) {
         pax_path(out, path);
         ("", truncated(path, 100))
     });
+    out.extend_from_slice(&ustar_header(name, prefix, kind, mode, bytes.len() as u64));
+    out.extend_from_slice(bytes);
+    pad(out);
+}
+
+/// A PAX extended header holding `path=<path>` for the entry that follows.
+fn pax_path(out: &mut Vec<u8>, path: &str) {
+    let record = pax_record("path", path);
+    out.extend_from_slice(&ustar_header(
+        "@PaxHeader",
+        "",
+        b'x',
+        0o444,
+        record.len() as u64,
+    ));
+    out.extend_from_slice(&record);
+    pad(out);
+}
+
+/// One POSIX ustar header: `name` (at most 100 bytes) and `prefix` (at most 155), the entry type
+/// flag `kind`, `mode` and `size`; owner, group and time 0, empty user and group names, the
+/// checksum filled in. (Tests also use it to write entry types the archive never holds.)
+pub fn ustar_header(name: &str, prefix: &str, kind: u8, mode: u32, size: u64) -> [u8; BLOCK] {
     let mut header = [0u8; BLOCK];
     put(&mut header[0..100], name.as_bytes());
     octal(&mut header[100..108], u64::from(mode));
     octal(&mut header[108..116], 0);
     octal(&mut header[116..124], 0);
-    octal(&mut header[124..136], bytes.len() as u64);
+    octal(&mut header[124..136], size);
     octal(&mut header[136..148], 0);
     header[156] = kind;
     put(&mut header[257..263], b"ustar\0");
@@ -59,30 +83,7 @@ fn entry(out: &mut Vec<u8>, path: &str, kind: u8, mode: u32, bytes: &[u8]) {
     octal(&mut header[337..345], 0);
     put(&mut header[345..500], prefix.as_bytes());
     checksum(&mut header);
-    out.extend_from_slice(&header);
-    out.extend_from_slice(bytes);
-    pad(out);
-}
-
-/// A PAX extended header holding `path=<path>` for the entry that follows.
-fn pax_path(out: &mut Vec<u8>, path: &str) {
-    let record = pax_record("path", path);
-    let mut header = [0u8; BLOCK];
-    put(&mut header[0..100], b"@PaxHeader");
-    octal(&mut header[100..108], 0o444);
-    octal(&mut header[108..116], 0);
-    octal(&mut header[116..124], 0);
-    octal(&mut header[124..136], record.len() as u64);
-    octal(&mut header[136..148], 0);
-    header[156] = b'x';
-    put(&mut header[257..263], b"ustar\0");
-    put(&mut header[263..265], b"00");
-    octal(&mut header[329..337], 0);
-    octal(&mut header[337..345], 0);
-    checksum(&mut header);
-    out.extend_from_slice(&header);
-    out.extend_from_slice(&record);
-    pad(out);
+    header
 }
 
 /// `"<len> <key>=<value>\n"`, where `<len>` counts the whole record, its own digits included.

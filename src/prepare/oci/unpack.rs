@@ -334,21 +334,9 @@ mod tests {
 
     /// A raw ustar entry of `kind` (for entries our writer never makes).
     fn raw(path: &str, kind: u8, bytes: &[u8]) -> Vec<u8> {
-        let mut header = [0u8; BLOCK];
-        header[..path.len()].copy_from_slice(path.as_bytes());
-        let octal = |field: &mut [u8], value: u64| {
-            let digits = format!("{value:0w$o}", w = field.len() - 1);
-            field[..digits.len()].copy_from_slice(digits.as_bytes());
-        };
-        octal(&mut header[100..108], 0o644);
-        octal(&mut header[124..136], bytes.len() as u64);
-        header[156] = kind;
-        header[257..263].copy_from_slice(b"ustar\0");
-        header[263..265].copy_from_slice(b"00");
-        header[148..156].fill(b' ');
-        let sum: u32 = header.iter().map(|&b| u32::from(b)).sum();
-        header[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
-        let mut out = header.to_vec();
+        let mut out =
+            crate::prepare::oci::tar::ustar_header(path, "", kind, 0o644, bytes.len() as u64)
+                .to_vec();
         out.extend_from_slice(bytes);
         out.resize(out.len().div_ceil(BLOCK) * BLOCK, 0);
         out
