@@ -487,6 +487,48 @@ mod tests {
     }
 
     #[test]
+    fn a_ustar_prefix_is_joined_to_the_name() {
+        // 4 + 120 bytes of prefix, then the name: the writer splits it at the slash.
+        let path = format!("pdf/{}/deep.md", "d".repeat(120));
+        let files = [
+            TarFile {
+                path: "pdf/SKILL.md".into(),
+                bytes: b"---\nname: pdf\ndescription: d\n---\n",
+            },
+            TarFile {
+                path: path.clone(),
+                bytes: b"deep\n",
+            },
+        ];
+        let tar = archive(&files);
+        assert!(
+            tar.chunks(BLOCK)
+                .any(|block| block.starts_with(b"deep.md\0")),
+            "the file's header holds the name, its prefix the folders"
+        );
+        let bundles = read_tar(&tar, &wanted(), limits::CHAMVI).expect("read");
+        assert_eq!(
+            bundles["pdf"].0.get(&path["pdf/".len()..]),
+            Some(&b"deep\n"[..])
+        );
+    }
+
+    #[test]
+    fn size_fields_are_plain_octal_digits() {
+        assert_eq!(octal(b"00000000012\0"), Some(10));
+        assert_eq!(octal(b"12 \0"), Some(10));
+        for bad in [
+            &b"+0000000012"[..],
+            b"0000000009\0",
+            b"\0\0\0",
+            b"-1",
+            b"0x10",
+        ] {
+            assert_eq!(octal(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
     fn a_file_over_its_bound_is_refused_by_the_bundle_rules_without_being_kept() {
         let big = vec![b'a'; 200 * 1024];
         let tar = layer_with(raw("pdf/references/big.md", b'0', &big));
