@@ -72,11 +72,12 @@ impl InvalidBundle {
 /// Reading a bundle from a directory failed, or the bundle is invalid.
 ///
 /// ```
-/// match skillfold::Bundle::read_dir("/nowhere".as_ref()) {
-///     Err(skillfold::BundleError::Invalid(invalid)) => eprintln!("refused: {invalid}"),
-///     Err(other) => eprintln!("unreadable: {other} [{}]", other.code()),
-///     Ok(bundle) => println!("{}", bundle.digest()),
-/// }
+/// let verdict = match skillfold::Bundle::read_dir("/nowhere".as_ref()) {
+///     Err(skillfold::BundleError::Invalid(invalid)) => format!("refused: {invalid}"),
+///     Err(other) => format!("unreadable [{}]", other.code()),
+///     Ok(bundle) => bundle.digest().to_string(),
+/// };
+/// assert!(verdict.starts_with("unreadable"));
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -232,9 +232,8 @@ impl Runtime {
     /// ```
     /// # let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skillfold.yaml");
     /// let built = skillfold::Runtime::open(&path)?;
-    /// for refused in &built.refused {
-    ///     eprintln!("not served: {} ({}): {}", refused.name, refused.code, refused.reason);
-    /// }
+    /// let not_served: Vec<String> = built.refused.iter().map(|r| format!("{} [{}]", r.name, r.code)).collect();
+    /// # let _ = not_served;
     /// # Ok::<(), skillfold::runtime::builder::OpenError>(())
     /// ```
     pub fn open(path: impl AsRef<std::path::Path>) -> Result<Built, OpenError> {

@@ -351,9 +351,8 @@ impl Catalogue {
     /// // In an axum handler, a tokio task or any other async context:
     /// async fn handle(catalogue: Catalogue, tool: String, input: serde_json::Value)
     ///     -> Result<serde_json::Value, ToolError> {
-    ///     let (output, record) = catalogue.call_async(&tool, &input).await?;
-    ///     eprintln!("served {} bytes of {}", record.bytes, record.skill);
-    ///     Ok(output)
+    ///     let (output, _record) = catalogue.call_async(&tool, &input).await?;
+    ///     Ok(output) // the record goes to the host's transcript, not to the model
     /// }
     /// ```
     pub async fn call_async(

@@ -382,10 +382,9 @@ pub type Loaded = Result<Arc<Snapshot>, LoadFailure>;
 ///     .local("commit-message", "1.0.0", skills.join("commit-message"), &"0".repeat(64))
 ///     .build()
 ///     .unwrap();
-/// for failure in &built.refused {
-///     eprintln!("not served: {} at {} [{}]: {}", failure.name, failure.location, failure.code, failure.reason);
-/// }
-/// assert!(!built.refused[0].transient);
+/// let failure = &built.refused[0];
+/// assert_eq!((failure.name.as_str(), failure.location.as_str()), ("commit-message", "skills[0].local"));
+/// assert!(failure.reason.contains("but the pin is") && !failure.transient);
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("`{name}` ({location}) is not served: {reason}")]

@@ -38,10 +38,13 @@ use crate::runtime::snapshot::{Origin, Snapshot};
 /// #     .build()
 /// #     .unwrap();
 /// # let catalogue = built.runtime.catalogue(None).unwrap();
-/// for tool in catalogue.tools() {
-///     assert_eq!(tool.input_schema["additionalProperties"], false);
-///     println!("{}: {}", tool.name, tool.description);
-/// }
+/// let menu: Vec<String> = catalogue
+///     .tools()
+///     .iter()
+///     .map(|tool| format!("{}: {}", tool.name, tool.description))
+///     .collect();
+/// assert!(menu[0].starts_with("load_skill: "));
+/// assert_eq!(catalogue.tools()[0].input_schema["additionalProperties"], false);
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolDefinition {
@@ -189,7 +192,8 @@ struct Refusal<'a> {
 let input = serde_json::json!({"name": "commit-message", "reference": null});
 let (_output, record) = catalogue.call("load_skill", &input).unwrap();
 // For the host's transcript: what was served, from which pin, and the SHA-256 of the bytes.
-println!("{}", serde_json::to_string(&record).unwrap());
+let line = serde_json::to_string(&record).unwrap();
+assert!(line.contains(&record.sha256));
 assert_eq!(record.hash.as_deref(), Some("b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e"));
 ```"#
 )]
@@ -223,9 +227,9 @@ pub struct Record {
 /// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
 /// let built = skillfold::Runtime::builder()
 ///     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-///     .policy(|access: &skillfold::Access<'_>| {
-///         eprintln!("{:?} {} {}", access.agent, access.tool, access.skill.name());
-///         Ok(())
+///     .policy(|access: &skillfold::Access<'_>| match (access.agent, access.reference) {
+///         (None, Some(_)) => Err(format!("`{}`: the defaults serve instructions only", access.skill.name())),
+///         _ => Ok(()),
 ///     })
 ///     .build()
 ///     .unwrap();
@@ -250,10 +254,8 @@ pub struct Access<'a> {
 /// let built = skillfold::Runtime::builder()
 ///     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
 ///     .policy(|access| match access.skill {
-///         skillfold::Subject::Pinned(snapshot) => {
-///             eprintln!("pinned at {}", snapshot.pin().hash);
-///             Ok(())
-///         }
+///         skillfold::Subject::Pinned(snapshot) if snapshot.pin().version.as_str() != "0" => Ok(()),
+///         skillfold::Subject::Pinned(_) => Err("a version 0 is not served".to_owned()),
 ///         skillfold::Subject::Discovered(_) => Err("only pinned skills here".to_owned()),
 ///     })
 ///     .build()
