@@ -165,6 +165,14 @@ impl std::fmt::Display for ImageReference {
     }
 }
 
+/// Whether `value` is `sha256:` and 64 lowercase hex digits: how OCI content is named.
+pub fn is_sha256_digest(value: &str) -> bool {
+    value
+        .strip_prefix("sha256:")
+        .and_then(crate::format::hex::decode_lower_32)
+        .is_some()
+}
+
 /// Why an image reference is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReferenceError {
@@ -218,14 +226,7 @@ impl ImageReference {
                 "the repository is lowercase letters, digits and `._-`, in `/`-separated parts",
             ));
         }
-        let hex = digest
-            .strip_prefix("sha256:")
-            .ok_or_else(|| invalid("the digest is `sha256:` and 64 lowercase hex digits"))?;
-        if hex.len() != 64
-            || !hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        {
+        if !is_sha256_digest(digest) {
             return Err(invalid(
                 "the digest is `sha256:` and 64 lowercase hex digits",
             ));

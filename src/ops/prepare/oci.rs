@@ -101,12 +101,12 @@ fn stage_and_publish(
     staging: &Staging,
     layers: &[Layer],
 ) -> Result<String, Failure> {
-    let bundles = unpack_bundles(oci, run, layers)?;
+    let mut bundles = unpack_bundles(oci, run, layers)?;
     let mut recorded = Vec::new();
     let mut details = Vec::new();
     for pin in &oci.approved {
         run.check_interrupt()?;
-        let Some((files, problems)) = bundles.get(pin.name.as_str()) else {
+        let Some((files, problems)) = bundles.remove(pin.name.as_str()) else {
             details.push(format!(
                 "`{}` is not in the image [{}]",
                 pin.name,
@@ -115,7 +115,7 @@ fn stage_and_publish(
             continue;
         };
         let folder = std::path::Path::new(pin.name.as_str());
-        let checked = Bundle::check(files.clone(), problems.clone())
+        let checked = Bundle::check(files, problems)
             .map_err(|invalid| verify::VerifyError::Load {
                 dir: folder.to_owned(),
                 source: crate::format::bundle::LoadError::Invalid(invalid),

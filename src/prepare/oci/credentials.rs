@@ -39,6 +39,17 @@ pub enum Found {
 }
 
 impl Found {
+    /// Where the credentials came from, for a message: never the credentials themselves.
+    pub fn describe(&self) -> String {
+        match self {
+            Found::Anonymous => "anonymous".to_owned(),
+            Found::Environment(_) => "credentials from SKILLFOLD_REGISTRY_AUTH".to_owned(),
+            Found::DockerConfig(path, _) => {
+                format!("credentials from {}", crate::format::escape::path(path))
+            }
+        }
+    }
+
     /// The credentials, if any.
     pub fn credentials(&self) -> Option<&Credentials> {
         match self {

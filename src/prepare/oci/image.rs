@@ -9,7 +9,6 @@
 use std::io::Write as _;
 
 use serde_json::{Map, Value, json};
-use sha2::{Digest as _, Sha256};
 
 use super::tar::{TarFile, archive};
 use super::{
@@ -44,11 +43,7 @@ impl Blob {
 
 /// `sha256:<hex>` of `bytes`.
 pub fn sha256(bytes: &[u8]) -> String {
-    let hex: String = Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("sha256:{hex}")
+    format!("sha256:{}", crate::format::hex::sha256_hex(bytes))
 }
 
 /// One verified bundle to put in an image.

@@ -172,12 +172,7 @@ async fn pull_async(
             ));
         }
         let digest = layer["digest"].as_str().unwrap_or_default().to_owned();
-        let hex_ok = digest.strip_prefix("sha256:").is_some_and(|h| {
-            h.len() == 64
-                && h.bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        });
-        if !hex_ok {
+        if !crate::descriptor::plan::is_sha256_digest(&digest) {
             return Err(fail(
                 DistributionCode::MalformedImage,
                 format!("{reference} has a layer without a sha256 digest"),
@@ -342,21 +337,13 @@ impl Session<'_> {
             .map_err(|_| self.denied("the token is not a header value"))
     }
 
-    fn source_of_credentials(&self) -> String {
-        match &self.found {
-            Found::Anonymous => "anonymous".to_owned(),
-            Found::Environment(_) => "credentials from SKILLFOLD_REGISTRY_AUTH".to_owned(),
-            Found::DockerConfig(path, _) => format!("credentials from {}", escape::path(path)),
-        }
-    }
-
     fn denied(&self, why: &str) -> PullError {
         fail(
             DistributionCode::RegistryDenied,
             format!(
                 "the registry `{}` refused access ({}): {why}",
                 self.reference.registry,
-                self.source_of_credentials()
+                self.found.describe()
             ),
         )
     }

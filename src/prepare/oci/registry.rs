@@ -188,11 +188,7 @@ async fn push_async(
 fn classify(registry: &str, found: &Found, e: OciDistributionError) -> PushError {
     let registry = registry.to_owned();
     let reason = escape::text(&e.to_string()).to_string();
-    let source_of_credentials = match found {
-        Found::Anonymous => "anonymous".to_owned(),
-        Found::Environment(_) => "credentials from SKILLFOLD_REGISTRY_AUTH".to_owned(),
-        Found::DockerConfig(path, _) => format!("credentials from {}", escape::path(path)),
-    };
+    let source_of_credentials = found.describe();
     let denied = |reason| PushError::Denied {
         registry: registry.clone(),
         source_of_credentials: source_of_credentials.clone(),
