@@ -78,6 +78,7 @@ pub const RECORD_META_KEY: &str = "skillfold/record";
 pub struct Served {
     catalogue: Catalogue,
     instructions: Option<String>,
+    remote_instructions: Option<String>,
     tools: Vec<Tool>,
     index: SkillIndex,
     missing: Vec<String>,
@@ -90,6 +91,7 @@ impl Served {
         let index = SkillIndex::new(&catalogue);
         Served {
             instructions: catalogue.prompt(),
+            remote_instructions: catalogue.remote_prompt(),
             catalogue,
             tools,
             index,
@@ -117,6 +119,11 @@ impl Served {
     /// The server's instructions: the catalogue prompt (rendered once; rmcp asks often).
     pub fn instructions(&self) -> Option<&str> {
         self.instructions.as_deref()
+    }
+
+    /// The instructions for a client on another machine: `skill://` locations, no paths.
+    pub fn remote_instructions(&self) -> Option<&str> {
+        self.remote_instructions.as_deref()
     }
 
     /// The Skills extension's index of its files.
@@ -191,6 +198,7 @@ pub struct SkillsServer {
     list_changed: bool,
     agent: Option<Arc<str>>,
     observer: Option<Arc<dyn observe::Observer>>,
+    remote: bool,
 }
 
 impl SkillsServer {
@@ -202,7 +210,15 @@ impl SkillsServer {
             list_changed,
             agent: None,
             observer: None,
+            remote: false,
         }
+    }
+
+    /// The same, for clients on other machines (HTTP): the instructions name skills by
+    /// `skill://` URI, not by the server's file paths.
+    pub fn remote(mut self) -> SkillsServer {
+        self.remote = true;
+        self
     }
 
     /// The same, telling `observer` of every tool call and resource read, as the endpoint of
@@ -321,7 +337,12 @@ impl ServerHandler for SkillsServer {
             Implementation::new("skillfold", env!("CARGO_PKG_VERSION"))
                 .with_description("verified Agent Skills bundles"),
         );
-        if let Some(prompt) = served.instructions() {
+        let instructions = if self.remote {
+            served.remote_instructions()
+        } else {
+            served.instructions()
+        };
+        if let Some(prompt) = instructions {
             info = info.with_instructions(prompt);
         }
         info

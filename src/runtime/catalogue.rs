@@ -246,6 +246,16 @@ impl Catalogue {
     /// The system-prompt block: `<available_skills>` in skills-ref `to-prompt` format, then how
     /// to use `load_skill`. `None` when the agent has no skills.
     pub fn prompt(&self) -> Option<String> {
+        self.render_prompt(false)
+    }
+
+    /// The same for a client on another machine (`serve --listen`): each `<location>` is the
+    /// skill's `skill://<name>/SKILL.md` URI, never a path of the server's file system.
+    pub fn remote_prompt(&self) -> Option<String> {
+        self.render_prompt(true)
+    }
+
+    fn render_prompt(&self, remote: bool) -> Option<String> {
         let guides = self.offered_guides();
         if self.skills.is_empty() && guides.is_none() {
             return None;
@@ -256,14 +266,25 @@ impl Catalogue {
             .map(|s| crate::spec::prompt::Entry {
                 name: s.pin().name.as_str(),
                 description: s.description(),
-                location: s.location().to_string_lossy(),
+                location: if remote {
+                    format!("skill://{}/SKILL.md", s.pin().name.as_str()).into()
+                } else {
+                    s.location().to_string_lossy()
+                },
             })
             .collect();
         let guide_dirs: Vec<(String, &crate::runtime::guides::Guide)> = guides
             .map(|d| {
                 d.guides
                     .iter()
-                    .map(|g| (g.dir().join("SKILL.md").display().to_string(), g))
+                    .map(|g| {
+                        let location = if remote {
+                            format!("skill://{}/SKILL.md", g.id)
+                        } else {
+                            g.dir().join("SKILL.md").display().to_string()
+                        };
+                        (location, g)
+                    })
                     .collect()
             })
             .unwrap_or_default();

@@ -99,6 +99,31 @@ struct HttpArgs {
     /// Close sessions idle this many seconds.
     #[arg(long, value_name = "SECONDS", default_value = "1800", value_parser = parse_interval)]
     session_idle: Duration,
+
+    /// A request body must arrive whole within this many seconds of its headers; beyond, 408
+    /// and the connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = parse_interval)]
+    body_timeout: Duration,
+
+    /// At most this many open connections; beyond, 16 more are admitted only to answer
+    /// /healthz or /readyz once, and the rest are closed at once.
+    #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    max_connections: usize,
+
+    /// At most this many open connections from one client address (then as over
+    /// --max-connections).
+    #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_CONNECTIONS_PER_CLIENT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    max_connections_per_client: usize,
+
+    /// At most this many requests in flight that open no session (stateless 2026-07-28
+    /// requests, and initialize); beyond, 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_IN_FLIGHT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    max_in_flight: usize,
+
+    /// At most this many of them per token (the requests of no token share one count);
+    /// beyond, 429 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_IN_FLIGHT_PER_TOKEN, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    max_in_flight_per_token: usize,
 }
 
 fn parse_interval(text: &str) -> Result<Duration, String> {
@@ -191,5 +216,10 @@ fn run_http(args: &ServeArgs, listen: std::net::SocketAddr) -> Exit {
         audit_log: args.http.audit_log.clone(),
         tls: args.http.tls_cert.clone().zip(args.http.tls_key.clone()),
         metrics_tokens,
+        body_timeout: args.http.body_timeout,
+        max_connections: args.http.max_connections,
+        max_connections_per_client: args.http.max_connections_per_client,
+        max_in_flight: args.http.max_in_flight,
+        max_in_flight_per_token: args.http.max_in_flight_per_token,
     }))
 }

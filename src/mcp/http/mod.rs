@@ -21,6 +21,8 @@
 //! ([`metrics`]), behind its own tokens when `--metrics-tokens` names some. With `--watch`, one watcher re-prepares every source and swaps all catalogues
 //! together ([`super::reload::watch`]).
 
+pub mod guard;
+pub mod limits;
 pub mod metrics;
 pub mod tls;
 pub mod tokens;
@@ -35,8 +37,9 @@ use std::time::Duration;
 
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
+use hyper::body::Bytes;
 use hyper::{Method, Request, Response, StatusCode, header};
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -58,6 +61,22 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
 /// The default idle time after which a session is closed.
 pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// The default time a request body may take to arrive whole, from the end of its headers.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The default bound on open connections (beyond it, [`limits::PROBE_HEADROOM`] more for probes).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+
+/// The default bound on open connections from one client address.
+pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: usize = 64;
+
+/// The default bound on requests in flight that open no session (the stateless 2026-07-28
+/// path, and `initialize`).
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+
+/// The default bound on such requests in flight of one token.
+pub const DEFAULT_MAX_IN_FLIGHT_PER_TOKEN: usize = 64;
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone)]
@@ -88,6 +107,16 @@ pub struct HttpOptions {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// The tokens that may read `/metrics` (entries with `agent: null`); `None`: open.
     pub metrics_tokens: Option<Tokens>,
+    /// How long a request body may take to arrive whole (then 408, and the connection closed).
+    pub body_timeout: Duration,
+    /// At most this many open connections.
+    pub max_connections: usize,
+    /// At most this many open connections from one client address.
+    pub max_connections_per_client: usize,
+    /// At most this many requests in flight that open no session.
+    pub max_in_flight: usize,
+    /// At most this many of them per token.
+    pub max_in_flight_per_token: usize,
 }
 
 /// One endpoint: a catalogue and its MCP service.
@@ -111,12 +140,21 @@ struct Server {
     endpoints: Vec<Endpoint>,
     tokens: Option<Tokens>,
     bindings: Mutex<HashMap<String, Binding>>,
+    /// Held while a new session is counted and bound, so sessions opened together are
+    /// counted one after the other.
+    admission: tokio::sync::Mutex<()>,
     max_sessions: usize,
     metrics: Arc<Metrics>,
     metrics_tokens: Option<Tokens>,
+    guard: guard::Guard,
+    in_flight: Arc<limits::InFlight>,
+    body_timeout: Duration,
 }
 
 type Body = BoxBody<Bytes, Infallible>;
+
+/// A request's body as the server reads it: whole within the body timeout.
+type Incoming = limits::Deadline<hyper::body::Incoming>;
 
 /// The refusal of the address and token combination before anything starts.
 fn check_exposure(options: &HttpOptions) -> Result<(), ServeError> {
@@ -181,12 +219,30 @@ async fn serve(
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate()).map_err(ServeError::Runtime)?;
     let mut interrupt = signal(SignalKind::interrupt()).map_err(ServeError::Runtime)?;
+    let tls = match &options.tls {
+        Some((cert, key)) => Some(tls::acceptor(cert, key).map_err(ServeError::Tls)?),
+        None => None,
+    };
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(|e| ServeError::Listen(options.listen, e))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| ServeError::Listen(options.listen, e))?;
+    let loopback = options.listen.ip().is_loopback();
+    // The server's own origins on loopback are known only once the port is.
+    let guard = guard::Guard::new(
+        loopback,
+        bound.port(),
+        tls.is_some(),
+        &options.allow_origins,
+    );
     let mut config = StreamableHttpServerConfig::default();
     let cancel = config.cancellation_token.clone();
     config.max_request_body_bytes = MAX_BODY_BYTES;
-    config.allowed_origins = options.allow_origins.clone();
+    config.allowed_origins = guard.origins().to_vec();
     config = config.enforce_origin_validation();
-    if !options.listen.ip().is_loopback() {
+    if !loopback {
         // Behind a Service or an ingress the Host is a name this process cannot know; the
         // tokens and the Origin check guard it instead.
         config = config.disable_allowed_hosts();
@@ -223,7 +279,9 @@ async fn serve(
                 live: Arc::clone(live),
                 service: StreamableHttpService::new(
                     move || {
+                        // Remote clients get `skill://` locations, never the server's paths.
                         Ok(SkillsServer::new(Arc::clone(&handler_live), watch)
+                            .remote()
                             .observed(endpoint_agent.as_deref(), Arc::clone(&observer)))
                     },
                     Arc::clone(&sessions),
@@ -237,20 +295,16 @@ async fn serve(
         endpoints,
         tokens: options.tokens.clone(),
         bindings: Mutex::new(HashMap::new()),
+        admission: tokio::sync::Mutex::new(()),
         max_sessions: options.max_sessions,
         metrics: Arc::clone(&metrics),
         metrics_tokens: options.metrics_tokens.clone(),
+        guard,
+        in_flight: limits::InFlight::new(options.max_in_flight, options.max_in_flight_per_token),
+        body_timeout: options.body_timeout,
     });
-    let tls = match &options.tls {
-        Some((cert, key)) => Some(tls::acceptor(cert, key).map_err(ServeError::Tls)?),
-        None => None,
-    };
-    let listener = tokio::net::TcpListener::bind(options.listen)
-        .await
-        .map_err(|e| ServeError::Listen(options.listen, e))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| ServeError::Listen(options.listen, e))?;
+    let connections =
+        limits::Connections::new(options.max_connections, options.max_connections_per_client);
     let paths: Vec<&str> = server.endpoints.iter().map(|e| e.path.as_str()).collect();
     let scheme = if tls.is_some() { "https" } else { "http" };
     diag(format_args!(
@@ -278,22 +332,34 @@ async fn serve(
             _ = terminate.recv() => break,
             _ = interrupt.recv() => break,
         };
-        let Ok((stream, _)) = accepted else {
+        let Ok((stream, client)) = accepted else {
             // A failed accept (out of descriptors) must not end the server; try again shortly.
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
+        // Over every cap the connection is closed at once, before it costs anything more.
+        let (slot, probe) = match connections.admit(client.ip()) {
+            limits::Admission::Full(slot) => (slot, false),
+            limits::Admission::Probe(slot) => (slot, true),
+            limits::Admission::Refused => continue,
+        };
+        let stream = prepare(stream);
         let server = Arc::clone(&server);
         let tls = tls.clone();
         tokio::spawn(async move {
+            let _slot = slot;
+            let limit = if probe {
+                limits::PROBE_HEADER_TIMEOUT
+            } else {
+                HEADER_TIMEOUT
+            };
             match tls {
-                None => connection(stream, server).await,
+                None => connection(stream, server, probe).await,
                 Some(tls) => {
                     // A handshake that stalls is dropped like headers that stall.
-                    if let Ok(Ok(stream)) =
-                        tokio::time::timeout(HEADER_TIMEOUT, tls.accept(stream)).await
+                    if let Ok(Ok(stream)) = tokio::time::timeout(limit, tls.accept(stream)).await
                     {
-                        connection(stream, server).await;
+                        connection(stream, server, probe).await;
                     }
                 }
             }
@@ -304,22 +370,63 @@ async fn serve(
     Ok(())
 }
 
-/// Serves HTTP/1.1 on one connection, headers within [`HEADER_TIMEOUT`].
-async fn connection<I>(io: I, server: Arc<Server>)
+/// Sets up an accepted connection before hyper (or TLS) gets it: `TCP_NODELAY`, so an answer
+/// written in more than one segment is not held back by Nagle's algorithm waiting for a delayed
+/// ACK (~40 ms at every few answers).
+fn prepare(stream: tokio::net::TcpStream) -> tokio::net::TcpStream {
+    // A socket that refuses the option still serves, only slower.
+    let _ = stream.set_nodelay(true);
+    stream
+}
+
+/// Serves HTTP/1.1 on one connection, headers within [`HEADER_TIMEOUT`], each request body
+/// within the body timeout (else 408, and the connection closed). A `probe` connection (over
+/// the connection caps) answers one request, `GET /healthz` or `GET /readyz`, and is closed.
+async fn connection<I>(io: I, server: Arc<Server>, probe: bool)
 where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let service = hyper::service::service_fn(move |request| {
+    let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
         let server = Arc::clone(&server);
-        async move { Ok::<_, Infallible>(server.handle(request).await) }
+        async move {
+            if probe {
+                return Ok::<_, Infallible>(server.probe(request).await);
+            }
+            let timed_out = Arc::new(AtomicBool::new(false));
+            let limit = server.body_timeout;
+            let request =
+                request.map(|body| limits::Deadline::new(body, limit, Arc::clone(&timed_out)));
+            let response = server.handle(request).await;
+            if timed_out.load(Ordering::Relaxed) {
+                return Ok(body_timed_out());
+            }
+            Ok(response)
+        }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT);
+        .header_read_timeout(if probe {
+            limits::PROBE_HEADER_TIMEOUT
+        } else {
+            HEADER_TIMEOUT
+        })
+        .keep_alive(!probe);
     let _ = builder
         .serve_connection(hyper_util::rt::TokioIo::new(io), service)
         .await;
+}
+
+/// The answer to a body that did not arrive in time; the connection is closed after it.
+fn body_timed_out() -> Response<Body> {
+    let mut response = json(
+        StatusCode::REQUEST_TIMEOUT,
+        serde_json::json!({"error": "the request body did not arrive in time"}),
+    );
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+    response
 }
 
 /// Opens the audit log again on every `SIGHUP` (log rotation).
@@ -344,7 +451,41 @@ impl Server {
         response
     }
 
+    /// A request on a connection admitted for probes only: `GET /healthz` and `GET /readyz`
+    /// are answered (behind the same checks), anything else gets 503.
+    async fn probe(&self, request: Request<hyper::body::Incoming>) -> Response<Body> {
+        let is_probe = request.method() == Method::GET
+            && matches!(request.uri().path(), "/healthz" | "/readyz");
+        if is_probe {
+            let timed_out = Arc::new(AtomicBool::new(false));
+            let limit = self.body_timeout;
+            return self
+                .handle(request.map(|body| limits::Deadline::new(body, limit, timed_out)))
+                .await;
+        }
+        self.metrics
+            .http_request(StatusCode::SERVICE_UNAVAILABLE.as_u16());
+        let mut response = busy(
+            "too many connections; try again later (this one only answers /healthz and /readyz)",
+        );
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+        response
+    }
+
     async fn route(&self, request: Request<Incoming>) -> Response<Body> {
+        // Every path, the probes and /metrics included: a page that rebinds a name to this
+        // address reads nothing.
+        if let Err(refusal) = self.guard.check(request.headers()) {
+            let status = match refusal {
+                guard::Refusal::BadHost => StatusCode::BAD_REQUEST,
+                guard::Refusal::ForeignHost | guard::Refusal::ForeignOrigin => {
+                    StatusCode::FORBIDDEN
+                }
+            };
+            return json(status, serde_json::json!({"error": refusal.message()}));
+        }
         let path = request.uri().path();
         if request.method() == Method::GET {
             match path {
@@ -398,40 +539,117 @@ impl Server {
         let session = request
             .headers()
             .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+            .map(|v| v.to_str().map(str::to_owned));
+        let session = match session {
+            None => None,
+            Some(Ok(id)) => Some(id),
+            Some(Err(_)) => return no_such_session(),
+        };
         if let Some(id) = &session {
-            let bound = self.bindings().get(id).copied();
-            if bound.is_some_and(|b| b != binding) {
-                return json(
-                    StatusCode::FORBIDDEN,
-                    serde_json::json!({"error": "this session was opened at another endpoint or with another token"}),
-                );
+            // Every session is bound when it opens: an id that is not bound is no session of
+            // this server (or one that is gone).
+            match self.bindings().get(id).copied() {
+                Some(bound) if bound == binding => {}
+                Some(_) => {
+                    return json(
+                        StatusCode::FORBIDDEN,
+                        serde_json::json!({"error": "this session was opened at another endpoint or with another token"}),
+                    );
+                }
+                None => return no_such_session(),
             }
         }
-        let opens_session = request.method() == Method::POST
-            && session.is_none()
-            && !request.headers().contains_key("mcp-protocol-version");
-        if opens_session && self.live_sessions().await >= self.max_sessions {
-            let mut response = json(
-                StatusCode::SERVICE_UNAVAILABLE,
-                serde_json::json!({"error": "too many live sessions; try again later"}),
-            );
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("30"));
-            return response;
-        }
-        let response = endpoint.service.handle(request).await;
-        if opens_session
+        let method = request.method().clone();
+        // A request without a session (the stateless 2026-07-28 path, or an `initialize`)
+        // holds a place in flight until its answer has been sent.
+        let flight = match &session {
+            Some(_) => None,
+            None => match self.in_flight.enter(token) {
+                Ok(flight) => Some(flight),
+                Err(limits::Busy::Token) => {
+                    let mut response = json(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        serde_json::json!({"error": "too many requests in flight for this token; try again later"}),
+                    );
+                    response
+                        .headers_mut()
+                        .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+                    return response;
+                }
+                Err(limits::Busy::Server) => {
+                    return busy("too many requests in flight; try again later");
+                }
+            },
+        };
+        let mut response = endpoint.service.handle(request).await;
+        if session.is_none()
             && let Some(id) = response
                 .headers()
                 .get("mcp-session-id")
                 .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
         {
-            self.bind(id.to_owned(), binding).await;
+            // rmcp opened a session, whatever headers asked for it: counted and bound here, or
+            // closed again.
+            if !self.admit(endpoint, id, binding).await {
+                let mut response = json(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    serde_json::json!({"error": "too many live sessions; try again later"}),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("30"));
+                return response;
+            }
         }
-        response
+        if method == Method::DELETE
+            && let Some(id) = &session
+            && response.status().is_success()
+        {
+            self.bindings().remove(id);
+            // The session is gone: 204 (clients accept 200 or 204, not rmcp's 202).
+            if response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::NO_CONTENT;
+                *response.body_mut() = full(Bytes::new());
+                response.headers_mut().remove(header::CONTENT_LENGTH);
+            }
+        }
+        match flight {
+            None => response,
+            Some(flight) => response.map(|body| limits::Holding::new(body, flight).boxed()),
+        }
+    }
+
+    /// Counts and binds a session rmcp has just opened, or closes it when `--max-sessions`
+    /// are live already.
+    async fn admit(&self, endpoint: &Endpoint, id: String, binding: Binding) -> bool {
+        let _admission = self.admission.lock().await;
+        let mut live = std::collections::HashSet::new();
+        for endpoint in &self.endpoints {
+            live.extend(
+                endpoint
+                    .sessions
+                    .sessions
+                    .read()
+                    .await
+                    .keys()
+                    .map(|k| k.to_string()),
+            );
+        }
+        let admitted = {
+            let mut bindings = self.bindings();
+            bindings.retain(|id, _| live.contains(id));
+            if bindings.len() < self.max_sessions {
+                bindings.insert(id.clone(), binding);
+                true
+            } else {
+                false
+            }
+        };
+        if !admitted {
+            let _ = endpoint.sessions.close_session(&id.into()).await;
+        }
+        admitted
     }
 
     fn bindings(&self) -> std::sync::MutexGuard<'_, HashMap<String, Binding>> {
@@ -445,25 +663,6 @@ impl Server {
             count += endpoint.sessions.sessions.read().await.len();
         }
         count
-    }
-
-    /// Binds session `id` to whoever opened it, and forgets sessions that are gone.
-    async fn bind(&self, id: String, binding: Binding) {
-        let mut live = std::collections::HashSet::new();
-        for endpoint in &self.endpoints {
-            live.extend(
-                endpoint
-                    .sessions
-                    .sessions
-                    .read()
-                    .await
-                    .keys()
-                    .map(|k| k.to_string()),
-            );
-        }
-        let mut bindings = self.bindings();
-        bindings.retain(|id, _| live.contains(id));
-        bindings.insert(id, binding);
     }
 
     async fn exposition(&self) -> Response<Body> {
@@ -535,6 +734,26 @@ fn json(status: StatusCode, value: serde_json::Value) -> Response<Body> {
     response
 }
 
+/// 503 with `Retry-After`: a bound is full.
+fn busy(message: &str) -> Response<Body> {
+    let mut response = json(
+        StatusCode::SERVICE_UNAVAILABLE,
+        serde_json::json!({ "error": message }),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    response
+}
+
+/// 404 for a session id that names no live session of this server.
+fn no_such_session() -> Response<Body> {
+    json(
+        StatusCode::NOT_FOUND,
+        serde_json::json!({"error": "no such session (it expired, was closed, or never existed): initialize again"}),
+    )
+}
+
 fn unauthorized() -> Response<Body> {
     let mut response = json(
         StatusCode::UNAUTHORIZED,
@@ -566,6 +785,11 @@ mod tests {
             audit_log: None,
             tls: None,
             metrics_tokens: None,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_client: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_in_flight_per_token: DEFAULT_MAX_IN_FLIGHT_PER_TOKEN,
         }
     }
 
@@ -577,5 +801,24 @@ mod tests {
         assert!(check_exposure(&options("0.0.0.0:8080", false, true)).is_ok());
         assert!(check_exposure(&options("127.0.0.1:8080", false, false)).is_ok());
         assert!(check_exposure(&options("[::1]:8080", false, false)).is_ok());
+    }
+
+    #[test]
+    fn accepted_connections_go_to_hyper_with_nodelay() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let address = listener.local_addr().unwrap();
+            let client = tokio::net::TcpStream::connect(address).await.unwrap();
+            let (accepted, _) = listener.accept().await.unwrap();
+            // The kernel's default is off: the set-up function is what turns it on.
+            assert!(!accepted.nodelay().unwrap());
+            let stream = prepare(accepted);
+            assert!(stream.nodelay().unwrap());
+            drop(client);
+        });
     }
 }

@@ -1,0 +1,267 @@
+//! The `Host` and `Origin` checks of `serve --listen`, applied to every path before anything
+//! else (the probes, `/metrics` and the MCP endpoints alike), so a page that rebinds a name to
+//! the server's address can read nothing.
+//!
+//! Bound to a loopback address, the server accepts only a `Host` that names loopback
+//! (`localhost`, `127.0.0.1`, `[::1]`, any port); bound elsewhere, behind a Service or an
+//! ingress, the Host is a name it cannot know and the tokens guard it instead. An `Origin`, when
+//! present, must be one of `--allow-origin` or, bound to loopback, the server's own origin (its
+//! scheme, a loopback name and its port); any other is refused with 403, `null` included unless
+//! listed. The rules are rmcp's (which checks the MCP endpoints again with the same list): an
+//! allowed origin without a port matches any port, `:*` any port, an explicit port that port
+//! (the scheme's default when the origin omits it).
+
+use hyper::HeaderMap;
+use hyper::header;
+
+/// The loopback host names a `Host` may carry on a loopback address.
+pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// What the checks allow.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    check_host: bool,
+    origins: Vec<String>,
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// No `Host`, or one that is not a valid authority (400).
+    BadHost,
+    /// A `Host` that does not name loopback (403).
+    ForeignHost,
+    /// An `Origin` that is not allowed (403).
+    ForeignOrigin,
+}
+
+impl Refusal {
+    /// What the client is told.
+    pub fn message(self) -> &'static str {
+        match self {
+            Refusal::BadHost => "a valid Host header is required",
+            Refusal::ForeignHost => {
+                "this Host is not allowed: the server is bound to loopback (DNS rebinding protection)"
+            }
+            Refusal::ForeignOrigin => "this Origin is not allowed (--allow-origin lists the allowed ones)",
+        }
+    }
+}
+
+impl Guard {
+    /// The checks of a server bound to `loopback` or not, on `port`, serving `https` or not,
+    /// with `allow_origins` (`scheme://host[:port]`).
+    pub fn new(loopback: bool, port: u16, https: bool, allow_origins: &[String]) -> Guard {
+        let mut origins = allow_origins.to_vec();
+        if loopback {
+            let scheme = if https { "https" } else { "http" };
+            origins.extend(
+                ["localhost", "127.0.0.1", "[::1]"]
+                    .iter()
+                    .map(|host| format!("{scheme}://{host}:{port}")),
+            );
+        }
+        Guard {
+            check_host: loopback,
+            origins,
+        }
+    }
+
+    /// The origins allowed, for rmcp's own check of the MCP endpoints.
+    pub fn origins(&self) -> &[String] {
+        &self.origins
+    }
+
+    /// Whether a request with `headers` may go on.
+    pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        if self.check_host {
+            let host = headers
+                .get(header::HOST)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<hyper::http::uri::Authority>().ok())
+                .ok_or(Refusal::BadHost)?;
+            let name = normalize_host(host.host());
+            if !LOOPBACK_HOSTS.contains(&name.as_str()) {
+                return Err(Refusal::ForeignHost);
+            }
+        }
+        let Some(origin) = headers.get(header::ORIGIN) else {
+            return Ok(());
+        };
+        let origin = origin
+            .to_str()
+            .ok()
+            .and_then(parse_origin)
+            .ok_or(Refusal::ForeignOrigin)?;
+        if self
+            .origins
+            .iter()
+            .filter_map(|allowed| parse_allowed(allowed))
+            .any(|allowed| allowed.admits(&origin))
+        {
+            Ok(())
+        } else {
+            Err(Refusal::ForeignOrigin)
+        }
+    }
+}
+
+fn normalize_host(host: &str) -> String {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Origin {
+    Null,
+    Tuple {
+        scheme: String,
+        host: String,
+        port: Option<u16>,
+    },
+}
+
+fn parse_origin(value: &str) -> Option<Origin> {
+    let value = value.trim();
+    if value.eq_ignore_ascii_case("null") {
+        return Some(Origin::Null);
+    }
+    let uri: hyper::Uri = value.parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let authority = uri.authority()?;
+    Some(Origin::Tuple {
+        scheme,
+        host: normalize_host(authority.host()),
+        port: authority.port_u16(),
+    })
+}
+
+#[derive(Debug)]
+enum Port {
+    Any,
+    Exact(u16),
+}
+
+#[derive(Debug)]
+enum Allowed {
+    Null,
+    Tuple {
+        scheme: String,
+        host: String,
+        port: Port,
+    },
+}
+
+fn parse_allowed(value: &str) -> Option<Allowed> {
+    let value = value.trim();
+    let (base, any) = match value.strip_suffix(":*") {
+        Some(base) => (base, true),
+        None => (value, false),
+    };
+    Some(match parse_origin(base)? {
+        Origin::Null if !any => Allowed::Null,
+        Origin::Null => return None,
+        Origin::Tuple { port: Some(_), .. } if any => return None,
+        Origin::Tuple { scheme, host, port } => Allowed::Tuple {
+            scheme,
+            host,
+            port: port.map_or(Port::Any, Port::Exact),
+        },
+    })
+}
+
+impl Allowed {
+    fn admits(&self, origin: &Origin) -> bool {
+        match (self, origin) {
+            (Allowed::Null, Origin::Null) => true,
+            (
+                Allowed::Tuple { scheme, host, port },
+                Origin::Tuple {
+                    scheme: o_scheme,
+                    host: o_host,
+                    port: o_port,
+                },
+            ) => {
+                scheme == o_scheme
+                    && host == o_host
+                    && match port {
+                        Port::Any => true,
+                        Port::Exact(p) => o_port.or_else(|| default_port(o_scheme)) == Some(*p),
+                    }
+            }
+            _ => false,
+        }
+    }
+}
+
+fn default_port(scheme: &str) -> Option<u16> {
+    match scheme {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(host: Option<&str>, origin: Option<&str>) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(host) = host {
+            headers.insert(header::HOST, host.parse().unwrap());
+        }
+        if let Some(origin) = origin {
+            headers.insert(header::ORIGIN, origin.parse().unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn loopback_accepts_its_own_origins_and_refuses_the_rest() {
+        let guard = Guard::new(true, 8080, false, &["https://app.example.com:443".into()]);
+        for (host, origin) in [
+            ("127.0.0.1:8080", Some("http://127.0.0.1:8080")),
+            ("localhost:8080", Some("http://localhost:8080")),
+            ("[::1]:8080", Some("http://[::1]:8080")),
+            ("LOCALHOST:8080", Some("HTTP://LocalHost:8080")),
+            ("127.0.0.1:8080", Some("https://app.example.com")),
+            ("127.0.0.1:8080", None),
+            ("localhost", None),
+        ] {
+            assert_eq!(guard.check(&headers(Some(host), origin)), Ok(()), "{host} {origin:?}");
+        }
+        for (host, origin, refusal) in [
+            ("evil.example:8080", None, Refusal::ForeignHost),
+            ("127.0.0.1.evil.example", None, Refusal::ForeignHost),
+            ("127.0.0.1:8080", Some("http://evil.example"), Refusal::ForeignOrigin),
+            ("127.0.0.1:8080", Some("http://127.0.0.1:8081"), Refusal::ForeignOrigin),
+            ("127.0.0.1:8080", Some("https://127.0.0.1:8080"), Refusal::ForeignOrigin),
+            ("127.0.0.1:8080", Some("http://localhost"), Refusal::ForeignOrigin),
+            ("127.0.0.1:8080", Some("null"), Refusal::ForeignOrigin),
+            ("127.0.0.1:8080", Some("not an origin"), Refusal::ForeignOrigin),
+        ] {
+            assert_eq!(
+                guard.check(&headers(Some(host), origin)),
+                Err(refusal),
+                "{host} {origin:?}"
+            );
+        }
+        assert_eq!(guard.check(&headers(None, None)), Err(Refusal::BadHost));
+    }
+
+    #[test]
+    fn elsewhere_the_host_is_free_and_only_listed_origins_pass() {
+        let guard = Guard::new(false, 8080, true, &["https://app.example.com:*".into()]);
+        assert_eq!(guard.check(&headers(Some("skills.internal"), None)), Ok(()));
+        assert_eq!(
+            guard.check(&headers(Some("x"), Some("https://app.example.com:9443"))),
+            Ok(())
+        );
+        assert_eq!(
+            guard.check(&headers(Some("x"), Some("https://127.0.0.1:8080"))),
+            Err(Refusal::ForeignOrigin)
+        );
+    }
+}

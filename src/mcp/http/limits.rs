@@ -1,0 +1,348 @@
+//! The bounds of `serve --listen` below the MCP layer: connections (in total and per client
+//! address, with a few more kept for probes), the time a request body may take to arrive, and
+//! the requests in flight that open no session (in total and per token).
+//!
+//! Each bound is a counter behind a guard that gives its place back when dropped: a
+//! connection's when the connection ends, a request's when its answer has been sent (or
+//! dropped), so a streamed answer holds its place until its last byte.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use hyper::body::{Body, Bytes, Frame, SizeHint};
+
+/// Connections beyond `--max-connections` (or a client's own cap) still admitted, each only to
+/// answer `GET /healthz` and `GET /readyz` once and be closed: probes stay answerable while
+/// clients hold every ordinary place.
+pub const PROBE_HEADROOM: usize = 16;
+
+/// How long a connection admitted for a probe may take to send its headers.
+pub const PROBE_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What a new connection may do.
+#[derive(Debug)]
+pub enum Admission {
+    /// Everything.
+    Full(Slot),
+    /// Only the probes, once (the ordinary places are taken).
+    Probe(Slot),
+    /// Nothing: close it at once.
+    Refused,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    total: usize,
+    probes: usize,
+    per_client: HashMap<IpAddr, usize>,
+}
+
+/// The open connections, counted.
+#[derive(Debug)]
+pub struct Connections {
+    max_total: usize,
+    max_per_client: usize,
+    counts: Mutex<Counts>,
+}
+
+impl Connections {
+    /// At most `max_total` connections, `max_per_client` from one address, plus
+    /// [`PROBE_HEADROOM`] for probes.
+    pub fn new(max_total: usize, max_per_client: usize) -> Arc<Connections> {
+        Arc::new(Connections {
+            max_total,
+            max_per_client,
+            counts: Mutex::new(Counts::default()),
+        })
+    }
+
+    fn counts(&self) -> MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Admits a connection from `client`, fully while there is room, for probes while the
+    /// headroom lasts.
+    pub fn admit(self: &Arc<Self>, client: IpAddr) -> Admission {
+        let mut counts = self.counts();
+        let mine = counts.per_client.get(&client).copied().unwrap_or(0);
+        if counts.total < self.max_total && mine < self.max_per_client {
+            counts.total += 1;
+            *counts.per_client.entry(client).or_insert(0) += 1;
+            return Admission::Full(Slot {
+                connections: Arc::clone(self),
+                client: Some(client),
+            });
+        }
+        if counts.probes < PROBE_HEADROOM {
+            counts.probes += 1;
+            return Admission::Probe(Slot {
+                connections: Arc::clone(self),
+                client: None,
+            });
+        }
+        Admission::Refused
+    }
+
+    /// The connections open (ordinary, probes).
+    pub fn open(&self) -> (usize, usize) {
+        let counts = self.counts();
+        (counts.total, counts.probes)
+    }
+}
+
+/// One connection's place; given back when dropped.
+#[derive(Debug)]
+pub struct Slot {
+    connections: Arc<Connections>,
+    /// The client of an ordinary place; `None` for a probe's.
+    client: Option<IpAddr>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut counts = self.connections.counts();
+        match self.client {
+            None => counts.probes = counts.probes.saturating_sub(1),
+            Some(client) => {
+                counts.total = counts.total.saturating_sub(1);
+                if let Some(n) = counts.per_client.get_mut(&client) {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        counts.per_client.remove(&client);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Which bound a request in flight went over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Busy {
+    /// Its token's (`--max-in-flight-per-token`).
+    Token,
+    /// The server's (`--max-in-flight`).
+    Server,
+}
+
+#[derive(Debug, Default)]
+struct Flights {
+    total: usize,
+    per_token: HashMap<Option<[u8; 32]>, usize>,
+}
+
+/// The requests in flight that open no session, counted in total and per token (the requests
+/// of no token share one count).
+#[derive(Debug)]
+pub struct InFlight {
+    max_total: usize,
+    max_per_token: usize,
+    flights: Mutex<Flights>,
+}
+
+impl InFlight {
+    /// At most `max_total` requests, `max_per_token` of one token.
+    pub fn new(max_total: usize, max_per_token: usize) -> Arc<InFlight> {
+        Arc::new(InFlight {
+            max_total,
+            max_per_token,
+            flights: Mutex::new(Flights::default()),
+        })
+    }
+
+    fn flights(&self) -> MutexGuard<'_, Flights> {
+        self.flights.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A place for one more request of `token`, or the bound it would exceed.
+    pub fn enter(self: &Arc<Self>, token: Option<[u8; 32]>) -> Result<Flight, Busy> {
+        let mut flights = self.flights();
+        let mine = flights.per_token.get(&token).copied().unwrap_or(0);
+        if mine >= self.max_per_token {
+            return Err(Busy::Token);
+        }
+        if flights.total >= self.max_total {
+            return Err(Busy::Server);
+        }
+        flights.total += 1;
+        *flights.per_token.entry(token).or_insert(0) += 1;
+        Ok(Flight {
+            in_flight: Arc::clone(self),
+            token,
+        })
+    }
+}
+
+/// One request's place in flight; given back when dropped.
+#[derive(Debug)]
+pub struct Flight {
+    in_flight: Arc<InFlight>,
+    token: Option<[u8; 32]>,
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        let mut flights = self.in_flight.flights();
+        flights.total = flights.total.saturating_sub(1);
+        if let Some(n) = flights.per_token.get_mut(&self.token) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                flights.per_token.remove(&self.token);
+            }
+        }
+    }
+}
+
+/// A body that holds `guard` until it ends or is dropped (an answer holding its request's
+/// place in flight).
+pub struct Holding<B, G> {
+    inner: B,
+    _guard: G,
+}
+
+impl<B, G> Holding<B, G> {
+    /// `inner`, holding `guard`.
+    pub fn new(inner: B, guard: G) -> Holding<B, G> {
+        Holding {
+            inner,
+            _guard: guard,
+        }
+    }
+}
+
+impl<B: Body + Unpin, G: Unpin> Body for Holding<B, G> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Why a request body could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    /// The connection failed.
+    #[error("{0}")]
+    Read(#[from] hyper::Error),
+    /// It did not all arrive within the body timeout.
+    #[error("the request body did not arrive within {0:?}")]
+    TimedOut(Duration),
+}
+
+/// A request body that must arrive whole within a deadline, counted from its headers: past
+/// it, reading fails and `timed_out` is set (the answer is then 408 and the connection closed).
+pub struct Deadline<B> {
+    inner: B,
+    limit: Duration,
+    sleep: Pin<Box<tokio::time::Sleep>>,
+    timed_out: Arc<AtomicBool>,
+}
+
+impl<B> Deadline<B> {
+    /// `inner`, to be read within `limit` from now; `timed_out` is set if it is not.
+    pub fn new(inner: B, limit: Duration, timed_out: Arc<AtomicBool>) -> Deadline<B> {
+        Deadline {
+            inner,
+            limit,
+            sleep: Box::pin(tokio::time::sleep(limit)),
+            timed_out,
+        }
+    }
+}
+
+impl<B> Body for Deadline<B>
+where
+    B: Body<Data = Bytes, Error = hyper::Error> + Unpin,
+{
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        let this = &mut *self;
+        if this.timed_out.load(Ordering::Relaxed) {
+            return Poll::Ready(Some(Err(BodyError::TimedOut(this.limit))));
+        }
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(frame) => Poll::Ready(frame.map(|f| f.map_err(BodyError::Read))),
+            Poll::Pending => match this.sleep.as_mut().poll(cx) {
+                Poll::Ready(()) => {
+                    this.timed_out.store(true, Ordering::Relaxed);
+                    Poll::Ready(Some(Err(BodyError::TimedOut(this.limit))))
+                }
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_beyond_the_caps_get_a_probe_place_then_nothing() {
+        let connections = Connections::new(3, 2);
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let b: IpAddr = "127.0.0.2".parse().unwrap();
+        let first = connections.admit(a);
+        let second = connections.admit(a);
+        assert!(matches!(first, Admission::Full(_)));
+        assert!(matches!(second, Admission::Full(_)));
+        // `a` is at its own cap; `b` still gets the last ordinary place.
+        assert!(matches!(connections.admit(a), Admission::Probe(_)));
+        let third = connections.admit(b);
+        assert!(matches!(third, Admission::Full(_)));
+        assert!(matches!(connections.admit(b), Admission::Probe(_)));
+        let probes: Vec<Admission> = (0..PROBE_HEADROOM).map(|_| connections.admit(b)).collect();
+        // Two probe places were dropped at once above; the headroom holds PROBE_HEADROOM.
+        assert!(probes.iter().all(|p| matches!(p, Admission::Probe(_))));
+        assert!(matches!(connections.admit(b), Admission::Refused));
+        drop(probes);
+        drop(first);
+        assert_eq!(connections.open(), (2, 0));
+        assert!(matches!(connections.admit(a), Admission::Full(_)));
+    }
+
+    #[test]
+    fn requests_in_flight_are_bounded_per_token_and_in_total() {
+        let in_flight = InFlight::new(3, 2);
+        let one = Some([1; 32]);
+        let two = Some([2; 32]);
+        let held: Vec<Flight> = (0..2).map(|_| in_flight.enter(one).unwrap()).collect();
+        assert_eq!(in_flight.enter(one).unwrap_err(), Busy::Token);
+        let other = in_flight.enter(two).unwrap();
+        assert_eq!(in_flight.enter(None).unwrap_err(), Busy::Server);
+        drop(other);
+        assert!(in_flight.enter(None).is_ok());
+        drop(held);
+        assert!(in_flight.enter(one).is_ok());
+    }
+}
