@@ -104,7 +104,7 @@ fn expected_call(catalogue: &Catalogue, tool: &str, input: &Value) -> (bool, Val
     }
 }
 
-fn check_session(report: &Report, mode: &str, world: &World) {
+fn check_session(report: &Report, mode: &str, world: &World, remote: bool) {
     let r = &report.json;
     let catalogue = world.catalogue(Some("ops"));
 
@@ -127,8 +127,14 @@ fn check_session(report: &Report, mode: &str, world: &World) {
         world.tmp.path(),
         &["prompt", "-c", "skillfold.yaml", "--agent", "ops"],
     );
-    assert_eq!(r["instructions"], stdout(&prompt));
-    assert_eq!(r["instructions"], catalogue.prompt().unwrap());
+    // Over HTTP the locations are `skill://` URIs, not the server's paths.
+    if remote {
+        assert_eq!(r["instructions"], catalogue.remote_prompt().unwrap());
+        assert!(r["instructions"].as_str().unwrap().contains("skill://"));
+    } else {
+        assert_eq!(r["instructions"], stdout(&prompt));
+        assert_eq!(r["instructions"], catalogue.prompt().unwrap());
+    }
 
     // Tools: exactly the catalogue's — name, description, schema and hints — whatever they are.
     let tools = r["tools"].as_array().unwrap();
@@ -348,14 +354,14 @@ fn check_session(report: &Report, mode: &str, world: &World) {
 fn python_sdk_session_over_the_initialize_handshake() {
     let world = World::new();
     let report = world.session("legacy");
-    check_session(&report, "legacy", &world);
+    check_session(&report, "legacy", &world, false);
 }
 
 #[test]
 fn python_sdk_session_over_2026_07_28_discovery() {
     let world = World::new();
     let report = world.session("auto");
-    check_session(&report, "auto", &world);
+    check_session(&report, "auto", &world, false);
 }
 
 /// `skill_run_script` through MCP for an approved helper: offered with its open-world hint, and
@@ -424,7 +430,7 @@ fn python_sdk_session_over_streamable_http_with_a_token() {
             &[&server.url("/agents/ops/mcp")],
             &[("MCP_BEARER_TOKEN", "ops-token")],
         );
-        check_session(&report, mode, &world);
+        check_session(&report, mode, &world, true);
     }
     // The defaults' endpoint serves the defaults alone.
     let report = scenario(

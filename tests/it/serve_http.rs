@@ -90,12 +90,25 @@ impl Answer {
 
 /// Sends one request (`Connection: close`) and reads the whole answer.
 fn send(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let host = format!("127.0.0.1:{port}");
+    send_to(port, &host, method, path, headers, body)
+}
+
+/// The same with `Host: host`.
+fn send_to(
+    port: u16,
+    host: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
+        .set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
     let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
     for (name, value) in headers {
@@ -448,36 +461,44 @@ fn origins_bodies_headers_and_sessions_are_bounded() {
     assert_eq!(flood.status, 503, "{}", flood.body);
     assert!(flood.header("retry-after").is_some());
 
-    // Headers that never finish, and a connection left idle, are closed after 10 s.
-    let started = Instant::now();
+    // Headers that never finish, and a connection left idle, are closed by the server (the
+    // header timeout): each read ends (EOF or reset) well before the client's own 60 s read
+    // timeout would, while other clients are served meanwhile. No wall-clock margin is
+    // asserted: a busy machine makes the server slower, never the bound's effect different.
     let mut slow = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    slow.set_read_timeout(Some(Duration::from_secs(30)))
+    slow.set_read_timeout(Some(Duration::from_secs(60)))
         .expect("timeout");
     slow.write_all(b"GET /heal").expect("partial headers");
     let mut idle = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    idle.set_read_timeout(Some(Duration::from_secs(30)))
+    idle.set_read_timeout(Some(Duration::from_secs(60)))
         .expect("timeout");
     idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .expect("request");
     let mut first = [0u8; 1024];
     assert!(idle.read(&mut first).expect("answer") > 0);
-    let mut rest = [0u8; 64];
-    assert_eq!(
-        slow.read(&mut rest).unwrap_or(0),
-        0,
-        "the slow client was closed"
-    );
-    assert_eq!(
-        idle.read(&mut rest).unwrap_or(0),
-        0,
-        "the idle client was closed"
-    );
-    let waited = started.elapsed();
-    assert!(
-        waited >= Duration::from_secs(9) && waited < Duration::from_secs(20),
-        "{waited:?}"
-    );
     assert_eq!(send(port, "GET", "/healthz", &[], "").status, 200);
+    assert_closed_by_server(&mut slow, "the slow client");
+    assert_closed_by_server(&mut idle, "the idle client");
+    assert_eq!(send(port, "GET", "/healthz", &[], "").status, 200);
+}
+
+/// Asserts that the server closed `stream`: a read ends with EOF or a reset, not with the
+/// client's own read timeout, and nothing more than an answer came first.
+#[track_caller]
+fn assert_closed_by_server(stream: &mut TcpStream, what: &str) -> Vec<u8> {
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return raw,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return raw,
+            Err(e) => panic!(
+                "{what} was not closed by the server ({e}) after {:?}",
+                String::from_utf8_lossy(&raw)
+            ),
+        }
+    }
 }
 
 #[test]
@@ -551,6 +572,8 @@ fn idle_sessions_expire_and_make_room() {
         post(port, "/mcp", Some("default-token"), &[], INITIALIZE).status,
         503
     );
+    // The idle session is closed, and its place given to a new one: refused (503) until then.
+    // The minute is a guard against hanging, not a margin.
     let started = Instant::now();
     loop {
         let status = post(port, "/mcp", Some("default-token"), &[], INITIALIZE).status;
@@ -559,17 +582,12 @@ fn idle_sessions_expire_and_make_room() {
         }
         assert_eq!(status, 503);
         assert!(
-            started.elapsed() < Duration::from_secs(15),
+            started.elapsed() < Duration::from_secs(60),
             "the idle session never expired: {}",
             server.log()
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    assert!(
-        started.elapsed() >= Duration::from_millis(500),
-        "{:?}",
-        started.elapsed()
-    );
 }
 
 #[test]
@@ -649,7 +667,7 @@ fn the_audit_log_records_every_call_and_read_and_follows_rotation() {
         .expect("kill -HUP");
     assert!(hup.success());
     let started = Instant::now();
-    while !log.exists() && started.elapsed() < Duration::from_secs(10) {
+    while !log.exists() && started.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(50));
     }
     rpc(
@@ -894,7 +912,7 @@ fn clients_that_disconnect_mid_response_leave_nothing_behind() {
     let started = Instant::now();
     let after = loop {
         let now = resources(server.pid());
-        if now.0 <= before.0 && now.1 <= before.1 + 2 || started.elapsed() > Duration::from_secs(10)
+        if now.0 <= before.0 && now.1 <= before.1 + 2 || started.elapsed() > Duration::from_secs(60)
         {
             break now;
         }
@@ -913,4 +931,292 @@ fn clients_that_disconnect_mid_response_leave_nothing_behind() {
     for line in fs_err::read_to_string(&audit).expect("audit").lines() {
         serde_json::from_str::<serde_json::Value>(line).expect("a whole record per line");
     }
+}
+
+/// The live sessions `/metrics` reports.
+fn live_sessions(port: u16) -> usize {
+    let metrics = send(port, "GET", "/metrics", &[], "").body;
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("skillfold_sessions "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no skillfold_sessions: {metrics}"))
+}
+
+/// A POST whose headers promise 1000 bytes of body, of which it sends one and then stalls.
+fn stall(port: u16, path: &str, token: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let _ = stream.write_all(
+        format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{"
+        )
+        .as_bytes(),
+    );
+    stream
+}
+
+/// Repeats `request` until it answers `status` (the server may not have seen what came before
+/// it yet), for at most a minute: a guard against hanging, not a margin.
+#[track_caller]
+fn eventually(status: u16, mut request: impl FnMut() -> Answer) -> Answer {
+    let started = Instant::now();
+    loop {
+        let answer = request();
+        if answer.status == status {
+            return answer;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "never {status}: last {} {}",
+            answer.status,
+            answer.body
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn every_session_is_counted_and_bound_whatever_its_opener_sent() {
+    let world = World::new();
+    let server = world.start(&["--max-sessions", "2"]);
+    let port = server.port;
+    let initialize_03_26 = INITIALIZE.replace("2025-06-18", "2025-03-26");
+    let mut opened = Vec::new();
+    let mut first_body = String::new();
+    let mut refused = 0;
+    // Openers with the protocol header (which once opened uncounted, unbound sessions),
+    // without it, and of another stateful revision: never more than two live sessions.
+    for round in 0..45 {
+        let (headers, body): (&[(&str, &str)], &str) = match round % 3 {
+            0 => (&[("MCP-Protocol-Version", "2025-06-18")], INITIALIZE),
+            1 => (&[], INITIALIZE),
+            _ => (
+                &[("MCP-Protocol-Version", "2025-03-26")],
+                initialize_03_26.as_str(),
+            ),
+        };
+        let answer = post(port, "/mcp", Some("default-token"), headers, body);
+        match answer.status {
+            200 => {
+                if opened.is_empty() {
+                    first_body = answer.body.clone();
+                }
+                opened.push(answer.header("mcp-session-id").expect("id").to_owned());
+            }
+            503 => {
+                assert!(answer.header("retry-after").is_some());
+                refused += 1;
+            }
+            other => panic!("round {round}: {other} {}", answer.body),
+        }
+        assert!(live_sessions(port) <= 2, "round {round}: {}", server.log());
+    }
+    assert_eq!((opened.len(), refused), (2, 43));
+
+    // Remote clients are told `skill://` locations, never the server's paths.
+    assert!(
+        first_body.contains("<location>\\nskill://alpha/SKILL.md\\n</location>"),
+        "{first_body}"
+    );
+    let dir = world.tmp.path().to_str().expect("utf8");
+    assert!(!first_body.contains(dir), "{first_body}");
+
+    // The session opened with the header is bound to its token: another token of the same
+    // endpoint can neither use it nor end it.
+    let session = opened[0].as_str();
+    let with_session = [
+        ("Mcp-Session-Id", session),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let delete = |token: &str| {
+        let headers = mcp_headers(Some(token), &with_session);
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        send(port, "DELETE", "/mcp", &headers, "")
+    };
+    assert_eq!(
+        post(port, "/mcp", Some("second-default-token"), &with_session, list).status,
+        403
+    );
+    assert_eq!(delete("second-default-token").status, 403);
+    assert_eq!(live_sessions(port), 2);
+    // Its opener ends it: 204 (the Python SDK accepts 200 or 204, not 202).
+    let deleted = delete("default-token");
+    assert_eq!(deleted.status, 204, "{}", deleted.body);
+    assert_eq!(live_sessions(port), 1);
+    // Gone, like an id that was never issued: 404; and there is room again.
+    assert_eq!(
+        post(port, "/mcp", Some("default-token"), &with_session, list).status,
+        404
+    );
+    let made_up = [
+        ("Mcp-Session-Id", "made-up"),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    assert_eq!(
+        post(port, "/mcp", Some("default-token"), &made_up, list).status,
+        404
+    );
+    assert_eq!(
+        post(
+            port,
+            "/mcp",
+            Some("default-token"),
+            &[("MCP-Protocol-Version", "2025-06-18")],
+            INITIALIZE
+        )
+        .status,
+        200
+    );
+    assert_eq!(live_sessions(port), 2);
+}
+
+#[test]
+fn requests_without_a_session_are_bounded_in_flight_per_token_and_in_total() {
+    let world = World::new();
+    let server = world.start(&["--max-in-flight", "3", "--max-in-flight-per-token", "2"]);
+    let port = server.port;
+    let opened = post(port, "/mcp", Some("default-token"), &[], INITIALIZE);
+    let session = opened.header("mcp-session-id").expect("id").to_owned();
+
+    // Two requests of one token whose bodies are still arriving: a third of that token waits.
+    let first = stall(port, "/mcp", "default-token");
+    let second = stall(port, "/mcp", "default-token");
+    let busy = eventually(429, || {
+        post(port, "/mcp", Some("default-token"), &[], INITIALIZE)
+    });
+    assert_eq!(busy.header("retry-after"), Some("1"));
+    // Another token still gets in, up to the server's bound; then everyone waits.
+    let third = stall(port, "/mcp", "second-default-token");
+    let full = eventually(503, || {
+        post(port, "/agents/writer/mcp", Some("writer-token"), &[], INITIALIZE)
+    });
+    assert!(full.header("retry-after").is_some(), "{}", full.body);
+    // Requests of a live session are not held back.
+    let with_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    post(
+        port,
+        "/mcp",
+        Some("default-token"),
+        &with_session,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    let listed = post(port, "/mcp", Some("default-token"), &with_session, list);
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    // Once the stalled clients hang up, their places are free again.
+    drop((first, second, third));
+    eventually(200, || {
+        post(port, "/mcp", Some("default-token"), &[], INITIALIZE)
+    });
+    eventually(200, || {
+        post(port, "/agents/writer/mcp", Some("writer-token"), &[], INITIALIZE)
+    });
+}
+
+#[test]
+fn stalled_bodies_are_answered_408_and_probes_stay_answerable() {
+    let world = World::new();
+    let server = world.start(&[
+        "--body-timeout",
+        "1",
+        "--max-connections",
+        "8",
+        "--max-connections-per-client",
+        "4",
+    ]);
+    let port = server.port;
+    // The server gets 128 descriptors, as in the report: 140 stalled requests once took all.
+    let limit = rustix::process::Rlimit {
+        current: Some(128),
+        maximum: Some(128),
+    };
+    rustix::process::prlimit(
+        rustix::process::Pid::from_raw(server.pid() as i32),
+        rustix::process::Resource::Nofile,
+        limit,
+    )
+    .expect("prlimit");
+    let mut stalled: Vec<TcpStream> = (0..140)
+        .map(|_| stall(port, "/mcp", "default-token"))
+        .collect();
+    // Probes are answered while they are open.
+    let health = eventually(200, || send(port, "GET", "/healthz", &[], ""));
+    assert_eq!(health.body, "ok\n");
+    eventually(200, || send(port, "GET", "/readyz", &[], ""));
+    // Every stalled request ends: those admitted with 408 once the body timeout passes, those
+    // over the caps at once (closed, or 503 on a probe's place).
+    let mut timed_out = 0;
+    for stream in &mut stalled {
+        let raw = assert_closed_by_server(stream, "a stalled request");
+        let answer = parse(&raw);
+        match answer.status {
+            408 => timed_out += 1,
+            0 | 503 => {}
+            other => panic!("{other}: {}", answer.body),
+        }
+    }
+    assert!(timed_out >= 4, "{timed_out}");
+    // And the server serves as before.
+    assert_eq!(
+        post(port, "/mcp", Some("default-token"), &[], INITIALIZE).status,
+        200
+    );
+}
+
+#[test]
+fn own_loopback_origins_pass_and_every_path_checks_host_and_origin() {
+    let world = World::new();
+    let server = world.start(&[]);
+    let port = server.port;
+    // The server's own origins on loopback (as the MCP conformance suite's
+    // dns-rebinding-protection scenario sends them) are accepted without --allow-origin.
+    for host in ["localhost", "127.0.0.1", "[::1]"] {
+        let authority = format!("{host}:{port}");
+        let origin = format!("http://{authority}");
+        let headers = mcp_headers(Some("default-token"), &[("Origin", origin.as_str())]);
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let answer = send_to(port, &authority, "POST", "/mcp", &headers, INITIALIZE);
+        assert_eq!(answer.status, 200, "{origin}: {}", answer.body);
+    }
+    // Any other origin, and any foreign Host, is refused.
+    let own = format!("127.0.0.1:{port}");
+    for origin in [
+        "http://evil.example".to_owned(),
+        format!("https://127.0.0.1:{port}"),
+        "http://localhost:1".to_owned(),
+        "null".to_owned(),
+    ] {
+        let headers = mcp_headers(Some("default-token"), &[("Origin", origin.as_str())]);
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let answer = send_to(port, &own, "POST", "/mcp", &headers, INITIALIZE);
+        assert_eq!(answer.status, 403, "{origin}: {}", answer.body);
+    }
+    // Every path, the probes and /metrics included: a rebinding page reads nothing.
+    let evil = format!("evil.example:{port}");
+    for path in ["/metrics", "/readyz", "/healthz", "/mcp", "/nowhere"] {
+        let answer = send_to(port, &evil, "GET", path, &[], "");
+        assert_eq!(answer.status, 403, "{path}: {}", answer.body);
+        assert!(!answer.body.contains("writer"), "{path}: {}", answer.body);
+        let answer = send_to(
+            port,
+            &own,
+            "GET",
+            path,
+            &[("Origin", "http://evil.example")],
+            "",
+        );
+        assert_eq!(answer.status, 403, "{path}: {}", answer.body);
+        assert!(!answer.body.contains("writer"), "{path}: {}", answer.body);
+    }
+    // What a foreign page would have read.
+    let metrics = send_to(port, &own, "GET", "/metrics", &[], "");
+    assert_eq!(metrics.status, 200);
+    assert!(metrics.body.contains("writer"), "{}", metrics.body);
 }
