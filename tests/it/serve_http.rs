@@ -1038,7 +1038,14 @@ fn every_session_is_counted_and_bound_whatever_its_opener_sent() {
         send(port, "DELETE", "/mcp", &headers, "")
     };
     assert_eq!(
-        post(port, "/mcp", Some("second-default-token"), &with_session, list).status,
+        post(
+            port,
+            "/mcp",
+            Some("second-default-token"),
+            &with_session,
+            list
+        )
+        .status,
         403
     );
     assert_eq!(delete("second-default-token").status, 403);
@@ -1092,7 +1099,13 @@ fn requests_without_a_session_are_bounded_in_flight_per_token_and_in_total() {
     // Another token still gets in, up to the server's bound; then everyone waits.
     let third = stall(port, "/mcp", "second-default-token");
     let full = eventually(503, || {
-        post(port, "/agents/writer/mcp", Some("writer-token"), &[], INITIALIZE)
+        post(
+            port,
+            "/agents/writer/mcp",
+            Some("writer-token"),
+            &[],
+            INITIALIZE,
+        )
     });
     assert!(full.header("retry-after").is_some(), "{}", full.body);
     // Requests of a live session are not held back.
@@ -1116,7 +1129,13 @@ fn requests_without_a_session_are_bounded_in_flight_per_token_and_in_total() {
         post(port, "/mcp", Some("default-token"), &[], INITIALIZE)
     });
     eventually(200, || {
-        post(port, "/agents/writer/mcp", Some("writer-token"), &[], INITIALIZE)
+        post(
+            port,
+            "/agents/writer/mcp",
+            Some("writer-token"),
+            &[],
+            INITIALIZE,
+        )
     });
 }
 
@@ -1125,11 +1144,17 @@ fn stalled_bodies_are_answered_408_and_probes_stay_answerable() {
     let world = World::new();
     let server = world.start(&[
         "--body-timeout",
-        "1",
+        "20",
         "--max-connections",
         "8",
         "--max-connections-per-client",
         "4",
+        // The in-flight bounds would refuse most of them early: the connection bounds are
+        // what this tests.
+        "--max-in-flight",
+        "1000",
+        "--max-in-flight-per-token",
+        "1000",
     ]);
     let port = server.port;
     // The server gets 128 descriptors, as in the report: 140 stalled requests once took all.
@@ -1146,10 +1171,19 @@ fn stalled_bodies_are_answered_408_and_probes_stay_answerable() {
     let mut stalled: Vec<TcpStream> = (0..140)
         .map(|_| stall(port, "/mcp", "default-token"))
         .collect();
-    // Probes are answered while they are open.
+    // Probes are answered while they are open: the first stalled request (admitted, its body
+    // awaited) is still unanswered after them.
     let health = eventually(200, || send(port, "GET", "/healthz", &[], ""));
     assert_eq!(health.body, "ok\n");
     eventually(200, || send(port, "GET", "/readyz", &[], ""));
+    stalled[0].set_nonblocking(true).expect("nonblocking");
+    let mut byte = [0u8; 1];
+    let pending = stalled[0].read(&mut byte);
+    assert!(
+        matches!(&pending, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the probes were answered only after the stalled requests ended: {pending:?}"
+    );
+    stalled[0].set_nonblocking(false).expect("blocking");
     // Every stalled request ends: those admitted with 408 once the body timeout passes, those
     // over the caps at once (closed, or 503 on a probe's place).
     let mut timed_out = 0;

@@ -43,7 +43,9 @@ impl Refusal {
             Refusal::ForeignHost => {
                 "this Host is not allowed: the server is bound to loopback (DNS rebinding protection)"
             }
-            Refusal::ForeignOrigin => "this Origin is not allowed (--allow-origin lists the allowed ones)",
+            Refusal::ForeignOrigin => {
+                "this Origin is not allowed (--allow-origin lists the allowed ones)"
+            }
         }
     }
 }
@@ -230,17 +232,41 @@ mod tests {
             ("127.0.0.1:8080", None),
             ("localhost", None),
         ] {
-            assert_eq!(guard.check(&headers(Some(host), origin)), Ok(()), "{host} {origin:?}");
+            assert_eq!(
+                guard.check(&headers(Some(host), origin)),
+                Ok(()),
+                "{host} {origin:?}"
+            );
         }
         for (host, origin, refusal) in [
             ("evil.example:8080", None, Refusal::ForeignHost),
             ("127.0.0.1.evil.example", None, Refusal::ForeignHost),
-            ("127.0.0.1:8080", Some("http://evil.example"), Refusal::ForeignOrigin),
-            ("127.0.0.1:8080", Some("http://127.0.0.1:8081"), Refusal::ForeignOrigin),
-            ("127.0.0.1:8080", Some("https://127.0.0.1:8080"), Refusal::ForeignOrigin),
-            ("127.0.0.1:8080", Some("http://localhost"), Refusal::ForeignOrigin),
+            (
+                "127.0.0.1:8080",
+                Some("http://evil.example"),
+                Refusal::ForeignOrigin,
+            ),
+            (
+                "127.0.0.1:8080",
+                Some("http://127.0.0.1:8081"),
+                Refusal::ForeignOrigin,
+            ),
+            (
+                "127.0.0.1:8080",
+                Some("https://127.0.0.1:8080"),
+                Refusal::ForeignOrigin,
+            ),
+            (
+                "127.0.0.1:8080",
+                Some("http://localhost"),
+                Refusal::ForeignOrigin,
+            ),
             ("127.0.0.1:8080", Some("null"), Refusal::ForeignOrigin),
-            ("127.0.0.1:8080", Some("not an origin"), Refusal::ForeignOrigin),
+            (
+                "127.0.0.1:8080",
+                Some("not an origin"),
+                Refusal::ForeignOrigin,
+            ),
         ] {
             assert_eq!(
                 guard.check(&headers(Some(host), origin)),

@@ -6,15 +6,19 @@
 //! Each endpoint is rmcp's Streamable HTTP server ([`StreamableHttpService`]) over the same
 //! [`SkillsServer`] handler, [`Live`] catalogues and tools as stdio, with its own session manager,
 //! so a session exists only at the endpoint that opened it. hyper runs the connections (HTTP/1.1,
-//! headers within 10 s); rmcp bounds request bodies (1 MiB, 413 while streaming), validates
-//! `Origin` against `--allow-origin` (403 for any other present `Origin`) and, on a loopback
-//! address, `Host`.
+//! headers within 10 s, `TCP_NODELAY`), admitted within the connection caps ([`limits`]: per
+//! client address and in total, with headroom for probes), each request body within the body
+//! timeout (408); rmcp bounds request bodies (1 MiB, 413 while streaming).
 //!
-//! In front of rmcp this module decides who gets in ([`tokens`]): without a valid bearer token for
-//! the endpoint, 401 (with `WWW-Authenticate: Bearer`) or 403. A session is bound to the endpoint
-//! and the token that opened it: the same session id with another token, or at another endpoint,
-//! is refused with 403. New sessions beyond `--max-sessions` get 503 with `Retry-After`; sessions
-//! idle for `--session-idle` are closed by rmcp. `GET /healthz` answers 200 while the process
+//! In front of rmcp this module checks `Host` and `Origin` on every path ([`guard`]), then
+//! decides who gets in ([`tokens`]): without a valid bearer token for the endpoint, 401 (with
+//! `WWW-Authenticate: Bearer`) or 403. Every session rmcp opens, whatever headers asked for it,
+//! is counted and bound to the endpoint and the token that opened it: the same session id with
+//! another token, or at another endpoint, is refused with 403, an unknown id with 404, and a
+//! session beyond `--max-sessions` is closed again and answered 503 with `Retry-After`; sessions
+//! idle for `--session-idle` are closed by rmcp; `DELETE` answers 204. Requests that open no
+//! session (the stateless 2026-07-28 path, `initialize`) are bounded in flight per token and
+//! in total. `GET /healthz` answers 200 while the process
 //! runs; `GET /readyz` answers 200 when every catalogue was built from all the bundles it
 //! approves, 503 with a JSON reason otherwise (bundles left out at start, until a reload serves
 //! them); neither needs a token nor shows a skill. `GET /metrics` is the Prometheus exposition
@@ -357,8 +361,7 @@ async fn serve(
                 None => connection(stream, server, probe).await,
                 Some(tls) => {
                     // A handshake that stalls is dropped like headers that stall.
-                    if let Ok(Ok(stream)) = tokio::time::timeout(limit, tls.accept(stream)).await
-                    {
+                    if let Ok(Ok(stream)) = tokio::time::timeout(limit, tls.accept(stream)).await {
                         connection(stream, server, probe).await;
                     }
                 }
@@ -423,9 +426,10 @@ fn body_timed_out() -> Response<Body> {
         StatusCode::REQUEST_TIMEOUT,
         serde_json::json!({"error": "the request body did not arrive in time"}),
     );
-    response
-        .headers_mut()
-        .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+    response.headers_mut().insert(
+        header::CONNECTION,
+        header::HeaderValue::from_static("close"),
+    );
     response
 }
 
@@ -468,9 +472,10 @@ impl Server {
         let mut response = busy(
             "too many connections; try again later (this one only answers /healthz and /readyz)",
         );
-        response
-            .headers_mut()
-            .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+        response.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
         response
     }
 
