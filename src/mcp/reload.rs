@@ -16,6 +16,10 @@
 //! error. A start that left bundles out is treated as a failed reload, so the server keeps
 //! trying to serve them. Calls in flight keep the catalogue they started with (see
 //! [`super::Live`]).
+//!
+//! Without `--watch` there is nothing to reload, and `SIGHUP` (whose default action ends the
+//! process) must not end a server either: [`hold_hangup`] takes it over for the whole process
+//! before a server starts, so it is ignored (the HTTP server still reopens its audit log on it).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -255,6 +259,16 @@ impl std::fmt::Debug for OnReload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("OnReload")
     }
+}
+
+/// Takes `SIGHUP` over for the process, so that it no longer ends it: a task on the current
+/// tokio runtime receives it and does nothing (a [`watch`] or an audit log listens too and acts on
+/// it). Call it on the server's runtime before the server starts; the server then keeps serving
+/// on `SIGHUP` with or without `--watch`.
+pub fn hold_hangup() -> std::io::Result<()> {
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    tokio::spawn(async move { while hangup.recv().await.is_some() {} });
+    Ok(())
 }
 
 /// The catalogues a server serves: each agent (`None`: the defaults alone) and its live

@@ -13,6 +13,8 @@ mod git_fixture;
 mod git_hostile;
 mod guides;
 mod hostile_output;
+#[cfg(feature = "http")]
+mod http_raw;
 #[cfg(feature = "mcp")]
 mod limits;
 #[cfg(feature = "mcp")]
@@ -33,6 +35,8 @@ mod safe_read;
 mod schemas;
 #[cfg(feature = "http")]
 mod serve_http;
+#[cfg(feature = "http")]
+mod serve_http_rpc;
 mod shared_fetch;
 mod signatures;
 mod skills_ref_golden;

@@ -6,7 +6,8 @@
 //! Each endpoint is rmcp's Streamable HTTP server ([`StreamableHttpService`]) over the same
 //! [`SkillsServer`] handler, [`Live`] catalogues and tools as stdio, with its own session manager,
 //! so a session exists only at the endpoint that opened it. hyper runs the connections (HTTP/1.1,
-//! headers within 10 s); rmcp bounds request bodies (1 MiB, 413 while streaming), validates
+//! headers within 10 s); [`jsonrpc`] reads request bodies (1 MiB, 413 while streaming) and judges
+//! them as stdio judges a line (one JSON-RPC error code for one input on both transports); rmcp validates
 //! `Origin` against `--allow-origin` (403 for any other present `Origin`) and, on a loopback
 //! address, `Host`.
 //!
@@ -21,6 +22,7 @@
 //! ([`metrics`]), behind its own tokens when `--metrics-tokens` names some. With `--watch`, one watcher re-prepares every source and swaps all catalogues
 //! together ([`super::reload::watch`]).
 
+pub mod jsonrpc;
 pub mod metrics;
 pub mod tls;
 pub mod tokens;
@@ -181,6 +183,7 @@ async fn serve(
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate()).map_err(ServeError::Runtime)?;
     let mut interrupt = signal(SignalKind::interrupt()).map_err(ServeError::Runtime)?;
+    reload::hold_hangup().map_err(ServeError::Runtime)?;
     let mut config = StreamableHttpServerConfig::default();
     let cancel = config.cancellation_token.clone();
     config.max_request_body_bytes = MAX_BODY_BYTES;
@@ -390,6 +393,11 @@ impl Server {
                     }
                 }
             }
+        };
+        // Every POST body is judged as stdio judges a line ([`jsonrpc`]) before rmcp reads it.
+        let request = match jsonrpc::screen(request).await {
+            Ok(request) => request,
+            Err(refusal) => return refusal,
         };
         let binding = Binding {
             endpoint: index,
