@@ -81,13 +81,13 @@ pub fn judge(line: &[u8]) -> Verdict {
             return Verdict::Reply(error_response(
                 Value::Null,
                 PARSE_ERROR,
-                &format!("parse error: the line is not JSON: {e}"),
+                &format!("parse error: the message is not JSON: {e}"),
             ));
         }
     };
     let Value::Object(fields) = &message else {
         let why = if message.is_array() {
-            "invalid request: batches are not supported; send one JSON-RPC message per line"
+            "invalid request: batches are not supported; send one JSON-RPC message at a time"
         } else {
             "invalid request: a JSON-RPC message is a JSON object"
         };
