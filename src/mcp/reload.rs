@@ -391,7 +391,10 @@ pub async fn watch(lives: Lives, options: WatchOptions, shutdown: Arc<AtomicBool
 type Fingerprint = Option<Vec<u8>>;
 
 fn fingerprint(path: &Path) -> Fingerprint {
-    fs_err::read(path).ok()
+    // Never waits on a FIFO swapped in for the descriptor: it is refused unopened, a change.
+    crate::descriptor::bounds::read_bounded(path)
+        .ok()
+        .and_then(Result::ok)
 }
 
 fn seconds(d: Duration) -> String {
