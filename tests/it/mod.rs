@@ -40,6 +40,7 @@ mod serve_http_rpc;
 mod shared_fetch;
 mod signatures;
 mod skills_ref_golden;
+mod special_inputs;
 mod spec_bounds;
 #[cfg(feature = "git")]
 mod static_binary;
