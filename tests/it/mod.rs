@@ -40,8 +40,8 @@ mod serve_http_rpc;
 mod shared_fetch;
 mod signatures;
 mod skills_ref_golden;
-mod special_inputs;
 mod spec_bounds;
+mod special_inputs;
 #[cfg(feature = "git")]
 mod static_binary;
 #[cfg(feature = "git")]

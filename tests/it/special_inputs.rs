@@ -17,8 +17,12 @@ const BIN: &str = env!("CARGO_BIN_EXE_skillfold");
 const DEADLINE: Duration = Duration::from_secs(60);
 
 fn mkfifo(path: &Path) {
-    rustix::fs::mkfifoat(rustix::fs::CWD, path, rustix::fs::Mode::from_raw_mode(0o600))
-        .expect("mkfifo");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .expect("mkfifo");
 }
 
 /// Runs `skillfold ARGS` in `cwd` with stdin closed; panics if it has not ended by the deadline
@@ -54,9 +58,14 @@ fn run(cwd: &Path, args: &[&str]) -> Output {
 fn assert_refused(out: &Output, what: &str, name: &str) {
     let err = stderr(out);
     assert_eq!(out.status.code(), Some(2), "{what}: {err}");
-    assert!(err.contains(name), "{what}: the message names `{name}`: {err}");
     assert!(
-        err.contains("FIFO") || err.contains("not a regular file") || err.contains("not a directory"),
+        err.contains(name),
+        "{what}: the message names `{name}`: {err}"
+    );
+    assert!(
+        err.contains("FIFO")
+            || err.contains("not a regular file")
+            || err.contains("not a directory"),
         "{what}: the message says why: {err}"
     );
 }
@@ -120,7 +129,11 @@ fn a_fifo_as_the_descriptor_is_refused_by_every_command() {
     for command in commands {
         let mut args = command.clone();
         args.extend(["-c", &fifo]);
-        assert_refused(&run(world.tmp.path(), &args), &format!("{command:?}"), "fifo.yaml");
+        assert_refused(
+            &run(world.tmp.path(), &args),
+            &format!("{command:?}"),
+            "fifo.yaml",
+        );
     }
     // The environment variable reads the same way.
     let out = Command::new(BIN)
@@ -133,7 +146,11 @@ fn a_fifo_as_the_descriptor_is_refused_by_every_command() {
     // A character device is refused too, unread.
     let out = run(world.tmp.path(), &["check", "-c", "/dev/zero"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("character device"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("character device"),
+        "{}",
+        stderr(&out)
+    );
     // The real descriptor still checks.
     let out = run(world.tmp.path(), &["check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -149,10 +166,18 @@ fn fifos_as_the_server_s_tokens_and_certificates_are_refused() {
     args.extend(["--tokens", &tokens]);
     let out = run(world.tmp.path(), &args);
     assert_refused(&out, "serve --listen --tokens", "tokens.json");
-    assert!(stderr(&out).contains("[invalid_tokens]"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[invalid_tokens]"),
+        "{}",
+        stderr(&out)
+    );
     let mut args = listen.to_vec();
     args.extend(["--metrics-tokens", &tokens]);
-    assert_refused(&run(world.tmp.path(), &args), "--metrics-tokens", "tokens.json");
+    assert_refused(
+        &run(world.tmp.path(), &args),
+        "--metrics-tokens",
+        "tokens.json",
+    );
     let cert = world.fifo("cert.pem");
     let key = world.fifo("key.pem");
     let mut args = listen.to_vec();
@@ -170,7 +195,12 @@ fn a_fifo_where_a_skill_or_a_layout_file_belongs_is_refused() {
     mkfifo(&skill);
     for arg in [skill.to_str().expect("utf8"), dir.to_str().expect("utf8")] {
         let out = run(world.tmp.path(), &["validate", arg]);
-        assert_ne!(out.status.code(), Some(0), "validate {arg}: {}", stderr(&out));
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "validate {arg}: {}",
+            stderr(&out)
+        );
     }
     let out = run(world.tmp.path(), &["hash", dir.to_str().expect("utf8")]);
     assert_eq!(out.status.code(), Some(2), "hash: {}", stderr(&out));

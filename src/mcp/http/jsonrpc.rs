@@ -98,3 +98,71 @@ where
     }
     Ok(Bytes::from(collected))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(body: &str) -> Option<StatusCode> {
+        judge(body.as_bytes()).map(|r| r.status())
+    }
+
+    #[test]
+    fn a_body_is_judged_as_a_stdio_line_with_the_status_the_transport_asks_for() {
+        assert_eq!(status(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), None);
+        assert_eq!(status("not json"), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(status(""), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(status("[]"), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(
+            status(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#),
+            Some(StatusCode::BAD_REQUEST)
+        );
+        assert_eq!(
+            status(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}"#),
+            Some(StatusCode::OK)
+        );
+    }
+
+    /// A body of the given frames (a data chunk each, or an error).
+    struct Frames(std::collections::VecDeque<Result<&'static [u8], &'static str>>);
+
+    impl hyper::body::Body for Frames {
+        type Data = Bytes;
+        type Error = std::io::Error;
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, std::io::Error>>> {
+            std::task::Poll::Ready(self.0.pop_front().map(|frame| {
+                frame
+                    .map(|data| hyper::body::Frame::data(Bytes::from_static(data)))
+                    .map_err(std::io::Error::other)
+            }))
+        }
+    }
+
+    fn frames(parts: Vec<Result<&'static [u8], &'static str>>) -> Frames {
+        Frames(parts.into())
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_up_to_its_bound_and_no_further() {
+        let whole = read_body(frames(vec![Ok(b"{\"id\""), Ok(b":7}")]), 9).await;
+        assert_eq!(whole.ok().as_deref(), Some(&b"{\"id\":7}"[..]));
+        let exact = read_body(frames(vec![Ok(b"123456789")]), 9).await;
+        assert!(exact.is_ok(), "a body of exactly the bound is read");
+        // Over the bound in the second frame: 413, and the third frame is never read.
+        let mut over = frames(vec![
+            Ok(b"{\"id\":7,"),
+            Ok(b"\"x\":1}"),
+            Err("read too far"),
+        ]);
+        let refused = read_body(&mut over, 9).await.expect_err("over the bound");
+        assert_eq!(refused.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(over.0.len(), 1, "the rest is left unread");
+        let broken = read_body(frames(vec![Ok(b"{"), Err("invalid chunk size")]), 9)
+            .await
+            .expect_err("unreadable");
+        assert_eq!(broken.status(), StatusCode::BAD_REQUEST);
+    }
+}
