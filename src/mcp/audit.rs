@@ -162,7 +162,7 @@ impl Observer for AuditLog {
             "session": read.session.map(bounded),
             "method": "resources/read",
             "uri": bounded(read.uri),
-            "skill": read.pin.map(|p| bounded(&p.name.to_string())),
+            "skill": read.pin.map(|p| bounded(p.name.as_ref())),
             "version": read.pin.map(|p| p.version.as_str().to_owned()),
             "hash": read.pin.map(|p| p.hash.to_string()),
             "path": read.pin.and(path).map(bounded),
