@@ -7,9 +7,9 @@
 //! [`SkillsServer`] handler, [`Live`] catalogues and tools as stdio, with its own session manager,
 //! so a session exists only at the endpoint that opened it. hyper runs the connections (HTTP/1.1,
 //! headers within 10 s); [`jsonrpc`] reads request bodies (1 MiB, 413 while streaming) and judges
-//! them as stdio judges a line (one JSON-RPC error code for one input on both transports); rmcp validates
-//! `Origin` against `--allow-origin` (403 for any other present `Origin`) and, on a loopback
-//! address, `Host`.
+//! them as stdio judges a line (one JSON-RPC error code for one input on both transports); rmcp
+//! validates `Origin` against `--allow-origin` (403 for any other present `Origin`) and, on a
+//! loopback address, `Host`.
 //!
 //! In front of rmcp this module decides who gets in ([`tokens`]): without a valid bearer token for
 //! the endpoint, 401 (with `WWW-Authenticate: Bearer`) or 403. A session is bound to the endpoint
