@@ -9,7 +9,6 @@
 //! brackets. Text that `saphyr-parser` cannot read is refused here too, with its message: what
 //! has not been measured is not handed on.
 
-use std::io::Read as _;
 use std::path::Path;
 
 use saphyr_parser::{Event, Parser};
@@ -80,20 +79,14 @@ pub fn check_nesting(text: &str) -> Result<(), Refusal> {
 
 /// The bytes of the file at `path`, or `Err(Some(size))` when it holds more than
 /// [`MAX_DESCRIPTOR_BYTES`] (at least `size`): the size is checked before reading, and the read
-/// stops one byte past the bound whatever the file is (a FIFO, a file that grows).
+/// stops one byte past the bound whatever the file does (a file that grows). Anything that is not
+/// a regular file (a FIFO, a device) is refused before it is opened
+/// ([`crate::format::untrusted_fs::read_input`]).
 pub fn read_bounded(path: &Path) -> std::io::Result<Result<Vec<u8>, u64>> {
-    let file = fs_err::File::open(path)?;
-    let size = file.metadata()?.len();
-    if size > MAX_DESCRIPTOR_BYTES {
-        return Ok(Err(size));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(MAX_DESCRIPTOR_BYTES + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_DESCRIPTOR_BYTES {
-        return Ok(Err(bytes.len() as u64));
-    }
-    Ok(Ok(bytes))
+    Ok(crate::format::untrusted_fs::read_input(
+        path,
+        MAX_DESCRIPTOR_BYTES,
+    )?)
 }
 
 #[cfg(test)]

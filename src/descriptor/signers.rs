@@ -213,17 +213,9 @@ pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>, SignersError> {
         line: None,
         message,
     };
-    let file = fs_err::File::open(path).map_err(|e| error(e.to_string()))?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(file, MAX_SIGNERS_BYTES + 1),
-        &mut bytes,
-    )
-    .map_err(|e| error(e.to_string()))?;
-    if bytes.len() as u64 > MAX_SIGNERS_BYTES {
-        return Err(error(format!("larger than {MAX_SIGNERS_BYTES} bytes")));
-    }
-    Ok(bytes)
+    crate::format::untrusted_fs::read_input(path, MAX_SIGNERS_BYTES)
+        .map_err(|e| error(e.reason))?
+        .map_err(|_| error(format!("larger than {MAX_SIGNERS_BYTES} bytes")))
 }
 
 impl AllowedSigner {

@@ -24,7 +24,16 @@
 //! [`same_file`] compares the device and inode of what was listed with what was opened, for
 //! callers that inventory a tree before reading it.
 //!
-//! The module depends on nothing but `std` and `rustix`.
+//! A file the user names on the command line or in the environment (the descriptor of `-c`, a
+//! tokens file, allowed signers, a TLS certificate, an OCI layout's `index.json`) is read through
+//! [`open_input`] / [`read_input`]: a link the user chose is followed, but anything that is not a
+//! regular file (a FIFO, a socket, a device, a directory) is refused by `stat` before it is
+//! opened, and again by `fstat` on the descriptor (opened `O_NONBLOCK | O_NOCTTY`, so a FIFO
+//! swapped in between cannot block the open), which must be the file `stat` saw. No input can
+//! make a command wait forever on a pipe nobody writes.
+//!
+//! The module depends on nothing but `std`, `rustix` and the crate's escaping (for the path in
+//! an input's error).
 
 use std::cell::Cell;
 use std::ffi::CStr;
@@ -253,6 +262,125 @@ pub fn scan(dir: impl AsFd, mut visit: impl FnMut(&CStr) -> ControlFlow<()>) -> 
         }
     }
     Ok(())
+}
+
+/// Flags of an input file the user named: read-only, never blocking (a FIFO swapped in after the
+/// `stat`), never a controlling terminal. A link is followed: the user chose the path.
+const INPUT_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::NONBLOCK)
+    .union(OFlags::NOCTTY)
+    .union(OFlags::CLOEXEC);
+
+/// What a file type is called in a refusal.
+fn kind_name(kind: FileType) -> &'static str {
+    match kind {
+        FileType::Fifo => "a FIFO (named pipe)",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice => "a character device",
+        FileType::BlockDevice => "a block device",
+        FileType::Directory => "a directory",
+        _ => "not a regular file",
+    }
+}
+
+/// Why an input file could not be read: the path and the reason (its display names both, the path
+/// escaped).
+#[derive(Debug)]
+pub struct InputError {
+    /// The path given.
+    pub path: std::path::PathBuf,
+    /// What is wrong, without the path (for errors that name the file themselves).
+    pub reason: String,
+    kind: std::io::ErrorKind,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}`: {}",
+            crate::format::escape::path(&self.path),
+            self.reason
+        )
+    }
+}
+
+impl std::error::Error for InputError {}
+
+impl InputError {
+    /// The kind of the failure (`NotFound` for a missing file, `InvalidInput` for one that is not
+    /// a regular file).
+    pub fn kind(&self) -> std::io::ErrorKind {
+        self.kind
+    }
+}
+
+impl From<InputError> for std::io::Error {
+    fn from(e: InputError) -> std::io::Error {
+        std::io::Error::new(e.kind, e.to_string())
+    }
+}
+
+fn input_error(path: &Path, kind: std::io::ErrorKind, what: &dyn fmt::Display) -> InputError {
+    InputError {
+        path: path.to_owned(),
+        reason: what.to_string(),
+        kind,
+    }
+}
+
+/// Opens the input file at `path` for reading: a regular file only, refused before it is opened
+/// otherwise (`stat`), checked again on the open descriptor (`fstat`, the same device and inode).
+/// The error names the path and what it is.
+pub fn open_input(path: &Path) -> Result<(OwnedFd, Stat), InputError> {
+    let not_regular = |kind: FileType| {
+        input_error(
+            path,
+            std::io::ErrorKind::InvalidInput,
+            &format_args!(
+                "is {}, not a regular file (inputs are read from regular files only)",
+                kind_name(kind)
+            ),
+        )
+    };
+    let system = |errno: Errno| {
+        let error = std::io::Error::from(errno);
+        input_error(path, error.kind(), &error)
+    };
+    let listed = rustix::fs::stat(path).map_err(system)?;
+    if kind(&listed) != FileType::RegularFile {
+        return Err(not_regular(kind(&listed)));
+    }
+    let file = rustix::fs::open(path, INPUT_FLAGS, Mode::empty()).map_err(system)?;
+    let opened = rustix::fs::fstat(&file).map_err(system)?;
+    if kind(&opened) != FileType::RegularFile {
+        return Err(not_regular(kind(&opened)));
+    }
+    if !same_file(&listed, &opened) {
+        return Err(input_error(
+            path,
+            std::io::ErrorKind::Other,
+            &"was replaced while it was opened",
+        ));
+    }
+    Ok((file, opened))
+}
+
+/// Reads the input file at `path` ([`open_input`]): its bytes, or `Ok(Err(size))` when it holds
+/// more than `cap` (at least `size` bytes; checked from `fstat` before reading, and the read stops
+/// one byte past the cap whatever the file does).
+pub fn read_input(path: &Path, cap: u64) -> Result<Result<Vec<u8>, u64>, InputError> {
+    let (file, stat) = open_input(path)?;
+    let size = u64::try_from(stat.st_size).unwrap_or(0);
+    if size > cap {
+        return Ok(Err(size));
+    }
+    let bytes = read_at_most(file, cap.saturating_add(1), size)
+        .map_err(|e| input_error(path, e.kind(), &e))?;
+    if bytes.len() as u64 > cap {
+        return Ok(Err(bytes.len() as u64));
+    }
+    Ok(Ok(bytes))
 }
 
 /// Reads `file` to its end, at most `cap + 1` bytes: more than `cap` is refused. `size_hint`

@@ -6,6 +6,12 @@
 //! the log holds only what identifies what was served. Lines are appended (the file is opened
 //! with `O_APPEND`, one write per line); [`AuditLog::reopen`] opens the path again, so a rotated
 //! log continues in a new file after `SIGHUP`.
+//!
+//! Every string a client chose or could have chosen (the URI, the session id from its header, the
+//! file path, the tool and skill names) is bounded and escaped as human output escapes it
+//! ([`crate::format::escape::text`]): a right-to-left override, a line separator, a C1 control,
+//! DEL or a byte-order mark is written `\u{XXXX}` in the JSON string, so a log viewer shows what
+//! was asked and the line stays one valid JSON record.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -98,8 +104,10 @@ fn now() -> String {
     )
 }
 
+/// A client's text as a line holds it: its first [`MAX_CLIENT_TEXT`] characters, escaped.
 fn bounded(text: &str) -> String {
-    text.chars().take(MAX_CLIENT_TEXT).collect()
+    let cut: String = text.chars().take(MAX_CLIENT_TEXT).collect();
+    crate::format::escape::text(&cut).to_string()
 }
 
 impl Observer for AuditLog {
@@ -107,17 +115,23 @@ impl Observer for AuditLog {
         let mut line = json!({
             "time": now(),
             "agent": call.agent,
-            "session": call.session,
+            "session": call.session.map(bounded),
             "method": "tools/call",
-            "tool": call.tool,
+            "tool": bounded(call.tool),
             "outcome": call.outcome.as_str(),
             "code": call.code,
         });
         if let (Some(record), Value::Object(map)) = (call.record, &mut line) {
-            map.insert("skill".into(), json!(record.skill));
-            map.insert("version".into(), json!(record.version));
+            map.insert("skill".into(), json!(bounded(&record.skill)));
+            map.insert(
+                "version".into(),
+                json!(record.version.as_deref().map(bounded)),
+            );
             map.insert("hash".into(), json!(record.hash));
-            map.insert("path".into(), json!(record.reference));
+            map.insert(
+                "path".into(),
+                json!(record.reference.as_deref().map(bounded)),
+            );
             map.insert("bytes".into(), json!(record.bytes));
             map.insert("sha256".into(), json!(record.sha256));
         }
@@ -145,10 +159,10 @@ impl Observer for AuditLog {
         self.write(&json!({
             "time": now(),
             "agent": read.agent,
-            "session": read.session,
+            "session": read.session.map(bounded),
             "method": "resources/read",
             "uri": bounded(read.uri),
-            "skill": read.pin.map(|p| p.name.to_string()),
+            "skill": read.pin.map(|p| bounded(p.name.as_ref())),
             "version": read.pin.map(|p| p.version.as_str().to_owned()),
             "hash": read.pin.map(|p| p.hash.to_string()),
             "path": read.pin.and(path).map(bounded),

@@ -20,6 +20,10 @@
 //! - blank lines are skipped; everything else goes to rmcp unchanged.
 //!
 //! Answers written here and rmcp's own output are written to stdout whole, one line each.
+//!
+//! [`judge`] is the one judge of a client message: the HTTP transport calls it on every POST
+//! body too (`mcp::http::jsonrpc`), so the same message gets the same JSON-RPC error code on
+//! both transports.
 
 use std::time::Duration;
 
@@ -77,13 +81,13 @@ pub fn judge(line: &[u8]) -> Verdict {
             return Verdict::Reply(error_response(
                 Value::Null,
                 PARSE_ERROR,
-                &format!("parse error: the line is not JSON: {e}"),
+                &format!("parse error: the message is not JSON: {e}"),
             ));
         }
     };
     let Value::Object(fields) = &message else {
         let why = if message.is_array() {
-            "invalid request: batches are not supported; send one JSON-RPC message per line"
+            "invalid request: batches are not supported; send one JSON-RPC message at a time"
         } else {
             "invalid request: a JSON-RPC message is a JSON object"
         };
@@ -127,12 +131,47 @@ pub fn judge(line: &[u8]) -> Verdict {
 /// The answer to a line longer than [`MAX_MESSAGE_BYTES`], of which `prefix` is the start: the
 /// request's `id` when the prefix shows it before anything large, else `null`.
 pub fn oversized(prefix: &[u8]) -> Value {
+    too_large(prefix, MAX_MESSAGE_BYTES)
+}
+
+/// The answer to a message longer than `max` bytes (a line on stdio, a request body over HTTP),
+/// of which `prefix` is the start: `-32600` with the request's `id` when the prefix shows it.
+pub fn too_large(prefix: &[u8], max: usize) -> Value {
     error_response(
         leading_id(prefix).unwrap_or(Value::Null),
         INVALID_REQUEST,
-        &format!(
-            "invalid request: the message is larger than {MAX_MESSAGE_BYTES} bytes and was discarded"
-        ),
+        &format!("invalid request: the message is larger than {max} bytes and was discarded"),
+    )
+}
+
+/// The answer to a message that must be there but is empty or blank (an HTTP request body; a
+/// blank line on stdio is [`Verdict::Skip`]ped instead): `-32700`, as for any text that is not
+/// JSON.
+pub fn blank() -> Value {
+    error_response(
+        Value::Null,
+        PARSE_ERROR,
+        "parse error: the message is empty; send one JSON-RPC message",
+    )
+}
+
+/// The answer to a message that could not be received whole (the transport failed mid-way, as a
+/// malformed HTTP chunk does): `-32700`, `id: null`, with `why`.
+pub fn unreadable(why: &str) -> Value {
+    error_response(
+        Value::Null,
+        PARSE_ERROR,
+        &format!("parse error: the message could not be read: {why}"),
+    )
+}
+
+/// The answer a transport that must answer every message (HTTP) gives to one that stdio leaves
+/// unanswered ([`Verdict::Ignore`]): `-32600`, `id: null`, with why it cannot be used.
+pub fn unusable(why: &str) -> Value {
+    error_response(
+        Value::Null,
+        INVALID_REQUEST,
+        &format!("invalid request: {why}"),
     )
 }
 

@@ -703,6 +703,7 @@ async fn serve_stdio(
     start_failed: bool,
     shutdown: Arc<AtomicBool>,
 ) -> Result<(), ServeError> {
+    reload::hold_hangup().map_err(ServeError::Runtime)?;
     if options.watch {
         tokio::spawn(reload::watch(
             vec![(options.agent.clone(), Arc::clone(&live))],

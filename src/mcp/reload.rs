@@ -16,6 +16,10 @@
 //! error. A start that left bundles out is treated as a failed reload, so the server keeps
 //! trying to serve them. Calls in flight keep the catalogue they started with (see
 //! [`super::Live`]).
+//!
+//! Without `--watch` there is nothing to reload, and `SIGHUP` (whose default action ends the
+//! process) must not end a server either: [`hold_hangup`] takes it over for the whole process
+//! before a server starts, so it is ignored (the HTTP server still reopens its audit log on it).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -257,6 +261,16 @@ impl std::fmt::Debug for OnReload {
     }
 }
 
+/// Takes `SIGHUP` over for the process, so that it no longer ends it: a task on the current
+/// tokio runtime receives it and does nothing (a [`watch`] or an audit log listens too and acts on
+/// it). Call it on the server's runtime before the server starts; the server then keeps serving
+/// on `SIGHUP` with or without `--watch`.
+pub fn hold_hangup() -> std::io::Result<()> {
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    tokio::spawn(async move { while hangup.recv().await.is_some() {} });
+    Ok(())
+}
+
 /// The catalogues a server serves: each agent (`None`: the defaults alone) and its live
 /// catalogue.
 pub type Lives = Vec<(Option<String>, Arc<Live>)>;
@@ -377,7 +391,10 @@ pub async fn watch(lives: Lives, options: WatchOptions, shutdown: Arc<AtomicBool
 type Fingerprint = Option<Vec<u8>>;
 
 fn fingerprint(path: &Path) -> Fingerprint {
-    fs_err::read(path).ok()
+    // Never waits on a FIFO swapped in for the descriptor: it is refused unopened, a change.
+    crate::descriptor::bounds::read_bounded(path)
+        .ok()
+        .and_then(Result::ok)
 }
 
 fn seconds(d: Duration) -> String {

@@ -19,13 +19,13 @@ const BIN: &str = env!("CARGO_BIN_EXE_skillfold");
 const WAIT: Duration = Duration::from_secs(30);
 
 /// A descriptor serving one local bundle, `demo`, with one supporting file.
-struct World {
-    tmp: tempfile::TempDir,
-    config: PathBuf,
+pub(super) struct World {
+    pub(super) tmp: tempfile::TempDir,
+    pub(super) config: PathBuf,
 }
 
 impl World {
-    fn new() -> World {
+    pub(super) fn new() -> World {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().join("demo");
         fs_err::create_dir_all(dir.join("references")).expect("mkdir");
@@ -51,7 +51,7 @@ impl World {
 }
 
 /// A running `skillfold serve` with its stdout read line by line on a thread.
-struct Server {
+pub(super) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
@@ -59,7 +59,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(world: &World) -> Server {
+    pub(super) fn start(world: &World) -> Server {
         let mut child = Command::new(BIN)
             .args(["serve", "-c"])
             .arg(&world.config)
@@ -93,24 +93,29 @@ impl Server {
         }
     }
 
-    fn send(&mut self, bytes: &[u8]) {
+    /// The server's process id.
+    pub(super) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub(super) fn send(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         stdin.write_all(bytes).expect("write to the server");
         stdin.flush().expect("flush");
     }
 
-    fn line(&mut self, text: &str) {
+    pub(super) fn line(&mut self, text: &str) {
         self.send(format!("{text}\n").as_bytes());
     }
 
     /// The next message the server writes.
-    fn next(&self, wait: Duration) -> Option<Value> {
+    pub(super) fn next(&self, wait: Duration) -> Option<Value> {
         let line = self.lines.recv_timeout(wait).ok()?;
         Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
     }
 
     /// Initializes a session with `protocol`; returns the server's answer.
-    fn initialize(&mut self, protocol: &str) -> Value {
+    pub(super) fn initialize(&mut self, protocol: &str) -> Value {
         self.line(
             &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
                 "protocolVersion": protocol, "capabilities": {},
@@ -159,7 +164,7 @@ impl Server {
     }
 
     /// Closes stdin and waits for the exit; the exit code and stderr.
-    fn close(mut self) -> (Option<i32>, String) {
+    pub(super) fn close(mut self) -> (Option<i32>, String) {
         drop(self.stdin.take());
         let deadline = Instant::now() + WAIT;
         let status = loop {

@@ -13,6 +13,8 @@ mod git_fixture;
 mod git_hostile;
 mod guides;
 mod hostile_output;
+#[cfg(feature = "http")]
+mod http_raw;
 #[cfg(feature = "mcp")]
 mod limits;
 #[cfg(feature = "mcp")]
@@ -33,10 +35,13 @@ mod safe_read;
 mod schemas;
 #[cfg(feature = "http")]
 mod serve_http;
+#[cfg(feature = "http")]
+mod serve_http_rpc;
 mod shared_fetch;
 mod signatures;
 mod skills_ref_golden;
 mod spec_bounds;
+mod special_inputs;
 #[cfg(feature = "git")]
 mod static_binary;
 #[cfg(feature = "git")]

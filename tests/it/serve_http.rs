@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use sha2::Digest as _;
 
+use super::http_raw::{Answer, INITIALIZE, mcp_headers, parse, post, send, send_to};
 use super::mcp_client::Listening;
 use super::util::{skillfold_in, stderr};
 
@@ -70,96 +71,6 @@ impl World {
         args.extend_from_slice(extra);
         Listening::start(&self.tmp.path().join("skillfold.yaml"), &args, &[])
     }
-}
-
-/// An HTTP response: status, headers (lowercase names) and body.
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// Sends one request (`Connection: close`) and reads the whole answer.
-fn send(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
-    let host = format!("127.0.0.1:{port}");
-    send_to(port, &host, method, path, headers, body)
-}
-
-/// The same with `Host: host`.
-fn send_to(
-    port: u16,
-    host: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> Answer {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .expect("timeout");
-    let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).expect("send");
-    let mut raw = Vec::new();
-    let _ = stream.read_to_end(&mut raw);
-    parse(&raw)
-}
-
-fn parse(raw: &[u8]) -> Answer {
-    let text = String::from_utf8_lossy(raw);
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    Answer {
-        status,
-        headers,
-        body: body.to_owned(),
-    }
-}
-
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
-
-fn mcp_headers<'a>(token: Option<&'a str>, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, String)> {
-    let mut headers = vec![
-        ("Content-Type", "application/json".to_owned()),
-        ("Accept", "application/json, text/event-stream".to_owned()),
-    ];
-    if let Some(token) = token {
-        headers.push(("Authorization", format!("Bearer {token}")));
-    }
-    headers.extend(extra.iter().map(|(n, v)| (*n, (*v).to_owned())));
-    headers
-}
-
-fn post(port: u16, path: &str, token: Option<&str>, extra: &[(&str, &str)], body: &str) -> Answer {
-    let headers = mcp_headers(token, extra);
-    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
-    send(port, "POST", path, &headers, body)
 }
 
 #[test]

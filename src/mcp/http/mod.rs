@@ -8,7 +8,8 @@
 //! so a session exists only at the endpoint that opened it. hyper runs the connections (HTTP/1.1,
 //! headers within 10 s, `TCP_NODELAY`), admitted within the connection caps ([`limits`]: per
 //! client address and in total, with headroom for probes), each request body within the body
-//! timeout (408); rmcp bounds request bodies (1 MiB, 413 while streaming).
+//! timeout (408); [`jsonrpc`] reads request bodies (1 MiB, 413 while streaming) and judges
+//! them as stdio judges a line (one JSON-RPC error code for one input on both transports).
 //!
 //! In front of rmcp this module checks `Host` and `Origin` on every path ([`guard`]), then
 //! decides who gets in ([`tokens`]): without a valid bearer token for the endpoint, 401 (with
@@ -26,6 +27,7 @@
 //! together ([`super::reload::watch`]).
 
 pub mod guard;
+pub mod jsonrpc;
 pub mod limits;
 pub mod metrics;
 pub mod tls;
@@ -223,6 +225,7 @@ async fn serve(
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate()).map_err(ServeError::Runtime)?;
     let mut interrupt = signal(SignalKind::interrupt()).map_err(ServeError::Runtime)?;
+    reload::hold_hangup().map_err(ServeError::Runtime)?;
     let tls = match &options.tls {
         Some((cert, key)) => Some(tls::acceptor(cert, key).map_err(ServeError::Tls)?),
         None => None,
@@ -536,6 +539,11 @@ impl Server {
                     }
                 }
             }
+        };
+        // Every POST body is judged as stdio judges a line ([`jsonrpc`]) before rmcp reads it.
+        let request = match jsonrpc::screen(request).await {
+            Ok(request) => request,
+            Err(refusal) => return refusal,
         };
         let binding = Binding {
             endpoint: index,

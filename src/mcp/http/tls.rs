@@ -20,19 +20,33 @@ pub struct TlsError {
     pub message: String,
 }
 
+/// The most bytes of a certificate chain or key file.
+pub const MAX_PEM_BYTES: u64 = 1024 * 1024;
+
 /// The TLS side of the server, ready to accept.
 pub fn acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor, TlsError> {
     let error = |path: &Path, message: String| TlsError {
         path: path.to_owned(),
         message,
     };
-    let chain = CertificateDer::pem_file_iter(cert)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+    // A FIFO or device is refused before it is opened, a file over the bound before it is read.
+    let read = |path: &Path| {
+        crate::format::untrusted_fs::read_input(path, MAX_PEM_BYTES)
+            .map_err(|e| error(path, e.reason))?
+            .map_err(|size| {
+                error(
+                    path,
+                    format!("{size} bytes, over the bound of {MAX_PEM_BYTES}"),
+                )
+            })
+    };
+    let chain = CertificateDer::pem_slice_iter(&read(cert)?)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(|e| error(cert, format!("not a PEM certificate chain: {e}")))?;
     if chain.is_empty() {
         return Err(error(cert, "holds no certificate".into()));
     }
-    let private = PrivateKeyDer::from_pem_file(key)
+    let private = PrivateKeyDer::from_pem_slice(&read(key)?)
         .map_err(|e| error(key, format!("not a PEM private key: {e}")))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)

@@ -8,6 +8,11 @@
 //! the presented token and compares it with every entry in constant time (no early exit, so the
 //! timing tells nothing about how much of a hash matched), then answers: unknown → 401, known but
 //! for another endpoint → 403, else the token's hash, which the session binding keeps.
+//!
+//! A key written twice in any object (`"agent"` twice, `"sha256"` twice) is refused, as the
+//! descriptor refuses it: JSON parsers disagree on which of the two counts, and a file that
+//! means two things must not open an endpoint. The file must be a regular file (a FIFO or a
+//! device is refused before it is opened).
 
 use std::collections::BTreeSet;
 
@@ -90,6 +95,8 @@ impl Tokens {
                 escape::text(&e.to_string())
             ))
         })?;
+        serde_json::from_str::<UniqueKeys>(text)
+            .map_err(|e| error(escape::text(&e.to_string()).to_string()))?;
         let mut entries: Vec<Entry> = Vec::new();
         for (i, value) in raw.into_iter().enumerate() {
             // `agent: null` must be written: a forgotten key must not open the default endpoint.
@@ -133,17 +140,25 @@ impl Tokens {
     /// Reads the tokens file at `path` (at most [`MAX_TOKENS_BYTES`], checked before reading)
     /// and parses it.
     pub fn read(path: &std::path::Path, agents: &BTreeSet<String>) -> Result<Tokens, TokensError> {
-        use std::io::Read as _;
         let source_name = escape::path(path).to_string();
         let error = |message: String| TokensError {
             source_name: source_name.clone(),
             message,
         };
-        let file = fs_err::File::open(path).map_err(|e| error(e.to_string()))?;
-        let mut text = String::new();
-        file.take(MAX_TOKENS_BYTES as u64 + 1)
-            .read_to_string(&mut text)
-            .map_err(|e| error(format!("not UTF-8 text: {e}")))?;
+        // A FIFO or device is refused before it is opened; the size is checked before reading.
+        let bytes = crate::format::untrusted_fs::read_input(path, MAX_TOKENS_BYTES as u64)
+            .map_err(|e| error(e.reason))?
+            .map_err(|size| {
+                error(format!(
+                    "{size} bytes, over the bound of {MAX_TOKENS_BYTES}"
+                ))
+            })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            error(format!(
+                "not UTF-8 text (an invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
         Tokens::parse(&text, &source_name, agents)
     }
 
@@ -166,6 +181,91 @@ impl Tokens {
             Some(entry) if entry.agent.as_deref() == agent => Verdict::Allowed(Some(presented)),
             Some(_) => Verdict::Forbidden,
         }
+    }
+}
+
+/// A JSON array whose entries write no key twice in any object; a duplicate is refused naming the
+/// entry and the key.
+struct UniqueKeys;
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = UniqueKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON array of {agent, sha256} objects")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<UniqueKeys, A::Error> {
+                let mut i = 0usize;
+                loop {
+                    match seq.next_element::<Unique>() {
+                        Ok(Some(_)) => i += 1,
+                        Ok(None) => return Ok(UniqueKeys),
+                        Err(e) => return Err(serde::de::Error::custom(format!("entry {i}: {e}"))),
+                    }
+                }
+            }
+        }
+        deserializer.deserialize_seq(Entries)
+    }
+}
+
+/// Any JSON value in which no object writes a key twice.
+struct Unique;
+
+impl<'de> Deserialize<'de> for Unique {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Unique)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Unique {
+    type Value = Unique;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_unit<E>(self) -> Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_none<E>(self) -> Result<Unique, E> {
+        Ok(Unique)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Unique, A::Error> {
+        while seq.next_element::<Unique>()?.is_some() {}
+        Ok(Unique)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Unique, A::Error> {
+        let mut keys = BTreeSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if keys.contains(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key `{}` is written twice (each key once)",
+                    escape::text(&key)
+                )));
+            }
+            map.next_value::<Unique>()?;
+            keys.insert(key);
+        }
+        Ok(Unique)
     }
 }
 
@@ -283,6 +383,17 @@ mod tests {
                     r#"[{{"agent": null, "sha256": "{h}"}}, {{"agent": "writer", "sha256": "{h}"}}]"#
                 ),
                 "entry 1: this hash is listed twice",
+            ),
+            (
+                format!(r#"[{{"agent": "writer", "agent": null, "sha256": "{h}"}}]"#),
+                "entry 0: the key `agent` is written twice",
+            ),
+            (
+                format!(
+                    r#"[{{"agent": null, "sha256": "{h}"}}, {{"agent": null, "sha256": "{}", "sha256": "{h}"}}]"#,
+                    hash("u")
+                ),
+                "entry 1: the key `sha256` is written twice",
             ),
         ] {
             let error = Tokens::parse(&text, "tokens.json", &agents()).unwrap_err();

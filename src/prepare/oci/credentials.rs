@@ -91,10 +91,11 @@ fn docker_config() -> Option<PathBuf> {
 }
 
 fn from_docker_config(path: &std::path::Path, registry: &str) -> Option<Credentials> {
-    if fs_err::metadata(path).ok()?.len() > MAX_CONFIG_BYTES {
-        return None;
-    }
-    let config: Value = serde_json::from_slice(&fs_err::read(path).ok()?).ok()?;
+    // A FIFO or device is refused unopened, a file over the bound unread.
+    let bytes = crate::format::untrusted_fs::read_input(path, MAX_CONFIG_BYTES)
+        .ok()?
+        .ok()?;
+    let config: Value = serde_json::from_slice(&bytes).ok()?;
     let auths = config.get("auths")?.as_object()?;
     let entry = auths.iter().find_map(|(key, entry)| {
         let host = key

@@ -37,7 +37,9 @@ pub enum LayoutError {
 pub fn write(dir: &Path, image: &Image, tag: Option<&str>) -> Result<String, LayoutError> {
     fs_err::create_dir_all(dir.join("blobs").join("sha256"))?;
     let marker = dir.join("oci-layout");
-    match fs_err::read(&marker) {
+    match crate::format::untrusted_fs::read_input(&marker, MAX_INDEX_BYTES)
+        .map(|read| read.unwrap_or_default())
+    {
         Ok(bytes) => {
             let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
             if value["imageLayoutVersion"] != "1.0.0" {
@@ -50,7 +52,7 @@ pub fn write(dir: &Path, image: &Image, tag: Option<&str>) -> Result<String, Lay
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             replace(&marker, &canonical(&json!({"imageLayoutVersion": "1.0.0"})))?;
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(std::io::Error::from(e).into()),
     }
     for blob in image
         .layers
@@ -81,21 +83,22 @@ pub fn write(dir: &Path, image: &Image, tag: Option<&str>) -> Result<String, Lay
 }
 
 fn read_index(path: &Path) -> Result<Vec<Value>, LayoutError> {
-    let size = match fs_err::metadata(path) {
-        Ok(meta) => meta.len(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
-    };
     let not_layout = |reason: String| LayoutError::NotLayout {
         path: path.to_owned(),
         reason,
     };
-    if size > MAX_INDEX_BYTES {
-        return Err(not_layout(format!(
-            "index.json holds {size} bytes, over {MAX_INDEX_BYTES}"
-        )));
-    }
-    let value: Value = serde_json::from_slice(&fs_err::read(path)?)
+    // A FIFO or device is refused before it is opened; the size is checked before reading.
+    let bytes = match crate::format::untrusted_fs::read_input(path, MAX_INDEX_BYTES) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(size)) => {
+            return Err(not_layout(format!(
+                "index.json holds {size} bytes, over {MAX_INDEX_BYTES}"
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(not_layout(e.reason)),
+    };
+    let value: Value = serde_json::from_slice(&bytes)
         .map_err(|e| not_layout(format!("index.json is not JSON: {e}")))?;
     match value.get("manifests") {
         Some(Value::Array(items)) => Ok(items.clone()),
@@ -107,7 +110,10 @@ fn read_index(path: &Path) -> Result<Vec<Value>, LayoutError> {
 fn put_blob(dir: &Path, blob: &Blob) -> Result<(), LayoutError> {
     let hex = blob.digest.trim_start_matches("sha256:");
     let path = dir.join("blobs").join("sha256").join(hex);
-    if let Ok(existing) = fs_err::read(&path)
+    // Whatever is there that is not a regular file of those bytes (a FIFO included, unopened) is
+    // replaced.
+    if let Ok(Ok(existing)) =
+        crate::format::untrusted_fs::read_input(&path, blob.bytes.len() as u64)
         && sha256(&existing) == blob.digest
     {
         return Ok(());

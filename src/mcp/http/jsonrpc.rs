@@ -1,0 +1,168 @@
+//! The JSON-RPC judge in front of rmcp's Streamable HTTP server: every POST body to an MCP
+//! endpoint is read here (bounded by [`super::MAX_BODY_BYTES`]) and judged by the same
+//! [`framing::judge`] that judges every stdio line, so one message gets one JSON-RPC answer on
+//! both transports.
+//!
+//! rmcp alone answers a body that is not one JSON-RPC message it reads (not JSON, a batch, an
+//! `id: null`, no `method`) with HTTP 415 and plain text, a request whose params do not fit its
+//! method with `-32601` (HTTP 404 on the 2026-07-28 path), and a body it cannot read (a malformed
+//! chunk size) with 500. Here, as the MCP Streamable HTTP transport asks ("if the input is not
+//! accepted due to … body requirements, the error MUST be of HTTP status code 400"):
+//!
+//! - a body that is not JSON, empty, or cut short by a broken chunked encoding: 400, `-32700`;
+//! - a JSON value that is not one valid message (a batch, a bad `id`, no `method`), and a
+//!   notification or response that cannot be used: 400, `-32600`;
+//! - a request whose params do not fit its method: 200 with the JSON-RPC error `-32602` and the
+//!   request's `id` (a request is answered with one JSON object);
+//! - a body over [`super::MAX_BODY_BYTES`]: 413 with `-32600` (and the `id` its start shows),
+//!   without reading the rest;
+//! - anything else goes to rmcp unchanged.
+//!
+//! Other methods (GET, DELETE) pass through untouched.
+
+use http_body_util::{BodyExt as _, Either, Full};
+use hyper::body::Bytes;
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::Value;
+
+use super::{Body, MAX_BODY_BYTES, json};
+use crate::mcp::framing::{self, INVALID_PARAMS, Verdict};
+
+/// A request as rmcp receives it: its own body (not a POST), or the POST body read and judged.
+pub type Screened<B> = Request<Either<B, Full<Bytes>>>;
+
+/// Reads and judges the body of a POST: `Ok` with the request to hand to rmcp, `Err` with the
+/// answer to send instead.
+pub async fn screen<B>(request: Request<B>) -> Result<Screened<B>, Response<Body>>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    if request.method() != Method::POST {
+        return Ok(request.map(Either::Left));
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = read_body(body, MAX_BODY_BYTES).await?;
+    match judge(&bytes) {
+        None => Ok(Request::from_parts(parts, Either::Right(Full::new(bytes)))),
+        Some(refusal) => Err(refusal),
+    }
+}
+
+/// The answer to a whole POST body, or `None` to hand it to rmcp.
+fn judge(body: &[u8]) -> Option<Response<Body>> {
+    let (status, answer) = match framing::judge(body) {
+        Verdict::Forward => return None,
+        Verdict::Skip => (StatusCode::BAD_REQUEST, framing::blank()),
+        Verdict::Reply(answer) => (status_of(&answer), answer),
+        Verdict::Ignore(why) => (StatusCode::BAD_REQUEST, framing::unusable(&why)),
+    };
+    Some(json(status, answer))
+}
+
+/// The HTTP status of a JSON-RPC error this layer answers: a request with its params wrong is a
+/// request answered (200); anything else is a body the server cannot accept (400).
+fn status_of(answer: &Value) -> StatusCode {
+    if answer["error"]["code"].as_i64() == Some(INVALID_PARAMS) {
+        StatusCode::OK
+    } else {
+        StatusCode::BAD_REQUEST
+    }
+}
+
+/// Reads at most `max` bytes of `body`: the bytes, or the answer to a body that is larger (413)
+/// or cannot be read (400).
+async fn read_body<B>(mut body: B, max: usize) -> Result<Bytes, Response<Body>>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    let mut collected = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame
+            .map_err(|e| json(StatusCode::BAD_REQUEST, framing::unreadable(&e.to_string())))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if data.len() > max - collected.len() {
+            collected.extend_from_slice(&data[..max - collected.len()]);
+            return Err(json(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                framing::too_large(&collected, max),
+            ));
+        }
+        collected.extend_from_slice(&data);
+        if body.is_end_stream() {
+            break;
+        }
+    }
+    Ok(Bytes::from(collected))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(body: &str) -> Option<StatusCode> {
+        judge(body.as_bytes()).map(|r| r.status())
+    }
+
+    #[test]
+    fn a_body_is_judged_as_a_stdio_line_with_the_status_the_transport_asks_for() {
+        assert_eq!(status(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), None);
+        assert_eq!(status("not json"), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(status(""), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(status("[]"), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(
+            status(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#),
+            Some(StatusCode::BAD_REQUEST)
+        );
+        assert_eq!(
+            status(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}"#),
+            Some(StatusCode::OK)
+        );
+    }
+
+    /// A body of the given frames (a data chunk each, or an error).
+    struct Frames(std::collections::VecDeque<Result<&'static [u8], &'static str>>);
+
+    impl hyper::body::Body for Frames {
+        type Data = Bytes;
+        type Error = std::io::Error;
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, std::io::Error>>> {
+            std::task::Poll::Ready(self.0.pop_front().map(|frame| {
+                frame
+                    .map(|data| hyper::body::Frame::data(Bytes::from_static(data)))
+                    .map_err(std::io::Error::other)
+            }))
+        }
+    }
+
+    fn frames(parts: Vec<Result<&'static [u8], &'static str>>) -> Frames {
+        Frames(parts.into())
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_up_to_its_bound_and_no_further() {
+        let whole = read_body(frames(vec![Ok(b"{\"id\""), Ok(b":7}")]), 9).await;
+        assert_eq!(whole.ok().as_deref(), Some(&b"{\"id\":7}"[..]));
+        let exact = read_body(frames(vec![Ok(b"123456789")]), 9).await;
+        assert!(exact.is_ok(), "a body of exactly the bound is read");
+        // Over the bound in the second frame: 413, and the third frame is never read.
+        let mut over = frames(vec![
+            Ok(b"{\"id\":7,"),
+            Ok(b"\"x\":1}"),
+            Err("read too far"),
+        ]);
+        let refused = read_body(&mut over, 9).await.expect_err("over the bound");
+        assert_eq!(refused.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(over.0.len(), 1, "the rest is left unread");
+        let broken = read_body(frames(vec![Ok(b"{"), Err("invalid chunk size")]), 9)
+            .await
+            .expect_err("unreadable");
+        assert_eq!(broken.status(), StatusCode::BAD_REQUEST);
+    }
+}

@@ -1,0 +1,398 @@
+//! The JSON-RPC answers of `skillfold serve`, the same on both transports: a table of hostile
+//! messages (not JSON, a batch, `id: null`, no `method`, `tools/call` with bad params, …) is sent
+//! as stdio lines and as HTTP POST bodies (of the stateful revisions and of 2026-07-28), and each
+//! gets the same JSON-RPC error code and id, over HTTP with a status the MCP Streamable HTTP
+//! transport allows (400 for a body it cannot accept, 200 for a request answered with an error);
+//! a broken chunked body and an oversized one are answered with JSON-RPC errors too. Also: the
+//! audit log escapes what a client chose, and `SIGHUP` without `--watch` ends neither server.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::http_raw::{self, INITIALIZE, post, send, send_raw};
+use super::mcp_client::Listening;
+use super::mcp_framing::{Server, World};
+
+/// Hostile messages and the JSON-RPC error code and id every transport answers them with.
+fn hostile() -> Vec<(&'static str, String, i64, Value)> {
+    let call = |params: Value| {
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}).to_string()
+    };
+    vec![
+        ("not JSON", "not json".to_owned(), -32700, Value::Null),
+        (
+            "cut short",
+            r#"{"jsonrpc":"2.0","id":3"#.to_owned(),
+            -32700,
+            Value::Null,
+        ),
+        (
+            "a batch",
+            r#"[{"jsonrpc":"2.0","id":4,"method":"ping"}]"#.to_owned(),
+            -32600,
+            Value::Null,
+        ),
+        ("a number", "5".to_owned(), -32600, Value::Null),
+        (
+            "id null",
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#.to_owned(),
+            -32600,
+            Value::Null,
+        ),
+        (
+            "no method",
+            r#"{"jsonrpc":"2.0","id":7}"#.to_owned(),
+            -32600,
+            json!(7),
+        ),
+        (
+            "jsonrpc 1.0",
+            r#"{"jsonrpc":"1.0","id":8,"method":"ping"}"#.to_owned(),
+            -32600,
+            json!(8),
+        ),
+        (
+            "method not a string",
+            r#"{"jsonrpc":"2.0","id":9,"method":3}"#.to_owned(),
+            -32600,
+            json!(9),
+        ),
+        (
+            "arguments a string",
+            call(json!({"name": "load_skill", "arguments": "x"})),
+            -32602,
+            json!(2),
+        ),
+        (
+            "no tool name",
+            call(json!({"arguments": {}})),
+            -32602,
+            json!(2),
+        ),
+        (
+            "initialize without params",
+            r#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{}}"#.to_owned(),
+            -32602,
+            json!("i"),
+        ),
+    ]
+}
+
+/// The JSON-RPC message in an HTTP answer's body: JSON, or the `data:` of an SSE event.
+fn message_of(answer: &http_raw::Answer) -> Value {
+    let body = answer.body.trim();
+    let text = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .find(|data| !data.is_empty())
+        .unwrap_or(body);
+    serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("not a JSON-RPC answer ({e}): {} {body}", answer.status))
+}
+
+fn code_and_id(message: &Value) -> (i64, Value) {
+    (
+        message["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("not an error: {message}")),
+        message["id"].clone(),
+    )
+}
+
+#[test]
+fn the_same_hostile_message_gets_the_same_json_rpc_error_on_both_transports() {
+    let world = World::new();
+    let mut stdio = Server::start(&world);
+    stdio.initialize("2025-06-18");
+    let http = Listening::start(&world.config, &[], &[]);
+    // A session of a stateful revision, to send the table inside it too.
+    let opened = post(http.port, "/mcp", None, &[], INITIALIZE);
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let in_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let stateless = [("MCP-Protocol-Version", "2026-07-28")];
+    let ways: [(&str, &[(&str, &str)]); 3] = [
+        ("a new client", &[]),
+        ("a session", &in_session),
+        ("2026-07-28", &stateless),
+    ];
+    for (what, message, code, id) in hostile() {
+        stdio.line(&message);
+        let answer = stdio
+            .next(Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("{what}: no answer on stdio"));
+        assert_eq!(code_and_id(&answer), (code, id.clone()), "stdio, {what}");
+        for (way, headers) in ways {
+            let answer = post(http.port, "/mcp", None, headers, &message);
+            let expected_status = if code == -32602 { 200 } else { 400 };
+            assert_eq!(
+                answer.status, expected_status,
+                "HTTP ({way}), {what}: {}",
+                answer.body
+            );
+            assert_eq!(
+                answer.header("content-type"),
+                Some("application/json"),
+                "HTTP ({way}), {what}"
+            );
+            assert_eq!(
+                code_and_id(&message_of(&answer)),
+                (code, id.clone()),
+                "HTTP ({way}), {what}"
+            );
+        }
+    }
+    // The servers kept serving: a good request after the table is answered on both.
+    stdio.line(r#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#);
+    let pong = stdio.next(Duration::from_secs(30)).expect("pong");
+    assert_eq!(
+        (pong["id"].clone(), pong["result"].clone()),
+        (json!("after"), json!({}))
+    );
+    let pong = post(
+        http.port,
+        "/mcp",
+        None,
+        &in_session,
+        r#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#,
+    );
+    assert_eq!(pong.status, 200, "{}", pong.body);
+    assert_eq!(message_of(&pong)["id"], "after", "{}", pong.body);
+    let (code, _) = stdio.close();
+    assert_eq!(code, Some(0));
+}
+
+/// A notification or response that cannot be used: never answered on stdio; over HTTP, which
+/// must answer every POST, 400 with a JSON-RPC error without an id.
+#[test]
+fn an_unusable_notification_is_refused_over_http_and_unanswered_on_stdio() {
+    let world = World::new();
+    let mut stdio = Server::start(&world);
+    stdio.initialize("2025-06-18");
+    let http = Listening::start(&world.config, &[], &[]);
+    let messages = [
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{}}"#,
+    ];
+    for message in messages {
+        stdio.line(message);
+        let answer = post(http.port, "/mcp", None, &[], message);
+        assert_eq!(answer.status, 400, "{message}: {}", answer.body);
+        assert_eq!(
+            code_and_id(&message_of(&answer)),
+            (-32600, Value::Null),
+            "{message}"
+        );
+    }
+    stdio.line(r#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#);
+    let next = stdio.next(Duration::from_secs(30)).expect("an answer");
+    assert_eq!(next["id"], "after", "only the ping is answered: {next}");
+    let (code, _) = stdio.close();
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn broken_empty_and_oversized_bodies_get_json_rpc_errors() {
+    let world = World::new();
+    let http = Listening::start(&world.config, &[], &[]);
+    let port = http.port;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+    );
+    // A chunk size that is not hexadecimal.
+    let broken = format!("{head}Transfer-Encoding: chunked\r\n\r\nzz\r\n{{}}\r\n0\r\n\r\n");
+    let answer = send_raw(port, broken.as_bytes());
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(code_and_id(&message_of(&answer)), (-32700, Value::Null));
+    // An empty body and a blank one.
+    for body in ["", " \r\n\t"] {
+        let answer = post(port, "/mcp", None, &[], body);
+        assert_eq!(answer.status, 400, "{body:?}: {}", answer.body);
+        assert_eq!(code_and_id(&message_of(&answer)), (-32700, Value::Null));
+    }
+    // A body over the bound, in chunks: refused with the id its start shows, before it has all
+    // been sent (the writing may fail once the server has answered and closed).
+    let max = skillfold::mcp::http::MAX_BODY_BYTES;
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let chunk = |data: &[u8]| {
+        let mut framed = format!("{:x}\r\n", data.len()).into_bytes();
+        framed.extend(data);
+        framed.extend(b"\r\n");
+        framed
+    };
+    let mut first = format!("{head}Transfer-Encoding: chunked\r\n\r\n").into_bytes();
+    first.extend(chunk(
+        br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":""#,
+    ));
+    stream.write_all(&first).expect("headers");
+    let filler = chunk(&[b'a'; 64 * 1024]);
+    for _ in 0..(max / filler.len() + 8) {
+        if stream.write_all(&filler).is_err() {
+            break;
+        }
+    }
+    let mut raw = vec![0; 4096];
+    let n = stream.read(&mut raw).unwrap_or(0);
+    let answer = http_raw::parse(&raw[..n]);
+    assert_eq!(answer.status, 413, "{}", answer.body);
+    assert_eq!(code_and_id(&message_of(&answer)), (-32600, json!(42)));
+    // The server still answers.
+    assert_eq!(send(port, "GET", "/healthz", &[], "").status, 200);
+}
+
+/// Opens a session of the 2025-06-18 revision at `/mcp`; the headers to send inside it.
+fn open_session(port: u16) -> Vec<(&'static str, String)> {
+    let opened = post(port, "/mcp", None, &[], INITIALIZE);
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let session = opened.header("mcp-session-id").expect("a session id");
+    let headers = vec![
+        ("Mcp-Session-Id", session.to_owned()),
+        ("MCP-Protocol-Version", "2025-06-18".to_owned()),
+    ];
+    let borrowed: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let initialized = post(
+        port,
+        "/mcp",
+        None,
+        &borrowed,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(initialized.status, 202, "{}", initialized.body);
+    headers
+}
+
+#[test]
+fn the_audit_log_escapes_what_a_client_chose_and_stays_json() {
+    let world = World::new();
+    let log = world.tmp.path().join("audit.jsonl");
+    let http = Listening::start(
+        &world.config,
+        &["--audit-log", log.to_str().expect("utf8")],
+        &[],
+    );
+    let headers = open_session(http.port);
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let hostile = "\u{202e}\u{2028}\u{9b}\u{7f}\u{feff}\u{1b}[8m";
+    for uri in [
+        format!("skill://demo/{hostile}.md"),
+        format!("file:///{hostile}"),
+    ] {
+        let read = json!({"jsonrpc": "2.0", "id": 5, "method": "resources/read",
+            "params": {"uri": uri}});
+        let answer = post(http.port, "/mcp", None, &headers, &read.to_string());
+        assert_eq!(answer.status, 200, "{}", answer.body);
+    }
+    let call = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+        "params": {"name": "load_skill", "arguments": {"name": hostile, "reference": hostile}}});
+    let answer = post(http.port, "/mcp", None, &headers, &call.to_string());
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let text = (0..200)
+        .find_map(|_| {
+            let text = fs_err::read_to_string(&log).unwrap_or_default();
+            if text.lines().count() >= 3 {
+                return Some(text);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            None
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "three audit lines: {}",
+                fs_err::read_to_string(&log).unwrap_or_default()
+            )
+        });
+    for character in hostile
+        .chars()
+        .filter(|c| skillfold::format::escape::needs_escape(*c))
+    {
+        assert!(
+            !text.contains(character),
+            "U+{:04X} written raw: {text}",
+            character as u32
+        );
+    }
+    let records: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let escaped = r"\u{202e}\u{2028}\u{9b}\u{7f}\u{feff}\u{1b}[8m";
+    assert_eq!(
+        records[0]["uri"],
+        format!("skill://demo/{escaped}.md"),
+        "{text}"
+    );
+    assert_eq!(records[0]["path"], format!("{escaped}.md"), "{text}");
+    assert_eq!(records[1]["uri"], format!("file:///{escaped}"), "{text}");
+    assert_eq!(records[2]["tool"], "load_skill", "{text}");
+}
+
+/// Whether process `pid` is still running (not gone, not a zombie).
+fn alive(pid: u32) -> bool {
+    fs_err::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.rsplit(") ").next().unwrap_or("").starts_with('Z'))
+}
+
+fn hang_up(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+#[test]
+fn sighup_without_watch_ends_neither_server() {
+    let world = World::new();
+    // stdio: the session answers after two hang-ups, and the exit is still 0.
+    let mut stdio = Server::start(&world);
+    stdio.initialize("2025-06-18");
+    for round in 0..2 {
+        hang_up(stdio.pid());
+        stdio.line(&format!(
+            r#"{{"jsonrpc":"2.0","id":"after-{round}","method":"ping"}}"#
+        ));
+        let pong = stdio
+            .next(Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("no answer after SIGHUP {round}"));
+        assert_eq!(pong["id"], format!("after-{round}"), "{pong}");
+    }
+    let (code, stderr) = stdio.close();
+    assert_eq!(code, Some(0), "{stderr}");
+    // HTTP, with and without an audit log: probes and sessions are answered after a hang-up.
+    let log = world.tmp.path().join("audit.jsonl");
+    for extra in [vec![], vec!["--audit-log", log.to_str().expect("utf8")]] {
+        let http = Listening::start(&world.config, &extra, &[]);
+        let headers = open_session(http.port);
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        for _ in 0..2 {
+            hang_up(http.pid());
+            assert_eq!(
+                send(http.port, "GET", "/healthz", &[], "").status,
+                200,
+                "{extra:?}"
+            );
+            let pong = post(
+                http.port,
+                "/mcp",
+                None,
+                &headers,
+                r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#,
+            );
+            assert_eq!(pong.status, 200, "{extra:?}: {}", pong.body);
+            assert!(alive(http.pid()), "{extra:?}");
+        }
+    }
+}
