@@ -703,3 +703,382 @@ fn revoked_and_expired_openpgp_keys_are_refused_as_git_verify_commit_refuses_the
         .env("GNUPGHOME", &signing)
         .output();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hostile cases (issue 28, items 6–9): each builds its keys, allowed-signers file and commit from
+// scratch, asks `git verify-commit` (so `ssh-keygen` or `gpg`), and asserts that skillfold's
+// verdict is the one expected, and never more lenient than Git's.
+
+/// One hostile case: skillfold's expected verdict (`None`: accepted) and whether Git accepts.
+struct Verdict {
+    case: String,
+    ours: Option<String>,
+    expected: Option<&'static str>,
+    git: bool,
+}
+
+/// Asserts, over every case at once (so a run lists every disagreement): skillfold's verdict is
+/// the expected one, and skillfold accepts only what Git accepts. Cases where skillfold is
+/// stricter than Git by design have an expected refusal while Git accepts; they are named.
+fn assert_verdicts(verdicts: &[Verdict]) {
+    let mut wrong = Vec::new();
+    for v in verdicts {
+        // The table, for `--nocapture`.
+        eprintln!(
+            "{:<55} skillfold {:<22} git {}",
+            v.case,
+            v.ours.as_deref().unwrap_or("accepts"),
+            if v.git { "accepts" } else { "refuses" }
+        );
+        let more_lenient = v.ours.is_none() && !v.git;
+        if more_lenient || v.ours.as_deref() != v.expected {
+            wrong.push(format!(
+                "{}: skillfold {:?} (expected {:?}), git verify-commit {}",
+                v.case,
+                v.ours,
+                v.expected,
+                if v.git { "accepts" } else { "refuses" }
+            ));
+        }
+    }
+    let accepted_where_git_refuses = verdicts
+        .iter()
+        .filter(|v| v.ours.is_none() && !v.git)
+        .count();
+    assert!(
+        wrong.is_empty(),
+        "{} of {} verdicts wrong ({accepted_where_git_refuses} accepted what git refuses):\n{}",
+        wrong.len(),
+        verdicts.len(),
+        wrong.join("\n")
+    );
+}
+
+/// Signs `payload` with the SSH key `key` in the `git` namespace, as `git commit -S` does.
+fn ssh_sign(key: &Path, payload: &[u8]) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("payload");
+    fs_err::write(&file, payload).expect("write");
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-Y", "sign", "-n", "git", "-f"])
+        .arg(key)
+        .arg(&file)
+        .output()
+        .expect("ssh-keygen -Y sign");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    fs_err::read_to_string(file.with_extension("sig")).expect("signature")
+}
+
+/// A header line `name` whose value is the armored `armor` (continuation lines indented).
+fn signature_header(name: &str, armor: &str) -> String {
+    format!("{name} {}", armor.trim_end().replace('\n', "\n "))
+}
+
+/// Writes the commit object `headers`, a blank line and `message` by hand (`git hash-object
+/// --literally`: such objects are what is under test) and publishes it as `label`.
+fn hand_commit(repo: &Repo, label: &str, headers: &[String], message: &str) -> String {
+    let text = format!("{}\n\n{message}", headers.join("\n"));
+    let id = git_input(
+        &repo.work,
+        &["hash-object", "--literally", "-t", "commit", "-w", "--stdin"],
+        text.as_bytes(),
+    );
+    publish(repo, &id, label)
+}
+
+/// The text a signature over `headers` and `message` covers (what Git signs).
+fn payload(headers: &[String], message: &str) -> String {
+    format!("{}\n\n{message}", headers.join("\n"))
+}
+
+/// `skillfold pin` and `git verify-commit` on `commit` with the allowed-signers text `signers`.
+fn ssh_verdict(
+    repo: &Repo,
+    dir: &Path,
+    case: &str,
+    signers: &str,
+    commit: &str,
+    expected: Option<&'static str>,
+) -> Verdict {
+    let file = dir.join(format!("signers-{}", case.replace([' ', '/', '"'], "-")));
+    fs_err::write(&file, signers).expect("write");
+    Verdict {
+        case: case.to_owned(),
+        ours: skillfold_verdict(repo, "--allowed-signers", &file, commit),
+        expected,
+        git: git_accepts(repo, &file, dir, commit),
+    }
+}
+
+#[test]
+fn hostile_allowed_signers_lines_get_verdicts_no_more_lenient_than_git() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let alice = ssh_key(keys.path(), "alice");
+    let a = public(&alice);
+    let repo = Repo::new();
+    let signed = commit(&repo, "signed by alice", Some(&alice));
+    let mut verdicts = Vec::new();
+    let mut case = |case: &str, signers: String, expected: Option<&'static str>| {
+        verdicts.push(ssh_verdict(
+            &repo,
+            keys.path(),
+            case,
+            &signers,
+            &signed,
+            expected,
+        ));
+    };
+    const BAD: Option<&str> = Some("invalid_trust_policy");
+    const NOT_ALLOWED: Option<&str> = Some("signer_not_allowed");
+    // Item 7: an option given twice refuses the line (here: the file, and `check` says so).
+    case(
+        "namespaces twice, the last git",
+        format!("alice@example.com namespaces=\"file\",namespaces=\"git\" {a}\n"),
+        BAD,
+    );
+    case(
+        "valid-before twice, the last in the future",
+        format!("alice@example.com valid-before=\"20000101\",valid-before=\"20990101\" {a}\n"),
+        BAD,
+    );
+    case(
+        "valid-after twice, the last in the past",
+        format!("alice@example.com valid-after=\"20990101\",valid-after=\"20000101\" {a}\n"),
+        BAD,
+    );
+    // Next to it: windows `ssh-keygen` refuses as a whole.
+    case(
+        "valid-after at the epoch",
+        format!("alice@example.com valid-after=\"19700101Z\" {a}\n"),
+        BAD,
+    );
+    case(
+        "valid-before before valid-after",
+        format!("alice@example.com valid-after=\"20990101\",valid-before=\"20000101\" {a}\n"),
+        BAD,
+    );
+    // Item 9: namespace patterns as `ssh-keygen`'s match_pattern_list reads them.
+    case(
+        "namespaces g*",
+        format!("alice@example.com namespaces=\"g*\" {a}\n"),
+        None,
+    );
+    case(
+        "namespaces gi?",
+        format!("alice@example.com namespaces=\"gi?\" {a}\n"),
+        None,
+    );
+    case(
+        "namespaces !file,*",
+        format!("alice@example.com namespaces=\"!file,*\" {a}\n"),
+        None,
+    );
+    case(
+        "namespaces !git,*",
+        format!("alice@example.com namespaces=\"!git,*\" {a}\n"),
+        NOT_ALLOWED,
+    );
+    case(
+        "namespaces *,!g*",
+        format!("alice@example.com namespaces=\"*,!g*\" {a}\n"),
+        NOT_ALLOWED,
+    );
+    // Item 9: one key on two lines — Git takes the principals of the first line.
+    case(
+        "first line file for x, then git for y",
+        format!("x namespaces=\"file\" {a}\ny namespaces=\"git\" {a}\n"),
+        NOT_ALLOWED,
+    );
+    case(
+        "first line file for x, then git for x",
+        format!("x namespaces=\"file\" {a}\nx namespaces=\"git\" {a}\n"),
+        None,
+    );
+    case(
+        "first line file for x,y, then git for y",
+        format!("x,y namespaces=\"file\" {a}\ny namespaces=\"git\" {a}\n"),
+        None,
+    );
+    case(
+        "first line file for x, then git for !x,*",
+        format!("x namespaces=\"file\" {a}\n!x,* namespaces=\"git\" {a}\n"),
+        NOT_ALLOWED,
+    );
+    case(
+        "first line file for x, then git for *",
+        format!("x namespaces=\"file\" {a}\n* namespaces=\"git\" {a}\n"),
+        None,
+    );
+    case(
+        "first line expired for x, then y",
+        format!("x valid-before=\"20200101\" {a}\ny {a}\n"),
+        None,
+    );
+    case(
+        "first line file for x,,y, then git for y",
+        format!("x,,y namespaces=\"file\" {a}\ny namespaces=\"git\" {a}\n"),
+        NOT_ALLOWED,
+    );
+    assert_verdicts(&verdicts);
+
+    // `check` refuses a descriptor whose allowed-signers file repeats an option, naming the line
+    // and the rule.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    fs_err::write(
+        tmp.path().join("allowed_signers"),
+        format!("alice@example.com {a}\nbob@example.com valid-before=\"20000101\",valid-before=\"20990101\" {a}\n"),
+    )
+    .expect("write");
+    fs_err::write(
+        tmp.path().join("skillfold.yaml"),
+        format!(
+            "skills:\n  - git:\n      source: {}\n      revision: {signed}\n      directory: corpus\n      root: skills\n      verify:\n        allowed_signers: allowed_signers\n      approved:\n        - {{ name: demo, version: '1', hash: {} }}\n",
+            repo.file_url(),
+            repo.digest("demo")
+        ),
+    )
+    .expect("write");
+    let out = skillfold_in(tmp.path(), &["check", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("allowed_signers:2:"), "{err}");
+    assert!(err.contains("`valid-before` is given twice"), "{err}");
+    assert!(err.contains("multiple \"valid-before\" clauses"), "{err}");
+    assert!(err.contains("[invalid_trust_policy]"), "{err}");
+}
+
+#[test]
+fn hand_built_commits_are_read_as_git_reads_them() {
+    let keys = tempfile::tempdir().expect("tempdir");
+    let alice = ssh_key(keys.path(), "alice");
+    let mallory = ssh_key(keys.path(), "mallory");
+    let a = public(&alice);
+    let repo = Repo::new();
+    let base = commit(&repo, "base", None);
+    let tree = git(&repo.work, &["rev-parse", &format!("{base}^{{tree}}")]);
+    let header = |name: &str, value: String| format!("{name} {value}");
+    let ident = |time: &str| format!("Fixture <fixture@example.com> {time} +0000");
+    let common = |committers: &[&str]| -> Vec<String> {
+        let mut h = vec![
+            header("tree", tree.clone()),
+            header("parent", base.clone()),
+            header("author", ident("1700000000")),
+        ];
+        h.extend(committers.iter().map(|t| header("committer", ident(t))));
+        h
+    };
+    let message = "hand-built\n";
+    let allowed = format!("alice@example.com {a}\n");
+    // The window ends 2025-01-01; 2026-01-01 is after it, 2020-01-01 inside.
+    let windowed = format!("alice@example.com valid-before=\"20250101\" {a}\n");
+    let (after, inside) = ("1767225600", "1577836800");
+    let other = ssh_sign(&mallory, b"another payload");
+    let mut verdicts = Vec::new();
+    let mut case = |case: &str, signers: &str, headers: Vec<String>, expected| {
+        let id = hand_commit(&repo, case, &headers, message);
+        verdicts.push(ssh_verdict(
+            &repo,
+            keys.path(),
+            case,
+            signers,
+            &id,
+            expected,
+        ));
+    };
+    const INVALID: Option<&str> = Some("signature_invalid");
+
+    // Control: one signature over the object without it.
+    let plain = common(&[inside]);
+    let mut headers = plain.clone();
+    headers.push(signature_header(
+        "gpgsig",
+        &ssh_sign(&alice, payload(&plain, message).as_bytes()),
+    ));
+    case("one signature", &allowed, headers, None);
+
+    // Item 8: a signature over a payload that still holds a `gpgsig-sha256` header, which Git
+    // strips before verifying.
+    let mut signed = plain.clone();
+    signed.push(signature_header("gpgsig-sha256", &other));
+    let mut headers = signed.clone();
+    headers.push(signature_header(
+        "gpgsig",
+        &ssh_sign(&alice, payload(&signed, message).as_bytes()),
+    ));
+    case(
+        "signature over a payload holding gpgsig-sha256",
+        &allowed,
+        headers,
+        INVALID,
+    );
+    // ... and the other way round: the signature over the stripped payload, a `gpgsig-sha256`
+    // beside it: Git accepts, and so does skillfold.
+    let mut headers = plain.clone();
+    headers.push(signature_header(
+        "gpgsig",
+        &ssh_sign(&alice, payload(&plain, message).as_bytes()),
+    ));
+    headers.push(signature_header("gpgsig-sha256", &other));
+    case("gpgsig beside gpgsig-sha256", &allowed, headers, None);
+    // Two `gpgsig` headers, the first over a payload holding the second.
+    let mut signed = plain.clone();
+    signed.push(signature_header("gpgsig", &other));
+    let mut headers = plain.clone();
+    headers.push(signature_header(
+        "gpgsig",
+        &ssh_sign(&alice, payload(&signed, message).as_bytes()),
+    ));
+    headers.push(signature_header("gpgsig", &other));
+    case(
+        "two gpgsig, the first over the second",
+        &allowed,
+        headers,
+        INVALID,
+    );
+    // Two `gpgsig` headers, the first over the stripped payload: Git verifies the first (it
+    // concatenates both and ssh-keygen reads one); skillfold refuses two (stricter by design).
+    let mut headers = plain.clone();
+    headers.push(signature_header(
+        "gpgsig",
+        &ssh_sign(&alice, payload(&plain, message).as_bytes()),
+    ));
+    headers.push(signature_header("gpgsig", &other));
+    case(
+        "two gpgsig, the first over the stripped payload",
+        &allowed,
+        headers,
+        INVALID,
+    );
+    // Two committers: Git judges the window by the first (after it), skillfold took the last.
+    let two = common(&[after, inside]);
+    let mut headers = two.clone();
+    headers.push(signature_header(
+        "gpgsig",
+        &ssh_sign(&alice, payload(&two, message).as_bytes()),
+    ));
+    case(
+        "two committers, the first outside the window",
+        &windowed,
+        headers,
+        INVALID,
+    );
+    // Next to it: a committer time of 0 (Git then judges at the current time, after the
+    // window), and one Git cannot read (`+…`: Git judges at the current time too).
+    for (label, time) in [
+        ("committer time 0", "0"),
+        ("committer time +1577836800", "+1577836800"),
+    ] {
+        let odd = common(&[time]);
+        let mut headers = odd.clone();
+        headers.push(signature_header(
+            "gpgsig",
+            &ssh_sign(&alice, payload(&odd, message).as_bytes()),
+        ));
+        case(label, &windowed, headers, INVALID);
+    }
+    assert_verdicts(&verdicts);
+}
