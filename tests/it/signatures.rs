@@ -784,7 +784,14 @@ fn hand_commit(repo: &Repo, label: &str, headers: &[String], message: &str) -> S
     let text = format!("{}\n\n{message}", headers.join("\n"));
     let id = git_input(
         &repo.work,
-        &["hash-object", "--literally", "-t", "commit", "-w", "--stdin"],
+        &[
+            "hash-object",
+            "--literally",
+            "-t",
+            "commit",
+            "-w",
+            "--stdin",
+        ],
         text.as_bytes(),
     );
     publish(repo, &id, label)
@@ -1081,4 +1088,263 @@ fn hand_built_commits_are_read_as_git_reads_them() {
         case(label, &windowed, headers, INVALID);
     }
     assert_verdicts(&verdicts);
+}
+
+/// What an OpenPGP key made for a case looks like.
+#[derive(Clone, Copy)]
+enum PgpKey {
+    /// A primary key flagged certify and sign (the control).
+    SigningPrimary,
+    /// A primary key flagged certify only.
+    CertifyOnlyPrimary,
+    /// A certify-only primary with a subkey flagged sign, back-signed (the control).
+    SigningSubkey,
+    /// A certify-only primary with a subkey flagged for encryption only, with or without the
+    /// back-signature a signing subkey carries.
+    EncryptionSubkey { backsig: bool },
+}
+
+/// Makes the key of `kind` for `user` with rpgp (gpg will not make an encryption-only subkey of
+/// a signing algorithm, nor sign with one): the secret key that signs, and the armored public
+/// keyring.
+fn pgp_key(
+    kind: PgpKey,
+    user: &str,
+) -> (
+    pgp::composed::SignedSecretKey,
+    pgp::composed::SignedPublicKey,
+) {
+    use pgp::composed::{KeyType, SecretKeyParamsBuilder, SubkeyParamsBuilder};
+    use pgp::types::{Password, Timestamp};
+    let mut rng = ssh_key::rand_core::OsRng;
+    let an_hour_ago = Timestamp::from_secs(Timestamp::now().as_secs() - 3600);
+    let subkey = SubkeyParamsBuilder::default()
+        .key_type(KeyType::Ed25519Legacy)
+        .can_sign(true)
+        .created_at(an_hour_ago)
+        .build()
+        .expect("subkey params");
+    let mut params = SecretKeyParamsBuilder::default();
+    params
+        .key_type(KeyType::Ed25519Legacy)
+        .can_certify(true)
+        .can_sign(matches!(kind, PgpKey::SigningPrimary))
+        .created_at(an_hour_ago)
+        .primary_user_id(user.to_owned());
+    if !matches!(kind, PgpKey::SigningPrimary | PgpKey::CertifyOnlyPrimary) {
+        params.subkey(subkey);
+    }
+    let secret = params
+        .build()
+        .expect("key params")
+        .generate(&mut rng)
+        .expect("generate");
+    let mut public = secret.to_public_key();
+    if let PgpKey::EncryptionSubkey { backsig } = kind {
+        // Bind the subkey again, flagged for encryption only (the newest binding decides).
+        let sub = &secret.secret_subkeys[0].key;
+        let mut flags = pgp::packet::KeyFlags::default();
+        flags.set_encrypt_comms(true);
+        flags.set_encrypt_storage(true);
+        let back = backsig.then(|| {
+            sub.sign_primary_key_binding(
+                &mut rng,
+                secret.primary_key.public_key(),
+                &Password::empty(),
+            )
+            .expect("back-signature")
+        });
+        let binding = sub
+            .sign(
+                &mut rng,
+                &secret.primary_key,
+                secret.primary_key.public_key(),
+                &Password::empty(),
+                flags,
+                back,
+            )
+            .expect("binding");
+        public.public_subkeys[0].signatures = vec![binding];
+    }
+    (secret, public)
+}
+
+/// An armored detached signature over `payload` by the primary key of `secret` or its first
+/// subkey.
+fn pgp_sign(secret: &pgp::composed::SignedSecretKey, by_subkey: bool, payload: &[u8]) -> String {
+    use pgp::composed::{ArmorOptions, DetachedSignature};
+    let rng = ssh_key::rand_core::OsRng;
+    let password = pgp::types::Password::empty();
+    let hash = pgp::crypto::hash::HashAlgorithm::Sha256;
+    let signature = if by_subkey {
+        DetachedSignature::sign_binary_data(
+            rng,
+            &secret.secret_subkeys[0].key,
+            &password,
+            hash,
+            payload,
+        )
+    } else {
+        DetachedSignature::sign_binary_data(rng, &secret.primary_key, &password, hash, payload)
+    }
+    .expect("sign");
+    signature
+        .to_armored_string(ArmorOptions::default())
+        .expect("armor")
+}
+
+#[test]
+fn openpgp_key_flags_decide_who_may_sign_as_gpg_decides() {
+    use pgp::composed::ArmorOptions;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let no_ssh = tmp.path().join("allowed_signers");
+    fs_err::write(&no_ssh, "").expect("write");
+    let repo = Repo::new();
+    let base = commit(&repo, "base", None);
+    let tree = git(&repo.work, &["rev-parse", &format!("{base}^{{tree}}")]);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("time")
+        .as_secs();
+    let ident = format!("Fixture <fixture@example.com> {} +0000", now - 60);
+    let headers = vec![
+        format!("tree {tree}"),
+        format!("parent {base}"),
+        format!("author {ident}"),
+        format!("committer {ident}"),
+    ];
+    let mut verdicts = Vec::new();
+    const NOT_ALLOWED: Option<&str> = Some("signer_not_allowed");
+    for (index, (case, kind, by_subkey, twice, expected)) in [
+        (
+            "primary flagged sign",
+            PgpKey::SigningPrimary,
+            false,
+            false,
+            None,
+        ),
+        (
+            "certify-only primary",
+            PgpKey::CertifyOnlyPrimary,
+            false,
+            false,
+            NOT_ALLOWED,
+        ),
+        (
+            "back-signed signing subkey",
+            PgpKey::SigningSubkey,
+            true,
+            false,
+            None,
+        ),
+        (
+            "encryption-only subkey",
+            PgpKey::EncryptionSubkey { backsig: false },
+            true,
+            false,
+            NOT_ALLOWED,
+        ),
+        (
+            "encryption-only subkey with a back-signature",
+            PgpKey::EncryptionSubkey { backsig: true },
+            true,
+            false,
+            NOT_ALLOWED,
+        ),
+        // Next to it: two signatures in one armored block (gpg reports both; Git refuses).
+        (
+            "two signatures in one block",
+            PgpKey::SigningPrimary,
+            false,
+            true,
+            Some("signature_invalid"),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let user = format!("Signer {index} <signer{index}@example.com>");
+        let (secret, public) = pgp_key(kind, &user);
+        let keyring = tmp.path().join(format!("key-{index}.asc"));
+        fs_err::write(
+            &keyring,
+            public
+                .to_armored_string(ArmorOptions::default())
+                .expect("armor"),
+        )
+        .expect("write");
+        let home = gnupg_home(tmp.path(), &format!("verifying-{index}"));
+        gpg(&home, &["--import", keyring.to_str().expect("utf8")]);
+        let signed = payload(&headers, &format!("{case}\n"));
+        let mut armor = pgp_sign(&secret, by_subkey, signed.as_bytes());
+        if twice {
+            // One block, two signature packets: the body of a second armor joined to the first.
+            let second = pgp_sign(&secret, by_subkey, signed.as_bytes());
+            armor = join_armored_signatures(&armor, &second);
+        }
+        let mut object = headers.clone();
+        object.push(signature_header("gpgsig", &armor));
+        let id = hand_commit(&repo, case, &object, &format!("{case}\n"));
+        // gpg's status lines, for `--nocapture` (`ERRSIG … 125`: wrong key usage).
+        let raw = Command::new("git")
+            .args(["verify-commit", "--raw", &id])
+            .current_dir(&repo.work)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GNUPGHOME", &home)
+            .output()
+            .expect("git verify-commit --raw");
+        let status = String::from_utf8_lossy(&raw.stderr)
+            .lines()
+            .filter(|l| l.contains("SIG "))
+            .collect::<Vec<_>>()
+            .join("; ");
+        eprintln!("{case}: {status}");
+        verdicts.push(Verdict {
+            case: case.to_owned(),
+            ours: skillfold_verdict(&repo, "--openpgp-keys", &keyring, &id),
+            expected,
+            git: git_accepts(&repo, &no_ssh, &home, &id),
+        });
+        let _ = Command::new("gpgconf")
+            .args(["--kill", "all"])
+            .env("GNUPGHOME", &home)
+            .output();
+    }
+    assert_verdicts(&verdicts);
+}
+
+/// One armored signature block holding the packets of both `first` and `second`.
+fn join_armored_signatures(first: &str, second: &str) -> String {
+    use pgp::composed::{ArmorOptions, Deserializable as _, DetachedSignature};
+    use pgp::ser::Serialize as _;
+    let mut packets = Vec::new();
+    for armor in [first, second] {
+        let (sig, _) = DetachedSignature::from_armor_single(armor.as_bytes()).expect("armored");
+        sig.to_writer(&mut packets).expect("serialise");
+    }
+    let mut out = Vec::new();
+    pgp::armor::write(
+        &RawPackets(packets),
+        pgp::armor::BlockType::Signature,
+        &mut out,
+        None,
+        ArmorOptions::default().include_checksum,
+    )
+    .expect("armor");
+    String::from_utf8(out).expect("ascii")
+}
+
+/// Bytes written as they are (packets already serialised).
+struct RawPackets(Vec<u8>);
+
+impl pgp::ser::Serialize for RawPackets {
+    fn to_writer<W: std::io::Write>(&self, writer: &mut W) -> pgp::errors::Result<()> {
+        writer.write_all(&self.0)?;
+        Ok(())
+    }
+
+    fn write_len(&self) -> usize {
+        self.0.len()
+    }
 }
