@@ -676,12 +676,36 @@ fn revoked_and_expired_openpgp_keys_are_refused_as_git_verify_commit_refuses_the
         &format!("{}!", erin[1]),
         Some(&format!("@{later} +0000")),
     );
+    // Frank's key expires three seconds after it is made too, but his commit is made at once,
+    // while the key is valid: gpg judges the expiry now, so Git refuses it once the key has
+    // expired, and so does skillfold (never more lenient than gpg).
+    gpg(
+        &signing,
+        &[
+            "--pinentry-mode",
+            "loopback",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            "Frank <frank@example.com>",
+            "ed25519",
+            "sign",
+            "seconds=3",
+        ],
+    );
+    let frank = fingerprints(&signing, "frank@example.com");
+    let by_frank = gpg_commit(&repo, &signing, "signed by frank", &frank[0]);
     std::thread::sleep(std::time::Duration::from_secs(4));
 
     for (case, user, id) in [
         ("revoked key", "carol@example.com", &by_carol),
         ("expired key", "dave@example.com", &by_dave),
         ("expired signing subkey", "erin@example.com", &by_erin),
+        (
+            "key expired since the commit",
+            "frank@example.com",
+            &by_frank,
+        ),
     ] {
         let keyring = tmp.path().join(format!("{user}.asc"));
         fs_err::write(&keyring, gpg(&signing, &["--armor", "--export", user])).expect("write");
