@@ -282,6 +282,30 @@ fn prepare_records_the_signer_and_refuses_an_unsigned_commit() {
         "alice@example.com"
     );
 
+    // The warm path verifies the recorded signature again: alice's key still listed for `git`,
+    // but on a second line, after one for another principal and namespace — Git takes the
+    // principals of the first line, so the commit is refused, not reused.
+    fs_err::write(
+        tmp.path().join("allowed_signers"),
+        format!(
+            "files@example.com namespaces=\"file\" {0}\nalice@example.com namespaces=\"git\" {0}\n",
+            public(&alice)
+        ),
+    )
+    .expect("write");
+    let out = skillfold_in(tmp.path(), &["prepare", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[signer_not_allowed]"),
+        "{}",
+        stderr(&out)
+    );
+    fs_err::write(
+        tmp.path().join("allowed_signers"),
+        format!("alice@example.com {}\n", public(&alice)),
+    )
+    .expect("write");
+
     // `verify` checks the signature again from the commit object the manifest keeps: it holds
     // while the key is allowed, and fails once the allowed signers no longer list it.
     let out = skillfold_in(tmp.path(), &["verify", "-c", "skillfold.yaml"]);
