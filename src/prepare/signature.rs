@@ -564,10 +564,10 @@ impl SignedCommit {
                 in_other = true;
                 continue;
             }
-            if let Some(rest) = line.strip_prefix(b"committer ") {
-                if committer.replace(trim_newline(rest)).is_some() {
-                    return Err("the commit has two committer headers");
-                }
+            if let Some(rest) = line.strip_prefix(b"committer ")
+                && committer.replace(trim_newline(rest)).is_some()
+            {
+                return Err("the commit has two committer headers");
             }
             payload.extend_from_slice(line);
         }

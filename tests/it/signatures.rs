@@ -1185,7 +1185,7 @@ fn pgp_key(
     let secret = params
         .build()
         .expect("key params")
-        .generate(&mut rng)
+        .generate(rng)
         .expect("generate");
     let mut public = secret.to_public_key();
     if let PgpKey::EncryptionSubkey { backsig } = kind {
