@@ -187,10 +187,10 @@ impl AllowedSigners {
     ) -> Result<&AllowedSigner, NotAllowed> {
         let listing = |s: &&AllowedSigner| !s.cert_authority && s.key.key_data() == key;
         let Some(first) = self.signers.iter().find(listing) else {
-            return Err(NotAllowed::NotListed);
+            return Err(NotAllowed::Unlisted);
         };
         let Some(found) = self.signers.iter().filter(listing).find(|s| s.valid_at(at)) else {
-            return Err(NotAllowed::NotValidAt { line: first.line });
+            return Err(NotAllowed::OutsideWindow { line: first.line });
         };
         // `ssh-keygen -Y find-principals` prints the principals one a line, up to an empty one.
         for principal in found.principals.split(',').take_while(|p| !p.is_empty()) {
@@ -202,7 +202,7 @@ impl AllowedSigners {
                 return Ok(allowed);
             }
         }
-        Err(NotAllowed::NotForNamespace { line: found.line })
+        Err(NotAllowed::NoLineForNamespace { line: found.line })
     }
 
     /// Reads and parses the file at `path` (at most [`MAX_SIGNERS_BYTES`]).
@@ -262,15 +262,15 @@ impl AllowedSigners {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotAllowed {
     /// No line lists the key (certificate authorities aside).
-    NotListed,
+    Unlisted,
     /// The key is listed (first on this line), but no line listing it is valid at the time.
-    NotValidAt {
+    OutsideWindow {
         /// The first line listing the key.
         line: usize,
     },
     /// The principals of this line (the first listing the key and valid at the time) are allowed
     /// by no line for the namespace at the time.
-    NotForNamespace {
+    NoLineForNamespace {
         /// The line whose principals were tried.
         line: usize,
     },
@@ -751,7 +751,7 @@ mod tests {
             decide(&format!(
                 "x namespaces=\"file\" {KEY}\ny namespaces=\"git\" {KEY}\n"
             )),
-            Err(NotAllowed::NotForNamespace { line: 1 })
+            Err(NotAllowed::NoLineForNamespace { line: 1 })
         );
         // The same principal on a later line does.
         assert_eq!(
@@ -774,31 +774,31 @@ mod tests {
         );
         assert_eq!(
             decide(&format!("x valid-before=\"20200101\" {KEY}\n")),
-            Err(NotAllowed::NotValidAt { line: 1 })
+            Err(NotAllowed::OutsideWindow { line: 1 })
         );
         // Negated patterns, in principals and in namespaces.
         assert_eq!(
             decide(&format!("x namespaces=\"!git,*\" {KEY}\n")),
-            Err(NotAllowed::NotForNamespace { line: 1 })
+            Err(NotAllowed::NoLineForNamespace { line: 1 })
         );
         assert_eq!(decide(&format!("x namespaces=\"!file,*\" {KEY}\n")), Ok(1));
         assert_eq!(
             decide(&format!(
                 "x namespaces=\"file\" {KEY}\n!x,* namespaces=\"git\" {KEY}\n"
             )),
-            Err(NotAllowed::NotForNamespace { line: 1 })
+            Err(NotAllowed::NoLineForNamespace { line: 1 })
         );
         // Certificate authorities are never the key itself; an unlisted key is not listed.
         assert_eq!(
             decide(&format!("x cert-authority {KEY}\n")),
-            Err(NotAllowed::NotListed)
+            Err(NotAllowed::Unlisted)
         );
         // find-principals stops at an empty principal.
         assert_eq!(
             decide(&format!(
                 "x,,y namespaces=\"file\" {KEY}\ny namespaces=\"git\" {KEY}\n"
             )),
-            Err(NotAllowed::NotForNamespace { line: 1 })
+            Err(NotAllowed::NoLineForNamespace { line: 1 })
         );
     }
 

@@ -176,11 +176,11 @@ fn verify_ssh(
             fingerprint,
             signers: signers.path.clone(),
             reason: match why {
-                NotAllowed::NotListed => "the key is not listed".into(),
-                NotAllowed::NotValidAt { line } => format!(
+                NotAllowed::Unlisted => "the key is not listed".into(),
+                NotAllowed::OutsideWindow { line } => format!(
                     "the key is listed (line {line}) but no line listing it is valid at the committer time {committed_at}"
                 ),
-                NotAllowed::NotForNamespace { line } => format!(
+                NotAllowed::NoLineForNamespace { line } => format!(
                     "the key is listed (line {line}, the first valid at the committer time {committed_at}), but no line for its principals allows it in the `{GIT_NAMESPACE}` namespace then (Git takes the principals from that first line)"
                 ),
             },
