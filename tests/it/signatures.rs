@@ -1263,40 +1263,40 @@ fn openpgp_key_flags_decide_who_may_sign_as_gpg_decides() {
     ];
     let mut verdicts = Vec::new();
     const NOT_ALLOWED: Option<&str> = Some("signer_not_allowed");
-    for (index, (case, kind, by_subkey, twice, expected)) in [
+    for (index, (case, kind, by_subkey, shape, expected)) in [
         (
             "primary flagged sign",
             PgpKey::SigningPrimary,
             false,
-            false,
+            Shape::One,
             None,
         ),
         (
             "certify-only primary",
             PgpKey::CertifyOnlyPrimary,
             false,
-            false,
+            Shape::One,
             NOT_ALLOWED,
         ),
         (
             "back-signed signing subkey",
             PgpKey::SigningSubkey,
             true,
-            false,
+            Shape::One,
             None,
         ),
         (
             "encryption-only subkey",
             PgpKey::EncryptionSubkey { backsig: false },
             true,
-            false,
+            Shape::One,
             NOT_ALLOWED,
         ),
         (
             "encryption-only subkey with a back-signature",
             PgpKey::EncryptionSubkey { backsig: true },
             true,
-            false,
+            Shape::One,
             NOT_ALLOWED,
         ),
         // Next to it: two signatures in one armored block (gpg reports both; Git refuses).
@@ -1304,7 +1304,7 @@ fn openpgp_key_flags_decide_who_may_sign_as_gpg_decides() {
             "two signatures in one block",
             PgpKey::SigningPrimary,
             false,
-            true,
+            Shape::Twice,
             Some("signature_invalid"),
         ),
     ]
@@ -1324,12 +1324,14 @@ fn openpgp_key_flags_decide_who_may_sign_as_gpg_decides() {
         let home = gnupg_home(tmp.path(), &format!("verifying-{index}"));
         gpg(&home, &["--import", keyring.to_str().expect("utf8")]);
         let signed = payload(&headers, &format!("{case}\n"));
-        let mut armor = pgp_sign(&secret, by_subkey, signed.as_bytes());
-        if twice {
-            // One block, two signature packets: the body of a second armor joined to the first.
-            let second = pgp_sign(&secret, by_subkey, signed.as_bytes());
-            armor = join_armored_signatures(&armor, &second);
-        }
+        let armor = match shape {
+            Shape::One => pgp_sign(&secret, by_subkey, signed.as_bytes()),
+            // One block, two signature packets.
+            Shape::Twice => join_armored_signatures(
+                &pgp_sign(&secret, by_subkey, signed.as_bytes()),
+                &pgp_sign(&secret, by_subkey, signed.as_bytes()),
+            ),
+        };
         let mut object = headers.clone();
         object.push(signature_header("gpgsig", &armor));
         let id = hand_commit(&repo, case, &object, &format!("{case}\n"));
@@ -1360,6 +1362,15 @@ fn openpgp_key_flags_decide_who_may_sign_as_gpg_decides() {
             .output();
     }
     assert_verdicts(&verdicts);
+}
+
+/// How the signature of a case is made.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// One binary data signature.
+    One,
+    /// Two in one armored block.
+    Twice,
 }
 
 /// One armored signature block holding the packets of both `first` and `second`.
