@@ -4,13 +4,29 @@
 //!
 //! Each line that is neither blank nor a `#` comment holds: comma-separated principals (patterns
 //! with `*` and `?`), optional comma-separated options, the key type and its base64 data, and an
-//! optional comment. Options: `namespaces="git,…"` (the signature's namespace must be listed),
-//! `valid-after="…"` and `valid-before="…"` (`YYYYMMDD`, `YYYYMMDDHHMM` or `YYYYMMDDHHMMSS`,
-//! optionally followed by `Z`; read as UTC — a deviation from `ssh-keygen`, which reads times
-//! without `Z` in the local time zone; the committer time of the commit is judged against them,
-//! as Git does), and `cert-authority` (a certificate authority: certificates are not supported,
-//! so such a line never allows a signature). Unknown options refuse the file, as `ssh-keygen`
-//! does.
+//! optional comment. Options: `namespaces="…"` (a pattern list the signature's namespace must
+//! match), `valid-after="…"` and `valid-before="…"` (`YYYYMMDD`, `YYYYMMDDHHMM` or
+//! `YYYYMMDDHHMMSS`, optionally followed by `Z`; read as UTC — a deviation from `ssh-keygen`, which
+//! reads times without `Z` in the local time zone; the committer time of the commit is judged
+//! against them, as Git does), and `cert-authority` (a certificate authority: certificates are not
+//! supported, so such a line never allows a signature). Option names are case-insensitive, as in
+//! `ssh-keygen`. A line `ssh-keygen` would skip refuses the whole file here (stricter: the file's
+//! author learns of it from `skillfold check`): an unknown option, an option given twice
+//! (`ssh-keygen`: "multiple … clauses"), `valid-before` not after `valid-after`, a time at the Unix
+//! epoch, a backslash in the options, or a NUL byte anywhere.
+//!
+//! Patterns follow OpenSSH's `match_pattern_list`: a comma-separated list of patterns, where `*`
+//! matches any run of characters and `?` any one character; a pattern preceded by `!` is negated
+//! and a string matching it fails the whole list; otherwise the list matches when one pattern
+//! does (see [`match_pattern_list`]).
+//!
+//! Which line decides, exactly as `git verify-commit` decides with `ssh-keygen`
+//! ([`AllowedSigners::allowing`]): Git first asks `ssh-keygen -Y find-principals` for the
+//! principals of the *first* line listing the key that is valid at the committer time (its
+//! namespaces are not looked at), then, for each of those principals in turn, `ssh-keygen -Y
+//! verify -I principal -n git` looks for the first line whose principal patterns match the
+//! principal, that lists the key, allows the `git` namespace and is valid at that time. So one key
+//! on two lines, first for another namespace under another principal, is refused.
 
 use std::path::{Path, PathBuf};
 
@@ -112,8 +128,9 @@ pub const MAX_SIGNERS_BYTES: u64 = 1024 * 1024;
 pub struct AllowedSigner {
     /// The principals, as written (patterns allowed).
     pub principals: String,
-    /// `namespaces=`: the namespaces a signature may use; `None` allows any.
-    pub namespaces: Option<Vec<String>>,
+    /// `namespaces=`: the pattern list a signature's namespace must match (see
+    /// [`match_pattern_list`]); `None` allows any.
+    pub namespaces: Option<String>,
     /// `valid-after=`, in Unix seconds.
     pub valid_after: Option<i64>,
     /// `valid-before=`, in Unix seconds.
@@ -154,10 +171,38 @@ impl AllowedSigners {
         self.signers.iter().any(|s| {
             !s.cert_authority
                 && s.key.fingerprint(ssh_key::HashAlg::Sha256).to_string() == fingerprint
-                && s.namespaces
-                    .as_ref()
-                    .is_none_or(|n| n.iter().any(|n| n == "git"))
+                && s.allows_namespace("git")
         })
+    }
+
+    /// The line that allows `key` to sign in `namespace` at Unix time `at`, chosen as `git
+    /// verify-commit` chooses it through `ssh-keygen` (see the module doc): the principals of the
+    /// first line listing the key and valid at `at`, then for each of them in order the first line
+    /// matching it that lists the key, allows `namespace` and is valid at `at`.
+    pub fn allowing(
+        &self,
+        key: &ssh_key::public::KeyData,
+        namespace: &str,
+        at: i64,
+    ) -> Result<&AllowedSigner, NotAllowed> {
+        let listing = |s: &&AllowedSigner| !s.cert_authority && s.key.key_data() == key;
+        let Some(first) = self.signers.iter().find(listing) else {
+            return Err(NotAllowed::Unlisted);
+        };
+        let Some(found) = self.signers.iter().filter(listing).find(|s| s.valid_at(at)) else {
+            return Err(NotAllowed::OutsideWindow { line: first.line });
+        };
+        // `ssh-keygen -Y find-principals` prints the principals one a line, up to an empty one.
+        for principal in found.principals.split(',').take_while(|p| !p.is_empty()) {
+            if let Some(allowed) = self.signers.iter().filter(listing).find(|s| {
+                match_pattern_list(principal, &s.principals) == PatternMatch::Matched
+                    && s.allows_namespace(namespace)
+                    && s.valid_at(at)
+            }) {
+                return Ok(allowed);
+            }
+        }
+        Err(NotAllowed::NoLineForNamespace { line: found.line })
     }
 
     /// Reads and parses the file at `path` (at most [`MAX_SIGNERS_BYTES`]).
@@ -181,7 +226,14 @@ impl AllowedSigners {
     pub fn parse(text: &str, path: &Path) -> Result<AllowedSigners, SignersError> {
         let mut signers = Vec::new();
         for (index, raw) in text.lines().enumerate() {
-            let line = raw.trim();
+            if raw.contains('\0') {
+                return Err(SignersError {
+                    path: path.to_owned(),
+                    line: Some(index + 1),
+                    message: "a NUL byte (`ssh-keygen` would read the line only up to it)".into(),
+                });
+            }
+            let line = raw.trim_matches(SEPARATORS);
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -206,6 +258,24 @@ impl AllowedSigners {
     }
 }
 
+/// Why no line of an allowed-signers file allows a key (see [`AllowedSigners::allowing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotAllowed {
+    /// No line lists the key (certificate authorities aside).
+    Unlisted,
+    /// The key is listed (first on this line), but no line listing it is valid at the time.
+    OutsideWindow {
+        /// The first line listing the key.
+        line: usize,
+    },
+    /// The principals of this line (the first listing the key and valid at the time) are allowed
+    /// by no line for the namespace at the time.
+    NoLineForNamespace {
+        /// The line whose principals were tried.
+        line: usize,
+    },
+}
+
 /// The bytes of the key file at `path`, refused over [`MAX_SIGNERS_BYTES`] without reading more.
 pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>, SignersError> {
     let error = |message: String| SignersError {
@@ -219,32 +289,130 @@ pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>, SignersError> {
 }
 
 impl AllowedSigner {
-    /// Whether this line allows `key` to sign in `namespace` at Unix time `at`.
+    /// Whether this line, taken alone, allows `key` to sign in `namespace` at Unix time `at`
+    /// (which line of a file decides is [`AllowedSigners::allowing`]'s answer).
     pub fn allows(&self, key: &ssh_key::public::KeyData, namespace: &str, at: i64) -> bool {
         !self.cert_authority
             && self.key.key_data() == key
-            && self
-                .namespaces
-                .as_ref()
-                .is_none_or(|n| n.iter().any(|n| n == namespace))
-            && self.valid_after.is_none_or(|t| at >= t)
-            && self.valid_before.is_none_or(|t| at <= t)
+            && self.allows_namespace(namespace)
+            && self.valid_at(at)
+    }
+
+    /// Whether `namespaces=` (absent: any) matches `namespace`.
+    fn allows_namespace(&self, namespace: &str) -> bool {
+        self.namespaces
+            .as_deref()
+            .is_none_or(|list| match_pattern_list(namespace, list) == PatternMatch::Matched)
+    }
+
+    /// Whether Unix time `at` is inside `valid-after=` and `valid-before=` (both inclusive, as in
+    /// `ssh-keygen`).
+    fn valid_at(&self, at: i64) -> bool {
+        self.valid_after.is_none_or(|t| at >= t) && self.valid_before.is_none_or(|t| at <= t)
     }
 }
 
-/// Splits off the next whitespace-separated token, keeping double-quoted parts whole.
+/// What a pattern list says of a string (OpenSSH's `match_pattern_list`: 1, 0, -1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatternMatch {
+    /// A pattern matches and no negated one does.
+    Matched,
+    /// No pattern matches (or a pattern is too long: 1023 bytes or more).
+    NotMatched,
+    /// A negated pattern (`!…`) matches: the list refuses the string whatever else matches.
+    Negated,
+}
+
+/// The longest pattern of a list OpenSSH considers (its buffer is 1024 bytes with the NUL; a
+/// longer one makes the whole list fail).
+const MAX_PATTERN: usize = 1022;
+
+/// `string` against the comma-separated pattern `list`, by OpenSSH's `match_pattern_list` rules
+/// (case-sensitive): patterns are taken left to right; `!` negates the pattern after it; a
+/// negated pattern that matches decides [`PatternMatch::Negated`] at once; a pattern longer
+/// than [`MAX_PATTERN`] bytes decides [`PatternMatch::NotMatched`] at once; otherwise the list
+/// matches when one of its patterns does. Empty patterns (`a,,b`) match only the empty string.
+pub fn match_pattern_list(string: &str, list: &str) -> PatternMatch {
+    let list = list.as_bytes();
+    let mut matched = false;
+    let mut i = 0;
+    while i < list.len() {
+        let negated = list[i] == b'!';
+        if negated {
+            i += 1;
+        }
+        let start = i;
+        while i < list.len() && i - start < MAX_PATTERN + 1 && list[i] != b',' {
+            i += 1;
+        }
+        if i - start > MAX_PATTERN {
+            return PatternMatch::NotMatched;
+        }
+        let pattern = &list[start..i];
+        if i < list.len() && list[i] == b',' {
+            i += 1;
+        }
+        if match_pattern(string.as_bytes(), pattern) {
+            if negated {
+                return PatternMatch::Negated;
+            }
+            matched = true;
+        }
+    }
+    if matched {
+        PatternMatch::Matched
+    } else {
+        PatternMatch::NotMatched
+    }
+}
+
+/// One pattern (`*`: any run of bytes, `?`: any one byte, anything else itself) against the
+/// whole of `string`; linear backtracking to the last `*`, the same verdicts as OpenSSH's
+/// recursive `match_pattern` without its exponential worst case.
+fn match_pattern(string: &[u8], pattern: &[u8]) -> bool {
+    let (mut s, mut p) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while s < string.len() {
+        if p < pattern.len() && pattern[p] == b'*' {
+            p += 1;
+            star = Some((p, s));
+        } else if p < pattern.len() && (pattern[p] == b'?' || pattern[p] == string[s]) {
+            p += 1;
+            s += 1;
+        } else if let Some((after_star, from)) = star {
+            p = after_star;
+            s = from + 1;
+            star = Some((after_star, from + 1));
+        } else {
+            return false;
+        }
+    }
+    pattern[p..].iter().all(|&b| b == b'*')
+}
+
+/// Splits off the next token separated by spaces or tabs (`ssh-keygen`'s separators), keeping
+/// double-quoted parts whole.
 fn token(rest: &str) -> (&str, &str) {
-    let rest = rest.trim_start();
+    let rest = rest.trim_start_matches(SEPARATORS);
     let mut quoted = false;
-    for (i, c) in rest.char_indices() {
+    let mut chars = rest.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
         match c {
+            // `\"` is an escaped quote to `ssh-keygen` (refused later, but the token ends where
+            // it ends there).
+            '\\' if chars.peek().is_some_and(|&(_, next)| next == '"') => {
+                chars.next();
+            }
             '"' => quoted = !quoted,
-            c if c.is_whitespace() && !quoted => return (&rest[..i], &rest[i..]),
+            c if SEPARATORS.contains(&c) && !quoted => return (&rest[..i], &rest[i..]),
             _ => {}
         }
     }
     (rest, "")
 }
+
+/// What separates the fields of a line.
+const SEPARATORS: &[char] = &[' ', '\t', '\r'];
 
 fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
     let (principals, rest) = token(line);
@@ -272,18 +440,38 @@ fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
         key,
         line: number,
     };
+    if options.contains('\\') {
+        // `ssh-keygen` reads `\"` inside a quoted value as a quote; no escapes are read here.
+        return Err("a backslash in the options (escapes are not supported)".into());
+    }
     for option in split_options(options)? {
         let (name, value) = match option.split_once('=') {
             Some((name, value)) => (name, Some(unquote(value)?)),
             None => (option, None),
         };
-        match (name.to_ascii_lowercase().as_str(), value) {
+        let name = name.to_ascii_lowercase();
+        let twice = || {
+            format!(
+                "the option `{name}` is given twice (`ssh-keygen` refuses the line: multiple \"{name}\" clauses)"
+            )
+        };
+        match (name.as_str(), value) {
             ("cert-authority", None) => signer.cert_authority = true,
             ("namespaces", Some(v)) => {
-                signer.namespaces = Some(v.split(',').map(str::to_owned).collect());
+                if signer.namespaces.replace(v.to_owned()).is_some() {
+                    return Err(twice());
+                }
             }
-            ("valid-after", Some(v)) => signer.valid_after = Some(parse_time(v)?),
-            ("valid-before", Some(v)) => signer.valid_before = Some(parse_time(v)?),
+            ("valid-after", Some(v)) => {
+                if signer.valid_after.replace(parse_time(v)?).is_some() {
+                    return Err(twice());
+                }
+            }
+            ("valid-before", Some(v)) => {
+                if signer.valid_before.replace(parse_time(v)?).is_some() {
+                    return Err(twice());
+                }
+            }
             _ => {
                 return Err(format!(
                     "unknown or malformed option `{}`",
@@ -291,6 +479,13 @@ fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
                 ));
             }
         }
+    }
+    if let (Some(after), Some(before)) = (signer.valid_after, signer.valid_before)
+        && before <= after
+    {
+        return Err(
+            "`valid-before` is not after `valid-after` (`ssh-keygen` refuses the line)".into(),
+        );
     }
     Ok(signer)
 }
@@ -355,7 +550,15 @@ fn parse_time(text: &str) -> Result<i64, String> {
     {
         return Err(bad());
     }
-    Ok(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
+    let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
+    if seconds <= 0 {
+        // `ssh-keygen` refuses a time at or before the epoch (it reads 0 as "no bound").
+        return Err(format!(
+            "`{}` is not after the Unix epoch",
+            crate::format::escape::text(text)
+        ));
+    }
+    Ok(seconds)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
@@ -390,10 +593,7 @@ mod tests {
         let alice = &signers.signers[0];
         assert_eq!(alice.principals, "alice@example.com,bob@*");
         assert_eq!(alice.line, 3);
-        assert_eq!(
-            alice.namespaces.as_deref(),
-            Some(&["git".to_owned(), "file".to_owned()][..])
-        );
+        assert_eq!(alice.namespaces.as_deref(), Some("git,file"));
         assert_eq!(alice.valid_after, Some(1_735_689_600));
         assert_eq!(alice.valid_before, Some(1_767_268_800));
         let key = alice.key.key_data().clone();
@@ -437,6 +637,161 @@ mod tests {
         let err = parse(&format!("alice {KEY}\nbob ssh-ed25519 AAAA\n")).unwrap_err();
         assert_eq!(err.line, Some(2));
         assert!(err.to_string().starts_with("allowed_signers:2: "), "{err}");
+    }
+
+    #[test]
+    fn a_line_ssh_keygen_refuses_refuses_the_file() {
+        for (options, needle) in [
+            (
+                r#"namespaces="file",namespaces="git""#,
+                "`namespaces` is given twice",
+            ),
+            (r#"namespaces="git",NAMESPACES="git""#, "given twice"),
+            (
+                r#"valid-after="20200101",valid-after="20100101""#,
+                "`valid-after` is given twice",
+            ),
+            (
+                r#"valid-before="20200101",valid-before="20990101""#,
+                "`valid-before` is given twice",
+            ),
+            (
+                r#"valid-after="20200101",valid-before="20200101""#,
+                "not after `valid-after`",
+            ),
+            (
+                r#"valid-after="20200102",valid-before="20200101""#,
+                "not after `valid-after`",
+            ),
+            (r#"valid-before="19700101Z""#, "Unix epoch"),
+            (r#"namespaces="g\"it""#, "backslash"),
+        ] {
+            let text = format!("alice@example.com {options} {KEY}\n");
+            let err = parse(&text).expect_err(&text);
+            assert!(err.message.contains(needle), "{text}: {err}");
+            assert_eq!(err.line, Some(1), "{text}");
+        }
+        let err = parse(&format!("alice {KEY}\nbob\0 {KEY}\n")).expect_err("a NUL");
+        assert_eq!(err.line, Some(2));
+        assert!(err.message.contains("NUL"), "{err}");
+    }
+
+    #[test]
+    fn pattern_lists_follow_openssh() {
+        use PatternMatch::{Matched, Negated, NotMatched};
+        for (string, list, expected) in [
+            ("git", "git", Matched),
+            ("git", "g*", Matched),
+            ("git", "*", Matched),
+            ("git", "gi?", Matched),
+            ("git", "g?", NotMatched),
+            ("git", "?it*", Matched),
+            ("git", "**t", Matched),
+            ("git", "file", NotMatched),
+            ("git", "file,git", Matched),
+            ("git", "!file,*", Matched),
+            ("git", "!git,*", Negated),
+            ("git", "*,!git", Negated),
+            ("git", "!file", NotMatched),
+            ("git", "", NotMatched),
+            ("git", "file,,", NotMatched),
+            ("", "file,,", Matched),
+            ("git", "Git", NotMatched),
+            ("a*b", "a*b", Matched),
+            ("axxxb", "a*b", Matched),
+            ("axxxbc", "a*b", NotMatched),
+            ("aaab", "*a*a*b", Matched),
+            ("alice@example.com", "*@example.com", Matched),
+            ("alice@example.org", "*@example.com,bob", NotMatched),
+        ] {
+            assert_eq!(
+                match_pattern_list(string, list),
+                expected,
+                "{string:?} against {list:?}"
+            );
+        }
+        // A pattern of 1023 bytes or more fails the whole list, even after a match.
+        let long = "*".repeat(1023);
+        assert_eq!(
+            match_pattern_list("git", &format!("git,{long}")),
+            NotMatched
+        );
+        assert_eq!(
+            match_pattern_list("git", &format!("git,{}", &long[1..])),
+            Matched
+        );
+        // No exponential backtracking on hostile patterns.
+        let hostile = format!("{}b", "*a".repeat(200));
+        assert_eq!(match_pattern_list(&"a".repeat(1000), &hostile), NotMatched);
+    }
+
+    #[test]
+    fn the_line_that_decides_is_the_one_git_takes() {
+        let signers = |text: &str| parse(text).expect(text);
+        let key = parse(&format!("a {KEY}\n")).expect("valid").signers[0]
+            .key
+            .key_data()
+            .clone();
+        let decide = |text: &str| {
+            signers(text)
+                .allowing(&key, "git", 1_750_000_000)
+                .map(|s| s.line)
+        };
+        // The first line listing the key gives the principals; a later line for another
+        // principal does not help.
+        assert_eq!(
+            decide(&format!(
+                "x namespaces=\"file\" {KEY}\ny namespaces=\"git\" {KEY}\n"
+            )),
+            Err(NotAllowed::NoLineForNamespace { line: 1 })
+        );
+        // The same principal on a later line does.
+        assert_eq!(
+            decide(&format!(
+                "x namespaces=\"file\" {KEY}\nx namespaces=\"git\" {KEY}\n"
+            )),
+            Ok(2)
+        );
+        // Each principal of the first line is tried, in order, against every line's patterns.
+        assert_eq!(
+            decide(&format!(
+                "x,y namespaces=\"file\" {KEY}\n*y namespaces=\"git\" {KEY}\n"
+            )),
+            Ok(2)
+        );
+        // A first line outside its validity window is passed over when looking for principals.
+        assert_eq!(
+            decide(&format!("x valid-before=\"20200101\" {KEY}\ny {KEY}\n")),
+            Ok(2)
+        );
+        assert_eq!(
+            decide(&format!("x valid-before=\"20200101\" {KEY}\n")),
+            Err(NotAllowed::OutsideWindow { line: 1 })
+        );
+        // Negated patterns, in principals and in namespaces.
+        assert_eq!(
+            decide(&format!("x namespaces=\"!git,*\" {KEY}\n")),
+            Err(NotAllowed::NoLineForNamespace { line: 1 })
+        );
+        assert_eq!(decide(&format!("x namespaces=\"!file,*\" {KEY}\n")), Ok(1));
+        assert_eq!(
+            decide(&format!(
+                "x namespaces=\"file\" {KEY}\n!x,* namespaces=\"git\" {KEY}\n"
+            )),
+            Err(NotAllowed::NoLineForNamespace { line: 1 })
+        );
+        // Certificate authorities are never the key itself; an unlisted key is not listed.
+        assert_eq!(
+            decide(&format!("x cert-authority {KEY}\n")),
+            Err(NotAllowed::Unlisted)
+        );
+        // find-principals stops at an empty principal.
+        assert_eq!(
+            decide(&format!(
+                "x,,y namespaces=\"file\" {KEY}\ny namespaces=\"git\" {KEY}\n"
+            )),
+            Err(NotAllowed::NoLineForNamespace { line: 1 })
+        );
     }
 
     #[test]

@@ -1,22 +1,31 @@
 //! The signature of a pinned commit, checked in-process against the source's trust policy
 //! (`verify:` in the descriptor), without the `git`, `ssh-keygen` or `gpg` programs — by
 //! `prepare` and `pin` on the fetched commit, and by `verify` on the commit object the corpus
-//! manifest keeps (after checking that the object's id is the pinned commit).
+//! manifest keeps (after checking that the object's id is the pinned commit). The verdicts are
+//! never more lenient than `git verify-commit`'s with the same keys (DESIGN §8), and where Git's
+//! reading is ambiguous they refuse.
 //!
-//! The signed payload is the commit object without its `gpgsig` header (`gpgsig-sha256` in a
-//! SHA-256 repository), exactly as Git signs it.
+//! The signed payload is the commit object without its signature headers, exactly as Git builds
+//! it ([`SignedCommit::parse`]): every header whose name starts with `gpgsig` is dropped, the
+//! signature is the value of `gpgsig` (`gpgsig-sha256` in a SHA-256 repository), and the time is
+//! the first committer's. A commit with two signature headers of the repository's kind or two
+//! `committer` headers is refused (`signature_invalid`).
+//!
 //! SSH signatures (`-----BEGIN SSH SIGNATURE-----`, Git's `gpg.format = ssh`) are verified with
-//! the `ssh-key` crate's SSHSIG support in the `git` namespace; the signing key must be listed in
-//! the allowed-signers file with that namespace allowed and the committer time inside its
-//! validity window (Git judges the window by the committer time too). OpenPGP signatures
-//! (`-----BEGIN PGP SIGNATURE-----`) are verified with the `pgp` crate against the keyring of
-//! `openpgp_keys`, by a primary key or a subkey whose binding verified when the keyring was read.
+//! the `ssh-key` crate's SSHSIG support in the `git` namespace; the line of the allowed-signers
+//! file that decides is the one Git's `ssh-keygen -Y find-principals` then `-Y verify` would take
+//! ([`AllowedSigners::allowing`]), judged at the committer time as Git does. OpenPGP signatures
+//! (`-----BEGIN PGP SIGNATURE-----`, exactly one binary or text signature) are verified with the
+//! `pgp` crate against the keyring of `openpgp_keys`, by a primary key flagged for signing or a
+//! subkey whose newest binding carries the signing flag and a back-signature that verifies (as
+//! gpg requires), and the key must be valid (not revoked, created, not expired) at the
+//! signature's creation time, at the committer time and now (gpg judges the first and the last).
 //! The verdict: unsigned → `signature_missing`; a signature that does not verify over the
-//! payload → `signature_invalid`; a valid signature by a key not allowed (or a format the policy
-//! lists no keys for) → `signer_not_allowed`; X.509 signatures → `signature_unsupported` — never
-//! accepted silently.
+//! payload, or a commit whose payload is ambiguous → `signature_invalid`; a valid signature by a
+//! key not allowed (or a format the policy lists no keys for) → `signer_not_allowed`; X.509
+//! signatures → `signature_unsupported` — never accepted silently.
 
-use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, Signer, TrustPolicy};
+use crate::descriptor::signers::{AllowedSigners, NotAllowed, OpenPgpKeys, Signer, TrustPolicy};
 use crate::format::escape;
 use crate::prepare::code::PrepareCode;
 
@@ -156,31 +165,24 @@ fn verify_ssh(
             reason: e.to_string(),
         })?;
     let fingerprint = key.fingerprint(ssh_key::HashAlg::Sha256).to_string();
-    let listed: Vec<_> = signers
-        .signers
-        .iter()
-        .filter(|s| !s.cert_authority && s.key.key_data() == sig.public_key())
-        .collect();
-    match listed
-        .iter()
-        .find(|s| s.allows(sig.public_key(), GIT_NAMESPACE, committed_at))
-    {
-        Some(allowed) => Ok(Signer {
+    match signers.allowing(sig.public_key(), GIT_NAMESPACE, committed_at) {
+        Ok(allowed) => Ok(Signer {
             format: "ssh".into(),
             principal: allowed.principals.clone(),
             fingerprint,
         }),
-        None => Err(SignatureError::NotAllowed {
+        Err(why) => Err(SignatureError::NotAllowed {
             commit,
             fingerprint,
             signers: signers.path.clone(),
-            reason: if listed.is_empty() {
-                "the key is not listed".into()
-            } else {
-                format!(
-                    "the key is listed (line {}) but not for the `{GIT_NAMESPACE}` namespace at the committer time {committed_at}",
-                    listed[0].line
-                )
+            reason: match why {
+                NotAllowed::Unlisted => "the key is not listed".into(),
+                NotAllowed::OutsideWindow { line } => format!(
+                    "the key is listed (line {line}) but no line listing it is valid at the committer time {committed_at}"
+                ),
+                NotAllowed::NoLineForNamespace { line } => format!(
+                    "the key is listed (line {line}, the first valid at the committer time {committed_at}), but no line for its principals allows it in the `{GIT_NAMESPACE}` namespace then (Git takes the principals from that first line)"
+                ),
             },
         }),
     }
@@ -196,13 +198,34 @@ fn verify_openpgp(
     use pgp::composed::Deserializable as _;
     use pgp::types::KeyDetails as _;
 
-    let (sig, _) =
-        pgp::composed::DetachedSignature::from_armor_single(text.as_bytes()).map_err(|e| {
-            SignatureError::Invalid {
-                commit: commit.clone(),
-                reason: format!("the OpenPGP signature cannot be read: {e}"),
-            }
-        })?;
+    let invalid = |reason: String| SignatureError::Invalid {
+        commit: commit.clone(),
+        reason,
+    };
+    let (signatures, _) = pgp::composed::DetachedSignature::from_armor_many(text.as_bytes())
+        .map_err(|e| invalid(format!("the OpenPGP signature cannot be read: {e}")))?;
+    let signatures = signatures
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid(format!("the OpenPGP signature cannot be read: {e}")))?;
+    // gpg reports each signature of the block, and Git refuses more than one status.
+    let [sig] = <[_; 1]>::try_from(signatures).map_err(|signatures| {
+        invalid(format!(
+            "the armored block holds {} signatures, not one",
+            signatures.len()
+        ))
+    })?;
+    // A commit is signed as binary data (0x00); gpg also reads text signatures (0x01) over data,
+    // and nothing else.
+    if !matches!(
+        sig.signature.typ(),
+        Some(pgp::packet::SignatureType::Binary | pgp::packet::SignatureType::Text)
+    ) {
+        return Err(invalid(format!(
+            "it is not a signature over data (its type is {:?})",
+            sig.signature.typ()
+        )));
+    }
+    let signed_at = sig.signature.created().map(|t| i64::from(t.as_secs()));
     let issuers: Vec<String> = sig
         .signature
         .issuer_fingerprint()
@@ -241,7 +264,25 @@ fn verify_openpgp(
         );
         for ((fingerprint, id), verdict, subkey) in candidates {
             if verdict.is_ok() {
-                if let Err(reason) = openpgp_valid_at(key, subkey, committed_at) {
+                let may_sign = match subkey {
+                    None => primary_may_sign(key),
+                    Some(subkey) => subkey_may_sign(key, subkey),
+                };
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+                // gpg judges the key at the signature's time and now; Git's committer time is
+                // judged too (the stricter of all three).
+                let judged = may_sign.and_then(|()| {
+                    signed_at
+                        .ok_or_else(|| "the signature has no creation time".to_owned())
+                        .and_then(|signed_at| {
+                            [committed_at, signed_at, now]
+                                .into_iter()
+                                .try_for_each(|at| openpgp_valid_at(key, subkey, at))
+                        })
+                });
+                if let Err(reason) = judged {
                     return Err(SignatureError::NotAllowed {
                         commit,
                         fingerprint,
@@ -274,6 +315,96 @@ fn verify_openpgp(
         signers: keys.path.clone(),
         reason: "the key is not in the keyring".into(),
     })
+}
+
+/// Whether the primary key of `key` may make data signatures, as gpg decides it (`ERRSIG … 125`,
+/// wrong key usage, otherwise): its current self-signatures (the newest of each user ID, and the
+/// newest direct-key signature) carry key flags, and every one that does has the signing flag. A
+/// key whose self-signatures carry no key flags is refused (gpg would fall back on what the
+/// algorithm can do: stricter, and documented).
+fn primary_may_sign(key: &pgp::composed::SignedPublicKey) -> Result<(), String> {
+    let newest = |signatures: &[pgp::packet::Signature]| {
+        signatures
+            .iter()
+            .max_by_key(|s| s.created().map(|t| t.as_secs()))
+            .cloned()
+    };
+    let current: Vec<pgp::packet::Signature> = key
+        .details
+        .users
+        .iter()
+        .filter_map(|u| newest(&u.signatures))
+        .chain(newest(&key.details.direct_signatures))
+        .collect();
+    let flagged: Vec<_> = current.iter().filter(|s| has_key_flags(s)).collect();
+    if flagged.is_empty() {
+        return Err(
+            "the primary key's self-signatures carry no key flags, so it is not flagged for signing"
+                .into(),
+        );
+    }
+    if let Some(unflagged) = flagged.iter().find(|s| !s.key_flags().sign()) {
+        return Err(format!(
+            "the primary key is not flagged for signing (its key flags: {})",
+            flag_names(&unflagged.key_flags())
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `subkey` of `key` may make data signatures, as gpg decides it: its newest binding
+/// signature carries the signing flag and a primary-key binding signature (0x19, the
+/// "back-signature") made by the subkey that verifies.
+fn subkey_may_sign(
+    key: &pgp::composed::SignedPublicKey,
+    subkey: &pgp::composed::SignedPublicSubKey,
+) -> Result<(), String> {
+    let Some(binding) = subkey
+        .signatures
+        .iter()
+        .filter(|s| s.typ() == Some(pgp::packet::SignatureType::SubkeyBinding))
+        .max_by_key(|s| s.created().map(|t| t.as_secs()))
+    else {
+        return Err("the signing subkey has no binding signature".into());
+    };
+    if !has_key_flags(binding) || !binding.key_flags().sign() {
+        return Err(format!(
+            "the subkey is not flagged for signing (its key flags: {})",
+            flag_names(&binding.key_flags())
+        ));
+    }
+    let Some(back) = binding.embedded_signature() else {
+        return Err("the signing subkey has no back-signature (0x19) in its binding".into());
+    };
+    back.verify_primary_key_binding(&subkey.key, &key.primary_key)
+        .map_err(|e| format!("the signing subkey's back-signature does not verify: {e}"))
+}
+
+/// Whether signature `sig` carries a key-flags subpacket in its hashed area.
+fn has_key_flags(sig: &pgp::packet::Signature) -> bool {
+    sig.config().is_some_and(|c| {
+        c.hashed_subpackets()
+            .any(|p| matches!(p.data, pgp::packet::SubpacketData::KeyFlags(_)))
+    })
+}
+
+/// `certify, encrypt` — the flags a key carries, for messages.
+fn flag_names(flags: &pgp::packet::KeyFlags) -> String {
+    let names: Vec<&str> = [
+        (flags.certify(), "certify"),
+        (flags.sign(), "sign"),
+        (flags.encrypt_comms(), "encrypt communications"),
+        (flags.encrypt_storage(), "encrypt storage"),
+        (flags.authentication(), "authenticate"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
+    .collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
 }
 
 /// Whether OpenPGP `key` (or its `subkey`) could sign at Unix time `at`, judged from the
@@ -362,59 +493,122 @@ fn hex_upper(bytes: &[u8]) -> String {
 /// The parts of a raw commit object a signature check needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignedCommit {
-    /// The `gpgsig` header's value (continuation lines joined), if any.
+    /// The signature header's value (continuation lines joined), if any.
     pub signature: Option<Vec<u8>>,
-    /// The object without that header: what was signed.
+    /// The object without any `gpgsig…` header: what was signed.
     pub payload: Vec<u8>,
     /// The committer time, in Unix seconds.
     pub committed_at: i64,
 }
 
+/// The latest committer time read (the year 9999 ends before it): `ssh-keygen` cannot read the
+/// date Git would pass it for a later one, so Git refuses such a commit.
+pub const MAX_COMMITTER_TIME: i64 = 253_402_300_799;
+
 impl SignedCommit {
     /// Splits the raw commit object `object` (without the `commit <len>\0` prefix) of a
-    /// repository whose ids are `hex_len` hex digits (40: SHA-1, 64: SHA-256). `None` when the
-    /// object has no committer time.
-    pub fn parse(object: &[u8], hex_len: usize) -> Option<SignedCommit> {
+    /// repository whose ids are `hex_len` hex digits (40: SHA-1, 64: SHA-256), as Git's
+    /// `parse_buffer_signed_by_header` does: the signature is the value of the repository's
+    /// signature header (`gpgsig`; `gpgsig-sha256` in a SHA-256 repository), and the payload is
+    /// the object without *every* header line whose name starts with `gpgsig` (the other hash's
+    /// signature too) and their continuation lines. The committer time is the first committer's,
+    /// read as Git's `split_ident_line` reads it (the digits after the last `>`, then a time zone).
+    ///
+    /// Stricter than Git where Git's reading is not one signature over one payload: a second
+    /// signature header of the repository's kind (Git concatenates them and the verifier reads
+    /// the first), a second `committer` header, no committer time, or one outside
+    /// `1..=`[`MAX_COMMITTER_TIME`] (Git would judge time 0 as "now") refuse the commit.
+    pub fn parse(object: &[u8], hex_len: usize) -> Result<SignedCommit, &'static str> {
         let field: &[u8] = if hex_len == 64 {
-            b"gpgsig-sha256 "
+            b"gpgsig-sha256"
         } else {
-            b"gpgsig "
+            b"gpgsig"
         };
-        let headers_end = find(object, b"\n\n").map_or(object.len(), |i| i + 1);
         let mut signature: Option<Vec<u8>> = None;
         let mut payload = Vec::with_capacity(object.len());
-        let mut committed_at = None;
-        let mut in_signature = false;
-        let mut lines = object[..headers_end].split_inclusive(|&b| b == b'\n');
-        for line in lines.by_ref() {
-            if in_signature && line.first() == Some(&b' ') {
-                let sig = signature.get_or_insert_with(Vec::new);
-                sig.push(b'\n');
-                sig.extend_from_slice(trim_newline(&line[1..]));
-                continue;
+        let mut committer: Option<&[u8]> = None;
+        // The header whose continuation lines follow: ours (kept), another signature (dropped).
+        let (mut in_signature, mut in_other) = (false, false);
+        let mut offset = 0;
+        for line in object.split_inclusive(|&b| b == b'\n') {
+            offset += line.len();
+            if line == b"\n" {
+                // The blank line: the rest is the message, kept whole.
+                payload.extend_from_slice(&object[offset - 1..]);
+                break;
             }
-            in_signature = false;
-            if signature.is_none() && line.starts_with(field) {
-                signature = Some(trim_newline(&line[field.len()..]).to_vec());
+            if line.first() == Some(&b' ') {
+                if in_signature {
+                    let sig = signature.get_or_insert_with(Vec::new);
+                    sig.push(b'\n');
+                    sig.extend_from_slice(trim_newline(&line[1..]));
+                    continue;
+                }
+                if in_other {
+                    continue;
+                }
+            }
+            (in_signature, in_other) = (false, false);
+            if line
+                .strip_prefix(field)
+                .is_some_and(|rest| rest.first() == Some(&b' '))
+            {
+                if signature.is_some() {
+                    return Err("the commit has two signature headers");
+                }
+                signature = Some(trim_newline(&line[field.len() + 1..]).to_vec());
                 in_signature = true;
                 continue;
             }
-            if let Some(rest) = line.strip_prefix(b"committer ") {
-                let rest = String::from_utf8_lossy(trim_newline(rest));
-                committed_at = rest
-                    .rsplit(' ')
-                    .nth(1)
-                    .and_then(|seconds| seconds.parse::<i64>().ok());
+            if line.starts_with(b"gpgsig") {
+                in_other = true;
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix(b"committer ")
+                && committer.replace(trim_newline(rest)).is_some()
+            {
+                return Err("the commit has two committer headers");
             }
             payload.extend_from_slice(line);
         }
-        payload.extend_from_slice(&object[headers_end..]);
-        Some(SignedCommit {
+        let committed_at = committer
+            .and_then(ident_time)
+            .ok_or("the commit object has no committer time")?;
+        if !(1..=MAX_COMMITTER_TIME).contains(&committed_at) {
+            return Err("the committer time is not between 1970 and the year 9999");
+        }
+        Ok(SignedCommit {
             signature,
             payload,
-            committed_at: committed_at?,
+            committed_at,
         })
     }
+}
+
+/// The time of an ident (`Name <mail> 1700000000 +0100`), read as Git's `split_ident_line`: after
+/// the last `>`, spaces, one or more digits, spaces, then `+` or `-` and digits; `None` when it
+/// is not there (or does not fit).
+fn ident_time(ident: &[u8]) -> Option<i64> {
+    let after = &ident[ident.iter().rposition(|&b| b == b'>')? + 1..];
+    let after = trim_ascii_spaces(after);
+    let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+    let zone = trim_ascii_spaces(&after[digits..]);
+    let zone_digits = zone
+        .get(1..)
+        .map_or(0, |z| z.iter().take_while(|b| b.is_ascii_digit()).count());
+    if digits == 0 || !matches!(zone.first(), Some(b'+' | b'-')) || zone_digits == 0 {
+        return None;
+    }
+    std::str::from_utf8(&after[..digits]).ok()?.parse().ok()
+}
+
+/// `bytes` without the white space it starts with (Git's `isspace`: space, tab, CR, LF).
+fn trim_ascii_spaces(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        .unwrap_or(bytes.len());
+    &bytes[start..]
 }
 
 /// The object id of the commit object `object`: SHA-1 (40 hex digits) or SHA-256 (64) of
@@ -452,8 +646,7 @@ pub fn verify_commit_object(
             "the recorded commit object is not the pinned commit",
         ));
     }
-    let parts = SignedCommit::parse(object, commit.len())
-        .ok_or_else(|| invalid("the commit object has no committer time"))?;
+    let parts = SignedCommit::parse(object, commit.len()).map_err(invalid)?;
     verify(
         commit,
         parts.signature.as_deref(),
@@ -465,10 +658,6 @@ pub fn verify_commit_object(
 
 fn trim_newline(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\n").unwrap_or(line)
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -493,10 +682,11 @@ mod tests {
             b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@e> 1700000000 +0000\ncommitter C <c@e> 1700000123 +0100\n\nmessage\n\nbody\n"
         );
         assert_eq!(parts.committed_at, 1_700_000_123);
-        // A SHA-256 repository signs under another header: this one is payload there.
+        // A SHA-256 repository signs under another header: there the commit is unsigned, and
+        // Git still leaves the SHA-1 signature out of the payload.
         let other = SignedCommit::parse(SIGNED, 64).expect("a commit");
         assert_eq!(other.signature, None);
-        assert_eq!(other.payload, SIGNED);
+        assert_eq!(other.payload, parts.payload);
         // A `gpgsig` line in the message is not a header.
         let in_message = b"tree 4b82\ncommitter C <c@e> 5 +0000\n\ngpgsig not a header\n";
         assert_eq!(
@@ -505,9 +695,78 @@ mod tests {
                 .signature,
             None
         );
+        assert!(SignedCommit::parse(b"tree 4b82\n\nno committer\n", 40).is_err());
+    }
+
+    #[test]
+    fn the_payload_drops_every_signature_header_as_git_does() {
+        // A SHA-256 signature beside the SHA-1 one, with its continuation lines: both are out of
+        // the payload, and the SHA-1 one is the signature.
+        let both = b"tree 4b82\ncommitter C <c@e> 5 +0000\ngpgsig-sha256 -----BEGIN X-----\n other\n -----END X-----\ngpgsig A\n B\nmergetag object 1\n continued\ngpgsigfoo bar\n\nmessage\n gpgsig in the message\n";
+        let parts = SignedCommit::parse(both, 40).expect("a commit");
+        assert_eq!(parts.signature.as_deref(), Some(&b"A\nB"[..]));
         assert_eq!(
-            SignedCommit::parse(b"tree 4b82\n\nno committer\n", 40),
-            None
+            parts.payload,
+            b"tree 4b82\ncommitter C <c@e> 5 +0000\nmergetag object 1\n continued\n\nmessage\n gpgsig in the message\n"
+        );
+        let parts = SignedCommit::parse(both, 64).expect("a commit");
+        assert_eq!(
+            parts.signature.as_deref(),
+            Some(&b"-----BEGIN X-----\nother\n-----END X-----"[..])
+        );
+        // A blank first line: everything is message, there is no header at all.
+        let blank = b"\ncommitter C <c@e> 5 +0000\ngpgsig A\n";
+        assert!(
+            SignedCommit::parse(blank, 40).is_err(),
+            "no committer header"
+        );
+    }
+
+    #[test]
+    fn ambiguous_commits_are_refused() {
+        for (object, why) in [
+            (
+                &b"tree 4b82\ncommitter C <c@e> 5 +0000\ngpgsig A\ngpgsig B\n\nm\n"[..],
+                "two signature headers",
+            ),
+            (
+                b"tree 4b82\ncommitter C <c@e> 5 +0000\ncommitter C <c@e> 6 +0000\n\nm\n",
+                "two committer headers",
+            ),
+            (
+                b"tree 4b82\ncommitter C <c@e> 0 +0000\n\nm\n",
+                "between 1970",
+            ),
+            (
+                b"tree 4b82\ncommitter C <c@e> 253402300800 +0000\n\nm\n",
+                "between 1970",
+            ),
+            // Git reads no time from these (no digits right after `>`, no zone): neither do we.
+            (
+                b"tree 4b82\ncommitter C <c@e> +5 +0000\n\nm\n",
+                "no committer time",
+            ),
+            (
+                b"tree 4b82\ncommitter C <c@e> -5 +0000\n\nm\n",
+                "no committer time",
+            ),
+            (
+                b"tree 4b82\ncommitter C <c@e> 5\n\nm\n",
+                "no committer time",
+            ),
+            (
+                b"tree 4b82\ncommitter C <c@e> 5 0000\n\nm\n",
+                "no committer time",
+            ),
+        ] {
+            let err = SignedCommit::parse(object, 40).expect_err(why);
+            assert!(err.contains(why), "{err}");
+        }
+        // Git's reading: the digits after the last `>`, spaces around them.
+        let odd = b"tree 4b82\ncommitter C <c@e> x> \t 17 \t-0100\n\nm\n";
+        assert_eq!(
+            SignedCommit::parse(odd, 40).expect("a commit").committed_at,
+            17
         );
     }
 

@@ -140,11 +140,18 @@ impl<'a> CorpusRun<'a> {
             && m.source.url == target.url
             && m.source.root == target.root
             && m.bundles.iter().all(|b| b.limits == target.corpus.limits)
-            && target.trust.is_none_or(|signers| {
-                m.source
-                    .signer
-                    .as_ref()
-                    .is_some_and(|s| signers.lists(&s.fingerprint))
+            // The recorded commit object's signature verifies again under today's policy (a
+            // fingerprint still listed somewhere is not enough: which line decides matters).
+            && target.trust.is_none_or(|trust| {
+                m.source.signer.is_some()
+                    && m.source.commit_object.as_ref().is_some_and(|object| {
+                        crate::prepare::signature::verify_commit_object(
+                            &m.source.commit,
+                            object.as_bytes(),
+                            trust,
+                        )
+                        .is_ok()
+                    })
             });
         if !same_source || pinned != held {
             return Ok(None);

@@ -220,8 +220,9 @@ impl PinnedCommit {
         Ok(object.data.clone())
     }
 
-    /// Checks the commit's signature against `policy`: the `gpgsig` header over the rest of the
-    /// commit object, judged at the committer time.
+    /// Checks the commit's signature against `policy`: the `gpgsig` header over the commit
+    /// object without its signature headers, as Git reads it (see
+    /// [`signature::SignedCommit::parse`]).
     pub fn verify_signature(&self, policy: &TrustPolicy) -> Result<Signer, CommitError> {
         let object = self.commit_object()?;
         let id = self.fetched.commit.to_string();
