@@ -103,7 +103,7 @@ pub fn unpack(
         Ok(_) => Err(malformed(
             "bytes follow the end of the gzip stream (a second gzip member or trailing data)",
         )),
-        Err(e) => Err(io_refusal(e, "the layer")),
+        Err(e) => Err(io_refusal(e, "the layer ends early")),
     }
 }
 
@@ -147,7 +147,7 @@ fn io_refusal(e: std::io::Error, what: &str) -> LayerError {
         return layer.clone();
     }
     if e.kind() == std::io::ErrorKind::UnexpectedEof {
-        return malformed(format!("{what} ends early"));
+        return malformed(what);
     }
     malformed(format!("not a valid gzip stream: {e}"))
 }
@@ -209,7 +209,7 @@ impl<R: Read> Stream<R> {
                 Ok(0) => return Ok(()),
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(io_refusal(e, "the tar")),
+                Err(e) => return Err(io_refusal(e, "the tar ends early")),
             };
             if let Some(i) = buf[..n].iter().position(|&b| b != 0) {
                 return Err(malformed(format!(
