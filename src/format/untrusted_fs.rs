@@ -24,6 +24,11 @@
 //! [`same_file`] compares the device and inode of what was listed with what was opened, for
 //! callers that inventory a tree before reading it.
 //!
+//! For callers that write into a directory someone else may have planted entries in (an OCI image
+//! layout): [`create_dir`] makes or opens one subdirectory by the same no-follow rules, and
+//! [`replace_file`] writes a file through a fresh temporary name beneath the open directory,
+//! renamed into place there, so no link is ever written through.
+//!
 //! The module depends on nothing but `std` and `rustix`.
 
 use std::cell::Cell;
@@ -275,6 +280,61 @@ pub fn read_at_most(file: OwnedFd, limit: u64, size_hint: u64) -> std::io::Resul
         .take(limit)
         .read_to_end(&mut buf)?;
     Ok(buf)
+}
+
+/// Creates the subdirectory `name` of `dir` unless it exists, then opens it as [`open_dir`] does:
+/// a link or anything but a directory at `name` is refused, never followed.
+pub fn create_dir(dir: impl AsFd, name: &CStr, mode: u32) -> Result<OwnedFd, OpenError> {
+    let dir = dir.as_fd();
+    match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(mode)) {
+        Ok(()) | Err(Errno::EXIST) => open_dir(dir, name),
+        Err(errno) => Err(OpenError::Io(errno)),
+    }
+}
+
+/// Replaces (or creates) the regular file `name` of `dir` with `bytes`: written to a new
+/// temporary name beside it (`O_CREAT | O_EXCL | O_NOFOLLOW`, so nothing planted there is
+/// followed), synced, renamed over `name` within `dir`, and the directory synced. A rename
+/// replaces a link at `name` itself, never what it points to; the temporary file is removed
+/// when anything fails.
+pub fn replace_file(dir: impl AsFd, name: &CStr, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let dir = dir.as_fd();
+    let flags = OFlags::WRONLY
+        .union(OFlags::CREATE)
+        .union(OFlags::EXCL)
+        .union(OFlags::NOFOLLOW)
+        .union(OFlags::CLOEXEC);
+    let stem = name.to_string_lossy();
+    let mut attempt = 0u32;
+    let (temp, fd) = loop {
+        let temp = std::ffi::CString::new(format!(
+            ".{stem}.tmp-{}-{}-{attempt}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos())
+        ))
+        .map_err(std::io::Error::other)?;
+        match rustix::fs::openat(dir, &temp, flags, Mode::from_raw_mode(mode)) {
+            Ok(fd) => break (temp, fd),
+            Err(Errno::EXIST) if attempt < 16 => attempt += 1,
+            Err(errno) => return Err(errno.into()),
+        }
+    };
+    let written = (|| {
+        let mut file = std::fs::File::from(fd);
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        rustix::fs::renameat(dir, &temp, dir, name)?;
+        rustix::fs::fsync(dir)?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(dir, &temp, AtFlags::empty());
+    }
+    written
 }
 
 /// `openat2(dir, name, flags, RESOLVE)`, or `openat(dir, name, flags)` where the kernel refuses
