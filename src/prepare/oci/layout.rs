@@ -124,7 +124,7 @@ impl<'a> Layout<'a> {
                 OpenError::Io(errno) => LayoutError::Io(errno.into()),
                 other => LayoutError::NotLayout {
                     path: dir.join(rel),
-                    reason: format!("{rel} {other}"),
+                    reason: format!("{rel} {}", what_is(&other)),
                 },
             }
         };
@@ -132,7 +132,7 @@ impl<'a> Layout<'a> {
             OpenError::Io(errno) => LayoutError::Io(errno.into()),
             other => LayoutError::NotLayout {
                 path: dir.to_owned(),
-                reason: format!("the directory {other}"),
+                reason: format!("the directory {}", what_is(&other)),
             },
         })?;
         let blobs =
@@ -176,7 +176,7 @@ impl<'a> Layout<'a> {
             Ok(opened) => opened,
             Err(OpenError::NotFound) => return Ok(Capped::Missing),
             Err(OpenError::Io(errno)) => return Err(LayoutError::Io(errno.into())),
-            Err(other) => return Err(self.not_layout(rel, format!("{rel} {other}"))),
+            Err(other) => return Err(self.not_layout(rel, format!("{rel} {}", what_is(&other)))),
         };
         let hint = u64::try_from(stat.st_size).unwrap_or(0);
         match untrusted_fs::read_capped(fd, cap, hint) {
@@ -234,6 +234,19 @@ impl<'a> Layout<'a> {
             return Ok(());
         }
         self.replace(&self.blobs, &name, &rel, &blob.bytes)
+    }
+}
+
+/// What was found where a directory or a regular file belongs.
+fn what_is(refusal: &OpenError) -> String {
+    match refusal {
+        OpenError::Symlink => "is a symbolic link (links are never followed)".into(),
+        OpenError::NotRegular => {
+            "is not a regular file (a directory, FIFO, socket or device)".into()
+        }
+        OpenError::NotADirectory => "is not a directory".into(),
+        OpenError::NotFound => "does not exist".into(),
+        other => other.to_string(),
     }
 }
 
