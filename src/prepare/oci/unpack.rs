@@ -266,6 +266,15 @@ pub fn read_tar(
         }
         let kind = header[156];
         let declared = check_header(&header, at)?;
+        if stream
+            .reserve(declared.saturating_add(padding(declared)))
+            .is_err()
+        {
+            return Err(malformed(format!(
+                "entry at byte {at} declares {declared} bytes of data, more than a layer's tar \
+                 may hold ({MAX_LAYER_TAR_BYTES} bytes)"
+            )));
+        }
         let data_short = format!("entry at byte {at}: its data runs past the end of the tar");
         if kind == b'x' {
             if let Some(pax) = &pending {
@@ -1288,9 +1297,105 @@ mod tests {
 
     #[test]
     fn an_entry_declaring_more_than_the_bound_is_refused_before_its_data_is_read() {
-        let mut entry = header(b"docx/huge.md", b'0', MAX_LAYER_TAR_BYTES, |_| {});
-        entry.extend_from_slice(&[b'h'; BLOCK]);
-        assert_eq!(code(&layer_with(entry)), DistributionCode::LayerTooLarge);
+        for name in [&b"docx/huge.md"[..], b"pdf/huge.md"] {
+            let mut entry = header(name, b'0', MAX_LAYER_TAR_BYTES, |_| {});
+            entry.extend_from_slice(&[b'h'; BLOCK]);
+            let refused =
+                read_tar(&layer_with(entry)[..], &wanted(), limits::CHAMVI).expect_err("refused");
+            assert_eq!(refused.code, DistributionCode::MalformedLayer);
+            assert!(
+                refused.message.contains("more than a layer's tar may hold"),
+                "{}",
+                refused.message
+            );
+        }
+    }
+
+    #[test]
+    fn layers_that_gnu_tar_and_python_write_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("tree");
+        let long = format!("references/{}/{}.md", "l".repeat(120), "f".repeat(80));
+        for (path, text) in [
+            ("pdf/SKILL.md", "---\nname: pdf\ndescription: d\n---\n"),
+            ("pdf/scripts/fill.py", "print(1)\n"),
+            (&format!("pdf/{long}")[..], "deep\n"),
+            ("docx/SKILL.md", "---\nname: docx\ndescription: d\n---\n"),
+        ] {
+            let path = tree.join(path);
+            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+            fs_err::write(path, text).unwrap();
+        }
+        let mut made = Vec::new();
+        for format in ["gnu", "posix", "ustar"] {
+            let out = dir.path().join(format!("gnu-{format}.tar"));
+            let status = std::process::Command::new("tar")
+                .arg(format!("--format={format}"))
+                .args(["--sort=name", "-C"])
+                .arg(&tree)
+                .arg("-cf")
+                .arg(&out)
+                .args(["pdf", "docx"])
+                .status()
+                .expect("tar runs");
+            // ustar cannot hold the long path: GNU tar says so and writes the rest.
+            assert!(status.success() || format == "ustar", "{format}");
+            made.push((format!("GNU tar {format}"), out, format != "ustar"));
+        }
+        // GNU's own format without a long name: nothing but ustar-like headers.
+        let short = dir.path().join("gnu-short.tar");
+        let status = std::process::Command::new("tar")
+            .args(["--format=gnu", "-C"])
+            .arg(&tree)
+            .arg("-cf")
+            .arg(&short)
+            .args(["pdf/SKILL.md", "pdf/scripts", "docx"])
+            .status()
+            .expect("tar runs");
+        assert!(status.success());
+        made.push(("GNU tar gnu, short names".into(), short, false));
+        for format in ["PAX_FORMAT", "GNU_FORMAT"] {
+            let out = dir.path().join(format!("python-{format}.tar"));
+            let status = std::process::Command::new("python3")
+                .arg("-c")
+                .arg(format!(
+                    "import sys, tarfile\n\
+                     with tarfile.open(sys.argv[1], 'w', format=tarfile.{format}) as t:\n    \
+                     t.add(sys.argv[2] + '/pdf', 'pdf')\n    t.add(sys.argv[2] + '/docx', 'docx')"
+                ))
+                .arg(&out)
+                .arg(&tree)
+                .status()
+                .expect("python3 runs");
+            assert!(status.success(), "{format}");
+            made.push((format!("Python {format}"), out, true));
+        }
+        for (case, path, has_long) in made {
+            let tar = fs_err::read(&path).unwrap();
+            let bundles = match read_tar(&tar[..], &wanted(), limits::CHAMVI) {
+                Ok(bundles) => bundles,
+                // GNU's own format spells a long name as an `L` entry, refused like any
+                // extension entry type.
+                Err(e)
+                    if e.code == DistributionCode::SpecialFileInLayer
+                        && tar.windows(13).any(|w| w == b"././@LongLink") =>
+                {
+                    assert!(has_long, "{case}");
+                    continue;
+                }
+                Err(e) => panic!("{case}: {}", e.message),
+            };
+            let (set, problems) = &bundles["pdf"];
+            assert!(!problems.has_errors(), "{case}: {problems:?}");
+            assert_eq!(
+                set.get("scripts/fill.py"),
+                Some(&b"print(1)\n"[..]),
+                "{case}"
+            );
+            if has_long {
+                assert_eq!(set.get(&long), Some(&b"deep\n"[..]), "{case}");
+            }
+        }
     }
 
     #[test]
