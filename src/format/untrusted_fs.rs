@@ -884,4 +884,61 @@ mod tests {
             Some(Errno::LOOP.raw_os_error())
         );
     }
+
+    #[test]
+    fn create_dir_makes_or_opens_a_directory_and_never_follows_a_link() {
+        let t = tmp();
+        let root = open_root(t.path()).expect("root");
+        let made = create_dir(&root, c"blobs", 0o755).expect("made");
+        assert!(t.path().join("blobs").is_dir());
+        drop(made);
+        create_dir(&root, c"blobs", 0o755).expect("opened again");
+        let outside = tmp();
+        symlink(outside.path(), t.path().join("linked")).expect("ln");
+        assert!(matches!(
+            create_dir(&root, c"linked", 0o755),
+            Err(OpenError::Symlink)
+        ));
+        fs_err::write(t.path().join("file"), "f").expect("write");
+        assert!(matches!(
+            create_dir(&root, c"file", 0o755),
+            Err(OpenError::NotADirectory)
+        ));
+    }
+
+    #[test]
+    fn replace_file_replaces_a_link_itself_and_leaves_no_temporary_file() {
+        let t = tmp();
+        let root = open_root(t.path()).expect("root");
+        replace_file(&root, c"index.json", b"one", 0o644).expect("written");
+        assert_eq!(
+            fs_err::read(t.path().join("index.json")).expect("read"),
+            b"one"
+        );
+        replace_file(&root, c"index.json", b"two", 0o644).expect("replaced");
+        assert_eq!(
+            fs_err::read(t.path().join("index.json")).expect("read"),
+            b"two"
+        );
+        // A link planted at the name is replaced; what it points to is never written.
+        let outside = tmp();
+        let target = outside.path().join("secret");
+        fs_err::write(&target, "untouched").expect("write");
+        symlink(&target, t.path().join("planted")).expect("ln");
+        replace_file(&root, c"planted", b"mine", 0o644).expect("replaced");
+        assert_eq!(fs_err::read_to_string(&target).expect("read"), "untouched");
+        assert!(
+            !fs_err::symlink_metadata(t.path().join("planted"))
+                .expect("stat")
+                .is_symlink()
+        );
+        // A directory at the name: refused, and the temporary file is gone.
+        fs_err::create_dir(t.path().join("dir")).expect("mkdir");
+        assert!(replace_file(&root, c"dir", b"x", 0o644).is_err());
+        let names: Vec<_> = fs_err::read_dir(t.path())
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+    }
 }
