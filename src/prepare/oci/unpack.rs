@@ -350,7 +350,9 @@ pub fn read_tar(
                  (readers disagree whether they are entries)"
             )));
         }
-        if !is_dir && (raw.ends_with('/') || header_name.ends_with('/')) {
+        // Python's `tarfile` takes an old-style file whose own header name ends in `/` for a
+        // directory even when a PAX path follows; every reader, the effective name.
+        if !is_dir && (raw.ends_with('/') || (kind == 0 && header_name.ends_with('/'))) {
             return Err(malformed(format!(
                 "`{shown}` (entry at byte {at}) is a regular file whose name ends in `/` (old \
                  readers take it for a directory and its data for entries)"
@@ -779,6 +781,30 @@ mod tests {
         assert!(bomb.len() < 1 << 20, "{} compressed bytes", bomb.len());
         let refused = unpack(&bomb[..], &wanted(), limits::CHAMVI).expect_err("refused");
         assert_eq!(refused.code, DistributionCode::LayerTooLarge);
+    }
+
+    #[test]
+    fn a_long_path_whose_truncated_header_name_ends_in_a_slash_reads_back() {
+        // 100 bytes up to a `/`, then a name too long for ustar: a PAX path, the header holding
+        // the first 100 bytes.
+        let path = format!("pdf/{}/{}", "d".repeat(95), "f".repeat(120));
+        let tar = archive(&[
+            TarFile {
+                path: "pdf/SKILL.md".into(),
+                bytes: b"---\nname: pdf\ndescription: d\n---\n",
+            },
+            TarFile {
+                path: path.clone(),
+                bytes: b"long\n",
+            },
+        ]);
+        let read = read_tar(&tar[..], &wanted(), limits::CHAMVI).expect("read");
+        assert_eq!(read["pdf"].0.get(&path["pdf/".len()..]), Some(&b"long\n"[..]));
+        let (python, _) = oracle_listings(&tar);
+        assert!(
+            python.lines().any(|l| l == format!("{path} b'0'")),
+            "{python}"
+        );
     }
 
     #[test]
