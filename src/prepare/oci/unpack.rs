@@ -799,7 +799,10 @@ mod tests {
             },
         ]);
         let read = read_tar(&tar[..], &wanted(), limits::CHAMVI).expect("read");
-        assert_eq!(read["pdf"].0.get(&path["pdf/".len()..]), Some(&b"long\n"[..]));
+        assert_eq!(
+            read["pdf"].0.get(&path["pdf/".len()..]),
+            Some(&b"long\n"[..])
+        );
         let (python, _) = oracle_listings(&tar);
         assert!(
             python.lines().any(|l| l == format!("{path} b'0'")),
