@@ -740,6 +740,7 @@ pub fn oci_layer(data: &[u8]) {
         Err(e) => assert!(matches!(
             e.code,
             DistributionCode::MalformedLayer
+                | DistributionCode::LayerTooLarge
                 | DistributionCode::LinkInLayer
                 | DistributionCode::SpecialFileInLayer
                 | DistributionCode::UnsafePathInLayer

@@ -25,12 +25,17 @@
 //! callers that inventory a tree before reading it.
 //!
 //! A file the user names on the command line or in the environment (the descriptor of `-c`, a
-//! tokens file, allowed signers, a TLS certificate, an OCI layout's `index.json`) is read through
+//! tokens file, allowed signers, a TLS certificate, a Docker `config.json`) is read through
 //! [`open_input`] / [`read_input`]: a link the user chose is followed, but anything that is not a
 //! regular file (a FIFO, a socket, a device, a directory) is refused by `stat` before it is
 //! opened, and again by `fstat` on the descriptor (opened `O_NONBLOCK | O_NOCTTY`, so a FIFO
 //! swapped in between cannot block the open), which must be the file `stat` saw. No input can
 //! make a command wait forever on a pipe nobody writes.
+//!
+//! For callers that write into a directory someone else may have planted entries in (an OCI image
+//! layout): [`create_dir`] makes or opens one subdirectory by the same no-follow rules, and
+//! [`replace_file`] writes a file through a fresh temporary name beneath the open directory,
+//! renamed into place there, so no link is ever written through.
 //!
 //! The module depends on nothing but `std`, `rustix` and the crate's escaping (for the path in
 //! an input's error).
@@ -403,6 +408,61 @@ pub fn read_at_most(file: OwnedFd, limit: u64, size_hint: u64) -> std::io::Resul
         .take(limit)
         .read_to_end(&mut buf)?;
     Ok(buf)
+}
+
+/// Creates the subdirectory `name` of `dir` unless it exists, then opens it as [`open_dir`] does:
+/// a link or anything but a directory at `name` is refused, never followed.
+pub fn create_dir(dir: impl AsFd, name: &CStr, mode: u32) -> Result<OwnedFd, OpenError> {
+    let dir = dir.as_fd();
+    match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(mode)) {
+        Ok(()) | Err(Errno::EXIST) => open_dir(dir, name),
+        Err(errno) => Err(OpenError::Io(errno)),
+    }
+}
+
+/// Replaces (or creates) the regular file `name` of `dir` with `bytes`: written to a new
+/// temporary name beside it (`O_CREAT | O_EXCL | O_NOFOLLOW`, so nothing planted there is
+/// followed), synced, renamed over `name` within `dir`, and the directory synced. A rename
+/// replaces a link at `name` itself, never what it points to; the temporary file is removed
+/// when anything fails.
+pub fn replace_file(dir: impl AsFd, name: &CStr, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let dir = dir.as_fd();
+    let flags = OFlags::WRONLY
+        .union(OFlags::CREATE)
+        .union(OFlags::EXCL)
+        .union(OFlags::NOFOLLOW)
+        .union(OFlags::CLOEXEC);
+    let stem = name.to_string_lossy();
+    let mut attempt = 0u32;
+    let (temp, fd) = loop {
+        let temp = std::ffi::CString::new(format!(
+            ".{stem}.tmp-{}-{}-{attempt}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos())
+        ))
+        .map_err(std::io::Error::other)?;
+        match rustix::fs::openat(dir, &temp, flags, Mode::from_raw_mode(mode)) {
+            Ok(fd) => break (temp, fd),
+            Err(Errno::EXIST) if attempt < 16 => attempt += 1,
+            Err(errno) => return Err(errno.into()),
+        }
+    };
+    let written = (|| {
+        let mut file = std::fs::File::from(fd);
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        rustix::fs::renameat(dir, &temp, dir, name)?;
+        rustix::fs::fsync(dir)?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(dir, &temp, AtFlags::empty());
+    }
+    written
 }
 
 /// `openat2(dir, name, flags, RESOLVE)`, or `openat(dir, name, flags)` where the kernel refuses
@@ -951,5 +1011,62 @@ mod tests {
             std::io::Error::from(OpenError::Symlink).raw_os_error(),
             Some(Errno::LOOP.raw_os_error())
         );
+    }
+
+    #[test]
+    fn create_dir_makes_or_opens_a_directory_and_never_follows_a_link() {
+        let t = tmp();
+        let root = open_root(t.path()).expect("root");
+        let made = create_dir(&root, c"blobs", 0o755).expect("made");
+        assert!(t.path().join("blobs").is_dir());
+        drop(made);
+        create_dir(&root, c"blobs", 0o755).expect("opened again");
+        let outside = tmp();
+        symlink(outside.path(), t.path().join("linked")).expect("ln");
+        assert!(matches!(
+            create_dir(&root, c"linked", 0o755),
+            Err(OpenError::Symlink)
+        ));
+        fs_err::write(t.path().join("file"), "f").expect("write");
+        assert!(matches!(
+            create_dir(&root, c"file", 0o755),
+            Err(OpenError::NotADirectory)
+        ));
+    }
+
+    #[test]
+    fn replace_file_replaces_a_link_itself_and_leaves_no_temporary_file() {
+        let t = tmp();
+        let root = open_root(t.path()).expect("root");
+        replace_file(&root, c"index.json", b"one", 0o644).expect("written");
+        assert_eq!(
+            fs_err::read(t.path().join("index.json")).expect("read"),
+            b"one"
+        );
+        replace_file(&root, c"index.json", b"two", 0o644).expect("replaced");
+        assert_eq!(
+            fs_err::read(t.path().join("index.json")).expect("read"),
+            b"two"
+        );
+        // A link planted at the name is replaced; what it points to is never written.
+        let outside = tmp();
+        let target = outside.path().join("secret");
+        fs_err::write(&target, "untouched").expect("write");
+        symlink(&target, t.path().join("planted")).expect("ln");
+        replace_file(&root, c"planted", b"mine", 0o644).expect("replaced");
+        assert_eq!(fs_err::read_to_string(&target).expect("read"), "untouched");
+        assert!(
+            !fs_err::symlink_metadata(t.path().join("planted"))
+                .expect("stat")
+                .is_symlink()
+        );
+        // A directory at the name: refused, and the temporary file is gone.
+        fs_err::create_dir(t.path().join("dir")).expect("mkdir");
+        assert!(replace_file(&root, c"dir", b"x", 0o644).is_err());
+        let names: Vec<_> = fs_err::read_dir(t.path())
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names.len(), 3, "{names:?}");
     }
 }

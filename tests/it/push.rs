@@ -661,3 +661,175 @@ fn a_registry_that_cannot_be_reached_is_retryable_and_bad_destinations_are_refus
         assert_eq!(refused.status.code(), Some(2), "{bad}");
     }
 }
+
+/// `push --oci-layout` into `layout`, answered or killed after two minutes (a FIFO that blocks
+/// the push, or `/dev/zero` read without end, must not hang the suite: it fails it).
+fn push_answered(lab: &Lab, layout: &Path) -> std::process::Output {
+    let logs = tempfile::tempdir().expect("tempdir");
+    let (out, err) = (logs.path().join("out"), logs.path().join("err"));
+    let config = lab.config();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillfold"))
+        .args(["push", "-c", config.to_str().expect("utf8"), "--oci-layout"])
+        .arg(layout)
+        .stdout(fs_err::File::create(&out).expect("log").into_file())
+        .stderr(fs_err::File::create(&err).expect("log").into_file())
+        .spawn()
+        .expect("run skillfold");
+    let mut status = None;
+    for _ in 0..1200 {
+        status = child.try_wait().expect("wait");
+        if status.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("push into {} never answered", layout.display());
+    };
+    std::process::Output {
+        status,
+        stdout: fs_err::read(&out).expect("log"),
+        stderr: fs_err::read(&err).expect("log"),
+    }
+}
+
+#[test]
+fn planted_links_fifos_and_folders_in_the_layout_are_refused_and_nothing_outside_is_touched() {
+    let lab = Lab::new(&[("pdf", &[("references/a.md", "A\n")])], &[]);
+    let reference = lab.tmp.path().join("reference");
+    let pushed = lab.push(&reference, &[]);
+    assert!(pushed.status.success(), "{}", super::util::stderr(&pushed));
+    let last = stdout(&pushed).lines().last().expect("a line").to_owned();
+    let manifest = last.rsplit_once('@').expect("DIR@digest").1.to_owned();
+    // The blob paths a push writes are predictable: the same bundles give the same digests.
+    let layer = json(&blob(&reference, &manifest))["layers"][0]["digest"]
+        .as_str()
+        .expect("layer digest")
+        .to_owned();
+    let layer_rel = format!("blobs/sha256/{}", layer.trim_start_matches("sha256:"));
+    let manifest_rel = format!("blobs/sha256/{}", manifest.trim_start_matches("sha256:"));
+
+    let outside = lab.tmp.path().join("outside");
+    fs_err::create_dir(&outside).expect("mkdir");
+    let secret = outside.join("secret");
+    fs_err::write(&secret, "outside, untouched\n").expect("write");
+    let symlink = |target: &Path, at: &Path| std::os::unix::fs::symlink(target, at).expect("ln");
+    let fifo = |at: &Path| {
+        rustix::fs::mkfifoat(rustix::fs::CWD, at, rustix::fs::Mode::from(0o644)).expect("mkfifo")
+    };
+
+    type Plant = Box<dyn Fn(&Path)>;
+    let dev_zero = Path::new("/dev/zero");
+    let mut cases: Vec<(String, Plant)> = Vec::new();
+    for rel in [
+        "index.json",
+        "oci-layout",
+        layer_rel.as_str(),
+        manifest_rel.as_str(),
+    ] {
+        let rel = rel.to_owned();
+        cases.push((
+            format!("{rel} → /dev/zero"),
+            Box::new({
+                let rel = rel.clone();
+                move |l: &Path| symlink(dev_zero, &l.join(&rel))
+            }),
+        ));
+        cases.push((
+            format!("{rel} a FIFO"),
+            Box::new({
+                let rel = rel.clone();
+                move |l: &Path| fifo(&l.join(&rel))
+            }),
+        ));
+        cases.push((
+            format!("{rel} a directory"),
+            Box::new({
+                let rel = rel.clone();
+                move |l: &Path| fs_err::create_dir(l.join(&rel)).expect("mkdir")
+            }),
+        ));
+        cases.push((
+            format!("{rel} → an outside file"),
+            Box::new({
+                let (rel, secret) = (rel.clone(), secret.clone());
+                move |l: &Path| symlink(&secret, &l.join(&rel))
+            }),
+        ));
+    }
+    for rel in ["blobs", "blobs/sha256"] {
+        let (rel, outside) = (rel.to_owned(), outside.clone());
+        cases.push((
+            format!("{rel} → an outside folder"),
+            Box::new(move |l: &Path| {
+                fs_err::remove_dir_all(l.join(&rel)).expect("rm");
+                symlink(&outside, &l.join(&rel));
+            }),
+        ));
+    }
+    cases.push((
+        "index.json over its bound".into(),
+        Box::new(|l: &Path| {
+            let mut big = b"{\"manifests\":[]}".to_vec();
+            big.resize(4 * 1024 * 1024 + 1, b' ');
+            fs_err::write(l.join("index.json"), big).expect("write");
+        }),
+    ));
+    cases.push((
+        "oci-layout over its bound".into(),
+        Box::new(|l: &Path| {
+            let mut big = b"{\"imageLayoutVersion\":\"1.0.0\"}".to_vec();
+            big.resize(4 * 1024 + 1, b' ');
+            fs_err::write(l.join("oci-layout"), big).expect("write");
+        }),
+    ));
+
+    for (n, (case, plant)) in cases.iter().enumerate() {
+        let layout = lab.tmp.path().join(format!("layout{n}"));
+        fs_err::create_dir_all(layout.join("blobs/sha256")).expect("mkdir");
+        plant(&layout);
+        let refused = push_answered(&lab, &layout);
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{case}: {}",
+            super::util::stderr(&refused)
+        );
+        assert_stderr_has(&refused, "not_layout");
+        assert_eq!(
+            fs_err::read_to_string(&secret).expect("read"),
+            "outside, untouched\n",
+            "{case}"
+        );
+        assert_eq!(
+            fs_err::read_dir(&outside).expect("dir").count(),
+            1,
+            "{case}: nothing is written outside the layout"
+        );
+    }
+
+    // The layout directory itself a link to an outside folder: refused, nothing written there.
+    let linked = lab.tmp.path().join("linked");
+    symlink(&outside, &linked);
+    let refused = push_answered(&lab, &linked);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_stderr_has(&refused, "not_layout");
+    assert_eq!(fs_err::read_dir(&outside).expect("dir").count(), 1);
+
+    // A planted entry where the push does not look is left alone, and a second push into the
+    // same layout still gives the same bytes.
+    let again = lab.push(&reference, &[]);
+    assert!(again.status.success(), "{}", super::util::stderr(&again));
+    assert!(
+        fs_err::read_dir(reference.join("blobs/sha256"))
+            .expect("dir")
+            .all(|e| !e
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .starts_with('.')),
+        "no temporary file is left behind"
+    );
+}

@@ -156,7 +156,7 @@ fn unpack_bundles(
     let mut bundles = BTreeMap::new();
     for layer in layers {
         run.check_interrupt()?;
-        let found = crate::prepare::oci::unpack::unpack(&layer.bytes, &wanted, oci.limits)
+        let found = crate::prepare::oci::unpack::unpack(&layer.bytes[..], &wanted, oci.limits)
             .map_err(|e| Failure::new(e.code, format!("layer {}: {}", layer.digest, e.message)))?;
         for (name, files) in found {
             if bundles.insert(name.clone(), files).is_some() {

@@ -6,7 +6,8 @@ crate::error_codes! {
     pub enum DistributionCode: "distribution", default Invalid;
     /// Nothing to push: the descriptor (or the agent) approves no bundle.
     NothingToPush = "nothing_to_push",
-    /// The output directory exists and is not an OCI image layout.
+    /// The output directory exists and is not an OCI image layout (or holds a link or a special
+    /// file where the layout's entries belong).
     NotLayout = "not_layout",
     /// The image could not be written (space, permissions).
     WriteFailed = "write_failed" => Retryable,
@@ -16,7 +17,8 @@ crate::error_codes! {
     RegistryDenied = "registry_denied",
     /// The registry refused the push otherwise (a bad name, an unsupported request).
     RegistryRefused = "registry_refused",
-    /// A layer is not a gzip-compressed tar, or a header is damaged or truncated.
+    /// A layer is not a gzip-compressed tar, or a header is damaged, truncated or read
+    /// differently by other tar readers.
     MalformedLayer = "malformed_layer",
     /// A layer inflates past its bound (a tar bomb).
     LayerTooLarge = "layer_too_large",

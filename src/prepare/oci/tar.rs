@@ -44,7 +44,16 @@ pub fn archive(files: &[TarFile<'_>]) -> Vec<u8> {
 fn entry(out: &mut Vec<u8>, path: &str, kind: u8, mode: u32, bytes: &[u8]) {
     let (prefix, name) = split_ustar(path).unwrap_or_else(|| {
         pax_path(out, path);
-        ("", truncated(path, 100))
+        // The header's own name only shows in readers without PAX; a file's never ends in `/`.
+        let name = truncated(path, 100);
+        (
+            "",
+            if kind == b'5' {
+                name
+            } else {
+                name.trim_end_matches('/')
+            },
+        )
     });
     out.extend_from_slice(&ustar_header(name, prefix, kind, mode, bytes.len() as u64));
     out.extend_from_slice(bytes);
