@@ -48,7 +48,7 @@ pub type Bundles = BTreeMap<String, (FileSet, Problems)>;
 
 /// Reads the gzip-compressed tar `layer`, keeping the bundles named in `wanted`.
 pub fn unpack(
-    layer: &[u8],
+    layer: impl Read,
     wanted: &BTreeSet<String>,
     limits: Limits,
 ) -> Result<Bundles, LayerError> {
@@ -465,7 +465,7 @@ mod tests {
         tar.extend(runs_past);
         assert_eq!(code(&tar), DistributionCode::MalformedLayer);
         assert_eq!(
-            unpack(b"not gzip", &wanted(), limits::CHAMVI)
+            unpack(&b"not gzip"[..], &wanted(), limits::CHAMVI)
                 .expect_err("refused")
                 .code,
             DistributionCode::MalformedLayer
@@ -482,7 +482,7 @@ mod tests {
         }
         let bomb = gz.finish().unwrap();
         assert!(bomb.len() < 1 << 20, "{} compressed bytes", bomb.len());
-        let refused = unpack(&bomb, &wanted(), limits::CHAMVI).expect_err("refused");
+        let refused = unpack(bomb.as_slice(), &wanted(), limits::CHAMVI).expect_err("refused");
         assert_eq!(refused.code, DistributionCode::LayerTooLarge);
     }
 
