@@ -59,8 +59,8 @@ pub fn bundle_layer_bytes(limits: Limits) -> u64 {
 
 /// The most compressed layer bytes one source under `limits` may pull: as many bundles as one
 /// catalogue may hold ([`limits::MAX_BUNDLES_PER_CATALOGUE`], 16), each at
-/// [`bundle_layer_bytes`] — about 32 MiB under `chamvi`, 784 MiB under `extended`, 2 GiB at the
-/// hard ceiling. Each layer is also within [`MAX_LAYER_BYTES`], so a pull of `n` layers reads at
+/// [`bundle_layer_bytes`] — 34,652,176 bytes (33 MiB) under `chamvi`, 807,157,776 (770 MiB) under
+/// `extended`, 2,150,645,776 (2 GiB) at the hard ceilings. Each layer is also within [`MAX_LAYER_BYTES`], so a pull of `n` layers reads at
 /// most `min(n × MAX_LAYER_BYTES, max_pull_bytes)`.
 pub fn max_pull_bytes(limits: Limits) -> u64 {
     limits::MAX_BUNDLES_PER_CATALOGUE as u64 * bundle_layer_bytes(limits)
@@ -609,4 +609,18 @@ fn basic(credentials: &Credentials) -> HeaderValue {
         .unwrap_or(HeaderValue::from_static("Basic"));
     value.set_sensitive(true);
     value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pull_bounds_are_the_documented_figures() {
+        // docs/distribution.md states these figures.
+        assert_eq!(max_pull_bytes(limits::CHAMVI), 34_652_176);
+        assert_eq!(max_pull_bytes(limits::EXTENDED), 807_157_776);
+        assert_eq!(max_pull_bytes(limits::CEILING), 2_150_645_776);
+        assert!(bundle_layer_bytes(limits::CEILING) <= MAX_LAYER_BYTES);
+    }
 }
