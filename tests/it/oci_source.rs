@@ -1077,10 +1077,13 @@ fn a_token_realm_the_registry_names_gets_its_credentials_as_docker_sends_them() 
             .any(|(path, a)| path.contains("/blobs/") && a.as_deref() == Some("Bearer pull-token"))
     );
     // Credentials for another registry: the realm is asked anonymously, gets nothing, refuses.
+    fs_err::remove_dir_all(dir.path().join("corpus")).expect("rm");
+    fs_err::remove_file(realm.dir.path().join("log.jsonl")).expect("rm");
     let elsewhere = "127.0.0.1:1=puller:pu11-Secret";
     let out = prepare_env(&config, &[("SKILLFOLD_REGISTRY_AUTH", elsewhere)]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_stderr_has(&out, "[registry_denied]");
+    realm.assert_got_no_credentials("credentials for another registry");
 }
 
 #[test]
