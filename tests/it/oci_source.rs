@@ -537,7 +537,7 @@ fn a_tls_registry_with_users_is_pushed_to_and_prepared_from_over_https() {
             "SKILLFOLD_REGISTRY_AUTH",
             format!("https://127.0.0.1:{}=ci:tls-Pa55", registry.port),
         )
-            .env("DOCKER_CONFIG", lab.tmp.path().join("no-docker"));
+        .env("DOCKER_CONFIG", lab.tmp.path().join("no-docker"));
         if trust {
             cmd.env("SSL_CERT_FILE", &ca);
         } else {
@@ -761,7 +761,11 @@ impl Recorder {
     #[track_caller]
     fn assert_got_no_credentials(&self, case: &str) {
         let requests = self.requests();
-        assert!(!requests.is_empty(), "{case}: {} was never asked", self.host());
+        assert!(
+            !requests.is_empty(),
+            "{case}: {} was never asked",
+            self.host()
+        );
         assert!(
             requests.iter().all(|(_, auth)| auth.is_none()),
             "{case}: {} received credentials: {requests:?}",
@@ -815,7 +819,10 @@ impl ImageFiles {
         let bundle = dir.path().join("pdf");
         fs_err::create_dir(&bundle).expect("mkdir");
         fs_err::write(bundle.join("SKILL.md"), SKILL_MD).expect("write");
-        let pin = Bundle::read_dir(&bundle).expect("valid").digest().to_string();
+        let pin = Bundle::read_dir(&bundle)
+            .expect("valid")
+            .digest()
+            .to_string();
         ImageFiles {
             _dir: dir,
             manifest,
@@ -1037,8 +1044,10 @@ fn a_token_realm_the_registry_names_gets_its_credentials_as_docker_sends_them() 
     let registry = Recorder::start(None);
     let realm = Recorder::start(None);
     let mut routes = image.routes(Some("Bearer pull-token"), None);
-    routes.push(json!({"path": "/v2/", "status": 401, "headers": {"WWW-Authenticate":
-        format!("Bearer realm=\"http://{}/token\",service=\"registry\"", realm.host())}}));
+    routes.push(
+        json!({"path": "/v2/", "status": 401, "headers": {"WWW-Authenticate":
+        format!("Bearer realm=\"http://{}/token\",service=\"registry\"", realm.host())}}),
+    );
     registry.routes(&Value::Array(routes));
     realm.routes(&json!([
         {"path": "/token", "auth": basic("puller", "pu11-Secret"), "status": 200,
@@ -1094,8 +1103,10 @@ fn an_https_registry_naming_an_http_token_realm_is_refused_and_the_realm_gets_no
     let registry = Recorder::start(Some(certificates.path()));
     let realm = Recorder::start(None);
     let mut routes = image.routes(Some("Bearer t"), None);
-    routes.push(json!({"path": "/v2/", "status": 401, "headers": {"WWW-Authenticate":
-        format!("Bearer realm=\"http://{}/token\",service=\"registry\"", realm.host())}}));
+    routes.push(
+        json!({"path": "/v2/", "status": 401, "headers": {"WWW-Authenticate":
+        format!("Bearer realm=\"http://{}/token\",service=\"registry\"", realm.host())}}),
+    );
     registry.routes(&Value::Array(routes));
     realm.routes(&json!([{"path": "/token", "status": 200, "text": "{\"token\": \"t\"}"}]));
     let dir = tempfile::tempdir().expect("tempdir");
@@ -1156,7 +1167,12 @@ fn a_pull_over_the_sources_bound_is_refused_before_any_layer_is_read() {
     for (case, manifest, length, code) in [
         ("over the pull bound", &over, true, "[pull_too_large]"),
         ("more than declared", &short, true, "[image_too_large]"),
-        ("more than declared, streamed", &short, false, "[image_too_large]"),
+        (
+            "more than declared, streamed",
+            &short,
+            false,
+            "[image_too_large]",
+        ),
     ] {
         let path = tmp.path().join("manifest.json");
         fs_err::write(&path, manifest).expect("write");
@@ -1258,7 +1274,10 @@ fn the_peak_memory_of_a_pull_does_not_grow_with_the_layers_it_pulls() {
         assert_eq!(out.status.code(), Some(2), "{err}");
         let kib: u64 = err
             .lines()
-            .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes): "))
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix("Maximum resident set size (kbytes): ")
+            })
             .and_then(|v| v.trim().parse().ok())
             .expect("a peak");
         eprintln!("{times:>2} × 48 MiB layer: peak RSS {} MiB", kib / 1024);

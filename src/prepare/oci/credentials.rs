@@ -325,7 +325,10 @@ mod tests {
         assert!(scope.matches(&origin("127.0.0.1:5000", true)));
         assert!(!scope.matches(&origin("127.0.0.1:5001", true)));
         assert!(!scope.matches(&origin("127.0.0.2:5000", true)));
-        let scope = scoped("https://registry.example.com=ci:x").unwrap().0.unwrap();
+        let scope = scoped("https://registry.example.com=ci:x")
+            .unwrap()
+            .0
+            .unwrap();
         assert!(scope.matches(&origin("registry.example.com", false)));
         assert!(!scope.matches(&origin("registry.example.com", true)));
         assert!(scoped("localhost=u:p").unwrap().0.is_some());

@@ -502,7 +502,9 @@ impl Session<'_> {
                 format!(
                     "the registry `{}` is spoken to over HTTPS but names a plain-HTTP token realm ({}); nothing was sent to it",
                     self.reference.registry,
-                    Origin::of(&realm).map(|o| o.to_string()).unwrap_or_default()
+                    Origin::of(&realm)
+                        .map(|o| o.to_string())
+                        .unwrap_or_default()
                 ),
             ));
         }

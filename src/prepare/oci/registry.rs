@@ -128,9 +128,10 @@ async fn push_async(
 ) -> Result<String, PushError> {
     let registry = destination.registry().to_owned();
     // The one registry `--to` names: a SKILLFOLD_REGISTRY_AUTH naming no registry is for it.
-    let found = credentials::Origin::registry(&registry, plain_http).map_or(Found::Anonymous, |o| {
-        credentials::lookup(&o, credentials::Unscoped::CommandRegistry)
-    });
+    let found = credentials::Origin::registry(&registry, plain_http)
+        .map_or(Found::Anonymous, |o| {
+            credentials::lookup(&o, credentials::Unscoped::CommandRegistry)
+        });
     let auth = match found.credentials() {
         Some(c) => RegistryAuth::Basic(c.user.clone(), c.password.clone()),
         None => RegistryAuth::Anonymous,
