@@ -1135,6 +1135,19 @@ fn an_https_registry_naming_an_http_token_realm_is_refused_and_the_realm_gets_no
         assert!(!registry.requests().is_empty(), "the registry was asked");
         assert!(!dir.path().join("corpus/current").exists());
     }
+    // `push --to` with credentials, whose client answers challenges itself: refused the same way.
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let pushed = Command::new(env!("CARGO_BIN_EXE_skillfold"))
+        .args(["push", "-c", lab.config().to_str().expect("utf8"), "--to"])
+        .arg(format!("{}/r:v1", registry.host()))
+        .env("SKILLFOLD_REGISTRY_AUTH", "puller:pu11-Secret")
+        .env("DOCKER_CONFIG", lab.tmp.path().join("no-docker"))
+        .env("SSL_CERT_FILE", &ca)
+        .output()
+        .expect("run skillfold");
+    assert_eq!(pushed.status.code(), Some(2), "{}", stderr(&pushed));
+    assert_stderr_has(&pushed, "insecure_token_realm");
+    assert!(realm.requests().is_empty(), "{:?}", realm.requests());
 }
 
 #[test]

@@ -603,6 +603,39 @@ impl Session<'_> {
     }
 }
 
+/// The plain-HTTP token realm, if any, that the HTTPS registry `registry` (`host[:port]`) names
+/// in the challenge of its `/v2/` endpoint: where credentials would go in clear text. `push`
+/// (whose client answers challenges itself) asks this before sending any credential.
+pub async fn plain_http_token_realm(registry: &str) -> Result<Option<String>, String> {
+    crate::prepare::tls::install_provider();
+    let client = Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .read_timeout(std::time::Duration::from_secs(60))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| escape::text(&e.to_string()).to_string())?;
+    let response = client
+        .get(format!("https://{registry}/v2/"))
+        .send()
+        .await
+        .map_err(|e| escape::text(&e.to_string()).to_string())?;
+    let challenge = response
+        .headers()
+        .get(WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let (scheme, params) = challenge.split_once(' ').unwrap_or((challenge, ""));
+    if response.status() != StatusCode::UNAUTHORIZED || !scheme.eq_ignore_ascii_case("bearer") {
+        return Ok(None);
+    }
+    Ok(params.split(',').find_map(|p| {
+        let (k, v) = p.trim().split_once('=')?;
+        let realm = v.trim_matches('"');
+        (k.eq_ignore_ascii_case("realm") && !realm.to_ascii_lowercase().starts_with("https://"))
+            .then(|| escape::text(realm).to_string())
+    }))
+}
+
 fn basic(credentials: &Credentials) -> HeaderValue {
     use base64::Engine as _;
     let encoded = base64::engine::general_purpose::STANDARD
