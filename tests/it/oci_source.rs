@@ -189,6 +189,14 @@ fn sha256(bytes: &[u8]) -> String {
 /// An OCI layout holding one image whose single layer is the tar `layer` (gzipped here); returns
 /// the layout directory.
 fn hostile_layout(dir: &Path, layer: &[u8]) -> PathBuf {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(layer).expect("gzip");
+    layout_listing(dir, &gz.finish().expect("gzip"), 1)
+}
+
+/// An OCI layout holding one image that lists the gzip layer `layer` `times` times; returns the
+/// layout directory.
+fn layout_listing(dir: &Path, layer: &[u8], times: usize) -> PathBuf {
     let out = dir.join("hostile");
     let blobs = out.join("blobs/sha256");
     fs_err::create_dir_all(&blobs).expect("mkdir");
@@ -197,10 +205,7 @@ fn hostile_layout(dir: &Path, layer: &[u8]) -> PathBuf {
         fs_err::write(blobs.join(&digest[7..]), bytes).expect("write");
         digest
     };
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(layer).expect("gzip");
-    let layer = gz.finish().expect("gzip");
-    let layer_digest = put(&layer);
+    let layer_digest = put(layer);
     let config = json!({"architecture": "amd64", "os": "linux", "config": {},
         "rootfs": {"type": "layers", "diff_ids": [sha256(&[])]}})
     .to_string()
@@ -210,7 +215,7 @@ fn hostile_layout(dir: &Path, layer: &[u8]) -> PathBuf {
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.manifest.v1+json",
         "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config_digest, "size": config.len()},
-        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layer_digest, "size": layer.len()}],
+        "layers": vec![json!({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layer_digest, "size": layer.len()}); times],
     })
     .to_string()
     .into_bytes();
@@ -474,7 +479,8 @@ fn prepare_with(config: &Path, args: &[&str], env: &[(&str, &str)]) -> std::proc
 #[test]
 fn a_private_registry_needs_its_credentials_and_a_new_digest_can_be_rolled_back() {
     let registry = Registry::start(&[("puller", "pu11-Secret")]);
-    let auth = [("SKILLFOLD_REGISTRY_AUTH", "puller:pu11-Secret")];
+    let scoped = format!("127.0.0.1:{}=puller:pu11-Secret", registry.port);
+    let auth = [("SKILLFOLD_REGISTRY_AUTH", scoped.as_str())];
     let first = Lab::new(&[("pdf", &[("references/a.md", "first\n")])], &[]);
     let second = Lab::new(&[("pdf", &[("references/a.md", "second\n")])], &[]);
     let mut references = Vec::new();
@@ -489,6 +495,14 @@ fn a_private_registry_needs_its_credentials_and_a_new_digest_can_be_rolled_back(
     assert_eq!(anonymous.status.code(), Some(2), "{}", stderr(&anonymous));
     assert_stderr_has(&anonymous, "[registry_denied]");
     assert!(!String::from_utf8_lossy(&anonymous.stderr).contains("pu11-Secret"));
+    // Naming no registry, the variable is sent to none, and the refusal says so.
+    let unscoped = prepare_with(
+        &config,
+        &[],
+        &[("SKILLFOLD_REGISTRY_AUTH", "puller:pu11-Secret")],
+    );
+    assert_eq!(unscoped.status.code(), Some(2), "{}", stderr(&unscoped));
+    assert_stderr_has(&unscoped, "SKILLFOLD_REGISTRY_AUTH names no registry");
     let with = prepare_with(&config, &[], &auth);
     assert_eq!(with.status.code(), Some(0), "{}", stderr(&with));
     let published = |dir: &Path| {
@@ -519,8 +533,11 @@ fn a_tls_registry_with_users_is_pushed_to_and_prepared_from_over_https() {
     let lab = Lab::new(&[("pdf", &[("references/a.md", "over https\n")])], &[]);
     let env = |trust: bool| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_skillfold"));
-        cmd.env("SKILLFOLD_REGISTRY_AUTH", "ci:tls-Pa55")
-            .env("DOCKER_CONFIG", lab.tmp.path().join("no-docker"));
+        cmd.env(
+            "SKILLFOLD_REGISTRY_AUTH",
+            format!("https://127.0.0.1:{}=ci:tls-Pa55", registry.port),
+        )
+        .env("DOCKER_CONFIG", lab.tmp.path().join("no-docker"));
         if trust {
             cmd.env("SSL_CERT_FILE", &ca);
         } else {
@@ -642,6 +659,647 @@ fn a_registry_that_serves_other_bytes_is_refused_and_one_that_fails_is_retried()
         assert!(
             !tmp.path().join("corpus/current").exists(),
             "{mode}: nothing published"
+        );
+    }
+}
+
+/// A registry (or a host a registry redirects to, or a token realm) played by a small Python
+/// HTTP server that records the path and the `Authorization` header of every request it gets. It
+/// answers from a route table the test writes (read again on every request, so routes can name
+/// the ports of servers started after it): the first route whose path prefixes the request's and
+/// whose `auth`, when given, equals the request's `Authorization` (`null`: none) answers with its
+/// status, headers and body (`file`, or `text`; `length: false` sends no `Content-Length` and
+/// ends the body by closing the connection). With a certificate and key, it speaks HTTPS.
+const RECORDING_SERVER: &str = r#"
+import http.server, json, ssl, sys
+routes_path, log_path = sys.argv[1], sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        auth = self.headers.get("Authorization")
+        with open(log_path, "a") as log:
+            log.write(json.dumps({"path": self.path, "authorization": auth}) + "\n")
+        for r in json.load(open(routes_path)):
+            if self.path.split("?")[0].startswith(r["path"]) and r.get("auth", auth) == auth:
+                body = open(r["file"], "rb").read() if "file" in r else r.get("text", "").encode()
+                self.send_response(r["status"])
+                for k, v in r.get("headers", {}).items():
+                    self.send_header(k, v)
+                if r.get("length", True):
+                    self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+        self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers()
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+if len(sys.argv) > 3:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[3], sys.argv[4])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+/// One [`RECORDING_SERVER`] on a free loopback port; stopped on drop.
+struct Recorder {
+    child: std::process::Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Recorder {
+    /// Over HTTP, or over HTTPS with `server.crt` and `server.key` from `tls`.
+    fn start(tls: Option<&Path>) -> Recorder {
+        use std::io::BufRead as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        fs_err::write(dir.path().join("routes.json"), "[]").expect("write");
+        let mut command = Command::new("python3");
+        command
+            .args(["-c", RECORDING_SERVER])
+            .arg(dir.path().join("routes.json"))
+            .arg(dir.path().join("log.jsonl"));
+        if let Some(tls) = tls {
+            command
+                .arg(tls.join("server.crt"))
+                .arg(tls.join("server.key"));
+        }
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let mut port = String::new();
+        std::io::BufReader::new(child.stdout.as_mut().expect("stdout"))
+            .read_line(&mut port)
+            .expect("port");
+        let port = port.trim().parse().expect("a port");
+        Recorder { child, port, dir }
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn routes(&self, routes: &Value) {
+        fs_err::write(self.dir.path().join("routes.json"), routes.to_string()).expect("write");
+    }
+
+    /// Every request so far: its path and its `Authorization` header.
+    fn requests(&self) -> Vec<(String, Option<String>)> {
+        let log = fs_err::read_to_string(self.dir.path().join("log.jsonl")).unwrap_or_default();
+        log.lines()
+            .map(|line| {
+                let v: Value = serde_json::from_str(line).expect("json");
+                (
+                    v["path"].as_str().expect("path").to_owned(),
+                    v["authorization"].as_str().map(str::to_owned),
+                )
+            })
+            .collect()
+    }
+
+    /// Asserts the server was asked something and never received an `Authorization` header.
+    #[track_caller]
+    fn assert_got_no_credentials(&self, case: &str) {
+        let requests = self.requests();
+        assert!(
+            !requests.is_empty(),
+            "{case}: {} was never asked",
+            self.host()
+        );
+        assert!(
+            requests.iter().all(|(_, auth)| auth.is_none()),
+            "{case}: {} received credentials: {requests:?}",
+            self.host()
+        );
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A valid one-layer image of the `pdf` bundle as files: the manifest, its digest, the layer, its
+/// digest and the bundle's pin.
+struct ImageFiles {
+    _dir: tempfile::TempDir,
+    manifest: PathBuf,
+    digest: String,
+    layer: PathBuf,
+    layer_digest: String,
+    pin: String,
+}
+
+impl ImageFiles {
+    fn new() -> ImageFiles {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tar = [
+            entry("pdf/SKILL.md", b'0', SKILL_MD.as_bytes(), None),
+            vec![0u8; 1024],
+        ]
+        .concat();
+        let layout = hostile_layout(dir.path(), &tar);
+        let index: Value =
+            serde_json::from_slice(&fs_err::read(layout.join("index.json")).expect("index"))
+                .expect("json");
+        let digest = index["manifests"][0]["digest"]
+            .as_str()
+            .expect("digest")
+            .to_owned();
+        let manifest = layout.join("blobs/sha256").join(&digest[7..]);
+        let parsed: Value =
+            serde_json::from_slice(&fs_err::read(&manifest).expect("manifest")).expect("json");
+        let layer_digest = parsed["layers"][0]["digest"]
+            .as_str()
+            .expect("digest")
+            .to_owned();
+        let layer = layout.join("blobs/sha256").join(&layer_digest[7..]);
+        let bundle = dir.path().join("pdf");
+        fs_err::create_dir(&bundle).expect("mkdir");
+        fs_err::write(bundle.join("SKILL.md"), SKILL_MD).expect("write");
+        let pin = Bundle::read_dir(&bundle)
+            .expect("valid")
+            .digest()
+            .to_string();
+        ImageFiles {
+            _dir: dir,
+            manifest,
+            digest,
+            layer,
+            layer_digest,
+            pin,
+        }
+    }
+
+    /// The manifest and blob routes of a registry serving this image under `/v2/r/`, answering
+    /// only requests carrying `auth` (when given); the blob answered by `blob` when given.
+    fn routes(&self, auth: Option<&str>, blob: Option<Value>) -> Vec<Value> {
+        let with = |mut route: Value| {
+            if let Some(auth) = auth {
+                route["auth"] = json!(auth);
+            }
+            route
+        };
+        vec![
+            with(json!({"path": format!("/v2/r/manifests/{}", self.digest), "status": 200,
+                "headers": {"Content-Type": "application/vnd.oci.image.manifest.v1+json"},
+                "file": self.manifest})),
+            with(blob.unwrap_or_else(|| {
+                json!({"path": format!("/v2/r/blobs/{}", self.layer_digest), "status": 200, "file": self.layer})
+            })),
+        ]
+    }
+}
+
+/// `Basic base64(user:password)`.
+fn basic(user: &str, password: &str) -> String {
+    use base64::Engine as _;
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    )
+}
+
+/// A Docker `config.json` with one `auths` entry under `key`, in a new folder of `dir`; returns
+/// the folder (for `DOCKER_CONFIG`).
+fn docker_config(dir: &Path, key: &str, user: &str, password: &str) -> PathBuf {
+    use base64::Engine as _;
+    let folder = dir.join(format!("docker-{}", super::util::sha256(key.as_bytes())));
+    fs_err::create_dir_all(&folder).expect("mkdir");
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    fs_err::write(
+        folder.join("config.json"),
+        json!({"auths": {key: {"auth": auth}}}).to_string(),
+    )
+    .expect("write");
+    folder
+}
+
+/// `prepare` of `config` with only the credentials `env` gives (no ambient Docker config).
+fn prepare_env(config: &Path, env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skillfold"));
+    command
+        .args(["prepare", "-c", config.to_str().expect("utf8")])
+        .env_remove("SKILLFOLD_REGISTRY_AUTH")
+        .env("DOCKER_CONFIG", config.with_extension("no-docker"));
+    command.envs(env.iter().copied());
+    command.output().expect("run skillfold")
+}
+
+/// The ways of giving the credentials `user:password` for `registry` (`host:port`, over HTTP).
+fn scoped_credentials(
+    dir: &Path,
+    registry: &str,
+    user: &str,
+    password: &str,
+) -> Vec<(&'static str, Vec<(&'static str, String)>)> {
+    let docker = |key: String| {
+        docker_config(dir, &key, user, password)
+            .to_string_lossy()
+            .into_owned()
+    };
+    vec![
+        (
+            "SKILLFOLD_REGISTRY_AUTH",
+            vec![(
+                "SKILLFOLD_REGISTRY_AUTH",
+                format!("{registry}={user}:{password}"),
+            )],
+        ),
+        (
+            "config.json host:port",
+            vec![("DOCKER_CONFIG", docker(registry.to_owned()))],
+        ),
+        (
+            "config.json http://host:port",
+            vec![("DOCKER_CONFIG", docker(format!("http://{registry}")))],
+        ),
+    ]
+}
+
+fn env_refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+#[test]
+fn credentials_go_only_to_the_registry_origin_they_are_configured_for() {
+    let registry = Registry::start(&[("puller", "pu11-Secret")]);
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let host = format!("127.0.0.1:{}", registry.port);
+    let push_auth = format!("{host}=puller:pu11-Secret");
+    let pushed = push_to(
+        &lab,
+        &registry.repository("private/skills"),
+        &[("SKILLFOLD_REGISTRY_AUTH", push_auth.as_str())],
+    );
+    assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+    let reference = stdout(&pushed).trim().to_owned();
+    let (_, digest) = reference.split_once('@').expect("@");
+    // A second registry on the same host, another port, that asks every client for credentials.
+    let other = Recorder::start(None);
+    other.routes(&json!([{"path": "/v2/", "status": 401,
+        "headers": {"WWW-Authenticate": "Basic realm=\"other\""}}]));
+    let pins = lab_pins(&lab);
+    let mut yaml = String::from("skills:\n");
+    for (directory, image) in [
+        ("mine", reference.clone()),
+        ("theirs", format!("{}/other/skills@{digest}", other.host())),
+    ] {
+        yaml.push_str(&format!(
+            "  - oci:\n      reference: {image}\n      directory: {directory}\n      plain_http: true\n      approved:\n"
+        ));
+        for (name, hash) in &pins {
+            yaml.push_str(&format!(
+                "        - {{ name: {name}, version: '1.0', hash: {hash} }}\n"
+            ));
+        }
+    }
+    let config = lab.tmp.path().join("two-registries.yaml");
+    fs_err::write(&config, yaml).expect("write");
+    for (case, env) in scoped_credentials(lab.tmp.path(), &host, "puller", "pu11-Secret") {
+        let _ = fs_err::remove_dir_all(lab.tmp.path().join("mine"));
+        let _ = fs_err::remove_file(other.dir.path().join("log.jsonl"));
+        let out = prepare_env(&config, &env_refs(&env));
+        assert_eq!(out.status.code(), Some(2), "{case}: {}", stderr(&out));
+        assert_stderr_has(&out, "[registry_denied]");
+        assert!(
+            lab.tmp.path().join("mine/current/pdf/SKILL.md").exists(),
+            "{case}: the registry the credentials are for: {}",
+            stderr(&out)
+        );
+        assert!(!lab.tmp.path().join("theirs/current").exists());
+        other.assert_got_no_credentials(case);
+        assert!(!stderr(&out).contains("pu11-Secret"));
+    }
+}
+
+#[test]
+fn no_credential_follows_a_redirect_to_another_origin() {
+    let image = ImageFiles::new();
+    let auth = basic("puller", "pu11-Secret");
+    for target_asks in [true, false] {
+        let registry = Recorder::start(None);
+        let target = Recorder::start(None);
+        let blob = format!("/v2/r/blobs/{}", image.layer_digest);
+        let mut routes = image.routes(
+            Some(&auth),
+            Some(json!({"path": blob, "status": 307,
+                "headers": {"Location": format!("http://{}/storage/layer", target.host())}})),
+        );
+        routes.push(json!({"path": "/v2/", "status": 401,
+            "headers": {"WWW-Authenticate": "Basic realm=\"registry\""}}));
+        registry.routes(&Value::Array(routes));
+        if target_asks {
+            // The redirect target asks for credentials, naming itself as the token realm.
+            target.routes(&json!([
+                {"path": "/token", "status": 200, "text": "{\"token\": \"t\"}"},
+                {"path": "/storage/", "status": 401, "headers": {"WWW-Authenticate":
+                    format!("Bearer realm=\"http://{}/token\",service=\"storage\"", target.host())}},
+            ]));
+        } else {
+            target.routes(&json!([{"path": "/storage/layer", "status": 200, "file": image.layer}]));
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = oci_descriptor(
+            dir.path(),
+            &format!("{}/r@{}", registry.host(), image.digest),
+            &[("pdf".to_owned(), image.pin.clone())],
+        );
+        for (case, env) in scoped_credentials(dir.path(), &registry.host(), "puller", "pu11-Secret")
+        {
+            let _ = fs_err::remove_dir_all(dir.path().join("corpus"));
+            let _ = fs_err::remove_file(target.dir.path().join("log.jsonl"));
+            let out = prepare_env(&config, &env_refs(&env));
+            if target_asks {
+                assert_eq!(out.status.code(), Some(2), "{case}: {}", stderr(&out));
+                assert_stderr_has(&out, "[registry_denied]");
+                assert_stderr_has(&out, "none go beyond the registry's origin");
+                assert!(!dir.path().join("corpus/current").exists());
+                assert!(
+                    target.requests().iter().all(|(path, _)| path != "/token"),
+                    "{case}: the redirect target's realm was asked"
+                );
+            } else {
+                assert_eq!(out.status.code(), Some(0), "{case}: {}", stderr(&out));
+                assert!(dir.path().join("corpus/current/pdf/SKILL.md").exists());
+            }
+            target.assert_got_no_credentials(case);
+            // The registry itself got them (the manifest needs them).
+            assert!(
+                registry
+                    .requests()
+                    .iter()
+                    .any(|(_, a)| a.as_deref() == Some(auth.as_str())),
+                "{case}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_token_realm_the_registry_names_gets_its_credentials_as_docker_sends_them() {
+    let image = ImageFiles::new();
+    let registry = Recorder::start(None);
+    let realm = Recorder::start(None);
+    let mut routes = image.routes(Some("Bearer pull-token"), None);
+    routes.push(
+        json!({"path": "/v2/", "status": 401, "headers": {"WWW-Authenticate":
+        format!("Bearer realm=\"http://{}/token\",service=\"registry\"", realm.host())}}),
+    );
+    registry.routes(&Value::Array(routes));
+    realm.routes(&json!([
+        {"path": "/token", "auth": basic("puller", "pu11-Secret"), "status": 200,
+            "text": "{\"token\": \"pull-token\"}"},
+        {"path": "/token", "status": 401},
+    ]));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = oci_descriptor(
+        dir.path(),
+        &format!("{}/r@{}", registry.host(), image.digest),
+        &[("pdf".to_owned(), image.pin.clone())],
+    );
+    let scoped = format!("{}=puller:pu11-Secret", registry.host());
+    let out = prepare_env(&config, &[("SKILLFOLD_REGISTRY_AUTH", &scoped)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(dir.path().join("corpus/current/pdf/SKILL.md").exists());
+    // The realm, on another origin, got the registry's credentials (and no token); the registry
+    // got the token and never the credentials.
+    let asked = realm.requests();
+    assert!(
+        asked.iter().all(|(path, a)| path.starts_with("/token")
+            && a.as_deref() == Some(basic("puller", "pu11-Secret").as_str())),
+        "{asked:?}"
+    );
+    assert!(!asked.is_empty());
+    let served = registry.requests();
+    assert!(
+        served
+            .iter()
+            .all(|(_, a)| a.is_none() || a.as_deref() == Some("Bearer pull-token")),
+        "{served:?}"
+    );
+    assert!(
+        served
+            .iter()
+            .any(|(path, a)| path.contains("/blobs/") && a.as_deref() == Some("Bearer pull-token"))
+    );
+    // Credentials for another registry: the realm is asked anonymously, gets nothing, refuses.
+    fs_err::remove_dir_all(dir.path().join("corpus")).expect("rm");
+    fs_err::remove_file(realm.dir.path().join("log.jsonl")).expect("rm");
+    let elsewhere = "127.0.0.1:1=puller:pu11-Secret";
+    let out = prepare_env(&config, &[("SKILLFOLD_REGISTRY_AUTH", elsewhere)]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_stderr_has(&out, "[registry_denied]");
+    realm.assert_got_no_credentials("credentials for another registry");
+}
+
+#[test]
+fn an_https_registry_naming_an_http_token_realm_is_refused_and_the_realm_gets_nothing() {
+    let image = ImageFiles::new();
+    let certificates = tempfile::tempdir().expect("tempdir");
+    super::git_fixture::make_certificates(certificates.path());
+    let registry = Recorder::start(Some(certificates.path()));
+    let realm = Recorder::start(None);
+    let mut routes = image.routes(Some("Bearer t"), None);
+    routes.push(
+        json!({"path": "/v2/", "status": 401, "headers": {"WWW-Authenticate":
+        format!("Bearer realm=\"http://{}/token\",service=\"registry\"", realm.host())}}),
+    );
+    registry.routes(&Value::Array(routes));
+    realm.routes(&json!([{"path": "/token", "status": 200, "text": "{\"token\": \"t\"}"}]));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = oci_descriptor(
+        dir.path(),
+        &format!("{}/r@{}", registry.host(), image.digest),
+        &[("pdf".to_owned(), image.pin.clone())],
+    );
+    let text = fs_err::read_to_string(&config)
+        .expect("read")
+        .replace("      plain_http: true\n", "");
+    fs_err::write(&config, text).expect("write");
+    let ca = certificates.path().join("ca.crt");
+    let scoped = format!("{}=puller:pu11-Secret", registry.host());
+    for env in [
+        vec![("SSL_CERT_FILE", ca.to_str().expect("utf8"))],
+        vec![
+            ("SSL_CERT_FILE", ca.to_str().expect("utf8")),
+            ("SKILLFOLD_REGISTRY_AUTH", scoped.as_str()),
+        ],
+    ] {
+        let out = prepare_env(&config, &env);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_stderr_has(&out, "[insecure_token_realm]");
+        assert!(realm.requests().is_empty(), "{:?}", realm.requests());
+        assert!(!registry.requests().is_empty(), "the registry was asked");
+        assert!(!dir.path().join("corpus/current").exists());
+    }
+    // `push --to` with credentials, whose client answers challenges itself: refused the same way.
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let pushed = Command::new(env!("CARGO_BIN_EXE_skillfold"))
+        .args(["push", "-c", lab.config().to_str().expect("utf8"), "--to"])
+        .arg(format!("{}/r:v1", registry.host()))
+        .env("SKILLFOLD_REGISTRY_AUTH", "puller:pu11-Secret")
+        .env("DOCKER_CONFIG", lab.tmp.path().join("no-docker"))
+        .env("SSL_CERT_FILE", &ca)
+        .output()
+        .expect("run skillfold");
+    assert_eq!(pushed.status.code(), Some(2), "{}", stderr(&pushed));
+    assert_stderr_has(&pushed, "insecure_token_realm");
+    assert!(realm.requests().is_empty(), "{:?}", realm.requests());
+}
+
+#[test]
+fn a_pull_over_the_sources_bound_is_refused_before_any_layer_is_read() {
+    use skillfold::format::limits::CHAMVI;
+    use skillfold::prepare::oci::pull::{MAX_LAYER_BYTES, max_pull_bytes};
+    let bound = max_pull_bytes(CHAMVI);
+    let image = ImageFiles::new();
+    let layer = fs_err::read(&image.layer).expect("layer");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // Layers that declare, together, one byte more than the bound; each within its own bound.
+    let each = bound.div_ceil(3) + 1;
+    assert!(each <= MAX_LAYER_BYTES && 3 * each > bound);
+    let descriptor = |size: u64, i: usize| {
+        json!({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+            "digest": sha256(format!("{i}").as_bytes()), "size": size})
+    };
+    let over = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": sha256(b"{}"), "size": 2},
+        "layers": (0..3).map(|i| descriptor(each, i)).collect::<Vec<_>>()})
+    .to_string();
+    // A layer whose registry sends more bytes than the manifest declares, with and without a
+    // Content-Length: refused before (or while) reading past the declared size.
+    let short = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": sha256(b"{}"), "size": 2},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+            "digest": image.layer_digest, "size": layer.len() - 1}]})
+    .to_string();
+    let registry = Recorder::start(None);
+    for (case, manifest, length, code) in [
+        ("over the pull bound", &over, true, "[pull_too_large]"),
+        ("more than declared", &short, true, "[image_too_large]"),
+        (
+            "more than declared, streamed",
+            &short,
+            false,
+            "[image_too_large]",
+        ),
+    ] {
+        let path = tmp.path().join("manifest.json");
+        fs_err::write(&path, manifest).expect("write");
+        registry.routes(&json!([
+            {"path": "/v2/r/manifests/", "status": 200, "file": path,
+                "headers": {"Content-Type": "application/vnd.oci.image.manifest.v1+json"}},
+            {"path": "/v2/r/blobs/", "status": 200, "file": image.layer, "length": length},
+        ]));
+        let _ = fs_err::remove_file(registry.dir.path().join("log.jsonl"));
+        let config = oci_descriptor(
+            tmp.path(),
+            &format!("{}/r@{}", registry.host(), sha256(manifest.as_bytes())),
+            &[("pdf".to_owned(), image.pin.clone())],
+        );
+        let out = prepare_env(&config, &[]);
+        assert_eq!(out.status.code(), Some(2), "{case}: {}", stderr(&out));
+        assert_stderr_has(&out, code);
+        assert!(!tmp.path().join("corpus/current").exists(), "{case}");
+        let blobs = registry
+            .requests()
+            .iter()
+            .filter(|(path, _)| path.contains("/blobs/"))
+            .count();
+        if code == "[pull_too_large]" {
+            assert_stderr_has(&out, &format!("pull bound of {bound} bytes"));
+            assert_eq!(blobs, 0, "{case}: a layer was read");
+        } else {
+            assert_eq!(blobs, 1, "{case}");
+        }
+        // Nothing of the pull is left in the corpus.
+        let fetch = tmp.path().join("corpus/.skillfold/fetch");
+        assert_eq!(
+            fs_err::read_dir(&fetch).map(|d| d.count()).unwrap_or(0),
+            0,
+            "{case}"
+        );
+    }
+}
+
+/// The peak resident set of `prepare` pulling one 48 MiB layer listed 1, 4 and 16 times in a
+/// pinned manifest (the figures of issue 28, item 4): layers stream to files, so the peak does not
+/// grow with the number of layers. `SKILLFOLD_MEASURE_BIN` measures another build (before/after)
+/// without the assertion.
+#[test]
+#[ignore = "a measurement: moves about 1 GiB through a local registry; run it on its own"]
+fn the_peak_memory_of_a_pull_does_not_grow_with_the_layers_it_pulls() {
+    let registry = Registry::start(&[]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // 48 MiB that do not compress (xorshift), in a file of the `pdf` bundle.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut blob = Vec::with_capacity(48 << 20);
+    while blob.len() < 48 << 20 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        blob.extend_from_slice(&state.to_le_bytes());
+    }
+    let tar = [
+        entry("pdf/SKILL.md", b'0', SKILL_MD.as_bytes(), None),
+        entry("pdf/blob.bin", b'0', &blob, None),
+        vec![0u8; 1024],
+    ]
+    .concat();
+    drop(blob);
+    let tar_path = tmp.path().join("layer.tar");
+    fs_err::write(&tar_path, &tar).expect("write");
+    drop(tar);
+    let zipped = Command::new("gzip")
+        .args(["-1", "-n", "-k"])
+        .arg(&tar_path)
+        .status()
+        .expect("gzip");
+    assert!(zipped.success());
+    let layer = fs_err::read(tmp.path().join("layer.tar.gz")).expect("read");
+    let binary = std::env::var("SKILLFOLD_MEASURE_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_skillfold").to_owned());
+    let mut peaks = Vec::new();
+    for times in [1, 4, 16] {
+        let dir = tmp.path().join(format!("x{times}"));
+        fs_err::create_dir(&dir).expect("mkdir");
+        let layout = layout_listing(&dir, &layer, times);
+        let reference = copy_in(&layout, &registry, &format!("big/x{times}"));
+        let config = oci_descriptor(&dir, &reference, &[("pdf".to_owned(), "0".repeat(64))]);
+        // The hard ceilings: the pull bound (2 GiB) admits all 16 layers.
+        let text = fs_err::read_to_string(&config).expect("read").replace(
+            "      plain_http: true\n",
+            "      plain_http: true\n      limits: { skill_md_bytes: 1MiB, file_bytes: 16MiB, bundle_bytes: 64MiB, files: 4096, binary: true }\n",
+        );
+        fs_err::write(&config, text).expect("write");
+        let out = Command::new("/usr/bin/time")
+            .arg("-v")
+            .arg(&binary)
+            .args(["prepare", "-c", config.to_str().expect("utf8")])
+            .env_remove("SKILLFOLD_REGISTRY_AUTH")
+            .output()
+            .expect("time");
+        let err = stderr(&out);
+        // Pulled, then refused by the bundle rules (a 48 MiB file): what is measured is the pull.
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let kib: u64 = err
+            .lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix("Maximum resident set size (kbytes): ")
+            })
+            .and_then(|v| v.trim().parse().ok())
+            .expect("a peak");
+        eprintln!("{times:>2} × 48 MiB layer: peak RSS {} MiB", kib / 1024);
+        peaks.push(kib);
+    }
+    if std::env::var_os("SKILLFOLD_MEASURE_BIN").is_none() {
+        assert!(
+            peaks[2] < peaks[0] + 32 * 1024,
+            "the peak grows with the layers: {peaks:?} KiB"
         );
     }
 }

@@ -65,15 +65,29 @@ pub(super) fn prepare_image(
         }
         reports.push((index, report));
     }
-    let Some((_, first, first_run, _)) = pending.first() else {
+    let Some((_, first, first_run, first_staging)) = pending.first() else {
         return reports;
     };
     let wanted: BTreeSet<String> = pending
         .iter()
         .flat_map(|(_, oci, _, _)| oci.approved.iter().map(|p| p.name.to_string()))
         .collect();
+    // One pull serves every source of the image: it may read what the most generous of them may.
+    let max_bytes = pending
+        .iter()
+        .map(|(_, oci, _, _)| max_pull_bytes(oci.limits))
+        .max()
+        .unwrap_or(0);
+    // The layers stream into files beside the first source's staging (removed with the leftovers
+    // of a crashed run), and are read from there one at a time.
+    let store = first_run
+        .corpus
+        .fetch_dir(&first_staging.id)
+        .with_extension("layers");
     fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let pulled = pull(first, first_run, &wanted);
+    let pulled = fs_err::create_dir(&store)
+        .map_err(|e| io_failure(&e.into()))
+        .and_then(|()| pull(first, first_run, &wanted, &store, max_bytes));
     for (slot, oci, run, staging) in &pending {
         let result = pulled
             .as_ref()
@@ -92,6 +106,8 @@ pub(super) fn prepare_image(
             }
         }
     }
+    drop(pulled);
+    let _ = fs_err::remove_dir_all(&store);
     reports
 }
 
@@ -156,7 +172,9 @@ fn unpack_bundles(
     let mut bundles = BTreeMap::new();
     for layer in layers {
         run.check_interrupt()?;
-        let found = crate::prepare::oci::unpack::unpack(&layer.bytes[..], &wanted, oci.limits)
+        let file = fs_err::File::open(&layer.path).map_err(|e| io_failure(&e.into()))?;
+        let reader = std::io::BufReader::with_capacity(64 * 1024, file);
+        let found = crate::prepare::oci::unpack::unpack(reader, &wanted, oci.limits)
             .map_err(|e| Failure::new(e.code, format!("layer {}: {}", layer.digest, e.message)))?;
         for (name, files) in found {
             if bundles.insert(name.clone(), files).is_some() {
@@ -170,19 +188,36 @@ fn unpack_bundles(
     Ok(bundles)
 }
 
-/// Pulls the manifest and the layers that may hold `wanted` bundles, once for every source of
-/// the image.
+/// Pulls the manifest and the layers that may hold `wanted` bundles into files in `into`, once
+/// for every source of the image, reading at most `max_bytes` of layers.
 #[cfg(feature = "oci")]
 fn pull(
     oci: &OciSource,
     run: &CorpusRun<'_>,
     wanted: &BTreeSet<String>,
+    into: &std::path::Path,
+    max_bytes: u64,
 ) -> Result<Vec<Layer>, Failure> {
     run.step(&format!("pulling {}", oci.reference));
-    crate::prepare::oci::pull::pull(&oci.reference, oci.plain_http, &|name| {
-        wanted.contains(name)
+    crate::prepare::oci::pull::pull(&crate::prepare::oci::pull::PullRequest {
+        reference: &oci.reference,
+        plain_http: oci.plain_http,
+        wanted: &|name| wanted.contains(name),
+        into,
+        max_bytes,
     })
     .map_err(|e| Failure::new(e.code, e.message))
+}
+
+/// The most layer bytes a source under `limits` may pull.
+#[cfg(feature = "oci")]
+fn max_pull_bytes(limits: crate::format::limits::Limits) -> u64 {
+    crate::prepare::oci::pull::max_pull_bytes(limits)
+}
+
+#[cfg(not(feature = "oci"))]
+fn max_pull_bytes(_limits: crate::format::limits::Limits) -> u64 {
+    0
 }
 
 #[cfg(not(feature = "oci"))]
@@ -190,6 +225,8 @@ fn pull(
     _oci: &OciSource,
     _run: &CorpusRun<'_>,
     _wanted: &BTreeSet<String>,
+    _into: &std::path::Path,
+    _max_bytes: u64,
 ) -> Result<Vec<Layer>, Failure> {
     Err(Failure::new(
         DistributionCode::OciDisabled,

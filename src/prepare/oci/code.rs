@@ -46,4 +46,9 @@ crate::error_codes! {
     BundleNotInImage = "bundle_not_in_image",
     /// This build has no registry client (built without the `oci` feature).
     OciDisabled = "oci_disabled",
+    /// The layers to pull declare more bytes together than the source's pull bound (16 bundles
+    /// at the bounds of its limits profile).
+    PullTooLarge = "pull_too_large",
+    /// A registry spoken to over HTTPS names a plain-HTTP token realm.
+    InsecureTokenRealm = "insecure_token_realm",
 }

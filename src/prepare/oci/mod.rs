@@ -45,6 +45,6 @@ pub struct PulledLayer {
     pub digest: String,
     /// The bundle name its annotation gives, if any.
     pub bundle: Option<String>,
-    /// The compressed bytes, verified against the digest.
-    pub bytes: Vec<u8>,
+    /// The file holding its compressed bytes, verified against the digest.
+    pub path: std::path::PathBuf,
 }

@@ -1,23 +1,42 @@
 //! Pulling an image by digest from a registry (the OCI distribution API on reqwest and rustls),
 //! with every bound checked before the bytes it bounds are read: the manifest at most
 //! [`MAX_MANIFEST_BYTES`] and equal to its digest; an image index or a layer media type we do not
-//! know refused; each layer's declared size within [`MAX_LAYER_BYTES`], read no further than
-//! declared, and equal to its digest. Anonymous, or HTTP Basic with the registry's credentials,
-//! or the registry's bearer-token exchange (`WWW-Authenticate: Bearer realm=…`) with them; the
+//! know refused; each layer's declared size within [`MAX_LAYER_BYTES`], the declared sizes of the
+//! layers to pull together within the source's pull bound ([`max_pull_bytes`], from its limits
+//! profile) before any layer is read, each layer read no further than declared — streamed to a
+//! file, its SHA-256 computed while it streams — and equal to its digest. Memory does not grow
+//! with the size of the image.
+//!
+//! Credentials are scoped to the registry's origin (scheme + host + port; [`credentials`]):
+//! anonymous, or HTTP Basic with the registry's credentials, or the registry's bearer-token
+//! exchange (`WWW-Authenticate: Bearer realm=…`) with them. Redirects are followed here, not by
+//! reqwest, so that no `Authorization` header — credentials or token — goes to any origin but the
+//! registry's; a challenge is answered only when the registry's own origin sent it (a redirect
+//! target that answers 401 gets nothing: `registry_denied`). The realm a registry's challenge names
+//! gets the registry's credentials wherever it is, as Docker's and containerd's clients do (Docker
+//! Hub's realm is `auth.docker.io` for `registry-1.docker.io`), except that an `https://` registry
+//! naming an `http://` realm is refused (`insecure_token_realm`) before anything is sent to it. The
 //! credentials are never put in a message. A registry that cannot be reached or answers 5xx is
 //! retryable; a refusal, a digest mismatch or a bound is not.
+//!
+//! [`pull_async`] is one future: a caller may bound it with an overall deadline.
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
-use reqwest::{Client, StatusCode};
+use std::io::Write as _;
+use std::path::Path;
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue, LOCATION, WWW_AUTHENTICATE};
+use reqwest::{Client, StatusCode, Url};
 use serde_json::Value;
+use sha2::Digest as _;
 
 use super::code::DistributionCode;
-use super::credentials::{self, Credentials, Found};
+use super::credentials::{self, Credentials, Found, Origin, Unscoped};
 use super::image::sha256;
 use super::unpack::MAX_LAYER_TAR_BYTES;
 use super::{MEDIA_LAYER_TAR_GZIP, MEDIA_MANIFEST, PulledLayer};
 use crate::descriptor::plan::ImageReference;
 use crate::format::escape;
+use crate::format::limits::{self, Limits};
 
 /// The largest manifest read.
 pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
@@ -27,6 +46,25 @@ pub const MAX_LAYER_BYTES: u64 = MAX_LAYER_TAR_BYTES + 1024 * 1024;
 pub const MAX_LAYERS: usize = 1024;
 /// The largest token answer read.
 const MAX_TOKEN_BYTES: u64 = 64 * 1024;
+/// The most redirects followed for one request.
+pub const MAX_REDIRECTS: usize = 10;
+
+/// The largest gzip layer one bundle at the bounds of `limits` makes: its tar (every file byte,
+/// a header and a PAX block for each inventory entry, the two end blocks) and deflate's
+/// worst-case growth on incompressible bytes (well under 1/1024, plus 64 KiB of headers).
+pub fn bundle_layer_bytes(limits: Limits) -> u64 {
+    let tar = limits.bundle_bytes() + (limits.entries() as u64 + 1) * 2 * 512;
+    tar + tar / 1024 + 64 * 1024
+}
+
+/// The most compressed layer bytes one source under `limits` may pull: as many bundles as one
+/// catalogue may hold ([`limits::MAX_BUNDLES_PER_CATALOGUE`], 16), each at
+/// [`bundle_layer_bytes`] — 34,652,176 bytes (33 MiB) under `chamvi`, 807,157,776 (770 MiB) under
+/// `extended`, 2,150,645,776 (2 GiB) at the hard ceilings. Each layer is also within [`MAX_LAYER_BYTES`], so a pull of `n` layers reads at
+/// most `min(n × MAX_LAYER_BYTES, max_pull_bytes)`.
+pub fn max_pull_bytes(limits: Limits) -> u64 {
+    limits::MAX_BUNDLES_PER_CATALOGUE as u64 * bundle_layer_bytes(limits)
+}
 
 const MEDIA_DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
 const MEDIA_DOCKER_LAYER: &str = "application/vnd.docker.image.rootfs.diff.tar.gzip";
@@ -52,37 +90,52 @@ fn fail(code: DistributionCode, message: impl Into<String>) -> PullError {
     }
 }
 
-/// Pulls the image `reference`: the manifest, then the layers `wanted` keeps (by the bundle-name
-/// annotation; a layer without one is always pulled).
-pub fn pull(
-    reference: &ImageReference,
-    plain_http: bool,
-    wanted: &dyn Fn(&str) -> bool,
-) -> Result<Vec<PulledLayer>, PullError> {
+/// What to pull and where: the image, the layers to keep, the folder their files go into, and
+/// the bound on the compressed bytes of all of them.
+pub struct PullRequest<'a> {
+    /// The image, pinned by digest.
+    pub reference: &'a ImageReference,
+    /// HTTP instead of HTTPS.
+    pub plain_http: bool,
+    /// Whether a layer whose bundle-name annotation is this name is pulled (a layer without one
+    /// always is).
+    pub wanted: &'a dyn Fn(&str) -> bool,
+    /// An existing, empty folder on the corpus's file system: each layer is streamed into a new
+    /// file in it.
+    pub into: &'a Path,
+    /// The most compressed layer bytes the pull may read (the sources' [`max_pull_bytes`]).
+    pub max_bytes: u64,
+}
+
+/// Pulls the image: the manifest, then the layers `wanted` keeps, each into a file in `into`.
+pub fn pull(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, PullError> {
     crate::prepare::tls::install_provider();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| fail(DistributionCode::RegistryUnavailable, e.to_string()))?;
-    runtime.block_on(pull_async(reference, plain_http, wanted))
+    runtime.block_on(pull_async(request))
 }
 
 struct Session<'a> {
     client: Client,
     base: String,
+    /// Where credentials and tokens may go.
+    origin: Origin,
     reference: &'a ImageReference,
     found: Found,
     authorization: Option<HeaderValue>,
 }
 
-async fn pull_async(
-    reference: &ImageReference,
-    plain_http: bool,
-    wanted: &dyn Fn(&str) -> bool,
-) -> Result<Vec<PulledLayer>, PullError> {
+/// [`pull`] as one future, on a tokio runtime with I/O and time enabled.
+pub async fn pull_async(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, PullError> {
+    let reference = request.reference;
+    crate::prepare::tls::install_provider();
     let client = Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
         .read_timeout(std::time::Duration::from_secs(60))
+        // Redirects are followed by `Session::send`, which decides where `Authorization` goes.
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| {
             fail(
@@ -90,15 +143,21 @@ async fn pull_async(
                 escape::text(&e.to_string()).to_string(),
             )
         })?;
-    let scheme = if plain_http { "http" } else { "https" };
+    let origin = Origin::registry(&reference.registry, request.plain_http).ok_or_else(|| {
+        fail(
+            DistributionCode::MalformedImage,
+            format!("`{}` is not a registry host", reference.registry),
+        )
+    })?;
     let mut session = Session {
         client,
         base: format!(
-            "{scheme}://{}/v2/{}",
-            reference.registry, reference.repository
+            "{}://{}/v2/{}",
+            origin.scheme, reference.registry, reference.repository
         ),
+        found: credentials::lookup(&origin, Unscoped::Nowhere),
+        origin,
         reference,
-        found: credentials::lookup(&reference.registry),
         authorization: None,
     };
     let accept = [MEDIA_MANIFEST, MEDIA_DOCKER_MANIFEST]
@@ -109,7 +168,7 @@ async fn pull_async(
         .join(", ");
     let url = format!("{}/manifests/{}", session.base, reference.digest);
     let manifest = session
-        .get(&url, Some(&accept), MAX_MANIFEST_BYTES, "the manifest")
+        .get_bytes(&url, Some(&accept), MAX_MANIFEST_BYTES, "the manifest")
         .await?;
     if sha256(&manifest) != reference.digest {
         return Err(fail(
@@ -120,7 +179,50 @@ async fn pull_async(
             ),
         ));
     }
-    let manifest: Value = serde_json::from_slice(&manifest).map_err(|e| {
+    let layers = wanted_layers(reference, &manifest, request.wanted)?;
+    let declared: u64 = layers.iter().map(|l| l.size).sum();
+    if declared > request.max_bytes {
+        return Err(fail(
+            DistributionCode::PullTooLarge,
+            format!(
+                "the {} layer(s) of {reference} to pull declare {declared} bytes, over the source's pull bound of {} bytes (16 bundles at the bounds of its limits profile); nothing was read",
+                layers.len(),
+                request.max_bytes
+            ),
+        ));
+    }
+    let mut pulled = Vec::with_capacity(layers.len());
+    for (index, layer) in layers.into_iter().enumerate() {
+        let url = format!("{}/blobs/{}", session.base, layer.digest);
+        let path = request
+            .into
+            .join(format!("{index:04}-{}.tar.gz", &layer.digest[7..]));
+        session
+            .get_to_file(&url, &path, layer.size, &layer.digest)
+            .await?;
+        pulled.push(PulledLayer {
+            digest: layer.digest,
+            bundle: layer.bundle,
+            path,
+        });
+    }
+    Ok(pulled)
+}
+
+/// A layer the manifest lists and the pull keeps.
+struct Wanted {
+    digest: String,
+    size: u64,
+    bundle: Option<String>,
+}
+
+/// The layers of `manifest` to pull, every descriptor checked.
+fn wanted_layers(
+    reference: &ImageReference,
+    manifest: &[u8],
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Wanted>, PullError> {
+    let manifest: Value = serde_json::from_slice(manifest).map_err(|e| {
         fail(
             DistributionCode::MalformedImage,
             format!("the manifest of {reference} is not JSON: {e}"),
@@ -159,7 +261,7 @@ async fn pull_async(
             ),
         ));
     }
-    let mut pulled = Vec::new();
+    let mut kept = Vec::new();
     for layer in layers {
         let kind = layer["mediaType"].as_str().unwrap_or_default();
         if kind != MEDIA_LAYER_TAR_GZIP && kind != MEDIA_DOCKER_LAYER {
@@ -198,90 +300,177 @@ async fn pull_async(
         if bundle.as_deref().is_some_and(|b| !wanted(b)) {
             continue;
         }
-        let url = format!("{}/blobs/{digest}", session.base);
-        let bytes = session
-            .get(&url, None, size, &format!("layer {digest}"))
-            .await?;
-        if bytes.len() as u64 != size || sha256(&bytes) != digest {
-            return Err(fail(
-                DistributionCode::DigestMismatch,
-                format!(
-                    "layer {digest} of {reference}: the registry sent {} bytes with digest {}",
-                    bytes.len(),
-                    sha256(&bytes)
-                ),
-            ));
-        }
-        pulled.push(PulledLayer {
+        kept.push(Wanted {
             digest,
+            size,
             bundle,
-            bytes,
         });
     }
-    Ok(pulled)
+    Ok(kept)
 }
 
 impl Session<'_> {
-    /// GETs `url`, authenticating when the registry asks, reading at most `bound` bytes.
+    /// GETs `url`, authenticating when the registry asks; the answer, successful, with a length
+    /// (when it says one) within `bound`.
     async fn get(
         &mut self,
         url: &str,
         accept: Option<&str>,
         bound: u64,
         what: &str,
-    ) -> Result<Vec<u8>, PullError> {
+    ) -> Result<reqwest::Response, PullError> {
         let mut response = self.send(url, accept).await?;
-        if response.status() == StatusCode::UNAUTHORIZED && self.authorization.is_none() {
-            let challenge = response
-                .headers()
-                .get(WWW_AUTHENTICATE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_owned();
-            self.authorization = Some(self.authenticate(&challenge).await?);
-            response = self.send(url, accept).await?;
+        if response.status() == StatusCode::UNAUTHORIZED {
+            let at = Origin::of(response.url());
+            if at.as_ref() != Some(&self.origin) {
+                return Err(self.denied(&format!(
+                    "{what} was redirected to {}, which asks for credentials; none go beyond the registry's origin {}",
+                    at.map_or_else(|| "another origin".to_owned(), |o| o.to_string()),
+                    self.origin
+                )));
+            }
+            if self.authorization.is_none() {
+                let challenge = response
+                    .headers()
+                    .get(WWW_AUTHENTICATE)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned();
+                self.authorization = Some(self.authenticate(&challenge).await?);
+                response = self.send(url, accept).await?;
+            }
         }
         let status = response.status();
         if !status.is_success() {
             return Err(self.status_error(status, what));
         }
         if response.content_length().is_some_and(|n| n > bound) {
-            return Err(fail(
-                DistributionCode::ImageTooLarge,
-                format!(
-                    "{what} of {} is over its bound of {bound} bytes",
-                    self.reference
-                ),
-            ));
+            return Err(self.over(what, bound));
         }
+        Ok(response)
+    }
+
+    /// GETs `url` into memory, reading at most `bound` bytes.
+    async fn get_bytes(
+        &mut self,
+        url: &str,
+        accept: Option<&str>,
+        bound: u64,
+        what: &str,
+    ) -> Result<Vec<u8>, PullError> {
+        let mut response = self.get(url, accept, bound, what).await?;
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(|e| self.unavailable(&e))? {
             if (body.len() + chunk.len()) as u64 > bound {
-                return Err(fail(
-                    DistributionCode::ImageTooLarge,
-                    format!(
-                        "{what} of {} is over its bound of {bound} bytes",
-                        self.reference
-                    ),
-                ));
+                return Err(self.over(what, bound));
             }
             body.extend_from_slice(&chunk);
         }
         Ok(body)
     }
 
-    async fn send(&self, url: &str, accept: Option<&str>) -> Result<reqwest::Response, PullError> {
-        let mut request = self.client.get(url);
-        if let Some(accept) = accept {
-            request = request.header(ACCEPT, accept);
+    /// GETs the blob `digest` of `size` bytes at `url` into a new file at `path`, hashing it as it
+    /// streams: never more than `size` bytes read, and the bytes equal to the digest.
+    async fn get_to_file(
+        &mut self,
+        url: &str,
+        path: &Path,
+        size: u64,
+        digest: &str,
+    ) -> Result<(), PullError> {
+        let what = format!("layer {digest}");
+        let mut response = self.get(url, None, size, &what).await?;
+        let write_failed = |e: std::io::Error| {
+            fail(
+                DistributionCode::WriteFailed,
+                format!(
+                    "cannot write {what} to {}: {}",
+                    escape::path(path),
+                    escape::text(&e.to_string())
+                ),
+            )
+        };
+        let file = fs_err::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(write_failed)?;
+        let mut file = std::io::BufWriter::with_capacity(64 * 1024, file);
+        let mut hasher = sha2::Sha256::new();
+        let mut read = 0u64;
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.unavailable(&e))? {
+            read += chunk.len() as u64;
+            if read > size {
+                return Err(self.over(&what, size));
+            }
+            hasher.update(&chunk);
+            file.write_all(&chunk).map_err(write_failed)?;
         }
-        if let Some(authorization) = &self.authorization {
-            request = request.header(AUTHORIZATION, authorization.clone());
+        file.flush().map_err(write_failed)?;
+        let got = format!("sha256:{}", crate::format::hex::encode(&hasher.finalize()));
+        if read != size || got != digest {
+            return Err(fail(
+                DistributionCode::DigestMismatch,
+                format!(
+                    "layer {digest} of {}: the registry sent {read} bytes with digest {got}",
+                    self.reference
+                ),
+            ));
         }
-        request.send().await.map_err(|e| self.unavailable(&e))
+        Ok(())
     }
 
-    /// The `Authorization` value the challenge asks for.
+    /// GETs `url`, following up to [`MAX_REDIRECTS`] redirects; `Authorization` goes only to the
+    /// registry's origin.
+    async fn send(&self, url: &str, accept: Option<&str>) -> Result<reqwest::Response, PullError> {
+        let mut url = Url::parse(url).map_err(|e| {
+            fail(
+                DistributionCode::MalformedImage,
+                format!("`{}` is not a URL: {e}", escape::text(url)),
+            )
+        })?;
+        for _ in 0..=MAX_REDIRECTS {
+            let mut request = self.client.get(url.clone());
+            if let Some(accept) = accept {
+                request = request.header(ACCEPT, accept);
+            }
+            if Origin::of(&url).as_ref() == Some(&self.origin)
+                && let Some(authorization) = &self.authorization
+            {
+                request = request.header(AUTHORIZATION, authorization.clone());
+            }
+            let response = request.send().await.map_err(|e| self.unavailable(&e))?;
+            if !matches!(response.status().as_u16(), 301 | 302 | 303 | 307 | 308) {
+                return Ok(response);
+            }
+            let next = response
+                .headers()
+                .get(LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|location| url.join(location).ok())
+                .filter(|next| Origin::of(next).is_some())
+                .ok_or_else(|| {
+                    fail(
+                        DistributionCode::RegistryRefused,
+                        format!(
+                            "the registry `{}` answered HTTP {} without an http(s) location",
+                            self.reference.registry,
+                            response.status()
+                        ),
+                    )
+                })?;
+            url = next;
+        }
+        Err(fail(
+            DistributionCode::RegistryRefused,
+            format!(
+                "the registry `{}` redirected more than {MAX_REDIRECTS} times",
+                self.reference.registry
+            ),
+        ))
+    }
+
+    /// The `Authorization` value the challenge (sent by the registry's own origin) asks for.
     async fn authenticate(&self, challenge: &str) -> Result<HeaderValue, PullError> {
         let credentials = self.found.credentials();
         let (scheme, params) = challenge.split_once(' ').unwrap_or((challenge, ""));
@@ -303,16 +492,31 @@ impl Session<'_> {
         };
         let realm = param("realm")
             .ok_or_else(|| self.denied("the registry's bearer challenge has no realm"))?;
-        if !realm.starts_with("https://") && !realm.starts_with("http://") {
-            return Err(self.denied("the registry's token realm is not an http(s) URL"));
+        let realm = Url::parse(&realm)
+            .ok()
+            .filter(|u| Origin::of(u).is_some())
+            .ok_or_else(|| self.denied("the registry's token realm is not an http(s) URL"))?;
+        if self.origin.scheme == "https" && realm.scheme() != "https" {
+            return Err(fail(
+                DistributionCode::InsecureTokenRealm,
+                format!(
+                    "the registry `{}` is spoken to over HTTPS but names a plain-HTTP token realm ({}); nothing was sent to it",
+                    self.reference.registry,
+                    Origin::of(&realm)
+                        .map(|o| o.to_string())
+                        .unwrap_or_default()
+                ),
+            ));
         }
-        let mut request = self.client.get(&realm).query(&[(
+        let mut request = self.client.get(realm).query(&[(
             "scope",
             format!("repository:{}:pull", self.reference.repository),
         )]);
         if let Some(service) = param("service") {
             request = request.query(&[("service", service)]);
         }
+        // The registry's own challenge names the realm: it gets the registry's credentials, on
+        // whatever origin it is (as Docker does); the token goes only to the registry.
         if let Some(credentials) = credentials {
             request = request.header(AUTHORIZATION, basic(credentials));
         }
@@ -333,8 +537,20 @@ impl Session<'_> {
             .as_str()
             .or_else(|| answer["access_token"].as_str())
             .ok_or_else(|| self.denied("the token answer holds no token"))?;
-        HeaderValue::from_str(&format!("Bearer {token}"))
-            .map_err(|_| self.denied("the token is not a header value"))
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| self.denied("the token is not a header value"))?;
+        value.set_sensitive(true);
+        Ok(value)
+    }
+
+    fn over(&self, what: &str, bound: u64) -> PullError {
+        fail(
+            DistributionCode::ImageTooLarge,
+            format!(
+                "{what} of {} is over its bound of {bound} bytes",
+                self.reference
+            ),
+        )
     }
 
     fn denied(&self, why: &str) -> PullError {
@@ -387,6 +603,39 @@ impl Session<'_> {
     }
 }
 
+/// The plain-HTTP token realm, if any, that the HTTPS registry `registry` (`host[:port]`) names
+/// in the challenge of its `/v2/` endpoint: where credentials would go in clear text. `push`
+/// (whose client answers challenges itself) asks this before sending any credential.
+pub async fn plain_http_token_realm(registry: &str) -> Result<Option<String>, String> {
+    crate::prepare::tls::install_provider();
+    let client = Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .read_timeout(std::time::Duration::from_secs(60))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| escape::text(&e.to_string()).to_string())?;
+    let response = client
+        .get(format!("https://{registry}/v2/"))
+        .send()
+        .await
+        .map_err(|e| escape::text(&e.to_string()).to_string())?;
+    let challenge = response
+        .headers()
+        .get(WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let (scheme, params) = challenge.split_once(' ').unwrap_or((challenge, ""));
+    if response.status() != StatusCode::UNAUTHORIZED || !scheme.eq_ignore_ascii_case("bearer") {
+        return Ok(None);
+    }
+    Ok(params.split(',').find_map(|p| {
+        let (k, v) = p.trim().split_once('=')?;
+        let realm = v.trim_matches('"');
+        (k.eq_ignore_ascii_case("realm") && !realm.to_ascii_lowercase().starts_with("https://"))
+            .then(|| escape::text(realm).to_string())
+    }))
+}
+
 fn basic(credentials: &Credentials) -> HeaderValue {
     use base64::Engine as _;
     let encoded = base64::engine::general_purpose::STANDARD
@@ -395,4 +644,18 @@ fn basic(credentials: &Credentials) -> HeaderValue {
         .unwrap_or(HeaderValue::from_static("Basic"));
     value.set_sensitive(true);
     value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pull_bounds_are_the_documented_figures() {
+        // docs/distribution.md states these figures.
+        assert_eq!(max_pull_bytes(limits::CHAMVI), 34_652_176);
+        assert_eq!(max_pull_bytes(limits::EXTENDED), 807_157_776);
+        assert_eq!(max_pull_bytes(limits::CEILING), 2_150_645_776);
+        assert!(bundle_layer_bytes(limits::CEILING) <= MAX_LAYER_BYTES);
+    }
 }

@@ -127,7 +127,11 @@ async fn push_async(
     plain_http: bool,
 ) -> Result<String, PushError> {
     let registry = destination.registry().to_owned();
-    let found = credentials::lookup(&registry);
+    // The one registry `--to` names: a SKILLFOLD_REGISTRY_AUTH naming no registry is for it.
+    let found = credentials::Origin::registry(&registry, plain_http)
+        .map_or(Found::Anonymous, |o| {
+            credentials::lookup(&o, credentials::Unscoped::CommandRegistry)
+        });
     let auth = match found.credentials() {
         Some(c) => RegistryAuth::Basic(c.user.clone(), c.password.clone()),
         None => RegistryAuth::Anonymous,
@@ -143,6 +147,24 @@ async fn push_async(
         read_timeout: Some(std::time::Duration::from_secs(60)),
         ..ClientConfig::default()
     };
+    // oci-client sends the credentials to whatever token realm the registry names: never to a
+    // plain-HTTP one from an HTTPS registry (docs/distribution.md, "Registry credentials").
+    if !plain_http && found.credentials().is_some() {
+        let realm = super::pull::plain_http_token_realm(&registry)
+            .await
+            .map_err(|reason| PushError::Unavailable {
+                registry: registry.clone(),
+                reason,
+            })?;
+        if let Some(realm) = realm {
+            return Err(PushError::Refused {
+                registry,
+                reason: format!(
+                    "it is spoken to over HTTPS but names a plain-HTTP token realm (`{realm}`); credentials are not sent in clear text [insecure_token_realm]"
+                ),
+            });
+        }
+    }
     let client = Client::new(config);
     let classify = |e: OciDistributionError| classify(&registry, &found, e);
     let reference = &destination.reference;
