@@ -21,3 +21,25 @@ pub fn hit(name: &str) {
 #[cfg(not(feature = "failpoints"))]
 #[inline(always)]
 pub fn hit(_name: &str) {}
+
+/// How long [`pause`] holds the process at its step.
+#[cfg(feature = "failpoints")]
+pub const PAUSE: std::time::Duration = std::time::Duration::from_millis(30);
+
+/// Holds the process for [`PAUSE`] if the configured fail point is `pause:<name>` (with the
+/// `failpoints` feature): tests widen a window between two steps that another process may act
+/// in, to show that nothing it does there is misread.
+#[cfg(feature = "failpoints")]
+pub fn pause(name: &str) {
+    if std::env::var_os(ENV)
+        .and_then(|v| v.into_string().ok())
+        .is_some_and(|v| v.strip_prefix("pause:") == Some(name))
+    {
+        std::thread::sleep(PAUSE);
+    }
+}
+
+/// Does nothing: fail points are compiled only with the `failpoints` feature.
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+pub fn pause(_name: &str) {}

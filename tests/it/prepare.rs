@@ -968,3 +968,87 @@ fn a_leftover_previous_record_does_not_block_publishing() {
     assert_eq!(code(&s.run(&["prepare", "--rollback"])), Some(0));
     assert_eq!(code(&s.run(&["prepare", "--rollback"])), Some(0));
 }
+
+// Pods sharing a volume start together on a corpus directory that does not exist yet: every
+// racer that loses gets the guard's answer (retryable), never a configuration error about a
+// corpus it saw half made, and the corpus is whole afterwards.
+#[test]
+fn concurrent_cold_starts_exit_only_ok_or_retryable() {
+    const ROUNDS: usize = 40;
+    const RACERS: usize = 8;
+    let (repo, commit) = two_bundles();
+    let p = pins(&repo);
+    let mut counts = std::collections::BTreeMap::<Option<i32>, usize>::new();
+    let mut refused = Vec::new();
+    for round in 0..ROUNDS {
+        let s = Setup::new();
+        s.git_source(&repo.file_url(), &commit, &as_refs(&p));
+        let barrier = std::sync::Barrier::new(RACERS);
+        let outs: Vec<Output> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..RACERS)
+                .map(|racer| {
+                    let (s, barrier) = (&s, &barrier);
+                    scope.spawn(move || {
+                        let mut cmd = s.command(&["prepare"]);
+                        // Half the racers linger between looking for `.skillfold/` and listing
+                        // the directory, the others between making their store and renaming it
+                        // into place: the windows in which another racer creates the corpus.
+                        let window = ["corpus-looked", "store-staged"][racer % 2];
+                        cmd.env(skillfold::prepare::failpoint::ENV, format!("pause:{window}"));
+                        barrier.wait();
+                        cmd.output().expect("run skillfold")
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("racer"))
+                .collect()
+        });
+        let mut ok = 0;
+        for out in &outs {
+            *counts.entry(code(out)).or_default() += 1;
+            match code(out) {
+                Some(0) => ok += 1,
+                Some(1) => assert!(
+                    stderr(out).contains("[guard_held]"),
+                    "round {round}: {}",
+                    stderr(out)
+                ),
+                _ => refused.push(format!("round {round}: {}", stderr(out))),
+            }
+        }
+        assert!(ok >= 1 || !refused.is_empty(), "round {round}: no racer succeeded");
+        if ok >= 1 {
+            assert_eq!(s.published().len(), 2, "round {round}");
+            assert!(s.staging_and_fetch_are_empty(), "round {round}");
+            let verified = s.run(&["verify"]);
+            assert_eq!(code(&verified), Some(0), "round {round}: {}", stderr(&verified));
+        }
+    }
+    assert!(
+        refused.is_empty(),
+        "exit codes {counts:?}; refusals:\n{}",
+        refused.join("\n")
+    );
+    assert!(!counts.contains_key(&Some(2)), "{counts:?}");
+    eprintln!("exit codes over {ROUNDS} rounds of {RACERS}: {counts:?}");
+}
+
+// `prepare --rollback` on a corpus never prepared (or whose first preparation has not made its
+// store yet) has nothing to roll back to: a configuration answer, and nothing is written.
+#[test]
+fn rollback_of_a_corpus_never_prepared_has_no_previous_and_writes_nothing() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    for make_dir in [false, true] {
+        if make_dir {
+            fs_err::create_dir_all(s.corpus()).expect("mkdir");
+        }
+        let out = s.run(&["prepare", "--rollback"]);
+        assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+        assert_stderr_has(&out, "[corpus_no_previous]");
+        assert!(!s.corpus().join(".skillfold").exists(), "nothing written");
+    }
+}

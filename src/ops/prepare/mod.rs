@@ -367,6 +367,17 @@ fn rollback_one(
 ) -> Result<(String, Manifest), Failure> {
     let corpus = Corpus::at(git.directory);
     corpus.check_manageable().map_err(|e| io_failure(&e))?;
+    // No store (yet: a first preparation may be making it right now) is nothing to roll back
+    // to, not a guard that cannot be taken.
+    if !corpus.exists().map_err(|e| io_failure(&e))? {
+        return Err(Failure::new(
+            PrepareCode::CorpusNoPrevious,
+            format!(
+                "`{}` has no previous generation to roll back to (it was never prepared)",
+                escape::path(git.directory)
+            ),
+        ));
+    }
     let _guard = corpus
         .guard()
         .map_err(|e| Failure::new(e.code(), e.to_string()))?;
