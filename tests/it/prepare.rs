@@ -783,6 +783,42 @@ fn missing_credentials_fail_at_once_without_prompting() {
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 
+// A plain `http://` server that asks for credentials will never get them (gix does not send
+// credentials in clear text): running again cannot help, so it is a configuration error with a
+// hint, whether credentials are at hand or not, and nothing is published.
+#[test]
+fn an_http_source_that_demands_credentials_is_a_configuration_error_with_a_hint() {
+    let (repo, commit) = two_bundles();
+    let server = HttpServer::http_with_auth(repo.tmp.path());
+    let s = Setup::new();
+    s.git_source(&server.url("remote.git"), &commit, &as_refs(&pins(&repo)));
+    for with_askpass in [true, false] {
+        let mut cmd = s.command(&["prepare"]);
+        cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("SSH_ASKPASS")
+            .stdin(std::process::Stdio::null());
+        if with_askpass {
+            cmd.env("GIT_ASKPASS", askpass(s.dir.path()));
+        } else {
+            cmd.env_remove("GIT_ASKPASS");
+        }
+        let out = cmd.output().expect("run");
+        assert_eq!(code(&out), Some(2), "askpass {with_askpass}: {}", stderr(&out));
+        assert_stderr_has(&out, "[fetch_cleartext_credentials]");
+        assert_stderr_has(&out, "\n  hint: ");
+        assert_stderr_has(&out, "https://");
+        assert_password_never_shown(&s, &out);
+        assert!(!s.corpus().join("current").exists());
+        assert!(s.staging_and_fetch_are_empty());
+    }
+    // The same server without authentication is fetched as before: the refusal is about the
+    // credentials, not about `http://`.
+    let open = HttpServer::start(repo.tmp.path());
+    s.git_source(&open.url("remote.git"), &commit, &as_refs(&pins(&repo)));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+}
+
 #[test]
 fn an_unknown_certificate_authority_is_refused() {
     let (_repo, _server, s, _) = https_setup();

@@ -155,6 +155,11 @@ impl GitRun<'_> {
         )
         .map_err(|e| {
             let mut failure = Failure::new(e.code(), e.to_string());
+            if let CommitError::Fetch(fetch) = &e
+                && let Some(hint) = fetch.hint()
+            {
+                failure.details.push(format!("hint: {hint}"));
+            }
             if let CommitError::Symlinks { paths, count, .. } = &e {
                 failure.details = paths
                     .iter()

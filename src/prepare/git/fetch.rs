@@ -97,6 +97,17 @@ pub enum FetchError {
         /// What gix said (credentials scrubbed).
         detail: String,
     },
+    /// A plain `http://` server asks for credentials: they are never sent in clear text, so no
+    /// retry can succeed (a configuration error).
+    #[error(
+        "`{url}` asks for credentials, which are never sent in clear text over `http://`: {detail}"
+    )]
+    CleartextCredentials {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// What gix or the server said (credentials scrubbed).
+        detail: String,
+    },
     /// Stopped by SIGINT/SIGTERM.
     #[error("the fetch from `{url}` was interrupted")]
     Interrupted {
@@ -122,6 +133,7 @@ impl FetchError {
             FetchError::CommitNotFound { .. } => PrepareCode::CommitNotFound,
             FetchError::NotACommit { .. } => PrepareCode::NotACommit,
             FetchError::Unauthenticated { .. } => PrepareCode::FetchUnauthenticated,
+            FetchError::CleartextCredentials { .. } => PrepareCode::FetchCleartextCredentials,
             FetchError::ObjectTooLarge { .. } => PrepareCode::ObjectTooLarge,
             FetchError::Interrupted { .. } => PrepareCode::Interrupted,
             FetchError::Invalid { .. } => PrepareCode::FetchInvalid,
@@ -133,9 +145,23 @@ impl FetchError {
         !matches!(
             self,
             FetchError::Invalid { .. }
+                | FetchError::CleartextCredentials { .. }
                 | FetchError::NotACommit { .. }
                 | FetchError::ObjectTooLarge { .. }
         )
+    }
+}
+
+impl FetchError {
+    /// What to change so that the next run succeeds, when the error itself does not say.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            FetchError::CleartextCredentials { .. } => Some(
+                "write the repository's `https://` URL in the descriptor (the pinned commit stays \
+                 the same), or serve it over `http://` without authentication",
+            ),
+            _ => None,
+        }
     }
 }
 
@@ -449,10 +475,7 @@ fn transport_options(
     let Some(mut options) = repo.transport_options(url, None)? else {
         return Ok(None);
     };
-    let plain_http = url
-        .get(..7)
-        .is_some_and(|s| s.eq_ignore_ascii_case("http://"));
-    if !plain_http {
+    if !is_plain_http(url) {
         return Ok(Some(options));
     }
     if let Some(options) = options.downcast_mut::<http::Options>() {
@@ -596,6 +619,10 @@ fn transport_error(
     let url = shown.clone();
     if e.is_cancelled() || interrupt.load(Ordering::Relaxed) {
         Some(FetchError::Interrupted { url })
+    } else if is_plain_http(shown.as_str()) && (refused_identity(e) || e.is_unauthenticated()) {
+        // Over `http://` gix never sends credentials (it refuses the identity it was given), so
+        // a server that asks for them is never satisfied, with credentials at hand or not.
+        Some(FetchError::CleartextCredentials { url, detail })
     } else if e.is_unauthenticated() {
         Some(FetchError::Unauthenticated { url, detail })
     } else if e.is_resource_exhausted() {
@@ -605,6 +632,20 @@ fn transport_error(
     } else {
         None
     }
+}
+
+/// Whether gix's transport refused to use the credentials it was given (as it does over
+/// `http://`).
+fn refused_identity(e: &gix::Error) -> bool {
+    use gix::protocol::transport::client::Error;
+    e.iter_errors()
+        .any(|cause| matches!(cause.downcast_ref(), Some(Error::AuthenticationRefused(_))))
+}
+
+/// Whether `url` is a plain `http://` URL.
+fn is_plain_http(url: &str) -> bool {
+    url.get(..7)
+        .is_some_and(|s| s.eq_ignore_ascii_case("http://"))
 }
 
 /// The error and its sources on one line.
