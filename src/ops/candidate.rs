@@ -121,7 +121,13 @@ impl Candidate {
             }
         };
         let (object, name) =
-            fetch::resolve_ref(&git.url, query, &temp.path().join("refs.git"), interrupt)
+            fetch::resolve_ref(
+                &git.url,
+                query,
+                &temp.path().join("refs.git"),
+                interrupt,
+                crate::ops::prepare::DEFAULT_FETCH_TIMEOUT,
+            )
                 .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?;
         let id = CommitId::parse(&object.to_string())
             .map_err(|e| SourceError::of(PrepareCode::FetchInvalid, &e, false))?;
@@ -140,6 +146,7 @@ impl Candidate {
             &id,
             &temp.path().join("commit.git"),
             interrupt,
+            crate::ops::prepare::DEFAULT_FETCH_TIMEOUT,
             &|_| {},
         )
         .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?;

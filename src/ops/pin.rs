@@ -88,6 +88,7 @@ pub fn pin(
         revision,
         &temp.path().join("repo.git"),
         interrupt,
+        crate::ops::prepare::DEFAULT_FETCH_TIMEOUT,
         &|_| {},
     )?;
     let signer = trust

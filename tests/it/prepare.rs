@@ -1088,3 +1088,176 @@ fn rollback_of_a_corpus_never_prepared_has_no_previous_and_writes_nothing() {
         assert!(!s.corpus().join(".skillfold").exists(), "nothing written");
     }
 }
+
+// --- overall deadlines -------------------------------------------------------------------------
+
+/// An HTTP server on 127.0.0.1 that answers every request `200` with `content_type` and a large
+/// declared length, then sends its body one byte a second: every byte resets an idle timeout, so
+/// only an overall deadline ends a transfer from it. Stopped on drop.
+struct Trickle {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    requests: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Trickle {
+    fn start(content_type: &'static str, body: &'static [u8]) -> Trickle {
+        use std::io::{BufRead as _, Write as _};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (stopped, seen) = (stop.clone(), requests.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stopped.load(Ordering::Relaxed) {
+                    return;
+                }
+                let Ok(mut stream) = stream else { continue };
+                let (stopped, seen) = (stopped.clone(), seen.clone());
+                std::thread::spawn(move || {
+                    let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).is_ok() {
+                        seen.lock().expect("lock").push(line.trim_end().to_owned());
+                    }
+                    // The rest of the request head.
+                    loop {
+                        let mut header = String::new();
+                        match reader.read_line(&mut header) {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) if header == "\r\n" => break,
+                            Ok(_) => {}
+                        }
+                    }
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: 1000000\r\n\r\n"
+                    );
+                    if stream.write_all(head.as_bytes()).is_err() {
+                        return;
+                    }
+                    for byte in body.iter().chain(std::iter::repeat(&b' ')) {
+                        if stopped.load(Ordering::Relaxed)
+                            || stream.write_all(std::slice::from_ref(byte)).is_err()
+                            || stream.flush().is_err()
+                        {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                });
+            }
+        });
+        Trickle {
+            port,
+            stop,
+            requests,
+        }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().expect("lock").clone()
+    }
+}
+
+impl Drop for Trickle {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        // Wake the accepting thread so that it sees the flag.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Runs `cmd` to its end, killing it if it is still running after `watchdog` (then its exit
+/// status is that of a killed process, which no assertion on an exit code accepts).
+fn output_within(mut cmd: Command, watchdog: Duration) -> Output {
+    let child = cmd.spawn().expect("spawn");
+    let pid = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let finished = done.clone();
+    let killer = std::thread::spawn(move || {
+        let end = Instant::now() + watchdog;
+        while Instant::now() < end {
+            if finished.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid as i32).expect("pid"),
+            rustix::process::Signal::KILL,
+        );
+    });
+    let out = child.wait_with_output().expect("wait");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = killer.join();
+    out
+}
+
+// A Git server that sends its ref advertisement one byte a second holds no fetch past its
+// deadline: the source fails retryable with `fetch_deadline`, nothing is published and staging
+// is cleaned, and the previous corpus stays as it was.
+#[test]
+fn a_trickling_git_server_is_cut_off_at_the_fetch_deadline() {
+    let (repo, s, _) = prepared_two_bundles();
+    let before = s.published();
+    repo.write("skills/beta/references/guide.md", b"# beta v2\n");
+    let newer = repo.commit("beta v2");
+    let server = Trickle::start(
+        "application/x-git-upload-pack-advertisement",
+        b"001e# service=git-upload-pack\n0000",
+    );
+    let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
+    s.git_source(&url, &newer, &as_refs(&pins(&repo)));
+    let mut cmd = s.command(&["prepare", "--fetch-timeout", "3"]);
+    cmd.stdin(std::process::Stdio::null());
+    let out = output_within(cmd, Duration::from_secs(120));
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert_stderr_has(&out, "[fetch_deadline]");
+    assert_stderr_has(&out, "within its deadline of 3 s");
+    assert!(!server.requests().is_empty(), "the server was asked");
+    assert_eq!(s.published(), before, "the previous corpus is intact");
+    assert!(s.staging_and_fetch_are_empty());
+}
+
+// The same for a registry that sends its manifest one byte a second, with the deadline from the
+// environment: the pull fails retryable with `pull_deadline`, and the generation the corpus
+// held (here one a Git source published) stays published.
+#[test]
+fn a_trickling_registry_is_cut_off_at_the_fetch_deadline() {
+    let (_repo, s, _) = prepared_two_bundles();
+    let before = s.published();
+    let server = Trickle::start("application/vnd.oci.image.manifest.v1+json", b"{\"schemaVersion\": 2");
+    let digest = format!("sha256:{}", "ab".repeat(32));
+    fs_err::write(
+        s.config(),
+        format!(
+            "skills:\n  - oci:\n      reference: 127.0.0.1:{}/skills/demo@{digest}\n      directory: corpus\n      plain_http: true\n      approved:\n        - {{ name: alpha, version: '1.0.0', hash: {} }}\n",
+            server.port,
+            before[0].1
+        ),
+    )
+    .expect("write descriptor");
+    let mut cmd = s.command(&["prepare"]);
+    cmd.env("SKILLFOLD_FETCH_TIMEOUT", "3");
+    let out = output_within(cmd, Duration::from_secs(120));
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert_stderr_has(&out, "[pull_deadline]");
+    assert!(
+        server.requests().iter().any(|r| r.contains("/manifests/")),
+        "{:?}",
+        server.requests()
+    );
+    assert_eq!(s.published(), before, "the previous corpus is intact");
+    assert!(s.staging_and_fetch_are_empty());
+}
+
+#[test]
+fn a_fetch_timeout_outside_its_range_is_a_usage_error() {
+    let s = Setup::new();
+    for bad in ["0", "0.5", "86401", "soon", "-3"] {
+        let out = s.run(&["prepare", "--fetch-timeout", bad]);
+        assert_eq!(code(&out), Some(2), "{bad}: {}", stderr(&out));
+    }
+}

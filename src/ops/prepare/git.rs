@@ -151,6 +151,7 @@ impl GitRun<'_> {
             &self.git.revision,
             store,
             self.run.options.interrupt,
+            self.run.options.fetch_timeout,
             &report,
         )
         .map_err(|e| {

@@ -179,9 +179,13 @@ fn pull(
     wanted: &BTreeSet<String>,
 ) -> Result<Vec<Layer>, Failure> {
     run.step(&format!("pulling {}", oci.reference));
-    crate::prepare::oci::pull::pull(&oci.reference, oci.plain_http, &|name| {
-        wanted.contains(name)
-    })
+    let deadline = run.options.fetch_timeout;
+    crate::prepare::oci::pull::pull(
+        &oci.reference,
+        oci.plain_http,
+        &|name| wanted.contains(name),
+        deadline,
+    )
     .map_err(|e| Failure::new(e.code, e.message))
 }
 

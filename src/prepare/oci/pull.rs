@@ -53,18 +53,32 @@ fn fail(code: DistributionCode, message: impl Into<String>) -> PullError {
 }
 
 /// Pulls the image `reference`: the manifest, then the layers `wanted` keeps (by the bundle-name
-/// annotation; a layer without one is always pulled).
+/// annotation; a layer without one is always pulled), all within `deadline` (`pull_deadline`
+/// past it: the pull is dropped, its connections closed).
 pub fn pull(
     reference: &ImageReference,
     plain_http: bool,
     wanted: &dyn Fn(&str) -> bool,
+    deadline: std::time::Duration,
 ) -> Result<Vec<PulledLayer>, PullError> {
     crate::prepare::tls::install_provider();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| fail(DistributionCode::RegistryUnavailable, e.to_string()))?;
-    runtime.block_on(pull_async(reference, plain_http, wanted))
+    runtime
+        .block_on(async {
+            tokio::time::timeout(deadline, pull_async(reference, plain_http, wanted)).await
+        })
+        .unwrap_or_else(|_| {
+            Err(fail(
+                DistributionCode::PullDeadline,
+                format!(
+                    "the pull of {reference} did not finish within its deadline of {} s",
+                    deadline.as_secs_f64()
+                ),
+            ))
+        })
 }
 
 struct Session<'a> {
