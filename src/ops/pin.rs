@@ -77,6 +77,7 @@ pub fn pin(
     limits: Limits,
     trust: Option<&TrustPolicy>,
     interrupt: &AtomicBool,
+    deadline: std::time::Duration,
 ) -> Result<Pinned, PinError> {
     let shown = RedactedUrl::new(url);
     if shown.had_credentials() {
@@ -88,7 +89,7 @@ pub fn pin(
         revision,
         &temp.path().join("repo.git"),
         interrupt,
-        crate::ops::prepare::DEFAULT_FETCH_TIMEOUT,
+        deadline,
         &|_| {},
     )?;
     let signer = trust

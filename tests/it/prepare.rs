@@ -1204,9 +1204,10 @@ fn a_trickling_git_server_is_cut_off_at_the_fetch_deadline() {
     let before = s.published();
     repo.write("skills/beta/references/guide.md", b"# beta v2\n");
     let newer = repo.commit("beta v2");
+    // The first pkt-line declares 65,516 bytes: read a byte a second, it would take 18 hours.
     let server = Trickle::start(
         "application/x-git-upload-pack-advertisement",
-        b"001e# service=git-upload-pack\n0000",
+        b"fff0# service=git-upload-pack\n",
     );
     let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
     s.git_source(&url, &newer, &as_refs(&pins(&repo)));

@@ -62,6 +62,9 @@ pub struct PinArgs {
     /// Bundles to pin.
     #[arg(required = true, value_name = "NAME", value_parser = parse_name)]
     names: Vec<SkillName>,
+
+    #[command(flatten)]
+    fetch_timeout: super::prepare::FetchTimeoutArg,
 }
 
 fn parse_commit(s: &str) -> Result<CommitId, String> {
@@ -101,6 +104,7 @@ pub fn run(args: PinArgs) -> Exit {
         args.limits,
         trust.as_ref(),
         &interrupt,
+        args.fetch_timeout.fetch_timeout,
     ) {
         Ok(pinned) => crate::cli::output::print(&pin::descriptor_entry(
             &args.source,
