@@ -1262,3 +1262,28 @@ fn a_fetch_timeout_outside_its_range_is_a_usage_error() {
         assert_eq!(code(&out), Some(2), "{bad}: {}", stderr(&out));
     }
 }
+
+// `pin` and `outdated` fetch as `prepare` does, under the same deadline: `outdated` reads the
+// tracked branch from the ref listing first, which a trickling server holds as long as it likes
+// but for the deadline.
+#[test]
+fn pin_and_outdated_are_cut_off_at_the_fetch_deadline() {
+    let (repo, commit) = two_bundles();
+    let server = Trickle::start(
+        "application/x-git-upload-pack-advertisement",
+        b"fff0# service=git-upload-pack\n",
+    );
+    let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
+    let s = Setup::new();
+    s.git_source(&url, &commit, &as_refs(&pins(&repo)));
+    for args in [
+        &["pin", "--fetch-timeout", "2", "--source", &url, "--revision", &commit, "--root", "skills", "alpha"][..],
+        &["outdated", "--fetch-timeout", "2"],
+    ] {
+        let mut cmd = s.command(args);
+        cmd.stdin(std::process::Stdio::null());
+        let out = output_within(cmd, Duration::from_secs(120));
+        assert_eq!(code(&out), Some(1), "{args:?}: {}", stderr(&out));
+        assert_stderr_has(&out, "[fetch_deadline]");
+    }
+}
