@@ -122,15 +122,14 @@ impl Candidate {
                 return Self::fetch_commit(git, id.clone(), None, temp, interrupt, deadline);
             }
         };
-        let (object, name) =
-            fetch::resolve_ref(
-                &git.url,
-                query,
-                &temp.path().join("refs.git"),
-                interrupt,
-                deadline,
-            )
-                .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?;
+        let (object, name) = fetch::resolve_ref(
+            &git.url,
+            query,
+            &temp.path().join("refs.git"),
+            interrupt,
+            deadline,
+        )
+        .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?;
         let id = CommitId::parse(&object.to_string())
             .map_err(|e| SourceError::of(PrepareCode::FetchInvalid, &e, false))?;
         // The listing and the fetch share one deadline.

@@ -803,7 +803,12 @@ fn an_http_source_that_demands_credentials_is_a_configuration_error_with_a_hint(
             cmd.env_remove("GIT_ASKPASS");
         }
         let out = cmd.output().expect("run");
-        assert_eq!(code(&out), Some(2), "askpass {with_askpass}: {}", stderr(&out));
+        assert_eq!(
+            code(&out),
+            Some(2),
+            "askpass {with_askpass}: {}",
+            stderr(&out)
+        );
         assert_stderr_has(&out, "[fetch_cleartext_credentials]");
         assert_stderr_has(&out, "\n  hint: ");
         assert_stderr_has(&out, "https://");
@@ -1030,7 +1035,10 @@ fn concurrent_cold_starts_exit_only_ok_or_retryable() {
                         // the directory, the others between making their store and renaming it
                         // into place: the windows in which another racer creates the corpus.
                         let window = ["corpus-looked", "store-staged"][racer % 2];
-                        cmd.env(skillfold::prepare::failpoint::ENV, format!("pause:{window}"));
+                        cmd.env(
+                            skillfold::prepare::failpoint::ENV,
+                            format!("pause:{window}"),
+                        );
                         barrier.wait();
                         cmd.output().expect("run skillfold")
                     })
@@ -1054,12 +1062,20 @@ fn concurrent_cold_starts_exit_only_ok_or_retryable() {
                 _ => refused.push(format!("round {round}: {}", stderr(out))),
             }
         }
-        assert!(ok >= 1 || !refused.is_empty(), "round {round}: no racer succeeded");
+        assert!(
+            ok >= 1 || !refused.is_empty(),
+            "round {round}: no racer succeeded"
+        );
         if ok >= 1 {
             assert_eq!(s.published().len(), 2, "round {round}");
             assert!(s.staging_and_fetch_are_empty(), "round {round}");
             let verified = s.run(&["verify"]);
-            assert_eq!(code(&verified), Some(0), "round {round}: {}", stderr(&verified));
+            assert_eq!(
+                code(&verified),
+                Some(0),
+                "round {round}: {}",
+                stderr(&verified)
+            );
         }
     }
     assert!(
@@ -1229,7 +1245,10 @@ fn a_trickling_git_server_is_cut_off_at_the_fetch_deadline() {
 fn a_trickling_registry_is_cut_off_at_the_fetch_deadline() {
     let (_repo, s, _) = prepared_two_bundles();
     let before = s.published();
-    let server = Trickle::start("application/vnd.oci.image.manifest.v1+json", b"{\"schemaVersion\": 2");
+    let server = Trickle::start(
+        "application/vnd.oci.image.manifest.v1+json",
+        b"{\"schemaVersion\": 2",
+    );
     let digest = format!("sha256:{}", "ab".repeat(32));
     fs_err::write(
         s.config(),
@@ -1277,7 +1296,18 @@ fn pin_and_outdated_are_cut_off_at_the_fetch_deadline() {
     let s = Setup::new();
     s.git_source(&url, &commit, &as_refs(&pins(&repo)));
     for args in [
-        &["pin", "--fetch-timeout", "2", "--source", &url, "--revision", &commit, "--root", "skills", "alpha"][..],
+        &[
+            "pin",
+            "--fetch-timeout",
+            "2",
+            "--source",
+            &url,
+            "--revision",
+            &commit,
+            "--root",
+            "skills",
+            "alpha",
+        ][..],
         &["outdated", "--fetch-timeout", "2"],
     ] {
         let mut cmd = s.command(args);

@@ -103,8 +103,10 @@ pub fn run(args: PinArgs) -> Exit {
         &args.names,
         args.limits,
         trust.as_ref(),
-        &interrupt,
-        args.fetch_timeout.fetch_timeout,
+        pin::Stop {
+            interrupt: &interrupt,
+            deadline: args.fetch_timeout.fetch_timeout,
+        },
     ) {
         Ok(pinned) => crate::cli::output::print(&pin::descriptor_entry(
             &args.source,

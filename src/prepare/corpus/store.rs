@@ -158,10 +158,9 @@ impl Corpus {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or(0);
-        let staged = self.dir.join(format!(
-            "{STAGED_STORE}{}-{nanos:x}",
-            std::process::id()
-        ));
+        let staged = self
+            .dir
+            .join(format!("{STAGED_STORE}{}-{nanos:x}", std::process::id()));
         let made = (|| -> std::io::Result<()> {
             fs_err::create_dir(&staged)?;
             for sub in STORE_FOLDERS {
@@ -687,7 +686,12 @@ mod tests {
         let removed = corpus.remove_leftovers().expect("removed");
         assert_eq!(removed, [staged]);
         assert_eq!(entries(tmp.path()), [META]);
-        for name in [".skillfold.new-", ".skillfold.new-12", ".skillfold.new-x-1", ".skillfold.new-1-z"] {
+        for name in [
+            ".skillfold.new-",
+            ".skillfold.new-12",
+            ".skillfold.new-x-1",
+            ".skillfold.new-1-z",
+        ] {
             assert!(!is_staged_store(name.as_bytes()), "{name}");
             let other = tempfile::tempdir().expect("tempdir");
             fs_err::create_dir(other.path().join(name)).expect("mkdir");
@@ -703,7 +707,9 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let winner = Corpus::create(tmp.path()).expect("created");
         fs_err::write(tmp.path().join(META).join("generations/marker"), "").expect("write");
-        winner.make_store().expect("the loser uses the winner's store");
+        winner
+            .make_store()
+            .expect("the loser uses the winner's store");
         assert_eq!(entries(tmp.path()), [META]);
         assert!(tmp.path().join(META).join("generations/marker").exists());
     }
