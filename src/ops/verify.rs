@@ -66,6 +66,7 @@ pub fn verify(plan: Plan) -> VerifyReport {
             busy_locations.push(corpus.location.to_owned());
         }
     }
+    crate::prepare::failpoint::pause("verify-probed");
     let runtime = Runtime::load(plan);
     // A preparer that took its guard while the corpora were being read (a first start that
     // had not published yet) makes what was read inconclusive, not a failure: look again.

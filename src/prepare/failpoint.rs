@@ -22,20 +22,27 @@ pub fn hit(name: &str) {
 #[inline(always)]
 pub fn hit(_name: &str) {}
 
-/// How long [`pause`] holds the process at its step.
+/// How long [`pause`] holds the process at its step when the fail point names no duration.
 #[cfg(feature = "failpoints")]
 pub const PAUSE: std::time::Duration = std::time::Duration::from_millis(30);
 
-/// Holds the process for [`PAUSE`] if the configured fail point is `pause:<name>` (with the
-/// `failpoints` feature): tests widen a window between two steps that another process may act
-/// in, to show that nothing it does there is misread.
+/// Holds the process if the configured fail point is `pause:<name>` (for [`PAUSE`]) or
+/// `pause:<name>:<milliseconds>` (with the `failpoints` feature): tests widen a window between
+/// two steps that another process may act in, to show that nothing it does there is misread.
 #[cfg(feature = "failpoints")]
 pub fn pause(name: &str) {
-    if std::env::var_os(ENV)
-        .and_then(|v| v.into_string().ok())
-        .is_some_and(|v| v.strip_prefix("pause:") == Some(name))
-    {
-        std::thread::sleep(PAUSE);
+    let Some(value) = std::env::var_os(ENV).and_then(|v| v.into_string().ok()) else {
+        return;
+    };
+    let Some(rest) = value.strip_prefix("pause:") else {
+        return;
+    };
+    let (point, millis) = rest.split_once(':').unwrap_or((rest, ""));
+    if point == name {
+        let held = millis
+            .parse()
+            .map_or(PAUSE, std::time::Duration::from_millis);
+        std::thread::sleep(held);
     }
 }
 

@@ -1317,3 +1317,34 @@ fn pin_and_outdated_are_cut_off_at_the_fetch_deadline() {
         assert_stderr_has(&out, "[fetch_deadline]");
     }
 }
+
+// A preparer that takes the guard after `verify` first looked (a first start that has not
+// published yet) makes `verify` inconclusive (exit 1, being prepared), not a verdict that the
+// corpus was never prepared (exit 2).
+#[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs the `failpoints` feature (scripts/test turns it on)"
+)]
+fn verify_during_a_first_preparation_is_inconclusive_not_a_failure() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    let verify = s
+        .command(&["verify"])
+        .env(
+            skillfold::prepare::failpoint::ENV,
+            "pause:verify-probed:3000",
+        )
+        .spawn()
+        .expect("spawn verify");
+    // While `verify` lingers between its first look and reading the corpus, a preparer makes
+    // the corpus and takes its guard (held here, as a preparer in the middle of a fetch does).
+    std::thread::sleep(Duration::from_millis(1000));
+    let corpus = skillfold::prepare::corpus::Corpus::create(&s.corpus()).expect("create");
+    let guard = corpus.guard().expect("guard");
+    let out = verify.wait_with_output().expect("wait");
+    drop(guard);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert_stderr_has(&out, "is being prepared by pid");
+}
