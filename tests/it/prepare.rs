@@ -816,6 +816,21 @@ fn an_http_source_that_demands_credentials_is_a_configuration_error_with_a_hint(
         assert!(!s.corpus().join("current").exists());
         assert!(s.staging_and_fetch_are_empty());
     }
+    // `pin` fetches the same way, and says the same.
+    let url = server.url("remote.git");
+    let out = s.run(&[
+        "pin",
+        "--source",
+        &url,
+        "--revision",
+        &commit,
+        "--root",
+        "skills",
+        "alpha",
+    ]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert_stderr_has(&out, "[fetch_cleartext_credentials]");
+    assert_stderr_has(&out, "\n  hint: ");
     // The same server without authentication is fetched as before: the refusal is about the
     // credentials, not about `http://`.
     let open = HttpServer::start(repo.tmp.path());

@@ -135,6 +135,12 @@ pub fn run(args: PinArgs) -> Exit {
                     diag!("  symbolic link: {}", escape::text(p));
                 }
             }
+            if let pin::PinError::Commit(crate::prepare::git::commit::CommitError::Fetch(fetch)) =
+                &e
+                && let Some(hint) = fetch.hint()
+            {
+                diag!("  hint: {hint}");
+            }
             exit::of(e.code())
         }
     }
