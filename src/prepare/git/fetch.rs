@@ -16,7 +16,7 @@
 //!   HTTP(S) request may last no longer than what remains of it (its whole body included), and a
 //!   timer stops gix at the deadline as a signal would. Past it the fetch fails with
 //!   [`FetchError::Deadline`] (retryable). Over HTTP(S) redirects are therefore not followed
-//!   (gix follows none for a request it did not configure itself): write the final URL.
+//!   (gix refuses to follow a redirect of a request its caller configured): write the final URL.
 //! - No single object may be larger than [`MAX_OBJECT_BYTES`] once inflated. gix checks this
 //!   from each object's header before allocating for it (`gitoxide.objects.allocLimit`), so a
 //!   small pack of highly compressed objects (a gigabyte of zeros is a megabyte of pack) cannot
