@@ -221,6 +221,7 @@ fn build_corpus(root: &Path) -> PathBuf {
             interrupt: &interrupt,
             progress: &Quiet,
             concurrency: 1,
+            fetch_timeout: skillfold::ops::prepare::DEFAULT_FETCH_TIMEOUT,
         },
     );
     assert!(report.worst().is_none(), "{report:?}");

@@ -130,6 +130,7 @@ pub fn prepare_and_load_all(
             interrupt,
             progress: &LogLines,
             concurrency: 4,
+            fetch_timeout: prepare::DEFAULT_FETCH_TIMEOUT,
         },
     );
     let failed: Vec<String> = report

@@ -105,7 +105,9 @@ impl Candidate {
         git: &GitSource,
         target: &Target,
         interrupt: &AtomicBool,
+        deadline: std::time::Duration,
     ) -> Result<Candidate, SourceError> {
+        let started = std::time::Instant::now();
         let temp = tempfile::tempdir().map_err(|e| {
             let message = format!("cannot create a temporary directory: {e}");
             SourceError::of(PrepareCode::IoError, &message, true)
@@ -117,15 +119,22 @@ impl Candidate {
                 .map_or(RefQuery::Head, RefQuery::Branch),
             Target::Named(name) => RefQuery::BranchOrTag(name),
             Target::Commit(id) => {
-                return Self::fetch_commit(git, id.clone(), None, temp, interrupt);
+                return Self::fetch_commit(git, id.clone(), None, temp, interrupt, deadline);
             }
         };
-        let (object, name) =
-            fetch::resolve_ref(&git.url, query, &temp.path().join("refs.git"), interrupt)
-                .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?;
+        let (object, name) = fetch::resolve_ref(
+            &git.url,
+            query,
+            &temp.path().join("refs.git"),
+            interrupt,
+            deadline,
+        )
+        .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?;
         let id = CommitId::parse(&object.to_string())
             .map_err(|e| SourceError::of(PrepareCode::FetchInvalid, &e, false))?;
-        Self::fetch_commit(git, id, Some(name), temp, interrupt)
+        // The listing and the fetch share one deadline.
+        let left = deadline.saturating_sub(started.elapsed());
+        Self::fetch_commit(git, id, Some(name), temp, interrupt, left)
     }
 
     fn fetch_commit(
@@ -134,12 +143,14 @@ impl Candidate {
         reference: Option<String>,
         temp: tempfile::TempDir,
         interrupt: &AtomicBool,
+        deadline: std::time::Duration,
     ) -> Result<Candidate, SourceError> {
         let commit = PinnedCommit::fetch(
             &git.url,
             &id,
             &temp.path().join("commit.git"),
             interrupt,
+            deadline,
             &|_| {},
         )
         .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?;

@@ -86,8 +86,12 @@ impl OutdatedReport {
 }
 
 /// Looks at the tracked branch of every Git source of `plan`. Sources that name the same URL
-/// and branch share one ref listing and one fetch.
-pub fn outdated(plan: &Plan, interrupt: &AtomicBool) -> OutdatedReport {
+/// and branch share one ref listing and one fetch, within `deadline` (`--fetch-timeout`).
+pub fn outdated(
+    plan: &Plan,
+    interrupt: &AtomicBool,
+    deadline: std::time::Duration,
+) -> OutdatedReport {
     let mut heads: Vec<(Branch<'_>, Result<Candidate, SourceError>)> = Vec::new();
     let mut sources = Vec::new();
     for source in &plan.sources {
@@ -96,7 +100,10 @@ pub fn outdated(plan: &Plan, interrupt: &AtomicBool) -> OutdatedReport {
         let index = match heads.iter().position(|(k, _)| *k == key) {
             Some(index) => index,
             None => {
-                heads.push((key, Candidate::fetch(git, &Target::Tracked, interrupt)));
+                heads.push((
+                    key,
+                    Candidate::fetch(git, &Target::Tracked, interrupt, deadline),
+                ));
                 heads.len() - 1
             }
         };

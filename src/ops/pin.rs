@@ -67,6 +67,15 @@ pub struct Pinned {
     pub signer: Option<Signer>,
 }
 
+/// What stops the fetch of a pin before it ends.
+#[derive(Debug, Clone, Copy)]
+pub struct Stop<'a> {
+    /// Set by SIGINT/SIGTERM.
+    pub interrupt: &'a AtomicBool,
+    /// The overall deadline of the fetch (`--fetch-timeout`).
+    pub deadline: std::time::Duration,
+}
+
 /// Fetches `revision` of `url`, checks its signature against `trust` (when given) and the
 /// bundles `names` under `root`, and returns them.
 pub fn pin(
@@ -76,7 +85,7 @@ pub fn pin(
     names: &[SkillName],
     limits: Limits,
     trust: Option<&TrustPolicy>,
-    interrupt: &AtomicBool,
+    stop: Stop<'_>,
 ) -> Result<Pinned, PinError> {
     let shown = RedactedUrl::new(url);
     if shown.had_credentials() {
@@ -87,7 +96,8 @@ pub fn pin(
         url,
         revision,
         &temp.path().join("repo.git"),
-        interrupt,
+        stop.interrupt,
+        stop.deadline,
         &|_| {},
     )?;
     let signer = trust

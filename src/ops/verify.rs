@@ -66,7 +66,23 @@ pub fn verify(plan: Plan) -> VerifyReport {
             busy_locations.push(corpus.location.to_owned());
         }
     }
+    crate::prepare::failpoint::pause("verify-probed");
     let runtime = Runtime::load(plan);
+    // A preparer that took its guard while the corpora were being read (a first start that
+    // had not published yet) makes what was read inconclusive, not a failure: look again.
+    for corpus in runtime.plan().corpora() {
+        if busy_locations.iter().any(|l| l == corpus.location) {
+            continue;
+        }
+        if let Some(holder) = crate::prepare::corpus::Corpus::at(corpus.directory).preparer() {
+            being_prepared.push(format!(
+                "{}: `{}` is being prepared by {holder}",
+                corpus.location,
+                crate::format::escape::path(corpus.directory)
+            ));
+            busy_locations.push(corpus.location.to_owned());
+        }
+    }
     let mut bundles: Vec<BundleCheck> = runtime
         .snapshots()
         .map(|s| BundleCheck {

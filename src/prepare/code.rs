@@ -15,6 +15,10 @@ crate::error_codes! {
     FetchUnauthenticated = "fetch_unauthenticated" => Retryable,
     /// The URL or the pin cannot be used at all.
     FetchInvalid = "fetch_invalid",
+    /// A plain `http://` server asks for credentials, which are never sent in clear text.
+    FetchCleartextCredentials = "fetch_cleartext_credentials",
+    /// A fetch did not finish within its overall deadline (`--fetch-timeout`).
+    FetchDeadline = "fetch_deadline" => Retryable,
     /// A signal stopped the preparation.
     Interrupted = "interrupted" => Retryable,
     /// The commit's tree holds a symbolic link.

@@ -21,3 +21,32 @@ pub fn hit(name: &str) {
 #[cfg(not(feature = "failpoints"))]
 #[inline(always)]
 pub fn hit(_name: &str) {}
+
+/// How long [`pause`] holds the process at its step when the fail point names no duration.
+#[cfg(feature = "failpoints")]
+pub const PAUSE: std::time::Duration = std::time::Duration::from_millis(30);
+
+/// Holds the process if the configured fail point is `pause:<name>` (for [`PAUSE`]) or
+/// `pause:<name>:<milliseconds>` (with the `failpoints` feature): tests widen a window between
+/// two steps that another process may act in, to show that nothing it does there is misread.
+#[cfg(feature = "failpoints")]
+pub fn pause(name: &str) {
+    let Some(value) = std::env::var_os(ENV).and_then(|v| v.into_string().ok()) else {
+        return;
+    };
+    let Some(rest) = value.strip_prefix("pause:") else {
+        return;
+    };
+    let (point, millis) = rest.split_once(':').unwrap_or((rest, ""));
+    if point == name {
+        let held = millis
+            .parse()
+            .map_or(PAUSE, std::time::Duration::from_millis);
+        std::thread::sleep(held);
+    }
+}
+
+/// Does nothing: fail points are compiled only with the `failpoints` feature.
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+pub fn pause(_name: &str) {}

@@ -168,16 +168,22 @@ pub const PASSWORD: &str = "s3cret-never-printed";
 impl HttpServer {
     /// Plain HTTP, no authentication.
     pub fn start(root: &Path) -> HttpServer {
-        HttpServer::spawn(root, false)
+        HttpServer::spawn(root, false, false)
     }
 
     /// HTTPS with a throwaway CA (see [`HttpServer::ca_file`]) and HTTP basic authentication
     /// ([`USER`], [`PASSWORD`]).
     pub fn https_with_auth(root: &Path) -> HttpServer {
-        HttpServer::spawn(root, true)
+        HttpServer::spawn(root, true, true)
     }
 
-    fn spawn(root: &Path, tls: bool) -> HttpServer {
+    /// Plain HTTP with HTTP basic authentication ([`USER`], [`PASSWORD`]): credentials a client
+    /// would have to send in clear text.
+    pub fn http_with_auth(root: &Path) -> HttpServer {
+        HttpServer::spawn(root, false, true)
+    }
+
+    fn spawn(root: &Path, tls: bool, auth: bool) -> HttpServer {
         let state = tempfile::tempdir().expect("tempdir");
         let port = free_port();
         let backend = PathBuf::from(git(root, &["--exec-path"])).join("git-http-backend");
@@ -203,14 +209,21 @@ impl HttpServer {
         let mut extra = String::new();
         if tls {
             make_certificates(state.path());
-            fs_err::write(state.path().join("users"), format!("{USER}:{PASSWORD}\n"))
-                .expect("users");
-            modules.extend(["mod_auth", "mod_authn_file", "mod_openssl"]);
+            modules.push("mod_openssl");
             extra = format!(
                 r#"ssl.engine = "enable"
 ssl.pemfile = "{s}/server.crt"
 ssl.privkey = "{s}/server.key"
-auth.backend = "plain"
+"#,
+                s = state.path().display()
+            );
+        }
+        if auth {
+            fs_err::write(state.path().join("users"), format!("{USER}:{PASSWORD}\n"))
+                .expect("users");
+            modules.extend(["mod_auth", "mod_authn_file"]);
+            extra += &format!(
+                r#"auth.backend = "plain"
 auth.backend.plain.userfile = "{s}/users"
 auth.require = ("/git/" => ("method" => "basic", "realm" => "git", "require" => "valid-user"))
 "#,

@@ -783,6 +783,62 @@ fn missing_credentials_fail_at_once_without_prompting() {
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 
+// A plain `http://` server that asks for credentials will never get them (gix does not send
+// credentials in clear text): running again cannot help, so it is a configuration error with a
+// hint, whether credentials are at hand or not, and nothing is published.
+#[test]
+fn an_http_source_that_demands_credentials_is_a_configuration_error_with_a_hint() {
+    let (repo, commit) = two_bundles();
+    let server = HttpServer::http_with_auth(repo.tmp.path());
+    let s = Setup::new();
+    s.git_source(&server.url("remote.git"), &commit, &as_refs(&pins(&repo)));
+    for with_askpass in [true, false] {
+        let mut cmd = s.command(&["prepare"]);
+        cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("SSH_ASKPASS")
+            .stdin(std::process::Stdio::null());
+        if with_askpass {
+            cmd.env("GIT_ASKPASS", askpass(s.dir.path()));
+        } else {
+            cmd.env_remove("GIT_ASKPASS");
+        }
+        let out = cmd.output().expect("run");
+        assert_eq!(
+            code(&out),
+            Some(2),
+            "askpass {with_askpass}: {}",
+            stderr(&out)
+        );
+        assert_stderr_has(&out, "[fetch_cleartext_credentials]");
+        assert_stderr_has(&out, "\n  hint: ");
+        assert_stderr_has(&out, "https://");
+        assert_password_never_shown(&s, &out);
+        assert!(!s.corpus().join("current").exists());
+        assert!(s.staging_and_fetch_are_empty());
+    }
+    // `pin` fetches the same way, and says the same.
+    let url = server.url("remote.git");
+    let out = s.run(&[
+        "pin",
+        "--source",
+        &url,
+        "--revision",
+        &commit,
+        "--root",
+        "skills",
+        "alpha",
+    ]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert_stderr_has(&out, "[fetch_cleartext_credentials]");
+    assert_stderr_has(&out, "\n  hint: ");
+    // The same server without authentication is fetched as before: the refusal is about the
+    // credentials, not about `http://`.
+    let open = HttpServer::start(repo.tmp.path());
+    s.git_source(&open.url("remote.git"), &commit, &as_refs(&pins(&repo)));
+    let out = s.run(&["prepare"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+}
+
 #[test]
 fn an_unknown_certificate_authority_is_refused() {
     let (_repo, _server, s, _) = https_setup();
@@ -967,4 +1023,343 @@ fn a_leftover_previous_record_does_not_block_publishing() {
     // Rolling back twice returns to where it started; a rollback to itself is refused.
     assert_eq!(code(&s.run(&["prepare", "--rollback"])), Some(0));
     assert_eq!(code(&s.run(&["prepare", "--rollback"])), Some(0));
+}
+
+// Pods sharing a volume start together on a corpus directory that does not exist yet: every
+// racer that loses gets the guard's answer (retryable), never a configuration error about a
+// corpus it saw half made, and the corpus is whole afterwards.
+#[test]
+fn concurrent_cold_starts_exit_only_ok_or_retryable() {
+    const ROUNDS: usize = 40;
+    const RACERS: usize = 8;
+    let (repo, commit) = two_bundles();
+    let p = pins(&repo);
+    let mut counts = std::collections::BTreeMap::<Option<i32>, usize>::new();
+    let mut refused = Vec::new();
+    for round in 0..ROUNDS {
+        let s = Setup::new();
+        s.git_source(&repo.file_url(), &commit, &as_refs(&p));
+        let barrier = std::sync::Barrier::new(RACERS);
+        let outs: Vec<Output> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..RACERS)
+                .map(|racer| {
+                    let (s, barrier) = (&s, &barrier);
+                    scope.spawn(move || {
+                        let mut cmd = s.command(&["prepare"]);
+                        // Half the racers linger between looking for `.skillfold/` and listing
+                        // the directory, the others between making their store and renaming it
+                        // into place: the windows in which another racer creates the corpus.
+                        let window = ["corpus-looked", "store-staged"][racer % 2];
+                        cmd.env(
+                            skillfold::prepare::failpoint::ENV,
+                            format!("pause:{window}"),
+                        );
+                        barrier.wait();
+                        cmd.output().expect("run skillfold")
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("racer"))
+                .collect()
+        });
+        let mut ok = 0;
+        for out in &outs {
+            *counts.entry(code(out)).or_default() += 1;
+            match code(out) {
+                Some(0) => ok += 1,
+                Some(1) => assert!(
+                    stderr(out).contains("[guard_held]"),
+                    "round {round}: {}",
+                    stderr(out)
+                ),
+                _ => refused.push(format!("round {round}: {}", stderr(out))),
+            }
+        }
+        assert!(
+            ok >= 1 || !refused.is_empty(),
+            "round {round}: no racer succeeded"
+        );
+        if ok >= 1 {
+            assert_eq!(s.published().len(), 2, "round {round}");
+            assert!(s.staging_and_fetch_are_empty(), "round {round}");
+            let verified = s.run(&["verify"]);
+            assert_eq!(
+                code(&verified),
+                Some(0),
+                "round {round}: {}",
+                stderr(&verified)
+            );
+        }
+    }
+    assert!(
+        refused.is_empty(),
+        "exit codes {counts:?}; refusals:\n{}",
+        refused.join("\n")
+    );
+    assert!(!counts.contains_key(&Some(2)), "{counts:?}");
+    eprintln!("exit codes over {ROUNDS} rounds of {RACERS}: {counts:?}");
+}
+
+// `prepare --rollback` on a corpus never prepared (or whose first preparation has not made its
+// store yet) has nothing to roll back to: a configuration answer, and nothing is written.
+#[test]
+fn rollback_of_a_corpus_never_prepared_has_no_previous_and_writes_nothing() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    for make_dir in [false, true] {
+        if make_dir {
+            fs_err::create_dir_all(s.corpus()).expect("mkdir");
+        }
+        let out = s.run(&["prepare", "--rollback"]);
+        assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+        assert_stderr_has(&out, "[corpus_no_previous]");
+        assert!(!s.corpus().join(".skillfold").exists(), "nothing written");
+    }
+}
+
+// --- overall deadlines -------------------------------------------------------------------------
+
+/// An HTTP server on 127.0.0.1 that answers every request `200` with `content_type` and a large
+/// declared length, then sends its body one byte a second: every byte resets an idle timeout, so
+/// only an overall deadline ends a transfer from it. Stopped on drop.
+struct Trickle {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    requests: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Trickle {
+    fn start(content_type: &'static str, body: &'static [u8]) -> Trickle {
+        use std::io::{BufRead as _, Write as _};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (stopped, seen) = (stop.clone(), requests.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stopped.load(Ordering::Relaxed) {
+                    return;
+                }
+                let Ok(mut stream) = stream else { continue };
+                let (stopped, seen) = (stopped.clone(), seen.clone());
+                std::thread::spawn(move || {
+                    let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).is_ok() {
+                        seen.lock().expect("lock").push(line.trim_end().to_owned());
+                    }
+                    // The rest of the request head.
+                    loop {
+                        let mut header = String::new();
+                        match reader.read_line(&mut header) {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) if header == "\r\n" => break,
+                            Ok(_) => {}
+                        }
+                    }
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: 1000000\r\n\r\n"
+                    );
+                    if stream.write_all(head.as_bytes()).is_err() {
+                        return;
+                    }
+                    for byte in body.iter().chain(std::iter::repeat(&b' ')) {
+                        if stopped.load(Ordering::Relaxed)
+                            || stream.write_all(std::slice::from_ref(byte)).is_err()
+                            || stream.flush().is_err()
+                        {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                });
+            }
+        });
+        Trickle {
+            port,
+            stop,
+            requests,
+        }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().expect("lock").clone()
+    }
+}
+
+impl Drop for Trickle {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        // Wake the accepting thread so that it sees the flag.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// Runs `cmd` to its end, killing it if it is still running after `watchdog` (then its exit
+/// status is that of a killed process, which no assertion on an exit code accepts).
+fn output_within(mut cmd: Command, watchdog: Duration) -> Output {
+    let child = cmd.spawn().expect("spawn");
+    let pid = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let finished = done.clone();
+    let killer = std::thread::spawn(move || {
+        let end = Instant::now() + watchdog;
+        while Instant::now() < end {
+            if finished.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid as i32).expect("pid"),
+            rustix::process::Signal::KILL,
+        );
+    });
+    let out = child.wait_with_output().expect("wait");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = killer.join();
+    out
+}
+
+// A Git server that sends its ref advertisement one byte a second holds no fetch past its
+// deadline: the source fails retryable with `fetch_deadline`, nothing is published and staging
+// is cleaned, and the previous corpus stays as it was.
+#[test]
+fn a_trickling_git_server_is_cut_off_at_the_fetch_deadline() {
+    let (repo, s, _) = prepared_two_bundles();
+    let before = s.published();
+    repo.write("skills/beta/references/guide.md", b"# beta v2\n");
+    let newer = repo.commit("beta v2");
+    // The first pkt-line declares 65,516 bytes: read a byte a second, it would take 18 hours.
+    let server = Trickle::start(
+        "application/x-git-upload-pack-advertisement",
+        b"fff0# service=git-upload-pack\n",
+    );
+    let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
+    s.git_source(&url, &newer, &as_refs(&pins(&repo)));
+    let mut cmd = s.command(&["prepare", "--fetch-timeout", "3"]);
+    cmd.stdin(std::process::Stdio::null());
+    let out = output_within(cmd, Duration::from_secs(120));
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert_stderr_has(&out, "[fetch_deadline]");
+    assert_stderr_has(&out, "within its deadline of 3 s");
+    assert!(!server.requests().is_empty(), "the server was asked");
+    assert_eq!(s.published(), before, "the previous corpus is intact");
+    assert!(s.staging_and_fetch_are_empty());
+}
+
+// The same for a registry that sends its manifest one byte a second, with the deadline from the
+// environment: the pull fails retryable with `pull_deadline`, and the generation the corpus
+// held (here one a Git source published) stays published.
+#[test]
+fn a_trickling_registry_is_cut_off_at_the_fetch_deadline() {
+    let (_repo, s, _) = prepared_two_bundles();
+    let before = s.published();
+    let server = Trickle::start(
+        "application/vnd.oci.image.manifest.v1+json",
+        b"{\"schemaVersion\": 2",
+    );
+    let digest = format!("sha256:{}", "ab".repeat(32));
+    fs_err::write(
+        s.config(),
+        format!(
+            "skills:\n  - oci:\n      reference: 127.0.0.1:{}/skills/demo@{digest}\n      directory: corpus\n      plain_http: true\n      approved:\n        - {{ name: alpha, version: '1.0.0', hash: {} }}\n",
+            server.port,
+            before[0].1
+        ),
+    )
+    .expect("write descriptor");
+    let mut cmd = s.command(&["prepare"]);
+    cmd.env("SKILLFOLD_FETCH_TIMEOUT", "3");
+    let out = output_within(cmd, Duration::from_secs(120));
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert_stderr_has(&out, "[pull_deadline]");
+    assert!(
+        server.requests().iter().any(|r| r.contains("/manifests/")),
+        "{:?}",
+        server.requests()
+    );
+    assert_eq!(s.published(), before, "the previous corpus is intact");
+    assert!(s.staging_and_fetch_are_empty());
+}
+
+#[test]
+fn a_fetch_timeout_outside_its_range_is_a_usage_error() {
+    let s = Setup::new();
+    for bad in ["0", "0.5", "86401", "soon", "-3"] {
+        let out = s.run(&["prepare", "--fetch-timeout", bad]);
+        assert_eq!(code(&out), Some(2), "{bad}: {}", stderr(&out));
+    }
+}
+
+// `pin` and `outdated` fetch as `prepare` does, under the same deadline: `outdated` reads the
+// tracked branch from the ref listing first, which a trickling server holds as long as it likes
+// but for the deadline.
+#[test]
+fn pin_and_outdated_are_cut_off_at_the_fetch_deadline() {
+    let (repo, commit) = two_bundles();
+    let server = Trickle::start(
+        "application/x-git-upload-pack-advertisement",
+        b"fff0# service=git-upload-pack\n",
+    );
+    let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
+    let s = Setup::new();
+    s.git_source(&url, &commit, &as_refs(&pins(&repo)));
+    for args in [
+        &[
+            "pin",
+            "--fetch-timeout",
+            "2",
+            "--source",
+            &url,
+            "--revision",
+            &commit,
+            "--root",
+            "skills",
+            "alpha",
+        ][..],
+        &["outdated", "--fetch-timeout", "2"],
+    ] {
+        let mut cmd = s.command(args);
+        cmd.stdin(std::process::Stdio::null());
+        let out = output_within(cmd, Duration::from_secs(120));
+        assert_eq!(code(&out), Some(1), "{args:?}: {}", stderr(&out));
+        assert_stderr_has(&out, "[fetch_deadline]");
+    }
+}
+
+// A preparer that takes the guard after `verify` first looked (a first start that has not
+// published yet) makes `verify` inconclusive (exit 1, being prepared), not a verdict that the
+// corpus was never prepared (exit 2).
+#[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs the `failpoints` feature (scripts/test turns it on)"
+)]
+fn verify_during_a_first_preparation_is_inconclusive_not_a_failure() {
+    let (repo, commit) = two_bundles();
+    let s = Setup::new();
+    s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
+    let verify = s
+        .command(&["verify"])
+        .env(
+            skillfold::prepare::failpoint::ENV,
+            "pause:verify-probed:3000",
+        )
+        .spawn()
+        .expect("spawn verify");
+    // While `verify` lingers between its first look and reading the corpus, a preparer makes
+    // the corpus and takes its guard (held here, as a preparer in the middle of a fetch does).
+    std::thread::sleep(Duration::from_millis(1000));
+    let corpus = skillfold::prepare::corpus::Corpus::create(&s.corpus()).expect("create");
+    let guard = corpus.guard().expect("guard");
+    let out = verify.wait_with_output().expect("wait");
+    drop(guard);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert_stderr_has(&out, "is being prepared by pid");
 }

@@ -29,6 +29,9 @@ pub struct OutdatedArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    fetch_timeout: super::prepare::FetchTimeoutArg,
 }
 
 pub fn run(args: OutdatedArgs) -> Exit {
@@ -37,7 +40,7 @@ pub fn run(args: OutdatedArgs) -> Exit {
         Err(exit) => return exit,
     };
     let interrupt = AtomicBool::new(false);
-    let report = outdated::outdated(&plan, &interrupt);
+    let report = outdated::outdated(&plan, &interrupt, args.fetch_timeout.fetch_timeout);
     for source in &report.sources {
         let url = escape::text(&source.url);
         if let Some(error) = &source.error {

@@ -62,6 +62,9 @@ pub struct PinArgs {
     /// Bundles to pin.
     #[arg(required = true, value_name = "NAME", value_parser = parse_name)]
     names: Vec<SkillName>,
+
+    #[command(flatten)]
+    fetch_timeout: super::prepare::FetchTimeoutArg,
 }
 
 fn parse_commit(s: &str) -> Result<CommitId, String> {
@@ -100,7 +103,10 @@ pub fn run(args: PinArgs) -> Exit {
         &args.names,
         args.limits,
         trust.as_ref(),
-        &interrupt,
+        pin::Stop {
+            interrupt: &interrupt,
+            deadline: args.fetch_timeout.fetch_timeout,
+        },
     ) {
         Ok(pinned) => crate::cli::output::print(&pin::descriptor_entry(
             &args.source,
@@ -128,6 +134,12 @@ pub fn run(args: PinArgs) -> Exit {
                 for p in paths {
                     diag!("  symbolic link: {}", escape::text(p));
                 }
+            }
+            if let pin::PinError::Commit(crate::prepare::git::commit::CommitError::Fetch(fetch)) =
+                &e
+                && let Some(hint) = fetch.hint()
+            {
+                diag!("  hint: {hint}");
             }
             exit::of(e.code())
         }

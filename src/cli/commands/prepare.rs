@@ -52,6 +52,35 @@ pub struct PrepareArgs {
     /// commit of the Git sources (fetched once for all the sources that pin it), is one job.
     #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     concurrency: u16,
+
+    #[command(flatten)]
+    fetch_timeout: FetchTimeoutArg,
+}
+
+/// `--fetch-timeout SECONDS`, for every command that fetches from a Git server or a registry.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct FetchTimeoutArg {
+    /// The overall deadline of each fetch or pull, besides the idle timeouts: 1 to 86,400
+    /// seconds, fractions allowed (default 300). Past it the source fails, retryable.
+    #[arg(
+        long = "fetch-timeout",
+        value_name = "SECONDS",
+        env = "SKILLFOLD_FETCH_TIMEOUT",
+        default_value = "300",
+        value_parser = parse_fetch_timeout
+    )]
+    pub fetch_timeout: std::time::Duration,
+}
+
+fn parse_fetch_timeout(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !(1.0..=86_400.0).contains(&seconds) {
+        return Err(format!("{seconds} s is outside 1 to 86,400 seconds"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 pub fn run(args: PrepareArgs) -> Exit {
@@ -83,6 +112,7 @@ pub fn run(args: PrepareArgs) -> Exit {
                 interrupt: &interrupt,
                 progress: &progress,
                 concurrency: usize::from(args.concurrency),
+                fetch_timeout: args.fetch_timeout.fetch_timeout,
             },
         )
     };

@@ -57,6 +57,9 @@ pub struct UpdateArgs {
     /// Print the report as JSON on stdout instead of the Markdown review.
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    fetch_timeout: super::prepare::FetchTimeoutArg,
 }
 
 pub fn run(args: UpdateArgs) -> Exit {
@@ -66,6 +69,7 @@ pub fn run(args: UpdateArgs) -> Exit {
         selectors: &args.sources,
         target: args.to.unwrap_or(Target::Tracked),
         write: args.write,
+        fetch_timeout: args.fetch_timeout.fetch_timeout,
     };
     let report = match update::update(&request, &interrupt) {
         Ok(report) => report,

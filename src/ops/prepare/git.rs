@@ -151,10 +151,16 @@ impl GitRun<'_> {
             &self.git.revision,
             store,
             self.run.options.interrupt,
+            self.run.options.fetch_timeout,
             &report,
         )
         .map_err(|e| {
             let mut failure = Failure::new(e.code(), e.to_string());
+            if let CommitError::Fetch(fetch) = &e
+                && let Some(hint) = fetch.hint()
+            {
+                failure.details.push(format!("hint: {hint}"));
+            }
             if let CommitError::Symlinks { paths, count, .. } = &e {
                 failure.details = paths
                     .iter()

@@ -179,6 +179,9 @@ pub trait Progress: Sync {
     }
 }
 
+/// The overall deadline of each fetch or pull when none is given (`--fetch-timeout`): 300 s.
+pub const DEFAULT_FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// How to prepare.
 pub struct Options<'a> {
     /// Set by SIGINT/SIGTERM; polled throughout.
@@ -187,6 +190,9 @@ pub struct Options<'a> {
     pub progress: &'a dyn Progress,
     /// Sources prepared at the same time.
     pub concurrency: usize,
+    /// The overall deadline of each fetch (Git) or pull (OCI), besides the transports' idle
+    /// timeouts: past it the source fails, retryable, and nothing of it is published.
+    pub fetch_timeout: std::time::Duration,
 }
 
 /// Prepares every source of `plan`: each local source, and each distinct (URL, commit) of the
@@ -367,6 +373,17 @@ fn rollback_one(
 ) -> Result<(String, Manifest), Failure> {
     let corpus = Corpus::at(git.directory);
     corpus.check_manageable().map_err(|e| io_failure(&e))?;
+    // No store (yet: a first preparation may be making it right now) is nothing to roll back
+    // to, not a guard that cannot be taken.
+    if !corpus.exists().map_err(|e| io_failure(&e))? {
+        return Err(Failure::new(
+            PrepareCode::CorpusNoPrevious,
+            format!(
+                "`{}` has no previous generation to roll back to (it was never prepared)",
+                escape::path(git.directory)
+            ),
+        ));
+    }
     let _guard = corpus
         .guard()
         .map_err(|e| Failure::new(e.code(), e.to_string()))?;

@@ -205,6 +205,7 @@ fn pull(
         wanted: &|name| wanted.contains(name),
         into,
         max_bytes,
+        deadline: run.options.fetch_timeout,
     })
     .map_err(|e| Failure::new(e.code, e.message))
 }

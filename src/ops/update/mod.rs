@@ -50,6 +50,8 @@ pub struct Request<'a> {
     pub target: Target,
     /// Rewrite the descriptor when every selected source passes.
     pub write: bool,
+    /// The overall deadline of each ref listing and fetch (`--fetch-timeout`).
+    pub fetch_timeout: std::time::Duration,
 }
 
 /// Why no update could be looked at.
@@ -182,10 +184,15 @@ pub fn update(request: &Request<'_>, interrupt: &AtomicBool) -> Result<UpdateRep
             bundles: Vec::new(),
             error: None,
         };
-        let new = fetches.get(git, &request.target, interrupt);
+        let new = fetches.get(git, &request.target, interrupt, request.fetch_timeout);
         let old = match &fetches.done[new].1 {
             Ok(candidate) if candidate.id == git.revision => None,
-            Ok(_) => Some(fetches.get(git, &Target::Commit(git.revision.clone()), interrupt)),
+            Ok(_) => Some(fetches.get(
+                git,
+                &Target::Commit(git.revision.clone()),
+                interrupt,
+                request.fetch_timeout,
+            )),
             Err(_) => None,
         };
         let placeholder = |i: usize| placeholders.contains(&(git.location.clone(), i));
@@ -253,13 +260,19 @@ struct Fetches {
 
 impl Fetches {
     /// The index of `target` of `git` in `done`, fetched on first use.
-    fn get(&mut self, git: &GitSource, target: &Target, interrupt: &AtomicBool) -> usize {
+    fn get(
+        &mut self,
+        git: &GitSource,
+        target: &Target,
+        interrupt: &AtomicBool,
+        deadline: std::time::Duration,
+    ) -> usize {
         let key = (git.url.clone(), resolved(git, target));
         if let Some(index) = self.done.iter().position(|(k, _)| *k == key) {
             return index;
         }
         self.done
-            .push((key, Candidate::fetch(git, target, interrupt)));
+            .push((key, Candidate::fetch(git, target, interrupt, deadline)));
         self.done.len() - 1
     }
 }

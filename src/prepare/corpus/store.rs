@@ -17,6 +17,28 @@ use crate::prepare::failpoint;
 pub const CURRENT: &str = "current";
 /// The store's own folder.
 pub const META: &str = ".skillfold";
+/// The folders of the store.
+const STORE_FOLDERS: [&str; 4] = ["generations", "manifests", "staging", "fetch"];
+/// How the name of a store being made begins (`.skillfold.new-<pid>-<nanos>`, beside where it
+/// goes).
+const STAGED_STORE: &str = ".skillfold.new-";
+
+/// Whether `name` is that of a store being made: [`STAGED_STORE`], then `<pid>-<nanos>` (digits,
+/// hexadecimal digits and one `-`).
+fn is_staged_store(name: &[u8]) -> bool {
+    name.strip_prefix(STAGED_STORE.as_bytes())
+        .and_then(|rest| {
+            let dash = rest.iter().position(|&b| b == b'-')?;
+            let (pid, nanos) = (&rest[..dash], &rest[dash + 1..]);
+            Some(
+                !pid.is_empty()
+                    && pid.iter().all(u8::is_ascii_digit)
+                    && !nanos.is_empty()
+                    && nanos.iter().all(u8::is_ascii_hexdigit),
+            )
+        })
+        .unwrap_or(false)
+}
 
 /// A corpus directory.
 #[derive(Debug, Clone)]
@@ -99,17 +121,71 @@ impl Corpus {
     /// counts as empty. Anything else is refused with [`CorpusError::NotManaged`] before anything
     /// is written — no guard, no staging — so a descriptor naming `/` or a home directory
     /// cannot make skillfold write into it.
+    ///
+    /// Preparers may start together on a corpus that does not exist yet (pods sharing a volume
+    /// on their first start). None of them ever sees a store half made: each builds the store's
+    /// folders under a name of its own (`.skillfold.new-<pid>-<nanos>`) and renames them to
+    /// `.skillfold` in one `rename(2)`; the first rename wins, and the others use what it put
+    /// there. The losers are then refused by the guard (retryable), never by this check.
     pub fn create(dir: &Path) -> Result<Corpus, CorpusError> {
         let corpus = Corpus::at(dir);
         corpus.check_manageable()?;
-        for sub in ["generations", "manifests", "staging", "fetch"] {
+        fs_err::create_dir_all(dir)?;
+        if !corpus.exists()? {
+            corpus.make_store()?;
+        }
+        // A `.skillfold/` made by hand (or before the store had every folder) is completed.
+        for sub in STORE_FOLDERS {
             fs_err::create_dir_all(corpus.meta().join(sub))?;
         }
         Ok(corpus)
     }
 
+    /// Whether the store's folder `.skillfold/` exists (as a directory, not followed).
+    pub fn exists(&self) -> Result<bool, CorpusError> {
+        match fs_err::symlink_metadata(self.meta()) {
+            Ok(m) => Ok(m.is_dir()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Builds `.skillfold/` with its folders under a name of this process's own, then renames it
+    /// into place. If another preparer's rename came first (ours then fails: its store is not
+    /// empty), that store is used and ours is removed.
+    fn make_store(&self) -> Result<(), CorpusError> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let staged = self
+            .dir
+            .join(format!("{STAGED_STORE}{}-{nanos:x}", std::process::id()));
+        let made = (|| -> std::io::Result<()> {
+            fs_err::create_dir(&staged)?;
+            for sub in STORE_FOLDERS {
+                fs_err::create_dir(staged.join(sub))?;
+            }
+            failpoint::pause("store-staged");
+            fs_err::rename(&staged, self.meta())
+        })();
+        match made {
+            Ok(()) => sync_dir(&self.dir),
+            Err(e) => {
+                // Ours may be gone already: a preparer holding the guard removes staged stores.
+                let _ = remove_tree(&staged);
+                if self.exists()? {
+                    Ok(())
+                } else {
+                    Err(e.into())
+                }
+            }
+        }
+    }
+
     /// Whether skillfold may write here: the directory is missing, empty (but for a
-    /// `lost+found`), or already a corpus; [`CorpusError::NotManaged`] otherwise. Reads only.
+    /// `lost+found` and stores being made), or already a corpus; [`CorpusError::NotManaged`]
+    /// otherwise. Reads only.
     pub fn check_manageable(&self) -> Result<(), CorpusError> {
         let not_managed = |path: &Path, reason: String| CorpusError::NotManaged {
             path: path.to_owned(),
@@ -133,18 +209,25 @@ impl Corpus {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e.into()),
         }
+        failpoint::pause("corpus-looked");
         for entry in fs_err::read_dir(&self.dir)? {
             let name = entry?.file_name();
-            if name != "lost+found" {
-                return Err(not_managed(
-                    &self.dir,
-                    format!(
-                        "it is not empty (it holds `{}`) and holds no `{META}/`; name an empty or \
-                         missing directory for each Git source",
-                        escape::bytes(name.as_encoded_bytes())
-                    ),
-                ));
+            if name == "lost+found" || is_staged_store(name.as_encoded_bytes()) {
+                continue;
             }
+            // `.skillfold/` appeared since it was looked for: another preparer made the store
+            // meanwhile (whole, by one rename). Look again rather than call it foreign.
+            if name == META && self.exists()? {
+                return Ok(());
+            }
+            return Err(not_managed(
+                &self.dir,
+                format!(
+                    "it is not empty (it holds `{}`) and holds no `{META}/`; name an empty or \
+                     missing directory for each Git source",
+                    escape::bytes(name.as_encoded_bytes())
+                ),
+            ));
         }
         Ok(())
     }
@@ -264,6 +347,18 @@ impl Corpus {
                 let path = entry?.path();
                 remove_tree(&path)?;
                 removed.push(path);
+            }
+        }
+        // Stores another preparer was making when this one's rename came first. Removing one
+        // that is still being made is harmless (its maker then finds this store and uses it),
+        // but may fail while it is: a housekeeping failure, never this run's.
+        for entry in fs_err::read_dir(&self.dir)? {
+            let entry = entry?;
+            if is_staged_store(entry.file_name().as_encoded_bytes())
+                && fs_err::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir())
+                && remove_tree(&entry.path()).is_ok()
+            {
+                removed.push(entry.path());
             }
         }
         for stale in ["current.next", "previous.tmp"] {
@@ -577,6 +672,46 @@ mod tests {
         fs_err::create_dir(tmp.path().join("lost+found")).expect("mkdir");
         Corpus::create(tmp.path()).expect("accepted");
         assert_eq!(entries(tmp.path()), [META, "lost+found"]);
+    }
+
+    // A store another preparer is making (or left behind when it was killed) is not something
+    // foreign: the directory still counts as empty, and the next preparer holding the guard
+    // removes it. A name that only looks like one does not count.
+    #[test]
+    fn a_store_being_made_beside_is_ours_and_a_leftover_one_is_removed() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let staged = tmp.path().join(format!("{STAGED_STORE}4242-18c0ffee"));
+        fs_err::create_dir_all(staged.join("generations")).expect("mkdir");
+        let corpus = Corpus::create(tmp.path()).expect("accepted");
+        let removed = corpus.remove_leftovers().expect("removed");
+        assert_eq!(removed, [staged]);
+        assert_eq!(entries(tmp.path()), [META]);
+        for name in [
+            ".skillfold.new-",
+            ".skillfold.new-12",
+            ".skillfold.new-x-1",
+            ".skillfold.new-1-z",
+        ] {
+            assert!(!is_staged_store(name.as_bytes()), "{name}");
+            let other = tempfile::tempdir().expect("tempdir");
+            fs_err::create_dir(other.path().join(name)).expect("mkdir");
+            let err = Corpus::create(other.path()).expect_err("refused");
+            assert_eq!(err.code(), "corpus_not_managed", "{name}");
+        }
+    }
+
+    // A preparer that lost the race to make the store uses the winner's: its own rename fails
+    // (the winner's store is not empty) and its staged copy is removed.
+    #[test]
+    fn a_store_made_by_another_preparer_first_is_used() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let winner = Corpus::create(tmp.path()).expect("created");
+        fs_err::write(tmp.path().join(META).join("generations/marker"), "").expect("write");
+        winner
+            .make_store()
+            .expect("the loser uses the winner's store");
+        assert_eq!(entries(tmp.path()), [META]);
+        assert!(tmp.path().join(META).join("generations/marker").exists());
     }
 
     // A `.skillfold` that cannot be looked up (for another reason than being missing) stops the

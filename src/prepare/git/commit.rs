@@ -140,9 +140,10 @@ impl PinnedCommit {
         revision: &CommitId,
         git_dir: &Path,
         interrupt: &AtomicBool,
+        deadline: std::time::Duration,
         report: fetch::Report<'_>,
     ) -> Result<PinnedCommit, CommitError> {
-        let fetched = fetch::fetch_commit(url, revision, git_dir, interrupt, report)?;
+        let fetched = fetch::fetch_commit(url, revision, git_dir, interrupt, deadline, report)?;
         let summary = tree::walk(&fetched.repo, fetched.commit, interrupt)?;
         if summary.symlinks.count > 0 {
             return Err(CommitError::Symlinks {

@@ -11,6 +11,12 @@
 //!   `uploadpack.allowReachableSHA1InWant`): fetch every branch and tag in full, then look the
 //!   commit up locally. Either way the result must hold exactly the pinned commit.
 //! - `interrupt` is polled by gix throughout; setting it stops the fetch.
+//! - Every fetch has an overall deadline (the commands' default is 300 s) besides the transport's
+//!   idle timeouts, so a server that trickles one byte at a time cannot hold it forever: each
+//!   HTTP(S) request may last no longer than what remains of it (its whole body included), and a
+//!   timer stops gix at the deadline as a signal would. Past it the fetch fails with
+//!   [`FetchError::Deadline`] (retryable). Over HTTP(S) redirects are therefore not followed
+//!   (gix refuses to follow a redirect of a request its caller configured): write the final URL.
 //! - No single object may be larger than [`MAX_OBJECT_BYTES`] once inflated. gix checks this
 //!   from each object's header before allocating for it (`gitoxide.objects.allocLimit`), so a
 //!   small pack of highly compressed objects (a gigabyte of zeros is a megabyte of pack) cannot
@@ -19,6 +25,7 @@
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::descriptor::redact::{self, RedactedUrl};
 use crate::format::pin::CommitId;
@@ -26,6 +33,13 @@ use crate::format::pin::CommitId;
 /// The largest object (blob, tree, commit) a fetch accepts, inflated: 100 MiB, the largest
 /// file GitHub accepts in a repository.
 pub const MAX_OBJECT_BYTES: u64 = 100 * 1024 * 1024;
+
+/// The instant `deadline` from now (far in the future if that cannot be represented).
+fn until(deadline: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(deadline)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
+}
 
 /// How the commit was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +111,28 @@ pub enum FetchError {
         /// What gix said (credentials scrubbed).
         detail: String,
     },
+    /// A plain `http://` server asks for credentials: they are never sent in clear text, so no
+    /// retry can succeed (a configuration error).
+    #[error(
+        "`{url}` asks for credentials, which are never sent in clear text over `http://`: {detail}"
+    )]
+    CleartextCredentials {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// What gix or the server said (credentials scrubbed).
+        detail: String,
+    },
+    /// The overall deadline passed before the fetch finished (retryable).
+    #[error(
+        "the fetch from `{url}` did not finish within its deadline of {} s",
+        .deadline.as_secs_f64()
+    )]
+    Deadline {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// The deadline that passed.
+        deadline: Duration,
+    },
     /// Stopped by SIGINT/SIGTERM.
     #[error("the fetch from `{url}` was interrupted")]
     Interrupted {
@@ -122,8 +158,10 @@ impl FetchError {
             FetchError::CommitNotFound { .. } => PrepareCode::CommitNotFound,
             FetchError::NotACommit { .. } => PrepareCode::NotACommit,
             FetchError::Unauthenticated { .. } => PrepareCode::FetchUnauthenticated,
+            FetchError::CleartextCredentials { .. } => PrepareCode::FetchCleartextCredentials,
             FetchError::ObjectTooLarge { .. } => PrepareCode::ObjectTooLarge,
             FetchError::Interrupted { .. } => PrepareCode::Interrupted,
+            FetchError::Deadline { .. } => PrepareCode::FetchDeadline,
             FetchError::Invalid { .. } => PrepareCode::FetchInvalid,
         }
     }
@@ -133,26 +171,49 @@ impl FetchError {
         !matches!(
             self,
             FetchError::Invalid { .. }
+                | FetchError::CleartextCredentials { .. }
                 | FetchError::NotACommit { .. }
                 | FetchError::ObjectTooLarge { .. }
         )
     }
 }
 
+impl FetchError {
+    /// What to change so that the next run succeeds, when the error itself does not say.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            FetchError::CleartextCredentials { .. } => Some(
+                "write the repository's `https://` URL in the descriptor (the pinned commit stays \
+                 the same), or serve it over `http://` without authentication",
+            ),
+            _ => None,
+        }
+    }
+}
+
 /// Fetches `commit` from `url` into a new bare repository at `git_dir` (which must not exist;
-/// its parent must).
+/// its parent must), within `deadline` overall.
 pub fn fetch_commit(
     url: &str,
     commit: &CommitId,
     git_dir: &Path,
     interrupt: &AtomicBool,
+    deadline: Duration,
     report: Report<'_>,
 ) -> Result<Fetched, FetchError> {
     let root = gix::progress::prodash::tree::Root::new();
     let done = AtomicBool::new(false);
+    // What gix polls: set by the watcher on a signal or at the deadline.
+    let stop = AtomicBool::new(false);
+    let stops = Stops {
+        interrupt,
+        until: until(deadline),
+        deadline,
+        stop: &stop,
+    };
     std::thread::scope(|scope| {
-        let watcher = scope.spawn(|| watch(&root, &done, report));
-        let result = fetch_with(url, commit, git_dir, interrupt, &root);
+        let watcher = scope.spawn(|| watch(&root, &done, &stops, report));
+        let result = fetch_with(url, commit, git_dir, &stops, &root);
         // Wake the watcher at once: the fetch never waits for its next tick.
         done.store(true, Ordering::Release);
         watcher.thread().unpark();
@@ -163,22 +224,56 @@ pub fn fetch_commit(
 /// Receives a short description of a running transfer, a few times a second.
 pub type Report<'a> = &'a (dyn Fn(&str) + Sync);
 
-/// How often the watcher describes a running transfer.
-const REPORT_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+/// What stops a fetch: a signal, or its deadline.
+struct Stops<'a> {
+    /// Set by SIGINT/SIGTERM.
+    interrupt: &'a AtomicBool,
+    /// When the deadline passes.
+    until: Instant,
+    /// The deadline, as given.
+    deadline: Duration,
+    /// The flag gix polls, set by the watcher when either happens.
+    stop: &'a AtomicBool,
+}
 
-/// Describes the busiest task of the fetch's progress tree every [`REPORT_EVERY`] until `done`.
-/// It sleeps parked, so the fetch ends it by unparking it rather than waiting out a tick.
-fn watch(root: &gix::progress::prodash::tree::Root, done: &AtomicBool, report: Report<'_>) {
+impl Stops<'_> {
+    fn past_deadline(&self) -> bool {
+        Instant::now() >= self.until
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed) || self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// How often the watcher describes a running transfer.
+const REPORT_EVERY: Duration = Duration::from_millis(250);
+/// How often the watcher looks at the signal flag.
+const POLL_EVERY: Duration = Duration::from_millis(50);
+
+/// Until `done`: passes a signal on to gix (within [`POLL_EVERY`]), stops gix at the deadline,
+/// and describes the busiest task of the fetch's progress tree every [`REPORT_EVERY`]. It sleeps
+/// parked, so the fetch ends it by unparking it rather than waiting out a tick.
+fn watch(
+    root: &gix::progress::prodash::tree::Root,
+    done: &AtomicBool,
+    stops: &Stops<'_>,
+    report: Report<'_>,
+) {
     let mut snapshot = Vec::new();
     let mut last = String::new();
-    let mut next = std::time::Instant::now() + REPORT_EVERY;
+    let mut next = Instant::now() + REPORT_EVERY;
     loop {
         // Spurious wake-ups are harmless: the loop checks `done` and the time again.
-        std::thread::park_timeout(next.saturating_duration_since(std::time::Instant::now()));
+        let wake = next.min(stops.until).min(Instant::now() + POLL_EVERY);
+        std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
         if done.load(Ordering::Acquire) {
             return;
         }
-        if std::time::Instant::now() < next {
+        if stops.interrupt.load(Ordering::Relaxed) || stops.past_deadline() {
+            stops.stop.store(true, Ordering::Relaxed);
+        }
+        if Instant::now() < next {
             continue;
         }
         next += REPORT_EVERY;
@@ -204,7 +299,7 @@ fn fetch_with(
     url: &str,
     commit: &CommitId,
     git_dir: &Path,
-    interrupt: &AtomicBool,
+    stops: &Stops<'_>,
     root: &gix::progress::prodash::tree::Root,
 ) -> Result<Fetched, FetchError> {
     crate::prepare::tls::install_provider();
@@ -215,9 +310,9 @@ fn fetch_with(
             "`{commit}` cannot be used with this build ({e}); only SHA-1 repositories are supported"
         ),
     })?;
-    let classify = |e: gix::Error| classify(e, url, &shown, commit, interrupt);
+    let classify = |e: gix::Error| classify(e, url, &shown, commit, stops);
 
-    let by_id = fetch_by_id(url, id, git_dir, interrupt, root);
+    let by_id = fetch_by_id(url, id, git_dir, stops, root);
     let (first_error, server_answered) = match by_id {
         Ok(repo) => {
             return Ok(Fetched {
@@ -234,7 +329,7 @@ fn fetch_with(
     }
     // The first attempt removed its directory; fetch branches and tags instead.
     let _ = fs_err::remove_dir_all(git_dir);
-    let repo = fetch_branches_and_tags(url, git_dir, interrupt, root).map_err(|e| classify(e).0)?;
+    let repo = fetch_branches_and_tags(url, git_dir, stops, root).map_err(|e| classify(e).0)?;
     if repo.find_commit(id).is_err() {
         return Err(FetchError::CommitNotFound {
             url: shown,
@@ -262,11 +357,11 @@ fn fetch_by_id(
     url: &str,
     id: gix::ObjectId,
     git_dir: &Path,
-    interrupt: &AtomicBool,
+    stops: &Stops<'_>,
     root: &gix::progress::prodash::tree::Root,
 ) -> gix::Result<gix::Repository> {
     let repo = scratch_repository(git_dir)?;
-    with_connection(&repo, url, &id.to_string(), |connection| {
+    with_connection(&repo, url, &id.to_string(), stops.until, |connection| {
         let narrowed = gix::remote::ref_map::Options {
             prefix_from_spec_as_filter_on_remote: true,
             extra_refspecs: vec![
@@ -279,7 +374,7 @@ fn fetch_by_id(
         connection
             .prepare_fetch(root.add_child("negotiate"), narrowed)?
             .with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN))
-            .receive(root.add_child("fetch"), interrupt)?;
+            .receive(root.add_child("fetch"), stops.stop)?;
         Ok(())
     })?;
     Ok(repo)
@@ -292,11 +387,13 @@ fn scratch_repository(git_dir: &Path) -> gix::Result<gix::Repository> {
 }
 
 /// Connects `repo` to `url` for fetching with the one refspec `refspec` (no tags), with this
-/// crate's transport options, and hands the connection to `use_it`.
+/// crate's transport options (every HTTP(S) request ending by `until`), and hands the
+/// connection to `use_it`.
 fn with_connection<T>(
     repo: &gix::Repository,
     url: &str,
     refspec: &str,
+    until: Instant,
     use_it: impl FnOnce(
         gix::remote::Connection<
             '_,
@@ -315,7 +412,7 @@ fn with_connection<T>(
         .with_refspecs([refspec], Direction::Fetch)
         .map_err(gix::Error::from_error)?;
     let mut connection = remote.connect(Direction::Fetch)?;
-    if let Some(options) = transport_options(repo, url)? {
+    if let Some(options) = transport_options(repo, url, until)? {
         connection.set_transport_options(options);
     }
     use_it(connection)
@@ -346,15 +443,23 @@ impl RefQuery<'_> {
 }
 
 /// The commit `query` names on `url` now, from the server's ref listing alone (nothing is
-/// fetched), and the full name of the ref that named it. `git_dir` is a scratch repository path
-/// that must not exist; it is left for the caller to remove.
+/// fetched), and the full name of the ref that named it, within `deadline`. `git_dir` is a
+/// scratch repository path that must not exist; it is left for the caller to remove.
 pub fn resolve_ref(
     url: &str,
     query: RefQuery<'_>,
     git_dir: &Path,
     interrupt: &AtomicBool,
+    deadline: Duration,
 ) -> Result<(gix::ObjectId, String), FetchError> {
     crate::prepare::tls::install_provider();
+    // The listing polls no flag: the deadline bounds its HTTP(S) requests.
+    let stops = Stops {
+        interrupt,
+        until: until(deadline),
+        deadline,
+        stop: interrupt,
+    };
     let shown = RedactedUrl::new(url);
     let candidates = query.candidates();
     // A branch or the `HEAD` narrows the listing to itself; a name that may be a tag lists
@@ -362,7 +467,7 @@ pub fn resolve_ref(
     let narrow = !matches!(query, RefQuery::BranchOrTag(_));
     let listed = scratch_repository(git_dir)
         .and_then(|repo| {
-            with_connection(&repo, url, &candidates[0], |connection| {
+            with_connection(&repo, url, &candidates[0], stops.until, |connection| {
                 let options = gix::remote::ref_map::Options {
                     prefix_from_spec_as_filter_on_remote: narrow,
                     ..Default::default()
@@ -373,7 +478,7 @@ pub fn resolve_ref(
         })
         .map_err(|e| {
             let detail = redact::scrub(&chain(&e), url);
-            transport_error(&e, detail.clone(), &shown, interrupt).unwrap_or_else(|| {
+            transport_error(&e, detail.clone(), &shown, &stops).unwrap_or_else(|| {
                 FetchError::Unreachable {
                     url: shown.clone(),
                     detail,
@@ -435,31 +540,34 @@ fn init_bare(git_dir: &Path) -> std::io::Result<()> {
     )
 }
 
-/// The transport options for `url`: the repository's own, except that a plain `http://` URL
-/// gets an HTTP client with an empty set of certificate roots. Building the default client
-/// reads and parses every system root certificate (milliseconds on each run) for a connection
-/// that never uses TLS; and should a plain-HTTP server redirect to `https://`, the empty set
-/// refuses it (write the `https://` URL in the descriptor instead) rather than trusting it.
+/// The transport options for `url`: the repository's own, with every HTTP(S) request given a
+/// timeout of what remains until `until` — reqwest applies it to the whole request, its body
+/// included, which its idle timeouts never do — and a plain `http://` URL an HTTP client with
+/// an empty set of certificate roots. Building the default client reads and parses every system
+/// root certificate (milliseconds on each run) for a connection that never uses TLS; and should
+/// a plain-HTTP server redirect to `https://`, the empty set refuses it (write the `https://`
+/// URL in the descriptor instead) rather than trusting it.
 fn transport_options(
     repo: &gix::Repository,
     url: &str,
+    until: Instant,
 ) -> gix::Result<Option<Box<dyn std::any::Any>>> {
     use gix::protocol::transport::client::blocking_io::http;
 
     let Some(mut options) = repo.transport_options(url, None)? else {
         return Ok(None);
     };
-    let plain_http = url
-        .get(..7)
-        .is_some_and(|s| s.eq_ignore_ascii_case("http://"));
-    if !plain_http {
-        return Ok(Some(options));
-    }
     if let Some(options) = options.downcast_mut::<http::Options>() {
-        let client = http::reqwest::Options {
-            configure_client: Some(Box::new(|builder| Ok(builder.tls_certs_only([])))),
-            configure_request: None,
-        };
+        let mut client = http::reqwest::Options::default();
+        if is_plain_http(url) {
+            client.configure_client = Some(Box::new(|builder| Ok(builder.tls_certs_only([]))));
+        }
+        client.configure_request = Some(Box::new(move |request| {
+            // Past the deadline a request still gets a moment, to fail as timed out.
+            let left = until.saturating_duration_since(Instant::now());
+            *request.timeout_mut() = Some(left.max(Duration::from_millis(1)));
+            Ok(())
+        }));
         options.backend = Some(std::sync::Arc::new(std::sync::Mutex::new(client)));
     }
     Ok(Some(options))
@@ -468,7 +576,7 @@ fn transport_options(
 fn fetch_branches_and_tags(
     url: &str,
     git_dir: &Path,
-    interrupt: &AtomicBool,
+    stops: &Stops<'_>,
     root: &gix::progress::prodash::tree::Root,
 ) -> gix::Result<gix::Repository> {
     let mut prepare = gix::clone::PrepareFetch::new(
@@ -495,7 +603,7 @@ fn fetch_branches_and_tags(
         ],
         ..Default::default()
     });
-    let (repo, _) = prepare.fetch_only(root.add_child("fetch branches and tags"), interrupt)?;
+    let (repo, _) = prepare.fetch_only(root.add_child("fetch branches and tags"), stops.stop)?;
     Ok(repo)
 }
 
@@ -553,10 +661,10 @@ fn classify(
     url: &str,
     shown: &RedactedUrl,
     commit: &CommitId,
-    interrupt: &AtomicBool,
+    stops: &Stops<'_>,
 ) -> (FetchError, bool) {
     let detail = redact::scrub(&chain(&e), url);
-    if let Some(error) = transport_error(&e, detail.clone(), shown, interrupt) {
+    if let Some(error) = transport_error(&e, detail.clone(), shown, stops) {
         return (error, false);
     }
     let shown = shown.clone();
@@ -585,17 +693,28 @@ fn classify(
     (FetchError::Unreachable { url: shown, detail }, true)
 }
 
-/// The refusals any conversation with the server can end in, whatever it asked for: stopped,
-/// not allowed in, an object over the bound, or a transient failure. `None` for the rest.
+/// The refusals any conversation with the server can end in, whatever it asked for: out of
+/// time, stopped, not allowed in, an object over the bound, or a transient failure. `None` for
+/// the rest.
 fn transport_error(
     e: &gix::Error,
     detail: String,
     shown: &RedactedUrl,
-    interrupt: &AtomicBool,
+    stops: &Stops<'_>,
 ) -> Option<FetchError> {
     let url = shown.clone();
-    if e.is_cancelled() || interrupt.load(Ordering::Relaxed) {
+    if stops.past_deadline() {
+        // Whatever gix made of it (stopped, timed out, cut off): the deadline ended it.
+        Some(FetchError::Deadline {
+            url,
+            deadline: stops.deadline,
+        })
+    } else if e.is_cancelled() || stops.interrupted() {
         Some(FetchError::Interrupted { url })
+    } else if is_plain_http(shown.as_str()) && (refused_identity(e) || e.is_unauthenticated()) {
+        // Over `http://` gix never sends credentials (it refuses the identity it was given), so
+        // a server that asks for them is never satisfied, with credentials at hand or not.
+        Some(FetchError::CleartextCredentials { url, detail })
     } else if e.is_unauthenticated() {
         Some(FetchError::Unauthenticated { url, detail })
     } else if e.is_resource_exhausted() {
@@ -605,6 +724,20 @@ fn transport_error(
     } else {
         None
     }
+}
+
+/// Whether gix's transport refused to use the credentials it was given (as it does over
+/// `http://`).
+fn refused_identity(e: &gix::Error) -> bool {
+    use gix::protocol::transport::client::Error;
+    e.iter_errors()
+        .any(|cause| matches!(cause.downcast_ref(), Some(Error::AuthenticationRefused(_))))
+}
+
+/// Whether `url` is a plain `http://` URL.
+fn is_plain_http(url: &str) -> bool {
+    url.get(..7)
+        .is_some_and(|s| s.eq_ignore_ascii_case("http://"))
 }
 
 /// The error and its sources on one line.

@@ -13,6 +13,8 @@ crate::error_codes! {
     WriteFailed = "write_failed" => Retryable,
     /// The registry could not be reached, or answered 5xx.
     RegistryUnavailable = "registry_unavailable" => Retryable,
+    /// A pull did not finish within its overall deadline (`--fetch-timeout`).
+    PullDeadline = "pull_deadline" => Retryable,
     /// The registry refused the credentials or the access.
     RegistryDenied = "registry_denied",
     /// The registry refused the push otherwise (a bad name, an unsupported request).

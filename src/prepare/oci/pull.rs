@@ -105,16 +105,31 @@ pub struct PullRequest<'a> {
     pub into: &'a Path,
     /// The most compressed layer bytes the pull may read (the sources' [`max_pull_bytes`]).
     pub max_bytes: u64,
+    /// The overall deadline of the pull (`pull_deadline` past it: the pull is dropped, its
+    /// connections closed).
+    pub deadline: std::time::Duration,
 }
 
-/// Pulls the image: the manifest, then the layers `wanted` keeps, each into a file in `into`.
+/// Pulls the image: the manifest, then the layers `wanted` keeps, each into a file in `into`,
+/// all within the request's deadline.
 pub fn pull(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, PullError> {
     crate::prepare::tls::install_provider();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| fail(DistributionCode::RegistryUnavailable, e.to_string()))?;
-    runtime.block_on(pull_async(request))
+    runtime
+        .block_on(async { tokio::time::timeout(request.deadline, pull_async(request)).await })
+        .unwrap_or_else(|_| {
+            Err(fail(
+                DistributionCode::PullDeadline,
+                format!(
+                    "the pull of {} did not finish within its deadline of {} s",
+                    request.reference,
+                    request.deadline.as_secs_f64()
+                ),
+            ))
+        })
 }
 
 struct Session<'a> {
