@@ -251,17 +251,44 @@ fn tool_input_schemas_follow_the_strict_mode_rules() {
 }
 
 #[test]
-fn an_omitted_nullable_input_is_refused_as_the_schema_says() {
+fn an_omitted_nullable_input_reads_as_null_while_the_schema_requires_it() {
     let lab = ToolLab::new();
     let c = lab.catalogue();
-    let err = c.call("load_skill", &json!({"name": "tools"})).unwrap_err();
-    assert_eq!(err.code, "validation_error");
-    assert!(err.message.contains("`reference`"), "{}", err.message);
+    // Strict clients keep the schema that requires `reference`…
     assert_invalid("load_skill.input.schema.json", &json!({"name": "tools"}));
-    assert!(
-        c.call("load_skill", &json!({"name": "tools", "reference": null}))
-            .is_ok()
-    );
+    for def in c.tools() {
+        let props = def.input_schema["properties"].as_object().unwrap();
+        let required: Vec<&str> = def.input_schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(required, props.keys().map(String::as_str).collect::<Vec<_>>());
+    }
+    // …and a model that leaves it out gets what `null` gives: the body, with the same record.
+    let omitted = c
+        .call("load_skill", &json!({"name": "tools"}))
+        .expect("an omitted reference reads as null");
+    let explicit = c
+        .call("load_skill", &json!({"name": "tools", "reference": null}))
+        .expect("null");
+    assert_eq!(omitted, explicit);
+    assert_eq!(omitted.0["reference"], Value::Null);
+    assert_eq!(omitted.1.reference, None);
+    assert_valid("load_skill.output.schema.json", &omitted.0);
+    // Omitting the name is still refused, and so is a reference of the wrong type.
+    for input in [json!({"reference": null}), json!({"name": "tools", "reference": 1})] {
+        let err = c.call("load_skill", &input).unwrap_err();
+        assert_eq!(err.code, "validation_error", "{input}");
+    }
+    // Arguments are named: an array is not read by position.
+    for input in [json!(["tools", null]), json!(["tools"]), json!("tools"), json!(null)] {
+        let err = c.call("load_skill", &input).unwrap_err();
+        assert_eq!(err.code, "validation_error", "{input}");
+        assert!(err.message.contains("not an object"), "{}", err.message);
+    }
+    // `args` is not nullable (`[]` means no arguments): leaving it out is still refused.
     let err = c
         .call(
             "skill_run_script",
@@ -289,7 +316,7 @@ fn refusals_of_every_tool_match_the_published_error_schema() {
     let run = |script: &str| json!({"skill": "tools", "script": script, "args": []});
     let cases = [
         ("no_such_tool", json!({}), "unknown_tool"),
-        ("load_skill", json!({"name": "tools"}), "validation_error"),
+        ("load_skill", json!(["tools", null]), "validation_error"),
         (
             "load_skill",
             json!({"name": "nope", "reference": null}),

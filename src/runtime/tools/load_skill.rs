@@ -1,8 +1,11 @@
 //! `load_skill`: the body of a skill's `SKILL.md`, or one of its supporting files.
 //!
-//! Input `{name, reference}`, both required: `name` is one of the agent's skills (an enum in the
-//! schema); `reference` is `null` for the body or the exact relative POSIX path of a supporting
-//! file.
+//! Input `{name, reference}`, an object (never positional), both required by the schema: `name`
+//! is one of the agent's skills (an enum in the schema); `reference` is `null` for the body or the
+//! exact relative POSIX path of a supporting file. A call that leaves `reference` out reads it as
+//! `null` — models outside a strict mode omit the arguments they take for optional, and `null` is
+//! the one meaning an absent reference can have — while strict clients keep the schema that
+//! requires it.
 //! A reference that is absolute, holds a backslash, NUL or other control character, an empty,
 //! `.` or `..` segment, names `SKILL.md`, or is not a file of the bundle is refused — all from
 //! the verified snapshot in memory, so no file system is touched — with the list of valid
@@ -37,8 +40,8 @@ pub struct LoadSkillInput {
     /// `null` for the skill's instructions (the body of its SKILL.md), or the exact relative path
     /// of one of its supporting files, as listed in `references`. Required: pass `null` for the
     /// body.
-    #[serde(deserialize_with = "super::present")]
-    #[schemars(with = "Option<String>")]
+    // Left out, it reads as `null` (see the module doc); the schema still requires it.
+    #[serde(default)]
     pub reference: Option<String>,
 }
 
@@ -97,15 +100,21 @@ pub(crate) fn call(
     policy: Option<&Policy>,
     input: &Value,
 ) -> Result<(LoadedSkill, Record), ToolError> {
-    let input: LoadSkillInput = LoadSkillInput::deserialize(input).map_err(|e| {
+    let invalid = |why: &str| {
         ToolError::new(
             ToolCode::ValidationError,
             format!(
                 "invalid input for `{NAME}`: {}; expected {{\"name\": string, \"reference\": string or null}}",
-                escape::text(&e.to_string())
+                escape::text(why)
             ),
         )
-    })?;
+    };
+    // Serde would read a struct from an array too, by position: arguments are named.
+    if !input.is_object() {
+        return Err(invalid("the arguments are not an object"));
+    }
+    let input: LoadSkillInput =
+        LoadSkillInput::deserialize(input).map_err(|e| invalid(&e.to_string()))?;
     let Some(skill) = SkillName::parse(&input.name)
         .ok()
         .and_then(|n| skills.get(&n))
