@@ -315,6 +315,25 @@ fn an_omitted_nullable_input_reads_as_null_while_the_schema_requires_it() {
 }
 
 #[test]
+fn a_load_skill_refusal_quotes_at_most_256_characters_of_its_input() {
+    let lab = ToolLab::new();
+    let c = lab.catalogue();
+    let long = "\u{1b}".to_owned() + &"x".repeat(1 << 20);
+    for input in [
+        json!({"name": long, "reference": null}),
+        json!({"name": "tools", "reference": long}),
+        json!({"name": "tools", "reference": format!("references/{long}")}),
+        json!({"name": "tools", "reference": null, long.clone(): 1}),
+        json!({"name": "tools", "reference": [long]}),
+    ] {
+        let err = c.call("load_skill", &input).unwrap_err();
+        assert_eq!(err.code, "validation_error");
+        assert!(err.message.len() < 1_000, "{} bytes", err.message.len());
+        assert!(!err.message.contains('\u{1b}'), "{}", &err.message[..100]);
+    }
+}
+
+#[test]
 fn refusals_of_every_tool_match_the_published_error_schema() {
     let lab = ToolLab::new();
     let c = lab.catalogue().with_policy(|access| {

@@ -9,7 +9,8 @@
 //! A reference that is absolute, holds a backslash, NUL or other control character, an empty,
 //! `.` or `..` segment, names `SKILL.md`, or is not a file of the bundle is refused — all from
 //! the verified snapshot in memory, so no file system is touched — with the list of valid
-//! references. Output `LoadedSkill`; the same bytes on every call.
+//! references. Output `LoadedSkill`; the same bytes on every call. A refusal quotes at most 256
+//! characters of what it was given.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -105,7 +106,7 @@ pub(crate) fn call(
             ToolCode::ValidationError,
             format!(
                 "invalid input for `{NAME}`: {}; expected {{\"name\": string, \"reference\": string or null}}",
-                escape::text(why)
+                quoted(why)
             ),
         )
     };
@@ -121,7 +122,7 @@ pub(crate) fn call(
     else {
         return Err(ToolError::new(
             ToolCode::ValidationError,
-            format!("unknown skill `{}`", escape::text(&input.name)),
+            format!("unknown skill `{}`", quoted(&input.name)),
         )
         .with_valid(skills.keys().map(ToString::to_string).collect()));
     };
@@ -168,12 +169,28 @@ pub(crate) fn call(
     ))
 }
 
+/// The most characters of the caller's input a refusal quotes.
+const MAX_QUOTED_CHARS: usize = 256;
+
+/// Input quoted in a refusal: escaped, and clipped to [`MAX_QUOTED_CHARS`] characters with how
+/// much was left out, so a refusal never hands a large input back whole.
+fn quoted(s: &str) -> String {
+    match s.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => escape::text(s).to_string(),
+        Some((end, _)) => format!(
+            "{}… ({} more bytes)",
+            escape::text(&s[..end]),
+            s.len() - end
+        ),
+    }
+}
+
 /// A reference must be the exact spelling of a supporting file of `skill`.
 fn check_reference<'a>(skill: &Snapshot, path: &'a str) -> Result<&'a str, ToolError> {
     let refuse = |why: String| {
         ToolError::new(
             ToolCode::ValidationError,
-            format!("reference `{}` is refused: {why}", escape::text(path)),
+            format!("reference `{}` is refused: {why}", quoted(path)),
         )
         .with_valid(skill.references().to_vec())
     };
@@ -194,7 +211,7 @@ fn check_reference<'a>(skill: &Snapshot, path: &'a str) -> Result<&'a str, ToolE
             format!(
                 "reference `{}` is a binary file ({} bytes, SHA-256 {}); its bytes are never returned as text — \
                  a helper script can open it from the skill's directory, and MCP clients can read it as a resource blob",
-                escape::text(path),
+                quoted(path),
                 file.size(),
                 file.sha256()
             ),
