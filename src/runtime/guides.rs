@@ -11,6 +11,13 @@
 //! Two directories with the same name are both dropped as ambiguous; a malformed skill is skipped
 //! alone; both are reported (`--verbose`). Frontmatter never grants permissions: a discovered
 //! skill is text to read through `skill_read_reference`, nothing else.
+//!
+//! Nothing found here reaches a terminal raw: a directory whose name holds a character that human
+//! output escapes (a control, a bidi override, a zero-width mark — [`escape::needs_escape`]) is
+//! skipped unscanned, so every id and location is plain text; a skill's `name` and `description`
+//! are kept escaped as [`escape::text`] shows them (`\u{1b}` for ESC), since frontmatter may
+//! spell any character (`"\e[31m"` in YAML); and the reports of what was dropped or skipped are
+//! escaped too.
 
 use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
@@ -19,6 +26,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::FileType;
 
 use crate::format::bundle_path::BundlePath;
+use crate::format::escape;
 use crate::format::safe_read::{self, BeneathError};
 use crate::format::untrusted_fs;
 use crate::format::yaml::{self, NodeKind};
@@ -43,9 +51,9 @@ pub const MAX_FILE_BYTES: u64 = 256 * 1024;
 pub struct Guide {
     /// Its id: the directory's name.
     pub id: String,
-    /// The name it gives itself.
+    /// The name it gives itself, escaped for display ([`escape::text`]).
     pub name: String,
-    /// Its description.
+    /// Its description, escaped for display ([`escape::text`]).
     pub description: String,
     /// `portable` (`SKILL.md`) or `legacy` (`skill.yml` + `SKILL.md`).
     pub kind: &'static str,
@@ -115,7 +123,7 @@ pub fn effective_root(descriptor: Option<&Path>) -> Option<PathBuf> {
 /// Scans `root`.
 pub fn discover(root: &Path) -> std::io::Result<Discovery> {
     let fd = untrusted_fs::open_root(root).map_err(|e| {
-        let message = format!("`{}`: {e}", root.display());
+        let message = format!("`{}`: {e}", escape::path(root));
         std::io::Error::new(std::io::Error::from(e).kind(), message)
     })?;
     let mut found: Vec<(BundlePath, bool)> = Vec::new();
@@ -192,6 +200,13 @@ fn walk(
         match (untrusted_fs::kind(&stat), text) {
             (FileType::RegularFile, "SKILL.md") => has_skill_md = true,
             (FileType::RegularFile, "skill.yml") => has_skill_yml = true,
+            (FileType::Directory, _) if text.chars().any(escape::needs_escape) => {
+                skipped.push(format!(
+                    "{}: the directory `{}` has a name that is shown escaped, not scanned",
+                    shown(),
+                    escape::text(text)
+                ));
+            }
             (FileType::Directory, _) if !text.starts_with('.') => {
                 subdirs.push((text.to_owned(), name.clone()))
             }
@@ -249,8 +264,8 @@ fn load(root: &Path, relative: &BundlePath, legacy: bool) -> Result<Guide, Strin
         fields.ok_or_else(|| "no non-empty string `name` and `description`".to_owned())?;
     Ok(Guide {
         id: relative.file_name().to_owned(),
-        name,
-        description,
+        name: escape::text(&name).to_string(),
+        description: escape::text(&description).to_string(),
         kind: if legacy { "legacy" } else { "portable" },
         relative: relative.clone(),
         root: root.to_owned(),

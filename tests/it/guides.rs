@@ -382,3 +382,76 @@ fn a_symlinked_or_missing_guides_root_is_refused() {
     let err = discover(&tmp.path().join("missing")).unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
 }
+
+#[test]
+fn a_guides_description_with_terminal_controls_is_shown_escaped_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    // YAML spells ESC and BEL as `\e` and `\a` in a double-quoted scalar.
+    write(
+        r,
+        "hostile/SKILL.md",
+        b"---\nname: \"Hostile\\e]0;owned\\a\"\ndescription: \"Red \\e[31mtext\\a and a bell\\u202e.\"\n---\n# Hostile\n",
+    );
+    // A legacy skill.yml that is not YAML (raw ESC) is read line by line: raw bytes too.
+    write(
+        r,
+        "legacy/skill.yml",
+        b"name: Legacy\ndescription: Clear \x1b[2J screen\x07\n",
+    );
+    write(r, "legacy/SKILL.md", b"Legacy steps.\n");
+    // Directory names a terminal would act on are not scanned (and reported escaped).
+    portable(r, "rtl\u{202e}dcba", "rtl");
+    portable(r, "esc\u{1b}[8m", "esc");
+
+    let d = discover(r).unwrap();
+    let ids: Vec<&str> = d.guides.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["hostile", "legacy"], "{:?}", d.skipped);
+    let hostile = d.get("hostile").unwrap();
+    assert_eq!(
+        hostile.description,
+        "Red \\u{1b}[31mtext\\u{7} and a bell\\u{202e}."
+    );
+    assert_eq!(hostile.name, "Hostile\\u{1b}]0;owned\\u{7}");
+    assert_eq!(
+        d.get("legacy").unwrap().description,
+        "Clear \\u{1b}[2J screen\\u{7}"
+    );
+    for line in d.skipped.iter().chain(&d.dropped) {
+        assert!(
+            !line.contains('\u{1b}') && !line.contains('\u{202e}'),
+            "{line:?}"
+        );
+    }
+    assert!(
+        d.skipped.iter().any(|l| l.contains("rtl\\u{202e}dcba")),
+        "{:?}",
+        d.skipped
+    );
+
+    // `skillfold prompt --verbose`: nothing on stdout or stderr a terminal would act on.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("skillfold.yaml");
+    fs_err::write(&config, format!("guides: {}\n", r.display())).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_skillfold"))
+        .args(["prompt", "--verbose", "-c", config.to_str().unwrap()])
+        .env_remove(skillfold::runtime::guides::ENV)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for (what, text) in [("stdout", &stdout), ("stderr", &stderr)] {
+        for c in ['\u{1b}', '\u{7}', '\u{202e}'] {
+            assert!(!text.contains(c), "{what} holds {c:?}:\n{text}");
+        }
+    }
+    assert!(
+        stdout.contains(
+            "<description>\nRed \\u{1b}[31mtext\\u{7} and a bell\\u{202e}.\n</description>"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Clear \\u{1b}[2J screen\\u{7}"), "{stdout}");
+    assert!(stderr.contains("esc\\u{1b}[8m"), "{stderr}");
+}

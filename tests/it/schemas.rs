@@ -251,17 +251,55 @@ fn tool_input_schemas_follow_the_strict_mode_rules() {
 }
 
 #[test]
-fn an_omitted_nullable_input_is_refused_as_the_schema_says() {
+fn an_omitted_nullable_input_reads_as_null_while_the_schema_requires_it() {
     let lab = ToolLab::new();
     let c = lab.catalogue();
-    let err = c.call("load_skill", &json!({"name": "tools"})).unwrap_err();
-    assert_eq!(err.code, "validation_error");
-    assert!(err.message.contains("`reference`"), "{}", err.message);
+    // Strict clients keep the schema that requires `reference`…
     assert_invalid("load_skill.input.schema.json", &json!({"name": "tools"}));
-    assert!(
-        c.call("load_skill", &json!({"name": "tools", "reference": null}))
-            .is_ok()
-    );
+    for def in c.tools() {
+        let props = def.input_schema["properties"].as_object().unwrap();
+        let required: Vec<&str> = def.input_schema["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            required,
+            props.keys().map(String::as_str).collect::<Vec<_>>()
+        );
+    }
+    // …and a model that leaves it out gets what `null` gives: the body, with the same record.
+    let omitted = c
+        .call("load_skill", &json!({"name": "tools"}))
+        .expect("an omitted reference reads as null");
+    let explicit = c
+        .call("load_skill", &json!({"name": "tools", "reference": null}))
+        .expect("null");
+    assert_eq!(omitted, explicit);
+    assert_eq!(omitted.0["reference"], Value::Null);
+    assert_eq!(omitted.1.reference, None);
+    assert_valid("load_skill.output.schema.json", &omitted.0);
+    // Omitting the name is still refused, and so is a reference of the wrong type.
+    for input in [
+        json!({"reference": null}),
+        json!({"name": "tools", "reference": 1}),
+    ] {
+        let err = c.call("load_skill", &input).unwrap_err();
+        assert_eq!(err.code, "validation_error", "{input}");
+    }
+    // Arguments are named: an array is not read by position.
+    for input in [
+        json!(["tools", null]),
+        json!(["tools"]),
+        json!("tools"),
+        json!(null),
+    ] {
+        let err = c.call("load_skill", &input).unwrap_err();
+        assert_eq!(err.code, "validation_error", "{input}");
+        assert!(err.message.contains("not an object"), "{}", err.message);
+    }
+    // `args` is not nullable (`[]` means no arguments): leaving it out is still refused.
     let err = c
         .call(
             "skill_run_script",
@@ -277,6 +315,25 @@ fn an_omitted_nullable_input_is_refused_as_the_schema_says() {
 }
 
 #[test]
+fn a_load_skill_refusal_quotes_at_most_256_characters_of_its_input() {
+    let lab = ToolLab::new();
+    let c = lab.catalogue();
+    let long = "\u{1b}".to_owned() + &"x".repeat(1 << 20);
+    for input in [
+        json!({"name": long, "reference": null}),
+        json!({"name": "tools", "reference": long}),
+        json!({"name": "tools", "reference": format!("references/{long}")}),
+        json!({"name": "tools", "reference": null, long.clone(): 1}),
+        json!({"name": "tools", "reference": [long]}),
+    ] {
+        let err = c.call("load_skill", &input).unwrap_err();
+        assert_eq!(err.code, "validation_error");
+        assert!(err.message.len() < 1_000, "{} bytes", err.message.len());
+        assert!(!err.message.contains('\u{1b}'), "{}", &err.message[..100]);
+    }
+}
+
+#[test]
 fn refusals_of_every_tool_match_the_published_error_schema() {
     let lab = ToolLab::new();
     let c = lab.catalogue().with_policy(|access| {
@@ -289,7 +346,7 @@ fn refusals_of_every_tool_match_the_published_error_schema() {
     let run = |script: &str| json!({"skill": "tools", "script": script, "args": []});
     let cases = [
         ("no_such_tool", json!({}), "unknown_tool"),
-        ("load_skill", json!({"name": "tools"}), "validation_error"),
+        ("load_skill", json!(["tools", null]), "validation_error"),
         (
             "load_skill",
             json!({"name": "nope", "reference": null}),
@@ -589,5 +646,101 @@ fn committed_schemas_compile_in_ajv_default_strict_mode() {
             .as_str()
             .is_some_and(|e| e.contains("uint32")),
         "{report}"
+    );
+}
+
+/// The names of `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs_err::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn schema_out_replaces_links_planted_at_its_names_and_never_writes_through_them() {
+    use std::os::unix::fs::symlink;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    fs_err::create_dir_all(&out).unwrap();
+    let outside = tmp.path().join("outside");
+    fs_err::create_dir_all(&outside).unwrap();
+    let victim = outside.join("victim");
+    fs_err::write(&victim, "precious\n").unwrap();
+    // A link to a file outside DIR, and a dangling link whose target must not be created.
+    symlink(&victim, out.join("skillfold.schema.json")).unwrap();
+    symlink(outside.join("created"), out.join("record.schema.json")).unwrap();
+
+    let o = super::util::skillfold(&["schema", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", super::util::stderr(&o));
+    assert!(
+        fs_err::read_to_string(&victim).unwrap() == "precious\n",
+        "the link's target outside DIR was written"
+    );
+    assert_eq!(names_in(&outside), ["victim"]);
+    let mut want: Vec<String> = skillfold::ops::schema::all()
+        .iter()
+        .map(|(name, _)| (*name).to_owned())
+        .collect();
+    want.sort();
+    assert_eq!(names_in(&out), want, "no temporary file is left behind");
+    for (name, schema) in skillfold::ops::schema::all() {
+        let path = out.join(name);
+        assert!(
+            fs_err::symlink_metadata(&path)
+                .unwrap()
+                .file_type()
+                .is_file(),
+            "{name} is a regular file now"
+        );
+        assert_eq!(
+            fs_err::read_to_string(&path).unwrap(),
+            skillfold::ops::schema::render(&schema)
+        );
+    }
+
+    // DIR itself a link: refused, nothing written where it points.
+    let linked = tmp.path().join("linked");
+    symlink(&outside, &linked).unwrap();
+    let o = super::util::skillfold(&["schema", "--out", linked.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    super::util::assert_stderr_has(&o, "symbolic link");
+    assert_eq!(names_in(&outside), ["victim"]);
+}
+
+#[test]
+fn schema_out_never_reuses_a_planted_temporary_name_and_cleans_up_after_a_failure() {
+    use std::os::unix::fs::symlink;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    fs_err::create_dir_all(&out).unwrap();
+    let victim = tmp.path().join("victim");
+    fs_err::write(&victim, "precious\n").unwrap();
+    // The first temporary name this process would pick, planted as a link.
+    let planted = format!(".skillfold.schema.json.{}.0.tmp", std::process::id());
+    symlink(&victim, out.join(&planted)).unwrap();
+    // A schema's name taken by a directory: the rename fails, and the file is named.
+    fs_err::create_dir_all(out.join("tool-error.schema.json/inside")).unwrap();
+
+    let err = skillfold::ops::schema::write_all(&out).unwrap_err();
+    assert!(err.to_string().contains("tool-error.schema.json"), "{err}");
+    assert_eq!(fs_err::read_to_string(&victim).unwrap(), "precious\n");
+    let names = names_in(&out);
+    assert!(
+        names.iter().all(|n| !n.ends_with(".tmp") || *n == planted),
+        "a temporary file was left behind: {names:?}"
+    );
+    assert!(names.contains(&planted));
+    // The schemas before the failing one were written, through no link.
+    let descriptor = out.join("skillfold.schema.json");
+    assert!(
+        fs_err::symlink_metadata(&descriptor)
+            .unwrap()
+            .file_type()
+            .is_file()
     );
 }

@@ -84,7 +84,7 @@ def test_a_call_serves_the_verified_bytes_and_records_exactly_what_was_served(ru
         ("load_skill", {"name": "changelog-writer", "reference": None}, "validation_error"),
         ("load_skill", {"name": "csv-profiler", "reference": "../../../etc/passwd"}, "validation_error"),
         ("load_skill", {"name": "csv-profiler", "reference": "/etc/passwd"}, "validation_error"),
-        ("load_skill", {"name": "csv-profiler"}, "validation_error"),
+        ("load_skill", {"name": "csv-profiler", "reference": 5}, "validation_error"),
         ("load_skill", {"name": "csv-profiler", "reference": None, "extra": 1}, "validation_error"),
         ("skill_run_script", {"skill": "csv-profiler", "script": "scripts/profile_csv.py", "args": []}, "unknown_tool"),
         ("rm -rf", {}, "unknown_tool"),
@@ -161,7 +161,7 @@ def test_wrong_types_and_hostile_arguments_raise_python_exceptions(runtime):
         tip.append([])
         tip = tip[0]
     with pytest.raises(ValueError, match="nested deeper than 64"):
-        c.call("load_skill", deep)
+        c.call("load_skill", {"name": "csv-profiler", "reference": deep})
     with pytest.raises(TypeError):
         skillfold.Runtime.builder().local("x", "1", 42, "y")
     with pytest.raises(TypeError, match="approval"):
@@ -208,7 +208,7 @@ def test_the_policy_callable_sees_each_call_and_may_refuse_it():
     assert "references are not for this agent" in raised.value.message
     # Bad input is refused before the policy is asked.
     with pytest.raises(skillfold.ToolError):
-        c.call("load_skill", {"name": "csv-profiler"})
+        c.call("load_skill", {"name": "csv-profiler", "reference": ["x"]})
     assert len(seen) == 3
 
 

@@ -52,14 +52,17 @@ impl Catalogue {
         let Some(format) = ToolFormat::from_name(format) else {
             let names: Vec<&str> = ToolFormat::ALL.iter().map(|(n, _)| *n).collect();
             return Err(PyValueError::new_err(format!(
-                "unknown tool format {format:?}; one of: {}",
+                "unknown tool format {}; one of: {}",
+                convert::quoted(format),
                 names.join(", ")
             )));
         };
         to_python(py, &format.tools(&self.inner.tools()))
     }
 
-    /// Serves one tool call. `arguments` is a `dict` (or a JSON string, as OpenAI returns it).
+    /// Serves one tool call. `arguments` is a `dict` (or the JSON text of an object, as OpenAI
+    /// returns it), held to the bounds of [`convert`]; a `KeyboardInterrupt` or `SystemExit`
+    /// raised by the policy callable propagates as it is.
     /// Returns `(output, record)`: the JSON output for the model and the record of exactly what
     /// was served, for the host. Raises `ToolError` (with `.code` and `.error`) when refused.
     fn call<'py>(

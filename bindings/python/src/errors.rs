@@ -1,6 +1,10 @@
 //! The exceptions the module raises, each carrying the stable code skillfold gives the refusal
 //! (the codes of `docs/error-codes.md`), so Python hosts branch on `err.code`, never on message
 //! text. `SkillfoldError` is the base of all of them.
+//!
+//! A message quotes what the caller passed (an unknown skill's name, a bad path): every message
+//! the module raises, and every message inside `problems` and `error`, is clipped to
+//! [`MAX_MESSAGE_CHARS`] characters, so an error never hands a large input back whole.
 
 use pyo3::prelude::*;
 use serde_json::json;
@@ -8,7 +12,15 @@ use skillfold::CatalogueError as RustCatalogueError;
 use skillfold::ToolError as RustToolError;
 use skillfold::{BuildError, OpenError};
 
-use crate::convert::to_python;
+use crate::convert::{clip_to, to_python};
+
+/// The most characters of a message an exception carries (the rest is cut, and the cut said).
+pub const MAX_MESSAGE_CHARS: usize = 1_000;
+
+/// `message` clipped to [`MAX_MESSAGE_CHARS`].
+pub fn clipped(message: &str) -> String {
+    clip_to(message, MAX_MESSAGE_CHARS)
+}
 
 pyo3::create_exception!(
     skillfold,
@@ -68,8 +80,10 @@ fn with_attributes(
 pub fn open_error(py: Python<'_>, e: &OpenError) -> PyErr {
     match e {
         OpenError::Read(read) => {
-            let problems = json!([{ "code": read.code().as_str(), "location": null, "message": read.to_string() }]);
-            configuration(py, read.to_string(), read.code().as_str(), &problems)
+            let message = clipped(&read.to_string());
+            let problems =
+                json!([{ "code": read.code().as_str(), "location": null, "message": message }]);
+            configuration(py, message, read.code().as_str(), &problems)
         }
         OpenError::Invalid(invalid) => build_error(py, invalid),
     }
@@ -80,10 +94,15 @@ pub fn build_error(py: Python<'_>, e: &BuildError) -> PyErr {
     let problems: Vec<_> = e
         .problems
         .iter()
-        .map(|p| json!({ "code": p.code.as_str(), "location": p.location, "message": p.message }))
+        .map(|p| json!({ "code": p.code.as_str(), "location": clipped(&p.location), "message": clipped(&p.message) }))
         .collect();
     let code = e.problems.first().map_or("invalid", |p| p.code.as_str());
-    configuration(py, e.to_string(), code, &serde_json::Value::Array(problems))
+    configuration(
+        py,
+        clipped(&e.to_string()),
+        code,
+        &serde_json::Value::Array(problems),
+    )
 }
 
 fn configuration(
@@ -103,7 +122,7 @@ fn configuration(
 pub fn catalogue_error(py: Python<'_>, e: &RustCatalogueError) -> PyErr {
     with_attributes(
         py,
-        CatalogueError::new_err(e.to_string()),
+        CatalogueError::new_err(clipped(&e.to_string())),
         e.code().as_str(),
         &[],
     )
@@ -111,21 +130,25 @@ pub fn catalogue_error(py: Python<'_>, e: &RustCatalogueError) -> PyErr {
 
 /// A refused tool call: `error` holds the `{code, message, valid, …}` object of the wire format.
 pub fn tool_error(py: Python<'_>, e: &RustToolError) -> PyErr {
-    let object = serde_json::to_value(e).unwrap_or_default();
+    let message = clipped(&e.message);
+    let mut object = serde_json::to_value(e).unwrap_or_default();
+    if let Some(field) = object.get_mut("message") {
+        *field = message.clone().into();
+    }
     let extra = match to_python(py, &object) {
         Ok(error) => vec![("error", error)],
         Err(failed) => return failed,
     };
-    with_attributes(
-        py,
-        ToolError::new_err(e.message.clone()),
-        e.code.as_str(),
-        &extra,
-    )
+    with_attributes(py, ToolError::new_err(message), e.code.as_str(), &extra)
 }
 
-/// The policy callable raised `cause`.
+/// The policy callable raised `cause`: an `Exception` becomes a `PolicyError` whose cause it is;
+/// anything else (`KeyboardInterrupt`, `SystemExit`, `GeneratorExit`) propagates as it was
+/// raised, as Python code expects of them.
 pub fn policy_error(py: Python<'_>, cause: PyErr) -> PyErr {
+    if !cause.is_instance_of::<pyo3::exceptions::PyException>(py) {
+        return cause;
+    }
     let err = PolicyError::new_err("the policy callable raised an exception");
     err.set_cause(py, Some(cause));
     with_attributes(py, err, "policy_error", &[])

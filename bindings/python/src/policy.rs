@@ -2,7 +2,8 @@
 //! (`agent`, `tool`, `skill`, `pinned`, `version`, `hash`, `reference`) and allows it by returning
 //! `None` or `True`; `False` refuses it, a `str` refuses it with that reason. If the callable
 //! raises, the call is refused and `Catalogue.call` raises `PolicyError` with the callable's
-//! exception as its cause: the exception is parked in a thread-local slot by the hook (which runs
+//! exception as its cause — or, for a `BaseException` that is not an `Exception`
+//! (`KeyboardInterrupt`, `SystemExit`), raises that exception itself: the exception is parked in a thread-local slot by the hook (which runs
 //! on the calling thread, inside `call`) and taken back out when `call` returns.
 
 use std::cell::RefCell;

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use skillfold::ApprovalSpec;
@@ -92,6 +92,24 @@ impl Runtime {
     }
 }
 
+/// The most approvals one `git_corpus` or `runner` call reads: an iterable that never ends is
+/// refused at this bound instead of growing the builder until memory runs out.
+pub const MAX_APPROVALS: usize = 10_000;
+
+/// The items of `approvals`, at most [`MAX_APPROVALS`] of them.
+fn approvals_of<'py>(approvals: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let mut items = Vec::new();
+    for item in approvals.try_iter()? {
+        if items.len() == MAX_APPROVALS {
+            return Err(PyValueError::new_err(format!(
+                "more than {MAX_APPROVALS} approvals in one call"
+            )));
+        }
+        items.push(item?);
+    }
+    Ok(items)
+}
+
 /// One approval: `(name, version, hash)` or `{"name", "version", "hash"}`.
 fn pin_of(item: &Bound<'_, PyAny>) -> PyResult<(String, String, String)> {
     if let Ok(d) = item.cast::<PyDict>() {
@@ -121,8 +139,8 @@ fn git_corpus(
     limits: Option<String>,
 ) -> PyResult<GitCorpus> {
     let mut corpus = GitCorpus::new(source, revision, directory);
-    for item in approved.try_iter()? {
-        let (name, version, hash) = pin_of(&item?)?;
+    for item in approvals_of(approved)? {
+        let (name, version, hash) = pin_of(&item)?;
         corpus = corpus.approve(name, version, hash);
     }
     if let Some(root) = root {
@@ -295,8 +313,7 @@ impl RuntimeBuilder {
         approvals: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
         let mut specs = Vec::new();
-        for item in approvals.try_iter()? {
-            let item = item?;
+        for item in approvals_of(approvals)? {
             let d = item.cast::<PyDict>().map_err(|_| {
                 PyTypeError::new_err("an approval is a dict of `skill`, `script`, `sha256`")
             })?;

@@ -12,7 +12,8 @@ use crate::cli::exit::Exit;
 ///
 /// Without `--out`, prints the descriptor's schema on stdout. With `--out DIR`, writes every
 /// schema into DIR (as committed under `schemas/` in the repository; a test fails when those
-/// are stale).
+/// are stale), each as a new file renamed into place: a symbolic link at a schema's name, or at
+/// DIR itself, is never followed.
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     /// Write every schema into this directory.
@@ -28,17 +29,17 @@ pub fn run(args: SchemaArgs) -> Exit {
             None => Exit::Ok,
         };
     };
-    if let Err(e) = fs_err::create_dir_all(&dir) {
-        diag!("error: {e}");
-        return Exit::Retryable;
-    }
-    for (name, schema) in &schemas {
-        let path = dir.join(name);
-        if let Err(e) = fs_err::write(&path, crate::ops::schema::render(schema)) {
-            diag!("error: {e}");
-            return Exit::Retryable;
+    // Beneath the directory, never through a link (`ops::schema::write_all`).
+    match crate::ops::schema::write_all(&dir) {
+        Ok(written) => {
+            for path in &written {
+                diag!("wrote {}", escape::path(path));
+            }
+            Exit::Ok
         }
-        diag!("wrote {}", escape::path(&path));
+        Err(e) => {
+            diag!("error: {}", escape::text(&e.to_string()));
+            Exit::Retryable
+        }
     }
-    Exit::Ok
 }

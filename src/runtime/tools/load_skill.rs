@@ -1,12 +1,16 @@
 //! `load_skill`: the body of a skill's `SKILL.md`, or one of its supporting files.
 //!
-//! Input `{name, reference}`, both required: `name` is one of the agent's skills (an enum in the
-//! schema); `reference` is `null` for the body or the exact relative POSIX path of a supporting
-//! file.
+//! Input `{name, reference}`, an object (never positional), both required by the schema: `name`
+//! is one of the agent's skills (an enum in the schema); `reference` is `null` for the body or the
+//! exact relative POSIX path of a supporting file. A call that leaves `reference` out reads it as
+//! `null` — models outside a strict mode omit the arguments they take for optional, and `null` is
+//! the one meaning an absent reference can have — while strict clients keep the schema that
+//! requires it.
 //! A reference that is absolute, holds a backslash, NUL or other control character, an empty,
 //! `.` or `..` segment, names `SKILL.md`, or is not a file of the bundle is refused — all from
 //! the verified snapshot in memory, so no file system is touched — with the list of valid
-//! references. Output `LoadedSkill`; the same bytes on every call.
+//! references. Output `LoadedSkill`; the same bytes on every call. A refusal quotes at most 256
+//! characters of what it was given.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -37,8 +41,8 @@ pub struct LoadSkillInput {
     /// `null` for the skill's instructions (the body of its SKILL.md), or the exact relative path
     /// of one of its supporting files, as listed in `references`. Required: pass `null` for the
     /// body.
-    #[serde(deserialize_with = "super::present")]
-    #[schemars(with = "Option<String>")]
+    // Left out, it reads as `null` (see the module doc); the schema still requires it.
+    #[serde(default)]
     pub reference: Option<String>,
 }
 
@@ -97,22 +101,28 @@ pub(crate) fn call(
     policy: Option<&Policy>,
     input: &Value,
 ) -> Result<(LoadedSkill, Record), ToolError> {
-    let input: LoadSkillInput = LoadSkillInput::deserialize(input).map_err(|e| {
+    let invalid = |why: &str| {
         ToolError::new(
             ToolCode::ValidationError,
             format!(
                 "invalid input for `{NAME}`: {}; expected {{\"name\": string, \"reference\": string or null}}",
-                escape::text(&e.to_string())
+                quoted(why)
             ),
         )
-    })?;
+    };
+    // Serde would read a struct from an array too, by position: arguments are named.
+    if !input.is_object() {
+        return Err(invalid("the arguments are not an object"));
+    }
+    let input: LoadSkillInput =
+        LoadSkillInput::deserialize(input).map_err(|e| invalid(&e.to_string()))?;
     let Some(skill) = SkillName::parse(&input.name)
         .ok()
         .and_then(|n| skills.get(&n))
     else {
         return Err(ToolError::new(
             ToolCode::ValidationError,
-            format!("unknown skill `{}`", escape::text(&input.name)),
+            format!("unknown skill `{}`", quoted(&input.name)),
         )
         .with_valid(skills.keys().map(ToString::to_string).collect()));
     };
@@ -159,12 +169,28 @@ pub(crate) fn call(
     ))
 }
 
+/// The most characters of the caller's input a refusal quotes.
+const MAX_QUOTED_CHARS: usize = 256;
+
+/// Input quoted in a refusal: escaped, and clipped to [`MAX_QUOTED_CHARS`] characters with how
+/// much was left out, so a refusal never hands a large input back whole.
+fn quoted(s: &str) -> String {
+    match s.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => escape::text(s).to_string(),
+        Some((end, _)) => format!(
+            "{}… ({} more bytes)",
+            escape::text(&s[..end]),
+            s.len() - end
+        ),
+    }
+}
+
 /// A reference must be the exact spelling of a supporting file of `skill`.
 fn check_reference<'a>(skill: &Snapshot, path: &'a str) -> Result<&'a str, ToolError> {
     let refuse = |why: String| {
         ToolError::new(
             ToolCode::ValidationError,
-            format!("reference `{}` is refused: {why}", escape::text(path)),
+            format!("reference `{}` is refused: {why}", quoted(path)),
         )
         .with_valid(skill.references().to_vec())
     };
@@ -185,7 +211,7 @@ fn check_reference<'a>(skill: &Snapshot, path: &'a str) -> Result<&'a str, ToolE
             format!(
                 "reference `{}` is a binary file ({} bytes, SHA-256 {}); its bytes are never returned as text — \
                  a helper script can open it from the skill's directory, and MCP clients can read it as a resource blob",
-                escape::text(path),
+                quoted(path),
                 file.size(),
                 file.sha256()
             ),

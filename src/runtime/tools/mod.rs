@@ -8,8 +8,10 @@
 //! `required`; a value that may be absent is required and nullable (`anyOf` with
 //! `{"type": "null"}`) instead; no `default`, no `format`, no type lists, no numeric, length or
 //! item-count bounds (the bounds are stated in the description and enforced by the call). The
-//! server reads inputs exactly as the schema says: a property left out is refused like any other
-//! bad input, even where `null` is accepted.
+//! server reads inputs as the schema says, with one leniency: a nullable property left out reads
+//! as `null` (`load_skill`'s `reference`), since models outside a strict mode omit what they take
+//! for optional and `null` is the one meaning it can have. Any other property left out is refused
+//! like any other bad input (`skill_run_script`'s `args` is not nullable: `[]` is required).
 //!
 //! Each tool also has an output schema (its `structuredContent` in MCP, `outputSchema` in
 //! `tools/list`), generated from the type it returns. Every refusal is a [`ToolError`] with a
@@ -22,7 +24,7 @@ pub mod load_skill;
 pub mod read_reference;
 pub mod run_script;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 pub use self::code::ToolCode;
@@ -331,16 +333,6 @@ pub(crate) fn output_schema(schema: schemars::Schema) -> Value {
         }
     });
     schema
-}
-
-/// Reads a property that must be present but may be `null`. Serde's derive would take a missing
-/// `Option` field for `None`; with this it is refused as missing, as the strict schema says.
-pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(deserializer)
 }
 
 /// `schema` with its string property `property` narrowed to exactly `values` (the skills of one
