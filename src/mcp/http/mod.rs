@@ -540,11 +540,6 @@ impl Server {
                 }
             }
         };
-        // Every POST body is judged as stdio judges a line ([`jsonrpc`]) before rmcp reads it.
-        let request = match jsonrpc::screen(request).await {
-            Ok(request) => request,
-            Err(refusal) => return refusal,
-        };
         let binding = Binding {
             endpoint: index,
             token,
@@ -593,6 +588,12 @@ impl Server {
                     return busy("too many requests in flight; try again later");
                 }
             },
+        };
+        // Every POST body is judged as stdio judges a line ([`jsonrpc`]) before rmcp reads it,
+        // within the request's place in flight (a body still arriving holds it).
+        let request = match jsonrpc::screen(request).await {
+            Ok(request) => request,
+            Err(refusal) => return refusal,
         };
         let mut response = endpoint.service.handle(request).await;
         if session.is_none()
