@@ -12,11 +12,14 @@
 //! exchange (`WWW-Authenticate: Bearer realm=…`) with them. Redirects are followed here, not by
 //! reqwest, so that no `Authorization` header — credentials or token — goes to any origin but the
 //! registry's; a challenge is answered only when the registry's own origin sent it (a redirect
-//! target that answers 401 gets nothing: `registry_denied`). The realm a registry's challenge names
-//! gets the registry's credentials wherever it is, as Docker's and containerd's clients do (Docker
-//! Hub's realm is `auth.docker.io` for `registry-1.docker.io`), except that an `https://` registry
-//! naming an `http://` realm is refused (`insecure_token_realm`) before anything is sent to it. The
-//! credentials are never put in a message. A registry that cannot be reached or answers 5xx is
+//! target that answers 401 gets nothing: `registry_denied`). The token realm a registry's challenge
+//! names gets the registry's credentials when it is on the registry's origin, or on an origin the
+//! configuration names for that registry (`SKILLFOLD_REGISTRY_TOKEN_REALMS`,
+//! [`credentials::token_realm`]); a realm on any other origin is asked for a token anonymously, as
+//! for a public image (Docker sends the credentials to any realm; DESIGN §8 is stricter), and a
+//! refusal then says which setting would send them. An `https://` registry naming an `http://`
+//! realm is refused (`insecure_token_realm`) before anything is sent to it. The credentials are
+//! never put in a message. A registry that cannot be reached or answers 5xx is
 //! retryable; a refusal, a digest mismatch or a bound is not.
 //!
 //! [`pull_async`] is one future: a caller may bound it with an overall deadline.
@@ -140,6 +143,9 @@ struct Session<'a> {
     reference: &'a ImageReference,
     found: Found,
     authorization: Option<HeaderValue>,
+    /// The token realm, on another origin and not named for the registry, that was asked for a
+    /// token without the registry's credentials (for the hint of a refusal).
+    withheld: Option<Origin>,
 }
 
 /// [`pull`] as one future, on a tokio runtime with I/O and time enabled.
@@ -174,6 +180,7 @@ pub async fn pull_async(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, P
         origin,
         reference,
         authorization: None,
+        withheld: None,
     };
     let accept = [MEDIA_MANIFEST, MEDIA_DOCKER_MANIFEST]
         .iter()
@@ -486,8 +493,9 @@ impl Session<'_> {
     }
 
     /// The `Authorization` value the challenge (sent by the registry's own origin) asks for.
-    async fn authenticate(&self, challenge: &str) -> Result<HeaderValue, PullError> {
-        let credentials = self.found.credentials();
+    async fn authenticate(&mut self, challenge: &str) -> Result<HeaderValue, PullError> {
+        let credentials = self.found.credentials().cloned();
+        let credentials = credentials.as_ref();
         let (scheme, params) = challenge.split_once(' ').unwrap_or((challenge, ""));
         if scheme.eq_ignore_ascii_case("basic") {
             let credentials =
@@ -511,15 +519,15 @@ impl Session<'_> {
             .ok()
             .filter(|u| Origin::of(u).is_some())
             .ok_or_else(|| self.denied("the registry's token realm is not an http(s) URL"))?;
+        let realm_origin = Origin::of(&realm)
+            .ok_or_else(|| self.denied("the registry's token realm is not an http(s) URL"))?;
         if self.origin.scheme == "https" && realm.scheme() != "https" {
             return Err(fail(
                 DistributionCode::InsecureTokenRealm,
                 format!(
                     "the registry `{}` is spoken to over HTTPS but names a plain-HTTP token realm ({}); nothing was sent to it",
                     self.reference.registry,
-                    Origin::of(&realm)
-                        .map(|o| o.to_string())
-                        .unwrap_or_default()
+                    realm_origin
                 ),
             ));
         }
@@ -530,10 +538,15 @@ impl Session<'_> {
         if let Some(service) = param("service") {
             request = request.query(&[("service", service)]);
         }
-        // The registry's own challenge names the realm: it gets the registry's credentials, on
-        // whatever origin it is (as Docker does); the token goes only to the registry.
+        // The realm gets the registry's credentials on the registry's origin or one the
+        // configuration names for it; elsewhere it is asked anonymously. The token goes only to
+        // the registry.
         if let Some(credentials) = credentials {
-            request = request.header(AUTHORIZATION, basic(credentials));
+            if credentials::token_realm(&self.origin, &realm_origin).gets_credentials() {
+                request = request.header(AUTHORIZATION, basic(credentials));
+            } else {
+                self.withheld = Some(realm_origin);
+            }
         }
         let mut response = request.send().await.map_err(|e| self.unavailable(&e))?;
         if !response.status().is_success() {
@@ -569,10 +582,16 @@ impl Session<'_> {
     }
 
     fn denied(&self, why: &str) -> PullError {
+        let hint = self.withheld.as_ref().map_or_else(String::new, |realm| {
+            format!(
+                "; hint: its credentials were not sent to its token realm {realm}, on another origin than the registry's; to send them there, name that realm for it: SKILLFOLD_REGISTRY_TOKEN_REALMS={}={realm}",
+                escape::text(&self.reference.registry)
+            )
+        });
         fail(
             DistributionCode::RegistryDenied,
             format!(
-                "the registry `{}` refused access ({}): {why}",
+                "the registry `{}` refused access ({}): {why}{hint}",
                 self.reference.registry,
                 self.found.describe()
             ),
@@ -618,10 +637,11 @@ impl Session<'_> {
     }
 }
 
-/// The plain-HTTP token realm, if any, that the HTTPS registry `registry` (`host[:port]`) names
-/// in the challenge of its `/v2/` endpoint: where credentials would go in clear text. `push`
-/// (whose client answers challenges itself) asks this before sending any credential.
-pub async fn plain_http_token_realm(registry: &str) -> Result<Option<String>, String> {
+/// The token realm, if any, that the registry `registry` (`host[:port]`, over HTTPS, or HTTP when
+/// `plain_http`) names in the bearer challenge of its `/v2/` endpoint, as written (escaped): where
+/// a client that answers challenges itself would send credentials. `push` (whose client does)
+/// asks this before sending any credential.
+pub async fn bearer_token_realm(registry: &str, plain_http: bool) -> Result<Option<String>, String> {
     crate::prepare::tls::install_provider();
     let client = Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
@@ -629,8 +649,9 @@ pub async fn plain_http_token_realm(registry: &str) -> Result<Option<String>, St
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| escape::text(&e.to_string()).to_string())?;
+    let scheme = if plain_http { "http" } else { "https" };
     let response = client
-        .get(format!("https://{registry}/v2/"))
+        .get(format!("{scheme}://{registry}/v2/"))
         .send()
         .await
         .map_err(|e| escape::text(&e.to_string()).to_string())?;
@@ -645,9 +666,8 @@ pub async fn plain_http_token_realm(registry: &str) -> Result<Option<String>, St
     }
     Ok(params.split(',').find_map(|p| {
         let (k, v) = p.trim().split_once('=')?;
-        let realm = v.trim_matches('"');
-        (k.eq_ignore_ascii_case("realm") && !realm.to_ascii_lowercase().starts_with("https://"))
-            .then(|| escape::text(realm).to_string())
+        k.eq_ignore_ascii_case("realm")
+            .then(|| v.trim_matches('"').to_owned())
     }))
 }
 
