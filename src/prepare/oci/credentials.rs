@@ -363,17 +363,46 @@ mod tests {
         let list = "other.example.com=auth.example.com, registry.example.com=https://auth.example.com:443\tx=y";
         assert!(named_realm(list, &registry, &realm));
         // Named for another registry only, or another port, scheme or host of the realm: not named.
-        assert!(!named_realm("other.example.com=auth.example.com", &registry, &realm));
-        assert!(!named_realm("registry.example.com=auth.example.com:8443", &registry, &realm));
-        assert!(!named_realm("registry.example.com=http://auth.example.com", &registry, &realm));
-        assert!(!named_realm("registry.example.com=example.com", &registry, &realm));
-        assert!(!named_realm("registry.example.com:5000=auth.example.com", &registry, &realm));
+        assert!(!named_realm(
+            "other.example.com=auth.example.com",
+            &registry,
+            &realm
+        ));
+        assert!(!named_realm(
+            "registry.example.com=auth.example.com:8443",
+            &registry,
+            &realm
+        ));
+        assert!(!named_realm(
+            "registry.example.com=http://auth.example.com",
+            &registry,
+            &realm
+        ));
+        assert!(!named_realm(
+            "registry.example.com=example.com",
+            &registry,
+            &realm
+        ));
+        assert!(!named_realm(
+            "registry.example.com:5000=auth.example.com",
+            &registry,
+            &realm
+        ));
         // Malformed entries name nothing.
-        for value in ["", "registry.example.com", "=auth.example.com", "registry.example.com=", "registry.example.com=user@auth.example.com"] {
+        for value in [
+            "",
+            "registry.example.com",
+            "=auth.example.com",
+            "registry.example.com=",
+            "registry.example.com=user@auth.example.com",
+        ] {
             assert!(!named_realm(value, &registry, &realm), "{value}");
         }
         // The registry's own origin needs no naming.
-        assert_eq!(token_realm(&registry, &url("https://registry.example.com/token")), Realm::SameOrigin);
+        assert_eq!(
+            token_realm(&registry, &url("https://registry.example.com/token")),
+            Realm::SameOrigin
+        );
     }
 
     #[test]

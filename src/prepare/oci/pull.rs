@@ -526,8 +526,7 @@ impl Session<'_> {
                 DistributionCode::InsecureTokenRealm,
                 format!(
                     "the registry `{}` is spoken to over HTTPS but names a plain-HTTP token realm ({}); nothing was sent to it",
-                    self.reference.registry,
-                    realm_origin
+                    self.reference.registry, realm_origin
                 ),
             ));
         }
@@ -641,7 +640,10 @@ impl Session<'_> {
 /// `plain_http`) names in the bearer challenge of its `/v2/` endpoint, as written (escaped): where
 /// a client that answers challenges itself would send credentials. `push` (whose client does)
 /// asks this before sending any credential.
-pub async fn bearer_token_realm(registry: &str, plain_http: bool) -> Result<Option<String>, String> {
+pub async fn bearer_token_realm(
+    registry: &str,
+    plain_http: bool,
+) -> Result<Option<String>, String> {
     crate::prepare::tls::install_provider();
     let client = Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
