@@ -1246,6 +1246,74 @@ fn push_sends_credentials_to_a_token_realm_on_another_origin_only_when_it_is_nam
             "text": "{\"token\": \"push-token\"}"},
         {"path": "/token", "status": 401},
     ]));
+    let to = format!("{}/r:v1", registry.host());
+    let scoped = format!("{}=pusher:pu5h-Secret", registry.host());
+    let named = format!("{}=http://{}", registry.host(), realm.host());
+    // Challenges that hide the realm from a naive reader of the first scheme or of the first
+    // `realm=` text (oci-client reads them with a full parser): refused unnamed all the same, and
+    // challenges no one reads alike are refused outright.
+    let hidden = [
+        format!(
+            "Basic realm=\"registry\", Bearer realm=\"http://{}/token\"",
+            realm.host()
+        ),
+        format!(
+            "Bearer service=\"x,realm=http://{}/token\",realm=\"http://{}/token\"",
+            registry.host(),
+            realm.host()
+        ),
+    ];
+    for challenge in &hidden {
+        registry.routes(&json!([{"path": "/v2/", "status": 401,
+            "headers": {"WWW-Authenticate": challenge}}]));
+        let pushed = push_to(
+            &lab,
+            &to,
+            &[("SKILLFOLD_REGISTRY_AUTH", "pusher:pu5h-Secret")],
+        );
+        assert_eq!(
+            pushed.status.code(),
+            Some(2),
+            "{challenge}: {}",
+            stderr(&pushed)
+        );
+        assert_stderr_has(&pushed, "[registry_denied]");
+        assert_stderr_has(&pushed, &format!("SKILLFOLD_REGISTRY_TOKEN_REALMS={named}"));
+        assert!(
+            realm.requests().is_empty(),
+            "{challenge}: {:?}",
+            realm.requests()
+        );
+    }
+    for challenge in [
+        format!(
+            "Bearer realm=\"http://{}/token\",realm=\"http://{}/token\"",
+            registry.host(),
+            realm.host()
+        ),
+        format!("Bearer realm=\"http://{}/token", realm.host()),
+    ] {
+        registry.routes(&json!([{"path": "/v2/", "status": 401,
+            "headers": {"WWW-Authenticate": challenge}}]));
+        let pushed = push_to(
+            &lab,
+            &to,
+            &[("SKILLFOLD_REGISTRY_AUTH", "pusher:pu5h-Secret")],
+        );
+        assert_eq!(
+            pushed.status.code(),
+            Some(2),
+            "{challenge}: {}",
+            stderr(&pushed)
+        );
+        assert_stderr_has(&pushed, "[registry_refused]");
+        assert_stderr_has(&pushed, "is not well formed");
+        assert!(
+            realm.requests().is_empty(),
+            "{challenge}: {:?}",
+            realm.requests()
+        );
+    }
     // Every blob is there already; the manifest is taken; all with the token only.
     registry.routes(&json!([
         {"path": "/v2/r/blobs/", "method": "HEAD", "auth": "Bearer push-token", "status": 200},
@@ -1254,9 +1322,6 @@ fn push_sends_credentials_to_a_token_realm_on_another_origin_only_when_it_is_nam
         {"path": "/v2/", "status": 401, "headers": {"WWW-Authenticate":
             format!("Bearer realm=\"http://{}/token\",service=\"registry\"", realm.host())}},
     ]));
-    let to = format!("{}/r:v1", registry.host());
-    let scoped = format!("{}=pusher:pu5h-Secret", registry.host());
-    let named = format!("{}=http://{}", registry.host(), realm.host());
     for auth in ["pusher:pu5h-Secret", scoped.as_str()] {
         for realms in [
             None,

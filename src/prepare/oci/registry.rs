@@ -154,14 +154,20 @@ async fn push_async(
     if let Some(origin) = &origin
         && found.credentials().is_some()
     {
-        let realm = super::pull::bearer_token_realm(&registry, plain_http)
+        let realms = super::pull::bearer_token_realms(&registry, plain_http)
             .await
-            .map_err(|reason| PushError::Unavailable {
-                registry: registry.clone(),
-                reason,
+            .map_err(|e| match e {
+                super::pull::TokenRealmError::Unavailable(reason) => PushError::Unavailable {
+                    registry: registry.clone(),
+                    reason,
+                },
+                super::pull::TokenRealmError::Malformed => PushError::Refused {
+                    registry: registry.clone(),
+                    reason: "the `WWW-Authenticate` challenge of its `/v2/` endpoint is not well formed, or names a token realm twice; no credential is sent".to_owned(),
+                },
             })?;
-        if let Some(realm) = realm {
-            check_token_realm(&registry, origin, &found, &realm)?;
+        for realm in &realms {
+            check_token_realm(&registry, origin, &found, realm)?;
         }
     }
     let client = Client::new(config);
