@@ -669,7 +669,9 @@ fn a_registry_that_serves_other_bytes_is_refused_and_one_that_fails_is_retried()
 /// the ports of servers started after it): the first route whose path prefixes the request's and
 /// whose `auth`, when given, equals the request's `Authorization` (`null`: none) answers with its
 /// status, headers and body (`file`, or `text`; `length: false` sends no `Content-Length` and
-/// ends the body by closing the connection). With a certificate and key, it speaks HTTPS.
+/// ends the body by closing the connection). A route answers `GET` unless it names another
+/// `method` (a request body is read and dropped; a `HEAD` answer has none). With a certificate and
+/// key, it speaks HTTPS.
 const RECORDING_SERVER: &str = r#"
 import http.server, json, ssl, sys
 routes_path, log_path = sys.argv[1], sys.argv[2]
@@ -677,10 +679,12 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
     def do_GET(self):
         auth = self.headers.get("Authorization")
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
         with open(log_path, "a") as log:
-            log.write(json.dumps({"path": self.path, "authorization": auth}) + "\n")
+            log.write(json.dumps({"path": self.path, "authorization": auth, "method": self.command}) + "\n")
         for r in json.load(open(routes_path)):
-            if self.path.split("?")[0].startswith(r["path"]) and r.get("auth", auth) == auth:
+            if (self.path.split("?")[0].startswith(r["path"]) and r.get("auth", auth) == auth
+                    and r.get("method", "GET") == self.command):
                 body = open(r["file"], "rb").read() if "file" in r else r.get("text", "").encode()
                 self.send_response(r["status"])
                 for k, v in r.get("headers", {}).items():
@@ -688,9 +692,11 @@ class H(http.server.BaseHTTPRequestHandler):
                 if r.get("length", True):
                     self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                if self.command != "HEAD":
+                    self.wfile.write(body)
                 return
         self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers()
+    do_HEAD = do_POST = do_PUT = do_PATCH = do_GET
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
 if len(sys.argv) > 3:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -768,6 +774,27 @@ impl Recorder {
         );
         assert!(
             requests.iter().all(|(_, auth)| auth.is_none()),
+            "{case}: {} received credentials: {requests:?}",
+            self.host()
+        );
+    }
+}
+
+impl Recorder {
+    /// Asserts the server was asked something and received no `Authorization` header but the
+    /// `allowed` ones (tokens).
+    #[track_caller]
+    fn assert_got_no_credentials_but(&self, case: &str, allowed: &[&str]) {
+        let requests = self.requests();
+        assert!(
+            !requests.is_empty(),
+            "{case}: {} was never asked",
+            self.host()
+        );
+        assert!(
+            requests
+                .iter()
+                .all(|(_, auth)| auth.as_deref().is_none_or(|a| allowed.contains(&a))),
             "{case}: {} received credentials: {requests:?}",
             self.host()
         );
@@ -1038,61 +1065,321 @@ fn no_credential_follows_a_redirect_to_another_origin() {
     }
 }
 
-#[test]
-fn a_token_realm_the_registry_names_gets_its_credentials_as_docker_sends_them() {
-    let image = ImageFiles::new();
-    let registry = Recorder::start(None);
-    let realm = Recorder::start(None);
-    let mut routes = image.routes(Some("Bearer pull-token"), None);
+/// The routes of a registry serving `image` under `/v2/r/` to requests carrying `Bearer {token}`,
+/// asking every other request for a bearer token from `realm` (a URL).
+fn token_registry(image: &ImageFiles, token: &str, realm: &str) -> Vec<Value> {
+    let mut routes = image.routes(Some(&format!("Bearer {token}")), None);
     routes.push(
-        json!({"path": "/v2/", "status": 401, "headers": {"WWW-Authenticate":
-        format!("Bearer realm=\"http://{}/token\",service=\"registry\"", realm.host())}}),
+        json!({"path": "/", "status": 401, "headers": {"WWW-Authenticate":
+        format!("Bearer realm=\"{realm}\",service=\"registry\"")}}),
     );
-    registry.routes(&Value::Array(routes));
-    realm.routes(&json!([
+    routes
+}
+
+/// A token server at `/token` that gives `pull-token` for `puller:pu11-Secret` and
+/// `anonymous-token` to a request without credentials (as for a public image).
+fn token_routes() -> Value {
+    json!([
         {"path": "/token", "auth": basic("puller", "pu11-Secret"), "status": 200,
             "text": "{\"token\": \"pull-token\"}"},
+        {"path": "/token", "auth": null, "status": 200, "text": "{\"token\": \"anonymous-token\"}"},
         {"path": "/token", "status": 401},
-    ]));
+    ])
+}
+
+#[test]
+fn a_token_realm_on_another_origin_gets_the_credentials_only_when_it_is_named() {
+    let image = ImageFiles::new();
+    let registry = Recorder::start(None);
+    // Another origin: the same host, another port.
+    let realm = Recorder::start(None);
+    realm.routes(&token_routes());
+    registry.routes(&Value::Array(token_registry(
+        &image,
+        "pull-token",
+        &format!("http://{}/token", realm.host()),
+    )));
     let dir = tempfile::tempdir().expect("tempdir");
     let config = oci_descriptor(
         dir.path(),
         &format!("{}/r@{}", registry.host(), image.digest),
         &[("pdf".to_owned(), image.pin.clone())],
     );
-    let scoped = format!("{}=puller:pu11-Secret", registry.host());
-    let out = prepare_env(&config, &[("SKILLFOLD_REGISTRY_AUTH", &scoped)]);
+    let reset = || {
+        let _ = fs_err::remove_dir_all(dir.path().join("corpus"));
+        let _ = fs_err::remove_file(realm.dir.path().join("log.jsonl"));
+        let _ = fs_err::remove_file(registry.dir.path().join("log.jsonl"));
+    };
+    let named = format!("{}=http://{}", registry.host(), realm.host());
+    let not_named = [
+        None,
+        // Named for another registry, or another origin named for this one.
+        Some(format!("127.0.0.1:1=http://{}", realm.host())),
+        Some(format!("{}=http://127.0.0.1:1", registry.host())),
+        Some(format!("{}=https://{}", registry.host(), realm.host())),
+        Some(format!("{}={}", registry.host(), registry.host())),
+    ];
+    for (case, env) in scoped_credentials(dir.path(), &registry.host(), "puller", "pu11-Secret") {
+        // Not named: the realm is asked anonymously, its token does not open the image.
+        for realms in &not_named {
+            reset();
+            let mut env = env_refs(&env);
+            if let Some(realms) = realms {
+                env.push(("SKILLFOLD_REGISTRY_TOKEN_REALMS", realms));
+            }
+            let out = prepare_env(&config, &env);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{case} {realms:?}: {}",
+                stderr(&out)
+            );
+            assert_stderr_has(&out, "[registry_denied]");
+            assert_stderr_has(
+                &out,
+                &format!(
+                    "hint: its credentials were not sent to its token realm http://{}",
+                    realm.host()
+                ),
+            );
+            assert_stderr_has(
+                &out,
+                &format!(
+                    "SKILLFOLD_REGISTRY_TOKEN_REALMS={}=http://{}",
+                    registry.host(),
+                    realm.host()
+                ),
+            );
+            assert!(!stderr(&out).contains("pu11-Secret"));
+            realm.assert_got_no_credentials(case);
+            registry.assert_got_no_credentials_but(case, &["Bearer anonymous-token"]);
+            assert!(!dir.path().join("corpus/current").exists());
+        }
+        // Named for this registry (alone or in a list): the realm gets the credentials.
+        for realms in [
+            named.clone(),
+            format!("127.0.0.1:1=http://127.0.0.1:2, {named}\n127.0.0.1:3=127.0.0.1:4"),
+        ] {
+            reset();
+            let mut env = env_refs(&env);
+            env.push(("SKILLFOLD_REGISTRY_TOKEN_REALMS", &realms));
+            let out = prepare_env(&config, &env);
+            assert_eq!(out.status.code(), Some(0), "{case}: {}", stderr(&out));
+            assert!(dir.path().join("corpus/current/pdf/SKILL.md").exists());
+            let asked = realm.requests();
+            assert!(
+                !asked.is_empty()
+                    && asked.iter().all(|(path, a)| path.starts_with("/token")
+                        && a.as_deref() == Some(basic("puller", "pu11-Secret").as_str())),
+                "{case}: {asked:?}"
+            );
+            // The registry got the token and never the credentials.
+            registry.assert_got_no_credentials_but(case, &["Bearer pull-token"]);
+            assert!(
+                registry
+                    .requests()
+                    .iter()
+                    .any(|(path, a)| path.contains("/blobs/")
+                        && a.as_deref() == Some("Bearer pull-token"))
+            );
+        }
+    }
+    // A public image: no credentials at all, and the anonymous token opens it.
+    registry.routes(&Value::Array(token_registry(
+        &image,
+        "anonymous-token",
+        &format!("http://{}/token", realm.host()),
+    )));
+    reset();
+    let out = prepare_env(&config, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(dir.path().join("corpus/current/pdf/SKILL.md").exists());
-    // The realm, on another origin, got the registry's credentials (and no token); the registry
-    // got the token and never the credentials.
-    let asked = realm.requests();
-    assert!(
-        asked.iter().all(|(path, a)| path.starts_with("/token")
-            && a.as_deref() == Some(basic("puller", "pu11-Secret").as_str())),
-        "{asked:?}"
+    realm.assert_got_no_credentials("public image");
+}
+
+#[test]
+fn a_token_realm_on_the_registrys_own_origin_gets_its_credentials_unnamed() {
+    let image = ImageFiles::new();
+    let registry = Recorder::start(None);
+    // The token endpoint first, on the registry's own origin.
+    let mut routes = token_routes().as_array().expect("array").clone();
+    routes.extend(token_registry(
+        &image,
+        "pull-token",
+        &format!("http://{}/token", registry.host()),
+    ));
+    registry.routes(&Value::Array(routes));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = oci_descriptor(
+        dir.path(),
+        &format!("{}/r@{}", registry.host(), image.digest),
+        &[("pdf".to_owned(), image.pin.clone())],
     );
-    assert!(!asked.is_empty());
-    let served = registry.requests();
-    assert!(
-        served
-            .iter()
-            .all(|(_, a)| a.is_none() || a.as_deref() == Some("Bearer pull-token")),
-        "{served:?}"
-    );
-    assert!(
-        served
-            .iter()
-            .any(|(path, a)| path.contains("/blobs/") && a.as_deref() == Some("Bearer pull-token"))
-    );
-    // Credentials for another registry: the realm is asked anonymously, gets nothing, refuses.
-    fs_err::remove_dir_all(dir.path().join("corpus")).expect("rm");
-    fs_err::remove_file(realm.dir.path().join("log.jsonl")).expect("rm");
-    let elsewhere = "127.0.0.1:1=puller:pu11-Secret";
-    let out = prepare_env(&config, &[("SKILLFOLD_REGISTRY_AUTH", elsewhere)]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_stderr_has(&out, "[registry_denied]");
-    realm.assert_got_no_credentials("credentials for another registry");
+    for (case, env) in scoped_credentials(dir.path(), &registry.host(), "puller", "pu11-Secret") {
+        let _ = fs_err::remove_dir_all(dir.path().join("corpus"));
+        let _ = fs_err::remove_file(registry.dir.path().join("log.jsonl"));
+        let out = prepare_env(&config, &env_refs(&env));
+        assert_eq!(out.status.code(), Some(0), "{case}: {}", stderr(&out));
+        assert!(dir.path().join("corpus/current/pdf/SKILL.md").exists());
+        let requests = registry.requests();
+        assert!(
+            requests.iter().any(|(path, a)| path.starts_with("/token")
+                && a.as_deref() == Some(basic("puller", "pu11-Secret").as_str())),
+            "{case}: {requests:?}"
+        );
+        // The credentials went to the token endpoint only; the image was read with the token.
+        assert!(
+            requests.iter().all(|(path, a)| path.starts_with("/token")
+                || a.as_deref() != Some(basic("puller", "pu11-Secret").as_str())),
+            "{case}: {requests:?}"
+        );
+    }
+}
+
+#[test]
+fn push_sends_credentials_to_a_token_realm_on_another_origin_only_when_it_is_named() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let registry = Recorder::start(None);
+    let realm = Recorder::start(None);
+    realm.routes(&json!([
+        {"path": "/token", "auth": basic("pusher", "pu5h-Secret"), "status": 200,
+            "text": "{\"token\": \"push-token\"}"},
+        {"path": "/token", "status": 401},
+    ]));
+    let to = format!("{}/r:v1", registry.host());
+    let scoped = format!("{}=pusher:pu5h-Secret", registry.host());
+    let named = format!("{}=http://{}", registry.host(), realm.host());
+    // Challenges that hide the realm from a naive reader of the first scheme or of the first
+    // `realm=` text (oci-client reads them with a full parser): refused unnamed all the same, and
+    // challenges no one reads alike are refused outright.
+    let hidden = [
+        format!(
+            "Basic realm=\"registry\", Bearer realm=\"http://{}/token\"",
+            realm.host()
+        ),
+        format!(
+            "Bearer service=\"x,realm=http://{}/token\",realm=\"http://{}/token\"",
+            registry.host(),
+            realm.host()
+        ),
+    ];
+    for challenge in &hidden {
+        registry.routes(&json!([{"path": "/v2/", "status": 401,
+            "headers": {"WWW-Authenticate": challenge}}]));
+        let pushed = push_to(
+            &lab,
+            &to,
+            &[("SKILLFOLD_REGISTRY_AUTH", "pusher:pu5h-Secret")],
+        );
+        assert_eq!(
+            pushed.status.code(),
+            Some(2),
+            "{challenge}: {}",
+            stderr(&pushed)
+        );
+        assert_stderr_has(&pushed, "[registry_denied]");
+        assert_stderr_has(&pushed, &format!("SKILLFOLD_REGISTRY_TOKEN_REALMS={named}"));
+        assert!(
+            realm.requests().is_empty(),
+            "{challenge}: {:?}",
+            realm.requests()
+        );
+    }
+    for challenge in [
+        format!(
+            "Bearer realm=\"http://{}/token\",realm=\"http://{}/token\"",
+            registry.host(),
+            realm.host()
+        ),
+        format!("Bearer realm=\"http://{}/token", realm.host()),
+    ] {
+        registry.routes(&json!([{"path": "/v2/", "status": 401,
+            "headers": {"WWW-Authenticate": challenge}}]));
+        let pushed = push_to(
+            &lab,
+            &to,
+            &[("SKILLFOLD_REGISTRY_AUTH", "pusher:pu5h-Secret")],
+        );
+        assert_eq!(
+            pushed.status.code(),
+            Some(2),
+            "{challenge}: {}",
+            stderr(&pushed)
+        );
+        assert_stderr_has(&pushed, "[registry_refused]");
+        assert_stderr_has(&pushed, "is not well formed");
+        assert!(
+            realm.requests().is_empty(),
+            "{challenge}: {:?}",
+            realm.requests()
+        );
+    }
+    // Every blob is there already; the manifest is taken; all with the token only.
+    registry.routes(&json!([
+        {"path": "/v2/r/blobs/", "method": "HEAD", "auth": "Bearer push-token", "status": 200},
+        {"path": "/v2/r/manifests/", "method": "PUT", "auth": "Bearer push-token", "status": 201,
+            "headers": {"Location": "/v2/r/manifests/v1"}},
+        {"path": "/v2/", "status": 401, "headers": {"WWW-Authenticate":
+            format!("Bearer realm=\"http://{}/token\",service=\"registry\"", realm.host())}},
+    ]));
+    for auth in ["pusher:pu5h-Secret", scoped.as_str()] {
+        for realms in [
+            None,
+            Some(format!("{}=http://127.0.0.1:1", registry.host())),
+        ] {
+            let _ = fs_err::remove_file(registry.dir.path().join("log.jsonl"));
+            let mut env = vec![("SKILLFOLD_REGISTRY_AUTH", auth)];
+            if let Some(realms) = &realms {
+                env.push(("SKILLFOLD_REGISTRY_TOKEN_REALMS", realms));
+            }
+            let pushed = push_to(&lab, &to, &env);
+            assert_eq!(pushed.status.code(), Some(2), "{}", stderr(&pushed));
+            assert_stderr_has(&pushed, "[registry_denied]");
+            assert_stderr_has(
+                &pushed,
+                &format!(
+                    "hint: to send them there, name that realm for it: SKILLFOLD_REGISTRY_TOKEN_REALMS={named}"
+                ),
+            );
+            assert!(!stderr(&pushed).contains("pu5h-Secret"));
+            // Refused before anything was sent: the realm was never asked.
+            assert!(realm.requests().is_empty(), "{:?}", realm.requests());
+            registry.assert_got_no_credentials("push, realm not named");
+        }
+        let _ = fs_err::remove_file(registry.dir.path().join("log.jsonl"));
+        let pushed = push_to(
+            &lab,
+            &to,
+            &[
+                ("SKILLFOLD_REGISTRY_AUTH", auth),
+                ("SKILLFOLD_REGISTRY_TOKEN_REALMS", &named),
+            ],
+        );
+        assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+        assert!(
+            stdout(&pushed).trim().starts_with(&format!("{to}@sha256:"))
+                || stdout(&pushed).contains("@sha256:"),
+            "{}",
+            stdout(&pushed)
+        );
+        let asked = realm.requests();
+        assert!(
+            !asked.is_empty()
+                && asked
+                    .iter()
+                    .all(|(_, a)| a.as_deref() == Some(basic("pusher", "pu5h-Secret").as_str())),
+            "{asked:?}"
+        );
+        registry.assert_got_no_credentials_but("push, realm named", &["Bearer push-token"]);
+        assert!(
+            registry
+                .requests()
+                .iter()
+                .any(|(path, a)| path.starts_with("/v2/r/manifests/")
+                    && a.as_deref() == Some("Bearer push-token"))
+        );
+        let _ = fs_err::remove_file(realm.dir.path().join("log.jsonl"));
+    }
 }
 
 #[test]

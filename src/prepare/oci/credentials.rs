@@ -18,6 +18,11 @@
 //! scheme the descriptor chose for the source (`plain_http`). A path after the host
 //! (`https://index.docker.io/v1/`) is ignored. Credential helpers (`credsStore`, `credHelpers`)
 //! are not run. Credentials are never printed, logged or put in a report.
+//!
+//! A registry's credentials go to the token realm its bearer challenge names only when that realm
+//! is on the registry's own origin, or on an origin `SKILLFOLD_REGISTRY_TOKEN_REALMS` names for
+//! that registry ([`token_realm`]): a list of `REGISTRY=REALM` entries, separated by commas or
+//! white space, each side written as a registry key is (`[https://|http://]host[:port]`).
 
 use std::path::PathBuf;
 
@@ -157,6 +162,46 @@ pub fn lookup(origin: &Origin, unscoped: Unscoped) -> Found {
         None if unscoped_set => Found::UnscopedEnvironment,
         None => Found::Anonymous,
     }
+}
+
+/// Whether a registry's credentials may go to the token realm its challenge names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Realm {
+    /// The realm is on the registry's own origin.
+    SameOrigin,
+    /// The realm is on another origin, which `SKILLFOLD_REGISTRY_TOKEN_REALMS` names for the
+    /// registry.
+    Named,
+    /// The realm is on another origin, named for the registry nowhere: it gets no credential.
+    Unnamed,
+}
+
+impl Realm {
+    /// Whether the registry's credentials may be sent to the realm.
+    pub fn gets_credentials(self) -> bool {
+        self != Realm::Unnamed
+    }
+}
+
+/// Where the token realm at `realm`, named by the challenge of the registry at `registry`, stands.
+pub fn token_realm(registry: &Origin, realm: &Origin) -> Realm {
+    if registry == realm {
+        return Realm::SameOrigin;
+    }
+    let named = std::env::var_os("SKILLFOLD_REGISTRY_TOKEN_REALMS")
+        .and_then(|v| v.to_str().map(|v| named_realm(v, registry, realm)))
+        .unwrap_or(false);
+    if named { Realm::Named } else { Realm::Unnamed }
+}
+
+/// Whether the `REGISTRY=REALM` list `value` names `realm` for `registry`. An entry that is not
+/// two registry keys around an `=` names nothing.
+fn named_realm(value: &str, registry: &Origin, realm: &Origin) -> bool {
+    value
+        .split(|c: char| c == ',' || c.is_ascii_whitespace())
+        .filter_map(|entry| entry.split_once('='))
+        .filter_map(|(r, t)| Some((Scope::parse(r)?, Scope::parse(t)?)))
+        .any(|(r, t)| r.matches(registry) && t.matches(realm))
 }
 
 /// A registry key: `[scheme://]host[:port][/path]`, as `SKILLFOLD_REGISTRY_AUTH` and Docker's
@@ -308,6 +353,56 @@ mod tests {
         assert!(from_docker_config(&path, &origin("plain.example.com:8080", false)).is_none());
         assert!(from_docker_config(&path, &origin("plain.example.com:8080", true)).is_some());
         assert!(from_docker_config(&path, &origin("example.com", false)).is_none());
+    }
+
+    #[test]
+    fn a_token_realm_is_named_for_one_registry_by_origin() {
+        let url = |u: &str| Origin::of(&Url::parse(u).unwrap()).unwrap();
+        let registry = origin("registry.example.com", false);
+        let realm = url("https://auth.example.com/token");
+        let list = "other.example.com=auth.example.com, registry.example.com=https://auth.example.com:443\tx=y";
+        assert!(named_realm(list, &registry, &realm));
+        // Named for another registry only, or another port, scheme or host of the realm: not named.
+        assert!(!named_realm(
+            "other.example.com=auth.example.com",
+            &registry,
+            &realm
+        ));
+        assert!(!named_realm(
+            "registry.example.com=auth.example.com:8443",
+            &registry,
+            &realm
+        ));
+        assert!(!named_realm(
+            "registry.example.com=http://auth.example.com",
+            &registry,
+            &realm
+        ));
+        assert!(!named_realm(
+            "registry.example.com=example.com",
+            &registry,
+            &realm
+        ));
+        assert!(!named_realm(
+            "registry.example.com:5000=auth.example.com",
+            &registry,
+            &realm
+        ));
+        // Malformed entries name nothing.
+        for value in [
+            "",
+            "registry.example.com",
+            "=auth.example.com",
+            "registry.example.com=",
+            "registry.example.com=user@auth.example.com",
+        ] {
+            assert!(!named_realm(value, &registry, &realm), "{value}");
+        }
+        // The registry's own origin needs no naming.
+        assert_eq!(
+            token_realm(&registry, &url("https://registry.example.com/token")),
+            Realm::SameOrigin
+        );
     }
 
     #[test]

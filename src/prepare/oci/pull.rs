@@ -12,11 +12,14 @@
 //! exchange (`WWW-Authenticate: Bearer realm=…`) with them. Redirects are followed here, not by
 //! reqwest, so that no `Authorization` header — credentials or token — goes to any origin but the
 //! registry's; a challenge is answered only when the registry's own origin sent it (a redirect
-//! target that answers 401 gets nothing: `registry_denied`). The realm a registry's challenge names
-//! gets the registry's credentials wherever it is, as Docker's and containerd's clients do (Docker
-//! Hub's realm is `auth.docker.io` for `registry-1.docker.io`), except that an `https://` registry
-//! naming an `http://` realm is refused (`insecure_token_realm`) before anything is sent to it. The
-//! credentials are never put in a message. A registry that cannot be reached or answers 5xx is
+//! target that answers 401 gets nothing: `registry_denied`). The token realm a registry's challenge
+//! names gets the registry's credentials when it is on the registry's origin, or on an origin the
+//! configuration names for that registry (`SKILLFOLD_REGISTRY_TOKEN_REALMS`,
+//! [`credentials::token_realm`]); a realm on any other origin is asked for a token anonymously, as
+//! for a public image (Docker sends the credentials to any realm; DESIGN §8 is stricter), and a
+//! refusal then says which setting would send them. An `https://` registry naming an `http://`
+//! realm is refused (`insecure_token_realm`) before anything is sent to it. The credentials are
+//! never put in a message. A registry that cannot be reached or answers 5xx is
 //! retryable; a refusal, a digest mismatch or a bound is not.
 //!
 //! [`pull_async`] is one future: a caller may bound it with an overall deadline.
@@ -140,6 +143,9 @@ struct Session<'a> {
     reference: &'a ImageReference,
     found: Found,
     authorization: Option<HeaderValue>,
+    /// The token realm, on another origin and not named for the registry, that was asked for a
+    /// token without the registry's credentials (for the hint of a refusal).
+    withheld: Option<Origin>,
 }
 
 /// [`pull`] as one future, on a tokio runtime with I/O and time enabled.
@@ -174,6 +180,7 @@ pub async fn pull_async(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, P
         origin,
         reference,
         authorization: None,
+        withheld: None,
     };
     let accept = [MEDIA_MANIFEST, MEDIA_DOCKER_MANIFEST]
         .iter()
@@ -486,40 +493,42 @@ impl Session<'_> {
     }
 
     /// The `Authorization` value the challenge (sent by the registry's own origin) asks for.
-    async fn authenticate(&self, challenge: &str) -> Result<HeaderValue, PullError> {
-        let credentials = self.found.credentials();
-        let (scheme, params) = challenge.split_once(' ').unwrap_or((challenge, ""));
-        if scheme.eq_ignore_ascii_case("basic") {
-            let credentials =
-                credentials.ok_or_else(|| self.denied("the registry wants credentials"))?;
-            return Ok(basic(credentials));
-        }
-        if !scheme.eq_ignore_ascii_case("bearer") {
+    async fn authenticate(&mut self, challenge: &str) -> Result<HeaderValue, PullError> {
+        let credentials = self.found.credentials().cloned();
+        let credentials = credentials.as_ref();
+        let challenges = parse_challenges(challenge).ok_or_else(|| {
+            self.denied("the registry's `WWW-Authenticate` challenge is not well formed")
+        })?;
+        // A bearer challenge when the registry offers one (as Docker prefers it), else Basic.
+        let Some(bearer) = challenges.iter().find(|c| c.scheme == "bearer") else {
+            if challenges.iter().any(|c| c.scheme == "basic") {
+                let credentials =
+                    credentials.ok_or_else(|| self.denied("the registry wants credentials"))?;
+                return Ok(basic(credentials));
+            }
             return Err(self.denied(
                 "the registry asks for an authentication scheme other than Basic or Bearer",
             ));
-        }
-        let param = |key: &str| {
-            params.split(',').find_map(|p| {
-                let (k, v) = p.trim().split_once('=')?;
-                (k.eq_ignore_ascii_case(key)).then(|| v.trim_matches('"').to_owned())
-            })
         };
-        let realm = param("realm")
+        let realm = bearer
+            .param("realm")
+            .map_err(|()| self.denied("the registry's bearer challenge names its realm twice"))?
             .ok_or_else(|| self.denied("the registry's bearer challenge has no realm"))?;
+        let service = bearer
+            .param("service")
+            .map_err(|()| self.denied("the registry's bearer challenge names its service twice"))?;
         let realm = Url::parse(&realm)
             .ok()
             .filter(|u| Origin::of(u).is_some())
+            .ok_or_else(|| self.denied("the registry's token realm is not an http(s) URL"))?;
+        let realm_origin = Origin::of(&realm)
             .ok_or_else(|| self.denied("the registry's token realm is not an http(s) URL"))?;
         if self.origin.scheme == "https" && realm.scheme() != "https" {
             return Err(fail(
                 DistributionCode::InsecureTokenRealm,
                 format!(
                     "the registry `{}` is spoken to over HTTPS but names a plain-HTTP token realm ({}); nothing was sent to it",
-                    self.reference.registry,
-                    Origin::of(&realm)
-                        .map(|o| o.to_string())
-                        .unwrap_or_default()
+                    self.reference.registry, realm_origin
                 ),
             ));
         }
@@ -527,13 +536,18 @@ impl Session<'_> {
             "scope",
             format!("repository:{}:pull", self.reference.repository),
         )]);
-        if let Some(service) = param("service") {
+        if let Some(service) = service {
             request = request.query(&[("service", service)]);
         }
-        // The registry's own challenge names the realm: it gets the registry's credentials, on
-        // whatever origin it is (as Docker does); the token goes only to the registry.
+        // The realm gets the registry's credentials on the registry's origin or one the
+        // configuration names for it; elsewhere it is asked anonymously. The token goes only to
+        // the registry.
         if let Some(credentials) = credentials {
-            request = request.header(AUTHORIZATION, basic(credentials));
+            if credentials::token_realm(&self.origin, &realm_origin).gets_credentials() {
+                request = request.header(AUTHORIZATION, basic(credentials));
+            } else {
+                self.withheld = Some(realm_origin);
+            }
         }
         let mut response = request.send().await.map_err(|e| self.unavailable(&e))?;
         if !response.status().is_success() {
@@ -569,10 +583,16 @@ impl Session<'_> {
     }
 
     fn denied(&self, why: &str) -> PullError {
+        let hint = self.withheld.as_ref().map_or_else(String::new, |realm| {
+            format!(
+                "; hint: its credentials were not sent to its token realm {realm}, on another origin than the registry's; to send them there, name that realm for it: SKILLFOLD_REGISTRY_TOKEN_REALMS={}={realm}",
+                escape::text(&self.reference.registry)
+            )
+        });
         fail(
             DistributionCode::RegistryDenied,
             format!(
-                "the registry `{}` refused access ({}): {why}",
+                "the registry `{}` refused access ({}): {why}{hint}",
                 self.reference.registry,
                 self.found.describe()
             ),
@@ -618,37 +638,149 @@ impl Session<'_> {
     }
 }
 
-/// The plain-HTTP token realm, if any, that the HTTPS registry `registry` (`host[:port]`) names
-/// in the challenge of its `/v2/` endpoint: where credentials would go in clear text. `push`
-/// (whose client answers challenges itself) asks this before sending any credential.
-pub async fn plain_http_token_realm(registry: &str) -> Result<Option<String>, String> {
+/// The token realms that the registry `registry` (`host[:port]`, over HTTPS, or HTTP when
+/// `plain_http`) names in the bearer challenges of its `/v2/` endpoint, as written: where a client
+/// that answers challenges itself would send credentials. Every realm of every bearer challenge in
+/// every `WWW-Authenticate` header is listed, whichever one that client picks; a header that is
+/// not well formed, or a challenge naming its realm twice, is an error (what that client would
+/// read in it is not known). `push` (whose client does answer challenges) asks this before
+/// sending any credential.
+pub async fn bearer_token_realms(
+    registry: &str,
+    plain_http: bool,
+) -> Result<Vec<String>, TokenRealmError> {
     crate::prepare::tls::install_provider();
+    let unavailable = |e: &dyn std::fmt::Display| {
+        TokenRealmError::Unavailable(escape::text(&e.to_string()).to_string())
+    };
     let client = Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
         .read_timeout(std::time::Duration::from_secs(60))
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|e| escape::text(&e.to_string()).to_string())?;
+        .map_err(|e| unavailable(&e))?;
+    let scheme = if plain_http { "http" } else { "https" };
     let response = client
-        .get(format!("https://{registry}/v2/"))
+        .get(format!("{scheme}://{registry}/v2/"))
         .send()
         .await
-        .map_err(|e| escape::text(&e.to_string()).to_string())?;
-    let challenge = response
-        .headers()
-        .get(WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let (scheme, params) = challenge.split_once(' ').unwrap_or((challenge, ""));
-    if response.status() != StatusCode::UNAUTHORIZED || !scheme.eq_ignore_ascii_case("bearer") {
-        return Ok(None);
+        .map_err(|e| unavailable(&e))?;
+    if response.status() != StatusCode::UNAUTHORIZED {
+        return Ok(Vec::new());
     }
-    Ok(params.split(',').find_map(|p| {
-        let (k, v) = p.trim().split_once('=')?;
-        let realm = v.trim_matches('"');
-        (k.eq_ignore_ascii_case("realm") && !realm.to_ascii_lowercase().starts_with("https://"))
-            .then(|| escape::text(realm).to_string())
-    }))
+    let mut realms = Vec::new();
+    for header in response.headers().get_all(WWW_AUTHENTICATE) {
+        let challenges = header
+            .to_str()
+            .ok()
+            .and_then(parse_challenges)
+            .ok_or(TokenRealmError::Malformed)?;
+        for challenge in challenges.iter().filter(|c| c.scheme == "bearer") {
+            realms.extend(
+                challenge
+                    .param("realm")
+                    .map_err(|()| TokenRealmError::Malformed)?,
+            );
+        }
+    }
+    Ok(realms)
+}
+
+/// Why [`bearer_token_realms`] could not say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenRealmError {
+    /// The registry could not be reached (escaped).
+    Unavailable(String),
+    /// Its challenge is not well formed, or names a realm twice.
+    Malformed,
+}
+
+/// One challenge of a `WWW-Authenticate` value: its scheme (lowercase) and parameters (names
+/// lowercase, quoted values unescaped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Challenge {
+    scheme: String,
+    params: Vec<(String, String)>,
+}
+
+impl Challenge {
+    /// The value of the parameter `name`: none, one, or `Err` when it is given twice (readers
+    /// disagree on which counts).
+    fn param(&self, name: &str) -> Result<Option<String>, ()> {
+        let mut values = self.params.iter().filter(|(k, _)| k == name);
+        let first = values.next().map(|(_, v)| v.clone());
+        if values.next().is_some() {
+            return Err(());
+        }
+        Ok(first)
+    }
+}
+
+/// The challenges of a `WWW-Authenticate` value (RFC 9110 §11.6.1: `scheme param=value, …`, the
+/// values tokens or quoted strings, several challenges separated by commas); `None` when it is
+/// not well formed (a `token68` challenge included: registries send parameters).
+pub(crate) fn parse_challenges(value: &str) -> Option<Vec<Challenge>> {
+    fn tchar(c: char) -> bool {
+        c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+    }
+    let mut chars = value.chars().peekable();
+    let mut challenges: Vec<Challenge> = Vec::new();
+    let skip_spaces = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+        while chars.next_if(|c| *c == ' ' || *c == '\t').is_some() {}
+    };
+    loop {
+        skip_spaces(&mut chars);
+        while chars.next_if(|c| *c == ',').is_some() {
+            skip_spaces(&mut chars);
+        }
+        if chars.peek().is_none() {
+            break;
+        }
+        let mut token = String::new();
+        while let Some(c) = chars.next_if(|c| tchar(*c)) {
+            token.push(c);
+        }
+        if token.is_empty() {
+            return None;
+        }
+        skip_spaces(&mut chars);
+        if chars.next_if(|c| *c == '=').is_none() {
+            // A new challenge: its scheme, then a space or the end or a comma.
+            challenges.push(Challenge {
+                scheme: token.to_ascii_lowercase(),
+                params: Vec::new(),
+            });
+            continue;
+        }
+        skip_spaces(&mut chars);
+        let mut value = String::new();
+        if chars.next_if(|c| *c == '"').is_some() {
+            loop {
+                match chars.next()? {
+                    '"' => break,
+                    '\\' => value.push(chars.next()?),
+                    c => value.push(c),
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| tchar(*c) || *c == '/' || *c == ':') {
+                value.push(c);
+            }
+            if value.is_empty() {
+                return None;
+            }
+        }
+        challenges
+            .last_mut()?
+            .params
+            .push((token.to_ascii_lowercase(), value));
+        skip_spaces(&mut chars);
+        // A parameter ends at a comma or the end.
+        if chars.peek().is_some_and(|c| *c != ',') {
+            return None;
+        }
+    }
+    Some(challenges)
 }
 
 fn basic(credentials: &Credentials) -> HeaderValue {
@@ -664,6 +796,61 @@ fn basic(credentials: &Credentials) -> HeaderValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn realms(value: &str) -> Option<Vec<Result<Option<String>, ()>>> {
+        let challenges = parse_challenges(value)?;
+        Some(
+            challenges
+                .iter()
+                .filter(|c| c.scheme == "bearer")
+                .map(|c| c.param("realm"))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn challenges_are_read_as_http_auth_reads_them() {
+        let one = |v: &str| realms(v).unwrap();
+        assert_eq!(
+            one(r#"Bearer realm="https://auth.example.com/token",service="registry""#),
+            [Ok(Some("https://auth.example.com/token".to_owned()))]
+        );
+        assert_eq!(
+            one("bearer Realm=https://a.example.com/t , scope=x"),
+            [Ok(Some("https://a.example.com/t".to_owned()))]
+        );
+        // A realm hidden in a quoted value is not one; the realm after it is.
+        assert_eq!(
+            one(r#"Bearer service="x,realm=https://registry/token",realm="https://evil/t""#),
+            [Ok(Some("https://evil/t".to_owned()))]
+        );
+        assert_eq!(
+            one(r#"Bearer realm="https://a/\"q\"",service=s"#),
+            [Ok(Some(r#"https://a/"q""#.to_owned()))]
+        );
+        // A bearer challenge after a Basic one, in one header.
+        assert_eq!(
+            one(r#"Basic realm="registry", Bearer realm="https://evil/t""#),
+            [Ok(Some("https://evil/t".to_owned()))]
+        );
+        assert_eq!(one(r#"Basic realm="registry""#), []);
+        // A realm named twice: which one a reader takes differs.
+        assert_eq!(
+            one(r#"Bearer realm="https://a/t",REALM="https://b/t""#),
+            [Err(())]
+        );
+        for malformed in [
+            r#"Bearer realm="https://a/t"#,
+            "realm=https://a/t",
+            "Bearer realm=https://a/t b",
+            "Bearer realm=",
+            "Bearer abc==",
+            "Bearer realm=\"a\" Basic realm=b",
+            "Bearer (realm)",
+        ] {
+            assert!(realms(malformed).is_none(), "{malformed}");
+        }
+    }
 
     #[test]
     fn the_pull_bounds_are_the_documented_figures() {

@@ -128,10 +128,10 @@ async fn push_async(
 ) -> Result<String, PushError> {
     let registry = destination.registry().to_owned();
     // The one registry `--to` names: a SKILLFOLD_REGISTRY_AUTH naming no registry is for it.
-    let found = credentials::Origin::registry(&registry, plain_http)
-        .map_or(Found::Anonymous, |o| {
-            credentials::lookup(&o, credentials::Unscoped::CommandRegistry)
-        });
+    let origin = credentials::Origin::registry(&registry, plain_http);
+    let found = origin.as_ref().map_or(Found::Anonymous, |o| {
+        credentials::lookup(o, credentials::Unscoped::CommandRegistry)
+    });
     let auth = match found.credentials() {
         Some(c) => RegistryAuth::Basic(c.user.clone(), c.password.clone()),
         None => RegistryAuth::Anonymous,
@@ -148,21 +148,26 @@ async fn push_async(
         ..ClientConfig::default()
     };
     // oci-client sends the credentials to whatever token realm the registry names: never to a
-    // plain-HTTP one from an HTTPS registry (docs/distribution.md, "Registry credentials").
-    if !plain_http && found.credentials().is_some() {
-        let realm = super::pull::plain_http_token_realm(&registry)
+    // plain-HTTP one from an HTTPS registry, nor to one on another origin than the registry's
+    // unless SKILLFOLD_REGISTRY_TOKEN_REALMS names it for the registry (docs/distribution.md,
+    // "Registry credentials").
+    if let Some(origin) = &origin
+        && found.credentials().is_some()
+    {
+        let realms = super::pull::bearer_token_realms(&registry, plain_http)
             .await
-            .map_err(|reason| PushError::Unavailable {
-                registry: registry.clone(),
-                reason,
+            .map_err(|e| match e {
+                super::pull::TokenRealmError::Unavailable(reason) => PushError::Unavailable {
+                    registry: registry.clone(),
+                    reason,
+                },
+                super::pull::TokenRealmError::Malformed => PushError::Refused {
+                    registry: registry.clone(),
+                    reason: "the `WWW-Authenticate` challenge of its `/v2/` endpoint is not well formed, or names a token realm twice; no credential is sent".to_owned(),
+                },
             })?;
-        if let Some(realm) = realm {
-            return Err(PushError::Refused {
-                registry,
-                reason: format!(
-                    "it is spoken to over HTTPS but names a plain-HTTP token realm (`{realm}`); credentials are not sent in clear text [insecure_token_realm]"
-                ),
-            });
+        for realm in &realms {
+            check_token_realm(&registry, origin, &found, realm)?;
         }
     }
     let client = Client::new(config);
@@ -205,6 +210,44 @@ async fn push_async(
         .await
         .map_err(classify)?;
     Ok(image.manifest.digest.clone())
+}
+
+/// Whether the credentials `found` for the registry at `origin` may go to the token `realm` its
+/// challenge names: over HTTPS from an HTTPS registry, and on the registry's origin or one
+/// `SKILLFOLD_REGISTRY_TOKEN_REALMS` names for it. Refused before anything is sent otherwise.
+fn check_token_realm(
+    registry: &str,
+    origin: &credentials::Origin,
+    found: &Found,
+    realm: &str,
+) -> Result<(), PushError> {
+    let shown = escape::text(realm);
+    if origin.scheme == "https" && !realm.to_ascii_lowercase().starts_with("https://") {
+        return Err(PushError::Refused {
+            registry: registry.to_owned(),
+            reason: format!(
+                "it is spoken to over HTTPS but names a plain-HTTP token realm (`{shown}`); credentials are not sent in clear text [insecure_token_realm]"
+            ),
+        });
+    }
+    let realm_origin = reqwest::Url::parse(realm)
+        .ok()
+        .and_then(|url| credentials::Origin::of(&url))
+        .ok_or_else(|| PushError::Refused {
+            registry: registry.to_owned(),
+            reason: format!("its token realm `{shown}` is not an http(s) URL"),
+        })?;
+    if credentials::token_realm(origin, &realm_origin).gets_credentials() {
+        return Ok(());
+    }
+    Err(PushError::Denied {
+        registry: registry.to_owned(),
+        source_of_credentials: found.describe(),
+        reason: format!(
+            "its token realm {realm_origin} is on another origin than the registry's, and no setting names it for the registry, so its credentials are not sent there (nothing was sent); hint: to send them there, name that realm for it: SKILLFOLD_REGISTRY_TOKEN_REALMS={}={realm_origin}",
+            escape::text(registry)
+        ),
+    })
 }
 
 fn classify(registry: &str, found: &Found, e: OciDistributionError) -> PushError {
