@@ -619,9 +619,6 @@ fn refused_redirect(e: &gix::Error) -> bool {
         cause
             .downcast_ref::<reqwest::Error>()
             .is_some_and(reqwest::Error::is_redirect)
-            || cause
-                .to_string()
-                .contains("refusing to follow redirect after request headers were configured")
     })
 }
 
