@@ -742,7 +742,8 @@ fn a_redirect_never_leaves_https_for_http_but_may_upgrade() {
 }
 
 // Redirects gix would not follow are not followed either: one that drops the request's
-// `/info/refs?service=git-upload-pack` tail, and a loop (past 20 redirects).
+// `/info/refs?service=git-upload-pack` tail, and a loop (past 20 redirects); nor one to a URL
+// holding credentials of its own.
 #[test]
 fn a_redirect_that_loses_the_request_or_loops_is_refused() {
     let (raw, commit, digest) = one_bundle();
@@ -753,11 +754,17 @@ fn a_redirect_that_loses_the_request_or_loops_is_refused() {
         &[
             redirect("^/git/lost[.]git/(.*)$", "/git/remote.git/".into(), 301),
             redirect("^/git/loop[.]git/(.*)$", "/git/loop.git/$1".into(), 302),
+            redirect(
+                "^/git/userinfo[.]git/(.*)$",
+                "http://mallory:planted@127.0.0.1:1/git/remote.git/$1".into(),
+                301,
+            ),
         ],
     );
     for (name, needle) in [
         ("lost.git", "keeps the request's `/info/refs?service=git-upload-pack` tail"),
         ("loop.git", "more than 20 redirects"),
+        ("userinfo.git", "a redirect never brings credentials"),
     ] {
         let dir = raw.tmp.path().join(name);
         let config = raw.descriptor(&dir, &server.url(name), &commit, "", &[("alpha", &digest)]);
@@ -806,4 +813,47 @@ fn a_redirected_fetch_is_cut_off_at_the_fetch_deadline() {
             .all(|head| head.starts_with(&format!("GET /git/new.git{tail} "))),
         "{heads:?}"
     );
+}
+
+// A signal stops the fetcher's own request that follows a redirect as it stops gix: SIGTERM
+// while the redirect's answer trickles (the deadline the default 300 s) ends the run at once,
+// interrupted (exit 1), nothing published.
+#[test]
+fn sigterm_while_a_redirect_is_followed_interrupts_the_fetch() {
+    let (raw, commit, digest) = one_bundle();
+    let server = Scripted::start(vec![
+        moved("/git/new.git/info/refs?service=git-upload-pack"),
+        Answer::Trickle("HTTP/1.1 301 Moved Permanently\r\nX-Padding: ".into()),
+    ]);
+    let dir = raw.tmp.path().join("sigterm");
+    let config = raw.descriptor(&dir, &server.url("old.git"), &commit, "", &[("alpha", &digest)]);
+    let mut cmd = Command::new("timeout");
+    cmd.args(["-s", "KILL", &WATCHDOG_S.to_string()])
+        .arg(env!("CARGO_BIN_EXE_skillfold"))
+        .arg("prepare")
+        .current_dir(&dir)
+        .env("SKILLFOLD_CONFIG", &config)
+        .env_remove("SKILLFOLD_FETCH_TIMEOUT")
+        .env_remove(skillfold::prepare::failpoint::ENV)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().expect("spawn");
+    // Until the fetcher's own request (the second) is being answered.
+    let waited = Instant::now();
+    while server.heads().len() < 2 {
+        assert!(waited.elapsed() < Duration::from_secs(60), "{:?}", server.heads());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // `timeout` passes the signal on to the run.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(child.id() as i32).expect("pid"),
+        rustix::process::Signal::TERM,
+    )
+    .expect("kill");
+    let out = child.wait_with_output().expect("wait");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(!dir.join("corpus").join("current").exists(), "{err}");
 }

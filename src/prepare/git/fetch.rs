@@ -319,7 +319,7 @@ fn fetch_with(
     })?;
     let (url, by_id) = match fetch_by_id(url, id, git_dir, stops, root) {
         Err(e) if refused_redirect(&e) => {
-            let target = redirect_target(url, stops.until)
+            let target = redirect_target(url, stops)
                 .map_err(|detail| redirect_error(detail, url, &shown, stops))?;
             // The refused attempt left its scratch repository behind.
             let _ = fs_err::remove_dir_all(git_dir);
@@ -497,7 +497,7 @@ pub fn resolve_ref(
     };
     let (url, listed) = match list(url) {
         Err(e) if refused_redirect(&e) => {
-            let target = redirect_target(url, stops.until)
+            let target = redirect_target(url, &stops)
                 .map_err(|detail| redirect_error(detail, url, &shown, &stops))?;
             let _ = fs_err::remove_dir_all(git_dir);
             let listed = list(&target);
@@ -628,27 +628,39 @@ fn refused_redirect(e: &gix::Error) -> bool {
 /// `http://`; each target must end with the request's own tail (`/info/refs?service=…`), which
 /// is how the new repository URL is known. The target keeps the credentials of `url` only on
 /// the same origin (scheme, host and port); elsewhere it has none, so gix asks the credential
-/// helpers for that origin's own, if it must. All of it within what remains until `until`.
-/// `Err` holds why no target could be had.
-fn redirect_target(url: &str, until: Instant) -> Result<String, String> {
+/// helpers for that origin's own, if it must. All of it within what remains of the deadline of
+/// `stops`, and no longer than until they stop the fetch (a signal). `Err` holds why no target
+/// could be had.
+fn redirect_target(url: &str, stops: &Stops<'_>) -> Result<String, String> {
     let original = reqwest::Url::parse(url).map_err(|e| format!("not a URL ({e})"))?;
     let mut anonymous = original.clone();
     // Only fails for URLs that cannot hold credentials, which then hold none.
     let _ = anonymous.set_username("");
     let _ = anonymous.set_password(None);
     let first = format!("{}{ADVERTISEMENT}", anonymous.as_str().trim_end_matches('/'));
-    let left = until.saturating_duration_since(Instant::now());
+    let left = stops.until.saturating_duration_since(Instant::now());
     if left.is_zero() {
         return Err("the deadline passed before the redirect could be followed".to_owned());
     }
-    // reqwest's blocking client must not run on an async runtime's thread, which a caller's
-    // thread may be: ask from a thread of our own.
-    let last = std::thread::scope(|scope| {
-        scope
-            .spawn(|| last_location(&first, left))
-            .join()
-            .unwrap_or_else(|_| Err("the redirect follower panicked".to_owned()))
-    })?;
+    // Asked from a thread of our own — reqwest's blocking client must not run on an async
+    // runtime's thread, which the caller's may be — that a signal (or the deadline) need not
+    // wait for: left behind, it ends by its own timeout.
+    let (sender, answer) = std::sync::mpsc::sync_channel(1);
+    std::thread::spawn(move || {
+        let _ = sender.send(last_location(&first, left));
+    });
+    let last = loop {
+        match answer.recv_timeout(POLL_EVERY) {
+            Ok(last) => break last,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if stops.interrupted() => {
+                return Err("the redirect was not followed: stopped".to_owned());
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                break Err("the redirect follower failed".to_owned());
+            }
+        }
+    }?;
     let base = last
         .as_str()
         .strip_suffix(ADVERTISEMENT)
@@ -726,14 +738,17 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     parts.join(": ")
 }
 
-/// The error of a redirect that could not be followed: the deadline's if it passed, otherwise
-/// a failed (retryable) fetch naming the rule.
+/// The error of a redirect that could not be followed: the deadline's if it passed, a signal's
+/// if one came, otherwise a failed (retryable) fetch naming the rule.
 fn redirect_error(detail: String, url: &str, shown: &RedactedUrl, stops: &Stops<'_>) -> FetchError {
     if stops.past_deadline() {
         return FetchError::Deadline {
             url: shown.clone(),
             deadline: stops.deadline,
         };
+    }
+    if stops.interrupted() {
+        return FetchError::Interrupted { url: shown.clone() };
     }
     FetchError::Unreachable {
         url: shown.clone(),
