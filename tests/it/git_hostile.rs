@@ -857,3 +857,27 @@ fn sigterm_while_a_redirect_is_followed_interrupts_the_fetch() {
     assert!(err.contains("interrupted"), "{err}");
     assert!(!dir.join("corpus").join("current").exists(), "{err}");
 }
+
+// The fallback fetch of branches and tags (after a server refused the want by id: here a `404`)
+// has the same per-request bound as the fetch by id: a server that trickles it is cut off at the
+// deadline (`fetch_deadline`), not at reqwest's default of 30 s per request (which failed it as
+// `fetch_failed`, and failed any honest fallback fetch longer than 30 s).
+#[test]
+fn a_trickling_fallback_fetch_is_cut_off_at_the_fetch_deadline() {
+    let (raw, commit, digest) = one_bundle();
+    let server = Scripted::start(vec![
+        Answer::Now(
+            "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(),
+        ),
+        Answer::Trickle(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\nContent-Length: 1000000\r\n\r\nfff0# service=git-upload-pack\n"
+                .into(),
+        ),
+    ]);
+    let dir = raw.tmp.path().join("fallback");
+    let config = raw.descriptor(&dir, &server.url("remote.git"), &commit, "", &[("alpha", &digest)]);
+    // Longer than reqwest's 30 s.
+    let run = Run::new(&dir, &["prepare", "--fetch-timeout", "35"], Some(&config));
+    run.assert_retryable("fetch_deadline", &["within its deadline of 35 s"]);
+    assert_eq!(server.heads().len(), 2, "{:?}", server.heads());
+}
