@@ -90,7 +90,11 @@ impl Raw {
     /// Runs `prepare` of `approved` (`(name, digest)`) from `commit` under `root: skills`.
     fn prepare(&self, commit: &str, approved: &[(&str, &str)]) -> Run {
         let dir = self.tmp.path().join(format!("prepare-{}", &commit[..12]));
-        Run::new(&dir, &["prepare"], Some(&self.descriptor(&dir, &self.url(), commit, "", approved)))
+        Run::new(
+            &dir,
+            &["prepare"],
+            Some(&self.descriptor(&dir, &self.url(), commit, "", approved)),
+        )
     }
 
     /// Writes, in a new folder `dir`, a descriptor of one source `url` at `commit` under
@@ -522,7 +526,11 @@ impl Run {
         let err = stderr(&self.out);
         assert_eq!(self.out.status.code(), Some(0), "{err}");
         assert!(
-            self.corpus.join("current").join("alpha").join("SKILL.md").is_file(),
+            self.corpus
+                .join("current")
+                .join("alpha")
+                .join("SKILL.md")
+                .is_file(),
             "nothing published:\n{err}"
         );
     }
@@ -555,28 +563,70 @@ fn a_repository_url_that_redirects_on_its_origin_prepares() {
         false,
         false,
         &[
-            redirect("^/git/renamed[.]git/(.*)$", "/git/remote.git/$1".into(), 301),
+            redirect(
+                "^/git/renamed[.]git/(.*)$",
+                "/git/remote.git/$1".into(),
+                301,
+            ),
             redirect("^/git/found[.]git/(.*)$", "/git/remote.git/$1".into(), 302),
-            redirect("^/git/temporary[.]git/(.*)$", "/git/remote.git/$1".into(), 307),
+            redirect(
+                "^/git/temporary[.]git/(.*)$",
+                "/git/remote.git/$1".into(),
+                307,
+            ),
             redirect("^/git/remote/(.*)$", "/git/remote.git/$1".into(), 301),
             redirect("^/git/twice[.]git/(.*)$", "/git/renamed.git/$1".into(), 301),
         ],
     );
-    for name in ["renamed.git", "found.git", "temporary.git", "remote", "twice.git"] {
+    for name in [
+        "renamed.git",
+        "found.git",
+        "temporary.git",
+        "remote",
+        "twice.git",
+    ] {
         let url = server.url(name);
         let dir = raw.tmp.path().join(format!("redirected-{name}"));
-        let config = raw.descriptor(&dir, &url, &commit, "      track: main\n", &[("alpha", &digest)]);
+        let config = raw.descriptor(
+            &dir,
+            &url,
+            &commit,
+            "      track: main\n",
+            &[("alpha", &digest)],
+        );
         let run = Run::new(&dir, &["prepare"], Some(&config));
         run.assert_published();
         let outdated = Run::new(&dir, &["outdated", "--json"], Some(&config));
-        assert_eq!(outdated.out.status.code(), Some(0), "{name}: {}", stderr(&outdated.out));
+        assert_eq!(
+            outdated.out.status.code(),
+            Some(0),
+            "{name}: {}",
+            stderr(&outdated.out)
+        );
         let pin = Run::new(
             &dir,
-            &["pin", "--source", &url, "--revision", &commit, "--root", "skills", "alpha"],
+            &[
+                "pin",
+                "--source",
+                &url,
+                "--revision",
+                &commit,
+                "--root",
+                "skills",
+                "alpha",
+            ],
             None,
         );
-        assert_eq!(pin.out.status.code(), Some(0), "{name}: {}", stderr(&pin.out));
-        assert!(String::from_utf8_lossy(&pin.out.stdout).contains(&digest), "{name}");
+        assert_eq!(
+            pin.out.status.code(),
+            Some(0),
+            "{name}: {}",
+            stderr(&pin.out)
+        );
+        assert!(
+            String::from_utf8_lossy(&pin.out.stdout).contains(&digest),
+            "{name}"
+        );
     }
     assert!(server.fetches() >= 15, "{:?}", server.requests());
 }
@@ -647,7 +697,13 @@ fn credentials_never_follow_a_redirect_to_another_origin() {
         );
         let first_host = format!("127.0.0.1:{}", first.port);
         let dir = raw.tmp.path().join(format!("cross-origin-{after_auth}"));
-        let config = raw.descriptor(&dir, &first.url("moved.git"), &commit, "", &[("alpha", &digest)]);
+        let config = raw.descriptor(
+            &dir,
+            &first.url("moved.git"),
+            &commit,
+            "",
+            &[("alpha", &digest)],
+        );
         // Both servers' CAs.
         let cas = dir.join("cas.pem");
         let mut pem = fs_err::read(first.ca_file()).expect("ca");
@@ -675,7 +731,11 @@ fn credentials_never_follow_a_redirect_to_another_origin() {
         let before = target.requests().len();
         let (run, asked) = run_with(std::slice::from_ref(&first_host), "first-only");
         let err = stderr(&run.out);
-        assert_eq!(run.out.status.code(), Some(1), "after_auth={after_auth}: {err}");
+        assert_eq!(
+            run.out.status.code(),
+            Some(1),
+            "after_auth={after_auth}: {err}"
+        );
         assert!(!run.corpus.join("current").exists(), "{err}");
         assert_eq!(
             target.requests().len(),
@@ -690,11 +750,13 @@ fn credentials_never_follow_a_redirect_to_another_origin() {
             // Nothing was asked of the first origin: the helper was asked for the second.
             assert!(err.contains("[fetch_unauthenticated]"), "{err}");
             assert!(only(&asked, &target_host), "{asked}\n{err}");
-            let (run, asked) =
-                run_with(&[first_host.clone(), target_host.clone()], "both-origins");
+            let (run, asked) = run_with(&[first_host.clone(), target_host.clone()], "both-origins");
             run.assert_published();
             assert!(only(&asked, &target_host), "{asked}");
-            assert!(target.requests().len() > before, "the target served the fetch");
+            assert!(
+                target.requests().len() > before,
+                "the target served the fetch"
+            );
         }
     }
 }
@@ -732,10 +794,8 @@ fn a_redirect_never_leaves_https_for_http_but_may_upgrade() {
         let config = raw.descriptor(&dir, &url, &commit, "", &[("alpha", &digest)]);
         Run::with_env(&dir, &["prepare"], Some(&config), &env)
     };
-    run(secure.url("down.git"), "down").assert_retryable(
-        "fetch_failed",
-        &["never leaves `https://` for `http://`"],
-    );
+    run(secure.url("down.git"), "down")
+        .assert_retryable("fetch_failed", &["never leaves `https://` for `http://`"]);
     assert!(plain.requests().is_empty(), "{:?}", plain.requests());
     run(upgrading.url("up.git"), "up").assert_published();
     assert!(secure.fetches() > 0);
@@ -762,7 +822,10 @@ fn a_redirect_that_loses_the_request_or_loops_is_refused() {
         ],
     );
     for (name, needle) in [
-        ("lost.git", "keeps the request's `/info/refs?service=git-upload-pack` tail"),
+        (
+            "lost.git",
+            "keeps the request's `/info/refs?service=git-upload-pack` tail",
+        ),
         ("loop.git", "more than 20 redirects"),
         ("userinfo.git", "a redirect never brings credentials"),
     ] {
@@ -796,14 +859,28 @@ fn a_redirected_fetch_is_cut_off_at_the_fetch_deadline() {
         "{}{tail}",
         trickling_target.url("new.git")
     ))]);
-    for (server, label) in [(&trickling_redirect, "trickling-redirect"), (&redirecting, "trickling-target")] {
+    for (server, label) in [
+        (&trickling_redirect, "trickling-redirect"),
+        (&redirecting, "trickling-target"),
+    ] {
         let dir = raw.tmp.path().join(label);
-        let config = raw.descriptor(&dir, &server.url("old.git"), &commit, "", &[("alpha", &digest)]);
+        let config = raw.descriptor(
+            &dir,
+            &server.url("old.git"),
+            &commit,
+            "",
+            &[("alpha", &digest)],
+        );
         let run = Run::new(&dir, &["prepare", "--fetch-timeout", "2"], Some(&config));
         run.assert_retryable("fetch_deadline", &["within its deadline of 2 s"]);
     }
     // gix's request, then the fetcher's own that follows the redirect.
-    assert_eq!(trickling_redirect.heads().len(), 2, "{:?}", trickling_redirect.heads());
+    assert_eq!(
+        trickling_redirect.heads().len(),
+        2,
+        "{:?}",
+        trickling_redirect.heads()
+    );
     // The fetcher's request, then gix's, both to the redirect's target.
     let heads = trickling_target.heads();
     assert_eq!(heads.len(), 2, "{heads:?}");
@@ -826,7 +903,13 @@ fn sigterm_while_a_redirect_is_followed_interrupts_the_fetch() {
         Answer::Trickle("HTTP/1.1 301 Moved Permanently\r\nX-Padding: ".into()),
     ]);
     let dir = raw.tmp.path().join("sigterm");
-    let config = raw.descriptor(&dir, &server.url("old.git"), &commit, "", &[("alpha", &digest)]);
+    let config = raw.descriptor(
+        &dir,
+        &server.url("old.git"),
+        &commit,
+        "",
+        &[("alpha", &digest)],
+    );
     let mut cmd = Command::new("timeout");
     cmd.args(["-s", "KILL", &WATCHDOG_S.to_string()])
         .arg(env!("CARGO_BIN_EXE_skillfold"))
@@ -842,7 +925,11 @@ fn sigterm_while_a_redirect_is_followed_interrupts_the_fetch() {
     // Until the fetcher's own request (the second) is being answered.
     let waited = Instant::now();
     while server.heads().len() < 2 {
-        assert!(waited.elapsed() < Duration::from_secs(60), "{:?}", server.heads());
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            server.heads()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     // `timeout` passes the signal on to the run.
@@ -875,7 +962,13 @@ fn a_trickling_fallback_fetch_is_cut_off_at_the_fetch_deadline() {
         ),
     ]);
     let dir = raw.tmp.path().join("fallback");
-    let config = raw.descriptor(&dir, &server.url("remote.git"), &commit, "", &[("alpha", &digest)]);
+    let config = raw.descriptor(
+        &dir,
+        &server.url("remote.git"),
+        &commit,
+        "",
+        &[("alpha", &digest)],
+    );
     let run = Run::new(&dir, &["prepare", "--fetch-timeout", "3"], Some(&config));
     run.assert_retryable("fetch_deadline", &["within its deadline of 3 s"]);
     assert_eq!(server.heads().len(), 2, "{:?}", server.heads());

@@ -506,16 +506,15 @@ pub fn resolve_ref(
         listed => (std::borrow::Cow::Borrowed(url), listed),
     };
     let url = url.as_ref();
-    let listed = listed
-        .map_err(|e| {
-            let detail = redact::scrub(&chain(&e), url);
-            transport_error(&e, detail.clone(), &shown, &stops).unwrap_or_else(|| {
-                FetchError::Unreachable {
-                    url: shown.clone(),
-                    detail,
-                }
-            })
-        })?;
+    let listed = listed.map_err(|e| {
+        let detail = redact::scrub(&chain(&e), url);
+        transport_error(&e, detail.clone(), &shown, &stops).unwrap_or_else(|| {
+            FetchError::Unreachable {
+                url: shown.clone(),
+                detail,
+            }
+        })
+    })?;
     let listed: Vec<(&[u8], gix::ObjectId)> = listed
         .iter()
         .filter_map(|r| match r {
@@ -637,7 +636,10 @@ fn redirect_target(url: &str, stops: &Stops<'_>) -> Result<String, String> {
     // Only fails for URLs that cannot hold credentials, which then hold none.
     let _ = anonymous.set_username("");
     let _ = anonymous.set_password(None);
-    let first = format!("{}{ADVERTISEMENT}", anonymous.as_str().trim_end_matches('/'));
+    let first = format!(
+        "{}{ADVERTISEMENT}",
+        anonymous.as_str().trim_end_matches('/')
+    );
     let left = stops.until.saturating_duration_since(Instant::now());
     if left.is_zero() {
         return Err("the deadline passed before the redirect could be followed".to_owned());
@@ -661,10 +663,12 @@ fn redirect_target(url: &str, stops: &Stops<'_>) -> Result<String, String> {
             }
         }
     }?;
-    let base = last
-        .as_str()
-        .strip_suffix(ADVERTISEMENT)
-        .ok_or_else(|| format!("the redirect target `{}` lost the request's path", redact::scrub(last.as_str(), url)))?;
+    let base = last.as_str().strip_suffix(ADVERTISEMENT).ok_or_else(|| {
+        format!(
+            "the redirect target `{}` lost the request's path",
+            redact::scrub(last.as_str(), url)
+        )
+    })?;
     let mut target = reqwest::Url::parse(base).map_err(|e| format!("not a URL ({e})"))?;
     if same_origin(&target, &original) {
         let _ = target.set_username(original.username());
@@ -752,10 +756,7 @@ fn redirect_error(detail: String, url: &str, shown: &RedactedUrl, stops: &Stops<
     }
     FetchError::Unreachable {
         url: shown.clone(),
-        detail: format!(
-            "the server redirects, and {}",
-            redact::scrub(&detail, url)
-        ),
+        detail: format!("the server redirects, and {}", redact::scrub(&detail, url)),
     }
 }
 
