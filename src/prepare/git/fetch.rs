@@ -710,6 +710,8 @@ fn last_location(first: &str, left: Duration) -> Result<reqwest::Url, String> {
     // `https://`.
     let client = reqwest::blocking::Client::builder()
         .redirect(policy)
+        // Servers tell Git clients from browsers by a `git/` agent (as gix's `git/oxide-…`).
+        .user_agent(concat!("git/skillfold-", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(20))
         .timeout(left)
         .build()
@@ -756,7 +758,11 @@ fn redirect_error(detail: String, url: &str, shown: &RedactedUrl, stops: &Stops<
     }
     FetchError::Unreachable {
         url: shown.clone(),
-        detail: format!("the server redirects, and {}", redact::scrub(&detail, url)),
+        // The detail may quote a URL a hostile server wrote.
+        detail: format!(
+            "the server redirects, and {}",
+            crate::format::escape::text(&redact::scrub(&detail, url))
+        ),
     }
 }
 
