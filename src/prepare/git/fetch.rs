@@ -669,12 +669,18 @@ fn redirect_target(url: &str, stops: &Stops<'_>) -> Result<String, String> {
             redact::scrub(last.as_str(), url)
         )
     })?;
-    let mut target = reqwest::Url::parse(base).map_err(|e| format!("not a URL ({e})"))?;
-    if same_origin(&target, &original) {
+    let target = reqwest::Url::parse(base).map_err(|e| format!("not a URL ({e})"))?;
+    let target = with_credentials_of(target, &original);
+    Ok(target.as_str().trim_end_matches('/').to_owned())
+}
+
+/// `target` (which holds no credentials) with those of `original` if both have one origin.
+fn with_credentials_of(mut target: reqwest::Url, original: &reqwest::Url) -> reqwest::Url {
+    if same_origin(&target, original) {
         let _ = target.set_username(original.username());
         let _ = target.set_password(original.password());
     }
-    Ok(target.as_str().trim_end_matches('/').to_owned())
+    target
 }
 
 /// Where the chain of redirects from `first` ends (the URL of the first answer that is no
@@ -947,4 +953,38 @@ fn chain(e: &gix::Error) -> String {
     let mut parts: Vec<String> = e.iter_errors().map(ToString::to_string).collect();
     parts.dedup();
     parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> reqwest::Url {
+        reqwest::Url::parse(s).expect("a URL")
+    }
+
+    #[test]
+    fn credentials_follow_a_redirect_only_on_their_origin() {
+        let original = url("https://alice:pw@git.example:8443/old.git");
+        let kept = with_credentials_of(url("https://git.example:8443/new.git"), &original);
+        assert_eq!(kept.as_str(), "https://alice:pw@git.example:8443/new.git");
+        for elsewhere in [
+            "https://git.example/new.git",
+            "https://other.example:8443/new.git",
+            "http://git.example:8443/new.git",
+        ] {
+            let target = with_credentials_of(url(elsewhere), &original);
+            assert_eq!(target.as_str(), elsewhere);
+        }
+        // The default port is the same origin as no port.
+        let plain = url("https://alice:pw@git.example/old.git");
+        let kept = with_credentials_of(url("https://git.example:443/new.git"), &plain);
+        assert_eq!(kept.username(), "alice");
+    }
+
+    #[test]
+    fn only_a_redirect_error_is_a_refused_redirect() {
+        let e = gix::Error::from_error(std::io::Error::other("refusing to follow redirect"));
+        assert!(!refused_redirect(&e));
+    }
 }
