@@ -161,6 +161,17 @@ pub struct HttpServer {
     state: tempfile::TempDir,
 }
 
+/// A redirect a [`HttpServer::redirecting`] answers: every request whose URL (path and query)
+/// matches the regular expression `from` is answered `code` with `Location: to`, where `$1`… are
+/// the groups of `from`.
+pub struct Redirect {
+    pub from: &'static str,
+    pub to: String,
+    pub code: u16,
+    /// Answered only once the credentials were checked (the server's modules in that order).
+    pub after_auth: bool,
+}
+
 /// The user and password the `https_with_auth` server accepts.
 pub const USER: &str = "alice";
 pub const PASSWORD: &str = "s3cret-never-printed";
@@ -183,7 +194,17 @@ impl HttpServer {
         HttpServer::spawn(root, false, true)
     }
 
+    /// Like [`HttpServer::start`] (or over HTTPS, with or without authentication), answering
+    /// every request whose URL matches one of `redirects` with that redirect instead.
+    pub fn redirecting(root: &Path, tls: bool, auth: bool, redirects: &[Redirect]) -> HttpServer {
+        HttpServer::spawn_with(root, tls, auth, redirects)
+    }
+
     fn spawn(root: &Path, tls: bool, auth: bool) -> HttpServer {
+        HttpServer::spawn_with(root, tls, auth, &[])
+    }
+
+    fn spawn_with(root: &Path, tls: bool, auth: bool, redirects: &[Redirect]) -> HttpServer {
         let state = tempfile::tempdir().expect("tempdir");
         let port = free_port();
         let backend = PathBuf::from(git(root, &["--exec-path"])).join("git-http-backend");
@@ -207,6 +228,12 @@ impl HttpServer {
         let backend = wrapper;
         let mut modules = vec!["mod_alias", "mod_cgi", "mod_setenv"];
         let mut extra = String::new();
+        // lighttpd runs the URL hooks in module order: a redirect answered before or after the
+        // credentials are checked.
+        let after_auth = redirects.iter().any(|r| r.after_auth);
+        if !redirects.is_empty() && !after_auth {
+            modules.push("mod_redirect");
+        }
         if tls {
             make_certificates(state.path());
             modules.push("mod_openssl");
@@ -228,6 +255,17 @@ auth.backend.plain.userfile = "{s}/users"
 auth.require = ("/git/" => ("method" => "basic", "realm" => "git", "require" => "valid-user"))
 "#,
                 s = state.path().display()
+            );
+        }
+        if after_auth {
+            modules.push("mod_redirect");
+        }
+        for r in redirects {
+            extra += &format!(
+                "$HTTP[\"url\"] =~ \"{from}\" {{\n  url.redirect = (\"{from}\" => \"{to}\")\n  url.redirect-code = {code}\n}}\n",
+                from = r.from,
+                to = r.to,
+                code = r.code,
             );
         }
         let modules: Vec<String> = modules.iter().map(|m| format!("\"{m}\"")).collect();
@@ -391,4 +429,100 @@ fn lighttpd() -> PathBuf {
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind");
     listener.local_addr().expect("addr").port()
+}
+
+/// What a [`Scripted`] server answers one connection with, once it has read the request head.
+#[derive(Clone)]
+pub enum Answer {
+    /// These bytes at once, then the connection is closed.
+    Now(String),
+    /// These bytes one every 200 ms, then a space every 200 ms for as long as the client reads:
+    /// every byte resets an idle timeout, so only an overall deadline ends it.
+    Trickle(String),
+}
+
+/// A raw HTTP server on 127.0.0.1 that answers its n-th connection with the n-th of its answers
+/// (the last for every connection after), and records every request head. Stopped on drop.
+pub struct Scripted {
+    pub port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    heads: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Scripted {
+    pub fn start(answers: Vec<Answer>) -> Scripted {
+        use std::io::{BufRead as _, Write as _};
+        use std::sync::atomic::Ordering;
+        assert!(!answers.is_empty(), "a script answers something");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (stopped, seen) = (stop.clone(), heads.clone());
+        std::thread::spawn(move || {
+            for (n, stream) in listener.incoming().enumerate() {
+                if stopped.load(Ordering::Relaxed) {
+                    return;
+                }
+                let Ok(mut stream) = stream else { continue };
+                let answer = answers[n.min(answers.len() - 1)].clone();
+                let (stopped, seen) = (stopped.clone(), seen.clone());
+                std::thread::spawn(move || {
+                    let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+                    let mut head = String::new();
+                    loop {
+                        let mut line = String::new();
+                        match reader.read_line(&mut line) {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) if line == "\r\n" => break,
+                            Ok(_) => head.push_str(&line),
+                        }
+                    }
+                    seen.lock().expect("lock").push(head);
+                    match answer {
+                        Answer::Now(bytes) => {
+                            let _ = stream.write_all(bytes.as_bytes());
+                        }
+                        Answer::Trickle(bytes) => {
+                            for byte in bytes.bytes().chain(std::iter::repeat(b' ')) {
+                                if stopped.load(Ordering::Relaxed)
+                                    || stream.write_all(&[byte]).is_err()
+                                    || stream.flush().is_err()
+                                {
+                                    return;
+                                }
+                                std::thread::sleep(Duration::from_millis(200));
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        Scripted { port, stop, heads }
+    }
+
+    /// `http://127.0.0.1:PORT/git/<repo>`.
+    pub fn url(&self, repo: &str) -> String {
+        format!("http://127.0.0.1:{}/git/{repo}", self.port)
+    }
+
+    /// The head (request line and headers) of every request so far, in order.
+    pub fn heads(&self) -> Vec<String> {
+        self.heads.lock().expect("lock").clone()
+    }
+}
+
+impl Drop for Scripted {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        // Wake the accepting thread so that it sees the flag.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// A `301` to `location`, closing the connection.
+pub fn moved(location: &str) -> Answer {
+    Answer::Now(format!(
+        "HTTP/1.1 301 Moved Permanently\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    ))
 }

@@ -2,13 +2,16 @@
 //! `hash-object --literally` for trees `git mktree` would refuse to write, `commit-tree`), served
 //! over `file://`, and run through `prepare` and `pin`: tree bombs, bundle folders too wide to
 //! read, malformed trees and Git LFS pointers. Each must be refused with its own code and exit 2,
-//! within bounded time and memory, and nothing may be published.
+//! within bounded time and memory, and nothing may be published. And over HTTP(S), servers that
+//! redirect: followed on their origin, across origins without the first origin's credentials,
+//! never down to `http://`, and under the same overall deadline as the fetch.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use super::git_fixture::{git, git_input};
+use super::git_fixture::{Answer, HttpServer, Redirect, Scripted, git, git_input, moved};
 use super::util::{skill_md, stderr};
 
 /// A bare repository written object by object.
@@ -87,10 +90,26 @@ impl Raw {
     /// Runs `prepare` of `approved` (`(name, digest)`) from `commit` under `root: skills`.
     fn prepare(&self, commit: &str, approved: &[(&str, &str)]) -> Run {
         let dir = self.tmp.path().join(format!("prepare-{}", &commit[..12]));
-        fs_err::create_dir_all(&dir).expect("mkdir");
+        Run::new(
+            &dir,
+            &["prepare"],
+            Some(&self.descriptor(&dir, &self.url(), commit, "", approved)),
+        )
+    }
+
+    /// Writes, in a new folder `dir`, a descriptor of one source `url` at `commit` under
+    /// `root: skills` with `extra` lines, pinning `approved` (`(name, digest)`).
+    fn descriptor(
+        &self,
+        dir: &Path,
+        url: &str,
+        commit: &str,
+        extra: &str,
+        approved: &[(&str, &str)],
+    ) -> PathBuf {
+        fs_err::create_dir_all(dir).expect("mkdir");
         let mut text = format!(
-            "skills:\n  - git:\n      source: {}\n      revision: {commit}\n      directory: corpus\n      root: skills\n      approved:\n",
-            self.url()
+            "skills:\n  - git:\n      source: {url}\n      revision: {commit}\n      directory: corpus\n      root: skills\n{extra}      approved:\n"
         );
         for (name, hash) in approved {
             text.push_str(&format!(
@@ -99,7 +118,7 @@ impl Raw {
         }
         let config = dir.join("skillfold.yaml");
         fs_err::write(&config, text).expect("write descriptor");
-        Run::new(&dir, &["prepare"], Some(&config))
+        config
     }
 
     /// Runs `pin` of `names` at `commit` under `--root skills`.
@@ -134,13 +153,24 @@ const DATA_CAP_KIB: u64 = 256 * 1024;
 /// The cap on each run's CPU time (`ulimit -t`).
 const CPU_CAP_S: u64 = 120;
 
+/// How long a run may last at all before it is killed (and fails every assertion on its exit).
+const WATCHDOG_S: u64 = 120;
+
 impl Run {
     fn new(dir: &Path, args: &[&str], config: Option<&Path>) -> Run {
+        Run::with_env(dir, args, config, &[])
+    }
+
+    /// Like [`Run::new`], with `env` set, and killed should it outlive [`WATCHDOG_S`] (a run that
+    /// waits on a server uses no CPU time).
+    fn with_env(dir: &Path, args: &[&str], config: Option<&Path>, env: &[(&str, &OsStr)]) -> Run {
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(format!(
-                "ulimit -d {DATA_CAP_KIB} && ulimit -t {CPU_CAP_S} && exec \"$0\" \"$@\""
+                "ulimit -d {DATA_CAP_KIB} && ulimit -t {CPU_CAP_S} && exec timeout -s KILL {WATCHDOG_S} \"$0\" \"$@\""
             ))
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null())
             .arg(env!("CARGO_BIN_EXE_skillfold"))
             .args(args)
             .current_dir(dir)
@@ -466,4 +496,480 @@ fn every_lfs_pointer_spelling_git_lfs_accepts_is_refused() {
         stderr(&pin.out).matches("[lfs_pointer]").count(),
         files.len()
     );
+}
+
+// --- redirects ------------------------------------------------------------------------------------
+
+/// A repository of one valid bundle `alpha`, its commit and the bundle's digest.
+fn one_bundle() -> (Raw, String, String) {
+    let raw = Raw::new();
+    let (skills, digests) = raw.skills(&["alpha"]);
+    let root = raw.tree(&[("40000", b"skills", &skills)]);
+    let commit = raw.commit(&root);
+    let digest = digests.into_iter().next().expect("one digest");
+    (raw, commit, digest)
+}
+
+/// A redirect of `^/git/<from>/(.*)$` to `<to>$1`.
+fn redirect(from: &'static str, to: String, code: u16) -> Redirect {
+    Redirect {
+        from,
+        to,
+        code,
+        after_auth: false,
+    }
+}
+
+impl Run {
+    #[track_caller]
+    fn assert_published(&self) {
+        let err = stderr(&self.out);
+        assert_eq!(self.out.status.code(), Some(0), "{err}");
+        assert!(
+            self.corpus
+                .join("current")
+                .join("alpha")
+                .join("SKILL.md")
+                .is_file(),
+            "nothing published:\n{err}"
+        );
+    }
+
+    /// Asserts a retryable failure (exit 1) with `[code]` and every `needle` on stderr, and
+    /// nothing published.
+    #[track_caller]
+    fn assert_retryable(&self, code: &str, needles: &[&str]) {
+        let err = stderr(&self.out);
+        assert_eq!(self.out.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("[{code}]")), "no [{code}]:\n{err}");
+        for needle in needles {
+            assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
+        }
+        assert!(
+            !self.corpus.join("current").exists(),
+            "something was published"
+        );
+    }
+}
+
+// A repository URL that redirects on its own origin — renamed (301), moved for now (302, 307),
+// `/repo` to `/repo.git`, or twice — prepares, `pin`s and answers `outdated`, as it did before
+// every request got its share of the deadline.
+#[test]
+fn a_repository_url_that_redirects_on_its_origin_prepares() {
+    let (raw, commit, digest) = one_bundle();
+    let server = HttpServer::redirecting(
+        raw.tmp.path(),
+        false,
+        false,
+        &[
+            redirect(
+                "^/git/renamed[.]git/(.*)$",
+                "/git/remote.git/$1".into(),
+                301,
+            ),
+            redirect("^/git/found[.]git/(.*)$", "/git/remote.git/$1".into(), 302),
+            redirect(
+                "^/git/temporary[.]git/(.*)$",
+                "/git/remote.git/$1".into(),
+                307,
+            ),
+            redirect("^/git/remote/(.*)$", "/git/remote.git/$1".into(), 301),
+            redirect("^/git/twice[.]git/(.*)$", "/git/renamed.git/$1".into(), 301),
+        ],
+    );
+    for name in [
+        "renamed.git",
+        "found.git",
+        "temporary.git",
+        "remote",
+        "twice.git",
+    ] {
+        let url = server.url(name);
+        let dir = raw.tmp.path().join(format!("redirected-{name}"));
+        let config = raw.descriptor(
+            &dir,
+            &url,
+            &commit,
+            "      track: main\n",
+            &[("alpha", &digest)],
+        );
+        let run = Run::new(&dir, &["prepare"], Some(&config));
+        run.assert_published();
+        let outdated = Run::new(&dir, &["outdated", "--json"], Some(&config));
+        assert_eq!(
+            outdated.out.status.code(),
+            Some(0),
+            "{name}: {}",
+            stderr(&outdated.out)
+        );
+        let pin = Run::new(
+            &dir,
+            &[
+                "pin",
+                "--source",
+                &url,
+                "--revision",
+                &commit,
+                "--root",
+                "skills",
+                "alpha",
+            ],
+            None,
+        );
+        assert_eq!(
+            pin.out.status.code(),
+            Some(0),
+            "{name}: {}",
+            stderr(&pin.out)
+        );
+        assert!(
+            String::from_utf8_lossy(&pin.out.stdout).contains(&digest),
+            "{name}"
+        );
+    }
+    assert!(server.fetches() >= 15, "{:?}", server.requests());
+}
+
+/// A credential helper in `dir` that logs the host of every request to `dir/asked` and answers
+/// [`USER`](super::git_fixture::USER) and its password only for the hosts in `answers`; and the
+/// Git configuration naming it.
+fn scoped_helper(dir: &Path, answers: &[String]) -> PathBuf {
+    let script = dir.join("helper.sh");
+    let log = dir.join("asked");
+    let cases: String = answers
+        .iter()
+        .map(|host| {
+            format!(
+                "  \"host={host}\") echo username={}; echo password={};;\n",
+                super::git_fixture::USER,
+                super::git_fixture::PASSWORD
+            )
+        })
+        .collect();
+    fs_err::write(
+        &script,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = get ] || exit 0\nwhile read -r line; do\n  [ -n \"$line\" ] || break\n  case \"$line\" in host=*) echo \"$line\" >> '{log}';; esac\n  case \"$line\" in\n{cases}  esac\ndone\n",
+            log = log.display()
+        ),
+    )
+    .expect("write helper");
+    use std::os::unix::fs::PermissionsExt as _;
+    fs_err::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let config = dir.join("gitconfig");
+    fs_err::write(
+        &config,
+        format!("[credential]\n\thelper = \"!{}\"\n", script.display()),
+    )
+    .expect("write gitconfig");
+    config
+}
+
+/// Whether the helper's log `asked` names `host`, and no other.
+fn only(asked: &str, host: &str) -> bool {
+    let wanted = format!("host={host}");
+    !asked.is_empty() && asked.lines().all(|line| line == wanted)
+}
+
+// Credentials stay with their origin. `moved` on one HTTPS server (which demands credentials)
+// redirects to another port, whose server accepts the very same user and password: with a
+// credential helper answering only for the first origin, the second gets nothing (the helper is
+// asked for the second origin's own, and has none), whether the redirect comes before the first
+// server asked for credentials or after it got them. Answering for the second origin too, the
+// redirect is followed and the source prepares.
+#[test]
+fn credentials_never_follow_a_redirect_to_another_origin() {
+    let (raw, commit, digest) = one_bundle();
+    let target = HttpServer::https_with_auth(raw.tmp.path());
+    let target_host = format!("127.0.0.1:{}", target.port);
+    for after_auth in [false, true] {
+        let first = HttpServer::redirecting(
+            raw.tmp.path(),
+            true,
+            true,
+            &[Redirect {
+                from: "^/git/moved[.]git/(.*)$",
+                to: format!("https://{target_host}/git/remote.git/$1"),
+                code: 301,
+                after_auth,
+            }],
+        );
+        let first_host = format!("127.0.0.1:{}", first.port);
+        let dir = raw.tmp.path().join(format!("cross-origin-{after_auth}"));
+        let config = raw.descriptor(
+            &dir,
+            &first.url("moved.git"),
+            &commit,
+            "",
+            &[("alpha", &digest)],
+        );
+        // Both servers' CAs.
+        let cas = dir.join("cas.pem");
+        let mut pem = fs_err::read(first.ca_file()).expect("ca");
+        pem.extend(fs_err::read(target.ca_file()).expect("ca"));
+        fs_err::write(&cas, pem).expect("write cas");
+        let run_with = |answers: &[String], label: &str| {
+            let home = dir.join(label);
+            fs_err::create_dir_all(&home).expect("mkdir");
+            let gitconfig = scoped_helper(&home, answers);
+            let run = Run::with_env(
+                &dir,
+                &["prepare"],
+                Some(&config),
+                &[
+                    ("SSL_CERT_FILE", cas.as_os_str()),
+                    ("GIT_CONFIG_GLOBAL", gitconfig.as_os_str()),
+                    ("GIT_CONFIG_NOSYSTEM", OsStr::new("1")),
+                    ("GIT_ASKPASS", OsStr::new("")),
+                    ("SSH_ASKPASS", OsStr::new("")),
+                ],
+            );
+            let asked = fs_err::read_to_string(home.join("asked")).unwrap_or_default();
+            (run, asked)
+        };
+        let before = target.requests().len();
+        let (run, asked) = run_with(std::slice::from_ref(&first_host), "first-only");
+        let err = stderr(&run.out);
+        assert_eq!(
+            run.out.status.code(),
+            Some(1),
+            "after_auth={after_auth}: {err}"
+        );
+        assert!(!run.corpus.join("current").exists(), "{err}");
+        assert_eq!(
+            target.requests().len(),
+            before,
+            "after_auth={after_auth}: the other origin accepted credentials:\n{err}"
+        );
+        assert!(!err.contains(super::git_fixture::PASSWORD), "{err}");
+        if after_auth {
+            // The redirect of a request that carried credentials is not followed at all.
+            assert!(only(&asked, &first_host), "{asked}\n{err}");
+        } else {
+            // Nothing was asked of the first origin: the helper was asked for the second.
+            assert!(err.contains("[fetch_unauthenticated]"), "{err}");
+            assert!(only(&asked, &target_host), "{asked}\n{err}");
+            let (run, asked) = run_with(&[first_host.clone(), target_host.clone()], "both-origins");
+            run.assert_published();
+            assert!(only(&asked, &target_host), "{asked}");
+            assert!(
+                target.requests().len() > before,
+                "the target served the fetch"
+            );
+        }
+    }
+}
+
+// A redirect from `https://` down to `http://` is refused before the `http://` server is asked
+// anything; from `http://` up to `https://` (another origin) it is followed.
+#[test]
+fn a_redirect_never_leaves_https_for_http_but_may_upgrade() {
+    let (raw, commit, digest) = one_bundle();
+    let plain = HttpServer::start(raw.tmp.path());
+    let secure = HttpServer::redirecting(
+        raw.tmp.path(),
+        true,
+        false,
+        &[redirect(
+            "^/git/down[.]git/(.*)$",
+            format!("http://127.0.0.1:{}/git/remote.git/$1", plain.port),
+            301,
+        )],
+    );
+    let upgrading = HttpServer::redirecting(
+        raw.tmp.path(),
+        false,
+        false,
+        &[redirect(
+            "^/git/up[.]git/(.*)$",
+            format!("https://127.0.0.1:{}/git/remote.git/$1", secure.port),
+            301,
+        )],
+    );
+    let env = [("SSL_CERT_FILE", secure.ca_file().into_os_string())];
+    let env: Vec<(&str, &OsStr)> = env.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+    let run = |url: String, label: &str| {
+        let dir = raw.tmp.path().join(label);
+        let config = raw.descriptor(&dir, &url, &commit, "", &[("alpha", &digest)]);
+        Run::with_env(&dir, &["prepare"], Some(&config), &env)
+    };
+    run(secure.url("down.git"), "down")
+        .assert_retryable("fetch_failed", &["never leaves `https://` for `http://`"]);
+    assert!(plain.requests().is_empty(), "{:?}", plain.requests());
+    run(upgrading.url("up.git"), "up").assert_published();
+    assert!(secure.fetches() > 0);
+}
+
+// Redirects gix would not follow are not followed either: one that drops the request's
+// `/info/refs?service=git-upload-pack` tail, and a loop (past 20 redirects); nor one to a URL
+// holding credentials of its own.
+#[test]
+fn a_redirect_that_loses_the_request_or_loops_is_refused() {
+    let (raw, commit, digest) = one_bundle();
+    let server = HttpServer::redirecting(
+        raw.tmp.path(),
+        false,
+        false,
+        &[
+            redirect("^/git/lost[.]git/(.*)$", "/git/remote.git/".into(), 301),
+            redirect("^/git/loop[.]git/(.*)$", "/git/loop.git/$1".into(), 302),
+            redirect(
+                "^/git/userinfo[.]git/(.*)$",
+                "http://mallory:planted@127.0.0.1:1/git/remote.git/$1".into(),
+                301,
+            ),
+        ],
+    );
+    for (name, needle) in [
+        (
+            "lost.git",
+            "keeps the request's `/info/refs?service=git-upload-pack` tail",
+        ),
+        ("loop.git", "more than 20 redirects"),
+        ("userinfo.git", "a redirect never brings credentials"),
+    ] {
+        let dir = raw.tmp.path().join(name);
+        let config = raw.descriptor(&dir, &server.url(name), &commit, "", &[("alpha", &digest)]);
+        Run::new(&dir, &["prepare"], Some(&config)).assert_retryable("fetch_failed", &[needle]);
+    }
+    assert_eq!(server.fetches(), 0, "{:?}", server.requests());
+}
+
+// The overall deadline bounds a redirected fetch as a direct one: a server that answers the
+// redirect once and then trickles its answer to the request that follows it (the fetcher's own,
+// without gix), and one whose redirect target trickles the ref advertisement, both end at the
+// deadline with `fetch_deadline` (exit 1).
+#[test]
+fn a_redirected_fetch_is_cut_off_at_the_fetch_deadline() {
+    let (raw, commit, digest) = one_bundle();
+    let tail = "/info/refs?service=git-upload-pack";
+    let trickling_redirect = Scripted::start(vec![
+        moved(&format!("/git/new.git{tail}")),
+        Answer::Trickle("HTTP/1.1 301 Moved Permanently\r\nX-Padding: ".into()),
+    ]);
+    // Its first answer goes to the fetcher's request (which reads no further than the head),
+    // the trickle to gix's.
+    let advertisement = "HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\nContent-Length: 1000000\r\n\r\n";
+    let trickling_target = Scripted::start(vec![
+        Answer::Now(advertisement.into()),
+        Answer::Trickle(format!("{advertisement}fff0# service=git-upload-pack\n")),
+    ]);
+    let redirecting = Scripted::start(vec![moved(&format!(
+        "{}{tail}",
+        trickling_target.url("new.git")
+    ))]);
+    for (server, label) in [
+        (&trickling_redirect, "trickling-redirect"),
+        (&redirecting, "trickling-target"),
+    ] {
+        let dir = raw.tmp.path().join(label);
+        let config = raw.descriptor(
+            &dir,
+            &server.url("old.git"),
+            &commit,
+            "",
+            &[("alpha", &digest)],
+        );
+        let run = Run::new(&dir, &["prepare", "--fetch-timeout", "2"], Some(&config));
+        run.assert_retryable("fetch_deadline", &["within its deadline of 2 s"]);
+    }
+    // gix's request, then the fetcher's own that follows the redirect.
+    assert_eq!(
+        trickling_redirect.heads().len(),
+        2,
+        "{:?}",
+        trickling_redirect.heads()
+    );
+    // The fetcher's request, then gix's, both to the redirect's target.
+    let heads = trickling_target.heads();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    assert!(
+        heads
+            .iter()
+            .all(|head| head.starts_with(&format!("GET /git/new.git{tail} "))),
+        "{heads:?}"
+    );
+}
+
+// A signal stops the fetcher's own request that follows a redirect as it stops gix: SIGTERM
+// while the redirect's answer trickles (the deadline the default 300 s) ends the run at once,
+// interrupted (exit 1), nothing published.
+#[test]
+fn sigterm_while_a_redirect_is_followed_interrupts_the_fetch() {
+    let (raw, commit, digest) = one_bundle();
+    let server = Scripted::start(vec![
+        moved("/git/new.git/info/refs?service=git-upload-pack"),
+        Answer::Trickle("HTTP/1.1 301 Moved Permanently\r\nX-Padding: ".into()),
+    ]);
+    let dir = raw.tmp.path().join("sigterm");
+    let config = raw.descriptor(
+        &dir,
+        &server.url("old.git"),
+        &commit,
+        "",
+        &[("alpha", &digest)],
+    );
+    let mut cmd = Command::new("timeout");
+    cmd.args(["-s", "KILL", &WATCHDOG_S.to_string()])
+        .arg(env!("CARGO_BIN_EXE_skillfold"))
+        .arg("prepare")
+        .current_dir(&dir)
+        .env("SKILLFOLD_CONFIG", &config)
+        .env_remove("SKILLFOLD_FETCH_TIMEOUT")
+        .env_remove(skillfold::prepare::failpoint::ENV)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().expect("spawn");
+    // Until the fetcher's own request (the second) is being answered.
+    let waited = Instant::now();
+    while server.heads().len() < 2 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            server.heads()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // `timeout` passes the signal on to the run.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(child.id() as i32).expect("pid"),
+        rustix::process::Signal::TERM,
+    )
+    .expect("kill");
+    let out = child.wait_with_output().expect("wait");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(!dir.join("corpus").join("current").exists(), "{err}");
+}
+
+// The fallback fetch of branches and tags (after a server refused the want by id: here a `404`)
+// has the same per-request bound as the fetch by id: a server that trickles its ref advertisement
+// is cut off at the deadline (`fetch_deadline`). It had none, and gix polls no flag while it
+// reads the advertisement: such a run was still going when the watchdog killed it.
+#[test]
+fn a_trickling_fallback_fetch_is_cut_off_at_the_fetch_deadline() {
+    let (raw, commit, digest) = one_bundle();
+    let server = Scripted::start(vec![
+        Answer::Now(
+            "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into(),
+        ),
+        Answer::Trickle(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\nContent-Length: 1000000\r\n\r\nfff0# service=git-upload-pack\n"
+                .into(),
+        ),
+    ]);
+    let dir = raw.tmp.path().join("fallback");
+    let config = raw.descriptor(
+        &dir,
+        &server.url("remote.git"),
+        &commit,
+        "",
+        &[("alpha", &digest)],
+    );
+    let run = Run::new(&dir, &["prepare", "--fetch-timeout", "3"], Some(&config));
+    run.assert_retryable("fetch_deadline", &["within its deadline of 3 s"]);
+    assert_eq!(server.heads().len(), 2, "{:?}", server.heads());
 }
