@@ -910,8 +910,10 @@ fn sigterm_while_a_redirect_is_followed_interrupts_the_fetch() {
         "",
         &[("alpha", &digest)],
     );
+    // `--foreground`: `timeout` passes a signal on to the run once (without it, it also sends it
+    // to its process group, and a second signal ends `prepare` at once, with status 130).
     let mut cmd = Command::new("timeout");
-    cmd.args(["-s", "KILL", &WATCHDOG_S.to_string()])
+    cmd.args(["--foreground", "-s", "KILL", &WATCHDOG_S.to_string()])
         .arg(env!("CARGO_BIN_EXE_skillfold"))
         .arg("prepare")
         .current_dir(&dir)
@@ -932,7 +934,6 @@ fn sigterm_while_a_redirect_is_followed_interrupts_the_fetch() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    // `timeout` passes the signal on to the run.
     rustix::process::kill_process(
         rustix::process::Pid::from_raw(child.id() as i32).expect("pid"),
         rustix::process::Signal::TERM,
