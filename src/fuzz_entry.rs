@@ -16,6 +16,12 @@
 //! - [`bundle`]: a whole bundle from an in-memory file set, its check and its digest.
 //! - [`mcp_framing`] (feature `mcp`): one line from an MCP client, judged by the stdio framing.
 //! - [`oci_layer`]: an image layer's tar, read by the strict reader of `oci:` sources.
+//! - [`signers`]: an allowed-signers file (`verify.allowed_signers`).
+//! - [`signature`]: a raw commit object: Git's header split and the signature verdict.
+//! - [`descriptor_edit`]: the in-place editor of `update --write`.
+//! - [`tokens`] (feature `http`): the tokens file of `serve --listen` and the bearer verdicts.
+//! - [`oci_pull`] (feature `oci`): a manifest and its blobs, pulled from a registry on 127.0.0.1.
+//! - [`http_request`] (feature `http`): raw bytes to a `serve --listen` server on 127.0.0.1.
 
 use std::path::Path;
 
@@ -879,17 +885,31 @@ fn check_signer(signer: &crate::descriptor::signers::AllowedSigner, raw: &str) {
         !signer.cert_authority && window_open
     );
     if let Some(after) = signer.valid_after {
-        assert!(!signer.allows(data, &namespace, after - 1), "allowed before valid-after");
+        assert!(
+            !signer.allows(data, &namespace, after - 1),
+            "allowed before valid-after"
+        );
     }
     if let Some(before) = signer.valid_before {
-        assert!(!signer.allows(data, &namespace, before + 1), "allowed after valid-before");
+        assert!(
+            !signer.allows(data, &namespace, before + 1),
+            "allowed after valid-before"
+        );
     }
     if signer.namespaces.is_some() {
         let other = format!(
             "{}-not-listed",
-            signer.namespaces.iter().flatten().map(String::as_str).collect::<String>()
+            signer
+                .namespaces
+                .iter()
+                .flatten()
+                .map(String::as_str)
+                .collect::<String>()
         );
-        assert!(!signer.allows(data, &other, inside), "an unlisted namespace");
+        assert!(
+            !signer.allows(data, &other, inside),
+            "an unlisted namespace"
+        );
     }
 }
 
@@ -917,6 +937,7 @@ fn civil_time(seconds: i64) -> String {
 }
 
 /// The agents the fuzzed tokens files may name.
+#[cfg(feature = "http")]
 const TOKEN_AGENTS: [&str; 2] = ["alpha", "beta"];
 
 /// A tokens file of `serve --listen` and the `Authorization` values presented to it: the JSON
@@ -931,6 +952,7 @@ const TOKEN_AGENTS: [&str; 2] = ["alpha", "beta"];
 ///
 /// Not asserted here (open item 8 of issue 23, fixed on its own branch): a key written twice in
 /// one entry refuses the file.
+#[cfg(feature = "http")]
 pub fn tokens(data: &[u8]) {
     use crate::mcp::http::tokens::{Tokens, Verdict};
 
@@ -1004,6 +1026,7 @@ pub fn tokens(data: &[u8]) {
 
 /// The token of an `Authorization` value: `Bearer` in any case, one space, then a token that is
 /// not empty and holds no space.
+#[cfg(feature = "http")]
 fn bearer_token(value: &[u8]) -> Option<&[u8]> {
     if value.len() <= 7 || !value[..7].eq_ignore_ascii_case(b"bearer ") {
         return None;
@@ -1014,6 +1037,7 @@ fn bearer_token(value: &[u8]) -> Option<&[u8]> {
 
 /// The tokens file read independently: `(agent, hash)` of each entry, or `None` when it is
 /// refused.
+#[cfg(feature = "http")]
 fn reference_tokens(
     text: &str,
     agents: &std::collections::BTreeSet<String>,
@@ -1036,7 +1060,10 @@ fn reference_tokens(
             _ => return None,
         };
         let hex = fields.get("sha256")?.as_str()?;
-        if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        if hex.len() != 64
+            || !hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
         {
             return None;
         }
@@ -1113,12 +1140,14 @@ pub fn fuzz_trust_policy() -> &'static crate::descriptor::signers::TrustPolicy {
     POLICY.get_or_init(|| {
         let ssh = AllowedSigners::parse(FUZZ_ALLOWED_SIGNERS, Path::new("fuzz/allowed_signers"))
             .expect("the fuzz allowed-signers file parses");
-        let (keys, _) = pgp::composed::SignedPublicKey::from_armor_many(FUZZ_OPENPGP_KEYS.as_bytes())
-            .expect("the fuzz keyring is armored");
+        let (keys, _) =
+            pgp::composed::SignedPublicKey::from_armor_many(FUZZ_OPENPGP_KEYS.as_bytes())
+                .expect("the fuzz keyring is armored");
         let keys: Vec<_> = keys
             .map(|k| {
                 let key = k.expect("the fuzz key reads");
-                key.verify_bindings().expect("the fuzz key's bindings verify");
+                key.verify_bindings()
+                    .expect("the fuzz key's bindings verify");
                 key
             })
             .collect();
@@ -1180,7 +1209,9 @@ fn git_split(object: &[u8], hex_len: usize) -> GitSplit {
         };
         match sig {
             Some(sig) => {
-                signature.get_or_insert_with(Vec::new).extend_from_slice(sig);
+                signature
+                    .get_or_insert_with(Vec::new)
+                    .extend_from_slice(sig);
                 in_signature = true;
             }
             None => {
@@ -1219,7 +1250,8 @@ fn committer_seconds(line: &[u8]) -> Option<i64> {
     let zone_ok = zone.len() == 5
         && matches!(zone.as_bytes()[0], b'+' | b'-')
         && zone[1..].bytes().all(|b| b.is_ascii_digit());
-    let digits_ok = (1..=15).contains(&seconds.len()) && seconds.bytes().all(|b| b.is_ascii_digit());
+    let digits_ok =
+        (1..=15).contains(&seconds.len()) && seconds.bytes().all(|b| b.is_ascii_digit());
     (zone_ok && digits_ok).then(|| seconds.parse().ok())?
 }
 
@@ -1346,7 +1378,9 @@ pub fn descriptor_edit(data: &[u8]) {
             return;
         }
     };
-    let old = yaml::parse(&text).expect("located in YAML").expect("a document");
+    let old = yaml::parse(&text)
+        .expect("located in YAML")
+        .expect("a document");
     let mut edits = Vec::new();
     let mut changed: Vec<(String, EditSlot, String)> = Vec::new();
     for source in &sites {
@@ -1449,7 +1483,10 @@ pub fn descriptor_edit(data: &[u8]) {
 }
 
 /// The value of `key` in a mapping node (the last of duplicates, as the editor reads them).
-fn yaml_get<'n>(node: &'n crate::format::yaml::Node, key: &str) -> Option<&'n crate::format::yaml::Node> {
+fn yaml_get<'n>(
+    node: &'n crate::format::yaml::Node,
+    key: &str,
+) -> Option<&'n crate::format::yaml::Node> {
     match &node.kind {
         crate::format::yaml::NodeKind::Mapping { entries, .. } => entries
             .iter()
@@ -1520,7 +1557,14 @@ fn slot_steps(location: &str, slot: EditSlot) -> Option<Vec<(&str, Option<usize>
         EditSlot::Version(j) | EditSlot::Hash(j) => {
             steps.push(("git", None));
             steps.push(("approved", Some(j)));
-            steps.push((if matches!(slot, EditSlot::Version(_)) { "version" } else { "hash" }, None));
+            steps.push((
+                if matches!(slot, EditSlot::Version(_)) {
+                    "version"
+                } else {
+                    "hash"
+                },
+                None,
+            ));
         }
     }
     Some(steps)
@@ -1579,9 +1623,20 @@ fn assert_same_tree(got: &crate::format::yaml::Node, want: &crate::format::yaml:
     match (&got.kind, &want.kind) {
         (NodeKind::Sequence { items: a, flow: fa }, NodeKind::Sequence { items: b, flow: fb }) => {
             assert_eq!((a.len(), fa), (b.len(), fb), "a sequence changed:\n{text}");
-            a.iter().zip(b).for_each(|(x, y)| assert_same_tree(x, y, text));
+            a.iter()
+                .zip(b)
+                .for_each(|(x, y)| assert_same_tree(x, y, text));
         }
-        (NodeKind::Mapping { entries: a, flow: fa }, NodeKind::Mapping { entries: b, flow: fb }) => {
+        (
+            NodeKind::Mapping {
+                entries: a,
+                flow: fa,
+            },
+            NodeKind::Mapping {
+                entries: b,
+                flow: fb,
+            },
+        ) => {
             assert_eq!((a.len(), fa), (b.len(), fb), "a mapping changed:\n{text}");
             for ((ka, va), (kb, vb)) in a.iter().zip(b) {
                 assert_same_tree(ka, kb, text);
@@ -1609,8 +1664,7 @@ impl FakeRegistry {
     fn get() -> &'static FakeRegistry {
         static REGISTRY: std::sync::OnceLock<FakeRegistry> = std::sync::OnceLock::new();
         REGISTRY.get_or_init(|| {
-            let listener =
-                std::net::TcpListener::bind("127.0.0.1:0").expect("a port on 127.0.0.1");
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port on 127.0.0.1");
             let address = listener.local_addr().expect("its address");
             let blobs = Blobs::default();
             let served = Blobs::clone(&blobs);
@@ -1745,12 +1799,22 @@ fn reference_pull(
         ) {
             return Err("malformed_image");
         }
-        let digest = layer.get("digest").and_then(Value::as_str).unwrap_or_default();
+        let digest = layer
+            .get("digest")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let hex = digest.strip_prefix("sha256:").unwrap_or_default();
-        if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        if hex.len() != 64
+            || !hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
             return Err("malformed_image");
         }
-        let size = layer.get("size").and_then(Value::as_u64).ok_or("malformed_image")?;
+        let size = layer
+            .get("size")
+            .and_then(Value::as_u64)
+            .ok_or("malformed_image")?;
         if size > MAX_LAYER_BYTES {
             return Err("image_too_large");
         }
@@ -2033,7 +2097,12 @@ pub fn http_answers(mut raw: &[u8]) -> Vec<HttpAnswer> {
         let end = raw
             .windows(4)
             .position(|w| w == b"\r\n\r\n")
-            .unwrap_or_else(|| panic!("a response head without its end: {:?}", String::from_utf8_lossy(raw)));
+            .unwrap_or_else(|| {
+                panic!(
+                    "a response head without its end: {:?}",
+                    String::from_utf8_lossy(raw)
+                )
+            });
         let head = std::str::from_utf8(&raw[..end]).expect("a response head is text");
         let mut lines = head.split("\r\n");
         let status_line = lines.next().unwrap_or_default();
@@ -2045,7 +2114,9 @@ pub fn http_answers(mut raw: &[u8]) -> Vec<HttpAnswer> {
             .unwrap_or_else(|| panic!("not a status line: {status_line:?}"));
         let headers: Vec<(String, String)> = lines
             .map(|l| {
-                let (n, v) = l.split_once(':').unwrap_or_else(|| panic!("a bad header {l:?}"));
+                let (n, v) = l
+                    .split_once(':')
+                    .unwrap_or_else(|| panic!("a bad header {l:?}"));
                 (n.to_ascii_lowercase(), v.trim().to_owned())
             })
             .collect();
@@ -2091,10 +2162,14 @@ pub fn http_answers(mut raw: &[u8]) -> Vec<HttpAnswer> {
     answers
 }
 
+/// A request's method, path and headers (names lowercase).
+#[cfg(feature = "http")]
+type StrictRequest = (String, String, Vec<(String, String)>);
+
 /// The first request of a byte stream, read strictly (CRLF lines, an origin-form target, token
 /// header names, visible header values); `None` when it is not that strict.
 #[cfg(feature = "http")]
-fn strict_request(raw: &[u8]) -> Option<(String, String, Vec<(String, String)>)> {
+fn strict_request(raw: &[u8]) -> Option<StrictRequest> {
     let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&raw[..end]).ok()?;
     let mut lines = head.split("\r\n");
@@ -2119,7 +2194,10 @@ fn strict_request(raw: &[u8]) -> Option<(String, String, Vec<(String, String)>)>
             return None;
         }
         let value = value.trim_matches([' ', '\t']);
-        if !value.bytes().all(|b| b.is_ascii_graphic() || b == b' ' || b == b'\t') {
+        if !value
+            .bytes()
+            .all(|b| b.is_ascii_graphic() || b == b' ' || b == b'\t')
+        {
             return None;
         }
         headers.push((name.to_ascii_lowercase(), value.to_owned()));
@@ -2154,7 +2232,11 @@ pub fn http_request(data: &[u8]) {
             String::from_utf8_lossy(&request)
         );
         if answer.status == 401 {
-            assert!(answer.header("www-authenticate").is_some_and(|v| v.starts_with("Bearer")));
+            assert!(
+                answer
+                    .header("www-authenticate")
+                    .is_some_and(|v| v.starts_with("Bearer"))
+            );
         }
         if answer
             .header("content-type")
@@ -2172,7 +2254,12 @@ pub fn http_request(data: &[u8]) {
     else {
         return;
     };
-    let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
     let bearer_of = |token: &str| {
         header("authorization").is_some_and(|v| {
             v.len() > 7 && v[..7].eq_ignore_ascii_case("bearer ") && &v[7..] == token
@@ -2181,7 +2268,11 @@ pub fn http_request(data: &[u8]) {
     let ok = (200..300).contains(&first.status);
     let loopback_host = |host: &str| {
         let name = host.rsplit_once(':').map_or(host, |(h, port)| {
-            if port.bytes().all(|b| b.is_ascii_digit()) { h } else { host }
+            if port.bytes().all(|b| b.is_ascii_digit()) {
+                h
+            } else {
+                host
+            }
         });
         matches!(name, "127.0.0.1" | "localhost" | "[::1]")
     };
@@ -2194,11 +2285,18 @@ pub fn http_request(data: &[u8]) {
         ("GET", "/healthz", _) => assert_eq!(first.status, 200),
         ("GET", "/readyz", _) => {}
         ("GET", "/metrics", _) => {
-            assert!(!ok || bearer_of(HTTP_TOKENS[2].1), "/metrics without its token")
+            assert!(
+                !ok || bearer_of(HTTP_TOKENS[2].1),
+                "/metrics without its token"
+            )
         }
         (_, _, Some(token)) => {
             if ok {
-                assert!(bearer_of(token), "{path} answered {} without its token", first.status);
+                assert!(
+                    bearer_of(token),
+                    "{path} answered {} without its token",
+                    first.status
+                );
                 assert!(
                     header("host").is_none_or(loopback_host),
                     "{path} answered {} to Host {:?}",

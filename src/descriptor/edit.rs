@@ -450,16 +450,36 @@ mod tests {
             let sites = locate(text).expect("sites");
             let pin = &sites[0].approved[0];
             let edits = vec![
-                sites[0].revision.as_ref().expect("revision").replace(value).expect("edit"),
-                pin.version.as_ref().expect("version").replace(value).expect("edit"),
-                pin.hash.as_ref().expect("hash").replace(value).expect("edit"),
+                sites[0]
+                    .revision
+                    .as_ref()
+                    .expect("revision")
+                    .replace(value)
+                    .expect("edit"),
+                pin.version
+                    .as_ref()
+                    .expect("version")
+                    .replace(value)
+                    .expect("edit"),
+                pin.hash
+                    .as_ref()
+                    .expect("hash")
+                    .replace(value)
+                    .expect("edit"),
             ];
             let out = apply(text, edits).expect("applied");
             let again = locate(&out).expect("still YAML");
-            assert_eq!(again[0].revision.as_ref().expect("revision").value, value, "{out}");
-            assert_eq!(again[0].approved[0].hash.as_ref().expect("hash").value, value);
-            let descriptor = crate::descriptor::parse(&out)
-                .unwrap_or_else(|e| panic!("{value:?}: {e}\n{out}"));
+            assert_eq!(
+                again[0].revision.as_ref().expect("revision").value,
+                value,
+                "{out}"
+            );
+            assert_eq!(
+                again[0].approved[0].hash.as_ref().expect("hash").value,
+                value
+            );
+            let descriptor =
+                crate::descriptor::parse(&out).unwrap_or_else(|e| panic!("{value:?}: {e}\n{out}"));
             let crate::descriptor::SkillSource::Git(git) = &descriptor.skills[0] else {
                 panic!("a Git source");
             };

@@ -327,9 +327,15 @@ fn signature_seeds_reach_each_verdict() {
     let subkey = "openpgp 2D55F0BC2F7BDBB43817AF964E5FC72ECE4CB794";
     let want40 = [
         ("commit-ssh-sha1", ed25519),
-        ("commit-ssh-ecdsa", "ssh SHA256:m5cYud5TuUeQzEzHWDi37PBuXuTjtwPcLmnFja4i1tE"),
+        (
+            "commit-ssh-ecdsa",
+            "ssh SHA256:m5cYud5TuUeQzEzHWDi37PBuXuTjtwPcLmnFja4i1tE",
+        ),
         ("commit-pgp-sha1", subkey),
-        ("commit-pgp-primary", "openpgp B66F32B5E6DBB384104326C0FCB5A5B8715F7BD2"),
+        (
+            "commit-pgp-primary",
+            "openpgp B66F32B5E6DBB384104326C0FCB5A5B8715F7BD2",
+        ),
         ("commit-unsigned", "signature_missing"),
         ("tampered-message", "signature_invalid"),
         ("tampered-committer", "signature_invalid"),
@@ -352,12 +358,14 @@ fn descriptor_edit_seeds_hold_the_invariants() {
     replay("descriptor_edit", fuzz_entry::descriptor_edit);
 }
 
+#[cfg(feature = "http")]
 #[test]
 fn tokens_seeds_hold_the_invariants() {
     replay("tokens", fuzz_entry::tokens);
 }
 
 /// The seeds reach acceptance and the refusals of the tokens file.
+#[cfg(feature = "http")]
 #[test]
 fn tokens_seeds_reach_each_verdict() {
     use skillfold::mcp::http::tokens::Tokens;
@@ -392,7 +400,8 @@ fn oci_pull_seeds_hold_the_invariants() {
 /// The manifest placeholders stand for their blobs' digests and sizes, and nothing else.
 #[test]
 fn oci_pull_placeholders_name_the_blobs() {
-    let (manifest, blobs) = fuzz_entry::oci_manifest_and_blobs(b"[\"@D1\",@S0,\"@X0\",@D]\xffab\xffc");
+    let (manifest, blobs) =
+        fuzz_entry::oci_manifest_and_blobs(b"[\"@D1\",@S0,\"@X0\",@D]\xffab\xffc");
     assert_eq!(blobs, [b"ab".to_vec(), b"c".to_vec()]);
     // printf c | sha256sum
     let want = "[\"sha256:2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6\",2,\"@X0\",@D]";
