@@ -1259,8 +1259,8 @@ fn committer_seconds(line: &[u8]) -> Option<i64> {
 /// SHA-256 repository, against a fixed policy of two SSH keys and one OpenPGP key (the keys the
 /// seed commits were signed with by `git commit -S`).
 ///
-/// Invariants: on a commit whose signature headers and committer line are unambiguous, the split
-/// is Git's exactly (payload, signature, committer time); a verdict is one of the four signature
+/// Invariants: on a commit (first header `tree`) whose signature headers and committer line are
+/// unambiguous, the split is Git's exactly (payload, signature, committer time); a verdict is one of the four signature
 /// codes, with a message; the same object under another id is refused as `signature_invalid`; an
 /// accepted commit carries a signature by one of the policy's keys, reported with the principal
 /// and fingerprint the policy gives it, over exactly the payload Git would check (it verifies
@@ -1276,9 +1276,11 @@ pub fn signature(data: &[u8]) {
     for hex_len in [40, 64] {
         let git = git_split(data, hex_len);
         let split = SignedCommit::parse(data, hex_len);
-        // With one signature header (the only one), Git's payload and ours must agree.
+        // A commit (its first header `tree`) with one signature header, the only one: Git's
+        // payload and ours must agree.
         if let Some(split) = &split
             && git.unambiguous
+            && data.starts_with(b"tree ")
             && (git.signature.is_some() || split.signature.is_some())
         {
             assert_eq!(split.payload, git.payload, "the payload is not Git's");
