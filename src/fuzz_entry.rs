@@ -1015,7 +1015,8 @@ pub fn tokens(data: &[u8]) {
         }
         let mut other = value.to_vec();
         other.push(b'x');
-        if !listed.iter().any(|(_, _, v)| *v == other.as_slice()) {
+        let other_hash = bearer_token(&other).map(|t| <[u8; 32]>::from(Sha256::digest(t)));
+        if !listed.iter().any(|(_, h, _)| Some(*h) == other_hash) {
             assert_eq!(
                 tokens.authorize(Some(&other), *owner),
                 Verdict::Unauthenticated
@@ -1383,6 +1384,11 @@ pub fn descriptor_edit(data: &[u8]) {
     let old = yaml::parse(&text)
         .expect("located in YAML")
         .expect("a document");
+    if has_duplicate_keys(&old) {
+        // The descriptor refuses them, and which of two keys an edit addresses is the editor's
+        // choice (it visits both agents of a name written twice): nothing to compare with.
+        return;
+    }
     let mut edits = Vec::new();
     let mut changed: Vec<(String, EditSlot, String)> = Vec::new();
     for source in &sites {
@@ -1614,6 +1620,26 @@ fn git_spec_mut<'d>(
     match skills.get_mut(index)? {
         crate::descriptor::SkillSource::Git(spec) => Some(spec),
         _ => None,
+    }
+}
+
+/// Whether a mapping anywhere in the tree holds one scalar key twice.
+fn has_duplicate_keys(node: &crate::format::yaml::Node) -> bool {
+    use crate::format::yaml::NodeKind;
+    match &node.kind {
+        NodeKind::Mapping { entries, .. } => {
+            let mut keys: Vec<&str> = entries
+                .iter()
+                .filter_map(|(k, _)| Some(k.as_scalar()?.0))
+                .collect();
+            keys.sort_unstable();
+            keys.windows(2).any(|w| w[0] == w[1])
+                || entries
+                    .iter()
+                    .any(|(k, v)| has_duplicate_keys(k) || has_duplicate_keys(v))
+        }
+        NodeKind::Sequence { items, .. } => items.iter().any(has_duplicate_keys),
+        _ => false,
     }
 }
 
@@ -2128,6 +2154,10 @@ pub fn http_answers(mut raw: &[u8]) -> Vec<HttpAnswer> {
             headers,
             body: Vec::new(),
         };
+        if (100..200).contains(&status) {
+            // An interim answer (`100 Continue`): no body, the final answer follows.
+            continue;
+        }
         if let Some(length) = answer.header("content-length") {
             let length: usize = length.parse().expect("a numeric content-length");
             let length = length.min(raw.len());
@@ -2244,6 +2274,7 @@ pub fn http_request(data: &[u8]) {
             .header("content-type")
             .is_some_and(|t| t.starts_with("application/json"))
             && answer.header("content-length").is_some()
+            && !answer.body.is_empty()
         {
             assert!(
                 serde_json::from_slice::<Value>(&answer.body).is_ok(),
@@ -2284,7 +2315,10 @@ pub fn http_request(data: &[u8]) {
         _ => None,
     };
     match (method.as_str(), path.as_str(), endpoint_token) {
-        ("GET", "/healthz", _) => assert_eq!(first.status, 200),
+        // hyper may refuse a header the strict reading lets through (400).
+        ("GET", "/healthz", _) => {
+            assert!(first.status == 200 || (400..500).contains(&first.status))
+        }
         ("GET", "/readyz", _) => {}
         ("GET", "/metrics", _) => {
             assert!(
