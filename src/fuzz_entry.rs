@@ -2244,7 +2244,7 @@ fn strict_request(raw: &[u8]) -> Option<StrictRequest> {
 /// Invariants: the server answers only with well-formed HTTP/1.1 responses (or closes); never
 /// a 5xx but a 503 with `Retry-After`; a 401 carries `WWW-Authenticate: Bearer`; every
 /// `application/json` body is JSON. For the first request, read strictly: `GET /healthz` is
-/// 200; an MCP endpoint (`/mcp`, `/agents/writer/mcp`) answers 2xx only to its own bearer token,
+/// 200 (or a 4xx, for a header hyper refuses); an MCP endpoint (`/mcp`, `/agents/writer/mcp`) answers 2xx only to its own bearer token,
 /// with a loopback `Host` and an `Origin` that is absent, allowed or the server's own loopback
 /// origin; `/metrics` answers 2xx only to its token; any other path is never 2xx.
 ///
