@@ -856,21 +856,25 @@ fn check_signer(signer: &crate::descriptor::signers::AllowedSigner, raw: &str) {
             options.push(format!("{name}=\"{}\"", civil_time(time)));
         }
     }
-    let key = signer.key.to_openssh().expect("a parsed key writes back");
-    let line = if options.is_empty() {
-        format!("{} {key}", signer.principals)
-    } else {
-        format!("{} {} {key}", signer.principals, options.join(","))
-    };
-    let again = AllowedSigners::parse(&line, Path::new(SIGNERS_PATH))
-        .unwrap_or_else(|e| panic!("`{line}` written back does not parse: {e}"));
-    let again = &again.signers[0];
-    assert_eq!(again.principals, signer.principals);
-    assert_eq!(again.namespaces, signer.namespaces, "`{line}`");
-    assert_eq!(again.valid_after, signer.valid_after, "`{line}`");
-    assert_eq!(again.valid_before, signer.valid_before, "`{line}`");
-    assert_eq!(again.cert_authority, signer.cert_authority);
-    assert_eq!(again.key.key_data(), signer.key.key_data());
+    // A quote inside a value changes how the written-back line splits into tokens: no
+    // canonical form to compare with then.
+    if !signer.namespaces.iter().flatten().any(|n| n.contains('"')) {
+        let key = signer.key.to_openssh().expect("a parsed key writes back");
+        let line = if options.is_empty() {
+            format!("{} {key}", signer.principals)
+        } else {
+            format!("{} {} {key}", signer.principals, options.join(","))
+        };
+        let again = AllowedSigners::parse(&line, Path::new(SIGNERS_PATH))
+            .unwrap_or_else(|e| panic!("`{line}` written back does not parse: {e}"));
+        let again = &again.signers[0];
+        assert_eq!(again.principals, signer.principals);
+        assert_eq!(again.namespaces, signer.namespaces, "`{line}`");
+        assert_eq!(again.valid_after, signer.valid_after, "`{line}`");
+        assert_eq!(again.valid_before, signer.valid_before, "`{line}`");
+        assert_eq!(again.cert_authority, signer.cert_authority);
+        assert_eq!(again.key.key_data(), signer.key.key_data());
+    }
     let data = signer.key.key_data();
     let namespace = signer
         .namespaces
@@ -1339,8 +1343,14 @@ pub fn signature(data: &[u8]) {
                 }
             }
         }
+        // The verdict, not its message: the pgp crate's messages can carry a captured backtrace
+        // (with `RUST_BACKTRACE` set), which names the caller's line.
         let again = signature::verify_commit_object(&id, data, policy);
-        assert_eq!(again, verdict, "the verdict is not deterministic");
+        assert_eq!(
+            again.as_ref().map_err(|e| e.code()),
+            verdict.as_ref().map_err(|e| e.code()),
+            "the verdict is not deterministic"
+        );
     }
 }
 
@@ -1381,9 +1391,9 @@ pub fn descriptor_edit(data: &[u8]) {
             return;
         }
     };
-    let old = yaml::parse(&text)
-        .expect("located in YAML")
-        .expect("a document");
+    let Some(old) = yaml::parse(&text).expect("located in YAML") else {
+        return assert!(sites.is_empty(), "sites in an empty document");
+    };
     if has_duplicate_keys(&old) {
         // The descriptor refuses them, and which of two keys an edit addresses is the editor's
         // choice (it visits both agents of a name written twice): nothing to compare with.
