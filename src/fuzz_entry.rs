@@ -1429,6 +1429,7 @@ pub fn descriptor_edit(data: &[u8]) {
                     assert!(
                         node.anchored
                             || node.tag.is_some()
+                            || node.bytes.is_empty()
                             || matches!(
                                 node.kind,
                                 yaml::NodeKind::Alias

@@ -9,7 +9,7 @@
 //! is double-quoted; quoted stays quoted the same way, except that a value holding a control
 //! character is double-quoted, with escapes), and [`apply`] splices the edits into the
 //! text, touching no other byte. A scalar that cannot be rewritten in place (a block scalar, an
-//! alias, one with an anchor or a tag) is refused with its line, never worked around.
+//! alias, one with an anchor or a tag, an empty value) is refused with its line, never worked around.
 
 use std::ops::Range;
 
@@ -90,7 +90,12 @@ impl Site {
                 _ => None,
             };
         };
-        let style = if node.anchored {
+        let style = if node.bytes.is_empty() {
+            // Nothing is written where the value would go (`version:` with no value): there
+            // are no bytes to replace, and inserting where the reader places the empty value
+            // can land inside the key.
+            Err("it is empty (nothing is written after the key)")
+        } else if node.anchored {
             Err("it carries an anchor (`&name`) that other values may share")
         } else if node.tag.is_some() {
             Err("it carries a tag")
@@ -486,6 +491,25 @@ mod tests {
             assert_eq!(git.revision, value, "{out}");
             assert_eq!(git.approved[0].version, value, "{out}");
             assert_eq!(git.approved[0].hash, value, "{out}");
+        }
+    }
+
+    /// Found by the `descriptor_edit` fuzz target: an empty value (`version: ,` in a flow
+    /// mapping) was rewritten by inserting the new value into its key (`version"1.1": ,`).
+    #[test]
+    fn an_empty_value_is_refused_not_inserted_into_its_key() {
+        for text in [
+            "skills:\n  - git: { source: s, revision: r, directory: d, approved: [ { name: a, version: , hash: h } ] }\n",
+            "skills:\n  - git:\n      source: s\n      revision:\n      directory: d\n      approved: []\n",
+        ] {
+            let sites = locate(text).expect("sites");
+            let site = match sites[0].approved.first() {
+                Some(pin) => pin.version.as_ref(),
+                None => sites[0].revision.as_ref(),
+            }
+            .expect("the empty scalar is a site");
+            let err = site.replace("1.1").expect_err("an empty value is refused");
+            assert!(err.message.contains("empty"), "{err}");
         }
     }
 }
