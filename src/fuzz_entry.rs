@@ -16,6 +16,12 @@
 //! - [`bundle`]: a whole bundle from an in-memory file set, its check and its digest.
 //! - [`mcp_framing`] (feature `mcp`): one line from an MCP client, judged by the stdio framing.
 //! - [`oci_layer`]: an image layer's tar, read by the strict reader of `oci:` sources.
+//! - [`signers`]: an allowed-signers file (`verify.allowed_signers`).
+//! - [`signature`]: a raw commit object: Git's header split and the signature verdict.
+//! - [`descriptor_edit`]: the in-place editor of `update --write`.
+//! - [`tokens`] (feature `http`): the tokens file of `serve --listen` and the bearer verdicts.
+//! - [`oci_pull`] (feature `oci`): a manifest and its blobs, pulled from a registry on 127.0.0.1.
+//! - [`http_request`] (feature `http`): raw bytes to a `serve --listen` server on 127.0.0.1.
 
 use std::path::Path;
 
@@ -749,4 +755,1617 @@ pub fn oci_layer(data: &[u8]) {
     }
     let second = read_tar(data, &wanted, crate::format::limits::CHAMVI);
     assert_eq!(first.is_ok(), second.is_ok());
+}
+
+/// The path the fuzzed allowed-signers text is said to come from.
+const SIGNERS_PATH: &str = "fuzz/allowed_signers";
+
+/// An allowed-signers file's text (lossy UTF-8), parsed as `check` parses `verify.allowed_signers`.
+///
+/// Invariants: a refusal names the file and either the first line that does not parse (a line
+/// that is neither blank nor a comment, after which no earlier line is at fault: each earlier
+/// line parses alone, and that line alone is refused) or no line, when no signer is listed;
+/// an accepted file has one entry per non-blank, non-comment line, in order, each with its own
+/// line number, principals without quotes or spaces and a key; every entry written back in the
+/// canonical form (options from its fields, the key in OpenSSH form) parses to the same entry;
+/// `allows` and `lists` agree with the entry's fields.
+///
+/// Not asserted here (open items of issue 28, fixed on their own branch): a repeated option
+/// refuses its line (item 7); namespace patterns as `ssh-keygen` matches them (item 9).
+pub fn signers(data: &[u8]) {
+    use crate::descriptor::signers::AllowedSigners;
+
+    let text = String::from_utf8_lossy(data);
+    let path = Path::new(SIGNERS_PATH);
+    let listed: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let parse_alone = |line: &str| AllowedSigners::parse(line, path);
+    match AllowedSigners::parse(&text, path) {
+        Err(e) => {
+            assert_eq!(e.path, path);
+            assert!(!e.message.is_empty());
+            assert!(e.to_string().starts_with(SIGNERS_PATH));
+            match e.line {
+                None => assert!(listed.is_empty(), "refused without a line: {e}"),
+                Some(n) => {
+                    let at = listed.iter().position(|(i, _)| *i == n);
+                    let at = at.unwrap_or_else(|| panic!("line {n} is blank or a comment: {e}"));
+                    for (_, earlier) in &listed[..at] {
+                        assert!(parse_alone(earlier).is_ok(), "an earlier line is at fault");
+                    }
+                    let alone = parse_alone(listed[at].1).expect_err("the line alone is refused");
+                    assert_eq!(alone.line, Some(1));
+                    assert_eq!(alone.message, e.message, "the same line, another reason");
+                }
+            }
+        }
+        Ok(parsed) => {
+            assert_eq!(parsed.path, path);
+            assert_eq!(parsed.signers.len(), listed.len());
+            for (signer, (line, raw)) in parsed.signers.iter().zip(&listed) {
+                assert_eq!(signer.line, *line);
+                check_signer(signer, raw);
+            }
+            let git_fingerprints: Vec<String> = parsed
+                .signers
+                .iter()
+                .filter(|s| {
+                    !s.cert_authority
+                        && s.namespaces
+                            .as_ref()
+                            .is_none_or(|n| n.iter().any(|n| n == "git"))
+                })
+                .map(|s| s.key.fingerprint(ssh_key::HashAlg::Sha256).to_string())
+                .collect();
+            for signer in &parsed.signers {
+                let fingerprint = signer.key.fingerprint(ssh_key::HashAlg::Sha256).to_string();
+                assert_eq!(
+                    parsed.lists(&fingerprint),
+                    git_fingerprints.contains(&fingerprint)
+                );
+            }
+        }
+    }
+}
+
+/// One accepted allowed-signers entry: its fields are sane, written back canonically it parses
+/// to the same entry, and `allows` follows the fields.
+fn check_signer(signer: &crate::descriptor::signers::AllowedSigner, raw: &str) {
+    use crate::descriptor::signers::AllowedSigners;
+
+    assert!(!signer.principals.is_empty());
+    assert!(raw.starts_with(&signer.principals));
+    assert!(
+        !signer.principals.contains('"') && !signer.principals.chars().any(char::is_whitespace)
+    );
+    let mut options = Vec::new();
+    if signer.cert_authority {
+        options.push("cert-authority".to_owned());
+    }
+    if let Some(namespaces) = &signer.namespaces {
+        options.push(format!("namespaces=\"{}\"", namespaces.join(",")));
+    }
+    for (name, time) in [
+        ("valid-after", signer.valid_after),
+        ("valid-before", signer.valid_before),
+    ] {
+        if let Some(time) = time {
+            options.push(format!("{name}=\"{}\"", civil_time(time)));
+        }
+    }
+    // A quote inside a value changes how the written-back line splits into tokens: no
+    // canonical form to compare with then.
+    if !signer.namespaces.iter().flatten().any(|n| n.contains('"')) {
+        let key = signer.key.to_openssh().expect("a parsed key writes back");
+        let line = if options.is_empty() {
+            format!("{} {key}", signer.principals)
+        } else {
+            format!("{} {} {key}", signer.principals, options.join(","))
+        };
+        let again = AllowedSigners::parse(&line, Path::new(SIGNERS_PATH))
+            .unwrap_or_else(|e| panic!("`{line}` written back does not parse: {e}"));
+        let again = &again.signers[0];
+        assert_eq!(again.principals, signer.principals);
+        assert_eq!(again.namespaces, signer.namespaces, "`{line}`");
+        assert_eq!(again.valid_after, signer.valid_after, "`{line}`");
+        assert_eq!(again.valid_before, signer.valid_before, "`{line}`");
+        assert_eq!(again.cert_authority, signer.cert_authority);
+        assert_eq!(again.key.key_data(), signer.key.key_data());
+    }
+    let data = signer.key.key_data();
+    let namespace = signer
+        .namespaces
+        .as_ref()
+        .and_then(|n| n.first().cloned())
+        .unwrap_or_else(|| "git".to_owned());
+    let inside = signer.valid_after.or(signer.valid_before).unwrap_or(0);
+    let window_open = signer.valid_after.is_none_or(|t| inside >= t)
+        && signer.valid_before.is_none_or(|t| inside <= t);
+    assert_eq!(
+        signer.allows(data, &namespace, inside),
+        !signer.cert_authority && window_open
+    );
+    if let Some(after) = signer.valid_after {
+        assert!(
+            !signer.allows(data, &namespace, after - 1),
+            "allowed before valid-after"
+        );
+    }
+    if let Some(before) = signer.valid_before {
+        assert!(
+            !signer.allows(data, &namespace, before + 1),
+            "allowed after valid-before"
+        );
+    }
+    if signer.namespaces.is_some() {
+        let other = format!(
+            "{}-not-listed",
+            signer
+                .namespaces
+                .iter()
+                .flatten()
+                .map(String::as_str)
+                .collect::<String>()
+        );
+        assert!(
+            !signer.allows(data, &other, inside),
+            "an unlisted namespace"
+        );
+    }
+}
+
+/// Unix seconds as `YYYYMMDDHHMMSSZ` (proleptic Gregorian, UTC), written out independently of
+/// the signers parser's day count.
+fn civil_time(seconds: i64) -> String {
+    let days = seconds.div_euclid(86_400);
+    let rest = seconds.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}{:02}{:02}{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// The agents the fuzzed tokens files may name.
+#[cfg(feature = "http")]
+const TOKEN_AGENTS: [&str; 2] = ["alpha", "beta"];
+
+/// A tokens file of `serve --listen` and the `Authorization` values presented to it: the JSON
+/// text, then each header value, separated by the byte `0xFF`.
+///
+/// Invariants: the file is accepted exactly when an independent reading accepts it (a JSON array
+/// of objects with exactly `agent`, null or a descriptor's agent, and `sha256`, 64 lowercase hex
+/// digits, no hash twice); a refusal is `invalid_tokens` naming the source; each presented value
+/// gets, at each endpoint, the verdict the reading gives (401 without a listed bearer token, 403
+/// for a token of another endpoint, else allowed with the token's own hash); and a file listing
+/// the presented tokens' hashes is accepted and lets each token in at its endpoint only.
+///
+/// Not asserted here (open item 8 of issue 23, fixed on its own branch): a key written twice in
+/// one entry refuses the file.
+#[cfg(feature = "http")]
+pub fn tokens(data: &[u8]) {
+    use crate::mcp::http::tokens::{Tokens, Verdict};
+
+    let mut parts = data.split(|&b| b == 0xFF);
+    let text = String::from_utf8_lossy(parts.next().unwrap_or_default());
+    let presented: Vec<&[u8]> = parts.collect();
+    let agents: std::collections::BTreeSet<String> =
+        TOKEN_AGENTS.iter().map(|a| (*a).to_owned()).collect();
+    let endpoints = [None, Some("alpha"), Some("beta")];
+    let reference = reference_tokens(&text, &agents);
+    match Tokens::parse(&text, "fuzz-tokens", &agents) {
+        Err(e) => {
+            assert!(reference.is_none(), "refused a valid tokens file: {e}");
+            assert_eq!(e.source_name, "fuzz-tokens");
+            assert!(!e.message.is_empty());
+            assert_eq!(e.code().as_str(), "invalid_tokens");
+        }
+        Ok(tokens) => {
+            let entries = reference.expect("accepted a tokens file the reading refuses");
+            for value in &presented {
+                let hash = bearer_token(value).map(|t| <[u8; 32]>::from(Sha256::digest(t)));
+                for agent in endpoints {
+                    let want = match hash.and_then(|h| entries.iter().find(|(_, e)| *e == h)) {
+                        None => Verdict::Unauthenticated,
+                        Some((owner, _)) if owner.as_deref() == agent => Verdict::Allowed(hash),
+                        Some(_) => Verdict::Forbidden,
+                    };
+                    assert_eq!(tokens.authorize(Some(value), agent), want);
+                }
+            }
+            assert_eq!(tokens.authorize(None, None), Verdict::Unauthenticated);
+        }
+    }
+    // A file listing each presented bearer token's hash, for the endpoints in turn.
+    let mut listed: Vec<(Option<&str>, [u8; 32], &[u8])> = Vec::new();
+    for value in &presented {
+        if let Some(token) = bearer_token(value) {
+            let hash: [u8; 32] = Sha256::digest(token).into();
+            if !listed.iter().any(|(_, h, _)| *h == hash) {
+                listed.push((endpoints[listed.len() % 3], hash, value));
+            }
+        }
+    }
+    let file: Vec<Value> = listed
+        .iter()
+        .map(|(agent, hash, _)| {
+            serde_json::json!({"agent": agent, "sha256": crate::format::hex::encode(hash)})
+        })
+        .collect();
+    let tokens = Tokens::parse(&Value::Array(file).to_string(), "fuzz-listed", &agents)
+        .expect("a file of valid entries is accepted");
+    for (owner, hash, value) in &listed {
+        for agent in endpoints {
+            let want = if agent == *owner {
+                Verdict::Allowed(Some(*hash))
+            } else {
+                Verdict::Forbidden
+            };
+            assert_eq!(tokens.authorize(Some(value), agent), want);
+        }
+        let mut other = value.to_vec();
+        other.push(b'x');
+        let other_hash = bearer_token(&other).map(|t| <[u8; 32]>::from(Sha256::digest(t)));
+        if !listed.iter().any(|(_, h, _)| Some(*h) == other_hash) {
+            assert_eq!(
+                tokens.authorize(Some(&other), *owner),
+                Verdict::Unauthenticated
+            );
+        }
+    }
+}
+
+/// The token of an `Authorization` value: `Bearer` in any case, one space, then a token that is
+/// not empty and holds no space.
+#[cfg(feature = "http")]
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    if value.len() <= 7 || !value[..7].eq_ignore_ascii_case(b"bearer ") {
+        return None;
+    }
+    let token = &value[7..];
+    (!token.contains(&b' ')).then_some(token)
+}
+
+/// The tokens file read independently: `(agent, hash)` of each entry, or `None` when it is
+/// refused.
+#[cfg(feature = "http")]
+fn reference_tokens(
+    text: &str,
+    agents: &std::collections::BTreeSet<String>,
+) -> Option<Vec<(Option<String>, [u8; 32])>> {
+    if text.len() > crate::mcp::http::tokens::MAX_TOKENS_BYTES {
+        return None;
+    }
+    let Value::Array(items) = serde_json::from_str::<Value>(text).ok()? else {
+        return None;
+    };
+    let mut out: Vec<(Option<String>, [u8; 32])> = Vec::new();
+    for item in items {
+        let fields = item.as_object()?;
+        if fields.len() != 2 {
+            return None;
+        }
+        let agent = match fields.get("agent")? {
+            Value::Null => None,
+            Value::String(a) if agents.contains(a) => Some(a.clone()),
+            _ => return None,
+        };
+        let hex = fields.get("sha256")?.as_str()?;
+        if hex.len() != 64
+            || !hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return None;
+        }
+        let mut hash = [0u8; 32];
+        for (i, byte) in hash.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+        }
+        if out.iter().any(|(_, h)| *h == hash) {
+            return None;
+        }
+        out.push((agent, hash));
+    }
+    Some(out)
+}
+
+/// The allowed-signers file of [`signature`]: the SSH keys the seed commits were signed with
+/// (`ssh-keygen -t ed25519` and `-t ecdsa`, by `git commit -S` with `gpg.format = ssh`), one line
+/// for `git` only, one for any namespace, and a line whose window closed long ago.
+const FUZZ_ALLOWED_SIGNERS: &str = "\
+fuzz@example.com namespaces=\"git\" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILz+kamIDiMu7JpLENnvQIvtm++oej5FHZxC+ZseWziS fuzz@example.com
+expired@example.com valid-before=\"20200101\" ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBPi04pFG+dmdONaCXKWdgx3HiX6EPMOHXOqUfP1NQGDKo+6yccKTfzwAZdwGNTOdHPxiQgvbU03UowqSSaNsQ1I=
+ecdsa@example.com ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBPi04pFG+dmdONaCXKWdgx3HiX6EPMOHXOqUfP1NQGDKo+6yccKTfzwAZdwGNTOdHPxiQgvbU03UowqSSaNsQ1I=
+";
+
+/// The OpenPGP keyring of [`signature`]: the key the seed commits were signed with (`gpg
+/// --quick-gen-key … ed25519 sign,cert` plus an ed25519 signing subkey, `gpg --armor --export`).
+const FUZZ_OPENPGP_KEYS: &str = "-----BEGIN PGP PUBLIC KEY BLOCK-----
+
+mDMEaw7aQBYJKwYBBAHaRw8BAQdA8poPpYX/cRt//GlAn5luLrZ30RXKwWUkcOis
+0jHKBQO0HUZ1enogU2lnbmVyIDxwZ3BAZXhhbXBsZS5jb20+iJAEExYIADgWIQS2
+bzK15tuzhBBDJsD8taW4cV970gUCaw7aQAIbAwULCQgHAgYVCgkICwIEFgIDAQIe
+AQIXgAAKCRD8taW4cV970jzsAP9vyyag01JCDNG0gfq7jTaPxT1KrAk9bd/dk4Nf
+TfF/WAD/TW3oiDSiJo6FH5zrRnPXAynHQOTUHwJIpJzJ9P/Mbwe4MwRrDtpAFgkr
+BgEEAdpHDwEBB0CGR41uJu8bTewntA+SH4Tsxb7f1DmljKiVGbohh2F3D4jvBBgW
+CAAgFiEEtm8ytebbs4QQQybA/LWluHFfe9IFAmsO2kACGwIAgQkQ/LWluHFfe9J2
+IAQZFggAHRYhBC1V8Lwve9u0OBevlk5fxy7OTLeUBQJrDtpAAAoJEE5fxy7OTLeU
+bQIBAJ2yiglu7/efI/GUqqG/tP7zYmNH4ewZhZ1HKlJYQdWHAQCuopc1xV5D2LTZ
+340L5CpRYbVRq0MVoIqKGRma27DBDlPCAQDVAUFjMTiXq5Hvax1uAYsbTUPhmjEl
+LG7KE/D3JyGZxQEAsKv+vnSdYkBi3VcFik1AZJUj08lGjbJm7dmusCLcWAU=
+=WX/s
+-----END PGP PUBLIC KEY BLOCK-----
+";
+
+/// Who may sign, as [`signature`] reports them: `(format, principal, fingerprint)`.
+const FUZZ_SIGNERS: [(&str, &str, &str); 4] = [
+    (
+        "ssh",
+        "fuzz@example.com",
+        "SHA256:7Y91yN+/LnR7jkD2ZPI9cZTzzxN4qv4rEY5OqjPOtcM",
+    ),
+    (
+        "ssh",
+        "ecdsa@example.com",
+        "SHA256:m5cYud5TuUeQzEzHWDi37PBuXuTjtwPcLmnFja4i1tE",
+    ),
+    (
+        "openpgp",
+        "Fuzz Signer <pgp@example.com>",
+        "B66F32B5E6DBB384104326C0FCB5A5B8715F7BD2",
+    ),
+    (
+        "openpgp",
+        "Fuzz Signer <pgp@example.com>",
+        "2D55F0BC2F7BDBB43817AF964E5FC72ECE4CB794",
+    ),
+];
+
+/// The trust policy of [`signature`], built once.
+pub fn fuzz_trust_policy() -> &'static crate::descriptor::signers::TrustPolicy {
+    use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, TrustPolicy};
+    use pgp::composed::Deserializable as _;
+
+    static POLICY: std::sync::OnceLock<TrustPolicy> = std::sync::OnceLock::new();
+    POLICY.get_or_init(|| {
+        let ssh = AllowedSigners::parse(FUZZ_ALLOWED_SIGNERS, Path::new("fuzz/allowed_signers"))
+            .expect("the fuzz allowed-signers file parses");
+        let (keys, _) =
+            pgp::composed::SignedPublicKey::from_armor_many(FUZZ_OPENPGP_KEYS.as_bytes())
+                .expect("the fuzz keyring is armored");
+        let keys: Vec<_> = keys
+            .map(|k| {
+                let key = k.expect("the fuzz key reads");
+                key.verify_bindings()
+                    .expect("the fuzz key's bindings verify");
+                key
+            })
+            .collect();
+        TrustPolicy {
+            ssh: Some(ssh),
+            openpgp: Some(OpenPgpKeys {
+                path: "fuzz/openpgp_keys.asc".into(),
+                keys,
+            }),
+        }
+    })
+}
+
+/// What Git makes of a raw commit object's headers (`parse_buffer_signed_by_header` in Git's
+/// `commit.c`, written out again): the payload a signature covers (every `gpgsig*` header
+/// removed), the signature (every header of this repository's kind, continuation lines
+/// included, newlines kept), and whether the headers are unambiguous: at most one `gpgsig*`
+/// header and at most one `committer` line.
+struct GitSplit {
+    payload: Vec<u8>,
+    signature: Option<Vec<u8>>,
+    unambiguous: bool,
+    committer: Option<Vec<u8>>,
+}
+
+fn git_split(object: &[u8], hex_len: usize) -> GitSplit {
+    let header: &[u8] = if hex_len == 64 {
+        b"gpgsig-sha256"
+    } else {
+        b"gpgsig"
+    };
+    let mut payload = Vec::new();
+    let mut signature: Option<Vec<u8>> = None;
+    let (mut in_signature, mut other_signature) = (false, false);
+    let (mut signature_headers, mut committers) = (0, 0);
+    let mut committer = None;
+    let mut at = 0;
+    while at < object.len() {
+        let line_end = object[at..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(object.len(), |i| at + i + 1);
+        let line = &object[at..line_end];
+        let mut next = line_end;
+        let sig = if in_signature && line.first() == Some(&b' ') {
+            Some(&line[1..])
+        } else if line.starts_with(header) && line.get(header.len()) == Some(&b' ') {
+            other_signature = false;
+            signature_headers += 1;
+            Some(&line[header.len() + 1..])
+        } else {
+            if line.starts_with(b"gpgsig") {
+                other_signature = true;
+                signature_headers += 1;
+            } else if other_signature && line.first() != Some(&b' ') {
+                other_signature = false;
+            }
+            None
+        };
+        match sig {
+            Some(sig) => {
+                signature
+                    .get_or_insert_with(Vec::new)
+                    .extend_from_slice(sig);
+                in_signature = true;
+            }
+            None => {
+                if line.first() == Some(&b'\n') {
+                    next = object.len();
+                } else if line.starts_with(b"committer ") && !other_signature {
+                    committers += 1;
+                    committer.get_or_insert_with(|| line.to_vec());
+                }
+                if !other_signature {
+                    payload.extend_from_slice(&object[at..next]);
+                }
+                in_signature = false;
+            }
+        }
+        at = next;
+    }
+    GitSplit {
+        payload,
+        signature,
+        unambiguous: signature_headers <= 1 && committers <= 1,
+        committer,
+    }
+}
+
+/// The seconds of a well-formed committer line (`committer NAME <EMAIL> SECONDS +HHMM`).
+fn committer_seconds(line: &[u8]) -> Option<i64> {
+    let line = std::str::from_utf8(line).ok()?;
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    let rest = line.strip_prefix("committer ")?;
+    let (ident, date) = rest.rsplit_once("> ")?;
+    if ident.contains(['\n', '>']) || !ident.contains(" <") {
+        return None;
+    }
+    let (seconds, zone) = date.split_once(' ')?;
+    let zone_ok = zone.len() == 5
+        && matches!(zone.as_bytes()[0], b'+' | b'-')
+        && zone[1..].bytes().all(|b| b.is_ascii_digit());
+    let digits_ok =
+        (1..=15).contains(&seconds.len()) && seconds.bytes().all(|b| b.is_ascii_digit());
+    (zone_ok && digits_ok).then(|| seconds.parse().ok())?
+}
+
+/// A raw commit object (without its `commit <len>\0` prefix), judged as from a SHA-1 and from a
+/// SHA-256 repository, against a fixed policy of two SSH keys and one OpenPGP key (the keys the
+/// seed commits were signed with by `git commit -S`).
+///
+/// Invariants: on a commit (first header `tree`) whose signature headers and committer line are
+/// unambiguous, the split is Git's exactly (payload, signature, committer time); a verdict is one of the four signature
+/// codes, with a message; the same object under another id is refused as `signature_invalid`; an
+/// accepted commit carries a signature by one of the policy's keys, reported with the principal
+/// and fingerprint the policy gives it, over exactly the payload Git would check (it verifies
+/// again through `verify` with Git's split); the verdict is deterministic.
+///
+/// Not asserted here (open item 8 of issue 28, fixed on its own branch): ambiguous headers (two
+/// `gpgsig`, `gpgsig` beside `gpgsig-sha256`, two `committer` lines) split as Git splits them or
+/// refused; the fuzzer reaches them, and the invariants above still hold for them.
+pub fn signature(data: &[u8]) {
+    use crate::prepare::signature::{self, SignedCommit};
+
+    let policy = fuzz_trust_policy();
+    for hex_len in [40, 64] {
+        let git = git_split(data, hex_len);
+        let split = SignedCommit::parse(data, hex_len);
+        // A commit (its first header `tree`) with one signature header, the only one: Git's
+        // payload and ours must agree.
+        if let Some(split) = &split
+            && git.unambiguous
+            && data.starts_with(b"tree ")
+            && (git.signature.is_some() || split.signature.is_some())
+        {
+            assert_eq!(split.payload, git.payload, "the payload is not Git's");
+            // Git keeps each line's newline, skillfold joins the lines with newlines: the same
+            // lines, but for the newlines at the end (an object can end inside the header).
+            let trimmed = |s: &[u8]| {
+                let end = s.iter().rposition(|&b| b != b'\n').map_or(0, |i| i + 1);
+                s[..end].to_vec()
+            };
+            assert_eq!(
+                split.signature.as_deref().map(trimmed),
+                git.signature.as_deref().map(trimmed),
+                "the signature is not Git's"
+            );
+            if let Some(seconds) = git.committer.as_deref().and_then(committer_seconds) {
+                assert_eq!(split.committed_at, seconds, "not the committer's time");
+            }
+        }
+        let id = signature::commit_object_id(data, hex_len);
+        assert_eq!(id.len(), hex_len);
+        let verdict = signature::verify_commit_object(&id, data, policy);
+        let other = if id.starts_with('0') { "1" } else { "0" }.repeat(hex_len);
+        let refused = signature::verify_commit_object(&other, data, policy)
+            .expect_err("another commit's id is refused");
+        assert_eq!(refused.code().as_str(), "signature_invalid");
+        match &verdict {
+            Err(e) => {
+                assert!(matches!(
+                    e.code().as_str(),
+                    "signature_missing"
+                        | "signature_invalid"
+                        | "signer_not_allowed"
+                        | "signature_unsupported"
+                ));
+                assert!(!e.to_string().is_empty());
+                if e.code().as_str() == "signature_missing" {
+                    assert!(split.as_ref().is_some_and(|s| s.signature.is_none()));
+                }
+            }
+            Ok(signer) => {
+                let split = split.as_ref().expect("an accepted commit splits");
+                assert!(split.signature.is_some(), "accepted without a signature");
+                assert!(
+                    FUZZ_SIGNERS.contains(&(
+                        signer.format.as_str(),
+                        signer.principal.as_str(),
+                        signer.fingerprint.as_str()
+                    )),
+                    "accepted for an unknown signer {signer:?}"
+                );
+                assert!(policy.lists(&signer.fingerprint));
+                if git.unambiguous {
+                    let again = signature::verify(
+                        &id,
+                        git.signature.as_deref(),
+                        &git.payload,
+                        split.committed_at,
+                        policy,
+                    );
+                    assert_eq!(again.as_ref(), Ok(signer), "Git's split does not verify");
+                }
+            }
+        }
+        // The verdict, not its message: the pgp crate's messages can carry a captured backtrace
+        // (with `RUST_BACKTRACE` set), which names the caller's line.
+        let again = signature::verify_commit_object(&id, data, policy);
+        assert_eq!(
+            again.as_ref().map_err(|e| e.code()),
+            verdict.as_ref().map_err(|e| e.code()),
+            "the verdict is not deterministic"
+        );
+    }
+}
+
+/// The scalars `update --write` may rewrite, as [`descriptor_edit`] addresses them: a source's
+/// `revision`, or an approved entry's `version` or `hash`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EditSlot {
+    Revision,
+    Version(usize),
+    Hash(usize),
+}
+
+/// Descriptor text and replacement scalars for the editor of `update --write`: the text, then
+/// one value per rewritable scalar in the order [`crate::descriptor::edit::locate`] lists them
+/// (each source's `revision`, then each approved entry's `version` and `hash`), separated by the
+/// byte `0xFF`; an empty value leaves its scalar alone.
+///
+/// Invariants: the editor either refuses (`not_rewritable`, with a line) or writes text that
+/// (1) is YAML whose tree equals the old tree with exactly the rewritten scalars replaced by
+/// their new values — every other node keeps its value, style, flow, anchor and tag, and a
+/// rewritten scalar keeps its quoting unless a plain one must be quoted to read back as the
+/// same string — and (2) when the old text is a descriptor, is the same descriptor with those
+/// fields changed. The scalars are found independently, by walking the tree from the
+/// location `locate` names.
+pub fn descriptor_edit(data: &[u8]) {
+    use crate::descriptor::edit;
+    use crate::format::yaml;
+
+    let mut parts = data.split(|&b| b == 0xFF);
+    let text = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+    let mut values = parts.map(|v| String::from_utf8_lossy(v).into_owned());
+    let sites = match edit::locate(&text) {
+        Ok(sites) => sites,
+        Err(e) => {
+            assert!(yaml::parse(&text).is_err(), "located nothing in YAML: {e}");
+            assert_eq!(e.code().as_str(), "not_rewritable");
+            assert!(e.line >= 1 && !e.message.is_empty());
+            return;
+        }
+    };
+    let Some(old) = yaml::parse(&text).expect("located in YAML") else {
+        return assert!(sites.is_empty(), "sites in an empty document");
+    };
+    if has_duplicate_keys(&old) {
+        // The descriptor refuses them, and which of two keys an edit addresses is the editor's
+        // choice (it visits both agents of a name written twice): nothing to compare with.
+        return;
+    }
+    let mut edits = Vec::new();
+    let mut changed: Vec<(String, EditSlot, String)> = Vec::new();
+    for source in &sites {
+        let mut slots: Vec<(EditSlot, &edit::Site)> = Vec::new();
+        slots.extend(source.revision.as_ref().map(|s| (EditSlot::Revision, s)));
+        for (j, pin) in source.approved.iter().enumerate() {
+            slots.extend(pin.version.as_ref().map(|s| (EditSlot::Version(j), s)));
+            slots.extend(pin.hash.as_ref().map(|s| (EditSlot::Hash(j), s)));
+        }
+        for (slot, site) in slots {
+            let node = slot_node(&old, &source.location, slot).expect("a located scalar");
+            assert_eq!(node.position.line, site.line);
+            if let Some((value, _)) = node.as_scalar() {
+                assert_eq!(value, site.value);
+            }
+            let Some(value) = values.next() else { break };
+            if value.is_empty() {
+                continue;
+            }
+            match site.replace(&value) {
+                Ok(e) => {
+                    edits.push(e);
+                    changed.push((source.location.clone(), slot, value));
+                }
+                Err(e) => {
+                    assert_eq!(e.code().as_str(), "not_rewritable");
+                    assert_eq!(e.line, site.line);
+                    assert!(
+                        node.anchored
+                            || node.tag.is_some()
+                            || node.bytes.is_empty()
+                            || matches!(
+                                node.kind,
+                                yaml::NodeKind::Alias
+                                    | yaml::NodeKind::Scalar {
+                                        style: yaml::Style::Literal | yaml::Style::Folded,
+                                        ..
+                                    }
+                            ),
+                        "refused to rewrite a plain or quoted scalar: {e}"
+                    );
+                }
+            }
+        }
+    }
+    let new_text = match edit::apply(&text, edits) {
+        Ok(t) => t,
+        Err(e) => return assert_eq!(e.code().as_str(), "not_rewritable"),
+    };
+    let new = yaml::parse(&new_text)
+        .unwrap_or_else(|e| panic!("the rewrite is not YAML ({e:?}):\n{new_text}"))
+        .expect("a document");
+    let mut want = old.clone();
+    for (location, slot, value) in &changed {
+        let node = slot_node_mut(&mut want, location, *slot).expect("a located scalar");
+        let was_plain = matches!(node.as_scalar(), Some((_, yaml::Style::Plain)));
+        // Single quotes cannot escape: a value with a control character is double-quoted.
+        let style = match node.as_scalar() {
+            Some((_, yaml::Style::SingleQuoted)) if !value.chars().any(char::is_control) => {
+                yaml::Style::SingleQuoted
+            }
+            Some((_, yaml::Style::Plain)) => yaml::Style::Plain,
+            _ => yaml::Style::DoubleQuoted,
+        };
+        node.kind = yaml::NodeKind::Scalar {
+            value: value.clone(),
+            style,
+        };
+        if was_plain {
+            // Plain stays plain only when it reads back as the same string.
+            let still_plain = matches!(
+                slot_node(&new, location, *slot).and_then(yaml::Node::as_scalar),
+                Some((_, yaml::Style::Plain))
+            );
+            if still_plain {
+                assert!(yaml::plain_scalar_is_string(value), "`{value}` left plain");
+            } else {
+                node.kind = yaml::NodeKind::Scalar {
+                    value: value.clone(),
+                    style: yaml::Style::DoubleQuoted,
+                };
+            }
+        }
+    }
+    assert_same_tree(&new, &want, &new_text);
+    assert_eq!(new.to_json(), want.to_json());
+    if let Ok(before) = crate::descriptor::parse(&text) {
+        let after = crate::descriptor::parse(&new_text)
+            .unwrap_or_else(|e| panic!("the rewritten descriptor does not parse: {e}\n{new_text}"));
+        let mut expected = before.clone();
+        for (location, slot, value) in &changed {
+            let spec = git_spec_mut(&mut expected, location).expect("a located Git source");
+            match slot {
+                EditSlot::Revision => spec.revision = value.clone(),
+                EditSlot::Version(j) => spec.approved[*j].version = value.clone(),
+                EditSlot::Hash(j) => spec.approved[*j].hash = value.clone(),
+            }
+        }
+        assert_eq!(after, expected, "not the expected descriptor:\n{new_text}");
+    }
+}
+
+/// The value of `key` in a mapping node (the last of duplicates, as the editor reads them).
+fn yaml_get<'n>(
+    node: &'n crate::format::yaml::Node,
+    key: &str,
+) -> Option<&'n crate::format::yaml::Node> {
+    match &node.kind {
+        crate::format::yaml::NodeKind::Mapping { entries, .. } => entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k.as_scalar().is_some_and(|(k, _)| k == key))
+            .map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+fn yaml_get_mut<'n>(
+    node: &'n mut crate::format::yaml::Node,
+    key: &str,
+) -> Option<&'n mut crate::format::yaml::Node> {
+    match &mut node.kind {
+        crate::format::yaml::NodeKind::Mapping { entries, .. } => entries
+            .iter_mut()
+            .rev()
+            .find(|(k, _)| k.as_scalar().is_some_and(|(k, _)| k == key))
+            .map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+fn yaml_item(node: &crate::format::yaml::Node, i: usize) -> Option<&crate::format::yaml::Node> {
+    match &node.kind {
+        crate::format::yaml::NodeKind::Sequence { items, .. } => items.get(i),
+        _ => None,
+    }
+}
+
+fn yaml_item_mut(
+    node: &mut crate::format::yaml::Node,
+    i: usize,
+) -> Option<&mut crate::format::yaml::Node> {
+    match &mut node.kind {
+        crate::format::yaml::NodeKind::Sequence { items, .. } => items.get_mut(i),
+        _ => None,
+    }
+}
+
+/// A location `locate` names (`skills[3].git`, `agents.<name>.skills[0].git`): the agent, if
+/// any, and the index in its `skills`.
+fn edit_location(location: &str) -> Option<(Option<&str>, usize)> {
+    let (list, index) = location.strip_suffix("].git")?.rsplit_once('[')?;
+    let index = index.parse().ok()?;
+    if list == "skills" {
+        return Some((None, index));
+    }
+    let agent = list.strip_prefix("agents.")?.strip_suffix(".skills")?;
+    Some((Some(agent), index))
+}
+
+/// The `(key path, index)` steps from the root to a slot's scalar.
+fn slot_steps(location: &str, slot: EditSlot) -> Option<Vec<(&str, Option<usize>)>> {
+    let (agent, index) = edit_location(location)?;
+    let mut steps = Vec::new();
+    if let Some(agent) = agent {
+        steps.push(("agents", None));
+        steps.push((agent, None));
+    }
+    steps.push(("skills", Some(index)));
+    match slot {
+        EditSlot::Revision => {
+            steps.push(("git", None));
+            steps.push(("revision", None));
+        }
+        EditSlot::Version(j) | EditSlot::Hash(j) => {
+            steps.push(("git", None));
+            steps.push(("approved", Some(j)));
+            steps.push((
+                if matches!(slot, EditSlot::Version(_)) {
+                    "version"
+                } else {
+                    "hash"
+                },
+                None,
+            ));
+        }
+    }
+    Some(steps)
+}
+
+fn slot_node<'n>(
+    root: &'n crate::format::yaml::Node,
+    location: &str,
+    slot: EditSlot,
+) -> Option<&'n crate::format::yaml::Node> {
+    let mut node = root;
+    for (key, index) in slot_steps(location, slot)? {
+        node = yaml_get(node, key)?;
+        if let Some(i) = index {
+            node = yaml_item(node, i)?;
+        }
+    }
+    Some(node)
+}
+
+fn slot_node_mut<'n>(
+    root: &'n mut crate::format::yaml::Node,
+    location: &str,
+    slot: EditSlot,
+) -> Option<&'n mut crate::format::yaml::Node> {
+    let mut node = root;
+    for (key, index) in slot_steps(location, slot)? {
+        node = yaml_get_mut(node, key)?;
+        if let Some(i) = index {
+            node = yaml_item_mut(node, i)?;
+        }
+    }
+    Some(node)
+}
+
+fn git_spec_mut<'d>(
+    descriptor: &'d mut crate::descriptor::Descriptor,
+    location: &str,
+) -> Option<&'d mut crate::descriptor::GitSpec> {
+    let (agent, index) = edit_location(location)?;
+    let skills = match agent {
+        None => &mut descriptor.skills,
+        Some(agent) => &mut descriptor.agents.get_mut(agent)?.skills,
+    };
+    match skills.get_mut(index)? {
+        crate::descriptor::SkillSource::Git(spec) => Some(spec),
+        _ => None,
+    }
+}
+
+/// Whether a mapping anywhere in the tree holds one scalar key twice.
+fn has_duplicate_keys(node: &crate::format::yaml::Node) -> bool {
+    use crate::format::yaml::NodeKind;
+    match &node.kind {
+        NodeKind::Mapping { entries, .. } => {
+            let mut keys: Vec<&str> = entries
+                .iter()
+                .filter_map(|(k, _)| Some(k.as_scalar()?.0))
+                .collect();
+            keys.sort_unstable();
+            keys.windows(2).any(|w| w[0] == w[1])
+                || entries
+                    .iter()
+                    .any(|(k, v)| has_duplicate_keys(k) || has_duplicate_keys(v))
+        }
+        NodeKind::Sequence { items, .. } => items.iter().any(has_duplicate_keys),
+        _ => false,
+    }
+}
+
+/// Two trees equal in everything but positions and byte ranges.
+fn assert_same_tree(got: &crate::format::yaml::Node, want: &crate::format::yaml::Node, text: &str) {
+    use crate::format::yaml::NodeKind;
+    assert_eq!(got.anchored, want.anchored, "an anchor changed:\n{text}");
+    assert_eq!(got.tag, want.tag, "a tag changed:\n{text}");
+    match (&got.kind, &want.kind) {
+        (NodeKind::Sequence { items: a, flow: fa }, NodeKind::Sequence { items: b, flow: fb }) => {
+            assert_eq!((a.len(), fa), (b.len(), fb), "a sequence changed:\n{text}");
+            a.iter()
+                .zip(b)
+                .for_each(|(x, y)| assert_same_tree(x, y, text));
+        }
+        (
+            NodeKind::Mapping {
+                entries: a,
+                flow: fa,
+            },
+            NodeKind::Mapping {
+                entries: b,
+                flow: fb,
+            },
+        ) => {
+            assert_eq!((a.len(), fa), (b.len(), fb), "a mapping changed:\n{text}");
+            for ((ka, va), (kb, vb)) in a.iter().zip(b) {
+                assert_same_tree(ka, kb, text);
+                assert_same_tree(va, vb, text);
+            }
+        }
+        (a, b) => assert_eq!(a, b, "a scalar changed:\n{text}"),
+    }
+}
+
+/// The blobs a [`FakeRegistry`] serves, by digest (`sha256:<hex>`), the manifest among them.
+type Blobs = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<u8>>>>;
+
+/// A registry on 127.0.0.1 for [`oci_pull`]: answers `GET /v2/fuzz/manifests/<digest>` and
+/// `GET /v2/fuzz/blobs/<digest>` with the bytes of that digest (404 for any other), one request
+/// per connection.
+#[cfg(feature = "oci")]
+struct FakeRegistry {
+    address: std::net::SocketAddr,
+    blobs: Blobs,
+}
+
+#[cfg(feature = "oci")]
+impl FakeRegistry {
+    fn get() -> &'static FakeRegistry {
+        static REGISTRY: std::sync::OnceLock<FakeRegistry> = std::sync::OnceLock::new();
+        REGISTRY.get_or_init(|| {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port on 127.0.0.1");
+            let address = listener.local_addr().expect("its address");
+            let blobs = Blobs::default();
+            let served = Blobs::clone(&blobs);
+            std::thread::spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    let _ = FakeRegistry::answer(stream, &served);
+                }
+            });
+            FakeRegistry { address, blobs }
+        })
+    }
+
+    fn answer(mut stream: std::net::TcpStream, blobs: &Blobs) -> std::io::Result<()> {
+        use std::io::{Read as _, Write as _};
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < 65_536 {
+            let n = stream.read(&mut buffer)?;
+            if n == 0 {
+                return Ok(());
+            }
+            request.extend_from_slice(&buffer[..n]);
+        }
+        let line = request.split(|&b| b == b'\r').next().unwrap_or_default();
+        let path = String::from_utf8_lossy(line)
+            .split(' ')
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned();
+        let digest = path
+            .strip_prefix("/v2/fuzz/manifests/")
+            .or_else(|| path.strip_prefix("/v2/fuzz/blobs/"));
+        let body = digest.and_then(|d| blobs.lock().ok()?.get(d).cloned());
+        let head = match &body {
+            Some(body) => format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.oci.image.manifest.v1+json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            ),
+            None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                .to_owned(),
+        };
+        stream.write_all(head.as_bytes())?;
+        stream.write_all(body.as_deref().unwrap_or_default())?;
+        stream.flush()
+    }
+}
+
+/// The manifest and blobs of [`oci_pull`]: the manifest text, then each blob, separated by the
+/// byte `0xFF`. In the manifest, `@D0`…`@D9` stand for `sha256:<hex>` of blob 0…9 and `@S0`…`@S9`
+/// for its size, so a mutated manifest can still name the blobs it is served with.
+pub fn oci_manifest_and_blobs(data: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let mut parts = data.split(|&b| b == 0xFF);
+    let template = parts.next().unwrap_or_default();
+    let blobs: Vec<Vec<u8>> = parts.map(<[u8]>::to_vec).collect();
+    let mut manifest = Vec::with_capacity(template.len());
+    let mut i = 0;
+    while i < template.len() {
+        let placeholder = template.get(i..i + 3).and_then(|p| {
+            let index = usize::from(p[2].checked_sub(b'0')?);
+            (p[0] == b'@' && index <= 9 && matches!(p[1], b'D' | b'S')).then_some((p[1], index))
+        });
+        match placeholder {
+            Some((kind, index)) => {
+                let blob = blobs.get(index).map_or(&[][..], Vec::as_slice);
+                let text = if kind == b'D' {
+                    crate::prepare::oci::image::sha256(blob)
+                } else {
+                    blob.len().to_string()
+                };
+                manifest.extend_from_slice(text.as_bytes());
+                i += 3;
+            }
+            None => {
+                manifest.push(template[i]);
+                i += 1;
+            }
+        }
+    }
+    (manifest, blobs)
+}
+
+/// What a pull of `manifest` must give, judged from the rules `pull` documents (written out
+/// again): the digests of the layers pulled, in order, or the code of the first refusal.
+#[cfg(feature = "oci")]
+fn reference_pull(
+    manifest: &[u8],
+    served: &std::collections::HashMap<String, Vec<u8>>,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Result<Vec<String>, &'static str> {
+    use crate::prepare::oci::pull::{MAX_LAYER_BYTES, MAX_LAYERS, MAX_MANIFEST_BYTES};
+
+    if manifest.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err("image_too_large");
+    }
+    let manifest: Value = serde_json::from_slice(manifest).map_err(|_| "malformed_image")?;
+    let media_type = manifest
+        .get("mediaType")
+        .and_then(Value::as_str)
+        .unwrap_or(crate::prepare::oci::MEDIA_MANIFEST);
+    let index = [
+        crate::prepare::oci::MEDIA_INDEX,
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+    ];
+    if index.contains(&media_type) || manifest.get("manifests").is_some() {
+        return Err("image_index");
+    }
+    if ![
+        crate::prepare::oci::MEDIA_MANIFEST,
+        "application/vnd.docker.distribution.manifest.v2+json",
+    ]
+    .contains(&media_type)
+    {
+        return Err("malformed_image");
+    }
+    let layers = manifest
+        .get("layers")
+        .and_then(Value::as_array)
+        .ok_or("malformed_image")?;
+    if layers.len() > MAX_LAYERS {
+        return Err("image_too_large");
+    }
+    let mut pulled = Vec::new();
+    for layer in layers {
+        let kind = layer.get("mediaType").and_then(Value::as_str);
+        if !matches!(
+            kind,
+            Some(
+                crate::prepare::oci::MEDIA_LAYER_TAR_GZIP
+                    | "application/vnd.docker.image.rootfs.diff.tar.gzip"
+            )
+        ) {
+            return Err("malformed_image");
+        }
+        let digest = layer
+            .get("digest")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let hex = digest.strip_prefix("sha256:").unwrap_or_default();
+        if hex.len() != 64
+            || !hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return Err("malformed_image");
+        }
+        let size = layer
+            .get("size")
+            .and_then(Value::as_u64)
+            .ok_or("malformed_image")?;
+        if size > MAX_LAYER_BYTES {
+            return Err("image_too_large");
+        }
+        let bundle = layer
+            .get("annotations")
+            .and_then(|a| a.get(crate::prepare::oci::ANNOTATION_BUNDLE_NAME))
+            .and_then(Value::as_str);
+        if bundle.is_some_and(|b| !wanted(b)) {
+            continue;
+        }
+        let bytes = served.get(digest).ok_or("image_not_found")?;
+        if bytes.len() as u64 > size {
+            return Err("image_too_large");
+        }
+        if bytes.len() as u64 != size {
+            return Err("digest_mismatch");
+        }
+        pulled.push(digest.to_owned());
+    }
+    Ok(pulled)
+}
+
+/// An image manifest and its blobs (see [`oci_manifest_and_blobs`]), served by a registry on
+/// 127.0.0.1 and pulled by digest with the pull of `oci:` sources (`prepare::oci::pull`, over
+/// reqwest); then each pulled layer through the strict reader (`unpack`: gzip, then tar).
+///
+/// Invariants: the pull gives exactly what the documented rules give (the layers the manifest
+/// lists and `wanted` keeps, in order, each of the declared size and digest; else the first
+/// refusal's code: `malformed_image`, `image_index`, `image_too_large`, `image_not_found`,
+/// `digest_mismatch`); a pulled layer's bytes are the registry's bytes of its digest; a layer is
+/// refused only with the layer codes, and what it yields is the wanted bundle only.
+///
+/// The image config is not fuzzed: `pull` never reads it (the manifest's layer descriptors say
+/// everything a pull uses).
+#[cfg(feature = "oci")]
+pub fn oci_pull(data: &[u8]) {
+    use crate::prepare::oci::unpack::unpack;
+
+    let (manifest, blobs) = oci_manifest_and_blobs(data);
+    let registry = FakeRegistry::get();
+    let digest = crate::prepare::oci::image::sha256(&manifest);
+    let served: std::collections::HashMap<String, Vec<u8>> = blobs
+        .iter()
+        .map(|b| (crate::prepare::oci::image::sha256(b), b.clone()))
+        .chain([(digest.clone(), manifest.clone())])
+        .collect();
+    *registry.blobs.lock().unwrap_or_else(|e| e.into_inner()) = served.clone();
+    let reference = crate::descriptor::plan::ImageReference {
+        registry: registry.address.to_string(),
+        repository: "fuzz".to_owned(),
+        digest,
+    };
+    let wanted = |name: &str| name != "unwanted";
+    let want = reference_pull(&manifest, &served, &wanted);
+    let got = crate::prepare::oci::pull::pull(&reference, true, &wanted);
+    match (&got, &want) {
+        (Ok(layers), Ok(digests)) => {
+            let got: Vec<&str> = layers.iter().map(|l| l.digest.as_str()).collect();
+            assert_eq!(&got, digests, "not the layers the manifest lists");
+            for layer in layers {
+                assert_eq!(Some(&layer.bytes), served.get(&layer.digest));
+                assert!(layer.bundle.as_deref().is_none_or(wanted));
+            }
+        }
+        (Err(e), Err(code)) => {
+            assert_eq!(e.code.as_str(), *code, "{e}");
+            assert!(!e.message.is_empty());
+        }
+        _ => panic!(
+            "pulled {:?}, the rules give {want:?}",
+            got.as_ref().map(|l| l.len()).map_err(|e| e.to_string())
+        ),
+    }
+    let wanted_bundles: std::collections::BTreeSet<String> = ["pdf".to_owned()].into();
+    for layer in got.iter().flatten() {
+        match unpack(&layer.bytes, &wanted_bundles, crate::format::limits::CHAMVI) {
+            Ok(bundles) => {
+                assert!(bundles.keys().all(|name| name == "pdf"));
+                for (files, _) in bundles.values() {
+                    for (path, _) in files.iter() {
+                        assert!(BundlePath::parse(path.as_str()).is_ok());
+                    }
+                }
+            }
+            Err(e) => assert!(matches!(
+                e.code.as_str(),
+                "malformed_layer"
+                    | "layer_too_large"
+                    | "link_in_layer"
+                    | "special_file_in_layer"
+                    | "unsafe_path_in_layer"
+                    | "duplicate_in_layer"
+            )),
+        }
+    }
+}
+
+/// The tokens of [`HttpWorld`]: the default endpoint's, the `writer` agent's, and `/metrics`'.
+#[cfg(feature = "http")]
+const HTTP_TOKENS: [(&str, &str); 3] = [
+    ("@T", "default-token"),
+    ("@W", "writer-token"),
+    ("@M", "metrics-token"),
+];
+
+/// The only browser origin [`HttpWorld`]'s server is told to allow.
+#[cfg(feature = "http")]
+const HTTP_ALLOWED_ORIGIN: &str = "https://allowed.example";
+
+/// A `serve --listen` server on 127.0.0.1 for [`http_request`], started once per process (in
+/// a thread, on a port picked free): two local bundles, `/mcp` with the defaults, the agent
+/// `writer` at `/agents/writer/mcp`, bearer tokens for both and for `/metrics`, one allowed
+/// origin, at most 16 sessions idle at most 5 s.
+#[cfg(feature = "http")]
+pub struct HttpWorld {
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+#[cfg(feature = "http")]
+impl HttpWorld {
+    /// The server, started on first use.
+    pub fn get() -> &'static HttpWorld {
+        static WORLD: std::sync::OnceLock<HttpWorld> = std::sync::OnceLock::new();
+        WORLD.get_or_init(HttpWorld::start)
+    }
+
+    fn start() -> HttpWorld {
+        use crate::mcp::http::{HttpOptions, run, tokens::Tokens};
+
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut descriptor = String::new();
+        for (name, agent) in [("alpha", false), ("beta", true)] {
+            let bundle = dir.path().join(name);
+            fs_err::create_dir(&bundle).expect("a bundle folder");
+            fs_err::write(
+                bundle.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n"),
+            )
+            .expect("a SKILL.md");
+            let digest = Bundle::read_dir(&bundle).expect("a bundle").digest();
+            let entry = format!(
+                "  - local: {{ name: {name}, version: '1', directory: {name}, hash: {digest} }}\n"
+            );
+            if agent {
+                descriptor.push_str(&format!("agents:\n  writer:\n    skills:\n  {entry}"));
+            } else {
+                descriptor.insert_str(0, &format!("skills:\n{entry}"));
+            }
+        }
+        let config = dir.path().join("skillfold.yaml");
+        fs_err::write(&config, descriptor).expect("a descriptor");
+        let agents: std::collections::BTreeSet<String> = ["writer".to_owned()].into();
+        let hash = |token: &str| crate::format::hex::sha256_hex(token.as_bytes());
+        let tokens = serde_json::json!([
+            {"agent": null, "sha256": hash(HTTP_TOKENS[0].1)},
+            {"agent": "writer", "sha256": hash(HTTP_TOKENS[1].1)},
+        ]);
+        let metrics = serde_json::json!([{"agent": null, "sha256": hash(HTTP_TOKENS[2].1)}]);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let options = HttpOptions {
+            config,
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+            tokens: Some(Tokens::parse(&tokens.to_string(), "fuzz", &agents).expect("tokens")),
+            allow_origins: vec![HTTP_ALLOWED_ORIGIN.to_owned()],
+            insecure_no_auth: false,
+            max_sessions: 16,
+            session_idle: std::time::Duration::from_secs(5),
+            watch: false,
+            poll_interval: std::time::Duration::from_secs(2),
+            audit_log: None,
+            tls: None,
+            metrics_tokens: Some(
+                Tokens::parse(&metrics.to_string(), "fuzz-metrics", &agents).expect("tokens"),
+            ),
+        };
+        std::thread::spawn(move || {
+            let result = run(options);
+            panic!("the fuzzed HTTP server stopped: {result:?}");
+        });
+        for _ in 0..600 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return HttpWorld { port, _dir: dir };
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the fuzzed HTTP server did not start on port {port}");
+    }
+
+    /// The raw request bytes with the placeholders replaced: `@H` by the server's
+    /// `127.0.0.1:PORT`, `@T`, `@W` and `@M` by the default, `writer` and metrics tokens.
+    pub fn request(&self, data: &[u8]) -> Vec<u8> {
+        let host = format!("127.0.0.1:{}", self.port);
+        let mut out = Vec::with_capacity(data.len() + 32);
+        let mut i = 0;
+        while i < data.len() {
+            let pair = data.get(i..i + 2);
+            let token = HTTP_TOKENS.iter().find(|(p, _)| Some(p.as_bytes()) == pair);
+            match (pair, token) {
+                (Some(b"@H"), _) => out.extend_from_slice(host.as_bytes()),
+                (_, Some((_, token))) => out.extend_from_slice(token.as_bytes()),
+                _ => {
+                    out.push(data[i]);
+                    i += 1;
+                    continue;
+                }
+            }
+            i += 2;
+        }
+        out
+    }
+
+    /// Sends `request` on one connection and reads what the server answers: until it closes the
+    /// connection, or 100 ms pass without a byte once something arrived, or `patience` passes
+    /// without any answer (a request the server is still waiting on, such as a body shorter
+    /// than its `Content-Length`); at most 4 MiB. The connection stays open for writing (hyper
+    /// drops a pending answer when the client half-closes).
+    pub fn exchange(&self, request: &[u8], patience: std::time::Duration) -> Vec<u8> {
+        use std::io::{Read as _, Write as _};
+        let mut stream =
+            std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("the server answers");
+        let _ = stream.set_write_timeout(Some(std::time::Duration::from_secs(2)));
+        let _ = stream.set_read_timeout(Some(std::time::Duration::from_millis(100)));
+        let _ = stream.write_all(request);
+        let started = std::time::Instant::now();
+        let mut out = Vec::new();
+        let mut buffer = [0u8; 16 * 1024];
+        while out.len() < 4 * 1024 * 1024 {
+            match stream.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => out.extend_from_slice(&buffer[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if !out.is_empty() || started.elapsed() > patience {
+                        break;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        out
+    }
+}
+
+/// One parsed HTTP/1.1 response.
+#[cfg(feature = "http")]
+#[derive(Debug)]
+pub struct HttpAnswer {
+    /// The status code.
+    pub status: u16,
+    /// The headers, names lowercase.
+    pub headers: Vec<(String, String)>,
+    /// The body (an event stream: what arrived of it).
+    pub body: Vec<u8>,
+}
+
+#[cfg(feature = "http")]
+impl HttpAnswer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The responses in `raw`, in order; panics on bytes that are not HTTP/1.1 (or, to an HTTP/1.0
+/// request, HTTP/1.0) responses.
+#[cfg(feature = "http")]
+pub fn http_answers(mut raw: &[u8]) -> Vec<HttpAnswer> {
+    let mut answers = Vec::new();
+    while !raw.is_empty() {
+        let end = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .unwrap_or_else(|| {
+                panic!(
+                    "a response head without its end: {:?}",
+                    String::from_utf8_lossy(raw)
+                )
+            });
+        let head = std::str::from_utf8(&raw[..end]).expect("a response head is text");
+        let mut lines = head.split("\r\n");
+        let status_line = lines.next().unwrap_or_default();
+        let status = status_line
+            .strip_prefix("HTTP/1.1 ")
+            .or_else(|| status_line.strip_prefix("HTTP/1.0 "))
+            .and_then(|s| s.get(..3))
+            .and_then(|s| s.parse::<u16>().ok())
+            .unwrap_or_else(|| panic!("not a status line: {status_line:?}"));
+        let headers: Vec<(String, String)> = lines
+            .map(|l| {
+                let (n, v) = l
+                    .split_once(':')
+                    .unwrap_or_else(|| panic!("a bad header {l:?}"));
+                (n.to_ascii_lowercase(), v.trim().to_owned())
+            })
+            .collect();
+        raw = &raw[end + 4..];
+        let mut answer = HttpAnswer {
+            status,
+            headers,
+            body: Vec::new(),
+        };
+        if (100..200).contains(&status) {
+            // An interim answer (`100 Continue`): no body, the final answer follows.
+            continue;
+        }
+        if let Some(length) = answer.header("content-length") {
+            let length: usize = length.parse().expect("a numeric content-length");
+            let length = length.min(raw.len());
+            answer.body = raw[..length].to_vec();
+            raw = &raw[length..];
+        } else if answer
+            .header("transfer-encoding")
+            .is_some_and(|t| t.eq_ignore_ascii_case("chunked"))
+        {
+            loop {
+                let Some(line_end) = raw.windows(2).position(|w| w == b"\r\n") else {
+                    raw = &[];
+                    break;
+                };
+                let size = std::str::from_utf8(&raw[..line_end])
+                    .ok()
+                    .and_then(|s| usize::from_str_radix(s.split(';').next()?.trim(), 16).ok())
+                    .expect("a chunk size");
+                raw = &raw[line_end + 2..];
+                let take = size.min(raw.len());
+                answer.body.extend_from_slice(&raw[..take]);
+                raw = raw.get(take + 2..).unwrap_or_default();
+                if size == 0 {
+                    break;
+                }
+            }
+        } else {
+            // No framing: the body runs to the end of the connection.
+            answer.body = raw.to_vec();
+            raw = &[];
+        }
+        answers.push(answer);
+    }
+    answers
+}
+
+/// A request's method, path and headers (names lowercase).
+#[cfg(feature = "http")]
+type StrictRequest = (String, String, Vec<(String, String)>);
+
+/// The first request of a byte stream, read strictly (CRLF lines, an origin-form target, token
+/// header names, visible header values); `None` when it is not that strict.
+#[cfg(feature = "http")]
+fn strict_request(raw: &[u8]) -> Option<StrictRequest> {
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&raw[..end]).ok()?;
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next()?.split(' ');
+    let method = request_line.next()?;
+    let target = request_line.next()?;
+    if request_line.next()? != "HTTP/1.1"
+        || request_line.next().is_some()
+        || !method.bytes().all(|b| b.is_ascii_uppercase())
+        || method.is_empty()
+        || !target.starts_with('/')
+        || !target.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return None;
+    }
+    let path = target.split('?').next()?.to_owned();
+    let mut headers = Vec::new();
+    for line in lines {
+        let (name, value) = line.split_once(':')?;
+        let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+        if name.is_empty() || !name.bytes().all(token) {
+            return None;
+        }
+        let value = value.trim_matches([' ', '\t']);
+        if !value
+            .bytes()
+            .all(|b| b.is_ascii_graphic() || b == b' ' || b == b'\t')
+        {
+            return None;
+        }
+        headers.push((name.to_ascii_lowercase(), value.to_owned()));
+    }
+    Some((method.to_owned(), path, headers))
+}
+
+/// Raw bytes sent to `serve --listen` on one connection (with the placeholders of
+/// [`HttpWorld::request`]): hyper's HTTP/1.1 parsing, the routes, the bearer tokens, the
+/// Host and Origin checks and rmcp's Streamable HTTP handling of the body (framing, JSON-RPC).
+///
+/// Invariants: the server answers only with well-formed HTTP/1.1 responses (or closes); never
+/// a 5xx but a 503 with `Retry-After`; a 401 carries `WWW-Authenticate: Bearer`; every
+/// `application/json` body is JSON. For the first request, read strictly: `GET /healthz` is
+/// 200 (or a 4xx, for a header hyper refuses); an MCP endpoint (`/mcp`, `/agents/writer/mcp`) answers 2xx only to its own bearer token,
+/// with a loopback `Host` and an `Origin` that is absent, allowed or the server's own loopback
+/// origin; `/metrics` answers 2xx only to its token; any other path is never 2xx.
+///
+/// Not asserted here (open items of issue 23, fixed on their own branch): JSON-RPC errors over
+/// HTTP equal to stdio's (item 3); probes refusing a foreign `Host` or `Origin` (item 5).
+#[cfg(feature = "http")]
+pub fn http_request(data: &[u8]) {
+    let world = HttpWorld::get();
+    let request = world.request(data);
+    let raw = world.exchange(&request, std::time::Duration::from_secs(3));
+    let answers = http_answers(&raw);
+    for answer in &answers {
+        assert!(
+            answer.status < 500 || (answer.status == 503 && answer.header("retry-after").is_some()),
+            "HTTP {} for {:?}",
+            answer.status,
+            String::from_utf8_lossy(&request)
+        );
+        if answer.status == 401 {
+            assert!(
+                answer
+                    .header("www-authenticate")
+                    .is_some_and(|v| v.starts_with("Bearer"))
+            );
+        }
+        if answer
+            .header("content-type")
+            .is_some_and(|t| t.starts_with("application/json"))
+            && answer.header("content-length").is_some()
+            && !answer.body.is_empty()
+        {
+            assert!(
+                serde_json::from_slice::<Value>(&answer.body).is_ok(),
+                "a JSON answer that is not JSON: {:?}",
+                String::from_utf8_lossy(&answer.body)
+            );
+        }
+    }
+    let (Some((method, path, headers)), Some(first)) = (strict_request(&request), answers.first())
+    else {
+        return;
+    };
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let bearer_of = |token: &str| {
+        header("authorization").is_some_and(|v| {
+            v.len() > 7 && v[..7].eq_ignore_ascii_case("bearer ") && &v[7..] == token
+        })
+    };
+    let ok = (200..300).contains(&first.status);
+    let loopback_host = |host: &str| {
+        let name = host.rsplit_once(':').map_or(host, |(h, port)| {
+            if port.bytes().all(|b| b.is_ascii_digit()) {
+                h
+            } else {
+                host
+            }
+        });
+        matches!(name, "127.0.0.1" | "localhost" | "[::1]")
+    };
+    let endpoint_token = match path.as_str() {
+        "/mcp" => Some(HTTP_TOKENS[0].1),
+        "/agents/writer/mcp" => Some(HTTP_TOKENS[1].1),
+        _ => None,
+    };
+    match (method.as_str(), path.as_str(), endpoint_token) {
+        // hyper may refuse a header the strict reading lets through (400).
+        ("GET", "/healthz", _) => {
+            assert!(first.status == 200 || (400..500).contains(&first.status))
+        }
+        ("GET", "/readyz", _) => {}
+        ("GET", "/metrics", _) => {
+            assert!(
+                !ok || bearer_of(HTTP_TOKENS[2].1),
+                "/metrics without its token"
+            )
+        }
+        (_, _, Some(token)) => {
+            if ok {
+                assert!(
+                    bearer_of(token),
+                    "{path} answered {} without its token",
+                    first.status
+                );
+                assert!(
+                    header("host").is_none_or(loopback_host),
+                    "{path} answered {} to Host {:?}",
+                    first.status,
+                    header("host")
+                );
+                assert!(
+                    header("origin").is_none_or(|o| o == HTTP_ALLOWED_ORIGIN
+                        || o.strip_prefix("http://").is_some_and(loopback_host)),
+                    "{path} answered {} to Origin {:?}",
+                    first.status,
+                    header("origin")
+                );
+            }
+        }
+        _ => assert!(!ok, "{method} {path} answered {}", first.status),
+    }
 }

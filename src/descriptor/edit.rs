@@ -6,9 +6,10 @@
 //! written as, and finds the scalars an update may change: each Git source's `revision` and each
 //! approved entry's `version` and `hash`. [`Site::replace`] writes a new value in the style of
 //! the old one (plain stays plain when the new value reads back as the same string, otherwise it
-//! is double-quoted; quoted stays quoted the same way), and [`apply`] splices the edits into the
+//! is double-quoted; quoted stays quoted the same way, except that a value holding a control
+//! character is double-quoted, with escapes), and [`apply`] splices the edits into the
 //! text, touching no other byte. A scalar that cannot be rewritten in place (a block scalar, an
-//! alias, one with an anchor or a tag) is refused with its line, never worked around.
+//! alias, one with an anchor or a tag, an empty value) is refused with its line, never worked around.
 
 use std::ops::Range;
 
@@ -89,7 +90,12 @@ impl Site {
                 _ => None,
             };
         };
-        let style = if node.anchored {
+        let style = if node.bytes.is_empty() {
+            // Nothing is written where the value would go (`version:` with no value): there
+            // are no bytes to replace, and inserting where the reader places the empty value
+            // can land inside the key.
+            Err("it is empty (nothing is written after the key)")
+        } else if node.anchored {
             Err("it carries an anchor (`&name`) that other values may share")
         } else if node.tag.is_some() {
             Err("it carries a tag")
@@ -108,7 +114,8 @@ impl Site {
 
     /// The edit that makes this scalar hold `value`, written as the old value was: plain stays
     /// plain when `value` reads back as that same string in any context (block or flow),
-    /// otherwise it becomes double-quoted; single- and double-quoted stay so.
+    /// otherwise it becomes double-quoted; single- and double-quoted stay so, except that a value
+    /// holding a control character (which single quotes cannot escape) is double-quoted.
     pub fn replace(&self, value: &str) -> Result<Edit, EditError> {
         let style = self.style.map_err(|why| EditError {
             line: self.line,
@@ -119,7 +126,12 @@ impl Site {
         })?;
         let text = match style {
             Style::Plain if plain_safe(value) => value.to_owned(),
-            Style::SingleQuoted => format!("'{}'", value.replace('\'', "''")),
+            // A single-quoted scalar cannot escape: a line break in it folds (or, in a flow
+            // collection, breaks the indentation), and a raw control character is refused by the
+            // descriptor's reader; such a value is double-quoted, with escapes, instead.
+            Style::SingleQuoted if !value.chars().any(char::is_control) => {
+                format!("'{}'", value.replace('\'', "''"))
+            }
             _ => double_quoted(value),
         };
         Ok(Edit {
@@ -422,5 +434,82 @@ mod tests {
     #[test]
     fn double_quoting_escapes_quotes_backslashes_and_controls() {
         assert_eq!(double_quoted("a\"b\\c\u{7}"), "\"a\\\"b\\\\c\\u0007\"");
+    }
+
+    /// Found by the `descriptor_edit` fuzz target: a single-quoted scalar rewritten with a value
+    /// holding a line break gave text that is not YAML, and one holding a control character
+    /// text the descriptor's reader refuses. Every value reads back as itself, in both readers.
+    #[test]
+    fn values_a_quoted_scalar_cannot_hold_raw_are_escaped() {
+        let text = "skills:\n  - git: { source: s, revision: 'cc', directory: d, approved: [ { name: a, version: \"1\", hash: 'h' } ] }\n";
+        for value in [
+            "line\nbreak",
+            "cr\rlf",
+            "bell\u{7}",
+            "tab\there",
+            "nel\u{85}",
+            "ls\u{2028}ps\u{2029}",
+            "bom\u{feff}",
+            "it's \"q\" \\ é",
+        ] {
+            let sites = locate(text).expect("sites");
+            let pin = &sites[0].approved[0];
+            let edits = vec![
+                sites[0]
+                    .revision
+                    .as_ref()
+                    .expect("revision")
+                    .replace(value)
+                    .expect("edit"),
+                pin.version
+                    .as_ref()
+                    .expect("version")
+                    .replace(value)
+                    .expect("edit"),
+                pin.hash
+                    .as_ref()
+                    .expect("hash")
+                    .replace(value)
+                    .expect("edit"),
+            ];
+            let out = apply(text, edits).expect("applied");
+            let again = locate(&out).expect("still YAML");
+            assert_eq!(
+                again[0].revision.as_ref().expect("revision").value,
+                value,
+                "{out}"
+            );
+            assert_eq!(
+                again[0].approved[0].hash.as_ref().expect("hash").value,
+                value
+            );
+            let descriptor =
+                crate::descriptor::parse(&out).unwrap_or_else(|e| panic!("{value:?}: {e}\n{out}"));
+            let crate::descriptor::SkillSource::Git(git) = &descriptor.skills[0] else {
+                panic!("a Git source");
+            };
+            assert_eq!(git.revision, value, "{out}");
+            assert_eq!(git.approved[0].version, value, "{out}");
+            assert_eq!(git.approved[0].hash, value, "{out}");
+        }
+    }
+
+    /// Found by the `descriptor_edit` fuzz target: an empty value (`version: ,` in a flow
+    /// mapping) was rewritten by inserting the new value into its key (`version"1.1": ,`).
+    #[test]
+    fn an_empty_value_is_refused_not_inserted_into_its_key() {
+        for text in [
+            "skills:\n  - git: { source: s, revision: r, directory: d, approved: [ { name: a, version: , hash: h } ] }\n",
+            "skills:\n  - git:\n      source: s\n      revision:\n      directory: d\n      approved: []\n",
+        ] {
+            let sites = locate(text).expect("sites");
+            let site = match sites[0].approved.first() {
+                Some(pin) => pin.version.as_ref(),
+                None => sites[0].revision.as_ref(),
+            }
+            .expect("the empty scalar is a site");
+            let err = site.replace("1.1").expect_err("an empty value is refused");
+            assert!(err.message.contains("empty"), "{err}");
+        }
     }
 }

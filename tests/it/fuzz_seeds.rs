@@ -183,6 +183,12 @@ fn every_fuzz_target_has_seeds_replayed_here() {
         "tools",
         "mcp_framing",
         "oci_layer",
+        "signers",
+        "signature",
+        "descriptor_edit",
+        "tokens",
+        "oci_pull",
+        "http_request",
     ];
     let mut sorted = targets.clone();
     sorted.sort();
@@ -263,5 +269,176 @@ fn mcp_framing_seeds_reach_every_verdict() {
         Verdict::Skip => "skip".to_owned(),
         Verdict::Ignore(_) => "ignore".to_owned(),
         Verdict::Reply(reply) => reply["error"]["code"].to_string(),
+    });
+}
+
+#[test]
+fn signers_seeds_hold_the_invariants() {
+    replay("signers", fuzz_entry::signers);
+}
+
+/// The seeds (keys by `ssh-keygen`) reach acceptance and refusals on the line at fault.
+#[test]
+fn signers_seeds_reach_each_verdict() {
+    use skillfold::descriptor::signers::AllowedSigners;
+    assert_outcomes(
+        "signers",
+        &[
+            ("git-allowed", "ok 2"),
+            ("options", "ok 2"),
+            ("cert-authority", "ok 1"),
+            ("crlf-comments", "ok 1"),
+            ("times", "ok 1"),
+            ("bad-key", "line 1"),
+            ("unknown-option", "line 1"),
+            ("bad-time", "line 1"),
+            ("open-quote", "line 1"),
+            ("second-line-bad", "line 2"),
+            ("only-comment", "no line"),
+        ],
+        |bytes| {
+            let text = String::from_utf8_lossy(bytes);
+            match AllowedSigners::parse(&text, Path::new("allowed_signers")) {
+                Ok(signers) => format!("ok {}", signers.signers.len()),
+                Err(e) => e.line.map_or("no line".to_owned(), |l| format!("line {l}")),
+            }
+        },
+    );
+}
+
+#[test]
+fn signature_seeds_hold_the_invariants() {
+    replay("signature", fuzz_entry::signature);
+}
+
+/// The seeds (commits signed by `git commit -S` with `ssh-keygen` and `gpg` keys, and hostile
+/// edits of them) reach each verdict of the signature check.
+#[test]
+fn signature_seeds_reach_each_verdict() {
+    use skillfold::prepare::signature::{commit_object_id, verify_commit_object};
+    let verdict = |bytes: &[u8], hex_len: usize| {
+        let id = commit_object_id(bytes, hex_len);
+        match verify_commit_object(&id, bytes, fuzz_entry::fuzz_trust_policy()) {
+            Ok(signer) => format!("{} {}", signer.format, signer.fingerprint),
+            Err(e) => e.code().as_str().to_owned(),
+        }
+    };
+    let ed25519 = "ssh SHA256:7Y91yN+/LnR7jkD2ZPI9cZTzzxN4qv4rEY5OqjPOtcM";
+    let subkey = "openpgp 2D55F0BC2F7BDBB43817AF964E5FC72ECE4CB794";
+    let want40 = [
+        ("commit-ssh-sha1", ed25519),
+        (
+            "commit-ssh-ecdsa",
+            "ssh SHA256:m5cYud5TuUeQzEzHWDi37PBuXuTjtwPcLmnFja4i1tE",
+        ),
+        ("commit-pgp-sha1", subkey),
+        (
+            "commit-pgp-primary",
+            "openpgp B66F32B5E6DBB384104326C0FCB5A5B8715F7BD2",
+        ),
+        ("commit-unsigned", "signature_missing"),
+        ("tampered-message", "signature_invalid"),
+        ("tampered-committer", "signature_invalid"),
+        ("x509", "signature_unsupported"),
+        ("unknown-format", "signature_unsupported"),
+        ("no-committer", "signature_invalid"),
+        ("gpgsig-in-message", "signature_missing"),
+    ];
+    assert_outcomes("signature", &want40, |bytes| verdict(bytes, 40));
+    let want64 = [
+        ("commit-ssh-sha256", ed25519),
+        ("commit-pgp-sha256", subkey),
+        ("commit-ssh-sha1", "signature_missing"),
+    ];
+    assert_outcomes("signature", &want64, |bytes| verdict(bytes, 64));
+}
+
+#[test]
+fn descriptor_edit_seeds_hold_the_invariants() {
+    replay("descriptor_edit", fuzz_entry::descriptor_edit);
+}
+
+#[cfg(feature = "http")]
+#[test]
+fn tokens_seeds_hold_the_invariants() {
+    replay("tokens", fuzz_entry::tokens);
+}
+
+/// The seeds reach acceptance and the refusals of the tokens file.
+#[cfg(feature = "http")]
+#[test]
+fn tokens_seeds_reach_each_verdict() {
+    use skillfold::mcp::http::tokens::Tokens;
+    let agents = ["alpha".to_owned(), "beta".to_owned()].into();
+    let want = [
+        ("valid", "ok"),
+        ("empty-array", "ok"),
+        ("missing-agent", "invalid_tokens"),
+        ("unknown-agent", "invalid_tokens"),
+        ("upper-hex", "invalid_tokens"),
+        ("token-not-hash", "invalid_tokens"),
+        ("duplicate-hash", "invalid_tokens"),
+        ("extra-field", "invalid_tokens"),
+        ("not-array", "invalid_tokens"),
+        ("agent-number", "invalid_tokens"),
+    ];
+    assert_outcomes("tokens", &want, |bytes| {
+        let text = bytes.split(|&b| b == 0xFF).next().unwrap_or_default();
+        match Tokens::parse(&String::from_utf8_lossy(text), "t", &agents) {
+            Ok(_) => "ok".to_owned(),
+            Err(e) => e.code().as_str().to_owned(),
+        }
+    });
+}
+
+#[cfg(feature = "oci")]
+#[test]
+fn oci_pull_seeds_hold_the_invariants() {
+    replay("oci_pull", fuzz_entry::oci_pull);
+}
+
+/// The manifest placeholders stand for their blobs' digests and sizes, and nothing else.
+#[test]
+fn oci_pull_placeholders_name_the_blobs() {
+    let (manifest, blobs) =
+        fuzz_entry::oci_manifest_and_blobs(b"[\"@D1\",@S0,\"@X0\",@D]\xffab\xffc");
+    assert_eq!(blobs, [b"ab".to_vec(), b"c".to_vec()]);
+    // printf c | sha256sum
+    let want = "[\"sha256:2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6\",2,\"@X0\",@D]";
+    assert_eq!(String::from_utf8(manifest).expect("text"), want);
+}
+
+#[cfg(feature = "http")]
+#[test]
+fn http_request_seeds_hold_the_invariants() {
+    replay("http_request", fuzz_entry::http_request);
+}
+
+/// The seeds reach the answers of each route: probes, tokens, origins, hosts and bodies.
+#[cfg(feature = "http")]
+#[test]
+fn http_request_seeds_reach_each_answer() {
+    let world = fuzz_entry::HttpWorld::get();
+    let want = [
+        ("healthz", "200"),
+        ("readyz", "200"),
+        ("metrics", "200"),
+        ("metrics-no-token", "401"),
+        ("initialize", "200"),
+        ("initialize-writer", "200"),
+        ("initialize-wrong-token", "403"),
+        ("initialize-no-token", "401"),
+        ("initialize-lowercase-bearer", "200"),
+        ("initialize-foreign-origin", "403"),
+        ("initialize-allowed-origin", "200"),
+        ("initialize-foreign-host", "403"),
+        ("unknown-path", "404"),
+    ];
+    assert_outcomes("http_request", &want, |bytes| {
+        let raw = world.exchange(&world.request(bytes), std::time::Duration::from_secs(60));
+        // The first answer: later ones may still be on their way.
+        fuzz_entry::http_answers(&raw)
+            .first()
+            .map_or("no answer".to_owned(), |a| a.status.to_string())
     });
 }

@@ -1,0 +1,4 @@
+//! Fuzz target `signers`: see `skillfold::fuzz_entry::signers` for the input and the invariants.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| skillfold::fuzz_entry::signers(data));
