@@ -203,10 +203,18 @@ fn verify_openpgp(
         reason,
     };
     let (signatures, _) = pgp::composed::DetachedSignature::from_armor_many(text.as_bytes())
-        .map_err(|e| invalid(format!("the OpenPGP signature cannot be read: {e}")))?;
-    let signatures = signatures
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| invalid(format!("the OpenPGP signature cannot be read: {e}")))?;
+        .map_err(|e| {
+            invalid(format!(
+                "the OpenPGP signature cannot be read: {}",
+                pgp_reason(&e)
+            ))
+        })?;
+    let signatures = signatures.collect::<Result<Vec<_>, _>>().map_err(|e| {
+        invalid(format!(
+            "the OpenPGP signature cannot be read: {}",
+            pgp_reason(&e)
+        ))
+    })?;
     // gpg reports each signature of the block, and Git refuses more than one status.
     let [sig] = <[_; 1]>::try_from(signatures).map_err(|signatures| {
         invalid(format!(
@@ -377,7 +385,12 @@ fn subkey_may_sign(
         return Err("the signing subkey has no back-signature (0x19) in its binding".into());
     };
     back.verify_primary_key_binding(&subkey.key, &key.primary_key)
-        .map_err(|e| format!("the signing subkey's back-signature does not verify: {e}"))
+        .map_err(|e| {
+            format!(
+                "the signing subkey's back-signature does not verify: {}",
+                pgp_reason(&e)
+            )
+        })
 }
 
 /// Whether signature `sig` carries a key-flags subpacket in its hashed area.
@@ -664,8 +677,27 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What an OpenPGP library error says, for a refusal's message: its first line only (the
+/// library's errors may carry a captured backtrace after it), at most 200 characters.
+fn pgp_reason(error: &dyn std::fmt::Display) -> String {
+    let text = error.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    match first.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &first[..at]),
+        None => first.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_library_error_is_quoted_by_its_first_line_and_bounded() {
+        let long = format!("{}\n   0: backtrace frame", "x".repeat(300));
+        let reason = super::pgp_reason(&long);
+        assert_eq!(reason, format!("{}…", "x".repeat(200)));
+        assert_eq!(super::pgp_reason(&"short\nframes"), "short");
+    }
+
     use super::*;
 
     const SIGNED: &[u8] = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@e> 1700000000 +0000\ncommitter C <c@e> 1700000123 +0100\ngpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lH\n -----END SSH SIGNATURE-----\n\nmessage\n\nbody\n";
