@@ -25,7 +25,9 @@
 //! key not allowed (or a format the policy lists no keys for) → `signer_not_allowed`; X.509
 //! signatures → `signature_unsupported` — never accepted silently.
 
-use crate::descriptor::signers::{AllowedSigners, NotAllowed, OpenPgpKeys, Signer, TrustPolicy};
+#[cfg(feature = "signatures")]
+use crate::descriptor::signers::{AllowedSigners, NotAllowed, OpenPgpKeys};
+use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::escape;
 use crate::prepare::code::PrepareCode;
 
@@ -88,6 +90,7 @@ impl SignatureError {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// Verifies the signature `signature` (the `gpgsig` header's value, `None` when the commit has
 /// none) of commit `commit` over `payload`, committed at Unix time `committed_at`, against
 /// `policy`.
@@ -138,6 +141,7 @@ pub fn verify(
     }
 }
 
+#[cfg(feature = "signatures")]
 fn verify_ssh(
     commit: String,
     text: &str,
@@ -188,6 +192,7 @@ fn verify_ssh(
     }
 }
 
+#[cfg(feature = "signatures")]
 fn verify_openpgp(
     commit: String,
     text: &str,
@@ -317,6 +322,7 @@ fn verify_openpgp(
     })
 }
 
+#[cfg(feature = "signatures")]
 /// Whether the primary key of `key` may make data signatures, as gpg decides it (`ERRSIG … 125`,
 /// wrong key usage, otherwise): its current self-signatures (the newest of each user ID, and the
 /// newest direct-key signature) carry key flags, and every one that does has the signing flag. A
@@ -352,6 +358,7 @@ fn primary_may_sign(key: &pgp::composed::SignedPublicKey) -> Result<(), String> 
     Ok(())
 }
 
+#[cfg(feature = "signatures")]
 /// Whether `subkey` of `key` may make data signatures, as gpg decides it: its newest binding
 /// signature carries the signing flag and a primary-key binding signature (0x19, the
 /// "back-signature") made by the subkey that verifies.
@@ -380,6 +387,7 @@ fn subkey_may_sign(
         .map_err(|e| format!("the signing subkey's back-signature does not verify: {e}"))
 }
 
+#[cfg(feature = "signatures")]
 /// Whether signature `sig` carries a key-flags subpacket in its hashed area.
 fn has_key_flags(sig: &pgp::packet::Signature) -> bool {
     sig.config().is_some_and(|c| {
@@ -388,6 +396,7 @@ fn has_key_flags(sig: &pgp::packet::Signature) -> bool {
     })
 }
 
+#[cfg(feature = "signatures")]
 /// `certify, encrypt` — the flags a key carries, for messages.
 fn flag_names(flags: &pgp::packet::KeyFlags) -> String {
     let names: Vec<&str> = [
@@ -407,6 +416,7 @@ fn flag_names(flags: &pgp::packet::KeyFlags) -> String {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// Whether OpenPGP `key` (or its `subkey`) could sign at Unix time `at`, judged from the
 /// self-signatures of the keyring as `gpg` judges a key: not when the primary key or the subkey
 /// is revoked (at any time: a revocation says the key can no longer be trusted, and may be
@@ -458,6 +468,7 @@ fn openpgp_valid_at(
     )
 }
 
+#[cfg(feature = "signatures")]
 /// Whether Unix time `at` lies in the validity window of a key created at `created` whose newest
 /// of `signatures` sets its expiry (none, or zero: it does not expire).
 fn window<'s>(
@@ -486,6 +497,7 @@ fn window<'s>(
     }
 }
 
+#[cfg(feature = "signatures")]
 fn hex_upper(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
 }
@@ -632,6 +644,7 @@ pub fn commit_object_id(object: &[u8], hex_len: usize) -> String {
 
 /// Checks the signature of the raw commit object `object`, whose id must be `commit`, against
 /// `policy`.
+#[cfg(feature = "signatures")]
 pub fn verify_commit_object(
     commit: &str,
     object: &[u8],
@@ -654,6 +667,17 @@ pub fn verify_commit_object(
         parts.committed_at,
         policy,
     )
+}
+
+/// A build without the `signatures` feature holds no trust policy (its type has no value), so
+/// this is never called: the descriptor check refused the source's `verify` already.
+#[cfg(not(feature = "signatures"))]
+pub fn verify_commit_object(
+    _commit: &str,
+    _object: &[u8],
+    policy: &TrustPolicy,
+) -> Result<Signer, SignatureError> {
+    policy.unreachable()
 }
 
 fn trim_newline(line: &[u8]) -> &[u8] {

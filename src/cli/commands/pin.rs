@@ -3,7 +3,9 @@
 use std::sync::atomic::AtomicBool;
 
 use crate::descriptor::code::DescriptorCode;
-use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, SignersError, TrustPolicy};
+use crate::descriptor::signers::TrustPolicy;
+#[cfg(feature = "signatures")]
+use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys};
 use crate::format::bundle_path::BundlePath;
 use crate::format::escape;
 use crate::format::limits::Limits;
@@ -83,8 +85,7 @@ pub fn run(args: PinArgs) -> Exit {
     let interrupt = AtomicBool::new(false);
     let trust = match trust_policy(&args) {
         Ok(trust) => trust,
-        Err(e) => {
-            let code = DescriptorCode::InvalidTrustPolicy;
+        Err((code, e)) => {
             diag!("error: {e} [{code}]");
             return exit::of(code);
         }
@@ -146,21 +147,35 @@ pub fn run(args: PinArgs) -> Exit {
     }
 }
 
-/// The trust policy of `--allowed-signers` and `--openpgp-keys`, if either is given.
-fn trust_policy(args: &PinArgs) -> Result<Option<TrustPolicy>, SignersError> {
+/// The trust policy of `--allowed-signers` and `--openpgp-keys`, if either is given; a build
+/// without signature support refuses them (`signatures_not_built`).
+fn trust_policy(args: &PinArgs) -> Result<Option<TrustPolicy>, (DescriptorCode, String)> {
     if args.allowed_signers.is_none() && args.openpgp_keys.is_none() {
         return Ok(None);
     }
-    Ok(Some(TrustPolicy {
-        ssh: args
-            .allowed_signers
-            .as_deref()
-            .map(AllowedSigners::read)
-            .transpose()?,
-        openpgp: args
-            .openpgp_keys
-            .as_deref()
-            .map(OpenPgpKeys::read)
-            .transpose()?,
-    }))
+    #[cfg(feature = "signatures")]
+    {
+        let refused = |e: crate::descriptor::signers::SignersError| {
+            (DescriptorCode::InvalidTrustPolicy, e.to_string())
+        };
+        Ok(Some(TrustPolicy {
+            ssh: args
+                .allowed_signers
+                .as_deref()
+                .map(AllowedSigners::read)
+                .transpose()
+                .map_err(refused)?,
+            openpgp: args
+                .openpgp_keys
+                .as_deref()
+                .map(OpenPgpKeys::read)
+                .transpose()
+                .map_err(refused)?,
+        }))
+    }
+    #[cfg(not(feature = "signatures"))]
+    Err((
+        DescriptorCode::SignaturesNotBuilt,
+        crate::descriptor::signers::unsupported("`--allowed-signers` or `--openpgp-keys`"),
+    ))
 }
