@@ -27,6 +27,9 @@
 //! verify -I principal -n git` looks for the first line whose principal patterns match the
 //! principal, that lists the key, allows the `git` namespace and is valid at that time. So one key
 //! on two lines, first for another namespace under another principal, is refused.
+//!
+//! The key files are read only with the cargo feature `signatures` ([`SUPPORTED`]); without it
+//! [`TrustPolicy`] has no value and `verify:` is refused ([`unsupported`]).
 
 #[cfg(feature = "signatures")]
 use std::path::Path;

@@ -24,6 +24,10 @@
 //! payload, or a commit whose payload is ambiguous → `signature_invalid`; a valid signature by a
 //! key not allowed (or a format the policy lists no keys for) → `signer_not_allowed`; X.509
 //! signatures → `signature_unsupported` — never accepted silently.
+//!
+//! The verification is the cargo feature `signatures` (ssh-key, pgp). Without it only the commit
+//! parsing remains: no trust policy can exist (the descriptor check refuses `verify:` with
+//! `signatures_not_built`), so nothing here is ever asked to judge a signature.
 
 #[cfg(feature = "signatures")]
 use crate::descriptor::signers::{AllowedSigners, NotAllowed, OpenPgpKeys};
