@@ -197,7 +197,11 @@ mod tests {
     #[test]
     fn a_build_without_signatures_refuses_the_key_options() {
         let keys = std::path::Path::new("/nowhere/allowed_signers");
-        for (ssh, pgp) in [(Some(keys), None), (None, Some(keys)), (Some(keys), Some(keys))] {
+        for (ssh, pgp) in [
+            (Some(keys), None),
+            (None, Some(keys)),
+            (Some(keys), Some(keys)),
+        ] {
             let (code, message) = read_trust_policy(ssh, pgp, false).unwrap_err();
             assert_eq!(code, DescriptorCode::SignaturesNotBuilt);
             assert!(message.contains("lacks") && message.contains("`signatures`"));
