@@ -90,8 +90,8 @@ pub const SUPPORTED: bool = cfg!(feature = "signatures");
 pub fn unsupported(what: &str) -> String {
     format!(
         "{what} requires commit signature support, which this build of skillfold lacks (built \
-         without the cargo feature `signatures`): its signature cannot be checked, so it is \
-         refused; use a build with the feature (the default)"
+         without the cargo feature `signatures`): the commit's signature cannot be checked, so the \
+         source is refused; use a build with the feature (the default)"
     )
 }
 
