@@ -57,6 +57,9 @@ crate::error_codes! {
     /// A Git source's `verify` policy cannot be used: no key file, a file that cannot be read or
     /// parsed (the line is named), or a kind of key this version does not verify.
     InvalidTrustPolicy = "invalid_trust_policy",
+    /// A Git source has `verify` (or `pin` is given a key file) and this build of skillfold was
+    /// built without commit signature support (the cargo feature `signatures`).
+    SignaturesNotBuilt = "signatures_not_built",
     /// `scripts.timeout_seconds` is out of range.
     InvalidTimeout = "invalid_timeout",
     /// `update --write` must change a scalar written in a form it cannot rewrite in place (a

@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
-use super::signers::{AllowedSigners, OpenPgpKeys, SignersError, TrustPolicy};
+use super::signers::TrustPolicy;
+#[cfg(feature = "signatures")]
+use super::signers::{AllowedSigners, OpenPgpKeys, SignersError};
 use super::{
     Descriptor, GitSpec, LimitsSpec, LocalSpec, OciSpec, PinSpec, SkillSource, VerifySpec,
 };
@@ -348,8 +350,20 @@ impl Plan {
 
 /// Checks a descriptor; relative directories are resolved against `base`.
 pub fn check(descriptor: &Descriptor, base: &Path) -> Result<Plan, Vec<DescriptorProblem>> {
+    check_in_build(descriptor, base, super::signers::SUPPORTED)
+}
+
+/// [`check`] as a build that verifies commit signatures (`signatures`) or not would: without
+/// them every `verify` is refused (`signatures_not_built`), its key files unread. `check` passes
+/// what this build is; the tests of the default build pass `false` to test the refusal.
+pub(crate) fn check_in_build(
+    descriptor: &Descriptor,
+    base: &Path,
+    signatures: bool,
+) -> Result<Plan, Vec<DescriptorProblem>> {
     let mut c = Checker {
         base,
+        signatures,
         problems: Vec::new(),
         plan: Plan::default(),
     };
@@ -397,6 +411,8 @@ fn valid_agent_name(name: &str) -> bool {
 
 struct Checker<'a> {
     base: &'a Path,
+    /// Whether commit signatures can be verified ([`check_in_build`]).
+    signatures: bool,
     problems: Vec<DescriptorProblem>,
     plan: Plan,
 }
@@ -536,7 +552,8 @@ impl Checker<'_> {
         })
     }
 
-    /// The trust policy a Git source's `verify` names, its key files read and parsed now.
+    /// The trust policy a Git source's `verify` names, its key files read and parsed now; in a
+    /// build without signature support, a refusal (the source's commit could not be checked).
     fn trust(
         &mut self,
         spec: Option<&VerifySpec>,
@@ -546,6 +563,27 @@ impl Checker<'_> {
             return Some(None);
         };
         let at = format!("{location}.verify");
+        #[cfg(feature = "signatures")]
+        if self.signatures {
+            return self.read_trust(spec, at);
+        }
+        // Without the feature there is nothing to read the keys with, whatever `signatures` says.
+        let _ = (spec, self.signatures);
+        self.problem(
+            DescriptorCode::SignaturesNotBuilt,
+            at,
+            super::signers::unsupported("`verify`"),
+        );
+        None
+    }
+
+    /// The trust policy of `verify`, its key files read and parsed now.
+    #[cfg(feature = "signatures")]
+    fn read_trust(
+        &mut self,
+        spec: &VerifySpec,
+        at: String,
+    ) -> Option<Option<std::sync::Arc<TrustPolicy>>> {
         if spec.allowed_signers.is_none() && spec.openpgp_keys.is_none() {
             self.problem(
                 DescriptorCode::InvalidTrustPolicy,
@@ -568,6 +606,7 @@ impl Checker<'_> {
     }
 
     /// Reads the key file `path` (when given) with `read`; `None` when it is refused.
+    #[cfg(feature = "signatures")]
     fn key_file<T>(
         &mut self,
         path: Option<&Path>,
@@ -899,6 +938,62 @@ mod tests {
         format!(
             "  - git:\n      source: https://example.com/s.git\n      revision: {C}\n      directory: {dir}\n      approved:\n        - {{ name: {name}, version: 1.0.0, hash: {H} }}\n"
         )
+    }
+
+    #[test]
+    fn a_build_without_signatures_refuses_verify_and_reads_no_key() {
+        let verified = format!(
+            "skills:\n{}      verify: {{ allowed_signers: /nowhere/allowed_signers }}\n",
+            git("a", "/d")
+        );
+        let descriptor = parse(&verified).expect("parses");
+        let problems = check_in_build(&descriptor, Path::new("/base"), false).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        let p = &problems[0];
+        assert_eq!(
+            (p.code, p.location.as_str()),
+            (DescriptorCode::SignaturesNotBuilt, "skills[0].git.verify")
+        );
+        assert!(p.message.contains("lacks") && p.message.contains("`signatures`"));
+        // A configuration error (exit 2), and the line `check` prints names the descriptor.
+        assert_eq!(p.code.exit(), crate::format::code::ExitClass::Invalid);
+        let refused = crate::ops::check::CheckError::Problems {
+            path: "/base/skillfold.yaml".into(),
+            problems: problems.clone(),
+        };
+        let lines = refused.lines();
+        assert!(
+            lines[0].starts_with("/base/skillfold.yaml: skills[0].git.verify: ")
+                && lines[0].ends_with("[signatures_not_built]"),
+            "{lines:?}"
+        );
+        // A build with the feature reads the key file instead (here: there is none); one
+        // without it refuses whatever it is asked.
+        let with = check_in_build(&descriptor, Path::new("/base"), true).unwrap_err();
+        let codes: Vec<_> = with.iter().map(|p| p.code).collect();
+        let read = if cfg!(feature = "signatures") {
+            DescriptorCode::InvalidTrustPolicy
+        } else {
+            DescriptorCode::SignaturesNotBuilt
+        };
+        assert_eq!(codes, [read], "{with:?}");
+        // A source without `verify` needs no signature support.
+        let unsigned = parse(&format!("skills:\n{}", git("a", "/d"))).expect("parses");
+        assert!(check_in_build(&unsigned, Path::new("/base"), false).is_ok());
+    }
+
+    #[test]
+    fn this_build_s_check_is_the_one_its_features_say() {
+        let verified = format!(
+            "skills:\n{}      verify: {{ allowed_signers: /nowhere/allowed_signers }}\n",
+            git("a", "/d")
+        );
+        let expected = if cfg!(feature = "signatures") {
+            "invalid_trust_policy"
+        } else {
+            "signatures_not_built"
+        };
+        assert_eq!(codes(&verified), [expected]);
     }
 
     #[test]

@@ -27,8 +27,13 @@
 //! verify -I principal -n git` looks for the first line whose principal patterns match the
 //! principal, that lists the key, allows the `git` namespace and is valid at that time. So one key
 //! on two lines, first for another namespace under another principal, is refused.
+//!
+//! The key files are read only with the cargo feature `signatures` ([`SUPPORTED`]); without it
+//! [`TrustPolicy`] has no value and `verify:` is refused ([`unsupported`]).
 
-use std::path::{Path, PathBuf};
+#[cfg(feature = "signatures")]
+use std::path::Path;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -44,6 +49,7 @@ pub struct Signer {
     pub fingerprint: String,
 }
 
+#[cfg(feature = "signatures")]
 /// A source's trust policy: the keys that may sign its pinned commit.
 #[derive(Debug, Clone)]
 pub struct TrustPolicy {
@@ -53,6 +59,43 @@ pub struct TrustPolicy {
     pub openpgp: Option<OpenPgpKeys>,
 }
 
+/// A source's trust policy in a build without the `signatures` feature: a type with no value, so
+/// no code path of such a build can hold a policy, let alone judge a signature by one. The
+/// descriptor check refuses every `verify:` instead ([`unsupported`]).
+#[cfg(not(feature = "signatures"))]
+#[derive(Debug, Clone)]
+pub struct TrustPolicy {
+    never: std::convert::Infallible,
+}
+
+#[cfg(not(feature = "signatures"))]
+impl TrustPolicy {
+    /// Never returns: no policy exists in this build.
+    pub fn unreachable(&self) -> ! {
+        match self.never {}
+    }
+
+    /// Never returns: no policy exists in this build.
+    pub fn lists(&self, _fingerprint: &str) -> bool {
+        self.unreachable()
+    }
+}
+
+/// Whether this build verifies commit signatures (the cargo feature `signatures`).
+pub const SUPPORTED: bool = cfg!(feature = "signatures");
+
+/// Why `verify` (or `pin`'s key options) cannot be honoured by a build without signature support:
+/// the commit's signature could not be checked, so the source is refused rather than accepted
+/// unchecked.
+pub fn unsupported(what: &str) -> String {
+    format!(
+        "{what} requires commit signature support, which this build of skillfold lacks (built \
+         without the cargo feature `signatures`): the commit's signature cannot be checked, so the \
+         source is refused; use a build with the feature (the default)"
+    )
+}
+
+#[cfg(feature = "signatures")]
 impl TrustPolicy {
     /// Whether the key with this fingerprint is still allowed (SSH: listed for the `git`
     /// namespace; OpenPGP: in the keyring, primary key or subkey).
@@ -62,6 +105,7 @@ impl TrustPolicy {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// An armored OpenPGP keyring (`verify.openpgp_keys`): public keys whose self-signatures and
 /// subkey bindings verify.
 #[derive(Debug, Clone)]
@@ -72,6 +116,7 @@ pub struct OpenPgpKeys {
     pub keys: Vec<pgp::composed::SignedPublicKey>,
 }
 
+#[cfg(feature = "signatures")]
 impl OpenPgpKeys {
     /// Reads the armored public keys in `path` (at most [`MAX_SIGNERS_BYTES`]); a key whose
     /// bindings do not verify refuses the file.
@@ -120,9 +165,11 @@ impl OpenPgpKeys {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// The most bytes an allowed-signers file may hold.
 pub const MAX_SIGNERS_BYTES: u64 = 1024 * 1024;
 
+#[cfg(feature = "signatures")]
 /// One line of an allowed-signers file.
 #[derive(Debug, Clone)]
 pub struct AllowedSigner {
@@ -143,6 +190,7 @@ pub struct AllowedSigner {
     pub line: usize,
 }
 
+#[cfg(feature = "signatures")]
 /// A parsed allowed-signers file.
 #[derive(Debug, Clone)]
 pub struct AllowedSigners {
@@ -164,6 +212,7 @@ pub struct SignersError {
     pub message: String,
 }
 
+#[cfg(feature = "signatures")]
 impl AllowedSigners {
     /// Whether the key with this fingerprint (`SHA256:…`) is still listed for the `git`
     /// namespace (the validity window is not judged here: it needs the commit's time).
@@ -258,6 +307,7 @@ impl AllowedSigners {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// Why no line of an allowed-signers file allows a key (see [`AllowedSigners::allowing`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotAllowed {
@@ -276,6 +326,7 @@ pub enum NotAllowed {
     },
 }
 
+#[cfg(feature = "signatures")]
 /// The bytes of the key file at `path`, refused over [`MAX_SIGNERS_BYTES`] without reading more.
 pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>, SignersError> {
     let error = |message: String| SignersError {
@@ -288,6 +339,7 @@ pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>, SignersError> {
         .map_err(|_| error(format!("larger than {MAX_SIGNERS_BYTES} bytes")))
 }
 
+#[cfg(feature = "signatures")]
 impl AllowedSigner {
     /// Whether this line, taken alone, allows `key` to sign in `namespace` at Unix time `at`
     /// (which line of a file decides is [`AllowedSigners::allowing`]'s answer).
@@ -312,6 +364,7 @@ impl AllowedSigner {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// What a pattern list says of a string (OpenSSH's `match_pattern_list`: 1, 0, -1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PatternMatch {
@@ -323,10 +376,12 @@ pub enum PatternMatch {
     Negated,
 }
 
+#[cfg(feature = "signatures")]
 /// The longest pattern of a list OpenSSH considers (its buffer is 1024 bytes with the NUL; a
 /// longer one makes the whole list fail).
 const MAX_PATTERN: usize = 1022;
 
+#[cfg(feature = "signatures")]
 /// `string` against the comma-separated pattern `list`, by OpenSSH's `match_pattern_list` rules
 /// (case-sensitive): patterns are taken left to right; `!` negates the pattern after it; a
 /// negated pattern that matches decides [`PatternMatch::Negated`] at once; a pattern longer
@@ -366,6 +421,7 @@ pub fn match_pattern_list(string: &str, list: &str) -> PatternMatch {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// One pattern (`*`: any run of bytes, `?`: any one byte, anything else itself) against the
 /// whole of `string`; linear backtracking to the last `*`, the same verdicts as OpenSSH's
 /// recursive `match_pattern` without its exponential worst case.
@@ -390,6 +446,7 @@ fn match_pattern(string: &[u8], pattern: &[u8]) -> bool {
     pattern[p..].iter().all(|&b| b == b'*')
 }
 
+#[cfg(feature = "signatures")]
 /// Splits off the next token separated by spaces or tabs (`ssh-keygen`'s separators), keeping
 /// double-quoted parts whole.
 fn token(rest: &str) -> (&str, &str) {
@@ -411,9 +468,11 @@ fn token(rest: &str) -> (&str, &str) {
     (rest, "")
 }
 
+#[cfg(feature = "signatures")]
 /// What separates the fields of a line.
 const SEPARATORS: &[char] = &[' ', '\t', '\r'];
 
+#[cfg(feature = "signatures")]
 fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
     let (principals, rest) = token(line);
     if principals.is_empty() || principals.contains('"') {
@@ -490,6 +549,7 @@ fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
     Ok(signer)
 }
 
+#[cfg(feature = "signatures")]
 /// The comma-separated options, commas inside quotes kept.
 fn split_options(options: &str) -> Result<Vec<&str>, String> {
     if options.is_empty() {
@@ -518,6 +578,7 @@ fn split_options(options: &str) -> Result<Vec<&str>, String> {
     Ok(out)
 }
 
+#[cfg(feature = "signatures")]
 fn unquote(value: &str) -> Result<&str, String> {
     value
         .strip_prefix('"')
@@ -525,6 +586,7 @@ fn unquote(value: &str) -> Result<&str, String> {
         .ok_or_else(|| "option values must be double-quoted".to_owned())
 }
 
+#[cfg(feature = "signatures")]
 /// `YYYYMMDD[HHMM[SS]][Z]` as Unix seconds (UTC).
 fn parse_time(text: &str) -> Result<i64, String> {
     let bad = || {
@@ -561,6 +623,7 @@ fn parse_time(text: &str) -> Result<i64, String> {
     Ok(seconds)
 }
 
+#[cfg(feature = "signatures")]
 /// Days since 1970-01-01 of a proleptic Gregorian date.
 fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let y = if month <= 2 { year - 1 } else { year };
@@ -572,7 +635,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "signatures"))]
 mod tests {
     use super::*;
 

@@ -24,8 +24,14 @@
 //! payload, or a commit whose payload is ambiguous → `signature_invalid`; a valid signature by a
 //! key not allowed (or a format the policy lists no keys for) → `signer_not_allowed`; X.509
 //! signatures → `signature_unsupported` — never accepted silently.
+//!
+//! The verification is the cargo feature `signatures` (ssh-key, pgp). Without it only the commit
+//! parsing remains: no trust policy can exist (the descriptor check refuses `verify:` with
+//! `signatures_not_built`), so nothing here is ever asked to judge a signature.
 
-use crate::descriptor::signers::{AllowedSigners, NotAllowed, OpenPgpKeys, Signer, TrustPolicy};
+#[cfg(feature = "signatures")]
+use crate::descriptor::signers::{AllowedSigners, NotAllowed, OpenPgpKeys};
+use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::escape;
 use crate::prepare::code::PrepareCode;
 
@@ -88,6 +94,7 @@ impl SignatureError {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// Verifies the signature `signature` (the `gpgsig` header's value, `None` when the commit has
 /// none) of commit `commit` over `payload`, committed at Unix time `committed_at`, against
 /// `policy`.
@@ -138,6 +145,7 @@ pub fn verify(
     }
 }
 
+#[cfg(feature = "signatures")]
 fn verify_ssh(
     commit: String,
     text: &str,
@@ -188,6 +196,7 @@ fn verify_ssh(
     }
 }
 
+#[cfg(feature = "signatures")]
 fn verify_openpgp(
     commit: String,
     text: &str,
@@ -325,6 +334,7 @@ fn verify_openpgp(
     })
 }
 
+#[cfg(feature = "signatures")]
 /// Whether the primary key of `key` may make data signatures, as gpg decides it (`ERRSIG … 125`,
 /// wrong key usage, otherwise): its current self-signatures (the newest of each user ID, and the
 /// newest direct-key signature) carry key flags, and every one that does has the signing flag. A
@@ -360,6 +370,7 @@ fn primary_may_sign(key: &pgp::composed::SignedPublicKey) -> Result<(), String> 
     Ok(())
 }
 
+#[cfg(feature = "signatures")]
 /// Whether `subkey` of `key` may make data signatures, as gpg decides it: its newest binding
 /// signature carries the signing flag and a primary-key binding signature (0x19, the
 /// "back-signature") made by the subkey that verifies.
@@ -393,6 +404,7 @@ fn subkey_may_sign(
         })
 }
 
+#[cfg(feature = "signatures")]
 /// Whether signature `sig` carries a key-flags subpacket in its hashed area.
 fn has_key_flags(sig: &pgp::packet::Signature) -> bool {
     sig.config().is_some_and(|c| {
@@ -401,6 +413,7 @@ fn has_key_flags(sig: &pgp::packet::Signature) -> bool {
     })
 }
 
+#[cfg(feature = "signatures")]
 /// `certify, encrypt` — the flags a key carries, for messages.
 fn flag_names(flags: &pgp::packet::KeyFlags) -> String {
     let names: Vec<&str> = [
@@ -420,6 +433,7 @@ fn flag_names(flags: &pgp::packet::KeyFlags) -> String {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// Whether OpenPGP `key` (or its `subkey`) could sign at Unix time `at`, judged from the
 /// self-signatures of the keyring as `gpg` judges a key: not when the primary key or the subkey
 /// is revoked (at any time: a revocation says the key can no longer be trusted, and may be
@@ -471,6 +485,7 @@ fn openpgp_valid_at(
     )
 }
 
+#[cfg(feature = "signatures")]
 /// Whether Unix time `at` lies in the validity window of a key created at `created` whose newest
 /// of `signatures` sets its expiry (none, or zero: it does not expire).
 fn window<'s>(
@@ -499,6 +514,7 @@ fn window<'s>(
     }
 }
 
+#[cfg(feature = "signatures")]
 fn hex_upper(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
 }
@@ -645,6 +661,7 @@ pub fn commit_object_id(object: &[u8], hex_len: usize) -> String {
 
 /// Checks the signature of the raw commit object `object`, whose id must be `commit`, against
 /// `policy`.
+#[cfg(feature = "signatures")]
 pub fn verify_commit_object(
     commit: &str,
     object: &[u8],
@@ -667,6 +684,17 @@ pub fn verify_commit_object(
         parts.committed_at,
         policy,
     )
+}
+
+/// A build without the `signatures` feature holds no trust policy (its type has no value), so
+/// this is never called: the descriptor check refused the source's `verify` already.
+#[cfg(not(feature = "signatures"))]
+pub fn verify_commit_object(
+    _commit: &str,
+    _object: &[u8],
+    policy: &TrustPolicy,
+) -> Result<Signer, SignatureError> {
+    policy.unreachable()
 }
 
 fn trim_newline(line: &[u8]) -> &[u8] {

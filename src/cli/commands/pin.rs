@@ -3,7 +3,9 @@
 use std::sync::atomic::AtomicBool;
 
 use crate::descriptor::code::DescriptorCode;
-use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, SignersError, TrustPolicy};
+use crate::descriptor::signers::TrustPolicy;
+#[cfg(feature = "signatures")]
+use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys};
 use crate::format::bundle_path::BundlePath;
 use crate::format::escape;
 use crate::format::limits::Limits;
@@ -83,8 +85,7 @@ pub fn run(args: PinArgs) -> Exit {
     let interrupt = AtomicBool::new(false);
     let trust = match trust_policy(&args) {
         Ok(trust) => trust,
-        Err(e) => {
-            let code = DescriptorCode::InvalidTrustPolicy;
+        Err((code, e)) => {
             diag!("error: {e} [{code}]");
             return exit::of(code);
         }
@@ -146,21 +147,73 @@ pub fn run(args: PinArgs) -> Exit {
     }
 }
 
-/// The trust policy of `--allowed-signers` and `--openpgp-keys`, if either is given.
-fn trust_policy(args: &PinArgs) -> Result<Option<TrustPolicy>, SignersError> {
-    if args.allowed_signers.is_none() && args.openpgp_keys.is_none() {
+/// The trust policy of `--allowed-signers` and `--openpgp-keys`, if either is given; a build
+/// without signature support refuses them (`signatures_not_built`).
+fn trust_policy(args: &PinArgs) -> Result<Option<TrustPolicy>, (DescriptorCode, String)> {
+    read_trust_policy(
+        args.allowed_signers.as_deref(),
+        args.openpgp_keys.as_deref(),
+        crate::descriptor::signers::SUPPORTED,
+    )
+}
+
+/// [`trust_policy`] as a build with commit signatures (`signatures`) or without them would read it.
+fn read_trust_policy(
+    allowed_signers: Option<&std::path::Path>,
+    openpgp_keys: Option<&std::path::Path>,
+    signatures: bool,
+) -> Result<Option<TrustPolicy>, (DescriptorCode, String)> {
+    if allowed_signers.is_none() && openpgp_keys.is_none() {
         return Ok(None);
     }
-    Ok(Some(TrustPolicy {
-        ssh: args
-            .allowed_signers
-            .as_deref()
-            .map(AllowedSigners::read)
-            .transpose()?,
-        openpgp: args
-            .openpgp_keys
-            .as_deref()
-            .map(OpenPgpKeys::read)
-            .transpose()?,
-    }))
+    #[cfg(feature = "signatures")]
+    if signatures {
+        let refused = |e: crate::descriptor::signers::SignersError| {
+            (DescriptorCode::InvalidTrustPolicy, e.to_string())
+        };
+        return Ok(Some(TrustPolicy {
+            ssh: allowed_signers
+                .map(AllowedSigners::read)
+                .transpose()
+                .map_err(refused)?,
+            openpgp: openpgp_keys
+                .map(OpenPgpKeys::read)
+                .transpose()
+                .map_err(refused)?,
+        }));
+    }
+    // Without the feature there is nothing to read the keys with, whatever `signatures` says.
+    let _ = signatures;
+    Err((
+        DescriptorCode::SignaturesNotBuilt,
+        crate::descriptor::signers::unsupported("`--allowed-signers` or `--openpgp-keys`"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_without_signatures_refuses_the_key_options() {
+        let keys = std::path::Path::new("/nowhere/allowed_signers");
+        for (ssh, pgp) in [
+            (Some(keys), None),
+            (None, Some(keys)),
+            (Some(keys), Some(keys)),
+        ] {
+            let (code, message) = read_trust_policy(ssh, pgp, false).unwrap_err();
+            assert_eq!(code, DescriptorCode::SignaturesNotBuilt);
+            assert!(message.contains("lacks") && message.contains("`signatures`"));
+            // A build with the feature reads the (missing) file instead.
+            let (code, _) = read_trust_policy(ssh, pgp, true).unwrap_err();
+            let read = if cfg!(feature = "signatures") {
+                DescriptorCode::InvalidTrustPolicy
+            } else {
+                DescriptorCode::SignaturesNotBuilt
+            };
+            assert_eq!(code, read);
+        }
+        assert!(read_trust_policy(None, None, false).unwrap().is_none());
+    }
 }
