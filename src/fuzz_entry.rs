@@ -757,9 +757,11 @@ pub fn oci_layer(data: &[u8]) {
     assert_eq!(first.is_ok(), second.is_ok());
 }
 
+#[cfg(feature = "signatures")]
 /// The path the fuzzed allowed-signers text is said to come from.
 const SIGNERS_PATH: &str = "fuzz/allowed_signers";
 
+#[cfg(feature = "signatures")]
 /// An allowed-signers file's text (lossy UTF-8), parsed as `check` parses `verify.allowed_signers`.
 ///
 /// Invariants: a refusal names the file and either the first line that does not parse (a line
@@ -833,6 +835,7 @@ pub fn signers(data: &[u8]) {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// One accepted allowed-signers entry: its fields are sane, written back canonically it parses
 /// to the same entry, and `allows` follows the fields.
 fn check_signer(signer: &crate::descriptor::signers::AllowedSigner, raw: &str) {
@@ -926,6 +929,7 @@ fn check_signer(signer: &crate::descriptor::signers::AllowedSigner, raw: &str) {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// Unix seconds as `YYYYMMDDHHMMSSZ` (proleptic Gregorian, UTC), written out independently of
 /// the signers parser's day count.
 fn civil_time(seconds: i64) -> String {
@@ -1150,6 +1154,7 @@ fn reference_tokens(
     Some(out)
 }
 
+#[cfg(feature = "signatures")]
 /// The allowed-signers file of [`signature`]: the SSH keys the seed commits were signed with
 /// (`ssh-keygen -t ed25519` and `-t ecdsa`, by `git commit -S` with `gpg.format = ssh`), one line
 /// for `git` only, one for any namespace, and a line whose window closed long ago.
@@ -1159,6 +1164,7 @@ expired@example.com valid-before=\"20200101\" ecdsa-sha2-nistp256 AAAAE2VjZHNhLX
 ecdsa@example.com ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBPi04pFG+dmdONaCXKWdgx3HiX6EPMOHXOqUfP1NQGDKo+6yccKTfzwAZdwGNTOdHPxiQgvbU03UowqSSaNsQ1I=
 ";
 
+#[cfg(feature = "signatures")]
 /// The OpenPGP keyring of [`signature`]: the key the seed commits were signed with (`gpg
 /// --quick-gen-key … ed25519 sign,cert` plus an ed25519 signing subkey, `gpg --armor --export`).
 const FUZZ_OPENPGP_KEYS: &str = "-----BEGIN PGP PUBLIC KEY BLOCK-----
@@ -1178,6 +1184,7 @@ LG7KE/D3JyGZxQEAsKv+vnSdYkBi3VcFik1AZJUj08lGjbJm7dmusCLcWAU=
 -----END PGP PUBLIC KEY BLOCK-----
 ";
 
+#[cfg(feature = "signatures")]
 /// Who may sign, as [`signature`] reports them: `(format, principal, fingerprint)`.
 const FUZZ_SIGNERS: [(&str, &str, &str); 4] = [
     (
@@ -1202,6 +1209,7 @@ const FUZZ_SIGNERS: [(&str, &str, &str); 4] = [
     ),
 ];
 
+#[cfg(feature = "signatures")]
 /// The trust policy of [`signature`], built once.
 pub fn fuzz_trust_policy() -> &'static crate::descriptor::signers::TrustPolicy {
     use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, TrustPolicy};
@@ -1232,6 +1240,7 @@ pub fn fuzz_trust_policy() -> &'static crate::descriptor::signers::TrustPolicy {
     })
 }
 
+#[cfg(feature = "signatures")]
 /// What Git makes of a raw commit object's headers (`parse_buffer_signed_by_header` in Git's
 /// `commit.c`, written out again): the payload a signature covers (every `gpgsig*` header
 /// removed), the signature (every header of this repository's kind, continuation lines
@@ -1244,6 +1253,7 @@ struct GitSplit {
     committer: Option<Vec<u8>>,
 }
 
+#[cfg(feature = "signatures")]
 fn git_split(object: &[u8], hex_len: usize) -> GitSplit {
     let header: &[u8] = if hex_len == 64 {
         b"gpgsig-sha256"
@@ -1308,6 +1318,7 @@ fn git_split(object: &[u8], hex_len: usize) -> GitSplit {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// The seconds of a well-formed committer line (`committer NAME <EMAIL> SECONDS +HHMM`).
 fn committer_seconds(line: &[u8]) -> Option<i64> {
     let line = std::str::from_utf8(line).ok()?;
@@ -1326,6 +1337,7 @@ fn committer_seconds(line: &[u8]) -> Option<i64> {
     (zone_ok && digits_ok).then(|| seconds.parse().ok())?
 }
 
+#[cfg(feature = "signatures")]
 /// A raw commit object (without its `commit <len>\0` prefix), judged as from a SHA-1 and from a
 /// SHA-256 repository, against a fixed policy of two SSH keys and one OpenPGP key (the keys the
 /// seed commits were signed with by `git commit -S`).
