@@ -1357,9 +1357,9 @@ fn committer_seconds(line: &[u8]) -> Option<i64> {
 /// and fingerprint the policy gives it, over exactly the payload Git would check (it verifies
 /// again through `verify` with Git's split); the verdict is deterministic.
 ///
-/// Not asserted here (open item 8 of issue 28, fixed on its own branch): ambiguous headers (two
-/// `gpgsig`, `gpgsig` beside `gpgsig-sha256`, two `committer` lines) split as Git splits them or
-/// refused; the fuzzer reaches them, and the invariants above still hold for them.
+/// Ambiguous headers (two `gpgsig`, `gpgsig` beside `gpgsig-sha256`, two `committer` lines) are
+/// judged against `git verify-commit` by the signature tests (tests/it/signatures.rs); the fuzzer
+/// reaches them, and the invariants above hold for them too.
 pub fn signature(data: &[u8]) {
     use crate::prepare::signature::{self, SignedCommit};
 
@@ -2371,8 +2371,9 @@ fn strict_request(raw: &[u8]) -> Option<StrictRequest> {
 /// with a loopback `Host` and an `Origin` that is absent, allowed or the server's own loopback
 /// origin; `/metrics` answers 2xx only to its token; any other path is never 2xx.
 ///
-/// Not asserted here (open items of issue 23, fixed on their own branch): JSON-RPC errors over
-/// HTTP equal to stdio's (item 3); probes refusing a foreign `Host` or `Origin` (item 5).
+/// JSON-RPC errors over HTTP equal to stdio's and probes refusing a foreign `Host` or `Origin`
+/// are the serving tests' (tests/it/serve_http_rpc.rs, tests/it/serve_http.rs); no 5xx but a 503
+/// with `Retry-After` is asserted here, which covers the judge's answers.
 #[cfg(feature = "http")]
 pub fn http_request(data: &[u8]) {
     let world = HttpWorld::get();
