@@ -995,28 +995,34 @@ fn every_session_is_counted_and_bound_whatever_its_opener_sent() {
 #[test]
 fn requests_without_a_session_are_bounded_in_flight_per_token_and_in_total() {
     let world = World::new();
-    let server = world.start(&["--max-in-flight", "3", "--max-in-flight-per-token", "2"]);
+    // The stalled requests below must hold their places for the whole test, however slowly it
+    // runs: a body timeout far beyond it.
+    let server = world.start(&[
+        "--max-in-flight",
+        "3",
+        "--max-in-flight-per-token",
+        "2",
+        "--body-timeout",
+        "600",
+    ]);
     let port = server.port;
     let opened = post(port, "/mcp", Some("default-token"), &[], INITIALIZE);
     let session = opened.header("mcp-session-id").expect("id").to_owned();
 
     // Two requests of one token whose bodies are still arriving: a third of that token waits.
+    // The probes send a body the judge refuses (400, once they hold a place): until the server
+    // has seen the stalled requests, a probe must not open a session of its own.
+    const PROBE: &str = "not json";
     let first = stall(port, "/mcp", "default-token");
     let second = stall(port, "/mcp", "default-token");
     let busy = eventually(429, || {
-        post(port, "/mcp", Some("default-token"), &[], INITIALIZE)
+        post(port, "/mcp", Some("default-token"), &[], PROBE)
     });
     assert_eq!(busy.header("retry-after"), Some("1"));
     // Another token still gets in, up to the server's bound; then everyone waits.
     let third = stall(port, "/mcp", "second-default-token");
     let full = eventually(503, || {
-        post(
-            port,
-            "/agents/writer/mcp",
-            Some("writer-token"),
-            &[],
-            INITIALIZE,
-        )
+        post(port, "/agents/writer/mcp", Some("writer-token"), &[], PROBE)
     });
     assert!(full.header("retry-after").is_some(), "{}", full.body);
     // Requests of a live session are not held back.
