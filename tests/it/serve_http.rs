@@ -869,6 +869,52 @@ fn stall(port: u16, path: &str, token: &str) -> TcpStream {
     stream
 }
 
+/// Stalled requests ([`stall`]) meant to hold places in flight.
+struct Stalled {
+    port: u16,
+    requests: Vec<(&'static str, &'static str, TcpStream)>,
+}
+
+impl Stalled {
+    fn new(port: u16) -> Stalled {
+        Stalled {
+            port,
+            requests: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, path: &'static str, token: &'static str) {
+        let stream = stall(self.port, path, token);
+        self.requests.push((path, token, stream));
+    }
+
+    /// Sends again each stalled request the server has answered (or closed): one that arrived
+    /// while an earlier request still held its place (a probe, or an answer not yet all sent)
+    /// was refused, not held.
+    fn resend_refused(&mut self) {
+        for (path, token, stream) in &mut self.requests {
+            stream.set_nonblocking(true).expect("nonblocking");
+            let answered = !matches!(
+                stream.peek(&mut [0u8; 1]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
+            );
+            stream.set_nonblocking(false).expect("blocking");
+            if answered {
+                *stream = stall(self.port, path, token);
+            }
+        }
+    }
+
+    /// Repeats `request` until it answers `status`, keeping the stalled requests in place.
+    #[track_caller]
+    fn eventually(&mut self, status: u16, mut request: impl FnMut() -> Answer) -> Answer {
+        eventually(status, || {
+            self.resend_refused();
+            request()
+        })
+    }
+}
+
 /// Repeats `request` until it answers `status` (the server may not have seen what came before
 /// it yet), for at most a minute: a guard against hanging, not a margin.
 #[track_caller]
@@ -1013,15 +1059,16 @@ fn requests_without_a_session_are_bounded_in_flight_per_token_and_in_total() {
     // The probes send a body the judge refuses (400, once they hold a place): until the server
     // has seen the stalled requests, a probe must not open a session of its own.
     const PROBE: &str = "not json";
-    let first = stall(port, "/mcp", "default-token");
-    let second = stall(port, "/mcp", "default-token");
-    let busy = eventually(429, || {
+    let mut stalled = Stalled::new(port);
+    stalled.add("/mcp", "default-token");
+    stalled.add("/mcp", "default-token");
+    let busy = stalled.eventually(429, || {
         post(port, "/mcp", Some("default-token"), &[], PROBE)
     });
     assert_eq!(busy.header("retry-after"), Some("1"));
     // Another token still gets in, up to the server's bound; then everyone waits.
-    let third = stall(port, "/mcp", "second-default-token");
-    let full = eventually(503, || {
+    stalled.add("/mcp", "second-default-token");
+    let full = stalled.eventually(503, || {
         post(port, "/agents/writer/mcp", Some("writer-token"), &[], PROBE)
     });
     assert!(full.header("retry-after").is_some(), "{}", full.body);
@@ -1041,7 +1088,7 @@ fn requests_without_a_session_are_bounded_in_flight_per_token_and_in_total() {
     let listed = post(port, "/mcp", Some("default-token"), &with_session, list);
     assert_eq!(listed.status, 200, "{}", listed.body);
     // Once the stalled clients hang up, their places are free again.
-    drop((first, second, third));
+    drop(stalled);
     eventually(200, || {
         post(port, "/mcp", Some("default-token"), &[], INITIALIZE)
     });
