@@ -40,8 +40,8 @@ use crate::format::version::VersionLabel;
 use crate::runtime::catalogue::Catalogue;
 use crate::runtime::snapshot::{self, BundleSource};
 use crate::runtime::tools::{Access, ToolError, load_skill, read_reference, run_script};
-use crate::spec::strict_yaml::{self, Value as YamlValue};
-use crate::spec::{allowed_tools, properties, skill_file, validate};
+use crate::skills_ref::strict_yaml::{self, Value as YamlValue};
+use crate::skills_ref::{allowed_tools, properties, skill_file, validate};
 
 /// Whether `name` matches `^[a-z][a-z0-9-]{0,63}$`, written out independently of
 /// [`crate::format::skill_name`] so the two can disagree.
@@ -557,7 +557,7 @@ impl ToolHarness {
         let tool_py = demo
             .iter()
             .find(|(p, _)| *p == "scripts/tool.py")
-            .map(|(_, c)| crate::format::hex::sha256_hex(c.as_bytes()))
+            .map(|(_, c)| crate::support::hex::sha256_hex(c.as_bytes()))
             .expect("the fixture helper");
         let policy = ScriptPolicy::from_specs(vec![ApprovalSpec {
             skill: "demo".to_owned(),
@@ -594,7 +594,7 @@ impl ToolHarness {
                 assert_eq!(record.bytes, content.len() as u64);
                 assert_eq!(
                     record.sha256,
-                    crate::format::hex::sha256_hex(content.as_bytes())
+                    crate::support::hex::sha256_hex(content.as_bytes())
                 );
                 let skill = output.get("name").or_else(|| output.get("skill"));
                 assert_eq!(skill.and_then(Value::as_str), Some(record.skill.as_str()));
@@ -729,8 +729,8 @@ fn check_error_response(reply: &Value, valid_id: impl Fn(&Value) -> bool) -> i64
 /// panics; a refusal carries one of the layer codes; what it accepts holds only the wanted
 /// bundle, whose file set obeys the path grammar, and the same tar reads the same way twice.
 pub fn oci_layer(data: &[u8]) {
-    use crate::prepare::oci::code::DistributionCode;
-    use crate::prepare::oci::unpack::read_tar;
+    use crate::source::oci::code::DistributionCode;
+    use crate::source::oci::unpack::read_tar;
 
     let wanted: std::collections::BTreeSet<String> = ["pdf".to_owned()].into();
     let first = read_tar(data, &wanted, crate::format::limits::CHAMVI);
@@ -1022,7 +1022,7 @@ pub fn tokens(data: &[u8]) {
     let file: Vec<Value> = listed
         .iter()
         .map(|(agent, hash, _)| {
-            serde_json::json!({"agent": agent, "sha256": crate::format::hex::encode(hash)})
+            serde_json::json!({"agent": agent, "sha256": crate::support::hex::encode(hash)})
         })
         .collect();
     let tokens = Tokens::parse(&Value::Array(file).to_string(), "fuzz-listed", &agents)
@@ -1361,7 +1361,7 @@ fn committer_seconds(line: &[u8]) -> Option<i64> {
 /// judged against `git verify-commit` by the signature tests (tests/it/signatures.rs); the fuzzer
 /// reaches them, and the invariants above hold for them too.
 pub fn signature(data: &[u8]) {
-    use crate::prepare::signature::{self, SignedCommit};
+    use crate::source::signature::{self, SignedCommit};
 
     let policy = fuzz_trust_policy();
     for hex_len in [40, 64] {
@@ -1862,7 +1862,7 @@ pub fn oci_manifest_and_blobs(data: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>) {
             Some((kind, index)) => {
                 let blob = blobs.get(index).map_or(&[][..], Vec::as_slice);
                 let text = if kind == b'D' {
-                    crate::prepare::oci::image::sha256(blob)
+                    crate::source::oci::image::sha256(blob)
                 } else {
                     blob.len().to_string()
                 };
@@ -1886,7 +1886,7 @@ fn reference_pull(
     served: &std::collections::HashMap<String, Vec<u8>>,
     wanted: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<String>, &'static str> {
-    use crate::prepare::oci::pull::{MAX_LAYER_BYTES, MAX_LAYERS, MAX_MANIFEST_BYTES};
+    use crate::source::oci::pull::{MAX_LAYER_BYTES, MAX_LAYERS, MAX_MANIFEST_BYTES};
 
     if manifest.len() as u64 > MAX_MANIFEST_BYTES {
         return Err("image_too_large");
@@ -1895,16 +1895,16 @@ fn reference_pull(
     let media_type = manifest
         .get("mediaType")
         .and_then(Value::as_str)
-        .unwrap_or(crate::prepare::oci::MEDIA_MANIFEST);
+        .unwrap_or(crate::source::oci::MEDIA_MANIFEST);
     let index = [
-        crate::prepare::oci::MEDIA_INDEX,
+        crate::source::oci::MEDIA_INDEX,
         "application/vnd.docker.distribution.manifest.list.v2+json",
     ];
     if index.contains(&media_type) || manifest.get("manifests").is_some() {
         return Err("image_index");
     }
     if ![
-        crate::prepare::oci::MEDIA_MANIFEST,
+        crate::source::oci::MEDIA_MANIFEST,
         "application/vnd.docker.distribution.manifest.v2+json",
     ]
     .contains(&media_type)
@@ -1924,7 +1924,7 @@ fn reference_pull(
         if !matches!(
             kind,
             Some(
-                crate::prepare::oci::MEDIA_LAYER_TAR_GZIP
+                crate::source::oci::MEDIA_LAYER_TAR_GZIP
                     | "application/vnd.docker.image.rootfs.diff.tar.gzip"
             )
         ) {
@@ -1951,7 +1951,7 @@ fn reference_pull(
         }
         let bundle = layer
             .get("annotations")
-            .and_then(|a| a.get(crate::prepare::oci::ANNOTATION_BUNDLE_NAME))
+            .and_then(|a| a.get(crate::source::oci::ANNOTATION_BUNDLE_NAME))
             .and_then(Value::as_str);
         if bundle.is_some_and(|b| !wanted(b)) {
             continue;
@@ -1985,14 +1985,14 @@ fn reference_pull(
 /// everything a pull uses).
 #[cfg(feature = "oci")]
 pub fn oci_pull(data: &[u8]) {
-    use crate::prepare::oci::unpack::unpack;
+    use crate::source::oci::unpack::unpack;
 
     let (manifest, blobs) = oci_manifest_and_blobs(data);
     let registry = FakeRegistry::get();
-    let digest = crate::prepare::oci::image::sha256(&manifest);
+    let digest = crate::source::oci::image::sha256(&manifest);
     let served: std::collections::HashMap<String, Vec<u8>> = blobs
         .iter()
-        .map(|b| (crate::prepare::oci::image::sha256(b), b.clone()))
+        .map(|b| (crate::source::oci::image::sha256(b), b.clone()))
         .chain([(digest.clone(), manifest.clone())])
         .collect();
     *registry.blobs.lock().unwrap_or_else(|e| e.into_inner()) = served.clone();
@@ -2006,7 +2006,7 @@ pub fn oci_pull(data: &[u8]) {
     // The layers stream into files of a folder of their own; no pull bound (the rules above do
     // not model it) and a deadline that only stops a hung run.
     let into = tempfile::tempdir().expect("a folder for the layers");
-    let got = crate::prepare::oci::pull::pull(&crate::prepare::oci::pull::PullRequest {
+    let got = crate::source::oci::pull::pull(&crate::source::oci::pull::PullRequest {
         reference: &reference,
         plain_http: true,
         wanted: &wanted,
@@ -2114,7 +2114,7 @@ impl HttpWorld {
         let config = dir.path().join("skillfold.yaml");
         fs_err::write(&config, descriptor).expect("a descriptor");
         let agents: std::collections::BTreeSet<String> = ["writer".to_owned()].into();
-        let hash = |token: &str| crate::format::hex::sha256_hex(token.as_bytes());
+        let hash = |token: &str| crate::support::hex::sha256_hex(token.as_bytes());
         let tokens = serde_json::json!([
             {"agent": null, "sha256": hash(HTTP_TOKENS[0].1)},
             {"agent": "writer", "sha256": hash(HTTP_TOKENS[1].1)},

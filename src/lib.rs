@@ -62,9 +62,24 @@
 mod cli;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
+pub mod codes;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod codes;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod corpus;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod corpus;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub mod descriptor;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod descriptor;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod distribution;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod distribution;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod format;
@@ -87,13 +102,7 @@ pub(crate) mod mcp;
 pub mod ops;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod ops;
-mod parallel;
 pub mod prelude;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod prepare;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod prepare;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod runtime;
@@ -101,10 +110,19 @@ pub mod runtime;
 pub(crate) mod runtime;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
-pub mod spec;
+pub mod skills_ref;
 #[cfg(not(feature = "internals"))]
-pub(crate) mod spec;
-mod time;
+pub(crate) mod skills_ref;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod source;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod source;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod support;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod support;
 
 /// Runs the `skillfold` command line on this process's arguments (the binary's `main`).
 #[doc(hidden)]
@@ -118,7 +136,6 @@ pub use descriptor::plan::DescriptorProblem;
 pub use descriptor::runner::policy::ApprovalSpec;
 pub use format::bundle::Bundle;
 pub use format::bundle::{InvalidBundle, LoadError as BundleError};
-pub use format::code::ErrorCode;
 pub use format::digest::BundleDigest;
 pub use format::file_set::{FileSet, FileSetBuilder};
 pub use format::pin::Pin;
@@ -135,3 +152,4 @@ pub use runtime::snapshot::{Origin, StoredFile};
 pub use runtime::tools::ToolAnnotations;
 pub use runtime::tools::export::ToolFormat;
 pub use runtime::tools::{Access, Record, Subject, ToolCode, ToolDefinition, ToolError};
+pub use support::error_code::ErrorCode;

@@ -1,8 +1,8 @@
 //! Exit statuses, the same for every command (documented in the README and
 //! `docs/error-codes.md`). A failure with a code exits as [`of`] says: the code's class, declared
-//! once in its area's registry (`crate::format::code`); commands never compare code strings.
+//! once in its area's registry (`crate::support::error_code`); commands never compare code strings.
 
-use crate::format::code::{ErrorCode, ExitClass};
+use crate::support::error_code::{ErrorCode, ExitClass};
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,9 +60,9 @@ pub fn of(code: impl Into<ErrorCode>) -> Exit {
 #[cfg(test)]
 mod tests {
     use super::{Exit, of};
-    use crate::format::codes::ReadCode;
-    use crate::prepare::code::PrepareCode;
+    use crate::format::code::ReadCode;
     use crate::runtime::tools::ToolCode;
+    use crate::source::code::PrepareCode;
 
     #[test]
     fn a_code_decides_its_exit_status() {

@@ -1,17 +1,17 @@
 //! The `skillfold` command line: parses arguments and calls one library operation per command.
-//! Every behaviour lives in the rest of the library (`crate::ops`, `crate::spec`); this module only
+//! Every behaviour lives in the rest of the library (`crate::ops`, `crate::skills_ref`); this module only
 //! dispatches and prints, data on stdout and diagnostics on stderr, through [`output`]: a write
 //! error never becomes a panic or another exit status, and no diagnostic line carries a raw
 //! control character.
 //!
 //! `validate`, `read-properties` and `to-prompt` reproduce skills-ref 0.1.1's `agentskills`
-//! byte for byte, argument errors included, so they are parsed click-style ([`click`]) before
+//! byte for byte, argument errors included, so they are parsed click-style ([`agentskills`]) before
 //! clap sees the command line. Run under the name `agentskills` (a link to this binary), the
 //! whole program is that reference CLI.
 
 #[macro_use]
 mod output;
-mod click;
+mod agentskills;
 mod commands;
 mod exit;
 
@@ -85,14 +85,14 @@ pub fn main() -> ExitCode {
                 .to_vec()
         })
         .unwrap_or_default();
-    if invoked_as == click::PROG.as_bytes() {
-        return ExitCode::from(click::group(&args[1..]));
+    if invoked_as == agentskills::PROG.as_bytes() {
+        return ExitCode::from(agentskills::group(&args[1..]));
     }
     if let Some(cmd) = args
         .get(1)
-        .and_then(|a| click::Cmd::from_name(a.as_bytes()))
+        .and_then(|a| agentskills::Cmd::from_name(a.as_bytes()))
     {
-        return ExitCode::from(click::command_args(cmd, &args[2..]));
+        return ExitCode::from(agentskills::command_args(cmd, &args[2..]));
     }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -116,9 +116,11 @@ pub fn main() -> ExitCode {
         #[cfg(feature = "mcp")]
         Command::Serve(args) => commands::serve::run(args) as u8,
         Command::Schema(args) => commands::schema::run(args) as u8,
-        Command::Validate(a) => click::command_args(click::Cmd::Validate, &a.args),
-        Command::ReadProperties(a) => click::command_args(click::Cmd::ReadProperties, &a.args),
-        Command::ToPrompt(a) => click::command_args(click::Cmd::ToPrompt, &a.args),
+        Command::Validate(a) => agentskills::command_args(agentskills::Cmd::Validate, &a.args),
+        Command::ReadProperties(a) => {
+            agentskills::command_args(agentskills::Cmd::ReadProperties, &a.args)
+        }
+        Command::ToPrompt(a) => agentskills::command_args(agentskills::Cmd::ToPrompt, &a.args),
     };
     ExitCode::from(code)
 }

@@ -10,7 +10,7 @@
 //!   away) must change neither what the command does nor how it exits.
 //!
 //! Messages escape the untrusted values they show where they are built
-//! ([`crate::format::escape`]). Every diagnostic line also passes [`guard`], the last line of
+//! ([`crate::support::escape`]). Every diagnostic line also passes [`guard`], the last line of
 //! defence for text built elsewhere (an I/O error that names a path, a dependency's message):
 //! a control or reordering character still raw in it is written with the same escaping.
 //!
@@ -20,7 +20,7 @@ use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 use std::io::Write as _;
 
-use crate::format::escape;
+use crate::support::escape;
 
 use crate::cli::exit::Exit;
 
@@ -118,7 +118,7 @@ mod tests {
             guard(hostile),
             "error: `x\\nok: forged\\u{1b}[8m`: no such directory"
         );
-        let escaped = crate::format::escape::text("a\\b\n").to_string();
+        let escaped = crate::support::escape::text("a\\b\n").to_string();
         assert_eq!(
             guard(&escaped),
             escaped,

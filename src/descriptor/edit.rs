@@ -14,8 +14,8 @@
 use std::ops::Range;
 
 use crate::descriptor::code::DescriptorCode;
-use crate::format::escape;
 use crate::format::yaml::{self, Node, NodeKind, Style};
+use crate::support::escape;
 
 /// A scalar an update may rewrite: where it is written, and what it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -50,7 +50,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::descriptor::code::DescriptorCode;
-use crate::format::escape;
+use crate::support::escape;
 
 pub use bounds::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 pub use plan::{DescriptorProblem, Plan, check};

@@ -21,11 +21,11 @@ use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::{Blocklist, RunnerConfig, ScriptPolicy};
 use crate::format::bundle_path::BundlePath;
-use crate::format::escape;
 use crate::format::limits::{self, Limits};
 use crate::format::pin::{CommitId, Pin};
 use crate::format::skill_name::SkillName;
 use crate::format::version::VersionLabel;
+use crate::support::escape;
 
 /// One problem in the descriptor, with where it is.
 ///
@@ -171,7 +171,7 @@ impl std::fmt::Display for ImageReference {
 pub fn is_sha256_digest(value: &str) -> bool {
     value
         .strip_prefix("sha256:")
-        .and_then(crate::format::hex::decode_lower_32)
+        .and_then(crate::support::hex::decode_lower_32)
         .is_some()
 }
 
@@ -956,7 +956,10 @@ mod tests {
         );
         assert!(p.message.contains("lacks") && p.message.contains("`signatures`"));
         // A configuration error (exit 2), and the line `check` prints names the descriptor.
-        assert_eq!(p.code.exit(), crate::format::code::ExitClass::Invalid);
+        assert_eq!(
+            p.code.exit(),
+            crate::support::error_code::ExitClass::Invalid
+        );
         let refused = crate::ops::check::CheckError::Problems {
             path: "/base/skillfold.yaml".into(),
             problems: problems.clone(),

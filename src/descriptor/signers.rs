@@ -202,7 +202,7 @@ pub struct AllowedSigners {
 
 /// Why an allowed-signers file cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}{}: {message}", crate::format::escape::path(.path), .line.map(|l| format!(":{l}")).unwrap_or_default())]
+#[error("{}{}: {message}", crate::support::escape::path(.path), .line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct SignersError {
     /// The file.
     pub path: PathBuf,
@@ -534,7 +534,7 @@ fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
             _ => {
                 return Err(format!(
                     "unknown or malformed option `{}`",
-                    crate::format::escape::text(option)
+                    crate::support::escape::text(option)
                 ));
             }
         }
@@ -592,7 +592,7 @@ fn parse_time(text: &str) -> Result<i64, String> {
     let bad = || {
         format!(
             "`{}` is not a time (YYYYMMDD, YYYYMMDDHHMM or YYYYMMDDHHMMSS, optionally with Z)",
-            crate::format::escape::text(text)
+            crate::support::escape::text(text)
         )
     };
     let digits = text.strip_suffix(['Z', 'z']).unwrap_or(text);
@@ -617,7 +617,7 @@ fn parse_time(text: &str) -> Result<i64, String> {
         // `ssh-keygen` refuses a time at or before the epoch (it reads 0 as "no bound").
         return Err(format!(
             "`{}` is not after the Unix epoch",
-            crate::format::escape::text(text)
+            crate::support::escape::text(text)
         ));
     }
     Ok(seconds)

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::format::codes::ReadCode;
+use crate::format::code::ReadCode;
 use crate::format::digest::BundleDigest;
 use crate::format::file_set::FileSet;
 use crate::format::frontmatter::{self, Frontmatter, Layout};

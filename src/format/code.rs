@@ -1,284 +1,45 @@
-//! Stable error codes: one enum per area, each code with the exit status it implies.
+//! The codes of the two areas `format` owns besides the bundle rules ([`ProblemCode`]):
+//! reading a bundle directory ([`ReadCode`]) and checking a bundle against its pin
+//! ([`PinCode`]). Declared with [`crate::error_codes!`]; documented in `docs/error-codes.md`.
 //!
-//! Every refusal skillfold reports carries a `snake_case` code that never changes once released;
-//! scripts, the tools' JSON errors and the docs (`docs/error-codes.md`) rely on it. Each area
-//! declares its codes once, with [`crate::error_codes!`], as an enum with:
-//!
-//! - `ALL`, every code in declaration order (for docs and tests);
-//! - `as_str()`, the stable spelling, also used by `Display` and `Serialize`;
-//! - `exit()`, the [`ExitClass`] a command ends with when this code is why it failed.
-//!
-//! The exit status is decided here and nowhere else: a command asks the code (through [`Code`])
-//! and never compares code strings. Most codes of an area share its default class; a code that
-//! differs names its class after `=>`.
+//! [`ProblemCode`]: crate::format::problem::ProblemCode
 
-/// How a command ends because of a code: the contract 0/1/2 of every command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ExitClass {
-    /// Exit 0: reported, but nothing failed (warnings).
-    Ok,
-    /// Exit 1: transient; running again may succeed (an I/O error, a held guard, a fetch).
-    Retryable,
-    /// Exit 2: invalid input — a bundle, a pin or a configuration that breaks a rule.
-    Invalid,
+crate::error_codes! {
+    /// Why a bundle directory could not be read, or was read and breaks the bundle rules.
+    pub enum ReadCode: "bundle directory", default Invalid;
+    /// The directory does not exist.
+    NotFound = "not_found",
+    /// The path is not a directory.
+    NotADirectory = "not_a_directory",
+    /// The bundle directory itself is a symbolic link (never followed).
+    RootIsSymlink = "root_is_symlink",
+    /// Reading failed (permissions, a disk error).
+    IoError = "io_error" => Retryable,
+    /// The directory was read but breaks the bundle rules; every problem is listed.
+    InvalidBundle = "invalid_bundle",
 }
 
-impl ExitClass {
-    /// The process exit status.
-    pub fn status(self) -> u8 {
-        match self {
-            ExitClass::Ok => 0,
-            ExitClass::Retryable => 1,
-            ExitClass::Invalid => 2,
-        }
-    }
-}
-
-/// What every area's code enum offers, so generic code (the binary's exit status, the docs test)
-/// can handle any of them.
-pub trait Code: Copy + std::fmt::Debug + std::fmt::Display + 'static {
-    /// The area, as the docs name it (`bundle`, `descriptor`, `preparation`, …).
-    const AREA: &'static str;
-    /// Every code of the area, in declaration order.
-    fn all() -> &'static [Self];
-    /// The stable `snake_case` spelling.
-    fn as_str(self) -> &'static str;
-    /// The exit class a failure with this code implies.
-    fn exit(self) -> ExitClass;
-    /// The code's area, spelling and class in one static place (what [`ErrorCode`] points to).
-    #[doc(hidden)]
-    fn meta(self) -> &'static CodeMeta;
-}
-
-/// What [`ErrorCode`] points to: a code's area, spelling and exit class, one static per code
-/// (made by [`error_codes!`]), so an `ErrorCode` stays one pointer wide.
-#[doc(hidden)]
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct CodeMeta {
-    /// [`Code::AREA`].
-    pub area: &'static str,
-    /// The spelling.
-    pub code: &'static str,
-    /// The exit class.
-    pub exit: ExitClass,
-}
-
-/// A code of any area, for what can fail for reasons of several areas (a bundle that does not
-/// load, a preparation, a tool call's wrapped errors). Made only from an area's enum, so it
-/// keeps that code's spelling, area and exit class; it serialises as the spelling.
-///
-/// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// let built = skillfold::Runtime::builder()
-///     .local("commit-message", "1.0.0", skills.join("commit-message"), &"0".repeat(64))
-///     .build()
-///     .unwrap();
-/// let code: skillfold::ErrorCode = built.refused[0].code;
-/// assert_eq!(code.to_string(), "digest_mismatch");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ErrorCode(&'static CodeMeta);
-
-impl ErrorCode {
-    /// The stable `snake_case` spelling.
-    pub fn as_str(self) -> &'static str {
-        self.0.code
-    }
-
-    /// The area whose enum declares it.
-    pub fn area(self) -> &'static str {
-        self.0.area
-    }
-
-    /// The exit class a failure with this code implies.
-    pub fn exit(self) -> ExitClass {
-        self.0.exit
-    }
-}
-
-impl<C: Code> From<C> for ErrorCode {
-    fn from(code: C) -> ErrorCode {
-        ErrorCode(code.meta())
-    }
-}
-
-impl std::fmt::Display for ErrorCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl serde::Serialize for ErrorCode {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl PartialEq<str> for ErrorCode {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for ErrorCode {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-/// Every code of area `C`, as [`ErrorCode`]s (for [`crate::ops::codes::registry`]).
-pub fn codes_of<C: Code>() -> impl Iterator<Item = ErrorCode> {
-    C::all().iter().copied().map(ErrorCode::from)
-}
-
-/// Declares an area's codes. See the module doc.
-///
-/// ```ignore
-/// error_codes! {
-///     /// Failures of preparation.
-///     pub enum PrepareCode: "preparation", default Invalid;
-///     /// The fetch failed.
-///     FetchFailed = "fetch_failed" => Retryable,
-///     /// A symlink in the tree.
-///     SymlinkInTree = "symlink_in_tree",
-/// }
-/// ```
-#[macro_export]
-#[doc(hidden)]
-macro_rules! error_codes {
-    (
-        $(#[$meta:meta])*
-        $vis:vis enum $name:ident : $area:literal, default $default:ident;
-        $( $(#[$doc:meta])* $variant:ident = $code:literal $(=> $exit:ident)?, )*
-    ) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        #[non_exhaustive]
-        $vis enum $name {
-            $( $(#[$doc])* $variant, )*
-        }
-
-        impl $name {
-            /// Every code, in declaration order (for documentation and tests).
-            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
-
-            /// The stable `snake_case` spelling of this code.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $( $name::$variant => $code, )*
-                }
-            }
-
-            /// The exit class a failure with this code implies.
-            pub fn exit(self) -> $crate::format::code::ExitClass {
-                match self {
-                    $( $name::$variant => $crate::error_codes!(@exit $default $($exit)?), )*
-                }
-            }
-
-            /// Area, spelling and class of every code, in declaration (discriminant) order.
-            const META: &'static [$crate::format::code::CodeMeta] = &[$(
-                $crate::format::code::CodeMeta {
-                    area: $area,
-                    code: $code,
-                    exit: $crate::error_codes!(@exit $default $($exit)?),
-                },
-            )*];
-
-            /// The code spelled `s`, if there is one.
-            pub fn parse(s: &str) -> Option<$name> {
-                $name::ALL.iter().copied().find(|c| c.as_str() == s)
-            }
-        }
-
-        impl $crate::format::code::Code for $name {
-            const AREA: &'static str = $area;
-            fn all() -> &'static [Self] {
-                $name::ALL
-            }
-            fn as_str(self) -> &'static str {
-                $name::as_str(self)
-            }
-            fn exit(self) -> $crate::format::code::ExitClass {
-                $name::exit(self)
-            }
-            fn meta(self) -> &'static $crate::format::code::CodeMeta {
-                &$name::META[self as usize]
-            }
-        }
-
-        impl ::std::fmt::Display for $name {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl ::serde::Serialize for $name {
-            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(self.as_str())
-            }
-        }
-
-        impl ::std::cmp::PartialEq<str> for $name {
-            fn eq(&self, other: &str) -> bool {
-                self.as_str() == other
-            }
-        }
-
-        impl ::std::cmp::PartialEq<&str> for $name {
-            fn eq(&self, other: &&str) -> bool {
-                self.as_str() == *other
-            }
-        }
-    };
-    (@exit $default:ident) => { $crate::format::code::ExitClass::$default };
-    (@exit $default:ident $exit:ident) => { $crate::format::code::ExitClass::$exit };
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Code, ExitClass};
-
-    crate::error_codes! {
-        /// Codes for the test.
-        enum Demo: "demo", default Invalid;
-        /// Retry.
-        Busy = "busy" => Retryable,
-        /// Refuse.
-        Broken = "broken",
-    }
-
-    #[test]
-    fn codes_carry_spelling_exit_and_area() {
-        assert_eq!(Demo::ALL, &[Demo::Busy, Demo::Broken]);
-        assert_eq!(Demo::Busy.exit(), ExitClass::Retryable);
-        assert_eq!(Demo::Broken.exit(), ExitClass::Invalid);
-        assert_eq!(Demo::Broken.to_string(), "broken");
-        assert_eq!(serde_json::to_string(&Demo::Busy).unwrap(), "\"busy\"");
-        assert_eq!(Demo::parse("broken"), Some(Demo::Broken));
-        assert_eq!(Demo::parse("nope"), None);
-        assert_eq!(<Demo as Code>::AREA, "demo");
-        assert_eq!(ExitClass::Invalid.status(), 2);
-        assert!(Demo::Busy == "busy" && Demo::Busy != "broken");
-    }
-
-    #[test]
-    fn any_area_code_keeps_spelling_area_and_exit() {
-        let code = super::ErrorCode::from(Demo::Busy);
-        assert_eq!(code.as_str(), "busy");
-        assert_eq!(code.area(), "demo");
-        assert_eq!(code.exit(), ExitClass::Retryable);
-        assert_eq!(code, "busy");
-        assert_eq!(serde_json::to_string(&code).unwrap(), "\"busy\"");
-        assert_eq!(super::codes_of::<Demo>().count(), 2);
-        assert_eq!(
-            super::ErrorCode::from(Demo::Broken).exit(),
-            ExitClass::Invalid
-        );
-        assert_eq!(
-            std::mem::size_of::<super::ErrorCode>(),
-            std::mem::size_of::<usize>()
-        );
-    }
+crate::error_codes! {
+    /// Why a bundle does not match its pin `{name, version, hash}`, or a pin's part is refused.
+    pub enum PinCode: "pin", default Invalid;
+    /// A digest is not 64 lowercase hexadecimal digits.
+    InvalidDigest = "invalid_digest",
+    /// The bundle's digest differs from the pin.
+    DigestMismatch = "digest_mismatch",
+    /// The frontmatter `name` differs from the pinned name.
+    NameMismatch = "name_mismatch",
+    /// The bundle declares a version that differs from the pinned label.
+    VersionMismatch = "version_mismatch",
+    /// A version label is blank.
+    VersionBlank = "version_blank",
+    /// A version label is longer than its bound.
+    VersionTooLong = "version_too_long",
+    /// A version label holds whitespace.
+    VersionWhitespace = "version_whitespace",
+    /// A version label holds a control character.
+    VersionControlChar = "version_control_char",
+    /// A version label uses range or wildcard syntax.
+    VersionRange = "version_range",
+    /// A rolling label (`latest`, `main`, ...).
+    VersionRolling = "version_rolling",
 }

@@ -102,7 +102,7 @@ impl Framer {
 
 impl fmt::Display for BundleDigest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::format::hex::encode(&self.0))
+        f.write_str(&crate::support::hex::encode(&self.0))
     }
 }
 
@@ -114,7 +114,7 @@ impl fmt::Debug for BundleDigest {
 
 /// Why a digest string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{}` is not a bundle digest: expected 64 lowercase hexadecimal digits", crate::format::escape::text(.value))]
+#[error("`{}` is not a bundle digest: expected 64 lowercase hexadecimal digits", crate::support::escape::text(.value))]
 pub struct DigestParseError {
     /// The refused text.
     pub value: String,
@@ -122,8 +122,8 @@ pub struct DigestParseError {
 
 impl DigestParseError {
     /// Stable error code.
-    pub fn code(&self) -> crate::format::codes::PinCode {
-        crate::format::codes::PinCode::InvalidDigest
+    pub fn code(&self) -> crate::format::code::PinCode {
+        crate::format::code::PinCode::InvalidDigest
     }
 }
 
@@ -133,7 +133,7 @@ impl FromStr for BundleDigest {
     /// Parses exactly 64 lowercase hex digits; uppercase, prefixes and whitespace are refused, so
     /// a pin has one spelling.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        crate::format::hex::decode_lower_32(s)
+        crate::support::hex::decode_lower_32(s)
             .map(BundleDigest)
             .ok_or_else(|| DigestParseError {
                 value: s.to_owned(),

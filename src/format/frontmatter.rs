@@ -22,11 +22,11 @@
 
 use std::collections::BTreeSet;
 
-use crate::format::escape;
 use crate::format::limits;
 use crate::format::problem::{Problem, ProblemCode, Problems};
 use crate::format::skill_name::SkillName;
 use crate::format::yaml::{self, Node, NodeKind};
+use crate::support::escape;
 
 /// The parts of a `SKILL.md`, as byte ranges of the file.
 #[derive(Debug, Clone, PartialEq, Eq)]

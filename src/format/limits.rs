@@ -126,16 +126,16 @@ pub const PROFILES: [(&str, Limits); 2] = [("chamvi", CHAMVI), ("extended", EXTE
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LimitsError {
     /// No profile has this name.
-    #[error("unknown limits profile `{}`: expected `chamvi`, `extended` or a mapping of {}", crate::format::escape::text(.0), KEYS.join(", "))]
+    #[error("unknown limits profile `{}`: expected `chamvi`, `extended` or a mapping of {}", crate::support::escape::text(.0), KEYS.join(", "))]
     UnknownProfile(String),
     /// The mapping holds a key that is not a bound.
-    #[error("unknown limits key `{}`: expected one of {}", crate::format::escape::text(.0), KEYS.join(", "))]
+    #[error("unknown limits key `{}`: expected one of {}", crate::support::escape::text(.0), KEYS.join(", "))]
     UnknownKey(String),
     /// The mapping names a key twice.
     #[error("limits key `{0}` is given twice")]
     DuplicateKey(&'static str),
     /// A value is not of the key's kind.
-    #[error("limits key `{key}`: `{}` is not {expected}", crate::format::escape::text(.value))]
+    #[error("limits key `{key}`: `{}` is not {expected}", crate::support::escape::text(.value))]
     BadValue {
         /// The key.
         key: &'static str,

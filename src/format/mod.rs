@@ -22,12 +22,9 @@
 pub mod bundle;
 pub mod bundle_path;
 pub mod code;
-pub mod codes;
 pub mod digest;
-pub mod escape;
 pub mod file_set;
 pub mod frontmatter;
-pub(crate) mod hex;
 pub mod limits;
 pub mod pin;
 pub mod problem;

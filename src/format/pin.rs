@@ -40,7 +40,7 @@ impl fmt::Display for Pin {
             f,
             "{}@{} ({})",
             self.name,
-            crate::format::escape::text(self.version.as_str()),
+            crate::support::escape::text(self.version.as_str()),
             self.hash
         )
     }
@@ -84,7 +84,7 @@ pub struct CommitId(String);
 
 /// Why a revision is not a full commit id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("revision `{}` is not a full commit id: {reason}", crate::format::escape::text(.value))]
+#[error("revision `{}` is not a full commit id: {reason}", crate::support::escape::text(.value))]
 pub struct CommitIdError {
     /// The refused revision, as given (escaped when displayed).
     pub value: String,

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{FileType, Stat};
 
 use crate::format::bundle_path::BundlePath;
-use crate::format::codes::ReadCode;
+use crate::format::code::ReadCode;
 use crate::format::file_set::{FileSet, FileSetBuilder};
 use crate::format::limits::{self, Limits};
 use crate::format::problem::{Problem, ProblemCode, Problems};
@@ -38,25 +38,25 @@ use crate::format::untrusted_fs::{self, OpenError};
 #[non_exhaustive]
 pub enum ReadError {
     /// The bundle directory does not exist.
-    #[error("`{}`: no such directory", crate::format::escape::path(.path))]
+    #[error("`{}`: no such directory", crate::support::escape::path(.path))]
     NotFound {
         /// The directory given.
         path: PathBuf,
     },
     /// The path given is not a directory.
-    #[error("`{}`: not a directory", crate::format::escape::path(.path))]
+    #[error("`{}`: not a directory", crate::support::escape::path(.path))]
     NotADirectory {
         /// The path given.
         path: PathBuf,
     },
     /// The path given is a symbolic link; bundles are read without following links.
-    #[error("`{}`: is a symbolic link; give the real directory (links are never followed)", crate::format::escape::path(.path))]
+    #[error("`{}`: is a symbolic link; give the real directory (links are never followed)", crate::support::escape::path(.path))]
     RootIsSymlink {
         /// The path given.
         path: PathBuf,
     },
     /// Any other I/O failure, with the path it happened on.
-    #[error("`{}`: {source}", crate::format::escape::path(.path))]
+    #[error("`{}`: {source}", crate::support::escape::path(.path))]
     Io {
         /// The path that failed.
         path: PathBuf,

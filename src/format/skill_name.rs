@@ -23,7 +23,7 @@ pub struct SkillName(String);
 
 /// Why a name was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{}` is not a valid skill name: {reason}", crate::format::escape::text(.value))]
+#[error("`{}` is not a valid skill name: {reason}", crate::support::escape::text(.value))]
 pub struct SkillNameError {
     /// The refused name, as given (escaped when displayed).
     pub value: String,

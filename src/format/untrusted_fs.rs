@@ -304,7 +304,7 @@ impl fmt::Display for InputError {
         write!(
             f,
             "`{}`: {}",
-            crate::format::escape::path(&self.path),
+            crate::support::escape::path(&self.path),
             self.reason
         )
     }

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::format::codes::PinCode;
+use crate::format::code::PinCode;
 
 /// The longest label, in characters.
 pub const MAX_VERSION_CHARS: usize = 128;
@@ -56,7 +56,7 @@ impl VersionRule {
 
 /// Why a label was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("version `{}` is refused: {reason} [{}]", crate::format::escape::text(.value), .rule.code())]
+#[error("version `{}` is refused: {reason} [{}]", crate::support::escape::text(.value), .rule.code())]
 pub struct VersionError {
     /// The refused label, as given (escaped when displayed).
     pub value: String,

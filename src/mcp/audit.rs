@@ -9,7 +9,7 @@
 //!
 //! Every string a client chose or could have chosen (the URI, the session id from its header, the
 //! file path, the tool and skill names) is bounded and escaped as human output escapes it
-//! ([`crate::format::escape::text`]): a right-to-left override, a line separator, a C1 control,
+//! ([`crate::support::escape::text`]): a right-to-left override, a line separator, a C1 control,
 //! DEL or a byte-order mark is written `\u{XXXX}` in the JSON string, so a log viewer shows what
 //! was asked and the line stays one valid JSON record.
 
@@ -19,8 +19,8 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use crate::format::hex::sha256_hex;
 use crate::mcp::observe::{Observer, ResourceRead, ToolCall};
+use crate::support::hex::sha256_hex;
 
 /// The most characters of a client-chosen value (a URI) kept in a line.
 const MAX_CLIENT_TEXT: usize = 512;
@@ -96,7 +96,7 @@ fn now() -> String {
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let seconds = crate::time::format_unix(since.as_secs());
+    let seconds = crate::support::time::format_unix(since.as_secs());
     format!(
         "{}.{:03}Z",
         seconds.trim_end_matches('Z'),
@@ -107,7 +107,7 @@ fn now() -> String {
 /// A client's text as a line holds it: its first [`MAX_CLIENT_TEXT`] characters, escaped.
 fn bounded(text: &str) -> String {
     let cut: String = text.chars().take(MAX_CLIENT_TEXT).collect();
-    crate::format::escape::text(&cut).to_string()
+    crate::support::escape::text(&cut).to_string()
 }
 
 impl Observer for AuditLog {

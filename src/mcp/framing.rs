@@ -216,14 +216,14 @@ fn judge_notification(message: &Value, method: &str) -> Verdict {
     {
         return Verdict::Ignore(format!(
             "a `{}` notification with invalid params: {e}",
-            crate::format::escape::text(method)
+            crate::support::escape::text(method)
         ));
     }
     match rmcp_reads(message) {
         Ok(()) => Verdict::Forward,
         Err(e) => Verdict::Ignore(format!(
             "a `{}` notification that is not valid JSON-RPC: {e}",
-            crate::format::escape::text(method)
+            crate::support::escape::text(method)
         )),
     }
 }
@@ -490,7 +490,7 @@ async fn read_client<R: AsyncRead + Unpin>(
             Err(e) => {
                 super::diag(format_args!(
                     "skillfold serve: cannot read stdin: {}",
-                    crate::format::escape::text(&e.to_string())
+                    crate::support::escape::text(&e.to_string())
                 ));
                 break;
             }

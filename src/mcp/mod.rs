@@ -30,7 +30,7 @@
 //!
 //! rmcp does not read stdin itself: [`framing`] reads every line first, bounds it, answers what
 //! rmcp would drop or answer wrongly, and passes the rest on. Diagnostics go to stderr through
-//! `diag`, with every value that came from input escaped ([`crate::format::escape::text`]); a closed or
+//! `diag`, with every value that came from input escaped ([`crate::support::escape::text`]); a closed or
 //! full stderr never stops the server.
 
 #[cfg(feature = "http")]
@@ -61,10 +61,10 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::Value;
 
-use crate::format::code::ErrorCode;
-use crate::format::escape;
 use crate::runtime::catalogue::Catalogue;
 use crate::runtime::tools::ToolDefinition;
+use crate::support::error_code::ErrorCode;
+use crate::support::escape;
 
 use self::code::ServeCode;
 use self::reload::ReloadError;
@@ -308,7 +308,7 @@ pub fn set_diagnostics(sink: impl Fn(&str) + Send + Sync + 'static) -> bool {
 }
 
 /// Hands one diagnostic line to the host's sink, if it set one. Values from input must be passed
-/// through [`crate::format::escape::text`] by the caller.
+/// through [`crate::support::escape::text`] by the caller.
 pub(crate) fn diag(line: std::fmt::Arguments<'_>) {
     if let Some(sink) = DIAGNOSTICS.get() {
         sink(&line.to_string());
@@ -659,7 +659,7 @@ impl ServeError {
 
     /// Whether starting again may succeed (the catalogue loaded; the session failed).
     pub fn retryable(&self) -> bool {
-        self.code().exit() == crate::format::code::ExitClass::Retryable
+        self.code().exit() == crate::support::error_code::ExitClass::Retryable
     }
 }
 

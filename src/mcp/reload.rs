@@ -27,16 +27,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::descriptor::Plan;
-use crate::format::code::ErrorCode;
 use crate::ops::check::{self, CheckError};
 use crate::ops::prepare;
 use crate::runtime::Runtime;
 use crate::runtime::catalogue::{Catalogue, CatalogueError};
 use crate::runtime::snapshot::LoadFailure;
+use crate::support::error_code::ErrorCode;
 
 use super::code::ServeCode;
 use super::{Live, Served, diag};
-use crate::format::escape;
+use crate::support::escape;
 
 /// Why a catalogue could not be loaded or reloaded.
 #[derive(Debug, thiserror::Error)]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::descriptor::{self, DescriptorProblem, Loaded, Plan};
-use crate::format::escape;
+use crate::support::escape;
 
 /// Why the descriptor cannot be used.
 #[derive(Debug, thiserror::Error)]

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::format::bundle::{Bundle, LoadError, is_binary};
 use crate::format::digest::BundleDigest;
-use crate::format::hex;
 use crate::format::limits::Limits;
+use crate::support::hex;
 
 /// The JSON report of one bundle (`skillfold hash --json`).
 #[derive(Debug, Clone, Serialize)]
@@ -72,7 +72,7 @@ impl HashReport {
 /// Reads and checks every directory under `limits`, in parallel; results are in the order of
 /// `dirs`.
 pub fn check_dirs(dirs: &[PathBuf], limits: Limits) -> Vec<Result<Bundle, LoadError>> {
-    crate::parallel::map(dirs, crate::parallel::cores(), |d| {
+    crate::support::parallel::map(dirs, crate::support::parallel::cores(), |d| {
         Bundle::read_dir_under(d, limits)
     })
 }

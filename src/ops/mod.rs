@@ -5,13 +5,10 @@
 //! The exceptions, each because the library already has exactly that operation as its API:
 //! `prompt`, `load` and `run-script` build a [`crate::Runtime`] and call its
 //! [`crate::Catalogue`] (the catalogue's prompt block and `call` are what hosts use too); `serve`
-//! runs [`crate::mcp`]; `validate`, `read-properties` and `to-prompt` call [`crate::spec`]
+//! runs [`crate::mcp`]; `validate`, `read-properties` and `to-prompt` call [`crate::skills_ref`]
 //! (`spec::validate`, `spec::properties`, `spec::prompt`).
 
-#[cfg(feature = "git")]
-pub mod candidate;
 pub mod check;
-pub mod codes;
 pub mod hash;
 #[cfg(feature = "git")]
 pub mod outdated;

@@ -14,8 +14,8 @@ use std::sync::atomic::AtomicBool;
 use serde::Serialize;
 
 use crate::descriptor::plan::{GitSource, Plan, Source};
-use crate::ops::candidate::{Candidate, SourceError, Target};
-use crate::prepare::git::commit::{PinnedCommit, TakeError};
+use crate::source::git::candidate::{Candidate, SourceError, Target};
+use crate::source::git::commit::{PinnedCommit, TakeError};
 
 /// The report of `outdated`.
 #[derive(Debug, Clone, Serialize)]

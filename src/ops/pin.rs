@@ -10,13 +10,13 @@ use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::bundle::Bundle;
 use crate::format::bundle_path::BundlePath;
-use crate::format::code::ErrorCode;
-use crate::format::escape;
 use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
 use crate::format::skill_name::SkillName;
-use crate::prepare::code::PrepareCode;
-use crate::prepare::git::commit::{CommitError, PinnedCommit, TakeError};
+use crate::source::code::PrepareCode;
+use crate::source::git::commit::{CommitError, PinnedCommit, TakeError};
+use crate::support::error_code::ErrorCode;
+use crate::support::escape;
 
 /// The placeholder the reviewer must replace; `check` refuses it (`<` is range syntax).
 pub const VERSION_PLACEHOLDER: &str = "<version>";
@@ -54,7 +54,7 @@ impl PinError {
 
     /// Whether running again later may succeed.
     pub fn is_retryable(&self) -> bool {
-        self.code().exit() == crate::format::code::ExitClass::Retryable
+        self.code().exit() == crate::support::error_code::ExitClass::Retryable
     }
 }
 

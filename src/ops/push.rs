@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::descriptor::Plan;
-use crate::format::code::{ErrorCode, ExitClass};
-use crate::prepare::oci::code::DistributionCode;
-use crate::prepare::oci::image::{ImageBundle, Platform, Provenance, image};
-use crate::prepare::oci::layout::{self, LayoutError};
+use crate::distribution::layout::{self, LayoutError};
 use crate::runtime::Runtime;
 use crate::runtime::snapshot::{LoadFailure, Snapshot};
+use crate::source::oci::code::DistributionCode;
+use crate::source::oci::image::{ImageBundle, Platform, Provenance, image};
+use crate::support::error_code::{ErrorCode, ExitClass};
 
 /// Where the image goes.
 #[derive(Debug, Clone)]
@@ -29,7 +29,7 @@ pub enum Target {
     #[cfg(feature = "oci")]
     Registry {
         /// `REGISTRY/REPOSITORY[:TAG]`.
-        destination: crate::prepare::oci::registry::Destination,
+        destination: crate::distribution::registry::Destination,
         /// HTTP instead of HTTPS (a registry on a trusted network).
         plain_http: bool,
     },
@@ -97,7 +97,7 @@ pub enum PushError {
     /// The registry push failed.
     #[cfg(feature = "oci")]
     #[error("{0}")]
-    Registry(#[from] crate::prepare::oci::registry::PushError),
+    Registry(#[from] crate::distribution::registry::PushError),
 }
 
 impl PushError {
@@ -116,7 +116,7 @@ impl PushError {
             PushError::Layout(LayoutError::Io(_)) => DistributionCode::WriteFailed.into(),
             #[cfg(feature = "oci")]
             PushError::Registry(e) => {
-                use crate::prepare::oci::registry::PushError as Registry;
+                use crate::distribution::registry::PushError as Registry;
                 match e {
                     Registry::Unavailable { .. } => DistributionCode::RegistryUnavailable.into(),
                     Registry::Denied { .. } => DistributionCode::RegistryDenied.into(),
@@ -157,7 +157,7 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
         return Err(PushError::Nothing(match &options.agent {
             Some(agent) => format!(
                 "agent `{}` has no approved bundle",
-                crate::format::escape::text(agent)
+                crate::support::escape::text(agent)
             ),
             None => "the descriptor approves no bundle".to_owned(),
         }));
@@ -184,7 +184,7 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
             destination,
             plain_http,
         } => {
-            let digest = crate::prepare::oci::registry::push(&built, destination, *plain_http)?;
+            let digest = crate::distribution::registry::push(&built, destination, *plain_http)?;
             let reference = format!("{}@{digest}", destination.repository());
             (reference, digest, destination.tag().map(str::to_owned))
         }

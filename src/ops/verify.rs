@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use crate::descriptor::Plan;
 use crate::descriptor::plan::Source;
-use crate::format::code::ErrorCode;
 use crate::runtime::Runtime;
+use crate::support::error_code::ErrorCode;
 
 /// The outcome of one bundle.
 #[derive(Debug, Clone, Serialize)]
@@ -57,16 +57,16 @@ pub fn verify(plan: Plan) -> VerifyReport {
     let mut being_prepared = Vec::new();
     let mut busy_locations = Vec::new();
     for corpus in plan.corpora() {
-        if let Some(holder) = crate::prepare::corpus::Corpus::at(corpus.directory).preparer() {
+        if let Some(holder) = crate::corpus::Corpus::at(corpus.directory).preparer() {
             being_prepared.push(format!(
                 "{}: `{}` is being prepared by {holder}",
                 corpus.location,
-                crate::format::escape::path(corpus.directory)
+                crate::support::escape::path(corpus.directory)
             ));
             busy_locations.push(corpus.location.to_owned());
         }
     }
-    crate::prepare::failpoint::pause("verify-probed");
+    crate::support::failpoint::pause("verify-probed");
     let runtime = Runtime::load(plan);
     // A preparer that took its guard while the corpora were being read (a first start that
     // had not published yet) makes what was read inconclusive, not a failure: look again.
@@ -74,11 +74,11 @@ pub fn verify(plan: Plan) -> VerifyReport {
         if busy_locations.iter().any(|l| l == corpus.location) {
             continue;
         }
-        if let Some(holder) = crate::prepare::corpus::Corpus::at(corpus.directory).preparer() {
+        if let Some(holder) = crate::corpus::Corpus::at(corpus.directory).preparer() {
             being_prepared.push(format!(
                 "{}: `{}` is being prepared by {holder}",
                 corpus.location,
-                crate::format::escape::path(corpus.directory)
+                crate::support::escape::path(corpus.directory)
             ));
             busy_locations.push(corpus.location.to_owned());
         }
@@ -132,7 +132,7 @@ pub fn verify(plan: Plan) -> VerifyReport {
 /// source when it no longer holds (the allowed signers changed, or the manifest was edited).
 fn recheck_signature(git: &crate::descriptor::plan::GitSource, bundles: &mut [BundleCheck]) {
     let Some(trust) = &git.trust else { return };
-    let Ok(Some(current)) = crate::prepare::corpus::Corpus::at(&git.directory).current() else {
+    let Ok(Some(current)) = crate::corpus::Corpus::at(&git.directory).current() else {
         return;
     };
     let source = &current.manifest.source;
@@ -143,7 +143,7 @@ fn recheck_signature(git: &crate::descriptor::plan::GitSource, bundles: &mut [Bu
         return;
     };
     let Err(e) =
-        crate::prepare::signature::verify_commit_object(&source.commit, object.as_bytes(), trust)
+        crate::source::signature::verify_commit_object(&source.commit, object.as_bytes(), trust)
     else {
         return;
     };

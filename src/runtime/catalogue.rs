@@ -260,10 +260,10 @@ impl Catalogue {
         if self.skills.is_empty() && guides.is_none() {
             return None;
         }
-        let mut entries: Vec<crate::spec::prompt::Entry<'_>> = self
+        let mut entries: Vec<crate::skills_ref::prompt::Entry<'_>> = self
             .skills
             .values()
-            .map(|s| crate::spec::prompt::Entry {
+            .map(|s| crate::skills_ref::prompt::Entry {
                 name: s.pin().name.as_str(),
                 description: s.description(),
                 location: if remote {
@@ -291,13 +291,13 @@ impl Catalogue {
         entries.extend(
             guide_dirs
                 .iter()
-                .map(|(location, g)| crate::spec::prompt::Entry {
+                .map(|(location, g)| crate::skills_ref::prompt::Entry {
                     name: &g.id,
                     description: &g.description,
                     location: location.as_str().into(),
                 }),
         );
-        let mut prompt = format!("{}\n", crate::spec::prompt::render(&entries));
+        let mut prompt = format!("{}\n", crate::skills_ref::prompt::render(&entries));
         if !self.skills.is_empty() {
             prompt.push_str(&format!("\n{USAGE}\n"));
         }

@@ -26,10 +26,10 @@ use std::path::{Path, PathBuf};
 use rustix::fs::FileType;
 
 use crate::format::bundle_path::BundlePath;
-use crate::format::escape;
 use crate::format::safe_read::{self, BeneathError};
 use crate::format::untrusted_fs;
 use crate::format::yaml::{self, NodeKind};
+use crate::support::escape;
 
 /// The environment variable naming the folder (it replaces the descriptor's `guides`).
 pub const ENV: &str = "SKILLFOLD_SKILL_GUIDES_DIR";

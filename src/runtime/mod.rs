@@ -1,10 +1,10 @@
 //! The runtime (DESIGN §4): every source of a checked descriptor loaded as verified snapshots, and
 //! the catalogue of each agent built from them. It may use [`crate::format`],
-//! [`crate::descriptor`] and [`crate::prepare`] (the corpus it reads and the pin check).
+//! [`crate::descriptor`] and [`crate::source`] (the corpus it reads and the pin check).
 //!
 //! - [`snapshot`]: verified bundles in memory, from a corpus, a local directory or a host's own
 //!   source — every pin checked again.
-//! - [`catalogue`]: one agent's skills, its prompt block (rendered by [`crate::spec::prompt`]) and
+//! - [`catalogue`]: one agent's skills, its prompt block (rendered by [`crate::skills_ref::prompt`]) and
 //!   its tools, with a policy hook.
 //! - [`tools`]: the tools served to models (`load_skill`, `skill_run_script`,
 //!   `skill_read_reference`), their schemas, errors and records.
@@ -85,9 +85,10 @@ impl Runtime {
     }
 
     fn load_indices(plan: Plan, wanted: &[usize]) -> Runtime {
-        let loaded_wanted = crate::parallel::map(wanted, crate::parallel::cores(), |&i| {
-            snapshot::load_source(&plan.sources[i])
-        });
+        let loaded_wanted =
+            crate::support::parallel::map(wanted, crate::support::parallel::cores(), |&i| {
+                snapshot::load_source(&plan.sources[i])
+            });
         let mut loaded: Vec<Option<Vec<_>>> = (0..plan.sources.len()).map(|_| None).collect();
         for (&i, bundles) in wanted.iter().zip(loaded_wanted) {
             loaded[i] = Some(bundles);

@@ -30,9 +30,10 @@ use serde::Serialize;
 use crate::descriptor::plan::{CorpusRef, LocalSource, Source};
 use std::borrow::Cow;
 
+use crate::corpus::Corpus;
+use crate::corpus::pin_check::{self, VerifyError};
 use crate::format::bundle::{Bundle, is_binary};
 use crate::format::bundle_path::BundlePath;
-use crate::format::code::ErrorCode;
 use crate::format::digest::BundleDigest;
 use crate::format::file_set::FileSet;
 use crate::format::limits;
@@ -40,9 +41,8 @@ use crate::format::limits::Limits;
 use crate::format::pin::Pin;
 use crate::format::problem::Problems;
 use crate::format::safe_read;
-use crate::prepare::corpus::Corpus;
-use crate::prepare::verify::{self, VerifyError};
 use crate::runtime::code::RuntimeCode;
+use crate::support::error_code::ErrorCode;
 
 /// Where a snapshot came from.
 ///
@@ -194,7 +194,7 @@ impl Snapshot {
         origin: Origin,
         location: PathBuf,
     ) -> Result<Snapshot, Box<VerifyError>> {
-        let bundle = verify::verify_bundle(bundle, &location, &pin, None).map_err(Box::new)?;
+        let bundle = pin_check::verify_bundle(bundle, &location, &pin, None).map_err(Box::new)?;
         Ok(Snapshot::verified(bundle, pin, origin, location, None))
     }
 
@@ -225,7 +225,7 @@ impl Snapshot {
                 StoredFile {
                     path: path.clone(),
                     size,
-                    sha256: crate::format::hex::sha256_hex(bytes),
+                    sha256: crate::support::hex::sha256_hex(bytes),
                     binary,
                     bytes: keep.then(|| bytes.to_vec()),
                 }
@@ -236,7 +236,7 @@ impl Snapshot {
             .filter(|f| f.path() != limits::SKILL_MD)
             .map(|f| f.path().to_owned())
             .collect();
-        let body_sha256 = crate::format::hex::sha256_hex(body.as_bytes());
+        let body_sha256 = crate::support::hex::sha256_hex(body.as_bytes());
         Snapshot {
             pin,
             digest: bundle.digest(),
@@ -325,7 +325,7 @@ impl Snapshot {
             .ok_or_else(|| unreadable("the snapshot has no directory".into()))?;
         let bytes = safe_read::read_file_beneath(dir, &file.path, file.size)
             .map_err(|e| unreadable(e.to_string()))?;
-        let found = crate::format::hex::sha256_hex(&bytes);
+        let found = crate::support::hex::sha256_hex(&bytes);
         if found != file.sha256 {
             return Err(FileReadError::Changed {
                 path: file.path().to_owned(),
@@ -484,7 +484,7 @@ fn load_local(local: &LocalSource) -> Loaded {
         commit: None,
         generation: None,
     };
-    let bundle = verify::verify_dir(&local.directory, &local.pin, local.limits, None)
+    let bundle = pin_check::verify_dir(&local.directory, &local.pin, local.limits, None)
         .map_err(|e| LoadFailure::from_verify(&local.pin, &local.location, &e))?;
     let location = local.directory.join(limits::SKILL_MD);
     let dir = Some(local.directory.clone());
@@ -524,7 +524,7 @@ fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
             );
         }
         Err(e) => {
-            let transient = matches!(e, crate::prepare::corpus::CorpusError::Io(_));
+            let transient = matches!(e, crate::corpus::CorpusError::Io(_));
             return fail_all(e.code().into(), e.to_string(), transient);
         }
     };
@@ -570,11 +570,11 @@ fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
                 });
             }
             let dir = generation.dir.join(pin.name.as_str());
-            let bundle = verify::verify_dir(&dir, pin, git.limits, Some(&recorded.files))
+            let bundle = pin_check::verify_dir(&dir, pin, git.limits, Some(&recorded.files))
                 .map_err(|e| LoadFailure::from_verify(pin, git.location, &e))?;
             let location = git
                 .directory
-                .join(crate::prepare::corpus::store::CURRENT)
+                .join(crate::corpus::store::CURRENT)
                 .join(pin.name.as_str())
                 .join(limits::SKILL_MD);
             let snapshot =

@@ -1,7 +1,7 @@
 //! Multi-source skill discovery: precedence, shadowing, qualifiers, broken and unnamed skills,
 //! `SKILL.md` spelling, and warnings.
 
-use skillfold::spec::discovery::{MemTree, Source, discover};
+use skillfold::skills_ref::discovery::{MemTree, Source, discover};
 
 fn skill(name: &str, description: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n")
@@ -195,7 +195,7 @@ fn directories_on_disk_never_follow_links() {
 
 #[test]
 fn a_huge_sparse_skill_md_on_disk_is_refused_without_being_read() {
-    use skillfold::spec::skill_file::MAX_SKILL_MD_BYTES;
+    use skillfold::skills_ref::skill_file::MAX_SKILL_MD_BYTES;
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     fs_err::create_dir_all(root.join("huge")).unwrap();
@@ -224,7 +224,7 @@ fn a_huge_sparse_skill_md_on_disk_is_refused_without_being_read() {
 
 #[test]
 fn a_source_listing_is_bounded_at_and_one_past() {
-    use skillfold::spec::discovery::MAX_LISTING;
+    use skillfold::skills_ref::discovery::MAX_LISTING;
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     fs_err::create_dir_all(root.join("pdf")).unwrap();

@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use skillfold::format::code::{ErrorCode, ExitClass};
-use skillfold::ops::codes::registry;
+use skillfold::codes::registry;
+use skillfold::support::error_code::{ErrorCode, ExitClass};
 
 /// Each table of the page (its `##` heading) and the area whose enum it documents.
 const TABLES: &[(&str, &str)] = &[

@@ -151,7 +151,7 @@ fn oci_layer_seeds_hold_the_invariants() {
 /// verdicts: accepted ustar and PAX layers, and each kind of refusal.
 #[test]
 fn oci_layer_seeds_reach_each_verdict() {
-    use skillfold::prepare::oci::unpack::read_tar;
+    use skillfold::source::oci::unpack::read_tar;
     let wanted = ["pdf".to_owned()].into();
     assert_outcomes(
         "oci_layer",
@@ -316,7 +316,7 @@ fn signature_seeds_hold_the_invariants() {
 /// edits of them) reach each verdict of the signature check.
 #[test]
 fn signature_seeds_reach_each_verdict() {
-    use skillfold::prepare::signature::{commit_object_id, verify_commit_object};
+    use skillfold::source::signature::{commit_object_id, verify_commit_object};
     let verdict = |bytes: &[u8], hex_len: usize| {
         let id = commit_object_id(bytes, hex_len);
         match verify_commit_object(&id, bytes, fuzz_entry::fuzz_trust_policy()) {

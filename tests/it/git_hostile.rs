@@ -174,7 +174,7 @@ impl Run {
             .arg(env!("CARGO_BIN_EXE_skillfold"))
             .args(args)
             .current_dir(dir)
-            .env_remove(skillfold::prepare::failpoint::ENV);
+            .env_remove(skillfold::support::failpoint::ENV);
         match config {
             Some(config) => cmd.env("SKILLFOLD_CONFIG", config),
             None => cmd.env_remove("SKILLFOLD_CONFIG"),
@@ -349,7 +349,7 @@ fn an_object_over_the_bound_is_refused_before_it_is_allocated() {
     // of zeros is a megabyte of pack): refused from its header, never held in memory.
     let raw = Raw::new();
     let (skills, digests) = raw.skills(&["good"]);
-    let max = skillfold::prepare::git::fetch::MAX_OBJECT_BYTES as usize;
+    let max = skillfold::source::git::fetch::MAX_OBJECT_BYTES as usize;
     let zeros = raw.blob(&vec![0; max + 1]);
     let root = raw.tree(&[
         ("40000", b"skills", &skills),
@@ -919,7 +919,7 @@ fn sigterm_while_a_redirect_is_followed_interrupts_the_fetch() {
         .current_dir(&dir)
         .env("SKILLFOLD_CONFIG", &config)
         .env_remove("SKILLFOLD_FETCH_TIMEOUT")
-        .env_remove(skillfold::prepare::failpoint::ENV)
+        .env_remove(skillfold::support::failpoint::ENV)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

@@ -176,7 +176,7 @@ fn check_refuses_references_not_pinned_by_digest() {
 /// when given.
 fn entry(path: &str, kind: u8, bytes: &[u8], declared: Option<u64>) -> Vec<u8> {
     let size = declared.unwrap_or(bytes.len() as u64);
-    let mut out = skillfold::prepare::oci::tar::ustar_header(path, "", kind, 0o644, size).to_vec();
+    let mut out = skillfold::source::oci::tar::ustar_header(path, "", kind, 0o644, size).to_vec();
     out.extend_from_slice(bytes);
     out.resize(out.len().div_ceil(512) * 512, 0);
     out
@@ -350,8 +350,7 @@ fn hostile_images_are_refused_and_nothing_is_published() {
             "bomb",
             vec![
                 0u8;
-                usize::try_from(skillfold::prepare::oci::unpack::MAX_LAYER_TAR_BYTES)
-                    .expect("fits")
+                usize::try_from(skillfold::source::oci::unpack::MAX_LAYER_TAR_BYTES).expect("fits")
                     + 4096
             ],
             "layer_too_large",
@@ -1440,7 +1439,7 @@ fn an_https_registry_naming_an_http_token_realm_is_refused_and_the_realm_gets_no
 #[test]
 fn a_pull_over_the_sources_bound_is_refused_before_any_layer_is_read() {
     use skillfold::format::limits::CHAMVI;
-    use skillfold::prepare::oci::pull::{MAX_LAYER_BYTES, max_pull_bytes};
+    use skillfold::source::oci::pull::{MAX_LAYER_BYTES, max_pull_bytes};
     let bound = max_pull_bytes(CHAMVI);
     let image = ImageFiles::new();
     let layer = fs_err::read(&image.layer).expect("layer");

@@ -47,7 +47,7 @@ impl Setup {
         cmd.args(args)
             .current_dir(self.dir.path())
             .env("SKILLFOLD_CONFIG", self.config())
-            .env_remove(skillfold::prepare::failpoint::ENV)
+            .env_remove(skillfold::support::failpoint::ENV)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         cmd
@@ -669,7 +669,7 @@ fn a_crash_at_any_step_of_promotion_leaves_the_old_or_the_new_generation() {
         s.git_source(&repo.file_url(), &newer, &as_refs(&new_pins));
         let crashed = s
             .command(&["prepare"])
-            .env(skillfold::prepare::failpoint::ENV, point)
+            .env(skillfold::support::failpoint::ENV, point)
             .output()
             .expect("run");
         assert_ne!(
@@ -1051,7 +1051,7 @@ fn concurrent_cold_starts_exit_only_ok_or_retryable() {
                         // into place: the windows in which another racer creates the corpus.
                         let window = ["corpus-looked", "store-staged"][racer % 2];
                         cmd.env(
-                            skillfold::prepare::failpoint::ENV,
+                            skillfold::support::failpoint::ENV,
                             format!("pause:{window}"),
                         );
                         barrier.wait();
@@ -1348,7 +1348,7 @@ fn verify_during_a_first_preparation_is_inconclusive_not_a_failure() {
     let verify = s
         .command(&["verify"])
         .env(
-            skillfold::prepare::failpoint::ENV,
+            skillfold::support::failpoint::ENV,
             "pause:verify-probed:3000",
         )
         .spawn()
@@ -1356,7 +1356,7 @@ fn verify_during_a_first_preparation_is_inconclusive_not_a_failure() {
     // While `verify` lingers between its first look and reading the corpus, a preparer makes
     // the corpus and takes its guard (held here, as a preparer in the middle of a fetch does).
     std::thread::sleep(Duration::from_millis(1000));
-    let corpus = skillfold::prepare::corpus::Corpus::create(&s.corpus()).expect("create");
+    let corpus = skillfold::corpus::Corpus::create(&s.corpus()).expect("create");
     let guard = corpus.guard().expect("guard");
     let out = verify.wait_with_output().expect("wait");
     drop(guard);

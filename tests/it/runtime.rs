@@ -594,7 +594,7 @@ fn corpus_file_replaced_by_a_symlink_is_refused() {
 #[test]
 fn verify_exits_1_while_a_preparation_holds_the_guard() {
     let (_repo, dir, config) = prepared_corpus();
-    let corpus = skillfold::prepare::corpus::Corpus::create(&dir.path().join("corpus")).unwrap();
+    let corpus = skillfold::corpus::Corpus::create(&dir.path().join("corpus")).unwrap();
     let guard = corpus.guard().unwrap();
     let out = run(&config, &["verify"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));

@@ -316,7 +316,7 @@ fn the_audit_log_escapes_what_a_client_chose_and_stays_json() {
         });
     for character in hostile
         .chars()
-        .filter(|c| skillfold::format::escape::needs_escape(*c))
+        .filter(|c| skillfold::support::escape::needs_escape(*c))
     {
         assert!(
             !text.contains(character),

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use skillfold::spec::skill_file::{self, MAX_SKILL_MD_BYTES, SkillMdError};
+use skillfold::skills_ref::skill_file::{self, MAX_SKILL_MD_BYTES, SkillMdError};
 
 const GIB: u64 = 1024 * 1024 * 1024;
 /// The address space the command may use: far below the files it is given.

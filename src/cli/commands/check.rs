@@ -1,7 +1,7 @@
 //! `skillfold check`: static checks of the descriptor.
 
-use crate::format::escape;
 use crate::ops::check;
+use crate::support::escape;
 use clap::Args;
 
 use super::config::ConfigArg;

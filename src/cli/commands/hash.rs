@@ -3,11 +3,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::format::bundle::{Bundle, LoadError};
-use crate::format::codes::PinCode;
+use crate::format::code::PinCode;
 use crate::format::digest::BundleDigest;
-use crate::format::escape;
 use crate::format::limits::Limits;
 use crate::ops::hash::{self, HashReport};
+use crate::support::escape;
 use clap::Args;
 
 use crate::cli::exit::{self, Exit};

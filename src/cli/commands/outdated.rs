@@ -2,8 +2,8 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::format::escape;
 use crate::ops::outdated;
+use crate::support::escape;
 use clap::Args;
 
 use super::config::ConfigArg;

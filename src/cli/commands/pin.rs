@@ -7,12 +7,12 @@ use crate::descriptor::signers::TrustPolicy;
 #[cfg(feature = "signatures")]
 use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys};
 use crate::format::bundle_path::BundlePath;
-use crate::format::escape;
 use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
 use crate::format::skill_name::SkillName;
 use crate::ops::pin;
-use crate::prepare::code::PrepareCode;
+use crate::source::code::PrepareCode;
+use crate::support::escape;
 use clap::Args;
 
 use crate::cli::exit::{self, Exit};
@@ -127,7 +127,7 @@ pub fn run(args: PinArgs) -> Exit {
         }
         Err(e) => {
             diag!("error: {e} [{}]", e.code());
-            if let pin::PinError::Commit(crate::prepare::git::commit::CommitError::Symlinks {
+            if let pin::PinError::Commit(crate::source::git::commit::CommitError::Symlinks {
                 paths,
                 ..
             }) = &e
@@ -136,8 +136,7 @@ pub fn run(args: PinArgs) -> Exit {
                     diag!("  symbolic link: {}", escape::text(p));
                 }
             }
-            if let pin::PinError::Commit(crate::prepare::git::commit::CommitError::Fetch(fetch)) =
-                &e
+            if let pin::PinError::Commit(crate::source::git::commit::CommitError::Fetch(fetch)) = &e
                 && let Some(hint) = fetch.hint()
             {
                 diag!("  hint: {hint}");

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
-use crate::format::code::ExitClass;
-use crate::format::escape;
 use crate::ops::check;
 use crate::ops::prepare::{self, PrepareReport, Progress};
+use crate::support::error_code::ExitClass;
+use crate::support::escape;
 use clap::Args;
 
 use super::config::ConfigArg;

@@ -7,7 +7,7 @@ use clap::Args;
 use super::config::ConfigArg;
 use crate::cli::exit::{self, Exit};
 use crate::ops::push::{PushError, PushOptions, Target, push};
-use crate::prepare::oci::image::Platform;
+use crate::source::oci::image::Platform;
 
 /// Put every approved bundle (or one agent's) into one OCI image, verified first.
 ///
@@ -35,8 +35,8 @@ pub struct PushArgs {
     /// (HTTPS; credentials from SKILLFOLD_REGISTRY_AUTH=USER:PASSWORD or Docker's config.json).
     #[cfg(feature = "oci")]
     #[arg(long, value_name = "REGISTRY/REPOSITORY[:TAG]", required_unless_present = "oci_layout",
-          conflicts_with = "oci_layout", value_parser = crate::prepare::oci::registry::Destination::parse)]
-    to: Option<crate::prepare::oci::registry::Destination>,
+          conflicts_with = "oci_layout", value_parser = crate::distribution::registry::Destination::parse)]
+    to: Option<crate::distribution::registry::Destination>,
 
     /// Speak HTTP to the registry instead of HTTPS (a registry on a trusted network or loopback).
     #[cfg(feature = "oci")]
@@ -115,7 +115,7 @@ pub fn run(args: PushArgs) -> Exit {
             if args.json {
                 crate::cli::output::print_json(&report)
             } else {
-                let shown = crate::format::escape::text(&report.reference);
+                let shown = crate::support::escape::text(&report.reference);
                 crate::cli::output::print(&format!("{shown}\n"))
             }
         }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::format::escape;
+use crate::support::escape;
 use clap::Args;
 
 use crate::cli::exit::Exit;

@@ -4,10 +4,10 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
-use crate::format::escape;
-use crate::spec::{prompt, skill_file::DirError};
+use crate::skills_ref::{prompt, skill_file::DirError};
+use crate::support::escape;
 
-use crate::cli::click::echo;
+use crate::cli::agentskills::echo;
 
 /// Runs the command on arguments that exist (click checked); returns the exit status.
 pub fn run(args: &[Vec<u8>]) -> u8 {

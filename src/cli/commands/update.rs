@@ -2,9 +2,9 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::format::escape;
-use crate::ops::candidate::Target;
 use crate::ops::update::{self, Request, review};
+use crate::source::git::candidate::Target;
+use crate::support::escape;
 use clap::Args;
 
 use super::config::ConfigArg;

@@ -4,9 +4,9 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
-use crate::spec::{python, validate};
+use crate::skills_ref::{python, validate};
 
-use crate::cli::click::echo;
+use crate::cli::agentskills::echo;
 
 /// Runs the command on an argument that exists (click checked); returns the exit status.
 pub fn run(arg: &[u8]) -> u8 {

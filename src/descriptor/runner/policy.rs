@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::escape;
+use crate::support::escape;
 
 /// The environment variable holding a JSON allowlist.
 pub const ENV: &str = "SKILLFOLD_SKILL_SCRIPT_ALLOWLIST";

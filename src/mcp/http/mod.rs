@@ -51,7 +51,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 
 use super::reload::{self, Lives};
 use super::{Live, ServeError, Served, SkillsServer, diag, warn_unlisted};
-use crate::format::escape;
+use crate::support::escape;
 
 use self::metrics::Metrics;
 use self::tokens::{Tokens, Verdict};

@@ -12,7 +12,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 /// Why the certificate or key cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("`{}`: {message}", crate::format::escape::path(.path))]
+#[error("`{}`: {message}", crate::support::escape::path(.path))]
 pub struct TlsError {
     /// The file at fault.
     pub path: PathBuf,

@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 
-use crate::format::escape;
+use crate::support::escape;
 
 /// The most bytes a tokens file may hold.
 pub const MAX_TOKENS_BYTES: usize = 1024 * 1024;
@@ -301,7 +301,7 @@ mod tests {
     use super::*;
 
     fn hash(token: &str) -> String {
-        crate::format::hex::sha256_hex(token.as_bytes())
+        crate::support::hex::sha256_hex(token.as_bytes())
     }
 
     fn agents() -> BTreeSet<String> {

@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::run::{CorpusRun, Start, Target};
 use super::{Failure, Options, SourceReport, bundle_reports, io_failure, short};
+use crate::corpus::manifest::ManifestBundle;
+use crate::corpus::pin_check;
+use crate::corpus::store::Staging;
 use crate::descriptor::plan::GitSource;
 use crate::descriptor::signers::Signer;
-use crate::format::escape;
-use crate::prepare::code::PrepareCode;
-use crate::prepare::corpus::manifest::ManifestBundle;
-use crate::prepare::corpus::store::Staging;
-use crate::prepare::verify;
+use crate::source::code::PrepareCode;
+use crate::support::escape;
 
 /// Prepares `sources` (each with its index in the descriptor), which all pin one URL and commit,
 /// with at most one fetch; `fetches` counts the fetches made.
@@ -123,7 +123,7 @@ struct GitRun<'a> {
 
 /// The fetched commit, shared by the sources of one job.
 #[cfg(feature = "git")]
-type Fetched = crate::prepare::git::commit::PinnedCommit;
+type Fetched = crate::source::git::commit::PinnedCommit;
 #[cfg(not(feature = "git"))]
 type Fetched = std::convert::Infallible;
 
@@ -131,7 +131,7 @@ impl GitRun<'_> {
     /// Fetches the pinned commit into `store` and walks its whole tree.
     #[cfg(feature = "git")]
     fn fetch(&self, store: &std::path::Path) -> Result<Fetched, Failure> {
-        use crate::prepare::git::commit::{CommitError, PinnedCommit};
+        use crate::source::git::commit::{CommitError, PinnedCommit};
 
         let url = escape::text(self.git.shown.as_str());
         self.run.step(&format!(
@@ -196,7 +196,7 @@ impl GitRun<'_> {
         commit: &Fetched,
         staging: &Staging,
     ) -> Result<Vec<ManifestBundle>, Failure> {
-        use crate::prepare::git::commit::bundle_folder;
+        use crate::source::git::commit::bundle_folder;
 
         self.run.check_interrupt()?;
         let root = self.git.root.as_ref();
@@ -229,7 +229,7 @@ impl GitRun<'_> {
                     continue;
                 }
             };
-            match verify::verify_bundle(bundle, std::path::Path::new(&folder), pin, None) {
+            match pin_check::verify_bundle(bundle, std::path::Path::new(&folder), pin, None) {
                 Ok(bundle) => {
                     staging
                         .write_bundle(pin.name.as_str(), bundle.files())
@@ -275,7 +275,7 @@ impl GitRun<'_> {
         };
         self.run.step("checking the commit's signature");
         let failure =
-            |e: crate::prepare::git::commit::CommitError| Failure::new(e.code(), e.to_string());
+            |e: crate::source::git::commit::CommitError| Failure::new(e.code(), e.to_string());
         let signer = commit.verify_signature(trust).map_err(failure)?;
         let object = commit.commit_object().map_err(failure)?;
         self.run.note(&format!(

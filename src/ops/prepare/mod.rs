@@ -10,7 +10,7 @@
 //! - **Local** sources: read the deployed directory with the safe reader and verify it against
 //!   its pin; nothing is copied.
 //!
-//! Every failure is classified by its code's exit class ([`crate::format::code`]):
+//! Every failure is classified by its code's exit class ([`crate::support::error_code`]):
 //! [`Severity::Retryable`] (unreachable source, commit not (yet) on the server, guard held,
 //! interrupted, I/O) or [`Severity::Invalid`] (a pin or bundle that can never verify). Any
 //! failure leaves the previously published generation in place.
@@ -27,14 +27,14 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::descriptor::plan::{CorpusRef, GitSource, LocalSource, OciSource, Plan, Source};
-use crate::format::code::{ErrorCode, ExitClass};
-use crate::format::escape;
 use crate::format::limits::Limits;
 use crate::format::pin::Pin;
-use crate::prepare::code::PrepareCode;
+use crate::source::code::PrepareCode;
+use crate::support::error_code::{ErrorCode, ExitClass};
+use crate::support::escape;
 
-use crate::prepare::corpus::{Corpus, Manifest};
-use crate::prepare::verify;
+use crate::corpus::pin_check;
+use crate::corpus::{Corpus, Manifest};
 
 /// How bad a failure is, for the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -201,7 +201,7 @@ pub fn prepare(plan: &Plan, options: &Options<'_>) -> PrepareReport {
     let started = Instant::now();
     let fetches = AtomicUsize::new(0);
     let jobs = jobs(&plan.sources);
-    let done = crate::parallel::map(&jobs, options.concurrency, |job| match job {
+    let done = crate::support::parallel::map(&jobs, options.concurrency, |job| match job {
         Job::Local(index, local) => vec![(*index, verify_local(local, options))],
         Job::Commit(sources) => git::prepare_commit(sources, options, &fetches),
         Job::Image(sources) => oci::prepare_image(sources, options, &fetches),
@@ -288,13 +288,13 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
         &local.location,
         &format!("verifying `{}`", escape::path(&local.directory)),
     );
-    let result = verify::verify_dir(&local.directory, &local.pin, local.limits, None);
+    let result = pin_check::verify_dir(&local.directory, &local.pin, local.limits, None);
     let pins = std::slice::from_ref(&local.pin);
     let (status, error) = match result {
         Ok(_) => ("verified", None),
         Err(e) => {
             let details = match &e {
-                verify::VerifyError::Load {
+                pin_check::VerifyError::Load {
                     source: crate::format::bundle::LoadError::Invalid(invalid),
                     ..
                 } => invalid
@@ -323,7 +323,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
     }
 }
 
-fn io_failure(e: &crate::prepare::corpus::CorpusError) -> Failure {
+fn io_failure(e: &crate::corpus::CorpusError) -> Failure {
     Failure::new(e.code(), e.to_string())
 }
 
@@ -403,7 +403,7 @@ fn rollback_one(
         git.location,
         &format!("verifying generation {}", previous.id),
     );
-    verify::verify_recorded(&previous.dir, &previous.manifest.bundles, git.limits).map_err(
+    pin_check::verify_recorded(&previous.dir, &previous.manifest.bundles, git.limits).map_err(
         |e| {
             Failure::new(
                 e.code(),

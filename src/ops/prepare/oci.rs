@@ -1,8 +1,8 @@
 //! OCI sources: one image, pinned by manifest digest, per source. The run holds the corpus guard
 //! and takes the warm path exactly as a Git source does; otherwise it pulls the manifest and the
 //! layers that hold approved bundles (every digest, size and bound checked by
-//! [`crate::prepare::oci::pull`]), reads each layer with the strict reader
-//! ([`crate::prepare::oci::unpack`]: a link, device, unsafe path or duplicate anywhere in a layer
+//! [`crate::source::oci::pull`]), reads each layer with the strict reader
+//! ([`crate::source::oci::unpack`]: a link, device, unsafe path or duplicate anywhere in a layer
 //! refuses the source), checks every approved bundle against the bundle rules and its pin, stages
 //! it, verifies the staged bytes and publishes — or leaves the published generation alone.
 
@@ -10,15 +10,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::run::{CorpusRun, Start, Target};
 use super::{Failure, Options, SourceReport, bundle_reports, io_failure};
+use crate::corpus::manifest::ManifestBundle;
+use crate::corpus::pin_check;
+use crate::corpus::store::Staging;
 use crate::descriptor::plan::OciSource;
 use crate::format::bundle::Bundle;
 use crate::format::file_set::FileSet;
 use crate::format::problem::Problems;
-use crate::prepare::corpus::manifest::ManifestBundle;
-use crate::prepare::corpus::store::Staging;
-use crate::prepare::oci::PulledLayer as Layer;
-use crate::prepare::oci::code::DistributionCode;
-use crate::prepare::verify;
+use crate::source::oci::PulledLayer as Layer;
+use crate::source::oci::code::DistributionCode;
 
 impl SourceReport {
     /// The report of an OCI source before anything happened: every bundle `failed`.
@@ -132,11 +132,11 @@ fn stage_and_publish(
         };
         let folder = std::path::Path::new(pin.name.as_str());
         let checked = Bundle::check(files, problems)
-            .map_err(|invalid| verify::VerifyError::Load {
+            .map_err(|invalid| pin_check::VerifyError::Load {
                 dir: folder.to_owned(),
                 source: crate::format::bundle::LoadError::Invalid(invalid),
             })
-            .and_then(|bundle| verify::verify_bundle(bundle, folder, pin, None));
+            .and_then(|bundle| pin_check::verify_bundle(bundle, folder, pin, None));
         match checked {
             Ok(bundle) => {
                 staging
@@ -149,7 +149,7 @@ fn stage_and_publish(
     }
     if !details.is_empty() {
         let mut failure = Failure::new(
-            crate::prepare::code::PrepareCode::VerificationFailed,
+            crate::source::code::PrepareCode::VerificationFailed,
             format!(
                 "{} problem(s) with the approved bundles of {}",
                 details.len(),
@@ -174,7 +174,7 @@ fn unpack_bundles(
         run.check_interrupt()?;
         let file = fs_err::File::open(&layer.path).map_err(|e| io_failure(&e.into()))?;
         let reader = std::io::BufReader::with_capacity(64 * 1024, file);
-        let found = crate::prepare::oci::unpack::unpack(reader, &wanted, oci.limits)
+        let found = crate::source::oci::unpack::unpack(reader, &wanted, oci.limits)
             .map_err(|e| Failure::new(e.code, format!("layer {}: {}", layer.digest, e.message)))?;
         for (name, files) in found {
             if bundles.insert(name.clone(), files).is_some() {
@@ -199,7 +199,7 @@ fn pull(
     max_bytes: u64,
 ) -> Result<Vec<Layer>, Failure> {
     run.step(&format!("pulling {}", oci.reference));
-    crate::prepare::oci::pull::pull(&crate::prepare::oci::pull::PullRequest {
+    crate::source::oci::pull::pull(&crate::source::oci::pull::PullRequest {
         reference: &oci.reference,
         plain_http: oci.plain_http,
         wanted: &|name| wanted.contains(name),
@@ -213,7 +213,7 @@ fn pull(
 /// The most layer bytes a source under `limits` may pull.
 #[cfg(feature = "oci")]
 fn max_pull_bytes(limits: crate::format::limits::Limits) -> u64 {
-    crate::prepare::oci::pull::max_pull_bytes(limits)
+    crate::source::oci::pull::max_pull_bytes(limits)
 }
 
 #[cfg(not(feature = "oci"))]

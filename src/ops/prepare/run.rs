@@ -7,14 +7,14 @@
 use std::sync::atomic::Ordering;
 
 use super::{Failure, Options, Severity, io_failure};
+use crate::corpus::manifest::{self, ManifestBundle, ManifestSource};
+use crate::corpus::pin_check;
+use crate::corpus::store::Staging;
+use crate::corpus::{Corpus, Guard, Manifest};
 use crate::descriptor::plan::CorpusRef;
 use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::pin::Pin;
-use crate::prepare::code::PrepareCode;
-use crate::prepare::corpus::manifest::{self, ManifestBundle, ManifestSource};
-use crate::prepare::corpus::store::Staging;
-use crate::prepare::corpus::{Corpus, Guard, Manifest};
-use crate::prepare::verify;
+use crate::source::code::PrepareCode;
 
 /// What a run prepares: the corpus, and what its manifest records of the source.
 pub(super) struct Target<'a> {
@@ -122,7 +122,7 @@ impl<'a> CorpusRun<'a> {
         let current = match self.corpus.current() {
             Ok(Some(current)) => current,
             Ok(None) => return Ok(None),
-            Err(e @ crate::prepare::corpus::CorpusError::NotManaged { .. }) => {
+            Err(e @ crate::corpus::CorpusError::NotManaged { .. }) => {
                 return Err(Failure::new(e.code(), e.to_string()));
             }
             Err(e) => {
@@ -145,7 +145,7 @@ impl<'a> CorpusRun<'a> {
             && target.trust.is_none_or(|trust| {
                 m.source.signer.is_some()
                     && m.source.commit_object.as_ref().is_some_and(|object| {
-                        crate::prepare::signature::verify_commit_object(
+                        crate::source::signature::verify_commit_object(
                             &m.source.commit,
                             object.as_bytes(),
                             trust,
@@ -157,7 +157,7 @@ impl<'a> CorpusRun<'a> {
             return Ok(None);
         }
         self.step("verifying the published generation");
-        if let Err(e) = verify::verify_recorded(&current.dir, &m.bundles, target.corpus.limits) {
+        if let Err(e) = pin_check::verify_recorded(&current.dir, &m.bundles, target.corpus.limits) {
             self.note(&format!(
                 "the published generation no longer verifies ({e}); preparing it again"
             ));
@@ -176,7 +176,7 @@ impl<'a> CorpusRun<'a> {
         let (signer, commit_object) = signed.unzip();
         self.check_interrupt()?;
         self.step("verifying the staged bytes");
-        verify::verify_recorded(&staging.dir, &bundles, self.target.corpus.limits).map_err(
+        pin_check::verify_recorded(&staging.dir, &bundles, self.target.corpus.limits).map_err(
             |e| {
                 Failure::new(e.code(), format!("the staged copy does not verify: {e}"))
                     .with_severity(Severity::Retryable)
@@ -189,7 +189,7 @@ impl<'a> CorpusRun<'a> {
         let manifest = Manifest {
             format: manifest::FORMAT.to_owned(),
             generation: String::new(),
-            created_unix: crate::time::now_unix(),
+            created_unix: crate::support::time::now_unix(),
             source: ManifestSource {
                 url: self.target.url.clone(),
                 commit: self.target.corpus.revision.to_owned(),

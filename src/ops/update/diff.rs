@@ -14,9 +14,9 @@ use serde::Serialize;
 use similar::{ChangeTag, TextDiff};
 
 use crate::format::bundle::is_binary;
-use crate::format::escape;
 use crate::format::file_set::FileSet;
-use crate::format::hex::sha256_hex;
+use crate::support::escape;
+use crate::support::hex::sha256_hex;
 
 /// At most this many lines of diff are shown per bundle.
 pub const MAX_DIFF_LINES: usize = 2_000;

@@ -26,14 +26,14 @@ use serde::Serialize;
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::plan::{GitSource, Plan};
 use crate::descriptor::signers::Signer;
-use crate::format::code::ErrorCode;
-use crate::format::escape;
 use crate::format::pin::Pin;
 use crate::format::version::VersionLabel;
-use crate::ops::candidate::{Candidate, SourceError, Target};
 use crate::ops::check::CheckError;
-use crate::prepare::code::PrepareCode;
-use crate::prepare::git::commit::{TakeError, bundle_folder};
+use crate::source::code::PrepareCode;
+use crate::source::git::candidate::{Candidate, SourceError, Target};
+use crate::source::git::commit::{TakeError, bundle_folder};
+use crate::support::error_code::ErrorCode;
+use crate::support::escape;
 
 use diff::FileChanges;
 use rewrite::Change;
@@ -233,7 +233,7 @@ pub fn update(request: &Request<'_>, interrupt: &AtomicBool) -> Result<UpdateRep
         SourceError::of(
             code,
             e,
-            code.exit() == crate::format::code::ExitClass::Retryable,
+            code.exit() == crate::support::error_code::ExitClass::Retryable,
         )
     };
     match rewrite::rewrite(request.path, &text, &changes) {
@@ -356,7 +356,7 @@ fn review_source(
                     Err(problem) => entry.problems.push(problem),
                     Ok(new) => {
                         let folder = bundle_folder(root, &pin.name);
-                        match crate::prepare::verify::verify_bundle(
+                        match crate::corpus::pin_check::verify_bundle(
                             bundle,
                             Path::new(&folder),
                             &new,

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::format::escape;
+use crate::support::escape;
 
 use super::{BundleUpdate, SourceUpdate, UpdateReport};
 

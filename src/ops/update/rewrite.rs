@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use crate::descriptor::edit::{self, Edit, EditError, GitSites};
 use crate::descriptor::{self, Descriptor, GitSpec, SkillSource};
-use crate::format::escape;
 use crate::format::pin::{CommitId, Pin};
 use crate::ops::pin::VERSION_PLACEHOLDER;
+use crate::support::escape;
 
 /// The new pins of one Git source.
 #[derive(Debug, Clone)]
@@ -98,9 +98,9 @@ pub enum RewriteError {
 
 impl RewriteError {
     /// Stable error code.
-    pub fn code(&self) -> crate::format::code::ErrorCode {
+    pub fn code(&self) -> crate::support::error_code::ErrorCode {
         use crate::descriptor::code::DescriptorCode;
-        use crate::prepare::code::PrepareCode;
+        use crate::source::code::PrepareCode;
         match self {
             RewriteError::Edit { .. } | RewriteError::ReadBack { .. } => {
                 DescriptorCode::NotRewritable.into()

@@ -23,10 +23,10 @@ use super::{
     Access, Policy, Record, Subject, ToolAnnotations, ToolCode, ToolDefinition, ToolError,
 };
 use crate::format::bundle_path::BundlePath;
-use crate::format::escape;
 use crate::format::limits;
 use crate::format::skill_name::SkillName;
 use crate::runtime::snapshot::Snapshot;
+use crate::support::escape;
 
 /// The tool's name.
 pub const NAME: &str = "load_skill";

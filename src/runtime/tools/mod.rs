@@ -297,8 +297,8 @@ pub type Policy = dyn Fn(&Access<'_>) -> Result<(), String> + Send + Sync;
 /// object closed with every property required, no `default`, no `$schema` or `title` at the root.
 pub(crate) fn strict_input_schema(schema: schemars::Schema) -> Value {
     let mut schema = serde_json::to_value(schema).unwrap_or_default();
-    crate::ops::schema::make_portable(&mut schema);
-    crate::ops::schema::visit_schemas(&mut schema, &mut |obj| {
+    crate::support::json_schema::make_portable(&mut schema);
+    crate::support::json_schema::visit_schemas(&mut schema, &mut |obj| {
         obj.remove("default");
         if let Some(names) = obj.get("properties").and_then(Value::as_object) {
             let names: Vec<Value> = names.keys().cloned().map(Value::String).collect();
@@ -326,8 +326,8 @@ pub(crate) fn serialized_schema<T: schemars::JsonSchema>() -> schemars::Schema {
 /// is sent.
 pub(crate) fn output_schema(schema: schemars::Schema) -> Value {
     let mut schema = serde_json::to_value(schema).unwrap_or_default();
-    crate::ops::schema::make_portable(&mut schema);
-    crate::ops::schema::visit_schemas(&mut schema, &mut |obj| {
+    crate::support::json_schema::make_portable(&mut schema);
+    crate::support::json_schema::visit_schemas(&mut schema, &mut |obj| {
         if obj.contains_key("properties") {
             obj.insert("additionalProperties".into(), Value::Bool(false));
         }
@@ -378,6 +378,7 @@ pub(crate) fn record(access: &Access<'_>, content: &[u8]) -> Record {
         origin,
         reference: access.reference.map(str::to_owned),
         bytes: content.len() as u64,
-        sha256: known_sha256.map_or_else(|| crate::format::hex::sha256_hex(content), str::to_owned),
+        sha256: known_sha256
+            .map_or_else(|| crate::support::hex::sha256_hex(content), str::to_owned),
     }
 }

@@ -13,9 +13,9 @@ use super::{
     Access, Policy, Record, Subject, ToolAnnotations, ToolCode, ToolDefinition, ToolError,
 };
 use crate::format::bundle_path::BundlePath;
-use crate::format::escape;
 use crate::format::safe_read::BeneathError;
 use crate::runtime::guides::{self, Discovery};
+use crate::support::escape;
 
 /// The tool's name.
 pub const NAME: &str = "skill_read_reference";

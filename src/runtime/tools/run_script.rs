@@ -16,10 +16,10 @@ use super::{
 };
 use crate::descriptor::runner::{self, RunnerConfig};
 use crate::format::bundle_path::BundlePath;
-use crate::format::escape;
 use crate::format::skill_name::SkillName;
 use crate::runtime::runner as exec;
 use crate::runtime::snapshot::Snapshot;
+use crate::support::escape;
 
 /// The tool's name.
 pub const NAME: &str = "skill_run_script";
@@ -228,7 +228,7 @@ pub(crate) fn call(
         .read(file)
         .map_err(|e| refuse(ToolCode::ReferenceChanged, e.to_string()))?;
     let source: &[u8] = &source;
-    let sha256 = crate::format::hex::sha256_hex(source);
+    let sha256 = crate::support::hex::sha256_hex(source);
     if !config.policy.approves(name, script, &sha256) {
         let why = match &config.policy {
             crate::descriptor::runner::ScriptPolicy::DenyAll(reason) => {

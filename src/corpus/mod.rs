@@ -1,0 +1,32 @@
+//! The managed corpus of one Git source: where preparation publishes verified bundles and where
+//! the runtime reads them.
+//!
+//! # Layout
+//!
+//! ```text
+//! <directory>/
+//!   current -> .skillfold/generations/<id>     the published tree: <name>/SKILL.md, ...
+//!   .skillfold/                                 the store's own data, unreachable from bundles
+//!     guard                                     the preparer's lock (see `guard`)
+//!     generations/<id>/<name>/...               immutable generations: read-only files
+//!     manifests/<id>.json                       one manifest per generation
+//!     previous                                  the id of the generation `current` replaced
+//!     staging/<id>/                             a generation being written
+//!     fetch/<id>.git/                           the throwaway repository of a fetch
+//! ```
+//!
+//! `current` is a relative symbolic link that the store flips with one `rename(2)`: a reader that
+//! opens `current` once sees the old generation or the new one, never a mix. Generations are
+//! written in `staging/`, fsynced, re-read and verified, moved into `generations/`, and only
+//! then linked. A crash at any step leaves `current` pointing to a complete, verified generation;
+//! leftovers are removed by the next preparer. The generation that `current` replaced is kept for
+//! rollback; older ones are removed.
+
+pub mod guard;
+pub mod manifest;
+pub mod pin_check;
+pub mod store;
+
+pub use guard::{Guard, GuardError};
+pub use manifest::Manifest;
+pub use store::{Corpus, CorpusError, Generation};

@@ -1,0 +1,175 @@
+//! Verifying a bundle against its pin: the one check that stands between bytes on disk (or from
+//! a fetch) and anything that uses them.
+//!
+//! A bundle verifies when it passes every bundle rule, its frontmatter `name` equals the pin's
+//! name, any version it declares equals the pin's version, and its digest equals the pin's hash.
+//! When a manifest recorded the files at publication, a digest mismatch names the files that
+//! changed.
+
+use std::path::{Path, PathBuf};
+
+use crate::corpus::manifest::{FileRecord, ManifestBundle, changed_files, file_records};
+use crate::format::bundle::{Bundle, LoadError};
+use crate::format::code::PinCode;
+use crate::format::digest::BundleDigest;
+use crate::format::limits::Limits;
+use crate::format::pin::Pin;
+use crate::support::error_code::ErrorCode;
+use crate::support::escape;
+
+/// Why a bundle does not verify.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum VerifyError {
+    /// The directory could not be read, or breaks the bundle rules.
+    #[error("`{}`: {source}", escape::path(.dir))]
+    Load {
+        /// The bundle directory.
+        dir: PathBuf,
+        /// What failed.
+        source: LoadError,
+    },
+    /// The frontmatter names another skill.
+    #[error(
+        "`{}`: the frontmatter names `{}`, but the pin is for `{}`",
+        escape::path(.dir),
+        escape::text(.found),
+        escape::text(.expected)
+    )]
+    NameMismatch {
+        /// The bundle directory.
+        dir: PathBuf,
+        /// The pinned name.
+        expected: String,
+        /// The frontmatter name.
+        found: String,
+    },
+    /// The frontmatter declares another release.
+    #[error(
+        "`{}`: `{}` declares version `{}`, but the pin says `{}`",
+        escape::path(.dir),
+        escape::text(.name),
+        escape::text(.found),
+        escape::text(.expected)
+    )]
+    VersionMismatch {
+        /// The bundle directory.
+        dir: PathBuf,
+        /// The skill.
+        name: String,
+        /// The pinned version.
+        expected: String,
+        /// The declared version.
+        found: String,
+    },
+    /// The bytes are not the reviewed bytes.
+    #[error("{0}")]
+    DigestMismatch(Box<DigestMismatch>),
+}
+
+/// The details of a digest mismatch.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`{}`: `{}` has digest {actual}, but the pin is {expected}{}",
+    escape::path(.dir),
+    escape::text(.name),
+    if .changed.is_empty() { String::new() } else { format!("; changed since publication: {}", .changed.join(", ")) }
+)]
+pub struct DigestMismatch {
+    /// The bundle directory.
+    pub dir: PathBuf,
+    /// The skill.
+    pub name: String,
+    /// The pinned digest.
+    pub expected: BundleDigest,
+    /// The digest of the bytes read.
+    pub actual: BundleDigest,
+    /// Files that differ from the manifest, when one was given.
+    pub changed: Vec<String>,
+}
+
+impl VerifyError {
+    /// Whether reading again may succeed: an I/O error, as opposed to bytes that break a rule or
+    /// differ from the pin.
+    pub fn is_transient(&self) -> bool {
+        self.code().exit() == crate::support::error_code::ExitClass::Retryable
+    }
+
+    /// Stable error code.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            VerifyError::Load { source, .. } => source.code().into(),
+            VerifyError::NameMismatch { .. } => PinCode::NameMismatch.into(),
+            VerifyError::VersionMismatch { .. } => PinCode::VersionMismatch.into(),
+            VerifyError::DigestMismatch(_) => PinCode::DigestMismatch.into(),
+        }
+    }
+}
+
+/// Verifies every bundle a manifest records, each read from `<dir>/<name>` under `limits` (the
+/// descriptor's profile) against its pin and recorded files: a staged, published or previous
+/// generation.
+pub fn verify_recorded(
+    dir: &Path,
+    bundles: &[ManifestBundle],
+    limits: Limits,
+) -> Result<(), VerifyError> {
+    for bundle in bundles {
+        let bundle_dir = dir.join(bundle.pin.name.as_str());
+        verify_dir(&bundle_dir, &bundle.pin, limits, Some(&bundle.files))?;
+    }
+    Ok(())
+}
+
+/// Reads `dir` with the safe reader under `limits` and verifies it against `pin`.
+pub fn verify_dir(
+    dir: &Path,
+    pin: &Pin,
+    limits: Limits,
+    recorded: Option<&[FileRecord]>,
+) -> Result<Bundle, VerifyError> {
+    let bundle = Bundle::read_dir_under(dir, limits).map_err(|source| VerifyError::Load {
+        dir: dir.to_owned(),
+        source,
+    })?;
+    verify_bundle(bundle, dir, pin, recorded)
+}
+
+/// Verifies a checked bundle (from any source) against `pin`; `dir` is only for messages.
+pub fn verify_bundle(
+    bundle: Bundle,
+    dir: &Path,
+    pin: &Pin,
+    recorded: Option<&[FileRecord]>,
+) -> Result<Bundle, VerifyError> {
+    if bundle.name() != &pin.name {
+        return Err(VerifyError::NameMismatch {
+            dir: dir.to_owned(),
+            expected: pin.name.to_string(),
+            found: bundle.name().to_string(),
+        });
+    }
+    if let Some(declared) = bundle.declared_version()
+        && declared != pin.version.as_str()
+    {
+        return Err(VerifyError::VersionMismatch {
+            dir: dir.to_owned(),
+            name: pin.name.to_string(),
+            expected: pin.version.as_str().to_owned(),
+            found: declared.to_owned(),
+        });
+    }
+    if bundle.digest() != pin.hash {
+        let changed = recorded
+            .map(|r| changed_files(r, &file_records(bundle.files())))
+            .unwrap_or_default();
+        return Err(VerifyError::DigestMismatch(Box::new(DigestMismatch {
+            dir: dir.to_owned(),
+            name: pin.name.to_string(),
+            expected: pin.hash,
+            actual: bundle.digest(),
+            changed,
+        })));
+    }
+    Ok(bundle)
+}

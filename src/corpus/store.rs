@@ -1,0 +1,867 @@
+//! Generations on disk: staging, publishing by one atomic link flip, rollback, and removal of
+//! what is no longer needed. See the module doc of [`crate::corpus`] for the layout.
+
+use std::os::unix::fs::PermissionsExt as _;
+
+use fs_err::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
+
+use super::guard::{Guard, GuardError};
+use super::manifest::{FORMAT, Manifest};
+use crate::format::file_set::FileSet;
+use crate::source::code::PrepareCode;
+use crate::support::escape;
+use crate::support::failpoint;
+
+/// The name of the published link.
+pub const CURRENT: &str = "current";
+/// The store's own folder.
+pub const META: &str = ".skillfold";
+/// The folders of the store.
+const STORE_FOLDERS: [&str; 4] = ["generations", "manifests", "staging", "fetch"];
+/// How the name of a store being made begins (`.skillfold.new-<pid>-<nanos>`, beside where it
+/// goes).
+const STAGED_STORE: &str = ".skillfold.new-";
+
+/// Whether `name` is that of a store being made: [`STAGED_STORE`], then `<pid>-<nanos>` (digits,
+/// hexadecimal digits and one `-`).
+fn is_staged_store(name: &[u8]) -> bool {
+    name.strip_prefix(STAGED_STORE.as_bytes())
+        .and_then(|rest| {
+            let dash = rest.iter().position(|&b| b == b'-')?;
+            let (pid, nanos) = (&rest[..dash], &rest[dash + 1..]);
+            Some(
+                !pid.is_empty()
+                    && pid.iter().all(u8::is_ascii_digit)
+                    && !nanos.is_empty()
+                    && nanos.iter().all(u8::is_ascii_hexdigit),
+            )
+        })
+        .unwrap_or(false)
+}
+
+/// A corpus directory.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    dir: PathBuf,
+}
+
+/// A published (or staged) generation.
+#[derive(Debug, Clone)]
+pub struct Generation {
+    /// Its id.
+    pub id: String,
+    /// Its directory: `<name>/SKILL.md`, ...
+    pub dir: PathBuf,
+    /// Its manifest.
+    pub manifest: Manifest,
+}
+
+/// A generation being written.
+#[derive(Debug)]
+pub struct Staging {
+    /// The id it will be published under.
+    pub id: String,
+    /// Where it is being written.
+    pub dir: PathBuf,
+}
+
+/// Failures of the store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CorpusError {
+    /// A file-system operation failed.
+    #[error("{}", escape::text(&.0.to_string()))]
+    Io(#[from] std::io::Error),
+    /// The directory holds something skillfold did not put there.
+    #[error("`{}` is not a corpus managed by skillfold: {reason}", escape::path(.path))]
+    NotManaged {
+        /// The offending path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A manifest is unreadable or of an unknown format.
+    #[error("manifest `{}` cannot be used: {}", escape::path(.path), escape::text(.detail))]
+    BadManifest {
+        /// Its path.
+        path: PathBuf,
+        /// Why.
+        detail: String,
+    },
+    /// Nothing to roll back to.
+    #[error("`{}` has no previous generation to roll back to", escape::path(.0))]
+    NoPrevious(PathBuf),
+}
+
+impl CorpusError {
+    /// Stable error code.
+    pub fn code(&self) -> PrepareCode {
+        match self {
+            CorpusError::Io(_) => PrepareCode::CorpusIo,
+            CorpusError::NotManaged { .. } => PrepareCode::CorpusNotManaged,
+            CorpusError::BadManifest { .. } => PrepareCode::CorpusBadManifest,
+            CorpusError::NoPrevious(_) => PrepareCode::CorpusNoPrevious,
+        }
+    }
+}
+
+impl Corpus {
+    /// A corpus at `dir`, without touching the disk (for reading).
+    pub fn at(dir: &Path) -> Corpus {
+        Corpus {
+            dir: dir.to_owned(),
+        }
+    }
+
+    /// Creates the corpus directory and the store's folders if missing (for preparing).
+    ///
+    /// A directory that already exists must be a skillfold corpus (it holds `.skillfold/`) or be
+    /// empty; a `lost+found` alone (the root of a fresh file system, as a mounted volume is)
+    /// counts as empty. Anything else is refused with [`CorpusError::NotManaged`] before anything
+    /// is written — no guard, no staging — so a descriptor naming `/` or a home directory
+    /// cannot make skillfold write into it.
+    ///
+    /// Preparers may start together on a corpus that does not exist yet (pods sharing a volume
+    /// on their first start). None of them ever sees a store half made: each builds the store's
+    /// folders under a name of its own (`.skillfold.new-<pid>-<nanos>`) and renames them to
+    /// `.skillfold` in one `rename(2)`; the first rename wins, and the others use what it put
+    /// there. The losers are then refused by the guard (retryable), never by this check.
+    pub fn create(dir: &Path) -> Result<Corpus, CorpusError> {
+        let corpus = Corpus::at(dir);
+        corpus.check_manageable()?;
+        fs_err::create_dir_all(dir)?;
+        if !corpus.exists()? {
+            corpus.make_store()?;
+        }
+        // A `.skillfold/` made by hand (or before the store had every folder) is completed.
+        for sub in STORE_FOLDERS {
+            fs_err::create_dir_all(corpus.meta().join(sub))?;
+        }
+        Ok(corpus)
+    }
+
+    /// Whether the store's folder `.skillfold/` exists (as a directory, not followed).
+    pub fn exists(&self) -> Result<bool, CorpusError> {
+        match fs_err::symlink_metadata(self.meta()) {
+            Ok(m) => Ok(m.is_dir()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Builds `.skillfold/` with its folders under a name of this process's own, then renames it
+    /// into place. If another preparer's rename came first (ours then fails: its store is not
+    /// empty), that store is used and ours is removed.
+    fn make_store(&self) -> Result<(), CorpusError> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let staged = self
+            .dir
+            .join(format!("{STAGED_STORE}{}-{nanos:x}", std::process::id()));
+        let made = (|| -> std::io::Result<()> {
+            fs_err::create_dir(&staged)?;
+            for sub in STORE_FOLDERS {
+                fs_err::create_dir(staged.join(sub))?;
+            }
+            failpoint::pause("store-staged");
+            fs_err::rename(&staged, self.meta())
+        })();
+        match made {
+            Ok(()) => sync_dir(&self.dir),
+            Err(e) => {
+                // Ours may be gone already: a preparer holding the guard removes staged stores.
+                let _ = remove_tree(&staged);
+                if self.exists()? {
+                    Ok(())
+                } else {
+                    Err(e.into())
+                }
+            }
+        }
+    }
+
+    /// Whether skillfold may write here: the directory is missing, empty (but for a
+    /// `lost+found` and stores being made), or already a corpus; [`CorpusError::NotManaged`]
+    /// otherwise. Reads only.
+    pub fn check_manageable(&self) -> Result<(), CorpusError> {
+        let not_managed = |path: &Path, reason: String| CorpusError::NotManaged {
+            path: path.to_owned(),
+            reason,
+        };
+        // The corpus directory itself may be a link (to a volume); what is inside is not followed.
+        match fs_err::metadata(&self.dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(not_managed(&self.dir, "it is not a directory".into())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+        match fs_err::symlink_metadata(self.meta()) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(not_managed(
+                    &self.meta(),
+                    "it is not a directory (links are not followed); move it away".into(),
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        failpoint::pause("corpus-looked");
+        for entry in fs_err::read_dir(&self.dir)? {
+            let name = entry?.file_name();
+            if name == "lost+found" || is_staged_store(name.as_encoded_bytes()) {
+                continue;
+            }
+            // `.skillfold/` appeared since it was looked for: another preparer made the store
+            // meanwhile (whole, by one rename). Look again rather than call it foreign.
+            if name == META && self.exists()? {
+                return Ok(());
+            }
+            return Err(not_managed(
+                &self.dir,
+                format!(
+                    "it is not empty (it holds `{}`) and holds no `{META}/`; name an empty or \
+                     missing directory for each Git source",
+                    escape::bytes(name.as_encoded_bytes())
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The corpus directory.
+    pub fn directory(&self) -> &Path {
+        &self.dir
+    }
+
+    fn meta(&self) -> PathBuf {
+        self.dir.join(META)
+    }
+
+    fn generation_dir(&self, id: &str) -> PathBuf {
+        self.meta().join("generations").join(id)
+    }
+
+    fn manifest_path(&self, id: &str) -> PathBuf {
+        self.meta().join("manifests").join(format!("{id}.json"))
+    }
+
+    /// Takes the preparer's guard.
+    pub fn guard(&self) -> Result<Guard, GuardError> {
+        Guard::acquire(&self.dir, &self.meta().join("guard"))
+    }
+
+    /// The preparer holding this corpus's guard right now, if any (read-only probe).
+    pub fn preparer(&self) -> Option<super::guard::HolderText> {
+        super::guard::probe(&self.meta().join("guard"))
+    }
+
+    /// Where a fetch may put its throwaway repository (on the corpus's file system).
+    pub fn fetch_dir(&self, id: &str) -> PathBuf {
+        self.meta().join("fetch").join(format!("{id}.git"))
+    }
+
+    /// The generation `current` points to, if any.
+    pub fn current(&self) -> Result<Option<Generation>, CorpusError> {
+        match self.link_target(&self.dir.join(CURRENT))? {
+            Some(id) => self.generation(&id).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The id a store link points to; `None` if the link does not exist.
+    fn link_target(&self, link: &Path) -> Result<Option<String>, CorpusError> {
+        let target = match fs_err::read_link(link) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            // readlink(2) says EINVAL for anything that is not a link (kept as the error kind).
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                return Err(CorpusError::NotManaged {
+                    path: link.to_owned(),
+                    reason: "it is not a symbolic link to a generation; move it away".into(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let text = target.to_string_lossy();
+        match text.strip_prefix(".skillfold/generations/") {
+            Some(id) if valid_id(id) => Ok(Some(id.to_owned())),
+            _ => Err(CorpusError::NotManaged {
+                path: link.to_owned(),
+                reason: format!(
+                    "it points to `{}`, not to one of its generations",
+                    escape::text(&text)
+                ),
+            }),
+        }
+    }
+
+    /// A generation by id, with its manifest.
+    pub fn generation(&self, id: &str) -> Result<Generation, CorpusError> {
+        let path = self.manifest_path(id);
+        let text = fs_err::read_to_string(&path)?;
+        let manifest: Manifest =
+            serde_json::from_str(&text).map_err(|e| CorpusError::BadManifest {
+                path: path.clone(),
+                detail: e.to_string(),
+            })?;
+        if manifest.format != FORMAT || manifest.generation != id {
+            return Err(CorpusError::BadManifest {
+                path,
+                detail: format!(
+                    "format `{}` generation `{}`",
+                    manifest.format, manifest.generation
+                ),
+            });
+        }
+        Ok(Generation {
+            id: id.to_owned(),
+            dir: self.generation_dir(id),
+            manifest,
+        })
+    }
+
+    /// The generation `current` replaced, if it still exists.
+    pub fn previous(&self) -> Result<Option<Generation>, CorpusError> {
+        let id = match fs_err::read_to_string(self.meta().join("previous")) {
+            Ok(id) => id.trim().to_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        if !valid_id(&id) || !self.generation_dir(&id).is_dir() {
+            return Ok(None);
+        }
+        self.generation(&id).map(Some)
+    }
+
+    /// Removes what an interrupted or crashed preparer left: staging and fetch folders, a link
+    /// not yet flipped, and manifests of generations that were never moved into place.
+    /// Call it with the guard held.
+    pub fn remove_leftovers(&self) -> Result<Vec<PathBuf>, CorpusError> {
+        let mut removed = Vec::new();
+        for sub in ["staging", "fetch"] {
+            for entry in fs_err::read_dir(self.meta().join(sub))? {
+                let path = entry?.path();
+                remove_tree(&path)?;
+                removed.push(path);
+            }
+        }
+        // Stores another preparer was making when this one's rename came first. Removing one
+        // that is still being made is harmless (its maker then finds this store and uses it),
+        // but may fail while it is: a housekeeping failure, never this run's.
+        for entry in fs_err::read_dir(&self.dir)? {
+            let entry = entry?;
+            if is_staged_store(entry.file_name().as_encoded_bytes())
+                && fs_err::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir())
+                && remove_tree(&entry.path()).is_ok()
+            {
+                removed.push(entry.path());
+            }
+        }
+        for stale in ["current.next", "previous.tmp"] {
+            let path = self.meta().join(stale);
+            if fs_err::symlink_metadata(&path).is_ok() {
+                fs_err::remove_file(&path)?;
+                removed.push(path);
+            }
+        }
+        for entry in fs_err::read_dir(self.meta().join("manifests"))? {
+            let path = entry?.path();
+            let id = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let orphan =
+                path.extension().is_none_or(|e| e != "json") || !self.generation_dir(&id).is_dir();
+            if orphan {
+                fs_err::remove_file(&path)?;
+                removed.push(path);
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Starts a new generation in `staging/`.
+    pub fn stage(&self, hint: &str) -> Result<Staging, CorpusError> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let hint: String = hint
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(12)
+            .collect();
+        let id = format!("{nanos:x}-{hint}");
+        let dir = self.meta().join("staging").join(&id);
+        fs_err::create_dir(&dir)?;
+        Ok(Staging { id, dir })
+    }
+
+    /// Publishes a staged generation whose bundles the caller has verified: writes its
+    /// manifest, moves it into `generations/`, records the generation it replaces, flips
+    /// `current` with one rename, and removes generations no longer needed.
+    pub fn publish(
+        &self,
+        staging: &Staging,
+        mut manifest: Manifest,
+    ) -> Result<Generation, CorpusError> {
+        // Every staged file and directory is on disk before anything refers to them.
+        let staged = fs_err::File::open(&staging.dir)?;
+        rustix::fs::syncfs(&staged).map_err(std::io::Error::from)?;
+        failpoint::hit("staged");
+        manifest.generation = staging.id.clone();
+        let id = staging.id.clone();
+        let manifest_path = self.manifest_path(&id);
+        let tmp = manifest_path.with_extension("json.tmp");
+        write_synced(
+            &tmp,
+            &serde_json::to_vec_pretty(&manifest).unwrap_or_default(),
+            0o444,
+        )?;
+        fs_err::rename(&tmp, &manifest_path)?;
+        sync_dir(&self.meta().join("manifests"))?;
+        failpoint::hit("manifest-written");
+
+        fs_err::rename(&staging.dir, self.generation_dir(&id))?;
+        sync_dir(&self.meta().join("generations"))?;
+        sync_dir(&self.meta().join("staging"))?;
+        failpoint::hit("generation-renamed");
+
+        let replaced = self.link_target(&self.dir.join(CURRENT))?;
+        if let Some(old) = &replaced {
+            self.record_previous(old)?;
+        }
+        failpoint::hit("previous-recorded");
+        self.flip_current(&id)?;
+        failpoint::hit("link-flipped");
+
+        // Published. Removing what is no longer needed is housekeeping: if it fails, the next
+        // preparation tries again; it never turns a published generation into a failure.
+        let _ = self.remove_unneeded(&id, replaced.as_deref());
+        failpoint::hit("cleaned");
+        Ok(Generation {
+            dir: self.generation_dir(&id),
+            id,
+            manifest,
+        })
+    }
+
+    /// Points `current` at the previous generation (which becomes the new "previous" in turn).
+    pub fn rollback(&self) -> Result<Generation, CorpusError> {
+        let Some(previous) = self.previous()? else {
+            return Err(CorpusError::NoPrevious(self.dir.clone()));
+        };
+        let current = self.link_target(&self.dir.join(CURRENT))?;
+        if current.as_deref() == Some(previous.id.as_str()) {
+            return Err(CorpusError::NoPrevious(self.dir.clone()));
+        }
+        if let Some(old) = &current {
+            self.record_previous(old)?;
+        }
+        self.flip_current(&previous.id)?;
+        Ok(previous)
+    }
+
+    /// Writes the id of the generation being replaced to `previous` (via a temporary file that a
+    /// crash may leave behind; it is replaced, and removed with the other leftovers).
+    fn record_previous(&self, id: &str) -> Result<(), CorpusError> {
+        let path = self.meta().join("previous");
+        let tmp = path.with_extension("tmp");
+        if fs_err::symlink_metadata(&tmp).is_ok() {
+            fs_err::remove_file(&tmp)?;
+        }
+        write_synced(&tmp, id.as_bytes(), 0o644)?;
+        fs_err::rename(&tmp, &path)?;
+        Ok(())
+    }
+
+    fn flip_current(&self, id: &str) -> Result<(), CorpusError> {
+        let next = self.meta().join("current.next");
+        if fs_err::symlink_metadata(&next).is_ok() {
+            fs_err::remove_file(&next)?;
+        }
+        std::os::unix::fs::symlink(format!(".skillfold/generations/{id}"), &next).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("{e} when creating `{}`", next.display()))
+        })?;
+        failpoint::hit("link-created");
+        fs_err::rename(&next, self.dir.join(CURRENT))?;
+        sync_dir(&self.dir)?;
+        Ok(())
+    }
+
+    fn remove_unneeded(&self, keep: &str, previous: Option<&str>) -> Result<(), CorpusError> {
+        for entry in fs_err::read_dir(self.meta().join("generations"))? {
+            let entry = entry?;
+            let id = entry.file_name().to_string_lossy().into_owned();
+            if id == keep || Some(id.as_str()) == previous {
+                continue;
+            }
+            remove_tree(&entry.path())?;
+            let manifest = self.manifest_path(&id);
+            if manifest.exists() {
+                fs_err::remove_file(manifest)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Staging {
+    /// Writes `files` as `<staging>/<name>/<path>`: new read-only regular files, never following
+    /// or overwriting anything. They reach the disk when the generation is published (one
+    /// `syncfs` for all of them, rather than one `fsync` per file).
+    pub fn write_bundle(&self, name: &str, files: &FileSet) -> Result<PathBuf, CorpusError> {
+        let root = self.dir.join(name);
+        fs_err::create_dir(&root)?;
+        for (path, bytes) in files.iter() {
+            let target = root.join(path.as_str());
+            if let Some(parent) = target.parent()
+                && !parent.exists()
+            {
+                fs_err::create_dir_all(parent)?;
+            }
+            write_new(&target, bytes, 0o444)?;
+        }
+        Ok(root)
+    }
+}
+
+/// Ids are ours: `[0-9a-z-]`, never `.` or `/`.
+fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// Creates `path` (which must not exist, and is never followed) and writes `bytes`.
+fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<fs_err::File, CorpusError> {
+    use std::io::Write as _;
+    let mut file = fs_err::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)?;
+    file.write_all(bytes)?;
+    Ok(file)
+}
+
+/// Like [`write_new`], then fsyncs the file.
+fn write_synced(path: &Path, bytes: &[u8], mode: u32) -> Result<(), CorpusError> {
+    write_new(path, bytes, mode)?.sync_all()?;
+    Ok(())
+}
+
+fn sync_dir(dir: &Path) -> Result<(), CorpusError> {
+    fs_err::File::open(dir)?.sync_all()?;
+    Ok(())
+}
+
+/// Removes a tree we wrote (read-only files included).
+fn remove_tree(path: &Path) -> Result<(), CorpusError> {
+    let meta = fs_err::symlink_metadata(path)?;
+    if meta.is_dir() {
+        // Directories are ours and writable; make sure of it before removing their entries.
+        fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+        fs_err::remove_dir_all(path)?;
+    } else {
+        fs_err::remove_file(path)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_corpus_path_that_cannot_be_looked_up_is_an_error_not_a_missing_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("a-file");
+        fs_err::write(&file, b"not a directory").unwrap();
+        // `a-file/corpus` is not "missing": looking it up fails (ENOTDIR).
+        let corpus = Corpus::at(&file.join("corpus"));
+        assert!(corpus.check_manageable().is_err());
+        // A path that really is missing may be created.
+        assert!(
+            Corpus::at(&tmp.path().join("new"))
+                .check_manageable()
+                .is_ok()
+        );
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs_err::read_dir(dir)
+            .expect("read_dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_directory_that_holds_something_else_is_refused_before_anything_is_written() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("home");
+        fs_err::create_dir(&dir).expect("mkdir");
+        fs_err::write(dir.join("notes.txt"), "mine\n").expect("write");
+        let err = Corpus::create(&dir).expect_err("refused");
+        assert_eq!(err.code(), "corpus_not_managed");
+        assert!(err.to_string().contains("`notes.txt`"), "{err}");
+        assert_eq!(
+            entries(&dir),
+            ["notes.txt"],
+            "nothing written: no guard, no staging"
+        );
+        // Refused again, the same way, on the next attempt.
+        assert_eq!(
+            Corpus::create(&dir).expect_err("refused").code(),
+            "corpus_not_managed"
+        );
+        assert_eq!(entries(&dir), ["notes.txt"]);
+    }
+
+    #[test]
+    fn the_refusal_shows_what_it_found_escaped() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        fs_err::write(tmp.path().join("x\nok: forged\u{1b}[8m"), "").expect("write");
+        let shown = Corpus::create(tmp.path()).expect_err("refused").to_string();
+        assert!(shown.contains("`x\\nok: forged\\u{1b}[8m`"), "{shown}");
+    }
+
+    #[test]
+    fn a_file_where_the_corpus_should_be_is_refused() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let file = tmp.path().join("corpus");
+        fs_err::write(&file, "x").expect("write");
+        assert_eq!(
+            Corpus::create(&file).expect_err("refused").code(),
+            "corpus_not_managed"
+        );
+        let meta_file = tmp.path().join("other");
+        fs_err::create_dir(&meta_file).expect("mkdir");
+        fs_err::write(meta_file.join(META), "not a folder").expect("write");
+        assert_eq!(
+            Corpus::create(&meta_file).expect_err("refused").code(),
+            "corpus_not_managed"
+        );
+    }
+
+    #[test]
+    fn a_missing_or_empty_directory_or_an_existing_corpus_is_accepted() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let missing = tmp.path().join("a/b/corpus");
+        Corpus::create(&missing).expect("created");
+        assert_eq!(entries(&missing), [META]);
+        let empty = tmp.path().join("empty");
+        fs_err::create_dir(&empty).expect("mkdir");
+        Corpus::create(&empty).expect("accepted");
+        assert_eq!(entries(&empty), [META]);
+        // An existing corpus, with what a publication leaves beside `.skillfold/`.
+        fs_err::write(empty.join("README"), "an operator's note\n").expect("write");
+        std::os::unix::fs::symlink(".skillfold/generations/x", empty.join(CURRENT))
+            .expect("symlink");
+        Corpus::create(&empty).expect("still a corpus");
+    }
+
+    #[test]
+    fn a_fresh_file_system_with_only_lost_and_found_counts_as_empty() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        fs_err::create_dir(tmp.path().join("lost+found")).expect("mkdir");
+        Corpus::create(tmp.path()).expect("accepted");
+        assert_eq!(entries(tmp.path()), [META, "lost+found"]);
+    }
+
+    // A store another preparer is making (or left behind when it was killed) is not something
+    // foreign: the directory still counts as empty, and the next preparer holding the guard
+    // removes it. A name that only looks like one does not count.
+    #[test]
+    fn a_store_being_made_beside_is_ours_and_a_leftover_one_is_removed() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let staged = tmp.path().join(format!("{STAGED_STORE}4242-18c0ffee"));
+        fs_err::create_dir_all(staged.join("generations")).expect("mkdir");
+        let corpus = Corpus::create(tmp.path()).expect("accepted");
+        let removed = corpus.remove_leftovers().expect("removed");
+        assert_eq!(removed, [staged]);
+        assert_eq!(entries(tmp.path()), [META]);
+        for name in [
+            ".skillfold.new-",
+            ".skillfold.new-12",
+            ".skillfold.new-x-1",
+            ".skillfold.new-1-z",
+        ] {
+            assert!(!is_staged_store(name.as_bytes()), "{name}");
+            let other = tempfile::tempdir().expect("tempdir");
+            fs_err::create_dir(other.path().join(name)).expect("mkdir");
+            let err = Corpus::create(other.path()).expect_err("refused");
+            assert_eq!(err.code(), "corpus_not_managed", "{name}");
+        }
+    }
+
+    // A preparer that lost the race to make the store uses the winner's: its own rename fails
+    // (the winner's store is not empty) and its staged copy is removed.
+    #[test]
+    fn a_store_made_by_another_preparer_first_is_used() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let winner = Corpus::create(tmp.path()).expect("created");
+        fs_err::write(tmp.path().join(META).join("generations/marker"), "").expect("write");
+        winner
+            .make_store()
+            .expect("the loser uses the winner's store");
+        assert_eq!(entries(tmp.path()), [META]);
+        assert!(tmp.path().join(META).join("generations/marker").exists());
+    }
+
+    // A `.skillfold` that cannot be looked up (for another reason than being missing) stops the
+    // preparer: the directory is never taken for an empty one it may fill.
+    #[test]
+    fn a_store_folder_that_cannot_be_looked_up_is_an_error_not_a_missing_one() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        // A directory whose path fits in PATH_MAX (4096 bytes with the NUL) while its
+        // `.skillfold` does not: looking that up fails with ENAMETOOLONG.
+        let mut dir = tmp.path().to_path_buf();
+        while dir.as_os_str().len() < 4086 {
+            let room = 4095 - dir.as_os_str().len() - 1;
+            dir.push("d".repeat(room.min(200)));
+        }
+        fs_err::create_dir_all(&dir).expect("mkdir");
+        assert!(fs_err::metadata(&dir).expect("reachable").is_dir());
+        let err = Corpus::at(&dir)
+            .check_manageable()
+            .expect_err("not taken for an empty directory");
+        assert_eq!(err.code(), "corpus_io", "{err}");
+    }
+
+    // Only "not a link" makes `current` a file skillfold did not put there; any other failure to
+    // read it stays an I/O error (retryable), never a verdict on the directory.
+    #[test]
+    fn a_current_link_that_cannot_be_read_is_an_io_error() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let file = tmp.path().join("a-file");
+        fs_err::write(&file, "not a directory").expect("write");
+        // `a-file/current` cannot be read: ENOTDIR.
+        let err = Corpus::at(&file).current().expect_err("unreadable");
+        assert_eq!(err.code(), "corpus_io", "{err}");
+    }
+
+    /// A manifest of `generation` in `format`, with no bundles.
+    fn manifest_json(format: &str, generation: &str) -> String {
+        serde_json::json!({
+            "format": format,
+            "generation": generation,
+            "created_unix": 0,
+            "source": {"url": "https://example.invalid/r.git", "commit": "0".repeat(40), "root": null},
+            "bundles": [],
+        })
+        .to_string()
+    }
+
+    // `current` leads only to one of the corpus's own generations: a link whose id climbs out
+    // with `..` is refused, never used to read a manifest planted elsewhere.
+    #[test]
+    fn a_current_link_climbing_out_of_the_generations_is_refused() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().join("corpus");
+        let corpus = Corpus::create(&dir).expect("created");
+        // Where the manifest of the id `../../forged` would be looked up: `<corpus>/forged.json`.
+        fs_err::write(
+            dir.join("forged.json"),
+            manifest_json(FORMAT, "../../forged"),
+        )
+        .expect("write");
+        std::os::unix::fs::symlink(".skillfold/generations/../../forged", dir.join(CURRENT))
+            .expect("symlink");
+        let err = corpus.current().expect_err("refused");
+        assert_eq!(err.code(), "corpus_not_managed", "{err}");
+    }
+
+    // A manifest is used only in the known format and under its own id: either check refuses
+    // on its own.
+    #[test]
+    fn a_manifest_of_another_format_or_generation_is_refused() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        fs_err::create_dir(corpus.generation_dir("g1")).expect("mkdir");
+        for (format, generation) in [(FORMAT, "g2"), ("skillfold-corpus-manifest-v0", "g1")] {
+            fs_err::write(
+                corpus.manifest_path("g1"),
+                manifest_json(format, generation),
+            )
+            .expect("write");
+            let err = corpus.generation("g1").expect_err("refused");
+            assert_eq!(err.code(), "corpus_bad_manifest", "{format} {generation}");
+        }
+        fs_err::write(corpus.manifest_path("g1"), manifest_json(FORMAT, "g1")).expect("write");
+        assert_eq!(corpus.generation("g1").expect("used").id, "g1");
+    }
+
+    // No `previous` file means nothing to roll back to; one that cannot be read is an error,
+    // never taken for a missing one.
+    #[test]
+    fn a_missing_previous_is_none_and_an_unreadable_one_an_error() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        assert!(corpus.previous().expect("nothing yet").is_none());
+        // A directory where the file should be: reading it fails with EISDIR.
+        fs_err::create_dir(tmp.path().join(META).join("previous")).expect("mkdir");
+        let err = corpus.previous().expect_err("unreadable");
+        assert_eq!(err.code(), "corpus_io", "{err}");
+    }
+
+    // A `previous` naming a generation whose folder is gone is not offered, even with its
+    // manifest left behind: a rollback never points `current` at a missing generation.
+    #[test]
+    fn a_previous_generation_without_its_folder_is_not_offered() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        fs_err::write(tmp.path().join(META).join("previous"), "g0\n").expect("write");
+        fs_err::write(corpus.manifest_path("g0"), manifest_json(FORMAT, "g0")).expect("write");
+        assert!(corpus.previous().expect("read").is_none());
+        let err = corpus.rollback().expect_err("nothing to roll back to");
+        assert_eq!(err.code(), "corpus_no_previous", "{err}");
+        assert!(fs_err::symlink_metadata(tmp.path().join(CURRENT)).is_err());
+    }
+
+    // A manifest whose generation was never moved into place is a leftover and is removed; the
+    // manifest of a generation on disk stays.
+    #[test]
+    fn a_manifest_without_its_generation_is_a_leftover() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        fs_err::create_dir(corpus.generation_dir("g1")).expect("mkdir");
+        for id in ["g1", "g9"] {
+            fs_err::write(corpus.manifest_path(id), manifest_json(FORMAT, id)).expect("write");
+        }
+        let removed = corpus.remove_leftovers().expect("removed");
+        assert_eq!(removed, [corpus.manifest_path("g9")]);
+        assert_eq!(
+            entries(&tmp.path().join(META).join("manifests")),
+            ["g1.json"]
+        );
+    }
+
+    // After a publication only the new generation and the one it replaced stay on disk, each
+    // with its manifest: older ones are removed.
+    #[test]
+    fn publishing_keeps_only_the_current_and_the_previous_generation() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        let manifest: Manifest = serde_json::from_str(&manifest_json(FORMAT, "")).expect("json");
+        let mut ids = Vec::new();
+        for hint in ["one", "two", "three"] {
+            let staging = corpus.stage(hint).expect("staged");
+            let published = corpus
+                .publish(&staging, manifest.clone())
+                .expect("published");
+            ids.push(published.id);
+        }
+        let mut kept = vec![ids[1].clone(), ids[2].clone()];
+        kept.sort();
+        let meta = tmp.path().join(META);
+        assert_eq!(entries(&meta.join("generations")), kept);
+        let manifests: Vec<String> = kept.iter().map(|id| format!("{id}.json")).collect();
+        assert_eq!(entries(&meta.join("manifests")), manifests);
+    }
+}

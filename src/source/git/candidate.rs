@@ -1,0 +1,164 @@
+//! A candidate commit of a Git source: a commit other than its pin that `outdated` and `update`
+//! weigh against the pin — the head of its tracked branch, a branch or tag the operator names,
+//! or a full commit id. Names are resolved once from the server's ref listing; the commit is
+//! fetched into a temporary repository exactly as `prepare` fetches a pin, so every check of
+//! the tree applies. Nothing is written outside that directory, which is removed when the
+//! [`Candidate`] is dropped. This module also owns [`SourceError`], the per-source failure both
+//! commands report.
+
+use std::sync::atomic::AtomicBool;
+
+use serde::Serialize;
+
+use crate::descriptor::plan::GitSource;
+use crate::format::pin::CommitId;
+use crate::source::code::PrepareCode;
+use crate::source::git::commit::PinnedCommit;
+use crate::source::git::fetch::{self, RefQuery};
+use crate::support::error_code::ErrorCode;
+use crate::support::escape;
+
+/// Which commit to look at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// The head of the source's `track` branch, or the remote's `HEAD`.
+    Tracked,
+    /// A branch, else a tag, of that name (resolved once to a full id).
+    Named(String),
+    /// This commit.
+    Commit(CommitId),
+}
+
+impl Target {
+    /// `--to`'s value: a full commit id, or a branch or tag name. Refused (with the reason)
+    /// when it is neither, such as an abbreviated id or a name Git would refuse.
+    pub fn parse(value: &str) -> Result<Target, String> {
+        let looks_like_id = value.len() >= 7 && value.bytes().all(|b| b.is_ascii_hexdigit());
+        if looks_like_id {
+            return CommitId::parse(value).map(Target::Commit).map_err(|_| {
+                format!(
+                    "`{}` looks like an abbreviated commit id; give the full id (40 or 64 hex digits), a branch or a tag",
+                    escape::text(value)
+                )
+            });
+        }
+        crate::descriptor::plan::check_branch(value)
+            .map(|()| Target::Named(value.to_owned()))
+            .map_err(|why| {
+                format!(
+                    "`{}` is neither a full commit id nor a branch or tag name: {why}",
+                    escape::text(value)
+                )
+            })
+    }
+
+    /// What is looked at for `git`, as shown: `HEAD`, `refs/heads/<track>`, the name, or the id.
+    pub fn describe(&self, git: &GitSource) -> String {
+        match self {
+            Target::Tracked => git
+                .track
+                .as_ref()
+                .map_or_else(|| "HEAD".to_owned(), |b| format!("refs/heads/{b}")),
+            Target::Named(name) => escape::text(name).to_string(),
+            Target::Commit(id) => id.to_string(),
+        }
+    }
+}
+
+/// Why a candidate (or anything else about one source) could not be used.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceError {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// What went wrong.
+    pub message: String,
+    /// Whether trying again later may succeed (a fetch failure).
+    pub retryable: bool,
+}
+
+impl SourceError {
+    /// An error with `code`, `error`'s text, and whether it may pass.
+    pub fn of(code: impl Into<ErrorCode>, error: &dyn std::fmt::Display, retryable: bool) -> Self {
+        SourceError {
+            code: code.into(),
+            message: error.to_string(),
+            retryable,
+        }
+    }
+}
+
+/// A candidate commit, fetched and walked.
+pub struct Candidate {
+    /// Its full id.
+    pub id: CommitId,
+    /// The ref that named it (absent for a commit named by id).
+    pub reference: Option<String>,
+    /// The fetched commit.
+    pub commit: PinnedCommit,
+    /// Removed when the candidate is dropped.
+    _temp: tempfile::TempDir,
+}
+
+impl Candidate {
+    /// Resolves `target` on `git`'s server and fetches that commit.
+    pub fn fetch(
+        git: &GitSource,
+        target: &Target,
+        interrupt: &AtomicBool,
+        deadline: std::time::Duration,
+    ) -> Result<Candidate, SourceError> {
+        let started = std::time::Instant::now();
+        let temp = tempfile::tempdir().map_err(|e| {
+            let message = format!("cannot create a temporary directory: {e}");
+            SourceError::of(PrepareCode::IoError, &message, true)
+        })?;
+        let query = match target {
+            Target::Tracked => git
+                .track
+                .as_deref()
+                .map_or(RefQuery::Head, RefQuery::Branch),
+            Target::Named(name) => RefQuery::BranchOrTag(name),
+            Target::Commit(id) => {
+                return Self::fetch_commit(git, id.clone(), None, temp, interrupt, deadline);
+            }
+        };
+        let (object, name) = fetch::resolve_ref(
+            &git.url,
+            query,
+            &temp.path().join("refs.git"),
+            interrupt,
+            deadline,
+        )
+        .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?;
+        let id = CommitId::parse(&object.to_string())
+            .map_err(|e| SourceError::of(PrepareCode::FetchInvalid, &e, false))?;
+        // The listing and the fetch share one deadline.
+        let left = deadline.saturating_sub(started.elapsed());
+        Self::fetch_commit(git, id, Some(name), temp, interrupt, left)
+    }
+
+    fn fetch_commit(
+        git: &GitSource,
+        id: CommitId,
+        reference: Option<String>,
+        temp: tempfile::TempDir,
+        interrupt: &AtomicBool,
+        deadline: std::time::Duration,
+    ) -> Result<Candidate, SourceError> {
+        let commit = PinnedCommit::fetch(
+            &git.url,
+            &id,
+            &temp.path().join("commit.git"),
+            interrupt,
+            deadline,
+            &|_| {},
+        )
+        .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?;
+        Ok(Candidate {
+            id,
+            reference,
+            commit,
+            _temp: temp,
+        })
+    }
+}

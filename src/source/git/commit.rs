@@ -1,0 +1,291 @@
+//! A fetched, policy-checked commit: the fetch, the whole-tree walk and the symlink refusal in
+//! one place, and the approved bundles taken from it as checked [`Bundle`]s. `prepare` and `pin`
+//! both go through here, so they apply exactly the same rules.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use super::fetch::{self, FetchError, FetchPath};
+use super::select;
+use super::tree::{self, Summary, TreeError};
+use crate::descriptor::signers::{Signer, TrustPolicy};
+use crate::format::bundle::Bundle;
+use crate::format::bundle_path::BundlePath;
+use crate::format::limits::Limits;
+use crate::format::pin::CommitId;
+use crate::format::problem::Problems;
+use crate::format::skill_name::SkillName;
+use crate::source::signature::{self, SignatureError};
+
+/// A commit whose whole tree passed the policy walk.
+pub struct PinnedCommit {
+    fetched: fetch::Fetched,
+    summary: Summary,
+}
+
+/// Why a commit cannot be used as a source.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommitError {
+    /// The fetch failed.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// The object database could not be read, or the id is not a commit.
+    #[error(transparent)]
+    Tree(#[from] TreeError),
+    /// The tree holds symbolic links.
+    #[error(
+        "commit {commit} holds {count} symbolic link(s){}; a source with links anywhere in its tree is refused",
+        listed(*.count, .paths.len())
+    )]
+    Symlinks {
+        /// The commit.
+        commit: CommitId,
+        /// The first links found (at most [`tree::MAX_REPORTED`]), by path, escaped for display.
+        paths: Vec<String>,
+        /// How many links the tree holds (a link in a subtree named twice counts once).
+        count: usize,
+    },
+    /// The commit's signature is refused by the source's trust policy.
+    #[error(transparent)]
+    Signature(#[from] SignatureError),
+}
+
+impl CommitError {
+    /// Stable error code.
+    pub fn code(&self) -> crate::source::code::PrepareCode {
+        use crate::source::code::PrepareCode;
+        match self {
+            CommitError::Fetch(e) => e.code(),
+            CommitError::Tree(e) => e.code(),
+            CommitError::Symlinks { .. } => PrepareCode::SymlinkInTree,
+            CommitError::Signature(e) => e.code(),
+        }
+    }
+
+    /// Whether running again later may succeed.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            CommitError::Fetch(e) => e.is_retryable(),
+            CommitError::Tree(e) => e.is_retryable(),
+            CommitError::Symlinks { .. } | CommitError::Signature(_) => false,
+        }
+    }
+}
+
+/// ` (N listed)` when not every path is listed.
+fn listed(count: usize, shown: usize) -> String {
+    if count > shown {
+        format!(" ({shown} listed)")
+    } else {
+        String::new()
+    }
+}
+
+/// Why an approved bundle cannot be taken from the commit.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TakeError {
+    /// No `root/name/` folder in the tree.
+    #[error("approved bundle `{name}` is not in the commit (no folder `{path}`)")]
+    Missing {
+        /// The name.
+        name: SkillName,
+        /// The folder looked for.
+        path: String,
+    },
+    /// The bundle breaks the bundle rules.
+    #[error("`{path}` breaks the bundle rules")]
+    Invalid {
+        /// The folder.
+        path: String,
+        /// Every problem.
+        problems: Problems,
+    },
+    /// The object database could not be read.
+    #[error(transparent)]
+    Tree(#[from] TreeError),
+}
+
+impl TakeError {
+    /// Stable error code.
+    pub fn code(&self) -> crate::support::error_code::ErrorCode {
+        use crate::source::code::PrepareCode;
+        match self {
+            TakeError::Missing { .. } => PrepareCode::BundleMissing.into(),
+            TakeError::Invalid { .. } => crate::format::code::ReadCode::InvalidBundle.into(),
+            TakeError::Tree(e) => e.code().into(),
+        }
+    }
+
+    /// Every problem as one line each (for reports).
+    pub fn lines(&self) -> Vec<String> {
+        match self {
+            TakeError::Invalid { path, problems } => problems
+                .as_slice()
+                .iter()
+                .filter(|p| p.is_error())
+                .map(|p| p.display_under(path).to_string())
+                .collect(),
+            other => vec![format!("{other} [{}]", other.code())],
+        }
+    }
+}
+
+impl PinnedCommit {
+    /// Fetches `revision` from `url` into a new bare repository at `git_dir`, walks its whole
+    /// tree (see [`tree::walk`]) and refuses it if any entry is a symbolic link.
+    pub fn fetch(
+        url: &str,
+        revision: &CommitId,
+        git_dir: &Path,
+        interrupt: &AtomicBool,
+        deadline: std::time::Duration,
+        report: fetch::Report<'_>,
+    ) -> Result<PinnedCommit, CommitError> {
+        let fetched = fetch::fetch_commit(url, revision, git_dir, interrupt, deadline, report)?;
+        let summary = tree::walk(&fetched.repo, fetched.commit, interrupt)?;
+        if summary.symlinks.count > 0 {
+            return Err(CommitError::Symlinks {
+                commit: revision.clone(),
+                paths: summary
+                    .symlinks
+                    .paths
+                    .iter()
+                    .map(|p| tree::shown(p))
+                    .collect(),
+                count: summary.symlinks.count,
+            });
+        }
+        Ok(PinnedCommit { fetched, summary })
+    }
+
+    /// The names of the folders directly under `root` that hold a `SKILL.md` file: the bundles
+    /// the commit offers, approved or not, sorted.
+    pub fn bundle_names(&self, root: Option<&BundlePath>) -> Result<Vec<String>, CommitError> {
+        use gix::objs::tree::EntryKind;
+
+        let repo = &self.fetched.repo;
+        let entries =
+            |id: gix::ObjectId| -> Result<Vec<(String, EntryKind, gix::ObjectId)>, CommitError> {
+                let object = repo
+                    .find_object(id)
+                    .map_err(|e| tree::object_error(id, &e))?;
+                gix::objs::TreeRefIter::from_bytes(&object.data, repo.object_hash())
+                    .map(|entry| {
+                        let entry = entry.map_err(|e| tree::object_error(id, &e))?;
+                        Ok((
+                            String::from_utf8_lossy(entry.filename).into_owned(),
+                            entry.mode.kind(),
+                            entry.oid.to_owned(),
+                        ))
+                    })
+                    .collect()
+            };
+        let mut folder = self.summary.root;
+        for segment in root
+            .map(|r| r.as_str().split('/').collect::<Vec<_>>())
+            .unwrap_or_default()
+        {
+            match entries(folder)?
+                .into_iter()
+                .find(|(name, kind, _)| name == segment && *kind == EntryKind::Tree)
+            {
+                Some((_, _, id)) => folder = id,
+                None => return Ok(Vec::new()),
+            }
+        }
+        let mut names = Vec::new();
+        for (name, kind, id) in entries(folder)? {
+            if kind == EntryKind::Tree
+                && entries(id)?.iter().any(|(file, kind, _)| {
+                    file == crate::format::limits::SKILL_MD
+                        && matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable)
+                })
+            {
+                names.push(name);
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// The raw commit object (without the `commit <len>\0` prefix).
+    pub fn commit_object(&self) -> Result<Vec<u8>, CommitError> {
+        let id = self.fetched.commit;
+        let object = self
+            .fetched
+            .repo
+            .find_object(id)
+            .map_err(|e| tree::object_error(id, &e))?;
+        Ok(object.data.clone())
+    }
+
+    /// Checks the commit's signature against `policy`: the `gpgsig` header over the commit
+    /// object without its signature headers, as Git reads it (see
+    /// [`signature::SignedCommit::parse`]).
+    pub fn verify_signature(&self, policy: &TrustPolicy) -> Result<Signer, CommitError> {
+        let object = self.commit_object()?;
+        let id = self.fetched.commit.to_string();
+        Ok(signature::verify_commit_object(&id, &object, policy)?)
+    }
+
+    /// Whether the server refused the id and branches and tags were fetched instead.
+    pub fn used_fallback(&self) -> bool {
+        self.fetched.path == FetchPath::BranchesAndTags
+    }
+
+    /// Gitlinks outside every folder in `inside` (reported, never followed), escaped for
+    /// display, and how many more the tree holds that are not listed. Each is found once, under
+    /// the first path that reached it; at most [`tree::MAX_REPORTED`] are listed.
+    pub fn gitlinks_outside(&self, inside: &[String]) -> (Vec<String>, usize) {
+        let found = &self.summary.gitlinks;
+        let outside = found
+            .paths
+            .iter()
+            .filter(|g| {
+                !inside
+                    .iter()
+                    .any(|dir| g.starts_with(dir.as_bytes()) && g.get(dir.len()) == Some(&b'/'))
+            })
+            .map(|g| tree::shown(g))
+            .collect();
+        (outside, found.count - found.paths.len())
+    }
+
+    /// The approved bundle `name` under `root`, checked against every bundle rule under the
+    /// bounds of `limits`.
+    pub fn take(
+        &self,
+        root: Option<&BundlePath>,
+        name: &SkillName,
+        limits: Limits,
+    ) -> Result<Bundle, TakeError> {
+        let path = bundle_folder(root, name);
+        let Some((files, problems)) = select::select_bundle(
+            &self.fetched.repo,
+            self.fetched.commit,
+            self.summary.root,
+            &path,
+            limits,
+        )?
+        else {
+            return Err(TakeError::Missing {
+                name: name.clone(),
+                path,
+            });
+        };
+        Bundle::check(files, problems).map_err(|invalid| TakeError::Invalid {
+            path,
+            problems: invalid.problems,
+        })
+    }
+}
+
+/// The folder of bundle `name` in the repository.
+pub fn bundle_folder(root: Option<&BundlePath>, name: &SkillName) -> String {
+    match root {
+        Some(root) => format!("{root}/{name}"),
+        None => name.to_string(),
+    }
+}

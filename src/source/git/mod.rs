@@ -1,0 +1,21 @@
+//! Git sources (feature `git`): fetch exactly one pinned commit with gix, then read its tree and
+//! blobs straight from the object database — never a checkout, so no filters, CRLF conversion,
+//! LFS smudge or hooks ever touch the bytes.
+//!
+//! - [`fetch`]: fetch the pinned commit into a throwaway bare repository, isolated from the
+//!   user's Git configuration except the credential helpers, with a fallback for servers that
+//!   refuse a want-by-id.
+//! - [`tree`]: walk the whole tree of the commit once per distinct tree object, bounded in
+//!   entries, bytes and path length, refusing malformed trees (and, in [`commit`], the source if
+//!   any entry is a symlink).
+//! - [`select`]: turn each approved bundle into a file set, counting and sizing every entry
+//!   before any blob is inflated; [`lfs`] recognises the Git LFS pointers it refuses.
+
+pub mod candidate;
+pub mod commit;
+pub mod fetch;
+pub mod lfs;
+pub mod select;
+#[cfg(test)]
+mod test_repo;
+pub mod tree;

@@ -1,0 +1,23 @@
+//! Sources (DESIGN §3): where approved bundles come from, fetched exactly as pinned. It may use
+//! [`crate::support`], [`crate::format`] and [`crate::descriptor`]; nothing here writes the
+//! managed corpus or serves bundles.
+//!
+//! - [`git`] (feature `git`): fetch one pinned commit with gix, walk its whole tree, take the
+//!   approved bundles from the object database; weigh candidate commits for `outdated`/`update`.
+//! - [`oci`]: the OCI image format skillfold writes and reads (manifest, config, the
+//!   reproducible layer tar), the strict reader of pulled layers and, with feature `oci`, the
+//!   pull of a digest-pinned image with its registry credentials.
+//! - [`signature`]: a pinned commit's signature against the source's trust policy (SSH and
+//!   OpenPGP, in-process), from the fetched commit or the one a manifest keeps.
+//! - [`tls`]: the one TLS provider of every https client.
+//! - [`code`]: the stable codes of preparation (area `prepare`), which [`crate::corpus`] shares.
+//!
+//! The steps are driven by [`crate::ops::prepare`] (and `pin`, `outdated`, `update`).
+
+pub mod code;
+#[cfg(feature = "git")]
+pub mod git;
+pub mod oci;
+pub mod signature;
+#[cfg(any(feature = "git", feature = "oci"))]
+pub mod tls;

@@ -1,0 +1,47 @@
+//! Verified bundles as OCI images (DESIGN §7 "OCI image shape"): the reproducible layer tar
+//! ([`tar`]), the image — layers, config, manifest and their annotations ([`image`]) — the strict
+//! reader of layers that came from a registry ([`unpack`]), and the pull of a digest-pinned image
+//! ([`pull`], feature `oci`, with [`credentials`]). [`crate::distribution`] writes images with
+//! the same pieces (`skillfold push`).
+//!
+//! Media types: the image manifest [`MEDIA_MANIFEST`], the standard image config
+//! [`MEDIA_CONFIG`] (so container runtimes and Kubernetes image volumes mount it), and one
+//! [`MEDIA_LAYER_TAR_GZIP`] layer per bundle. Layers are gzip, not zstd: every runtime, registry
+//! and mirror in use reads gzip layers, and older containerd, Docker and CRI-O releases cannot read
+//! zstd ones; gzip at one fixed level with an empty header is as reproducible.
+
+pub mod code;
+#[cfg(feature = "oci")]
+pub mod credentials;
+pub mod image;
+#[cfg(feature = "oci")]
+pub mod pull;
+pub mod tar;
+pub mod unpack;
+
+/// The OCI image manifest media type.
+pub const MEDIA_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+/// The OCI image index media type (what a layout's `index.json` is).
+pub const MEDIA_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+/// The OCI image config media type.
+pub const MEDIA_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
+/// A gzip-compressed tar layer.
+pub const MEDIA_LAYER_TAR_GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
+
+/// Layer annotation: the bundle's skill name.
+pub const ANNOTATION_BUNDLE_NAME: &str = "io.skillfold.bundle.name";
+/// Layer annotation: the bundle's reviewed version label.
+pub const ANNOTATION_BUNDLE_VERSION: &str = "io.skillfold.bundle.version";
+/// Layer annotation: the bundle's `chamvi-skill-bundle-v1` digest (64 hex).
+pub const ANNOTATION_BUNDLE_DIGEST: &str = "io.skillfold.bundle.digest";
+
+/// One layer of a pulled image.
+#[derive(Debug, Clone)]
+pub struct PulledLayer {
+    /// `sha256:…`.
+    pub digest: String,
+    /// The bundle name its annotation gives, if any.
+    pub bundle: Option<String>,
+    /// The file holding its compressed bytes, verified against the digest.
+    pub path: std::path::PathBuf,
+}

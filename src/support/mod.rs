@@ -1,0 +1,13 @@
+//! Small helpers every layer shares, none of which knows about bundles: the one escaping
+//! function for untrusted text ([`escape`]), hex ([`hex`]), wall-clock times ([`time`]), a bounded
+//! worker pool ([`parallel`]), the machinery of stable error codes ([`error_code`]), the portable
+//! form of generated JSON Schemas ([`json_schema`]) and test-only crash injection
+//! ([`failpoint`]). It uses nothing else in the crate.
+
+pub mod error_code;
+pub mod escape;
+pub mod failpoint;
+pub mod hex;
+pub mod json_schema;
+pub mod parallel;
+pub mod time;
