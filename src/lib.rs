@@ -103,6 +103,8 @@ pub mod ops;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod ops;
 pub mod prelude;
+#[cfg(test)]
+mod testing;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod runtime;
