@@ -85,11 +85,12 @@ pub(crate) mod distribution;
 pub mod format;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod format;
-#[cfg(feature = "internals")]
+// The bodies of the fuzz targets, kept under `fuzz/`: compiled for the targets (cargo-fuzz sets
+// `cfg(fuzzing)`) and for the unit test that replays their committed inputs, never for a host.
+#[cfg(any(fuzzing, test))]
+#[path = "../fuzz/harness.rs"]
 #[doc(hidden)]
 pub mod fuzz_entry;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod fuzz_entry;
 #[cfg(feature = "mcp")]
 #[cfg(feature = "internals")]
 #[doc(hidden)]
@@ -103,8 +104,6 @@ pub mod ops;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod ops;
 pub mod prelude;
-#[cfg(test)]
-mod testing;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod runtime;
@@ -125,6 +124,8 @@ pub(crate) mod source;
 pub mod support;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod support;
+#[cfg(test)]
+mod testing;
 
 /// Runs the `skillfold` command line on this process's arguments (the binary's `main`).
 #[doc(hidden)]

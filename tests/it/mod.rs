@@ -8,7 +8,6 @@ mod discovery;
 mod error_codes;
 mod examples;
 mod format_contracts;
-mod fuzz_seeds;
 mod git_fixture;
 mod git_hostile;
 mod guides;

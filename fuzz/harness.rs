@@ -1,5 +1,6 @@
-//! The bodies of the fuzz targets under `fuzz/`, shared with the stable test that replays their
-//! committed seeds and crash reproducers (`tests/it/fuzz_seeds.rs`). Not part of the API.
+//! The bodies of the fuzz targets under `fuzz/`, shared with the unit test that replays their
+//! committed seeds and crash reproducers on stable ([`harness_seeds.rs`](seeds)). Compiled into the
+//! library only for the fuzz targets (`cfg(fuzzing)`) and its unit tests: not part of the API.
 //!
 //! Each function takes the raw bytes a fuzzer produced, feeds them to one parser through its
 //! public entry point, and asserts the invariants that are cheap to state: nothing panics, a
@@ -2475,3 +2476,7 @@ pub fn http_request(data: &[u8]) {
         _ => assert!(!ok, "{method} {path} answered {}", first.status),
     }
 }
+
+#[cfg(test)]
+#[path = "harness_seeds.rs"]
+mod seeds;

@@ -1,12 +1,12 @@
 //! The fuzz targets' inputs on stable: every committed seed (`fuzz/corpus/<target>/`) and crash
 //! reproducer (`fuzz/reproducers/<target>/`) goes through the same body the fuzz target calls
-//! (`skillfold::fuzz_entry`), so CI checks the targets' invariants without a nightly toolchain
+//! (`fuzz/harness.rs`), so CI checks the targets' invariants without a nightly toolchain
 //! and a fixed crash stays fixed.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use skillfold::fuzz_entry::{self, ToolHarness};
+use crate::fuzz_entry::{self, ToolHarness};
 
 const FUZZ_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz");
 
@@ -151,7 +151,7 @@ fn oci_layer_seeds_hold_the_invariants() {
 /// verdicts: accepted ustar and PAX layers, and each kind of refusal.
 #[test]
 fn oci_layer_seeds_reach_each_verdict() {
-    use skillfold::source::oci::unpack::read_tar;
+    use crate::source::oci::unpack::read_tar;
     let wanted = ["pdf".to_owned()].into();
     assert_outcomes(
         "oci_layer",
@@ -164,7 +164,7 @@ fn oci_layer_seeds_reach_each_verdict() {
             ("layer-05-fifo", "special_file_in_layer"),
             ("layer-06-pax", "ok 2"),
         ],
-        |bytes| match read_tar(bytes, &wanted, skillfold::format::limits::CHAMVI) {
+        |bytes| match read_tar(bytes, &wanted, crate::format::limits::CHAMVI) {
             Ok(bundles) => format!("ok {}", bundles["pdf"].0.len()),
             Err(e) => e.code.as_str().to_owned(),
         },
@@ -247,7 +247,7 @@ fn mcp_framing_seeds_hold_the_invariants() {
 #[cfg(feature = "mcp")]
 #[test]
 fn mcp_framing_seeds_reach_every_verdict() {
-    use skillfold::mcp::framing::{Verdict, judge};
+    use crate::mcp::framing::{Verdict, judge};
     let want = [
         ("initialize", "forward"),
         ("initialized", "forward"),
@@ -280,7 +280,7 @@ fn signers_seeds_hold_the_invariants() {
 /// The seeds (keys by `ssh-keygen`) reach acceptance and refusals on the line at fault.
 #[test]
 fn signers_seeds_reach_each_verdict() {
-    use skillfold::descriptor::signers::AllowedSigners;
+    use crate::descriptor::signers::AllowedSigners;
     assert_outcomes(
         "signers",
         &[
@@ -316,7 +316,7 @@ fn signature_seeds_hold_the_invariants() {
 /// edits of them) reach each verdict of the signature check.
 #[test]
 fn signature_seeds_reach_each_verdict() {
-    use skillfold::source::signature::{commit_object_id, verify_commit_object};
+    use crate::source::signature::{commit_object_id, verify_commit_object};
     let verdict = |bytes: &[u8], hex_len: usize| {
         let id = commit_object_id(bytes, hex_len);
         match verify_commit_object(&id, bytes, fuzz_entry::fuzz_trust_policy()) {
@@ -369,7 +369,7 @@ fn tokens_seeds_hold_the_invariants() {
 #[cfg(feature = "http")]
 #[test]
 fn tokens_seeds_reach_each_verdict() {
-    use skillfold::mcp::http::tokens::Tokens;
+    use crate::mcp::http::tokens::Tokens;
     let agents = ["alpha".to_owned(), "beta".to_owned()].into();
     let want = [
         ("valid", "ok"),
