@@ -9,7 +9,7 @@
 //!
 //! - [`frontmatter`]: `SKILL.md` in the bundle dialect, cross-checked with [`Bundle::check`].
 //! - [`skills_ref`]: `SKILL.md` in the skills-ref dialect (decoding, fences, strict YAML,
-//!   `validate_metadata`, the JSON printer, `allowed-tools`).
+//!   `validate_metadata`, the JSON printer).
 //! - [`bundle_path()`]: the path grammar.
 //! - [`descriptor`]: `skillfold.yaml` parsed, re-serialised and checked.
 //! - [`ToolHarness`]: the three tools on a catalogue built once from in-memory bundles and a
@@ -42,7 +42,7 @@ use crate::runtime::catalogue::Catalogue;
 use crate::runtime::snapshot::{self, BundleSource};
 use crate::runtime::tools::{Access, ToolError, load_skill, read_reference, run_script};
 use crate::skills_ref::strict_yaml::{self, Value as YamlValue};
-use crate::skills_ref::{allowed_tools, properties, skill_file, validate};
+use crate::skills_ref::{properties, skill_file, validate};
 
 /// Whether `name` matches `^[a-z][a-z0-9-]{0,63}$`, written out independently of
 /// [`crate::format::skill_name`] so the two can disagree.
@@ -194,9 +194,6 @@ pub fn skills_ref(data: &[u8]) {
                 .all(|(k, _)| validate::ALLOWED_FIELDS.contains(&k.as_str()))
         );
     }
-    if let Some(YamlValue::Str(tools)) = skill_file::get(&map, "allowed-tools") {
-        check_allowed_tools(tools);
-    }
 }
 
 /// A loaded value: no duplicate keys anywhere, and the JSON printer writes ASCII JSON that reads
@@ -243,26 +240,6 @@ fn same_json(value: &YamlValue, json: &Value) -> bool {
                     .all(|(k, v)| js.get(k).is_some_and(|j| same_json(v, j)))
         }
         _ => false,
-    }
-}
-
-/// Parsed rules print back to a value that parses to the same rules.
-fn check_allowed_tools(value: &str) {
-    match allowed_tools::parse(value) {
-        Ok(rules) => {
-            let printed: Vec<String> = rules.iter().map(ToString::to_string).collect();
-            let again = allowed_tools::parse(&printed.join(" "));
-            assert_eq!(again.as_ref(), Ok(&rules), "`{value}` does not round-trip");
-            for rule in &rules {
-                assert!(!rule.tool.is_empty());
-                assert!(!rule.tool.contains(['(', ')']));
-                assert!(!rule.tool.chars().any(|c| c.is_ascii_whitespace()));
-                if let Some(p) = &rule.pattern {
-                    assert!(!p.is_empty() && p != "!" && !p.contains(['(', ')']));
-                }
-            }
-        }
-        Err(e) => assert!(is_code(e.code().as_str())),
     }
 }
 

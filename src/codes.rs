@@ -15,7 +15,7 @@ pub fn registry() -> Vec<ErrorCode> {
     use crate::format::problem::ProblemCode;
     use crate::runtime::code::RuntimeCode;
     use crate::runtime::tools::ToolCode;
-    use crate::skills_ref::code::{AllowedToolsCode, SpecCode};
+    use crate::skills_ref::code::SpecCode;
     use crate::source::code::PrepareCode;
 
     let mut codes: Vec<ErrorCode> = codes_of::<ProblemCode>()
@@ -31,7 +31,6 @@ pub fn registry() -> Vec<ErrorCode> {
     codes.extend(codes_of::<crate::mcp::code::ServeCode>());
     codes.extend(codes_of::<ToolCode>());
     codes.extend(codes_of::<SpecCode>());
-    codes.extend(codes_of::<AllowedToolsCode>());
     codes
 }
 

@@ -1,6 +1,5 @@
-//! The spec tooling's own codes: reading a skill the way skills-ref does ([`SpecCode`]) and
-//! parsing `allowed-tools` ([`AllowedToolsCode`]). Declared with [`crate::error_codes!`];
-//! documented in `docs/error-codes.md`.
+//! The spec tooling's own codes: reading a skill the way skills-ref does ([`SpecCode`]).
+//! Declared with [`crate::error_codes!`]; documented in `docs/error-codes.md`.
 
 crate::error_codes! {
     /// Why a skill could not be read or its properties printed. The spec commands exit 1 on
@@ -40,19 +39,4 @@ crate::error_codes! {
     FieldNotString = "field_not_string",
     /// A value skills-ref cannot print as JSON.
     ValueUnsupported = "value_unsupported",
-}
-
-crate::error_codes! {
-    /// Why an `allowed-tools` entry was refused (library only; the discovery report names them).
-    pub enum AllowedToolsCode: "allowed-tools", default Invalid;
-    /// `Tool()`: an empty pattern.
-    EmptyPattern = "allowed_tools_empty_pattern",
-    /// `Tool(!)`: a pattern that is only `!`.
-    BangPattern = "allowed_tools_bang_pattern",
-    /// Unbalanced parentheses.
-    Unbalanced = "allowed_tools_unbalanced",
-    /// Text after a closing parenthesis.
-    TrailingText = "allowed_tools_trailing_text",
-    /// A pattern without a tool name.
-    MissingTool = "allowed_tools_missing_tool",
 }

@@ -33,8 +33,8 @@ use crate::format::untrusted_fs::{self, OpenError};
 /// The two accepted spellings, in order of preference.
 pub const SKILL_MD_NAMES: [&str; 2] = ["SKILL.md", "skill.md"];
 
-/// The largest `SKILL.md` the spec tooling (`validate`, `read-properties`, `to-prompt`) and
-/// [`super::discovery`] read: 8 MiB. skills-ref sets no bound and reads any size, so this one is
+/// The largest `SKILL.md` the spec tooling (`validate`, `read-properties`, `to-prompt`) reads:
+/// 8 MiB. skills-ref sets no bound and reads any size, so this one is
 /// generous on purpose: a real skill (the format's own bound for a pinned bundle is under
 /// 70 KiB) never meets it, and no real skill is judged differently from skills-ref. It exists
 /// so that a huge or sparse file is refused after reading one byte past the bound, instead of

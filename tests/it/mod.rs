@@ -4,7 +4,6 @@ mod builder;
 mod cli_hash;
 mod descriptor_bounds;
 mod digest_vectors;
-mod discovery;
 mod error_codes;
 mod examples;
 mod format_contracts;
