@@ -135,7 +135,7 @@ fn read(
     c: &Catalogue,
     skill: &str,
     path: &str,
-) -> Result<Value, skillfold::runtime::tools::ToolError> {
+) -> Result<Value, skillfold::ToolError> {
     c.call(
         "skill_read_reference",
         &json!({"skill": skill, "path": path}),
@@ -239,13 +239,13 @@ fn without_guides_nothing_changes_and_approved_names_win() {
     let skill =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills/commit-message");
     portable(tmp.path(), "x/commit-message", "shadow");
-    let bundle = skillfold::format::bundle::Bundle::read_dir(&skill).unwrap();
-    let pin = skillfold::format::pin::Pin {
+    let bundle = skillfold::Bundle::read_dir(&skill).unwrap();
+    let pin = skillfold::Pin {
         name: bundle.name().clone(),
         version: "1".parse().unwrap(),
         hash: bundle.digest(),
     };
-    let origin = skillfold::runtime::snapshot::Origin {
+    let origin = skillfold::Origin {
         kind: "local",
         location: "t".into(),
         url: None,
@@ -253,7 +253,7 @@ fn without_guides_nothing_changes_and_approved_names_win() {
         generation: None,
     };
     let snap =
-        skillfold::runtime::snapshot::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
+        skillfold::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
             .unwrap();
     let c = Catalogue::new(None, [std::sync::Arc::new(snap)])
         .unwrap()
@@ -323,9 +323,7 @@ fn a_discovered_skill_never_stands_in_for_a_pinned_one_that_failed() {
         ),
     )
     .unwrap();
-    let loaded = skillfold::descriptor::load(&config).unwrap();
-    let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).unwrap();
-    let runtime = skillfold::runtime::Runtime::load(plan);
+    let runtime = skillfold::Runtime::open(&config).unwrap().runtime;
     assert_eq!(runtime.failures().count(), 1);
     let c = runtime.catalogue(None).unwrap();
     assert!(

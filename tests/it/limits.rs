@@ -358,10 +358,8 @@ fn a_bundle_within_the_chamvi_bounds_is_the_same_under_both_profiles() {
     assert!(answers[0][0].get("binary_references").is_none());
 }
 
-fn catalogue(config: &Path) -> skillfold::runtime::catalogue::Catalogue {
-    let loaded = skillfold::descriptor::load(config).expect("load");
-    let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).expect("check");
-    let runtime = skillfold::runtime::Runtime::load(plan);
+fn catalogue(config: &Path) -> skillfold::Catalogue {
+    let runtime = skillfold::Runtime::open(config).expect("open").runtime;
     let failures: Vec<String> = runtime.failures().map(ToString::to_string).collect();
     assert!(failures.is_empty(), "{failures:?}");
     runtime.catalogue(None).expect("catalogue")

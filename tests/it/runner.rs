@@ -33,7 +33,7 @@ impl Lab {
         for (path, text) in helpers {
             fs_err::write(dir.join(path), text).expect("write");
         }
-        let digest = skillfold::format::bundle::Bundle::read_dir(&dir)
+        let digest = skillfold::Bundle::read_dir(&dir)
             .expect("valid")
             .digest();
         let mut allow = String::new();
@@ -65,16 +65,18 @@ impl Lab {
     }
 
     fn catalogue(&self) -> Catalogue {
-        let loaded = skillfold::descriptor::load(&self.config).expect("load");
-        let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).expect("check");
-        Runtime::load(plan).catalogue(None).expect("catalogue")
+        Runtime::open(&self.config)
+            .expect("open")
+            .runtime
+            .catalogue(None)
+            .expect("catalogue")
     }
 
     fn run(
         &self,
         script: &str,
         args: &[&str],
-    ) -> Result<Value, skillfold::runtime::tools::ToolError> {
+    ) -> Result<Value, skillfold::ToolError> {
         self.catalogue()
             .call(
                 "skill_run_script",

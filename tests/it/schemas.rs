@@ -88,13 +88,13 @@ fn the_example_descriptor_validates_against_its_schema() {
 #[test]
 fn real_tool_inputs_outputs_errors_and_records_validate() {
     let skill = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills/csv-profiler");
-    let bundle = skillfold::format::bundle::Bundle::read_dir(&skill).expect("bundle");
-    let pin = skillfold::format::pin::Pin {
+    let bundle = skillfold::Bundle::read_dir(&skill).expect("bundle");
+    let pin = skillfold::Pin {
         name: bundle.name().clone(),
         version: "1.0".parse().unwrap(),
         hash: bundle.digest(),
     };
-    let origin = skillfold::runtime::snapshot::Origin {
+    let origin = skillfold::Origin {
         kind: "local",
         location: "test".into(),
         url: None,
@@ -102,10 +102,10 @@ fn real_tool_inputs_outputs_errors_and_records_validate() {
         generation: None,
     };
     let snapshot =
-        skillfold::runtime::snapshot::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
+        skillfold::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
             .expect("verifies");
     let catalogue =
-        skillfold::runtime::catalogue::Catalogue::new(None, [std::sync::Arc::new(snapshot)])
+        skillfold::Catalogue::new(None, [std::sync::Arc::new(snapshot)])
             .expect("catalogue");
     for input in [
         json!({"name": "csv-profiler", "reference": null}),
@@ -402,7 +402,7 @@ fn refusals_of_every_tool_match_the_published_error_schema() {
         ),
     ];
     let wire = validator("tool-error.schema.json");
-    let generated = jsonschema::validator_for(&skillfold::runtime::tools::ToolError::wire_schema())
+    let generated = jsonschema::validator_for(&skillfold::ToolError::wire_schema())
         .expect("a valid schema");
     for (tool, input, code) in cases {
         let err = c.call(tool, &input).expect_err("refused");
@@ -515,7 +515,7 @@ impl ToolLab {
         write("guides/style/references/tone.md", "# Tone\n");
         write("guides/style/notes.md", "not a reference\n");
         let dir = tmp.path().join("tools");
-        let hash = skillfold::format::bundle::Bundle::read_dir(&dir)
+        let hash = skillfold::Bundle::read_dir(&dir)
             .expect("valid")
             .digest();
         let approve = |script: &str| {
@@ -540,9 +540,9 @@ impl ToolLab {
     }
 
     fn catalogue(&self) -> Catalogue {
-        let loaded = skillfold::descriptor::load(&self.config).expect("load");
-        let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).expect("check");
-        skillfold::runtime::Runtime::load(plan)
+        skillfold::Runtime::open(&self.config)
+            .expect("open")
+            .runtime
             .catalogue(None)
             .expect("catalogue")
     }

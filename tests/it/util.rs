@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use skillfold::format::problem::ProblemCode;
+use skillfold::ProblemCode;
 
 /// A minimal valid `SKILL.md` for a skill called `name`.
 pub fn skill_md(name: &str) -> String {
@@ -63,9 +63,9 @@ impl TempBundle {
 
     /// The error codes `Bundle::read_dir` reports (empty when the bundle is valid).
     pub fn codes(&self) -> Vec<ProblemCode> {
-        match skillfold::format::bundle::Bundle::read_dir(&self.root) {
+        match skillfold::Bundle::read_dir(&self.root) {
             Ok(_) => Vec::new(),
-            Err(skillfold::format::bundle::LoadError::Invalid(e)) => e
+            Err(skillfold::BundleError::Invalid(e)) => e
                 .problems
                 .as_slice()
                 .iter()
@@ -135,4 +135,23 @@ pub fn sha256(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// Holds the guard of the prepared corpus at `corpus` (the `flock` a preparer takes on
+/// `.skillfold/guard`, which the binary honours) until the returned file is dropped.
+pub fn hold_corpus_guard(corpus: &Path) -> fs_err::File {
+    use std::os::fd::AsFd as _;
+    let file = fs_err::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(corpus.join(".skillfold/guard"))
+        .expect("open the guard file");
+    rustix::fs::flock(
+        file.file().as_fd(),
+        rustix::fs::FlockOperation::NonBlockingLockExclusive,
+    )
+    .expect("take the guard");
+    file
 }
