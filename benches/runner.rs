@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use skillfold::runtime::Runtime;
+use skillfold::Runtime;
 
 fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -3,11 +3,9 @@
 mod builder;
 mod cli_hash;
 mod descriptor_bounds;
-mod digest_vectors;
 mod discovery;
 mod error_codes;
 mod examples;
-mod format_contracts;
 mod fuzz_seeds;
 mod git_fixture;
 mod git_hostile;
@@ -31,7 +29,6 @@ mod prepare;
 mod push;
 mod runner;
 mod runtime;
-mod safe_read;
 mod schemas;
 #[cfg(feature = "http")]
 mod serve_http;
