@@ -20,9 +20,7 @@ fn main() {
     )
     .expect("write");
     fs_err::write(dir.join("scripts/noop.py"), "pass\n").expect("write");
-    let digest = skillfold::Bundle::read_dir(&dir)
-        .expect("valid")
-        .digest();
+    let digest = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
     let python = real_python();
     let sha = {
         use sha2::Digest as _;

@@ -186,9 +186,7 @@ fn build_corpus(root: &Path) -> PathBuf {
                 .collect();
             fs_err::write(dir.join("references").join(format!("r{i:02}.md")), text).expect("write");
         }
-        let digest = skillfold::Bundle::read_dir(&dir)
-            .expect("valid")
-            .digest();
+        let digest = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
         pins.push_str(&format!(
             "        - {{ name: {name}, version: '1', hash: {digest} }}\n"
         ));

@@ -105,8 +105,6 @@ pub mod ops;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod ops;
 pub mod prelude;
-#[cfg(test)]
-mod testing;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod runtime;
@@ -127,6 +125,8 @@ pub(crate) mod source;
 pub mod support;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod support;
+#[cfg(test)]
+mod testing;
 
 /// Runs the `skillfold` command line on this process's arguments (the binary's `main`).
 #[doc(hidden)]
@@ -135,10 +135,10 @@ pub fn run_cli() -> std::process::ExitCode {
 }
 
 pub use descriptor::LoadError as DescriptorError;
-pub use descriptor::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 pub use descriptor::code::DescriptorCode;
 pub use descriptor::plan::DescriptorProblem;
 pub use descriptor::runner::policy::ApprovalSpec;
+pub use descriptor::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 pub use format::bundle::Bundle;
 pub use format::bundle::{InvalidBundle, LoadError as BundleError};
 pub use format::digest::BundleDigest;

@@ -3,9 +3,9 @@
 //! framer and the domain line. (Moved from `tests/it/digest_vectors.rs`: the framer is not host
 //! API; `skillfold hash` against the vectors is tested in `tests/it/cli_hash.rs`.)
 
-use serde_json::Value;
 use crate::format::digest::{BundleDigest, Framer};
 use crate::format::file_set::FileSetBuilder;
+use serde_json::Value;
 
 fn vectors() -> Value {
     let text = include_str!("../../tests/data/digest-vectors.json");

@@ -6,13 +6,13 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
-use rustix::io::Errno;
 use crate::format::bundle::{Bundle, LoadError};
 use crate::format::bundle_path::BundlePath;
 use crate::format::limits;
 use crate::format::problem::ProblemCode::{self, *};
 use crate::format::safe_read::{self, BeneathError, Moment, ReadError, ReadOutcome};
 use crate::format::untrusted_fs;
+use rustix::io::Errno;
 
 use crate::testing::temp_bundle::{TempBundle, skill_md};
 

@@ -97,11 +97,7 @@ fn catalogue(root: &Path) -> Catalogue {
         .with_guides(discover(root).unwrap())
 }
 
-fn read(
-    c: &Catalogue,
-    skill: &str,
-    path: &str,
-) -> Result<Value, crate::runtime::tools::ToolError> {
+fn read(c: &Catalogue, skill: &str, path: &str) -> Result<Value, crate::runtime::tools::ToolError> {
     c.call(
         "skill_read_reference",
         &json!({"skill": skill, "path": path}),
@@ -255,9 +251,8 @@ fn without_guides_nothing_changes_and_approved_names_win() {
         commit: None,
         generation: None,
     };
-    let snap =
-        crate::runtime::snapshot::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
-            .unwrap();
+    let snap = crate::runtime::snapshot::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
+        .unwrap();
     let c = Catalogue::new(None, [std::sync::Arc::new(snap)])
         .unwrap()
         .with_guides(discover(tmp.path()).unwrap());

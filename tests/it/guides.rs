@@ -90,22 +90,13 @@ fn guides_root() -> tempfile::TempDir {
     tmp
 }
 
-
-
-fn read(
-    c: &Catalogue,
-    skill: &str,
-    path: &str,
-) -> Result<Value, skillfold::ToolError> {
+fn read(c: &Catalogue, skill: &str, path: &str) -> Result<Value, skillfold::ToolError> {
     c.call(
         "skill_read_reference",
         &json!({"skill": skill, "path": path}),
     )
     .map(|(v, _)| v)
 }
-
-
-
 
 #[test]
 fn the_descriptor_and_the_environment_configure_the_guides_folder() {
@@ -176,8 +167,6 @@ fn a_discovered_skill_never_stands_in_for_a_pinned_one_that_failed() {
         "unknown_skill"
     );
 }
-
-
 
 #[test]
 fn a_guides_description_with_terminal_controls_is_shown_escaped_by_the_binary() {

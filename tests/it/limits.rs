@@ -615,8 +615,12 @@ fn mcp_answers(dir: &Path, requests: &[(String, Value)]) -> Vec<Value> {
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
     )
     .expect("write");
-    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .expect("write");
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .expect("write");
     for (id, (method, params)) in requests.iter().enumerate() {
         let message = json!({"jsonrpc": "2.0", "id": id + 1, "method": method, "params": params});
         writeln!(stdin, "{message}").expect("write");

@@ -31,9 +31,7 @@ impl Lab {
         for (path, text) in helpers {
             fs_err::write(dir.join(path), text).expect("write");
         }
-        let digest = skillfold::Bundle::read_dir(&dir)
-            .expect("valid")
-            .digest();
+        let digest = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
         let mut allow = String::new();
         for script in approve {
             let bytes = fs_err::read(dir.join(script)).expect("helper");
@@ -70,11 +68,7 @@ impl Lab {
             .expect("catalogue")
     }
 
-    fn run(
-        &self,
-        script: &str,
-        args: &[&str],
-    ) -> Result<Value, skillfold::ToolError> {
+    fn run(&self, script: &str, args: &[&str]) -> Result<Value, skillfold::ToolError> {
         self.catalogue()
             .call(
                 "skill_run_script",
@@ -482,20 +476,14 @@ fn malformed_or_duplicate_policies_deny_everything() {
         format!(r#"[{good}, {{"skill":"tools","script":"scripts/x.py"}}]"#),
         "not json".to_owned(),
     ] {
-        let out = lab.cli(
-            &["tools", "scripts/hello.py"],
-            &[(ALLOWLIST_ENV, &policy)],
-        );
+        let out = lab.cli(&["tools", "scripts/hello.py"], &[(ALLOWLIST_ENV, &policy)]);
         assert_eq!(out.status.code(), Some(2), "{policy}");
         assert!(!stdout(&out).contains("hello"), "{policy}");
     }
     // The environment's list replaces the descriptor's: a valid one works.
     let ok = lab.cli(
         &["tools", "scripts/hello.py"],
-        &[(
-            ALLOWLIST_ENV,
-            &format!("[{good}]"),
-        )],
+        &[(ALLOWLIST_ENV, &format!("[{good}]"))],
     );
     assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
     // In the descriptor, a duplicate is a configuration error.

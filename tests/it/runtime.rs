@@ -89,11 +89,7 @@ impl World {
     }
 }
 
-fn load(
-    c: &Catalogue,
-    name: &str,
-    reference: Value,
-) -> Result<Value, skillfold::ToolError> {
+fn load(c: &Catalogue, name: &str, reference: Value) -> Result<Value, skillfold::ToolError> {
     c.call("load_skill", &json!({"name": name, "reference": reference}))
         .map(|(v, _)| v)
 }
@@ -408,9 +404,7 @@ fn seventeen_names_for_one_agent_and_conflicting_content_are_refused() {
         fn label(&self) -> String {
             "in-memory".into()
         }
-        fn bundles(
-            &self,
-        ) -> Vec<(Pin, skillfold::FileSet, skillfold::Problems)> {
+        fn bundles(&self) -> Vec<(Pin, skillfold::FileSet, skillfold::Problems)> {
             self.0
                 .iter()
                 .map(|(name, body)| {
@@ -455,9 +449,7 @@ fn a_custom_source_goes_through_the_same_verification() {
         fn label(&self) -> String {
             "embedded".into()
         }
-        fn bundles(
-            &self,
-        ) -> Vec<(Pin, skillfold::FileSet, skillfold::Problems)> {
+        fn bundles(&self) -> Vec<(Pin, skillfold::FileSet, skillfold::Problems)> {
             let mut b = FileSetBuilder::new();
             b.insert("SKILL.md", b"---\nname: x\ndescription: d\n---\n".to_vec());
             b.insert(".secret", b"k".to_vec());

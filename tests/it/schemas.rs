@@ -121,11 +121,9 @@ fn real_tool_inputs_outputs_errors_and_records_validate() {
         generation: None,
     };
     let snapshot =
-        skillfold::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
-            .expect("verifies");
+        skillfold::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md")).expect("verifies");
     let catalogue =
-        skillfold::Catalogue::new(None, [std::sync::Arc::new(snapshot)])
-            .expect("catalogue");
+        skillfold::Catalogue::new(None, [std::sync::Arc::new(snapshot)]).expect("catalogue");
     for input in [
         json!({"name": "csv-profiler", "reference": null}),
         json!({"name": "csv-profiler", "reference": "assets/example.csv"}),
@@ -422,8 +420,8 @@ fn refusals_of_every_tool_match_the_published_error_schema() {
         ),
     ];
     let wire = validator("tool-error.schema.json");
-    let generated = jsonschema::validator_for(&skillfold::ToolError::wire_schema())
-        .expect("a valid schema");
+    let generated =
+        jsonschema::validator_for(&skillfold::ToolError::wire_schema()).expect("a valid schema");
     for (tool, input, code) in cases {
         let err = c.call(tool, &input).expect_err("refused");
         assert_eq!(err.code, code, "{tool} {input}: {err}");
@@ -535,9 +533,7 @@ impl ToolLab {
         write("guides/style/references/tone.md", "# Tone\n");
         write("guides/style/notes.md", "not a reference\n");
         let dir = tmp.path().join("tools");
-        let hash = skillfold::Bundle::read_dir(&dir)
-            .expect("valid")
-            .digest();
+        let hash = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
         let approve = |script: &str| {
             use sha2::Digest as _;
             let digest = sha2::Sha256::digest(fs_err::read(dir.join(script)).unwrap());
@@ -713,10 +709,7 @@ fn schema_out_replaces_links_planted_at_its_names_and_never_writes_through_them(
                 .is_file(),
             "{name} is a regular file now"
         );
-        assert_eq!(
-            fs_err::read_to_string(&path).unwrap(),
-            schema
-        );
+        assert_eq!(fs_err::read_to_string(&path).unwrap(), schema);
     }
 
     // DIR itself a link: refused, nothing written where it points.

@@ -6,7 +6,6 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-
 const GIB: u64 = 1024 * 1024 * 1024;
 /// The documented bound on a `SKILL.md` the spec tooling reads (8 MiB), as its messages name it.
 const MAX_SKILL_MD_BYTES: u64 = 8 * 1024 * 1024;

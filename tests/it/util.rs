@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-
 /// A minimal valid `SKILL.md` for a skill called `name`.
 pub fn skill_md(name: &str) -> String {
     format!("---\nname: {name}\ndescription: A test skill for {name}.\n---\n# {name}\n\nBody.\n")
