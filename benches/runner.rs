@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use skillfold::runtime::Runtime;
+use skillfold::Runtime;
 
 fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -20,9 +20,7 @@ fn main() {
     )
     .expect("write");
     fs_err::write(dir.join("scripts/noop.py"), "pass\n").expect("write");
-    let digest = skillfold::format::bundle::Bundle::read_dir(&dir)
-        .expect("valid")
-        .digest();
+    let digest = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
     let python = real_python();
     let sha = {
         use sha2::Digest as _;
@@ -40,9 +38,11 @@ fn main() {
         ),
     )
     .expect("write");
-    let loaded = skillfold::descriptor::load(&config).expect("load");
-    let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).expect("check");
-    let catalogue = Runtime::load(plan).catalogue(None).expect("catalogue");
+    let catalogue = Runtime::open(&config)
+        .expect("open")
+        .runtime
+        .catalogue(None)
+        .expect("catalogue");
     let input = json!({"skill": "bench", "script": "scripts/noop.py", "args": []});
 
     let (mut ours, mut direct) = (Vec::new(), Vec::new());

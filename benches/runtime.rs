@@ -1,7 +1,7 @@
 //! Runtime benchmark (issue 5): `cargo bench --bench runtime`.
 //!
 //! Builds a Git repository holding 16 bundles at the format's bounds (64 files, 1 MiB each),
-//! prepares it into a corpus with the library, then measures, in one run:
+//! prepares it into a corpus (`skillfold prepare`), then measures, in one run:
 //!
 //! 1. the time to build an agent's catalogue from the prepared corpus (read every byte with
 //!    the safe reader, verify every pin) against `sha256sum` over the same 1,024 files;
@@ -12,12 +12,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use skillfold::descriptor;
-use skillfold::runtime::Runtime;
+use skillfold::Runtime;
 
 const BUNDLES: usize = 16;
 const FILES: usize = 64;
@@ -31,7 +29,6 @@ fn main() {
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     let config = build_corpus(tmp.path());
-    let plan = load_plan(&config);
 
     // 1. Catalogue build vs sha256sum over the same files.
     let files = corpus_files(&tmp.path().join("corpus/current"));
@@ -39,7 +36,7 @@ fn main() {
     let mut peer = Vec::new();
     for round in 0..13 {
         let start = Instant::now();
-        let runtime = Runtime::load(plan.clone());
+        let runtime = open(&config);
         let catalogue = runtime.catalogue(None).expect("catalogue");
         assert_eq!(catalogue.skills().count(), BUNDLES);
         let ours_t = start.elapsed();
@@ -71,7 +68,7 @@ fn main() {
     );
 
     // 2. load_skill latency.
-    let runtime = Runtime::load(plan);
+    let runtime = open(&config);
     let catalogue = runtime.catalogue(None).expect("catalogue");
     let inputs: Vec<serde_json::Value> = catalogue
         .skills()
@@ -121,7 +118,7 @@ fn main() {
 
 /// Loads the corpus, keeps the catalogue, and prints the process's peak RSS.
 fn hold(config: &Path) {
-    let runtime = Runtime::load(load_plan(config));
+    let runtime = open(config);
     let catalogue = runtime.catalogue(None).expect("catalogue");
     assert_eq!(catalogue.skills().count(), BUNDLES);
     let status = fs_err::read_to_string("/proc/self/status").unwrap_or_default();
@@ -141,9 +138,9 @@ fn hold(config: &Path) {
     std::hint::black_box(&catalogue);
 }
 
-fn load_plan(config: &Path) -> descriptor::Plan {
-    let loaded = descriptor::load(config).expect("load");
-    descriptor::check(&loaded.descriptor, &loaded.base).expect("check")
+/// The runtime of the descriptor at `config`, as a host opens it.
+fn open(config: &Path) -> Runtime {
+    Runtime::open(config).expect("open").runtime
 }
 
 fn git(cwd: &Path, args: &[&str]) -> String {
@@ -189,9 +186,7 @@ fn build_corpus(root: &Path) -> PathBuf {
                 .collect();
             fs_err::write(dir.join("references").join(format!("r{i:02}.md")), text).expect("write");
         }
-        let digest = skillfold::format::bundle::Bundle::read_dir(&dir)
-            .expect("valid")
-            .digest();
+        let digest = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
         pins.push_str(&format!(
             "        - {{ name: {name}, version: '1', hash: {digest} }}\n"
         ));
@@ -209,22 +204,16 @@ fn build_corpus(root: &Path) -> PathBuf {
         ),
     )
     .expect("write");
-    struct Quiet;
-    impl skillfold::ops::prepare::Progress for Quiet {
-        fn step(&self, _: &str, _: &str) {}
-        fn note(&self, _: &str, _: &str) {}
-    }
-    let interrupt = AtomicBool::new(false);
-    let report = skillfold::ops::prepare::prepare(
-        &load_plan(&config),
-        &skillfold::ops::prepare::Options {
-            interrupt: &interrupt,
-            progress: &Quiet,
-            concurrency: 1,
-            fetch_timeout: skillfold::ops::prepare::DEFAULT_FETCH_TIMEOUT,
-        },
+    let out = Command::new(env!("CARGO_BIN_EXE_skillfold"))
+        .args(["prepare", "--concurrency", "1", "-c"])
+        .arg(&config)
+        .output()
+        .expect("skillfold prepare");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    assert!(report.worst().is_none(), "{report:?}");
     config
 }
 

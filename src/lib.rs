@@ -18,6 +18,8 @@
 //! - A host's own bundles: [`BundleSource`], built from a [`FileSet`] and verified like every
 //!   other source. [`Bundle`], [`BundleDigest`] and [`Pin`] check and name a bundle's bytes (what
 //!   `skillfold hash` prints); [`ApprovalSpec`] approves a helper script by SHA-256.
+//! - [`MAX_DESCRIPTOR_BYTES`] and [`MAX_DESCRIPTOR_NESTING`]: the bounds [`Runtime::open`] holds a
+//!   descriptor file to, for a host that writes or receives descriptors.
 //!
 //! ```
 //! use skillfold::prelude::*;
@@ -137,6 +139,7 @@ pub use descriptor::LoadError as DescriptorError;
 pub use descriptor::code::DescriptorCode;
 pub use descriptor::plan::DescriptorProblem;
 pub use descriptor::runner::policy::ApprovalSpec;
+pub use descriptor::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 pub use format::bundle::Bundle;
 pub use format::bundle::{InvalidBundle, LoadError as BundleError};
 pub use format::digest::BundleDigest;

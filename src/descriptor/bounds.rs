@@ -14,11 +14,13 @@ use std::path::Path;
 use saphyr_parser::{Event, Parser};
 
 /// The largest descriptor, in bytes (1 MiB; a descriptor of a thousand sources is a tenth of
-/// it). A larger file is refused before it is read.
+/// it). A larger file is refused before it is read: [`Runtime::open`](crate::Runtime::open) and
+/// `skillfold check` answer `descriptor_too_large`. A host that writes or receives descriptors
+/// can check their size against it.
 pub const MAX_DESCRIPTOR_BYTES: u64 = 1024 * 1024;
 
 /// Collections (mappings and sequences) nested deeper than this are refused before the text is
-/// deserialised: the bundle dialect's bound.
+/// deserialised (`descriptor_too_deep`): the bundle dialect's bound.
 pub const MAX_DESCRIPTOR_NESTING: usize = crate::format::yaml::MAX_NESTING;
 
 /// What `saphyr-parser` says when more flow collections are open than its own limit (255).

@@ -183,3 +183,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "digest_vectors_tests.rs"]
+mod vector_tests;

@@ -450,3 +450,7 @@ mod tests {
         assert_eq!(FileSetBuilder::new().limits(), limits::CHAMVI);
     }
 }
+
+#[cfg(test)]
+#[path = "contracts_tests.rs"]
+mod contract_tests;

@@ -409,3 +409,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "safe_read_tests.rs"]
+mod boundary_tests;

@@ -137,3 +137,7 @@ fn create_temp(dir: &OwnedFd, name: &str) -> std::io::Result<(CString, OwnedFd)>
         }
     }
 }
+
+#[cfg(test)]
+#[path = "schema_tests.rs"]
+mod boundary_tests;

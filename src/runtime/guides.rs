@@ -306,3 +306,7 @@ fn line_fields(text: &str) -> Option<(String, String)> {
     };
     Some((get("name")?, get("description")?))
 }
+
+#[cfg(test)]
+#[path = "guides_tests.rs"]
+mod boundary_tests;

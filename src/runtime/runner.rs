@@ -224,3 +224,7 @@ fn kill_group(child: &mut Child) {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[cfg(test)]
+#[path = "runner_tests.rs"]
+mod boundary_tests;

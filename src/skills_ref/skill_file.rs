@@ -360,3 +360,7 @@ mod tests {
         assert_eq!(decode(b"ab\xffc"), Err((0xff, 2)));
     }
 }
+
+#[cfg(test)]
+#[path = "skill_file_tests.rs"]
+mod boundary_tests;

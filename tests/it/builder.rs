@@ -6,11 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use skillfold::format::file_set::FileSetBuilder;
-use skillfold::format::problem::Problems;
-use skillfold::runtime::builder::GitCorpus;
-use skillfold::runtime::snapshot::BundleSource;
-use skillfold::{Bundle, Pin, Runtime};
+use skillfold::{Bundle, BundleSource, FileSetBuilder, GitCorpus, Pin, Problems, Runtime};
 
 const COMMIT_MESSAGE: &str = "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e";
 const CHANGELOG: &str = "e7393af7bb7c7bf3f4269983c78a83617e020853a8405cdabe465e464f64c0ce";
@@ -48,9 +44,10 @@ fn the_builder_gives_the_catalogues_of_the_descriptor_it_stands_for() {
         "skills:\n  - local: {{ name: commit-message, version: 1.0.0, directory: {d}/commit-message, hash: {COMMIT_MESSAGE} }}\nagents:\n  writer:\n    skills:\n      - local: {{ name: changelog-writer, version: '1.0', directory: {d}/changelog-writer, hash: {CHANGELOG} }}\n  analyst:\n    skills:\n      - local: {{ name: csv-profiler, version: '1.0', directory: {d}/csv-profiler, hash: {CSV} }}\n",
         d = skills().display()
     );
-    let descriptor = skillfold::descriptor::parse(&yaml).expect("parse");
-    let plan = skillfold::descriptor::check(&descriptor, Path::new("/")).expect("check");
-    let from_yaml = Runtime::load(plan);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("skillfold.yaml");
+    fs_err::write(&config, yaml).expect("write");
+    let from_yaml = Runtime::open(&config).expect("open").runtime;
     for agent in [None, Some("writer"), Some("analyst")] {
         let a = built.runtime.catalogue(agent).expect("catalogue");
         let b = from_yaml.catalogue(agent).expect("catalogue");
@@ -134,7 +131,7 @@ impl BundleSource for InMemory {
         "in-memory".to_owned()
     }
 
-    fn bundles(&self) -> Vec<(Pin, skillfold::format::file_set::FileSet, Problems)> {
+    fn bundles(&self) -> Vec<(Pin, skillfold::FileSet, Problems)> {
         self.bundles
             .iter()
             .map(|(name, description)| {
@@ -150,8 +147,8 @@ impl BundleSource for InMemory {
                     .expect("valid")
                     .digest();
                 let pin = Pin {
-                    name: skillfold::format::skill_name::SkillName::parse(name).expect("name"),
-                    version: skillfold::format::version::VersionLabel::parse("1").expect("v"),
+                    name: skillfold::SkillName::parse(name).expect("name"),
+                    version: skillfold::VersionLabel::parse("1").expect("v"),
                     hash: digest,
                 };
                 let (set, problems) = files(description);

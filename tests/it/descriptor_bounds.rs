@@ -5,7 +5,7 @@
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use skillfold::descriptor::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
+use skillfold::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 
 use super::util::{assert_stderr_has, skillfold_in, stderr};
 

@@ -146,7 +146,7 @@ impl Repo {
 
     /// The digest of `skills/<name>` at the work tree's current content.
     pub fn digest(&self, name: &str) -> String {
-        let b = skillfold::format::bundle::Bundle::read_dir(&self.work.join("skills").join(name))
+        let b = skillfold::Bundle::read_dir(&self.work.join("skills").join(name))
             .expect("valid fixture bundle");
         b.digest().to_string()
     }

@@ -4,8 +4,10 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use skillfold::runtime::catalogue::Catalogue;
-use skillfold::runtime::guides::discover;
+use skillfold::Catalogue;
+
+/// The environment variable naming the guides folder (it replaces the descriptor's `guides`).
+const GUIDES_ENV: &str = "SKILLFOLD_SKILL_GUIDES_DIR";
 
 fn write(root: &Path, rel: &str, text: &[u8]) {
     let path = root.join(rel);
@@ -88,187 +90,12 @@ fn guides_root() -> tempfile::TempDir {
     tmp
 }
 
-#[test]
-fn discovery_finds_portable_and_legacy_skills_and_reports_the_rest() {
-    let tmp = guides_root();
-    let d = discover(tmp.path()).unwrap();
-    let ids: Vec<&str> = d.guides.iter().map(|g| g.id.as_str()).collect();
-    assert_eq!(ids, ["deploys", "linkdir", "oncall", "style"]);
-    let deploys = d.get("deploys").unwrap();
-    assert_eq!(
-        (
-            deploys.name.as_str(),
-            deploys.description.as_str(),
-            deploys.kind
-        ),
-        ("Deploys", "How we deploy.", "legacy")
-    );
-    assert_eq!(
-        d.get("oncall").unwrap().description,
-        "Paging: who, when and how"
-    );
-    assert_eq!(d.get("style").unwrap().kind, "portable");
-    assert!(
-        d.dropped.iter().any(|l| l.contains("`dup` is ambiguous")),
-        "{:?}",
-        d.dropped
-    );
-    assert!(
-        d.skipped.iter().any(|l| l.starts_with("broken")),
-        "{:?}",
-        d.skipped
-    );
-    assert!(
-        d.skipped.iter().any(|l| l.contains("deeper than 8")),
-        "{:?}",
-        d.skipped
-    );
-}
-
-fn catalogue(root: &Path) -> Catalogue {
-    Catalogue::new(None, [])
-        .unwrap()
-        .with_guides(discover(root).unwrap())
-}
-
-fn read(
-    c: &Catalogue,
-    skill: &str,
-    path: &str,
-) -> Result<Value, skillfold::runtime::tools::ToolError> {
+fn read(c: &Catalogue, skill: &str, path: &str) -> Result<Value, skillfold::ToolError> {
     c.call(
         "skill_read_reference",
         &json!({"skill": skill, "path": path}),
     )
     .map(|(v, _)| v)
-}
-
-#[test]
-fn read_reference_serves_skill_md_and_reference_text() {
-    let tmp = guides_root();
-    let c = catalogue(tmp.path());
-    assert_eq!(
-        c.tools().iter().map(|t| t.name).collect::<Vec<_>>(),
-        ["skill_read_reference"]
-    );
-    let prompt = c.prompt().unwrap();
-    assert!(
-        prompt.contains("<name>\nstyle\n</name>") && prompt.contains("skill_read_reference"),
-        "{prompt}"
-    );
-    assert!(prompt.contains("untrusted data"), "{prompt}");
-    assert_eq!(
-        read(&c, "style", "SKILL.md").unwrap()["content"],
-        "---\nname: Style Guide\ndescription: About Style Guide.\n---\n# Style Guide\n"
-    );
-    assert_eq!(
-        read(&c, "style", "references/tone.md").unwrap()["content"],
-        "# Tone\n"
-    );
-    assert_eq!(
-        read(&c, "style", "references/data.json").unwrap()["content"],
-        "{\"a\": 1}\n"
-    );
-    let (_, record) = c
-        .call(
-            "skill_read_reference",
-            &json!({"skill": "style", "path": "references/tone.md"}),
-        )
-        .unwrap();
-    assert_eq!(record.origin.kind, "discovered");
-    assert_eq!(record.version, None);
-    assert_eq!(record.bytes, 7);
-}
-
-#[test]
-fn read_reference_refuses_with_each_code() {
-    let tmp = guides_root();
-    let c = catalogue(tmp.path());
-    let code = |skill: &str, path: &str| read(&c, skill, path).unwrap_err().code;
-    assert_eq!(
-        c.call(
-            "skill_read_reference",
-            &json!({"skill": "style", "path": "SKILL.md", "x": 1})
-        )
-        .unwrap_err()
-        .code,
-        "invalid_args"
-    );
-    assert_eq!(
-        c.call("skill_read_reference", &json!({"skill": "style"}))
-            .unwrap_err()
-            .code,
-        "invalid_args"
-    );
-    let unknown = read(&c, "nope", "SKILL.md").unwrap_err();
-    assert_eq!(unknown.code, "unknown_skill");
-    assert_eq!(unknown.valid, ["deploys", "linkdir", "oncall", "style"]);
-    for bad in [
-        "../ops/deploys/SKILL.md",
-        "/etc/passwd",
-        "references/tool.py",
-        "notes.md",
-        "references/../SKILL.md",
-        "references",
-        "skill.yml",
-    ] {
-        assert_eq!(code("style", bad), "invalid_path", "{bad}");
-    }
-    assert_eq!(code("style", "references/missing.md"), "not_found");
-    assert_eq!(code("style", "references/big.md"), "too_large");
-    assert_eq!(code("style", "references/latin1.txt"), "not_text");
-    assert_eq!(
-        code("style", "references/link.md"),
-        "invalid_path",
-        "a symlinked file"
-    );
-    assert_eq!(
-        code("linkdir", "references/tone.md"),
-        "invalid_path",
-        "a symlinked folder on the path"
-    );
-}
-
-#[test]
-fn without_guides_nothing_changes_and_approved_names_win() {
-    let plain = Catalogue::new(None, []).unwrap();
-    assert!(plain.tools().is_empty());
-    assert_eq!(plain.prompt(), None);
-    // A discovered skill whose id an approved skill already has is dropped and reported.
-    let tmp = guides_root();
-    let skill =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills/commit-message");
-    portable(tmp.path(), "x/commit-message", "shadow");
-    let bundle = skillfold::format::bundle::Bundle::read_dir(&skill).unwrap();
-    let pin = skillfold::format::pin::Pin {
-        name: bundle.name().clone(),
-        version: "1".parse().unwrap(),
-        hash: bundle.digest(),
-    };
-    let origin = skillfold::runtime::snapshot::Origin {
-        kind: "local",
-        location: "t".into(),
-        url: None,
-        commit: None,
-        generation: None,
-    };
-    let snap =
-        skillfold::runtime::snapshot::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
-            .unwrap();
-    let c = Catalogue::new(None, [std::sync::Arc::new(snap)])
-        .unwrap()
-        .with_guides(discover(tmp.path()).unwrap());
-    let d = c.discovery().unwrap();
-    assert!(d.get("commit-message").is_none());
-    assert!(
-        d.dropped
-            .iter()
-            .any(|l| l.contains("an approved skill has this name")),
-        "{:?}",
-        d.dropped
-    );
-    let tools: Vec<&str> = c.tools().iter().map(|t| t.name).collect();
-    assert_eq!(tools, ["load_skill", "skill_read_reference"]);
 }
 
 #[test]
@@ -281,8 +108,8 @@ fn the_descriptor_and_the_environment_configure_the_guides_folder() {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_skillfold"));
         cmd.args(["prompt", "--verbose", "-c", config.to_str().unwrap()]);
         match env {
-            Some(p) => cmd.env(skillfold::runtime::guides::ENV, p),
-            None => cmd.env_remove(skillfold::runtime::guides::ENV),
+            Some(p) => cmd.env(GUIDES_ENV, p),
+            None => cmd.env_remove(GUIDES_ENV),
         };
         cmd.output().unwrap()
     };
@@ -323,9 +150,7 @@ fn a_discovered_skill_never_stands_in_for_a_pinned_one_that_failed() {
         ),
     )
     .unwrap();
-    let loaded = skillfold::descriptor::load(&config).unwrap();
-    let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).unwrap();
-    let runtime = skillfold::runtime::Runtime::load(plan);
+    let runtime = skillfold::Runtime::open(&config).unwrap().runtime;
     assert_eq!(runtime.failures().count(), 1);
     let c = runtime.catalogue(None).unwrap();
     assert!(
@@ -344,47 +169,7 @@ fn a_discovered_skill_never_stands_in_for_a_pinned_one_that_failed() {
 }
 
 #[test]
-fn a_directory_listing_is_bounded_at_and_one_past() {
-    use skillfold::runtime::guides::MAX_DIRECTORY_ENTRIES;
-    let tmp = tempfile::tempdir().unwrap();
-    let r = tmp.path();
-    portable(r, "team/style", "Style");
-    let crowded = r.join("team");
-    for i in 0..MAX_DIRECTORY_ENTRIES - 1 {
-        fs_err::write(crowded.join(format!("f{i:05}")), b"").unwrap();
-    }
-    let d = discover(r).unwrap();
-    let ids: Vec<&str> = d.guides.iter().map(|g| g.id.as_str()).collect();
-    assert_eq!(
-        ids,
-        ["style"],
-        "exactly {MAX_DIRECTORY_ENTRIES} entries: {:?}",
-        d.skipped
-    );
-    fs_err::write(crowded.join("one-more"), b"").unwrap();
-    let d = discover(r).unwrap();
-    assert!(d.guides.is_empty());
-    assert_eq!(
-        d.skipped,
-        [format!(
-            "team: more than {MAX_DIRECTORY_ENTRIES} entries, not scanned"
-        )]
-    );
-}
-
-#[test]
-fn a_symlinked_or_missing_guides_root_is_refused() {
-    let tmp = tempfile::tempdir().unwrap();
-    fs_err::create_dir(tmp.path().join("real")).unwrap();
-    std::os::unix::fs::symlink(tmp.path().join("real"), tmp.path().join("link")).unwrap();
-    let err = discover(&tmp.path().join("link")).unwrap_err();
-    assert!(err.to_string().contains("symbolic link"), "{err}");
-    let err = discover(&tmp.path().join("missing")).unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
-}
-
-#[test]
-fn a_guides_description_with_terminal_controls_is_shown_escaped_everywhere() {
+fn a_guides_description_with_terminal_controls_is_shown_escaped_by_the_binary() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path();
     // YAML spells ESC and BEL as `\e` and `\a` in a double-quoted scalar.
@@ -404,38 +189,13 @@ fn a_guides_description_with_terminal_controls_is_shown_escaped_everywhere() {
     portable(r, "rtl\u{202e}dcba", "rtl");
     portable(r, "esc\u{1b}[8m", "esc");
 
-    let d = discover(r).unwrap();
-    let ids: Vec<&str> = d.guides.iter().map(|g| g.id.as_str()).collect();
-    assert_eq!(ids, ["hostile", "legacy"], "{:?}", d.skipped);
-    let hostile = d.get("hostile").unwrap();
-    assert_eq!(
-        hostile.description,
-        "Red \\u{1b}[31mtext\\u{7} and a bell\\u{202e}."
-    );
-    assert_eq!(hostile.name, "Hostile\\u{1b}]0;owned\\u{7}");
-    assert_eq!(
-        d.get("legacy").unwrap().description,
-        "Clear \\u{1b}[2J screen\\u{7}"
-    );
-    for line in d.skipped.iter().chain(&d.dropped) {
-        assert!(
-            !line.contains('\u{1b}') && !line.contains('\u{202e}'),
-            "{line:?}"
-        );
-    }
-    assert!(
-        d.skipped.iter().any(|l| l.contains("rtl\\u{202e}dcba")),
-        "{:?}",
-        d.skipped
-    );
-
     // `skillfold prompt --verbose`: nothing on stdout or stderr a terminal would act on.
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("skillfold.yaml");
     fs_err::write(&config, format!("guides: {}\n", r.display())).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_skillfold"))
         .args(["prompt", "--verbose", "-c", config.to_str().unwrap()])
-        .env_remove(skillfold::runtime::guides::ENV)
+        .env_remove(GUIDES_ENV)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));

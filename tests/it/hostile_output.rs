@@ -79,7 +79,7 @@ fn yaml_string(text: &str) -> String {
 }
 
 fn digest(dir: &Path) -> String {
-    skillfold::format::bundle::Bundle::read_dir(dir)
+    skillfold::Bundle::read_dir(dir)
         .expect("a valid bundle")
         .digest()
         .to_string()

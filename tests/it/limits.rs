@@ -358,10 +358,8 @@ fn a_bundle_within_the_chamvi_bounds_is_the_same_under_both_profiles() {
     assert!(answers[0][0].get("binary_references").is_none());
 }
 
-fn catalogue(config: &Path) -> skillfold::runtime::catalogue::Catalogue {
-    let loaded = skillfold::descriptor::load(config).expect("load");
-    let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).expect("check");
-    let runtime = skillfold::runtime::Runtime::load(plan);
+fn catalogue(config: &Path) -> skillfold::Catalogue {
+    let runtime = skillfold::Runtime::open(config).expect("open").runtime;
     let failures: Vec<String> = runtime.failures().map(ToString::to_string).collect();
     assert!(failures.is_empty(), "{failures:?}");
     runtime.catalogue(None).expect("catalogue")
@@ -509,7 +507,17 @@ fn prepared_from_git_under_extended_verified_and_served() {
     assert_eq!(report["fetches"], 0);
 
     let catalogue = catalogue(&config);
-    let served = skillfold::mcp::Served::new(catalogue.clone());
+    // What an MCP client of `skillfold serve` gets: every binary file read, and `skills/list`.
+    let mut requests = vec![("skills/list".to_owned(), json!({}))];
+    for shape in &world.shapes {
+        for (path, _) in shape.binaries() {
+            let uri = format!("skill://{}/{path}", shape.name);
+            requests.push(("resources/read".to_owned(), json!({ "uri": uri })));
+        }
+    }
+    let mut answers = mcp_answers(world.tmp.path(), &requests).into_iter();
+    let listed_skills = answers.next().expect("skills/list")["result"]["skills"].take();
+    let mut reads = answers;
     for shape in &world.shapes {
         let name = shape.name;
         let snapshot = catalogue.get(name).expect("served");
@@ -557,13 +565,11 @@ fn prepared_from_git_under_extended_verified_and_served() {
                 err.message
             );
 
-            let uri = skillfold::mcp::skills_extension::file_uri(name, path);
-            let contents = served
-                .index()
-                .read(&uri)
-                .expect("a resource")
-                .expect("verified");
-            let contents = serde_json::to_value(&contents).expect("JSON");
+            let uri = format!("skill://{name}/{path}");
+            let answer = reads.next().expect("an answer");
+            assert!(answer["error"].is_null(), "a verified resource: {answer}");
+            let contents = &answer["result"]["contents"][0];
+            assert_eq!(contents["uri"], uri, "{answer}");
             let blob = contents["blob"].as_str().expect("a blob, not text");
             let decoded = base64::engine::general_purpose::STANDARD
                 .decode(blob)
@@ -572,13 +578,12 @@ fn prepared_from_git_under_extended_verified_and_served() {
             assert!(contents.get("text").is_none());
             assert_ne!(contents["mimeType"], "text/plain");
             // skills/list lists it with its digest and size.
-            let entry = served
-                .index()
-                .skill(&skillfold::mcp::skills_extension::file_uri(
-                    name, "SKILL.md",
-                ))
+            let entry = listed_skills
+                .as_array()
+                .expect("skills")
+                .iter()
+                .find(|s| s["uri"] == format!("skill://{name}/SKILL.md"))
                 .expect("listed skill");
-            let entry = serde_json::to_value(entry).expect("JSON");
             let listed = entry["resources"]
                 .as_array()
                 .expect("resources")
@@ -589,6 +594,56 @@ fn prepared_from_git_under_extended_verified_and_served() {
             assert_eq!(listed["size"], bytes.len());
         }
     }
+}
+
+/// The answers of `skillfold serve -c skillfold.yaml` in `dir`, over stdio, to `requests`
+/// (method, params) sent after the handshake, in their order.
+fn mcp_answers(dir: &Path, requests: &[(String, Value)]) -> Vec<Value> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillfold"))
+        .args(["serve", "-c", "skillfold.yaml"])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    )
+    .expect("write");
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .expect("write");
+    for (id, (method, params)) in requests.iter().enumerate() {
+        let message = json!({"jsonrpc": "2.0", "id": id + 1, "method": method, "params": params});
+        writeln!(stdin, "{message}").expect("write");
+    }
+    let mut answers: Vec<Value> = vec![Value::Null; requests.len()];
+    let mut missing = requests.len();
+    for line in lines {
+        let message: Value = serde_json::from_str(&line.expect("line")).expect("JSON");
+        if let Some(id) = message["id"].as_u64().filter(|&id| id >= 1) {
+            let slot = &mut answers[usize::try_from(id).expect("id") - 1];
+            if slot.is_null() {
+                *slot = message;
+                missing -= 1;
+            }
+        }
+        if missing == 0 {
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(missing, 0, "serve did not answer every request");
+    answers
 }
 
 #[test]

@@ -3,10 +3,8 @@
 mod builder;
 mod cli_hash;
 mod descriptor_bounds;
-mod digest_vectors;
 mod error_codes;
 mod examples;
-mod format_contracts;
 mod git_fixture;
 mod git_hostile;
 mod guides;
@@ -29,7 +27,6 @@ mod prepare;
 mod push;
 mod runner;
 mod runtime;
-mod safe_read;
 mod schemas;
 #[cfg(feature = "http")]
 mod serve_http;

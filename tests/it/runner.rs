@@ -2,14 +2,12 @@
 //! code, and the execution limits hold (timeout with grandchildren, output cap, environment,
 //! isolation). Each helper here is a real Python program run by the real `python3`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use skillfold::runtime::Runtime;
-use skillfold::runtime::catalogue::Catalogue;
-use skillfold::runtime::runner::{self, Limits, Outcome, Request};
+use skillfold::{Catalogue, Runtime};
 
 use super::util::{assert_stderr_has, sha256, stderr, stdout};
 
@@ -33,9 +31,7 @@ impl Lab {
         for (path, text) in helpers {
             fs_err::write(dir.join(path), text).expect("write");
         }
-        let digest = skillfold::format::bundle::Bundle::read_dir(&dir)
-            .expect("valid")
-            .digest();
+        let digest = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
         let mut allow = String::new();
         for script in approve {
             let bytes = fs_err::read(dir.join(script)).expect("helper");
@@ -65,16 +61,14 @@ impl Lab {
     }
 
     fn catalogue(&self) -> Catalogue {
-        let loaded = skillfold::descriptor::load(&self.config).expect("load");
-        let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).expect("check");
-        Runtime::load(plan).catalogue(None).expect("catalogue")
+        Runtime::open(&self.config)
+            .expect("open")
+            .runtime
+            .catalogue(None)
+            .expect("catalogue")
     }
 
-    fn run(
-        &self,
-        script: &str,
-        args: &[&str],
-    ) -> Result<Value, skillfold::runtime::tools::ToolError> {
+    fn run(&self, script: &str, args: &[&str]) -> Result<Value, skillfold::ToolError> {
         self.catalogue()
             .call(
                 "skill_run_script",
@@ -131,6 +125,9 @@ pub(super) fn real_python() -> PathBuf {
         .expect("python3 is on every machine");
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
+
+/// The environment variable whose JSON list of approvals replaces the descriptor's.
+const ALLOWLIST_ENV: &str = "SKILLFOLD_SKILL_SCRIPT_ALLOWLIST";
 
 const HELLO: &str =
     "import sys\nprint('hello', *sys.argv[1:])\nprint('to stderr', file=sys.stderr)\n";
@@ -479,20 +476,14 @@ fn malformed_or_duplicate_policies_deny_everything() {
         format!(r#"[{good}, {{"skill":"tools","script":"scripts/x.py"}}]"#),
         "not json".to_owned(),
     ] {
-        let out = lab.cli(
-            &["tools", "scripts/hello.py"],
-            &[(skillfold::descriptor::runner::policy::ENV, &policy)],
-        );
+        let out = lab.cli(&["tools", "scripts/hello.py"], &[(ALLOWLIST_ENV, &policy)]);
         assert_eq!(out.status.code(), Some(2), "{policy}");
         assert!(!stdout(&out).contains("hello"), "{policy}");
     }
     // The environment's list replaces the descriptor's: a valid one works.
     let ok = lab.cli(
         &["tools", "scripts/hello.py"],
-        &[(
-            skillfold::descriptor::runner::policy::ENV,
-            &format!("[{good}]"),
-        )],
+        &[(ALLOWLIST_ENV, &format!("[{good}]"))],
     );
     assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
     // In the descriptor, a duplicate is a configuration error.
@@ -546,112 +537,6 @@ fn a_helper_dies_with_skillfold() {
     child.kill().expect("kill skillfold");
     let _ = child.wait();
     assert_ends(pid, "the helper outlived skillfold");
-}
-
-/// Runs `source` with the runner itself (no catalogue, no policy) under `python`, in a fresh
-/// directory, with a 10-second timeout and `output_cap` bytes of output.
-fn run_direct(python: &Path, source: &str, output_cap: usize) -> (Outcome, Duration) {
-    let cwd = tempfile::tempdir().expect("tempdir");
-    let request = Request {
-        python,
-        cwd: cwd.path(),
-        script: "scripts/t.py",
-        source: source.as_bytes(),
-        args: &[],
-    };
-    let limits = Limits {
-        timeout: Duration::from_secs(10),
-        output_cap,
-    };
-    let started = Instant::now();
-    let outcome = runner::run(&request, limits).expect("started");
-    (outcome, started.elapsed())
-}
-
-// The output cap holds to the byte: exactly the cap is kept, one byte past it kills the helper.
-#[test]
-fn the_output_cap_holds_at_the_cap_and_one_byte_past() {
-    let python = real_python();
-    let (at, _) = run_direct(&python, "import sys\nsys.stdout.write('x' * 10)\n", 10);
-    assert!(
-        matches!(&at, Outcome::Exited { code: 0, stdout, .. } if stdout.len() == 10),
-        "{at:?}"
-    );
-    let (past, _) = run_direct(&python, "import sys\nsys.stdout.write('x' * 11)\n", 10);
-    assert!(matches!(past, Outcome::OutputLimit), "{past:?}");
-}
-
-// The cap counts stdout and stderr together: output spread over both streams cannot pass it.
-#[test]
-fn the_output_cap_counts_stdout_and_stderr_together() {
-    let helper = "import sys, time\n\
-for stream in (sys.stdout, sys.stderr, sys.stdout):\n    stream.write('x' * 4)\n    stream.flush()\n    time.sleep(0.2)\n";
-    let (outcome, _) = run_direct(&real_python(), helper, 10);
-    assert!(matches!(outcome, Outcome::OutputLimit), "{outcome:?}");
-}
-
-// Once both pipes are closed the answer comes at once, not after the one-second drain wait.
-#[test]
-fn a_helper_that_exits_is_answered_as_soon_as_its_pipes_close() {
-    // Any program stands in for the interpreter: `true` exits at once without reading stdin.
-    let (outcome, elapsed) = run_direct(Path::new("/bin/true"), "", 1024);
-    assert!(
-        matches!(outcome, Outcome::Exited { code: 0, .. }),
-        "{outcome:?}"
-    );
-    assert!(elapsed < Duration::from_secs(1), "{elapsed:?}");
-}
-
-/// Kills the detached process whose pid is the first line of `stdout`.
-fn kill_detached(stdout: &[u8]) {
-    let text = String::from_utf8_lossy(stdout);
-    let pid: i32 = text.lines().next().unwrap_or("").parse().expect("pid");
-    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-    }
-}
-
-// A pipe held open by a process outside the helper's group (a new session escapes the group
-// kill) delays the answer by the drain wait only: the run is not held until the timeout.
-#[test]
-fn a_pipe_held_open_after_the_helper_exits_delays_the_answer_by_a_moment_only() {
-    let helper = "import subprocess\n\
-p = subprocess.Popen(['sleep', '30'], start_new_session=True)\n\
-print(p.pid, flush=True)\n";
-    let (outcome, elapsed) = run_direct(&real_python(), helper, 1024);
-    let Outcome::Exited { code, stdout, .. } = &outcome else {
-        panic!("{outcome:?} after {elapsed:?}");
-    };
-    kill_detached(stdout);
-    assert_eq!(*code, 0);
-    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
-}
-
-// A helper killed by a signal of its own reports exit code -1, never a code it did not choose.
-#[test]
-fn a_helper_killed_by_its_own_signal_exits_with_minus_one() {
-    let helper = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n";
-    let (outcome, _) = run_direct(&real_python(), helper, 1024);
-    assert!(
-        matches!(outcome, Outcome::Exited { code: -1, .. }),
-        "{outcome:?}"
-    );
-}
-
-// Output still on its way when the helper exits is collected during the drain wait, not cut
-// off at the exit: here a detached grandchild writes a moment after the helper is gone.
-#[test]
-fn output_arriving_just_after_the_helper_exits_is_kept() {
-    let helper = "import subprocess\n\
-p = subprocess.Popen(['sh', '-c', 'sleep 0.2; echo late; exec sleep 30'], start_new_session=True)\n\
-print(p.pid, flush=True)\n";
-    let (outcome, elapsed) = run_direct(&real_python(), helper, 1024);
-    let Outcome::Exited { stdout, .. } = &outcome else {
-        panic!("{outcome:?} after {elapsed:?}");
-    };
-    kill_detached(stdout);
-    let text = String::from_utf8_lossy(stdout);
-    assert!(text.ends_with("\nlate\n"), "{text:?} after {elapsed:?}");
 }
 
 /// `call_async` runs a helper off the executor: on a single-threaded tokio runtime, another task

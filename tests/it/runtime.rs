@@ -6,12 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use skillfold::descriptor;
-use skillfold::runtime::Runtime;
-use skillfold::runtime::catalogue::{Catalogue, CatalogueError};
+use skillfold::{Catalogue, CatalogueError, Runtime};
 
 use super::git_fixture::Repo;
-use super::util::{assert_stderr_has, stderr, stdout};
+use super::util::{assert_stderr_has, hold_corpus_guard, stderr, stdout};
 
 /// Writes a local bundle `name` under `root` and returns its directory and digest.
 fn local_bundle(root: &Path, name: &str, files: &[(&str, &str)]) -> (PathBuf, String) {
@@ -27,7 +25,7 @@ fn local_bundle(root: &Path, name: &str, files: &[(&str, &str)]) -> (PathBuf, St
         fs_err::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         fs_err::write(p, text).expect("write");
     }
-    let digest = skillfold::format::bundle::Bundle::read_dir(&dir)
+    let digest = skillfold::Bundle::read_dir(&dir)
         .expect("valid")
         .digest()
         .to_string();
@@ -74,9 +72,7 @@ impl World {
     }
 
     fn runtime(&self) -> Runtime {
-        let loaded = descriptor::load(&self.config).expect("load");
-        let plan = descriptor::check(&loaded.descriptor, &loaded.base).expect("check");
-        Runtime::load(plan)
+        Runtime::open(&self.config).expect("open").runtime
     }
 
     fn catalogue(&self, agent: Option<&str>) -> Catalogue {
@@ -93,11 +89,7 @@ impl World {
     }
 }
 
-fn load(
-    c: &Catalogue,
-    name: &str,
-    reference: Value,
-) -> Result<Value, skillfold::runtime::tools::ToolError> {
+fn load(c: &Catalogue, name: &str, reference: Value) -> Result<Value, skillfold::ToolError> {
     c.call("load_skill", &json!({"name": name, "reference": reference}))
         .map(|(v, _)| v)
 }
@@ -263,9 +255,11 @@ fn an_agent_without_skills_gets_no_prompt_and_no_tool() {
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("skillfold.yaml");
     fs_err::write(&config, "agents:\n  lonely: {}\n").unwrap();
-    let loaded = descriptor::load(&config).unwrap();
-    let plan = descriptor::check(&loaded.descriptor, &loaded.base).unwrap();
-    let c = Runtime::load(plan).catalogue(Some("lonely")).unwrap();
+    let c = Runtime::open(&config)
+        .unwrap()
+        .runtime
+        .catalogue(Some("lonely"))
+        .unwrap();
     assert_eq!(c.prompt(), None);
     assert!(c.tools().is_empty());
     assert_eq!(
@@ -390,24 +384,27 @@ fn a_bundle_edited_on_disk_is_not_loaded_and_verify_names_it() {
     assert_stderr_has(&load, "not served");
 }
 
+/// The snapshots a host's own source loads to, through the builder a host uses; every bundle of
+/// `source` must verify.
+fn load_custom(
+    source: impl skillfold::BundleSource + Send + 'static,
+) -> Vec<Arc<skillfold::Snapshot>> {
+    let built = Runtime::builder().source(source).build().expect("build");
+    let refused: Vec<String> = built.refused.iter().map(ToString::to_string).collect();
+    assert!(refused.is_empty(), "{refused:?}");
+    built.runtime.snapshots().cloned().collect()
+}
+
 #[test]
 fn seventeen_names_for_one_agent_and_conflicting_content_are_refused() {
-    use skillfold::format::file_set::FileSetBuilder;
-    use skillfold::format::pin::Pin;
-    use skillfold::runtime::snapshot::{BundleSource, load_custom};
+    use skillfold::{BundleSource, FileSetBuilder, Pin};
 
     struct InMemory(Vec<(String, String)>);
     impl BundleSource for InMemory {
         fn label(&self) -> String {
             "in-memory".into()
         }
-        fn bundles(
-            &self,
-        ) -> Vec<(
-            Pin,
-            skillfold::format::file_set::FileSet,
-            skillfold::format::problem::Problems,
-        )> {
+        fn bundles(&self) -> Vec<(Pin, skillfold::FileSet, skillfold::Problems)> {
             self.0
                 .iter()
                 .map(|(name, body)| {
@@ -417,7 +414,7 @@ fn seventeen_names_for_one_agent_and_conflicting_content_are_refused() {
                         format!("---\nname: {name}\ndescription: d\n---\n{body}").into_bytes(),
                     );
                     let (files, problems) = b.finish();
-                    let digest = skillfold::format::digest::BundleDigest::of(&files);
+                    let digest = skillfold::BundleDigest::of(&files);
                     let pin = Pin {
                         name: name.parse().unwrap(),
                         version: "1".parse().unwrap(),
@@ -429,41 +426,30 @@ fn seventeen_names_for_one_agent_and_conflicting_content_are_refused() {
         }
     }
     let many: Vec<(String, String)> = (0..17).map(|i| (format!("s{i}"), "x".into())).collect();
-    let snaps: Vec<_> = load_custom(&InMemory(many.clone()))
-        .into_iter()
-        .map(|r| r.unwrap())
-        .collect();
+    let snaps = load_custom(InMemory(many.clone()));
+    assert_eq!(snaps.len(), 17);
     assert!(Catalogue::new(Some("a"), snaps[..16].iter().cloned()).is_ok());
     let err = Catalogue::new(Some("a"), snaps.iter().cloned()).unwrap_err();
     assert_eq!(err.code(), "too_many_skills");
     // The same snapshot twice deduplicates; the same name with other bytes conflicts.
     let twice = Catalogue::new(None, [snaps[0].clone(), snaps[0].clone()]).unwrap();
     assert_eq!(twice.skills().count(), 1);
-    let other = load_custom(&InMemory(vec![("s0".into(), "different".into())]))
-        .remove(0)
-        .unwrap();
+    assert_eq!(snaps[0].pin().name.to_string(), "s0");
+    let other = load_custom(InMemory(vec![("s0".into(), "different".into())])).remove(0);
     let err = Catalogue::new(None, [snaps[0].clone(), other]).unwrap_err();
     assert_eq!(err.code(), "conflicting_skills");
 }
 
 #[test]
 fn a_custom_source_goes_through_the_same_verification() {
-    use skillfold::format::file_set::FileSetBuilder;
-    use skillfold::format::pin::Pin;
-    use skillfold::runtime::snapshot::{BundleSource, load_custom};
+    use skillfold::{BundleSource, FileSetBuilder, Pin};
 
     struct Bad;
     impl BundleSource for Bad {
         fn label(&self) -> String {
             "embedded".into()
         }
-        fn bundles(
-            &self,
-        ) -> Vec<(
-            Pin,
-            skillfold::format::file_set::FileSet,
-            skillfold::format::problem::Problems,
-        )> {
+        fn bundles(&self) -> Vec<(Pin, skillfold::FileSet, skillfold::Problems)> {
             let mut b = FileSetBuilder::new();
             b.insert("SKILL.md", b"---\nname: x\ndescription: d\n---\n".to_vec());
             b.insert(".secret", b"k".to_vec());
@@ -476,8 +462,9 @@ fn a_custom_source_goes_through_the_same_verification() {
             vec![(pin, files, problems)]
         }
     }
-    let result = load_custom(&Bad).remove(0);
-    let failure = result.expect_err("refused");
+    let built = Runtime::builder().source(Bad).build().expect("build");
+    assert_eq!(built.runtime.snapshots().count(), 0);
+    let failure = built.refused.into_iter().next().expect("refused");
     assert_eq!(failure.code, "invalid_bundle");
     assert!(
         failure.details.iter().any(|d| d.contains("hidden_path")),
@@ -594,8 +581,7 @@ fn corpus_file_replaced_by_a_symlink_is_refused() {
 #[test]
 fn verify_exits_1_while_a_preparation_holds_the_guard() {
     let (_repo, dir, config) = prepared_corpus();
-    let corpus = skillfold::corpus::Corpus::create(&dir.path().join("corpus")).unwrap();
-    let guard = corpus.guard().unwrap();
+    let guard = hold_corpus_guard(&dir.path().join("corpus"));
     let out = run(&config, &["verify"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_stderr_has(&out, "being prepared");

@@ -9,16 +9,32 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
-use skillfold::runtime::catalogue::Catalogue;
+use skillfold::Catalogue;
 
 use super::util::target_dir;
+
+/// Every schema the code generates, as `skillfold schema --out DIR` writes them: (file name, text),
+/// sorted by name.
+fn generated() -> Vec<(String, String)> {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = super::util::skillfold(&["schema", "--out", tmp.path().to_str().expect("UTF-8")]);
+    assert!(out.status.success(), "{}", super::util::stderr(&out));
+    names_in(tmp.path())
+        .into_iter()
+        .map(|name| {
+            let text = fs_err::read_to_string(tmp.path().join(&name)).expect("read");
+            (name, text)
+        })
+        .collect()
+}
 
 #[test]
 fn committed_schemas_are_current() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
-    for (name, schema) in skillfold::ops::schema::all() {
-        let want = skillfold::ops::schema::render(&schema);
-        let got = fs_err::read_to_string(dir.join(name)).unwrap_or_default();
+    let generated = generated();
+    assert!(generated.len() >= 9, "{generated:?}");
+    for (name, want) in generated {
+        let got = fs_err::read_to_string(dir.join(&name)).unwrap_or_default();
         assert!(
             got == want,
             "schemas/{name} is stale: run `cargo run -- schema --out schemas` and commit the result"
@@ -28,8 +44,11 @@ fn committed_schemas_are_current() {
 
 #[test]
 fn descriptor_schema_describes_the_shape() {
-    let schema = skillfold::descriptor::json_schema();
-    let text = schema.to_string();
+    let text = generated()
+        .into_iter()
+        .find(|(name, _)| name == "skillfold.schema.json")
+        .expect("the descriptor schema")
+        .1;
     for needle in [
         "revision",
         "approved",
@@ -88,13 +107,13 @@ fn the_example_descriptor_validates_against_its_schema() {
 #[test]
 fn real_tool_inputs_outputs_errors_and_records_validate() {
     let skill = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills/csv-profiler");
-    let bundle = skillfold::format::bundle::Bundle::read_dir(&skill).expect("bundle");
-    let pin = skillfold::format::pin::Pin {
+    let bundle = skillfold::Bundle::read_dir(&skill).expect("bundle");
+    let pin = skillfold::Pin {
         name: bundle.name().clone(),
         version: "1.0".parse().unwrap(),
         hash: bundle.digest(),
     };
-    let origin = skillfold::runtime::snapshot::Origin {
+    let origin = skillfold::Origin {
         kind: "local",
         location: "test".into(),
         url: None,
@@ -102,11 +121,9 @@ fn real_tool_inputs_outputs_errors_and_records_validate() {
         generation: None,
     };
     let snapshot =
-        skillfold::runtime::snapshot::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
-            .expect("verifies");
+        skillfold::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md")).expect("verifies");
     let catalogue =
-        skillfold::runtime::catalogue::Catalogue::new(None, [std::sync::Arc::new(snapshot)])
-            .expect("catalogue");
+        skillfold::Catalogue::new(None, [std::sync::Arc::new(snapshot)]).expect("catalogue");
     for input in [
         json!({"name": "csv-profiler", "reference": null}),
         json!({"name": "csv-profiler", "reference": "assets/example.csv"}),
@@ -231,9 +248,10 @@ fn tool_input_schemas_follow_the_strict_mode_rules() {
     for tool in &tools {
         assert_strict_mode(tool.name, &tool.input_schema);
     }
-    for (name, schema) in skillfold::ops::schema::all() {
+    for (name, text) in generated() {
         if name.ends_with(".input.schema.json") {
-            assert_strict_mode(name, &schema);
+            let schema: Value = serde_json::from_str(&text).expect("JSON");
+            assert_strict_mode(&name, &schema);
         }
     }
     // The check itself refuses what strict modes refuse.
@@ -402,8 +420,8 @@ fn refusals_of_every_tool_match_the_published_error_schema() {
         ),
     ];
     let wire = validator("tool-error.schema.json");
-    let generated = jsonschema::validator_for(&skillfold::runtime::tools::ToolError::wire_schema())
-        .expect("a valid schema");
+    let generated =
+        jsonschema::validator_for(&skillfold::ToolError::wire_schema()).expect("a valid schema");
     for (tool, input, code) in cases {
         let err = c.call(tool, &input).expect_err("refused");
         assert_eq!(err.code, code, "{tool} {input}: {err}");
@@ -515,9 +533,7 @@ impl ToolLab {
         write("guides/style/references/tone.md", "# Tone\n");
         write("guides/style/notes.md", "not a reference\n");
         let dir = tmp.path().join("tools");
-        let hash = skillfold::format::bundle::Bundle::read_dir(&dir)
-            .expect("valid")
-            .digest();
+        let hash = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
         let approve = |script: &str| {
             use sha2::Digest as _;
             let digest = sha2::Sha256::digest(fs_err::read(dir.join(script)).unwrap());
@@ -540,9 +556,9 @@ impl ToolLab {
     }
 
     fn catalogue(&self) -> Catalogue {
-        let loaded = skillfold::descriptor::load(&self.config).expect("load");
-        let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).expect("check");
-        skillfold::runtime::Runtime::load(plan)
+        skillfold::Runtime::open(&self.config)
+            .expect("open")
+            .runtime
             .catalogue(None)
             .expect("catalogue")
     }
@@ -619,7 +635,7 @@ fn committed_schemas_compile_in_ajv_default_strict_mode() {
         return;
     };
     let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
-    let files: Vec<PathBuf> = skillfold::ops::schema::all()
+    let files: Vec<PathBuf> = generated()
         .into_iter()
         .map(|(name, _)| schemas.join(name))
         .collect();
@@ -681,14 +697,11 @@ fn schema_out_replaces_links_planted_at_its_names_and_never_writes_through_them(
         "the link's target outside DIR was written"
     );
     assert_eq!(names_in(&outside), ["victim"]);
-    let mut want: Vec<String> = skillfold::ops::schema::all()
-        .iter()
-        .map(|(name, _)| (*name).to_owned())
-        .collect();
-    want.sort();
+    let generated = generated();
+    let want: Vec<String> = generated.iter().map(|(name, _)| name.clone()).collect();
     assert_eq!(names_in(&out), want, "no temporary file is left behind");
-    for (name, schema) in skillfold::ops::schema::all() {
-        let path = out.join(name);
+    for (name, schema) in generated {
+        let path = out.join(&name);
         assert!(
             fs_err::symlink_metadata(&path)
                 .unwrap()
@@ -696,10 +709,7 @@ fn schema_out_replaces_links_planted_at_its_names_and_never_writes_through_them(
                 .is_file(),
             "{name} is a regular file now"
         );
-        assert_eq!(
-            fs_err::read_to_string(&path).unwrap(),
-            skillfold::ops::schema::render(&schema)
-        );
+        assert_eq!(fs_err::read_to_string(&path).unwrap(), schema);
     }
 
     // DIR itself a link: refused, nothing written where it points.
@@ -709,38 +719,4 @@ fn schema_out_replaces_links_planted_at_its_names_and_never_writes_through_them(
     assert_eq!(o.status.code(), Some(1));
     super::util::assert_stderr_has(&o, "symbolic link");
     assert_eq!(names_in(&outside), ["victim"]);
-}
-
-#[test]
-fn schema_out_never_reuses_a_planted_temporary_name_and_cleans_up_after_a_failure() {
-    use std::os::unix::fs::symlink;
-
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("out");
-    fs_err::create_dir_all(&out).unwrap();
-    let victim = tmp.path().join("victim");
-    fs_err::write(&victim, "precious\n").unwrap();
-    // The first temporary name this process would pick, planted as a link.
-    let planted = format!(".skillfold.schema.json.{}.0.tmp", std::process::id());
-    symlink(&victim, out.join(&planted)).unwrap();
-    // A schema's name taken by a directory: the rename fails, and the file is named.
-    fs_err::create_dir_all(out.join("tool-error.schema.json/inside")).unwrap();
-
-    let err = skillfold::ops::schema::write_all(&out).unwrap_err();
-    assert!(err.to_string().contains("tool-error.schema.json"), "{err}");
-    assert_eq!(fs_err::read_to_string(&victim).unwrap(), "precious\n");
-    let names = names_in(&out);
-    assert!(
-        names.iter().all(|n| !n.ends_with(".tmp") || *n == planted),
-        "a temporary file was left behind: {names:?}"
-    );
-    assert!(names.contains(&planted));
-    // The schemas before the failing one were written, through no link.
-    let descriptor = out.join("skillfold.schema.json");
-    assert!(
-        fs_err::symlink_metadata(&descriptor)
-            .unwrap()
-            .file_type()
-            .is_file()
-    );
 }

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use skillfold::skills_ref::skill_file::{self, MAX_SKILL_MD_BYTES, SkillMdError};
-
 const GIB: u64 = 1024 * 1024 * 1024;
+/// The documented bound on a `SKILL.md` the spec tooling reads (8 MiB), as its messages name it.
+const MAX_SKILL_MD_BYTES: u64 = 8 * 1024 * 1024;
 /// The address space the command may use: far below the files it is given.
 const ADDRESS_SPACE_KIB: u64 = 1024 * 1024;
 
@@ -77,35 +77,4 @@ fn sparse_3_and_10_gib_skill_md_are_refused_quickly_in_bounded_memory() {
             );
         }
     }
-}
-
-#[test]
-fn skill_md_at_the_bound_is_read_and_one_byte_past_is_refused() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let at = skill_of_len(tmp.path(), "at", MAX_SKILL_MD_BYTES);
-    let dir = skill_file::open_dir(&at).expect("open");
-    let md = skill_file::read(&dir).expect("read").expect("found");
-    assert_eq!(md.text.len() as u64, MAX_SKILL_MD_BYTES);
-    assert_eq!(skill_file::parse(&md.text).expect("parse").len(), 2);
-
-    let past = skill_of_len(tmp.path(), "past", MAX_SKILL_MD_BYTES + 1);
-    let dir = skill_file::open_dir(&past).expect("open");
-    let err = skill_file::read(&dir).expect_err("too large");
-    assert!(
-        matches!(
-            err,
-            SkillMdError::TooLarge {
-                name: "SKILL.md",
-                cap: MAX_SKILL_MD_BYTES
-            }
-        ),
-        "{err}"
-    );
-    assert_eq!(err.code(), "file_too_large");
-    assert!(!err.is_reference_error(), "a deviation from skills-ref");
-}
-
-#[test]
-fn the_bound_is_the_documented_8_mib() {
-    assert_eq!(MAX_SKILL_MD_BYTES, 8 * 1024 * 1024);
 }

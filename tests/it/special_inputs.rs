@@ -81,9 +81,7 @@ impl World {
         let dir = tmp.path().join("demo");
         fs_err::create_dir(&dir).expect("mkdir");
         fs_err::write(dir.join("SKILL.md"), skill_md("demo")).expect("write");
-        let digest = skillfold::format::bundle::Bundle::read_dir(&dir)
-            .expect("bundle")
-            .digest();
+        let digest = skillfold::Bundle::read_dir(&dir).expect("bundle").digest();
         fs_err::write(
             tmp.path().join("skillfold.yaml"),
             format!("skills:\n  - local: {{ name: demo, version: '1', directory: demo, hash: {digest} }}\n"),

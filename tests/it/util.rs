@@ -3,8 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use skillfold::format::problem::ProblemCode;
-
 /// A minimal valid `SKILL.md` for a skill called `name`.
 pub fn skill_md(name: &str) -> String {
     format!("---\nname: {name}\ndescription: A test skill for {name}.\n---\n# {name}\n\nBody.\n")
@@ -36,11 +34,6 @@ impl TempBundle {
         &self.root
     }
 
-    /// The temporary directory that holds the bundle (outside of it).
-    pub fn outside(&self) -> &Path {
-        self.root.parent().expect("parent")
-    }
-
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }
@@ -51,42 +44,6 @@ impl TempBundle {
             fs_err::create_dir_all(parent).expect("mkdir -p");
         }
         fs_err::write(path, bytes).expect("write");
-    }
-
-    pub fn mkdir(&self, rel: &str) {
-        fs_err::create_dir_all(self.path(rel)).expect("mkdir -p");
-    }
-
-    pub fn symlink(&self, target: impl AsRef<Path>, rel: &str) {
-        std::os::unix::fs::symlink(target, self.path(rel)).expect("symlink");
-    }
-
-    /// The error codes `Bundle::read_dir` reports (empty when the bundle is valid).
-    pub fn codes(&self) -> Vec<ProblemCode> {
-        match skillfold::format::bundle::Bundle::read_dir(&self.root) {
-            Ok(_) => Vec::new(),
-            Err(skillfold::format::bundle::LoadError::Invalid(e)) => e
-                .problems
-                .as_slice()
-                .iter()
-                .filter(|p| p.is_error())
-                .map(|p| p.code)
-                .collect(),
-            Err(other) => panic!("unexpected load error: {other}"),
-        }
-    }
-
-    pub fn assert_valid(&self) {
-        assert_eq!(
-            self.codes(),
-            Vec::<ProblemCode>::new(),
-            "expected a valid bundle"
-        );
-    }
-
-    pub fn assert_refused(&self, code: ProblemCode) {
-        let codes = self.codes();
-        assert!(codes.contains(&code), "expected {code:?}, got {codes:?}");
     }
 }
 
@@ -135,4 +92,23 @@ pub fn sha256(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// Holds the guard of the prepared corpus at `corpus` (the `flock` a preparer takes on
+/// `.skillfold/guard`, which the binary honours) until the returned file is dropped.
+pub fn hold_corpus_guard(corpus: &Path) -> fs_err::File {
+    use std::os::fd::AsFd as _;
+    let file = fs_err::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(corpus.join(".skillfold/guard"))
+        .expect("open the guard file");
+    rustix::fs::flock(
+        file.file().as_fd(),
+        rustix::fs::FlockOperation::NonBlockingLockExclusive,
+    )
+    .expect("take the guard");
+    file
 }

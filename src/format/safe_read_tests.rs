@@ -1,19 +1,20 @@
 //! Bad input on disk: every refusal of the safe reader and the bundle rules, each with its code,
-//! and every bound at its maximum (accepted) and one past it (refused).
+//! and every bound at its maximum (accepted) and one past it (refused). (Moved from
+//! `tests/it/safe_read.rs`: the reader, bundle paths and the bounds are not host API.)
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
+use crate::format::bundle::{Bundle, LoadError};
+use crate::format::bundle_path::BundlePath;
+use crate::format::limits;
+use crate::format::problem::ProblemCode::{self, *};
+use crate::format::safe_read::{self, BeneathError, Moment, ReadError, ReadOutcome};
+use crate::format::untrusted_fs;
 use rustix::io::Errno;
-use skillfold::format::bundle::{Bundle, LoadError};
-use skillfold::format::bundle_path::BundlePath;
-use skillfold::format::limits;
-use skillfold::format::problem::ProblemCode::{self, *};
-use skillfold::format::safe_read::{self, BeneathError, Moment, ReadError, ReadOutcome};
-use skillfold::format::untrusted_fs;
 
-use super::util::{TempBundle, skill_md};
+use crate::testing::temp_bundle::{TempBundle, skill_md};
 
 #[test]
 fn valid_bundle_reads_every_file() {
@@ -729,7 +730,7 @@ fn every_problem_is_reported_not_just_the_first() {
 
 #[test]
 fn frontmatter_rules_refuse_on_disk() {
-    let cases: &[(&str, skillfold::format::problem::ProblemCode)] = &[
+    let cases: &[(&str, crate::format::problem::ProblemCode)] = &[
         ("---\nname: demo\ndescription: d\n", FrontmatterUnclosed),
         ("# no frontmatter\n", FrontmatterMissing),
         ("---\n- a\n- b\n---\n", FrontmatterNotMapping),

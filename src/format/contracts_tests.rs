@@ -1,11 +1,12 @@
 //! Small contracts of the format core (file sets, digests, bundle paths) that the reading tests
-//! only reach indirectly, each pinned on its own.
+//! only reach indirectly, each pinned on its own. (Moved from `tests/it/format_contracts.rs`:
+//! bundle paths and the bounds are not host API.)
 
-use skillfold::format::bundle_path::BundlePath;
-use skillfold::format::digest::BundleDigest;
-use skillfold::format::file_set::FileSetBuilder;
-use skillfold::format::limits;
-use skillfold::format::problem::ProblemCode;
+use crate::format::bundle_path::BundlePath;
+use crate::format::digest::BundleDigest;
+use crate::format::file_set::FileSetBuilder;
+use crate::format::limits;
+use crate::format::problem::ProblemCode;
 
 #[test]
 fn a_file_set_says_whether_it_is_empty_and_how_big_it_is() {

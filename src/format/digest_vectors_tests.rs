@@ -1,12 +1,14 @@
 //! The digest against every vector of `tests/data/digest-vectors.json` (a copy of
-//! `shared/reference/digest-vectors.json`; refresh it by copying that file again).
+//! `shared/reference/digest-vectors.json`; refresh it by copying that file again), with the
+//! framer and the domain line. (Moved from `tests/it/digest_vectors.rs`: the framer is not host
+//! API; `skillfold hash` against the vectors is tested in `tests/it/cli_hash.rs`.)
 
+use crate::format::digest::{BundleDigest, Framer};
+use crate::format::file_set::FileSetBuilder;
 use serde_json::Value;
-use skillfold::format::digest::{BundleDigest, Framer};
-use skillfold::format::file_set::FileSetBuilder;
 
 fn vectors() -> Value {
-    let text = include_str!("../data/digest-vectors.json");
+    let text = include_str!("../../tests/data/digest-vectors.json");
     serde_json::from_str(text).expect("vectors parse")
 }
 
@@ -35,7 +37,7 @@ fn domain_line_matches() {
     let v = vectors();
     assert_eq!(
         v["domain"].as_str().expect("domain").as_bytes(),
-        skillfold::format::digest::DOMAIN
+        crate::format::digest::DOMAIN
     );
 }
 

@@ -1,0 +1,356 @@
+//! Discovery of a guides folder and `skill_read_reference` on a catalogue: what is found and
+//! what is not, the bounds of a scan, and every refusal of the tool with its code. (Moved from
+//! the integration tests: `discover` is not host API; a host gets its guides through the
+//! descriptor, tested with the binary in `tests/it/guides.rs`.)
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{MAX_DIRECTORY_ENTRIES, discover};
+use crate::runtime::catalogue::Catalogue;
+
+fn write(root: &Path, rel: &str, text: &[u8]) {
+    let path = root.join(rel);
+    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+    fs_err::write(path, text).unwrap();
+}
+
+fn portable(root: &Path, dir: &str, name: &str) {
+    write(
+        root,
+        &format!("{dir}/SKILL.md"),
+        format!("---\nname: {name}\ndescription: About {name}.\n---\n# {name}\n").as_bytes(),
+    );
+}
+
+/// A guides folder with a variety of skills.
+fn guides_root() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    portable(r, "writing/style", "Style Guide");
+    write(r, "writing/style/references/tone.md", b"# Tone\n");
+    write(r, "writing/style/references/data.json", b"{\"a\": 1}\n");
+    write(r, "writing/style/references/tool.py", b"print(1)\n");
+    write(
+        r,
+        "writing/style/references/big.md",
+        &vec![b'a'; 256 * 1024 + 1],
+    );
+    write(r, "writing/style/references/latin1.txt", b"caf\xe9\n");
+    write(r, "writing/style/notes.md", b"outside references\n");
+    // Legacy: skill.yml wins over the frontmatter; a non-strict skill.yml is read line by line.
+    write(
+        r,
+        "ops/deploys/skill.yml",
+        b"name: Deploys\ndescription: How we deploy.\n",
+    );
+    write(
+        r,
+        "ops/deploys/SKILL.md",
+        b"---\nname: ignored\ndescription: ignored\n---\nDeploy steps.\n",
+    );
+    write(
+        r,
+        "ops/oncall/skill.yml",
+        b"name: On-call\ndescription: Paging: who, when and how\n",
+    );
+    write(r, "ops/oncall/SKILL.md", b"On-call steps.\n");
+    // Ambiguous: two directories called `dup`.
+    portable(r, "a/dup", "one");
+    portable(r, "b/dup", "two");
+    // Malformed: no description.
+    write(r, "broken/SKILL.md", b"---\nname: broken\n---\n");
+    // Too deep: 9 levels below the root.
+    portable(r, "1/2/3/4/5/6/7/8/deep", "deep");
+    // Hidden folders are not scanned.
+    portable(r, ".hidden/secret", "secret");
+    // A symlinked skill directory and a symlinked SKILL.md are never followed.
+    let outside = tempfile::tempdir().unwrap();
+    portable(outside.path(), "linked", "linked");
+    std::os::unix::fs::symlink(outside.path().join("linked"), r.join("linked")).unwrap();
+    fs_err::create_dir_all(r.join("alias")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("linked/SKILL.md"),
+        r.join("alias/SKILL.md"),
+    )
+    .unwrap();
+    std::mem::forget(outside);
+    // A reference that is a symlink, and a references folder that is a symlink.
+    std::os::unix::fs::symlink(
+        r.join("writing/style/references/tone.md"),
+        r.join("writing/style/references/link.md"),
+    )
+    .unwrap();
+    portable(r, "linkdir", "linkdir");
+    std::os::unix::fs::symlink(
+        r.join("writing/style/references"),
+        r.join("linkdir/references"),
+    )
+    .unwrap();
+    tmp
+}
+
+fn catalogue(root: &Path) -> Catalogue {
+    Catalogue::new(None, [])
+        .unwrap()
+        .with_guides(discover(root).unwrap())
+}
+
+fn read(c: &Catalogue, skill: &str, path: &str) -> Result<Value, crate::runtime::tools::ToolError> {
+    c.call(
+        "skill_read_reference",
+        &json!({"skill": skill, "path": path}),
+    )
+    .map(|(v, _)| v)
+}
+
+#[test]
+fn discovery_finds_portable_and_legacy_skills_and_reports_the_rest() {
+    let tmp = guides_root();
+    let d = discover(tmp.path()).unwrap();
+    let ids: Vec<&str> = d.guides.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["deploys", "linkdir", "oncall", "style"]);
+    let deploys = d.get("deploys").unwrap();
+    assert_eq!(
+        (
+            deploys.name.as_str(),
+            deploys.description.as_str(),
+            deploys.kind
+        ),
+        ("Deploys", "How we deploy.", "legacy")
+    );
+    assert_eq!(
+        d.get("oncall").unwrap().description,
+        "Paging: who, when and how"
+    );
+    assert_eq!(d.get("style").unwrap().kind, "portable");
+    assert!(
+        d.dropped.iter().any(|l| l.contains("`dup` is ambiguous")),
+        "{:?}",
+        d.dropped
+    );
+    assert!(
+        d.skipped.iter().any(|l| l.starts_with("broken")),
+        "{:?}",
+        d.skipped
+    );
+    assert!(
+        d.skipped.iter().any(|l| l.contains("deeper than 8")),
+        "{:?}",
+        d.skipped
+    );
+}
+
+#[test]
+fn read_reference_serves_skill_md_and_reference_text() {
+    let tmp = guides_root();
+    let c = catalogue(tmp.path());
+    assert_eq!(
+        c.tools().iter().map(|t| t.name).collect::<Vec<_>>(),
+        ["skill_read_reference"]
+    );
+    let prompt = c.prompt().unwrap();
+    assert!(
+        prompt.contains("<name>\nstyle\n</name>") && prompt.contains("skill_read_reference"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("untrusted data"), "{prompt}");
+    assert_eq!(
+        read(&c, "style", "SKILL.md").unwrap()["content"],
+        "---\nname: Style Guide\ndescription: About Style Guide.\n---\n# Style Guide\n"
+    );
+    assert_eq!(
+        read(&c, "style", "references/tone.md").unwrap()["content"],
+        "# Tone\n"
+    );
+    assert_eq!(
+        read(&c, "style", "references/data.json").unwrap()["content"],
+        "{\"a\": 1}\n"
+    );
+    let (_, record) = c
+        .call(
+            "skill_read_reference",
+            &json!({"skill": "style", "path": "references/tone.md"}),
+        )
+        .unwrap();
+    assert_eq!(record.origin.kind, "discovered");
+    assert_eq!(record.version, None);
+    assert_eq!(record.bytes, 7);
+}
+
+#[test]
+fn read_reference_refuses_with_each_code() {
+    let tmp = guides_root();
+    let c = catalogue(tmp.path());
+    let code = |skill: &str, path: &str| read(&c, skill, path).unwrap_err().code;
+    assert_eq!(
+        c.call(
+            "skill_read_reference",
+            &json!({"skill": "style", "path": "SKILL.md", "x": 1})
+        )
+        .unwrap_err()
+        .code,
+        "invalid_args"
+    );
+    assert_eq!(
+        c.call("skill_read_reference", &json!({"skill": "style"}))
+            .unwrap_err()
+            .code,
+        "invalid_args"
+    );
+    let unknown = read(&c, "nope", "SKILL.md").unwrap_err();
+    assert_eq!(unknown.code, "unknown_skill");
+    assert_eq!(unknown.valid, ["deploys", "linkdir", "oncall", "style"]);
+    for bad in [
+        "../ops/deploys/SKILL.md",
+        "/etc/passwd",
+        "references/tool.py",
+        "notes.md",
+        "references/../SKILL.md",
+        "references",
+        "skill.yml",
+    ] {
+        assert_eq!(code("style", bad), "invalid_path", "{bad}");
+    }
+    assert_eq!(code("style", "references/missing.md"), "not_found");
+    assert_eq!(code("style", "references/big.md"), "too_large");
+    assert_eq!(code("style", "references/latin1.txt"), "not_text");
+    assert_eq!(
+        code("style", "references/link.md"),
+        "invalid_path",
+        "a symlinked file"
+    );
+    assert_eq!(
+        code("linkdir", "references/tone.md"),
+        "invalid_path",
+        "a symlinked folder on the path"
+    );
+}
+
+#[test]
+fn without_guides_nothing_changes_and_approved_names_win() {
+    let plain = Catalogue::new(None, []).unwrap();
+    assert!(plain.tools().is_empty());
+    assert_eq!(plain.prompt(), None);
+    // A discovered skill whose id an approved skill already has is dropped and reported.
+    let tmp = guides_root();
+    let skill =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills/commit-message");
+    portable(tmp.path(), "x/commit-message", "shadow");
+    let bundle = crate::format::bundle::Bundle::read_dir(&skill).unwrap();
+    let pin = crate::format::pin::Pin {
+        name: bundle.name().clone(),
+        version: "1".parse().unwrap(),
+        hash: bundle.digest(),
+    };
+    let origin = crate::runtime::snapshot::Origin {
+        kind: "local",
+        location: "t".into(),
+        url: None,
+        commit: None,
+        generation: None,
+    };
+    let snap = crate::runtime::snapshot::Snapshot::new(bundle, pin, origin, skill.join("SKILL.md"))
+        .unwrap();
+    let c = Catalogue::new(None, [std::sync::Arc::new(snap)])
+        .unwrap()
+        .with_guides(discover(tmp.path()).unwrap());
+    let d = c.discovery().unwrap();
+    assert!(d.get("commit-message").is_none());
+    assert!(
+        d.dropped
+            .iter()
+            .any(|l| l.contains("an approved skill has this name")),
+        "{:?}",
+        d.dropped
+    );
+    let tools: Vec<&str> = c.tools().iter().map(|t| t.name).collect();
+    assert_eq!(tools, ["load_skill", "skill_read_reference"]);
+}
+
+#[test]
+fn a_directory_listing_is_bounded_at_and_one_past() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    portable(r, "team/style", "Style");
+    let crowded = r.join("team");
+    for i in 0..MAX_DIRECTORY_ENTRIES - 1 {
+        fs_err::write(crowded.join(format!("f{i:05}")), b"").unwrap();
+    }
+    let d = discover(r).unwrap();
+    let ids: Vec<&str> = d.guides.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["style"],
+        "exactly {MAX_DIRECTORY_ENTRIES} entries: {:?}",
+        d.skipped
+    );
+    fs_err::write(crowded.join("one-more"), b"").unwrap();
+    let d = discover(r).unwrap();
+    assert!(d.guides.is_empty());
+    assert_eq!(
+        d.skipped,
+        [format!(
+            "team: more than {MAX_DIRECTORY_ENTRIES} entries, not scanned"
+        )]
+    );
+}
+
+#[test]
+fn a_symlinked_or_missing_guides_root_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs_err::create_dir(tmp.path().join("real")).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("real"), tmp.path().join("link")).unwrap();
+    let err = discover(&tmp.path().join("link")).unwrap_err();
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+    let err = discover(&tmp.path().join("missing")).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
+}
+
+#[test]
+fn a_guides_description_with_terminal_controls_is_shown_escaped_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    // YAML spells ESC and BEL as `\e` and `\a` in a double-quoted scalar.
+    write(
+        r,
+        "hostile/SKILL.md",
+        b"---\nname: \"Hostile\\e]0;owned\\a\"\ndescription: \"Red \\e[31mtext\\a and a bell\\u202e.\"\n---\n# Hostile\n",
+    );
+    // A legacy skill.yml that is not YAML (raw ESC) is read line by line: raw bytes too.
+    write(
+        r,
+        "legacy/skill.yml",
+        b"name: Legacy\ndescription: Clear \x1b[2J screen\x07\n",
+    );
+    write(r, "legacy/SKILL.md", b"Legacy steps.\n");
+    // Directory names a terminal would act on are not scanned (and reported escaped).
+    portable(r, "rtl\u{202e}dcba", "rtl");
+    portable(r, "esc\u{1b}[8m", "esc");
+
+    let d = discover(r).unwrap();
+    let ids: Vec<&str> = d.guides.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["hostile", "legacy"], "{:?}", d.skipped);
+    let hostile = d.get("hostile").unwrap();
+    assert_eq!(
+        hostile.description,
+        "Red \\u{1b}[31mtext\\u{7} and a bell\\u{202e}."
+    );
+    assert_eq!(hostile.name, "Hostile\\u{1b}]0;owned\\u{7}");
+    assert_eq!(
+        d.get("legacy").unwrap().description,
+        "Clear \\u{1b}[2J screen\\u{7}"
+    );
+    for line in d.skipped.iter().chain(&d.dropped) {
+        assert!(
+            !line.contains('\u{1b}') && !line.contains('\u{202e}'),
+            "{line:?}"
+        );
+    }
+    assert!(
+        d.skipped.iter().any(|l| l.contains("rtl\\u{202e}dcba")),
+        "{:?}",
+        d.skipped
+    );
+}
