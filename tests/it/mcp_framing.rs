@@ -37,9 +37,7 @@ impl World {
         )
         .expect("write");
         fs_err::write(dir.join("references/notes.md"), "# notes\n").expect("write");
-        let hash = skillfold::Bundle::read_dir(&dir)
-            .expect("valid")
-            .digest();
+        let hash = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
         let config = tmp.path().join("skillfold.yaml");
         fs_err::write(
             &config,

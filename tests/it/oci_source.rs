@@ -386,10 +386,7 @@ fn hostile_images_are_refused_and_nothing_is_published() {
         ),
         (
             "bomb",
-            vec![
-                0u8;
-                MAX_LAYER_TAR_BYTES + 4096
-            ],
+            vec![0u8; MAX_LAYER_TAR_BYTES + 4096],
             "layer_too_large",
         ),
     ];

@@ -63,8 +63,7 @@ impl Setup {
         let mut out = Vec::new();
         for entry in fs_err::read_dir(&current).expect("current exists") {
             let path = entry.expect("entry").path();
-            let bundle = skillfold::Bundle::read_dir(&path)
-                .expect("published bundle is valid");
+            let bundle = skillfold::Bundle::read_dir(&path).expect("published bundle is valid");
             out.push((bundle.name().to_string(), bundle.digest().to_string()));
         }
         out.sort();
@@ -1050,10 +1049,7 @@ fn concurrent_cold_starts_exit_only_ok_or_retryable() {
                         // the directory, the others between making their store and renaming it
                         // into place: the windows in which another racer creates the corpus.
                         let window = ["corpus-looked", "store-staged"][racer % 2];
-                        cmd.env(
-                            "SKILLFOLD_FAILPOINT",
-                            format!("pause:{window}"),
-                        );
+                        cmd.env("SKILLFOLD_FAILPOINT", format!("pause:{window}"));
                         barrier.wait();
                         cmd.output().expect("run skillfold")
                     })
@@ -1347,10 +1343,7 @@ fn verify_during_a_first_preparation_is_inconclusive_not_a_failure() {
     s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
     let verify = s
         .command(&["verify"])
-        .env(
-            "SKILLFOLD_FAILPOINT",
-            "pause:verify-probed:4000",
-        )
+        .env("SKILLFOLD_FAILPOINT", "pause:verify-probed:4000")
         .spawn()
         .expect("spawn verify");
     // While `verify` lingers between its first look and reading the corpus, a preparer makes

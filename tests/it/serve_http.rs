@@ -39,9 +39,7 @@ impl World {
                 format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n"),
             )
             .expect("write");
-            let digest = skillfold::Bundle::read_dir(&dir)
-                .expect("bundle")
-                .digest();
+            let digest = skillfold::Bundle::read_dir(&dir).expect("bundle").digest();
             let entry = format!(
                 "  - local: {{ name: {name}, version: '1', directory: {name}, hash: {digest} }}\n"
             );

@@ -316,7 +316,9 @@ fn the_audit_log_escapes_what_a_client_chose_and_stays_json() {
             )
         });
     // Every character of `hostile` but the printable `[8m` is one the log shows escaped.
-    for character in ['\u{202e}', '\u{2028}', '\u{9b}', '\u{7f}', '\u{feff}', '\u{1b}'] {
+    for character in [
+        '\u{202e}', '\u{2028}', '\u{9b}', '\u{7f}', '\u{feff}', '\u{1b}',
+    ] {
         assert!(
             !text.contains(character),
             "U+{:04X} written raw: {text}",
