@@ -20,14 +20,14 @@ fn example_descriptor_checks() {
 
 #[test]
 fn example_pins_name_the_example_bundles() {
-    let loaded =
-        skillfold::descriptor::load(&root().join("examples/skillfold.yaml")).expect("load");
-    let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).expect("check");
+    // The checked descriptor, as a host opens it (the Git corpora need not be prepared: only
+    // the pins are read here).
+    let built = skillfold::Runtime::open(root().join("examples/skillfold.yaml")).expect("open");
     let mut seen = 0;
-    for source in &plan.sources {
+    for source in &built.runtime.plan().sources {
         for pin in source.pins() {
             let dir = root().join("examples/skills").join(pin.name.as_str());
-            let bundle = skillfold::format::bundle::Bundle::read_dir(&dir).expect("example bundle");
+            let bundle = skillfold::Bundle::read_dir(&dir).expect("example bundle");
             assert_eq!(
                 bundle.digest(),
                 pin.hash,
@@ -278,7 +278,8 @@ fn containerfile_builds_a_small_non_root_runtime_image() {
 #[cfg(feature = "http")]
 #[test]
 fn kubernetes_server_probes_its_health_and_holds_only_token_hashes() {
-    use skillfold::mcp::http::tokens::{Tokens, Verdict};
+    use super::http_raw::{INITIALIZE, post};
+    use super::mcp_client::Listening;
 
     let examples = example_yaml();
     let docs = &examples
@@ -313,29 +314,30 @@ fn kubernetes_server_probes_its_health_and_holds_only_token_hashes() {
     assert_eq!(service["spec"]["ports"][0]["port"].as_u64(), Some(8080));
 
     // The Secret's file is what `--tokens` reads, for the agents the ConfigMap names, and the
-    // hashes are of the example tokens its comment names.
+    // hashes are of the example tokens its comment names: `serve --listen` with both starts
+    // (it refuses tokens for an agent the descriptor does not name) and lets each token into its
+    // own endpoint only. (The corpora are not prepared here: the bundles are refused, the
+    // endpoints still answer.)
+    let tmp = tempfile::tempdir().expect("tempdir");
     let descriptor = kind(docs, "ConfigMap")["data"]["skillfold.yaml"]
         .as_str()
-        .expect("descriptor")
-        .to_owned();
-    let descriptor = skillfold::descriptor::parse(&descriptor).expect("descriptor");
-    let agents = descriptor.agents.keys().cloned().collect();
+        .expect("descriptor");
+    let config = tmp.path().join("skillfold.yaml");
+    fs_err::write(&config, descriptor).expect("write");
     let secret = kind(docs, "Secret")["stringData"]["tokens.json"]
         .as_str()
-        .expect("tokens.json")
-        .to_owned();
-    let tokens = Tokens::parse(&secret, "server.yaml", &agents).expect("tokens");
-    assert!(matches!(
-        tokens.authorize(Some(b"Bearer example-support-token"), Some("support")),
-        Verdict::Allowed(_)
-    ));
-    assert!(matches!(
-        tokens.authorize(Some(b"Bearer example-default-token"), None),
-        Verdict::Allowed(_)
-    ));
+        .expect("tokens.json");
+    let tokens = tmp.path().join("tokens.json");
+    fs_err::write(&tokens, secret).expect("write");
+    let server = Listening::start(&config, &["--tokens", tokens.to_str().expect("utf8")], &[]);
+    let open = |path: &str, token: &str| post(server.port, path, Some(token), &[], INITIALIZE);
+    let allowed = open("/agents/support/mcp", "example-support-token");
+    assert_eq!(allowed.status, 200, "{}\n{}", allowed.body, server.log());
+    let allowed = open("/mcp", "example-default-token");
+    assert_eq!(allowed.status, 200, "{}\n{}", allowed.body, server.log());
     assert_eq!(
-        tokens.authorize(Some(b"Bearer example-default-token"), Some("support")),
-        Verdict::Forbidden
+        open("/agents/support/mcp", "example-default-token").status,
+        403
     );
 }
 

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use sha2::Digest as _;
-use skillfold::runtime::catalogue::Catalogue;
+use skillfold::Catalogue;
 
 use super::git_fixture::Repo;
 use super::mcp_client::{Listening, Report, scenario};
@@ -49,7 +49,7 @@ impl World {
             "---\nname: gamma\ndescription: The gamma skill.\n---\n# gamma\n",
         )
         .expect("write");
-        let gamma_hash = skillfold::format::bundle::Bundle::read_dir(&gamma)
+        let gamma_hash = skillfold::Bundle::read_dir(&gamma)
             .expect("gamma")
             .digest()
             .to_string();
@@ -71,9 +71,9 @@ impl World {
     }
 
     fn catalogue(&self, agent: Option<&str>) -> Catalogue {
-        let loaded = skillfold::descriptor::load(&self.config).expect("load");
-        let plan = skillfold::descriptor::check(&loaded.descriptor, &loaded.base).expect("check");
-        skillfold::runtime::Runtime::load(plan)
+        skillfold::Runtime::open(&self.config)
+            .expect("open")
+            .runtime
             .catalogue(agent)
             .expect("catalogue")
     }
@@ -89,6 +89,28 @@ impl World {
         let server: Vec<&str> = server.iter().map(String::as_str).collect();
         scenario(&["session", mode], &server, &[])
     }
+}
+
+/// The URI the Skills extension lists a file of skill `name` under (docs/mcp.md): `skill://`, the
+/// name, then each segment of `path` percent-encoded but for what RFC 3986 lets a path segment
+/// hold as it is (unreserved characters, sub-delimiters, `:` and `@`).
+fn file_uri(name: &str, path: &str) -> String {
+    let segments: Vec<String> = path
+        .split('/')
+        .map(|segment| {
+            segment
+                .bytes()
+                .map(|byte| {
+                    if byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&byte) {
+                        char::from(byte).to_string()
+                    } else {
+                        format!("%{byte:02X}")
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    format!("skill://{name}/{}", segments.join("/"))
 }
 
 fn sha256(bytes: &[u8]) -> String {
@@ -268,7 +290,7 @@ fn check_session(report: &Report, mode: &str, world: &World, remote: bool) {
             .map(|file| {
                 let bytes = snapshot.read(file).expect("verified bytes");
                 (
-                    skillfold::mcp::skills_extension::file_uri(name, file.path()),
+                    file_uri(name, file.path()),
                     format!("sha256:{}", sha256(&bytes)),
                     bytes.len() as u64,
                 )

@@ -47,7 +47,7 @@ impl Setup {
         cmd.args(args)
             .current_dir(self.dir.path())
             .env("SKILLFOLD_CONFIG", self.config())
-            .env_remove(skillfold::support::failpoint::ENV)
+            .env_remove("SKILLFOLD_FAILPOINT")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         cmd
@@ -63,8 +63,7 @@ impl Setup {
         let mut out = Vec::new();
         for entry in fs_err::read_dir(&current).expect("current exists") {
             let path = entry.expect("entry").path();
-            let bundle = skillfold::format::bundle::Bundle::read_dir(&path)
-                .expect("published bundle is valid");
+            let bundle = skillfold::Bundle::read_dir(&path).expect("published bundle is valid");
             out.push((bundle.name().to_string(), bundle.digest().to_string()));
         }
         out.sort();
@@ -403,7 +402,7 @@ fn local_bundle_is_verified_in_place() {
     let s = Setup::new();
     let skill =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills/commit-message");
-    let digest = skillfold::format::bundle::Bundle::read_dir(&skill)
+    let digest = skillfold::Bundle::read_dir(&skill)
         .expect("example")
         .digest()
         .to_string();
@@ -669,7 +668,7 @@ fn a_crash_at_any_step_of_promotion_leaves_the_old_or_the_new_generation() {
         s.git_source(&repo.file_url(), &newer, &as_refs(&new_pins));
         let crashed = s
             .command(&["prepare"])
-            .env(skillfold::support::failpoint::ENV, point)
+            .env("SKILLFOLD_FAILPOINT", point)
             .output()
             .expect("run");
         assert_ne!(
@@ -1050,10 +1049,7 @@ fn concurrent_cold_starts_exit_only_ok_or_retryable() {
                         // the directory, the others between making their store and renaming it
                         // into place: the windows in which another racer creates the corpus.
                         let window = ["corpus-looked", "store-staged"][racer % 2];
-                        cmd.env(
-                            skillfold::support::failpoint::ENV,
-                            format!("pause:{window}"),
-                        );
+                        cmd.env("SKILLFOLD_FAILPOINT", format!("pause:{window}"));
                         barrier.wait();
                         cmd.output().expect("run skillfold")
                     })
@@ -1347,19 +1343,40 @@ fn verify_during_a_first_preparation_is_inconclusive_not_a_failure() {
     s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
     let verify = s
         .command(&["verify"])
-        .env(
-            skillfold::support::failpoint::ENV,
-            "pause:verify-probed:3000",
-        )
+        .env("SKILLFOLD_FAILPOINT", "pause:verify-probed:4000")
         .spawn()
         .expect("spawn verify");
     // While `verify` lingers between its first look and reading the corpus, a preparer makes
-    // the corpus and takes its guard (held here, as a preparer in the middle of a fetch does).
+    // the corpus and takes its guard, and holds it in the middle of a fetch from a Git server
+    // that sends its ref advertisement a byte a second (its request shows the guard is held:
+    // the guard is taken before the fetch starts).
     std::thread::sleep(Duration::from_millis(1000));
-    let corpus = skillfold::corpus::Corpus::create(&s.corpus()).expect("create");
-    let guard = corpus.guard().expect("guard");
+    let server = Trickle::start(
+        "application/x-git-upload-pack-advertisement",
+        b"fff0# service=git-upload-pack\n",
+    );
+    let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
+    let preparer_config = s.dir.path().join("preparer.yaml");
+    fs_err::write(
+        &preparer_config,
+        fs_err::read_to_string(s.config())
+            .expect("read descriptor")
+            .replace(&repo.file_url(), &url),
+    )
+    .expect("write descriptor");
+    let mut preparer = s
+        .command(&["prepare", "-c", preparer_config.to_str().expect("utf8")])
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn prepare");
+    let asked = Instant::now() + Duration::from_secs(30);
+    while server.requests().is_empty() && Instant::now() < asked {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!server.requests().is_empty(), "the preparer fetches");
     let out = verify.wait_with_output().expect("wait");
-    drop(guard);
+    let _ = preparer.kill();
+    let _ = preparer.wait();
     assert_eq!(code(&out), Some(1), "{}", stderr(&out));
     assert_stderr_has(&out, "is being prepared by pid");
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use skillfold::format::bundle::Bundle;
+use skillfold::Bundle;
 
 use super::util::{assert_stderr_has, skillfold, stdout};
 

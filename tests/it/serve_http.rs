@@ -39,9 +39,7 @@ impl World {
                 format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n"),
             )
             .expect("write");
-            let digest = skillfold::format::bundle::Bundle::read_dir(&dir)
-                .expect("bundle")
-                .digest();
+            let digest = skillfold::Bundle::read_dir(&dir).expect("bundle").digest();
             let entry = format!(
                 "  - local: {{ name: {name}, version: '1', directory: {name}, hash: {digest} }}\n"
             );
@@ -535,7 +533,7 @@ fn the_audit_log_records_every_call_and_read_and_follows_rotation() {
         .collect();
     assert_eq!(lines.len(), 4, "{lines:?}");
     let skill_md = fs_err::read(world.tmp.path().join("alpha/SKILL.md")).expect("read");
-    let pinned = skillfold::format::bundle::Bundle::read_dir(&world.tmp.path().join("alpha"))
+    let pinned = skillfold::Bundle::read_dir(&world.tmp.path().join("alpha"))
         .expect("bundle")
         .digest()
         .to_string();
