@@ -55,38 +55,14 @@
 //! only `format`. Read them with `cargo doc --document-private-items` or in the source, where each
 //! module opens with a paragraph on what it owns.
 
-// Without `internals`, what only the tests, benchmarks and fuzz targets use is unused here.
-#![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
-
-// The implementation modules: crate-private, or public (and hidden from the docs) with the
-// `internals` feature, which the integration tests, benchmarks and fuzz targets enable. (Written
-// out rather than generated: a macro-expanded module cannot `#[macro_export]` `error_codes!`.)
+// The implementation modules, in layer order (see the tour above): private, whatever the features.
+// What a host may use is re-exported below; nothing else is reachable from outside the crate.
 mod cli;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod codes;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod codes;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod corpus;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod corpus;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod descriptor;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod descriptor;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod distribution;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod distribution;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod format;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod format;
+mod codes;
+mod corpus;
+mod descriptor;
+mod distribution;
+mod format;
 // The bodies of the fuzz targets, kept under `fuzz/`: compiled for the targets (cargo-fuzz sets
 // `cfg(fuzzing)`) and for the unit test that replays their committed inputs, never for a host.
 #[cfg(any(fuzzing, test))]
@@ -94,38 +70,13 @@ pub(crate) mod format;
 #[doc(hidden)]
 pub mod fuzz_entry;
 #[cfg(feature = "mcp")]
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod mcp;
-#[cfg(feature = "mcp")]
-#[cfg(not(feature = "internals"))]
-pub(crate) mod mcp;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod ops;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod ops;
+mod mcp;
+mod ops;
 pub mod prelude;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod runtime;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod runtime;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod skills_ref;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod skills_ref;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod source;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod source;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod support;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod support;
+mod runtime;
+mod skills_ref;
+mod source;
+mod support;
 #[cfg(test)]
 mod testing;
 

@@ -27,6 +27,6 @@ pub mod manifest;
 pub mod pin_check;
 pub mod store;
 
-pub use guard::{Guard, GuardError};
+pub use guard::Guard;
 pub use manifest::Manifest;
-pub use store::{Corpus, CorpusError, Generation};
+pub use store::{Corpus, CorpusError};

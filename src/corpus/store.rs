@@ -232,11 +232,6 @@ impl Corpus {
         Ok(())
     }
 
-    /// The corpus directory.
-    pub fn directory(&self) -> &Path {
-        &self.dir
-    }
-
     fn meta(&self) -> PathBuf {
         self.dir.join(META)
     }

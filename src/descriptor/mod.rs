@@ -37,6 +37,8 @@
 
 pub mod bounds;
 pub mod code;
+// The in-place editor of `update --write` (and its fuzz target).
+#[cfg(any(feature = "git", fuzzing))]
 pub mod edit;
 pub mod plan;
 pub mod redact;

@@ -79,7 +79,8 @@ impl fmt::Debug for RedactedUrl {
 }
 
 /// Replaces every occurrence of `secret_url`'s credentials in `text` (an error message from a
-/// library that may echo the URL) with the redacted form.
+/// library that may echo the URL) with the redacted form (the fetcher's errors).
+#[cfg(feature = "git")]
 pub fn scrub(text: &str, secret_url: &str) -> String {
     let redacted = RedactedUrl::new(secret_url);
     let mut out = text.replace(secret_url, redacted.as_str());

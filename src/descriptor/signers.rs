@@ -200,7 +200,9 @@ pub struct AllowedSigners {
     pub signers: Vec<AllowedSigner>,
 }
 
-/// Why an allowed-signers file cannot be used.
+/// Why an allowed-signers file cannot be used. (Only the readers of the `signatures` feature
+/// make one; the descriptor check names the type in every build.)
+#[cfg_attr(not(feature = "signatures"), allow(dead_code))]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}{}: {message}", crate::support::escape::path(.path), .line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct SignersError {

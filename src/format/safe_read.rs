@@ -29,7 +29,7 @@ use rustix::fs::{FileType, Stat};
 use crate::format::bundle_path::BundlePath;
 use crate::format::code::ReadCode;
 use crate::format::file_set::{FileSet, FileSetBuilder};
-use crate::format::limits::{self, Limits};
+use crate::format::limits::Limits;
 use crate::format::problem::{Problem, ProblemCode, Problems};
 use crate::format::untrusted_fs::{self, OpenError};
 
@@ -86,12 +86,13 @@ pub struct ReadOutcome {
     pub problems: Problems,
 }
 
-/// Reads the bundle rooted at `root`.
+/// Reads the bundle rooted at `root` under `chamvi` (for tests).
+#[cfg(test)]
 pub fn read_bundle_dir(root: &Path) -> Result<ReadOutcome, ReadError> {
-    read_bundle_dir_under(root, limits::CHAMVI)
+    read_bundle_dir_under(root, crate::format::limits::CHAMVI)
 }
 
-/// Like [`read_bundle_dir`], under the bounds of `limits`.
+/// A bundle directory read under the bounds of `limits`.
 pub fn read_bundle_dir_under(root: &Path, limits: Limits) -> Result<ReadOutcome, ReadError> {
     read_bundle_dir_with_hook(root, limits, &mut |_, _| {})
 }
@@ -108,9 +109,9 @@ pub enum Moment {
     BeforeRead,
 }
 
-/// Like [`read_bundle_dir`], calling `hook` at each [`Moment`] of each entry, so a test can
-/// attack one defence while the others have already passed. For tests.
-#[doc(hidden)]
+/// Like [`read_bundle_dir_under`], calling `hook` at each [`Moment`] of each entry, so a test can
+/// attack one defence while the others have already passed (the readers pass a hook that does
+/// nothing).
 pub fn read_bundle_dir_with_hook(
     root: &Path,
     limits: Limits,

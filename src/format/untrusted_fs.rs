@@ -40,6 +40,7 @@
 //! The module depends on nothing but `std`, `rustix` and the crate's escaping (for the path in
 //! an input's error).
 
+#[cfg(test)]
 use std::cell::Cell;
 use std::ffi::CStr;
 use std::fmt;
@@ -487,12 +488,14 @@ fn openat2_unavailable(errno: Errno) -> bool {
     errno == Errno::NOSYS || errno == Errno::PERM
 }
 
+#[cfg(test)]
 thread_local! {
     /// The error `openat2` is made to fail with on this thread, for [`with_openat2_failing`].
     static OPENAT2_FAILS: Cell<Option<Errno>> = const { Cell::new(None) };
 }
 
 fn openat2(dir: rustix::fd::BorrowedFd<'_>, name: &CStr, flags: OFlags) -> Result<OwnedFd, Errno> {
+    #[cfg(test)]
     if let Some(errno) = OPENAT2_FAILS.get() {
         return Err(errno);
     }
@@ -501,7 +504,7 @@ fn openat2(dir: rustix::fd::BorrowedFd<'_>, name: &CStr, flags: OFlags) -> Resul
 
 /// Runs `f` with every `openat2` on this thread failing with `errno`, as on a kernel without it
 /// (`ENOSYS`) or under a seccomp filter (`EPERM`): the fallback path, for tests.
-#[doc(hidden)]
+#[cfg(test)]
 pub fn with_openat2_failing<R>(errno: Errno, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<Errno>);
     impl Drop for Restore {

@@ -94,6 +94,7 @@ impl Node {
     /// their scalar text, in source order, the last of duplicate keys winning). What JSON cannot
     /// hold stays text: `.inf`, `.nan` and integers beyond 64 bits. An alias, which no dialect
     /// accepts, becomes `null`.
+    #[cfg(feature = "mcp")]
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value;
         match &self.kind {
@@ -380,6 +381,7 @@ pub fn plain_scalar_is_string(value: &str) -> bool {
 
 /// A plain scalar that the core schema does not read as a string, as JSON; `None` when JSON
 /// cannot hold it (infinities, NaN, integers beyond 64 bits).
+#[cfg(feature = "mcp")]
 fn core_scalar_json(value: &str) -> Option<serde_json::Value> {
     use serde_json::Value;
     if matches!(value, "" | "~" | "null" | "Null" | "NULL") {

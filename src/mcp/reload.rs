@@ -100,17 +100,6 @@ pub fn load(config: &Path, agent: Option<&str>) -> Result<Loaded, ReloadError> {
     })
 }
 
-/// Prepares the sources `agent` sees, then loads its catalogue; any failure fails the whole
-/// reload. `interrupt` stops a preparation under way (shutdown).
-pub fn prepare_and_load(
-    config: &Path,
-    agent: Option<&str>,
-    interrupt: &AtomicBool,
-) -> Result<Catalogue, ReloadError> {
-    let mut catalogues = prepare_and_load_all(config, &[agent.map(str::to_owned)], interrupt)?;
-    Ok(catalogues.remove(0))
-}
-
 /// Prepares the sources `agents` see (one agent: its sources alone; several: every source of
 /// the descriptor), then loads each agent's catalogue, in order; any failure fails the whole
 /// reload, so no agent is served a catalogue of another generation than the rest.

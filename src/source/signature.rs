@@ -36,9 +36,12 @@ use crate::source::code::PrepareCode;
 use crate::support::escape;
 
 /// The namespace Git signs commits in.
+#[cfg(feature = "signatures")]
 pub const GIT_NAMESPACE: &str = "git";
 
-/// Why a commit's signature is refused.
+/// Why a commit's signature is refused. (Only the verifier of the `signatures` feature refuses;
+/// the type is named in every build.)
+#[cfg_attr(not(feature = "signatures"), allow(dead_code))]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SignatureError {
@@ -519,6 +522,7 @@ fn hex_upper(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
 }
 
+#[cfg(feature = "signatures")]
 /// The parts of a raw commit object a signature check needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignedCommit {
@@ -530,10 +534,12 @@ pub struct SignedCommit {
     pub committed_at: i64,
 }
 
+#[cfg(feature = "signatures")]
 /// The latest committer time read (the year 9999 ends before it): `ssh-keygen` cannot read the
 /// date Git would pass it for a later one, so Git refuses such a commit.
 pub const MAX_COMMITTER_TIME: i64 = 253_402_300_799;
 
+#[cfg(feature = "signatures")]
 impl SignedCommit {
     /// Splits the raw commit object `object` (without the `commit <len>\0` prefix) of a
     /// repository whose ids are `hex_len` hex digits (40: SHA-1, 64: SHA-256), as Git's
@@ -614,6 +620,7 @@ impl SignedCommit {
     }
 }
 
+#[cfg(feature = "signatures")]
 /// The time of an ident (`Name <mail> 1700000000 +0100`), read as Git's `split_ident_line`: after
 /// the last `>`, spaces, one or more digits, spaces, then `+` or `-` and digits; `None` when it
 /// is not there (or does not fit).
@@ -631,6 +638,7 @@ fn ident_time(ident: &[u8]) -> Option<i64> {
     std::str::from_utf8(&after[..digits]).ok()?.parse().ok()
 }
 
+#[cfg(feature = "signatures")]
 /// `bytes` without the white space it starts with (Git's `isspace`: space, tab, CR, LF).
 fn trim_ascii_spaces(bytes: &[u8]) -> &[u8] {
     let start = bytes
@@ -640,6 +648,7 @@ fn trim_ascii_spaces(bytes: &[u8]) -> &[u8] {
     &bytes[start..]
 }
 
+#[cfg(feature = "signatures")]
 /// The object id of the commit object `object`: SHA-1 (40 hex digits) or SHA-256 (64) of
 /// `commit <len>\0` and the object, lowercase hex.
 pub fn commit_object_id(object: &[u8], hex_len: usize) -> String {
@@ -697,14 +706,17 @@ pub fn verify_commit_object(
     policy.unreachable()
 }
 
+#[cfg(feature = "signatures")]
 fn trim_newline(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\n").unwrap_or(line)
 }
 
+#[cfg(feature = "signatures")]
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+#[cfg(feature = "signatures")]
 /// What an OpenPGP library error says, for a refusal's message: its first line only (the
 /// library's errors may carry a captured backtrace after it), at most 200 characters.
 fn pgp_reason(error: &dyn std::fmt::Display) -> String {

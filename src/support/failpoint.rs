@@ -7,6 +7,7 @@
 //! never looks at the variable.
 
 /// The environment variable naming the step to crash at.
+#[cfg(feature = "failpoints")]
 pub const ENV: &str = "SKILLFOLD_FAILPOINT";
 
 /// Aborts the process if `name` is the configured fail point (with the `failpoints` feature).

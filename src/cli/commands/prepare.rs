@@ -201,7 +201,9 @@ fn write_termination_log(path: Option<&PathBuf>, lines: &[String]) {
 struct Lines {
     terminal: bool,
     status_shown: Mutex<bool>,
-    /// When the last transfer line was logged (plain output keeps one every few seconds).
+    /// When the last transfer line was logged (plain output keeps one every few seconds). Only
+    /// the Git fetcher reports transfers.
+    #[cfg_attr(not(feature = "git"), allow(dead_code))]
     last_transfer: Mutex<Option<std::time::Instant>>,
 }
 

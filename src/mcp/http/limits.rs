@@ -87,12 +87,6 @@ impl Connections {
         }
         Admission::Refused
     }
-
-    /// The connections open (ordinary, probes).
-    pub fn open(&self) -> (usize, usize) {
-        let counts = self.counts();
-        (counts.total, counts.probes)
-    }
 }
 
 /// One connection's place; given back when dropped.

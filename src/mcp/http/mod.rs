@@ -65,12 +65,6 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default bound on live sessions.
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
-/// The default idle time after which a session is closed.
-pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
-
-/// The default time a request body may take to arrive whole, from the end of its headers.
-pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// The default bound on open connections (beyond it, [`limits::PROBE_HEADROOM`] more for probes).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 
@@ -793,13 +787,13 @@ mod tests {
             allow_origins: Vec::new(),
             insecure_no_auth: insecure,
             max_sessions: DEFAULT_MAX_SESSIONS,
-            session_idle: DEFAULT_SESSION_IDLE,
+            session_idle: Duration::from_secs(30 * 60),
             watch: false,
             poll_interval: Duration::from_secs(2),
             audit_log: None,
             tls: None,
             metrics_tokens: None,
-            body_timeout: DEFAULT_BODY_TIMEOUT,
+            body_timeout: Duration::from_secs(10),
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_connections_per_client: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,

@@ -10,9 +10,12 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+#[cfg(feature = "git")]
+use super::io_failure;
 use super::run::{CorpusRun, Start, Target};
-use super::{Failure, Options, SourceReport, bundle_reports, io_failure, short};
+use super::{Failure, Options, SourceReport, bundle_reports, short};
 use crate::corpus::manifest::ManifestBundle;
+#[cfg(feature = "git")]
 use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
 use crate::descriptor::plan::GitSource;

@@ -174,12 +174,16 @@ pub trait Progress: Sync {
     /// Something worth a permanent line (a warning, a recovered guard).
     fn note(&self, location: &str, message: &str);
     /// How a running transfer is doing (several times a second; a log may keep only some).
+    /// Only the Git fetcher reports transfers.
+    #[cfg_attr(not(feature = "git"), allow(dead_code))]
     fn transfer(&self, location: &str, message: &str) {
         self.step(location, message);
     }
 }
 
-/// The overall deadline of each fetch or pull when none is given (`--fetch-timeout`): 300 s.
+/// The overall deadline of each fetch or pull of a preparation nobody gave one (the reload of
+/// `serve --watch`): 300 s, `--fetch-timeout`'s default.
+#[cfg(feature = "mcp")]
 pub const DEFAULT_FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// How to prepare.
@@ -191,7 +195,9 @@ pub struct Options<'a> {
     /// Sources prepared at the same time.
     pub concurrency: usize,
     /// The overall deadline of each fetch (Git) or pull (OCI), besides the transports' idle
-    /// timeouts: past it the source fails, retryable, and nothing of it is published.
+    /// timeouts: past it the source fails, retryable, and nothing of it is published. Read only
+    /// by the fetchers (a build without `git` and `oci` has local sources only).
+    #[cfg_attr(not(any(feature = "git", feature = "oci")), allow(dead_code))]
     pub fetch_timeout: std::time::Duration,
 }
 

@@ -40,8 +40,6 @@ pub const ANNOTATION_BUNDLE_DIGEST: &str = "io.skillfold.bundle.digest";
 pub struct PulledLayer {
     /// `sha256:…`.
     pub digest: String,
-    /// The bundle name its annotation gives, if any.
-    pub bundle: Option<String>,
     /// The file holding its compressed bytes, verified against the digest.
     pub path: std::path::PathBuf,
 }

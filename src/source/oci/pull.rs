@@ -224,7 +224,6 @@ pub async fn pull_async(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, P
             .await?;
         pulled.push(PulledLayer {
             digest: layer.digest,
-            bundle: layer.bundle,
             path,
         });
     }
@@ -235,7 +234,6 @@ pub async fn pull_async(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, P
 struct Wanted {
     digest: String,
     size: u64,
-    bundle: Option<String>,
 }
 
 /// The layers of `manifest` to pull, every descriptor checked.
@@ -322,11 +320,7 @@ fn wanted_layers(
         if bundle.as_deref().is_some_and(|b| !wanted(b)) {
             continue;
         }
-        kept.push(Wanted {
-            digest,
-            size,
-            bundle,
-        });
+        kept.push(Wanted { digest, size });
     }
     Ok(kept)
 }
