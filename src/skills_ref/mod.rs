@@ -5,12 +5,11 @@
 //! - [`strict_yaml`]: the strictyaml dialect of the frontmatter, with ruamel's error messages.
 //! - [`skill_file`]: finding and reading `SKILL.md` without following links; whole-line fences.
 //! - [`validate`], [`properties`], [`prompt`]: the three commands' library halves.
-//! - [`discovery`]: skills from an ordered list of sources, with shadowing and qualifiers.
-//! - [`allowed_tools`]: the experimental `allowed-tools` field parsed into rules.
 //!
 //! Where skills-ref crashes or does something unsafe, skillfold deliberately differs;
-//! `docs/spec.md` lists every such deviation. This folder may use only [`crate::format`] (the
-//! YAML reader, the file-system layer, the escaping function); it has its own dialect and rules.
+//! `docs/spec.md` lists every such deviation. This folder may use only [`crate::support`] (the
+//! escaping function) and [`crate::format`] (the file-system layer, names and bounds); it has its
+//! own dialect, YAML reader and rules. The runtime renders its prompt block with [`prompt`].
 
 pub mod allowed_tools;
 pub mod code;
