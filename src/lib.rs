@@ -122,8 +122,6 @@ pub mod ops;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod ops;
 pub mod prelude;
-#[cfg(test)]
-mod testing;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod runtime;
@@ -144,6 +142,14 @@ pub(crate) mod source;
 pub mod support;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod support;
+#[cfg(test)]
+mod testing;
+
+// Every `skillfold::…` path the documentation names, compiled as a host's code would be
+// (tests/it/doc_paths.rs keeps the list equal to what the pages name, within the API rule).
+#[cfg(doctest)]
+#[doc = include_str!("../tests/data/doc-paths.md")]
+struct DocPaths;
 
 /// Runs the `skillfold` command line on this process's arguments (the binary's `main`).
 #[doc(hidden)]

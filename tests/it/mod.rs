@@ -5,6 +5,7 @@ mod cli_hash;
 mod descriptor_bounds;
 mod digest_vectors;
 mod discovery;
+mod doc_paths;
 mod error_codes;
 mod examples;
 mod format_contracts;
