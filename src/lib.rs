@@ -44,16 +44,35 @@
 //!
 //! # The implementation
 //!
-//! The modules below the root are the implementation the `skillfold` command, the tests and the
-//! fuzz targets are built from. They are hidden from this documentation and are not part of the
-//! API: they change without notice. Bundle bytes take one road through them, and imports run one
-//! way: `format` (the bundle format: bounds, paths, the safe reader, the digest, problems and
-//! codes) ← `descriptor` (the operator's `skillfold.yaml` and its checks) ← `prepare` (fetching a
-//! pinned commit, the managed corpus, verification against pins) ← `runtime` (snapshots,
-//! catalogues, tools, the script runner) ← `mcp` (the MCP server, stdio and HTTP) and `ops` (the
-//! commands) ← the binary. `spec` (the skills-ref compatible tooling) stands beside them and uses
-//! only `format`. Read them with `cargo doc --document-private-items` or in the source, where each
-//! module opens with a paragraph on what it owns.
+//! The modules below the root are the implementation the `skillfold` command and the unit tests
+//! are built from. They are hidden from this documentation and are not part of the API: they
+//! change without notice. Each is one layer, listed here bottom to top; a module imports only
+//! from its own layer and the layers below it:
+//!
+//! - `support`: small shared helpers that know nothing of bundles (escaping untrusted text, hex,
+//!   times, the worker pool, the error-code machinery, portable JSON Schemas, failpoints).
+//! - `format`: the bundle format — bounds, paths, the safe reader, file sets, frontmatter, the
+//!   digest, pins, problems and their codes.
+//! - `descriptor`: the operator's `skillfold.yaml`, its static checks and the plan they produce.
+//! - `source`: where bundles come from — Git, OCI pulls, commit signatures, TLS.
+//! - `corpus`: the managed corpus on disk — store, generations, guard, manifest, pin check.
+//! - `distribution`: `push`'s OCI image layouts and registry uploads.
+//! - `skills_ref`: the skills-ref compatible tooling (`validate`, `read-properties`,
+//!   `to-prompt`) and its strict YAML dialect.
+//! - `runtime`: snapshots, catalogues, tools, the script runner, the builder.
+//! - `ops`: one module per command.
+//! - `mcp`: the MCP server, over stdio and HTTP (feature `mcp`).
+//! - `codes`: the registry of every error code, the one module of the list a host may use
+//!   (`skillfold::codes`).
+//! - `cli`: the command line — parses arguments, calls `ops`, prints; the binary calls it
+//!   through [`run_cli`].
+//!
+//! Beside the layers: [`prelude`] (the host API, for a glob import) and `testing` (fixtures
+//! shared by unit tests, compiled only under `cfg(test)`).
+//! `scripts/check-layers` (run first by `scripts/test`, so by CI) lists each module's imports and
+//! fails on one that runs up the layers. Read the modules with `cargo doc
+//! --document-private-items` or in the source, where each opens with a paragraph on what it owns
+//! and which layers it may use.
 
 // The implementation modules, in layer order (see the tour above): private, whatever the features.
 // What a host may use is re-exported below; nothing else is reachable from outside the crate.
@@ -79,6 +98,12 @@ mod source;
 mod support;
 #[cfg(test)]
 mod testing;
+
+// Every `skillfold::…` path the documentation names, compiled as a host's code would be
+// (tests/it/doc_paths.rs keeps the list equal to what the pages name, within the API rule).
+#[cfg(doctest)]
+#[doc = include_str!("../tests/data/doc-paths.md")]
+struct DocPaths;
 
 /// Runs the `skillfold` command line on this process's arguments (the binary's `main`).
 #[doc(hidden)]

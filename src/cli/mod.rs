@@ -2,7 +2,8 @@
 //! Every behaviour lives in the rest of the library (`crate::ops`, `crate::skills_ref`); this module only
 //! dispatches and prints, data on stdout and diagnostics on stderr, through [`output`]: a write
 //! error never becomes a panic or another exit status, and no diagnostic line carries a raw
-//! control character.
+//! control character. It is the top layer: it may use every module below it, and only
+//! `src/bin/skillfold.rs` (through [`crate::run_cli`]) uses it.
 //!
 //! `validate`, `read-properties` and `to-prompt` reproduce skills-ref 0.1.1's `agentskills`
 //! byte for byte, argument errors included, so they are parsed click-style ([`agentskills`]) before

@@ -1,5 +1,9 @@
 //! The managed corpus of one Git source: where preparation publishes verified bundles and where
-//! the runtime reads them.
+//! the runtime reads them. [`store`] writes and opens generations, [`guard`] is the preparer's
+//! lock, [`manifest`] records what a generation holds and where it came from, and [`pin_check`]
+//! verifies a bundle against its pin, after a fetch and on every read. It may use the layers below it:
+//! [`crate::support`], [`crate::format`], [`crate::descriptor`] (the signer a manifest records)
+//! and [`crate::source`] (whose `prepare` codes it shares).
 //!
 //! # Layout
 //!

@@ -25,7 +25,8 @@
 //! resolved against the descriptor's own directory. [`check`] turns a parsed descriptor into a
 //! checked [`Plan`], listing every problem. [`bounds`] bounds the file before it is read
 //! ([`MAX_DESCRIPTOR_BYTES`]) and its nesting before it is deserialised
-//! ([`MAX_DESCRIPTOR_NESTING`]). It may use only [`crate::format`]; both stages read it.
+//! ([`MAX_DESCRIPTOR_NESTING`]). It may use only [`crate::support`] and [`crate::format`]; both
+//! stages read it.
 //!
 //! - [`plan`]: the static checks and the plan they produce.
 //! - [`edit`]: in-place rewrites of the pins (`update --write`), every other byte kept.

@@ -1,6 +1,6 @@
 //! The bundle format (DESIGN §2): everything that decides whether a directory of bytes is a valid
-//! bundle and what its digest is. It depends on nothing else in the crate; every other folder
-//! builds on it.
+//! bundle and what its digest is. It may use only [`crate::support`]; every layer above builds on
+//! it (`scripts/check-layers` checks).
 //!
 //! - [`limits`]: the bounds of the format (file sizes, counts, depth), in one table.
 //! - [`bundle_path`]: the path grammar — relative POSIX paths that cannot leave the bundle.
@@ -8,16 +8,18 @@
 //!   uses; [`safe_read`]: a bundle directory read through it into a file set.
 //! - [`file_set`]: the in-memory file set and the builder that enforces paths and bounds as
 //!   entries arrive; the only way bundle bytes enter.
-//! - [`yaml`]: the YAML reader, keeping the facts (anchors, tags, flow style) dialects need.
+//! - [`yaml`]: the YAML reader of the bundle dialect and of `update --write`'s edits, keeping
+//!   the facts (anchors, tags, flow style) a dialect needs (skills-ref's strictyaml dialect has
+//!   its own reader, [`crate::skills_ref`]'s `strict_yaml`).
 //! - [`frontmatter`]: `SKILL.md` in the bundle dialect — fences, bounds, strict YAML, `name`,
 //!   `description`.
 //! - [`skill_name`] and [`version`]: the identifiers of a pin; [`pin`]: `{name, version, hash}`
 //!   and full commit ids.
 //! - [`digest`]: the `chamvi-skill-bundle-v1` digest, its grammar in the module doc.
 //! - [`bundle`]: a checked bundle (content rules + frontmatter + digest), or every problem.
-//! - [`problem`]: problems with stable codes, paths, bounds and messages; [`code`]: the macro
-//!   that declares every area's stable error codes with their exit status.
-//! - [`escape`]: the one escaping function for untrusted text in human-readable output.
+//! - [`problem`]: problems with stable codes, paths, bounds and messages; [`code`]: the codes
+//!   of reading a bundle directory and of checking a bundle against its pin (declared with
+//!   [`crate::error_codes!`], the machinery of [`crate::support::error_code`]).
 
 pub mod bundle;
 pub mod bundle_path;

@@ -1,10 +1,17 @@
-//! The one YAML reader: parses frontmatter text into a small tree that keeps every fact a dialect
-//! needs to refuse something — anchors, aliases, tags, flow style, scalar style and positions —
-//! which serde-level parsers hide.
+//! The YAML reader of the bundle format: parses frontmatter text into a small tree that keeps
+//! every fact a dialect needs to refuse something — anchors, aliases, tags, flow style, scalar
+//! style and positions — which serde-level parsers hide.
 //!
 //! It is built on `saphyr-parser`'s event stream. The reader itself refuses only what is not YAML
-//! at all (and a second document). Policy lives in the dialects that walk the tree: the bundle
-//! dialect of DESIGN §2 ([`crate::format::frontmatter`]) and the skills-ref dialect.
+//! at all (and a second document). Policy lives in the code that walks the tree: the bundle
+//! dialect of DESIGN §2 ([`crate::format::frontmatter`]), which the runtime's discovered skills
+//! and the MCP Skills extension read too, and `update --write`'s in-place edits of the descriptor
+//! ([`crate::descriptor::edit`]).
+//!
+//! It is one of three YAML readers, each for one job: the descriptor itself is deserialised by
+//! `serde_yaml` (bounded first by [`crate::descriptor::bounds`], with this reader's
+//! [`MAX_NESTING`]), and skills-ref's strictyaml dialect has a scanner of its own that reproduces
+//! ruamel's errors ([`crate::skills_ref`]'s `strict_yaml`).
 
 use std::borrow::Cow;
 

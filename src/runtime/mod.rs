@@ -1,6 +1,8 @@
 //! The runtime (DESIGN §4): every source of a checked descriptor loaded as verified snapshots, and
-//! the catalogue of each agent built from them. It may use [`crate::format`],
-//! [`crate::descriptor`] and [`crate::source`] (the corpus it reads and the pin check).
+//! the catalogue of each agent built from them. It may use the layers below it:
+//! [`crate::support`], [`crate::format`], [`crate::descriptor`], [`crate::source`],
+//! [`crate::corpus`] (the generations it reads and the pin check) and [`crate::skills_ref`] (the
+//! prompt block).
 //!
 //! - [`snapshot`]: verified bundles in memory, from a corpus, a local directory or a host's own
 //!   source — every pin checked again.

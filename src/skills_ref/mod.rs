@@ -7,8 +7,9 @@
 //! - [`validate`], [`properties`], [`prompt`]: the three commands' library halves.
 //!
 //! Where skills-ref crashes or does something unsafe, skillfold deliberately differs;
-//! `docs/spec.md` lists every such deviation. This folder may use only [`crate::format`] (the
-//! YAML reader, the file-system layer, the escaping function); it has its own dialect and rules.
+//! `docs/spec.md` lists every such deviation. This folder may use only [`crate::support`] (the
+//! escaping function) and [`crate::format`] (the file-system layer, names and bounds); it has its
+//! own dialect, YAML reader and rules. The runtime renders its prompt block with [`prompt`].
 
 pub mod code;
 pub mod prompt;

@@ -1,6 +1,6 @@
 //! Sources (DESIGN §3): where approved bundles come from, fetched exactly as pinned. It may use
-//! [`crate::support`], [`crate::format`] and [`crate::descriptor`]; nothing here writes the
-//! managed corpus or serves bundles.
+//! the layers below it, [`crate::support`], [`crate::format`] and [`crate::descriptor`]; nothing
+//! here writes the managed corpus ([`crate::corpus`], above it) or serves bundles.
 //!
 //! - [`git`] (feature `git`): fetch one pinned commit with gix, walk its whole tree, take the
 //!   approved bundles from the object database; weigh candidate commits for `outdated`/`update`.

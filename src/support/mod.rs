@@ -2,7 +2,8 @@
 //! function for untrusted text ([`escape`]), hex ([`hex`]), wall-clock times ([`time`]), a bounded
 //! worker pool ([`parallel`]), the machinery of stable error codes ([`error_code`]), the portable
 //! form of generated JSON Schemas ([`json_schema`]) and test-only crash injection
-//! ([`failpoint`]). It uses nothing else in the crate.
+//! ([`failpoint`]). It is the bottom layer: every module may use it, and it uses nothing else in
+//! the crate (`scripts/check-layers` checks).
 
 pub mod error_code;
 pub mod escape;

@@ -3,6 +3,7 @@
 mod builder;
 mod cli_hash;
 mod descriptor_bounds;
+mod doc_paths;
 mod error_codes;
 mod examples;
 mod git_fixture;
