@@ -39,7 +39,7 @@ pub(crate) fn check_in_build(
     base: &Path,
     signatures: bool,
 ) -> Result<Plan, Vec<DescriptorProblem>> {
-    let mut c = Checker {
+    let mut c = PlanChecker {
         base,
         signatures,
         problems: Vec::new(),
@@ -87,7 +87,7 @@ fn valid_agent_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-struct Checker<'a> {
+struct PlanChecker<'a> {
     base: &'a Path,
     /// Whether commit signatures can be verified ([`check_in_build`]).
     signatures: bool,
@@ -95,7 +95,7 @@ struct Checker<'a> {
     plan: Plan,
 }
 
-impl Checker<'_> {
+impl PlanChecker<'_> {
     fn problem(
         &mut self,
         code: DescriptorCode,
