@@ -20,7 +20,6 @@ mod types;
 
 pub use self::branch_name::check_branch;
 pub use self::checker::check;
-pub(crate) use self::checker::check_in_build;
 pub use self::image_reference::{ImageReference, ReferenceError, is_sha256_digest};
 pub use self::types::{
     CorpusRef, DescriptorProblem, GitSource, LocalSource, OciSource, Plan, Source,

@@ -274,7 +274,7 @@ fn check_not_replaying() -> Result<(), ToolError> {
 }
 
 /// 5. The approval of these exact bytes: at most [`runner::MAX_SCRIPT_BYTES`], read verified,
-/// and their SHA-256 approved for this skill and path. Returns the bytes that will run.
+///    and their SHA-256 approved for this skill and path. Returns the bytes that will run.
 fn read_approved<'a>(
     config: &RunnerConfig,
     skill: &'a Snapshot,
@@ -328,7 +328,7 @@ fn run_limits(config: &RunnerConfig) -> exec::Limits {
 }
 
 /// 6. The run: on Unix only (process groups), in the directory the verified bytes were read
-/// from (a corpus generation, not `current`).
+///    from (a corpus generation, not `current`).
 fn run_helper(
     config: &RunnerConfig,
     skill: &Snapshot,
