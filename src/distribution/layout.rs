@@ -54,7 +54,7 @@ pub enum LayoutError {
 }
 
 /// The open directories of a layout: its root and `blobs/sha256`.
-struct Layout<'a> {
+struct OpenLayout<'a> {
     dir: &'a Path,
     root: OwnedFd,
     blobs: OwnedFd,
@@ -63,7 +63,7 @@ struct Layout<'a> {
 /// Writes `image` into the layout at `dir` (created if missing), named `tag` in the index when
 /// given. Returns the manifest digest.
 pub fn write(dir: &Path, image: &Image, tag: Option<&str>) -> Result<String, LayoutError> {
-    let layout = Layout::open(dir)?;
+    let layout = OpenLayout::open(dir)?;
     let marker = c"oci-layout";
     match layout.read(&layout.root, marker, "oci-layout", MAX_MARKER_BYTES)? {
         Some(bytes) => {
@@ -111,9 +111,9 @@ pub fn write(dir: &Path, image: &Image, tag: Option<&str>) -> Result<String, Lay
     Ok(image.manifest.digest.clone())
 }
 
-impl<'a> Layout<'a> {
+impl<'a> OpenLayout<'a> {
     /// Opens (making what is missing) the layout directory and `blobs/sha256` beneath it.
-    fn open(dir: &'a Path) -> Result<Layout<'a>, LayoutError> {
+    fn open(dir: &'a Path) -> Result<OpenLayout<'a>, LayoutError> {
         // What is already there (a link, a file) is judged by `open_root` below.
         match fs_err::create_dir_all(dir) {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
@@ -139,7 +139,7 @@ impl<'a> Layout<'a> {
             untrusted_fs::create_dir(&root, c"blobs", DIR_MODE).map_err(|e| refused("blobs", e))?;
         let blobs = untrusted_fs::create_dir(&blobs, c"sha256", DIR_MODE)
             .map_err(|e| refused("blobs/sha256", e))?;
-        Ok(Layout { dir, root, blobs })
+        Ok(OpenLayout { dir, root, blobs })
     }
 
     fn not_layout(&self, rel: &str, reason: impl Into<String>) -> LayoutError {

@@ -9,7 +9,7 @@
 //! - a lowercase message without a trailing period, values in backticks;
 //! - for bounds, the limit and the measured value, so the report says by how much.
 //!
-//! Warnings use the same type with [`Severity::Warning`]; they never refuse a bundle.
+//! Warnings use the same type with [`ProblemSeverity::Warning`]; they never refuse a bundle.
 
 use std::fmt;
 
@@ -20,7 +20,7 @@ use crate::support::escape;
 /// How serious a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Severity {
+pub enum ProblemSeverity {
     /// The bundle is refused.
     Error,
     /// Reported, but the bundle is accepted.
@@ -133,7 +133,7 @@ crate::error_codes! {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
     /// Error or warning.
-    pub severity: Severity,
+    pub severity: ProblemSeverity,
     /// The stable code of the rule.
     pub code: ProblemCode,
     /// The bundle-relative POSIX path the problem is about; `None` for bundle-wide rules.
@@ -152,7 +152,7 @@ impl Problem {
     /// An error about `path` (or the whole bundle when `None`).
     pub fn error(code: ProblemCode, path: Option<&str>, message: impl Into<String>) -> Self {
         Problem {
-            severity: Severity::Error,
+            severity: ProblemSeverity::Error,
             code,
             path: path.map(str::to_owned),
             message: message.into(),
@@ -164,7 +164,7 @@ impl Problem {
     /// A warning about `path`.
     pub fn warning(code: ProblemCode, path: Option<&str>, message: impl Into<String>) -> Self {
         Problem {
-            severity: Severity::Warning,
+            severity: ProblemSeverity::Warning,
             ..Problem::error(code, path, message)
         }
     }
@@ -178,7 +178,7 @@ impl Problem {
 
     /// Whether this problem refuses the bundle.
     pub fn is_error(&self) -> bool {
-        self.severity == Severity::Error
+        self.severity == ProblemSeverity::Error
     }
 
     /// Renders the problem as one line, with the path shown under `root` (a directory name the

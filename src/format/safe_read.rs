@@ -140,7 +140,7 @@ pub fn read_bundle_dir_with_hook(
 }
 
 /// One entry of a directory as the inventory saw it.
-struct Entry {
+struct DirEntry {
     path: BundlePath,
     name: Box<CStr>,
     stat: Stat,
@@ -184,7 +184,7 @@ impl Walk<'_> {
             };
             match untrusted_fs::kind(&stat) {
                 FileType::RegularFile | FileType::Directory => {
-                    entries.push(Entry { path, name, stat })
+                    entries.push(DirEntry { path, name, stat })
                 }
                 FileType::Symlink => self.builder.refuse(Problem::error(
                     ProblemCode::Symlink,
@@ -267,7 +267,7 @@ impl Walk<'_> {
     /// saw (the same device and inode). `None` when it changed (a problem is recorded).
     fn checked(
         &mut self,
-        entry: &Entry,
+        entry: &DirEntry,
         opened: Result<(Stat, OwnedFd), OpenError>,
     ) -> Result<Option<(Stat, OwnedFd)>, ReadError> {
         match opened {
@@ -284,7 +284,7 @@ impl Walk<'_> {
         }
     }
 
-    fn changed(&mut self, entry: &Entry, why: &str) {
+    fn changed(&mut self, entry: &DirEntry, why: &str) {
         self.builder.refuse(Problem::error(
             ProblemCode::ChangedDuringRead,
             Some(entry.path.as_str()),
@@ -292,7 +292,7 @@ impl Walk<'_> {
         ));
     }
 
-    fn file(&mut self, dir: &OwnedFd, entry: &Entry) -> Result<(), ReadError> {
+    fn file(&mut self, dir: &OwnedFd, entry: &DirEntry) -> Result<(), ReadError> {
         let Some(limit) = self.builder.begin_file(&entry.path) else {
             return Ok(());
         };

@@ -15,7 +15,7 @@ use std::task::{Context, Poll, Waker};
 #[error("the blocking work {0}")]
 pub struct OffloadError(&'static str);
 
-struct Slot<T> {
+struct ResultSlot<T> {
     result: Option<Result<T, OffloadError>>,
     waker: Option<Waker>,
 }
@@ -26,7 +26,7 @@ where
     T: Send + 'static,
     F: FnOnce() -> T + Send + 'static,
 {
-    let slot = Arc::new(Mutex::new(Slot {
+    let slot = Arc::new(Mutex::new(ResultSlot {
         result: None,
         waker: None,
     }));
@@ -52,7 +52,7 @@ where
 /// The future [`offload`] returns.
 #[must_use = "the work runs regardless, but its result is only seen by awaiting this"]
 pub struct Offloaded<T> {
-    slot: Arc<Mutex<Slot<T>>>,
+    slot: Arc<Mutex<ResultSlot<T>>>,
 }
 
 impl<T> Future for Offloaded<T> {

@@ -83,7 +83,9 @@ pub enum Outcome {
     OutputLimit,
 }
 
-enum Event {
+/// What a pipe's reader thread reports: a chunk read (`true` for stdout, `false` for stderr),
+/// or the pipe's end.
+enum PipeEvent {
     Data(bool, Vec<u8>),
     Eof,
 }
@@ -131,7 +133,7 @@ pub fn run(request: &Request<'_>, limits: Limits) -> std::io::Result<Outcome> {
     let started = Instant::now();
     let deadline = started + limits.timeout;
 
-    let (tx, rx) = mpsc::channel::<Event>();
+    let (tx, rx) = mpsc::channel::<PipeEvent>();
     let mut stdin = child.stdin.take();
     let source = request.source.to_vec();
     let writer = std::thread::spawn(move || {
@@ -161,12 +163,16 @@ pub fn run(request: &Request<'_>, limits: Limits) -> std::io::Result<Outcome> {
             if let Some(mut pipe) = pipe {
                 let mut buf = vec![0u8; 16 * 1024];
                 while let Ok(n) = pipe.read(&mut buf) {
-                    if n == 0 || tx.send(Event::Data(is_stdout, buf[..n].to_vec())).is_err() {
+                    if n == 0
+                        || tx
+                            .send(PipeEvent::Data(is_stdout, buf[..n].to_vec()))
+                            .is_err()
+                    {
                         break;
                     }
                 }
             }
-            let _ = tx.send(Event::Eof);
+            let _ = tx.send(PipeEvent::Eof);
         });
     }
     drop(tx);
@@ -192,14 +198,14 @@ pub fn run(request: &Request<'_>, limits: Limits) -> std::io::Result<Outcome> {
             };
         }
         match rx.recv_timeout((deadline - now).min(Duration::from_millis(20))) {
-            Ok(Event::Data(is_stdout, bytes)) => {
+            Ok(PipeEvent::Data(is_stdout, bytes)) => {
                 if stdout.len() + stderr.len() + bytes.len() > limits.output_cap {
                     kill_group(&mut child);
                     break Outcome::OutputLimit;
                 }
                 if is_stdout { &mut stdout } else { &mut stderr }.extend_from_slice(&bytes);
             }
-            Ok(Event::Eof) => eofs += 1,
+            Ok(PipeEvent::Eof) => eofs += 1,
             Err(mpsc::RecvTimeoutError::Timeout | mpsc::RecvTimeoutError::Disconnected) => {}
         }
         if exited_at.is_none()

@@ -4,6 +4,7 @@
 //! bytes. See [`crate::descriptor::runner`] for the policy, the blocklist and the execution; this module owns
 //! the input, the order of the checks and the result.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -18,7 +19,7 @@ use crate::descriptor::runner::{self, RunnerConfig};
 use crate::format::bundle_path::BundlePath;
 use crate::format::skill_name::SkillName;
 use crate::runtime::runner as exec;
-use crate::runtime::snapshot::Snapshot;
+use crate::runtime::snapshot::{Snapshot, StoredFile};
 use crate::support::escape;
 
 /// The tool's name.
@@ -96,7 +97,9 @@ fn refuse(code: ToolCode, message: impl Into<String>) -> ToolError {
     ToolError::new(code, message)
 }
 
-/// Serves one call.
+/// Serves one call: the input, the helper's path, the skill and the file, the blocklist, the
+/// replay guard, the approval of these exact bytes and the host's policy, in that order; then
+/// the run.
 pub(crate) fn call(
     agent: Option<&str>,
     skills: &BTreeMap<SkillName, Arc<Snapshot>>,
@@ -104,7 +107,29 @@ pub(crate) fn call(
     policy: Option<&Policy>,
     input: &Value,
 ) -> Result<(RunScriptOutput, Record), ToolError> {
-    // 1. Input shape.
+    let input = parse_input(input)?;
+    let script = input.script.as_str();
+    check_helper_path(script)?;
+    let skill = find_skill(skills, &input.skill)?;
+    let file = find_helper(skill, script)?;
+    check_blocklist(config, script, &input.args)?;
+    check_not_replaying()?;
+    let source = read_approved(config, skill, file, script)?;
+    let access = Access {
+        agent,
+        tool: NAME,
+        skill: Subject::Pinned(skill),
+        reference: Some(script),
+    };
+    check_host_policy(policy, &access)?;
+    let limits = run_limits(config);
+    let outcome = run_helper(config, skill, script, &source, &input.args, limits)?;
+    result_of(outcome, limits, &access, script, &source)
+}
+
+/// 1. The input's shape: its fields, then the bounds of its arguments, then no control
+///    character in `skill` or `script`.
+fn parse_input(input: &Value) -> Result<RunScriptInput, ToolError> {
     let input: RunScriptInput = RunScriptInput::deserialize(input).map_err(|e| {
         refuse(
             ToolCode::InvalidArgs,
@@ -114,17 +139,31 @@ pub(crate) fn call(
             ),
         )
     })?;
-    if input.args.len() > runner::MAX_ARGS {
+    check_args(&input.args)?;
+    if input
+        .skill
+        .chars()
+        .chain(input.script.chars())
+        .any(char::is_control)
+    {
         return Err(refuse(
             ToolCode::InvalidArgs,
-            format!(
-                "{} arguments, at most {}",
-                input.args.len(),
-                runner::MAX_ARGS
-            ),
+            "`skill` and `script` cannot contain control characters",
         ));
     }
-    for (i, arg) in input.args.iter().enumerate() {
+    Ok(input)
+}
+
+/// At most [`runner::MAX_ARGS`] arguments, each at most [`runner::MAX_ARG_BYTES`] bytes, none
+/// with a control character.
+fn check_args(args: &[String]) -> Result<(), ToolError> {
+    if args.len() > runner::MAX_ARGS {
+        return Err(refuse(
+            ToolCode::InvalidArgs,
+            format!("{} arguments, at most {}", args.len(), runner::MAX_ARGS),
+        ));
+    }
+    for (i, arg) in args.iter().enumerate() {
         if arg.len() > runner::MAX_ARG_BYTES {
             return Err(refuse(
                 ToolCode::InvalidArgs,
@@ -142,69 +181,86 @@ pub(crate) fn call(
             ));
         }
     }
-    if input
-        .skill
-        .chars()
-        .chain(input.script.chars())
-        .any(char::is_control)
-    {
-        return Err(refuse(
-            ToolCode::InvalidArgs,
-            "`skill` and `script` cannot contain control characters",
-        ));
-    }
+    Ok(())
+}
 
-    // 2. Path rules, then the skill, then the file.
-    let script = input.script.as_str();
+/// 2. The path rules: a bundle path, and a `.py` file under `scripts/`.
+fn check_helper_path(script: &str) -> Result<(), ToolError> {
     if let Err(refusal) = BundlePath::parse(script) {
         return Err(refuse(
             ToolCode::InvalidPath,
             format!("`{}`: {}", escape::text(script), refusal.reason),
         ));
     }
-    // Checked as a bundle path: no control character is left, but it is shown escaped anyway
-    // (a backslash-free path may still hold a character that reorders a line).
-    let shown = escape::text(script);
     if !script.starts_with("scripts/") || !script.ends_with(".py") {
         return Err(refuse(
             ToolCode::InvalidPath,
-            format!("`{shown}`: helpers are `.py` files under `scripts/`"),
+            format!(
+                "`{}`: helpers are `.py` files under `scripts/`",
+                shown(script)
+            ),
         ));
     }
-    let Some(skill) = SkillName::parse(&input.skill)
-        .ok()
-        .and_then(|n| skills.get(&n))
-    else {
-        return Err(refuse(
+    Ok(())
+}
+
+/// A helper's path as messages show it. Checked as a bundle path, it holds no control character,
+/// but it is shown escaped anyway (a backslash-free path may still hold a character that
+/// reorders a line).
+fn shown(script: &str) -> escape::Text<'_> {
+    escape::text(script)
+}
+
+/// 2. Then the skill, among those of the catalogue.
+fn find_skill<'a>(
+    skills: &'a BTreeMap<SkillName, Arc<Snapshot>>,
+    skill: &str,
+) -> Result<&'a Snapshot, ToolError> {
+    match SkillName::parse(skill).ok().and_then(|n| skills.get(&n)) {
+        Some(snapshot) => Ok(snapshot),
+        None => Err(refuse(
             ToolCode::UnknownSkill,
-            format!("unknown skill `{}`", escape::text(&input.skill)),
+            format!("unknown skill `{}`", escape::text(skill)),
         )
-        .with_valid(skills.keys().map(ToString::to_string).collect()));
-    };
-    let name = skill.pin().name.as_str();
-    let Some(file) = skill.reference(script) else {
+        .with_valid(skills.keys().map(ToString::to_string).collect())),
+    }
+}
+
+/// 2. Then the file, among the skill's supporting files.
+fn find_helper<'a>(skill: &'a Snapshot, script: &str) -> Result<&'a StoredFile, ToolError> {
+    skill.reference(script).ok_or_else(|| {
         let helpers = skill
             .references()
             .iter()
             .filter(|r| r.starts_with("scripts/") && r.ends_with(".py"));
-        return Err(refuse(
+        refuse(
             ToolCode::NotFound,
-            format!("`{name}` has no helper `{shown}`"),
+            format!(
+                "`{}` has no helper `{}`",
+                skill.pin().name.as_str(),
+                shown(script)
+            ),
         )
-        .with_valid(helpers.cloned().collect()));
-    };
+        .with_valid(helpers.cloned().collect())
+    })
+}
 
-    // 3. Blocklist.
-    if let Some(hit) = config.blocklist.hit(script, &input.args) {
-        return Err(refuse(
+/// 3. The blocklist, over the helper's path and its arguments.
+fn check_blocklist(config: &RunnerConfig, script: &str, args: &[String]) -> Result<(), ToolError> {
+    match config.blocklist.hit(script, args) {
+        Some(hit) => Err(refuse(
             ToolCode::BlockedTool,
             format!(
                 "`{}` names an action that helpers may never take",
                 escape::text(&hit)
             ),
-        ));
+        )),
+        None => Ok(()),
     }
-    // 4. Replay guard.
+}
+
+/// 4. The replay guard: no helper runs during a replay.
+fn check_not_replaying() -> Result<(), ToolError> {
     if runner::replay_blocked() {
         return Err(refuse(
             ToolCode::ReplayBlocked,
@@ -214,12 +270,23 @@ pub(crate) fn call(
             ),
         ));
     }
-    // 5. Approval of these exact bytes.
+    Ok(())
+}
+
+/// 5. The approval of these exact bytes: at most [`runner::MAX_SCRIPT_BYTES`], read verified,
+///    and their SHA-256 approved for this skill and path. Returns the bytes that will run.
+fn read_approved<'a>(
+    config: &RunnerConfig,
+    skill: &'a Snapshot,
+    file: &'a StoredFile,
+    script: &str,
+) -> Result<Cow<'a, [u8]>, ToolError> {
     if file.size() > runner::MAX_SCRIPT_BYTES as u64 {
         return Err(refuse(
             ToolCode::NotApproved,
             format!(
-                "`{shown}` is larger than {} bytes",
+                "`{}` is larger than {} bytes",
+                shown(script),
                 runner::MAX_SCRIPT_BYTES
             ),
         ));
@@ -227,35 +294,55 @@ pub(crate) fn call(
     let source = skill
         .read(file)
         .map_err(|e| refuse(ToolCode::ReferenceChanged, e.to_string()))?;
-    let source: &[u8] = &source;
-    let sha256 = crate::support::hex::sha256_hex(source);
+    let sha256 = crate::support::hex::sha256_hex(&source);
+    let name = skill.pin().name.as_str();
     if !config.policy.approves(name, script, &sha256) {
         let why = match &config.policy {
             crate::descriptor::runner::ScriptPolicy::DenyAll(reason) => {
                 format!("every helper is denied: {reason}")
             }
-            _ => format!("`{name}` `{shown}` with SHA-256 {sha256} is not approved"),
+            _ => format!(
+                "`{name}` `{}` with SHA-256 {sha256} is not approved",
+                shown(script)
+            ),
         };
         return Err(refuse(ToolCode::NotApproved, why).with_valid(config.policy.approved_for(name)));
     }
-    let access = Access {
-        agent,
-        tool: NAME,
-        skill: Subject::Pinned(skill),
-        reference: Some(script),
-    };
-    if let Some(policy) = policy {
-        policy(&access).map_err(|reason| refuse(ToolCode::PolicyDenied, reason))?;
-    }
+    Ok(source)
+}
 
-    // 6. Run.
+/// 5. Then the host's policy, if it set one, over who runs what.
+fn check_host_policy(policy: Option<&Policy>, access: &Access<'_>) -> Result<(), ToolError> {
+    match policy {
+        Some(policy) => policy(access).map_err(|reason| refuse(ToolCode::PolicyDenied, reason)),
+        None => Ok(()),
+    }
+}
+
+/// The bounds of one run: the configured timeout (at most [`runner::MAX_TIMEOUT`]) and output cap.
+fn run_limits(config: &RunnerConfig) -> exec::Limits {
+    exec::Limits {
+        timeout: config.timeout.min(runner::MAX_TIMEOUT),
+        output_cap: config.output_cap,
+    }
+}
+
+/// 6. The run: on Unix only (process groups), in the directory the verified bytes were read
+///    from (a corpus generation, not `current`).
+fn run_helper(
+    config: &RunnerConfig,
+    skill: &Snapshot,
+    script: &str,
+    source: &[u8],
+    args: &[String],
+    limits: exec::Limits,
+) -> Result<exec::Outcome, ToolError> {
     if cfg!(not(unix)) {
         return Err(refuse(
             ToolCode::UnsupportedPlatform,
             "helpers run only on Unix (process groups)",
         ));
     }
-    // The directory the verified bytes were read from (a corpus generation, not `current`).
     let Some(cwd) = skill.dir() else {
         return Err(refuse(
             ToolCode::SpawnFailed,
@@ -267,13 +354,9 @@ pub(crate) fn call(
         cwd,
         script,
         source,
-        args: &input.args,
+        args,
     };
-    let limits = exec::Limits {
-        timeout: config.timeout.min(runner::MAX_TIMEOUT),
-        output_cap: config.output_cap,
-    };
-    let outcome = exec::run(&request, limits).map_err(|e| {
+    exec::run(&request, limits).map_err(|e| {
         refuse(
             ToolCode::SpawnFailed,
             format!(
@@ -282,7 +365,19 @@ pub(crate) fn call(
                 escape::text(&e.to_string())
             ),
         )
-    })?;
+    })
+}
+
+/// How the run ended, as the tool's result: its output and record after a zero exit; a
+/// refusal for a timeout, too much output or a non-zero exit (with the tail of its stderr).
+fn result_of(
+    outcome: exec::Outcome,
+    limits: exec::Limits,
+    access: &Access<'_>,
+    script: &str,
+    source: &[u8],
+) -> Result<(RunScriptOutput, Record), ToolError> {
+    let shown = shown(script);
     match outcome {
         exec::Outcome::TimedOut => Err(refuse(
             ToolCode::Timeout,
@@ -316,10 +411,10 @@ pub(crate) fn call(
             })
         }
         exec::Outcome::Exited { stdout, stderr, .. } => {
-            let record = super::record(&access, source);
+            let record = super::record(access, source);
             Ok((
                 RunScriptOutput {
-                    skill: name.to_owned(),
+                    skill: access.skill.name().to_owned(),
                     script: script.to_owned(),
                     exit_code: 0,
                     stdout: String::from_utf8_lossy(&stdout).into_owned(),

@@ -35,7 +35,7 @@ pub fn select_bundle(
     folder: &str,
     limits: Limits,
 ) -> Result<Option<(FileSet, Problems)>, TreeError> {
-    let reader = Reader {
+    let reader = FolderReader {
         repo,
         commit,
         folder,
@@ -61,13 +61,13 @@ pub fn select_bundle(
     Ok(Some(builder.finish()))
 }
 
-struct Reader<'a> {
+struct FolderReader<'a> {
     repo: &'a gix::Repository,
     commit: gix::ObjectId,
     folder: &'a str,
 }
 
-impl Reader<'_> {
+impl FolderReader<'_> {
     /// The tree of the bundle's folder below `root`, if every segment names a tree.
     fn folder_tree(&self, root: gix::ObjectId) -> Result<Option<gix::ObjectId>, TreeError> {
         let mut tree = root;

@@ -90,7 +90,7 @@ pub fn unpack(
     wanted: &BTreeSet<String>,
     limits: Limits,
 ) -> Result<Bundles, LayerError> {
-    let mut compressed = std::io::BufReader::new(Source(layer));
+    let mut compressed = std::io::BufReader::new(LayerReader(layer));
     let bundles = read_tar(
         flate2::bufread::GzDecoder::new(&mut compressed),
         wanted,
@@ -108,14 +108,14 @@ pub fn unpack(
 }
 
 /// The layer's own reader, its errors marked as not the layer's fault.
-struct Source<R>(R);
+struct LayerReader<R>(R);
 
 /// A read error of the layer's reader, as opposed to an error found in its bytes.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 struct SourceError(std::io::Error);
 
-impl<R: Read> Read for Source<R> {
+impl<R: Read> Read for LayerReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         self.0.read(buf).map_err(|e| {
             if e.kind() == std::io::ErrorKind::Interrupted {

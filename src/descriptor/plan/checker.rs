@@ -1,25 +1,24 @@
-//! Static checks of a descriptor (`skillfold check`): everything that can be known without the
-//! network or the corpus, every problem listed.
-//!
-//! Per entry: URLs carry no credentials; revisions are full commit ids; names, version labels and
-//! hashes follow their grammars; `root` is a bundle-relative path; a Git source approves at least
-//! one bundle and each name once. Across the file: Git corpora use distinct, non-nested
-//! directories; no name is approved twice with different pins; no agent ends up with more than
-//! 16 unique names (defaults plus its extras).
+//! The checker ([`check`]): every static rule of the descriptor (see [the module](super)),
+//! applied entry by entry and then across the file, every problem listed. The grammars it applies
+//! are its siblings ([`super::ImageReference`], [`super::check_branch`]); its result is a
+//! [`Plan`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
-use super::signers::TrustPolicy;
-#[cfg(feature = "signatures")]
-use super::signers::{AllowedSigners, OpenPgpKeys, SignersError};
 use super::{
-    Descriptor, GitSpec, LimitsSpec, LocalSpec, OciSpec, PinSpec, SkillSource, VerifySpec,
+    DescriptorProblem, GitSource, ImageReference, LocalSource, OciSource, Plan, ReferenceError,
+    Source, check_branch,
 };
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::{Blocklist, RunnerConfig, ScriptPolicy};
+use crate::descriptor::signers::TrustPolicy;
+#[cfg(feature = "signatures")]
+use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, SignersError};
+use crate::descriptor::{
+    Descriptor, GitSpec, LimitsSpec, LocalSpec, OciSpec, PinSpec, SkillSource, VerifySpec,
+};
 use crate::format::bundle_path::BundlePath;
 use crate::format::limits::{self, Limits};
 use crate::format::pin::{CommitId, Pin};
@@ -27,330 +26,9 @@ use crate::format::skill_name::SkillName;
 use crate::format::version::VersionLabel;
 use crate::support::escape;
 
-/// One problem in the descriptor, with where it is.
-///
-/// ```
-/// let refused = skillfold::Runtime::builder().local("x", "1", "/nowhere", "bad").build().unwrap_err();
-/// let problem: &skillfold::DescriptorProblem = &refused.problems[0];
-/// assert_eq!((problem.code, problem.location.as_str()), (skillfold::DescriptorCode::InvalidHash, "skills[0].local.hash"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct DescriptorProblem {
-    /// Stable code.
-    pub code: DescriptorCode,
-    /// Where in the file, e.g. `skills[0].git.approved[1].hash`.
-    pub location: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for DescriptorProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The location may name an agent as written; the message escaped its values.
-        write!(
-            f,
-            "{}: {} [{}]",
-            escape::text(&self.location),
-            self.message,
-            self.code
-        )
-    }
-}
-
-/// A checked Git source.
-#[derive(Debug, Clone)]
-pub struct GitSource {
-    /// The URL as written (may be needed to fetch; never print it — use `shown`).
-    pub url: String,
-    /// The URL safe to print.
-    pub shown: RedactedUrl,
-    /// The pinned commit.
-    pub revision: CommitId,
-    /// The managed corpus directory (absolute).
-    pub directory: PathBuf,
-    /// Folder in the repository holding the bundles; `None` for the root.
-    pub root: Option<BundlePath>,
-    /// The approved bundles, in the order written.
-    pub approved: Vec<Pin>,
-    /// The bounds its bundles are checked against.
-    pub limits: Limits,
-    /// The branch `outdated` follows (`None`: the remote's `HEAD`).
-    pub track: Option<String>,
-    /// Who may sign the pinned commit (`verify`); `None`: signatures are not checked.
-    pub trust: Option<std::sync::Arc<TrustPolicy>>,
-    /// Where it is written in the descriptor.
-    pub location: String,
-}
-
-/// A checked OCI image source.
-#[derive(Debug, Clone)]
-pub struct OciSource {
-    /// The image, pinned by digest.
-    pub reference: ImageReference,
-    /// HTTP instead of HTTPS.
-    pub plain_http: bool,
-    /// The managed corpus directory (absolute).
-    pub directory: PathBuf,
-    /// The approved bundles, in the order written.
-    pub approved: Vec<Pin>,
-    /// The bounds its bundles are checked against.
-    pub limits: Limits,
-    /// Where it is written in the descriptor.
-    pub location: String,
-}
-
-/// What every corpus source — Git or OCI — has: a managed corpus directory that must hold the
-/// approved pins, prepared from one immutable id (a commit, a manifest digest).
-#[derive(Debug, Clone, Copy)]
-pub struct CorpusRef<'a> {
-    /// `git` or `oci`.
-    pub kind: &'static str,
-    /// Where it is written in the descriptor.
-    pub location: &'a str,
-    /// The corpus directory.
-    pub directory: &'a Path,
-    /// The approved bundles.
-    pub approved: &'a [Pin],
-    /// The bounds its bundles are checked against.
-    pub limits: Limits,
-    /// The commit id or manifest digest the published generation must come from.
-    pub revision: &'a str,
-}
-
-impl GitSource {
-    /// Its corpus.
-    pub fn corpus(&self) -> CorpusRef<'_> {
-        CorpusRef {
-            kind: "git",
-            location: &self.location,
-            directory: &self.directory,
-            approved: &self.approved,
-            limits: self.limits,
-            revision: self.revision.as_str(),
-        }
-    }
-}
-
-impl OciSource {
-    /// Its corpus.
-    pub fn corpus(&self) -> CorpusRef<'_> {
-        CorpusRef {
-            kind: "oci",
-            location: &self.location,
-            directory: &self.directory,
-            approved: &self.approved,
-            limits: self.limits,
-            revision: &self.reference.digest,
-        }
-    }
-
-    /// `REGISTRY/REPOSITORY`, the "URL" recorded in its corpus manifest.
-    pub fn repository(&self) -> String {
-        format!("{}/{}", self.reference.registry, self.reference.repository)
-    }
-}
-
-/// `REGISTRY/REPOSITORY@sha256:<64 hex>`, checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImageReference {
-    /// `host[:port]`.
-    pub registry: String,
-    /// The repository path.
-    pub repository: String,
-    /// `sha256:<64 hex>`.
-    pub digest: String,
-}
-
-impl std::fmt::Display for ImageReference {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}@{}", self.registry, self.repository, self.digest)
-    }
-}
-
-/// Whether `value` is `sha256:` and 64 lowercase hex digits: how OCI content is named.
-pub fn is_sha256_digest(value: &str) -> bool {
-    value
-        .strip_prefix("sha256:")
-        .and_then(crate::support::hex::decode_lower_32)
-        .is_some()
-}
-
-/// Why an image reference is refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ReferenceError {
-    /// Not the shape of a reference.
-    Invalid(String),
-    /// A tag, or no digest.
-    NotPinned(String),
-}
-
-impl ImageReference {
-    /// Parses `REGISTRY/REPOSITORY@sha256:<64 hex>`: the registry host first (with a `.` or a
-    /// port, or `localhost`), a lowercase repository path, and a digest — never a tag.
-    pub fn parse(value: &str) -> Result<ImageReference, ReferenceError> {
-        let invalid = |why: &str| ReferenceError::Invalid(why.to_owned());
-        let Some((name, digest)) = value.split_once('@') else {
-            return Err(ReferenceError::NotPinned(
-                "no digest: pin the image by `@sha256:<64 hex>` (what `skillfold push` printed)"
-                    .to_owned(),
-            ));
-        };
-        let (registry, repository) = name
-            .split_once('/')
-            .ok_or_else(|| invalid("expected REGISTRY/REPOSITORY@sha256:<64 hex>"))?;
-        let host_like = registry.contains('.') || registry.contains(':') || registry == "localhost";
-        let registry_ok = host_like
-            && registry.bytes().all(|b| {
-                b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']')
-            });
-        if !registry_ok {
-            return Err(invalid(
-                "the registry host comes first (with a `.` or a port, or `localhost`)",
-            ));
-        }
-        if let Some((_, tag)) = repository.rsplit_once(':')
-            && !tag.contains('/')
-        {
-            return Err(ReferenceError::NotPinned(
-                "a tag is not a pin: give the digest alone".to_owned(),
-            ));
-        }
-        let component_ok = |c: &str| {
-            !c.is_empty()
-                && c.bytes().all(|b| {
-                    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-')
-                })
-                && c.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
-                && c.bytes().last().is_some_and(|b| b.is_ascii_alphanumeric())
-        };
-        if repository.len() > 255 || !repository.split('/').all(component_ok) {
-            return Err(invalid(
-                "the repository is lowercase letters, digits and `._-`, in `/`-separated parts",
-            ));
-        }
-        if !is_sha256_digest(digest) {
-            return Err(invalid(
-                "the digest is `sha256:` and 64 lowercase hex digits",
-            ));
-        }
-        Ok(ImageReference {
-            registry: registry.to_owned(),
-            repository: repository.to_owned(),
-            digest: digest.to_owned(),
-        })
-    }
-}
-
-/// A checked local bundle.
-#[derive(Debug, Clone)]
-pub struct LocalSource {
-    /// Its pin.
-    pub pin: Pin,
-    /// The bundle directory (absolute).
-    pub directory: PathBuf,
-    /// The bounds the bundle is checked against.
-    pub limits: Limits,
-    /// Where it is written in the descriptor.
-    pub location: String,
-}
-
-/// A checked source.
-#[derive(Debug, Clone)]
-pub enum Source {
-    /// From a pinned Git commit.
-    Git(GitSource),
-    /// From an OCI image pinned by digest.
-    Oci(OciSource),
-    /// A deployed directory.
-    Local(LocalSource),
-}
-
-impl Source {
-    /// The pins this source provides.
-    pub fn pins(&self) -> Vec<&Pin> {
-        match self {
-            Source::Git(g) => g.approved.iter().collect(),
-            Source::Oci(o) => o.approved.iter().collect(),
-            Source::Local(l) => vec![&l.pin],
-        }
-    }
-
-    /// Where it is written in the descriptor.
-    pub fn location(&self) -> &str {
-        match self {
-            Source::Git(g) => &g.location,
-            Source::Oci(o) => &o.location,
-            Source::Local(l) => &l.location,
-        }
-    }
-}
-
-/// A checked descriptor: every source once, and which agent gets which.
-#[derive(Debug, Clone, Default)]
-pub struct Plan {
-    /// Every source, defaults first, then each agent's extras.
-    pub sources: Vec<Source>,
-    /// Indices into `sources` of the defaults.
-    pub defaults: Vec<usize>,
-    /// Per agent, indices into `sources` of its extras.
-    pub agents: BTreeMap<String, Vec<usize>>,
-    /// The script runner as the descriptor configures it (the environment may still replace
-    /// its allowlist; see [`crate::descriptor::runner::ScriptPolicy::effective`]).
-    pub runner: RunnerConfig,
-    /// The folder of discovered skills, if the descriptor names one.
-    pub guides: Option<PathBuf>,
-}
-
-impl Plan {
-    /// The Git sources.
-    pub fn git_sources(&self) -> impl Iterator<Item = &GitSource> {
-        self.sources.iter().filter_map(|s| match s {
-            Source::Git(g) => Some(g),
-            Source::Oci(_) | Source::Local(_) => None,
-        })
-    }
-
-    /// The corpus of every Git and OCI source.
-    pub fn corpora(&self) -> impl Iterator<Item = CorpusRef<'_>> {
-        self.sources.iter().filter_map(|s| match s {
-            Source::Git(g) => Some(g.corpus()),
-            Source::Oci(o) => Some(o.corpus()),
-            Source::Local(_) => None,
-        })
-    }
-
-    /// Every OCI source.
-    pub fn oci_sources(&self) -> impl Iterator<Item = &OciSource> {
-        self.sources.iter().filter_map(|s| match s {
-            Source::Oci(o) => Some(o),
-            Source::Git(_) | Source::Local(_) => None,
-        })
-    }
-
-    /// Indices into `sources` of what `agent` sees: the defaults, then its extras (`None`: the
-    /// defaults alone). `None` for an agent the descriptor does not name.
-    pub fn source_indices(&self, agent: Option<&str>) -> Option<Vec<usize>> {
-        let extras = match agent {
-            Some(agent) => self.agents.get(agent)?.as_slice(),
-            None => &[],
-        };
-        Some(self.defaults.iter().chain(extras).copied().collect())
-    }
-
-    /// The sources an agent sees: the defaults, then its extras (`None` for the defaults alone;
-    /// the defaults alone too for an agent the descriptor does not name).
-    pub fn sources_for(&self, agent: Option<&str>) -> Vec<&Source> {
-        self.source_indices(agent)
-            .unwrap_or_else(|| self.defaults.clone())
-            .into_iter()
-            .map(|i| &self.sources[i])
-            .collect()
-    }
-}
-
 /// Checks a descriptor; relative directories are resolved against `base`.
 pub fn check(descriptor: &Descriptor, base: &Path) -> Result<Plan, Vec<DescriptorProblem>> {
-    check_in_build(descriptor, base, super::signers::SUPPORTED)
+    check_in_build(descriptor, base, crate::descriptor::signers::SUPPORTED)
 }
 
 /// [`check`] as a build that verifies commit signatures (`signatures`) or not would: without
@@ -361,7 +39,7 @@ pub(crate) fn check_in_build(
     base: &Path,
     signatures: bool,
 ) -> Result<Plan, Vec<DescriptorProblem>> {
-    let mut c = Checker {
+    let mut c = PlanChecker {
         base,
         signatures,
         problems: Vec::new(),
@@ -409,7 +87,7 @@ fn valid_agent_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-struct Checker<'a> {
+struct PlanChecker<'a> {
     base: &'a Path,
     /// Whether commit signatures can be verified ([`check_in_build`]).
     signatures: bool,
@@ -417,7 +95,7 @@ struct Checker<'a> {
     plan: Plan,
 }
 
-impl Checker<'_> {
+impl PlanChecker<'_> {
     fn problem(
         &mut self,
         code: DescriptorCode,
@@ -572,7 +250,7 @@ impl Checker<'_> {
         self.problem(
             DescriptorCode::SignaturesNotBuilt,
             at,
-            super::signers::unsupported("`verify`"),
+            crate::descriptor::signers::unsupported("`verify`"),
         );
         None
     }
@@ -750,7 +428,7 @@ impl Checker<'_> {
         })
     }
 
-    fn scripts(&mut self, spec: &super::ScriptsSpec) {
+    fn scripts(&mut self, spec: &crate::descriptor::ScriptsSpec) {
         let policy = ScriptPolicy::from_specs(spec.allowlist.clone());
         if let ScriptPolicy::DenyAll(reason) = &policy {
             self.problem(
@@ -890,32 +568,6 @@ impl Checker<'_> {
             }
         }
     }
-}
-
-/// The rules of `git check-ref-format --branch` that matter for a name written by hand: the
-/// reason when `name` breaks one.
-pub fn check_branch(name: &str) -> Result<(), &'static str> {
-    let bad = if name.is_empty() {
-        "it is empty"
-    } else if name.starts_with('-') || name.starts_with('/') || name.ends_with('/') {
-        "it starts with `-` or `/`, or ends with `/`"
-    } else if name.starts_with("refs/") {
-        "write the branch name alone, without `refs/heads/`"
-    } else if name.ends_with(".lock") || name.ends_with('.') {
-        "it ends with `.lock` or `.`"
-    } else if name.contains("..") || name.contains("//") || name.contains("@{") {
-        "it holds `..`, `//` or `@{`"
-    } else if name
-        .chars()
-        .any(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c))
-    {
-        "it holds a space, a control character or one of ~ ^ : ? * [ \\"
-    } else if name.split('/').any(|segment| segment.starts_with('.')) {
-        "a segment starts with `.`"
-    } else {
-        return Ok(());
-    };
-    Err(bad)
 }
 
 #[cfg(test)]

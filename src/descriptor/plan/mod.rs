@@ -1,0 +1,26 @@
+//! Static checks of a descriptor (`skillfold check`): everything that can be known without the
+//! network or the corpus, every problem listed.
+//!
+//! Per entry: URLs carry no credentials; revisions are full commit ids; names, version labels and
+//! hashes follow their grammars; `root` is a bundle-relative path; a Git source approves at least
+//! one bundle and each name once. Across the file: Git corpora use distinct, non-nested
+//! directories; no name is approved twice with different pins; no agent ends up with more than
+//! 16 unique names (defaults plus its extras).
+//!
+//! One concept per file: `types.rs` the checked plan ([`Plan`], its [`Source`]s and
+//! [`DescriptorProblem`]), `checker.rs` the rules above ([`check`]), and one file per grammar a
+//! value must follow: `image_reference.rs` ([`ImageReference`], an OCI image pinned by digest) and
+//! `branch_name.rs` ([`check_branch`], a branch `track` may follow). Their items are re-exported
+//! here.
+
+mod branch_name;
+mod checker;
+mod image_reference;
+mod types;
+
+pub use self::branch_name::check_branch;
+pub use self::checker::check;
+pub use self::image_reference::{ImageReference, ReferenceError, is_sha256_digest};
+pub use self::types::{
+    CorpusRef, DescriptorProblem, GitSource, LocalSource, OciSource, Plan, Source,
+};

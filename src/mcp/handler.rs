@@ -1,0 +1,358 @@
+//! [`SkillsServer`], rmcp's [`ServerHandler`] over a [`Live`] catalogue: `tools/list` and
+//! `tools/call` go to the catalogue being served, skill files are resources and skills of the
+//! Skills extension, and with `list_changed` every reload is announced to each session (directly
+//! to an `initialize`d one, through `subscriptions/listen` on 2026-07-28 sessions). Tool calls run
+//! on the blocking pool, so a tool that waits (a script runner) never holds up the protocol; an
+//! observer, when one is set, hears of every tool call and resource read.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetSkillRequestParams, GetSkillResult, Implementation,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, SubscriptionFilter,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use super::live::Live;
+use super::observe;
+use super::tools::{call_result, tools_for};
+
+/// The MCP server handler over a [`Live`] catalogue.
+#[derive(Debug, Clone)]
+pub struct SkillsServer {
+    live: Arc<Live>,
+    list_changed: bool,
+    agent: Option<Arc<str>>,
+    observer: Option<Arc<dyn observe::Observer>>,
+    remote: bool,
+}
+
+impl SkillsServer {
+    /// A server for `live`; `list_changed` declares (and sends) list-change notifications, for
+    /// servers that reload.
+    pub fn new(live: Arc<Live>, list_changed: bool) -> SkillsServer {
+        SkillsServer {
+            live,
+            list_changed,
+            agent: None,
+            observer: None,
+            remote: false,
+        }
+    }
+
+    /// The same, for clients on other machines (HTTP): the instructions name skills by
+    /// `skill://` URI, not by the server's file paths.
+    pub fn remote(mut self) -> SkillsServer {
+        self.remote = true;
+        self
+    }
+
+    /// The same, telling `observer` of every tool call and resource read, as the endpoint of
+    /// `agent` (`None`: the defaults).
+    pub fn observed(
+        mut self,
+        agent: Option<&str>,
+        observer: Arc<dyn observe::Observer>,
+    ) -> SkillsServer {
+        self.agent = agent.map(Arc::from);
+        self.observer = Some(observer);
+        self
+    }
+}
+
+/// The MCP session a request came in, from the HTTP request rmcp passes along (`None` over
+/// stdio).
+fn session_of(extensions: &rmcp::model::Extensions) -> Option<&str> {
+    #[cfg(feature = "http")]
+    {
+        extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+    }
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = extensions;
+        None
+    }
+}
+
+/// The bytes of a resource's content (a blob's decoded size).
+fn content_bytes(contents: &rmcp::model::ResourceContents) -> usize {
+    match contents {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.len(),
+        rmcp::model::ResourceContents::BlobResourceContents { blob, .. } => blob.len() / 4 * 3,
+        _ => 0,
+    }
+}
+
+impl ServerHandler for SkillsServer {
+    fn get_info(&self) -> ServerConfig {
+        let served = self.live.current();
+        let capabilities = if self.list_changed {
+            ServerCapabilities::builder()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_skills_with_directory_read()
+                .build()
+        } else {
+            ServerCapabilities::builder()
+                .enable_resources()
+                .enable_tools()
+                .enable_skills_with_directory_read()
+                .build()
+        };
+        let mut info = ServerConfig::new(capabilities).with_server_info(
+            Implementation::new("skillfold", env!("CARGO_PKG_VERSION"))
+                .with_description("verified Agent Skills bundles"),
+        );
+        let instructions = if self.remote {
+            served.remote_instructions()
+        } else {
+            served.instructions()
+        };
+        if let Some(prompt) = instructions {
+            info = info.with_instructions(prompt);
+        }
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let protocol = context.protocol_version();
+        Ok(ListToolsResult::with_all_items(tools_for(
+            self.live.current().tools(),
+            protocol.as_ref().map(|p| p.as_str()),
+        )))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let served = self.live.current();
+        let name = request.name.into_owned();
+        // Observers see only the names of tools that exist: a client's made-up names would
+        // otherwise grow their label sets without bound.
+        let label = if served.tools().iter().any(|t| t.name == name) {
+            name.clone()
+        } else {
+            "unknown".to_owned()
+        };
+        let started = std::time::Instant::now();
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let called = name.clone();
+        let outcome = tokio::task::spawn_blocking(move || served.catalogue().call(&called, &input))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the tool call failed: {e}"), None))?;
+        let observed = self.observer.as_ref().map(|observer| {
+            let (record, code) = match &outcome {
+                Ok((_, record)) => (Some(record.clone()), None),
+                Err(error) => (None, Some(error.code.as_str())),
+            };
+            (Arc::clone(observer), record, code)
+        });
+        let result = call_result(outcome);
+        if let Some((observer, record, code)) = observed {
+            observer.tool_call(&observe::ToolCall {
+                agent: self.agent.as_deref(),
+                session: session_of(&context.extensions),
+                record: record.as_ref(),
+                code,
+                tool: &label,
+                outcome: if result.is_error == Some(true) {
+                    observe::Outcome::Refused
+                } else {
+                    observe::Outcome::Ok
+                },
+                duration: started.elapsed(),
+                bytes: result
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text())
+                    .map(|t| t.text.len())
+                    .sum(),
+            });
+        }
+        Ok(CallToolResponse::Complete(result))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            self.live.current().index().resources(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let served = self.live.current();
+        let read = served.index().read(&request.uri);
+        if let Some(observer) = &self.observer {
+            let skill = request
+                .uri
+                .strip_prefix("skill://")
+                .and_then(|rest| rest.split('/').next())
+                .and_then(|name| served.catalogue().get(name));
+            observer.resource_read(&observe::ResourceRead {
+                agent: self.agent.as_deref(),
+                session: session_of(&context.extensions),
+                uri: &request.uri,
+                pin: skill.map(|s| s.pin()),
+                contents: match &read {
+                    Some(Ok(contents)) => Some(contents),
+                    _ => None,
+                },
+                code: match &read {
+                    Some(Ok(_)) => None,
+                    Some(Err(_)) => {
+                        Some(crate::runtime::tools::code::ToolCode::ReferenceChanged.as_str())
+                    }
+                    None => Some("resource_not_found"),
+                },
+                outcome: match &read {
+                    Some(Ok(_)) => observe::Outcome::Ok,
+                    _ => observe::Outcome::Refused,
+                },
+                bytes: match &read {
+                    Some(Ok(contents)) => content_bytes(contents),
+                    _ => 0,
+                },
+            });
+        }
+        match read {
+            Some(Ok(contents)) => Ok(ReadResourceResult::new(vec![contents]).into()),
+            Some(Err(e)) => Err(ErrorData::internal_error(
+                e.to_string(),
+                Some(serde_json::json!({
+                    "code": crate::runtime::tools::code::ToolCode::ReferenceChanged.as_str(),
+                })),
+            )),
+            None => Err(ErrorData::resource_not_found(
+                format!("no file is served at {}", request.uri),
+                None,
+            )),
+        }
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        Ok(ListSkillsResult::with_all_items(
+            self.live.current().index().skills().to_vec(),
+        ))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        match self.live.current().index().skill(&request.uri) {
+            Some(skill) => Ok(GetSkillResult::new(skill.clone())),
+            None => Err(ErrorData::invalid_params(
+                format!("no skill is served at {}", request.uri),
+                None,
+            )),
+        }
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        match self.live.current().index().directory(&request.uri) {
+            Some(children) => Ok(ReadResourceDirectoryResult::with_all_items(
+                children.to_vec(),
+            )),
+            None => Err(ErrorData::invalid_params(
+                format!("{} is not a directory resource", request.uri),
+                None,
+            )),
+        }
+    }
+
+    /// A session that began with `initialize` is told of every reload directly (2026-07-28
+    /// sessions subscribe through `subscriptions/listen` instead, see `listen`). The forwarder
+    /// ends with the session: when a notification cannot be sent, or when the transport is found
+    /// closed (checked every few seconds, so a client that left leaves nothing behind).
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        if !self.list_changed {
+            return;
+        }
+        let peer = context.peer;
+        let mut changes = self.live.subscribe();
+        tokio::spawn(async move {
+            let mut check = tokio::time::interval(Duration::from_secs(5));
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => {
+                        if changed.is_err()
+                            || peer.notify_tool_list_changed().await.is_err()
+                            || peer.notify_resource_list_changed().await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.list_changed.then(|| {
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .resources_list_changed()
+                .build()
+        })
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.live.subscribe();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    let sink = context.sink();
+                    if sink.notify_tool_list_changed().await.is_err()
+                        || sink.notify_resource_list_changed().await.is_err()
+                    {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
