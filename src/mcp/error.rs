@@ -2,9 +2,11 @@
 //! HTTP, each with its stable code ([`super::code::ServeCode`], or the reload's for a catalogue
 //! that did not load).
 
+#[cfg(feature = "http")]
 use std::path::PathBuf;
 
 use crate::support::error_code::ErrorCode;
+#[cfg(feature = "http")]
 use crate::support::escape;
 
 use super::code::ServeCode;
@@ -26,11 +28,13 @@ pub enum ServeError {
     #[error("the MCP session did not start: {0}")]
     Session(String),
     /// A reachable address without tokens, and no `--insecure-no-auth`.
+    #[cfg(feature = "http")]
     #[error(
         "refusing to serve {0} without authentication: give --tokens FILE (or SKILLFOLD_SERVE_TOKENS), listen on a loopback address, or pass --insecure-no-auth to accept that anyone who reaches it gets every agent's skills"
     )]
     Insecure(std::net::SocketAddr),
     /// The address cannot be listened on.
+    #[cfg(feature = "http")]
     #[error("cannot listen on {0}: {1}")]
     Listen(std::net::SocketAddr, std::io::Error),
     /// The TLS certificate or key cannot be used.
@@ -38,6 +42,7 @@ pub enum ServeError {
     #[error("cannot serve HTTPS: {0}")]
     Tls(http::tls::TlsError),
     /// The audit log cannot be opened.
+    #[cfg(feature = "http")]
     #[error("cannot open the audit log `{}`: {error}", escape::path(.path))]
     AuditLog {
         /// The path given.
@@ -54,8 +59,11 @@ impl ServeError {
             ServeError::Load(e) => e.code(),
             ServeError::Runtime(_) => ServeCode::RuntimeFailed.into(),
             ServeError::Session(_) => ServeCode::SessionFailed.into(),
+            #[cfg(feature = "http")]
             ServeError::Insecure(_) => ServeCode::InsecureListen.into(),
+            #[cfg(feature = "http")]
             ServeError::Listen(..) => ServeCode::ListenFailed.into(),
+            #[cfg(feature = "http")]
             ServeError::AuditLog { .. } => ServeCode::AuditLogFailed.into(),
             #[cfg(feature = "http")]
             ServeError::Tls(_) => ServeCode::InvalidTls.into(),

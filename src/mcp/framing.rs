@@ -144,6 +144,7 @@ pub fn too_large(prefix: &[u8], max: usize) -> Value {
     )
 }
 
+#[cfg(feature = "http")]
 /// The answer to a message that must be there but is empty or blank (an HTTP request body; a
 /// blank line on stdio is [`Verdict::Skip`]ped instead): `-32700`, as for any text that is not
 /// JSON.
@@ -155,6 +156,7 @@ pub fn blank() -> Value {
     )
 }
 
+#[cfg(feature = "http")]
 /// The answer to a message that could not be received whole (the transport failed mid-way, as a
 /// malformed HTTP chunk does): `-32700`, `id: null`, with `why`.
 pub fn unreadable(why: &str) -> Value {
@@ -165,6 +167,7 @@ pub fn unreadable(why: &str) -> Value {
     )
 }
 
+#[cfg(feature = "http")]
 /// The answer a transport that must answer every message (HTTP) gives to one that stdio leaves
 /// unanswered ([`Verdict::Ignore`]): `-32600`, `id: null`, with why it cannot be used.
 pub fn unusable(why: &str) -> Value {

@@ -45,6 +45,7 @@ impl SkillsServer {
         }
     }
 
+    #[cfg(feature = "http")]
     /// The same, for clients on other machines (HTTP): the instructions name skills by
     /// `skill://` URI, not by the server's file paths.
     pub fn remote(mut self) -> SkillsServer {
@@ -52,6 +53,7 @@ impl SkillsServer {
         self
     }
 
+    #[cfg(feature = "http")]
     /// The same, telling `observer` of every tool call and resource read, as the endpoint of
     /// `agent` (`None`: the defaults).
     pub fn observed(

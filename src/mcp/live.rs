@@ -25,6 +25,8 @@ pub struct Served {
     remote_instructions: Option<String>,
     tools: Vec<Tool>,
     index: SkillIndex,
+    /// The sources that failed to load (`/readyz` names them).
+    #[cfg(feature = "http")]
     missing: Vec<String>,
 }
 
@@ -39,10 +41,12 @@ impl Served {
             catalogue,
             tools,
             index,
+            #[cfg(feature = "http")]
             missing: Vec::new(),
         }
     }
 
+    #[cfg(feature = "http")]
     /// The same, noting the approved bundles that failed to load and are not served (each
     /// described with its code).
     pub fn with_missing(mut self, missing: Vec<String>) -> Served {
@@ -50,6 +54,7 @@ impl Served {
         self
     }
 
+    #[cfg(feature = "http")]
     /// The approved bundles that failed to load; empty when the catalogue is complete.
     pub fn missing(&self) -> &[String] {
         &self.missing

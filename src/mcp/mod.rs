@@ -61,7 +61,7 @@ mod tools;
 pub use self::diagnostics::set_diagnostics;
 pub(crate) use self::diagnostics::{diag, warn_unlisted};
 pub use self::error::ServeError;
+#[cfg(feature = "http")]
 pub use self::handler::SkillsServer;
 pub use self::live::{Live, Served};
-pub use self::stdio::{DEFAULT_POLL_INTERVAL, ServeOptions, run};
-pub use self::tools::{RECORD_META_KEY, call_result, mcp_tool};
+pub use self::stdio::{ServeOptions, run};

@@ -4,6 +4,9 @@
 //! a server without observers (stdio) pays nothing. Observers are called on the request's task after the answer is built and must
 //! not block.
 
+// Only the HTTP transport has observers; the stdio server builds the records and tells no one.
+#![cfg_attr(not(feature = "http"), allow(dead_code))]
+
 use std::time::Duration;
 
 /// How a request ended.

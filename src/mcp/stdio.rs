@@ -32,9 +32,6 @@ pub struct ServeOptions {
     pub poll_interval: Duration,
 }
 
-/// The default poll interval of `--watch`.
-pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
-
 /// Serves the catalogue over stdio until the client closes the connection or SIGTERM/SIGINT
 /// arrive. Bundles that fail to load at start are named on stderr and left out (and, with
 /// `watch`, retried).

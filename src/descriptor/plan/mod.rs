@@ -20,7 +20,9 @@ mod types;
 
 pub use self::branch_name::check_branch;
 pub use self::checker::check;
-pub use self::image_reference::{ImageReference, ReferenceError, is_sha256_digest};
+#[cfg(feature = "oci")]
+pub use self::image_reference::is_sha256_digest;
+pub use self::image_reference::{ImageReference, ReferenceError};
 pub use self::types::{
     CorpusRef, DescriptorProblem, GitSource, LocalSource, OciSource, Plan, Source,
 };
