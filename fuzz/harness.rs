@@ -1999,7 +1999,6 @@ pub fn oci_pull(data: &[u8]) {
             for layer in layers {
                 let bytes = fs_err::read(&layer.path).expect("the pulled layer's file");
                 assert_eq!(Some(&bytes), served.get(&layer.digest));
-                assert!(layer.bundle.as_deref().is_none_or(wanted));
             }
         }
         (Err(e), Err(code)) => {
@@ -2117,7 +2116,7 @@ impl HttpWorld {
             metrics_tokens: Some(
                 Tokens::parse(&metrics.to_string(), "fuzz-metrics", &agents).expect("tokens"),
             ),
-            body_timeout: crate::mcp::http::DEFAULT_BODY_TIMEOUT,
+            body_timeout: std::time::Duration::from_secs(10),
             max_connections: crate::mcp::http::DEFAULT_MAX_CONNECTIONS,
             max_connections_per_client: crate::mcp::http::DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
             max_in_flight: crate::mcp::http::DEFAULT_MAX_IN_FLIGHT,

@@ -234,7 +234,7 @@ impl Runtime {
     /// let built = skillfold::Runtime::open(&path)?;
     /// let not_served: Vec<String> = built.refused.iter().map(|r| format!("{} [{}]", r.name, r.code)).collect();
     /// # let _ = not_served;
-    /// # Ok::<(), skillfold::runtime::builder::OpenError>(())
+    /// # Ok::<(), skillfold::OpenError>(())
     /// ```
     pub fn open(path: impl AsRef<std::path::Path>) -> Result<Built, OpenError> {
         let loaded = crate::descriptor::load(path.as_ref())?;

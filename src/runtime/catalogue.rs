@@ -367,7 +367,7 @@ impl Catalogue {
     ///
     /// ```
     /// use skillfold::Catalogue;
-    /// use skillfold::runtime::tools::ToolError;
+    /// use skillfold::ToolError;
     ///
     /// // In an axum handler, a tokio task or any other async context:
     /// async fn handle(catalogue: Catalogue, tool: String, input: serde_json::Value)

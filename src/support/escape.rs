@@ -28,30 +28,20 @@ pub struct Text<'a>(&'a str);
 #[derive(Debug, Clone, Copy)]
 pub struct Bytes<'a>(&'a [u8]);
 
-/// Escapes untrusted text for a human-readable line.
-///
-/// ```
-/// assert_eq!(skillfold::support::escape::text("x\nok: \u{1b}[8m").to_string(), "x\\nok: \\u{1b}[8m");
-/// ```
+/// Escapes untrusted text for a human-readable line: `"x\nok: \u{1b}[8m"` is shown as
+/// `x\nok: \u{1b}[8m` (the test `the_doc_examples_hold` checks each example here).
 pub fn text(s: &str) -> Text<'_> {
     Text(s)
 }
 
-/// Escapes untrusted bytes for a human-readable line; invalid UTF-8 is shown as `\xNN`.
-///
-/// ```
-/// assert_eq!(skillfold::support::escape::bytes(b"a\xffb\n").to_string(), "a\\xffb\\n");
-/// ```
+/// Escapes untrusted bytes for a human-readable line; invalid UTF-8 is shown as `\xNN`:
+/// `b"a\xffb\n"` is shown as `a\xffb\n`.
 pub fn bytes(b: &[u8]) -> Bytes<'_> {
     Bytes(b)
 }
 
-/// Escapes a file-system path for a human-readable line: its bytes, as [`bytes`] shows them.
-///
-/// ```
-/// use std::path::Path;
-/// assert_eq!(skillfold::support::escape::path(Path::new("a\nb/c")).to_string(), "a\\nb/c");
-/// ```
+/// Escapes a file-system path for a human-readable line: its bytes, as [`bytes`] shows them
+/// (`a<newline>b/c` is shown as `a\nb/c`).
 pub fn path(p: &std::path::Path) -> Bytes<'_> {
     bytes(p.as_os_str().as_encoded_bytes())
 }
@@ -109,6 +99,13 @@ impl Display for Bytes<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_doc_examples_hold() {
+        assert_eq!(text("x\nok: \u{1b}[8m").to_string(), "x\\nok: \\u{1b}[8m");
+        assert_eq!(bytes(b"a\xffb\n").to_string(), "a\\xffb\\n");
+        assert_eq!(path(std::path::Path::new("a\nb/c")).to_string(), "a\\nb/c");
+    }
 
     #[test]
     fn forged_log_line_stays_on_one_line() {

@@ -87,6 +87,13 @@ impl Connections {
         }
         Admission::Refused
     }
+
+    /// The connections open (ordinary, probes).
+    #[cfg(test)]
+    fn open(&self) -> (usize, usize) {
+        let counts = self.counts();
+        (counts.total, counts.probes)
+    }
 }
 
 /// One connection's place; given back when dropped.

@@ -7,7 +7,7 @@
 //! [`Catalogue::call`](crate::Catalogue::call)'s output.
 //!
 //! ```
-//! use skillfold::runtime::tools::export::ToolFormat;
+//! use skillfold::ToolFormat;
 //! # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
 //! # let built = skillfold::Runtime::builder()
 //! #     .local("commit-message", "1.0.0", skills.join("commit-message"),
