@@ -28,14 +28,14 @@ pub struct Text<'a>(&'a str);
 #[derive(Debug, Clone, Copy)]
 pub struct Bytes<'a>(&'a [u8]);
 
-/// Escapes untrusted text for a human-readable line: `"x\nok: \u{1b}[8m"` is shown as
-/// `x\nok: \u{1b}[8m` (the test `the_doc_examples_hold` checks each example here).
+/// Escapes untrusted text for a human-readable line: a newline is shown as the two characters
+/// `\n`, an ESC as `\u{1b}` (the test `the_doc_examples_hold` checks each example here).
 pub fn text(s: &str) -> Text<'_> {
     Text(s)
 }
 
-/// Escapes untrusted bytes for a human-readable line; invalid UTF-8 is shown as `\xNN`:
-/// `b"a\xffb\n"` is shown as `a\xffb\n`.
+/// Escapes untrusted bytes for a human-readable line; invalid UTF-8 is shown as `\xNN` (the
+/// byte 0xFF as the four characters `\xff`).
 pub fn bytes(b: &[u8]) -> Bytes<'_> {
     Bytes(b)
 }
