@@ -7,6 +7,19 @@
 
 use crate::support::error_code::{ErrorCode, codes_of};
 
+crate::error_codes! {
+    /// The command line's own failures: what ends a command without an error of a library area
+    /// (the binary sits above this registry, so its codes are declared here).
+    pub enum CommandCode: "command", default Invalid;
+    /// What the command printed could not be written to stdout (a full disk; a reader that went
+    /// away is not an error), or its report could not be rendered.
+    OutputFailed = "output_failed" => Retryable,
+    /// The arguments cannot be used together (beyond what the parser checks).
+    InvalidUsage = "invalid_usage",
+    /// `schema --out`: a schema could not be written.
+    SchemaWriteFailed = "schema_write_failed" => Retryable,
+}
+
 /// Every code of every area, as [`ErrorCode`]s (each knows its area, spelling and exit class),
 /// area by area in the order of `docs/error-codes.md`, each area in declaration order.
 pub fn registry() -> Vec<ErrorCode> {
@@ -32,6 +45,7 @@ pub fn registry() -> Vec<ErrorCode> {
     codes.extend(codes_of::<ToolCode>());
     codes.extend(codes_of::<SpecCode>());
     codes.extend(codes_of::<AllowedToolsCode>());
+    codes.extend(codes_of::<CommandCode>());
     codes
 }
 

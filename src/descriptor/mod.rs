@@ -471,3 +471,5 @@ pub fn parse(text: &str) -> Result<Descriptor, ParseError> {
 pub fn json_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Descriptor)).unwrap_or_default()
 }
+
+crate::coded_by_code!(LoadError);

@@ -656,12 +656,9 @@ impl ServeError {
             ServeError::Tls(_) => ServeCode::InvalidTls.into(),
         }
     }
-
-    /// Whether starting again may succeed (the catalogue loaded; the session failed).
-    pub fn retryable(&self) -> bool {
-        self.code().exit() == crate::support::error_code::ExitClass::Retryable
-    }
 }
+
+crate::coded_by_code!(ServeError);
 
 /// Serves the catalogue over stdio until the client closes the connection or SIGTERM/SIGINT
 /// arrive. Bundles that fail to load at start are named on stderr and left out (and, with

@@ -402,6 +402,8 @@ fn seconds(d: Duration) -> String {
     format!("{:.1} s", d.as_secs_f64())
 }
 
+crate::coded_by_code!(ReloadError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::descriptor::plan::{GitSource, Plan, Source};
 use crate::source::git::candidate::{Candidate, SourceError, Target};
 use crate::source::git::commit::{PinnedCommit, TakeError};
+use crate::support::error_code::ErrorCode;
 
 /// The report of `outdated`.
 #[derive(Debug, Clone, Serialize)]
@@ -70,18 +71,10 @@ pub struct BundleOutdated {
 }
 
 impl OutdatedReport {
-    /// Whether a source's head could not be read for a reason that may pass.
-    pub fn has_fetch_failures(&self) -> bool {
-        self.sources
-            .iter()
-            .any(|s| s.error.as_ref().is_some_and(|e| e.retryable))
-    }
-
-    /// Whether a source's head could not be used for a reason that will not pass by itself.
-    pub fn has_refusals(&self) -> bool {
-        self.sources
-            .iter()
-            .any(|s| s.error.as_ref().is_some_and(|e| !e.retryable))
+    /// The code of each source whose head could not be read or used (what the exit status is
+    /// taken from). A bundle that is `invalid` at the head is reported, not a failure.
+    pub fn failures(&self) -> impl Iterator<Item = ErrorCode> + '_ {
+        self.sources.iter().filter_map(|s| s.error.as_ref().map(|e| e.code))
     }
 }
 
@@ -169,7 +162,7 @@ fn compare(
     let approved: Vec<&str> = git.approved.iter().map(|p| p.name.as_str()).collect();
     report.available = commit
         .bundle_names(root)
-        .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?
+        .map_err(|e| SourceError::from_error(&e))?
         .into_iter()
         .filter(|name| !approved.contains(&name.as_str()))
         .collect();

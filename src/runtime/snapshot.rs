@@ -384,7 +384,7 @@ pub type Loaded = Result<Arc<Snapshot>, LoadFailure>;
 ///     .unwrap();
 /// let failure = &built.refused[0];
 /// assert_eq!((failure.name.as_str(), failure.location.as_str()), ("commit-message", "skills[0].local"));
-/// assert!(failure.reason.contains("but the pin is") && !failure.transient);
+/// assert!(failure.reason.contains("but the pin is") && !failure.transient());
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("`{name}` ({location}) is not served: {reason}")]
@@ -399,12 +399,16 @@ pub struct LoadFailure {
     pub reason: String,
     /// Every problem, when there were several.
     pub details: Vec<String>,
-    /// An I/O error kept the bytes from being read: reading again may succeed. (A bundle that
-    /// was read and does not verify, or is not prepared, is not transient.)
-    pub transient: bool,
 }
 
 impl LoadFailure {
+    /// Whether reading again may succeed (an I/O error kept the bytes from being read): its
+    /// code's class is retryable. A bundle that was read and does not verify, or is not
+    /// prepared, is not transient.
+    pub fn transient(&self) -> bool {
+        self.code.exit() == crate::support::error_code::ExitClass::Retryable
+    }
+
     fn from_verify(pin: &Pin, location: &str, e: &VerifyError) -> LoadFailure {
         let details = match e {
             VerifyError::Load {
@@ -425,8 +429,13 @@ impl LoadFailure {
             code: e.code(),
             reason: e.to_string(),
             details,
-            transient: e.is_transient(),
         }
+    }
+}
+
+impl crate::support::error_code::Coded for LoadFailure {
+    fn error_code(&self) -> ErrorCode {
+        self.code
     }
 }
 
@@ -496,7 +505,7 @@ fn load_local(local: &LocalSource) -> Loaded {
 /// it came from.
 fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
     let corpus = Corpus::at(git.directory);
-    let fail_all = |code: ErrorCode, reason: String, transient: bool| {
+    let fail_all = |code: ErrorCode, reason: String| {
         git.approved
             .iter()
             .map(|pin| {
@@ -506,7 +515,6 @@ fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
                     code,
                     reason: reason.clone(),
                     details: Vec::new(),
-                    transient,
                 })
             })
             .collect()
@@ -520,12 +528,19 @@ fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
                     "`{}` holds no prepared generation; run `skillfold prepare`",
                     git.directory.display()
                 ),
-                false,
             );
         }
         Err(e) => {
-            let transient = matches!(e, crate::corpus::CorpusError::Io(_));
-            return fail_all(e.code().into(), e.to_string(), transient);
+            // A manifest that cannot be used keeps the bundles from being served until a
+            // preparation publishes a fresh one: the runtime's code of that spelling (invalid),
+            // not the corpus's (retryable in `prepare --rollback`).
+            let code = match e {
+                crate::corpus::CorpusError::BadManifest { .. } => {
+                    RuntimeCode::CorpusBadManifest.into()
+                }
+                _ => e.code().into(),
+            };
+            return fail_all(code, e.to_string());
         }
     };
     let origin = Origin {
@@ -553,7 +568,6 @@ fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
                         generation.id
                     ),
                     details: Vec::new(),
-                    transient: false,
                 });
             };
             if generation.manifest.source.commit != git.revision {
@@ -566,7 +580,6 @@ fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
                         generation.manifest.source.commit, git.revision
                     ),
                     details: Vec::new(),
-                    transient: false,
                 });
             }
             let dir = generation.dir.join(pin.name.as_str());

@@ -138,6 +138,8 @@ fn parse_token(token: &str) -> Result<ToolRule, AllowedToolsError> {
     }
 }
 
+crate::coded_by_code!(AllowedToolsError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

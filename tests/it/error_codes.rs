@@ -21,6 +21,7 @@ const TABLES: &[(&str, &str)] = &[
     ("Tool errors", "tool"),
     ("Spec tooling", "spec"),
     ("`allowed-tools` rules", "allowed-tools"),
+    ("The command line", "command"),
 ];
 
 /// The rows `code -> exit column` of every table with a `code` column, by heading.

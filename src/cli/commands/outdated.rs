@@ -89,6 +89,6 @@ pub fn run(args: OutdatedArgs) -> Exit {
             diag!("  available {}", escape::text(name));
         }
     }
-    let exit = Exit::judged(report.has_refusals(), report.has_fetch_failures());
+    let exit = Exit::worst(report.failures());
     crate::cli::output::finish(exit, args.json, &report)
 }

@@ -8,7 +8,6 @@ use std::sync::atomic::AtomicBool;
 
 use crate::ops::check;
 use crate::ops::prepare::{self, PrepareReport, Progress};
-use crate::support::error_code::ExitClass;
 use crate::support::escape;
 use clap::Args;
 
@@ -92,7 +91,7 @@ pub fn run(args: PrepareArgs) -> Exit {
                 diag!("error: {line}");
             }
             write_termination_log(args.termination_log.as_ref(), &lines);
-            return Exit::Invalid;
+            return Exit::of(&e);
         }
     };
     let interrupt = Arc::new(AtomicBool::new(false));
@@ -133,10 +132,7 @@ pub fn run(args: PrepareArgs) -> Exit {
         })
         .collect();
     write_termination_log(args.termination_log.as_ref(), &failures);
-    let exit = report
-        .worst()
-        .map_or(Exit::Ok, |severity| Exit::from(ExitClass::from(severity)));
-    exit.worse(printed)
+    Exit::worst(report.failures().map(|f| f.code)).worse(printed)
 }
 
 fn print_summary(report: &PrepareReport) {

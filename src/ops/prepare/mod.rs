@@ -11,9 +11,9 @@
 //!   its pin; nothing is copied.
 //!
 //! Every failure is classified by its code's exit class ([`crate::support::error_code`]):
-//! [`Severity::Retryable`] (unreachable source, commit not (yet) on the server, guard held,
-//! interrupted, I/O) or [`Severity::Invalid`] (a pin or bundle that can never verify). Any
-//! failure leaves the previously published generation in place.
+//! retryable (unreachable source, commit not (yet) on the server, guard held, interrupted, I/O)
+//! or invalid (a pin or bundle that can never verify). Any failure leaves the previously
+//! published generation in place.
 
 mod git;
 mod oci;
@@ -30,75 +30,64 @@ use crate::descriptor::plan::{CorpusRef, GitSource, LocalSource, OciSource, Plan
 use crate::format::limits::Limits;
 use crate::format::pin::Pin;
 use crate::source::code::PrepareCode;
-use crate::support::error_code::{ErrorCode, ExitClass};
+use crate::support::error_code::{Coded, ErrorCode, ExitClass};
 use crate::support::escape;
 
 use crate::corpus::pin_check;
 use crate::corpus::{Corpus, Manifest};
 
-/// How bad a failure is, for the exit status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Running again later may succeed (exit 1).
-    Retryable,
-    /// Configuration or verification: it will not succeed until someone changes something
-    /// (exit 2).
-    Invalid,
-}
-
-impl Severity {
-    /// The severity of a failure with `code`: its exit class. (A failure never has a code of
-    /// class `Ok`; only warnings do.)
-    pub fn of(code: ErrorCode) -> Severity {
-        match code.exit() {
-            ExitClass::Retryable => Severity::Retryable,
-            ExitClass::Ok | ExitClass::Invalid => Severity::Invalid,
-        }
-    }
-}
-
-impl From<Severity> for ExitClass {
-    fn from(severity: Severity) -> ExitClass {
-        match severity {
-            Severity::Retryable => ExitClass::Retryable,
-            Severity::Invalid => ExitClass::Invalid,
-        }
-    }
-}
-
-/// A failure of one source.
-#[derive(Debug, Clone, Serialize)]
+/// A failure of one source. Its exit class is its code's ([`Coded`]); the report's `severity`
+/// field is that class (`retryable` or `invalid`), written from the code and nowhere else.
+#[derive(Debug, Clone)]
 pub struct Failure {
     /// Stable code.
     pub code: ErrorCode,
     /// What went wrong (credentials never included).
     pub message: String,
-    /// Retryable or invalid.
-    pub severity: Severity,
     /// Every problem, one per line, when there were several (bundle rules, several bundles).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<String>,
 }
 
 impl Failure {
-    /// A failure with `code`, as severe as the code's exit class.
+    /// A failure with `code`.
     fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Failure {
-        let code = code.into();
         Failure {
-            code,
+            code: code.into(),
             message: message.into(),
-            severity: Severity::of(code),
             details: Vec::new(),
         }
     }
 
-    /// The same failure, with the severity the situation gives it rather than its code's (a
-    /// staged copy that does not verify is a disk problem; a previous generation that does not
-    /// verify cannot be rolled back to, whatever the reason).
-    fn with_severity(mut self, severity: Severity) -> Failure {
-        self.severity = severity;
-        self
+    /// Retryable or invalid: the exit class of its code.
+    pub fn severity(&self) -> ExitClass {
+        self.code.exit()
+    }
+}
+
+impl Coded for Failure {
+    fn error_code(&self) -> ErrorCode {
+        self.code
+    }
+}
+
+impl Serialize for Failure {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// The report's shape: `{code, message, severity, details}`.
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            code: ErrorCode,
+            message: &'a str,
+            severity: ExitClass,
+            #[serde(skip_serializing_if = "<[String]>::is_empty")]
+            details: &'a [String],
+        }
+        Wire {
+            code: self.code,
+            message: &self.message,
+            severity: self.severity(),
+            details: &self.details,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -158,12 +147,9 @@ pub struct PrepareReport {
 }
 
 impl PrepareReport {
-    /// The worst failure, if any.
-    pub fn worst(&self) -> Option<Severity> {
-        self.sources
-            .iter()
-            .filter_map(|s| s.error.as_ref().map(|e| e.severity))
-            .max()
+    /// Every failure of the report, one per failed source (what the exit status is taken from).
+    pub fn failures(&self) -> impl Iterator<Item = &Failure> {
+        self.sources.iter().filter_map(|s| s.error.as_ref())
     }
 }
 
@@ -403,13 +389,17 @@ fn rollback_one(
         git.location,
         &format!("verifying generation {}", previous.id),
     );
+    // Whatever the reason (an I/O error too), a generation that does not verify cannot be
+    // rolled back to: a code of its own, invalid; the reader's code is kept in the message.
     pin_check::verify_recorded(&previous.dir, &previous.manifest.bundles, git.limits).map_err(
         |e| {
             Failure::new(
-                e.code(),
-                format!("the previous generation does not verify: {e}"),
+                PrepareCode::CorpusPreviousUnverified,
+                format!(
+                    "the previous generation does not verify ({}): {e}",
+                    e.code()
+                ),
             )
-            .with_severity(Severity::Invalid)
         },
     )?;
     let generation = corpus.rollback().map_err(|e| io_failure(&e))?;

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{Failure, Options, Severity, io_failure};
+use super::{Failure, Options, io_failure};
 use crate::corpus::manifest::{self, ManifestBundle, ManifestSource};
 use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
@@ -176,10 +176,15 @@ impl<'a> CorpusRun<'a> {
         let (signer, commit_object) = signed.unzip();
         self.check_interrupt()?;
         self.step("verifying the staged bytes");
+        // Bytes that verified when taken and do not when read back from staging are a disk
+        // problem (retryable), whatever the reader says: a code of its own; the reader's code is
+        // kept in the message.
         pin_check::verify_recorded(&staging.dir, &bundles, self.target.corpus.limits).map_err(
             |e| {
-                Failure::new(e.code(), format!("the staged copy does not verify: {e}"))
-                    .with_severity(Severity::Retryable)
+                Failure::new(
+                    PrepareCode::CorpusStagingUnverified,
+                    format!("the staged copy does not verify ({}): {e}", e.code()),
+                )
             },
         )?;
         self.check_interrupt()?;
