@@ -134,6 +134,7 @@ pub fn run_cli() -> std::process::ExitCode {
 
 pub use descriptor::LoadError as DescriptorError;
 pub use descriptor::code::DescriptorCode;
+pub use descriptor::kind::SourceKind;
 pub use descriptor::plan::DescriptorProblem;
 pub use descriptor::runner::policy::ApprovalSpec;
 pub use format::bundle::Bundle;

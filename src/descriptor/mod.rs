@@ -38,6 +38,7 @@
 pub mod bounds;
 pub mod code;
 pub mod edit;
+pub mod kind;
 pub mod plan;
 pub mod redact;
 pub mod runner;

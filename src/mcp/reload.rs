@@ -139,7 +139,7 @@ pub fn prepare_and_load_all(
         .filter_map(|s| {
             s.error
                 .as_ref()
-                .map(|e| format!("{}: {} [{}]", s.location, e.message, e.code))
+                .map(|e| format!("{}: {} [{}]", s.origin.location, e.message, e.code))
         })
         .collect();
     if !failed.is_empty() {

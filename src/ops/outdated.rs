@@ -48,6 +48,38 @@ pub struct SourceOutdated {
     pub error: Option<SourceError>,
 }
 
+/// What the head of the tracked branch holds of an approved bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BundleStatus {
+    /// The same digest.
+    Unchanged,
+    /// Another digest (see `new_hash`, `new_version`).
+    Changed,
+    /// No folder any more.
+    Removed,
+    /// It breaks a rule at the head (see `problems`).
+    Invalid,
+}
+
+impl BundleStatus {
+    /// The spelling of the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BundleStatus::Unchanged => "unchanged",
+            BundleStatus::Changed => "changed",
+            BundleStatus::Removed => "removed",
+            BundleStatus::Invalid => "invalid",
+        }
+    }
+}
+
+impl std::fmt::Display for BundleStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An approved bundle at the head of the tracked branch.
 #[derive(Debug, Clone, Serialize)]
 pub struct BundleOutdated {
@@ -58,7 +90,7 @@ pub struct BundleOutdated {
     /// The pinned digest.
     pub hash: String,
     /// `unchanged`, `changed`, `removed` or `invalid`.
-    pub status: &'static str,
+    pub status: BundleStatus,
     /// The digest at the head (`changed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_hash: Option<String>,
@@ -139,7 +171,7 @@ fn compare(
             name: pin.name.to_string(),
             version: pin.version.as_str().to_owned(),
             hash: pin.hash.to_string(),
-            status: "unchanged",
+            status: BundleStatus::Unchanged,
             new_hash: None,
             new_version: None,
             problems: Vec::new(),
@@ -147,13 +179,13 @@ fn compare(
         match commit.take(root, &pin.name, git.limits) {
             Ok(bundle) if bundle.digest() == pin.hash => {}
             Ok(bundle) => {
-                entry.status = "changed";
+                entry.status = BundleStatus::Changed;
                 entry.new_hash = Some(bundle.digest().to_string());
                 entry.new_version = bundle.declared_version().map(str::to_owned);
             }
-            Err(TakeError::Missing { .. }) => entry.status = "removed",
+            Err(TakeError::Missing { .. }) => entry.status = BundleStatus::Removed,
             Err(e) => {
-                entry.status = "invalid";
+                entry.status = BundleStatus::Invalid;
                 entry.problems = e.lines();
             }
         }

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::{CorpusRef, LocalSource, Source};
 use std::borrow::Cow;
 
@@ -59,21 +60,37 @@ use crate::support::error_code::ErrorCode;
 /// let origin: &skillfold::Origin = &record.origin;
 /// assert_eq!(origin.location, "skills[0].local");
 /// ```
+///
+/// It is the one record of a source's provenance: the `prepare` report's sources carry the same
+/// fields (flattened into each source's object).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Origin {
-    /// `git`, `local` or `custom`.
-    pub kind: &'static str,
+    /// `git`, `oci`, `local`, `custom` (a host's [`BundleSource`]) or `discovered` (a guide).
+    pub kind: SourceKind,
     /// Where it is configured (`skills[0].git`, or a host's label).
     pub location: String,
-    /// The repository URL without credentials (git).
+    /// The repository URL without credentials (git), or `REGISTRY/REPOSITORY` (oci).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// The pinned commit (git).
+    /// The pinned commit (git), or the image's manifest digest (oci).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
-    /// The corpus generation it was read from (git).
+    /// The corpus generation it was read from (git, oci).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<String>,
+}
+
+impl Origin {
+    /// A source as the descriptor gives it, before anything is known of what it holds.
+    pub fn new(kind: SourceKind, location: impl Into<String>) -> Origin {
+        Origin {
+            kind,
+            location: location.into(),
+            url: None,
+            commit: None,
+            generation: None,
+        }
+    }
 }
 
 /// One file of a snapshot: what was verified, and its bytes when they are held in memory.
@@ -487,7 +504,7 @@ pub fn load_source(source: &Source) -> Vec<Loaded> {
 
 fn load_local(local: &LocalSource) -> Loaded {
     let origin = Origin {
-        kind: "local",
+        kind: SourceKind::Local,
         location: local.location.clone(),
         url: None,
         commit: None,
@@ -605,7 +622,7 @@ pub fn load_custom(source: &dyn BundleSource) -> Vec<Loaded> {
         .into_iter()
         .map(|(pin, files, problems)| {
             let origin = Origin {
-                kind: "custom",
+                kind: SourceKind::Custom,
                 location: label.clone(),
                 url: None,
                 commit: None,

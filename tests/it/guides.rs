@@ -99,7 +99,7 @@ fn discovery_finds_portable_and_legacy_skills_and_reports_the_rest() {
         (
             deploys.name.as_str(),
             deploys.description.as_str(),
-            deploys.kind
+            deploys.kind.as_str()
         ),
         ("Deploys", "How we deploy.", "legacy")
     );
@@ -246,7 +246,7 @@ fn without_guides_nothing_changes_and_approved_names_win() {
         hash: bundle.digest(),
     };
     let origin = skillfold::runtime::snapshot::Origin {
-        kind: "local",
+        kind: skillfold::SourceKind::Local,
         location: "t".into(),
         url: None,
         commit: None,

@@ -11,7 +11,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::run::{CorpusRun, Start, Target};
-use super::{Failure, Options, SourceReport, bundle_reports, io_failure, short};
+use super::{BundleStatus, Failure, Options, SourceReport, bundle_reports, io_failure, short};
+use crate::descriptor::kind::SourceKind;
+use crate::runtime::snapshot::Origin;
 use crate::corpus::manifest::ManifestBundle;
 use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
@@ -39,9 +41,9 @@ pub(super) fn prepare_commit(
         };
         match CorpusRun::new(target, options).and_then(CorpusRun::start) {
             Ok(Start::UpToDate(generation, signer)) => {
-                report.generation = Some(generation);
+                report.origin.generation = Some(generation);
                 report.signer = signer;
-                report.bundles = bundle_reports(&git.approved, git.limits, "up-to-date");
+                report.bundles = bundle_reports(&git.approved, git.limits, BundleStatus::UpToDate);
             }
             Ok(Start::Fetch(run, staging)) => {
                 pending.push((reports.len(), GitRun { git, run: *run }, staging));
@@ -75,8 +77,8 @@ pub(super) fn prepare_commit(
         let report = &mut reports[*slot].1;
         match result {
             Ok(generation) => {
-                report.generation = Some(generation);
-                report.bundles = bundle_reports(&run.git.approved, run.git.limits, "published");
+                report.origin.generation = Some(generation);
+                report.bundles = bundle_reports(&run.git.approved, run.git.limits, BundleStatus::Published);
             }
             Err(failure) => {
                 // Leave the published generation alone; remove what this run wrote.
@@ -94,13 +96,13 @@ impl SourceReport {
     /// The report of a Git source before anything happened: every bundle `failed`.
     pub(super) fn git(git: &GitSource) -> SourceReport {
         SourceReport {
-            kind: "git",
-            location: git.location.clone(),
+            origin: Origin {
+                url: Some(git.shown.as_str().to_owned()),
+                commit: Some(git.revision.to_string()),
+                ..Origin::new(SourceKind::Git, git.location.clone())
+            },
             directory: git.directory.clone(),
-            url: Some(git.shown.as_str().to_owned()),
-            commit: Some(git.revision.to_string()),
-            generation: None,
-            bundles: bundle_reports(&git.approved, git.limits, "failed"),
+            bundles: bundle_reports(&git.approved, git.limits, BundleStatus::Failed),
             signer: None,
             error: None,
         }
@@ -110,7 +112,7 @@ impl SourceReport {
     pub(super) fn fail(&mut self, failure: Failure, options: &Options<'_>) {
         options
             .progress
-            .note(&self.location, &format!("failed: {}", failure.message));
+            .note(&self.origin.location, &format!("failed: {}", failure.message));
         self.error = Some(failure);
     }
 }

@@ -33,6 +33,9 @@ use crate::source::code::PrepareCode;
 use crate::support::error_code::{Coded, ErrorCode, ExitClass};
 use crate::support::escape;
 
+use crate::descriptor::kind::SourceKind;
+use crate::runtime::snapshot::Origin;
+
 use crate::corpus::pin_check;
 use crate::corpus::{Corpus, Manifest};
 
@@ -102,28 +105,55 @@ pub struct BundleReport {
     pub hash: String,
     /// The limits profile it was (or is to be) checked under.
     pub limits: Limits,
-    /// `published`, `up-to-date`, `verified` or `failed`.
-    pub status: &'static str,
+    /// `published`, `up-to-date`, `verified`, `rolled-back` or `failed`.
+    pub status: BundleStatus,
+}
+
+/// What `prepare` did with one bundle (spelled as the report has always spelled it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BundleStatus {
+    /// Fetched, verified and published in a new generation.
+    Published,
+    /// The published generation already held it, and it still verifies.
+    UpToDate,
+    /// A local bundle, verified in place.
+    Verified,
+    /// `prepare --rollback`: the generation rolled back to holds it.
+    RolledBack,
+    /// It could not be prepared (see the source's `error`).
+    Failed,
+}
+
+impl BundleStatus {
+    /// The spelling of the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BundleStatus::Published => "published",
+            BundleStatus::UpToDate => "up-to-date",
+            BundleStatus::Verified => "verified",
+            BundleStatus::RolledBack => "rolled-back",
+            BundleStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for BundleStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What happened to one source.
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceReport {
-    /// `git` or `local`.
-    pub kind: &'static str,
-    /// Where it is written in the descriptor.
-    pub location: String,
-    /// The corpus (git) or bundle (local) directory.
+    /// Where it comes from, the record's [`Origin`] (flattened: `kind` — `git`, `oci` or
+    /// `local` —, `location`, `url` (the Git URL without credentials, or `REGISTRY/REPOSITORY`),
+    /// `commit` (the pinned commit or manifest digest), `generation` (the one published)).
+    #[serde(flatten)]
+    pub origin: Origin,
+    /// The corpus (git, oci) or bundle (local) directory.
     pub directory: PathBuf,
-    /// The repository URL without credentials (git).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    /// The pinned commit (git).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// The published generation (git).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub generation: Option<String>,
     /// Every bundle of the source.
     pub bundles: Vec<BundleReport>,
     /// Who signed the commit, when the source requires a signature.
@@ -257,7 +287,7 @@ fn jobs(sources: &[Source]) -> Vec<Job<'_>> {
     jobs
 }
 
-fn bundle_reports(pins: &[Pin], limits: Limits, status: &'static str) -> Vec<BundleReport> {
+fn bundle_reports(pins: &[Pin], limits: Limits, status: BundleStatus) -> Vec<BundleReport> {
     pins.iter()
         .map(|p| BundleReport {
             name: p.name.to_string(),
@@ -277,7 +307,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
     let result = pin_check::verify_dir(&local.directory, &local.pin, local.limits, None);
     let pins = std::slice::from_ref(&local.pin);
     let (status, error) = match result {
-        Ok(_) => ("verified", None),
+        Ok(_) => (BundleStatus::Verified, None),
         Err(e) => {
             let details = match &e {
                 pin_check::VerifyError::Load {
@@ -293,16 +323,12 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
             };
             let mut failure = Failure::new(e.code(), e.to_string());
             failure.details = details;
-            ("failed", Some(failure))
+            (BundleStatus::Failed, Some(failure))
         }
     };
     SourceReport {
-        kind: "local",
-        location: local.location.clone(),
+        origin: Origin::new(SourceKind::Local, local.location.clone()),
         directory: local.directory.clone(),
-        url: None,
-        commit: None,
-        generation: None,
         bundles: bundle_reports(pins, local.limits, status),
         signer: None,
         error,
@@ -332,14 +358,14 @@ pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
                 Source::Oci(oci) => (SourceReport::oci(oci), oci.corpus()),
                 Source::Local(_) => return None,
             };
-            report.commit = None;
+            report.origin.commit = None;
             report.bundles = Vec::new();
             match rollback_one(corpus, progress) {
                 Ok((id, manifest)) => {
-                    report.commit = Some(manifest.source.commit.clone());
-                    report.generation = Some(id);
+                    report.origin.commit = Some(manifest.source.commit.clone());
+                    report.origin.generation = Some(id);
                     let pins: Vec<Pin> = manifest.bundles.iter().map(|b| b.pin.clone()).collect();
-                    report.bundles = bundle_reports(&pins, corpus.limits, "rolled-back");
+                    report.bundles = bundle_reports(&pins, corpus.limits, BundleStatus::RolledBack);
                 }
                 Err(failure) => report.error = Some(failure),
             }

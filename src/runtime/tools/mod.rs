@@ -366,7 +366,7 @@ pub(crate) fn record(access: &Access<'_>, content: &[u8]) -> Record {
             None,
             None,
             Origin {
-                kind: "discovered",
+                kind: crate::descriptor::kind::SourceKind::Discovered,
                 location: g.dir().display().to_string(),
                 url: None,
                 commit: None,
