@@ -18,6 +18,9 @@
 //! - A host's own bundles: [`BundleSource`], built from a [`FileSet`] and verified like every
 //!   other source. [`Bundle`], [`BundleDigest`] and [`Pin`] check and name a bundle's bytes (what
 //!   `skillfold hash` prints); [`ApprovalSpec`] approves a helper script by SHA-256.
+//! - [`codes`]: the registry of every error code — each area's enum, its codes and their exit
+//!   classes ([`ErrorCode`], [`codes::ExitClass`]), and [`codes::Coded`], which every error
+//!   implements. [`Origin`] and [`SourceKind`] say where a served bundle came from.
 //!
 //! ```
 //! use skillfold::prelude::*;
@@ -60,11 +63,7 @@
 // `internals` feature, which the integration tests, benchmarks and fuzz targets enable. (Written
 // out rather than generated: a macro-expanded module cannot `#[macro_export]` `error_codes!`.)
 mod cli;
-#[cfg(feature = "internals")]
-#[doc(hidden)]
 pub mod codes;
-#[cfg(not(feature = "internals"))]
-pub(crate) mod codes;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod corpus;

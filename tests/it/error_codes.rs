@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use skillfold::codes::registry;
-use skillfold::support::error_code::{ErrorCode, ExitClass};
+// Through the public path only: what a host gets.
+use skillfold::codes::{ErrorCode, ExitClass, registry};
 
 /// Each table of the page (its `##` heading) and the area whose enum it documents.
 const TABLES: &[(&str, &str)] = &[
