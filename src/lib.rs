@@ -102,8 +102,6 @@ pub mod ops;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod ops;
 pub mod prelude;
-#[cfg(test)]
-mod testing;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod runtime;
@@ -124,6 +122,8 @@ pub(crate) mod source;
 pub mod support;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod support;
+#[cfg(test)]
+mod testing;
 
 /// Runs the `skillfold` command line on this process's arguments (the binary's `main`).
 #[doc(hidden)]

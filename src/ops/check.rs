@@ -47,7 +47,9 @@ impl crate::support::error_code::Coded for CheckError {
                 .iter()
                 .map(|p| crate::support::error_code::ErrorCode::from(p.code))
                 .max_by_key(|c| c.exit() == ExitClass::Invalid)
-                .unwrap_or_else(|| crate::descriptor::code::DescriptorCode::DescriptorSyntax.into()),
+                .unwrap_or_else(|| {
+                    crate::descriptor::code::DescriptorCode::DescriptorSyntax.into()
+                }),
         }
     }
 }

@@ -106,7 +106,9 @@ impl OutdatedReport {
     /// The code of each source whose head could not be read or used (what the exit status is
     /// taken from). A bundle that is `invalid` at the head is reported, not a failure.
     pub fn failures(&self) -> impl Iterator<Item = ErrorCode> + '_ {
-        self.sources.iter().filter_map(|s| s.error.as_ref().map(|e| e.code))
+        self.sources
+            .iter()
+            .filter_map(|s| s.error.as_ref().map(|e| e.code))
     }
 }
 

@@ -71,14 +71,11 @@ impl VerifyReport {
     /// The code of every failure of the report (what the exit status is taken from): each
     /// bundle's that does not hold, and `guard_held` for each corpus being prepared.
     pub fn failures(&self) -> impl Iterator<Item = ErrorCode> + '_ {
-        self.bundles
-            .iter()
-            .filter_map(|b| b.code)
-            .chain(
-                self.being_prepared
-                    .iter()
-                    .map(|_| ErrorCode::from(PrepareCode::GuardHeld)),
-            )
+        self.bundles.iter().filter_map(|b| b.code).chain(
+            self.being_prepared
+                .iter()
+                .map(|_| ErrorCode::from(PrepareCode::GuardHeld)),
+        )
     }
 }
 

@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::run::{CorpusRun, Start, Target};
 use super::{BundleStatus, Failure, Options, SourceReport, bundle_reports, io_failure, short};
-use crate::descriptor::kind::SourceKind;
-use crate::runtime::snapshot::Origin;
 use crate::corpus::manifest::ManifestBundle;
 use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
+use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::GitSource;
 use crate::descriptor::signers::Signer;
+use crate::runtime::snapshot::Origin;
 use crate::source::code::PrepareCode;
 use crate::support::escape;
 
@@ -78,7 +78,8 @@ pub(super) fn prepare_commit(
         match result {
             Ok(generation) => {
                 report.origin.generation = Some(generation);
-                report.bundles = bundle_reports(&run.git.approved, run.git.limits, BundleStatus::Published);
+                report.bundles =
+                    bundle_reports(&run.git.approved, run.git.limits, BundleStatus::Published);
             }
             Err(failure) => {
                 // Leave the published generation alone; remove what this run wrote.
@@ -110,9 +111,10 @@ impl SourceReport {
 
     /// Records `failure` and says so on the progress display.
     pub(super) fn fail(&mut self, failure: Failure, options: &Options<'_>) {
-        options
-            .progress
-            .note(&self.origin.location, &format!("failed: {}", failure.message));
+        options.progress.note(
+            &self.origin.location,
+            &format!("failed: {}", failure.message),
+        );
         self.error = Some(failure);
     }
 }

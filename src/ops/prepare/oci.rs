@@ -10,15 +10,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::run::{CorpusRun, Start, Target};
 use super::{BundleStatus, Failure, Options, SourceReport, bundle_reports, io_failure};
-use crate::descriptor::kind::SourceKind;
-use crate::runtime::snapshot::Origin;
 use crate::corpus::manifest::ManifestBundle;
 use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
+use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::OciSource;
 use crate::format::bundle::Bundle;
 use crate::format::file_set::FileSet;
 use crate::format::problem::Problems;
+use crate::runtime::snapshot::Origin;
 use crate::source::oci::PulledLayer as Layer;
 use crate::source::oci::code::DistributionCode;
 

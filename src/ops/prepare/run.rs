@@ -279,9 +279,16 @@ mod tests {
             files: Vec::new(),
         }];
         let failure = run.publish(&staging, bundles, None).expect_err("refused");
-        assert_eq!(failure.code, ErrorCode::from(PrepareCode::CorpusStagingUnverified));
+        assert_eq!(
+            failure.code,
+            ErrorCode::from(PrepareCode::CorpusStagingUnverified)
+        );
         assert_eq!(failure.exit_class(), ExitClass::Retryable);
-        assert!(failure.message.contains("(not_found)"), "{}", failure.message);
+        assert!(
+            failure.message.contains("(not_found)"),
+            "{}",
+            failure.message
+        );
         assert!(
             crate::corpus::Corpus::at(&directory)
                 .current()

@@ -19,7 +19,12 @@ pub fn markdown(report: &UpdateReport, descriptor: &str) -> String {
     let changed: usize = report
         .sources
         .iter()
-        .map(|s| s.bundles.iter().filter(|b| b.status == BundleStatus::Changed).count())
+        .map(|s| {
+            s.bundles
+                .iter()
+                .filter(|b| b.status == BundleStatus::Changed)
+                .count()
+        })
         .sum();
     let _ = writeln!(out, "# skillfold update\n");
     let _ = writeln!(
