@@ -145,23 +145,52 @@ impl std::fmt::Display for BundleStatus {
 }
 
 /// What happened to one source.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct SourceReport {
-    /// Where it comes from, the record's [`Origin`] (flattened: `kind` — `git`, `oci` or
-    /// `local` —, `location`, `url` (the Git URL without credentials, or `REGISTRY/REPOSITORY`),
-    /// `commit` (the pinned commit or manifest digest), `generation` (the one published)).
-    #[serde(flatten)]
+    /// Where it comes from, the record's [`Origin`]: `kind` (`git`, `oci` or `local`),
+    /// `location`, `url` (the Git URL without credentials, or `REGISTRY/REPOSITORY`), `commit`
+    /// (the pinned commit or manifest digest), `generation` (the one published). Flattened into
+    /// the source's object.
     pub origin: Origin,
     /// The corpus (git, oci) or bundle (local) directory.
     pub directory: PathBuf,
     /// Every bundle of the source.
     pub bundles: Vec<BundleReport>,
     /// Who signed the commit, when the source requires a signature.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub signer: Option<crate::descriptor::signers::Signer>,
     /// Why it failed, if it did.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Failure>,
+}
+
+impl Serialize for SourceReport {
+    /// `{kind, location, directory, url, commit, generation, bundles, signer, error}`: the
+    /// origin's fields flattened, in the order the report has always had (`directory` after
+    /// `location`), absent ones left out.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let origin = &self.origin;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("kind", &origin.kind)?;
+        map.serialize_entry("location", &origin.location)?;
+        map.serialize_entry("directory", &self.directory)?;
+        for (key, value) in [
+            ("url", &origin.url),
+            ("commit", &origin.commit),
+            ("generation", &origin.generation),
+        ] {
+            if let Some(value) = value {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.serialize_entry("bundles", &self.bundles)?;
+        if let Some(signer) = &self.signer {
+            map.serialize_entry("signer", signer)?;
+        }
+        if let Some(error) = &self.error {
+            map.serialize_entry("error", error)?;
+        }
+        map.end()
+    }
 }
 
 /// The final report (`--json`).
@@ -438,4 +467,60 @@ fn rollback_one(
         ),
     );
     Ok((generation.id, generation.manifest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BundleStatus, Failure, SourceReport, bundle_reports};
+    use crate::descriptor::kind::SourceKind;
+    use crate::format::limits::Limits;
+    use crate::runtime::snapshot::Origin;
+    use crate::source::code::PrepareCode;
+
+    // The report's JSON is a stable interface: the origin's fields flattened in the order the
+    // report always had, the kind and statuses spelled as before, `severity` from the code.
+    #[test]
+    fn a_source_report_serialises_as_it_always_did() {
+        let pin = crate::format::pin::Pin {
+            name: "hello".parse().expect("name"),
+            version: "1".parse().expect("version"),
+            hash: "0".repeat(64).parse().expect("hash"),
+        };
+        let report = SourceReport {
+            origin: Origin {
+                url: Some("127.0.0.1:5000/skills".to_owned()),
+                commit: Some(format!("sha256:{}", "a".repeat(64))),
+                ..Origin::new(SourceKind::Oci, "skills[0].oci")
+            },
+            directory: "corpus".into(),
+            bundles: bundle_reports(&[pin], Limits::default(), BundleStatus::UpToDate),
+            signer: None,
+            error: Some(Failure::new(PrepareCode::GuardHeld, "held")),
+        };
+        let json = serde_json::to_string(&report).expect("json");
+        let keys: Vec<&str> = [
+            "\"kind\":\"oci\"",
+            "\"location\"",
+            "\"directory\"",
+            "\"url\"",
+            "\"commit\"",
+            "\"bundles\"",
+            "\"status\":\"up-to-date\"",
+            "\"error\"",
+            "\"code\":\"guard_held\"",
+            "\"severity\":\"retryable\"",
+        ]
+        .to_vec();
+        let mut at = 0;
+        for key in keys {
+            let found = json[at..]
+                .find(key)
+                .unwrap_or_else(|| panic!("{key} in order: {json}"));
+            at += found + key.len();
+        }
+        assert!(
+            !json.contains("generation") && !json.contains("signer"),
+            "{json}"
+        );
+    }
 }
