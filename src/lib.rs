@@ -20,6 +20,9 @@
 //!   `skillfold hash` prints); [`ApprovalSpec`] approves a helper script by SHA-256.
 //! - [`MAX_DESCRIPTOR_BYTES`] and [`MAX_DESCRIPTOR_NESTING`]: the bounds [`Runtime::open`] holds a
 //!   descriptor file to, for a host that writes or receives descriptors.
+//! - [`codes`]: the registry of every error code — each area's enum, its codes and their exit
+//!   classes ([`ErrorCode`], [`codes::ExitClass`]), and [`codes::Coded`], which every error
+//!   implements. [`Origin`] and [`SourceKind`] say where a served bundle came from.
 //!
 //! ```
 //! use skillfold::prelude::*;
@@ -77,7 +80,7 @@
 // The implementation modules, in layer order (see the tour above): private, whatever the features.
 // What a host may use is re-exported below; nothing else is reachable from outside the crate.
 mod cli;
-mod codes;
+pub mod codes;
 mod corpus;
 mod descriptor;
 mod distribution;
@@ -113,6 +116,7 @@ pub fn run_cli() -> std::process::ExitCode {
 
 pub use descriptor::LoadError as DescriptorError;
 pub use descriptor::code::DescriptorCode;
+pub use descriptor::kind::SourceKind;
 pub use descriptor::plan::DescriptorProblem;
 pub use descriptor::runner::policy::ApprovalSpec;
 pub use descriptor::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};

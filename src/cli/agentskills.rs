@@ -121,7 +121,7 @@ fn usage_error(usage: &str, command_path: &str, message: &str) -> u8 {
         &format!("{usage}\nTry '{command_path} --help' for help.\n"),
     );
     echo(true, &format!("Error: {message}"));
-    2
+    crate::cli::exit::of(crate::codes::CommandCode::InvalidUsage) as u8
 }
 
 fn lossy(arg: &OsString) -> String {

@@ -1,8 +1,12 @@
 //! Exit statuses, the same for every command (documented in the README and
-//! `docs/error-codes.md`). A failure with a code exits as [`of`] says: the code's class, declared
-//! once in its area's registry (`crate::support::error_code`); commands never compare code strings.
+//! `docs/error-codes.md`). This is the one place that turns what a command got into its status,
+//! and it looks only at codes: a failure exits as its code's class ([`Coded`], declared once in
+//! its area's registry), a command with several failures as the worst of them ([`Exit::worst`]).
+//! Commands never compare code strings, set no retryable flag and override no class; what fails
+//! without an error of a library area (a lost stdout, a usage error) has a code of the command
+//! line's own ([`crate::codes::CommandCode`]).
 
-use crate::support::error_code::{ErrorCode, ExitClass};
+use crate::support::error_code::{Coded, ErrorCode, ExitClass};
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,16 +21,17 @@ pub enum Exit {
 }
 
 impl Exit {
-    /// `Invalid` when something was refused, else `Retryable` when something could not be
-    /// done this time, else `Ok`.
-    pub fn judged(refused: bool, retryable: bool) -> Exit {
-        if refused {
-            Exit::Invalid
-        } else if retryable {
-            Exit::Retryable
-        } else {
-            Exit::Ok
-        }
+    /// The status of a command that failed with `failure`: its code's class.
+    pub fn of<C: Coded + ?Sized>(failure: &C) -> Exit {
+        Exit::from(failure.exit_class())
+    }
+
+    /// The status of a command whose failures have `codes`: the worst of their classes, `Ok`
+    /// when there are none.
+    pub fn worst(codes: impl IntoIterator<Item = ErrorCode>) -> Exit {
+        codes
+            .into_iter()
+            .fold(Exit::Ok, |exit, code| exit.worse(Exit::of(&code)))
     }
 
     /// The worse of two outcomes. Invalid input outranks a transient failure: rerunning would
@@ -52,17 +57,20 @@ impl From<ExitClass> for Exit {
     }
 }
 
-/// The exit status of a command that fails with `code` (any area's enum, or an [`ErrorCode`]).
-pub fn of(code: impl Into<ErrorCode>) -> Exit {
-    Exit::from(code.into().exit())
+/// The exit status of a command that fails with `code` (any area's, or an [`ErrorCode`]):
+/// [`Exit::of`] for a code in hand.
+pub fn of(code: impl Coded) -> Exit {
+    Exit::of(&code)
 }
 
 #[cfg(test)]
 mod tests {
     use super::{Exit, of};
+    use crate::codes::CommandCode;
     use crate::format::code::ReadCode;
     use crate::runtime::tools::ToolCode;
     use crate::source::code::PrepareCode;
+    use crate::support::error_code::ErrorCode;
 
     #[test]
     fn a_code_decides_its_exit_status() {
@@ -71,5 +79,18 @@ mod tests {
         assert_eq!(of(PrepareCode::GuardHeld), Exit::Retryable);
         assert_eq!(of(PrepareCode::SymlinkInTree), Exit::Invalid);
         assert_eq!(of(ToolCode::Timeout), Exit::Invalid);
+        assert_eq!(of(CommandCode::OutputFailed), Exit::Retryable);
+        assert_eq!(of(CommandCode::InvalidUsage), Exit::Invalid);
+    }
+
+    #[test]
+    fn several_failures_exit_as_the_worst_and_none_as_ok() {
+        let none: [ErrorCode; 0] = [];
+        assert_eq!(Exit::worst(none), Exit::Ok);
+        let busy = ErrorCode::from(PrepareCode::GuardHeld);
+        let broken = ErrorCode::from(PrepareCode::SymlinkInTree);
+        assert_eq!(Exit::worst([busy]), Exit::Retryable);
+        assert_eq!(Exit::worst([busy, broken, busy]), Exit::Invalid);
+        assert_eq!(Exit::worst([broken, busy]), Exit::Invalid);
     }
 }

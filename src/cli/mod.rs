@@ -130,7 +130,12 @@ pub fn main() -> ExitCode {
 /// its exit status (2 for a usage error, 0 for help and version). A usage error may quote the
 /// argument it refuses, so it is printed plain, each line through the output guard.
 fn usage_error(e: &clap::Error) -> ExitCode {
-    let code = u8::try_from(e.exit_code()).unwrap_or(Exit::Invalid as u8);
+    // Help and version are not failures; a usage error is `invalid_usage`'s status (clap's 2).
+    let code = if e.use_stderr() {
+        exit::of(crate::codes::CommandCode::InvalidUsage) as u8
+    } else {
+        Exit::Ok as u8
+    };
     if !e.use_stderr() {
         // Help or version on stdout: our own text, with clap's colours on a terminal.
         let _ = e.print();

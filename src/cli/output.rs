@@ -23,6 +23,7 @@ use std::io::Write as _;
 use crate::support::escape;
 
 use crate::cli::exit::Exit;
+use crate::codes::CommandCode;
 
 /// Writes one diagnostic line on stderr, like `eprintln!`, but never panics (see the module doc).
 macro_rules! diag {
@@ -51,7 +52,8 @@ pub fn status(control: &str, text: &str) {
 }
 
 /// Writes `text` on stdout and flushes. Returns the exit status the write adds: `Ok` when it was
-/// written or the reader went away, `Retryable` (after saying so on stderr) when it was lost.
+/// written or the reader went away, `output_failed`'s (retryable, after saying so on stderr)
+/// when it was lost.
 #[must_use = "a lost output makes the command retryable"]
 pub fn print(text: &str) -> Exit {
     let mut out = std::io::stdout().lock();
@@ -59,21 +61,23 @@ pub fn print(text: &str) -> Exit {
         Ok(()) => Exit::Ok,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Exit::Ok,
         Err(e) => {
-            diag!("error: cannot write to stdout: {e} [output_failed]");
-            Exit::Retryable
+            let code = CommandCode::OutputFailed;
+            diag!("error: cannot write to stdout: {e} [{code}]");
+            Exit::of(&code)
         }
     }
 }
 
 /// Writes `report` as pretty JSON and a newline on stdout. Returns the exit status it adds, as
-/// [`print`] does (`Retryable` too when the report cannot be rendered).
+/// [`print`] does (`output_failed` too when the report cannot be rendered).
 #[must_use = "a lost report makes the command retryable"]
 pub fn print_json(report: &impl serde::Serialize) -> Exit {
     match serde_json::to_string_pretty(report) {
         Ok(text) => print(&(text + "\n")),
         Err(e) => {
-            diag!("error: cannot render the report: {e}");
-            Exit::Retryable
+            let code = CommandCode::OutputFailed;
+            diag!("error: cannot render the report: {e} [{code}]");
+            Exit::of(&code)
         }
     }
 }

@@ -188,6 +188,8 @@ fn host_name() -> String {
         .into_owned()
 }
 
+crate::coded_by_code!(GuardError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,12 +89,6 @@ pub struct DigestMismatch {
 }
 
 impl VerifyError {
-    /// Whether reading again may succeed: an I/O error, as opposed to bytes that break a rule or
-    /// differ from the pin.
-    pub fn is_transient(&self) -> bool {
-        self.code().exit() == crate::support::error_code::ExitClass::Retryable
-    }
-
     /// Stable error code.
     pub fn code(&self) -> ErrorCode {
         match self {
@@ -105,6 +99,8 @@ impl VerifyError {
         }
     }
 }
+
+crate::coded_by_code!(VerifyError);
 
 /// Verifies every bundle a manifest records, each read from `<dir>/<name>` under `limits` (the
 /// descriptor's profile) against its pin and recorded files: a staged, published or previous

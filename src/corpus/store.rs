@@ -567,6 +567,8 @@ fn remove_tree(path: &Path) -> Result<(), CorpusError> {
     Ok(())
 }
 
+crate::coded_by_code!(CorpusError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

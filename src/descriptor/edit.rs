@@ -274,6 +274,8 @@ fn get<'n>(node: &'n Node, key: &str) -> Option<&'n Node> {
         .map(|(_, v)| v)
 }
 
+crate::coded_by_code!(EditError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

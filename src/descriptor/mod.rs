@@ -41,6 +41,7 @@ pub mod code;
 // The in-place editor of `update --write` (and its fuzz target).
 #[cfg(any(feature = "git", fuzzing))]
 pub mod edit;
+pub mod kind;
 pub mod plan;
 pub mod redact;
 pub mod runner;
@@ -474,3 +475,5 @@ pub fn parse(text: &str) -> Result<Descriptor, ParseError> {
 pub fn json_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Descriptor)).unwrap_or_default()
 }
+
+crate::coded_by_code!(LoadError);

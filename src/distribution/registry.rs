@@ -98,11 +98,19 @@ pub enum PushError {
 }
 
 impl PushError {
-    /// A registry that is down or failing: retryable.
-    pub fn is_retryable(&self) -> bool {
-        matches!(self, PushError::Unavailable { .. })
+    /// Stable error code: a registry that is down or failing is `registry_unavailable`
+    /// (retryable); a refusal is not.
+    pub fn code(&self) -> crate::source::oci::code::DistributionCode {
+        use crate::source::oci::code::DistributionCode;
+        match self {
+            PushError::Unavailable { .. } => DistributionCode::RegistryUnavailable,
+            PushError::Denied { .. } => DistributionCode::RegistryDenied,
+            PushError::Refused { .. } => DistributionCode::RegistryRefused,
+        }
     }
 }
+
+crate::coded_by_code!(PushError);
 
 /// Pushes `image` to `destination`; returns the manifest digest the registry acknowledged.
 pub fn push(

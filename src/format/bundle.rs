@@ -275,6 +275,8 @@ fn case_collisions(files: &FileSet) -> Vec<Problem> {
         .collect()
 }
 
+crate::coded_by_code!(InvalidBundle, LoadError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

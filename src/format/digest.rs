@@ -154,6 +154,8 @@ impl<'de> serde::Deserialize<'de> for BundleDigest {
     }
 }
 
+crate::coded_by_code!(DigestParseError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

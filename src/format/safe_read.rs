@@ -392,6 +392,8 @@ fn describe(kind: FileType) -> &'static str {
     }
 }
 
+crate::coded_by_code!(ReadError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

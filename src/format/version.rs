@@ -40,6 +40,12 @@ pub enum VersionRule {
     Rolling,
 }
 
+impl crate::support::error_code::Coded for VersionRule {
+    fn error_code(&self) -> crate::support::error_code::ErrorCode {
+        self.code().into()
+    }
+}
+
 impl VersionRule {
     /// Stable error code.
     pub fn code(self) -> PinCode {

@@ -69,9 +69,6 @@ impl ServeError {
             ServeError::Tls(_) => ServeCode::InvalidTls.into(),
         }
     }
-
-    /// Whether starting again may succeed (the catalogue loaded; the session failed).
-    pub fn retryable(&self) -> bool {
-        self.code().exit() == crate::support::error_code::ExitClass::Retryable
-    }
 }
+
+crate::coded_by_code!(ServeError);

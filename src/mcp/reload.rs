@@ -128,7 +128,7 @@ pub fn prepare_and_load_all(
         .filter_map(|s| {
             s.error
                 .as_ref()
-                .map(|e| format!("{}: {} [{}]", s.location, e.message, e.code))
+                .map(|e| format!("{}: {} [{}]", s.origin.location, e.message, e.code))
         })
         .collect();
     if !failed.is_empty() {
@@ -390,6 +390,8 @@ fn fingerprint(path: &Path) -> Fingerprint {
 fn seconds(d: Duration) -> String {
     format!("{:.1} s", d.as_secs_f64())
 }
+
+crate::coded_by_code!(ReloadError);
 
 #[cfg(test)]
 mod tests {

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::descriptor::plan::{GitSource, Plan, Source};
 use crate::source::git::candidate::{Candidate, SourceError, Target};
 use crate::source::git::commit::{PinnedCommit, TakeError};
+use crate::support::error_code::ErrorCode;
 
 /// The report of `outdated`.
 #[derive(Debug, Clone, Serialize)]
@@ -47,6 +48,38 @@ pub struct SourceOutdated {
     pub error: Option<SourceError>,
 }
 
+/// What the head of the tracked branch holds of an approved bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BundleStatus {
+    /// The same digest.
+    Unchanged,
+    /// Another digest (see `new_hash`, `new_version`).
+    Changed,
+    /// No folder any more.
+    Removed,
+    /// It breaks a rule at the head (see `problems`).
+    Invalid,
+}
+
+impl BundleStatus {
+    /// The spelling of the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BundleStatus::Unchanged => "unchanged",
+            BundleStatus::Changed => "changed",
+            BundleStatus::Removed => "removed",
+            BundleStatus::Invalid => "invalid",
+        }
+    }
+}
+
+impl std::fmt::Display for BundleStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An approved bundle at the head of the tracked branch.
 #[derive(Debug, Clone, Serialize)]
 pub struct BundleOutdated {
@@ -57,7 +90,7 @@ pub struct BundleOutdated {
     /// The pinned digest.
     pub hash: String,
     /// `unchanged`, `changed`, `removed` or `invalid`.
-    pub status: &'static str,
+    pub status: BundleStatus,
     /// The digest at the head (`changed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_hash: Option<String>,
@@ -70,18 +103,12 @@ pub struct BundleOutdated {
 }
 
 impl OutdatedReport {
-    /// Whether a source's head could not be read for a reason that may pass.
-    pub fn has_fetch_failures(&self) -> bool {
+    /// The code of each source whose head could not be read or used (what the exit status is
+    /// taken from). A bundle that is `invalid` at the head is reported, not a failure.
+    pub fn failures(&self) -> impl Iterator<Item = ErrorCode> + '_ {
         self.sources
             .iter()
-            .any(|s| s.error.as_ref().is_some_and(|e| e.retryable))
-    }
-
-    /// Whether a source's head could not be used for a reason that will not pass by itself.
-    pub fn has_refusals(&self) -> bool {
-        self.sources
-            .iter()
-            .any(|s| s.error.as_ref().is_some_and(|e| !e.retryable))
+            .filter_map(|s| s.error.as_ref().map(|e| e.code))
     }
 }
 
@@ -146,7 +173,7 @@ fn compare(
             name: pin.name.to_string(),
             version: pin.version.as_str().to_owned(),
             hash: pin.hash.to_string(),
-            status: "unchanged",
+            status: BundleStatus::Unchanged,
             new_hash: None,
             new_version: None,
             problems: Vec::new(),
@@ -154,13 +181,13 @@ fn compare(
         match commit.take(root, &pin.name, git.limits) {
             Ok(bundle) if bundle.digest() == pin.hash => {}
             Ok(bundle) => {
-                entry.status = "changed";
+                entry.status = BundleStatus::Changed;
                 entry.new_hash = Some(bundle.digest().to_string());
                 entry.new_version = bundle.declared_version().map(str::to_owned);
             }
-            Err(TakeError::Missing { .. }) => entry.status = "removed",
+            Err(TakeError::Missing { .. }) => entry.status = BundleStatus::Removed,
             Err(e) => {
-                entry.status = "invalid";
+                entry.status = BundleStatus::Invalid;
                 entry.problems = e.lines();
             }
         }
@@ -169,7 +196,7 @@ fn compare(
     let approved: Vec<&str> = git.approved.iter().map(|p| p.name.as_str()).collect();
     report.available = commit
         .bundle_names(root)
-        .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?
+        .map_err(|e| SourceError::from_error(&e))?
         .into_iter()
         .filter(|name| !approved.contains(&name.as_str()))
         .collect();

@@ -51,12 +51,9 @@ impl PinError {
             PinError::Bundles(_) => PrepareCode::VerificationFailed.into(),
         }
     }
-
-    /// Whether running again later may succeed.
-    pub fn is_retryable(&self) -> bool {
-        self.code().exit() == crate::support::error_code::ExitClass::Retryable
-    }
 }
+
+crate::coded_by_code!(PinError);
 
 /// What `pin` took from a commit.
 #[derive(Debug)]

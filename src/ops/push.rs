@@ -115,17 +115,12 @@ impl PushError {
             PushError::Layout(LayoutError::NotLayout { .. }) => DistributionCode::NotLayout.into(),
             PushError::Layout(LayoutError::Io(_)) => DistributionCode::WriteFailed.into(),
             #[cfg(feature = "oci")]
-            PushError::Registry(e) => {
-                use crate::distribution::registry::PushError as Registry;
-                match e {
-                    Registry::Unavailable { .. } => DistributionCode::RegistryUnavailable.into(),
-                    Registry::Denied { .. } => DistributionCode::RegistryDenied.into(),
-                    Registry::Refused { .. } => DistributionCode::RegistryRefused.into(),
-                }
-            }
+            PushError::Registry(e) => e.code().into(),
         }
     }
 }
+
+crate::coded_by_code!(PushError);
 
 /// Verifies the bundles and writes the image.
 pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> {

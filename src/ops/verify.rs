@@ -6,7 +6,34 @@ use serde::Serialize;
 use crate::descriptor::Plan;
 use crate::descriptor::plan::Source;
 use crate::runtime::Runtime;
+use crate::source::code::PrepareCode;
 use crate::support::error_code::ErrorCode;
+
+/// What `verify` found of one bundle (spelled as the report has always spelled it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BundleStatus {
+    /// It holds.
+    Verified,
+    /// It does not verify, or is not prepared.
+    Failed,
+    /// Its corpus is being prepared right now (code `guard_held`).
+    BeingPrepared,
+    /// An I/O error kept it from being read.
+    Unreadable,
+}
+
+impl BundleStatus {
+    /// The spelling of the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BundleStatus::Verified => "verified",
+            BundleStatus::Failed => "failed",
+            BundleStatus::BeingPrepared => "being-prepared",
+            BundleStatus::Unreadable => "unreadable",
+        }
+    }
+}
 
 /// The outcome of one bundle.
 #[derive(Debug, Clone, Serialize)]
@@ -16,7 +43,7 @@ pub struct BundleCheck {
     /// The pinned name.
     pub name: String,
     /// `verified`, `failed`, `being-prepared` or `unreadable` (an I/O error).
-    pub status: &'static str,
+    pub status: BundleStatus,
     /// The limits profile it was verified under (verified bundles).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<crate::format::limits::Limits>,
@@ -41,14 +68,14 @@ pub struct VerifyReport {
 }
 
 impl VerifyReport {
-    /// Whether any bundle failed.
-    pub fn has_failures(&self) -> bool {
-        self.bundles.iter().any(|b| b.status == "failed")
-    }
-
-    /// Whether the check could not be completed (a corpus being prepared, an I/O error).
-    pub fn is_inconclusive(&self) -> bool {
-        !self.being_prepared.is_empty() || self.bundles.iter().any(|b| b.status == "unreadable")
+    /// The code of every failure of the report (what the exit status is taken from): each
+    /// bundle's that does not hold, and `guard_held` for each corpus being prepared.
+    pub fn failures(&self) -> impl Iterator<Item = ErrorCode> + '_ {
+        self.bundles.iter().filter_map(|b| b.code).chain(
+            self.being_prepared
+                .iter()
+                .map(|_| ErrorCode::from(PrepareCode::GuardHeld)),
+        )
     }
 }
 
@@ -88,7 +115,7 @@ pub fn verify(plan: Plan) -> VerifyReport {
         .map(|s| BundleCheck {
             location: s.origin().location.clone(),
             name: s.pin().name.to_string(),
-            status: "verified",
+            status: BundleStatus::Verified,
             limits: Some(s.limits()),
             error: None,
             code: None,
@@ -97,13 +124,18 @@ pub fn verify(plan: Plan) -> VerifyReport {
         .collect();
     for failure in runtime.failures() {
         let busy = busy_locations.contains(&failure.location);
-        let status = if busy {
-            "being-prepared"
-        } else if failure.transient {
+        // A bundle of a corpus being prepared was read while a preparer held its guard: what
+        // was read is no verdict, and the code says so (`guard_held`, retryable).
+        let (status, code) = if busy {
+            (
+                BundleStatus::BeingPrepared,
+                ErrorCode::from(PrepareCode::GuardHeld),
+            )
+        } else if failure.transient() {
             // An I/O error: the check could not be made, which is not a mismatch.
-            "unreadable"
+            (BundleStatus::Unreadable, failure.code)
         } else {
-            "failed"
+            (BundleStatus::Failed, failure.code)
         };
         bundles.push(BundleCheck {
             location: failure.location.clone(),
@@ -111,7 +143,7 @@ pub fn verify(plan: Plan) -> VerifyReport {
             status,
             limits: None,
             error: Some(failure.reason.clone()),
-            code: Some(failure.code),
+            code: Some(code),
             details: failure.details.clone(),
         });
     }
@@ -149,9 +181,9 @@ fn recheck_signature(git: &crate::descriptor::plan::GitSource, bundles: &mut [Bu
     };
     for bundle in bundles
         .iter_mut()
-        .filter(|b| b.location == git.location && b.status == "verified")
+        .filter(|b| b.location == git.location && b.status == BundleStatus::Verified)
     {
-        bundle.status = "failed";
+        bundle.status = BundleStatus::Failed;
         bundle.limits = None;
         bundle.error = Some(format!(
             "the published commit's signature no longer holds: {e}"

@@ -397,3 +397,5 @@ const _: () = {
     const fn shared<T: Send + Sync + Clone + 'static>() {}
     shared::<Catalogue>();
 };
+
+crate::coded_by_code!(CatalogueError);

@@ -24,4 +24,8 @@ crate::error_codes! {
     ConflictingSkills = "conflicting_skills",
     /// No agent of that name in the descriptor.
     UnknownAgent = "unknown_agent",
+    /// The published generation's manifest is unreadable or of an unknown format: its bundles
+    /// are not served (the spelling of the corpus's code, `verify` exits 2; `prepare` publishes
+    /// a fresh generation).
+    CorpusBadManifest = "corpus_bad_manifest",
 }

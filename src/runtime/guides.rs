@@ -46,6 +46,32 @@ pub const MAX_DIRECTORY_ENTRIES: usize = 10_000;
 /// The largest `SKILL.md`, `skill.yml` or reference served.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
 
+/// How a guide is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuideKind {
+    /// `SKILL.md` alone.
+    Portable,
+    /// `skill.yml` beside `SKILL.md`.
+    Legacy,
+}
+
+impl GuideKind {
+    /// `portable` or `legacy`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuideKind::Portable => "portable",
+            GuideKind::Legacy => "legacy",
+        }
+    }
+}
+
+impl PartialEq<&str> for GuideKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// One discovered skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Guide {
@@ -56,7 +82,7 @@ pub struct Guide {
     /// Its description, escaped for display ([`escape::text`]).
     pub description: String,
     /// `portable` (`SKILL.md`) or `legacy` (`skill.yml` + `SKILL.md`).
-    pub kind: &'static str,
+    pub kind: GuideKind,
     /// Its directory relative to the root.
     pub relative: BundlePath,
     /// The root it was found under.
@@ -266,7 +292,11 @@ fn load(root: &Path, relative: &BundlePath, legacy: bool) -> Result<Guide, Strin
         id: relative.file_name().to_owned(),
         name: escape::text(&name).to_string(),
         description: escape::text(&description).to_string(),
-        kind: if legacy { "legacy" } else { "portable" },
+        kind: if legacy {
+            GuideKind::Legacy
+        } else {
+            GuideKind::Portable
+        },
         relative: relative.clone(),
         root: root.to_owned(),
         skill_md,

@@ -116,7 +116,7 @@ fn discovery_finds_portable_and_legacy_skills_and_reports_the_rest() {
         (
             deploys.name.as_str(),
             deploys.description.as_str(),
-            deploys.kind
+            deploys.kind.as_str()
         ),
         ("Deploys", "How we deploy.", "legacy")
     );
@@ -245,7 +245,7 @@ fn without_guides_nothing_changes_and_approved_names_win() {
         hash: bundle.digest(),
     };
     let origin = crate::runtime::snapshot::Origin {
-        kind: "local",
+        kind: crate::SourceKind::Local,
         location: "t".into(),
         url: None,
         commit: None,

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::{CorpusRef, LocalSource, Source};
 use std::borrow::Cow;
 
@@ -59,21 +60,37 @@ use crate::support::error_code::ErrorCode;
 /// let origin: &skillfold::Origin = &record.origin;
 /// assert_eq!(origin.location, "skills[0].local");
 /// ```
+///
+/// It is the one record of a source's provenance: the `prepare` report's sources carry the same
+/// fields (flattened into each source's object).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Origin {
-    /// `git`, `local` or `custom`.
-    pub kind: &'static str,
+    /// `git`, `oci`, `local`, `custom` (a host's [`BundleSource`]) or `discovered` (a guide).
+    pub kind: SourceKind,
     /// Where it is configured (`skills[0].git`, or a host's label).
     pub location: String,
-    /// The repository URL without credentials (git).
+    /// The repository URL without credentials (git), or `REGISTRY/REPOSITORY` (oci).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    /// The pinned commit (git).
+    /// The pinned commit (git), or the image's manifest digest (oci).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
-    /// The corpus generation it was read from (git).
+    /// The corpus generation it was read from (git, oci).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<String>,
+}
+
+impl Origin {
+    /// A source as the descriptor gives it, before anything is known of what it holds.
+    pub fn new(kind: SourceKind, location: impl Into<String>) -> Origin {
+        Origin {
+            kind,
+            location: location.into(),
+            url: None,
+            commit: None,
+            generation: None,
+        }
+    }
 }
 
 /// One file of a snapshot: what was verified, and its bytes when they are held in memory.
@@ -384,7 +401,7 @@ pub type Loaded = Result<Arc<Snapshot>, LoadFailure>;
 ///     .unwrap();
 /// let failure = &built.refused[0];
 /// assert_eq!((failure.name.as_str(), failure.location.as_str()), ("commit-message", "skills[0].local"));
-/// assert!(failure.reason.contains("but the pin is") && !failure.transient);
+/// assert!(failure.reason.contains("but the pin is") && !failure.transient());
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("`{name}` ({location}) is not served: {reason}")]
@@ -399,12 +416,16 @@ pub struct LoadFailure {
     pub reason: String,
     /// Every problem, when there were several.
     pub details: Vec<String>,
-    /// An I/O error kept the bytes from being read: reading again may succeed. (A bundle that
-    /// was read and does not verify, or is not prepared, is not transient.)
-    pub transient: bool,
 }
 
 impl LoadFailure {
+    /// Whether reading again may succeed (an I/O error kept the bytes from being read): its
+    /// code's class is retryable. A bundle that was read and does not verify, or is not
+    /// prepared, is not transient.
+    pub fn transient(&self) -> bool {
+        self.code.exit() == crate::support::error_code::ExitClass::Retryable
+    }
+
     fn from_verify(pin: &Pin, location: &str, e: &VerifyError) -> LoadFailure {
         let details = match e {
             VerifyError::Load {
@@ -425,8 +446,13 @@ impl LoadFailure {
             code: e.code(),
             reason: e.to_string(),
             details,
-            transient: e.is_transient(),
         }
+    }
+}
+
+impl crate::support::error_code::Coded for LoadFailure {
+    fn error_code(&self) -> ErrorCode {
+        self.code
     }
 }
 
@@ -478,7 +504,7 @@ pub fn load_source(source: &Source) -> Vec<Loaded> {
 
 fn load_local(local: &LocalSource) -> Loaded {
     let origin = Origin {
-        kind: "local",
+        kind: SourceKind::Local,
         location: local.location.clone(),
         url: None,
         commit: None,
@@ -496,7 +522,7 @@ fn load_local(local: &LocalSource) -> Loaded {
 /// it came from.
 fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
     let corpus = Corpus::at(git.directory);
-    let fail_all = |code: ErrorCode, reason: String, transient: bool| {
+    let fail_all = |code: ErrorCode, reason: String| {
         git.approved
             .iter()
             .map(|pin| {
@@ -506,7 +532,6 @@ fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
                     code,
                     reason: reason.clone(),
                     details: Vec::new(),
-                    transient,
                 })
             })
             .collect()
@@ -520,12 +545,19 @@ fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
                     "`{}` holds no prepared generation; run `skillfold prepare`",
                     git.directory.display()
                 ),
-                false,
             );
         }
         Err(e) => {
-            let transient = matches!(e, crate::corpus::CorpusError::Io(_));
-            return fail_all(e.code().into(), e.to_string(), transient);
+            // A manifest that cannot be used keeps the bundles from being served until a
+            // preparation publishes a fresh one: the runtime's code of that spelling (invalid),
+            // not the corpus's (retryable in `prepare --rollback`).
+            let code = match e {
+                crate::corpus::CorpusError::BadManifest { .. } => {
+                    RuntimeCode::CorpusBadManifest.into()
+                }
+                _ => e.code().into(),
+            };
+            return fail_all(code, e.to_string());
         }
     };
     let origin = Origin {
@@ -553,7 +585,6 @@ fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
                         generation.id
                     ),
                     details: Vec::new(),
-                    transient: false,
                 });
             };
             if generation.manifest.source.commit != git.revision {
@@ -566,7 +597,6 @@ fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
                         generation.manifest.source.commit, git.revision
                     ),
                     details: Vec::new(),
-                    transient: false,
                 });
             }
             let dir = generation.dir.join(pin.name.as_str());
@@ -592,7 +622,7 @@ pub fn load_custom(source: &dyn BundleSource) -> Vec<Loaded> {
         .into_iter()
         .map(|(pin, files, problems)| {
             let origin = Origin {
-                kind: "custom",
+                kind: SourceKind::Custom,
                 location: label.clone(),
                 url: None,
                 commit: None,

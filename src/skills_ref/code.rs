@@ -39,4 +39,7 @@ crate::error_codes! {
     FieldNotString = "field_not_string",
     /// A value skills-ref cannot print as JSON.
     ValueUnsupported = "value_unsupported",
+    /// `validate`: the skill breaks a rule of the specification (each is listed, in skills-ref's
+    /// words).
+    ValidationFailed = "validation_failed",
 }

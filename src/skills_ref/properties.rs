@@ -243,6 +243,8 @@ pub fn write_json(v: &Value, level: usize, out: &mut String) {
     }
 }
 
+crate::coded_by_code!(PropertiesError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

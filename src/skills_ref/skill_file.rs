@@ -166,6 +166,7 @@ impl SkillMdError {
     }
 
     /// Whether skills-ref reports the same problem (as opposed to crashing or reading on).
+    #[cfg(test)]
     pub fn is_reference_error(&self) -> bool {
         matches!(
             self,
@@ -320,6 +321,8 @@ pub fn parse(text: &str) -> Result<Vec<(String, Value)>, SkillMdError> {
 pub fn get<'a>(map: &'a [(String, Value)], key: &str) -> Option<&'a Value> {
     map.iter().find(|(k, _)| k == key).map(|(_, v)| v)
 }
+
+crate::coded_by_code!(DirError, SkillMdError);
 
 #[cfg(test)]
 mod tests {

@@ -59,6 +59,12 @@ crate::error_codes! {
     CorpusBadManifest = "corpus_bad_manifest" => Retryable,
     /// `prepare --rollback` found no previous generation.
     CorpusNoPrevious = "corpus_no_previous",
+    /// The bytes written into staging do not verify when read back (a disk or file-system
+    /// problem: they verified when taken); nothing was published.
+    CorpusStagingUnverified = "corpus_staging_unverified" => Retryable,
+    /// `prepare --rollback`: the previous generation does not verify against its own manifest
+    /// (for any reason, an I/O error included), so it cannot be rolled back to.
+    CorpusPreviousUnverified = "corpus_previous_unverified",
     /// This build has no Git fetcher.
     GitDisabled = "git_disabled",
     /// A temporary directory could not be created (`skillfold pin`).

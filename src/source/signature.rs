@@ -728,6 +728,8 @@ fn pgp_reason(error: &dyn std::fmt::Display) -> String {
     }
 }
 
+crate::coded_by_code!(SignatureError);
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -127,6 +127,54 @@ impl PartialEq<&str> for ErrorCode {
     }
 }
 
+/// What every error (and every report of failures) of skillfold implements: its stable code,
+/// from which its exit class — and so a command's exit status — follows. Nothing else decides
+/// whether a failure is retryable: no flag, no override (a situation that must exit otherwise
+/// gets a code of its own).
+///
+/// The errors keep their inherent `code()` (the area's typed enum); this trait gives it as an
+/// [`ErrorCode`] to the code that handles any of them (the binary's exit status).
+pub trait Coded {
+    /// The stable code of this failure.
+    fn error_code(&self) -> ErrorCode;
+
+    /// The exit class its code implies.
+    fn exit_class(&self) -> ExitClass {
+        self.error_code().exit()
+    }
+
+    /// Whether running again later may succeed: its code's class is [`ExitClass::Retryable`].
+    fn is_retryable(&self) -> bool {
+        self.exit_class() == ExitClass::Retryable
+    }
+}
+
+impl Coded for ErrorCode {
+    fn error_code(&self) -> ErrorCode {
+        *self
+    }
+}
+
+impl<C: Code> Coded for C {
+    fn error_code(&self) -> ErrorCode {
+        ErrorCode::from(*self)
+    }
+}
+
+/// Implements [`Coded`] for error types whose inherent `code()` returns an area's enum or an
+/// [`ErrorCode`].
+#[macro_export]
+#[doc(hidden)]
+macro_rules! coded_by_code {
+    ($($ty:ty),* $(,)?) => {$(
+        impl $crate::support::error_code::Coded for $ty {
+            fn error_code(&self) -> $crate::support::error_code::ErrorCode {
+                <$ty>::code(self).into()
+            }
+        }
+    )*};
+}
+
 /// Every code of area `C`, as [`ErrorCode`]s (for [`crate::codes::registry`]).
 pub fn codes_of<C: Code>() -> impl Iterator<Item = ErrorCode> {
     C::all().iter().copied().map(ErrorCode::from)

@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use skillfold::codes::registry;
-use skillfold::support::error_code::{ErrorCode, ExitClass};
+// Through the public path only: what a host gets.
+use skillfold::codes::{ErrorCode, ExitClass, registry};
 
 /// Each table of the page (its `##` heading) and the area whose enum it documents.
 const TABLES: &[(&str, &str)] = &[
@@ -21,6 +21,7 @@ const TABLES: &[(&str, &str)] = &[
     ("Tool errors", "tool"),
     ("Spec tooling", "spec"),
     ("`allowed-tools` rules", "allowed-tools"),
+    ("The command line", "command"),
 ];
 
 /// The rows `code -> exit column` of every table with a `code` column, by heading.
@@ -166,4 +167,62 @@ fn every_area_has_codes_and_failures_never_exit_0_except_warnings() {
         .map(|c| c.as_str())
         .collect();
     assert_eq!(ok, ["case_collision"], "only a warning exits 0");
+}
+
+/// The lines of `text` that decide an exit status other than from a code: a named `Exit`
+/// class, an `ExitClass`, or a hand-written retryable flag.
+fn status_not_from_a_code(text: &str) -> Vec<String> {
+    const NEEDLES: &[&str] = &[
+        "Exit::Retryable",
+        "Exit::Invalid",
+        "ExitClass::",
+        "Exit::judged",
+        "retryable: true",
+        "retryable: false",
+        "transient: true",
+        "transient: false",
+    ];
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .filter(|line| NEEDLES.iter().any(|n| line.contains(n)))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in fs_err::read_dir(dir).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+// The page's claim, kept: the binary takes a failing command's status from its code and nowhere
+// else. Outside `cli/exit.rs` (the one place that maps a code's class to a status), no command
+// names a status class or sets a retryable flag by hand.
+#[test]
+fn the_binary_takes_a_status_from_codes_and_nowhere_else() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    assert!(files.len() > 10, "{files:?}");
+    let mut wrong = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("cli/exit.rs")) {
+        let text = fs_err::read_to_string(file).expect("read");
+        for line in status_not_from_a_code(&text) {
+            wrong.push(format!("{}: {}", file.display(), line.trim()));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "statuses not from a code:\n{}",
+        wrong.join("\n")
+    );
+    // The check itself refuses what it looks for.
+    let hostile = "    return Exit::Retryable;\n    // Exit::Invalid in a comment\n    let e = SourceError { retryable: true };\n";
+    assert_eq!(status_not_from_a_code(hostile).len(), 2);
 }

@@ -42,6 +42,42 @@ fn run(config: &Path, args: &[&str]) -> std::process::Output {
     skillfold(&all)
 }
 
+// The human summary of `prepare` names an OCI source by the image it pins
+// (`REGISTRY/REPOSITORY@sha256:…`), as it names a Git source by URL and commit, never by its
+// corpus directory — on success and on failure.
+#[test]
+fn the_prepare_summary_names_the_image_not_the_corpus_directory() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let registry = Registry::start(&[]);
+    let pushed = push_to(&lab, &registry.repository("platform/summary"), &[]);
+    assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+    let reference = stdout(&pushed).trim().to_owned();
+    let config = oci_descriptor(lab.tmp.path(), &reference, &lab_pins(&lab));
+    let corpus = lab.tmp.path().join("corpus");
+
+    let prepared = run(&config, &["prepare"]);
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
+    assert_stderr_has(
+        &prepared,
+        &format!("ok: skills[0].oci: {reference}: pdf@1.0 published"),
+    );
+    assert!(
+        !stderr(&prepared).contains(&*corpus.to_string_lossy()),
+        "{}",
+        stderr(&prepared)
+    );
+
+    // A bundle the image does not hold: the failure names the image too.
+    let missing = oci_descriptor(
+        lab.tmp.path(),
+        &reference,
+        &[("nothere".to_owned(), "0".repeat(64))],
+    );
+    let refused = run(&missing, &["prepare"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_stderr_has(&refused, &format!("error: skills[0].oci: {reference}: "));
+}
+
 #[test]
 fn a_pushed_image_is_prepared_by_digest_verified_served_and_kept_without_the_registry() {
     let lab = Lab::new(

@@ -485,6 +485,32 @@ fn rollback_returns_to_the_previous_generation() {
     assert_eq!(s.published(), first);
 }
 
+// A previous generation that no longer verifies cannot be rolled back to, whatever the reader
+// says (a digest mismatch here; an I/O error too): the code of its own, exit 2, and `current`
+// stays where it is.
+#[test]
+fn rollback_to_a_previous_generation_that_does_not_verify_is_refused_with_its_own_code() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (repo, s, _) = prepared_two_bundles();
+    let previous = fs_err::canonicalize(s.corpus().join("current")).expect("current");
+    repo.write("skills/alpha/references/guide.md", b"# v2\n");
+    let newer = repo.commit("v2");
+    s.git_source(&repo.file_url(), &newer, &as_refs(&pins(&repo)));
+    assert_eq!(code(&s.run(&["prepare"])), Some(0));
+    let published = s.published();
+    let tampered = previous.join("alpha/references/guide.md");
+    for dir in [previous.join("alpha/references"), previous.join("alpha")] {
+        fs_err::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    fs_err::set_permissions(&tampered, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    fs_err::write(&tampered, b"# tampered\n").expect("tamper");
+    let out = s.run(&["prepare", "--rollback"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert_stderr_has(&out, "[corpus_previous_unverified]");
+    assert_stderr_has(&out, "(digest_mismatch)");
+    assert_eq!(s.published(), published, "nothing was rolled back");
+}
+
 #[test]
 fn pin_prints_an_entry_that_prepare_accepts_once_versions_are_filled() {
     let (repo, commit) = two_bundles();

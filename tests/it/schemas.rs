@@ -114,7 +114,7 @@ fn real_tool_inputs_outputs_errors_and_records_validate() {
         hash: bundle.digest(),
     };
     let origin = skillfold::Origin {
-        kind: "local",
+        kind: skillfold::SourceKind::Local,
         location: "test".into(),
         url: None,
         commit: None,

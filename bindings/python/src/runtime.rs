@@ -77,7 +77,7 @@ impl Runtime {
             d.set_item("code", failure.code.as_str())?;
             d.set_item("reason", &failure.reason)?;
             d.set_item("details", &failure.details)?;
-            d.set_item("transient", failure.transient)?;
+            d.set_item("transient", failure.transient())?;
             list.append(d)?;
         }
         Ok(list)

@@ -32,7 +32,7 @@ pub fn run(args: CheckArgs) -> Exit {
             for line in e.lines() {
                 diag!("error: {line}");
             }
-            Exit::Invalid
+            Exit::of(&e)
         }
     }
 }

@@ -18,7 +18,8 @@ pub struct ConfigArg {
 }
 
 impl ConfigArg {
-    /// The checked plan of the descriptor, or `Exit::Invalid` after every problem was printed.
+    /// The checked plan of the descriptor, or the exit status of its problems (their codes')
+    /// after every problem was printed.
     pub fn plan(&self) -> Result<crate::descriptor::Plan, crate::cli::exit::Exit> {
         crate::ops::check::load_plan(&self.path)
             .map(|(_, plan)| plan)
@@ -26,7 +27,7 @@ impl ConfigArg {
                 for line in e.lines() {
                     diag!("error: {line}");
                 }
-                crate::cli::exit::Exit::Invalid
+                crate::cli::exit::Exit::of(&e)
             })
     }
 }

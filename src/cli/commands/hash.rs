@@ -11,6 +11,7 @@ use crate::support::escape;
 use clap::Args;
 
 use crate::cli::exit::{self, Exit};
+use crate::codes::CommandCode;
 
 /// Check bundle directories and print their `chamvi-skill-bundle-v1` digests.
 ///
@@ -67,11 +68,12 @@ fn parse_digest(s: &str) -> Result<BundleDigest, String> {
 
 pub fn run(args: HashArgs) -> Exit {
     if args.expect.is_some() && args.dirs.len() != 1 {
+        let code = CommandCode::InvalidUsage;
         diag!(
-            "error: --expect takes exactly one DIR (got {})",
+            "error: --expect takes exactly one DIR (got {}) [{code}]",
             args.dirs.len()
         );
-        return Exit::Invalid;
+        return exit::of(code);
     }
     let results = hash::check_dirs(&args.dirs, args.limits);
     let mut exit = Exit::Ok;
@@ -128,8 +130,9 @@ pub fn run(args: HashArgs) -> Exit {
         match json {
             Some(Ok(text)) => text + "\n",
             Some(Err(e)) => {
-                diag!("error: cannot render the report: {e}");
-                return exit.worse(Exit::Retryable);
+                let code = CommandCode::OutputFailed;
+                diag!("error: cannot render the report: {e} [{code}]");
+                return exit.worse(exit::of(code));
             }
             None => String::new(),
         }

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::ops::outdated;
+use crate::ops::outdated::{self, BundleStatus};
 use crate::support::escape;
 use clap::Args;
 
@@ -66,7 +66,7 @@ pub fn run(args: OutdatedArgs) -> Exit {
         );
         for b in &source.bundles {
             let detail = match b.status {
-                "changed" => format!(
+                BundleStatus::Changed => format!(
                     " → {}{}",
                     b.new_hash.as_deref().unwrap_or_default(),
                     b.new_version
@@ -74,7 +74,7 @@ pub fn run(args: OutdatedArgs) -> Exit {
                         .map(|v| format!(" (declares `{}`)", escape::text(v)))
                         .unwrap_or_default()
                 ),
-                "invalid" => format!(": {}", b.problems.join("; ")),
+                BundleStatus::Invalid => format!(": {}", b.problems.join("; ")),
                 _ => String::new(),
             };
             diag!(
@@ -89,6 +89,6 @@ pub fn run(args: OutdatedArgs) -> Exit {
             diag!("  available {}", escape::text(name));
         }
     }
-    let exit = Exit::judged(report.has_refusals(), report.has_fetch_failures());
+    let exit = Exit::worst(report.failures());
     crate::cli::output::finish(exit, args.json, &report)
 }

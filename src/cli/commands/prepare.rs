@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
+use crate::descriptor::kind::SourceKind;
 use crate::ops::check;
 use crate::ops::prepare::{self, PrepareReport, Progress};
-use crate::support::error_code::ExitClass;
 use crate::support::escape;
 use clap::Args;
 
@@ -92,7 +92,7 @@ pub fn run(args: PrepareArgs) -> Exit {
                 diag!("error: {line}");
             }
             write_termination_log(args.termination_log.as_ref(), &lines);
-            return Exit::Invalid;
+            return Exit::of(&e);
         }
     };
     let interrupt = Arc::new(AtomicBool::new(false));
@@ -128,24 +128,28 @@ pub fn run(args: PrepareArgs) -> Exit {
         .iter()
         .filter_map(|s| s.error.as_ref().map(|e| (s, e)))
         .flat_map(|(s, e)| {
-            std::iter::once(format!("{}: {} [{}]", s.location, e.message, e.code))
+            std::iter::once(format!("{}: {} [{}]", s.origin.location, e.message, e.code))
                 .chain(e.details.iter().map(|d| format!("  {d}")))
         })
         .collect();
     write_termination_log(args.termination_log.as_ref(), &failures);
-    let exit = report
-        .worst()
-        .map_or(Exit::Ok, |severity| Exit::from(ExitClass::from(severity)));
-    exit.worse(printed)
+    Exit::worst(report.failures().map(|f| f.code)).worse(printed)
 }
 
 fn print_summary(report: &PrepareReport) {
     for source in &report.sources {
-        let what = match (source.kind, &source.url) {
-            ("git", Some(url)) => format!(
+        let origin = &source.origin;
+        let what = match (origin.kind, &origin.url) {
+            (SourceKind::Git, Some(url)) => format!(
                 "{} @ {}",
                 escape::text(url),
-                source.commit.as_deref().unwrap_or("?")
+                origin.commit.as_deref().unwrap_or("?")
+            ),
+            // The image as the descriptor pins it: `REGISTRY/REPOSITORY@sha256:…`.
+            (SourceKind::Oci, Some(repository)) => format!(
+                "{}@{}",
+                escape::text(repository),
+                escape::text(origin.commit.as_deref().unwrap_or("?"))
             ),
             _ => escape::path(&source.directory).to_string(),
         };
@@ -163,12 +167,12 @@ fn print_summary(report: &PrepareReport) {
                         )
                     })
                     .collect();
-                diag!("ok: {}: {what}: {}", source.location, statuses.join(", "));
+                diag!("ok: {}: {what}: {}", origin.location, statuses.join(", "));
             }
             Some(e) => {
                 diag!(
                     "error: {}: {what}: {} [{}]",
-                    source.location,
+                    origin.location,
                     e.message,
                     e.code
                 );

@@ -90,10 +90,21 @@ pub fn run(args: PushArgs) -> Exit {
                 destination,
                 plain_http: args.plain_http,
             },
-            None => return Exit::Invalid,
+            // The parser requires one of them; said and refused all the same.
+            None => {
+                let code = crate::codes::CommandCode::InvalidUsage;
+                diag!("error: give --oci-layout DIR or --to REGISTRY/REPOSITORY [{code}]");
+                return exit::of(code);
+            }
         },
         #[cfg(not(feature = "oci"))]
-        None => return Exit::Invalid,
+        None => {
+            let code = crate::source::oci::code::DistributionCode::OciDisabled;
+            diag!(
+                "error: this build has no registry client (built without the `oci` feature); give --oci-layout DIR [{code}]"
+            );
+            return exit::of(code);
+        }
     };
     let options = PushOptions {
         agent: args.agent,

@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::skills_ref::properties;
 
 use crate::cli::agentskills::echo;
+use crate::cli::exit::Exit;
 
 /// Runs the command on an argument that exists (click checked); returns the exit status.
 pub fn run(arg: &[u8]) -> u8 {
@@ -17,11 +18,11 @@ pub fn run(arg: &[u8]) -> u8 {
     {
         Ok(json) => {
             echo(false, &json);
-            0
+            Exit::Ok as u8
         }
         Err(e) => {
             echo(true, &format!("Error: {e}"));
-            1
+            Exit::of(&e) as u8
         }
     }
 }

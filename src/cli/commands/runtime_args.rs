@@ -58,8 +58,9 @@ pub fn call_and_print(catalogue: &Catalogue, tool: &str, input: &serde_json::Val
         Ok((output, _record)) => match serde_json::to_string_pretty(&output) {
             Ok(text) => crate::cli::output::print(&format!("{text}\n")),
             Err(e) => {
-                diag!("error: cannot render the result: {e}");
-                Exit::Retryable
+                let code = crate::codes::CommandCode::OutputFailed;
+                diag!("error: cannot render the result: {e} [{code}]");
+                exit::of(code)
             }
         },
         Err(e) => {

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use crate::support::escape;
 use clap::Args;
 
-use crate::cli::exit::Exit;
+use crate::cli::exit::{self, Exit};
+use crate::codes::CommandCode;
 
 /// Write the JSON Schemas: the descriptor, every tool's input and output, the error object and
 /// the host record.
@@ -38,8 +39,9 @@ pub fn run(args: SchemaArgs) -> Exit {
             Exit::Ok
         }
         Err(e) => {
-            diag!("error: {}", escape::text(&e.to_string()));
-            Exit::Retryable
+            let code = CommandCode::SchemaWriteFailed;
+            diag!("error: {} [{code}]", escape::text(&e.to_string()));
+            exit::of(code)
         }
     }
 }

@@ -8,6 +8,8 @@ use crate::skills_ref::{prompt, skill_file::DirError};
 use crate::support::escape;
 
 use crate::cli::agentskills::echo;
+use crate::cli::exit::{self, Exit};
+use crate::skills_ref::code::SpecCode;
 
 /// Runs the command on arguments that exist (click checked); returns the exit status.
 pub fn run(args: &[Vec<u8>]) -> u8 {
@@ -17,21 +19,20 @@ pub fn run(args: &[Vec<u8>]) -> u8 {
         let dir = Path::new(OsStr::from_bytes(&dir));
         // Deviation: a skill directory that is a symbolic link is refused, not resolved.
         if fs_err::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
-            echo(
-                true,
-                &format!("Error: {}", DirError::Symlink(dir.to_owned())),
-            );
-            return 1;
+            let error = DirError::Symlink(dir.to_owned());
+            echo(true, &format!("Error: {error}"));
+            return Exit::of(&error) as u8;
         }
         match fs_err::canonicalize(dir) {
             Ok(resolved) => dirs.push(resolved),
             Err(e) => {
                 // Deviation (skills-ref resolves the path): ours, so the path is escaped.
+                let code = SpecCode::IoError;
                 echo(
                     true,
-                    &format!("Error: {} [io_error]", escape::text(&e.to_string())),
+                    &format!("Error: {} [{code}]", escape::text(&e.to_string())),
                 );
-                return 1;
+                return exit::of(code) as u8;
             }
         }
     }
@@ -39,11 +40,11 @@ pub fn run(args: &[Vec<u8>]) -> u8 {
     match prompt::to_prompt(&refs) {
         Ok(block) => {
             echo(false, &block);
-            0
+            Exit::Ok as u8
         }
         Err(e) => {
             echo(true, &format!("Error: {e}"));
-            1
+            Exit::of(&e) as u8
         }
     }
 }

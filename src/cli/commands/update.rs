@@ -77,7 +77,7 @@ pub fn run(args: UpdateArgs) -> Exit {
             for line in e.lines() {
                 diag!("error: {line}");
             }
-            return Exit::Invalid;
+            return Exit::of(&e);
         }
     };
     for source in &report.sources {
@@ -116,7 +116,7 @@ pub fn run(args: UpdateArgs) -> Exit {
             );
         }
     }
-    let exit = Exit::judged(report.has_refusals(), report.has_transient_failures());
+    let exit = Exit::worst(report.failures());
     if args.json {
         return crate::cli::output::finish(exit, true, &report);
     }

@@ -7,6 +7,8 @@ use std::path::Path;
 use crate::skills_ref::{python, validate};
 
 use crate::cli::agentskills::echo;
+use crate::cli::exit::{self, Exit};
+use crate::skills_ref::code::SpecCode;
 
 /// Runs the command on an argument that exists (click checked); returns the exit status.
 pub fn run(arg: &[u8]) -> u8 {
@@ -15,13 +17,13 @@ pub fn run(arg: &[u8]) -> u8 {
     let errors = validate::validate(Path::new(OsStr::from_bytes(&dir)));
     if errors.is_empty() {
         echo(false, &format!("Valid skill: {shown}"));
-        return 0;
+        return Exit::Ok as u8;
     }
     echo(true, &format!("Validation failed for {shown}:"));
     for error in errors {
         echo(true, &format!("  - {error}"));
     }
-    1
+    exit::of(SpecCode::ValidationFailed) as u8
 }
 
 /// `Path(arg)`, or its parent when it names a regular file called `SKILL.md` in any letter

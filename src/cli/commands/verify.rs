@@ -36,9 +36,9 @@ pub fn run(args: VerifyArgs) -> Exit {
             (None, _) => diag!("ok: {}: {} verified", b.location, b.name),
             (Some(error), code) => {
                 let level = match b.status {
-                    "failed" => "error",
-                    "being-prepared" => "busy",
-                    other => other,
+                    verify::BundleStatus::Failed => "error",
+                    verify::BundleStatus::BeingPrepared => "busy",
+                    other => other.as_str(),
                 };
                 diag!(
                     "{level}: {error} [{}]",
@@ -53,6 +53,6 @@ pub fn run(args: VerifyArgs) -> Exit {
     for busy in &report.being_prepared {
         diag!("busy: {busy}");
     }
-    let exit = Exit::judged(report.has_failures(), report.is_inconclusive());
+    let exit = Exit::worst(report.failures());
     crate::cli::output::finish(exit, args.json, &report)
 }

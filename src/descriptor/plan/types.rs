@@ -95,7 +95,7 @@ pub struct OciSource {
 #[derive(Debug, Clone, Copy)]
 pub struct CorpusRef<'a> {
     /// `git` or `oci`.
-    pub kind: &'static str,
+    pub kind: crate::descriptor::kind::SourceKind,
     /// Where it is written in the descriptor.
     pub location: &'a str,
     /// The corpus directory.
@@ -112,7 +112,7 @@ impl GitSource {
     /// Its corpus.
     pub fn corpus(&self) -> CorpusRef<'_> {
         CorpusRef {
-            kind: "git",
+            kind: crate::descriptor::kind::SourceKind::Git,
             location: &self.location,
             directory: &self.directory,
             approved: &self.approved,
@@ -126,7 +126,7 @@ impl OciSource {
     /// Its corpus.
     pub fn corpus(&self) -> CorpusRef<'_> {
         CorpusRef {
-            kind: "oci",
+            kind: crate::descriptor::kind::SourceKind::Oci,
             location: &self.location,
             directory: &self.directory,
             approved: &self.approved,

@@ -296,6 +296,8 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     std::hint::black_box(difference) == 0
 }
 
+crate::coded_by_code!(TokensError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

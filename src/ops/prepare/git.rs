@@ -13,13 +13,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 #[cfg(feature = "git")]
 use super::io_failure;
 use super::run::{CorpusRun, Start, Target};
-use super::{Failure, Options, SourceReport, bundle_reports, short};
+use super::{BundleStatus, Failure, Options, SourceReport, bundle_reports, short};
 use crate::corpus::manifest::ManifestBundle;
 #[cfg(feature = "git")]
 use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
+use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::GitSource;
 use crate::descriptor::signers::Signer;
+use crate::runtime::snapshot::Origin;
 use crate::source::code::PrepareCode;
 use crate::support::escape;
 
@@ -42,9 +44,9 @@ pub(super) fn prepare_commit(
         };
         match CorpusRun::new(target, options).and_then(CorpusRun::start) {
             Ok(Start::UpToDate(generation, signer)) => {
-                report.generation = Some(generation);
+                report.origin.generation = Some(generation);
                 report.signer = signer;
-                report.bundles = bundle_reports(&git.approved, git.limits, "up-to-date");
+                report.bundles = bundle_reports(&git.approved, git.limits, BundleStatus::UpToDate);
             }
             Ok(Start::Fetch(run, staging)) => {
                 pending.push((reports.len(), GitRun { git, run: *run }, staging));
@@ -78,8 +80,9 @@ pub(super) fn prepare_commit(
         let report = &mut reports[*slot].1;
         match result {
             Ok(generation) => {
-                report.generation = Some(generation);
-                report.bundles = bundle_reports(&run.git.approved, run.git.limits, "published");
+                report.origin.generation = Some(generation);
+                report.bundles =
+                    bundle_reports(&run.git.approved, run.git.limits, BundleStatus::Published);
             }
             Err(failure) => {
                 // Leave the published generation alone; remove what this run wrote.
@@ -97,13 +100,13 @@ impl SourceReport {
     /// The report of a Git source before anything happened: every bundle `failed`.
     pub(super) fn git(git: &GitSource) -> SourceReport {
         SourceReport {
-            kind: "git",
-            location: git.location.clone(),
+            origin: Origin {
+                url: Some(git.shown.as_str().to_owned()),
+                commit: Some(git.revision.to_string()),
+                ..Origin::new(SourceKind::Git, git.location.clone())
+            },
             directory: git.directory.clone(),
-            url: Some(git.shown.as_str().to_owned()),
-            commit: Some(git.revision.to_string()),
-            generation: None,
-            bundles: bundle_reports(&git.approved, git.limits, "failed"),
+            bundles: bundle_reports(&git.approved, git.limits, BundleStatus::Failed),
             signer: None,
             error: None,
         }
@@ -111,9 +114,10 @@ impl SourceReport {
 
     /// Records `failure` and says so on the progress display.
     pub(super) fn fail(&mut self, failure: Failure, options: &Options<'_>) {
-        options
-            .progress
-            .note(&self.location, &format!("failed: {}", failure.message));
+        options.progress.note(
+            &self.origin.location,
+            &format!("failed: {}", failure.message),
+        );
         self.error = Some(failure);
     }
 }

@@ -11,9 +11,9 @@
 //!   its pin; nothing is copied.
 //!
 //! Every failure is classified by its code's exit class ([`crate::support::error_code`]):
-//! [`Severity::Retryable`] (unreachable source, commit not (yet) on the server, guard held,
-//! interrupted, I/O) or [`Severity::Invalid`] (a pin or bundle that can never verify). Any
-//! failure leaves the previously published generation in place.
+//! retryable (unreachable source, commit not (yet) on the server, guard held, interrupted, I/O)
+//! or invalid (a pin or bundle that can never verify). Any failure leaves the previously
+//! published generation in place.
 
 mod git;
 mod oci;
@@ -30,75 +30,67 @@ use crate::descriptor::plan::{CorpusRef, GitSource, LocalSource, OciSource, Plan
 use crate::format::limits::Limits;
 use crate::format::pin::Pin;
 use crate::source::code::PrepareCode;
-use crate::support::error_code::{ErrorCode, ExitClass};
+use crate::support::error_code::{Coded, ErrorCode, ExitClass};
 use crate::support::escape;
+
+use crate::descriptor::kind::SourceKind;
+use crate::runtime::snapshot::Origin;
 
 use crate::corpus::pin_check;
 use crate::corpus::{Corpus, Manifest};
 
-/// How bad a failure is, for the exit status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Running again later may succeed (exit 1).
-    Retryable,
-    /// Configuration or verification: it will not succeed until someone changes something
-    /// (exit 2).
-    Invalid,
-}
-
-impl Severity {
-    /// The severity of a failure with `code`: its exit class. (A failure never has a code of
-    /// class `Ok`; only warnings do.)
-    pub fn of(code: ErrorCode) -> Severity {
-        match code.exit() {
-            ExitClass::Retryable => Severity::Retryable,
-            ExitClass::Ok | ExitClass::Invalid => Severity::Invalid,
-        }
-    }
-}
-
-impl From<Severity> for ExitClass {
-    fn from(severity: Severity) -> ExitClass {
-        match severity {
-            Severity::Retryable => ExitClass::Retryable,
-            Severity::Invalid => ExitClass::Invalid,
-        }
-    }
-}
-
-/// A failure of one source.
-#[derive(Debug, Clone, Serialize)]
+/// A failure of one source. Its exit class is its code's ([`Coded`]); the report's `severity`
+/// field is that class (`retryable` or `invalid`), written from the code and nowhere else.
+#[derive(Debug, Clone)]
 pub struct Failure {
     /// Stable code.
     pub code: ErrorCode,
     /// What went wrong (credentials never included).
     pub message: String,
-    /// Retryable or invalid.
-    pub severity: Severity,
     /// Every problem, one per line, when there were several (bundle rules, several bundles).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<String>,
 }
 
 impl Failure {
-    /// A failure with `code`, as severe as the code's exit class.
+    /// A failure with `code`.
     fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Failure {
-        let code = code.into();
         Failure {
-            code,
+            code: code.into(),
             message: message.into(),
-            severity: Severity::of(code),
             details: Vec::new(),
         }
     }
 
-    /// The same failure, with the severity the situation gives it rather than its code's (a
-    /// staged copy that does not verify is a disk problem; a previous generation that does not
-    /// verify cannot be rolled back to, whatever the reason).
-    fn with_severity(mut self, severity: Severity) -> Failure {
-        self.severity = severity;
-        self
+    /// Retryable or invalid: the exit class of its code.
+    pub fn severity(&self) -> ExitClass {
+        self.code.exit()
+    }
+}
+
+impl Coded for Failure {
+    fn error_code(&self) -> ErrorCode {
+        self.code
+    }
+}
+
+impl Serialize for Failure {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// The report's shape: `{code, message, severity, details}`.
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            code: ErrorCode,
+            message: &'a str,
+            severity: ExitClass,
+            #[serde(skip_serializing_if = "<[String]>::is_empty")]
+            details: &'a [String],
+        }
+        Wire {
+            code: self.code,
+            message: &self.message,
+            severity: self.severity(),
+            details: &self.details,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -113,36 +105,92 @@ pub struct BundleReport {
     pub hash: String,
     /// The limits profile it was (or is to be) checked under.
     pub limits: Limits,
-    /// `published`, `up-to-date`, `verified` or `failed`.
-    pub status: &'static str,
+    /// `published`, `up-to-date`, `verified`, `rolled-back` or `failed`.
+    pub status: BundleStatus,
+}
+
+/// What `prepare` did with one bundle (spelled as the report has always spelled it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BundleStatus {
+    /// Fetched, verified and published in a new generation.
+    Published,
+    /// The published generation already held it, and it still verifies.
+    UpToDate,
+    /// A local bundle, verified in place.
+    Verified,
+    /// `prepare --rollback`: the generation rolled back to holds it.
+    RolledBack,
+    /// It could not be prepared (see the source's `error`).
+    Failed,
+}
+
+impl BundleStatus {
+    /// The spelling of the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BundleStatus::Published => "published",
+            BundleStatus::UpToDate => "up-to-date",
+            BundleStatus::Verified => "verified",
+            BundleStatus::RolledBack => "rolled-back",
+            BundleStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for BundleStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What happened to one source.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct SourceReport {
-    /// `git` or `local`.
-    pub kind: &'static str,
-    /// Where it is written in the descriptor.
-    pub location: String,
-    /// The corpus (git) or bundle (local) directory.
+    /// Where it comes from, the record's [`Origin`]: `kind` (`git`, `oci` or `local`),
+    /// `location`, `url` (the Git URL without credentials, or `REGISTRY/REPOSITORY`), `commit`
+    /// (the pinned commit or manifest digest), `generation` (the one published). Flattened into
+    /// the source's object.
+    pub origin: Origin,
+    /// The corpus (git, oci) or bundle (local) directory.
     pub directory: PathBuf,
-    /// The repository URL without credentials (git).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    /// The pinned commit (git).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// The published generation (git).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub generation: Option<String>,
     /// Every bundle of the source.
     pub bundles: Vec<BundleReport>,
     /// Who signed the commit, when the source requires a signature.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub signer: Option<crate::descriptor::signers::Signer>,
     /// Why it failed, if it did.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Failure>,
+}
+
+impl Serialize for SourceReport {
+    /// `{kind, location, directory, url, commit, generation, bundles, signer, error}`: the
+    /// origin's fields flattened, in the order the report has always had (`directory` after
+    /// `location`), absent ones left out.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let origin = &self.origin;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("kind", &origin.kind)?;
+        map.serialize_entry("location", &origin.location)?;
+        map.serialize_entry("directory", &self.directory)?;
+        for (key, value) in [
+            ("url", &origin.url),
+            ("commit", &origin.commit),
+            ("generation", &origin.generation),
+        ] {
+            if let Some(value) = value {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.serialize_entry("bundles", &self.bundles)?;
+        if let Some(signer) = &self.signer {
+            map.serialize_entry("signer", signer)?;
+        }
+        if let Some(error) = &self.error {
+            map.serialize_entry("error", error)?;
+        }
+        map.end()
+    }
 }
 
 /// The final report (`--json`).
@@ -158,12 +206,9 @@ pub struct PrepareReport {
 }
 
 impl PrepareReport {
-    /// The worst failure, if any.
-    pub fn worst(&self) -> Option<Severity> {
-        self.sources
-            .iter()
-            .filter_map(|s| s.error.as_ref().map(|e| e.severity))
-            .max()
+    /// Every failure of the report, one per failed source (what the exit status is taken from).
+    pub fn failures(&self) -> impl Iterator<Item = &Failure> {
+        self.sources.iter().filter_map(|s| s.error.as_ref())
     }
 }
 
@@ -277,7 +322,7 @@ fn jobs(sources: &[Source]) -> Vec<Job<'_>> {
     jobs
 }
 
-fn bundle_reports(pins: &[Pin], limits: Limits, status: &'static str) -> Vec<BundleReport> {
+fn bundle_reports(pins: &[Pin], limits: Limits, status: BundleStatus) -> Vec<BundleReport> {
     pins.iter()
         .map(|p| BundleReport {
             name: p.name.to_string(),
@@ -297,7 +342,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
     let result = pin_check::verify_dir(&local.directory, &local.pin, local.limits, None);
     let pins = std::slice::from_ref(&local.pin);
     let (status, error) = match result {
-        Ok(_) => ("verified", None),
+        Ok(_) => (BundleStatus::Verified, None),
         Err(e) => {
             let details = match &e {
                 pin_check::VerifyError::Load {
@@ -313,16 +358,12 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
             };
             let mut failure = Failure::new(e.code(), e.to_string());
             failure.details = details;
-            ("failed", Some(failure))
+            (BundleStatus::Failed, Some(failure))
         }
     };
     SourceReport {
-        kind: "local",
-        location: local.location.clone(),
+        origin: Origin::new(SourceKind::Local, local.location.clone()),
         directory: local.directory.clone(),
-        url: None,
-        commit: None,
-        generation: None,
         bundles: bundle_reports(pins, local.limits, status),
         signer: None,
         error,
@@ -352,14 +393,14 @@ pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
                 Source::Oci(oci) => (SourceReport::oci(oci), oci.corpus()),
                 Source::Local(_) => return None,
             };
-            report.commit = None;
+            report.origin.commit = None;
             report.bundles = Vec::new();
             match rollback_one(corpus, progress) {
                 Ok((id, manifest)) => {
-                    report.commit = Some(manifest.source.commit.clone());
-                    report.generation = Some(id);
+                    report.origin.commit = Some(manifest.source.commit.clone());
+                    report.origin.generation = Some(id);
                     let pins: Vec<Pin> = manifest.bundles.iter().map(|b| b.pin.clone()).collect();
-                    report.bundles = bundle_reports(&pins, corpus.limits, "rolled-back");
+                    report.bundles = bundle_reports(&pins, corpus.limits, BundleStatus::RolledBack);
                 }
                 Err(failure) => report.error = Some(failure),
             }
@@ -409,13 +450,17 @@ fn rollback_one(
         git.location,
         &format!("verifying generation {}", previous.id),
     );
+    // Whatever the reason (an I/O error too), a generation that does not verify cannot be
+    // rolled back to: a code of its own, invalid; the reader's code is kept in the message.
     pin_check::verify_recorded(&previous.dir, &previous.manifest.bundles, git.limits).map_err(
         |e| {
             Failure::new(
-                e.code(),
-                format!("the previous generation does not verify: {e}"),
+                PrepareCode::CorpusPreviousUnverified,
+                format!(
+                    "the previous generation does not verify ({}): {e}",
+                    e.code()
+                ),
             )
-            .with_severity(Severity::Invalid)
         },
     )?;
     let generation = corpus.rollback().map_err(|e| io_failure(&e))?;
@@ -428,4 +473,60 @@ fn rollback_one(
         ),
     );
     Ok((generation.id, generation.manifest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BundleStatus, Failure, SourceReport, bundle_reports};
+    use crate::descriptor::kind::SourceKind;
+    use crate::format::limits::Limits;
+    use crate::runtime::snapshot::Origin;
+    use crate::source::code::PrepareCode;
+
+    // The report's JSON is a stable interface: the origin's fields flattened in the order the
+    // report always had, the kind and statuses spelled as before, `severity` from the code.
+    #[test]
+    fn a_source_report_serialises_as_it_always_did() {
+        let pin = crate::format::pin::Pin {
+            name: "hello".parse().expect("name"),
+            version: "1".parse().expect("version"),
+            hash: "0".repeat(64).parse().expect("hash"),
+        };
+        let report = SourceReport {
+            origin: Origin {
+                url: Some("127.0.0.1:5000/skills".to_owned()),
+                commit: Some(format!("sha256:{}", "a".repeat(64))),
+                ..Origin::new(SourceKind::Oci, "skills[0].oci")
+            },
+            directory: "corpus".into(),
+            bundles: bundle_reports(&[pin], Limits::default(), BundleStatus::UpToDate),
+            signer: None,
+            error: Some(Failure::new(PrepareCode::GuardHeld, "held")),
+        };
+        let json = serde_json::to_string(&report).expect("json");
+        let keys: Vec<&str> = [
+            "\"kind\":\"oci\"",
+            "\"location\"",
+            "\"directory\"",
+            "\"url\"",
+            "\"commit\"",
+            "\"bundles\"",
+            "\"status\":\"up-to-date\"",
+            "\"error\"",
+            "\"code\":\"guard_held\"",
+            "\"severity\":\"retryable\"",
+        ]
+        .to_vec();
+        let mut at = 0;
+        for key in keys {
+            let found = json[at..]
+                .find(key)
+                .unwrap_or_else(|| panic!("{key} in order: {json}"));
+            at += found + key.len();
+        }
+        assert!(
+            !json.contains("generation") && !json.contains("signer"),
+            "{json}"
+        );
+    }
 }

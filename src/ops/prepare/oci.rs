@@ -9,14 +9,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::run::{CorpusRun, Start, Target};
-use super::{Failure, Options, SourceReport, bundle_reports, io_failure};
+use super::{BundleStatus, Failure, Options, SourceReport, bundle_reports, io_failure};
 use crate::corpus::manifest::ManifestBundle;
 use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
+use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::OciSource;
 use crate::format::bundle::Bundle;
 use crate::format::file_set::FileSet;
 use crate::format::problem::Problems;
+use crate::runtime::snapshot::Origin;
 use crate::source::oci::PulledLayer as Layer;
 use crate::source::oci::code::DistributionCode;
 
@@ -24,13 +26,13 @@ impl SourceReport {
     /// The report of an OCI source before anything happened: every bundle `failed`.
     pub(super) fn oci(oci: &OciSource) -> SourceReport {
         SourceReport {
-            kind: "oci",
-            location: oci.location.clone(),
+            origin: Origin {
+                url: Some(oci.repository()),
+                commit: Some(oci.reference.digest.clone()),
+                ..Origin::new(SourceKind::Oci, oci.location.clone())
+            },
             directory: oci.directory.clone(),
-            url: Some(oci.repository()),
-            commit: Some(oci.reference.digest.clone()),
-            generation: None,
-            bundles: bundle_reports(&oci.approved, oci.limits, "failed"),
+            bundles: bundle_reports(&oci.approved, oci.limits, BundleStatus::Failed),
             signer: None,
             error: None,
         }
@@ -57,8 +59,8 @@ pub(super) fn prepare_image(
         };
         match CorpusRun::new(target, options).and_then(CorpusRun::start) {
             Ok(Start::UpToDate(generation, _)) => {
-                report.generation = Some(generation);
-                report.bundles = bundle_reports(&oci.approved, oci.limits, "up-to-date");
+                report.origin.generation = Some(generation);
+                report.bundles = bundle_reports(&oci.approved, oci.limits, BundleStatus::UpToDate);
             }
             Ok(Start::Fetch(run, staging)) => pending.push((reports.len(), oci, run, staging)),
             Err(failure) => report.fail(failure, options),
@@ -96,8 +98,8 @@ pub(super) fn prepare_image(
         let report = &mut reports[*slot].1;
         match result {
             Ok(generation) => {
-                report.generation = Some(generation);
-                report.bundles = bundle_reports(&oci.approved, oci.limits, "published");
+                report.origin.generation = Some(generation);
+                report.bundles = bundle_reports(&oci.approved, oci.limits, BundleStatus::Published);
             }
             Err(failure) => {
                 // Leave the published generation alone; remove what this run wrote.

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{Failure, Options, Severity, io_failure};
+use super::{Failure, Options, io_failure};
 use crate::corpus::manifest::{self, ManifestBundle, ManifestSource};
 use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
@@ -176,10 +176,15 @@ impl<'a> CorpusRun<'a> {
         let (signer, commit_object) = signed.unzip();
         self.check_interrupt()?;
         self.step("verifying the staged bytes");
+        // Bytes that verified when taken and do not when read back from staging are a disk
+        // problem (retryable), whatever the reader says: a code of its own; the reader's code is
+        // kept in the message.
         pin_check::verify_recorded(&staging.dir, &bundles, self.target.corpus.limits).map_err(
             |e| {
-                Failure::new(e.code(), format!("the staged copy does not verify: {e}"))
-                    .with_severity(Severity::Retryable)
+                Failure::new(
+                    PrepareCode::CorpusStagingUnverified,
+                    format!("the staged copy does not verify ({}): {e}", e.code()),
+                )
             },
         )?;
         self.check_interrupt()?;
@@ -205,5 +210,91 @@ impl<'a> CorpusRun<'a> {
             .map_err(|e| io_failure(&e))?;
         self.step(&format!("published generation {}", generation.id));
         Ok(generation.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::{CorpusRun, Start, Target};
+    use crate::corpus::manifest::ManifestBundle;
+    use crate::descriptor::kind::SourceKind;
+    use crate::descriptor::plan::CorpusRef;
+    use crate::format::limits::Limits;
+    use crate::format::pin::Pin;
+    use crate::ops::prepare::{Options, Progress};
+    use crate::source::code::PrepareCode;
+    use crate::support::error_code::{Coded as _, ErrorCode, ExitClass};
+
+    struct Quiet;
+
+    impl Progress for Quiet {
+        fn step(&self, _: &str, _: &str) {}
+        fn note(&self, _: &str, _: &str) {}
+    }
+
+    // Staged bytes that do not verify when read back (here: nothing was staged, which the
+    // reader calls `not_found`, invalid) are a disk problem: `corpus_staging_unverified`,
+    // retryable, with the reader's code in the message; nothing is published.
+    #[test]
+    fn a_staged_copy_that_does_not_verify_is_retryable_with_its_own_code() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let directory = tmp.path().join("corpus");
+        let pin = Pin {
+            name: "hello".parse().expect("name"),
+            version: "1".parse().expect("version"),
+            hash: "0".repeat(64).parse().expect("hash"),
+        };
+        let approved = [pin.clone()];
+        let revision = "a".repeat(40);
+        let interrupt = AtomicBool::new(false);
+        let options = Options {
+            interrupt: &interrupt,
+            progress: &Quiet,
+            concurrency: 1,
+            fetch_timeout: crate::ops::prepare::DEFAULT_FETCH_TIMEOUT,
+        };
+        let target = Target {
+            corpus: CorpusRef {
+                kind: SourceKind::Git,
+                location: "skills[0].git",
+                directory: &directory,
+                approved: &approved,
+                limits: Limits::default(),
+                revision: &revision,
+            },
+            url: "https://example.com/skills.git".to_owned(),
+            root: None,
+            trust: None,
+        };
+        let run = CorpusRun::new(target, &options).expect("run");
+        let Ok(Start::Fetch(run, staging)) = run.start() else {
+            panic!("a new corpus is staged");
+        };
+        let bundles = vec![ManifestBundle {
+            pin,
+            path: "hello".to_owned(),
+            limits: Limits::default(),
+            files: Vec::new(),
+        }];
+        let failure = run.publish(&staging, bundles, None).expect_err("refused");
+        assert_eq!(
+            failure.code,
+            ErrorCode::from(PrepareCode::CorpusStagingUnverified)
+        );
+        assert_eq!(failure.exit_class(), ExitClass::Retryable);
+        assert!(
+            failure.message.contains("(not_found)"),
+            "{}",
+            failure.message
+        );
+        assert!(
+            crate::corpus::Corpus::at(&directory)
+                .current()
+                .expect("readable")
+                .is_none(),
+            "nothing was published"
+        );
     }
 }

@@ -32,7 +32,7 @@ use crate::ops::check::CheckError;
 use crate::source::code::PrepareCode;
 use crate::source::git::candidate::{Candidate, SourceError, Target};
 use crate::source::git::commit::{TakeError, bundle_folder};
-use crate::support::error_code::ErrorCode;
+use crate::support::error_code::{ErrorCode, ExitClass};
 use crate::support::escape;
 
 use diff::FileChanges;
@@ -78,6 +78,15 @@ impl UpdateError {
     }
 }
 
+impl crate::support::error_code::Coded for UpdateError {
+    fn error_code(&self) -> ErrorCode {
+        match self {
+            UpdateError::Check(e) => e.error_code(),
+            UpdateError::UnknownSource(_) => DescriptorCode::UnknownSource.into(),
+        }
+    }
+}
+
 /// The review of an update.
 #[derive(Debug, Clone, Serialize)]
 pub struct UpdateReport {
@@ -119,13 +128,25 @@ pub struct SourceUpdate {
     pub error: Option<SourceError>,
 }
 
+/// What an update does to one approved bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BundleStatus {
+    /// Same digest and version at the target.
+    Unchanged,
+    /// A new digest or version at the target.
+    Changed,
+    /// It cannot be pinned at the target (see `problems`).
+    Refused,
+}
+
 /// One approved bundle's update.
 #[derive(Debug, Clone, Serialize)]
 pub struct BundleUpdate {
     /// The name.
     pub name: String,
     /// `unchanged` (same digest and version), `changed`, or `refused` (see `problems`).
-    pub status: &'static str,
+    pub status: BundleStatus,
     /// The pinned version.
     pub old_version: String,
     /// The version it gets (absent when refused).
@@ -144,20 +165,32 @@ pub struct BundleUpdate {
 }
 
 impl UpdateReport {
+    /// The code of every failure of the report (what the exit status is taken from): each
+    /// source's error, `verification_failed` for each bundle that cannot be pinned (its problems
+    /// name their own codes), and the rewrite's error.
+    pub fn failures(&self) -> impl Iterator<Item = ErrorCode> + '_ {
+        self.sources
+            .iter()
+            .flat_map(|s| {
+                s.error.iter().map(|e| e.code).chain(
+                    s.bundles
+                        .iter()
+                        .filter(|b| b.status == BundleStatus::Refused)
+                        .map(|_| ErrorCode::from(PrepareCode::VerificationFailed)),
+                )
+            })
+            .chain(self.rewrite_error.iter().map(|e| e.code))
+    }
+
     /// Whether a source failed for a reason that may pass (a fetch, a write).
     pub fn has_transient_failures(&self) -> bool {
-        let transient = |e: &Option<SourceError>| e.as_ref().is_some_and(|e| e.retryable);
-        self.sources.iter().any(|s| transient(&s.error)) || transient(&self.rewrite_error)
+        self.failures().any(|c| c.exit() == ExitClass::Retryable)
     }
 
     /// Whether something was refused: a target that fails a check, a bundle that cannot be
     /// pinned, a descriptor that cannot be rewritten.
     pub fn has_refusals(&self) -> bool {
-        let refused = |e: &Option<SourceError>| e.as_ref().is_some_and(|e| !e.retryable);
-        self.sources
-            .iter()
-            .any(|s| refused(&s.error) || s.bundles.iter().any(|b| b.status == "refused"))
-            || refused(&self.rewrite_error)
+        self.failures().any(|c| c.exit() == ExitClass::Invalid)
     }
 }
 
@@ -228,14 +261,7 @@ pub fn update(request: &Request<'_>, interrupt: &AtomicBool) -> Result<UpdateRep
     if report.has_refusals() || report.has_transient_failures() {
         return Ok(report);
     }
-    let source_error = |e: &rewrite::RewriteError| {
-        let code = e.code();
-        SourceError::of(
-            code,
-            e,
-            code.exit() == crate::support::error_code::ExitClass::Retryable,
-        )
-    };
+    let source_error = |e: &rewrite::RewriteError| SourceError::of(e.code(), e);
     match rewrite::rewrite(request.path, &text, &changes) {
         Err(e) => report.rewrite_error = Some(source_error(&e)),
         Ok((new_text, scalars)) => {
@@ -319,7 +345,7 @@ fn review_source(
         match candidate.commit.verify_signature(trust) {
             Ok(signer) => report.signer = Some(signer),
             Err(e) => {
-                report.error = Some(SourceError::of(e.code(), &e, e.is_retryable()));
+                report.error = Some(SourceError::from_error(&e));
                 return None;
             }
         }
@@ -329,7 +355,7 @@ fn review_source(
     for (i, pin) in git.approved.iter().enumerate() {
         let mut entry = BundleUpdate {
             name: pin.name.to_string(),
-            status: "refused",
+            status: BundleStatus::Refused,
             old_version: if placeholder(i) {
                 crate::ops::pin::VERSION_PLACEHOLDER.to_owned()
             } else {
@@ -365,9 +391,9 @@ fn review_source(
                             Err(e) => entry.problems.push(format!("{e} [{}]", e.code())),
                             Ok(_) => {
                                 entry.status = if new == *pin && !placeholder(i) {
-                                    "unchanged"
+                                    BundleStatus::Unchanged
                                 } else {
-                                    "changed"
+                                    BundleStatus::Changed
                                 };
                                 entry.new_version = Some(new.version.as_str().to_owned());
                                 entry.new_hash = Some(new.hash.to_string());

@@ -7,9 +7,10 @@
 
 use std::fmt::Write as _;
 
+use crate::support::error_code::Coded as _;
 use crate::support::escape;
 
-use super::{BundleUpdate, SourceUpdate, UpdateReport};
+use super::{BundleStatus, BundleUpdate, SourceUpdate, UpdateReport};
 
 /// The review of `report` as Markdown; `written` says whether the descriptor was rewritten,
 /// `descriptor` names it.
@@ -18,7 +19,12 @@ pub fn markdown(report: &UpdateReport, descriptor: &str) -> String {
     let changed: usize = report
         .sources
         .iter()
-        .map(|s| s.bundles.iter().filter(|b| b.status == "changed").count())
+        .map(|s| {
+            s.bundles
+                .iter()
+                .filter(|b| b.status == BundleStatus::Changed)
+                .count()
+        })
         .sum();
     let _ = writeln!(out, "# skillfold update\n");
     let _ = writeln!(
@@ -87,7 +93,7 @@ fn source_section(out: &mut String, source: &SourceUpdate) {
         );
     }
     if let Some(error) = &source.error {
-        let kind = if error.retryable {
+        let kind = if error.is_retryable() {
             "Could not be fetched"
         } else {
             "Refused"
@@ -159,7 +165,7 @@ fn cell(text: &str) -> String {
 }
 
 fn bundle_section(out: &mut String, bundle: &BundleUpdate) {
-    if bundle.status == "unchanged" && bundle.files.is_empty() {
+    if bundle.status == BundleStatus::Unchanged && bundle.files.is_empty() {
         return;
     }
     let _ = writeln!(out, "### `{}` {}\n", bundle.name, version_change(bundle));
@@ -211,7 +217,7 @@ mod tests {
                 bundles: vec![
                     BundleUpdate {
                         name: "pdf".into(),
-                        status: "changed",
+                        status: BundleStatus::Changed,
                         old_version: "1.0".into(),
                         new_version: Some("1.1".into()),
                         old_hash: "c".repeat(64),
@@ -225,7 +231,7 @@ mod tests {
                     },
                     BundleUpdate {
                         name: "docx".into(),
-                        status: "unchanged",
+                        status: BundleStatus::Unchanged,
                         old_version: "2".into(),
                         new_version: Some("2".into()),
                         old_hash: "e".repeat(64),

@@ -252,3 +252,5 @@ pub fn write(path: &Path, old_text: &str, new_text: &str) -> Result<(), RewriteE
         .and_then(|dir| dir.sync_all())
         .map_err(failed(folder))
 }
+
+crate::coded_by_code!(RewriteError);

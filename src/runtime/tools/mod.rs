@@ -138,6 +138,12 @@ pub struct ToolError {
     pub stderr: Option<String>,
 }
 
+impl crate::support::error_code::Coded for ToolError {
+    fn error_code(&self) -> crate::support::error_code::ErrorCode {
+        self.code.into()
+    }
+}
+
 impl ToolError {
     /// A refusal with `code`.
     pub fn new(code: ToolCode, message: impl Into<String>) -> ToolError {
@@ -360,7 +366,7 @@ pub(crate) fn record(access: &Access<'_>, content: &[u8]) -> Record {
             None,
             None,
             Origin {
-                kind: "discovered",
+                kind: crate::descriptor::kind::SourceKind::Discovered,
                 location: g.dir().display().to_string(),
                 url: None,
                 commit: None,

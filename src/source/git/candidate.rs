@@ -15,7 +15,7 @@ use crate::format::pin::CommitId;
 use crate::source::code::PrepareCode;
 use crate::source::git::commit::PinnedCommit;
 use crate::source::git::fetch::{self, RefQuery};
-use crate::support::error_code::ErrorCode;
+use crate::support::error_code::{Coded, ErrorCode};
 use crate::support::escape;
 
 /// Which commit to look at.
@@ -65,25 +65,53 @@ impl Target {
     }
 }
 
-/// Why a candidate (or anything else about one source) could not be used.
-#[derive(Debug, Clone, Serialize)]
+/// Why a candidate (or anything else about one source) could not be used. Whether trying again
+/// later may succeed is its code's class ([`Coded`]); the report's `retryable` field is written
+/// from the code and nowhere else.
+#[derive(Debug, Clone)]
 pub struct SourceError {
     /// Stable code.
     pub code: ErrorCode,
     /// What went wrong.
     pub message: String,
-    /// Whether trying again later may succeed (a fetch failure).
-    pub retryable: bool,
 }
 
 impl SourceError {
-    /// An error with `code`, `error`'s text, and whether it may pass.
-    pub fn of(code: impl Into<ErrorCode>, error: &dyn std::fmt::Display, retryable: bool) -> Self {
+    /// An error with `code` and `error`'s text.
+    pub fn of(code: impl Into<ErrorCode>, error: &dyn std::fmt::Display) -> Self {
         SourceError {
             code: code.into(),
             message: error.to_string(),
-            retryable,
         }
+    }
+
+    /// An error with `error`'s code and text.
+    pub fn from_error<E: Coded + std::fmt::Display>(error: &E) -> Self {
+        SourceError::of(error.error_code(), error)
+    }
+}
+
+impl Coded for SourceError {
+    fn error_code(&self) -> ErrorCode {
+        self.code
+    }
+}
+
+impl Serialize for SourceError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        /// The report's shape: `{code, message, retryable}`.
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            code: ErrorCode,
+            message: &'a str,
+            retryable: bool,
+        }
+        Wire {
+            code: self.code,
+            message: &self.message,
+            retryable: self.is_retryable(),
+        }
+        .serialize(serializer)
     }
 }
 
@@ -110,7 +138,7 @@ impl Candidate {
         let started = std::time::Instant::now();
         let temp = tempfile::tempdir().map_err(|e| {
             let message = format!("cannot create a temporary directory: {e}");
-            SourceError::of(PrepareCode::IoError, &message, true)
+            SourceError::of(PrepareCode::IoError, &message)
         })?;
         let query = match target {
             Target::Tracked => git
@@ -129,9 +157,9 @@ impl Candidate {
             interrupt,
             deadline,
         )
-        .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?;
+        .map_err(|e| SourceError::from_error(&e))?;
         let id = CommitId::parse(&object.to_string())
-            .map_err(|e| SourceError::of(PrepareCode::FetchInvalid, &e, false))?;
+            .map_err(|e| SourceError::of(PrepareCode::FetchInvalid, &e))?;
         // The listing and the fetch share one deadline.
         let left = deadline.saturating_sub(started.elapsed());
         Self::fetch_commit(git, id, Some(name), temp, interrupt, left)
@@ -153,7 +181,7 @@ impl Candidate {
             deadline,
             &|_| {},
         )
-        .map_err(|e| SourceError::of(e.code(), &e, e.is_retryable()))?;
+        .map_err(|e| SourceError::from_error(&e))?;
         Ok(Candidate {
             id,
             reference,

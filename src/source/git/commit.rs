@@ -62,16 +62,9 @@ impl CommitError {
             CommitError::Signature(e) => e.code(),
         }
     }
-
-    /// Whether running again later may succeed.
-    pub fn is_retryable(&self) -> bool {
-        match self {
-            CommitError::Fetch(e) => e.is_retryable(),
-            CommitError::Tree(e) => e.is_retryable(),
-            CommitError::Symlinks { .. } | CommitError::Signature(_) => false,
-        }
-    }
 }
+
+crate::coded_by_code!(CommitError, TakeError);
 
 /// ` (N listed)` when not every path is listed.
 fn listed(count: usize, shown: usize) -> String {

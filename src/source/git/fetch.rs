@@ -172,18 +172,9 @@ impl FetchError {
             FetchError::Invalid { .. } => PrepareCode::FetchInvalid,
         }
     }
-
-    /// Whether running again later may succeed.
-    pub fn is_retryable(&self) -> bool {
-        !matches!(
-            self,
-            FetchError::Invalid { .. }
-                | FetchError::CleartextCredentials { .. }
-                | FetchError::NotACommit { .. }
-                | FetchError::ObjectTooLarge { .. }
-        )
-    }
 }
+
+crate::coded_by_code!(FetchError);
 
 impl FetchError {
     /// What to change so that the next run succeeds, when the error itself does not say.

@@ -117,12 +117,9 @@ impl TreeError {
             TreeError::Interrupted { .. } => PrepareCode::Interrupted,
         }
     }
-
-    /// Whether running again later may succeed.
-    pub fn is_retryable(&self) -> bool {
-        self.code().exit() == crate::support::error_code::ExitClass::Retryable
-    }
 }
+
+crate::coded_by_code!(TreeError);
 
 /// Paths of one kind of entry found by the walk: the first few, and how many there are.
 #[derive(Debug, Clone, Default)]
@@ -654,7 +651,7 @@ mod tests {
         let commit = repo.commit(&root);
         let err = walk(&repo.open(), commit, &AtomicBool::new(true)).unwrap_err();
         assert_eq!(err.code(), "interrupted");
-        assert!(err.is_retryable());
+        assert!(crate::support::error_code::Coded::is_retryable(&err));
     }
 
     #[test]
