@@ -20,7 +20,6 @@ const TABLES: &[(&str, &str)] = &[
     ("The MCP server", "mcp"),
     ("Tool errors", "tool"),
     ("Spec tooling", "spec"),
-    ("`allowed-tools` rules", "allowed-tools"),
     ("The command line", "command"),
 ];
 
