@@ -163,8 +163,6 @@ impl<C: Code> Coded for C {
 
 /// Implements [`Coded`] for error types whose inherent `code()` returns an area's enum or an
 /// [`ErrorCode`].
-#[macro_export]
-#[doc(hidden)]
 macro_rules! coded_by_code {
     ($($ty:ty),* $(,)?) => {$(
         impl $crate::support::error_code::Coded for $ty {
@@ -182,7 +180,7 @@ pub fn codes_of<C: Code>() -> impl Iterator<Item = ErrorCode> {
 
 /// Declares an area's codes. See the module doc.
 ///
-/// ```ignore
+/// ```text
 /// error_codes! {
 ///     /// Failures of preparation.
 ///     pub enum PrepareCode: "preparation", default Invalid;
@@ -192,8 +190,6 @@ pub fn codes_of<C: Code>() -> impl Iterator<Item = ErrorCode> {
 ///     SymlinkInTree = "symlink_in_tree",
 /// }
 /// ```
-#[macro_export]
-#[doc(hidden)]
 macro_rules! error_codes {
     (
         $(#[$meta:meta])*
@@ -283,6 +279,8 @@ macro_rules! error_codes {
     (@exit $default:ident) => { $crate::support::error_code::ExitClass::$default };
     (@exit $default:ident $exit:ident) => { $crate::support::error_code::ExitClass::$exit };
 }
+// Crate-private: every area declares its codes with them; no host does.
+pub(crate) use {coded_by_code, error_codes};
 
 #[cfg(test)]
 mod tests {
