@@ -6,56 +6,11 @@
 //! without an error of a library area (a lost stdout, a usage error) has a code of the command
 //! line's own ([`crate::codes::CommandCode`]).
 
-use crate::support::error_code::{Coded, ErrorCode, ExitClass};
+use crate::support::error_code::Coded;
 
-/// How a command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Exit {
-    /// Everything held.
-    Ok = 0,
-    /// A transient failure; running again may succeed (I/O errors, a held guard).
-    Retryable = 1,
-    /// Invalid input: a bundle, a pin or a configuration that breaks a rule. Also usage errors.
-    Invalid = 2,
-}
-
-impl Exit {
-    /// The status of a command that failed with `failure`: its code's class.
-    pub fn of<C: Coded + ?Sized>(failure: &C) -> Exit {
-        Exit::from(failure.exit_class())
-    }
-
-    /// The status of a command whose failures have `codes`: the worst of their classes, `Ok`
-    /// when there are none.
-    pub fn worst(codes: impl IntoIterator<Item = ErrorCode>) -> Exit {
-        codes
-            .into_iter()
-            .fold(Exit::Ok, |exit, code| exit.worse(Exit::of(&code)))
-    }
-
-    /// The worse of two outcomes. Invalid input outranks a transient failure: rerunning would
-    /// not fix it.
-    pub fn worse(self, other: Exit) -> Exit {
-        if self == Exit::Invalid || other == Exit::Invalid {
-            Exit::Invalid
-        } else if self == Exit::Retryable || other == Exit::Retryable {
-            Exit::Retryable
-        } else {
-            Exit::Ok
-        }
-    }
-}
-
-impl From<ExitClass> for Exit {
-    fn from(class: ExitClass) -> Exit {
-        match class {
-            ExitClass::Ok => Exit::Ok,
-            ExitClass::Retryable => Exit::Retryable,
-            ExitClass::Invalid => Exit::Invalid,
-        }
-    }
-}
+/// How a command ended: the class of its worst failure, whose discriminant is the exit status.
+/// One type with the codes' own class, so no status can be made that no code has.
+pub use crate::support::error_code::ExitClass as Exit;
 
 /// The exit status of a command that fails with `code` (any area's, or an [`ErrorCode`]):
 /// [`Exit::of`] for a code in hand.

@@ -12,26 +12,42 @@
 //! and never compares code strings. Most codes of an area share its default class; a code that
 //! differs names its class after `=>`.
 
-/// How a command ends because of a code: the contract 0/1/2 of every command.
+/// How a command ends because of a code: the contract 0/1/2 of every command, and the status
+/// the binary exits with (`as u8`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[repr(u8)]
 pub enum ExitClass {
     /// Exit 0: reported, but nothing failed (warnings).
-    Ok,
+    Ok = 0,
     /// Exit 1: transient; running again may succeed (an I/O error, a held guard, a fetch).
-    Retryable,
+    Retryable = 1,
     /// Exit 2: invalid input — a bundle, a pin or a configuration that breaks a rule.
-    Invalid,
+    Invalid = 2,
 }
 
 impl ExitClass {
     /// The process exit status.
     pub fn status(self) -> u8 {
-        match self {
-            ExitClass::Ok => 0,
-            ExitClass::Retryable => 1,
-            ExitClass::Invalid => 2,
-        }
+        self as u8
+    }
+
+    /// The class of `failure`: its code's.
+    pub fn of<C: Coded + ?Sized>(failure: &C) -> ExitClass {
+        failure.exit_class()
+    }
+
+    /// The worst class of `codes`, `Ok` when there are none.
+    pub fn worst(codes: impl IntoIterator<Item = ErrorCode>) -> ExitClass {
+        codes
+            .into_iter()
+            .fold(ExitClass::Ok, |exit, code| exit.worse(code.exit()))
+    }
+
+    /// The worse of two classes. Invalid input outranks a transient failure: running again
+    /// would not fix it.
+    pub fn worse(self, other: ExitClass) -> ExitClass {
+        self.max(other)
     }
 }
 
