@@ -9,9 +9,9 @@ use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::bundle::Bundle;
-use crate::format::bundle_path::BundlePath;
 use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
+use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::source::code::PrepareCode;
 use crate::source::git::commit::{CommitError, PinnedCommit, TakeError};
@@ -81,7 +81,7 @@ pub struct Stop<'a> {
 pub fn pin(
     url: &str,
     revision: &CommitId,
-    root: Option<&BundlePath>,
+    root: Option<&RootPath>,
     names: &[SkillName],
     limits: Limits,
     trust: Option<&TrustPolicy>,
@@ -124,7 +124,7 @@ pub fn pin(
 pub fn descriptor_entry(
     url: &str,
     revision: &CommitId,
-    root: Option<&BundlePath>,
+    root: Option<&RootPath>,
     limits: Limits,
     trust: Option<(&[(&str, &std::path::Path)], &Signer)>,
     bundles: &[Bundle],
@@ -235,7 +235,7 @@ mod tests {
     #[test]
     fn the_entry_quotes_what_it_prints_so_nothing_adds_a_line_or_a_key() {
         let url = "https://example.com/s.git\n    directory: /\n# x: \"y\" \\";
-        let root = BundlePath::parse("skills #: x").expect("a bundle path");
+        let root = RootPath::parse("skills/.x #: x").expect("a root");
         let mut files = FileSetBuilder::new();
         files.insert(
             "SKILL.md",
@@ -258,7 +258,7 @@ mod tests {
         let parsed: serde_yaml::Value = serde_yaml::from_str(&entry).expect("YAML");
         let git = &parsed[0]["git"];
         assert_eq!(git["source"].as_str(), Some(url));
-        assert_eq!(git["root"].as_str(), Some("skills #: x"));
+        assert_eq!(git["root"].as_str(), Some("skills/.x #: x"));
         let approved = git["approved"].as_sequence().expect("approved");
         assert_eq!(approved.len(), 1);
         assert_eq!(approved[0]["version"].as_str(), Some(VERSION_PLACEHOLDER));

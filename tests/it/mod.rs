@@ -24,6 +24,8 @@ mod mcp_framing;
 mod oci_source;
 #[cfg(feature = "git")]
 mod outdated;
+#[cfg(feature = "git")]
+mod pin;
 mod prepare;
 mod push;
 mod runner;

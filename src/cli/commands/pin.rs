@@ -6,9 +6,9 @@ use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::signers::TrustPolicy;
 #[cfg(feature = "signatures")]
 use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys};
-use crate::format::bundle_path::BundlePath;
 use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
+use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::ops::pin;
 use crate::source::code::PrepareCode;
@@ -42,7 +42,7 @@ pub struct PinArgs {
 
     /// Folder in the repository holding `<name>/SKILL.md`.
     #[arg(long, value_name = "DIR", value_parser = parse_root)]
-    root: Option<BundlePath>,
+    root: Option<RootPath>,
 
     /// Check the bundles under this limits profile (`chamvi`, `extended` or `key=value,…`, as
     /// for `hash --limits`); the printed entry names it.
@@ -73,8 +73,8 @@ fn parse_commit(s: &str) -> Result<CommitId, String> {
     CommitId::parse(s).map_err(|e| e.to_string())
 }
 
-fn parse_root(s: &str) -> Result<BundlePath, String> {
-    BundlePath::parse(s.trim_end_matches('/')).map_err(|e| format!("`{}`: {e}", escape::text(s)))
+fn parse_root(s: &str) -> Result<RootPath, String> {
+    RootPath::parse(s.trim_end_matches('/')).map_err(|e| format!("`{}`: {e}", escape::text(s)))
 }
 
 fn parse_name(s: &str) -> Result<SkillName, String> {

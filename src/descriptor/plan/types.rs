@@ -13,9 +13,9 @@ use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::RunnerConfig;
 use crate::descriptor::signers::TrustPolicy;
-use crate::format::bundle_path::BundlePath;
 use crate::format::limits::Limits;
 use crate::format::pin::{CommitId, Pin};
+use crate::format::root_path::RootPath;
 use crate::support::escape;
 
 /// One problem in the descriptor, with where it is.
@@ -60,7 +60,7 @@ pub struct GitSource {
     /// The managed corpus directory (absolute).
     pub directory: PathBuf,
     /// Folder in the repository holding the bundles; `None` for the root.
-    pub root: Option<BundlePath>,
+    pub root: Option<RootPath>,
     /// The approved bundles, in the order written.
     pub approved: Vec<Pin>,
     /// The bounds its bundles are checked against.

@@ -10,10 +10,10 @@ use super::select;
 use super::tree::{self, Summary, TreeError};
 use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::bundle::Bundle;
-use crate::format::bundle_path::BundlePath;
 use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
 use crate::format::problem::Problems;
+use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::source::signature::{self, SignatureError};
 
@@ -162,7 +162,7 @@ impl PinnedCommit {
 
     /// The names of the folders directly under `root` that hold a `SKILL.md` file: the bundles
     /// the commit offers, approved or not, sorted.
-    pub fn bundle_names(&self, root: Option<&BundlePath>) -> Result<Vec<String>, CommitError> {
+    pub fn bundle_names(&self, root: Option<&RootPath>) -> Result<Vec<String>, CommitError> {
         use gix::objs::tree::EntryKind;
 
         let repo = &self.fetched.repo;
@@ -183,10 +183,7 @@ impl PinnedCommit {
                     .collect()
             };
         let mut folder = self.summary.root;
-        for segment in root
-            .map(|r| r.as_str().split('/').collect::<Vec<_>>())
-            .unwrap_or_default()
-        {
+        for segment in root.into_iter().flat_map(RootPath::segments) {
             match entries(folder)?
                 .into_iter()
                 .find(|(name, kind, _)| name == segment && *kind == EntryKind::Tree)
@@ -257,7 +254,7 @@ impl PinnedCommit {
     /// bounds of `limits`.
     pub fn take(
         &self,
-        root: Option<&BundlePath>,
+        root: Option<&RootPath>,
         name: &SkillName,
         limits: Limits,
     ) -> Result<Bundle, TakeError> {
@@ -283,7 +280,7 @@ impl PinnedCommit {
 }
 
 /// The folder of bundle `name` in the repository.
-pub fn bundle_folder(root: Option<&BundlePath>, name: &SkillName) -> String {
+pub fn bundle_folder(root: Option<&RootPath>, name: &SkillName) -> String {
     match root {
         Some(root) => format!("{root}/{name}"),
         None => name.to_string(),
