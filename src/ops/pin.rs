@@ -1,5 +1,6 @@
 //! `skillfold pin`: the reviewer's helper. Fetches one commit exactly as `prepare` would, applies
-//! every check, and prints the descriptor entry that pins the named bundles. It never writes a
+//! every check, and prints the descriptor entry that pins the named bundles ([`pin`]) or every
+//! valid bundle under the root, with the refused ones and why ([`pin_all`]). It never writes a
 //! corpus; the fetch goes to a temporary directory that is removed afterwards.
 
 use std::fmt::Write as _;
@@ -39,6 +40,15 @@ pub enum PinError {
     /// Some named bundles cannot be pinned.
     #[error("{} bundle(s) cannot be pinned", .0.len())]
     Bundles(Vec<TakeError>),
+    /// `pin --all` found no bundle under the root that can be pinned (each refused one is in
+    /// the list).
+    #[error("no bundle under `{root}` can be pinned ({} refused)", .refused.len())]
+    NoBundles {
+        /// The root, escaped for display (`/` for the repository root).
+        root: String,
+        /// Every folder holding a `SKILL.md`, and why it was refused.
+        refused: Vec<Refused>,
+    },
 }
 
 impl PinError {
@@ -49,6 +59,7 @@ impl PinError {
             PinError::Temp(_) => PrepareCode::IoError.into(),
             PinError::Commit(e) => e.code().into(),
             PinError::Bundles(_) => PrepareCode::VerificationFailed.into(),
+            PinError::NoBundles { .. } => PrepareCode::NoBundles.into(),
         }
     }
 
@@ -65,6 +76,29 @@ pub struct Pinned {
     pub bundles: Vec<Bundle>,
     /// Who signed the commit, when a trust policy was given.
     pub signer: Option<Signer>,
+}
+
+/// What `pin --all` took from a commit: every bundle under the root that can be pinned, and
+/// every other folder holding a `SKILL.md` with why it cannot.
+#[derive(Debug)]
+pub struct PinnedAll {
+    /// The checked bundles, by folder name.
+    pub bundles: Vec<Bundle>,
+    /// The refused folders, by name.
+    pub refused: Vec<Refused>,
+    /// Who signed the commit, when a trust policy was given.
+    pub signer: Option<Signer>,
+}
+
+/// A folder under the root holding a `SKILL.md` that cannot be pinned.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Refused {
+    /// The folder in the repository, escaped for display.
+    pub folder: String,
+    /// The stable code of the refusal.
+    pub code: ErrorCode,
+    /// Every reason, one line each, escaped for display.
+    pub problems: Vec<String>,
 }
 
 /// What stops the fetch of a pin before it ends.
@@ -87,6 +121,86 @@ pub fn pin(
     trust: Option<&TrustPolicy>,
     stop: Stop<'_>,
 ) -> Result<Pinned, PinError> {
+    let (_temp, commit, signer) = fetch(url, revision, trust, stop)?;
+    let mut bundles = Vec::new();
+    let mut errors = Vec::new();
+    for name in names {
+        match commit.take_named(root, name, limits) {
+            Ok(bundle) => bundles.push(bundle),
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(Pinned { bundles, signer })
+    } else {
+        Err(PinError::Bundles(errors))
+    }
+}
+
+/// Fetches `revision` of `url` as [`pin`] does and takes every folder directly under `root`
+/// that holds a `SKILL.md`: each is pinned if its name is a skill name, it passes every bundle
+/// rule under `limits` and its frontmatter names it; otherwise it is listed as refused, with
+/// every reason. Refused only when none can be pinned ([`PinError::NoBundles`]).
+pub fn pin_all(
+    url: &str,
+    revision: &CommitId,
+    root: Option<&RootPath>,
+    limits: Limits,
+    trust: Option<&TrustPolicy>,
+    stop: Stop<'_>,
+) -> Result<PinnedAll, PinError> {
+    let (_temp, commit, signer) = fetch(url, revision, trust, stop)?;
+    let mut bundles = Vec::new();
+    let mut refused = Vec::new();
+    for folder in commit.bundle_names(root)? {
+        let shown = escape::text(&match root {
+            Some(root) => format!("{root}/{folder}"),
+            None => folder.clone(),
+        })
+        .to_string();
+        let name = match SkillName::parse(&folder) {
+            Ok(name) => name,
+            Err(e) => {
+                refused.push(Refused {
+                    folder: shown,
+                    code: DescriptorCode::InvalidName.into(),
+                    // The error escapes the name it shows.
+                    problems: vec![format!("{e} [{}]", DescriptorCode::InvalidName)],
+                });
+                continue;
+            }
+        };
+        match commit.take_named(root, &name, limits) {
+            Ok(bundle) => bundles.push(bundle),
+            Err(e) => refused.push(Refused {
+                folder: shown,
+                code: e.code(),
+                // Each line escaped its values when it was built.
+                problems: e.lines(),
+            }),
+        }
+    }
+    if bundles.is_empty() {
+        return Err(PinError::NoBundles {
+            root: root.map_or_else(|| "/".to_owned(), |r| escape::text(r.as_str()).to_string()),
+            refused,
+        });
+    }
+    Ok(PinnedAll {
+        bundles,
+        refused,
+        signer,
+    })
+}
+
+/// The fetch and the signature check of a pin: the commit (in a temporary directory, removed
+/// when the returned guard drops) and who signed it, when `trust` is given.
+fn fetch(
+    url: &str,
+    revision: &CommitId,
+    trust: Option<&TrustPolicy>,
+    stop: Stop<'_>,
+) -> Result<(tempfile::TempDir, PinnedCommit, Option<Signer>), PinError> {
     let shown = RedactedUrl::new(url);
     if shown.had_credentials() {
         return Err(PinError::CredentialsInUrl(shown));
@@ -103,19 +217,7 @@ pub fn pin(
     let signer = trust
         .map(|trust| commit.verify_signature(trust))
         .transpose()?;
-    let mut bundles = Vec::new();
-    let mut errors = Vec::new();
-    for name in names {
-        match commit.take(root, name, limits) {
-            Ok(bundle) => bundles.push(bundle),
-            Err(e) => errors.push(e),
-        }
-    }
-    if errors.is_empty() {
-        Ok(Pinned { bundles, signer })
-    } else {
-        Err(PinError::Bundles(errors))
-    }
+    Ok((temp, commit, signer))
 }
 
 /// The descriptor entry for the pinned bundles (checked under `limits`, which the entry names

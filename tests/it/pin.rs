@@ -223,3 +223,294 @@ fn a_root_with_a_backslash_is_refused() {
 fn a_root_with_a_control_character_is_refused() {
     assert_root_refused("skills/.cur\u{1}ated", "control character");
 }
+
+// --- pin --all -----------------------------------------------------------------------------------
+
+/// A hostile folder name: it would forge a line and hide what follows on a terminal.
+const HOSTILE: &str = "x\nok: forged\u{1b}[8m";
+
+/// A repository with skills under `skills/.curated`: `alpha` and `beta` valid; `broken` without
+/// frontmatter; `Upper` and [`HOSTILE`] not skill names; `other` whose frontmatter names `alpha`;
+/// `notes` without a `SKILL.md` (not a bundle, not listed).
+fn mixed_repository() -> (Repo, String) {
+    let repo = Repo::new();
+    bundle_in(&repo, "skills/.curated", "alpha");
+    bundle_in(&repo, "skills/.curated", "beta");
+    repo.write("skills/.curated/broken/SKILL.md", b"no frontmatter here\n");
+    bundle_in(&repo, "skills/.curated", "Upper");
+    bundle_in(&repo, "skills/.curated", HOSTILE);
+    repo.write(
+        "skills/.curated/other/SKILL.md",
+        b"---\nname: alpha\ndescription: Says it is alpha.\n---\n# other\n",
+    );
+    repo.write("skills/.curated/notes/README.md", b"# not a bundle\n");
+    let commit = repo.commit("a mixed repository");
+    (repo, commit)
+}
+
+fn all_args<'a>(url: &'a str, commit: &'a str, root: &'a str) -> Vec<&'a str> {
+    let mut args = pin_args(url, commit, root);
+    args.push("--all");
+    args
+}
+
+#[test]
+fn pin_all_pins_every_valid_bundle_and_lists_each_refused_one_with_its_reason() {
+    let (repo, commit) = mixed_repository();
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    let out = s.run(&all_args(&url, &commit, "skills/.curated"));
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let entry = stdout(&out);
+    let err = stderr(&out);
+    for name in ["alpha", "beta"] {
+        let hash = digest(&repo, &format!("skills/.curated/{name}"));
+        assert!(
+            entry.contains(&format!("- name: {name}\n        hash: {hash}")),
+            "{entry}"
+        );
+    }
+    for absent in ["broken", "Upper", "other", "notes", "forged"] {
+        assert!(!entry.contains(absent), "{absent}: {entry}");
+    }
+    for (folder, code) in [
+        ("skills/.curated/broken", "[invalid_bundle]"),
+        ("skills/.curated/Upper", "[invalid_name]"),
+        ("skills/.curated/other", "[name_mismatch]"),
+        ("skills/.curated/x\\nok: forged\\u{1b}[8m", "[invalid_name]"),
+    ] {
+        assert!(
+            err.lines()
+                .any(|l| l == format!("refused: {folder} {code}")),
+            "{folder}: {err}"
+        );
+    }
+    assert!(err.contains("skills/.curated/broken/SKILL.md: "), "{err}");
+    assert!(!err.contains("notes"), "not a bundle: {err}");
+    assert!(
+        !err.contains('\u{1b}') && !err.contains("\nok: forged"),
+        "{err}"
+    );
+    assert!(
+        err.contains("pinned 2 of 6 bundle(s) under `skills/.curated`; 4 refused"),
+        "{err}"
+    );
+    // The entry is the descriptor's, as for named bundles.
+    s.adopt(&entry);
+    let prep = s.run(&["prepare"]);
+    assert_eq!(code(&prep), Some(0), "{}", stderr(&prep));
+    let verify = s.run(&["verify"]);
+    assert_eq!(code(&verify), Some(0), "{}", stderr(&verify));
+}
+
+#[test]
+fn pin_all_json_reports_the_pinned_the_refused_and_the_entry() {
+    let (repo, commit) = mixed_repository();
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    let mut args = all_args(&url, &commit, "skills/.curated");
+    args.extend(["--json", "--limits", "extended"]);
+    let out = s.run(&args);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(report["source"], url.as_str());
+    assert_eq!(report["revision"], commit.as_str());
+    assert_eq!(report["root"], "skills/.curated");
+    assert_eq!(report["limits"], "extended");
+    assert!(report["signer"].is_null());
+    let pinned = report["pinned"].as_array().expect("pinned");
+    let names: Vec<&str> = pinned.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["alpha", "beta"]);
+    assert_eq!(pinned[0]["folder"], "skills/.curated/alpha");
+    assert_eq!(
+        pinned[0]["hash"],
+        digest(&repo, "skills/.curated/alpha").as_str()
+    );
+    assert!(pinned[0]["declared_version"].is_null());
+    let refused = report["refused"].as_array().expect("refused");
+    let codes: Vec<(&str, &str)> = refused
+        .iter()
+        .map(|r| (r["folder"].as_str().unwrap(), r["code"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("skills/.curated/Upper", "invalid_name"),
+            ("skills/.curated/broken", "invalid_bundle"),
+            ("skills/.curated/other", "name_mismatch"),
+            ("skills/.curated/x\\nok: forged\\u{1b}[8m", "invalid_name"),
+        ]
+    );
+    assert!(
+        refused
+            .iter()
+            .all(|r| !r["problems"].as_array().unwrap().is_empty())
+    );
+    let entry = report["entry"].as_str().expect("entry");
+    assert!(entry.contains("    limits: extended"), "{entry}");
+    let parsed: serde_yaml::Value = serde_yaml::from_str(entry).expect("YAML");
+    assert_eq!(
+        parsed[0]["git"]["approved"].as_sequence().map(Vec::len),
+        Some(2)
+    );
+    // The refusals are still listed on stderr.
+    assert!(stderr(&out).contains("refused: skills/.curated/other [name_mismatch]"));
+}
+
+#[test]
+fn pin_all_with_nothing_valid_exits_2_and_still_lists_the_refused() {
+    let repo = Repo::new();
+    repo.write("skills/.curated/broken/SKILL.md", b"no frontmatter here\n");
+    bundle_in(&repo, "skills/.curated", "Upper");
+    let commit = repo.commit("nothing valid");
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    let out = s.run(&all_args(&url, &commit, "skills/.curated"));
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "", "no entry");
+    let err = stderr(&out);
+    assert!(
+        err.contains("refused: skills/.curated/broken [invalid_bundle]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("refused: skills/.curated/Upper [invalid_name]"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "error: no bundle under `skills/.curated` can be pinned (2 refused) [no_bundles]"
+        ),
+        "{err}"
+    );
+    let mut args = all_args(&url, &commit, "skills/.curated");
+    args.push("--json");
+    let out = s.run(&args);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(report["pinned"].as_array().map(Vec::len), Some(0));
+    assert_eq!(report["refused"].as_array().map(Vec::len), Some(2));
+    assert!(report["entry"].is_null());
+}
+
+#[test]
+fn pin_all_under_a_root_without_bundles_exits_2() {
+    let (repo, commit) = hidden_groups();
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    // `skills` holds only the hidden groups, no `<name>/SKILL.md`; `nowhere` is not in the tree.
+    for root in ["skills", "nowhere/.x"] {
+        let out = s.run(&all_args(&url, &commit, root));
+        assert_eq!(code(&out), Some(2), "{root}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "no bundle under `{root}` can be pinned (0 refused) [no_bundles]"
+            )),
+            "{root}: {}",
+            stderr(&out)
+        );
+    }
+    // Without `--root` the repository's own folders are looked at: none holds a SKILL.md.
+    let out = s.run(&["pin", "--source", &url, "--revision", &commit, "--all"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no bundle under `/`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn pin_all_refuses_a_commit_with_a_link_anywhere_as_pin_does() {
+    let repo = Repo::new();
+    bundle_in(&repo, "skills/.curated", "alpha");
+    repo.symlink("CLAUDE.md", "AGENTS.md");
+    let commit = repo.commit("a link at the root");
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    let out = s.run(&all_args(&url, &commit, "skills/.curated"));
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[symlink_in_tree]"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("symbolic link: AGENTS.md"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn pin_all_is_documented_and_its_options_are_checked() {
+    let s = Setup::new();
+    let help = s.run(&["pin", "--help"]);
+    assert_eq!(code(&help), Some(0));
+    let text = stdout(&help);
+    assert!(text.contains("--all") && text.contains("--json"), "{text}");
+    assert!(text.contains("refused"), "{text}");
+    let commit = "0123456789abcdef0123456789abcdef01234567";
+    let url = "http://127.0.0.1:9/git/remote.git";
+    // Nothing listens at `url`: a command that went on to fetch would exit 1.
+    for (args, says) in [
+        (
+            vec![
+                "pin",
+                "--source",
+                url,
+                "--revision",
+                commit,
+                "--all",
+                "alpha",
+            ],
+            "cannot be used with",
+        ),
+        (
+            vec![
+                "pin",
+                "--source",
+                url,
+                "--revision",
+                commit,
+                "--json",
+                "alpha",
+            ],
+            "`--json` reports `--all`",
+        ),
+        (
+            vec!["pin", "--source", url, "--revision", commit],
+            "required arguments were not provided",
+        ),
+    ] {
+        let out = s.run(&args);
+        assert_eq!(code(&out), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn pin_refuses_a_named_folder_whose_bundle_names_another() {
+    let (repo, commit) = mixed_repository();
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    let mut args = pin_args(&url, &commit, "skills/.curated");
+    args.push("other");
+    let out = s.run(&args);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "", "no entry pins `other` as `alpha`");
+    assert!(
+        stderr(&out).contains(
+            "`skills/.curated/other/SKILL.md` names the bundle `alpha`, not `other`, the name of its folder [name_mismatch]"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}

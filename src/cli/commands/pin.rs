@@ -25,11 +25,18 @@ use crate::cli::exit::{self, Exit};
 /// Nothing is written to any corpus, and it is never meant to run at startup. To pin a local
 /// directory, use `skillfold hash DIR`.
 ///
-/// Exit status: 0 printed; 1 the source could not be fetched; 2 a refused commit or bundle.
+/// With `--all` instead of names, every folder under the root holding a `SKILL.md` is taken:
+/// the valid bundles are pinned and the refused ones listed on stderr with every reason (the
+/// first step of reviewing a whole repository).
+///
+/// Exit status: 0 printed (with `--all`: at least one bundle pinned, refusals still listed); 1
+/// the source could not be fetched; 2 a refused commit or bundle (with `--all`: none pinned).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Example:\n  skillfold pin --source https://github.com/acme/skills.git \\\n    \
-    --revision 0123456789abcdef0123456789abcdef01234567 --root skills pdf docx"
+    after_help = "Examples:\n  skillfold pin --source https://github.com/acme/skills.git \\\n    \
+    --revision 0123456789abcdef0123456789abcdef01234567 --root skills pdf docx\n  \
+    skillfold pin --source https://github.com/acme/skills.git \\\n    \
+    --revision 0123456789abcdef0123456789abcdef01234567 --root skills/.curated --all"
 )]
 pub struct PinArgs {
     /// Repository URL (no credentials in it).
@@ -40,7 +47,8 @@ pub struct PinArgs {
     #[arg(long, value_name = "COMMIT", value_parser = parse_commit)]
     revision: CommitId,
 
-    /// Folder in the repository holding `<name>/SKILL.md`.
+    /// Folder in the repository holding `<name>/SKILL.md` (hidden folders such as
+    /// `skills/.curated` allowed; `..`, `.`, empty segments and absolute paths refused).
     #[arg(long, value_name = "DIR", value_parser = parse_root)]
     root: Option<RootPath>,
 
@@ -62,8 +70,18 @@ pub struct PinArgs {
     openpgp_keys: Option<std::path::PathBuf>,
 
     /// Bundles to pin.
-    #[arg(required = true, value_name = "NAME", value_parser = parse_name)]
+    #[arg(required_unless_present = "all", value_name = "NAME", value_parser = parse_name)]
     names: Vec<SkillName>,
+
+    /// Pin every valid bundle under the root instead of named ones; the refused folders are
+    /// listed with their reasons, and the exit status is 0 when at least one was pinned.
+    #[arg(long, conflicts_with = "names")]
+    all: bool,
+
+    /// With `--all`: print the report as JSON on stdout (`source`, `revision`, `root`,
+    /// `limits`, `signer`, `pinned`, `refused`, `entry`; see docs/cli.md).
+    #[arg(long)]
+    json: bool,
 
     #[command(flatten)]
     fetch_timeout: super::prepare::FetchTimeoutArg,
@@ -82,6 +100,13 @@ fn parse_name(s: &str) -> Result<SkillName, String> {
 }
 
 pub fn run(args: PinArgs) -> Exit {
+    // Checked here: clap's `requires` counts the default of a flag as present.
+    if args.json && !args.all {
+        diag!(
+            "error: `--json` reports `--all`; give it with `--all`, or name the bundles without it"
+        );
+        return Exit::Invalid;
+    }
     let interrupt = AtomicBool::new(false);
     let trust = match trust_policy(&args) {
         Ok(trust) => trust,
@@ -97,6 +122,9 @@ pub fn run(args: PinArgs) -> Exit {
     .into_iter()
     .filter_map(|(key, path)| path.map(|p| (key, p)))
     .collect();
+    if args.all {
+        return run_all(&args, trust.as_ref(), &files, &interrupt);
+    }
     match pin::pin(
         &args.source,
         &args.revision,
@@ -125,25 +153,152 @@ pub fn run(args: PinArgs) -> Exit {
             }
             exit::of(PrepareCode::VerificationFailed)
         }
-        Err(e) => {
-            diag!("error: {e} [{}]", e.code());
-            if let pin::PinError::Commit(crate::source::git::commit::CommitError::Symlinks {
-                paths,
-                ..
-            }) = &e
-            {
-                for p in paths {
-                    diag!("  symbolic link: {}", escape::text(p));
-                }
-            }
-            if let pin::PinError::Commit(crate::source::git::commit::CommitError::Fetch(fetch)) = &e
-                && let Some(hint) = fetch.hint()
-            {
-                diag!("  hint: {hint}");
-            }
-            exit::of(e.code())
+        Err(e) => refused(&e),
+    }
+}
+
+/// Reports a pin refused as a whole (the fetch, the tree, the signature) and its exit status.
+fn refused(e: &pin::PinError) -> Exit {
+    diag!("error: {e} [{}]", e.code());
+    if let pin::PinError::Commit(crate::source::git::commit::CommitError::Symlinks {
+        paths, ..
+    }) = e
+    {
+        for p in paths {
+            diag!("  symbolic link: {}", escape::text(p));
         }
     }
+    if let pin::PinError::Commit(crate::source::git::commit::CommitError::Fetch(fetch)) = e
+        && let Some(hint) = fetch.hint()
+    {
+        diag!("  hint: {hint}");
+    }
+    exit::of(e.code())
+}
+
+/// `pin --all`: the entry for every valid bundle under the root on stdout (or the JSON report),
+/// every refused folder on stderr with its reasons.
+fn run_all(
+    args: &PinArgs,
+    trust: Option<&TrustPolicy>,
+    files: &[(&str, &std::path::Path)],
+    interrupt: &AtomicBool,
+) -> Exit {
+    let stop = pin::Stop {
+        interrupt,
+        deadline: args.fetch_timeout.fetch_timeout,
+    };
+    let root = args.root.as_ref();
+    let shown_root = root.map_or_else(|| "/".to_owned(), |r| escape::text(r.as_str()).to_string());
+    let (pinned, refusals) =
+        match pin::pin_all(&args.source, &args.revision, root, args.limits, trust, stop) {
+            Ok(all) => (Some((all.bundles, all.signer)), all.refused),
+            Err(pin::PinError::NoBundles { refused, .. }) => (None, refused),
+            Err(e) => return refused(&e),
+        };
+    for r in &refusals {
+        diag!("refused: {} [{}]", r.folder, r.code);
+        for line in &r.problems {
+            diag!("  {line}");
+        }
+    }
+    let entry = pinned.as_ref().map(|(bundles, signer)| {
+        pin::descriptor_entry(
+            &args.source,
+            &args.revision,
+            root,
+            args.limits,
+            signer.as_ref().map(|s| (files, s)),
+            bundles,
+        )
+    });
+    let (bundles, signer) = match &pinned {
+        Some((bundles, signer)) => (bundles.as_slice(), signer.as_ref()),
+        None => (&[][..], None),
+    };
+    let exit = if bundles.is_empty() {
+        diag!(
+            "error: no bundle under `{shown_root}` can be pinned ({} refused) [{}]",
+            refusals.len(),
+            PrepareCode::NoBundles
+        );
+        exit::of(PrepareCode::NoBundles)
+    } else {
+        diag!(
+            "pinned {} of {} bundle(s) under `{shown_root}`; {} refused",
+            bundles.len(),
+            bundles.len() + refusals.len(),
+            refusals.len()
+        );
+        let max = crate::format::limits::MAX_BUNDLES_PER_CATALOGUE;
+        if bundles.len() > max {
+            diag!(
+                "note: an agent gets at most {max} skills (`check` refuses more): keep the \
+                 bundles you review, or give some to agents"
+            );
+        }
+        Exit::Ok
+    };
+    if args.json {
+        let report = AllReport {
+            source: crate::descriptor::redact::RedactedUrl::new(&args.source)
+                .as_str()
+                .to_owned(),
+            revision: args.revision.as_str(),
+            root: root.map(RootPath::as_str),
+            limits: args
+                .limits
+                .name()
+                .map_or_else(|| args.limits.to_string(), str::to_owned),
+            signer: signer.map(|s| SignerReport {
+                principal: &s.principal,
+                fingerprint: &s.fingerprint,
+            }),
+            pinned: bundles
+                .iter()
+                .map(|b| PinnedReport {
+                    name: b.name().as_str(),
+                    folder: crate::source::git::commit::bundle_folder(root, b.name()),
+                    hash: b.digest().to_string(),
+                    declared_version: b.declared_version(),
+                })
+                .collect(),
+            refused: &refusals,
+            entry: entry.as_deref(),
+        };
+        return crate::cli::output::finish(exit, true, &report);
+    }
+    match &entry {
+        Some(entry) => exit.worse(crate::cli::output::print(entry)),
+        None => exit,
+    }
+}
+
+/// The JSON report of `pin --all --json` (docs/cli.md).
+#[derive(serde::Serialize)]
+struct AllReport<'a> {
+    source: String,
+    revision: &'a str,
+    root: Option<&'a str>,
+    limits: String,
+    signer: Option<SignerReport<'a>>,
+    pinned: Vec<PinnedReport<'a>>,
+    refused: &'a [pin::Refused],
+    entry: Option<&'a str>,
+}
+
+#[derive(serde::Serialize)]
+struct SignerReport<'a> {
+    principal: &'a str,
+    fingerprint: &'a str,
+}
+
+#[derive(serde::Serialize)]
+struct PinnedReport<'a> {
+    name: &'a str,
+    folder: String,
+    hash: String,
+    declared_version: Option<&'a str>,
 }
 
 /// The trust policy of `--allowed-signers` and `--openpgp-keys`, if either is given; a build

@@ -102,6 +102,17 @@ pub enum TakeError {
         /// Every problem.
         problems: Problems,
     },
+    /// The bundle's frontmatter names another bundle than its folder (see
+    /// [`PinnedCommit::take_named`]).
+    #[error("`{path}/SKILL.md` names the bundle `{found}`, not `{name}`, the name of its folder")]
+    NameMismatch {
+        /// The name of the folder.
+        name: SkillName,
+        /// The folder.
+        path: String,
+        /// The frontmatter `name`.
+        found: SkillName,
+    },
     /// The object database could not be read.
     #[error(transparent)]
     Tree(#[from] TreeError),
@@ -114,6 +125,7 @@ impl TakeError {
         match self {
             TakeError::Missing { .. } => PrepareCode::BundleMissing.into(),
             TakeError::Invalid { .. } => crate::format::code::ReadCode::InvalidBundle.into(),
+            TakeError::NameMismatch { .. } => crate::format::code::PinCode::NameMismatch.into(),
             TakeError::Tree(e) => e.code().into(),
         }
     }
@@ -276,6 +288,26 @@ impl PinnedCommit {
             path,
             problems: invalid.problems,
         })
+    }
+
+    /// [`take`](Self::take), refusing a bundle whose frontmatter `name` is not `name`: a pin
+    /// names the folder, and `prepare` would refuse the bundle it finds there
+    /// (`name_mismatch`).
+    pub fn take_named(
+        &self,
+        root: Option<&RootPath>,
+        name: &SkillName,
+        limits: Limits,
+    ) -> Result<Bundle, TakeError> {
+        let bundle = self.take(root, name, limits)?;
+        if bundle.name() != name {
+            return Err(TakeError::NameMismatch {
+                name: name.clone(),
+                path: bundle_folder(root, name),
+                found: bundle.name().clone(),
+            });
+        }
+        Ok(bundle)
     }
 }
 
