@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 
+use crate::descriptor::Links as LinksPolicy;
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::signers::{Signer, TrustPolicy};
@@ -15,7 +16,7 @@ use crate::format::pin::CommitId;
 use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::source::code::PrepareCode;
-use crate::source::git::commit::{CommitError, PinnedCommit, TakeError};
+use crate::source::git::commit::{CommitError, PinnedCommit, SeenLink, TakeError, bundle_folder};
 use crate::support::error_code::ErrorCode;
 use crate::support::escape;
 
@@ -76,6 +77,18 @@ pub struct Pinned {
     pub bundles: Vec<Bundle>,
     /// Who signed the commit, when a trust policy was given.
     pub signer: Option<Signer>,
+    /// Under `links: outside-bundles`, the links the commit holds (all outside the bundles).
+    pub links: Links,
+}
+
+/// The symbolic links a commit holds outside the pinned bundles (`--links outside-bundles`):
+/// the first few, and how many more.
+#[derive(Debug, Default)]
+pub struct Links {
+    /// The links listed.
+    pub listed: Vec<SeenLink>,
+    /// How many more the commit holds.
+    pub more: usize,
 }
 
 /// What `pin --all` took from a commit: every bundle under the root that can be pinned, and
@@ -88,6 +101,8 @@ pub struct PinnedAll {
     pub refused: Vec<Refused>,
     /// Who signed the commit, when a trust policy was given.
     pub signer: Option<Signer>,
+    /// Under `links: outside-bundles`, the links the commit holds outside the pinned bundles.
+    pub links: Links,
 }
 
 /// A folder under the root holding a `SKILL.md` that cannot be pinned.
@@ -99,6 +114,17 @@ pub struct Refused {
     pub code: ErrorCode,
     /// Every reason, one line each, escaped for display.
     pub problems: Vec<String>,
+}
+
+/// What a pin checks the commit and its bundles against.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy<'a> {
+    /// The bounds of the bundles (`--limits`).
+    pub limits: Limits,
+    /// Who must have signed the commit, if anyone.
+    pub trust: Option<&'a TrustPolicy>,
+    /// Which symbolic links the commit may hold (`--links`).
+    pub links: LinksPolicy,
 }
 
 /// What stops the fetch of a pin before it ends.
@@ -117,11 +143,17 @@ pub fn pin(
     revision: &CommitId,
     root: Option<&RootPath>,
     names: &[SkillName],
-    limits: Limits,
-    trust: Option<&TrustPolicy>,
+    policy: Policy<'_>,
     stop: Stop<'_>,
 ) -> Result<Pinned, PinError> {
-    let (_temp, commit, signer) = fetch(url, revision, trust, stop)?;
+    let Policy {
+        limits,
+        trust,
+        links,
+    } = policy;
+    let (_temp, commit, signer) = fetch(url, revision, trust, links, stop)?;
+    let folders: Vec<String> = names.iter().map(|n| bundle_folder(root, n)).collect();
+    let (listed, more) = commit.check_links(&folders)?;
     let mut bundles = Vec::new();
     let mut errors = Vec::new();
     for name in names {
@@ -131,7 +163,11 @@ pub fn pin(
         }
     }
     if errors.is_empty() {
-        Ok(Pinned { bundles, signer })
+        Ok(Pinned {
+            bundles,
+            signer,
+            links: Links { listed, more },
+        })
     } else {
         Err(PinError::Bundles(errors))
     }
@@ -145,11 +181,18 @@ pub fn pin_all(
     url: &str,
     revision: &CommitId,
     root: Option<&RootPath>,
-    limits: Limits,
-    trust: Option<&TrustPolicy>,
+    policy: Policy<'_>,
     stop: Stop<'_>,
 ) -> Result<PinnedAll, PinError> {
-    let (_temp, commit, signer) = fetch(url, revision, trust, stop)?;
+    let Policy {
+        limits,
+        trust,
+        links,
+    } = policy;
+    let (_temp, commit, signer) = fetch(url, revision, trust, links, stop)?;
+    if let Some(root) = root {
+        commit.check_path(root.as_str())?;
+    }
     let mut bundles = Vec::new();
     let mut refused = Vec::new();
     for folder in commit.bundle_names(root)? {
@@ -186,10 +229,17 @@ pub fn pin_all(
             refused,
         });
     }
+    // Links inside the refused folders are outside every pinned bundle.
+    let folders: Vec<String> = bundles
+        .iter()
+        .map(|b| bundle_folder(root, b.name()))
+        .collect();
+    let (listed, more) = commit.check_links(&folders)?;
     Ok(PinnedAll {
         bundles,
         refused,
         signer,
+        links: Links { listed, more },
     })
 }
 
@@ -199,6 +249,7 @@ fn fetch(
     url: &str,
     revision: &CommitId,
     trust: Option<&TrustPolicy>,
+    links: LinksPolicy,
     stop: Stop<'_>,
 ) -> Result<(tempfile::TempDir, PinnedCommit, Option<Signer>), PinError> {
     let shown = RedactedUrl::new(url);
@@ -210,6 +261,7 @@ fn fetch(
         url,
         revision,
         &temp.path().join("repo.git"),
+        links,
         stop.interrupt,
         stop.deadline,
         &|_| {},
@@ -220,14 +272,15 @@ fn fetch(
     Ok((temp, commit, signer))
 }
 
-/// The descriptor entry for the pinned bundles (checked under `limits`, which the entry names
-/// unless it is the default; with the key files (`verify` keys and paths) and who signed the
-/// commit when its signature was checked), with a reminder of what a pin is worth.
+/// The descriptor entry for the pinned bundles (checked under `limits` and `links`, which the
+/// entry names unless they are the defaults; with the key files (`verify` keys and paths) and
+/// who signed the commit when its signature was checked), with a reminder of what a pin is
+/// worth.
 pub fn descriptor_entry(
     url: &str,
     revision: &CommitId,
     root: Option<&RootPath>,
-    limits: Limits,
+    (limits, links): (Limits, LinksPolicy),
     trust: Option<(&[(&str, &std::path::Path)], &Signer)>,
     bundles: &[Bundle],
 ) -> String {
@@ -263,6 +316,13 @@ pub fn descriptor_entry(
             } else {
                 ""
             }
+        );
+    }
+    if !links.is_refuse() {
+        let _ = writeln!(
+            out,
+            "    links: {}  # symbolic links outside the approved bundles are skipped",
+            links.as_str()
         );
     }
     if let Some((files, signer)) = trust {
@@ -352,7 +412,7 @@ mod tests {
             url,
             &commit,
             Some(&root),
-            Limits::default(),
+            (Limits::default(), LinksPolicy::Refuse),
             None,
             &[bundle],
         );
@@ -384,7 +444,7 @@ mod tests {
                 "https://example.com/s.git",
                 &commit,
                 None,
-                limits,
+                (limits, LinksPolicy::Refuse),
                 None,
                 &[],
             );

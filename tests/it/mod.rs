@@ -14,6 +14,8 @@ mod hostile_output;
 mod http_raw;
 #[cfg(feature = "mcp")]
 mod limits;
+#[cfg(feature = "git")]
+mod links;
 #[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(feature = "mcp")]

@@ -9,26 +9,26 @@ use super::git_fixture::{HttpServer, Repo};
 use super::util::{stderr, stdout};
 
 /// A working directory for a descriptor and its corpus.
-struct Setup {
-    dir: tempfile::TempDir,
+pub(super) struct Setup {
+    pub(super) dir: tempfile::TempDir,
 }
 
 impl Setup {
-    fn new() -> Setup {
+    pub(super) fn new() -> Setup {
         Setup {
             dir: tempfile::tempdir().expect("tempdir"),
         }
     }
 
-    fn corpus(&self) -> PathBuf {
+    pub(super) fn corpus(&self) -> PathBuf {
         self.dir.path().join("corpus")
     }
 
-    fn config(&self) -> PathBuf {
+    pub(super) fn config(&self) -> PathBuf {
         self.dir.path().join("skillfold.yaml")
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(super) fn run(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_skillfold"))
             .args(args)
             .current_dir(self.dir.path())
@@ -40,7 +40,7 @@ impl Setup {
 
     /// The entry `pin` printed as this setup's descriptor, its corpus here and every version
     /// filled in.
-    fn adopt(&self, entry: &str) {
+    pub(super) fn adopt(&self, entry: &str) {
         let descriptor = format!(
             "skills:\n{}",
             entry
@@ -51,12 +51,12 @@ impl Setup {
     }
 }
 
-fn code(o: &Output) -> Option<i32> {
+pub(super) fn code(o: &Output) -> Option<i32> {
     o.status.code()
 }
 
 /// A valid bundle `name` in the folder `dir/name` of the work tree.
-fn bundle_in(repo: &Repo, dir: &str, name: &str) {
+pub(super) fn bundle_in(repo: &Repo, dir: &str, name: &str) {
     repo.write(
         &format!("{dir}/{name}/SKILL.md"),
         format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n").as_bytes(),
@@ -68,7 +68,7 @@ fn bundle_in(repo: &Repo, dir: &str, name: &str) {
 }
 
 /// The digest of the bundle at `rel` in the work tree.
-fn digest(repo: &Repo, rel: &str) -> String {
+pub(super) fn digest(repo: &Repo, rel: &str) -> String {
     skillfold::Bundle::read_dir(&repo.work.join(rel))
         .expect("valid fixture bundle")
         .digest()

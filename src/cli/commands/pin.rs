@@ -69,6 +69,12 @@ pub struct PinArgs {
     #[arg(long, value_name = "FILE")]
     openpgp_keys: Option<std::path::PathBuf>,
 
+    /// Which symbolic links the commit may hold: `refuse` (none anywhere in the tree) or
+    /// `outside-bundles` (links outside the pinned bundles are listed and skipped; one inside or
+    /// above a pinned bundle still refuses the commit); the printed entry names it.
+    #[arg(long, value_name = "POLICY", default_value = "refuse", value_parser = crate::descriptor::Links::parse)]
+    links: crate::descriptor::Links,
+
     /// Bundles to pin.
     #[arg(required_unless_present = "all", value_name = "NAME", value_parser = parse_name)]
     names: Vec<SkillName>,
@@ -130,21 +136,27 @@ pub fn run(args: PinArgs) -> Exit {
         &args.revision,
         args.root.as_ref(),
         &args.names,
-        args.limits,
-        trust.as_ref(),
+        pin::Policy {
+            limits: args.limits,
+            trust: trust.as_ref(),
+            links: args.links,
+        },
         pin::Stop {
             interrupt: &interrupt,
             deadline: args.fetch_timeout.fetch_timeout,
         },
     ) {
-        Ok(pinned) => crate::cli::output::print(&pin::descriptor_entry(
-            &args.source,
-            &args.revision,
-            args.root.as_ref(),
-            args.limits,
-            pinned.signer.as_ref().map(|s| (files.as_slice(), s)),
-            &pinned.bundles,
-        )),
+        Ok(pinned) => {
+            show_links(&pinned.links);
+            crate::cli::output::print(&pin::descriptor_entry(
+                &args.source,
+                &args.revision,
+                args.root.as_ref(),
+                (args.limits, args.links),
+                pinned.signer.as_ref().map(|s| (files.as_slice(), s)),
+                &pinned.bundles,
+            ))
+        }
         Err(pin::PinError::Bundles(errors)) => {
             for e in errors {
                 for line in e.lines() {
@@ -154,6 +166,20 @@ pub fn run(args: PinArgs) -> Exit {
             exit::of(PrepareCode::VerificationFailed)
         }
         Err(e) => refused(&e),
+    }
+}
+
+/// Lists the symbolic links outside the pinned bundles (`--links outside-bundles`).
+fn show_links(links: &pin::Links) {
+    for link in &links.listed {
+        diag!(
+            "link: {} -> {} (outside the pinned bundles, skipped)",
+            link.path,
+            link.target
+        );
+    }
+    if links.more > 0 {
+        diag!("link: {} more not listed", links.more);
     }
 }
 
@@ -190,12 +216,18 @@ fn run_all(
     };
     let root = args.root.as_ref();
     let shown_root = root.map_or_else(|| "/".to_owned(), |r| escape::text(r.as_str()).to_string());
-    let (pinned, refusals) =
-        match pin::pin_all(&args.source, &args.revision, root, args.limits, trust, stop) {
-            Ok(all) => (Some((all.bundles, all.signer)), all.refused),
-            Err(pin::PinError::NoBundles { refused, .. }) => (None, refused),
+    let policy = pin::Policy {
+        limits: args.limits,
+        trust,
+        links: args.links,
+    };
+    let (pinned, refusals, links) =
+        match pin::pin_all(&args.source, &args.revision, root, policy, stop) {
+            Ok(all) => (Some((all.bundles, all.signer)), all.refused, all.links),
+            Err(pin::PinError::NoBundles { refused, .. }) => (None, refused, pin::Links::default()),
             Err(e) => return refused(&e),
         };
+    show_links(&links);
     for r in &refusals {
         diag!("refused: {} [{}]", r.folder, r.code);
         for line in &r.problems {
@@ -207,7 +239,7 @@ fn run_all(
             &args.source,
             &args.revision,
             root,
-            args.limits,
+            (args.limits, args.links),
             signer.as_ref().map(|s| (files, s)),
             bundles,
         )
@@ -264,6 +296,8 @@ fn run_all(
                 })
                 .collect(),
             refused: &refusals,
+            links: args.links.as_str(),
+            skipped_links: &links.listed,
             entry: entry.as_deref(),
         };
         return crate::cli::output::finish(exit, true, &report);
@@ -284,6 +318,8 @@ struct AllReport<'a> {
     signer: Option<SignerReport<'a>>,
     pinned: Vec<PinnedReport<'a>>,
     refused: &'a [pin::Refused],
+    links: &'static str,
+    skipped_links: &'a [crate::source::git::commit::SeenLink],
     entry: Option<&'a str>,
 }
 

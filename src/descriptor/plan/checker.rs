@@ -226,6 +226,7 @@ impl PlanChecker<'_> {
             approved,
             limits: limits?,
             track: spec.track.clone(),
+            links: spec.links.unwrap_or_default(),
             trust: trust?,
             location: location.to_owned(),
         })

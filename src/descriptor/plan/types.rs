@@ -67,6 +67,8 @@ pub struct GitSource {
     pub limits: Limits,
     /// The branch `outdated` follows (`None`: the remote's `HEAD`).
     pub track: Option<String>,
+    /// Which symbolic links the commit may hold.
+    pub links: crate::descriptor::Links,
     /// Who may sign the pinned commit (`verify`); `None`: signatures are not checked.
     pub trust: Option<std::sync::Arc<TrustPolicy>>,
     /// Where it is written in the descriptor.

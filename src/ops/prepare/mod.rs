@@ -135,6 +135,9 @@ pub struct SourceReport {
     /// The published generation (git).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<String>,
+    /// Which symbolic links the commit may hold, `refuse` or `outside-bundles` (git).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<&'static str>,
     /// Every bundle of the source.
     pub bundles: Vec<BundleReport>,
     /// Who signed the commit, when the source requires a signature.
@@ -235,7 +238,7 @@ enum Job<'a> {
 /// first appearance.
 fn jobs(sources: &[Source]) -> Vec<Job<'_>> {
     let mut jobs: Vec<Job<'_>> = Vec::new();
-    let mut by_commit: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut by_commit: HashMap<(&str, &str, crate::descriptor::Links), usize> = HashMap::new();
     let mut by_image: HashMap<(String, String, bool), usize> = HashMap::new();
     for (index, source) in sources.iter().enumerate() {
         match source {
@@ -259,7 +262,9 @@ fn jobs(sources: &[Source]) -> Vec<Job<'_>> {
                 }
             }
             Source::Git(git) => {
-                let key = (git.url.as_str(), git.revision.as_str());
+                // Sources under different links policies never share a fetch: the policy
+                // decides what the fetch refuses.
+                let key = (git.url.as_str(), git.revision.as_str(), git.links);
                 match by_commit.get(&key) {
                     Some(&job) => {
                         if let Job::Commit(sources) = &mut jobs[job] {
@@ -323,6 +328,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
         url: None,
         commit: None,
         generation: None,
+        links: None,
         bundles: bundle_reports(pins, local.limits, status),
         signer: None,
         error,

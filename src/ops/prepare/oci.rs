@@ -30,6 +30,7 @@ impl SourceReport {
             url: Some(oci.repository()),
             commit: Some(oci.reference.digest.clone()),
             generation: None,
+            links: None,
             bundles: bundle_reports(&oci.approved, oci.limits, "failed"),
             signer: None,
             error: None,
@@ -53,6 +54,7 @@ pub(super) fn prepare_image(
             corpus: oci.corpus(),
             url: oci.repository(),
             root: None,
+            links: crate::descriptor::Links::Refuse,
             trust: None,
         };
         match CorpusRun::new(target, options).and_then(CorpusRun::start) {
