@@ -199,6 +199,27 @@ fn a_link_as_the_folder_above_the_bundles_still_refuses_the_source() {
 }
 
 #[test]
+fn pin_all_refuses_a_root_reached_through_a_link() {
+    let repo = Repo::new();
+    bundle_in(&repo, "real-skills", "alpha");
+    repo.symlink("real-skills", "skills");
+    let commit = repo.commit("skills is a link");
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    let mut args = pin_args(&url, &commit);
+    args.extend(["--links", "outside-bundles", "--all"]);
+    let out = s.run(&args);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("a symbolic link at `skills`") && err.contains("[symlink_in_tree]"),
+        "{err}"
+    );
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
 fn a_link_in_a_tree_an_approved_bundle_shares_with_an_unapproved_one_is_found() {
     // `gamma` and `zeta` hold the same `references/` tree: the whole-tree walk reports its link
     // once, under `skills/gamma/`, the first path that reached it.
