@@ -23,6 +23,11 @@ use crate::support::escape;
 /// The placeholder the reviewer must replace; `check` refuses it (`<` is range syntax).
 pub const VERSION_PLACEHOLDER: &str = "<version>";
 
+/// The most folders holding a `SKILL.md` that `pin --all` takes under one root, counted before
+/// any is read: each is read and hashed in full, and a tree can name one folder many times at
+/// no cost to its author.
+pub const MAX_ALL: usize = 1024;
+
 /// Why pinning failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -41,6 +46,19 @@ pub enum PinError {
     /// Some named bundles cannot be pinned.
     #[error("{} bundle(s) cannot be pinned", .0.len())]
     Bundles(Vec<TakeError>),
+    /// `pin --all` found more than [`MAX_ALL`] folders holding a `SKILL.md` under the root.
+    #[error(
+        "`{root}` holds {count} folders with a `SKILL.md`, over the {max} that `pin --all` takes; \
+         name the bundles, or give a narrower `--root`"
+    )]
+    TooManyBundles {
+        /// The root, escaped for display (`/` for the repository root).
+        root: String,
+        /// How many it holds.
+        count: usize,
+        /// [`MAX_ALL`].
+        max: usize,
+    },
     /// `pin --all` found no bundle under the root that can be pinned (each refused one is in
     /// the list).
     #[error("no bundle under `{root}` can be pinned ({} refused)", .refused.len())]
@@ -61,6 +79,7 @@ impl PinError {
             PinError::Commit(e) => e.code().into(),
             PinError::Bundles(_) => PrepareCode::VerificationFailed.into(),
             PinError::NoBundles { .. } => PrepareCode::NoBundles.into(),
+            PinError::TooManyBundles { .. } => PrepareCode::TooManyBundles.into(),
         }
     }
 
@@ -95,14 +114,50 @@ pub struct Links {
 /// every other folder holding a `SKILL.md` with why it cannot.
 #[derive(Debug)]
 pub struct PinnedAll {
-    /// The checked bundles, by folder name.
-    pub bundles: Vec<Bundle>,
+    /// The checked bundles, by folder name (what the entry needs of each: their files are not
+    /// kept).
+    pub bundles: Vec<PinnedBundle>,
     /// The refused folders, by name.
     pub refused: Vec<Refused>,
     /// Who signed the commit, when a trust policy was given.
     pub signer: Option<Signer>,
     /// Under `links: outside-bundles`, the links the commit holds outside the pinned bundles.
     pub links: Links,
+}
+
+/// What a descriptor entry needs of a checked bundle.
+#[derive(Debug, Clone)]
+pub struct PinnedBundle {
+    name: SkillName,
+    digest: crate::format::digest::BundleDigest,
+    declared_version: Option<String>,
+}
+
+impl PinnedBundle {
+    /// The name.
+    pub fn name(&self) -> &SkillName {
+        &self.name
+    }
+
+    /// The digest.
+    pub fn digest(&self) -> crate::format::digest::BundleDigest {
+        self.digest
+    }
+
+    /// The version the frontmatter declares, if any.
+    pub fn declared_version(&self) -> Option<&str> {
+        self.declared_version.as_deref()
+    }
+}
+
+impl From<&Bundle> for PinnedBundle {
+    fn from(bundle: &Bundle) -> PinnedBundle {
+        PinnedBundle {
+            name: bundle.name().clone(),
+            digest: bundle.digest(),
+            declared_version: bundle.declared_version().map(str::to_owned),
+        }
+    }
 }
 
 /// A folder under the root holding a `SKILL.md` that cannot be pinned.
@@ -193,9 +248,19 @@ pub fn pin_all(
     if let Some(root) = root {
         commit.check_path(root.as_str())?;
     }
+    let shown_root =
+        || root.map_or_else(|| "/".to_owned(), |r| escape::text(r.as_str()).to_string());
+    let folders = commit.bundle_names(root)?;
+    if folders.len() > MAX_ALL {
+        return Err(PinError::TooManyBundles {
+            root: shown_root(),
+            count: folders.len(),
+            max: MAX_ALL,
+        });
+    }
     let mut bundles = Vec::new();
     let mut refused = Vec::new();
-    for folder in commit.bundle_names(root)? {
+    for folder in folders {
         let shown = escape::text(&match root {
             Some(root) => format!("{root}/{folder}"),
             None => folder.clone(),
@@ -214,7 +279,7 @@ pub fn pin_all(
             }
         };
         match commit.take_named(root, &name, limits) {
-            Ok(bundle) => bundles.push(bundle),
+            Ok(bundle) => bundles.push(PinnedBundle::from(&bundle)),
             Err(e) => refused.push(Refused {
                 folder: shown,
                 code: e.code(),
@@ -225,7 +290,7 @@ pub fn pin_all(
     }
     if bundles.is_empty() {
         return Err(PinError::NoBundles {
-            root: root.map_or_else(|| "/".to_owned(), |r| escape::text(r.as_str()).to_string()),
+            root: shown_root(),
             refused,
         });
     }
@@ -282,7 +347,7 @@ pub fn descriptor_entry(
     root: Option<&RootPath>,
     (limits, links): (Limits, LinksPolicy),
     trust: Option<(&[(&str, &std::path::Path)], &Signer)>,
-    bundles: &[Bundle],
+    bundles: &[PinnedBundle],
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -414,7 +479,7 @@ mod tests {
             Some(&root),
             (Limits::default(), LinksPolicy::Refuse),
             None,
-            &[bundle],
+            &[PinnedBundle::from(&bundle)],
         );
         assert!(!entry.contains('\u{1b}'), "{entry}");
         let parsed: serde_yaml::Value = serde_yaml::from_str(&entry).expect("YAML");

@@ -425,6 +425,30 @@ fn pin_all_under_a_root_without_bundles_exits_2() {
 }
 
 #[test]
+fn pin_all_refuses_a_root_with_more_folders_than_it_takes() {
+    let repo = Repo::new();
+    let skill = b"---\nname: s\ndescription: One of many.\n---\n# s\n";
+    for i in 0..1025 {
+        repo.write(&format!("skills/s{i}/SKILL.md"), skill);
+    }
+    let commit = repo.commit("1,025 folders");
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    let out = s.run(&all_args(&url, &commit, "skills"));
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`skills` holds 1025 folders with a `SKILL.md`, over the 1024")
+            && err.contains("[too_many_bundles]"),
+        "{err}"
+    );
+    // Nothing was taken: not one of them is listed as refused (each names another bundle).
+    assert!(!err.contains("refused:"), "{err}");
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
 fn pin_all_refuses_a_commit_with_a_link_anywhere_as_pin_does() {
     let repo = Repo::new();
     bundle_in(&repo, "skills/.curated", "alpha");

@@ -154,7 +154,11 @@ pub fn run(args: PinArgs) -> Exit {
                 args.root.as_ref(),
                 (args.limits, args.links),
                 pinned.signer.as_ref().map(|s| (files.as_slice(), s)),
-                &pinned.bundles,
+                &pinned
+                    .bundles
+                    .iter()
+                    .map(pin::PinnedBundle::from)
+                    .collect::<Vec<_>>(),
             ))
         }
         Err(pin::PinError::Bundles(errors)) => {
