@@ -226,7 +226,7 @@ impl PinnedCommit {
     /// [`tree::MAX_REPORTED`], and how many more there are. Under `refuse` the commit holds none.
     pub fn check_links(&self, folders: &[String]) -> Result<(Vec<SeenLink>, usize), CommitError> {
         for folder in folders {
-            if let Some(path) = self.link_in_folder(folder)? {
+            if let Some(path) = self.link_in_folder(folder, usize::MAX)? {
                 return Err(self.link_in_bundle(&path, folder));
             }
         }
@@ -290,8 +290,10 @@ impl PinnedCommit {
 
     /// The first symbolic link on the path to `folder` or anywhere below it, if the commit
     /// holds links at all. Each distinct tree below the folder is read once, so a subtree named
-    /// under many paths costs what it costs once (the whole-tree walk bounded them all).
-    fn link_in_folder(&self, folder: &str) -> Result<Option<BString>, TreeError> {
+    /// under many paths costs what it costs once (the whole-tree walk bounded them all); the
+    /// search stops with `None` after `budget` entries (a bundle that large is refused by its
+    /// own bounds when it is taken).
+    fn link_in_folder(&self, folder: &str, budget: usize) -> Result<Option<BString>, TreeError> {
         use gix::objs::tree::EntryKind;
 
         if self.summary.symlinks.count == 0 {
@@ -313,6 +315,7 @@ impl PinnedCommit {
             next: 0,
             path_len: path.len(),
         }];
+        let mut read = stack[0].entries.len();
         while let Some(top) = stack.last_mut() {
             let Some((name, kind, id)) = top.entries.get(top.next).cloned() else {
                 stack.pop();
@@ -325,7 +328,11 @@ impl PinnedCommit {
             match kind {
                 EntryKind::Link => return Ok(Some(path)),
                 EntryKind::Tree if seen.insert(id) => {
+                    if read > budget {
+                        return Ok(None);
+                    }
                     let entries = self.entries(id)?;
+                    read += entries.len();
                     stack.push(Frame {
                         entries,
                         next: 0,
@@ -474,8 +481,10 @@ impl PinnedCommit {
         limits: Limits,
     ) -> Result<Bundle, TakeError> {
         let path = bundle_folder(root, name);
+        // Bounded like the bundle: past its entries the search stops, and selecting the bundle
+        // refuses it for its size (a link it did not reach is refused there too).
         if self.links == Links::OutsideBundles
-            && let Some(link) = self.link_in_folder(&path)?
+            && let Some(link) = self.link_in_folder(&path, limits.entries())?
         {
             return Err(TakeError::Link {
                 path,
