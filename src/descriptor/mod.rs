@@ -10,6 +10,7 @@
 //!       root: skills           # optional folder holding <name>/SKILL.md (default: the root)
 //!       limits: extended       # optional limits profile (default: chamvi)
 //!       track: main            # optional branch `outdated` follows (default: the remote's HEAD)
+//!       links: outside-bundles # optional: links outside the approved bundles (default: refuse)
 //!       verify: { allowed_signers: allowed_signers }   # optional: who may sign the commit
 //!       approved:
 //!         - { name: pdf, version: 1.0.0, hash: <64 hex> }
