@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::descriptor::Links;
 use crate::descriptor::signers::Signer;
 use crate::format::bundle::Bundle;
 use crate::format::limits::Limits;
@@ -41,6 +42,9 @@ pub struct ManifestSource {
     pub commit: String,
     /// The folder holding the bundles, if not the repository root.
     pub root: Option<String>,
+    /// The links policy the commit was checked under (`links`); not written when `refuse`.
+    #[serde(default, skip_serializing_if = "Links::is_refuse")]
+    pub links: Links,
     /// Who signed the commit, when the source requires a signature (`verify`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signer: Option<Signer>,

@@ -10,6 +10,7 @@
 //!       root: skills           # optional folder holding <name>/SKILL.md (default: the root)
 //!       limits: extended       # optional limits profile (default: chamvi)
 //!       track: main            # optional branch `outdated` follows (default: the remote's HEAD)
+//!       links: outside-bundles # optional: links outside the approved bundles (default: refuse)
 //!       verify: { allowed_signers: allowed_signers }   # optional: who may sign the commit
 //!       approved:
 //!         - { name: pdf, version: 1.0.0, hash: <64 hex> }
@@ -175,6 +176,12 @@ pub struct GitSpec {
     /// fetched by `prepare`: the pin is `revision`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub track: Option<String>,
+    /// Symbolic links in the commit (default `refuse`: none anywhere in the tree).
+    /// `outside-bundles` accepts links outside the approved bundles (reported and skipped); a
+    /// link inside an approved bundle, or as a folder on the path to one, still refuses the
+    /// source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Links>,
     /// Who may sign the pinned commit: with this key present, `prepare` and `pin` refuse a
     /// commit that is not signed by an allowed key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -215,6 +222,45 @@ pub struct LocalSpec {
     /// The bounds the bundle is checked against (default `chamvi`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSpec>,
+}
+
+/// Which symbolic links a Git source's commit may hold (`links`; docs/links.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Links {
+    /// No symbolic link anywhere in the committed tree, selected or not (the chamvi contract).
+    #[default]
+    Refuse,
+    /// Links outside the approved bundles are reported and skipped; one inside an approved
+    /// bundle, or as a folder on the path to one, still refuses the source.
+    OutsideBundles,
+}
+
+impl Links {
+    /// The value as the descriptor writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Links::Refuse => "refuse",
+            Links::OutsideBundles => "outside-bundles",
+        }
+    }
+
+    /// Whether it is the default, `refuse`.
+    pub fn is_refuse(&self) -> bool {
+        *self == Links::Refuse
+    }
+
+    /// The policy named `value` (`refuse` or `outside-bundles`).
+    pub fn parse(value: &str) -> Result<Links, String> {
+        match value {
+            "refuse" => Ok(Links::Refuse),
+            "outside-bundles" => Ok(Links::OutsideBundles),
+            other => Err(format!(
+                "`{}` is not a links policy: `refuse` or `outside-bundles`",
+                crate::support::escape::text(other)
+            )),
+        }
+    }
 }
 
 /// A limits profile as written: a profile name, or a mapping of bounds (keys not given keep

@@ -43,6 +43,17 @@ impl fmt::Display for PathRefusal {
 
 /// Checks one path segment (a file or directory name).
 pub fn check_segment(segment: &str) -> Result<(), PathRefusal> {
+    check_name(segment, true)
+}
+
+/// [`check_segment`] without the hidden-name rule: a folder on the path to the bundles (see
+/// [`super::root_path`]), which is the operator's choice and no part of any bundle.
+pub(crate) fn check_folder_segment(segment: &str) -> Result<(), PathRefusal> {
+    check_name(segment, false)
+}
+
+/// Every rule of a segment; the hidden-name rule only when `refuse_hidden`.
+fn check_name(segment: &str, refuse_hidden: bool) -> Result<(), PathRefusal> {
     let refuse = |code, reason| Err(PathRefusal { code, reason });
     if segment.is_empty() || segment == "." || segment == ".." {
         return refuse(
@@ -53,7 +64,7 @@ pub fn check_segment(segment: &str) -> Result<(), PathRefusal> {
     if segment.contains('/') {
         return refuse(ProblemCode::PathEscapes, "a name cannot contain `/`");
     }
-    if segment.starts_with('.') {
+    if refuse_hidden && segment.starts_with('.') {
         return refuse(
             ProblemCode::HiddenPath,
             "hidden files and directories (a name starting with `.`) are not allowed",

@@ -3,7 +3,8 @@
 //! it (`scripts/check-layers` checks).
 //!
 //! - [`limits`]: the bounds of the format (file sizes, counts, depth), in one table.
-//! - [`bundle_path`]: the path grammar — relative POSIX paths that cannot leave the bundle.
+//! - [`bundle_path`]: the path grammar — relative POSIX paths that cannot leave the bundle;
+//!   [`root_path`]: the folder of a repository that holds the bundles (hidden names allowed).
 //! - [`untrusted_fs`]: the one capped, no-follow file-system layer every reader of outside files
 //!   uses; [`safe_read`]: a bundle directory read through it into a file set.
 //! - [`file_set`]: the in-memory file set and the builder that enforces paths and bounds as
@@ -30,6 +31,7 @@ pub mod frontmatter;
 pub mod limits;
 pub mod pin;
 pub mod problem;
+pub mod root_path;
 pub mod safe_read;
 pub mod skill_name;
 pub mod untrusted_fs;

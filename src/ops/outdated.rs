@@ -178,7 +178,8 @@ fn compare(
             new_version: None,
             problems: Vec::new(),
         };
-        match commit.take(root, &pin.name, git.limits) {
+        // A folder whose bundle now names another is not an update of this pin.
+        match commit.take_named(root, &pin.name, git.limits) {
             Ok(bundle) if bundle.digest() == pin.hash => {}
             Ok(bundle) => {
                 entry.status = BundleStatus::Changed;

@@ -1,25 +1,32 @@
 //! `skillfold pin`: the reviewer's helper. Fetches one commit exactly as `prepare` would, applies
-//! every check, and prints the descriptor entry that pins the named bundles. It never writes a
+//! every check, and prints the descriptor entry that pins the named bundles ([`pin`]) or every
+//! valid bundle under the root, with the refused ones and why ([`pin_all`]). It never writes a
 //! corpus; the fetch goes to a temporary directory that is removed afterwards.
 
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 
+use crate::descriptor::Links as LinksPolicy;
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::bundle::Bundle;
-use crate::format::bundle_path::BundlePath;
 use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
+use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::source::code::PrepareCode;
-use crate::source::git::commit::{CommitError, PinnedCommit, TakeError};
+use crate::source::git::commit::{CommitError, PinnedCommit, SeenLink, TakeError, bundle_folder};
 use crate::support::error_code::ErrorCode;
 use crate::support::escape;
 
 /// The placeholder the reviewer must replace; `check` refuses it (`<` is range syntax).
 pub const VERSION_PLACEHOLDER: &str = "<version>";
+
+/// The most folders holding a `SKILL.md` that `pin --all` takes under one root, counted before
+/// any is read: each is read and hashed in full, and a tree can name one folder many times at
+/// no cost to its author.
+pub const MAX_ALL: usize = 1024;
 
 /// Why pinning failed.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +46,28 @@ pub enum PinError {
     /// Some named bundles cannot be pinned.
     #[error("{} bundle(s) cannot be pinned", .0.len())]
     Bundles(Vec<TakeError>),
+    /// `pin --all` found more than [`MAX_ALL`] folders holding a `SKILL.md` under the root.
+    #[error(
+        "`{root}` holds {count} folders with a `SKILL.md`, over the {max} that `pin --all` takes; \
+         name the bundles, or give a narrower `--root`"
+    )]
+    TooManyBundles {
+        /// The root, escaped for display (`/` for the repository root).
+        root: String,
+        /// How many it holds.
+        count: usize,
+        /// [`MAX_ALL`].
+        max: usize,
+    },
+    /// `pin --all` found no bundle under the root that can be pinned (each refused one is in
+    /// the list).
+    #[error("no bundle under `{root}` can be pinned ({} refused)", .refused.len())]
+    NoBundles {
+        /// The root, escaped for display (`/` for the repository root).
+        root: String,
+        /// Every folder holding a `SKILL.md`, and why it was refused.
+        refused: Vec<Refused>,
+    },
 }
 
 impl PinError {
@@ -49,6 +78,8 @@ impl PinError {
             PinError::Temp(_) => PrepareCode::IoError.into(),
             PinError::Commit(e) => e.code().into(),
             PinError::Bundles(_) => PrepareCode::VerificationFailed.into(),
+            PinError::NoBundles { .. } => PrepareCode::NoBundles.into(),
+            PinError::TooManyBundles { .. } => PrepareCode::TooManyBundles.into(),
         }
     }
 }
@@ -62,6 +93,90 @@ pub struct Pinned {
     pub bundles: Vec<Bundle>,
     /// Who signed the commit, when a trust policy was given.
     pub signer: Option<Signer>,
+    /// Under `links: outside-bundles`, the links the commit holds (all outside the bundles).
+    pub links: Links,
+}
+
+/// The symbolic links a commit holds outside the pinned bundles (`--links outside-bundles`):
+/// the first few, and how many more.
+#[derive(Debug, Default)]
+pub struct Links {
+    /// The links listed.
+    pub listed: Vec<SeenLink>,
+    /// How many more the commit holds.
+    pub more: usize,
+}
+
+/// What `pin --all` took from a commit: every bundle under the root that can be pinned, and
+/// every other folder holding a `SKILL.md` with why it cannot.
+#[derive(Debug)]
+pub struct PinnedAll {
+    /// The checked bundles, by folder name (what the entry needs of each: their files are not
+    /// kept).
+    pub bundles: Vec<PinnedBundle>,
+    /// The refused folders, by name.
+    pub refused: Vec<Refused>,
+    /// Who signed the commit, when a trust policy was given.
+    pub signer: Option<Signer>,
+    /// Under `links: outside-bundles`, the links the commit holds outside the pinned bundles.
+    pub links: Links,
+}
+
+/// What a descriptor entry needs of a checked bundle.
+#[derive(Debug, Clone)]
+pub struct PinnedBundle {
+    name: SkillName,
+    digest: crate::format::digest::BundleDigest,
+    declared_version: Option<String>,
+}
+
+impl PinnedBundle {
+    /// The name.
+    pub fn name(&self) -> &SkillName {
+        &self.name
+    }
+
+    /// The digest.
+    pub fn digest(&self) -> crate::format::digest::BundleDigest {
+        self.digest
+    }
+
+    /// The version the frontmatter declares, if any.
+    pub fn declared_version(&self) -> Option<&str> {
+        self.declared_version.as_deref()
+    }
+}
+
+impl From<&Bundle> for PinnedBundle {
+    fn from(bundle: &Bundle) -> PinnedBundle {
+        PinnedBundle {
+            name: bundle.name().clone(),
+            digest: bundle.digest(),
+            declared_version: bundle.declared_version().map(str::to_owned),
+        }
+    }
+}
+
+/// A folder under the root holding a `SKILL.md` that cannot be pinned.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Refused {
+    /// The folder in the repository, escaped for display.
+    pub folder: String,
+    /// The stable code of the refusal.
+    pub code: ErrorCode,
+    /// Every reason, one line each, escaped for display.
+    pub problems: Vec<String>,
+}
+
+/// What a pin checks the commit and its bundles against.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy<'a> {
+    /// The bounds of the bundles (`--limits`).
+    pub limits: Limits,
+    /// Who must have signed the commit, if anyone.
+    pub trust: Option<&'a TrustPolicy>,
+    /// Which symbolic links the commit may hold (`--links`).
+    pub links: LinksPolicy,
 }
 
 /// What stops the fetch of a pin before it ends.
@@ -78,12 +193,127 @@ pub struct Stop<'a> {
 pub fn pin(
     url: &str,
     revision: &CommitId,
-    root: Option<&BundlePath>,
+    root: Option<&RootPath>,
     names: &[SkillName],
-    limits: Limits,
-    trust: Option<&TrustPolicy>,
+    policy: Policy<'_>,
     stop: Stop<'_>,
 ) -> Result<Pinned, PinError> {
+    let Policy {
+        limits,
+        trust,
+        links,
+    } = policy;
+    let (_temp, commit, signer) = fetch(url, revision, trust, links, stop)?;
+    let folders: Vec<String> = names.iter().map(|n| bundle_folder(root, n)).collect();
+    let (listed, more) = commit.check_links(&folders)?;
+    let mut bundles = Vec::new();
+    let mut errors = Vec::new();
+    for name in names {
+        match commit.take_named(root, name, limits) {
+            Ok(bundle) => bundles.push(bundle),
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(Pinned {
+            bundles,
+            signer,
+            links: Links { listed, more },
+        })
+    } else {
+        Err(PinError::Bundles(errors))
+    }
+}
+
+/// Fetches `revision` of `url` as [`pin`] does and takes every folder directly under `root`
+/// that holds a `SKILL.md`: each is pinned if its name is a skill name, it passes every bundle
+/// rule under `limits` and its frontmatter names it; otherwise it is listed as refused, with
+/// every reason. Refused only when none can be pinned ([`PinError::NoBundles`]).
+pub fn pin_all(
+    url: &str,
+    revision: &CommitId,
+    root: Option<&RootPath>,
+    policy: Policy<'_>,
+    stop: Stop<'_>,
+) -> Result<PinnedAll, PinError> {
+    let Policy {
+        limits,
+        trust,
+        links,
+    } = policy;
+    let (_temp, commit, signer) = fetch(url, revision, trust, links, stop)?;
+    if let Some(root) = root {
+        commit.check_path(root.as_str())?;
+    }
+    let shown_root =
+        || root.map_or_else(|| "/".to_owned(), |r| escape::text(r.as_str()).to_string());
+    let folders = commit.bundle_names(root)?;
+    if folders.len() > MAX_ALL {
+        return Err(PinError::TooManyBundles {
+            root: shown_root(),
+            count: folders.len(),
+            max: MAX_ALL,
+        });
+    }
+    let mut bundles = Vec::new();
+    let mut refused = Vec::new();
+    for folder in folders {
+        let shown = escape::text(&match root {
+            Some(root) => format!("{root}/{folder}"),
+            None => folder.clone(),
+        })
+        .to_string();
+        let name = match SkillName::parse(&folder) {
+            Ok(name) => name,
+            Err(e) => {
+                refused.push(Refused {
+                    folder: shown,
+                    code: DescriptorCode::InvalidName.into(),
+                    // The error escapes the name it shows.
+                    problems: vec![format!("{e} [{}]", DescriptorCode::InvalidName)],
+                });
+                continue;
+            }
+        };
+        match commit.take_named(root, &name, limits) {
+            Ok(bundle) => bundles.push(PinnedBundle::from(&bundle)),
+            Err(e) => refused.push(Refused {
+                folder: shown,
+                code: e.code(),
+                // Each line escaped its values when it was built.
+                problems: e.lines(),
+            }),
+        }
+    }
+    if bundles.is_empty() {
+        return Err(PinError::NoBundles {
+            root: shown_root(),
+            refused,
+        });
+    }
+    // Links inside the refused folders are outside every pinned bundle.
+    let folders: Vec<String> = bundles
+        .iter()
+        .map(|b| bundle_folder(root, b.name()))
+        .collect();
+    let (listed, more) = commit.check_links(&folders)?;
+    Ok(PinnedAll {
+        bundles,
+        refused,
+        signer,
+        links: Links { listed, more },
+    })
+}
+
+/// The fetch and the signature check of a pin: the commit (in a temporary directory, removed
+/// when the returned guard drops) and who signed it, when `trust` is given.
+fn fetch(
+    url: &str,
+    revision: &CommitId,
+    trust: Option<&TrustPolicy>,
+    links: LinksPolicy,
+    stop: Stop<'_>,
+) -> Result<(tempfile::TempDir, PinnedCommit, Option<Signer>), PinError> {
     let shown = RedactedUrl::new(url);
     if shown.had_credentials() {
         return Err(PinError::CredentialsInUrl(shown));
@@ -93,6 +323,7 @@ pub fn pin(
         url,
         revision,
         &temp.path().join("repo.git"),
+        links,
         stop.interrupt,
         stop.deadline,
         &|_| {},
@@ -100,31 +331,20 @@ pub fn pin(
     let signer = trust
         .map(|trust| commit.verify_signature(trust))
         .transpose()?;
-    let mut bundles = Vec::new();
-    let mut errors = Vec::new();
-    for name in names {
-        match commit.take(root, name, limits) {
-            Ok(bundle) => bundles.push(bundle),
-            Err(e) => errors.push(e),
-        }
-    }
-    if errors.is_empty() {
-        Ok(Pinned { bundles, signer })
-    } else {
-        Err(PinError::Bundles(errors))
-    }
+    Ok((temp, commit, signer))
 }
 
-/// The descriptor entry for the pinned bundles (checked under `limits`, which the entry names
-/// unless it is the default; with the key files (`verify` keys and paths) and who signed the
-/// commit when its signature was checked), with a reminder of what a pin is worth.
+/// The descriptor entry for the pinned bundles (checked under `limits` and `links`, which the
+/// entry names unless they are the defaults; with the key files (`verify` keys and paths) and
+/// who signed the commit when its signature was checked), with a reminder of what a pin is
+/// worth.
 pub fn descriptor_entry(
     url: &str,
     revision: &CommitId,
-    root: Option<&BundlePath>,
-    limits: Limits,
+    root: Option<&RootPath>,
+    (limits, links): (Limits, LinksPolicy),
     trust: Option<(&[(&str, &std::path::Path)], &Signer)>,
-    bundles: &[Bundle],
+    bundles: &[PinnedBundle],
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -158,6 +378,13 @@ pub fn descriptor_entry(
             } else {
                 ""
             }
+        );
+    }
+    if !links.is_refuse() {
+        let _ = writeln!(
+            out,
+            "    links: {}  # symbolic links outside the approved bundles are skipped",
+            links.as_str()
         );
     }
     if let Some((files, signer)) = trust {
@@ -232,7 +459,7 @@ mod tests {
     #[test]
     fn the_entry_quotes_what_it_prints_so_nothing_adds_a_line_or_a_key() {
         let url = "https://example.com/s.git\n    directory: /\n# x: \"y\" \\";
-        let root = BundlePath::parse("skills #: x").expect("a bundle path");
+        let root = RootPath::parse("skills/.x #: x").expect("a root");
         let mut files = FileSetBuilder::new();
         files.insert(
             "SKILL.md",
@@ -247,15 +474,15 @@ mod tests {
             url,
             &commit,
             Some(&root),
-            Limits::default(),
+            (Limits::default(), LinksPolicy::Refuse),
             None,
-            &[bundle],
+            &[PinnedBundle::from(&bundle)],
         );
         assert!(!entry.contains('\u{1b}'), "{entry}");
         let parsed: serde_yaml::Value = serde_yaml::from_str(&entry).expect("YAML");
         let git = &parsed[0]["git"];
         assert_eq!(git["source"].as_str(), Some(url));
-        assert_eq!(git["root"].as_str(), Some("skills #: x"));
+        assert_eq!(git["root"].as_str(), Some("skills/.x #: x"));
         let approved = git["approved"].as_sequence().expect("approved");
         assert_eq!(approved.len(), 1);
         assert_eq!(approved[0]["version"].as_str(), Some(VERSION_PLACEHOLDER));
@@ -279,7 +506,7 @@ mod tests {
                 "https://example.com/s.git",
                 &commit,
                 None,
-                limits,
+                (limits, LinksPolicy::Refuse),
                 None,
                 &[],
             );

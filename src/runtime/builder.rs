@@ -118,6 +118,7 @@ impl GitCorpus {
                 approved: Vec::new(),
                 limits: None,
                 track: None,
+                links: None,
                 verify: None,
             },
         }

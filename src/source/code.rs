@@ -47,6 +47,10 @@ crate::error_codes! {
     SignatureUnsupported = "signature_unsupported",
     /// Approved bundles break rules or do not match their pins.
     VerificationFailed = "verification_failed",
+    /// `pin --all` found no bundle under the root that can be pinned.
+    NoBundles = "no_bundles",
+    /// `pin --all` found more folders with a `SKILL.md` under the root than it takes.
+    TooManyBundles = "too_many_bundles",
     /// Another preparer holds the corpus.
     GuardHeld = "guard_held" => Retryable,
     /// The guard file could not be opened or locked.

@@ -14,6 +14,8 @@ mod hostile_output;
 mod http_raw;
 #[cfg(feature = "mcp")]
 mod limits;
+#[cfg(feature = "git")]
+mod links;
 #[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(feature = "mcp")]
@@ -24,6 +26,8 @@ mod mcp_framing;
 mod oci_source;
 #[cfg(feature = "git")]
 mod outdated;
+#[cfg(feature = "git")]
+mod pin;
 mod prepare;
 mod push;
 mod runner;

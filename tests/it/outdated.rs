@@ -145,3 +145,31 @@ fn sources_of_one_branch_share_one_listing_and_one_fetch() {
     // One connection lists the refs, one fetches the head: for both sources.
     assert_eq!(server.fetches(), 2, "{:?}", server.requests());
 }
+
+#[test]
+fn a_head_whose_folder_names_another_bundle_is_invalid_not_changed() {
+    let repo = Repo::new();
+    repo.bundle("alpha", "");
+    let pinned = repo.commit("alpha");
+    git(&repo.bare, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    let alpha = repo.digest("alpha");
+    repo.write(
+        "skills/alpha/SKILL.md",
+        b"---\nname: omega\ndescription: Now says it is omega.\n---\n# omega\n",
+    );
+    repo.commit("alpha's folder now holds omega");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    fs_err::write(
+        tmp.path().join("skillfold.yaml"),
+        descriptor(&repo, &pinned, "", &[("alpha", &alpha)]),
+    )
+    .expect("write");
+    let out = skillfold_in(tmp.path(), &["outdated", "-c", "skillfold.yaml", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let bundle = &report["sources"][0]["bundles"][0];
+    assert_eq!(bundle["status"], "invalid", "{bundle}");
+    assert!(bundle["new_hash"].is_null(), "{bundle}");
+    let problems = bundle["problems"].to_string();
+    assert!(problems.contains("[name_mismatch]"), "{problems}");
+}

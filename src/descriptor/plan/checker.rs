@@ -22,6 +22,7 @@ use crate::descriptor::{
 use crate::format::bundle_path::BundlePath;
 use crate::format::limits::{self, Limits};
 use crate::format::pin::{CommitId, Pin};
+use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::format::version::VersionLabel;
 use crate::support::escape;
@@ -189,7 +190,7 @@ impl PlanChecker<'_> {
         let directory = self.directory(&spec.directory, format!("{location}.directory"));
         let root = match spec.root.as_deref().map(|r| r.trim_end_matches('/')) {
             None | Some("") => None,
-            Some(root) => match BundlePath::parse(root) {
+            Some(root) => match RootPath::parse(root) {
                 Ok(p) => Some(p),
                 Err(refusal) => {
                     self.problem(
@@ -225,6 +226,7 @@ impl PlanChecker<'_> {
             approved,
             limits: limits?,
             track: spec.track.clone(),
+            links: spec.links.unwrap_or_default(),
             trust: trust?,
             location: location.to_owned(),
         })
@@ -590,6 +592,45 @@ mod tests {
         format!(
             "  - git:\n      source: https://example.com/s.git\n      revision: {C}\n      directory: {dir}\n      approved:\n        - {{ name: {name}, version: 1.0.0, hash: {H} }}\n"
         )
+    }
+
+    #[test]
+    fn a_root_may_name_hidden_folders_and_nothing_that_leaves_the_repository() {
+        let with_root = |root: &str| {
+            let quoted = serde_json::to_string(root).expect("json");
+            format!(
+                "skills:\n{}",
+                git("a", "/d").replace(
+                    "      approved:",
+                    &format!("      root: {quoted}\n      approved:")
+                )
+            )
+        };
+        for ok in [
+            "skills/.curated",
+            ".agents/skills",
+            "skills/.system/",
+            "skills",
+        ] {
+            let plan = check(&parse(&with_root(ok)).expect("parses"), Path::new("/base"))
+                .unwrap_or_else(|p| panic!("{ok}: {p:?}"));
+            let Source::Git(git) = &plan.sources[0] else {
+                panic!("a git source");
+            };
+            let root = git.root.as_ref().map(RootPath::as_str);
+            assert_eq!(root, Some(ok.trim_end_matches('/')));
+        }
+        for refused in [
+            "../up",
+            "skills/..",
+            "a//b",
+            "./a",
+            "/abs",
+            "a\\b",
+            "a\u{1}b",
+        ] {
+            assert_eq!(codes(&with_root(refused)), ["invalid_root"], "{refused:?}");
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! network or the corpus, every problem listed.
 //!
 //! Per entry: URLs carry no credentials; revisions are full commit ids; names, version labels and
-//! hashes follow their grammars; `root` is a bundle-relative path; a Git source approves at least
+//! hashes follow their grammars; `root` is a relative path inside the repository (hidden folders
+//! allowed: [`RootPath`](crate::format::root_path::RootPath)); a Git source approves at least
 //! one bundle and each name once. Across the file: Git corpora use distinct, non-nested
 //! directories; no name is approved twice with different pins; no agent ends up with more than
 //! 16 unique names (defaults plus its extras).

@@ -13,9 +13,9 @@ use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::RunnerConfig;
 use crate::descriptor::signers::TrustPolicy;
-use crate::format::bundle_path::BundlePath;
 use crate::format::limits::Limits;
 use crate::format::pin::{CommitId, Pin};
+use crate::format::root_path::RootPath;
 use crate::support::escape;
 
 /// One problem in the descriptor, with where it is.
@@ -60,13 +60,15 @@ pub struct GitSource {
     /// The managed corpus directory (absolute).
     pub directory: PathBuf,
     /// Folder in the repository holding the bundles; `None` for the root.
-    pub root: Option<BundlePath>,
+    pub root: Option<RootPath>,
     /// The approved bundles, in the order written.
     pub approved: Vec<Pin>,
     /// The bounds its bundles are checked against.
     pub limits: Limits,
     /// The branch `outdated` follows (`None`: the remote's `HEAD`).
     pub track: Option<String>,
+    /// Which symbolic links the commit may hold.
+    pub links: crate::descriptor::Links,
     /// Who may sign the pinned commit (`verify`); `None`: signatures are not checked.
     pub trust: Option<std::sync::Arc<TrustPolicy>>,
     /// Where it is written in the descriptor.

@@ -40,6 +40,7 @@ pub(super) fn prepare_commit(
             corpus: git.corpus(),
             url: git.shown.as_str().to_owned(),
             root: git.root.as_ref().map(ToString::to_string),
+            links: git.links,
             trust: git.trust.as_deref(),
         };
         match CorpusRun::new(target, options).and_then(CorpusRun::start) {
@@ -106,6 +107,7 @@ impl SourceReport {
                 ..Origin::new(SourceKind::Git, git.location.clone())
             },
             directory: git.directory.clone(),
+            links: Some(git.links.as_str()),
             bundles: bundle_reports(&git.approved, git.limits, BundleStatus::Failed),
             signer: None,
             error: None,
@@ -157,6 +159,7 @@ impl GitRun<'_> {
             &self.git.url,
             &self.git.revision,
             store,
+            self.git.links,
             self.run.options.interrupt,
             self.run.options.fetch_timeout,
             &report,
@@ -213,6 +216,25 @@ impl GitRun<'_> {
             .iter()
             .map(|p| bundle_folder(root, &p.name))
             .collect();
+        let (links, more) = commit.check_links(&folders).map_err(|e| {
+            let mut failure = Failure::new(e.code(), e.to_string());
+            failure.details.push(format!(
+                "`links: {}` accepts links only outside the approved bundles",
+                self.git.links.as_str()
+            ));
+            failure
+        })?;
+        for link in links {
+            self.run.note(&format!(
+                "symbolic link `{}` -> `{}` outside the approved bundles is skipped (links: outside-bundles)",
+                link.path, link.target
+            ));
+        }
+        if more > 0 {
+            self.run.note(&format!(
+                "{more} more symbolic link(s) outside the approved bundles are not listed"
+            ));
+        }
         let (gitlinks, unlisted) = commit.gitlinks_outside(&folders);
         for gitlink in gitlinks {
             self.run.note(&format!(

@@ -154,6 +154,8 @@ pub struct SourceReport {
     pub origin: Origin,
     /// The corpus (git, oci) or bundle (local) directory.
     pub directory: PathBuf,
+    /// Which symbolic links the commit may hold, `refuse` or `outside-bundles` (git).
+    pub links: Option<&'static str>,
     /// Every bundle of the source.
     pub bundles: Vec<BundleReport>,
     /// Who signed the commit, when the source requires a signature.
@@ -163,7 +165,7 @@ pub struct SourceReport {
 }
 
 impl Serialize for SourceReport {
-    /// `{kind, location, directory, url, commit, generation, bundles, signer, error}`: the
+    /// `{kind, location, directory, url, commit, generation, links, bundles, signer, error}`: the
     /// origin's fields flattened, in the order the report has always had (`directory` after
     /// `location`), absent ones left out.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -181,6 +183,9 @@ impl Serialize for SourceReport {
             if let Some(value) = value {
                 map.serialize_entry(key, value)?;
             }
+        }
+        if let Some(links) = self.links {
+            map.serialize_entry("links", links)?;
         }
         map.serialize_entry("bundles", &self.bundles)?;
         if let Some(signer) = &self.signer {
@@ -280,7 +285,7 @@ enum Job<'a> {
 /// first appearance.
 fn jobs(sources: &[Source]) -> Vec<Job<'_>> {
     let mut jobs: Vec<Job<'_>> = Vec::new();
-    let mut by_commit: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut by_commit: HashMap<(&str, &str, crate::descriptor::Links), usize> = HashMap::new();
     let mut by_image: HashMap<(String, String, bool), usize> = HashMap::new();
     for (index, source) in sources.iter().enumerate() {
         match source {
@@ -304,7 +309,9 @@ fn jobs(sources: &[Source]) -> Vec<Job<'_>> {
                 }
             }
             Source::Git(git) => {
-                let key = (git.url.as_str(), git.revision.as_str());
+                // Sources under different links policies never share a fetch: the policy
+                // decides what the fetch refuses.
+                let key = (git.url.as_str(), git.revision.as_str(), git.links);
                 match by_commit.get(&key) {
                     Some(&job) => {
                         if let Job::Commit(sources) = &mut jobs[job] {
@@ -364,6 +371,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
     SourceReport {
         origin: Origin::new(SourceKind::Local, local.location.clone()),
         directory: local.directory.clone(),
+        links: None,
         bundles: bundle_reports(pins, local.limits, status),
         signer: None,
         error,
@@ -499,6 +507,7 @@ mod tests {
                 ..Origin::new(SourceKind::Oci, "skills[0].oci")
             },
             directory: "corpus".into(),
+            links: None,
             bundles: bundle_reports(&[pin], Limits::default(), BundleStatus::UpToDate),
             signer: None,
             error: Some(Failure::new(PrepareCode::GuardHeld, "held")),

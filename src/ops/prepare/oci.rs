@@ -32,6 +32,7 @@ impl SourceReport {
                 ..Origin::new(SourceKind::Oci, oci.location.clone())
             },
             directory: oci.directory.clone(),
+            links: None,
             bundles: bundle_reports(&oci.approved, oci.limits, BundleStatus::Failed),
             signer: None,
             error: None,
@@ -55,6 +56,7 @@ pub(super) fn prepare_image(
             corpus: oci.corpus(),
             url: oci.repository(),
             root: None,
+            links: crate::descriptor::Links::Refuse,
             trust: None,
         };
         match CorpusRun::new(target, options).and_then(CorpusRun::start) {

@@ -24,6 +24,8 @@ pub(super) struct Target<'a> {
     pub url: String,
     /// The folder of the bundles in the source, if not its root.
     pub root: Option<String>,
+    /// Which symbolic links the source's commit may hold (`refuse` for an image).
+    pub links: crate::descriptor::Links,
     /// Who may sign the source's commit, when signatures are checked.
     pub trust: Option<&'a TrustPolicy>,
 }
@@ -139,6 +141,7 @@ impl<'a> CorpusRun<'a> {
         let same_source = m.source.commit == target.corpus.revision
             && m.source.url == target.url
             && m.source.root == target.root
+            && m.source.links == target.links
             && m.bundles.iter().all(|b| b.limits == target.corpus.limits)
             // The recorded commit object's signature verifies again under today's policy (a
             // fingerprint still listed somewhere is not enough: which line decides matters).
@@ -199,6 +202,7 @@ impl<'a> CorpusRun<'a> {
                 url: self.target.url.clone(),
                 commit: self.target.corpus.revision.to_owned(),
                 root: self.target.root.clone(),
+                links: self.target.links,
                 signer,
                 commit_object: commit_object.flatten(),
             },
@@ -267,6 +271,7 @@ mod tests {
             url: "https://example.com/skills.git".to_owned(),
             root: None,
             trust: None,
+            links: crate::descriptor::Links::Refuse,
         };
         let run = CorpusRun::new(target, &options).expect("run");
         let Ok(Start::Fetch(run, staging)) = run.start() else {

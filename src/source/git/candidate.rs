@@ -177,6 +177,7 @@ impl Candidate {
             &git.url,
             &id,
             &temp.path().join("commit.git"),
+            git.links,
             interrupt,
             deadline,
             &|_| {},

@@ -8,19 +8,33 @@ use std::sync::atomic::AtomicBool;
 use super::fetch::{self, FetchError, FetchPath};
 use super::select;
 use super::tree::{self, Summary, TreeError};
+use crate::descriptor::Links;
 use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::bundle::Bundle;
-use crate::format::bundle_path::BundlePath;
 use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
 use crate::format::problem::Problems;
+use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::source::signature::{self, SignatureError};
+use gix::bstr::BString;
 
 /// A commit whose whole tree passed the policy walk.
 pub struct PinnedCommit {
     fetched: fetch::Fetched,
     summary: Summary,
+    /// The links policy it was fetched under: with `outside-bundles` the tree may hold links,
+    /// and every bundle taken is checked for one inside or above it.
+    links: Links,
+}
+
+/// A symbolic link a commit holds outside its approved bundles (`links: outside-bundles`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SeenLink {
+    /// Its path in the repository, escaped for display.
+    pub path: String,
+    /// What it points to, escaped for display.
+    pub target: String,
 }
 
 /// Why a commit cannot be used as a source.
@@ -46,6 +60,20 @@ pub enum CommitError {
         /// How many links the tree holds (a link in a subtree named twice counts once).
         count: usize,
     },
+    /// Under `links: outside-bundles`, a symbolic link inside an approved bundle or as a
+    /// folder on the path to one.
+    #[error(
+        "commit {commit} holds a symbolic link at `{path}`, inside or above the approved folder \
+         `{folder}`; `links: outside-bundles` accepts links only outside the approved bundles"
+    )]
+    LinkInBundle {
+        /// The commit.
+        commit: CommitId,
+        /// The link, escaped for display.
+        path: String,
+        /// The approved folder, escaped for display.
+        folder: String,
+    },
     /// The commit's signature is refused by the source's trust policy.
     #[error(transparent)]
     Signature(#[from] SignatureError),
@@ -58,7 +86,9 @@ impl CommitError {
         match self {
             CommitError::Fetch(e) => e.code(),
             CommitError::Tree(e) => e.code(),
-            CommitError::Symlinks { .. } => PrepareCode::SymlinkInTree,
+            CommitError::Symlinks { .. } | CommitError::LinkInBundle { .. } => {
+                PrepareCode::SymlinkInTree
+            }
             CommitError::Signature(e) => e.code(),
         }
     }
@@ -95,6 +125,25 @@ pub enum TakeError {
         /// Every problem.
         problems: Problems,
     },
+    /// The bundle's frontmatter names another bundle than its folder (see
+    /// [`PinnedCommit::take_named`]).
+    #[error("`{path}/SKILL.md` names the bundle `{found}`, not `{name}`, the name of its folder")]
+    NameMismatch {
+        /// The name of the folder.
+        name: SkillName,
+        /// The folder.
+        path: String,
+        /// The frontmatter `name`.
+        found: SkillName,
+    },
+    /// Under `links: outside-bundles`, a symbolic link inside the bundle or above it.
+    #[error("`{path}` holds a symbolic link, or is reached through one: `{link}`")]
+    Link {
+        /// The folder.
+        path: String,
+        /// The link, escaped for display.
+        link: String,
+    },
     /// The object database could not be read.
     #[error(transparent)]
     Tree(#[from] TreeError),
@@ -107,6 +156,8 @@ impl TakeError {
         match self {
             TakeError::Missing { .. } => PrepareCode::BundleMissing.into(),
             TakeError::Invalid { .. } => crate::format::code::ReadCode::InvalidBundle.into(),
+            TakeError::NameMismatch { .. } => crate::format::code::PinCode::NameMismatch.into(),
+            TakeError::Link { .. } => PrepareCode::SymlinkInTree.into(),
             TakeError::Tree(e) => e.code().into(),
         }
     }
@@ -127,18 +178,21 @@ impl TakeError {
 
 impl PinnedCommit {
     /// Fetches `revision` from `url` into a new bare repository at `git_dir`, walks its whole
-    /// tree (see [`tree::walk`]) and refuses it if any entry is a symbolic link.
+    /// tree (see [`tree::walk`]) and, under `links: refuse`, refuses it if any entry is a
+    /// symbolic link. Under `outside-bundles` links are kept for [`check_links`](Self::check_links)
+    /// and every [`take`](Self::take) refuses a bundle with a link inside or above it.
     pub fn fetch(
         url: &str,
         revision: &CommitId,
         git_dir: &Path,
+        links: Links,
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
         report: fetch::Report<'_>,
     ) -> Result<PinnedCommit, CommitError> {
         let fetched = fetch::fetch_commit(url, revision, git_dir, interrupt, deadline, report)?;
         let summary = tree::walk(&fetched.repo, fetched.commit, interrupt)?;
-        if summary.symlinks.count > 0 {
+        if links == Links::Refuse && summary.symlinks.count > 0 {
             return Err(CommitError::Symlinks {
                 commit: revision.clone(),
                 paths: summary
@@ -150,12 +204,178 @@ impl PinnedCommit {
                 count: summary.symlinks.count,
             });
         }
-        Ok(PinnedCommit { fetched, summary })
+        Ok(PinnedCommit {
+            fetched,
+            summary,
+            links,
+        })
+    }
+
+    /// Under `links: outside-bundles`, refuses the commit if a symbolic link is inside one of
+    /// the approved `folders` or is a folder on the path to one ([`CommitError::LinkInBundle`]);
+    /// otherwise returns the links it holds (all outside the approved bundles, skipped), at most
+    /// [`tree::MAX_REPORTED`], and how many more there are. Under `refuse` the commit holds none.
+    pub fn check_links(&self, folders: &[String]) -> Result<(Vec<SeenLink>, usize), CommitError> {
+        for folder in folders {
+            if let Some(path) = self.link_in_folder(folder, usize::MAX)? {
+                return Err(self.link_in_bundle(&path, folder));
+            }
+        }
+        let found = &self.summary.symlinks;
+        let seen = found
+            .paths
+            .iter()
+            .zip(&found.ids)
+            .map(|(path, id)| SeenLink {
+                path: tree::shown(path),
+                target: self.link_target(*id),
+            })
+            .collect();
+        Ok((seen, found.count - found.paths.len()))
+    }
+
+    /// Refuses the commit if a folder on the path to `folder` (or `folder` itself) is a
+    /// symbolic link ([`CommitError::LinkInBundle`]); what is below it is not looked at.
+    pub fn check_path(&self, folder: &str) -> Result<(), CommitError> {
+        if self.summary.symlinks.count == 0 {
+            return Ok(());
+        }
+        match self.descend(folder)? {
+            Descent::Link(path) => Err(self.link_in_bundle(&path, folder)),
+            Descent::Tree(..) | Descent::Absent => Ok(()),
+        }
+    }
+
+    fn link_in_bundle(&self, path: &[u8], folder: &str) -> CommitError {
+        CommitError::LinkInBundle {
+            commit: CommitId::parse(&self.fetched.commit.to_string()).expect("a fetched commit id"),
+            path: tree::shown(path),
+            folder: crate::support::escape::text(folder).to_string(),
+        }
+    }
+
+    /// Follows `folder` from the root tree, segment by segment.
+    fn descend(&self, folder: &str) -> Result<Descent, TreeError> {
+        use gix::objs::tree::EntryKind;
+
+        let mut tree = self.summary.root;
+        let mut path = BString::default();
+        for segment in folder.split('/') {
+            if !path.is_empty() {
+                path.push(b'/');
+            }
+            path.extend_from_slice(segment.as_bytes());
+            match self
+                .entries(tree)?
+                .into_iter()
+                .find(|(name, _, _)| name == segment.as_bytes())
+            {
+                Some((_, EntryKind::Link, _)) => return Ok(Descent::Link(path)),
+                Some((_, EntryKind::Tree, id)) => tree = id,
+                // Missing, or not a folder: taking the bundle says so.
+                _ => return Ok(Descent::Absent),
+            }
+        }
+        Ok(Descent::Tree(tree, path))
+    }
+
+    /// The first symbolic link on the path to `folder` or anywhere below it, if the commit
+    /// holds links at all. Each distinct tree below the folder is read once, so a subtree named
+    /// under many paths costs what it costs once (the whole-tree walk bounded them all); the
+    /// search stops with `None` after `budget` entries (a bundle that large is refused by its
+    /// own bounds when it is taken).
+    fn link_in_folder(&self, folder: &str, budget: usize) -> Result<Option<BString>, TreeError> {
+        use gix::objs::tree::EntryKind;
+
+        if self.summary.symlinks.count == 0 {
+            return Ok(None);
+        }
+        let (tree, mut path) = match self.descend(folder)? {
+            Descent::Link(path) => return Ok(Some(path)),
+            Descent::Absent => return Ok(None),
+            Descent::Tree(tree, path) => (tree, path),
+        };
+        struct Frame {
+            entries: Vec<(BString, EntryKind, gix::ObjectId)>,
+            next: usize,
+            path_len: usize,
+        }
+        let mut seen = std::collections::HashSet::from([tree]);
+        let mut stack = vec![Frame {
+            entries: self.entries(tree)?,
+            next: 0,
+            path_len: path.len(),
+        }];
+        let mut read = stack[0].entries.len();
+        while let Some(top) = stack.last_mut() {
+            let Some((name, kind, id)) = top.entries.get(top.next).cloned() else {
+                stack.pop();
+                continue;
+            };
+            top.next += 1;
+            path.truncate(top.path_len);
+            path.push(b'/');
+            path.extend_from_slice(&name);
+            match kind {
+                EntryKind::Link => return Ok(Some(path)),
+                EntryKind::Tree if seen.insert(id) => {
+                    if read > budget {
+                        return Ok(None);
+                    }
+                    let entries = self.entries(id)?;
+                    read += entries.len();
+                    stack.push(Frame {
+                        entries,
+                        next: 0,
+                        path_len: path.len(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// The entries of tree `id`: name, kind, object.
+    fn entries(
+        &self,
+        id: gix::ObjectId,
+    ) -> Result<Vec<(BString, gix::objs::tree::EntryKind, gix::ObjectId)>, TreeError> {
+        let repo = &self.fetched.repo;
+        let object = repo
+            .find_object(id)
+            .map_err(|e| tree::object_error(id, &e))?;
+        gix::objs::TreeRefIter::from_bytes(&object.data, repo.object_hash())
+            .map(|entry| {
+                let entry = entry.map_err(|e| tree::object_error(id, &e))?;
+                Ok((
+                    entry.filename.to_owned(),
+                    entry.mode.kind(),
+                    entry.oid.to_owned(),
+                ))
+            })
+            .collect()
+    }
+
+    /// The target of the link whose blob is `id`, escaped; a blob longer than any path is not
+    /// read.
+    fn link_target(&self, id: gix::ObjectId) -> String {
+        let repo = &self.fetched.repo;
+        match repo.find_header(id) {
+            Ok(header) if header.size() <= tree::MAX_PATH_BYTES as u64 => {
+                match repo.find_object(id) {
+                    Ok(object) => crate::support::escape::bytes(&object.data).to_string(),
+                    Err(_) => "(unreadable)".to_owned(),
+                }
+            }
+            Ok(header) => format!("(a target of {} bytes, not read)", header.size()),
+            Err(_) => "(unreadable)".to_owned(),
+        }
     }
 
     /// The names of the folders directly under `root` that hold a `SKILL.md` file: the bundles
     /// the commit offers, approved or not, sorted.
-    pub fn bundle_names(&self, root: Option<&BundlePath>) -> Result<Vec<String>, CommitError> {
+    pub fn bundle_names(&self, root: Option<&RootPath>) -> Result<Vec<String>, CommitError> {
         use gix::objs::tree::EntryKind;
 
         let repo = &self.fetched.repo;
@@ -176,10 +396,7 @@ impl PinnedCommit {
                     .collect()
             };
         let mut folder = self.summary.root;
-        for segment in root
-            .map(|r| r.as_str().split('/').collect::<Vec<_>>())
-            .unwrap_or_default()
-        {
+        for segment in root.into_iter().flat_map(RootPath::segments) {
             match entries(folder)?
                 .into_iter()
                 .find(|(name, kind, _)| name == segment && *kind == EntryKind::Tree)
@@ -250,11 +467,21 @@ impl PinnedCommit {
     /// bounds of `limits`.
     pub fn take(
         &self,
-        root: Option<&BundlePath>,
+        root: Option<&RootPath>,
         name: &SkillName,
         limits: Limits,
     ) -> Result<Bundle, TakeError> {
         let path = bundle_folder(root, name);
+        // Bounded like the bundle: past its entries the search stops, and selecting the bundle
+        // refuses it for its size (a link it did not reach is refused there too).
+        if self.links == Links::OutsideBundles
+            && let Some(link) = self.link_in_folder(&path, limits.entries())?
+        {
+            return Err(TakeError::Link {
+                path,
+                link: tree::shown(&link),
+            });
+        }
         let Some((files, problems)) = select::select_bundle(
             &self.fetched.repo,
             self.fetched.commit,
@@ -273,10 +500,40 @@ impl PinnedCommit {
             problems: invalid.problems,
         })
     }
+
+    /// [`take`](Self::take), refusing a bundle whose frontmatter `name` is not `name`: a pin
+    /// names the folder, and `prepare` would refuse the bundle it finds there
+    /// (`name_mismatch`).
+    pub fn take_named(
+        &self,
+        root: Option<&RootPath>,
+        name: &SkillName,
+        limits: Limits,
+    ) -> Result<Bundle, TakeError> {
+        let bundle = self.take(root, name, limits)?;
+        if bundle.name() != name {
+            return Err(TakeError::NameMismatch {
+                name: name.clone(),
+                path: bundle_folder(root, name),
+                found: bundle.name().clone(),
+            });
+        }
+        Ok(bundle)
+    }
+}
+
+/// Where a folder's path leads in a tree.
+enum Descent {
+    /// Through (or to) a symbolic link, at this path.
+    Link(BString),
+    /// To a tree: its id and path.
+    Tree(gix::ObjectId, BString),
+    /// Nowhere: a segment is missing or a file.
+    Absent,
 }
 
 /// The folder of bundle `name` in the repository.
-pub fn bundle_folder(root: Option<&BundlePath>, name: &SkillName) -> String {
+pub fn bundle_folder(root: Option<&RootPath>, name: &SkillName) -> String {
     match root {
         Some(root) => format!("{root}/{name}"),
         None => name.to_string(),

@@ -126,15 +126,18 @@ crate::coded_by_code!(TreeError);
 pub struct Found {
     /// The first [`MAX_REPORTED`] paths, in the order the walk met them (raw bytes).
     pub paths: Vec<BString>,
+    /// The object each of `paths` names (a link's target blob, a gitlink's commit).
+    pub ids: Vec<gix::ObjectId>,
     /// How many there are in all (each distinct tree counted once).
     pub count: usize,
 }
 
 impl Found {
-    fn push(&mut self, path: impl FnOnce() -> BString) {
+    fn push(&mut self, path: impl FnOnce() -> BString, id: gix::ObjectId) {
         self.count += 1;
         if self.paths.len() < MAX_REPORTED {
             self.paths.push(path());
+            self.ids.push(id);
         }
     }
 }
@@ -344,9 +347,9 @@ impl<'a> Walker<'a> {
             match kind {
                 EntryKind::Tree => frame.subtrees.push((entry.oid.to_owned(), range)),
                 EntryKind::Blob | EntryKind::BlobExecutable => {}
-                EntryKind::Link => self.summary.symlinks.push(entry_path),
+                EntryKind::Link => self.summary.symlinks.push(entry_path, entry.oid.to_owned()),
                 // gix maps every unknown mode to `Commit` as well: both are treated alike.
-                EntryKind::Commit => self.summary.gitlinks.push(entry_path),
+                EntryKind::Commit => self.summary.gitlinks.push(entry_path, entry.oid.to_owned()),
             }
             if kind != EntryKind::Tree {
                 frame.height = frame.height.max(name.len());
