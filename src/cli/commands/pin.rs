@@ -108,10 +108,11 @@ fn parse_name(s: &str) -> Result<SkillName, String> {
 pub fn run(args: PinArgs) -> Exit {
     // Checked here: clap's `requires` counts the default of a flag as present.
     if args.json && !args.all {
+        let code = crate::codes::CommandCode::InvalidUsage;
         diag!(
-            "error: `--json` reports `--all`; give it with `--all`, or name the bundles without it"
+            "error: `--json` reports `--all`; give it with `--all`, or name the bundles without it [{code}]"
         );
-        return Exit::Invalid;
+        return exit::of(code);
     }
     let interrupt = AtomicBool::new(false);
     let trust = match trust_policy(&args) {
