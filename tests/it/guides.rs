@@ -9,86 +9,9 @@ use skillfold::Catalogue;
 /// The environment variable naming the guides folder (it replaces the descriptor's `guides`).
 const GUIDES_ENV: &str = "SKILLFOLD_SKILL_GUIDES_DIR";
 
-fn write(root: &Path, rel: &str, text: &[u8]) {
-    let path = root.join(rel);
-    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
-    fs_err::write(path, text).unwrap();
-}
-
-fn portable(root: &Path, dir: &str, name: &str) {
-    write(
-        root,
-        &format!("{dir}/SKILL.md"),
-        format!("---\nname: {name}\ndescription: About {name}.\n---\n# {name}\n").as_bytes(),
-    );
-}
-
-/// A guides folder with a variety of skills.
-fn guides_root() -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    let r = tmp.path();
-    portable(r, "writing/style", "Style Guide");
-    write(r, "writing/style/references/tone.md", b"# Tone\n");
-    write(r, "writing/style/references/data.json", b"{\"a\": 1}\n");
-    write(r, "writing/style/references/tool.py", b"print(1)\n");
-    write(
-        r,
-        "writing/style/references/big.md",
-        &vec![b'a'; 256 * 1024 + 1],
-    );
-    write(r, "writing/style/references/latin1.txt", b"caf\xe9\n");
-    write(r, "writing/style/notes.md", b"outside references\n");
-    // Legacy: skill.yml wins over the frontmatter; a non-strict skill.yml is read line by line.
-    write(
-        r,
-        "ops/deploys/skill.yml",
-        b"name: Deploys\ndescription: How we deploy.\n",
-    );
-    write(
-        r,
-        "ops/deploys/SKILL.md",
-        b"---\nname: ignored\ndescription: ignored\n---\nDeploy steps.\n",
-    );
-    write(
-        r,
-        "ops/oncall/skill.yml",
-        b"name: On-call\ndescription: Paging: who, when and how\n",
-    );
-    write(r, "ops/oncall/SKILL.md", b"On-call steps.\n");
-    // Ambiguous: two directories called `dup`.
-    portable(r, "a/dup", "one");
-    portable(r, "b/dup", "two");
-    // Malformed: no description.
-    write(r, "broken/SKILL.md", b"---\nname: broken\n---\n");
-    // Too deep: 9 levels below the root.
-    portable(r, "1/2/3/4/5/6/7/8/deep", "deep");
-    // Hidden folders are not scanned.
-    portable(r, ".hidden/secret", "secret");
-    // A symlinked skill directory and a symlinked SKILL.md are never followed.
-    let outside = tempfile::tempdir().unwrap();
-    portable(outside.path(), "linked", "linked");
-    std::os::unix::fs::symlink(outside.path().join("linked"), r.join("linked")).unwrap();
-    fs_err::create_dir_all(r.join("alias")).unwrap();
-    std::os::unix::fs::symlink(
-        outside.path().join("linked/SKILL.md"),
-        r.join("alias/SKILL.md"),
-    )
-    .unwrap();
-    std::mem::forget(outside);
-    // A reference that is a symlink, and a references folder that is a symlink.
-    std::os::unix::fs::symlink(
-        r.join("writing/style/references/tone.md"),
-        r.join("writing/style/references/link.md"),
-    )
-    .unwrap();
-    portable(r, "linkdir", "linkdir");
-    std::os::unix::fs::symlink(
-        r.join("writing/style/references"),
-        r.join("linkdir/references"),
-    )
-    .unwrap();
-    tmp
-}
+#[path = "../../src/testing/guides.rs"]
+mod guides_fixture;
+use guides_fixture::{guides_root, portable, write};
 
 fn read(c: &Catalogue, skill: &str, path: &str) -> Result<Value, skillfold::ToolError> {
     c.call(
