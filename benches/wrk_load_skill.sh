@@ -4,6 +4,7 @@
 #
 #   benches/wrk_load_skill.sh [BIN] [CONNECTIONS...]     # default: target/release/skillfold, 2 64
 #   DURATION=10s PERF=1 benches/wrk_load_skill.sh        # PERF=1: perf record -g the server
+#   ANSWER_OUT=answer.txt benches/wrk_load_skill.sh       # keep the checked answer (to compare builds)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/target/release/skillfold}
@@ -45,6 +46,7 @@ curl -s "$url" -H 'Content-Type: application/json' -H 'Accept: application/json,
   > "$dir/answer"
 grep -q 'Follow the steps below' "$dir/answer" || { echo "no body in the answer:"; head -c 400 "$dir/answer"; exit 1; }
 echo "answer: $(wc -c < "$dir/answer") bytes"
+if [ -n "${ANSWER_OUT:-}" ]; then cp "$dir/answer" "$ANSWER_OUT"; fi
 if [ "${PERF:-}" = 1 ]; then
   perf record -g -o "${PERF_OUT:-$here/target/perf.data}" -p "$pid" 2>/dev/null &
   perf_pid=$!

@@ -2,8 +2,9 @@
 //! `tools/call` go to the catalogue being served, skill files are resources and skills of the
 //! Skills extension, and with `list_changed` every reload is announced to each session (directly
 //! to an `initialize`d one, through `subscriptions/listen` on 2026-07-28 sessions). Tool calls run
-//! on the blocking pool, so a tool that waits (a script runner) never holds up the protocol; an
-//! observer, when one is set, hears of every tool call and resource read.
+//! on the blocking pool, so a tool that waits (a script runner) never holds up the protocol — but
+//! `load_skill` for a body, which only reads memory, is answered at once; an observer, when one
+//! is set, hears of every tool call and resource read.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +22,7 @@ use serde_json::Value;
 use super::live::Live;
 use super::observe;
 use super::tools::{call_result, tools_for};
+use crate::runtime::tools::load_skill;
 
 /// The MCP server handler over a [`Live`] catalogue.
 #[derive(Debug, Clone)]
@@ -154,10 +156,36 @@ impl ServerHandler for SkillsServer {
         };
         let started = std::time::Instant::now();
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let called = name.clone();
-        let outcome = tokio::task::spawn_blocking(move || served.catalogue().call(&called, &input))
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("the tool call failed: {e}"), None))?;
+        // `load_skill` for a body reads only the snapshot in memory and is answered here; every
+        // other call (a helper script that may run to its time limit, a supporting file that may
+        // be read again from disk) runs on the blocking pool.
+        let in_memory =
+            name == load_skill::NAME && input.get("reference").is_none_or(Value::is_null);
+        let outcome = if in_memory {
+            // A host's policy hook that panics fails the call, as on the blocking pool.
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                served.catalogue().call(&name, &input)
+            }))
+            .map_err(|_| ErrorData::internal_error("the tool call failed: it panicked", None))?
+        } else {
+            let called = name.clone();
+            let serving = Arc::clone(&served);
+            tokio::task::spawn_blocking(move || serving.catalogue().call(&called, &input))
+                .await
+                .map_err(|e| {
+                    ErrorData::internal_error(format!("the tool call failed: {e}"), None)
+                })?
+        };
+        // The body of a skill is served as the same text on every call: built once per snapshot.
+        let prebuilt = match &outcome {
+            Ok((_, record)) if record.tool == load_skill::NAME && record.reference.is_none() => {
+                served
+                    .catalogue()
+                    .get(&record.skill)
+                    .map(|skill| Arc::clone(load_skill::body_json(skill)))
+            }
+            _ => None,
+        };
         let observed = self.observer.as_ref().map(|observer| {
             let (record, code) = match &outcome {
                 Ok((_, record)) => (Some(record.clone()), None),
@@ -165,7 +193,7 @@ impl ServerHandler for SkillsServer {
             };
             (Arc::clone(observer), record, code)
         });
-        let result = call_result(outcome);
+        let result = call_result(outcome, prebuilt.as_deref());
         if let Some((observer, record, code)) = observed {
             observer.tool_call(&observe::ToolCall {
                 agent: self.agent.as_deref(),
