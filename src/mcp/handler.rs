@@ -386,3 +386,112 @@ impl ServerHandler for SkillsServer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use rmcp::ServiceExt as _;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    use super::*;
+    use crate::mcp::live::Served;
+
+    /// Sends `message` and returns the next line the server writes.
+    async fn ask<R, W>(
+        lines: &mut tokio::io::Lines<BufReader<R>>,
+        write: &mut W,
+        message: Value,
+    ) -> Option<Value>
+    where
+        R: tokio::io::AsyncRead + Unpin,
+        W: tokio::io::AsyncWrite + Unpin,
+    {
+        let mut line = message.to_string();
+        line.push('\n');
+        write.write_all(line.as_bytes()).await.expect("write");
+        message.get("id")?;
+        let answer = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("an answer in time")
+            .expect("read")
+            .expect("an answer");
+        Some(serde_json::from_str(&answer).expect("json"))
+    }
+
+    #[tokio::test]
+    async fn a_body_answered_in_place_is_the_prebuilt_text_and_a_panicking_policy_fails_only_its_call()
+     {
+        let temp = tempfile::tempdir().expect("tempdir");
+        let bundle = temp.path().join("big");
+        fs_err::create_dir_all(&bundle).expect("mkdir");
+        fs_err::write(
+            bundle.join("SKILL.md"),
+            "---\nname: big\ndescription: Big.\n---\nSay \"hi\" \\ — ✓\n",
+        )
+        .expect("write");
+        let hash = crate::format::bundle::Bundle::read_dir(&bundle)
+            .expect("bundle")
+            .digest()
+            .to_string();
+        let built = crate::runtime::Runtime::builder()
+            .local("big", "1.0", &bundle, &hash)
+            .build()
+            .expect("runtime");
+        let panicked = Arc::new(AtomicBool::new(false));
+        let once = Arc::clone(&panicked);
+        let catalogue = built
+            .runtime
+            .catalogue(None)
+            .expect("catalogue")
+            .with_policy(move |_| {
+                assert!(
+                    once.swap(true, Ordering::SeqCst),
+                    "a host policy that panics"
+                );
+                Ok(())
+            });
+        let server = SkillsServer::new(Live::new(Served::new(catalogue)), false);
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(theirs).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let (read, mut write) = tokio::io::split(ours);
+        let mut lines = BufReader::new(read).lines();
+        let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}});
+        ask(&mut lines, &mut write, initialize).await;
+        let initialized =
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        ask(&mut lines, &mut write, initialized).await;
+        let call = |id: u64| {
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "load_skill", "arguments": {"name": "big", "reference": null}}})
+        };
+
+        // The policy panics on the first call: that call fails, with an answer.
+        let failed = ask(&mut lines, &mut write, call(1)).await.expect("answer");
+        assert_eq!(failed["id"], 1);
+        assert!(
+            failed["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("the tool call failed")),
+            "{failed}"
+        );
+        assert!(panicked.load(Ordering::SeqCst));
+
+        // The next call is served, its text the output's JSON text.
+        let served = ask(&mut lines, &mut write, call(2)).await.expect("answer");
+        let result = &served["result"];
+        assert_eq!(result["isError"], false, "{served}");
+        let text = result["content"][0]["text"].as_str().expect("text");
+        assert_eq!(text, result["structuredContent"].to_string());
+        assert_eq!(
+            result["structuredContent"]["content"],
+            "Say \"hi\" \\ — ✓\n"
+        );
+    }
+}
