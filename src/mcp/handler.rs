@@ -2,8 +2,9 @@
 //! `tools/call` go to the catalogue being served, skill files are resources and skills of the
 //! Skills extension, and with `list_changed` every reload is announced to each session (directly
 //! to an `initialize`d one, through `subscriptions/listen` on 2026-07-28 sessions). Tool calls run
-//! on the blocking pool, so a tool that waits (a script runner) never holds up the protocol; an
-//! observer, when one is set, hears of every tool call and resource read.
+//! on the blocking pool, so a tool that waits (a script runner) never holds up the protocol — but
+//! `load_skill` for a body, which only reads memory, is answered at once; an observer, when one
+//! is set, hears of every tool call and resource read.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +22,7 @@ use serde_json::Value;
 use super::live::Live;
 use super::observe;
 use super::tools::{call_result, tools_for};
+use crate::runtime::tools::load_skill;
 
 /// The MCP server handler over a [`Live`] catalogue.
 #[derive(Debug, Clone)]
@@ -154,10 +156,36 @@ impl ServerHandler for SkillsServer {
         };
         let started = std::time::Instant::now();
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let called = name.clone();
-        let outcome = tokio::task::spawn_blocking(move || served.catalogue().call(&called, &input))
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("the tool call failed: {e}"), None))?;
+        // `load_skill` for a body reads only the snapshot in memory and is answered here; every
+        // other call (a helper script that may run to its time limit, a supporting file that may
+        // be read again from disk) runs on the blocking pool.
+        let in_memory =
+            name == load_skill::NAME && input.get("reference").is_none_or(Value::is_null);
+        let outcome = if in_memory {
+            // A host's policy hook that panics fails the call, as on the blocking pool.
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                served.catalogue().call(&name, &input)
+            }))
+            .map_err(|_| ErrorData::internal_error("the tool call failed: it panicked", None))?
+        } else {
+            let called = name.clone();
+            let serving = Arc::clone(&served);
+            tokio::task::spawn_blocking(move || serving.catalogue().call(&called, &input))
+                .await
+                .map_err(|e| {
+                    ErrorData::internal_error(format!("the tool call failed: {e}"), None)
+                })?
+        };
+        // The body of a skill is served as the same text on every call: built once per snapshot.
+        let prebuilt = match &outcome {
+            Ok((_, record)) if record.tool == load_skill::NAME && record.reference.is_none() => {
+                served
+                    .catalogue()
+                    .get(&record.skill)
+                    .map(|skill| Arc::clone(load_skill::body_json(skill)))
+            }
+            _ => None,
+        };
         let observed = self.observer.as_ref().map(|observer| {
             let (record, code) = match &outcome {
                 Ok((_, record)) => (Some(record.clone()), None),
@@ -165,7 +193,7 @@ impl ServerHandler for SkillsServer {
             };
             (Arc::clone(observer), record, code)
         });
-        let result = call_result(outcome);
+        let result = call_result(outcome, prebuilt.as_deref());
         if let Some((observer, record, code)) = observed {
             observer.tool_call(&observe::ToolCall {
                 agent: self.agent.as_deref(),
@@ -356,5 +384,114 @@ impl ServerHandler for SkillsServer {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use rmcp::ServiceExt as _;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    use super::*;
+    use crate::mcp::live::Served;
+
+    /// Sends `message` and returns the next line the server writes.
+    async fn ask<R, W>(
+        lines: &mut tokio::io::Lines<BufReader<R>>,
+        write: &mut W,
+        message: Value,
+    ) -> Option<Value>
+    where
+        R: tokio::io::AsyncRead + Unpin,
+        W: tokio::io::AsyncWrite + Unpin,
+    {
+        let mut line = message.to_string();
+        line.push('\n');
+        write.write_all(line.as_bytes()).await.expect("write");
+        message.get("id")?;
+        let answer = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("an answer in time")
+            .expect("read")
+            .expect("an answer");
+        Some(serde_json::from_str(&answer).expect("json"))
+    }
+
+    #[tokio::test]
+    async fn a_body_answered_in_place_is_the_prebuilt_text_and_a_panicking_policy_fails_only_its_call()
+     {
+        let temp = tempfile::tempdir().expect("tempdir");
+        let bundle = temp.path().join("big");
+        fs_err::create_dir_all(&bundle).expect("mkdir");
+        fs_err::write(
+            bundle.join("SKILL.md"),
+            "---\nname: big\ndescription: Big.\n---\nSay \"hi\" \\ — ✓\n",
+        )
+        .expect("write");
+        let hash = crate::format::bundle::Bundle::read_dir(&bundle)
+            .expect("bundle")
+            .digest()
+            .to_string();
+        let built = crate::runtime::Runtime::builder()
+            .local("big", "1.0", &bundle, &hash)
+            .build()
+            .expect("runtime");
+        let panicked = Arc::new(AtomicBool::new(false));
+        let once = Arc::clone(&panicked);
+        let catalogue = built
+            .runtime
+            .catalogue(None)
+            .expect("catalogue")
+            .with_policy(move |_| {
+                assert!(
+                    once.swap(true, Ordering::SeqCst),
+                    "a host policy that panics"
+                );
+                Ok(())
+            });
+        let server = SkillsServer::new(Live::new(Served::new(catalogue)), false);
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(theirs).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let (read, mut write) = tokio::io::split(ours);
+        let mut lines = BufReader::new(read).lines();
+        let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}});
+        ask(&mut lines, &mut write, initialize).await;
+        let initialized =
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        ask(&mut lines, &mut write, initialized).await;
+        let call = |id: u64| {
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "load_skill", "arguments": {"name": "big", "reference": null}}})
+        };
+
+        // The policy panics on the first call: that call fails, with an answer.
+        let failed = ask(&mut lines, &mut write, call(1)).await.expect("answer");
+        assert_eq!(failed["id"], 1);
+        assert!(
+            failed["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("the tool call failed")),
+            "{failed}"
+        );
+        assert!(panicked.load(Ordering::SeqCst));
+
+        // The next call is served, its text the output's JSON text.
+        let served = ask(&mut lines, &mut write, call(2)).await.expect("answer");
+        let result = &served["result"];
+        assert_eq!(result["isError"], false, "{served}");
+        let text = result["content"][0]["text"].as_str().expect("text");
+        assert_eq!(text, result["structuredContent"].to_string());
+        assert_eq!(
+            result["structuredContent"]["content"],
+            "Say \"hi\" \\ — ✓\n"
+        );
     }
 }

@@ -13,7 +13,7 @@
 //! structured results to conform to the `outputSchema`, which describes successes. A tool the
 //! library adds appears here with the same schemas, results and error codes without a change to
 //! this module. Calls run on the blocking pool, so a tool that waits (a script runner) never holds
-//! up the protocol. The record of each successful call goes to the host in the result's `_meta`
+//! up the protocol (`load_skill` for a body, served from memory, is answered at once). The record of each successful call goes to the host in the result's `_meta`
 //! (`skillfold/record`), which hosts keep out of the model's context.
 //!
 //! The server's instructions are the agent's catalogue prompt. Skill files are served as

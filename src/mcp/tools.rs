@@ -36,13 +36,23 @@ pub fn mcp_tool(definition: ToolDefinition) -> Tool {
     )
 }
 
-/// The result of a tool call as MCP wants it.
+/// The result of a tool call as MCP wants it. `text`, when given, is the output's JSON text built
+/// before (the bytes of `output.to_string()`, see `load_skill::body_json`), sent instead of
+/// serialising the output once more.
 pub fn call_result(
     result: Result<(Value, crate::runtime::tools::Record), crate::runtime::tools::ToolError>,
+    text: Option<&str>,
 ) -> CallToolResult {
     match result {
         Ok((output, record)) => {
-            let mut r = CallToolResult::success(vec![ContentBlock::text(output.to_string())]);
+            let text = match text {
+                Some(text) => {
+                    debug_assert_eq!(text, output.to_string(), "prebuilt text is the output's");
+                    text.to_owned()
+                }
+                None => output.to_string(),
+            };
+            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
             r.structured_content = Some(output);
             let mut meta = JsonObject::new();
             meta.insert(
@@ -78,7 +88,7 @@ mod tests {
     #[test]
     fn tool_errors_carry_the_json_error_object_as_text_only() {
         let empty = Catalogue::new(None, Vec::new()).expect("empty catalogue");
-        let result = call_result(empty.call("nope", &serde_json::json!({})));
+        let result = call_result(empty.call("nope", &serde_json::json!({})), None);
         assert_eq!(result.is_error, Some(true));
         assert_eq!(result.structured_content, None, "errors are not outputs");
         let text = result.content[0].as_text().expect("text").text.clone();

@@ -200,6 +200,11 @@ pub struct Snapshot {
     references: Vec<String>,
     /// SHA-256 (hex) of the body (each file's is in `files`).
     body_sha256: String,
+    /// What `load_skill` returns for the body, as JSON text: the same bytes on every call, so
+    /// built on the first and kept with the snapshot (a reload makes new snapshots, and so new
+    /// text). See `runtime::tools::load_skill::body_json`; the MCP server is its one user.
+    #[cfg(feature = "mcp")]
+    body_json: std::sync::OnceLock<Arc<str>>,
 }
 
 impl Snapshot {
@@ -268,6 +273,8 @@ impl Snapshot {
             dir,
             references,
             body_sha256,
+            #[cfg(feature = "mcp")]
+            body_json: std::sync::OnceLock::new(),
         }
     }
 
@@ -360,6 +367,12 @@ impl Snapshot {
             None => Some(&self.body_sha256),
             Some(path) => self.reference(path).map(StoredFile::sha256),
         }
+    }
+
+    /// The JSON text `load_skill` serves for the body, built by `build` on first use and kept.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn body_json(&self, build: impl FnOnce() -> String) -> &Arc<str> {
+        self.body_json.get_or_init(|| Arc::from(build()))
     }
 
     /// Every file, `SKILL.md` included, in digest order.

@@ -153,20 +153,35 @@ pub(crate) fn call(
             std::str::from_utf8(&held).unwrap_or_default()
         }
     };
-    let pin = skill.pin();
     let record = super::record(&access, content.as_bytes());
-    Ok((
-        LoadedSkill {
-            name: pin.name.to_string(),
-            version: pin.version.to_string(),
-            hash: pin.hash.to_string(),
-            reference: reference.map(str::to_owned),
-            content: content.to_owned(),
-            references: skill.references().to_vec(),
-            binary_references: skill.binary_references(),
-        },
-        record,
-    ))
+    Ok((loaded(skill, reference, content), record))
+}
+
+/// What serving `content` (`reference`, or the body for `None`) of `skill` returns.
+fn loaded(skill: &Snapshot, reference: Option<&str>, content: &str) -> LoadedSkill {
+    let pin = skill.pin();
+    LoadedSkill {
+        name: pin.name.to_string(),
+        version: pin.version.to_string(),
+        hash: pin.hash.to_string(),
+        reference: reference.map(str::to_owned),
+        content: content.to_owned(),
+        references: skill.references().to_vec(),
+        binary_references: skill.binary_references(),
+    }
+}
+
+/// The output of a successful call for the body of `skill` as JSON text — the bytes of
+/// `serde_json::to_value(output)?.to_string()` for the `output` that [`call`] returns for it —
+/// built on the first use and kept with the snapshot, since they never change for it. Servers
+/// send it as the text content of every such call instead of serialising the output again.
+#[cfg(feature = "mcp")]
+pub(crate) fn body_json(skill: &Snapshot) -> &Arc<str> {
+    skill.body_json(|| {
+        serde_json::to_value(loaded(skill, None, skill.body()))
+            .unwrap_or_default()
+            .to_string()
+    })
 }
 
 /// The most characters of the caller's input a refusal quotes.
@@ -218,4 +233,65 @@ fn check_reference<'a>(skill: &Snapshot, path: &'a str) -> Result<&'a str, ToolE
         ));
     }
     Ok(path)
+}
+
+#[cfg(all(test, feature = "mcp"))]
+mod tests {
+    use super::*;
+    use crate::format::bundle::Bundle;
+
+    /// A skill `big` whose body is `body`, with one supporting file, loaded as a runtime.
+    fn runtime(dir: &std::path::Path, body: &str) -> crate::runtime::Runtime {
+        let bundle = dir.join("big");
+        fs_err::create_dir_all(bundle.join("references")).expect("mkdir");
+        fs_err::write(
+            bundle.join("SKILL.md"),
+            format!("---\nname: big\ndescription: A \"quoted\" skill.\n---\n{body}"),
+        )
+        .expect("write");
+        fs_err::write(bundle.join("references/notes.md"), "notes\n").expect("write");
+        let hash = Bundle::read_dir(&bundle)
+            .expect("bundle")
+            .digest()
+            .to_string();
+        crate::runtime::Runtime::builder()
+            .local("big", "1.0", &bundle, &hash)
+            .build()
+            .expect("runtime")
+            .runtime
+    }
+
+    #[test]
+    fn the_prebuilt_body_json_is_the_text_of_the_output_a_call_returns_and_a_reload_builds_new_text()
+     {
+        let temp = tempfile::tempdir().expect("tempdir");
+        // Text JSON must escape: quotes, backslashes, control characters, non-ASCII.
+        let body = "Say \"hi\" \\ then\ttab\u{1}\n— ünïcode ✓\n".repeat(50);
+        let first = runtime(temp.path(), &body);
+        let catalogue = first.catalogue(None).expect("catalogue");
+        let input = serde_json::json!({"name": "big", "reference": null});
+        let (output, _) = catalogue.call(NAME, &input).expect("call");
+        let skill = catalogue.get("big").expect("skill");
+        let prebuilt = body_json(skill);
+        assert_eq!(
+            &**prebuilt,
+            output.to_string(),
+            "the bytes the old path sent"
+        );
+        assert!(
+            Arc::ptr_eq(prebuilt, body_json(skill)),
+            "built once per snapshot"
+        );
+        let (again, _) = catalogue.call(NAME, &input).expect("call");
+        assert_eq!(again.to_string(), &**body_json(skill));
+
+        // A reload (new bytes, new snapshot) serves new text.
+        let second = runtime(temp.path(), "Another body.\n");
+        let catalogue = second.catalogue(None).expect("catalogue");
+        let (output, _) = catalogue.call(NAME, &input).expect("call");
+        let reloaded = body_json(catalogue.get("big").expect("skill"));
+        assert_eq!(&**reloaded, output.to_string());
+        assert_ne!(reloaded, prebuilt);
+        assert!(reloaded.contains("Another body."));
+    }
 }
