@@ -27,9 +27,16 @@ pub fn hit(_name: &str) {}
 #[cfg(feature = "failpoints")]
 pub const PAUSE: std::time::Duration = std::time::Duration::from_millis(30);
 
-/// Holds the process if the configured fail point is `pause:<name>` (for [`PAUSE`]) or
-/// `pause:<name>:<milliseconds>` (with the `failpoints` feature): tests widen a window between
-/// two steps that another process may act in, to show that nothing it does there is misread.
+/// The longest [`pause`] waits for its test's file (a test that never writes it has failed).
+#[cfg(feature = "failpoints")]
+pub const PAUSE_UNTIL_MAX: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Holds the process if the configured fail point is `pause:<name>` (for [`PAUSE`]),
+/// `pause:<name>:<milliseconds>`, or `pause:<name>:until:<path>` (with the `failpoints`
+/// feature): tests widen a window between two steps that another process may act in, to show
+/// that nothing it does there is misread. With `until`, the process creates `<path>.reached`
+/// when it gets there and waits until `<path>` exists (at most [`PAUSE_UNTIL_MAX`]): the test
+/// acts in the window and then lets it go, with no guess at how long anything takes.
 #[cfg(feature = "failpoints")]
 pub fn pause(name: &str) {
     let Some(value) = std::env::var_os(ENV).and_then(|v| v.into_string().ok()) else {
@@ -38,13 +45,21 @@ pub fn pause(name: &str) {
     let Some(rest) = value.strip_prefix("pause:") else {
         return;
     };
-    let (point, millis) = rest.split_once(':').unwrap_or((rest, ""));
-    if point == name {
-        let held = millis
-            .parse()
-            .map_or(PAUSE, std::time::Duration::from_millis);
-        std::thread::sleep(held);
+    let (point, how) = rest.split_once(':').unwrap_or((rest, ""));
+    if point != name {
+        return;
     }
+    if let Some(path) = how.strip_prefix("until:") {
+        let go = std::path::Path::new(path);
+        let _ = fs_err::write(format!("{path}.reached"), b"");
+        let started = std::time::Instant::now();
+        while !go.exists() && started.elapsed() < PAUSE_UNTIL_MAX {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        return;
+    }
+    let held = how.parse().map_or(PAUSE, std::time::Duration::from_millis);
+    std::thread::sleep(held);
 }
 
 /// Does nothing: fail points are compiled only with the `failpoints` feature.

@@ -1367,16 +1367,27 @@ fn verify_during_a_first_preparation_is_inconclusive_not_a_failure() {
     let (repo, commit) = two_bundles();
     let s = Setup::new();
     s.git_source(&repo.file_url(), &commit, &as_refs(&pins(&repo)));
-    let verify = s
+    // `verify` stops between its first look and reading the corpus, says so (`<go>.reached`)
+    // and waits for `<go>`: the window is held open by the test, not guessed in milliseconds.
+    let go = s.dir.path().join("verify-go");
+    let mut verify = s
         .command(&["verify"])
-        .env("SKILLFOLD_FAILPOINT", "pause:verify-probed:4000")
+        .env(
+            "SKILLFOLD_FAILPOINT",
+            format!("pause:verify-probed:until:{}", go.display()),
+        )
         .spawn()
         .expect("spawn verify");
-    // While `verify` lingers between its first look and reading the corpus, a preparer makes
-    // the corpus and takes its guard, and holds it in the middle of a fetch from a Git server
-    // that sends its ref advertisement a byte a second (its request shows the guard is held:
-    // the guard is taken before the fetch starts).
-    std::thread::sleep(Duration::from_millis(1000));
+    let reached = s.dir.path().join("verify-go.reached");
+    while !reached.exists() {
+        if let Some(status) = verify.try_wait().expect("poll verify") {
+            panic!("verify ended ({status}) before its first look");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // In the window, a preparer makes the corpus and takes its guard, and holds it in the
+    // middle of a fetch from a Git server that sends its ref advertisement a byte a second (its
+    // request shows the guard is held: the guard is taken before the fetch starts).
     let server = Trickle::start(
         "application/x-git-upload-pack-advertisement",
         b"fff0# service=git-upload-pack\n",
@@ -1395,11 +1406,13 @@ fn verify_during_a_first_preparation_is_inconclusive_not_a_failure() {
         .stdin(std::process::Stdio::null())
         .spawn()
         .expect("spawn prepare");
-    let asked = Instant::now() + Duration::from_secs(30);
-    while server.requests().is_empty() && Instant::now() < asked {
+    while server.requests().is_empty() {
+        if let Some(status) = preparer.try_wait().expect("poll prepare") {
+            panic!("the preparer ended ({status}) before it fetched");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!server.requests().is_empty(), "the preparer fetches");
+    fs_err::write(&go, b"").expect("let verify go on");
     let out = verify.wait_with_output().expect("wait");
     let _ = preparer.kill();
     let _ = preparer.wait();
