@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::{MAX_DIRECTORY_ENTRIES, discover};
 use crate::runtime::catalogue::Catalogue;
 
-use crate::testing::guides::{guides_root, portable, write};
+use crate::testing::guides::{guides_root, hostile_guides_root, portable};
 
 fn catalogue(root: &Path) -> Catalogue {
     Catalogue::new(None, [])
@@ -231,24 +231,8 @@ fn a_symlinked_or_missing_guides_root_is_refused() {
 
 #[test]
 fn a_guides_description_with_terminal_controls_is_shown_escaped_everywhere() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = hostile_guides_root();
     let r = tmp.path();
-    // YAML spells ESC and BEL as `\e` and `\a` in a double-quoted scalar.
-    write(
-        r,
-        "hostile/SKILL.md",
-        b"---\nname: \"Hostile\\e]0;owned\\a\"\ndescription: \"Red \\e[31mtext\\a and a bell\\u202e.\"\n---\n# Hostile\n",
-    );
-    // A legacy skill.yml that is not YAML (raw ESC) is read line by line: raw bytes too.
-    write(
-        r,
-        "legacy/skill.yml",
-        b"name: Legacy\ndescription: Clear \x1b[2J screen\x07\n",
-    );
-    write(r, "legacy/SKILL.md", b"Legacy steps.\n");
-    // Directory names a terminal would act on are not scanned (and reported escaped).
-    portable(r, "rtl\u{202e}dcba", "rtl");
-    portable(r, "esc\u{1b}[8m", "esc");
 
     let d = discover(r).unwrap();
     let ids: Vec<&str> = d.guides.iter().map(|g| g.id.as_str()).collect();

@@ -87,3 +87,27 @@ pub fn guides_root() -> tempfile::TempDir {
     .unwrap();
     tmp
 }
+
+/// A guides folder whose names and descriptions hold terminal controls: a frontmatter with ESC
+/// and BEL (YAML escapes), a legacy `skill.yml` with raw ones, and folder names with RLO and ESC.
+pub fn hostile_guides_root() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path();
+    // YAML spells ESC and BEL as `\e` and `\a` in a double-quoted scalar.
+    write(
+        r,
+        "hostile/SKILL.md",
+        b"---\nname: \"Hostile\\e]0;owned\\a\"\ndescription: \"Red \\e[31mtext\\a and a bell\\u202e.\"\n---\n# Hostile\n",
+    );
+    // A legacy skill.yml that is not YAML (raw ESC) is read line by line: raw bytes too.
+    write(
+        r,
+        "legacy/skill.yml",
+        b"name: Legacy\ndescription: Clear \x1b[2J screen\x07\n",
+    );
+    write(r, "legacy/SKILL.md", b"Legacy steps.\n");
+    // Directory names a terminal would act on are not scanned (and reported escaped).
+    portable(r, "rtl\u{202e}dcba", "rtl");
+    portable(r, "esc\u{1b}[8m", "esc");
+    tmp
+}

@@ -11,7 +11,7 @@ const GUIDES_ENV: &str = "SKILLFOLD_SKILL_GUIDES_DIR";
 
 #[path = "../../src/testing/guides.rs"]
 mod guides_fixture;
-use guides_fixture::{guides_root, portable, write};
+use guides_fixture::{guides_root, hostile_guides_root, portable};
 
 fn read(c: &Catalogue, skill: &str, path: &str) -> Result<Value, skillfold::ToolError> {
     c.call(
@@ -93,24 +93,8 @@ fn a_discovered_skill_never_stands_in_for_a_pinned_one_that_failed() {
 
 #[test]
 fn a_guides_description_with_terminal_controls_is_shown_escaped_by_the_binary() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = hostile_guides_root();
     let r = tmp.path();
-    // YAML spells ESC and BEL as `\e` and `\a` in a double-quoted scalar.
-    write(
-        r,
-        "hostile/SKILL.md",
-        b"---\nname: \"Hostile\\e]0;owned\\a\"\ndescription: \"Red \\e[31mtext\\a and a bell\\u202e.\"\n---\n# Hostile\n",
-    );
-    // A legacy skill.yml that is not YAML (raw ESC) is read line by line: raw bytes too.
-    write(
-        r,
-        "legacy/skill.yml",
-        b"name: Legacy\ndescription: Clear \x1b[2J screen\x07\n",
-    );
-    write(r, "legacy/SKILL.md", b"Legacy steps.\n");
-    // Directory names a terminal would act on are not scanned (and reported escaped).
-    portable(r, "rtl\u{202e}dcba", "rtl");
-    portable(r, "esc\u{1b}[8m", "esc");
 
     // `skillfold prompt --verbose`: nothing on stdout or stderr a terminal would act on.
     let dir = tempfile::tempdir().unwrap();
