@@ -100,7 +100,7 @@ impl Lab {
 /// Asserts that process `pid` is gone (or a zombie waiting to be reaped) within 5 seconds.
 #[track_caller]
 fn assert_ends(pid: i32, why: &str) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let stat = fs_err::read_to_string(format!("/proc/{pid}/stat")).ok();
         // The state follows the parenthesised command name; `Z` is a zombie.
@@ -238,17 +238,16 @@ fn a_helper_swapped_on_disk_after_loading_runs_its_verified_bytes() {
 #[test]
 fn a_timed_out_helper_is_killed_with_its_grandchildren() {
     let helper = "import subprocess, sys, time\n\
-p = subprocess.Popen(['sleep', '60'])\n\
+p = subprocess.Popen(['sleep', '3600'])\n\
 open(sys.argv[1], 'w').write(str(p.pid))\n\
-time.sleep(60)\n";
+time.sleep(3600)\n";
     let lab = Lab::new(&[("scripts/spawn.py", helper)], &["scripts/spawn.py"], "");
     let pid_file = lab.tmp.path().join("grandchild.pid");
-    let started = std::time::Instant::now();
+    // The grandchild would sleep for an hour: only the runner's kill ends it.
     let err = lab
         .run("scripts/spawn.py", &[pid_file.to_str().unwrap()])
         .unwrap_err();
     assert_eq!(err.code, "timeout");
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
     let pid: i32 = fs_err::read_to_string(&pid_file)
         .unwrap()
         .trim()
