@@ -204,14 +204,14 @@ impl Catalogue {
     /// Adds discovered (unpinned) skills, served by `skill_read_reference`. Ids taken by the
     /// catalogue's approved skills are dropped (the approved skill wins) and reported in
     /// [`Catalogue::discovery`].
-    pub fn with_guides(mut self, discovery: Discovery) -> Catalogue {
+    pub(crate) fn with_guides(mut self, discovery: Discovery) -> Catalogue {
         let taken: Vec<&str> = self.skills.keys().map(SkillName::as_str).collect();
         self.guides = Some(Arc::new(discovery.without(&taken)));
         self
     }
 
     /// The discovered skills, when a guides folder is configured.
-    pub fn discovery(&self) -> Option<&Discovery> {
+    pub(crate) fn discovery(&self) -> Option<&Discovery> {
         self.guides.as_deref()
     }
 
