@@ -14,7 +14,8 @@
 //!   ([`ToolDefinition`], in a model API's shape with [`ToolFormat`]), and tool calls
 //!   ([`Catalogue::call`], [`Catalogue::call_async`]) returning the output and a [`Record`] of
 //!   exactly what was served, or a [`ToolError`] with a stable [`ToolCode`].
-//! - [`Access`] and [`Subject`]: what a policy hook is asked before a call is served.
+//! - [`Access`] and [`Subject`]: what a policy hook is asked before a call is served (a pinned
+//!   [`Snapshot`] or a discovered, unpinned [`Guide`]).
 //! - A host's own bundles: [`BundleSource`], built from a [`FileSet`] and verified like every
 //!   other source. [`Bundle`], [`BundleDigest`] and [`Pin`] check and name a bundle's bytes (what
 //!   `skillfold hash` prints); [`ApprovalSpec`] approves a helper script by SHA-256.
@@ -23,6 +24,10 @@
 //! - [`codes`]: the registry of every error code — each area's enum, its codes and their exit
 //!   classes ([`ErrorCode`], [`codes::ExitClass`]), and [`codes::Coded`], which every error
 //!   implements. [`Origin`] and [`SourceKind`] say where a served bundle came from.
+//! - Every type a public item takes or returns is exported here too (the error of each parser —
+//!   [`SkillNameError`], [`VersionError`], [`DigestParseError`], [`PathRefusal`],
+//!   [`LimitsError`] — and of each read — [`BundleReadError`], [`VerifyError`],
+//!   [`FileReadError`]); the lint `unnameable_types` keeps it so.
 //!
 //! ```
 //! use skillfold::prelude::*;
@@ -114,6 +119,7 @@ pub fn run_cli() -> std::process::ExitCode {
     cli::main()
 }
 
+pub use corpus::pin_check::{DigestMismatch, VerifyError};
 pub use descriptor::LoadError as DescriptorError;
 pub use descriptor::code::DescriptorCode;
 pub use descriptor::kind::SourceKind;
@@ -122,18 +128,22 @@ pub use descriptor::runner::policy::ApprovalSpec;
 pub use descriptor::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 pub use format::bundle::Bundle;
 pub use format::bundle::{InvalidBundle, LoadError as BundleError};
-pub use format::digest::BundleDigest;
+pub use format::bundle_path::{BundlePath, PathRefusal};
+pub use format::digest::{BundleDigest, DigestParseError};
 pub use format::file_set::{FileSet, FileSetBuilder};
+pub use format::limits::{Limits, LimitsError};
 pub use format::pin::Pin;
 pub use format::problem::Problems;
-pub use format::problem::{Problem, ProblemCode};
-pub use format::skill_name::SkillName;
-pub use format::version::VersionLabel;
+pub use format::problem::{Problem, ProblemCode, ProblemSeverity};
+pub use format::safe_read::ReadError as BundleReadError;
+pub use format::skill_name::{SkillName, SkillNameError};
+pub use format::version::{VersionError, VersionLabel, VersionRule};
 pub use runtime::Runtime;
 pub use runtime::builder::{AgentBuilder, BuildError, Built, GitCorpus, OpenError, RuntimeBuilder};
 pub use runtime::catalogue::{Catalogue, CatalogueError};
 pub use runtime::code::RuntimeCode;
-pub use runtime::snapshot::{BundleSource, LoadFailure, Snapshot};
+pub use runtime::guides::{Guide, GuideKind};
+pub use runtime::snapshot::{BundleSource, FileReadError, LoadFailure, Snapshot};
 pub use runtime::snapshot::{Origin, StoredFile};
 pub use runtime::tools::ToolAnnotations;
 pub use runtime::tools::export::ToolFormat;

@@ -85,10 +85,8 @@ pub fn check_nesting(text: &str) -> Result<(), Refusal> {
 /// a regular file (a FIFO, a device) is refused before it is opened
 /// ([`crate::format::untrusted_fs::read_input`]).
 pub fn read_bounded(path: &Path) -> std::io::Result<Result<Vec<u8>, u64>> {
-    Ok(crate::format::untrusted_fs::read_input(
-        path,
-        MAX_DESCRIPTOR_BYTES,
-    )?)
+    crate::format::untrusted_fs::read_input(path, MAX_DESCRIPTOR_BYTES)
+        .map_err(crate::format::untrusted_fs::InputError::into_io)
 }
 
 #[cfg(test)]

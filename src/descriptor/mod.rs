@@ -251,6 +251,9 @@ impl Links {
     }
 
     /// The policy named `value` (`refuse` or `outside-bundles`).
+    // Only `pin`'s `--links` (the Git fetcher) parses one; a build without it reads the
+    // descriptor's value through serde.
+    #[cfg_attr(not(feature = "git"), allow(dead_code))]
     pub fn parse(value: &str) -> Result<Links, String> {
         match value {
             "refuse" => Ok(Links::Refuse),

@@ -74,11 +74,6 @@ impl TrustPolicy {
     pub fn unreachable(&self) -> ! {
         match self.never {}
     }
-
-    /// Never returns: no policy exists in this build.
-    pub fn lists(&self, _fingerprint: &str) -> bool {
-        self.unreachable()
-    }
 }
 
 /// Whether this build verifies commit signatures (the cargo feature `signatures`).
@@ -93,16 +88,6 @@ pub fn unsupported(what: &str) -> String {
          without the cargo feature `signatures`): the commit's signature cannot be checked, so the \
          source is refused; use a build with the feature (the default)"
     )
-}
-
-#[cfg(feature = "signatures")]
-impl TrustPolicy {
-    /// Whether the key with this fingerprint is still allowed (SSH: listed for the `git`
-    /// namespace; OpenPGP: in the keyring, primary key or subkey).
-    pub fn lists(&self, fingerprint: &str) -> bool {
-        self.ssh.as_ref().is_some_and(|s| s.lists(fingerprint))
-            || self.openpgp.as_ref().is_some_and(|k| k.lists(fingerprint))
-    }
 }
 
 #[cfg(feature = "signatures")]
@@ -150,17 +135,6 @@ impl OpenPgpKeys {
         Ok(OpenPgpKeys {
             path: path.to_owned(),
             keys: out,
-        })
-    }
-
-    /// Whether a primary key or subkey has this fingerprint (uppercase hex).
-    pub fn lists(&self, fingerprint: &str) -> bool {
-        use pgp::types::KeyDetails as _;
-        self.keys.iter().any(|k| {
-            format!("{:X}", k.fingerprint()) == fingerprint
-                || k.public_subkeys
-                    .iter()
-                    .any(|s| format!("{:X}", s.key.fingerprint()) == fingerprint)
         })
     }
 }
@@ -216,16 +190,6 @@ pub struct SignersError {
 
 #[cfg(feature = "signatures")]
 impl AllowedSigners {
-    /// Whether the key with this fingerprint (`SHA256:…`) is still listed for the `git`
-    /// namespace (the validity window is not judged here: it needs the commit's time).
-    pub fn lists(&self, fingerprint: &str) -> bool {
-        self.signers.iter().any(|s| {
-            !s.cert_authority
-                && s.key.fingerprint(ssh_key::HashAlg::Sha256).to_string() == fingerprint
-                && s.allows_namespace("git")
-        })
-    }
-
     /// The line that allows `key` to sign in `namespace` at Unix time `at`, chosen as `git
     /// verify-commit` chooses it through `ssh-keygen` (see the module doc): the principals of the
     /// first line listing the key and valid at `at`, then for each of them in order the first line
@@ -343,8 +307,10 @@ pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>, SignersError> {
 
 #[cfg(feature = "signatures")]
 impl AllowedSigner {
-    /// Whether this line, taken alone, allows `key` to sign in `namespace` at Unix time `at`
-    /// (which line of a file decides is [`AllowedSigners::allowing`]'s answer).
+    /// Whether this line, taken alone, allows `key` to sign in `namespace` at Unix time `at`,
+    /// principals aside: the per-line conditions [`AllowedSigners::allowing`] is built from,
+    /// which the tests and the fuzz oracle judge each line by.
+    #[cfg(any(test, fuzzing))]
     pub fn allows(&self, key: &ssh_key::public::KeyData, namespace: &str, at: i64) -> bool {
         !self.cert_authority
             && self.key.key_data() == key

@@ -72,7 +72,7 @@ const ENTRIES_PER_FILE: usize = MAX_ENTRIES / MAX_FILES;
 
 /// The bounds one source's bundles are checked against: a profile. Made only by
 /// [`Limits::named`] or [`Limits::from_keys`], so every value lies between the `chamvi` default
-/// and the hard [`CEILING`].
+/// and the hard ceiling no profile may pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Limits {
     skill_md_bytes: u64,

@@ -25,6 +25,8 @@ use crate::format::problem::ProblemCode;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RootPath(String);
 
+// Only the Git fetcher and `pin` walk a root; every build checks one.
+#[cfg_attr(not(feature = "git"), allow(dead_code))]
 impl RootPath {
     /// Checks a folder path such as `skills` or `skills/.curated`.
     pub fn parse(path: &str) -> Result<RootPath, PathRefusal> {

@@ -101,9 +101,11 @@ impl fmt::Display for OpenError {
 
 impl std::error::Error for OpenError {}
 
-impl From<OpenError> for std::io::Error {
-    fn from(e: OpenError) -> std::io::Error {
-        match e {
+impl OpenError {
+    /// The same failure as an I/O error (a conversion, not a `From` impl: a public impl would
+    /// make this crate-private type part of the host API).
+    pub fn into_io(self) -> std::io::Error {
+        match self {
             OpenError::NotFound => Errno::NOENT.into(),
             OpenError::Symlink => Errno::LOOP.into(),
             OpenError::NotADirectory => Errno::NOTDIR.into(),
@@ -314,16 +316,9 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 impl InputError {
-    /// The kind of the failure (`NotFound` for a missing file, `InvalidInput` for one that is not
-    /// a regular file).
-    pub fn kind(&self) -> std::io::ErrorKind {
-        self.kind
-    }
-}
-
-impl From<InputError> for std::io::Error {
-    fn from(e: InputError) -> std::io::Error {
-        std::io::Error::new(e.kind, e.to_string())
+    /// The same failure as an I/O error (see [`OpenError::into_io`]).
+    pub fn into_io(self) -> std::io::Error {
+        std::io::Error::new(self.kind, self.to_string())
     }
 }
 
@@ -1003,7 +998,7 @@ mod tests {
 
     #[test]
     fn open_errors_become_io_errors_of_their_kind() {
-        let kind = |e: OpenError| std::io::Error::from(e).kind();
+        let kind = |e: OpenError| e.into_io().kind();
         use std::io::ErrorKind;
         assert_eq!(kind(OpenError::NotFound), ErrorKind::NotFound);
         assert_eq!(kind(OpenError::NotADirectory), ErrorKind::NotADirectory);
@@ -1013,7 +1008,7 @@ mod tests {
             ErrorKind::PermissionDenied
         );
         assert_eq!(
-            std::io::Error::from(OpenError::Symlink).raw_os_error(),
+            OpenError::Symlink.into_io().raw_os_error(),
             Some(Errno::LOOP.raw_os_error())
         );
     }

@@ -80,7 +80,7 @@ pub fn write_all(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     fs_err::create_dir_all(dir)?;
     let root = untrusted_fs::open_root(dir).map_err(|e| {
         let message = format!("`{}`: {e}", dir.display());
-        std::io::Error::new(std::io::Error::from(e).kind(), message)
+        std::io::Error::new(e.into_io().kind(), message)
     })?;
     let mut written = Vec::new();
     for (name, schema) in all() {
@@ -97,7 +97,7 @@ pub fn write_all(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// temporary file beside it, then a rename over `name`. The temporary file is removed when any
 /// step fails.
 fn write_beneath(dir: &OwnedFd, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    let target = untrusted_fs::component(name).map_err(std::io::Error::from)?;
+    let target = untrusted_fs::component(name).map_err(untrusted_fs::OpenError::into_io)?;
     let (temp_name, file) = create_temp(dir, name)?;
     let result = (|| {
         let mut file = std::fs::File::from(file);

@@ -196,7 +196,7 @@ impl Catalogue {
 
     /// Enables `skill_run_script` with this configuration. The tool is offered only while an
     /// approval names the exact bytes of a helper of a skill in this catalogue.
-    pub fn with_runner(mut self, config: RunnerConfig) -> Catalogue {
+    pub(crate) fn with_runner(mut self, config: RunnerConfig) -> Catalogue {
         self.runner = Some(Arc::new(config));
         self
     }

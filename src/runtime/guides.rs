@@ -77,18 +77,18 @@ impl PartialEq<&str> for GuideKind {
 pub struct Guide {
     /// Its id: the directory's name.
     pub id: String,
-    /// The name it gives itself, escaped for display ([`escape::text`]).
+    /// The name it gives itself, escaped for display.
     pub name: String,
-    /// Its description, escaped for display ([`escape::text`]).
+    /// Its description, escaped for display.
     pub description: String,
     /// `portable` (`SKILL.md`) or `legacy` (`skill.yml` + `SKILL.md`).
     pub kind: GuideKind,
     /// Its directory relative to the root.
-    pub relative: BundlePath,
+    pub(crate) relative: BundlePath,
     /// The root it was found under.
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// `SKILL.md` as read at discovery.
-    pub skill_md: String,
+    pub(crate) skill_md: String,
 }
 
 impl Guide {
@@ -98,7 +98,7 @@ impl Guide {
     }
 
     /// Reads `path` (already checked) below this skill's directory, never through a link.
-    pub fn read(&self, path: &BundlePath) -> Result<Vec<u8>, BeneathError> {
+    pub(crate) fn read(&self, path: &BundlePath) -> Result<Vec<u8>, BeneathError> {
         let full = self.relative.join_path(path);
         safe_read::read_file_beneath(&self.root, &full, MAX_FILE_BYTES)
     }
@@ -150,7 +150,7 @@ pub fn effective_root(descriptor: Option<&Path>) -> Option<PathBuf> {
 pub fn discover(root: &Path) -> std::io::Result<Discovery> {
     let fd = untrusted_fs::open_root(root).map_err(|e| {
         let message = format!("`{}`: {e}", escape::path(root));
-        std::io::Error::new(std::io::Error::from(e).kind(), message)
+        std::io::Error::new(e.into_io().kind(), message)
     })?;
     let mut found: Vec<(BundlePath, bool)> = Vec::new();
     let mut skipped = Vec::new();

@@ -75,13 +75,13 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     /// Loads every source.
-    pub fn load(plan: Plan) -> Runtime {
+    pub(crate) fn load(plan: Plan) -> Runtime {
         let wanted: Vec<usize> = (0..plan.sources.len()).collect();
         Runtime::load_indices(plan, &wanted)
     }
 
     /// Loads the sources `agent` sees (the defaults alone for `None`). Fails for an unknown agent.
-    pub fn load_for(plan: Plan, agent: Option<&str>) -> Result<Runtime, CatalogueError> {
+    pub(crate) fn load_for(plan: Plan, agent: Option<&str>) -> Result<Runtime, CatalogueError> {
         let wanted = indices_for(&plan, agent)?;
         Ok(Runtime::load_indices(plan, &wanted))
     }
@@ -128,12 +128,18 @@ impl Runtime {
     }
 
     /// The discovered skills (`None` when no guides folder is configured).
-    pub fn guides(&self) -> Option<&Result<Discovery, String>> {
+    pub(crate) fn guides(&self) -> Option<&Result<Discovery, String>> {
         self.guides.as_ref()
     }
 
+    /// The agents the descriptor gives skills of their own, sorted (each has a
+    /// [`Runtime::catalogue`] of its own; `None` is the default agent).
+    pub fn agents(&self) -> impl Iterator<Item = &str> {
+        self.plan.agents.keys().map(String::as_str)
+    }
+
     /// The checked descriptor.
-    pub fn plan(&self) -> &Plan {
+    pub(crate) fn plan(&self) -> &Plan {
         &self.plan
     }
 

@@ -233,7 +233,7 @@ pub fn read(dir: &OwnedFd) -> Result<Option<SkillMd>, SkillMdError> {
     };
     let name_c = untrusted_fs::component(name).map_err(|e| SkillMdError::Io {
         name,
-        source: e.into(),
+        source: e.into_io(),
     })?;
     // Looked at before it is opened: a special file of that name is never opened.
     let stat = match untrusted_fs::stat_at(dir, &name_c) {
@@ -256,7 +256,7 @@ pub fn read(dir: &OwnedFd) -> Result<Option<SkillMd>, SkillMdError> {
         OpenError::NotRegular | OpenError::NotADirectory => SkillMdError::NotAFile(name),
         other => SkillMdError::Io {
             name,
-            source: other.into(),
+            source: other.into_io(),
         },
     })?;
     let hint = u64::try_from(now.st_size).unwrap_or(0);

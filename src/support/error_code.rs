@@ -62,16 +62,14 @@ pub trait Code: Copy + std::fmt::Debug + std::fmt::Display + 'static {
     fn as_str(self) -> &'static str;
     /// The exit class a failure with this code implies.
     fn exit(self) -> ExitClass;
-    /// The code's area, spelling and class in one static place (what [`ErrorCode`] points to).
-    #[doc(hidden)]
-    fn meta(self) -> &'static CodeMeta;
+    /// This code as an [`ErrorCode`] (one pointer to its area, spelling and class).
+    fn error_code(self) -> ErrorCode;
 }
 
 /// What [`ErrorCode`] points to: a code's area, spelling and exit class, one static per code
 /// (made by [`error_codes!`]), so an `ErrorCode` stays one pointer wide.
-#[doc(hidden)]
 #[derive(Debug, PartialEq, Eq, Hash)]
-pub struct CodeMeta {
+pub(crate) struct CodeMeta {
     /// [`Code::AREA`].
     pub area: &'static str,
     /// The spelling.
@@ -97,6 +95,11 @@ pub struct CodeMeta {
 pub struct ErrorCode(&'static CodeMeta);
 
 impl ErrorCode {
+    /// The code whose area, spelling and class `meta` holds (what [`error_codes!`] declares).
+    pub(crate) const fn from_meta(meta: &'static CodeMeta) -> ErrorCode {
+        ErrorCode(meta)
+    }
+
     /// The stable `snake_case` spelling.
     pub fn as_str(self) -> &'static str {
         self.0.code
@@ -115,7 +118,7 @@ impl ErrorCode {
 
 impl<C: Code> From<C> for ErrorCode {
     fn from(code: C) -> ErrorCode {
-        ErrorCode(code.meta())
+        code.error_code()
     }
 }
 
@@ -263,8 +266,8 @@ macro_rules! error_codes {
             fn exit(self) -> $crate::support::error_code::ExitClass {
                 $name::exit(self)
             }
-            fn meta(self) -> &'static $crate::support::error_code::CodeMeta {
-                &$name::META[self as usize]
+            fn error_code(self) -> $crate::support::error_code::ErrorCode {
+                $crate::support::error_code::ErrorCode::from_meta(&$name::META[self as usize])
             }
         }
 

@@ -232,6 +232,11 @@ fn another_agents_extras_are_never_visible() {
         w.runtime().catalogue(Some("nobody")),
         Err(CatalogueError::UnknownAgent(_))
     ));
+    // The agents a host can ask for: those the descriptor names, sorted.
+    assert_eq!(
+        w.runtime().agents().collect::<Vec<_>>(),
+        ["empty", "ops", "qa"]
+    );
 }
 
 #[test]

@@ -62,7 +62,7 @@ impl Runtime {
     /// The agents with their own skills.
     #[getter]
     fn agents(&self) -> Vec<String> {
-        self.inner.plan().agents.keys().cloned().collect()
+        self.inner.agents().map(str::to_owned).collect()
     }
 
     /// The bundles that did not verify: a list of `{name, location, code, reason, details,

@@ -66,6 +66,8 @@ pub struct GitSource {
     /// The bounds its bundles are checked against.
     pub limits: Limits,
     /// The branch `outdated` follows (`None`: the remote's `HEAD`).
+    // Only `outdated` (the Git fetcher) reads it; every build checks it.
+    #[cfg_attr(not(feature = "git"), allow(dead_code))]
     pub track: Option<String>,
     /// Which symbolic links the commit may hold.
     pub links: crate::descriptor::Links,
