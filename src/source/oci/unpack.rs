@@ -90,8 +90,21 @@ pub fn unpack(
     wanted: &BTreeSet<String>,
     limits: Limits,
 ) -> Result<Bundles, LayerError> {
+    unpack_matching(layer, &|name| wanted.contains(name), limits)
+}
+
+/// [`unpack`], keeping every bundle of the layer (`outdated` and `update` weigh all of them).
+pub fn unpack_all(layer: impl Read, limits: Limits) -> Result<Bundles, LayerError> {
+    unpack_matching(layer, &|_| true, limits)
+}
+
+fn unpack_matching(
+    layer: impl Read,
+    wanted: &dyn Fn(&str) -> bool,
+    limits: Limits,
+) -> Result<Bundles, LayerError> {
     let mut compressed = std::io::BufReader::new(LayerReader(layer));
-    let bundles = read_tar(
+    let bundles = read_tar_matching(
         flate2::bufread::GzDecoder::new(&mut compressed),
         wanted,
         limits,
@@ -237,6 +250,14 @@ pub fn read_tar(
     wanted: &BTreeSet<String>,
     limits: Limits,
 ) -> Result<Bundles, LayerError> {
+    read_tar_matching(tar, &|name| wanted.contains(name), limits)
+}
+
+fn read_tar_matching(
+    tar: impl Read,
+    wanted: &dyn Fn(&str) -> bool,
+    limits: Limits,
+) -> Result<Bundles, LayerError> {
     let mut stream = Stream { inner: tar, at: 0 };
     let mut builders: BTreeMap<String, FileSetBuilder> = BTreeMap::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
@@ -375,7 +396,7 @@ pub fn read_tar(
             ));
         }
         if let Some((bundle, rest)) = path.split_once('/')
-            && wanted.contains(bundle)
+            && wanted(bundle)
         {
             let builder = builders
                 .entry(bundle.to_owned())
