@@ -244,8 +244,10 @@ struct Pax {
     size: Option<u64>,
 }
 
-/// The entries of an uncompressed tar, read as a stream to its end; see the module documentation.
-pub fn read_tar(
+/// The entries of an uncompressed tar, read as a stream to its end, keeping the bundles named in
+/// `wanted` (what the tests read).
+#[cfg(test)]
+fn read_tar(
     tar: impl Read,
     wanted: &BTreeSet<String>,
     limits: Limits,
@@ -253,6 +255,8 @@ pub fn read_tar(
     read_tar_matching(tar, &|name| wanted.contains(name), limits)
 }
 
+/// The entries of an uncompressed tar, read as a stream to its end, keeping the bundles `wanted`
+/// keeps; see the module documentation.
 fn read_tar_matching(
     tar: impl Read,
     wanted: &dyn Fn(&str) -> bool,
