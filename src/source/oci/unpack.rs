@@ -245,9 +245,9 @@ struct Pax {
 }
 
 /// The entries of an uncompressed tar, read as a stream to its end, keeping the bundles named in
-/// `wanted` (what the tests read).
-#[cfg(test)]
-fn read_tar(
+/// `wanted` (what the tests and the fuzz targets read).
+#[cfg(any(test, fuzzing))]
+pub fn read_tar(
     tar: impl Read,
     wanted: &BTreeSet<String>,
     limits: Limits,
