@@ -262,6 +262,11 @@ impl Images {
         self.pulled.push((key, digest.to_owned(), pulled));
         self.pulled.len() - 1
     }
+
+    /// The image at `index` (from [`pull`](Self::pull)).
+    pub(crate) fn get(&self, index: usize) -> &Result<ImageCandidate, SourceError> {
+        &self.pulled[index].2
+    }
 }
 
 fn oci_source(
@@ -295,16 +300,12 @@ fn oci_source(
     report.head = Some(digest.clone());
     if digest == oci.reference.digest {
         // The pinned image: its bundles are the pins (prepare checks them); nothing is pulled.
-        report.bundles = oci
-            .approved
-            .iter()
-            .map(|pin| bundle_report(pin, Taken::Same))
-            .collect();
+        report.bundles = oci.approved.iter().map(unchanged).collect();
         return report;
     }
     let left = deadline.saturating_sub(started.elapsed());
     let index = images.pull(oci, &digest, left);
-    match &images.pulled[index].2 {
+    match images.get(index) {
         Ok(head) => compare(
             &oci.approved,
             |pin| Taken::from(head.take_named(&pin.name)),
@@ -316,10 +317,8 @@ fn oci_source(
     report
 }
 
-/// What the head holds of an approved bundle.
+/// What the head (or a target) holds of an approved bundle.
 pub(crate) enum Taken {
-    /// The pinned image itself (not pulled): the pin.
-    Same,
     /// A bundle that passes the bundle rules.
     Bundle(Bundle),
     /// No folder of that name.
@@ -372,9 +371,9 @@ fn compare(
     }
 }
 
-/// The report of the approved bundle `pin` as the head holds it.
-fn bundle_report(pin: &Pin, taken: Taken) -> BundleOutdated {
-    let mut entry = BundleOutdated {
+/// The report of the approved bundle `pin` where the head is the pin.
+fn unchanged(pin: &Pin) -> BundleOutdated {
+    BundleOutdated {
         name: pin.name.to_string(),
         version: pin.version.as_str().to_owned(),
         hash: pin.hash.to_string(),
@@ -382,9 +381,13 @@ fn bundle_report(pin: &Pin, taken: Taken) -> BundleOutdated {
         new_hash: None,
         new_version: None,
         problems: Vec::new(),
-    };
+    }
+}
+
+/// The report of the approved bundle `pin` as the head holds it.
+fn bundle_report(pin: &Pin, taken: Taken) -> BundleOutdated {
+    let mut entry = unchanged(pin);
     match taken {
-        Taken::Same => {}
         Taken::Bundle(bundle) if bundle.digest() == pin.hash => {}
         Taken::Bundle(bundle) => {
             entry.status = BundleStatus::Changed;

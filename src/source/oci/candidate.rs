@@ -49,8 +49,6 @@ impl crate::support::error_code::Coded for CandidateError {
 /// A candidate image, pulled and read.
 #[derive(Debug)]
 pub struct ImageCandidate {
-    /// Its manifest digest (`sha256:…`).
-    pub digest: String,
     /// Every bundle folder of the image, with its files and what the rules found in them.
     bundles: BTreeMap<String, (FileSet, Problems)>,
 }
@@ -212,10 +210,7 @@ pub fn pull(
             }
         }
     }
-    Ok(ImageCandidate {
-        digest: digest.to_owned(),
-        bundles,
-    })
+    Ok(ImageCandidate { bundles })
 }
 
 /// Without a registry client, no tag can be resolved.
