@@ -796,7 +796,7 @@ impl Session {
             404 => fail(
                 DistributionCode::ImageNotFound,
                 format!(
-                    "the registry `{}` has no {what} of {}",
+                    "the registry `{}` answered HTTP 404 (not found) for {what} of {}",
                     self.registry, self.shown
                 ),
             ),
