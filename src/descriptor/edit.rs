@@ -319,10 +319,18 @@ mod tests {
         assert_eq!(images.len(), 1);
         assert_eq!(images[0].location, "skills[1].oci");
         let reference = images[0].revision.as_ref().unwrap();
-        assert_eq!(reference.value, format!("r.example/a@sha256:{}", "0".repeat(64)));
+        assert_eq!(
+            reference.value,
+            format!("r.example/a@sha256:{}", "0".repeat(64))
+        );
         assert_eq!(images[0].approved[0].hash.as_ref().unwrap().value, "ee");
         // The Git sources are what `locate` finds, as before.
-        assert!(locate(&text).unwrap().iter().all(|s| s.location.ends_with(".git")));
+        assert!(
+            locate(&text)
+                .unwrap()
+                .iter()
+                .all(|s| s.location.ends_with(".git"))
+        );
         let new = format!("r.example/a@sha256:{}", "1".repeat(64));
         let edited = apply(&text, vec![reference.replace(&new).unwrap()]).unwrap();
         assert_eq!(edited, text.replace(&reference.value, &new));

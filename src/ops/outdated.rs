@@ -320,7 +320,7 @@ fn oci_source(
 /// What the head (or a target) holds of an approved bundle.
 pub(crate) enum Taken {
     /// A bundle that passes the bundle rules.
-    Bundle(Bundle),
+    Bundle(Box<Bundle>),
     /// No folder of that name.
     Missing,
     /// It breaks a rule: each problem with its code.
@@ -330,7 +330,7 @@ pub(crate) enum Taken {
 impl From<Result<Bundle, TakeError>> for Taken {
     fn from(taken: Result<Bundle, TakeError>) -> Taken {
         match taken {
-            Ok(bundle) => Taken::Bundle(bundle),
+            Ok(bundle) => Taken::Bundle(Box::new(bundle)),
             Err(TakeError::Missing { .. }) => Taken::Missing,
             Err(e) => Taken::Invalid(e.lines()),
         }
@@ -340,7 +340,7 @@ impl From<Result<Bundle, TakeError>> for Taken {
 impl From<Result<Bundle, ImageTakeError>> for Taken {
     fn from(taken: Result<Bundle, ImageTakeError>) -> Taken {
         match taken {
-            Ok(bundle) => Taken::Bundle(bundle),
+            Ok(bundle) => Taken::Bundle(Box::new(bundle)),
             Err(ImageTakeError::Missing { .. }) => Taken::Missing,
             Err(e) => Taken::Invalid(e.lines()),
         }

@@ -76,10 +76,16 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
     let registry = Registry::start(&[]);
     let v1 = Lab::new(&[("pdf", &[]), ("docx", &[])], &[]);
     let first = pushed(&v1, &registry.repository("platform/skills:v1"));
-    assert_eq!(pushed(&v1, &registry.repository("platform/skills:stable")), first);
+    assert_eq!(
+        pushed(&v1, &registry.repository("platform/skills:stable")),
+        first
+    );
     // `stable` moves: pdf changed (a new file), docx removed, xlsx added.
     let v2 = Lab::new(
-        &[("pdf", &[("references/forms.md", "# Forms\n")]), ("xlsx", &[])],
+        &[
+            ("pdf", &[("references/forms.md", "# Forms\n")]),
+            ("xlsx", &[]),
+        ],
         &[],
     );
     let second = pushed(&v2, &registry.repository("platform/skills:stable"));
@@ -123,13 +129,19 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
     let out = run(&config, &["update"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let review = stdout(&out);
-    assert!(review.contains(&format!("- From `{}`", digest_of(&first))), "{review}");
+    assert!(
+        review.contains(&format!("- From `{}`", digest_of(&first))),
+        "{review}"
+    );
     assert!(
         review.contains(&format!("- To `{}` (`stable`)", digest_of(&second))),
         "{review}"
     );
     assert!(review.contains("| `pdf` | 1.0 | "), "{review}");
-    assert!(review.contains("- Added: `references/forms.md`"), "{review}");
+    assert!(
+        review.contains("- Added: `references/forms.md`"),
+        "{review}"
+    );
     assert!(
         review.contains("--- /dev/null\n+++ b/pdf/references/forms.md\n"),
         "{review}"
@@ -143,7 +155,10 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
     assert_eq!(report["sources"][0]["kind"], "oci");
     assert_eq!(report["sources"][0]["to"], digest_of(&second));
     assert_eq!(report["sources"][0]["reference"], "stable");
-    assert_eq!(report["sources"][0]["bundles"][0]["new_hash"], pdf2.as_str());
+    assert_eq!(
+        report["sources"][0]["bundles"][0]["new_hash"],
+        pdf2.as_str()
+    );
     assert_eq!(report["scalars"], 2, "{report}");
 
     let out = run(&config, &["update", "--write"]);
@@ -164,7 +179,11 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
     // The new pins prepare and verify; the tag now names the pin.
     let out = run(&config, &["prepare"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(work.path().join("corpus/current/pdf/references/forms.md").exists());
+    assert!(
+        work.path()
+            .join("corpus/current/pdf/references/forms.md")
+            .exists()
+    );
     let out = run(&config, &["verify"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = run(&config, &["outdated", "--json"]);
@@ -182,7 +201,10 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
         assert_eq!(out.status.code(), Some(0), "{to}: {}", stderr(&out));
         let report = json_of(&out);
         assert_eq!(report["sources"][0]["to"], digest_of(&first), "{report}");
-        assert_eq!(report["sources"][0]["bundles"][0]["new_hash"], pdf1.as_str());
+        assert_eq!(
+            report["sources"][0]["bundles"][0]["new_hash"],
+            pdf1.as_str()
+        );
         assert_eq!(report["written"], false);
     }
     assert_eq!(fs_err::read_to_string(&config).expect("read"), expected);
@@ -286,7 +308,9 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
     let other = |c: char| format!("sha256:{}", c.to_string().repeat(64));
 
     // The tag names the pin: one HEAD, nothing else fetched, every bundle unchanged.
-    registry.routes(&json!([head(json!({"Docker-Content-Digest": image.digest}))]));
+    registry.routes(&json!([head(
+        json!({"Docker-Content-Digest": image.digest})
+    )]));
     let config = image.descriptor(&host, &image.digest);
     let out = run(&config, &["outdated", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -308,7 +332,11 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
     let out = run(&config, &["outdated", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = json_of(&out);
-    assert_eq!(report["sources"][0]["head"], image.digest.as_str(), "{report}");
+    assert_eq!(
+        report["sources"][0]["head"],
+        image.digest.as_str(),
+        "{report}"
+    );
     assert_eq!(report["sources"][0]["bundles"][0]["status"], "unchanged");
 
     // A HEAD naming a digest whose manifest has another: refused when it is pulled.
@@ -328,11 +356,16 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
     registry.routes(&json!([head(json!({})), lying]));
     let out = run(&config, &["outdated"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert_stderr_has(&out, &format!("names the manifest of {host}/r:stable {}", other('3')));
+    assert_stderr_has(
+        &out,
+        &format!("names the manifest of {host}/r:stable {}", other('3')),
+    );
     assert_stderr_has(&out, "[digest_mismatch]");
 
     // A HEAD digest that is not a digest.
-    registry.routes(&json!([head(json!({"Docker-Content-Digest": "sha256:abc"}))]));
+    registry.routes(&json!([head(
+        json!({"Docker-Content-Digest": "sha256:abc"})
+    )]));
     let out = run(&config, &["outdated"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_stderr_has(&out, "[malformed_image]");
@@ -367,7 +400,8 @@ fn a_track_that_is_not_a_tag_and_a_target_that_does_not_fit_are_refused_before_a
         if let Some(track) = track {
             text += &format!("      track: {track}\n");
         }
-        text += &format!("      approved:\n        - {{ name: pdf, version: '1.0', hash: {hash} }}\n");
+        text +=
+            &format!("      approved:\n        - {{ name: pdf, version: '1.0', hash: {hash} }}\n");
         text
     };
     let write = |name: &str, text: String| {
@@ -393,8 +427,14 @@ fn a_track_that_is_not_a_tag_and_a_target_that_does_not_fit_are_refused_before_a
     for (args, code) in [
         (vec!["update", "--to", "not a tag"], "[invalid_target]"),
         (vec!["update", "--to", &digest], "[invalid_target]"),
-        (vec!["update", "--to", "sha256:abc", "skills[1].oci"], "[invalid_target]"),
-        (vec!["update", "--to", "abcdef012345", "docx"], "[invalid_target]"),
+        (
+            vec!["update", "--to", "sha256:abc", "skills[1].oci"],
+            "[invalid_target]",
+        ),
+        (
+            vec!["update", "--to", "abcdef012345", "docx"],
+            "[invalid_target]",
+        ),
         (vec!["update", "skills[1].oci"], "[not_tracked]"),
         (vec!["update", "pdf", "--write"], "[not_tracked]"),
     ] {

@@ -374,7 +374,11 @@ fn update_applies_links_outside_bundles_and_keeps_the_option() {
     fs_err::write(&path, &strict).expect("write");
     let out = run(tmp.path(), &["--write"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("[symlink_in_tree]"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[symlink_in_tree]"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(fs_err::read_to_string(&path).expect("read"), strict);
 
     let before = descriptor("      links: outside-bundles   # AGENTS.md\n");

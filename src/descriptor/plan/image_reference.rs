@@ -29,8 +29,7 @@ pub fn is_sha256_digest(value: &str) -> bool {
 }
 
 /// The OCI tag grammar (distribution-spec): `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`.
-pub const TAG_RULE: &str =
-    "a tag is 1 to 128 characters `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`: ASCII letters, digits and `_` first, then also `.` and `-`";
+pub const TAG_RULE: &str = "a tag is 1 to 128 characters `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`: ASCII letters, digits and `_` first, then also `.` and `-`";
 
 /// Whether `value` is an OCI tag (the distribution-spec grammar, [`TAG_RULE`]); the rule when it
 /// is not.

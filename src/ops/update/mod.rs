@@ -88,7 +88,9 @@ pub enum UpdateError {
         message: String,
     },
     /// A named OCI source has no `track` and no `--to` names a target.
-    #[error("{0}: the OCI source has no `track:` tag and no `--to` names an image: add `track: TAG` to it, or give `--to sha256:<digest>` or `--to TAG`")]
+    #[error(
+        "{0}: the OCI source has no `track:` tag and no `--to` names an image: add `track: TAG` to it, or give `--to sha256:<digest>` or `--to TAG`"
+    )]
     NotTracked(String),
 }
 
@@ -348,7 +350,9 @@ fn select<'p>(
     to: Option<&str>,
 ) -> Result<Vec<Selected<'p>>, UpdateError> {
     let matches = |location: &str, url: &str, approved: &[Pin], selector: &str| {
-        location == selector || url == selector || approved.iter().any(|p| p.name.as_str() == selector)
+        location == selector
+            || url == selector
+            || approved.iter().any(|p| p.name.as_str() == selector)
     };
     let named = |source: &Source, selector: &str| match source {
         Source::Git(git) => matches(&git.location, git.shown.as_str(), &git.approved, selector),
@@ -631,7 +635,7 @@ fn review_bundles(
                     Ok(new) => {
                         let folder = folder(&pin.name);
                         match crate::corpus::pin_check::verify_bundle(
-                            bundle,
+                            *bundle,
                             Path::new(&folder),
                             &new,
                             None,

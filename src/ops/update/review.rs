@@ -77,7 +77,10 @@ fn source_section(out: &mut String, source: &SourceUpdate) {
         .map(|r| format!(" (`{}`)", escape::text(r)))
         .unwrap_or_default();
     let _ = writeln!(out, "- From `{}`", source.from);
-    let moved = match (source.to.as_deref() == Some(source.from.as_str()), source.kind) {
+    let moved = match (
+        source.to.as_deref() == Some(source.from.as_str()),
+        source.kind,
+    ) {
         (false, _) => "",
         (true, crate::descriptor::kind::SourceKind::Oci) => " (the same image)",
         (true, _) => " (the same commit)",

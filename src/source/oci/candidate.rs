@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use crate::descriptor::plan::OciSource;
 use crate::format::bundle::Bundle;
 use crate::format::file_set::FileSet;
-use crate::format::skill_name::SkillName;
 use crate::format::problem::Problems;
+use crate::format::skill_name::SkillName;
 use crate::support::error_code::ErrorCode;
 
 use super::code::DistributionCode;
@@ -86,7 +86,9 @@ impl ImageTakeError {
         match self {
             ImageTakeError::Missing { .. } => DistributionCode::BundleNotInImage.into(),
             ImageTakeError::Invalid { .. } => crate::format::code::ReadCode::InvalidBundle.into(),
-            ImageTakeError::NameMismatch { .. } => crate::format::code::PinCode::NameMismatch.into(),
+            ImageTakeError::NameMismatch { .. } => {
+                crate::format::code::PinCode::NameMismatch.into()
+            }
         }
     }
 
@@ -111,11 +113,9 @@ impl ImageCandidate {
         let Some((files, problems)) = self.bundles.get(name.as_str()) else {
             return Err(ImageTakeError::Missing { name: name.clone() });
         };
-        Bundle::check(files.clone(), problems.clone()).map_err(|invalid| {
-            ImageTakeError::Invalid {
-                name: name.clone(),
-                problems: invalid.problems,
-            }
+        Bundle::check(files.clone(), problems.clone()).map_err(|invalid| ImageTakeError::Invalid {
+            name: name.clone(),
+            problems: invalid.problems,
         })
     }
 

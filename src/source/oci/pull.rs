@@ -136,6 +136,7 @@ pub fn pull(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, PullError> {
 }
 
 /// A tag to resolve to the digest of the manifest it names now.
+#[cfg(feature = "git")]
 pub struct TagRequest<'a> {
     /// `host[:port]`.
     pub registry: &'a str,
@@ -149,6 +150,8 @@ pub struct TagRequest<'a> {
     pub deadline: std::time::Duration,
 }
 
+// `outdated` and `update` (which come with the Git fetcher) resolve tags.
+#[cfg(feature = "git")]
 /// The digest of the manifest `request`'s tag names now: a `HEAD` of the manifest, whose
 /// `Docker-Content-Digest` is the answer; when the registry sends none, a `GET` of the manifest
 /// (at most [`MAX_MANIFEST_BYTES`]) whose bytes give the digest, and which must equal the
@@ -181,9 +184,11 @@ pub fn resolve_tag(request: &TagRequest<'_>) -> Result<String, PullError> {
 }
 
 /// The header a registry names a manifest's digest in.
+#[cfg(feature = "git")]
 const DOCKER_CONTENT_DIGEST: &str = "docker-content-digest";
 
 /// [`resolve_tag`] as one future.
+#[cfg(feature = "git")]
 async fn resolve_tag_async(request: &TagRequest<'_>) -> Result<String, PullError> {
     let tag = request.tag;
     if let Err(rule) = crate::descriptor::plan::check_tag(tag) {
@@ -712,10 +717,10 @@ impl Session {
                 ),
             ));
         }
-        let mut request = self.client.get(realm).query(&[(
-            "scope",
-            format!("repository:{}:pull", self.repository),
-        )]);
+        let mut request = self
+            .client
+            .get(realm)
+            .query(&[("scope", format!("repository:{}:pull", self.repository))]);
         if let Some(service) = service {
             request = request.query(&[("service", service)]);
         }

@@ -94,6 +94,7 @@ pub fn unpack(
 }
 
 /// [`unpack`], keeping every bundle of the layer (`outdated` and `update` weigh all of them).
+#[cfg(all(feature = "git", feature = "oci"))]
 pub fn unpack_all(layer: impl Read, limits: Limits) -> Result<Bundles, LayerError> {
     unpack_matching(layer, &|_| true, limits)
 }
