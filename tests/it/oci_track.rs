@@ -321,6 +321,32 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
         registry.methods(),
         [("HEAD".to_owned(), "/v2/r/manifests/stable".to_owned())]
     );
+    // Two sources following one tag of one repository share that look-up.
+    let text = fs_err::read_to_string(&config).expect("read");
+    let (_, entry) = text.split_once("skills:\n").expect("skills");
+    let two = image.lab.tmp.path().join("two.yaml");
+    fs_err::write(
+        &two,
+        format!(
+            "{text}agents:\n  writer:\n    skills:\n{}",
+            entry
+                .replace("corpus", "other")
+                .replace("\n  ", "\n      ")
+                .replacen("  - ", "      - ", 1)
+        ),
+    )
+    .expect("write");
+    let out = run(&two, &["outdated", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        json_of(&out)["sources"].as_array().expect("sources").len(),
+        2
+    );
+    assert_eq!(
+        registry.methods().len(),
+        2,
+        "one more HEAD for both sources"
+    );
 
     // No digest on the HEAD: the GET's bytes give it, and that image is pulled and compared.
     let manifest = json!({"path": "/v2/r/manifests/stable", "status": 200,
