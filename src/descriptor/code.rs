@@ -48,7 +48,7 @@ crate::error_codes! {
     InvalidScriptAllowlist = "invalid_script_allowlist",
     /// An allowlisted script is not a `scripts/….py` path inside the bundle.
     InvalidScriptPath = "invalid_script_path",
-    /// `track` is not a branch name.
+    /// `track` is not a branch name (a Git source) or an OCI tag (an OCI source).
     InvalidTrack = "invalid_track",
     /// A `limits` profile is unknown, or its mapping holds an unknown key or a bad value.
     InvalidLimits = "invalid_limits",
@@ -69,6 +69,11 @@ crate::error_codes! {
     VersionPlaceholder = "version_placeholder",
     /// `update` names a source the descriptor does not have.
     UnknownSource = "unknown_source",
+    /// `update --to` is not a target of a selected source: not a full commit id, branch or tag
+    /// name for a Git source; neither a `sha256:` digest nor an OCI tag for an OCI source.
+    InvalidTarget = "invalid_target",
+    /// `update` names an OCI source that has no `track` tag, and no `--to`.
+    NotTracked = "not_tracked",
     /// An `oci` reference is not `REGISTRY/REPOSITORY@sha256:<64 hex>`.
     InvalidReference = "invalid_reference",
     /// An `oci` reference names a tag (or no digest): images are pinned by manifest digest.

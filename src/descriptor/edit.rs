@@ -3,8 +3,8 @@
 //! The descriptor is the operator's file: comments, key order, quoting, flow or block style and
 //! line endings are theirs. A rewrite therefore never re-serialises it. [`locate`] reads the text
 //! with the one YAML reader ([`crate::format::yaml`]), which knows the bytes each scalar was
-//! written as, and finds the scalars an update may change: each Git source's `revision` and each
-//! approved entry's `version` and `hash`. [`Site::replace`] writes a new value in the style of
+//! written as, and finds the scalars an update may change: each Git source's `revision` (each OCI
+//! source's `reference`, [`locate_images`]) and each approved entry's `version` and `hash`. [`Site::replace`] writes a new value in the style of
 //! the old one (plain stays plain when the new value reads back as the same string, otherwise it
 //! is double-quoted; quoted stays quoted the same way, except that a value holding a control
 //! character is double-quoted, with escapes), and [`apply`] splices the edits into the
@@ -30,13 +30,13 @@ pub struct Site {
     style: Result<Style, &'static str>,
 }
 
-/// The rewritable scalars of one Git source.
+/// The rewritable scalars of one Git source ([`locate`]) or OCI source ([`locate_images`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GitSites {
     /// Where the source is written, as `check` names it (`skills[0].git`,
-    /// `agents.<name>.skills[1].git`).
+    /// `agents.<name>.skills[1].git`, `skills[2].oci`).
     pub location: String,
-    /// Its `revision`.
+    /// The scalar naming what is pinned: a Git source's `revision`, an OCI source's `reference`.
     pub revision: Option<Site>,
     /// Its approved entries, in the order written.
     pub approved: Vec<PinSites>,
@@ -176,6 +176,32 @@ fn double_quoted(value: &str) -> String {
 /// Finds every Git source's rewritable scalars in descriptor `text`, in the order `check`
 /// visits them (the defaults, then each agent's extras, agents by name).
 pub fn locate(text: &str) -> Result<Vec<GitSites>, EditError> {
+    locate_kind(text, Kind::Git)
+}
+
+/// Finds every OCI source's rewritable scalars in descriptor `text` — its `reference` and each
+/// approved entry's `version` and `hash` — in the order `check` visits them.
+pub fn locate_images(text: &str) -> Result<Vec<GitSites>, EditError> {
+    locate_kind(text, Kind::Oci)
+}
+
+/// Which sources to find: the key of their entry and of the scalar naming what is pinned.
+#[derive(Clone, Copy)]
+enum Kind {
+    Git,
+    Oci,
+}
+
+impl Kind {
+    fn keys(self) -> (&'static str, &'static str) {
+        match self {
+            Kind::Git => ("git", "revision"),
+            Kind::Oci => ("oci", "reference"),
+        }
+    }
+}
+
+fn locate_kind(text: &str, kind: Kind) -> Result<Vec<GitSites>, EditError> {
     let root = yaml::parse(text).map_err(|e| EditError {
         line: e.position.line,
         message: format!("not YAML: {}", escape::text(&e.message)),
@@ -185,7 +211,7 @@ pub fn locate(text: &str) -> Result<Vec<GitSites>, EditError> {
         return Ok(found);
     };
     if let Some(skills) = get(&root, "skills") {
-        entries(skills, "skills", &mut found);
+        entries(skills, "skills", kind, &mut found);
     }
     if let Some(agents) = get(&root, "agents") {
         let mut named: Vec<(&str, &Node)> = mapping(agents)
@@ -195,7 +221,7 @@ pub fn locate(text: &str) -> Result<Vec<GitSites>, EditError> {
         named.sort_by(|a, b| a.0.cmp(b.0));
         for (agent, spec) in named {
             if let Some(skills) = get(spec, "skills") {
-                entries(skills, &format!("agents.{agent}.skills"), &mut found);
+                entries(skills, &format!("agents.{agent}.skills"), kind, &mut found);
             }
         }
     }
@@ -226,12 +252,13 @@ fn line_of(text: &str, byte: usize) -> usize {
     text[..byte].matches('\n').count() + 1
 }
 
-fn entries(skills: &Node, location: &str, found: &mut Vec<GitSites>) {
+fn entries(skills: &Node, location: &str, kind: Kind, found: &mut Vec<GitSites>) {
     let NodeKind::Sequence { items, .. } = &skills.kind else {
         return;
     };
+    let (key, pinned) = kind.keys();
     for (i, item) in items.iter().enumerate() {
-        let Some(git) = get(item, "git") else {
+        let Some(git) = get(item, key) else {
             continue;
         };
         let approved = get(git, "approved")
@@ -250,8 +277,8 @@ fn entries(skills: &Node, location: &str, found: &mut Vec<GitSites>) {
             })
             .unwrap_or_default();
         found.push(GitSites {
-            location: format!("{location}[{i}].git"),
-            revision: get(git, "revision").and_then(Site::of),
+            location: format!("{location}[{i}].{key}"),
+            revision: get(git, pinned).and_then(Site::of),
             approved,
         });
     }
@@ -281,6 +308,36 @@ mod tests {
     use super::*;
 
     const DESCRIPTOR: &str = "# the team's skills\r\nskills:\r\n  - git:\r\n      source: https://example.com/s.git   # upstream\r\n      revision: \"0123456789abcdef0123456789abcdef01234567\"\r\n      directory: /c\r\n      approved:\r\n        - { name: pdf, version: 1.0.0, hash: 'aa' } # flow\r\n        - name: docx\r\n          version: \"<version>\"\r\n          hash: bb\r\nagents:\r\n  writer:\r\n    skills:\r\n      - git: { source: x, revision: cc, directory: /d, approved: [ { name: a, version: '1', hash: dd } ] }\r\n";
+
+    #[test]
+    fn an_oci_sources_reference_and_pins_are_found_apart_from_the_git_sources() {
+        let text = format!(
+            "{DESCRIPTOR_LF}  - oci:\n      reference: 'r.example/a@sha256:{0}'  # pinned\n      directory: /o\n      track: stable\n      approved: [ {{ name: b, version: 2, hash: ee }} ]\n",
+            "0".repeat(64)
+        );
+        let images = locate_images(&text).unwrap();
+        assert_eq!(images.len(), 1);
+        assert_eq!(images[0].location, "skills[1].oci");
+        let reference = images[0].revision.as_ref().unwrap();
+        assert_eq!(
+            reference.value,
+            format!("r.example/a@sha256:{}", "0".repeat(64))
+        );
+        assert_eq!(images[0].approved[0].hash.as_ref().unwrap().value, "ee");
+        // The Git sources are what `locate` finds, as before.
+        assert!(
+            locate(&text)
+                .unwrap()
+                .iter()
+                .all(|s| s.location.ends_with(".git"))
+        );
+        let new = format!("r.example/a@sha256:{}", "1".repeat(64));
+        let edited = apply(&text, vec![reference.replace(&new).unwrap()]).unwrap();
+        assert_eq!(edited, text.replace(&reference.value, &new));
+        assert!(edited.contains(&format!("'{new}'  # pinned")));
+    }
+
+    const DESCRIPTOR_LF: &str = "skills:\n  - git: { source: x, revision: cc, directory: /d, approved: [ { name: a, version: '1', hash: dd } ] }\n";
 
     #[test]
     fn every_rewritable_scalar_is_found_with_its_value() {

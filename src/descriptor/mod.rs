@@ -147,6 +147,12 @@ pub struct OciSpec {
     /// The bounds its bundles are checked against (default `chamvi`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSpec>,
+    /// The tag `skillfold outdated` and `update` follow in the same repository (an OCI tag:
+    /// `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`). It is never pulled by `prepare`: the pin is the
+    /// digest in `reference`. Without it, the source is not tracked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$"))]
+    pub track: Option<String>,
 }
 
 /// A Git source: a repository, one full commit id, and the approved bundles in it.

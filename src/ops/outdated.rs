@@ -1,47 +1,68 @@
-//! `skillfold outdated`: what the tracked branch of each Git source offers against the pins.
+//! `skillfold outdated`: what the tracked branch of each Git source, and the tracked tag of each
+//! OCI source, offers against the pins.
 //!
 //! Per Git source: the head of its tracked branch (`track`, or the remote's `HEAD`) is read from
 //! the server's ref listing, that commit is fetched into a temporary repository exactly as
 //! `prepare` fetches a pin (every check of the tree applies), and each approved bundle is taken
-//! from it under the source's limits profile: `unchanged` (same digest), `changed` (the new
-//! digest and declared version), `removed` (no folder any more) or `invalid` (it breaks a rule
-//! at the head; the problems are listed). Folders under `root` with a `SKILL.md` that are not
-//! approved are listed as `available`. Sources of one URL and branch share one listing and one
-//! fetch. Nothing is written anywhere but a temporary directory.
+//! from it under the source's limits profile. Per OCI source with `track: TAG`: the digest the
+//! tag names now is read (a `HEAD` of its manifest; [`crate::source::oci::candidate`]); when it
+//! is the pinned digest nothing else is fetched and every bundle is `unchanged`, otherwise that
+//! image is pulled into a temporary directory as `prepare` pulls a pin (every digest, size and
+//! bound, the strict layer reader) and each approved bundle is taken from it. An OCI source
+//! without `track` is reported as not tracked (no `tracking`, no bundles): an image has no
+//! default head to follow.
+//!
+//! Either way each approved bundle is `unchanged` (same digest), `changed` (the new digest and
+//! declared version), `removed` (no folder any more) or `invalid` (it breaks a rule at the head;
+//! the problems are listed), and the bundles at the head that are not approved are listed as
+//! `available` ([`compare`] is the one place that decides). Sources of one URL and branch (one
+//! repository and tag) share one look-up and one fetch. Nothing is written anywhere but a
+//! temporary directory.
 
 use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
-use crate::descriptor::plan::{GitSource, Plan, Source};
+use crate::descriptor::kind::SourceKind;
+use crate::descriptor::plan::{GitSource, OciSource, Plan, Source};
+use crate::format::bundle::Bundle;
+use crate::format::pin::Pin;
 use crate::source::git::candidate::{Candidate, SourceError, Target};
-use crate::source::git::commit::{PinnedCommit, TakeError};
+use crate::source::git::commit::TakeError;
+use crate::source::oci::candidate::{self as image, ImageCandidate, ImageTakeError};
 use crate::support::error_code::ErrorCode;
 
 /// The report of `outdated`.
 #[derive(Debug, Clone, Serialize)]
 pub struct OutdatedReport {
-    /// One entry per Git source, in descriptor order.
+    /// One entry per Git and OCI source, in descriptor order.
     pub sources: Vec<SourceOutdated>,
 }
 
-/// What one Git source's tracked branch offers.
+/// What one Git source's tracked branch, or one OCI source's tracked tag, offers.
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceOutdated {
     /// Where it is written in the descriptor.
     pub location: String,
-    /// The repository URL without credentials.
+    /// `git` or `oci`.
+    pub kind: SourceKind,
+    /// The repository URL without credentials (`REGISTRY/REPOSITORY` for an image).
     pub url: String,
-    /// The branch followed: `HEAD` (the remote's default) or `refs/heads/<track>`.
-    pub tracking: String,
-    /// The pinned commit.
+    /// What is followed: `HEAD` (the remote's default) or `refs/heads/<track>` for Git, the tag
+    /// for OCI; absent for an OCI source without `track` (not tracked: nothing was looked at).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracking: Option<String>,
+    /// The pinned commit (or manifest digest).
     pub pinned: String,
-    /// The commit the branch points to now (absent when it could not be read).
+    /// The commit the branch (or digest the tag) points to now (absent when it could not be
+    /// read, or the source is not tracked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub head: Option<String>,
-    /// Each approved bundle at the head.
+    /// Each approved bundle at the head (none when the source is not tracked).
     pub bundles: Vec<BundleOutdated>,
-    /// Folders under `root` at the head holding a `SKILL.md` that are not approved.
+    /// Bundles at the head holding a `SKILL.md` that are not approved (folders under `root` of a
+    /// commit, folders of an image; none when the tag names the pinned image, which is not
+    /// pulled).
     pub available: Vec<String>,
     /// Why the head could not be read or fetched.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -112,48 +133,23 @@ impl OutdatedReport {
     }
 }
 
-/// Looks at the tracked branch of every Git source of `plan`. Sources that name the same URL
-/// and branch share one ref listing and one fetch, within `deadline` (`--fetch-timeout`).
+/// Looks at the tracked branch of every Git source and the tracked tag of every OCI source of
+/// `plan`. Sources that name the same URL and branch (the same repository and tag) share one
+/// look-up and one fetch, within `deadline` (`--fetch-timeout`).
 pub fn outdated(
     plan: &Plan,
     interrupt: &AtomicBool,
     deadline: std::time::Duration,
 ) -> OutdatedReport {
     let mut heads: Vec<(Branch<'_>, Result<Candidate, SourceError>)> = Vec::new();
+    let mut images = Images::default();
     let mut sources = Vec::new();
     for source in &plan.sources {
-        let Source::Git(git) = source else { continue };
-        let key = (git.url.as_str(), git.track.as_deref());
-        let index = match heads.iter().position(|(k, _)| *k == key) {
-            Some(index) => index,
-            None => {
-                heads.push((
-                    key,
-                    Candidate::fetch(git, &Target::Tracked, interrupt, deadline),
-                ));
-                heads.len() - 1
-            }
-        };
-        let mut report = SourceOutdated {
-            location: git.location.clone(),
-            url: git.shown.as_str().to_owned(),
-            tracking: Target::Tracked.describe(git),
-            pinned: git.revision.to_string(),
-            head: None,
-            bundles: Vec::new(),
-            available: Vec::new(),
-            error: None,
-        };
-        match &heads[index].1 {
-            Ok(head) => {
-                report.head = Some(head.id.to_string());
-                if let Err(error) = compare(git, &head.commit, &mut report) {
-                    report.error = Some(error);
-                }
-            }
-            Err(error) => report.error = Some(error.clone()),
+        match source {
+            Source::Git(git) => sources.push(git_source(git, &mut heads, interrupt, deadline)),
+            Source::Oci(oci) => sources.push(oci_source(oci, &mut images, deadline)),
+            Source::Local(_) => {}
         }
-        sources.push(report);
     }
     OutdatedReport { sources }
 }
@@ -161,45 +157,248 @@ pub fn outdated(
 /// A tracked branch: the repository URL and the branch (`None`: the remote's `HEAD`).
 type Branch<'a> = (&'a str, Option<&'a str>);
 
-/// Takes `git`'s approved bundles and the available ones from the head `commit`.
-fn compare(
-    git: &GitSource,
-    commit: &PinnedCommit,
-    report: &mut SourceOutdated,
-) -> Result<(), SourceError> {
-    let root = git.root.as_ref();
-    for pin in &git.approved {
-        let mut entry = BundleOutdated {
-            name: pin.name.to_string(),
-            version: pin.version.as_str().to_owned(),
-            hash: pin.hash.to_string(),
-            status: BundleStatus::Unchanged,
-            new_hash: None,
-            new_version: None,
-            problems: Vec::new(),
-        };
-        // A folder whose bundle now names another is not an update of this pin.
-        match commit.take_named(root, &pin.name, git.limits) {
-            Ok(bundle) if bundle.digest() == pin.hash => {}
-            Ok(bundle) => {
-                entry.status = BundleStatus::Changed;
-                entry.new_hash = Some(bundle.digest().to_string());
-                entry.new_version = bundle.declared_version().map(str::to_owned);
-            }
-            Err(TakeError::Missing { .. }) => entry.status = BundleStatus::Removed,
-            Err(e) => {
-                entry.status = BundleStatus::Invalid;
-                entry.problems = e.lines();
-            }
+fn git_source<'p>(
+    git: &'p GitSource,
+    heads: &mut Vec<(Branch<'p>, Result<Candidate, SourceError>)>,
+    interrupt: &AtomicBool,
+    deadline: std::time::Duration,
+) -> SourceOutdated {
+    let key = (git.url.as_str(), git.track.as_deref());
+    let index = match heads.iter().position(|(k, _)| *k == key) {
+        Some(index) => index,
+        None => {
+            heads.push((
+                key,
+                Candidate::fetch(git, &Target::Tracked, interrupt, deadline),
+            ));
+            heads.len() - 1
         }
-        report.bundles.push(entry);
+    };
+    let mut report = SourceOutdated {
+        location: git.location.clone(),
+        kind: SourceKind::Git,
+        url: git.shown.as_str().to_owned(),
+        tracking: Some(Target::Tracked.describe(git)),
+        pinned: git.revision.to_string(),
+        head: None,
+        bundles: Vec::new(),
+        available: Vec::new(),
+        error: None,
+    };
+    match &heads[index].1 {
+        Ok(head) => {
+            report.head = Some(head.id.to_string());
+            let root = git.root.as_ref();
+            let names = head
+                .commit
+                .bundle_names(root)
+                .map_err(|e| SourceError::from_error(&e));
+            compare(
+                &git.approved,
+                |pin| Taken::from(head.commit.take_named(root, &pin.name, git.limits)),
+                names,
+                &mut report,
+            );
+        }
+        Err(error) => report.error = Some(error.clone()),
     }
-    let approved: Vec<&str> = git.approved.iter().map(|p| p.name.as_str()).collect();
-    report.available = commit
-        .bundle_names(root)
-        .map_err(|e| SourceError::from_error(&e))?
-        .into_iter()
-        .filter(|name| !approved.contains(&name.as_str()))
+    report
+}
+
+/// The tags resolved and the images pulled so far, by repository: sources of one repository and
+/// tag share one look-up, and of one image one pull.
+#[derive(Default)]
+pub(crate) struct Images {
+    /// `(registry, repository, plain_http, tag)` and the digest it names.
+    tags: Vec<(ImageKey, String, Result<String, SourceError>)>,
+    /// `(registry, repository, plain_http)`, the digest, and the image.
+    pulled: Vec<(ImageKey, String, Result<ImageCandidate, SourceError>)>,
+}
+
+/// Which repository, spoken to how.
+type ImageKey = (String, String, bool);
+
+fn image_key(oci: &OciSource) -> ImageKey {
+    (
+        oci.reference.registry.clone(),
+        oci.reference.repository.clone(),
+        oci.plain_http,
+    )
+}
+
+impl Images {
+    /// The digest `tag` of `oci`'s repository names now, looked up on first use.
+    pub(crate) fn resolve(
+        &mut self,
+        oci: &OciSource,
+        tag: &str,
+        deadline: std::time::Duration,
+    ) -> Result<String, SourceError> {
+        let key = image_key(oci);
+        if let Some((_, _, found)) = self.tags.iter().find(|(k, t, _)| *k == key && t == tag) {
+            return found.clone();
+        }
+        let found = image::resolve(oci, tag, deadline).map_err(|e| SourceError::from_error(&e));
+        self.tags.push((key, tag.to_owned(), found.clone()));
+        found
+    }
+
+    /// The index in `pulled` of the image `digest` of `oci`'s repository, pulled on first use.
+    pub(crate) fn pull(
+        &mut self,
+        oci: &OciSource,
+        digest: &str,
+        deadline: std::time::Duration,
+    ) -> usize {
+        let key = image_key(oci);
+        if let Some(index) = self
+            .pulled
+            .iter()
+            .position(|(k, d, _)| *k == key && d == digest)
+        {
+            return index;
+        }
+        let pulled = image::pull(oci, digest, deadline).map_err(|e| SourceError::from_error(&e));
+        self.pulled.push((key, digest.to_owned(), pulled));
+        self.pulled.len() - 1
+    }
+
+    /// The image at `index` (from [`pull`](Self::pull)).
+    pub(crate) fn get(&self, index: usize) -> &Result<ImageCandidate, SourceError> {
+        &self.pulled[index].2
+    }
+}
+
+fn oci_source(
+    oci: &OciSource,
+    images: &mut Images,
+    deadline: std::time::Duration,
+) -> SourceOutdated {
+    let mut report = SourceOutdated {
+        location: oci.location.clone(),
+        kind: SourceKind::Oci,
+        url: oci.repository(),
+        tracking: oci.track.clone(),
+        pinned: oci.reference.digest.clone(),
+        head: None,
+        bundles: Vec::new(),
+        available: Vec::new(),
+        error: None,
+    };
+    let Some(tag) = &oci.track else {
+        return report;
+    };
+    // The look-up and the pull share one deadline.
+    let started = std::time::Instant::now();
+    let digest = match images.resolve(oci, tag, deadline) {
+        Ok(digest) => digest,
+        Err(error) => {
+            report.error = Some(error);
+            return report;
+        }
+    };
+    report.head = Some(digest.clone());
+    if digest == oci.reference.digest {
+        // The pinned image: its bundles are the pins (prepare checks them); nothing is pulled.
+        report.bundles = oci.approved.iter().map(unchanged).collect();
+        return report;
+    }
+    let left = deadline.saturating_sub(started.elapsed());
+    let index = images.pull(oci, &digest, left);
+    match images.get(index) {
+        Ok(head) => compare(
+            &oci.approved,
+            |pin| Taken::from(head.take_named(&pin.name)),
+            Ok(head.bundle_names()),
+            &mut report,
+        ),
+        Err(error) => report.error = Some(error.clone()),
+    }
+    report
+}
+
+/// What the head (or a target) holds of an approved bundle.
+pub(crate) enum Taken {
+    /// A bundle that passes the bundle rules.
+    Bundle(Box<Bundle>),
+    /// No folder of that name.
+    Missing,
+    /// It breaks a rule: each problem with its code.
+    Invalid(Vec<String>),
+}
+
+impl From<Result<Bundle, TakeError>> for Taken {
+    fn from(taken: Result<Bundle, TakeError>) -> Taken {
+        match taken {
+            Ok(bundle) => Taken::Bundle(Box::new(bundle)),
+            Err(TakeError::Missing { .. }) => Taken::Missing,
+            Err(e) => Taken::Invalid(e.lines()),
+        }
+    }
+}
+
+impl From<Result<Bundle, ImageTakeError>> for Taken {
+    fn from(taken: Result<Bundle, ImageTakeError>) -> Taken {
+        match taken {
+            Ok(bundle) => Taken::Bundle(Box::new(bundle)),
+            Err(ImageTakeError::Missing { .. }) => Taken::Missing,
+            Err(e) => Taken::Invalid(e.lines()),
+        }
+    }
+}
+
+/// Fills `report` from the head: each of the `approved` bundles as `take` finds it (a folder
+/// whose bundle now names another is not an update of its pin: `take` refuses it), then the
+/// `names` of the head's bundles that are not approved.
+fn compare(
+    approved: &[Pin],
+    take: impl Fn(&Pin) -> Taken,
+    names: Result<Vec<String>, SourceError>,
+    report: &mut SourceOutdated,
+) {
+    report.bundles = approved
+        .iter()
+        .map(|pin| bundle_report(pin, take(pin)))
         .collect();
-    Ok(())
+    match names {
+        Ok(names) => {
+            report.available = names
+                .into_iter()
+                .filter(|name| !approved.iter().any(|p| p.name.as_str() == name))
+                .collect();
+        }
+        Err(error) => report.error = Some(error),
+    }
+}
+
+/// The report of the approved bundle `pin` where the head is the pin.
+fn unchanged(pin: &Pin) -> BundleOutdated {
+    BundleOutdated {
+        name: pin.name.to_string(),
+        version: pin.version.as_str().to_owned(),
+        hash: pin.hash.to_string(),
+        status: BundleStatus::Unchanged,
+        new_hash: None,
+        new_version: None,
+        problems: Vec::new(),
+    }
+}
+
+/// The report of the approved bundle `pin` as the head holds it.
+fn bundle_report(pin: &Pin, taken: Taken) -> BundleOutdated {
+    let mut entry = unchanged(pin);
+    match taken {
+        Taken::Bundle(bundle) if bundle.digest() == pin.hash => {}
+        Taken::Bundle(bundle) => {
+            entry.status = BundleStatus::Changed;
+            entry.new_hash = Some(bundle.digest().to_string());
+            entry.new_version = bundle.declared_version().map(str::to_owned);
+        }
+        Taken::Missing => entry.status = BundleStatus::Removed,
+        Taken::Invalid(problems) => {
+            entry.status = BundleStatus::Invalid;
+            entry.problems = problems;
+        }
+    }
+    entry
 }

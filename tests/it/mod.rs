@@ -24,6 +24,8 @@ mod mcp_client;
 mod mcp_framing;
 #[cfg(feature = "oci")]
 mod oci_source;
+#[cfg(all(feature = "oci", feature = "git"))]
+mod oci_track;
 #[cfg(feature = "git")]
 mod outdated;
 #[cfg(feature = "git")]

@@ -142,7 +142,7 @@ fn a_pushed_image_is_prepared_by_digest_verified_served_and_kept_without_the_reg
 }
 
 /// The name and digest of each skill the lab approves (from its descriptor).
-fn lab_pins(lab: &Lab) -> Vec<(String, String)> {
+pub(super) fn lab_pins(lab: &Lab) -> Vec<(String, String)> {
     let yaml = fs_err::read_to_string(lab.config()).expect("read");
     yaml.lines()
         .filter_map(|l| {
@@ -779,7 +779,7 @@ server.serve_forever()
 "#;
 
 /// One [`RECORDING_SERVER`] on a free loopback port; stopped on drop.
-struct Recorder {
+pub(super) struct Recorder {
     child: std::process::Child,
     port: u16,
     dir: tempfile::TempDir,
@@ -787,7 +787,7 @@ struct Recorder {
 
 impl Recorder {
     /// Over HTTP, or over HTTPS with `server.crt` and `server.key` from `tls`.
-    fn start(tls: Option<&Path>) -> Recorder {
+    pub(super) fn start(tls: Option<&Path>) -> Recorder {
         use std::io::BufRead as _;
         let dir = tempfile::tempdir().expect("tempdir");
         fs_err::write(dir.path().join("routes.json"), "[]").expect("write");
@@ -813,16 +813,16 @@ impl Recorder {
         Recorder { child, port, dir }
     }
 
-    fn host(&self) -> String {
+    pub(super) fn host(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
-    fn routes(&self, routes: &Value) {
+    pub(super) fn routes(&self, routes: &Value) {
         fs_err::write(self.dir.path().join("routes.json"), routes.to_string()).expect("write");
     }
 
     /// Every request so far: its path and its `Authorization` header.
-    fn requests(&self) -> Vec<(String, Option<String>)> {
+    pub(super) fn requests(&self) -> Vec<(String, Option<String>)> {
         let log = fs_err::read_to_string(self.dir.path().join("log.jsonl")).unwrap_or_default();
         log.lines()
             .map(|line| {
@@ -830,6 +830,20 @@ impl Recorder {
                 (
                     v["path"].as_str().expect("path").to_owned(),
                     v["authorization"].as_str().map(str::to_owned),
+                )
+            })
+            .collect()
+    }
+
+    /// Every request so far: its method and path.
+    pub(super) fn methods(&self) -> Vec<(String, String)> {
+        let log = fs_err::read_to_string(self.dir.path().join("log.jsonl")).unwrap_or_default();
+        log.lines()
+            .map(|line| {
+                let v: Value = serde_json::from_str(line).expect("json");
+                (
+                    v["method"].as_str().expect("method").to_owned(),
+                    v["path"].as_str().expect("path").to_owned(),
                 )
             })
             .collect()

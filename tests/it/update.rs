@@ -343,3 +343,53 @@ fn a_value_that_cannot_be_rewritten_in_place_is_refused() {
     let real = fs_err::read_to_string(tmp.path().join("real.yaml")).expect("read");
     assert!(real.contains(&m.head), "{real}");
 }
+
+// Under `links: outside-bundles` an update applies the option to the target (a root
+// `AGENTS.md` → `CLAUDE.md` link and a link in an unapproved bundle are skipped) and the rewrite
+// keeps it; without the option the same target is refused (`symlink_in_tree`).
+#[test]
+fn update_applies_links_outside_bundles_and_keeps_the_option() {
+    let repo = Repo::new();
+    repo.bundle("alpha", "");
+    repo.bundle("gamma", "");
+    repo.symlink("guide.md", "skills/gamma/references/alias.md");
+    repo.write("CLAUDE.md", b"# Agents\n");
+    repo.symlink("CLAUDE.md", "AGENTS.md");
+    let pinned = repo.commit("links outside alpha");
+    git(&repo.bare, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    let before_hash = repo.digest("alpha");
+    repo.bundle("alpha", ", now better");
+    let head = repo.commit("alpha changed");
+    let after_hash = repo.digest("alpha");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = tmp.path().join("skillfold.yaml");
+    let descriptor = |links: &str| {
+        format!(
+            "skills:\n  - git:\n      source: {}\n      revision: {pinned}\n      directory: corpus\n      root: skills\n{links}      approved:\n        - {{ name: alpha, version: \"1.0.0\", hash: {before_hash} }}\n",
+            repo.file_url()
+        )
+    };
+
+    let strict = descriptor("");
+    fs_err::write(&path, &strict).expect("write");
+    let out = run(tmp.path(), &["--write"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[symlink_in_tree]"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs_err::read_to_string(&path).expect("read"), strict);
+
+    let before = descriptor("      links: outside-bundles   # AGENTS.md\n");
+    fs_err::write(&path, &before).expect("write");
+    let out = run(tmp.path(), &["--write"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let expected = before
+        .replace(&pinned, &head)
+        .replace(&before_hash, &after_hash);
+    assert_eq!(fs_err::read_to_string(&path).expect("read"), expected);
+    assert!(expected.contains("links: outside-bundles   # AGENTS.md\n"));
+    let out = skillfold_in(tmp.path(), &["prepare", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -2,6 +2,7 @@
 
 use std::sync::atomic::AtomicBool;
 
+use crate::descriptor::kind::SourceKind;
 use crate::ops::outdated::{self, BundleStatus};
 use crate::support::escape;
 use clap::Args;
@@ -9,17 +10,21 @@ use clap::Args;
 use super::config::ConfigArg;
 use crate::cli::exit::Exit;
 
-/// Compare each Git source's pins with the head of its tracked branch.
+/// Compare each source's pins with the head of its tracked branch (Git) or tag (OCI).
 ///
 /// For every Git source, reads the head of `track` (default: the remote's `HEAD`) from the
 /// server's ref listing, fetches that commit into a temporary directory as `prepare` would, and
 /// reports each approved bundle as `unchanged`, `changed` (with its new digest and declared
 /// version), `removed` or `invalid`, and the folders holding a `SKILL.md` that are not approved
-/// as `available`. Nothing is written; the descriptor and the corpora are not touched.
+/// as `available`. For every OCI source with `track: TAG`, reads the digest the tag names (a
+/// `HEAD` of its manifest): the pinned digest means every bundle is `unchanged` and nothing else
+/// is fetched; another is pulled into a temporary directory as `prepare` would and reported the
+/// same way. An OCI source without `track` is reported as not tracked. Nothing is written; the
+/// descriptor and the corpora are not touched.
 ///
-/// Exit status: 0 the report was made, whether or not updates exist; 1 a branch could not be
-/// read or fetched (worth a retry); 2 a bad descriptor, or a head that is refused (a symbolic
-/// link in its tree, a branch that does not exist).
+/// Exit status: 0 the report was made, whether or not updates exist; 1 a branch or tag could not
+/// be read or fetched (worth a retry); 2 a bad descriptor, or a head that is refused (a symbolic
+/// link in its tree, a branch or tag that does not exist, an image that fails a check).
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  skillfold outdated -c skillfold.yaml --json")]
 pub struct OutdatedArgs {
@@ -52,16 +57,27 @@ pub fn run(args: OutdatedArgs) -> Exit {
             );
             continue;
         }
+        let Some(tracking) = &source.tracking else {
+            diag!(
+                "{}: {url}: not tracked (no `track:` tag; an image has no default head): pinned {}",
+                source.location,
+                source.pinned
+            );
+            continue;
+        };
         let head = source.head.as_deref().unwrap_or_default();
         let moved = if head == source.pinned {
             "the pin is the head"
         } else {
             "the head moved"
         };
+        let followed = match source.kind {
+            SourceKind::Oci => format!("{url}:{}", escape::text(tracking)),
+            _ => format!("{url} {tracking}"),
+        };
         diag!(
-            "{}: {url} {}: pinned {}, head {head} ({moved})",
+            "{}: {followed}: pinned {}, head {head} ({moved})",
             source.location,
-            source.tracking,
             source.pinned
         );
         for b in &source.bundles {

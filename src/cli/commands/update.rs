@@ -1,28 +1,32 @@
-//! `skillfold update`: re-pin Git sources after a review, and optionally write the new pins.
+//! `skillfold update`: re-pin Git and OCI sources after a review, and optionally write the new
+//! pins.
 
 use std::sync::atomic::AtomicBool;
 
 use crate::ops::update::{self, Request, review};
-use crate::source::git::candidate::Target;
 use crate::support::escape;
 use clap::Args;
 
 use super::config::ConfigArg;
 use crate::cli::exit::Exit;
 
-/// Review moving Git sources to a new commit, and write the new pins with `--write`.
+/// Review moving Git sources to a new commit (OCI sources to a new image), and write the new
+/// pins with `--write`.
 ///
 /// For each Git source (or only those named), fetches the target commit — the head of the
 /// source's `track` branch (default: the remote's `HEAD`), or `--to` — exactly as `prepare`
 /// would, and applies every check of `prepare` to it: the tree, the signature policy (`verify`),
 /// the bundle rules under the source's limits, and each approved bundle against the pin it would
-/// get (its name, the version it declares, its digest). It prints a review in Markdown on stdout:
-/// per approved bundle the old and new version and digest, the files added, removed and
-/// changed, and a unified diff of the text files.
+/// get (its name, the version it declares, its digest). For each OCI source with `track: TAG`
+/// (or named, with `--to`), pulls the image the tag (or `--to`) names as `prepare` would and
+/// applies the same checks. It prints a review in Markdown on stdout: per approved bundle the old
+/// and new version and digest, the files added, removed and changed, and a unified diff of the
+/// text files.
 ///
 /// Without `--write` nothing is written. With `--write`, and only when every selected source
-/// passes, the descriptor is rewritten in place: only the `revision`, `hash` and `version`
-/// values that change; comments, key order, quoting and line endings stay as they are. The new
+/// passes, the descriptor is rewritten in place: only the `revision` (the digest in an OCI
+/// `reference`), `hash` and `version` values that change; comments, key order, quoting and line
+/// endings stay as they are. The new
 /// file is read back and checked before it atomically replaces the old one. A `"<version>"`
 /// placeholder left by `pin` is filled from the version the bundle declares, and refused when
 /// it declares none. Run `skillfold prepare` afterwards to deploy the new pins.
@@ -39,16 +43,18 @@ pub struct UpdateArgs {
     #[command(flatten)]
     config: ConfigArg,
 
-    /// The Git sources to update: a location such as `skills[0].git` (as `check` names it),
-    /// a repository URL as written (without credentials), or the name of a bundle the source
-    /// approves. Default: every Git source.
+    /// The sources to update: a location such as `skills[0].git` (as `check` names it),
+    /// a repository URL as written (without credentials; `REGISTRY/REPOSITORY` for an image),
+    /// or the name of a bundle the source approves. Default: every Git source and every OCI
+    /// source with `track`.
     #[arg(value_name = "SOURCE")]
     sources: Vec<String>,
 
     /// The commit to move to: a full commit id, or a branch or tag name (resolved once, on each
-    /// source's server, to a full id). Default: the head of each source's tracked branch.
-    #[arg(long, value_name = "REVISION", value_parser = Target::parse)]
-    to: Option<Target>,
+    /// source's server, to a full id); for an OCI source, a `sha256:` manifest digest or a tag
+    /// (resolved once). Default: the head of each source's tracked branch or tag.
+    #[arg(long, value_name = "REVISION")]
+    to: Option<String>,
 
     /// Rewrite the descriptor with the new pins when every selected source passes.
     #[arg(long)]
@@ -67,7 +73,7 @@ pub fn run(args: UpdateArgs) -> Exit {
     let request = Request {
         path: &args.config.path,
         selectors: &args.sources,
-        target: args.to.unwrap_or(Target::Tracked),
+        to: args.to.as_deref(),
         write: args.write,
         fetch_timeout: args.fetch_timeout.fetch_timeout,
     };

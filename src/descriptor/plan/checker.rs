@@ -324,6 +324,15 @@ impl PlanChecker<'_> {
         let directory = self.directory(&spec.directory, format!("{location}.directory"));
         let approved = self.approved(&spec.approved, location, "an OCI source");
         let limits = self.limits(spec.limits.as_ref(), location);
+        if let Some(track) = &spec.track
+            && let Err(why) = super::check_tag(track)
+        {
+            self.problem(
+                DescriptorCode::InvalidTrack,
+                format!("{location}.track"),
+                format!("`{}` is not an OCI tag: {why}", escape::text(track)),
+            );
+        }
         if self.problems.len() > before {
             return None;
         }
@@ -333,6 +342,7 @@ impl PlanChecker<'_> {
             directory: directory?,
             approved,
             limits: limits?,
+            track: spec.track.clone(),
             location: location.to_owned(),
         })
     }

@@ -1,6 +1,7 @@
 //! The grammar of an OCI image reference as a descriptor writes it:
 //! `REGISTRY/REPOSITORY@sha256:<64 hex>` ([`ImageReference::parse`]) — the registry host first,
-//! a lowercase repository path, and a digest, never a tag: a tag is not a pin.
+//! a lowercase repository path, and a digest, never a tag: a tag is not a pin. A tag is what an
+//! OCI source may follow (`track`, [`check_tag`]).
 
 /// `REGISTRY/REPOSITORY@sha256:<64 hex>`, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +26,26 @@ pub fn is_sha256_digest(value: &str) -> bool {
         .strip_prefix("sha256:")
         .and_then(crate::support::hex::decode_lower_32)
         .is_some()
+}
+
+/// The OCI tag grammar (distribution-spec): `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`.
+pub const TAG_RULE: &str = "a tag is 1 to 128 characters `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`: ASCII letters, digits and `_` first, then also `.` and `-`";
+
+/// Whether `value` is an OCI tag (the distribution-spec grammar, [`TAG_RULE`]); the rule when it
+/// is not.
+pub fn check_tag(value: &str) -> Result<(), &'static str> {
+    let first_ok = value
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let rest_ok = value
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if first_ok && rest_ok && value.len() <= 128 {
+        Ok(())
+    } else {
+        Err(TAG_RULE)
+    }
 }
 
 /// Why an image reference is refused.
@@ -90,5 +111,32 @@ impl ImageReference {
             repository: repository.to_owned(),
             digest: digest.to_owned(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_tag;
+
+    #[test]
+    fn tags_follow_the_distribution_grammar() {
+        for tag in ["stable", "v1.2.3", "_x", "A-b_c.d", &"a".repeat(128), "0"] {
+            assert_eq!(check_tag(tag), Ok(()), "{tag}");
+        }
+        for tag in [
+            "",
+            ".hidden",
+            "-x",
+            "a/b",
+            "a:b",
+            "a@b",
+            "sha256:00",
+            "caf\u{e9}",
+            "a b",
+            "a\nb",
+            &"a".repeat(129),
+        ] {
+            assert!(check_tag(tag).is_err(), "{tag:?}");
+        }
     }
 }

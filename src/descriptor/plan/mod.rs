@@ -23,7 +23,7 @@ pub use self::branch_name::check_branch;
 pub use self::checker::check;
 #[cfg(feature = "oci")]
 pub use self::image_reference::is_sha256_digest;
-pub use self::image_reference::{ImageReference, ReferenceError};
+pub use self::image_reference::{ImageReference, ReferenceError, check_tag};
 pub use self::types::{
     CorpusRef, DescriptorProblem, GitSource, LocalSource, OciSource, Plan, Source,
 };

@@ -90,6 +90,8 @@ pub struct OciSource {
     pub approved: Vec<Pin>,
     /// The bounds its bundles are checked against.
     pub limits: Limits,
+    /// The tag of the same repository `outdated` and `update` follow (`None`: not tracked).
+    pub track: Option<String>,
     /// Where it is written in the descriptor.
     pub location: String,
 }

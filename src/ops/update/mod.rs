@@ -3,16 +3,25 @@
 //! fetched as `prepare` fetches a pin and given every check of `prepare`: the tree, the
 //! signature policy (`verify`), the bundle rules under the source's limits, and each approved
 //! bundle verified against the pin it would get (its name, the version it declares, its new
-//! digest). The review lists, per approved bundle, the old and new version and digest and what
-//! changed in its files, with a unified diff of the text files ([`diff`]; rendered by
-//! [`review`]). With `write`, and only when every selected source passed, the descriptor is
-//! rewritten in place ([`rewrite`]): the `revision`, `hash` and `version` scalars that change,
-//! nothing else. A `"<version>"` placeholder left by `pin` is filled from the version the bundle
-//! declares, and refused (`version_placeholder`) when it declares none.
+//! digest). For each selected OCI source, the target image (the digest its `track` tag names
+//! now, or `--to`: a `sha256:` digest, or a tag resolved once) is pulled as `prepare` pulls a pin
+//! (every digest, size and bound, the strict layer reader) and its bundles get the same checks.
+//! The review lists, per approved bundle, the old and new version and digest and what changed in
+//! its files, with a unified diff of the text files ([`diff`]; rendered by [`review`]). With
+//! `write`, and only when every selected source passed, the descriptor is rewritten in place
+//! ([`rewrite`]): the `revision` (the digest inside an OCI `reference`), `hash` and `version`
+//! scalars that change, nothing else. A `"<version>"` placeholder left by `pin` is filled from
+//! the version the bundle declares, and refused (`version_placeholder`) when it declares none.
 //!
-//! Sources of one URL and target share one ref listing and one fetch; the pinned commit is
-//! fetched too, for the diff (once per URL and commit). Nothing is written but temporary
-//! directories and, with `write`, the descriptor.
+//! An OCI source without `track` has nothing to follow: with no `--to` it is left out when no
+//! source is named, and refused (`not_tracked`) when it is named. A `--to` value is checked
+//! against every selected source before anything is fetched (`invalid_target`): a digest is no
+//! target of a Git source, an abbreviated commit id none of any.
+//!
+//! Sources of one URL and target share one ref listing and one fetch (one repository and tag,
+//! one look-up; one image, one pull); the pinned commit (image) is fetched too, for the diff
+//! (once per URL and commit). Nothing is written but temporary directories and, with `write`,
+//! the descriptor.
 
 pub mod diff;
 pub mod review;
@@ -24,30 +33,36 @@ use std::sync::atomic::AtomicBool;
 use serde::Serialize;
 
 use crate::descriptor::code::DescriptorCode;
-use crate::descriptor::plan::{GitSource, Plan};
+use crate::descriptor::kind::SourceKind;
+use crate::descriptor::plan::{GitSource, OciSource, Plan, Source};
 use crate::descriptor::signers::Signer;
+use crate::format::bundle::Bundle;
 use crate::format::pin::Pin;
+use crate::format::skill_name::SkillName;
 use crate::format::version::VersionLabel;
 use crate::ops::check::CheckError;
+use crate::ops::outdated::{Images, Taken};
 use crate::source::code::PrepareCode;
 use crate::source::git::candidate::{Candidate, SourceError, Target};
-use crate::source::git::commit::{TakeError, bundle_folder};
+use crate::source::git::commit::bundle_folder;
 use crate::support::error_code::{ErrorCode, ExitClass};
 use crate::support::escape;
 
 use diff::FileChanges;
-use rewrite::Change;
+use rewrite::{Change, Pinned};
 
 /// What to update.
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
     /// The descriptor.
     pub path: &'a Path,
-    /// Which Git sources: each names a source by its location (`skills[0].git`), its URL (as
-    /// shown, without credentials) or the name of a bundle it approves. Empty: every Git source.
+    /// Which sources: each names a Git or OCI source by its location (`skills[0].git`), its URL
+    /// (as shown, without credentials; `REGISTRY/REPOSITORY` for an image) or the name of a
+    /// bundle it approves. Empty: every Git source and every OCI source with `track`.
     pub selectors: &'a [String],
-    /// The commit to move to.
-    pub target: Target,
+    /// What to move to (`--to`): for a Git source a full commit id, a branch or a tag; for an OCI
+    /// source a `sha256:` digest or a tag. `None`: each source's tracked branch or tag.
+    pub to: Option<&'a str>,
     /// Rewrite the descriptor when every selected source passes.
     pub write: bool,
     /// The overall deadline of each ref listing and fetch (`--fetch-timeout`).
@@ -61,19 +76,31 @@ pub enum UpdateError {
     /// The descriptor cannot be read or breaks a rule.
     #[error(transparent)]
     Check(#[from] CheckError),
-    /// A selector matches no Git source.
-    #[error("no Git source of the descriptor is `{}` (name a source by its location such as `skills[0].git`, its URL, or a bundle it approves)", escape::text(.0))]
+    /// A selector matches no Git or OCI source.
+    #[error("no Git or OCI source of the descriptor is `{}` (name a source by its location such as `skills[0].git`, its URL, or a bundle it approves)", escape::text(.0))]
     UnknownSource(String),
+    /// `--to` is not a target of a selected source.
+    #[error("{location}: {message}")]
+    InvalidTarget {
+        /// The source.
+        location: String,
+        /// Why (escaped).
+        message: String,
+    },
+    /// A named OCI source has no `track` and no `--to` names a target.
+    #[error(
+        "{0}: the OCI source has no `track:` tag and no `--to` names an image: add `track: TAG` to it, or give `--to sha256:<digest>` or `--to TAG`"
+    )]
+    NotTracked(String),
 }
 
 impl UpdateError {
     /// Every problem as one line, with its code.
     pub fn lines(&self) -> Vec<String> {
+        use crate::support::error_code::Coded as _;
         match self {
             UpdateError::Check(e) => e.lines(),
-            UpdateError::UnknownSource(_) => {
-                vec![format!("{self} [{}]", DescriptorCode::UnknownSource)]
-            }
+            other => vec![format!("{other} [{}]", other.error_code())],
         }
     }
 }
@@ -83,6 +110,8 @@ impl crate::support::error_code::Coded for UpdateError {
         match self {
             UpdateError::Check(e) => e.error_code(),
             UpdateError::UnknownSource(_) => DescriptorCode::UnknownSource.into(),
+            UpdateError::InvalidTarget { .. } => DescriptorCode::InvalidTarget.into(),
+            UpdateError::NotTracked(_) => DescriptorCode::NotTracked.into(),
         }
     }
 }
@@ -90,7 +119,7 @@ impl crate::support::error_code::Coded for UpdateError {
 /// The review of an update.
 #[derive(Debug, Clone, Serialize)]
 pub struct UpdateReport {
-    /// One entry per selected Git source, in descriptor order.
+    /// One entry per selected Git or OCI source, in descriptor order.
     pub sources: Vec<SourceUpdate>,
     /// Whether the descriptor was rewritten.
     pub written: bool,
@@ -106,16 +135,19 @@ pub struct UpdateReport {
 pub struct SourceUpdate {
     /// Where it is written in the descriptor.
     pub location: String,
-    /// The repository URL without credentials.
+    /// `git` or `oci`.
+    pub kind: SourceKind,
+    /// The repository URL without credentials (`REGISTRY/REPOSITORY` for an image).
     pub url: String,
-    /// What was looked at: `HEAD`, `refs/heads/<track>`, the `--to` name or id.
+    /// What was looked at: `HEAD`, `refs/heads/<track>`, the `--to` name or id; for an image the
+    /// tracked tag or the `--to` tag or digest.
     pub target: String,
-    /// The ref that named the target, when one did.
+    /// The ref (or tag) that named the target, when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
-    /// The pinned commit.
+    /// The pinned commit (or manifest digest).
     pub from: String,
-    /// The target commit (absent when it could not be resolved).
+    /// The target commit or manifest digest (absent when it could not be resolved).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
     /// Who signed the target, when the source has a `verify` policy.
@@ -200,56 +232,34 @@ pub fn update(request: &Request<'_>, interrupt: &AtomicBool) -> Result<UpdateRep
     let (stood_in, placeholders) = rewrite::stand_in(&text);
     let loaded = crate::descriptor::from_text(request.path, &stood_in).map_err(CheckError::from)?;
     let (_, plan) = crate::ops::check::check_loaded(loaded)?;
-    let selected = select(&plan, request.selectors)?;
+    let selected = select(&plan, request.selectors, request.to)?;
 
     let mut fetches = Fetches::default();
+    let mut images = Images::default();
     let mut sources = Vec::new();
     let mut changes = Vec::new();
-    for git in selected {
-        let mut report = SourceUpdate {
-            location: git.location.clone(),
-            url: git.shown.as_str().to_owned(),
-            target: request.target.describe(git),
-            reference: None,
-            from: git.revision.to_string(),
-            to: None,
-            signer: None,
-            bundles: Vec::new(),
-            error: None,
-        };
-        let new = fetches.get(git, &request.target, interrupt, request.fetch_timeout);
-        let old = match &fetches.done[new].1 {
-            Ok(candidate) if candidate.id == git.revision => None,
-            Ok(_) => Some(fetches.get(
+    for source in selected {
+        let location = source.location().to_owned();
+        let placeholder = |i: usize| placeholders.contains(&(location.clone(), i));
+        let (report, change) = match &source {
+            Selected::Git(git, target) => git_update(
                 git,
-                &Target::Commit(git.revision.clone()),
+                target,
+                &mut fetches,
+                &placeholder,
                 interrupt,
                 request.fetch_timeout,
-            )),
-            Err(_) => None,
+            ),
+            Selected::Oci(oci, target) => oci_update(
+                oci,
+                target,
+                &mut images,
+                &placeholder,
+                request.fetch_timeout,
+            ),
         };
-        let placeholder = |i: usize| placeholders.contains(&(git.location.clone(), i));
-        match &fetches.done[new].1 {
-            Err(error) => report.error = Some(error.clone()),
-            Ok(candidate) => {
-                let old = match old.map(|i| &fetches.done[i].1) {
-                    None => Ok(candidate),
-                    Some(Ok(old)) => Ok(old),
-                    Some(Err(error)) => Err(error.clone()),
-                };
-                match old {
-                    Err(error) => report.error = Some(error),
-                    Ok(old) => {
-                        if let Some(change) =
-                            review_source(git, candidate, old, &placeholder, &mut report)
-                        {
-                            changes.push(change);
-                        }
-                    }
-                }
-            }
-        }
         sources.push(report);
+        changes.extend(change);
     }
 
     let mut report = UpdateReport {
@@ -275,6 +285,233 @@ pub fn update(request: &Request<'_>, interrupt: &AtomicBool) -> Result<UpdateRep
         }
     }
     Ok(report)
+}
+
+/// A selected source and what it moves to.
+enum Selected<'p> {
+    Git(&'p GitSource, Target),
+    Oci(&'p OciSource, ImageTarget),
+}
+
+impl Selected<'_> {
+    fn location(&self) -> &str {
+        match self {
+            Selected::Git(git, _) => &git.location,
+            Selected::Oci(oci, _) => &oci.location,
+        }
+    }
+}
+
+/// The image an OCI source moves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ImageTarget {
+    /// The image this tag names now (resolved once).
+    Tag(String),
+    /// This manifest digest.
+    Digest(String),
+}
+
+impl ImageTarget {
+    /// `--to`'s value for an OCI source: `sha256:` and 64 lowercase hex digits, or an OCI tag.
+    fn parse(value: &str) -> Result<ImageTarget, String> {
+        if let Some(hex) = value.strip_prefix("sha256:") {
+            return crate::support::hex::decode_lower_32(hex)
+                .map(|_| ImageTarget::Digest(value.to_owned()))
+                .ok_or_else(|| {
+                    format!(
+                        "`{}` is not a digest: `sha256:` and 64 lowercase hex digits",
+                        escape::text(value)
+                    )
+                });
+        }
+        crate::descriptor::plan::check_tag(value)
+            .map(|()| ImageTarget::Tag(value.to_owned()))
+            .map_err(|rule| {
+                format!(
+                    "`{}` is neither a `sha256:` digest nor an OCI tag: {rule}",
+                    escape::text(value)
+                )
+            })
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            ImageTarget::Tag(tag) | ImageTarget::Digest(tag) => tag.clone(),
+        }
+    }
+}
+
+/// The sources `selectors` name (every Git source and every tracked OCI source when there are
+/// none), in descriptor order, each with the target `to` names for it (its tracked branch or tag
+/// without `to`). `to` is checked against every selected source before anything is fetched.
+fn select<'p>(
+    plan: &'p Plan,
+    selectors: &[String],
+    to: Option<&str>,
+) -> Result<Vec<Selected<'p>>, UpdateError> {
+    let matches = |location: &str, url: &str, approved: &[Pin], selector: &str| {
+        location == selector
+            || url == selector
+            || approved.iter().any(|p| p.name.as_str() == selector)
+    };
+    let named = |source: &Source, selector: &str| match source {
+        Source::Git(git) => matches(&git.location, git.shown.as_str(), &git.approved, selector),
+        Source::Oci(oci) => matches(&oci.location, &oci.repository(), &oci.approved, selector),
+        Source::Local(_) => false,
+    };
+    if let Some(unknown) = selectors
+        .iter()
+        .find(|s| !plan.sources.iter().any(|source| named(source, s)))
+    {
+        return Err(UpdateError::UnknownSource(unknown.clone()));
+    }
+    let invalid = |location: &str| {
+        let location = location.to_owned();
+        move |message| UpdateError::InvalidTarget { location, message }
+    };
+    let mut selected = Vec::new();
+    for source in &plan.sources {
+        if !selectors.is_empty() && !selectors.iter().any(|s| named(source, s)) {
+            continue;
+        }
+        match source {
+            Source::Git(git) => {
+                let target = match to {
+                    None => Target::Tracked,
+                    Some(to) => Target::parse(to).map_err(invalid(&git.location))?,
+                };
+                selected.push(Selected::Git(git, target));
+            }
+            Source::Oci(oci) => {
+                let target = match (to, &oci.track) {
+                    (Some(to), _) => ImageTarget::parse(to).map_err(invalid(&oci.location))?,
+                    (None, Some(tag)) => ImageTarget::Tag(tag.clone()),
+                    // Nothing to follow: left out unless it was named.
+                    (None, None) if selectors.is_empty() => continue,
+                    (None, None) => return Err(UpdateError::NotTracked(oci.location.clone())),
+                };
+                selected.push(Selected::Oci(oci, target));
+            }
+            Source::Local(_) => {}
+        }
+    }
+    Ok(selected)
+}
+
+/// The review of `git` moved to `target`, and its new pins when every check passes.
+fn git_update(
+    git: &GitSource,
+    target: &Target,
+    fetches: &mut Fetches,
+    placeholder: &dyn Fn(usize) -> bool,
+    interrupt: &AtomicBool,
+    deadline: std::time::Duration,
+) -> (SourceUpdate, Option<Change>) {
+    let mut report = SourceUpdate {
+        location: git.location.clone(),
+        kind: SourceKind::Git,
+        url: git.shown.as_str().to_owned(),
+        target: target.describe(git),
+        reference: None,
+        from: git.revision.to_string(),
+        to: None,
+        signer: None,
+        bundles: Vec::new(),
+        error: None,
+    };
+    let new = fetches.get(git, target, interrupt, deadline);
+    let old = match &fetches.done[new].1 {
+        Ok(candidate) if candidate.id == git.revision => None,
+        Ok(_) => Some(fetches.get(
+            git,
+            &Target::Commit(git.revision.clone()),
+            interrupt,
+            deadline,
+        )),
+        Err(_) => None,
+    };
+    let mut change = None;
+    match &fetches.done[new].1 {
+        Err(error) => report.error = Some(error.clone()),
+        Ok(candidate) => {
+            let old = match old.map(|i| &fetches.done[i].1) {
+                None => Ok(candidate),
+                Some(Ok(old)) => Ok(old),
+                Some(Err(error)) => Err(error.clone()),
+            };
+            match old {
+                Err(error) => report.error = Some(error),
+                Ok(old) => change = review_source(git, candidate, old, placeholder, &mut report),
+            }
+        }
+    }
+    (report, change)
+}
+
+/// The review of `oci` moved to `target`, and its new pins when every check passes.
+fn oci_update(
+    oci: &OciSource,
+    target: &ImageTarget,
+    images: &mut Images,
+    placeholder: &dyn Fn(usize) -> bool,
+    deadline: std::time::Duration,
+) -> (SourceUpdate, Option<Change>) {
+    let mut report = SourceUpdate {
+        location: oci.location.clone(),
+        kind: SourceKind::Oci,
+        url: oci.repository(),
+        target: escape::text(&target.describe()).to_string(),
+        reference: None,
+        from: oci.reference.digest.clone(),
+        to: None,
+        signer: None,
+        bundles: Vec::new(),
+        error: None,
+    };
+    // The look-up and the pulls share one deadline.
+    let started = std::time::Instant::now();
+    let left = || deadline.saturating_sub(started.elapsed());
+    let digest = match target {
+        ImageTarget::Digest(digest) => digest.clone(),
+        ImageTarget::Tag(tag) => match images.resolve(oci, tag, deadline) {
+            Ok(digest) => {
+                report.reference = Some(tag.clone());
+                digest
+            }
+            Err(error) => {
+                report.error = Some(error);
+                return (report, None);
+            }
+        },
+    };
+    report.to = Some(digest.clone());
+    let new = images.pull(oci, &digest, left());
+    let old = if digest == oci.reference.digest {
+        new
+    } else {
+        images.pull(oci, &oci.reference.digest, left())
+    };
+    let (candidate, old) = match (images.get(new), images.get(old)) {
+        (Err(error), _) | (_, Err(error)) => {
+            report.error = Some(error.clone());
+            return (report, None);
+        }
+        (Ok(candidate), Ok(old)) => (candidate, old),
+    };
+    let pins = review_bundles(
+        &oci.approved,
+        &|name| name.to_string(),
+        &|pin| Taken::from(candidate.take(&pin.name)),
+        &|pin| old.take(&pin.name).ok(),
+        placeholder,
+        &mut report,
+    );
+    let change = pins.map(|pins| Change {
+        location: oci.location.clone(),
+        pinned: Pinned::Digest(digest),
+        pins,
+    });
+    (report, change)
 }
 
 /// The commits fetched so far, by URL and target: sources of one repository and target share
@@ -311,25 +548,6 @@ fn resolved(git: &GitSource, target: &Target) -> Target {
     }
 }
 
-/// The Git sources `selectors` name (every one when there are none), in descriptor order.
-fn select<'p>(plan: &'p Plan, selectors: &[String]) -> Result<Vec<&'p GitSource>, UpdateError> {
-    let matches = |git: &GitSource, selector: &str| {
-        git.location == selector
-            || git.shown.as_str() == selector
-            || git.approved.iter().any(|p| p.name.as_str() == selector)
-    };
-    if let Some(unknown) = selectors
-        .iter()
-        .find(|s| !plan.git_sources().any(|git| matches(git, s)))
-    {
-        return Err(UpdateError::UnknownSource(unknown.clone()));
-    }
-    Ok(plan
-        .git_sources()
-        .filter(|git| selectors.is_empty() || selectors.iter().any(|s| matches(git, s)))
-        .collect())
-}
-
 /// Checks `git`'s target `candidate` (the pin's commit is `old`) and fills `report`; the new
 /// pins when every check passes.
 fn review_source(
@@ -351,8 +569,35 @@ fn review_source(
         }
     }
     let root = git.root.as_ref();
+    let pins = review_bundles(
+        &git.approved,
+        &|name| bundle_folder(root, name),
+        &|pin| Taken::from(candidate.commit.take(root, &pin.name, git.limits)),
+        &|pin| old.commit.take(root, &pin.name, git.limits).ok(),
+        placeholder,
+        report,
+    )?;
+    Some(Change {
+        location: git.location.clone(),
+        pinned: Pinned::Revision(candidate.id.clone()),
+        pins,
+    })
+}
+
+/// Reviews each of the `approved` bundles as the target holds it (`take_new`) against the pinned
+/// one (`take_old`, for the diff; `folder` names where a bundle is) and fills `report`; the new
+/// pins when every bundle can be pinned. The entries whose version is the placeholder are those
+/// `placeholder` says.
+fn review_bundles(
+    approved: &[Pin],
+    folder: &dyn Fn(&SkillName) -> String,
+    take_new: &dyn Fn(&Pin) -> Taken,
+    take_old: &dyn Fn(&Pin) -> Option<Bundle>,
+    placeholder: &dyn Fn(usize) -> bool,
+    report: &mut SourceUpdate,
+) -> Option<Vec<Pin>> {
     let mut pins = Vec::new();
-    for (i, pin) in git.approved.iter().enumerate() {
+    for (i, pin) in approved.iter().enumerate() {
         let mut entry = BundleUpdate {
             name: pin.name.to_string(),
             status: BundleStatus::Refused,
@@ -367,23 +612,30 @@ fn review_source(
             files: FileChanges::default(),
             problems: Vec::new(),
         };
-        let old_files = old.commit.take(root, &pin.name, git.limits).ok();
-        match candidate.commit.take(root, &pin.name, git.limits) {
-            Err(TakeError::Missing { path, .. }) => entry.problems.push(format!(
-                "no folder `{}` at the target: the bundle was removed or renamed; remove its entry or pin another commit [{}]",
-                escape::text(&path),
+        match take_new(pin) {
+            Taken::Missing => entry.problems.push(format!(
+                "no folder `{}` at the target: the bundle was removed or renamed; remove its entry or pin another {} [{}]",
+                escape::text(&folder(&pin.name)),
+                match report.kind {
+                    SourceKind::Oci => "image",
+                    _ => "commit",
+                },
                 PrepareCode::VerificationFailed
             )),
-            Err(e) => entry.problems = e.lines(),
-            Ok(bundle) => {
-                entry.files =
-                    diff::compare(pin.name.as_str(), old_files.as_ref().map(|b| b.files()), bundle.files());
+            Taken::Invalid(problems) => entry.problems = problems,
+            Taken::Bundle(bundle) => {
+                let old_files = take_old(pin);
+                entry.files = diff::compare(
+                    pin.name.as_str(),
+                    old_files.as_ref().map(|b| b.files()),
+                    bundle.files(),
+                );
                 match new_pin(pin, &bundle, placeholder(i)) {
                     Err(problem) => entry.problems.push(problem),
                     Ok(new) => {
-                        let folder = bundle_folder(root, &pin.name);
+                        let folder = folder(&pin.name);
                         match crate::corpus::pin_check::verify_bundle(
-                            bundle,
+                            *bundle,
                             Path::new(&folder),
                             &new,
                             None,
@@ -406,11 +658,7 @@ fn review_source(
         }
         report.bundles.push(entry);
     }
-    (pins.len() == git.approved.len()).then(|| Change {
-        location: git.location.clone(),
-        revision: candidate.id.clone(),
-        pins,
-    })
+    (pins.len() == approved.len()).then_some(pins)
 }
 
 /// The pin `bundle` gets: its digest, and the version it declares (the pinned one when it

@@ -1,9 +1,9 @@
 //! The review of an update as Markdown, the text `update` prints on stdout: fit to read in a
-//! terminal and to paste (or pipe) as a merge request's description. Per source: the commits,
-//! the signer, a table of the approved bundles (version and digest, old and new, and a count of
-//! the files changed), then per changed bundle the files added, removed and changed and the
-//! unified diff in a fenced block whose fence is longer than any run of backticks inside it,
-//! so bundle content cannot close it early. Values from outside are escaped.
+//! terminal and to paste (or pipe) as a merge request's description. Per source: the commits (an
+//! image's digests), the signer, a table of the approved bundles (version and digest, old and
+//! new, and a count of the files changed), then per changed bundle the files added, removed and
+//! changed and the unified diff in a fenced block whose fence is longer than any run of backticks
+//! inside it, so bundle content cannot close it early. Values from outside are escaped.
 
 use std::fmt::Write as _;
 
@@ -77,10 +77,13 @@ fn source_section(out: &mut String, source: &SourceUpdate) {
         .map(|r| format!(" (`{}`)", escape::text(r)))
         .unwrap_or_default();
     let _ = writeln!(out, "- From `{}`", source.from);
-    let moved = if source.to.as_deref() == Some(source.from.as_str()) {
-        " (the same commit)"
-    } else {
-        ""
+    let moved = match (
+        source.to.as_deref() == Some(source.from.as_str()),
+        source.kind,
+    ) {
+        (false, _) => "",
+        (true, crate::descriptor::kind::SourceKind::Oci) => " (the same image)",
+        (true, _) => " (the same commit)",
     };
     let _ = writeln!(out, "- To `{to}`{named}{moved}");
     if let Some(signer) = &source.signer {
@@ -208,6 +211,7 @@ mod tests {
         UpdateReport {
             sources: vec![SourceUpdate {
                 location: "skills[0].git".into(),
+                kind: crate::descriptor::kind::SourceKind::Git,
                 url: "https://example.com/s.git".into(),
                 target: "HEAD".into(),
                 reference: Some("HEAD".into()),

@@ -1,6 +1,7 @@
 //! `update --write`: the new pins written into the descriptor in place.
 //!
-//! Only the `revision`, `hash` and `version` scalars that change are rewritten
+//! Only the `revision` (of an OCI source: the digest inside `reference`, its registry and
+//! repository as written), `hash` and `version` scalars that change are rewritten
 //! ([`crate::descriptor::edit`]); every other byte stays. Before anything is written the new
 //! text is read back: it must parse and pass `check`, and mean exactly the old descriptor with
 //! the new pins (compared field by field on the parsed descriptors), so a rewrite that would
@@ -13,20 +14,43 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::descriptor::edit::{self, Edit, EditError, GitSites};
-use crate::descriptor::{self, Descriptor, GitSpec, SkillSource};
+use crate::descriptor::{self, Descriptor, PinSpec, SkillSource};
 use crate::format::pin::{CommitId, Pin};
 use crate::ops::pin::VERSION_PLACEHOLDER;
 use crate::support::escape;
 
-/// The new pins of one Git source.
+/// The new pins of one Git or OCI source.
 #[derive(Debug, Clone)]
 pub struct Change {
-    /// Where the source is written (`skills[0].git`).
+    /// Where the source is written (`skills[0].git`, `skills[1].oci`).
     pub location: String,
-    /// The new commit.
-    pub revision: CommitId,
-    /// Its approved entries at the new commit, in the order written.
+    /// The new commit or image.
+    pub pinned: Pinned,
+    /// Its approved entries at the new commit or image, in the order written.
     pub pins: Vec<Pin>,
+}
+
+/// What a source pins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pinned {
+    /// A Git source's commit: its `revision`.
+    Revision(CommitId),
+    /// An OCI source's manifest digest: what follows the `@` of its `reference` (the registry
+    /// and repository stay as written).
+    Digest(String),
+}
+
+impl Pinned {
+    /// The value of the scalar that names what is pinned, which reads `old` now.
+    fn value(&self, old: &str) -> String {
+        match self {
+            Pinned::Revision(id) => id.to_string(),
+            Pinned::Digest(digest) => match old.rsplit_once('@') {
+                Some((name, _)) => format!("{name}@{digest}"),
+                None => format!("{old}@{digest}"),
+            },
+        }
+    }
 }
 
 /// What the placeholders stand in as while the descriptor is checked: a label `check` accepts.
@@ -36,9 +60,10 @@ const STAND_IN: &str = "0";
 /// accepts (so that the rest can be checked and updated), and where they were: the location of
 /// the source and the entry's index.
 pub fn stand_in(text: &str) -> (String, Vec<(String, usize)>) {
-    let Ok(sites) = edit::locate(text) else {
+    let (Ok(mut sites), Ok(images)) = (edit::locate(text), edit::locate_images(text)) else {
         return (text.to_owned(), Vec::new());
     };
+    sites.extend(images);
     let mut edits = Vec::new();
     let mut found = Vec::new();
     for source in &sites {
@@ -127,7 +152,8 @@ pub fn rewrite(
         path: path.to_owned(),
         detail,
     };
-    let sites = edit::locate(text).map_err(edit_error)?;
+    let mut sites = edit::locate(text).map_err(edit_error)?;
+    sites.extend(edit::locate_images(text).map_err(edit_error)?);
     let mut edits = Vec::new();
     for change in changes {
         let source = sites
@@ -147,10 +173,10 @@ pub fn rewrite(
         .map_err(|e| read_back(e.to_string()))?
         .descriptor;
     for change in changes {
-        let spec = git_spec_mut(&mut expected, &change.location)
+        let (pinned, approved) = spec_mut(&mut expected, &change.location)
             .ok_or_else(|| read_back(format!("no source at {}", change.location)))?;
-        spec.revision = change.revision.to_string();
-        for (entry, pin) in spec.approved.iter_mut().zip(&change.pins) {
+        *pinned = change.pinned.value(pinned);
+        for (entry, pin) in approved.iter_mut().zip(&change.pins) {
             entry.version = pin.version.as_str().to_owned();
             entry.hash = pin.hash.to_string();
         }
@@ -172,12 +198,14 @@ fn source_edits(source: &GitSites, change: &Change) -> Result<Vec<Edit>, EditErr
         message: format!("{} has no {what} written as a scalar", source.location),
     };
     let mut edits = Vec::new();
-    let revision = source
-        .revision
-        .as_ref()
-        .ok_or_else(|| missing("revision"))?;
-    if revision.value != change.revision.as_str() {
-        edits.push(revision.replace(change.revision.as_str())?);
+    let what = match change.pinned {
+        Pinned::Revision(_) => "revision",
+        Pinned::Digest(_) => "reference",
+    };
+    let revision = source.revision.as_ref().ok_or_else(|| missing(what))?;
+    let value = change.pinned.value(&revision.value);
+    if revision.value != value {
+        edits.push(revision.replace(&value)?);
     }
     if source.approved.len() != change.pins.len() {
         return Err(missing("approved list of the expected length"));
@@ -195,25 +223,33 @@ fn source_edits(source: &GitSites, change: &Change) -> Result<Vec<Edit>, EditErr
     Ok(edits)
 }
 
-/// The Git source written at `location` (as `check` names it).
-fn git_spec_mut<'d>(descriptor: &'d mut Descriptor, location: &str) -> Option<&'d mut GitSpec> {
+/// The source written at `location` (as `check` names it): the value naming what it pins (a Git
+/// source's `revision`, an OCI source's `reference`) and its approved entries.
+fn spec_mut<'d>(
+    descriptor: &'d mut Descriptor,
+    location: &str,
+) -> Option<(&'d mut String, &'d mut Vec<PinSpec>)> {
     let defaults = descriptor
         .skills
         .iter_mut()
         .enumerate()
-        .map(|(i, s)| (format!("skills[{i}].git"), s));
+        .map(|(i, s)| (format!("skills[{i}]"), s));
     let extras = descriptor.agents.iter_mut().flat_map(|(agent, spec)| {
         spec.skills
             .iter_mut()
             .enumerate()
-            .map(move |(i, s)| (format!("agents.{agent}.skills[{i}].git"), s))
+            .map(move |(i, s)| (format!("agents.{agent}.skills[{i}]"), s))
     });
     defaults
         .chain(extras)
-        .find(|(at, _)| at == location)
-        .and_then(|(_, source)| match source {
-            SkillSource::Git(spec) => Some(spec),
-            SkillSource::Local(_) | SkillSource::Oci(_) => None,
+        .find_map(|(at, source)| match source {
+            SkillSource::Git(spec) if location == format!("{at}.git") => {
+                Some((&mut spec.revision, &mut spec.approved))
+            }
+            SkillSource::Oci(spec) if location == format!("{at}.oci") => {
+                Some((&mut spec.reference, &mut spec.approved))
+            }
+            _ => None,
         })
 }
 

@@ -53,4 +53,7 @@ crate::error_codes! {
     PullTooLarge = "pull_too_large",
     /// A registry spoken to over HTTPS names a plain-HTTP token realm.
     InsecureTokenRealm = "insecure_token_realm",
+    /// The tag an `oci` source tracks (or `update --to` names) is not in its repository: like a
+    /// branch a Git server does not have, a configuration error.
+    TagNotFound = "tag_not_found",
 }

@@ -1,8 +1,10 @@
 //! Verified bundles as OCI images (DESIGN §7 "OCI image shape"): the reproducible layer tar
 //! ([`tar`]), the image — layers, config, manifest and their annotations ([`image`]) — the strict
 //! reader of layers that came from a registry ([`unpack`]), and the pull of a digest-pinned image
-//! ([`pull`], feature `oci`, with [`credentials`]). [`crate::distribution`] writes images with
-//! the same pieces (`skillfold push`).
+//! ([`pull`], feature `oci`, with [`credentials`]), and the candidate images `outdated` and
+//! `update` weigh against a pin ([`candidate`]: a tag resolved to a digest, an image pulled and
+//! read as the pull of a pin is). [`crate::distribution`] writes images with the same pieces
+//! (`skillfold push`).
 //!
 //! Media types: the image manifest [`MEDIA_MANIFEST`], the standard image config
 //! [`MEDIA_CONFIG`] (so container runtimes and Kubernetes image volumes mount it), and one
@@ -10,6 +12,9 @@
 //! and mirror in use reads gzip layers, and older containerd, Docker and CRI-O releases cannot read
 //! zstd ones; gzip at one fixed level with an empty header is as reproducible.
 
+// Used by `outdated` and `update`, which come with the Git fetcher.
+#[cfg(feature = "git")]
+pub mod candidate;
 pub mod code;
 #[cfg(feature = "oci")]
 pub mod credentials;

@@ -28,7 +28,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue, LOCATION, WWW_AUTHENTICATE};
-use reqwest::{Client, StatusCode, Url};
+use reqwest::{Client, Method, StatusCode, Url};
 use serde_json::Value;
 use sha2::Digest as _;
 
@@ -135,12 +135,150 @@ pub fn pull(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, PullError> {
         })
 }
 
-struct Session<'a> {
+/// A tag to resolve to the digest of the manifest it names now.
+#[cfg(feature = "git")]
+pub struct TagRequest<'a> {
+    /// `host[:port]`.
+    pub registry: &'a str,
+    /// The repository path.
+    pub repository: &'a str,
+    /// The tag (the OCI tag grammar; anything else is refused before a request is sent).
+    pub tag: &'a str,
+    /// HTTP instead of HTTPS.
+    pub plain_http: bool,
+    /// The overall deadline (`pull_deadline` past it).
+    pub deadline: std::time::Duration,
+}
+
+// `outdated` and `update` (which come with the Git fetcher) resolve tags.
+#[cfg(feature = "git")]
+/// The digest of the manifest `request`'s tag names now: a `HEAD` of the manifest, whose
+/// `Docker-Content-Digest` is the answer; when the registry sends none, a `GET` of the manifest
+/// (at most [`MAX_MANIFEST_BYTES`]) whose bytes give the digest, and which must equal the
+/// `Docker-Content-Digest` the `GET` sends, if any. Nothing else is fetched; the credentials
+/// are those of the pull, scoped to the registry's origin the same way. A digest named by a
+/// `HEAD` alone is checked when the image is pulled by it ([`pull`]: the manifest must hash to
+/// it).
+pub fn resolve_tag(request: &TagRequest<'_>) -> Result<String, PullError> {
+    crate::source::tls::install_provider();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| fail(DistributionCode::RegistryUnavailable, e.to_string()))?;
+    runtime
+        .block_on(async {
+            tokio::time::timeout(request.deadline, resolve_tag_async(request)).await
+        })
+        .unwrap_or_else(|_| {
+            Err(fail(
+                DistributionCode::PullDeadline,
+                format!(
+                    "the digest of tag `{}` of {}/{} was not read within its deadline of {} s",
+                    request.tag,
+                    request.registry,
+                    request.repository,
+                    request.deadline.as_secs_f64()
+                ),
+            ))
+        })
+}
+
+/// The header a registry names a manifest's digest in.
+#[cfg(feature = "git")]
+const DOCKER_CONTENT_DIGEST: &str = "docker-content-digest";
+
+/// [`resolve_tag`] as one future.
+#[cfg(feature = "git")]
+async fn resolve_tag_async(request: &TagRequest<'_>) -> Result<String, PullError> {
+    let tag = request.tag;
+    if let Err(rule) = crate::descriptor::plan::check_tag(tag) {
+        return Err(fail(
+            DistributionCode::MalformedImage,
+            format!("`{}` is not an OCI tag: {rule}", escape::text(tag)),
+        ));
+    }
+    let shown = format!("{}/{}:{tag}", request.registry, request.repository);
+    let mut session = Session::open(
+        request.registry,
+        request.repository,
+        request.plain_http,
+        shown.clone(),
+    )?;
+    let url = format!("{}/manifests/{tag}", session.base);
+    let accept = manifest_accept();
+    let what = "the manifest";
+    let not_found = |e: PullError| {
+        if e.code == DistributionCode::ImageNotFound {
+            fail(
+                DistributionCode::TagNotFound,
+                format!(
+                    "the registry `{}` has no tag `{tag}` in `{}`",
+                    request.registry, request.repository
+                ),
+            )
+        } else {
+            e
+        }
+    };
+    let named = |response: &reqwest::Response| -> Result<Option<String>, PullError> {
+        let Some(value) = response.headers().get(DOCKER_CONTENT_DIGEST) else {
+            return Ok(None);
+        };
+        value
+            .to_str()
+            .ok()
+            .filter(|v| crate::descriptor::plan::is_sha256_digest(v))
+            .map(|v| Some(v.to_owned()))
+            .ok_or_else(|| {
+                fail(
+                    DistributionCode::MalformedImage,
+                    format!(
+                        "the registry's `Docker-Content-Digest` for {shown} is not `sha256:` and 64 lowercase hex digits"
+                    ),
+                )
+            })
+    };
+    let head = session
+        .ask(Method::HEAD, &url, Some(&accept), MAX_MANIFEST_BYTES, what)
+        .await
+        .map_err(not_found)?;
+    if let Some(digest) = named(&head)? {
+        return Ok(digest);
+    }
+    drop(head);
+    let response = session
+        .get(&url, Some(&accept), MAX_MANIFEST_BYTES, what)
+        .await
+        .map_err(not_found)?;
+    let claimed = named(&response)?;
+    let body = session
+        .read_body(response, MAX_MANIFEST_BYTES, what)
+        .await?;
+    let digest = sha256(&body);
+    if let Some(claimed) = claimed
+        && claimed != digest
+    {
+        return Err(fail(
+            DistributionCode::DigestMismatch,
+            format!(
+                "the registry names the manifest of {shown} {claimed}, but its bytes have digest {digest}"
+            ),
+        ));
+    }
+    Ok(digest)
+}
+
+struct Session {
     client: Client,
     base: String,
     /// Where credentials and tokens may go.
     origin: Origin,
-    reference: &'a ImageReference,
+    /// `host[:port]`.
+    registry: String,
+    /// The repository path (the scope of a token).
+    repository: String,
+    /// What messages name: the image, or the repository and tag being resolved.
+    shown: String,
     found: Found,
     authorization: Option<HeaderValue>,
     /// The token realm, on another origin and not named for the registry, that was asked for a
@@ -148,49 +286,75 @@ struct Session<'a> {
     withheld: Option<Origin>,
 }
 
-/// [`pull`] as one future, on a tokio runtime with I/O and time enabled.
-pub async fn pull_async(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, PullError> {
-    let reference = request.reference;
-    crate::source::tls::install_provider();
-    let client = Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(10))
-        .read_timeout(std::time::Duration::from_secs(60))
-        // Redirects are followed by `Session::send`, which decides where `Authorization` goes.
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| {
+impl Session {
+    /// A session with the registry `registry` for `repository` (no request sent yet), over HTTP
+    /// when `plain_http`; messages name `shown`. The client follows no redirect itself.
+    fn open(
+        registry: &str,
+        repository: &str,
+        plain_http: bool,
+        shown: String,
+    ) -> Result<Session, PullError> {
+        crate::source::tls::install_provider();
+        let client = Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .read_timeout(std::time::Duration::from_secs(60))
+            // Redirects are followed by `Session::send`, which decides where `Authorization` goes.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| {
+                fail(
+                    DistributionCode::RegistryUnavailable,
+                    escape::text(&e.to_string()).to_string(),
+                )
+            })?;
+        let origin = Origin::registry(registry, plain_http).ok_or_else(|| {
             fail(
-                DistributionCode::RegistryUnavailable,
-                escape::text(&e.to_string()).to_string(),
+                DistributionCode::MalformedImage,
+                format!("`{}` is not a registry host", escape::text(registry)),
             )
         })?;
-    let origin = Origin::registry(&reference.registry, request.plain_http).ok_or_else(|| {
-        fail(
-            DistributionCode::MalformedImage,
-            format!("`{}` is not a registry host", reference.registry),
-        )
-    })?;
-    let mut session = Session {
-        client,
-        base: format!(
-            "{}://{}/v2/{}",
-            origin.scheme, reference.registry, reference.repository
-        ),
-        found: credentials::lookup(&origin, Unscoped::Nowhere),
-        origin,
-        reference,
-        authorization: None,
-        withheld: None,
-    };
-    let accept = [MEDIA_MANIFEST, MEDIA_DOCKER_MANIFEST]
+        Ok(Session {
+            client,
+            base: format!("{}://{registry}/v2/{repository}", origin.scheme),
+            found: credentials::lookup(&origin, Unscoped::Nowhere),
+            origin,
+            registry: registry.to_owned(),
+            repository: repository.to_owned(),
+            shown,
+            authorization: None,
+            withheld: None,
+        })
+    }
+}
+
+/// The media types a manifest request accepts: images, and indexes (to refuse them by name).
+fn manifest_accept() -> String {
+    [MEDIA_MANIFEST, MEDIA_DOCKER_MANIFEST]
         .iter()
         .chain(INDEX_TYPES.iter())
         .copied()
         .collect::<Vec<_>>()
-        .join(", ");
+        .join(", ")
+}
+
+/// [`pull`] as one future, on a tokio runtime with I/O and time enabled.
+pub async fn pull_async(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, PullError> {
+    let reference = request.reference;
+    let mut session = Session::open(
+        &reference.registry,
+        &reference.repository,
+        request.plain_http,
+        reference.to_string(),
+    )?;
     let url = format!("{}/manifests/{}", session.base, reference.digest);
     let manifest = session
-        .get_bytes(&url, Some(&accept), MAX_MANIFEST_BYTES, "the manifest")
+        .get_bytes(
+            &url,
+            Some(&manifest_accept()),
+            MAX_MANIFEST_BYTES,
+            "the manifest",
+        )
         .await?;
     if sha256(&manifest) != reference.digest {
         return Err(fail(
@@ -325,7 +489,7 @@ fn wanted_layers(
     Ok(kept)
 }
 
-impl Session<'_> {
+impl Session {
     /// GETs `url`, authenticating when the registry asks; the answer, successful, with a length
     /// (when it says one) within `bound`.
     async fn get(
@@ -335,7 +499,19 @@ impl Session<'_> {
         bound: u64,
         what: &str,
     ) -> Result<reqwest::Response, PullError> {
-        let mut response = self.send(url, accept).await?;
+        self.ask(Method::GET, url, accept, bound, what).await
+    }
+
+    /// Sends `method` to `url` as [`get`](Self::get) does.
+    async fn ask(
+        &mut self,
+        method: Method,
+        url: &str,
+        accept: Option<&str>,
+        bound: u64,
+        what: &str,
+    ) -> Result<reqwest::Response, PullError> {
+        let mut response = self.send(&method, url, accept).await?;
         if response.status() == StatusCode::UNAUTHORIZED {
             let at = Origin::of(response.url());
             if at.as_ref() != Some(&self.origin) {
@@ -353,7 +529,7 @@ impl Session<'_> {
                     .unwrap_or_default()
                     .to_owned();
                 self.authorization = Some(self.authenticate(&challenge).await?);
-                response = self.send(url, accept).await?;
+                response = self.send(&method, url, accept).await?;
             }
         }
         let status = response.status();
@@ -374,7 +550,17 @@ impl Session<'_> {
         bound: u64,
         what: &str,
     ) -> Result<Vec<u8>, PullError> {
-        let mut response = self.get(url, accept, bound, what).await?;
+        let response = self.get(url, accept, bound, what).await?;
+        self.read_body(response, bound, what).await
+    }
+
+    /// The body of `response`, reading at most `bound` bytes.
+    async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+        bound: u64,
+        what: &str,
+    ) -> Result<Vec<u8>, PullError> {
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(|e| self.unavailable(&e))? {
             if (body.len() + chunk.len()) as u64 > bound {
@@ -429,16 +615,21 @@ impl Session<'_> {
                 DistributionCode::DigestMismatch,
                 format!(
                     "layer {digest} of {}: the registry sent {read} bytes with digest {got}",
-                    self.reference
+                    self.shown
                 ),
             ));
         }
         Ok(())
     }
 
-    /// GETs `url`, following up to [`MAX_REDIRECTS`] redirects; `Authorization` goes only to the
-    /// registry's origin.
-    async fn send(&self, url: &str, accept: Option<&str>) -> Result<reqwest::Response, PullError> {
+    /// Sends `method` to `url`, following up to [`MAX_REDIRECTS`] redirects; `Authorization` goes
+    /// only to the registry's origin.
+    async fn send(
+        &self,
+        method: &Method,
+        url: &str,
+        accept: Option<&str>,
+    ) -> Result<reqwest::Response, PullError> {
         let mut url = Url::parse(url).map_err(|e| {
             fail(
                 DistributionCode::MalformedImage,
@@ -446,7 +637,7 @@ impl Session<'_> {
             )
         })?;
         for _ in 0..=MAX_REDIRECTS {
-            let mut request = self.client.get(url.clone());
+            let mut request = self.client.request(method.clone(), url.clone());
             if let Some(accept) = accept {
                 request = request.header(ACCEPT, accept);
             }
@@ -470,7 +661,7 @@ impl Session<'_> {
                         DistributionCode::RegistryRefused,
                         format!(
                             "the registry `{}` answered HTTP {} without an http(s) location",
-                            self.reference.registry,
+                            self.registry,
                             response.status()
                         ),
                     )
@@ -481,7 +672,7 @@ impl Session<'_> {
             DistributionCode::RegistryRefused,
             format!(
                 "the registry `{}` redirected more than {MAX_REDIRECTS} times",
-                self.reference.registry
+                self.registry
             ),
         ))
     }
@@ -522,14 +713,14 @@ impl Session<'_> {
                 DistributionCode::InsecureTokenRealm,
                 format!(
                     "the registry `{}` is spoken to over HTTPS but names a plain-HTTP token realm ({}); nothing was sent to it",
-                    self.reference.registry, realm_origin
+                    self.registry, realm_origin
                 ),
             ));
         }
-        let mut request = self.client.get(realm).query(&[(
-            "scope",
-            format!("repository:{}:pull", self.reference.repository),
-        )]);
+        let mut request = self
+            .client
+            .get(realm)
+            .query(&[("scope", format!("repository:{}:pull", self.repository))]);
         if let Some(service) = service {
             request = request.query(&[("service", service)]);
         }
@@ -571,7 +762,7 @@ impl Session<'_> {
             DistributionCode::ImageTooLarge,
             format!(
                 "{what} of {} is over its bound of {bound} bytes",
-                self.reference
+                self.shown
             ),
         )
     }
@@ -580,14 +771,14 @@ impl Session<'_> {
         let hint = self.withheld.as_ref().map_or_else(String::new, |realm| {
             format!(
                 "; hint: its credentials were not sent to its token realm {realm}, on another origin than the registry's; to send them there, name that realm for it: SKILLFOLD_REGISTRY_TOKEN_REALMS={}={realm}",
-                escape::text(&self.reference.registry)
+                escape::text(&self.registry)
             )
         });
         fail(
             DistributionCode::RegistryDenied,
             format!(
                 "the registry `{}` refused access ({}): {why}{hint}",
-                self.reference.registry,
+                self.registry,
                 self.found.describe()
             ),
         )
@@ -598,7 +789,7 @@ impl Session<'_> {
             DistributionCode::RegistryUnavailable,
             format!(
                 "the registry `{}` is unavailable: {}",
-                self.reference.registry,
+                self.registry,
                 escape::text(&e.to_string())
             ),
         )
@@ -610,22 +801,22 @@ impl Session<'_> {
             404 => fail(
                 DistributionCode::ImageNotFound,
                 format!(
-                    "the registry `{}` has no {what} of {}",
-                    self.reference.registry, self.reference
+                    "the registry `{}` answered HTTP 404 (not found) for {what} of {}",
+                    self.registry, self.shown
                 ),
             ),
             500.. => fail(
                 DistributionCode::RegistryUnavailable,
                 format!(
                     "the registry `{}` answered HTTP {status} for {what}",
-                    self.reference.registry
+                    self.registry
                 ),
             ),
             _ => fail(
                 DistributionCode::RegistryRefused,
                 format!(
                     "the registry `{}` answered HTTP {status} for {what}",
-                    self.reference.registry
+                    self.registry
                 ),
             ),
         }

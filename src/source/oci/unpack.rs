@@ -90,8 +90,22 @@ pub fn unpack(
     wanted: &BTreeSet<String>,
     limits: Limits,
 ) -> Result<Bundles, LayerError> {
+    unpack_matching(layer, &|name| wanted.contains(name), limits)
+}
+
+/// [`unpack`], keeping every bundle of the layer (`outdated` and `update` weigh all of them).
+#[cfg(all(feature = "git", feature = "oci"))]
+pub fn unpack_all(layer: impl Read, limits: Limits) -> Result<Bundles, LayerError> {
+    unpack_matching(layer, &|_| true, limits)
+}
+
+fn unpack_matching(
+    layer: impl Read,
+    wanted: &dyn Fn(&str) -> bool,
+    limits: Limits,
+) -> Result<Bundles, LayerError> {
     let mut compressed = std::io::BufReader::new(LayerReader(layer));
-    let bundles = read_tar(
+    let bundles = read_tar_matching(
         flate2::bufread::GzDecoder::new(&mut compressed),
         wanted,
         limits,
@@ -231,10 +245,22 @@ struct Pax {
     size: Option<u64>,
 }
 
-/// The entries of an uncompressed tar, read as a stream to its end; see the module documentation.
+/// The entries of an uncompressed tar, read as a stream to its end, keeping the bundles named in
+/// `wanted` (what the tests and the fuzz targets read).
+#[cfg(any(test, fuzzing))]
 pub fn read_tar(
     tar: impl Read,
     wanted: &BTreeSet<String>,
+    limits: Limits,
+) -> Result<Bundles, LayerError> {
+    read_tar_matching(tar, &|name| wanted.contains(name), limits)
+}
+
+/// The entries of an uncompressed tar, read as a stream to its end, keeping the bundles `wanted`
+/// keeps; see the module documentation.
+fn read_tar_matching(
+    tar: impl Read,
+    wanted: &dyn Fn(&str) -> bool,
     limits: Limits,
 ) -> Result<Bundles, LayerError> {
     let mut stream = Stream { inner: tar, at: 0 };
@@ -375,7 +401,7 @@ pub fn read_tar(
             ));
         }
         if let Some((bundle, rest)) = path.split_once('/')
-            && wanted.contains(bundle)
+            && wanted(bundle)
         {
             let builder = builders
                 .entry(bundle.to_owned())
