@@ -91,6 +91,9 @@ pub struct OciSource {
     /// The bounds its bundles are checked against.
     pub limits: Limits,
     /// The tag of the same repository `outdated` and `update` follow (`None`: not tracked).
+    // Only `outdated` and `update` (built with the Git fetcher) follow it, through the registry
+    // client (`oci`); every build checks it.
+    #[cfg_attr(not(all(feature = "git", feature = "oci")), allow(dead_code))]
     pub track: Option<String>,
     /// Where it is written in the descriptor.
     pub location: String,
