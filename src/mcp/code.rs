@@ -20,6 +20,8 @@ crate::error_codes! {
     ListenFailed = "listen_failed" => Retryable,
     /// The tokens of `serve --listen` cannot be used (the entry is named).
     InvalidTokens = "invalid_tokens",
+    /// The `--oauth` file of `serve --listen` cannot be used (the key is named).
+    InvalidOauth = "invalid_oauth",
     /// The TLS certificate or key of `serve --listen` cannot be read or do not go together.
     InvalidTls = "invalid_tls",
     /// The audit log of `serve --listen` cannot be opened for appending.
