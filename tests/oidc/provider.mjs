@@ -3,10 +3,12 @@
 // access tokens (RFC 9068), one client per agent.
 //
 // Usage: node provider.mjs CONFIG_JSON
-//   CONFIG_JSON  {"keys": PATH, "clients": [{"client_id", "client_secret", "scope", "alg"}]}
+//   CONFIG_JSON  {"keys": PATH, "port": N, "clients": [{"client_id", "client_secret", "scope", "alg"}]}
 //                `keys`: a file of private JWKs, made on first use and shared by every provider
 //                started with it (a second issuer that signs with the same keys); `alg`: the
-//                access tokens' signature algorithm (RS256, PS256, ES256 or EdDSA).
+//                access tokens' signature algorithm (RS256, PS256, ES256 or EdDSA); `port`:
+//                where to listen (default: any free port). Clients authenticate with
+//                `client_secret_post`.
 // Prints `LISTENING <port>` on stdout once it serves `http://127.0.0.1:<port>`. Besides the
 // provider's own routes, for the test only:
 //   POST /_control/rotate       new signing keys (first in the key set), the old ones kept
@@ -49,6 +51,7 @@ function build() {
     clients: config.clients.map((c) => ({
       client_id: c.client_id,
       client_secret: c.client_secret,
+      token_endpoint_auth_method: "client_secret_post",
       grant_types: ["client_credentials"],
       redirect_uris: [],
       response_types: [],
@@ -89,14 +92,15 @@ const server = http.createServer((req, res) => {
     return;
   }
   if (url.pathname === "/_control/stats") {
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(stats));
+    const body = JSON.stringify(stats);
+    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
     return;
   }
   if (url.pathname === "/jwks") stats.jwks += 1;
   if (url.pathname.startsWith("/.well-known/")) stats.discovery += 1;
   provider.callback()(req, res);
 });
-server.listen(0, "127.0.0.1", () => {
+server.listen(config.port ?? 0, "127.0.0.1", () => {
   issuer = `http://127.0.0.1:${server.address().port}`;
   build();
   process.stdout.write(`LISTENING ${server.address().port}\n`);

@@ -5,8 +5,8 @@
 //! configured one, and fetches the key set its `jwks_uri` names. Until a key set is in, the
 //! server is not ready (`/readyz` 503 with the reason) and the tokens it would need are not
 //! accepted (503); the first fetch is retried every [`RETRY`]. Then the keys are fetched again
-//! every [`REFRESH_PERIOD`], and once more on a token whose `kid` no cached key has, at most once
-//! per [`COOL_DOWN`]; a fetch that fails keeps the cached keys (an identity provider that is
+//! every [`REFRESH_PERIOD`], and once more on a token whose `kid` no cached key has (at most one
+//! such fetch per [`COOL_DOWN`]; a token that arrives while one is under way waits for it); a fetch that fails keeps the cached keys (an identity provider that is
 //! down does not stop the server).
 //!
 //! Every fetch is bounded: [`DEADLINE`] overall, at most [`MAX_DOCUMENT_BYTES`] counted while the
@@ -48,8 +48,8 @@ pub struct KeyCache {
     origin: Url,
     client: reqwest::Client,
     keys: RwLock<Option<Arc<Vec<Key>>>>,
-    /// When the last fetch started (for the cool-down).
-    last_fetch: Mutex<Option<Instant>>,
+    /// When the last fetch for an unknown `kid` started (for the cool-down).
+    last_unknown_kid: Mutex<Option<Instant>>,
     /// Serialises fetches, so an unknown `kid` arriving many times fetches once.
     fetching: tokio::sync::Mutex<()>,
     /// Why the last fetch failed (for `/readyz` before the first key set).
@@ -91,7 +91,7 @@ impl KeyCache {
             origin,
             client,
             keys: RwLock::new(None),
-            last_fetch: Mutex::new(None),
+            last_unknown_kid: Mutex::new(None),
             fetching: tokio::sync::Mutex::new(()),
             last_error: Mutex::new(None),
             metrics,
@@ -111,19 +111,22 @@ impl KeyCache {
             .clone()
     }
 
-    /// Fetches the keys again for a token with an unknown `kid`, unless a fetch started within
-    /// [`COOL_DOWN`]; whether a fetch brought new keys.
-    pub async fn refresh_for_unknown_kid(&self) -> bool {
+    /// Fetches the keys again for a token with an unknown `kid`, unless such a fetch started
+    /// within [`COOL_DOWN`] (the periodic fetches do not count: a key rotated just after one is
+    /// followed at once).
+    pub async fn refresh_for_unknown_kid(&self) {
         let _one = self.fetching.lock().await;
-        let recent = self
-            .last_fetch
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some_and(|at| at.elapsed() < COOL_DOWN);
-        if recent {
-            return false;
+        {
+            let mut last = self
+                .last_unknown_kid
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|at| at.elapsed() < COOL_DOWN) {
+                return;
+            }
+            *last = Some(Instant::now());
         }
-        self.fetch_locked().await
+        self.fetch_locked().await;
     }
 
     /// Fetches the keys now; whether it worked.
@@ -133,7 +136,6 @@ impl KeyCache {
     }
 
     async fn fetch_locked(&self) -> bool {
-        *self.last_fetch.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
         match tokio::time::timeout(DEADLINE, self.fetch()).await {
             Ok(Ok(keys)) => {
                 *self.keys.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(keys));

@@ -126,9 +126,13 @@ impl ResourceServer {
             return Outcome::NoKeys;
         };
         let mut verdict = parsed.verify(&keys);
-        if verdict == Err(Failure::UnknownKey) && self.keys.refresh_for_unknown_kid().await {
+        if verdict == Err(Failure::UnknownKey) {
             // The issuer may have rotated its key: once per cool-down, the set is fetched again.
-            if let Some(fresh) = self.keys.keys() {
+            // A token that waited for another's fetch uses what that fetch brought.
+            self.keys.refresh_for_unknown_kid().await;
+            if let Some(fresh) = self.keys.keys()
+                && !Arc::ptr_eq(&fresh, &keys)
+            {
                 keys = fresh;
                 verdict = parsed.verify(&keys);
             }
