@@ -943,6 +943,27 @@ mod tests {
     }
 
     #[test]
+    fn oauth_counts_as_authentication_and_every_interface_needs_a_public_url() {
+        let config = |public_url: Option<&str>| oauth::config::OAuthConfig {
+            issuer: "https://idp.example".to_owned(),
+            audience: None,
+            public_url: public_url.map(str::to_owned),
+            algorithms: oauth::validate::Algorithm::ALL.to_vec(),
+            rules: Vec::new(),
+        };
+        let mut reachable = options("10.0.0.1:8080", false, false);
+        reachable.oauth = Some(config(None));
+        assert!(check_exposure(&reachable).is_ok());
+        let mut any = options("0.0.0.0:8080", false, false);
+        any.oauth = Some(config(None));
+        let err = check_exposure(&any).unwrap_err();
+        assert_eq!(err.code().to_string(), "invalid_oauth");
+        assert!(err.to_string().contains("`public_url` is required"), "{err}");
+        any.oauth = Some(config(Some("https://skills.example")));
+        assert!(check_exposure(&any).is_ok());
+    }
+
+    #[test]
     fn accepted_connections_go_to_hyper_with_nodelay() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
