@@ -187,7 +187,8 @@ fn a_token_opens_its_agents_endpoint_loads_a_skill_and_is_403_elsewhere() {
     // One audience for every endpoint: the same token reaches both, the rules decide.
     let audience = "https://skills.example.test";
     let oauth = oauth_file(&world, &idp.issuer(), &format!("audience: {audience}\n"));
-    let server = start(&world, &oauth, &[]);
+    let audit = world.tmp.path().join("audit.jsonl");
+    let server = start(&world, &oauth, &["--audit-log", audit.to_str().expect("utf8")]);
     let port = server.port;
     let ready = wait_ready(port, 200);
     assert_eq!(ready.status, 200, "{}", ready.body);
@@ -207,6 +208,15 @@ fn a_token_opens_its_agents_endpoint_loads_a_skill_and_is_403_elsewhere() {
     let called = post(port, "/agents/writer/mcp", Some(&writer), &with_session, call);
     assert_eq!(called.status, 200, "{}", called.body);
     assert!(called.body.contains("# beta"), "{}", called.body);
+    // The audit record names the agent, the issuer and the token's subject; never the token.
+    let log = fs_err::read_to_string(&audit).expect("audit log");
+    assert!(!log.contains(&writer), "the token is in the audit log");
+    let line: Value = serde_json::from_str(log.lines().next().expect("a line")).expect("JSON");
+    assert_eq!(line["agent"], "writer");
+    assert_eq!(line["skill"], "beta");
+    assert_eq!(line["issuer"], idp.issuer());
+    assert_eq!(line["sub"], "writer-bot");
+    assert_eq!(line["client_id"], "writer-bot");
 
     // The same valid token at the default endpoint: 403, insufficient_scope.
     let elsewhere = post(port, "/mcp", Some(&writer), &[], INITIALIZE);

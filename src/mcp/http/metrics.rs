@@ -317,6 +317,7 @@ mod tests {
         metrics.tool_call(&ToolCall {
             agent: Some("writer"),
             session: None,
+            caller: None,
             record: None,
             code: None,
             tool: "load_skill",
@@ -327,6 +328,7 @@ mod tests {
         metrics.resource_read(&ResourceRead {
             agent: None,
             session: None,
+            caller: None,
             uri: "skill://nope/SKILL.md",
             contents: None,
             pin: None,

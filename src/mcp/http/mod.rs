@@ -571,10 +571,15 @@ impl Server {
             );
         };
         let endpoint = &self.endpoints[index];
-        let token = match self.authenticate(request.headers(), endpoint).await {
-            Ok(token) => token,
+        let (token, caller) = match self.authenticate(request.headers(), endpoint).await {
+            Ok(accepted) => accepted,
             Err(refusal) => return refusal,
         };
+        let mut request = request;
+        if let Some(caller) = caller {
+            // For the audit record: who the access token named (never the token).
+            request.extensions_mut().insert(caller);
+        }
         let binding = Binding {
             endpoint: index,
             token,
@@ -669,17 +674,17 @@ impl Server {
         }
     }
 
-    /// Who a request's bearer token is, at `endpoint`: `Ok(None)` without authentication, the
-    /// key its session and in-flight place are bound to (a static token's hash, or the hash of
-    /// a JWT's issuer and subject), or the refusal (401, 403, or 503 before the issuer's keys).
+    /// Who a request's bearer token is, at `endpoint`: `Ok((None, None))` without
+    /// authentication, the key its session and in-flight place are bound to (a static token's
+    /// hash, or the hash of a JWT's issuer and subject) with who a JWT named, or the refusal (401, 403, or 503 before the issuer's keys).
     /// A request is accepted if either the static tokens or the identity provider accept it.
     async fn authenticate(
         &self,
         headers: &hyper::HeaderMap,
         endpoint: &Endpoint,
-    ) -> Result<Option<[u8; 32]>, Response<Body>> {
+    ) -> Result<(Option<[u8; 32]>, Option<super::observe::Caller>), Response<Body>> {
         if self.tokens.is_none() && self.oauth.is_none() {
-            return Ok(None);
+            return Ok((None, None));
         }
         let authorization = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes());
         let agent = endpoint.agent.as_deref();
@@ -691,7 +696,7 @@ impl Server {
         };
         if let Some(tokens) = &self.tokens {
             match tokens.authorize(authorization, agent) {
-                Verdict::Allowed(token) => return Ok(token),
+                Verdict::Allowed(token) => return Ok((token, None)),
                 Verdict::Forbidden => return Err(forbidden()),
                 Verdict::Unauthenticated => {}
             }
@@ -709,7 +714,7 @@ impl Server {
         let outcome = oauth.authorize(token, &endpoint.path, agent).await;
         self.metrics.oauth_validation(outcome.label());
         match outcome {
-            oauth::Outcome::Allowed(principal) => Ok(Some(principal.key)),
+            oauth::Outcome::Allowed(principal) => Ok((Some(principal.key), Some(principal.caller))),
             oauth::Outcome::NoRule => Err(oauth_refusal(
                 StatusCode::FORBIDDEN,
                 &metadata,

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use sha2::{Digest as _, Sha256};
 
 use self::config::OAuthConfig;
+use crate::mcp::observe::Caller;
 use super::metrics::Metrics;
 use self::jwks::KeyCache;
 use self::validate::Failure;
@@ -25,12 +26,8 @@ use self::validate::Failure;
 /// Whom an accepted token names (no token text: only what the audit record keeps).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
-    /// The issuer.
-    pub issuer: String,
-    /// The token's `sub`.
-    pub sub: Option<String>,
-    /// The token's `client_id`.
-    pub client_id: Option<String>,
+    /// Issuer, `sub`, `client_id`, for the audit record.
+    pub caller: Caller,
     /// What sessions and in-flight bounds are keyed by: SHA-256 over the issuer and the subject.
     pub key: [u8; 32],
 }
@@ -166,9 +163,11 @@ impl ResourceServer {
                     hash.update(part.as_bytes());
                 }
                 Outcome::Allowed(Principal {
-                    issuer: self.config.issuer.clone(),
-                    sub: identity.sub,
-                    client_id: identity.client_id,
+                    caller: Caller {
+                        issuer: self.config.issuer.clone(),
+                        sub: identity.sub,
+                        client_id: identity.client_id,
+                    },
                     key: hash.finalize().into(),
                 })
             }
