@@ -120,9 +120,9 @@ impl Drop for Idp {
     }
 }
 
-/// The `--oauth` file for `issuer` (with `extra` lines) and the descriptor of [`World`].
-fn oauth_file(world: &World, issuer: &str, extra: &str) -> PathBuf {
-    let path = world.tmp.path().join("oauth.yaml");
+/// The `--oauth` file in `dir` for `issuer` (with `extra` lines), for the agents of [`World`].
+fn oauth_file(dir: &Path, issuer: &str, extra: &str) -> PathBuf {
+    let path = dir.join("oauth.yaml");
     fs_err::write(
         &path,
         format!(
@@ -186,7 +186,7 @@ fn a_token_opens_its_agents_endpoint_loads_a_skill_and_is_403_elsewhere() {
     let idp = Idp::start(&keys, None);
     // One audience for every endpoint: the same token reaches both, the rules decide.
     let audience = "https://skills.example.test";
-    let oauth = oauth_file(&world, &idp.issuer(), &format!("audience: {audience}\n"));
+    let oauth = oauth_file(world.tmp.path(), &idp.issuer(), &format!("audience: {audience}\n"));
     let audit = world.tmp.path().join("audit.jsonl");
     let server = start(&world, &oauth, &["--audit-log", audit.to_str().expect("utf8")]);
     let port = server.port;
@@ -283,7 +283,7 @@ fn every_token_that_fails_a_check_is_401_with_the_challenge() {
     let world = World::new();
     let keys = world.tmp.path().join("keys.json");
     let idp = Idp::start(&keys, None);
-    let oauth = oauth_file(&world, &idp.issuer(), "");
+    let oauth = oauth_file(world.tmp.path(), &idp.issuer(), "");
     let server = start(&world, &oauth, &[]);
     let port = server.port;
     assert_eq!(wait_ready(port, 200).status, 200);
@@ -386,7 +386,7 @@ fn rotated_keys_are_fetched_once_and_cached_keys_outlive_the_provider() {
     let world = World::new();
     let keys = world.tmp.path().join("keys.json");
     let idp = Idp::start(&keys, None);
-    let oauth = oauth_file(&world, &idp.issuer(), "");
+    let oauth = oauth_file(world.tmp.path(), &idp.issuer(), "");
     let server = start(&world, &oauth, &[]);
     let port = server.port;
     assert_eq!(wait_ready(port, 200).status, 200);
@@ -427,7 +427,7 @@ fn the_server_is_not_ready_and_refuses_tokens_until_the_keys_are_in() {
     let free = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let idp_port = free.local_addr().expect("addr").port();
     drop(free);
-    let oauth = oauth_file(&world, &format!("http://127.0.0.1:{idp_port}"), "");
+    let oauth = oauth_file(world.tmp.path(), &format!("http://127.0.0.1:{idp_port}"), "");
     let server = start(&world, &oauth, &[]);
     let port = server.port;
     let ready = send(port, "GET", "/readyz", &[], "");
@@ -458,7 +458,7 @@ fn sessions_are_bound_to_the_subject_and_a_token_expired_mid_session_is_refused(
     let world = World::new();
     let keys = world.tmp.path().join("keys.json");
     let idp = Idp::start(&keys, None);
-    let oauth = oauth_file(&world, &idp.issuer(), "");
+    let oauth = oauth_file(world.tmp.path(), &idp.issuer(), "");
     let static_tokens = world.tmp.path().join("tokens.json");
     // Static tokens too: either accepts.
     let server = start(&world, &oauth, &["--tokens", static_tokens.to_str().expect("utf8")]);
@@ -538,4 +538,75 @@ fn a_bad_oauth_file_is_refused_at_start_naming_the_key() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("`public_url` is required"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_typescript_sdk_client_works_through_it_with_an_access_token() {
+    use std::io::BufRead as _;
+
+    let world = super::mcp::ReloadWorld::new();
+    let idp = Idp::start(&world.tmp.path().join("keys.json"), None);
+    let oauth = world.tmp.path().join("oauth.yaml");
+    fs_err::write(
+        &oauth,
+        format!(
+            "issuer: {}\nagents:\n  - {{ agent: null, claim: client_id, value: default-bot }}\n",
+            idp.issuer()
+        ),
+    )
+    .expect("write");
+    let server = Listening::start(
+        &world.config,
+        &["--watch", "--poll-interval", "0.2", "--oauth", oauth.to_str().expect("utf8")],
+        &[],
+    );
+    assert_eq!(wait_ready(server.port, 200).status, 200);
+    let token = idp.token("default-bot", &server.url("/mcp"));
+    let client = super::mcp_client::typescript_client();
+    let mut node = Command::new("node")
+        .arg(client.join("client.mjs"))
+        .arg(server.url("/mcp"))
+        .env("MCP_BEARER_TOKEN", &token)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node");
+    let mut stderr_lines = std::io::BufReader::new(node.stderr.take().expect("stderr")).lines();
+    let mut seen = String::new();
+    for line in stderr_lines.by_ref() {
+        let line = line.expect("client stderr");
+        if line == "READY" {
+            break;
+        }
+        seen.push_str(&line);
+        seen.push('\n');
+    }
+    // A reload tells the session, as with static tokens.
+    let v2 = fs_err::read(world.path("v2.yaml")).expect("v2");
+    let staged = world.tmp.path().join("skillfold.yaml.new");
+    fs_err::write(&staged, v2).expect("write");
+    fs_err::rename(&staged, &world.config).expect("replace");
+    let out = node.wait_with_output().expect("client");
+    assert!(out.status.success(), "client failed: {seen}\n{}", server.log());
+    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert_eq!(r["skills"], json!(["alpha"]));
+    assert!(
+        r["body"]["structuredContent"]["content"]
+            .as_str()
+            .expect("content")
+            .contains("# alpha"),
+        "{r}"
+    );
+    assert_eq!(r["list_changed"], true, "{}", server.log());
+    assert_eq!(r["skills_after"], json!(["alpha", "beta"]));
+    assert!(!server.log().contains(&token), "the token is in the log");
+    // Without the token the SDK is refused at once.
+    let refused = Command::new("node")
+        .arg(client.join("client.mjs"))
+        .arg(server.url("/mcp"))
+        .output()
+        .expect("node");
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("401") || said.contains("Unauthorized"), "{said}");
 }
