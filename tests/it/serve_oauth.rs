@@ -77,8 +77,15 @@ impl Idp {
 
     /// An access token of `client` for `resource`, by the client-credentials grant.
     fn token(&self, client: &str, resource: &str) -> String {
-        let (_, scope, _) = CLIENTS.iter().find(|(id, ..)| *id == client).expect("client");
-        let encode = |s: &str| s.replace('%', "%25").replace(':', "%3A").replace('/', "%2F");
+        let (_, scope, _) = CLIENTS
+            .iter()
+            .find(|(id, ..)| *id == client)
+            .expect("client");
+        let encode = |s: &str| {
+            s.replace('%', "%25")
+                .replace(':', "%3A")
+                .replace('/', "%2F")
+        };
         let body = format!(
             "grant_type=client_credentials&client_id={client}&client_secret={client}-secret&scope={scope}&resource={}",
             encode(resource)
@@ -92,7 +99,10 @@ impl Idp {
         );
         assert_eq!(answer.status, 200, "token: {}", answer.body);
         let value: Value = serde_json::from_str(&answer.body).expect("token JSON");
-        value["access_token"].as_str().expect("access_token").to_owned()
+        value["access_token"]
+            .as_str()
+            .expect("access_token")
+            .to_owned()
     }
 
     fn control(&self, path: &str) {
@@ -186,9 +196,17 @@ fn a_token_opens_its_agents_endpoint_loads_a_skill_and_is_403_elsewhere() {
     let idp = Idp::start(&keys, None);
     // One audience for every endpoint: the same token reaches both, the rules decide.
     let audience = "https://skills.example.test";
-    let oauth = oauth_file(world.tmp.path(), &idp.issuer(), &format!("audience: {audience}\n"));
+    let oauth = oauth_file(
+        world.tmp.path(),
+        &idp.issuer(),
+        &format!("audience: {audience}\n"),
+    );
     let audit = world.tmp.path().join("audit.jsonl");
-    let server = start(&world, &oauth, &["--audit-log", audit.to_str().expect("utf8")]);
+    let server = start(
+        &world,
+        &oauth,
+        &["--audit-log", audit.to_str().expect("utf8")],
+    );
     let port = server.port;
     let ready = wait_ready(port, 200);
     assert_eq!(ready.status, 200, "{}", ready.body);
@@ -202,10 +220,22 @@ fn a_token_opens_its_agents_endpoint_loads_a_skill_and_is_403_elsewhere() {
         ("MCP-Protocol-Version", "2025-06-18"),
     ];
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    let ack = post(port, "/agents/writer/mcp", Some(&writer), &with_session, initialized);
+    let ack = post(
+        port,
+        "/agents/writer/mcp",
+        Some(&writer),
+        &with_session,
+        initialized,
+    );
     assert_eq!(ack.status, 202, "{}", ack.body);
     let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"load_skill","arguments":{"name":"beta","reference":null}}}"#;
-    let called = post(port, "/agents/writer/mcp", Some(&writer), &with_session, call);
+    let called = post(
+        port,
+        "/agents/writer/mcp",
+        Some(&writer),
+        &with_session,
+        call,
+    );
     assert_eq!(called.status, 200, "{}", called.body);
     assert!(called.body.contains("# beta"), "{}", called.body);
     // The audit record names the agent, the issuer and the token's subject; never the token.
@@ -243,8 +273,16 @@ fn a_token_opens_its_agents_endpoint_loads_a_skill_and_is_403_elsewhere() {
 
     // The metadata documents, without a token.
     for (path, endpoint, scopes) in [
-        ("/.well-known/oauth-protected-resource", "/mcp", json!(["skills.default"])),
-        ("/.well-known/oauth-protected-resource/mcp", "/mcp", json!(["skills.default"])),
+        (
+            "/.well-known/oauth-protected-resource",
+            "/mcp",
+            json!(["skills.default"]),
+        ),
+        (
+            "/.well-known/oauth-protected-resource/mcp",
+            "/mcp",
+            json!(["skills.default"]),
+        ),
         (
             "/.well-known/oauth-protected-resource/agents/writer/mcp",
             "/agents/writer/mcp",
@@ -265,7 +303,13 @@ fn a_token_opens_its_agents_endpoint_loads_a_skill_and_is_403_elsewhere() {
             "{path}"
         );
     }
-    let unknown = send(port, "GET", "/.well-known/oauth-protected-resource/agents/nobody/mcp", &[], "");
+    let unknown = send(
+        port,
+        "GET",
+        "/.well-known/oauth-protected-resource/agents/nobody/mcp",
+        &[],
+        "",
+    );
     assert_eq!(unknown.status, 404);
 
     let metrics = metrics(port);
@@ -294,14 +338,28 @@ fn every_token_that_fails_a_check_is_401_with_the_challenge() {
     assert_eq!(post(port, "/mcp", Some(&good), &[], INITIALIZE).status, 200);
 
     // No token, or not a bearer token.
-    assert_unauthorized(&post(port, "/mcp", None, &[], INITIALIZE), &metadata, false, "none");
-    let basic = send(port, "POST", "/mcp", &[("Authorization", "Basic ZGVmYXVsdA==")], INITIALIZE);
+    assert_unauthorized(
+        &post(port, "/mcp", None, &[], INITIALIZE),
+        &metadata,
+        false,
+        "none",
+    );
+    let basic = send(
+        port,
+        "POST",
+        "/mcp",
+        &[("Authorization", "Basic ZGVmYXVsdA==")],
+        INITIALIZE,
+    );
     assert_unauthorized(&basic, &metadata, false, "basic");
 
     let mut refused: Vec<(&str, String)> = Vec::new();
     // Another audience: the writer's endpoint's URL, presented at /mcp (each endpoint is its
     // own audience by default).
-    refused.push(("another audience", idp.token("default-bot", &server.url("/agents/writer/mcp"))));
+    refused.push((
+        "another audience",
+        idp.token("default-bot", &server.url("/agents/writer/mcp")),
+    ));
     // Expired: issued by the provider an hour ago.
     idp.control("/_control/clock?offset=-3600");
     refused.push(("expired", idp.token("default-bot", &resource)));
@@ -318,7 +376,11 @@ fn every_token_that_fails_a_check_is_401_with_the_challenge() {
     let none_header = json!({"alg": "none", "typ": "at+jwt", "kid": header["kid"]});
     refused.push((
         "alg none",
-        format!("{}.{}.", b64(none_header.to_string().as_bytes()), b64(claims.to_string().as_bytes())),
+        format!(
+            "{}.{}.",
+            b64(none_header.to_string().as_bytes()),
+            b64(claims.to_string().as_bytes())
+        ),
     ));
     // HS256 keyed with the issuer's public RSA key (the algorithm-confusion attack).
     let jwks = idp.jwks();
@@ -329,12 +391,22 @@ fn every_token_that_fails_a_check_is_401_with_the_challenge() {
         .find(|k| k["kid"] == header["kid"])
         .expect("the token's key")
         .clone();
-    for secret in [rsa.to_string().into_bytes(), rsa["n"].as_str().expect("n").as_bytes().to_vec()] {
+    for secret in [
+        rsa.to_string().into_bytes(),
+        rsa["n"].as_str().expect("n").as_bytes().to_vec(),
+    ] {
         let hs_header = json!({"alg": "HS256", "typ": "at+jwt", "kid": header["kid"]});
-        let signed = format!("{}.{}", b64(hs_header.to_string().as_bytes()), b64(claims.to_string().as_bytes()));
+        let signed = format!(
+            "{}.{}",
+            b64(hs_header.to_string().as_bytes()),
+            b64(claims.to_string().as_bytes())
+        );
         let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &secret);
         let tag = ring::hmac::sign(&key, signed.as_bytes());
-        refused.push(("HS256 with the public key", format!("{signed}.{}", b64(tag.as_ref()))));
+        refused.push((
+            "HS256 with the public key",
+            format!("{signed}.{}", b64(tag.as_ref())),
+        ));
     }
     // A forged claim under the real signature.
     let mut forged = claims.clone();
@@ -342,29 +414,59 @@ fn every_token_that_fails_a_check_is_401_with_the_challenge() {
     let pieces: Vec<&str> = good.split('.').collect();
     refused.push((
         "a forged claim",
-        format!("{}.{}.{}", pieces[0], b64(forged.to_string().as_bytes()), pieces[2]),
+        format!(
+            "{}.{}.{}",
+            pieces[0],
+            b64(forged.to_string().as_bytes()),
+            pieces[2]
+        ),
     ));
     // Malformed: bad base64, a huge header, deeply nested JSON, a key written twice, two parts.
     refused.push(("bad base64", format!("{}.!!!.{}", pieces[0], pieces[2])));
     let huge = json!({"alg": "RS256", "kid": header["kid"], "pad": "x".repeat(20_000)});
-    refused.push(("a huge header", format!("{}.{}.{}", b64(huge.to_string().as_bytes()), pieces[1], pieces[2])));
-    let nested = format!(r#"{{"alg":"RS256","kid":{},"x":{}{}}}"#, header["kid"], "[".repeat(64), "]".repeat(64));
-    refused.push(("nested JSON", format!("{}.{}.{}", b64(nested.as_bytes()), pieces[1], pieces[2])));
+    refused.push((
+        "a huge header",
+        format!(
+            "{}.{}.{}",
+            b64(huge.to_string().as_bytes()),
+            pieces[1],
+            pieces[2]
+        ),
+    ));
+    let nested = format!(
+        r#"{{"alg":"RS256","kid":{},"x":{}{}}}"#,
+        header["kid"],
+        "[".repeat(64),
+        "]".repeat(64)
+    );
+    refused.push((
+        "nested JSON",
+        format!("{}.{}.{}", b64(nested.as_bytes()), pieces[1], pieces[2]),
+    ));
     let text = claims.to_string();
     let twice = format!(r#"{{"iss":"https://evil.example",{}"#, &text[1..]);
-    refused.push(("a key written twice", format!("{}.{}.{}", pieces[0], b64(twice.as_bytes()), pieces[2])));
+    refused.push((
+        "a key written twice",
+        format!("{}.{}.{}", pieces[0], b64(twice.as_bytes()), pieces[2]),
+    ));
     refused.push(("two parts", format!("{}.{}", pieces[0], pieces[1])));
 
     for (what, token) in &refused {
         let answer = post(port, "/mcp", Some(token), &[], INITIALIZE);
         assert_unauthorized(&answer, &metadata, true, what);
-        assert!(!answer.body.contains(token.as_str()), "{what}: the token is echoed");
+        assert!(
+            !answer.body.contains(token.as_str()),
+            "{what}: the token is echoed"
+        );
     }
     // The server still serves the good token, and the log never holds a token.
     assert_eq!(post(port, "/mcp", Some(&good), &[], INITIALIZE).status, 200);
     let log = server.log();
     for (what, token) in &refused {
-        assert!(!log.contains(token.as_str()), "{what}: the token is in the log:\n{log}");
+        assert!(
+            !log.contains(token.as_str()),
+            "{what}: the token is in the log:\n{log}"
+        );
     }
     let metrics = metrics(port);
     for expected in [
@@ -392,27 +494,53 @@ fn rotated_keys_are_fetched_once_and_cached_keys_outlive_the_provider() {
     assert_eq!(wait_ready(port, 200).status, 200);
     let resource = server.url("/mcp");
     let before = idp.token("default-bot", &resource);
-    assert_eq!(post(port, "/mcp", Some(&before), &[], INITIALIZE).status, 200);
+    assert_eq!(
+        post(port, "/mcp", Some(&before), &[], INITIALIZE).status,
+        200
+    );
     assert_eq!(idp.jwks_requests(), 1);
 
     idp.control("/_control/rotate");
     let after = idp.token("default-bot", &resource);
-    assert_ne!(part(&after, 0)["kid"], part(&before, 0)["kid"], "the provider signs with its new key");
-    assert_eq!(post(port, "/mcp", Some(&after), &[], INITIALIZE).status, 200);
-    assert_eq!(idp.jwks_requests(), 2, "the new kid fetched the key set once");
+    assert_ne!(
+        part(&after, 0)["kid"],
+        part(&before, 0)["kid"],
+        "the provider signs with its new key"
+    );
+    assert_eq!(
+        post(port, "/mcp", Some(&after), &[], INITIALIZE).status,
+        200
+    );
+    assert_eq!(
+        idp.jwks_requests(),
+        2,
+        "the new kid fetched the key set once"
+    );
     let again = idp.token("default-bot", &resource);
-    assert_eq!(post(port, "/mcp", Some(&again), &[], INITIALIZE).status, 200);
+    assert_eq!(
+        post(port, "/mcp", Some(&again), &[], INITIALIZE).status,
+        200
+    );
     // The old key is still in the set, so old tokens still pass.
-    assert_eq!(post(port, "/mcp", Some(&before), &[], INITIALIZE).status, 200);
+    assert_eq!(
+        post(port, "/mcp", Some(&before), &[], INITIALIZE).status,
+        200
+    );
     // A kid no set holds, within the cool-down: refused without another fetch.
     let stranger = Idp::start(&world.tmp.path().join("other-keys.json"), None);
     let foreign = stranger.token("default-bot", &resource);
-    assert_eq!(post(port, "/mcp", Some(&foreign), &[], INITIALIZE).status, 401);
+    assert_eq!(
+        post(port, "/mcp", Some(&foreign), &[], INITIALIZE).status,
+        401
+    );
     assert_eq!(idp.jwks_requests(), 2, "the cool-down holds the next fetch");
 
     // The provider stops: the cached keys keep the server serving.
     drop(idp);
-    assert_eq!(post(port, "/mcp", Some(&after), &[], INITIALIZE).status, 200);
+    assert_eq!(
+        post(port, "/mcp", Some(&after), &[], INITIALIZE).status,
+        200
+    );
     assert_eq!(send(port, "GET", "/readyz", &[], "").status, 200);
     let metrics = metrics(port);
     assert!(
@@ -427,14 +555,23 @@ fn the_server_is_not_ready_and_refuses_tokens_until_the_keys_are_in() {
     let free = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let idp_port = free.local_addr().expect("addr").port();
     drop(free);
-    let oauth = oauth_file(world.tmp.path(), &format!("http://127.0.0.1:{idp_port}"), "");
+    let oauth = oauth_file(
+        world.tmp.path(),
+        &format!("http://127.0.0.1:{idp_port}"),
+        "",
+    );
     let server = start(&world, &oauth, &[]);
     let port = server.port;
     let ready = send(port, "GET", "/readyz", &[], "");
     assert_eq!(ready.status, 503, "{}", ready.body);
-    assert!(ready.body.contains("identity provider's keys"), "{}", ready.body);
+    assert!(
+        ready.body.contains("identity provider's keys"),
+        "{}",
+        ready.body
+    );
     // A token cannot be judged yet: 503 with Retry-After (not accepted, not called invalid).
-    let claims = json!({"iss": format!("http://127.0.0.1:{idp_port}"), "sub": "x", "exp": 4_000_000_000u64});
+    let claims =
+        json!({"iss": format!("http://127.0.0.1:{idp_port}"), "sub": "x", "exp": 4_000_000_000u64});
     let unsigned = format!(
         "{}.{}.{}",
         b64(br#"{"alg":"ES256","kid":"k"}"#),
@@ -450,7 +587,10 @@ fn the_server_is_not_ready_and_refuses_tokens_until_the_keys_are_in() {
     let ready = wait_ready(port, 200);
     assert_eq!(ready.status, 200, "{}", ready.body);
     let token = idp.token("default-bot", &server.url("/mcp"));
-    assert_eq!(post(port, "/mcp", Some(&token), &[], INITIALIZE).status, 200);
+    assert_eq!(
+        post(port, "/mcp", Some(&token), &[], INITIALIZE).status,
+        200
+    );
 }
 
 #[test]
@@ -461,7 +601,11 @@ fn sessions_are_bound_to_the_subject_and_a_token_expired_mid_session_is_refused(
     let oauth = oauth_file(world.tmp.path(), &idp.issuer(), "");
     let static_tokens = world.tmp.path().join("tokens.json");
     // Static tokens too: either accepts.
-    let server = start(&world, &oauth, &["--tokens", static_tokens.to_str().expect("utf8")]);
+    let server = start(
+        &world,
+        &oauth,
+        &["--tokens", static_tokens.to_str().expect("utf8")],
+    );
     let port = server.port;
     assert_eq!(wait_ready(port, 200).status, 200);
     let resource = server.url("/mcp");
@@ -475,17 +619,32 @@ fn sessions_are_bound_to_the_subject_and_a_token_expired_mid_session_is_refused(
     ];
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    assert_eq!(post(port, "/mcp", Some(&first), &with_session, initialized).status, 202);
+    assert_eq!(
+        post(port, "/mcp", Some(&first), &with_session, initialized).status,
+        202
+    );
     // A fresh token of the same client carries the session on (the client refreshed).
     let refreshed = idp.token("default-bot", &resource);
     assert_ne!(refreshed, first);
-    assert_eq!(post(port, "/mcp", Some(&refreshed), &with_session, list).status, 200);
+    assert_eq!(
+        post(port, "/mcp", Some(&refreshed), &with_session, list).status,
+        200
+    );
     // Another subject valid for the endpoint, or a static token of it: not this session.
     let other = idp.token("other-default-bot", &resource);
-    assert_eq!(post(port, "/mcp", Some(&other), &with_session, list).status, 403);
-    assert_eq!(post(port, "/mcp", Some("default-token"), &with_session, list).status, 403);
+    assert_eq!(
+        post(port, "/mcp", Some(&other), &with_session, list).status,
+        403
+    );
+    assert_eq!(
+        post(port, "/mcp", Some("default-token"), &with_session, list).status,
+        403
+    );
     // The static token still opens its own session.
-    assert_eq!(post(port, "/mcp", Some("default-token"), &[], INITIALIZE).status, 200);
+    assert_eq!(
+        post(port, "/mcp", Some("default-token"), &[], INITIALIZE).status,
+        200
+    );
     // The same subject's token, expired: 401 on the session's next request.
     idp.control("/_control/clock?offset=-3600");
     let expired = idp.token("default-bot", &resource);
@@ -499,7 +658,10 @@ fn sessions_are_bound_to_the_subject_and_a_token_expired_mid_session_is_refused(
     // ... and after the refresh, on again.
     idp.control("/_control/clock?offset=0");
     let renewed = idp.token("default-bot", &resource);
-    assert_eq!(post(port, "/mcp", Some(&renewed), &with_session, list).status, 200);
+    assert_eq!(
+        post(port, "/mcp", Some(&renewed), &with_session, list).status,
+        200
+    );
 }
 
 #[test]
@@ -508,21 +670,60 @@ fn a_bad_oauth_file_is_refused_at_start_naming_the_key() {
     let dir = world.tmp.path();
     let agents = "agents:\n  - { agent: null, claim: scope, value: s }\n";
     for (text, needle) in [
-        (format!("issuer: https://idp.example\nisuer: x\n{agents}"), "unknown key `isuer`"),
-        (format!("issuer: https://idp.example\nissuer: https://other.example\n{agents}"), "`issuer` is written twice"),
-        (format!("issuer: http://idp.example\n{agents}"), "`issuer` must be `https://`"),
-        ("issuer: https://idp.example\nagents:\n  - { agent: nobody, claim: scope, value: s }\n".to_owned(), "no agent `nobody`"),
-        ("issuer: https://idp.example\nagents:\n  - { claim: scope, value: s }\n".to_owned(), "`agent` is missing"),
-        (format!("issuer: https://idp.example\nalgorithms: [HS256]\n{agents}"), "`HS256` is not one of"),
-        (format!("issuer: https://idp.example\nalgorithms: [none]\n{agents}"), "`none` is not one of"),
-        (format!("{{\"issuer\": \"https://idp.example\", \"issuer\": \"https://idp.example\", \"agents\": []}}"), "`issuer` is written twice"),
-        (format!("issuer: https://idp.example\npublic_url: https://skills.example/mcp\n{agents}"), "`public_url` must be an origin"),
+        (
+            format!("issuer: https://idp.example\nisuer: x\n{agents}"),
+            "unknown key `isuer`",
+        ),
+        (
+            format!("issuer: https://idp.example\nissuer: https://other.example\n{agents}"),
+            "`issuer` is written twice",
+        ),
+        (
+            format!("issuer: http://idp.example\n{agents}"),
+            "`issuer` must be `https://`",
+        ),
+        (
+            "issuer: https://idp.example\nagents:\n  - { agent: nobody, claim: scope, value: s }\n"
+                .to_owned(),
+            "no agent `nobody`",
+        ),
+        (
+            "issuer: https://idp.example\nagents:\n  - { claim: scope, value: s }\n".to_owned(),
+            "`agent` is missing",
+        ),
+        (
+            format!("issuer: https://idp.example\nalgorithms: [HS256]\n{agents}"),
+            "`HS256` is not one of",
+        ),
+        (
+            format!("issuer: https://idp.example\nalgorithms: [none]\n{agents}"),
+            "`none` is not one of",
+        ),
+        (
+            r#"{"issuer": "https://idp.example", "issuer": "https://idp.example", "agents": []}"#
+                .to_owned(),
+            "`issuer` is written twice",
+        ),
+        (
+            format!(
+                "issuer: https://idp.example\npublic_url: https://skills.example/mcp\n{agents}"
+            ),
+            "`public_url` must be an origin",
+        ),
     ] {
         let file = dir.join("oauth.yaml");
         fs_err::write(&file, &text).expect("write");
         let out = skillfold_in(
             dir,
-            &["serve", "-c", "skillfold.yaml", "--listen", "127.0.0.1:0", "--oauth", "oauth.yaml"],
+            &[
+                "serve",
+                "-c",
+                "skillfold.yaml",
+                "--listen",
+                "127.0.0.1:0",
+                "--oauth",
+                "oauth.yaml",
+            ],
         );
         assert_eq!(out.status.code(), Some(2), "{text}: {}", stderr(&out));
         let err = stderr(&out);
@@ -531,13 +732,29 @@ fn a_bad_oauth_file_is_refused_at_start_naming_the_key() {
         assert!(err.contains(needle), "{needle} for {text}: {err}");
     }
     // Every interface without `public_url`: no one URL to be the audience.
-    fs_err::write(dir.join("oauth.yaml"), format!("issuer: https://idp.example\n{agents}")).expect("write");
+    fs_err::write(
+        dir.join("oauth.yaml"),
+        format!("issuer: https://idp.example\n{agents}"),
+    )
+    .expect("write");
     let out = skillfold_in(
         dir,
-        &["serve", "-c", "skillfold.yaml", "--listen", "0.0.0.0:0", "--oauth", "oauth.yaml"],
+        &[
+            "serve",
+            "-c",
+            "skillfold.yaml",
+            "--listen",
+            "0.0.0.0:0",
+            "--oauth",
+            "oauth.yaml",
+        ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("`public_url` is required"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`public_url` is required"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -557,7 +774,13 @@ fn the_typescript_sdk_client_works_through_it_with_an_access_token() {
     .expect("write");
     let server = Listening::start(
         &world.config,
-        &["--watch", "--poll-interval", "0.2", "--oauth", oauth.to_str().expect("utf8")],
+        &[
+            "--watch",
+            "--poll-interval",
+            "0.2",
+            "--oauth",
+            oauth.to_str().expect("utf8"),
+        ],
         &[],
     );
     assert_eq!(wait_ready(server.port, 200).status, 200);
@@ -587,7 +810,11 @@ fn the_typescript_sdk_client_works_through_it_with_an_access_token() {
     fs_err::write(&staged, v2).expect("write");
     fs_err::rename(&staged, &world.config).expect("replace");
     let out = node.wait_with_output().expect("client");
-    assert!(out.status.success(), "client failed: {seen}\n{}", server.log());
+    assert!(
+        out.status.success(),
+        "client failed: {seen}\n{}",
+        server.log()
+    );
     let r: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
     assert_eq!(r["skills"], json!(["alpha"]));
     assert!(
@@ -608,5 +835,8 @@ fn the_typescript_sdk_client_works_through_it_with_an_access_token() {
         .expect("node");
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
-    assert!(said.contains("401") || said.contains("Unauthorized"), "{said}");
+    assert!(
+        said.contains("401") || said.contains("Unauthorized"),
+        "{said}"
+    );
 }

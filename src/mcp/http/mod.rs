@@ -163,8 +163,7 @@ type Incoming = limits::Deadline<hyper::body::Incoming>;
 
 /// The refusal of the address and token combination before anything starts.
 fn check_exposure(options: &HttpOptions) -> Result<(), ServeError> {
-    if !authenticates(options) && !options.listen.ip().is_loopback() && !options.insecure_no_auth
-    {
+    if !authenticates(options) && !options.listen.ip().is_loopback() && !options.insecure_no_auth {
         return Err(ServeError::Insecure(options.listen));
     }
     if let Some(config) = &options.oauth
@@ -277,14 +276,17 @@ async fn serve(
         None => None,
         Some(config) => {
             let scheme = if tls.is_some() { "https" } else { "http" };
-            let server =
-                oauth::ResourceServer::new(config.clone(), &format!("{scheme}://{bound}"), Arc::clone(&metrics))
-                    .map_err(|message| {
-                        ServeError::OAuth(oauth::config::OAuthError {
-                            source_name: "--oauth".to_owned(),
-                            message,
-                        })
-                    })?;
+            let server = oauth::ResourceServer::new(
+                config.clone(),
+                &format!("{scheme}://{bound}"),
+                Arc::clone(&metrics),
+            )
+            .map_err(|message| {
+                ServeError::OAuth(oauth::config::OAuthError {
+                    source_name: "--oauth".to_owned(),
+                    message,
+                })
+            })?;
             let server = Arc::new(server);
             tokio::spawn(Arc::clone(server.keys()).maintain());
             Some(server)
@@ -893,8 +895,12 @@ fn unauthorized() -> Response<Body> {
 /// resource_metadata="…"` and, when a token was given, the RFC 6750 `error`.
 fn oauth_refusal(status: StatusCode, metadata: &str, error: Option<&str>) -> Response<Body> {
     let message = match status {
-        StatusCode::FORBIDDEN => "this token opens another endpoint (no rule of --oauth gives it this one)",
-        _ if error.is_some() => "the bearer token is not valid here (expired, another issuer or audience, or a bad signature)",
+        StatusCode::FORBIDDEN => {
+            "this token opens another endpoint (no rule of --oauth gives it this one)"
+        }
+        _ if error.is_some() => {
+            "the bearer token is not valid here (expired, another issuer or audience, or a bad signature)"
+        }
         _ => "a bearer token for this endpoint is required",
     };
     let mut response = json(status, serde_json::json!({ "error": message }));
@@ -904,7 +910,9 @@ fn oauth_refusal(status: StatusCode, metadata: &str, error: Option<&str>) -> Res
         challenge.push_str(&format!(", error=\"{error}\""));
     }
     if let Ok(value) = header::HeaderValue::from_str(&challenge) {
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
     }
     response
 }
@@ -963,7 +971,10 @@ mod tests {
         any.oauth = Some(config(None));
         let err = check_exposure(&any).unwrap_err();
         assert_eq!(err.code().to_string(), "invalid_oauth");
-        assert!(err.to_string().contains("`public_url` is required"), "{err}");
+        assert!(
+            err.to_string().contains("`public_url` is required"),
+            "{err}"
+        );
         any.oauth = Some(config(Some("https://skills.example")));
         assert!(check_exposure(&any).is_ok());
     }

@@ -79,8 +79,7 @@ pub fn is_loopback_host(host: &str) -> bool {
 /// An `http(s)://` URL with no credentials, query or fragment; `https` unless the host is
 /// loopback.
 fn check_url(text: &str, key: &str) -> Result<reqwest::Url, String> {
-    let url = reqwest::Url::parse(text)
-        .map_err(|e| format!("`{key}` is not a URL ({e})"))?;
+    let url = reqwest::Url::parse(text).map_err(|e| format!("`{key}` is not a URL ({e})"))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!("`{key}` must be an `https://` URL"));
     }
@@ -150,7 +149,10 @@ fn plain(node: &Node, key: &str) -> Result<(), String> {
 fn mapping<'n>(node: &'n Node, key: &str) -> Result<Vec<(String, &'n Node)>, String> {
     plain(node, key)?;
     let NodeKind::Mapping { entries, .. } = &node.kind else {
-        return Err(format!("`{key}` (line {}) must be a mapping", node.position.line));
+        return Err(format!(
+            "`{key}` (line {}) must be a mapping",
+            node.position.line
+        ));
     };
     let mut seen: Vec<(String, &Node)> = Vec::new();
     for (k, v) in entries {
@@ -255,14 +257,19 @@ fn sequence<'n>(node: &'n Node, key: &str) -> Result<&'n [Node], String> {
     plain(node, key)?;
     match &node.kind {
         NodeKind::Sequence { items, .. } => Ok(items),
-        _ => Err(format!("`{key}` (line {}) must be a list", node.position.line)),
+        _ => Err(format!(
+            "`{key}` (line {}) must be a list",
+            node.position.line
+        )),
     }
 }
 
 fn parse_algorithms(node: &Node) -> Result<Vec<Algorithm>, String> {
     let items = sequence(node, "algorithms")?;
     if items.is_empty() {
-        return Err("`algorithms` is empty: name at least one of RS256, PS256, ES256, EdDSA".into());
+        return Err(
+            "`algorithms` is empty: name at least one of RS256, PS256, ES256, EdDSA".into(),
+        );
     }
     let mut out = Vec::new();
     for item in items {
@@ -274,7 +281,10 @@ fn parse_algorithms(node: &Node) -> Result<Vec<Algorithm>, String> {
             )
         })?;
         if out.contains(&algorithm) {
-            return Err(format!("`algorithms`: `{}` is written twice", algorithm.name()));
+            return Err(format!(
+                "`algorithms`: `{}` is written twice",
+                algorithm.name()
+            ));
         }
         out.push(algorithm);
     }
@@ -328,7 +338,11 @@ fn parse_rules(node: &Node, agents: &BTreeSet<String>) -> Result<Vec<Rule>, Stri
                 escape::text(name)
             ));
         }
-        rules.push(Rule { agent, claim, value });
+        rules.push(Rule {
+            agent,
+            claim,
+            value,
+        });
     }
     Ok(rules)
 }

@@ -202,8 +202,8 @@ impl KeyCache {
                 .get("jwks_uri")
                 .and_then(serde_json::Value::as_str)
                 .ok_or_else(|| format!("{well_known} has no `jwks_uri`"))?;
-            let jwks_uri =
-                Url::parse(jwks_uri).map_err(|_| format!("{well_known}: `jwks_uri` is not a URL"))?;
+            let jwks_uri = Url::parse(jwks_uri)
+                .map_err(|_| format!("{well_known}: `jwks_uri` is not a URL"))?;
             if !same_origin(&jwks_uri, &self.origin) {
                 return Err(format!(
                     "{well_known}: `jwks_uri` is not on the issuer's origin"
@@ -224,7 +224,11 @@ impl KeyCache {
             .await
             .map_err(|e| format!("{}: {}", url.path(), error_chain(&e)))?;
         if !response.status().is_success() {
-            return Err(format!("{}: HTTP {}", url.path(), response.status().as_u16()));
+            return Err(format!(
+                "{}: HTTP {}",
+                url.path(),
+                response.status().as_u16()
+            ));
         }
         let mut body = Vec::new();
         while let Some(chunk) = response

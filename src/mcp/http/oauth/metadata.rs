@@ -27,7 +27,10 @@ pub fn endpoint_path(request_path: &str) -> Option<&str> {
 pub fn document(server: &ResourceServer, path: &str, agent: Option<&str>) -> Value {
     let mut scopes: Vec<&str> = Vec::new();
     for rule in &server.config().rules {
-        if rule.claim == "scope" && rule.agent.as_deref() == agent && !scopes.contains(&rule.value.as_str()) {
+        if rule.claim == "scope"
+            && rule.agent.as_deref() == agent
+            && !scopes.contains(&rule.value.as_str())
+        {
             scopes.push(&rule.value);
         }
     }

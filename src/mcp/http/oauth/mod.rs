@@ -18,10 +18,10 @@ use std::sync::Arc;
 use sha2::{Digest as _, Sha256};
 
 use self::config::OAuthConfig;
-use crate::mcp::observe::Caller;
-use super::metrics::Metrics;
 use self::jwks::KeyCache;
 use self::validate::Failure;
+use super::metrics::Metrics;
+use crate::mcp::observe::Caller;
 
 /// Whom an accepted token names (no token text: only what the audit record keeps).
 #[derive(Debug, Clone, PartialEq, Eq)]

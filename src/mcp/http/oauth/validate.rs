@@ -77,7 +77,10 @@ pub struct Key {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Material {
-    Rsa { n: Vec<u8>, e: Vec<u8> },
+    Rsa {
+        n: Vec<u8>,
+        e: Vec<u8>,
+    },
     /// The uncompressed point `04 || x || y`.
     P256(Vec<u8>),
     Ed25519(Vec<u8>),
@@ -96,12 +99,16 @@ impl Key {
 
     fn verify(&self, alg: Algorithm, message: &[u8], signature: &[u8]) -> bool {
         match (&self.material, alg) {
-            (Material::Rsa { n, e }, Algorithm::Rs256) => signature::RsaPublicKeyComponents { n, e }
-                .verify(&signature::RSA_PKCS1_2048_8192_SHA256, message, signature)
-                .is_ok(),
-            (Material::Rsa { n, e }, Algorithm::Ps256) => signature::RsaPublicKeyComponents { n, e }
-                .verify(&signature::RSA_PSS_2048_8192_SHA256, message, signature)
-                .is_ok(),
+            (Material::Rsa { n, e }, Algorithm::Rs256) => {
+                signature::RsaPublicKeyComponents { n, e }
+                    .verify(&signature::RSA_PKCS1_2048_8192_SHA256, message, signature)
+                    .is_ok()
+            }
+            (Material::Rsa { n, e }, Algorithm::Ps256) => {
+                signature::RsaPublicKeyComponents { n, e }
+                    .verify(&signature::RSA_PSS_2048_8192_SHA256, message, signature)
+                    .is_ok()
+            }
             (Material::P256(point), Algorithm::Es256) => {
                 signature::UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, point)
                     .verify(message, signature)
@@ -328,8 +335,10 @@ pub fn parse<'t>(token: &'t str, algorithms: &[Algorithm]) -> Result<Parsed<'t>,
     else {
         return Err(Failure::Malformed);
     };
-    let header = strict_object(&b64(header).ok_or(Failure::Malformed)?).ok_or(Failure::Malformed)?;
-    let claims = strict_object(&b64(claims).ok_or(Failure::Malformed)?).ok_or(Failure::Malformed)?;
+    let header =
+        strict_object(&b64(header).ok_or(Failure::Malformed)?).ok_or(Failure::Malformed)?;
+    let claims =
+        strict_object(&b64(claims).ok_or(Failure::Malformed)?).ok_or(Failure::Malformed)?;
     let signature = b64(signature).ok_or(Failure::Malformed)?;
     let alg = header
         .get("alg")
@@ -343,7 +352,8 @@ pub fn parse<'t>(token: &'t str, algorithms: &[Algorithm]) -> Result<Parsed<'t>,
     match header.get("typ") {
         None => {}
         Some(Value::String(typ))
-            if ["jwt", "at+jwt", "application/at+jwt"].contains(&typ.to_ascii_lowercase().as_str()) => {}
+            if ["jwt", "at+jwt", "application/at+jwt"]
+                .contains(&typ.to_ascii_lowercase().as_str()) => {}
         Some(_) => return Err(Failure::BadAlgorithm),
     }
     let kid = match header.get("kid") {
@@ -398,12 +408,7 @@ impl Parsed<'_> {
     }
 
     /// Checks the claims (after [`Parsed::verify`]) at `now` (seconds since the epoch).
-    pub fn check_claims(
-        self,
-        issuer: &str,
-        audience: &str,
-        now: f64,
-    ) -> Result<Identity, Failure> {
+    pub fn check_claims(self, issuer: &str, audience: &str, now: f64) -> Result<Identity, Failure> {
         let claims = self.claims;
         if claims.get("iss").and_then(Value::as_str) != Some(issuer) {
             return Err(Failure::WrongIssuer);

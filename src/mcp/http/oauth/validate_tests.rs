@@ -93,7 +93,10 @@ fn judge_with(token: &str, keys: &[Key], algorithms: &[Algorithm]) -> Result<Ide
 fn a_token_signed_by_its_key_passes_every_check() {
     for signer in [Signer::ed(), Signer::ec()] {
         let keys = keys(&[(&signer, "k1")]);
-        let token = signer.sign(json!({"alg": signer.alg(), "kid": "k1", "typ": "at+jwt"}), claims());
+        let token = signer.sign(
+            json!({"alg": signer.alg(), "kid": "k1", "typ": "at+jwt"}),
+            claims(),
+        );
         let identity = judge(&token, &keys).unwrap();
         assert_eq!(identity.sub.as_deref(), Some("bot"));
         assert_eq!(identity.client_id.as_deref(), Some("bot"));
@@ -117,10 +120,16 @@ fn the_leeway_is_sixty_seconds_on_exp_nbf_and_iat() {
     assert_eq!(with("iat", NOW + 61.0), Err(Failure::NotYetValid));
     let mut no_exp = claims();
     no_exp.as_object_mut().unwrap().remove("exp");
-    assert_eq!(judge(&signer.sign(header.clone(), no_exp), &keys).map(|_| ()), Err(Failure::Expired));
+    assert_eq!(
+        judge(&signer.sign(header.clone(), no_exp), &keys).map(|_| ()),
+        Err(Failure::Expired)
+    );
     let mut text_exp = claims();
     text_exp["exp"] = json!("never");
-    assert_eq!(judge(&signer.sign(header, text_exp), &keys).map(|_| ()), Err(Failure::Malformed));
+    assert_eq!(
+        judge(&signer.sign(header, text_exp), &keys).map(|_| ()),
+        Err(Failure::Malformed)
+    );
 }
 
 #[test]
@@ -133,16 +142,31 @@ fn the_issuer_and_the_audience_must_be_exactly_the_configured_ones() {
         c[name] = value;
         judge(&signer.sign(header.clone(), c), &keys).map(|_| ())
     };
-    assert_eq!(with("aud", json!(["https://other.example", AUDIENCE])), Ok(()));
-    assert_eq!(with("aud", json!(["https://other.example"])), Err(Failure::WrongAudience));
-    assert_eq!(with("aud", json!(format!("{AUDIENCE}/"))), Err(Failure::WrongAudience));
+    assert_eq!(
+        with("aud", json!(["https://other.example", AUDIENCE])),
+        Ok(())
+    );
+    assert_eq!(
+        with("aud", json!(["https://other.example"])),
+        Err(Failure::WrongAudience)
+    );
+    assert_eq!(
+        with("aud", json!(format!("{AUDIENCE}/"))),
+        Err(Failure::WrongAudience)
+    );
     assert_eq!(with("aud", json!(null)), Err(Failure::WrongAudience));
-    assert_eq!(with("iss", json!(format!("{ISSUER}/"))), Err(Failure::WrongIssuer));
+    assert_eq!(
+        with("iss", json!(format!("{ISSUER}/"))),
+        Err(Failure::WrongIssuer)
+    );
     assert_eq!(with("iss", json!([ISSUER])), Err(Failure::WrongIssuer));
     let mut anonymous = claims();
     anonymous.as_object_mut().unwrap().remove("sub");
     anonymous.as_object_mut().unwrap().remove("client_id");
-    assert_eq!(judge(&signer.sign(header, anonymous), &keys).map(|_| ()), Err(Failure::NoSubject));
+    assert_eq!(
+        judge(&signer.sign(header, anonymous), &keys).map(|_| ()),
+        Err(Failure::NoSubject)
+    );
 }
 
 #[test]
@@ -160,23 +184,36 @@ fn the_algorithm_must_be_configured_and_fit_the_key() {
     );
     for alg in ["none", "HS256", "HS512", "RS512", "ES384", "eddsa"] {
         let token = ed.sign(json!({"alg": alg, "kid": "ed"}), claims());
-        assert_eq!(judge(&token, &keys).map(|_| ()), Err(Failure::BadAlgorithm), "{alg}");
+        assert_eq!(
+            judge(&token, &keys).map(|_| ()),
+            Err(Failure::BadAlgorithm),
+            "{alg}"
+        );
     }
     // A key set that pins a key to another algorithm.
     let mut pinned = ec.jwk("p");
     pinned["alg"] = json!("EdDSA");
     let pinned = parse_key_set(&json!({"keys": [pinned]})).unwrap();
     let token = ec.sign(json!({"alg": "ES256", "kid": "p"}), claims());
-    assert_eq!(judge(&token, &pinned).map(|_| ()), Err(Failure::BadAlgorithm));
+    assert_eq!(
+        judge(&token, &pinned).map(|_| ()),
+        Err(Failure::BadAlgorithm)
+    );
 }
 
 #[test]
 fn crit_and_a_foreign_typ_are_refused() {
     let signer = Signer::ed();
     let keys = keys(&[(&signer, "k")]);
-    let token = signer.sign(json!({"alg": "EdDSA", "kid": "k", "crit": ["exp"]}), claims());
+    let token = signer.sign(
+        json!({"alg": "EdDSA", "kid": "k", "crit": ["exp"]}),
+        claims(),
+    );
     assert_eq!(judge(&token, &keys).map(|_| ()), Err(Failure::BadAlgorithm));
-    let token = signer.sign(json!({"alg": "EdDSA", "kid": "k", "typ": "dpop+jwt"}), claims());
+    let token = signer.sign(
+        json!({"alg": "EdDSA", "kid": "k", "typ": "dpop+jwt"}),
+        claims(),
+    );
     assert_eq!(judge(&token, &keys).map(|_| ()), Err(Failure::BadAlgorithm));
     for typ in ["JWT", "at+jwt", "application/at+JWT"] {
         let token = signer.sign(json!({"alg": "EdDSA", "kid": "k", "typ": typ}), claims());
@@ -192,11 +229,25 @@ fn a_key_written_twice_deep_nesting_and_bad_encodings_are_malformed() {
     let body = claims().to_string();
     // The second `iss` would win in most parsers.
     let twice = format!(r#"{{"iss":"https://evil.example",{}"#, &body[1..]);
-    assert_eq!(judge(&signer.sign_raw(header, &twice), &keys).map(|_| ()), Err(Failure::Malformed));
+    assert_eq!(
+        judge(&signer.sign_raw(header, &twice), &keys).map(|_| ()),
+        Err(Failure::Malformed)
+    );
     let twice_header = r#"{"alg":"EdDSA","kid":"k","kid":"k"}"#;
-    assert_eq!(judge(&signer.sign_raw(twice_header, &body), &keys).map(|_| ()), Err(Failure::Malformed));
-    let deep = format!(r#"{{"x":{}{},{}"#, "[".repeat(40), "]".repeat(40), &body[1..]);
-    assert_eq!(judge(&signer.sign_raw(header, &deep), &keys).map(|_| ()), Err(Failure::Malformed));
+    assert_eq!(
+        judge(&signer.sign_raw(twice_header, &body), &keys).map(|_| ()),
+        Err(Failure::Malformed)
+    );
+    let deep = format!(
+        r#"{{"x":{}{},{}"#,
+        "[".repeat(40),
+        "]".repeat(40),
+        &body[1..]
+    );
+    assert_eq!(
+        judge(&signer.sign_raw(header, &deep), &keys).map(|_| ()),
+        Err(Failure::Malformed)
+    );
     let shallow = format!(r#"{{"x":{}{},{}"#, "[".repeat(8), "]".repeat(8), &body[1..]);
     assert!(judge(&signer.sign_raw(header, &shallow), &keys).is_ok());
     let good = signer.sign_raw(header, &body);
@@ -208,15 +259,32 @@ fn a_key_written_twice_deep_nesting_and_bad_encodings_are_malformed() {
         format!("{}.{}.{}+", parts[0], parts[1], parts[2]),
         format!("{}.{}.{}", b64e(b"[1]"), parts[1], parts[2]),
         format!("{}.{}.{}", b64e(b"{} trailing"), parts[1], parts[2]),
-        format!("{}.{}.{}", b64e(format!(r#"{{"alg":"EdDSA","p":"{}"}}"#, "x".repeat(MAX_TOKEN_BYTES)).as_bytes()), parts[1], parts[2]),
+        format!(
+            "{}.{}.{}",
+            b64e(format!(r#"{{"alg":"EdDSA","p":"{}"}}"#, "x".repeat(MAX_TOKEN_BYTES)).as_bytes()),
+            parts[1],
+            parts[2]
+        ),
     ] {
-        assert_eq!(judge(&bad, &keys).map(|_| ()), Err(Failure::Malformed), "{bad:.80}");
+        assert_eq!(
+            judge(&bad, &keys).map(|_| ()),
+            Err(Failure::Malformed),
+            "{bad:.80}"
+        );
     }
     // The signature covers both parts: one changed byte of the claims fails it.
     let mut forged = claims();
     forged["scope"] = json!("a b admin");
-    let forged = format!("{}.{}.{}", parts[0], b64e(forged.to_string().as_bytes()), parts[2]);
-    assert_eq!(judge(&forged, &keys).map(|_| ()), Err(Failure::BadSignature));
+    let forged = format!(
+        "{}.{}.{}",
+        parts[0],
+        b64e(forged.to_string().as_bytes()),
+        parts[2]
+    );
+    assert_eq!(
+        judge(&forged, &keys).map(|_| ()),
+        Err(Failure::BadSignature)
+    );
 }
 
 #[test]
@@ -231,10 +299,16 @@ fn a_token_without_kid_needs_exactly_one_fitting_key() {
         Err(Failure::UnknownKey)
     );
     let named = a.sign(json!({"alg": "EdDSA", "kid": "zzz"}), claims());
-    assert_eq!(judge(&named, &keys(&[(&a, "a")])).map(|_| ()), Err(Failure::UnknownKey));
+    assert_eq!(
+        judge(&named, &keys(&[(&a, "a")])).map(|_| ()),
+        Err(Failure::UnknownKey)
+    );
     // Another key under the token's kid: the signature fails.
     let token = a.sign(json!({"alg": "EdDSA", "kid": "b"}), claims());
-    assert_eq!(judge(&token, &keys(&[(&b, "b")])).map(|_| ()), Err(Failure::BadSignature));
+    assert_eq!(
+        judge(&token, &keys(&[(&b, "b")])).map(|_| ()),
+        Err(Failure::BadSignature)
+    );
 }
 
 #[test]
@@ -260,10 +334,11 @@ fn the_key_set_keeps_only_signing_keys_it_can_verify_with() {
 
 #[test]
 fn a_rule_matches_an_equal_string_an_array_member_or_a_scope_word() {
-    let claims = json!({"scope": "skills.a skills.b", "groups": ["x", "y"], "client_id": "bot", "n": 1})
-        .as_object()
-        .unwrap()
-        .clone();
+    let claims =
+        json!({"scope": "skills.a skills.b", "groups": ["x", "y"], "client_id": "bot", "n": 1})
+            .as_object()
+            .unwrap()
+            .clone();
     assert!(claim_holds(&claims, "scope", "skills.b"));
     assert!(!claim_holds(&claims, "scope", "skills"));
     assert!(claim_holds(&claims, "groups", "y"));
