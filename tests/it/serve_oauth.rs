@@ -840,3 +840,51 @@ fn the_typescript_sdk_client_works_through_it_with_an_access_token() {
         "{said}"
     );
 }
+
+#[test]
+fn the_kubernetes_examples_oauth_file_is_accepted_with_its_descriptor() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kubernetes/server.yaml");
+    let text = fs_err::read_to_string(&manifest).expect("server.yaml");
+    let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&text)
+        .map(|d| serde::Deserialize::deserialize(d).expect("YAML"))
+        .collect();
+    let data = |name: &str, key: &str| {
+        docs.iter()
+            .find(|d| d["metadata"]["name"].as_str() == Some(name))
+            .and_then(|d| d["data"][key].as_str())
+            .unwrap_or_else(|| panic!("{name}: {key}"))
+            .to_owned()
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let config = tmp.path().join("skillfold.yaml");
+    fs_err::write(&config, data("skillfold-server-config", "skillfold.yaml")).expect("write");
+    let oauth = tmp.path().join("oauth.yaml");
+    fs_err::write(&oauth, data("skillfold-server-oauth", "oauth.yaml")).expect("write");
+    // The file names the descriptor's agents and is accepted; with no identity provider to
+    // reach here, the server waits for its keys, unready.
+    let server = Listening::start(&config, &["--oauth", oauth.to_str().expect("utf8")], &[]);
+    let ready = send(server.port, "GET", "/readyz", &[], "");
+    assert_eq!(ready.status, 503, "{}", ready.body);
+    assert!(
+        ready.body.contains("identity provider's keys"),
+        "{}",
+        ready.body
+    );
+    let metadata = send(
+        server.port,
+        "GET",
+        "/.well-known/oauth-protected-resource/agents/support/mcp",
+        &[],
+        "",
+    );
+    assert_eq!(metadata.status, 200, "{}", metadata.body);
+    let document: Value = serde_json::from_str(&metadata.body).expect("JSON");
+    assert_eq!(
+        document["resource"],
+        "https://skills.example.com/agents/support/mcp"
+    );
+    assert_eq!(
+        document["authorization_servers"],
+        json!(["https://keycloak.example.com/realms/agents"])
+    );
+}
