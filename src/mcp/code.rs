@@ -14,7 +14,7 @@ crate::error_codes! {
     PrepareFailed = "prepare_failed" => Retryable,
     /// After a reload's preparation, bundles failed to load (logged, retried).
     LoadFailed = "load_failed",
-    /// `serve --listen` on a reachable address without tokens or `--insecure-no-auth`.
+    /// `serve --listen` on a reachable address without tokens, `--oauth` or `--insecure-no-auth`.
     InsecureListen = "insecure_listen",
     /// `serve --listen` cannot listen on the address (in use, not permitted).
     ListenFailed = "listen_failed" => Retryable,

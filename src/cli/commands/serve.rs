@@ -29,8 +29,8 @@ use crate::cli::exit::{self, Exit};
 /// JWT access tokens of the identity provider the file names are accepted too.
 ///
 /// Exit status: 0 the client closed the connection (or SIGTERM/SIGINT); 1 the session failed or
-/// the address cannot be listened on; 2 a bad descriptor, an unknown agent, bad tokens, or a
-/// reachable address without tokens.
+/// the address cannot be listened on; 2 a bad descriptor, an unknown agent, bad tokens, a bad
+/// --oauth file, or a reachable address without tokens or --oauth.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
@@ -55,7 +55,7 @@ pub struct ServeArgs {
 struct HttpArgs {
     /// Serve MCP Streamable HTTP on this address instead of stdio: the defaults at `/mcp`, each
     /// agent's catalogue at `/agents/<name>/mcp`, `/healthz` and `/readyz`. An address that is
-    /// not loopback needs --tokens (or --insecure-no-auth).
+    /// not loopback needs --tokens or --oauth (or --insecure-no-auth).
     #[arg(long, value_name = "ADDR:PORT", conflicts_with = "agent")]
     listen: Option<std::net::SocketAddr>,
 

@@ -12,8 +12,9 @@
 //! them as stdio judges a line (one JSON-RPC error code for one input on both transports).
 //!
 //! In front of rmcp this module checks `Host` and `Origin` on every path ([`guard`]), then
-//! decides who gets in ([`tokens`]): without a valid bearer token for the endpoint, 401 (with
-//! `WWW-Authenticate: Bearer`) or 403. Every session rmcp opens, whatever headers asked for it,
+//! decides who gets in ([`tokens`], and with `--oauth` the identity provider's access tokens,
+//! [`oauth`], which also serves the RFC 9728 documents): without a valid bearer token for the
+//! endpoint, 401 (with `WWW-Authenticate: Bearer`) or 403. Every session rmcp opens, whatever headers asked for it,
 //! is counted and bound to the endpoint and the token that opened it: the same session id with
 //! another token, or at another endpoint, is refused with 403, an unknown id with 404, and a
 //! session beyond `--max-sessions` is closed again and answered 503 with `Retry-After`; sessions
