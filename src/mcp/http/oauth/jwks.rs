@@ -270,3 +270,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     parts.dedup();
     parts.join(": ")
 }
+
+#[cfg(test)]
+#[path = "jwks_tests.rs"]
+mod tests;
