@@ -14,8 +14,9 @@
 //! In front of rmcp this module checks `Host` and `Origin` on every path ([`guard`]), then
 //! decides who gets in ([`tokens`], and with `--oauth` the identity provider's access tokens,
 //! [`oauth`], which also serves the RFC 9728 documents): without a valid bearer token for the
-//! endpoint, 401 (with `WWW-Authenticate: Bearer`) or 403. Every session rmcp opens, whatever headers asked for it,
-//! is counted and bound to the endpoint and the token that opened it: the same session id with
+//! endpoint, 401 (with `WWW-Authenticate: Bearer`) or 403. Every session rmcp opens, whatever
+//! headers asked for it, is counted and bound to the endpoint and the token (or the access
+//! token's subject) that opened it: the same session id with
 //! another token, or at another endpoint, is refused with 403, an unknown id with 404, and a
 //! session beyond `--max-sessions` is closed again and answered 503 with `Retry-After`; sessions
 //! idle for `--session-idle` are closed by rmcp; `DELETE` answers 204. Requests that open no
