@@ -2,6 +2,8 @@
 -- id, all connections on one MCP session (SESSION in the environment; see wrk_load_skill.sh).
 local session = os.getenv("SESSION")
 local skill = os.getenv("SKILL") or "big"
+-- TOKEN: the bearer token of every request (AUTH=static or oauth in wrk_load_skill.sh).
+local token = os.getenv("TOKEN")
 local counter = 0
 
 function setup(thread)
@@ -18,12 +20,14 @@ function request()
   local body = '{"jsonrpc":"2.0","id":' .. id ..
     ',"method":"tools/call","params":{"name":"load_skill","arguments":{"name":"' .. skill ..
     '","reference":null}}}'
-  return wrk.format("POST", "/mcp", {
+  local headers = {
     ["Content-Type"] = "application/json",
     ["Accept"] = "application/json, text/event-stream",
     ["Mcp-Session-Id"] = session,
     ["MCP-Protocol-Version"] = "2025-06-18",
-  }, body)
+  }
+  if token then headers["Authorization"] = "Bearer " .. token end
+  return wrk.format("POST", "/mcp", headers, body)
 end
 
 function response(status, headers, body)

@@ -2085,6 +2085,7 @@ impl HttpWorld {
             config,
             listen: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
             tokens: Some(Tokens::parse(&tokens.to_string(), "fuzz", &agents).expect("tokens")),
+            oauth: None,
             allow_origins: vec![HTTP_ALLOWED_ORIGIN.to_owned()],
             insecure_no_auth: false,
             max_sessions: 16,

@@ -3,7 +3,8 @@
 //! skill with its pinned version and hash, the file served, how many bytes and the SHA-256 of
 //! exactly those bytes, the outcome and the error code. For a tool call it is the record the
 //! library gives hosts ([`crate::runtime::tools::Record`]). Never the content, never a token:
-//! the log holds only what identifies what was served. Lines are appended (the file is opened
+//! the log holds only what identifies what was served. With `--oauth`, a line names who the
+//! access token named: `issuer`, `sub`, `client_id` (never the token). Lines are appended (the file is opened
 //! with `O_APPEND`, one write per line); [`AuditLog::reopen`] opens the path again, so a rotated
 //! log continues in a new file after `SIGHUP`.
 //!
@@ -19,7 +20,7 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use crate::mcp::observe::{Observer, ResourceRead, ToolCall};
+use crate::mcp::observe::{Caller, Observer, ResourceRead, ToolCall};
 use crate::support::hex::sha256_hex;
 
 /// The most characters of a client-chosen value (a URI) kept in a line.
@@ -121,6 +122,9 @@ impl Observer for AuditLog {
             "outcome": call.outcome.as_str(),
             "code": call.code,
         });
+        if let Value::Object(map) = &mut line {
+            caller_fields(map, call.caller);
+        }
         if let (Some(record), Value::Object(map)) = (call.record, &mut line) {
             map.insert("skill".into(), json!(bounded(&record.skill)));
             map.insert(
@@ -156,7 +160,7 @@ impl Observer for AuditLog {
             .strip_prefix("skill://")
             .and_then(|rest| rest.split_once('/'))
             .map(|(_, path)| path);
-        self.write(&json!({
+        let mut line = json!({
             "time": now(),
             "agent": read.agent,
             "session": read.session.map(bounded),
@@ -170,6 +174,27 @@ impl Observer for AuditLog {
             "sha256": bytes.as_deref().map(sha256_hex),
             "outcome": read.outcome.as_str(),
             "code": read.code,
-        }));
+        });
+        if let Value::Object(map) = &mut line {
+            caller_fields(map, read.caller);
+        }
+        self.write(&line);
     }
 }
+
+/// With `--oauth`, who the access token named: `issuer`, `sub`, `client_id`, each bounded and
+/// escaped (they are the token's claims); without, nothing is added.
+fn caller_fields(map: &mut serde_json::Map<String, Value>, caller: Option<&Caller>) {
+    if let Some(caller) = caller {
+        map.insert("issuer".into(), json!(bounded(&caller.issuer)));
+        map.insert("sub".into(), json!(caller.sub.as_deref().map(bounded)));
+        map.insert(
+            "client_id".into(),
+            json!(caller.client_id.as_deref().map(bounded)),
+        );
+    }
+}
+
+#[cfg(test)]
+#[path = "audit_tests.rs"]
+mod tests;

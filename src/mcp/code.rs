@@ -14,12 +14,14 @@ crate::error_codes! {
     PrepareFailed = "prepare_failed" => Retryable,
     /// After a reload's preparation, bundles failed to load (logged, retried).
     LoadFailed = "load_failed",
-    /// `serve --listen` on a reachable address without tokens or `--insecure-no-auth`.
+    /// `serve --listen` on a reachable address without tokens, `--oauth` or `--insecure-no-auth`.
     InsecureListen = "insecure_listen",
     /// `serve --listen` cannot listen on the address (in use, not permitted).
     ListenFailed = "listen_failed" => Retryable,
     /// The tokens of `serve --listen` cannot be used (the entry is named).
     InvalidTokens = "invalid_tokens",
+    /// The `--oauth` file of `serve --listen` cannot be used (the key is named).
+    InvalidOauth = "invalid_oauth",
     /// The TLS certificate or key of `serve --listen` cannot be read or do not go together.
     InvalidTls = "invalid_tls",
     /// The audit log of `serve --listen` cannot be opened for appending.

@@ -30,7 +30,7 @@ pub enum ServeError {
     /// A reachable address without tokens, and no `--insecure-no-auth`.
     #[cfg(feature = "http")]
     #[error(
-        "refusing to serve {0} without authentication: give --tokens FILE (or SKILLFOLD_SERVE_TOKENS), listen on a loopback address, or pass --insecure-no-auth to accept that anyone who reaches it gets every agent's skills"
+        "refusing to serve {0} without authentication: give --tokens FILE (or SKILLFOLD_SERVE_TOKENS) or --oauth FILE, listen on a loopback address, or pass --insecure-no-auth to accept that anyone who reaches it gets every agent's skills"
     )]
     Insecure(std::net::SocketAddr),
     /// The address cannot be listened on.
@@ -41,6 +41,10 @@ pub enum ServeError {
     #[cfg(feature = "http")]
     #[error("cannot serve HTTPS: {0}")]
     Tls(http::tls::TlsError),
+    /// The `--oauth` configuration cannot be used as given (it names the rule).
+    #[cfg(feature = "http")]
+    #[error("{0}")]
+    OAuth(http::oauth::config::OAuthError),
     /// The audit log cannot be opened.
     #[cfg(feature = "http")]
     #[error("cannot open the audit log `{}`: {error}", escape::path(.path))]
@@ -67,6 +71,8 @@ impl ServeError {
             ServeError::AuditLog { .. } => ServeCode::AuditLogFailed.into(),
             #[cfg(feature = "http")]
             ServeError::Tls(_) => ServeCode::InvalidTls.into(),
+            #[cfg(feature = "http")]
+            ServeError::OAuth(e) => e.code().into(),
         }
     }
 }

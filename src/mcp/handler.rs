@@ -86,6 +86,21 @@ fn session_of(extensions: &rmcp::model::Extensions) -> Option<&str> {
     }
 }
 
+/// Who the access token of the HTTP request named (`serve --listen --oauth`).
+fn caller_of(extensions: &rmcp::model::Extensions) -> Option<&observe::Caller> {
+    #[cfg(feature = "http")]
+    {
+        extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<observe::Caller>())
+    }
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = extensions;
+        None
+    }
+}
+
 /// The bytes of a resource's content (a blob's decoded size).
 fn content_bytes(contents: &rmcp::model::ResourceContents) -> usize {
     match contents {
@@ -198,6 +213,7 @@ impl ServerHandler for SkillsServer {
             observer.tool_call(&observe::ToolCall {
                 agent: self.agent.as_deref(),
                 session: session_of(&context.extensions),
+                caller: caller_of(&context.extensions),
                 record: record.as_ref(),
                 code,
                 tool: &label,
@@ -244,6 +260,7 @@ impl ServerHandler for SkillsServer {
             observer.resource_read(&observe::ResourceRead {
                 agent: self.agent.as_deref(),
                 session: session_of(&context.extensions),
+                caller: caller_of(&context.extensions),
                 uri: &request.uri,
                 pin: skill.map(|s| s.pin()),
                 contents: match &read {

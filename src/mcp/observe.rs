@@ -28,6 +28,18 @@ impl Outcome {
     }
 }
 
+/// Who an OAuth access token named (`serve --listen --oauth`), for the audit record: never the
+/// token. Values are the token's claims (client text: observers must escape and bound them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The token's issuer.
+    pub issuer: String,
+    /// Its `sub`.
+    pub sub: Option<String>,
+    /// Its `client_id`.
+    pub client_id: Option<String>,
+}
+
 /// A tool call that was answered.
 #[derive(Debug, Clone)]
 pub struct ToolCall<'a> {
@@ -35,6 +47,8 @@ pub struct ToolCall<'a> {
     pub agent: Option<&'a str>,
     /// The MCP session it came in (`None`: stdio, or a stateless request).
     pub session: Option<&'a str>,
+    /// Who the request's access token named (`None`: no `--oauth` token).
+    pub caller: Option<&'a Caller>,
     /// What the library records of a call that served content: skill, version, pinned hash,
     /// the file, bytes and their SHA-256.
     pub record: Option<&'a crate::runtime::tools::Record>,
@@ -57,6 +71,8 @@ pub struct ResourceRead<'a> {
     pub agent: Option<&'a str>,
     /// The MCP session it came in.
     pub session: Option<&'a str>,
+    /// Who the request's access token named (`None`: no `--oauth` token).
+    pub caller: Option<&'a Caller>,
     /// The resource asked for (client text: observers must escape or encode it).
     pub uri: &'a str,
     /// What was served.

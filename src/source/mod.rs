@@ -19,5 +19,5 @@ pub mod code;
 pub mod git;
 pub mod oci;
 pub mod signature;
-#[cfg(any(feature = "git", feature = "oci"))]
+#[cfg(any(feature = "git", feature = "oci", feature = "http"))]
 pub mod tls;

@@ -488,10 +488,10 @@ fn approve_hello(world: &World) {
 }
 
 /// A repository whose second commit adds `beta`, and the descriptors of both commits.
-struct ReloadWorld {
+pub(super) struct ReloadWorld {
     _repo: Repo,
-    tmp: tempfile::TempDir,
-    config: PathBuf,
+    pub(super) tmp: tempfile::TempDir,
+    pub(super) config: PathBuf,
 }
 
 fn git_descriptor(repo: &Repo, commit: &str, names: &[&str]) -> String {
@@ -511,7 +511,7 @@ fn git_descriptor(repo: &Repo, commit: &str, names: &[&str]) -> String {
 }
 
 impl ReloadWorld {
-    fn new() -> ReloadWorld {
+    pub(super) fn new() -> ReloadWorld {
         let repo = Repo::new();
         repo.bundle("alpha", "");
         let first = repo.commit("alpha");
@@ -537,7 +537,7 @@ impl ReloadWorld {
         }
     }
 
-    fn path(&self, name: &str) -> String {
+    pub(super) fn path(&self, name: &str) -> String {
         self.tmp.path().join(name).display().to_string()
     }
 }

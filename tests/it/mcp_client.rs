@@ -179,10 +179,17 @@ impl Drop for Listening {
 /// runs; done again when the lock file changes). Returns the folder holding `client.mjs`.
 pub fn typescript_client() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let source = manifest_dir().join("tests/mcp-ts");
+    DIR.get_or_init(|| npm_installed("tests/mcp-ts", "mcp-ts-client", "client.mjs"))
+}
+
+/// The node project in `source` (relative to the crate) installed by `npm ci` from its lock file
+/// into `target/<name>` (kept between runs; done again when the lock file changes), with `script`
+/// copied beside it on every call. Returns the folder.
+pub fn npm_installed(source: &str, name: &str, script: &str) -> PathBuf {
+    {
+        let source = manifest_dir().join(source);
         let lock = fs_err::read(source.join("package-lock.json")).expect("package-lock.json");
-        let dir = target_dir().join("mcp-ts-client");
+        let dir = target_dir().join(name);
         let stamp = dir.join("skillfold-package-lock.json");
         if fs_err::read(&stamp).ok().as_deref() != Some(lock.as_slice()) {
             if dir.exists() {
@@ -198,7 +205,7 @@ pub fn typescript_client() -> &'static Path {
             fs_err::write(&stamp, &lock).expect("write the stamp");
         }
         // The script itself is copied on every run, so an edit needs no reinstall.
-        fs_err::copy(source.join("client.mjs"), dir.join("client.mjs")).expect("copy client.mjs");
+        fs_err::copy(source.join(script), dir.join(script)).expect("copy the script");
         dir
-    })
+    }
 }

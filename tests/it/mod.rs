@@ -39,6 +39,8 @@ mod schemas;
 mod serve_http;
 #[cfg(feature = "http")]
 mod serve_http_rpc;
+#[cfg(feature = "http")]
+mod serve_oauth;
 mod shared_fetch;
 mod signatures;
 mod skills_ref_golden;

@@ -16,8 +16,8 @@ use super::mcp_client::Listening;
 use super::util::{skillfold_in, stderr};
 
 /// A descriptor with a local default bundle and one for agent `writer`, and a tokens file.
-struct World {
-    tmp: tempfile::TempDir,
+pub(super) struct World {
+    pub(super) tmp: tempfile::TempDir,
 }
 
 fn hash(token: &str) -> String {
@@ -28,7 +28,7 @@ fn hash(token: &str) -> String {
 }
 
 impl World {
-    fn new() -> World {
+    pub(super) fn new() -> World {
         let tmp = tempfile::tempdir().expect("tempdir");
         let mut entries = String::new();
         for (name, agent) in [("alpha", false), ("beta", true)] {

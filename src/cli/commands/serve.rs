@@ -25,11 +25,12 @@ use crate::cli::exit::{self, Exit};
 /// With --listen ADDR:PORT, one server serves every agent over MCP Streamable HTTP: the defaults
 /// at `/mcp`, each agent's catalogue at `/agents/<name>/mcp`, each endpoint behind its own bearer
 /// tokens (--tokens), with `GET /healthz` and `GET /readyz` for probes. Sessions are bound to the
-/// endpoint and token that opened them.
+/// endpoint and token that opened them. With --oauth FILE it is an OAuth 2.1 resource server:
+/// JWT access tokens of the identity provider the file names are accepted too.
 ///
 /// Exit status: 0 the client closed the connection (or SIGTERM/SIGINT); 1 the session failed or
-/// the address cannot be listened on; 2 a bad descriptor, an unknown agent, bad tokens, or a
-/// reachable address without tokens.
+/// the address cannot be listened on; 2 a bad descriptor, an unknown agent, bad tokens, a bad
+/// --oauth file, or a reachable address without tokens or --oauth.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
@@ -54,7 +55,7 @@ pub struct ServeArgs {
 struct HttpArgs {
     /// Serve MCP Streamable HTTP on this address instead of stdio: the defaults at `/mcp`, each
     /// agent's catalogue at `/agents/<name>/mcp`, `/healthz` and `/readyz`. An address that is
-    /// not loopback needs --tokens (or --insecure-no-auth).
+    /// not loopback needs --tokens or --oauth (or --insecure-no-auth).
     #[arg(long, value_name = "ADDR:PORT", conflicts_with = "agent")]
     listen: Option<std::net::SocketAddr>,
 
@@ -62,6 +63,12 @@ struct HttpArgs {
     /// "sha256": HEX}` (null: the defaults at `/mcp`). Never the tokens themselves.
     #[arg(long, value_name = "FILE", requires = "listen")]
     tokens: Option<std::path::PathBuf>,
+
+    /// Accept the JWT access tokens of an identity provider: a YAML or JSON file with
+    /// `issuer`, optionally `audience` and `public_url`, and `agents` (rules `{agent, claim,
+    /// value}`; the first a token matches decides its endpoint). With --tokens, either accepts.
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    oauth: Option<std::path::PathBuf>,
 
     /// A browser origin allowed to call (`https://app.example.com:443`); repeatable. Requests
     /// with any other `Origin` header are refused (403); requests without one are not.
@@ -203,10 +210,24 @@ fn run_http(args: &ServeArgs, listen: std::net::SocketAddr) -> Exit {
             return exit::of(e.code());
         }
     };
+    let oauth = match args
+        .http
+        .oauth
+        .as_deref()
+        .map(|path| mcp::http::oauth::config::OAuthConfig::read(path, &agents))
+        .transpose()
+    {
+        Ok(oauth) => oauth,
+        Err(e) => {
+            diag!("error: {e} [{}]", e.code());
+            return exit::of(e.code());
+        }
+    };
     finish(mcp::http::run(mcp::http::HttpOptions {
         config: args.agent.config.path.clone(),
         listen,
         tokens,
+        oauth,
         allow_origins: args.http.allow_origins.clone(),
         insecure_no_auth: args.http.insecure_no_auth,
         max_sessions: args.http.max_sessions,

@@ -7,7 +7,8 @@
 //! handler, and the HTTP layer counts status codes): `skillfold_tool_calls_total{agent,tool,
 //! outcome}`, `skillfold_tool_call_duration_seconds{agent,tool}`, `skillfold_served_bytes_total
 //! {agent}`, `skillfold_resource_reads_total{agent,outcome}`, `skillfold_http_requests_total
-//! {code}`, `skillfold_catalogue_reloads_total{outcome}`. Read when scraped: `skillfold_sessions`,
+//! {code}`, `skillfold_catalogue_reloads_total{outcome}`, and with `--oauth`
+//! `skillfold_oauth_validations_total{outcome}` and `skillfold_oauth_jwks_refreshes_total{outcome}`. Read when scraped: `skillfold_sessions`,
 //! `skillfold_catalogue_skills{agent}`, and `skillfold_build_info{version}`. Label values are
 //! bounded: agents are the descriptor's, tools the catalogue's (others are `unknown`), codes
 //! the server's own answers; no token, skill content or client-chosen text is a label.
@@ -74,6 +75,8 @@ pub struct Metrics {
     sessions: Gauge<i64, std::sync::atomic::AtomicI64>,
     reloads: Family<OutcomeLabels, Counter>,
     skills: Family<AgentLabels, Gauge<i64, std::sync::atomic::AtomicI64>>,
+    oauth_validations: Family<OutcomeLabels, Counter>,
+    jwks_fetches: Family<OutcomeLabels, Counter>,
 }
 
 /// The label of an endpoint's agent: its name, or `default` for `/mcp` (agent names may not
@@ -140,6 +143,18 @@ impl Metrics {
             "Skills in each served catalogue, by agent",
             skills.clone(),
         );
+        let oauth_validations = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "skillfold_oauth_validations",
+            "Bearer tokens judged as OAuth access tokens (--oauth), by outcome (ok, no_rule, expired, bad_signature, wrong_audience, ...)",
+            oauth_validations.clone(),
+        );
+        let jwks_fetches = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "skillfold_oauth_jwks_refreshes",
+            "Fetches of the identity provider's key set (--oauth), by outcome (ok or failed)",
+            jwks_fetches.clone(),
+        );
         let build = Family::<VersionLabels, Gauge<i64, std::sync::atomic::AtomicI64>>::default();
         build
             .get_or_create(&VersionLabels {
@@ -157,7 +172,28 @@ impl Metrics {
             sessions,
             reloads,
             skills,
+            oauth_validations,
+            jwks_fetches,
         }
+    }
+
+    /// A bearer token judged as an OAuth access token; `outcome` is one of a fixed set.
+    pub fn oauth_validation(&self, outcome: &'static str) {
+        self.oauth_validations
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.to_owned(),
+            })
+            .inc();
+    }
+
+    /// A fetch of the identity provider's key set ended.
+    pub fn jwks_fetch(&self, ok: bool) {
+        let outcome = if ok { "ok" } else { "failed" };
+        self.jwks_fetches
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.to_owned(),
+            })
+            .inc();
     }
 
     /// An HTTP answer with status `code`.
@@ -281,6 +317,7 @@ mod tests {
         metrics.tool_call(&ToolCall {
             agent: Some("writer"),
             session: None,
+            caller: None,
             record: None,
             code: None,
             tool: "load_skill",
@@ -291,6 +328,7 @@ mod tests {
         metrics.resource_read(&ResourceRead {
             agent: None,
             session: None,
+            caller: None,
             uri: "skill://nope/SKILL.md",
             contents: None,
             pin: None,

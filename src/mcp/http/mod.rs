@@ -12,9 +12,11 @@
 //! them as stdio judges a line (one JSON-RPC error code for one input on both transports).
 //!
 //! In front of rmcp this module checks `Host` and `Origin` on every path ([`guard`]), then
-//! decides who gets in ([`tokens`]): without a valid bearer token for the endpoint, 401 (with
-//! `WWW-Authenticate: Bearer`) or 403. Every session rmcp opens, whatever headers asked for it,
-//! is counted and bound to the endpoint and the token that opened it: the same session id with
+//! decides who gets in ([`tokens`], and with `--oauth` the identity provider's access tokens,
+//! [`oauth`], which also serves the RFC 9728 documents): without a valid bearer token for the
+//! endpoint, 401 (with `WWW-Authenticate: Bearer`) or 403. Every session rmcp opens, whatever
+//! headers asked for it, is counted and bound to the endpoint and the token (or the access
+//! token's subject) that opened it: the same session id with
 //! another token, or at another endpoint, is refused with 403, an unknown id with 404, and a
 //! session beyond `--max-sessions` is closed again and answered 503 with `Retry-After`; sessions
 //! idle for `--session-idle` are closed by rmcp; `DELETE` answers 204. Requests that open no
@@ -30,6 +32,7 @@ pub mod guard;
 pub mod jsonrpc;
 pub mod limits;
 pub mod metrics;
+pub mod oauth;
 pub mod tls;
 pub mod tokens;
 
@@ -88,6 +91,9 @@ pub struct HttpOptions {
     /// The tokens accepted (`None`: no authentication, allowed on loopback only unless
     /// `insecure_no_auth`).
     pub tokens: Option<Tokens>,
+    /// Accept the JWT access tokens of this identity provider (`--oauth FILE`), besides
+    /// `tokens` if both are given.
+    pub oauth: Option<oauth::config::OAuthConfig>,
     /// Browser origins allowed to call (`scheme://host[:port]`); any other present `Origin` is
     /// refused.
     pub allow_origins: Vec<String>,
@@ -149,6 +155,7 @@ struct Server {
     guard: guard::Guard,
     in_flight: Arc<limits::InFlight>,
     body_timeout: Duration,
+    oauth: Option<Arc<oauth::ResourceServer>>,
 }
 
 type Body = BoxBody<Bytes, Infallible>;
@@ -158,16 +165,34 @@ type Incoming = limits::Deadline<hyper::body::Incoming>;
 
 /// The refusal of the address and token combination before anything starts.
 fn check_exposure(options: &HttpOptions) -> Result<(), ServeError> {
-    if options.tokens.is_none() && !options.listen.ip().is_loopback() && !options.insecure_no_auth {
+    if !authenticates(options) && !options.listen.ip().is_loopback() && !options.insecure_no_auth {
         return Err(ServeError::Insecure(options.listen));
     }
+    if let Some(config) = &options.oauth
+        && options.listen.ip().is_unspecified()
+        && config.public_url.is_none()
+    {
+        // Every interface has no one URL: the audience and the metadata need the one clients use.
+        return Err(ServeError::OAuth(oauth::config::OAuthError {
+            source_name: "--oauth".to_owned(),
+            message: format!(
+                "`public_url` is required when listening on {} (the URL clients use names the audience and the metadata)",
+                options.listen
+            ),
+        }));
+    }
     Ok(())
+}
+
+/// Whether requests are authenticated at all (static tokens, OAuth, or both).
+fn authenticates(options: &HttpOptions) -> bool {
+    options.tokens.is_some() || options.oauth.is_some()
 }
 
 /// Serves every catalogue of the descriptor over HTTP until SIGTERM or SIGINT.
 pub fn run(options: HttpOptions) -> Result<(), ServeError> {
     check_exposure(&options)?;
-    if options.tokens.is_none() && !options.listen.ip().is_loopback() {
+    if !authenticates(&options) && !options.listen.ip().is_loopback() {
         diag(format_args!(
             "skillfold serve: warning: serving {} without authentication (--insecure-no-auth): anyone who reaches it gets every agent's skills",
             options.listen
@@ -249,6 +274,26 @@ async fn serve(
         config = config.disable_allowed_hosts();
     }
     let metrics = Arc::new(Metrics::new());
+    let oauth = match &options.oauth {
+        None => None,
+        Some(config) => {
+            let scheme = if tls.is_some() { "https" } else { "http" };
+            let server = oauth::ResourceServer::new(
+                config.clone(),
+                &format!("{scheme}://{bound}"),
+                Arc::clone(&metrics),
+            )
+            .map_err(|message| {
+                ServeError::OAuth(oauth::config::OAuthError {
+                    source_name: "--oauth".to_owned(),
+                    message,
+                })
+            })?;
+            let server = Arc::new(server);
+            tokio::spawn(Arc::clone(server.keys()).maintain());
+            Some(server)
+        }
+    };
     let mut observers: Vec<Arc<dyn super::observe::Observer>> = vec![metrics.clone()];
     if let Some(path) = &options.audit_log {
         let audit =
@@ -303,6 +348,7 @@ async fn serve(
         guard,
         in_flight: limits::InFlight::new(options.max_in_flight, options.max_in_flight_per_token),
         body_timeout: options.body_timeout,
+        oauth,
     });
     let connections =
         limits::Connections::new(options.max_connections, options.max_connections_per_client);
@@ -507,6 +553,20 @@ impl Server {
                 }
                 _ => {}
             }
+            if let Some(oauth) = &self.oauth
+                && let Some(endpoint_path) = oauth::metadata::endpoint_path(path)
+            {
+                return match self.endpoints.iter().find(|e| e.path == endpoint_path) {
+                    Some(e) => json(
+                        StatusCode::OK,
+                        oauth::metadata::document(oauth, &e.path, e.agent.as_deref()),
+                    ),
+                    None => json(
+                        StatusCode::NOT_FOUND,
+                        serde_json::json!({"error": "no MCP endpoint has this metadata"}),
+                    ),
+                };
+            }
         }
         let Some(index) = self.endpoints.iter().position(|e| e.path == path) else {
             return json(
@@ -515,25 +575,15 @@ impl Server {
             );
         };
         let endpoint = &self.endpoints[index];
-        let token = match &self.tokens {
-            None => None,
-            Some(tokens) => {
-                let authorization = request
-                    .headers()
-                    .get(header::AUTHORIZATION)
-                    .map(|v| v.as_bytes());
-                match tokens.authorize(authorization, endpoint.agent.as_deref()) {
-                    Verdict::Allowed(token) => token,
-                    Verdict::Unauthenticated => return unauthorized(),
-                    Verdict::Forbidden => {
-                        return json(
-                            StatusCode::FORBIDDEN,
-                            serde_json::json!({"error": "this token is for another endpoint"}),
-                        );
-                    }
-                }
-            }
+        let (token, caller) = match self.authenticate(request.headers(), endpoint).await {
+            Ok(accepted) => accepted,
+            Err(refusal) => return refusal,
         };
+        let mut request = request;
+        if let Some(caller) = caller {
+            // For the audit record: who the access token named (never the token).
+            request.extensions_mut().insert(caller);
+        }
         let binding = Binding {
             endpoint: index,
             token,
@@ -628,6 +678,63 @@ impl Server {
         }
     }
 
+    /// Who a request's bearer token is, at `endpoint`: `Ok((None, None))` without
+    /// authentication, the key its session and in-flight place are bound to (a static token's
+    /// hash, or the hash of a JWT's issuer and subject) with who a JWT named, or the refusal (401, 403, or 503 before the issuer's keys).
+    /// A request is accepted if either the static tokens or the identity provider accept it.
+    async fn authenticate(
+        &self,
+        headers: &hyper::HeaderMap,
+        endpoint: &Endpoint,
+    ) -> Result<(Option<[u8; 32]>, Option<super::observe::Caller>), Response<Body>> {
+        if self.tokens.is_none() && self.oauth.is_none() {
+            return Ok((None, None));
+        }
+        let authorization = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes());
+        let agent = endpoint.agent.as_deref();
+        let forbidden = || {
+            json(
+                StatusCode::FORBIDDEN,
+                serde_json::json!({"error": "this token is for another endpoint"}),
+            )
+        };
+        if let Some(tokens) = &self.tokens {
+            match tokens.authorize(authorization, agent) {
+                Verdict::Allowed(token) => return Ok((token, None)),
+                Verdict::Forbidden => return Err(forbidden()),
+                Verdict::Unauthenticated => {}
+            }
+        }
+        let Some(oauth) = &self.oauth else {
+            return Err(unauthorized());
+        };
+        let metadata = oauth.metadata_url(&endpoint.path);
+        let Some(token) = authorization
+            .and_then(tokens::bearer)
+            .and_then(|t| std::str::from_utf8(t).ok())
+        else {
+            return Err(oauth_refusal(StatusCode::UNAUTHORIZED, &metadata, None));
+        };
+        let outcome = oauth.authorize(token, &endpoint.path, agent).await;
+        self.metrics.oauth_validation(outcome.label());
+        match outcome {
+            oauth::Outcome::Allowed(principal) => Ok((Some(principal.key), Some(principal.caller))),
+            oauth::Outcome::NoRule => Err(oauth_refusal(
+                StatusCode::FORBIDDEN,
+                &metadata,
+                Some("insufficient_scope"),
+            )),
+            oauth::Outcome::Invalid(_) => Err(oauth_refusal(
+                StatusCode::UNAUTHORIZED,
+                &metadata,
+                Some("invalid_token"),
+            )),
+            oauth::Outcome::NoKeys => Err(busy(
+                "the identity provider's keys are not in yet; try again later",
+            )),
+        }
+    }
+
     /// Counts and binds a session rmcp has just opened, or closes it when `--max-sessions`
     /// are live already.
     async fn admit(&self, endpoint: &Endpoint, id: String, binding: Binding) -> bool {
@@ -694,6 +801,18 @@ impl Server {
     }
 
     fn readiness(&self) -> Response<Body> {
+        if let Some(oauth) = &self.oauth
+            && oauth.keys().keys().is_none()
+        {
+            return json(
+                StatusCode::SERVICE_UNAVAILABLE,
+                serde_json::json!({
+                    "ready": false,
+                    "reason": "the identity provider's keys (--oauth) are not fetched yet",
+                    "detail": oauth.keys().last_error(),
+                }),
+            );
+        }
         let waiting: Vec<String> = self
             .endpoints
             .iter()
@@ -774,6 +893,32 @@ fn unauthorized() -> Response<Body> {
     response
 }
 
+/// The answer to a request `--oauth` refuses: 401 or 403 with `WWW-Authenticate: Bearer
+/// resource_metadata="…"` and, when a token was given, the RFC 6750 `error`.
+fn oauth_refusal(status: StatusCode, metadata: &str, error: Option<&str>) -> Response<Body> {
+    let message = match status {
+        StatusCode::FORBIDDEN => {
+            "this token opens another endpoint (no rule of --oauth gives it this one)"
+        }
+        _ if error.is_some() => {
+            "the bearer token is not valid here (expired, another issuer or audience, or a bad signature)"
+        }
+        _ => "a bearer token for this endpoint is required",
+    };
+    let mut response = json(status, serde_json::json!({ "error": message }));
+    // The URL is the configuration's (checked to be a URL), never the request's.
+    let mut challenge = format!("Bearer resource_metadata=\"{metadata}\"");
+    if let Some(error) = error {
+        challenge.push_str(&format!(", error=\"{error}\""));
+    }
+    if let Ok(value) = header::HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -784,6 +929,7 @@ mod tests {
             listen: listen.parse().unwrap(),
             tokens: tokens
                 .then(|| Tokens::parse("[]", "t", &std::collections::BTreeSet::new()).unwrap()),
+            oauth: None,
             allow_origins: Vec::new(),
             insecure_no_auth: insecure,
             max_sessions: DEFAULT_MAX_SESSIONS,
@@ -809,6 +955,30 @@ mod tests {
         assert!(check_exposure(&options("0.0.0.0:8080", false, true)).is_ok());
         assert!(check_exposure(&options("127.0.0.1:8080", false, false)).is_ok());
         assert!(check_exposure(&options("[::1]:8080", false, false)).is_ok());
+    }
+
+    #[test]
+    fn oauth_counts_as_authentication_and_every_interface_needs_a_public_url() {
+        let config = |public_url: Option<&str>| oauth::config::OAuthConfig {
+            issuer: "https://idp.example".to_owned(),
+            audience: None,
+            public_url: public_url.map(str::to_owned),
+            algorithms: oauth::validate::Algorithm::ALL.to_vec(),
+            rules: Vec::new(),
+        };
+        let mut reachable = options("10.0.0.1:8080", false, false);
+        reachable.oauth = Some(config(None));
+        assert!(check_exposure(&reachable).is_ok());
+        let mut any = options("0.0.0.0:8080", false, false);
+        any.oauth = Some(config(None));
+        let err = check_exposure(&any).unwrap_err();
+        assert_eq!(err.code().to_string(), "invalid_oauth");
+        assert!(
+            err.to_string().contains("`public_url` is required"),
+            "{err}"
+        );
+        any.oauth = Some(config(Some("https://skills.example")));
+        assert!(check_exposure(&any).is_ok());
     }
 
     #[test]

@@ -270,7 +270,8 @@ impl<'de> serde::de::Visitor<'de> for Unique {
 }
 
 /// The token of a `Bearer` credential (the scheme is case-insensitive; the token is not empty).
-fn bearer(value: &[u8]) -> Option<&[u8]> {
+/// The token of a `Bearer` credential (one word after the scheme, matched without case).
+pub fn bearer(value: &[u8]) -> Option<&[u8]> {
     let (scheme, token) = value.split_at_checked(7)?;
     (scheme.eq_ignore_ascii_case(b"bearer ") && !token.is_empty() && !token.contains(&b' '))
         .then_some(token)

@@ -1,0 +1,276 @@
+//! The issuer's signing keys: discovered, fetched, cached and refreshed.
+//!
+//! At start the server reads the issuer's `/.well-known/openid-configuration` (else
+//! `/.well-known/oauth-authorization-server`, RFC 8414), whose `issuer` must equal the
+//! configured one, and fetches the key set its `jwks_uri` names. Until a key set is in, the
+//! server is not ready (`/readyz` 503 with the reason) and the tokens it would need are not
+//! accepted (503); the first fetch is retried every [`RETRY`]. Then the keys are fetched again
+//! every [`REFRESH_PERIOD`], and once more on a token whose `kid` no cached key has (at most one
+//! such fetch per [`COOL_DOWN`]; a token that arrives while one is under way waits for it); a fetch that fails keeps the cached keys (an identity provider that is
+//! down does not stop the server).
+//!
+//! Every fetch is bounded: [`DEADLINE`] overall, at most [`MAX_DOCUMENT_BYTES`] counted while the
+//! body is read, at most [`MAX_REDIRECTS`] redirects, each on the issuer's origin (scheme, host and
+//! port), and `jwks_uri` must be on it too. `https://` is required except for a loopback issuer.
+//! The client is reqwest on rustls with ring, the crypto provider every fetcher of the crate
+//! installs ([`crate::source::tls`]); no credential is sent.
+
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use reqwest::Url;
+
+use super::validate::{self, Key};
+use crate::mcp::http::metrics::Metrics;
+
+/// The bound on one discovery or key set fetch, from the request to the last byte.
+pub const DEADLINE: Duration = Duration::from_secs(10);
+
+/// The most bytes of a discovery document or a key set.
+pub const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
+
+/// The most redirects one fetch follows.
+pub const MAX_REDIRECTS: usize = 3;
+
+/// How often the keys are fetched again.
+pub const REFRESH_PERIOD: Duration = Duration::from_secs(300);
+
+/// How long after a fetch an unknown `kid` may cause the next one.
+pub const COOL_DOWN: Duration = Duration::from_secs(60);
+
+/// How soon the first fetch is tried again after it failed.
+pub const RETRY: Duration = Duration::from_secs(2);
+
+/// The cached keys and how to get new ones.
+#[derive(Debug)]
+pub struct KeyCache {
+    issuer: String,
+    origin: Url,
+    client: reqwest::Client,
+    keys: RwLock<Option<Arc<Vec<Key>>>>,
+    /// When the last fetch for an unknown `kid` started (for the cool-down).
+    last_unknown_kid: Mutex<Option<Instant>>,
+    /// Serialises fetches, so an unknown `kid` arriving many times fetches once.
+    fetching: tokio::sync::Mutex<()>,
+    /// Why the last fetch failed (for `/readyz` before the first key set).
+    last_error: Mutex<Option<String>>,
+    metrics: Arc<Metrics>,
+}
+
+fn same_origin(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str() == b.host_str()
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
+impl KeyCache {
+    /// A cache for `issuer` (already checked by the configuration), with no keys yet.
+    pub fn new(issuer: &str, metrics: Arc<Metrics>) -> Result<KeyCache, String> {
+        let origin = Url::parse(issuer).map_err(|e| format!("the issuer is not a URL ({e})"))?;
+        crate::source::tls::install_provider();
+        let allowed = origin.clone();
+        let policy = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+            } else if !same_origin(attempt.url(), &allowed) {
+                // The target is not shown: it is whatever the server wrote.
+                attempt.error("a redirect leaves the issuer's origin")
+            } else {
+                attempt.follow()
+            }
+        });
+        let client = reqwest::Client::builder()
+            .redirect(policy)
+            .user_agent(concat!("skillfold/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(DEADLINE)
+            .timeout(DEADLINE)
+            .build()
+            .map_err(|e| format!("cannot build the HTTPS client ({e})"))?;
+        Ok(KeyCache {
+            issuer: issuer.to_owned(),
+            origin,
+            client,
+            keys: RwLock::new(None),
+            last_unknown_kid: Mutex::new(None),
+            fetching: tokio::sync::Mutex::new(()),
+            last_error: Mutex::new(None),
+            metrics,
+        })
+    }
+
+    /// The keys in the cache (`None`: none fetched yet).
+    pub fn keys(&self) -> Option<Arc<Vec<Key>>> {
+        self.keys.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Why the last fetch failed, if it did.
+    pub fn last_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Fetches the keys again for a token with an unknown `kid`, unless such a fetch started
+    /// within [`COOL_DOWN`] (the periodic fetches do not count: a key rotated just after one is
+    /// followed at once).
+    pub async fn refresh_for_unknown_kid(&self) {
+        let _one = self.fetching.lock().await;
+        {
+            let mut last = self
+                .last_unknown_kid
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|at| at.elapsed() < COOL_DOWN) {
+                return;
+            }
+            *last = Some(Instant::now());
+        }
+        self.fetch_locked().await;
+    }
+
+    /// Fetches the keys now; whether it worked.
+    pub async fn refresh(&self) -> bool {
+        let _one = self.fetching.lock().await;
+        self.fetch_locked().await
+    }
+
+    async fn fetch_locked(&self) -> bool {
+        match tokio::time::timeout(DEADLINE, self.fetch()).await {
+            Ok(Ok(keys)) => {
+                *self.keys.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(keys));
+                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                self.metrics.jwks_fetch(true);
+                true
+            }
+            outcome => {
+                let reason = match outcome {
+                    Ok(Err(reason)) => reason,
+                    _ => format!("no answer within {} s", DEADLINE.as_secs()),
+                };
+                crate::mcp::diag(format_args!(
+                    "skillfold serve: warning: cannot fetch the identity provider's keys ({}); {}",
+                    crate::support::escape::text(&reason),
+                    if self.keys().is_some() {
+                        "the cached keys stay in use"
+                    } else {
+                        "tokens are refused until they are in"
+                    }
+                ));
+                *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+                self.metrics.jwks_fetch(false);
+                false
+            }
+        }
+    }
+
+    async fn fetch(&self) -> Result<Vec<Key>, String> {
+        let jwks_uri = self.discover().await?;
+        let document = self.get_json(&jwks_uri).await?;
+        let keys = validate::parse_key_set(&document)?;
+        if keys.is_empty() {
+            return Err("the key set holds no key this server can verify with".to_owned());
+        }
+        Ok(keys)
+    }
+
+    /// The `jwks_uri` of the issuer's metadata.
+    async fn discover(&self) -> Result<Url, String> {
+        let base = self.issuer.trim_end_matches('/');
+        let mut last = String::new();
+        for well_known in [
+            "/.well-known/openid-configuration",
+            "/.well-known/oauth-authorization-server",
+        ] {
+            let url = Url::parse(&format!("{base}{well_known}"))
+                .map_err(|e| format!("cannot form the discovery URL ({e})"))?;
+            let document = match self.get_json(&url).await {
+                Ok(document) => document,
+                Err(e) => {
+                    last = e;
+                    continue;
+                }
+            };
+            if document.get("issuer").and_then(serde_json::Value::as_str)
+                != Some(self.issuer.as_str())
+            {
+                return Err(format!(
+                    "{well_known} names another issuer than the configured one"
+                ));
+            }
+            let jwks_uri = document
+                .get("jwks_uri")
+                .and_then(serde_json::Value::as_str)
+                .ok_or_else(|| format!("{well_known} has no `jwks_uri`"))?;
+            let jwks_uri = Url::parse(jwks_uri)
+                .map_err(|_| format!("{well_known}: `jwks_uri` is not a URL"))?;
+            if !same_origin(&jwks_uri, &self.origin) {
+                return Err(format!(
+                    "{well_known}: `jwks_uri` is not on the issuer's origin"
+                ));
+            }
+            return Ok(jwks_uri);
+        }
+        Err(last)
+    }
+
+    /// GETs `url` as JSON within [`MAX_DOCUMENT_BYTES`], counted while reading.
+    async fn get_json(&self, url: &Url) -> Result<serde_json::Value, String> {
+        let mut response = self
+            .client
+            .get(url.clone())
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| format!("{}: {}", url.path(), error_chain(&e)))?;
+        if !response.status().is_success() {
+            return Err(format!(
+                "{}: HTTP {}",
+                url.path(),
+                response.status().as_u16()
+            ));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| format!("{}: {}", url.path(), error_chain(&e)))?
+        {
+            if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+                return Err(format!(
+                    "{}: more than {MAX_DOCUMENT_BYTES} bytes",
+                    url.path()
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        serde_json::from_slice(&body).map_err(|_| format!("{}: not JSON", url.path()))
+    }
+
+    /// Fetches until a key set is in, then every [`REFRESH_PERIOD`]; runs for the server's life.
+    pub async fn maintain(self: Arc<Self>) {
+        while !self.refresh().await {
+            tokio::time::sleep(RETRY).await;
+        }
+        loop {
+            tokio::time::sleep(REFRESH_PERIOD).await;
+            self.refresh().await;
+        }
+    }
+}
+
+/// An error and its sources on one line.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cause = e.source();
+    while let Some(next) = cause {
+        parts.push(next.to_string());
+        cause = next.source();
+    }
+    parts.dedup();
+    parts.join(": ")
+}
+
+#[cfg(test)]
+#[path = "jwks_tests.rs"]
+mod tests;

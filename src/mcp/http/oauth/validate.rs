@@ -1,0 +1,475 @@
+//! The checks on one JWT access token (RFC 9068's profile of RFC 7519), verified with
+//! `ring::signature` (the crypto backend rustls already brings): three base64url parts within
+//! [`MAX_TOKEN_BYTES`]; a header that is a JSON object written once per key, with `alg` one of the
+//! configured [`Algorithm`]s and the one the key's `kty`/`crv` allows (never `none`, never HS*),
+//! no `crit`, and `typ` absent, `JWT`, `at+jwt` or `application/at+jwt`; the key chosen by `kid`
+//! (a token without `kid` only when exactly one key fits its `alg`); the signature; then the
+//! claims: `iss` equal to the issuer, `aud` (a string or an array) holding the audience, `exp`
+//! present and not past, `nbf` and `iat` not in the future, each with [`LEEWAY_SECONDS`], and a
+//! `sub` or `client_id` to bind a session to.
+
+use base64::Engine as _;
+use ring::signature;
+use serde_json::{Map, Value};
+
+/// The most bytes of a token (header, claims and signature, encoded).
+pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
+/// The clock skew allowed on `exp`, `nbf` and `iat`, in seconds.
+pub const LEEWAY_SECONDS: f64 = 60.0;
+
+/// The most nesting of objects and arrays in a header or the claims.
+const MAX_DEPTH: usize = 16;
+
+/// A signature algorithm the server verifies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (2048 to 8192 bits).
+    Rs256,
+    /// RSASSA-PSS with SHA-256 (2048 to 8192 bits).
+    Ps256,
+    /// ECDSA on P-256 with SHA-256.
+    Es256,
+    /// Ed25519.
+    EdDsa,
+}
+
+impl Algorithm {
+    /// Every algorithm, the default set.
+    pub const ALL: [Algorithm; 4] = [
+        Algorithm::Rs256,
+        Algorithm::Ps256,
+        Algorithm::Es256,
+        Algorithm::EdDsa,
+    ];
+
+    /// The algorithm a JOSE `alg` names, if it is one of these.
+    pub fn from_name(name: &str) -> Option<Algorithm> {
+        match name {
+            "RS256" => Some(Algorithm::Rs256),
+            "PS256" => Some(Algorithm::Ps256),
+            "ES256" => Some(Algorithm::Es256),
+            "EdDSA" => Some(Algorithm::EdDsa),
+            _ => None,
+        }
+    }
+
+    /// Its JOSE name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Rs256 => "RS256",
+            Algorithm::Ps256 => "PS256",
+            Algorithm::Es256 => "ES256",
+            Algorithm::EdDsa => "EdDSA",
+        }
+    }
+}
+
+/// A public key of the issuer's key set, ready to verify.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Key {
+    /// Its `kid`, if it has one.
+    pub kid: Option<String>,
+    /// The `alg` the key set pins it to, if any.
+    pub alg: Option<Algorithm>,
+    material: Material,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Material {
+    Rsa {
+        n: Vec<u8>,
+        e: Vec<u8>,
+    },
+    /// The uncompressed point `04 || x || y`.
+    P256(Vec<u8>),
+    Ed25519(Vec<u8>),
+}
+
+impl Key {
+    /// Whether this key can verify `alg` (by its type and curve, and its own `alg` if pinned).
+    fn allows(&self, alg: Algorithm) -> bool {
+        let by_type = match self.material {
+            Material::Rsa { .. } => matches!(alg, Algorithm::Rs256 | Algorithm::Ps256),
+            Material::P256(_) => alg == Algorithm::Es256,
+            Material::Ed25519(_) => alg == Algorithm::EdDsa,
+        };
+        by_type && self.alg.is_none_or(|pinned| pinned == alg)
+    }
+
+    fn verify(&self, alg: Algorithm, message: &[u8], signature: &[u8]) -> bool {
+        match (&self.material, alg) {
+            (Material::Rsa { n, e }, Algorithm::Rs256) => {
+                signature::RsaPublicKeyComponents { n, e }
+                    .verify(&signature::RSA_PKCS1_2048_8192_SHA256, message, signature)
+                    .is_ok()
+            }
+            (Material::Rsa { n, e }, Algorithm::Ps256) => {
+                signature::RsaPublicKeyComponents { n, e }
+                    .verify(&signature::RSA_PSS_2048_8192_SHA256, message, signature)
+                    .is_ok()
+            }
+            (Material::P256(point), Algorithm::Es256) => {
+                signature::UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, point)
+                    .verify(message, signature)
+                    .is_ok()
+            }
+            (Material::Ed25519(x), Algorithm::EdDsa) => {
+                signature::UnparsedPublicKey::new(&signature::ED25519, x)
+                    .verify(message, signature)
+                    .is_ok()
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The usable keys of a JWKS document; keys of other types, curves or uses are left out (a key
+/// set may hold encryption keys and algorithms this server does not verify).
+pub fn parse_key_set(document: &Value) -> Result<Vec<Key>, String> {
+    let keys = document
+        .get("keys")
+        .and_then(Value::as_array)
+        .ok_or("the key set has no `keys` array")?;
+    let mut out = Vec::new();
+    for key in keys {
+        if let Some(key) = parse_key(key) {
+            out.push(key);
+        }
+    }
+    Ok(out)
+}
+
+fn member<'a>(key: &'a Value, name: &str) -> Option<&'a str> {
+    key.get(name).and_then(Value::as_str)
+}
+
+fn b64(text: &str) -> Option<Vec<u8>> {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()
+}
+
+fn parse_key(key: &Value) -> Option<Key> {
+    if key.get("use").is_some_and(|u| u.as_str() != Some("sig")) {
+        return None;
+    }
+    let alg = match key.get("alg") {
+        None => None,
+        // A key pinned to an algorithm this server does not verify is not usable.
+        Some(name) => Some(Algorithm::from_name(name.as_str()?)?),
+    };
+    let material = match member(key, "kty")? {
+        "RSA" => {
+            let n = b64(member(key, "n")?)?;
+            let e = b64(member(key, "e")?)?;
+            Material::Rsa { n, e }
+        }
+        "EC" if member(key, "crv")? == "P-256" => {
+            let x = b64(member(key, "x")?)?;
+            let y = b64(member(key, "y")?)?;
+            if x.len() != 32 || y.len() != 32 {
+                return None;
+            }
+            let mut point = vec![4];
+            point.extend(x);
+            point.extend(y);
+            Material::P256(point)
+        }
+        "OKP" if member(key, "crv")? == "Ed25519" => {
+            let x = b64(member(key, "x")?)?;
+            if x.len() != 32 {
+                return None;
+            }
+            Material::Ed25519(x)
+        }
+        _ => return None,
+    };
+    Some(Key {
+        kid: key.get("kid").and_then(Value::as_str).map(str::to_owned),
+        alg,
+        material,
+    })
+}
+
+/// Why a token is refused; [`Failure::label`] is the metrics outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// Not three base64url parts of JSON objects within the bounds, or a claim of the wrong type.
+    Malformed,
+    /// `alg` is not accepted (`none`, HS*, not configured, or not what the key allows), or a
+    /// `crit` or `typ` the server does not understand.
+    BadAlgorithm,
+    /// No key of the key set has its `kid` (after a refresh, if one was allowed).
+    UnknownKey,
+    /// The signature does not verify.
+    BadSignature,
+    /// `iss` is not the issuer.
+    WrongIssuer,
+    /// `aud` does not hold the audience.
+    WrongAudience,
+    /// `exp` is past (or missing).
+    Expired,
+    /// `nbf` or `iat` is in the future.
+    NotYetValid,
+    /// Neither `sub` nor `client_id`.
+    NoSubject,
+}
+
+impl Failure {
+    /// The bounded label of the metrics.
+    pub fn label(self) -> &'static str {
+        match self {
+            Failure::Malformed => "malformed",
+            Failure::BadAlgorithm => "bad_algorithm",
+            Failure::UnknownKey => "unknown_key",
+            Failure::BadSignature => "bad_signature",
+            Failure::WrongIssuer => "wrong_issuer",
+            Failure::WrongAudience => "wrong_audience",
+            Failure::Expired => "expired",
+            Failure::NotYetValid => "not_yet_valid",
+            Failure::NoSubject => "no_subject",
+        }
+    }
+}
+
+/// A token taken apart, its signature not yet checked.
+#[derive(Debug)]
+pub struct Parsed<'t> {
+    alg: Algorithm,
+    /// The header's `kid`.
+    pub kid: Option<String>,
+    signed: &'t [u8],
+    signature: Vec<u8>,
+    claims: Map<String, Value>,
+}
+
+/// A JSON object whose objects, at every depth (at most [`MAX_DEPTH`]), write each key once:
+/// parsers disagree on which of two counts, and a token that means two things is refused.
+fn strict_object(bytes: &[u8]) -> Option<Map<String, Value>> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = Strict(0).deserialize_value(&mut de)?;
+    de.end().ok()?;
+    match value {
+        Value::Object(map) => Some(map),
+        _ => None,
+    }
+}
+
+struct Strict(usize);
+
+impl Strict {
+    fn deserialize_value<'de, D: serde::Deserializer<'de>>(self, de: D) -> Option<Value> {
+        serde::de::DeserializeSeed::deserialize(self, de).ok()
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Strict {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Strict {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        serde_json::Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom("not a finite number"))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        if self.0 >= MAX_DEPTH {
+            return Err(serde::de::Error::custom("nested too deep"));
+        }
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Strict(self.0 + 1))? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        if self.0 >= MAX_DEPTH {
+            return Err(serde::de::Error::custom("nested too deep"));
+        }
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(Strict(self.0 + 1))?;
+            if out.insert(key, value).is_some() {
+                return Err(serde::de::Error::custom("a key written twice"));
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// Takes a token apart and checks its header against `algorithms`.
+pub fn parse<'t>(token: &'t str, algorithms: &[Algorithm]) -> Result<Parsed<'t>, Failure> {
+    if token.len() > MAX_TOKEN_BYTES {
+        return Err(Failure::Malformed);
+    }
+    let mut parts = token.split('.');
+    let (Some(header), Some(claims), Some(signature), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(Failure::Malformed);
+    };
+    let header =
+        strict_object(&b64(header).ok_or(Failure::Malformed)?).ok_or(Failure::Malformed)?;
+    let claims =
+        strict_object(&b64(claims).ok_or(Failure::Malformed)?).ok_or(Failure::Malformed)?;
+    let signature = b64(signature).ok_or(Failure::Malformed)?;
+    let alg = header
+        .get("alg")
+        .and_then(Value::as_str)
+        .and_then(Algorithm::from_name)
+        .filter(|alg| algorithms.contains(alg))
+        .ok_or(Failure::BadAlgorithm)?;
+    if header.contains_key("crit") {
+        return Err(Failure::BadAlgorithm);
+    }
+    match header.get("typ") {
+        None => {}
+        Some(Value::String(typ))
+            if ["jwt", "at+jwt", "application/at+jwt"]
+                .contains(&typ.to_ascii_lowercase().as_str()) => {}
+        Some(_) => return Err(Failure::BadAlgorithm),
+    }
+    let kid = match header.get("kid") {
+        None => None,
+        Some(Value::String(kid)) => Some(kid.clone()),
+        Some(_) => return Err(Failure::Malformed),
+    };
+    let signed_len = token.len() - token.rsplit('.').next().map_or(0, str::len) - 1;
+    Ok(Parsed {
+        alg,
+        kid,
+        signed: &token.as_bytes()[..signed_len],
+        signature,
+        claims,
+    })
+}
+
+/// Whom a valid token names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// `sub`, if present.
+    pub sub: Option<String>,
+    /// `client_id`, if present.
+    pub client_id: Option<String>,
+    /// Every claim, for the rules.
+    pub claims: Map<String, Value>,
+}
+
+impl Parsed<'_> {
+    /// Verifies the signature with the key `keys` give for its `kid` (`Err(UnknownKey)`: none).
+    pub fn verify(&self, keys: &[Key]) -> Result<(), Failure> {
+        let key = match &self.kid {
+            Some(kid) => keys
+                .iter()
+                .find(|k| k.kid.as_deref() == Some(kid.as_str()))
+                .ok_or(Failure::UnknownKey)?,
+            None => {
+                let mut fitting = keys.iter().filter(|k| k.allows(self.alg));
+                match (fitting.next(), fitting.next()) {
+                    (Some(key), None) => key,
+                    _ => return Err(Failure::UnknownKey),
+                }
+            }
+        };
+        if !key.allows(self.alg) {
+            return Err(Failure::BadAlgorithm);
+        }
+        if !key.verify(self.alg, self.signed, &self.signature) {
+            return Err(Failure::BadSignature);
+        }
+        Ok(())
+    }
+
+    /// Checks the claims (after [`Parsed::verify`]) at `now` (seconds since the epoch).
+    pub fn check_claims(self, issuer: &str, audience: &str, now: f64) -> Result<Identity, Failure> {
+        let claims = self.claims;
+        if claims.get("iss").and_then(Value::as_str) != Some(issuer) {
+            return Err(Failure::WrongIssuer);
+        }
+        let audience_held = match claims.get("aud") {
+            Some(Value::String(aud)) => aud == audience,
+            Some(Value::Array(auds)) => auds.iter().any(|a| a.as_str() == Some(audience)),
+            _ => false,
+        };
+        if !audience_held {
+            return Err(Failure::WrongAudience);
+        }
+        let time = |name: &str| -> Result<Option<f64>, Failure> {
+            match claims.get(name) {
+                None => Ok(None),
+                Some(value) => value.as_f64().map(Some).ok_or(Failure::Malformed),
+            }
+        };
+        match time("exp")? {
+            Some(exp) if now <= exp + LEEWAY_SECONDS => {}
+            _ => return Err(Failure::Expired),
+        }
+        for name in ["nbf", "iat"] {
+            if let Some(at) = time(name)?
+                && at > now + LEEWAY_SECONDS
+            {
+                return Err(Failure::NotYetValid);
+            }
+        }
+        let text = |name: &str| -> Result<Option<String>, Failure> {
+            match claims.get(name) {
+                None => Ok(None),
+                Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+                Some(_) => Err(Failure::Malformed),
+            }
+        };
+        let sub = text("sub")?;
+        let client_id = text("client_id")?;
+        if sub.is_none() && client_id.is_none() {
+            return Err(Failure::NoSubject);
+        }
+        Ok(Identity {
+            sub,
+            client_id,
+            claims,
+        })
+    }
+}
+
+/// Whether `claims` hold `value` in `claim`: equal, in an array, or for `scope` in its
+/// space-separated list.
+pub fn claim_holds(claims: &Map<String, Value>, claim: &str, value: &str) -> bool {
+    match claims.get(claim) {
+        Some(Value::String(s)) => {
+            s == value || (claim == "scope" && s.split(' ').any(|part| part == value))
+        }
+        Some(Value::Array(items)) => items.iter().any(|item| item.as_str() == Some(value)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+#[path = "validate_tests.rs"]
+mod tests;

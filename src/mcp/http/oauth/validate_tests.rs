@@ -1,0 +1,351 @@
+use base64::Engine as _;
+use ring::rand::SystemRandom;
+use ring::signature::{self as sig, KeyPair as _};
+use serde_json::{Value, json};
+
+use super::*;
+
+const ISSUER: &str = "https://idp.example";
+const AUDIENCE: &str = "https://skills.example/mcp";
+const NOW: f64 = 1_800_000_000.0;
+
+fn b64e(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A signing key made here, its JWK, and how it signs.
+enum Signer {
+    Ed(sig::Ed25519KeyPair),
+    Ec(sig::EcdsaKeyPair),
+}
+
+impl Signer {
+    fn ed() -> Signer {
+        let rng = SystemRandom::new();
+        let pkcs8 = sig::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
+        Signer::Ed(sig::Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap())
+    }
+
+    fn ec() -> Signer {
+        let rng = SystemRandom::new();
+        let alg = &sig::ECDSA_P256_SHA256_FIXED_SIGNING;
+        let pkcs8 = sig::EcdsaKeyPair::generate_pkcs8(alg, &rng).unwrap();
+        Signer::Ec(sig::EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).unwrap())
+    }
+
+    fn jwk(&self, kid: &str) -> Value {
+        match self {
+            Signer::Ed(pair) => {
+                json!({"kty": "OKP", "crv": "Ed25519", "kid": kid, "x": b64e(pair.public_key().as_ref())})
+            }
+            Signer::Ec(pair) => {
+                let point = pair.public_key().as_ref();
+                json!({"kty": "EC", "crv": "P-256", "kid": kid, "x": b64e(&point[1..33]), "y": b64e(&point[33..])})
+            }
+        }
+    }
+
+    fn alg(&self) -> &'static str {
+        match self {
+            Signer::Ed(_) => "EdDSA",
+            Signer::Ec(_) => "ES256",
+        }
+    }
+
+    fn sign_raw(&self, header: &str, claims: &str) -> String {
+        let signed = format!("{}.{}", b64e(header.as_bytes()), b64e(claims.as_bytes()));
+        let signature = match self {
+            Signer::Ed(pair) => pair.sign(signed.as_bytes()).as_ref().to_vec(),
+            Signer::Ec(pair) => pair
+                .sign(&SystemRandom::new(), signed.as_bytes())
+                .unwrap()
+                .as_ref()
+                .to_vec(),
+        };
+        format!("{signed}.{}", b64e(&signature))
+    }
+
+    fn sign(&self, header: Value, claims: Value) -> String {
+        self.sign_raw(&header.to_string(), &claims.to_string())
+    }
+}
+
+fn claims() -> Value {
+    json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "bot", "client_id": "bot", "exp": NOW + 300.0, "iat": NOW, "scope": "a b"})
+}
+
+fn keys(signers: &[(&Signer, &str)]) -> Vec<Key> {
+    let set = json!({"keys": signers.iter().map(|(s, kid)| s.jwk(kid)).collect::<Vec<_>>()});
+    parse_key_set(&set).unwrap()
+}
+
+fn judge(token: &str, keys: &[Key]) -> Result<Identity, Failure> {
+    judge_with(token, keys, &Algorithm::ALL)
+}
+
+fn judge_with(token: &str, keys: &[Key], algorithms: &[Algorithm]) -> Result<Identity, Failure> {
+    let parsed = parse(token, algorithms)?;
+    parsed.verify(keys)?;
+    parsed.check_claims(ISSUER, AUDIENCE, NOW)
+}
+
+#[test]
+fn a_token_signed_by_its_key_passes_every_check() {
+    for signer in [Signer::ed(), Signer::ec()] {
+        let keys = keys(&[(&signer, "k1")]);
+        let token = signer.sign(
+            json!({"alg": signer.alg(), "kid": "k1", "typ": "at+jwt"}),
+            claims(),
+        );
+        let identity = judge(&token, &keys).unwrap();
+        assert_eq!(identity.sub.as_deref(), Some("bot"));
+        assert_eq!(identity.client_id.as_deref(), Some("bot"));
+    }
+}
+
+#[test]
+fn the_leeway_is_sixty_seconds_on_exp_nbf_and_iat() {
+    let signer = Signer::ed();
+    let keys = keys(&[(&signer, "k")]);
+    let header = json!({"alg": "EdDSA", "kid": "k"});
+    let with = |name: &str, at: f64| {
+        let mut c = claims();
+        c[name] = json!(at);
+        judge(&signer.sign(header.clone(), c), &keys).map(|_| ())
+    };
+    assert_eq!(with("exp", NOW - 59.0), Ok(()));
+    assert_eq!(with("exp", NOW - 61.0), Err(Failure::Expired));
+    assert_eq!(with("nbf", NOW + 59.0), Ok(()));
+    assert_eq!(with("nbf", NOW + 61.0), Err(Failure::NotYetValid));
+    assert_eq!(with("iat", NOW + 61.0), Err(Failure::NotYetValid));
+    let mut no_exp = claims();
+    no_exp.as_object_mut().unwrap().remove("exp");
+    assert_eq!(
+        judge(&signer.sign(header.clone(), no_exp), &keys).map(|_| ()),
+        Err(Failure::Expired)
+    );
+    let mut text_exp = claims();
+    text_exp["exp"] = json!("never");
+    assert_eq!(
+        judge(&signer.sign(header, text_exp), &keys).map(|_| ()),
+        Err(Failure::Malformed)
+    );
+}
+
+#[test]
+fn the_issuer_and_the_audience_must_be_exactly_the_configured_ones() {
+    let signer = Signer::ed();
+    let keys = keys(&[(&signer, "k")]);
+    let header = json!({"alg": "EdDSA", "kid": "k"});
+    let with = |name: &str, value: Value| {
+        let mut c = claims();
+        c[name] = value;
+        judge(&signer.sign(header.clone(), c), &keys).map(|_| ())
+    };
+    assert_eq!(
+        with("aud", json!(["https://other.example", AUDIENCE])),
+        Ok(())
+    );
+    assert_eq!(
+        with("aud", json!(["https://other.example"])),
+        Err(Failure::WrongAudience)
+    );
+    assert_eq!(
+        with("aud", json!(format!("{AUDIENCE}/"))),
+        Err(Failure::WrongAudience)
+    );
+    assert_eq!(with("aud", json!(null)), Err(Failure::WrongAudience));
+    assert_eq!(
+        with("iss", json!(format!("{ISSUER}/"))),
+        Err(Failure::WrongIssuer)
+    );
+    assert_eq!(with("iss", json!([ISSUER])), Err(Failure::WrongIssuer));
+    let mut anonymous = claims();
+    anonymous.as_object_mut().unwrap().remove("sub");
+    anonymous.as_object_mut().unwrap().remove("client_id");
+    assert_eq!(
+        judge(&signer.sign(header, anonymous), &keys).map(|_| ()),
+        Err(Failure::NoSubject)
+    );
+}
+
+#[test]
+fn the_algorithm_must_be_configured_and_fit_the_key() {
+    let ed = Signer::ed();
+    let ec = Signer::ec();
+    let keys = keys(&[(&ed, "ed"), (&ec, "ec")]);
+    // An Ed25519 signature presented as ES256 under the EC key, and the other way round.
+    let token = ed.sign(json!({"alg": "EdDSA", "kid": "ec"}), claims());
+    assert_eq!(judge(&token, &keys).map(|_| ()), Err(Failure::BadAlgorithm));
+    let token = ed.sign(json!({"alg": "EdDSA", "kid": "ed"}), claims());
+    assert_eq!(
+        judge_with(&token, &keys, &[Algorithm::Es256]).map(|_| ()),
+        Err(Failure::BadAlgorithm)
+    );
+    for alg in ["none", "HS256", "HS512", "RS512", "ES384", "eddsa"] {
+        let token = ed.sign(json!({"alg": alg, "kid": "ed"}), claims());
+        assert_eq!(
+            judge(&token, &keys).map(|_| ()),
+            Err(Failure::BadAlgorithm),
+            "{alg}"
+        );
+    }
+    // A key set that pins a key to another algorithm.
+    let mut pinned = ec.jwk("p");
+    pinned["alg"] = json!("EdDSA");
+    let pinned = parse_key_set(&json!({"keys": [pinned]})).unwrap();
+    let token = ec.sign(json!({"alg": "ES256", "kid": "p"}), claims());
+    assert_eq!(
+        judge(&token, &pinned).map(|_| ()),
+        Err(Failure::BadAlgorithm)
+    );
+}
+
+#[test]
+fn crit_and_a_foreign_typ_are_refused() {
+    let signer = Signer::ed();
+    let keys = keys(&[(&signer, "k")]);
+    let token = signer.sign(
+        json!({"alg": "EdDSA", "kid": "k", "crit": ["exp"]}),
+        claims(),
+    );
+    assert_eq!(judge(&token, &keys).map(|_| ()), Err(Failure::BadAlgorithm));
+    let token = signer.sign(
+        json!({"alg": "EdDSA", "kid": "k", "typ": "dpop+jwt"}),
+        claims(),
+    );
+    assert_eq!(judge(&token, &keys).map(|_| ()), Err(Failure::BadAlgorithm));
+    for typ in ["JWT", "at+jwt", "application/at+JWT"] {
+        let token = signer.sign(json!({"alg": "EdDSA", "kid": "k", "typ": typ}), claims());
+        assert!(judge(&token, &keys).is_ok(), "{typ}");
+    }
+}
+
+#[test]
+fn a_key_written_twice_deep_nesting_and_bad_encodings_are_malformed() {
+    let signer = Signer::ed();
+    let keys = keys(&[(&signer, "k")]);
+    let header = r#"{"alg":"EdDSA","kid":"k"}"#;
+    let body = claims().to_string();
+    // The second `iss` would win in most parsers.
+    let twice = format!(r#"{{"iss":"https://evil.example",{}"#, &body[1..]);
+    assert_eq!(
+        judge(&signer.sign_raw(header, &twice), &keys).map(|_| ()),
+        Err(Failure::Malformed)
+    );
+    let twice_header = r#"{"alg":"EdDSA","kid":"k","kid":"k"}"#;
+    assert_eq!(
+        judge(&signer.sign_raw(twice_header, &body), &keys).map(|_| ()),
+        Err(Failure::Malformed)
+    );
+    let deep = format!(
+        r#"{{"x":{}{},{}"#,
+        "[".repeat(40),
+        "]".repeat(40),
+        &body[1..]
+    );
+    assert_eq!(
+        judge(&signer.sign_raw(header, &deep), &keys).map(|_| ()),
+        Err(Failure::Malformed)
+    );
+    let shallow = format!(r#"{{"x":{}{},{}"#, "[".repeat(8), "]".repeat(8), &body[1..]);
+    assert!(judge(&signer.sign_raw(header, &shallow), &keys).is_ok());
+    let good = signer.sign_raw(header, &body);
+    let parts: Vec<&str> = good.split('.').collect();
+    for bad in [
+        format!("{}.{}", parts[0], parts[1]),
+        format!("{good}.x"),
+        format!("{}=.{}.{}", parts[0], parts[1], parts[2]),
+        format!("{}.{}.{}+", parts[0], parts[1], parts[2]),
+        format!("{}.{}.{}", b64e(b"[1]"), parts[1], parts[2]),
+        format!("{}.{}.{}", b64e(b"{} trailing"), parts[1], parts[2]),
+        format!(
+            "{}.{}.{}",
+            b64e(format!(r#"{{"alg":"EdDSA","p":"{}"}}"#, "x".repeat(MAX_TOKEN_BYTES)).as_bytes()),
+            parts[1],
+            parts[2]
+        ),
+    ] {
+        assert_eq!(
+            judge(&bad, &keys).map(|_| ()),
+            Err(Failure::Malformed),
+            "{bad:.80}"
+        );
+    }
+    // The signature covers both parts: one changed byte of the claims fails it.
+    let mut forged = claims();
+    forged["scope"] = json!("a b admin");
+    let forged = format!(
+        "{}.{}.{}",
+        parts[0],
+        b64e(forged.to_string().as_bytes()),
+        parts[2]
+    );
+    assert_eq!(
+        judge(&forged, &keys).map(|_| ()),
+        Err(Failure::BadSignature)
+    );
+}
+
+#[test]
+fn a_token_without_kid_needs_exactly_one_fitting_key() {
+    let a = Signer::ed();
+    let b = Signer::ed();
+    let ec = Signer::ec();
+    let token = a.sign(json!({"alg": "EdDSA"}), claims());
+    assert!(judge(&token, &keys(&[(&a, "a"), (&ec, "ec")])).is_ok());
+    assert_eq!(
+        judge(&token, &keys(&[(&a, "a"), (&b, "b")])).map(|_| ()),
+        Err(Failure::UnknownKey)
+    );
+    let named = a.sign(json!({"alg": "EdDSA", "kid": "zzz"}), claims());
+    assert_eq!(
+        judge(&named, &keys(&[(&a, "a")])).map(|_| ()),
+        Err(Failure::UnknownKey)
+    );
+    // Another key under the token's kid: the signature fails.
+    let token = a.sign(json!({"alg": "EdDSA", "kid": "b"}), claims());
+    assert_eq!(
+        judge(&token, &keys(&[(&b, "b")])).map(|_| ()),
+        Err(Failure::BadSignature)
+    );
+}
+
+#[test]
+fn the_key_set_keeps_only_signing_keys_it_can_verify_with() {
+    let ed = Signer::ed();
+    let mut encryption = ed.jwk("enc");
+    encryption["use"] = json!("enc");
+    let set = json!({"keys": [
+        encryption,
+        {"kty": "oct", "k": "c2VjcmV0", "kid": "hmac"},
+        {"kty": "EC", "crv": "P-384", "x": "AA", "y": "AA", "kid": "p384"},
+        {"kty": "OKP", "crv": "Ed25519", "x": "AAAA", "kid": "short"},
+        {"kty": "RSA", "n": "!!", "e": "AQAB", "kid": "bad-n"},
+        {"kty": "RSA", "n": "AQAB", "e": "AQAB", "kid": "rsa", "alg": "RS512"},
+        ed.jwk("sig"),
+    ]});
+    let keys = parse_key_set(&set).unwrap();
+    let kids: Vec<_> = keys.iter().map(|k| k.kid.as_deref()).collect();
+    assert_eq!(kids, [Some("sig")]);
+    assert!(parse_key_set(&json!({"keys": {}})).is_err());
+    assert!(parse_key_set(&json!([])).is_err());
+}
+
+#[test]
+fn a_rule_matches_an_equal_string_an_array_member_or_a_scope_word() {
+    let claims =
+        json!({"scope": "skills.a skills.b", "groups": ["x", "y"], "client_id": "bot", "n": 1})
+            .as_object()
+            .unwrap()
+            .clone();
+    assert!(claim_holds(&claims, "scope", "skills.b"));
+    assert!(!claim_holds(&claims, "scope", "skills"));
+    assert!(claim_holds(&claims, "groups", "y"));
+    assert!(claim_holds(&claims, "client_id", "bot"));
+    // Only `scope` is split on spaces.
+    let spaced = json!({"name": "a b"}).as_object().unwrap().clone();
+    assert!(!claim_holds(&spaced, "name", "a"));
+    assert!(!claim_holds(&claims, "n", "1"));
+    assert!(!claim_holds(&claims, "missing", "bot"));
+}
