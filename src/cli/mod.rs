@@ -61,7 +61,7 @@ enum Command {
     Load(commands::load::LoadArgs),
     RunScript(commands::run_script::RunScriptArgs),
     #[cfg(feature = "mcp")]
-    Serve(commands::serve::ServeArgs),
+    Serve(Box<commands::serve::ServeArgs>),
     Schema(commands::schema::SchemaArgs),
     /// Validate a skill directory, exactly as skills-ref 0.1.1 (`agentskills validate`) does.
     #[command(disable_help_flag = true)]
@@ -115,7 +115,7 @@ pub fn main() -> ExitCode {
         Command::Load(args) => commands::load::run(args) as u8,
         Command::RunScript(args) => commands::run_script::run(args) as u8,
         #[cfg(feature = "mcp")]
-        Command::Serve(args) => commands::serve::run(args) as u8,
+        Command::Serve(args) => commands::serve::run(*args) as u8,
         Command::Schema(args) => commands::schema::run(args) as u8,
         Command::Validate(a) => agentskills::command_args(agentskills::Cmd::Validate, &a.args),
         Command::ReadProperties(a) => {
