@@ -179,13 +179,13 @@ impl Drop for Listening {
 /// runs; done again when the lock file changes). Returns the folder holding `client.mjs`.
 pub fn typescript_client() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| npm_installed("tests/mcp-ts", "mcp-ts-client", "client.mjs"))
+    DIR.get_or_init(|| npm_installed("tests/mcp-ts", "mcp-ts-client", Some("client.mjs")))
 }
 
 /// The node project in `source` (relative to the crate) installed by `npm ci` from its lock file
 /// into `target/<name>` (kept between runs; done again when the lock file changes), with `script`
-/// copied beside it on every call. Returns the folder.
-pub fn npm_installed(source: &str, name: &str, script: &str) -> PathBuf {
+/// (if any) copied beside it on every call. Returns the folder.
+pub fn npm_installed(source: &str, name: &str, script: Option<&str>) -> PathBuf {
     {
         let source = manifest_dir().join(source);
         let lock = fs_err::read(source.join("package-lock.json")).expect("package-lock.json");
@@ -205,7 +205,9 @@ pub fn npm_installed(source: &str, name: &str, script: &str) -> PathBuf {
             fs_err::write(&stamp, &lock).expect("write the stamp");
         }
         // The script itself is copied on every run, so an edit needs no reinstall.
-        fs_err::copy(source.join(script), dir.join(script)).expect("copy the script");
+        if let Some(script) = script {
+            fs_err::copy(source.join(script), dir.join(script)).expect("copy the script");
+        }
         dir
     }
 }

@@ -31,7 +31,7 @@ const CLIENTS: [(&str, &str, &str); 4] = [
 /// The folder with oidc-provider installed and `provider.mjs`.
 fn provider_dir() -> &'static Path {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| npm_installed("tests/oidc", "oidc-provider", "provider.mjs"))
+    DIR.get_or_init(|| npm_installed("tests/oidc", "oidc-provider", Some("provider.mjs")))
 }
 
 /// A running `provider.mjs`; stopped when dropped.
@@ -838,6 +838,87 @@ fn the_typescript_sdk_client_works_through_it_with_an_access_token() {
     assert!(
         said.contains("401") || said.contains("Unauthorized"),
         "{said}"
+    );
+}
+
+/// MCP Inspector (`tests/inspector`, installed by `npm ci` under the target directory) in its
+/// CLI mode: `mcp-inspector --cli URL --header … --method …`, one connection a run.
+fn inspector(url: &str, header: Option<&str>, method: &[&str]) -> std::process::Output {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| npm_installed("tests/inspector", "mcp-inspector", None));
+    let mut cmd = Command::new("node");
+    cmd.arg(
+        dir.join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
+    )
+    .args(["--cli", url, "--transport", "http"]);
+    if let Some(header) = header {
+        cmd.args(["--header", header]);
+    }
+    cmd.args(method)
+        .env("MCP_CATALOG_PATH", dir.join("catalog.json"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("node")
+}
+
+#[test]
+fn mcp_inspector_lists_and_calls_with_an_access_token_and_is_refused_without() {
+    let world = World::new();
+    let idp = Idp::start(&world.tmp.path().join("keys.json"), None);
+    let oauth = oauth_file(world.tmp.path(), &idp.issuer(), "");
+    let server = start(&world, &oauth, &[]);
+    assert_eq!(wait_ready(server.port, 200).status, 200);
+    let url = server.url("/mcp");
+    let token = idp.token("default-bot", &url);
+    let bearer = format!("Authorization: Bearer {token}");
+
+    let listed = inspector(&url, Some(&bearer), &["--method", "tools/list"]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.status.success(),
+        "{text}\n{}\n{}",
+        String::from_utf8_lossy(&listed.stderr),
+        server.log()
+    );
+    assert!(text.contains("\"load_skill\""), "{text}");
+
+    let called = inspector(
+        &url,
+        Some(&bearer),
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "load_skill",
+            "--tool-arg",
+            "name=alpha",
+        ],
+    );
+    let text = String::from_utf8_lossy(&called.stdout);
+    assert!(
+        called.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&called.stderr)
+    );
+    assert!(text.contains("# alpha"), "{text}");
+
+    // No token, and a token for another audience: the Inspector is refused.
+    let refused = inspector(&url, None, &["--method", "tools/list"]);
+    assert!(
+        !refused.status.success(),
+        "{}",
+        String::from_utf8_lossy(&refused.stdout)
+    );
+    let elsewhere = idp.token("default-bot", &server.url("/agents/writer/mcp"));
+    let refused = inspector(
+        &url,
+        Some(&format!("Authorization: Bearer {elsewhere}")),
+        &["--method", "tools/list"],
+    );
+    assert!(
+        !refused.status.success(),
+        "{}",
+        String::from_utf8_lossy(&refused.stdout)
     );
 }
 
