@@ -187,6 +187,9 @@ pub struct Serve {
     /// Drop the client's `want` of this object, when it asks for more than one: answer a
     /// request for several blobs without this one.
     pub omit_want: Option<String>,
+    /// Refuse every request for objects that is not one for a commit (no `deepen`), as a
+    /// server that serves no object by id but a commit answers: `ERR upload-pack: not our ref`.
+    pub refuse_blob_wants: bool,
 }
 
 /// The user and password the `https_with_auth` server accepts.
@@ -422,12 +425,18 @@ fn wrapper_script(log: &Path, backend: &Path, serve: &Serve) -> String {
   n=$(( $(ls '{state}' | grep -c '^body\.') + 1 ))
   perl -0777 -pe '{edits}' > '{state}/body.'$n
   CONTENT_LENGTH=$(wc -c < '{state}/body.'$n); export CONTENT_LENGTH
+  if [ {refuse} = 1 ] && grep -q 'want ' '{state}/body.'$n && ! grep -q 'deepen' '{state}/body.'$n; then
+    printf 'Status: 200 OK\r\nContent-Type: application/x-git-upload-pack-result\r\n\r\n'
+    perl -ne 'if (/want ([0-9a-f]{{40}})/) {{ $m = "ERR upload-pack: not our ref $1\n"; printf "%04x%s", 4 + length $m, $m; exit }}' '{state}/body.'$n
+    exit 0
+  fi
   exec '{backend}' < '{state}/body.'$n
 fi
 exec '{backend}'
 "#,
         state = state.display(),
         backend = backend.display(),
+        refuse = u8::from(serve.refuse_blob_wants),
     );
     script
 }

@@ -101,11 +101,13 @@ impl Prepared {
     }
 }
 
-/// The ids of a request body's `want` lines.
+/// The ids of a request body's `want` pkt-lines (four hex digits of length, then `want `).
 fn wants(body: &str) -> Vec<String> {
-    body.split("want ")
-        .skip(1)
-        .map(|rest| rest[..40].to_owned())
+    body.match_indices("want ")
+        .filter(|(at, _)| {
+            *at >= 4 && body.as_bytes()[at - 4..*at].iter().all(u8::is_ascii_hexdigit)
+        })
+        .map(|(at, _)| body[at + 5..at + 45].to_owned())
         .collect()
 }
 
@@ -207,33 +209,45 @@ fn without_filter_the_whole_commit_is_fetched_and_said_once() {
 
 #[test]
 fn a_refused_want_of_blobs_falls_back_to_the_whole_commit() {
-    // Protocol v0 over HTTP serves only what is reachable from a ref: a commit, not a blob by
-    // id, unless `uploadpack.allowAnySHA1InWant` says otherwise.
     let (repo, commit) = repository();
-    let v0 = Serve {
+    let refusing = Serve {
         allow_filter: true,
-        v0: true,
+        refuse_blob_wants: true,
         ..Serve::default()
     };
-    let done = prepare_alpha(&repo, &commit, &v0);
+    let done = prepare_alpha(&repo, &commit, &refusing);
     done.assert_published("full");
     let (commits, blobs) = done.commands();
     assert_eq!((commits, blobs.len()), (2, 1), "trees, blobs refused, whole");
+    assert!(!done.server.posts()[2].contains("filter"));
     let err = stderr(&done.out);
     assert_eq!(
         err.matches("refused the approved files by id").count(),
         1,
         "said once:\n{err}"
     );
+    assert!(err.contains("not our ref"), "{err}");
+}
 
-    let any = Serve {
-        allow_any_sha1: true,
-        ..v0
-    };
-    let done = prepare_alpha(&repo, &commit, &any);
-    done.assert_published("partial");
-    let (commits, blobs) = done.commands();
-    assert_eq!((commits, blobs.len()), (1, 1));
+#[test]
+fn protocol_v0_fetches_in_part_too() {
+    // `filter` is a capability of protocol v0 as well; over HTTP, upload-pack serves the
+    // blobs reachable from its refs by id, and any with `uploadpack.allowAnySHA1InWant`.
+    let (repo, commit) = repository();
+    for allow_any_sha1 in [false, true] {
+        let v0 = Serve {
+            allow_filter: true,
+            allow_any_sha1,
+            v0: true,
+            ..Serve::default()
+        };
+        let done = prepare_alpha(&repo, &commit, &v0);
+        let posts = done.server.posts();
+        assert!(!posts[0].contains("command=fetch"), "v0: {posts:#?}");
+        done.assert_published("partial");
+        let (commits, blobs) = done.commands();
+        assert_eq!((commits, blobs.len()), (1, 1));
+    }
 }
 
 #[test]
@@ -300,7 +314,7 @@ fn a_blob_over_the_profile_is_refused_as_on_the_whole_fetch() {
         .collect();
     repo.write("skills/alpha/references/big.bin", &big);
     let commit = repo.commit("big");
-    let digest = "sha256:".to_owned() + &"0".repeat(64);
+    let digest = "0".repeat(64);
     let server = HttpServer::serving(repo.tmp.path(), &filters());
     let dir = tempfile::tempdir().expect("tempdir");
     let url = server.url("remote.git");
