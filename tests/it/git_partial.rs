@@ -407,3 +407,37 @@ fn hostile_trees_are_refused_from_the_trees_with_the_codes_of_the_full_path() {
     let done = prepare_alpha(&repo, &raw_commit(&repo, &bombed), &filters());
     assert_refused(&done, "tree_path_too_long", "over the bound of 4096");
 }
+
+#[test]
+fn pin_fetches_in_part_too_the_named_bundles_or_every_bundle() {
+    let (repo, commit) = repository();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases: [(&[&str], &[&str]); 2] = [
+        (&["alpha"], &["alpha"]),
+        (&["--all"], &["alpha", "beta", "gamma"]),
+    ];
+    for (names, bundles) in cases {
+        let server = HttpServer::serving(repo.tmp.path(), &filters());
+        let url = server.url("remote.git");
+        let mut args = vec!["pin", "--source", &url, "--revision", &commit, "--root", "skills"];
+        args.extend_from_slice(names);
+        let out = skillfold_in(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let posts = server.posts();
+        assert_eq!(posts.len(), 2, "{posts:#?}");
+        assert!(posts[0].contains("filter blob:none"));
+        let mut asked = wants(&posts[1]);
+        asked.sort();
+        let mut needed: Vec<String> = bundles
+            .iter()
+            .flat_map(|name| {
+                [
+                    blob_at(&repo, &commit, &format!("skills/{name}/SKILL.md")),
+                    blob_at(&repo, &commit, &format!("skills/{name}/references/guide.md")),
+                ]
+            })
+            .collect();
+        needed.sort();
+        assert_eq!(asked, needed, "{names:?}: the bundles' blobs, not the assets");
+    }
+}
