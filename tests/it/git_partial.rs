@@ -25,9 +25,11 @@ fn repository() -> (Repo, String) {
     (repo, commit)
 }
 
-/// A descriptor of the sources `(url, commit, corpus directory, [(name, hash)])` under
-/// `root: skills`, written in `dir`.
-fn descriptor(dir: &Path, sources: &[(&str, &str, &str, Vec<(&str, String)>)]) {
+/// A Git source: URL, commit, corpus directory and `(name, hash)` pins.
+type GitSource<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, String)>);
+
+/// A descriptor of `sources` under `root: skills`, written in `dir`.
+fn descriptor(dir: &Path, sources: &[GitSource<'_>]) {
     let mut text = String::from("skills:\n");
     for (url, commit, directory, pins) in sources {
         text.push_str(&format!(
@@ -57,7 +59,12 @@ fn prepare_alpha(repo: &Repo, commit: &str, serve: &Serve) -> Prepared {
     let url = server.url("remote.git");
     descriptor(
         dir.path(),
-        &[(&url, commit, "corpus", vec![("alpha", repo.digest("alpha"))])],
+        &[(
+            &url,
+            commit,
+            "corpus",
+            vec![("alpha", repo.digest("alpha"))],
+        )],
     );
     let (out, report) = prepare(dir.path());
     Prepared {
@@ -84,7 +91,11 @@ impl Prepared {
         let source = &self.report["sources"][0];
         assert_eq!(source["fetch"], fetch, "{}", self.report);
         assert_eq!(source["bundles"][0]["status"], "published");
-        assert!(self.corpus.join("current/alpha/references/guide.md").is_file());
+        assert!(
+            self.corpus
+                .join("current/alpha/references/guide.md")
+                .is_file()
+        );
     }
 
     /// How many `fetch` commands asked for the commit and its trees (`deepen 1`), and the
@@ -105,7 +116,10 @@ impl Prepared {
 fn wants(body: &str) -> Vec<String> {
     body.match_indices("want ")
         .filter(|(at, _)| {
-            *at >= 4 && body.as_bytes()[at - 4..*at].iter().all(u8::is_ascii_hexdigit)
+            *at >= 4
+                && body.as_bytes()[at - 4..*at]
+                    .iter()
+                    .all(u8::is_ascii_hexdigit)
         })
         .map(|(at, _)| body[at + 5..at + 45].to_owned())
         .collect()
@@ -182,7 +196,11 @@ fn sources_of_one_commit_share_one_trees_request_and_one_blobs_request() {
         .flat_map(|name| {
             [
                 blob_at(&repo, &commit, &format!("skills/{name}/SKILL.md")),
-                blob_at(&repo, &commit, &format!("skills/{name}/references/guide.md")),
+                blob_at(
+                    &repo,
+                    &commit,
+                    &format!("skills/{name}/references/guide.md"),
+                ),
             ]
         })
         .collect();
@@ -218,7 +236,11 @@ fn a_refused_want_of_blobs_falls_back_to_the_whole_commit() {
     let done = prepare_alpha(&repo, &commit, &refusing);
     done.assert_published("full");
     let (commits, blobs) = done.commands();
-    assert_eq!((commits, blobs.len()), (2, 1), "trees, blobs refused, whole");
+    assert_eq!(
+        (commits, blobs.len()),
+        (2, 1),
+        "trees, blobs refused, whole"
+    );
     assert!(!done.server.posts()[2].contains("filter"));
     let err = stderr(&done.out);
     assert_eq!(
@@ -261,7 +283,11 @@ fn a_server_that_sends_the_blobs_anyway_needs_no_second_request() {
     let done = prepare_alpha(&repo, &commit, &careless);
     done.assert_published("partial");
     let (commits, blobs) = done.commands();
-    assert_eq!((commits, blobs.len()), (1, 0), "every blob came with the trees");
+    assert_eq!(
+        (commits, blobs.len()),
+        (1, 0),
+        "every blob came with the trees"
+    );
 }
 
 #[test]
@@ -300,7 +326,10 @@ fn a_server_that_leaves_out_a_requested_blob_fails_retryably_and_publishes_nothi
     assert_eq!(done.out.status.code(), Some(1), "{err}");
     assert!(err.contains("[fetch_incomplete]"), "{err}");
     assert!(err.contains(&guide), "{err}");
-    assert_eq!(done.report["sources"][0]["error"]["code"], "fetch_incomplete");
+    assert_eq!(
+        done.report["sources"][0]["error"]["code"],
+        "fetch_incomplete"
+    );
     assert!(!done.corpus.join("current").exists(), "nothing published");
 }
 
@@ -341,9 +370,11 @@ fn raw_tree(bare: &Path, entries: &[(&str, &[u8], &str)]) -> String {
         raw.push(b' ');
         raw.extend_from_slice(name);
         raw.push(0);
-        raw.extend((0..40).step_by(2).map(|i| {
-            u8::from_str_radix(&id[i..i + 2], 16).expect("hex")
-        }));
+        raw.extend(
+            (0..40)
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&id[i..i + 2], 16).expect("hex")),
+        );
     }
     git_input(
         bare,
@@ -365,9 +396,16 @@ fn assert_refused(done: &Prepared, code: &str, needle: &str) {
     assert_eq!(done.out.status.code(), Some(2), "{err}");
     assert!(err.contains(&format!("[{code}]")), "no [{code}]:\n{err}");
     assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
-    assert!(!done.corpus.join("current").exists(), "something was published");
+    assert!(
+        !done.corpus.join("current").exists(),
+        "something was published"
+    );
     let (commits, blobs) = done.commands();
-    assert_eq!((commits, blobs.len()), (1, 0), "refused from the trees alone");
+    assert_eq!(
+        (commits, blobs.len()),
+        (1, 0),
+        "refused from the trees alone"
+    );
 }
 
 #[test]
@@ -397,7 +435,10 @@ fn hostile_trees_are_refused_from_the_trees_with_the_codes_of_the_full_path() {
     for _ in 0..16 {
         bomb = raw_tree(
             &repo.bare,
-            &[("40000", a.as_bytes(), &bomb), ("40000", b.as_bytes(), &bomb)],
+            &[
+                ("40000", a.as_bytes(), &bomb),
+                ("40000", b.as_bytes(), &bomb),
+            ],
         );
     }
     let bombed = raw_tree(
@@ -419,7 +460,15 @@ fn pin_fetches_in_part_too_the_named_bundles_or_every_bundle() {
     for (names, bundles) in cases {
         let server = HttpServer::serving(repo.tmp.path(), &filters());
         let url = server.url("remote.git");
-        let mut args = vec!["pin", "--source", &url, "--revision", &commit, "--root", "skills"];
+        let mut args = vec![
+            "pin",
+            "--source",
+            &url,
+            "--revision",
+            &commit,
+            "--root",
+            "skills",
+        ];
         args.extend_from_slice(names);
         let out = skillfold_in(dir.path(), &args);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -433,11 +482,18 @@ fn pin_fetches_in_part_too_the_named_bundles_or_every_bundle() {
             .flat_map(|name| {
                 [
                     blob_at(&repo, &commit, &format!("skills/{name}/SKILL.md")),
-                    blob_at(&repo, &commit, &format!("skills/{name}/references/guide.md")),
+                    blob_at(
+                        &repo,
+                        &commit,
+                        &format!("skills/{name}/references/guide.md"),
+                    ),
                 ]
             })
             .collect();
         needed.sort();
-        assert_eq!(asked, needed, "{names:?}: the bundles' blobs, not the assets");
+        assert_eq!(
+            asked, needed,
+            "{names:?}: the bundles' blobs, not the assets"
+        );
     }
 }

@@ -542,9 +542,9 @@ pub fn bundle_folder(root: Option<&RootPath>, name: &SkillName) -> String {
 /// The folders directly under `root` of the commit's root `tree` that hold a `SKILL.md` file
 /// (see [`PinnedCommit::bundle_names`]).
 fn bundle_names(
-repo: &gix::Repository,
-tree: gix::ObjectId,
-root: Option<&RootPath>,
+    repo: &gix::Repository,
+    tree: gix::ObjectId,
+    root: Option<&RootPath>,
 ) -> Result<Vec<String>, CommitError> {
     use gix::objs::tree::EntryKind;
 

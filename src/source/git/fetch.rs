@@ -420,12 +420,28 @@ fn fetch_with<E: From<FetchError>>(
             {
                 return Err(error.into());
             }
-            return whole(url, id, git_dir, stops, root, select, Full::BlobsRefused(detail))
-                .map_err(|e| e.map_fetch(|e| classify(e).0));
+            return whole(
+                url,
+                id,
+                git_dir,
+                stops,
+                root,
+                select,
+                Full::BlobsRefused(detail),
+            )
+            .map_err(|e| e.map_fetch(|e| classify(e).0));
         }
         Err(partial::Failed::OverBounds(why)) => {
-            return whole(url, id, git_dir, stops, root, select, Full::BlobsOverBounds(why))
-                .map_err(|e| e.map_fetch(|e| classify(e).0));
+            return whole(
+                url,
+                id,
+                git_dir,
+                stops,
+                root,
+                select,
+                Full::BlobsOverBounds(why),
+            )
+            .map_err(|e| e.map_fetch(|e| classify(e).0));
         }
         Err(partial::Failed::Fetch(e)) => classify(e),
     };
@@ -498,9 +514,7 @@ fn whole<E>(
             full: Some(why),
         }),
         Err(partial::Failed::Select(e)) => Err(WholeError::Select(e)),
-        Err(
-            partial::Failed::Fetch(e) | partial::Failed::Blobs(e),
-        ) => Err(WholeError::Fetch(e)),
+        Err(partial::Failed::Fetch(e) | partial::Failed::Blobs(e)) => Err(WholeError::Fetch(e)),
         Err(partial::Failed::OverBounds(why)) => Err(WholeError::Fetch(gix::Error::from_error(
             std::io::Error::other(why),
         ))),

@@ -113,7 +113,13 @@ pub(super) fn fetch_pinned<E>(
         bounds: None,
     };
     commit
-        .fetch(repo, connection.transport_mut(), &mut handshake, stops, root)
+        .fetch(
+            repo,
+            connection.transport_mut(),
+            &mut handshake,
+            stops,
+            root,
+        )
         .map_err(|e| match e {
             PackError::Fetch(e) => Failed::Fetch(e),
             PackError::OverBounds(why) => Failed::OverBounds(why),
@@ -144,7 +150,13 @@ pub(super) fn fetch_pinned<E>(
         bounds: Some(bounds),
     };
     blobs
-        .fetch(repo, connection.transport_mut(), &mut handshake, stops, root)
+        .fetch(
+            repo,
+            connection.transport_mut(),
+            &mut handshake,
+            stops,
+            root,
+        )
         .map_err(|e| match e {
             PackError::Fetch(e) => Failed::Blobs(e),
             PackError::OverBounds(why) => Failed::OverBounds(why),
@@ -278,13 +290,13 @@ impl Pack<'_> {
             return Err(PackError::OverBounds(why));
         }
         match (result, self.bounds) {
-            (Err(e), Some(bounds)) if e.is_resource_exhausted() => Err(PackError::OverBounds(
-                format!(
+            (Err(e), Some(bounds)) if e.is_resource_exhausted() => {
+                Err(PackError::OverBounds(format!(
                     "an object of the pack is larger than {} bytes, the largest file the bundles' \
                      limits allow",
                     bounds.object_bytes
-                ),
-            )),
+                )))
+            }
             (result, _) => result.map(|_| ()).map_err(PackError::Fetch),
         }
     }

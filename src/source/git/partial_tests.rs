@@ -17,7 +17,11 @@ fn read_bounded(bytes: &[u8], bounds: PackBounds, chunk: usize) -> (usize, Optio
     let mut out = Vec::new();
     let result = bounded.read_to_end(&mut out);
     let why = over.take();
-    assert_eq!(result.is_err(), why.is_some(), "an error is a recorded refusal");
+    assert_eq!(
+        result.is_err(),
+        why.is_some(),
+        "an error is a recorded refusal"
+    );
     (out.len(), why)
 }
 
@@ -33,7 +37,10 @@ fn bounds(objects: u64, total_bytes: u64) -> PackBounds {
 fn a_pack_within_its_bounds_passes_whole() {
     for chunk in [1, 5, 12, 4096] {
         let bytes = pack(2, 1000);
-        assert_eq!(read_bounded(&bytes, bounds(2, 1000), chunk), (bytes.len(), None));
+        assert_eq!(
+            read_bounded(&bytes, bounds(2, 1000), chunk),
+            (bytes.len(), None)
+        );
     }
 }
 
@@ -44,7 +51,10 @@ fn a_header_announcing_more_objects_than_asked_for_stops_the_pack_after_it() {
         let why = why.expect("refused");
         assert!(why.contains("a pack of 3 objects"), "{why}");
         // Nothing past what was buffered with the header reached the reader.
-        assert!(read < 12 + chunk, "{read} bytes read with chunks of {chunk}");
+        assert!(
+            read < 12 + chunk,
+            "{read} bytes read with chunks of {chunk}"
+        );
     }
 }
 
