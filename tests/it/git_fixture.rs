@@ -187,6 +187,9 @@ pub struct Serve {
     /// Drop the client's `want` of this object, when it asks for more than one: answer a
     /// request for several blobs without this one.
     pub omit_want: Option<String>,
+    /// Add a `want` of this object to every request for blobs (no `deepen`): answer with more
+    /// objects than were asked for.
+    pub extra_want: Option<String>,
     /// Refuse every request for objects that is not one for a commit (no `deepen`), as a
     /// server that serves no object by id but a commit answers: `ERR upload-pack: not our ref`.
     pub refuse_blob_wants: bool,
@@ -419,6 +422,11 @@ fn wrapper_script(log: &Path, backend: &Path, serve: &Serve) -> String {
     }
     if let Some(id) = &serve.omit_want {
         edits += &format!(r#"s/[0-9a-f]{{4}}want {id}\n// if (() = /want [0-9a-f]{{40}}/g) > 1;"#);
+    }
+    if let Some(id) = &serve.extra_want {
+        edits += &format!(
+            r#"s/([0-9a-f]{{4}}want [0-9a-f]{{40}}\n)/${{1}}0032want {id}\n/ unless /deepen/;"#
+        );
     }
     script += &format!(
         r#"if [ "$REQUEST_METHOD" = POST ]; then

@@ -334,6 +334,30 @@ fn a_server_that_leaves_out_a_requested_blob_fails_retryably_and_publishes_nothi
 }
 
 #[test]
+fn an_answer_with_more_objects_than_asked_for_is_cut_off_and_the_whole_commit_fetched() {
+    let (repo, commit) = repository();
+    let noise = blob_at(&repo, &commit, "assets/noise.bin");
+    let generous = Serve {
+        allow_filter: true,
+        extra_want: Some(noise),
+        ..Serve::default()
+    };
+    let done = prepare_alpha(&repo, &commit, &generous);
+    done.assert_published("full");
+    let err = stderr(&done.out);
+    assert!(
+        err.contains("answered a request for 2 blob(s) with a pack of 3 objects"),
+        "{err}"
+    );
+    let (commits, blobs) = done.commands();
+    assert_eq!(
+        (commits, blobs.len()),
+        (2, 1),
+        "trees, blobs cut off, whole"
+    );
+}
+
+#[test]
 fn a_blob_over_the_profile_is_refused_as_on_the_whole_fetch() {
     // A supporting file over the chamvi bound: the blobs' pack breaks its bounds, the whole
     // commit is fetched, and the file is refused by name, with the code of the full path.
