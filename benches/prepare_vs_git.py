@@ -6,7 +6,7 @@ Usage: python3 benches/prepare_vs_git.py [ROUNDS] [--sources N] [--big] [--no-fi
 Environment: SKILLFOLD_BIN (a binary to measure instead of building one), CARGO_TARGET_DIR
 (default target/ in the repository), HTTP_PORT (default 18180),
 BENCH_TMPDIR (where the repository, corpora and clones go; default: the system temp dir),
-BENCH_VERBOSE=1 (one line per kept round on stderr).
+BENCH_VERBOSE=1 (one line per kept round on stderr), BENCH_BUSY_LIMIT and BENCH_PATIENCE (below).
 
 --sources N (2-5): the descriptor has N Git sources that pin the same URL and commit, each with its
 own corpus and a share of the approved bundles (as the bundled example does for three agents).
@@ -47,9 +47,10 @@ skillfold must report `"fetch": "full"` (otherwise `"partial"`, checked every ro
    fsync is free there).
 
 Shared machines: before each round the script waits (at most PATIENCE s in all) until other
-processes use < 5 % of the CPUs; a round during which they used > 10 % (system-wide busy time
-from /proc/stat minus ours, the server's and our children's) is discarded and repeated. The
-number of discarded rounds is printed.
+processes use < 5 % of the CPUs; a round during which they used > BENCH_BUSY_LIMIT (default
+0.10 = 10 %; system-wide busy time from /proc/stat minus ours, the server's and our children's)
+is discarded and repeated. The number of discarded rounds is printed. BENCH_PATIENCE (default
+900) bounds the waiting in seconds.
 
 Measurements: wall time with time.perf_counter from spawn to reap of one child; peak RSS from
 `/usr/bin/time -f %M` around the command (GNU time wait4()s for it: ru_maxrss is the largest
@@ -90,9 +91,11 @@ APPROVED = ["docx", "mcp-builder", "pdf", "pptx", "xlsx"]
 WARMUP = 2
 MEMORY_ROUNDS = 3  # cold runs measured alone for their resident and anonymous memory
 BIG_MIB = 100  # --big: random (incompressible) blobs added beside the skills
-BUSY_LIMIT = 0.10  # a round during which others used more of the CPUs is repeated
+# A round during which others used more of the CPUs is repeated (BENCH_BUSY_LIMIT=1 keeps every
+# round: on a machine that is never quiet, only the ratios of one interleaved run mean anything).
+BUSY_LIMIT = float(os.environ.get("BENCH_BUSY_LIMIT", "0.10"))
 QUIET = 0.05  # before each round, wait for others to use less than this ...
-PATIENCE = 900  # ... but wait no more than this many seconds in all
+PATIENCE = int(os.environ.get("BENCH_PATIENCE", "900"))  # ... but no more seconds than this
 
 
 TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
