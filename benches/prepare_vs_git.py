@@ -268,24 +268,44 @@ $HTTP["url"] =~ "^/(git|plain)/" {{
 
 
 class Served:
-    """What the server sent since the last call: bytes of response bodies and `POST`s (one per
-    upload-pack `fetch` command), from lighttpd's access log."""
+    """What the server answered each run: its requests and `POST`s (one per upload-pack `fetch`
+    command) from the CGI wrappers' log, written as each request starts; the bytes of the
+    responses from lighttpd's access log (`%b`), which lighttpd buffers, so they are read once
+    the server has stopped, and handed to the runs in order (the runs are sequential)."""
 
     def __init__(self, state):
-        self.path = os.path.join(state, "access.log")
+        self.requests = os.path.join(state, "requests")
+        self.access = os.path.join(state, "access.log")
         self.at = 0
+        self.runs = []  # (key, number of requests), in order
 
     def since(self):
+        """The requests and `POST`s since the last call."""
         try:
-            with open(self.path) as f:
-                f.seek(self.at)
+            with open(self.requests) as f:
                 lines = f.readlines()
-                self.at = f.tell()
         except FileNotFoundError:
-            return 0, 0
-        sent = sum(int(line.rsplit(" ", 1)[1]) for line in lines
-                   if line.rsplit(" ", 1)[1].strip().isdigit())
-        return sent, sum(1 for line in lines if line.startswith("POST "))
+            lines = []
+        new, self.at = lines[self.at:], len(lines)
+        return len(new), sum(1 for line in new if line.startswith("POST "))
+
+    def record(self, key):
+        """Attributes the requests since the last call to a run of `key`; returns its POSTs."""
+        count, posts = self.since()
+        self.runs.append((key, count))
+        return posts
+
+    def received(self):
+        """{key: [bytes sent to each recorded run of it]}, once the server has stopped."""
+        with open(self.access) as f:
+            sizes = [int(line.rsplit(" ", 1)[1]) if line.rsplit(" ", 1)[1].strip().isdigit()
+                     else 0 for line in f]
+        out, at = {}, 0
+        for key, count in self.runs:
+            if key is not None:
+                out.setdefault(key, []).append(sum(sizes[at:at + count]))
+            at += count
+        return out
 
 
 def add_unrelated_blobs(repos, env, megabytes):
@@ -438,8 +458,7 @@ def main():
                          f"git -C s sparse-checkout set {' '.join(folders)} && "
                          f"git -C s checkout -q {commit}")
         cold, warm, peer, internal = [], [], [], []
-        sparse, sent = [], {"skillfold": [], "git": [], "sparse": []}
-        posts = []
+        sparse, posts, kept = [], [], []
         work = os.path.join(base, "rounds")
         os.makedirs(work)
 
@@ -464,11 +483,9 @@ def main():
 
             def skillfold_cold():
                 seen = server_fetches(state)
-                served.since()
+                served.record(None)
                 m = run_measured(prep, env, cwd=d, stdout=subprocess.PIPE)
-                got, asked = served.since()
-                sent["skillfold"].append(got)
-                posts.append(asked)
+                posts.append(served.record(f"skillfold-{attempt}"))
                 report = json.loads(m[3])
                 for source in report["sources"]:
                     assert source["bundles"][0]["status"] == "published", report
@@ -482,9 +499,9 @@ def main():
                 return m[:3], report["duration_ms"] / 1000
 
             def git_cold(script, key):
-                served.since()
+                served.record(None)
                 m = run_measured(["bash", "-c", script], env, cwd=d)[:3]
-                sent[key].append(served.since()[0])
+                served.record(f"{key}-{attempt}")
                 return m
 
             before = meter.sample()
@@ -512,16 +529,13 @@ def main():
                         same_bundle(name, os.path.join(published, "current", name),
                                     os.path.join(d, "s", "skills", name))
             if attempt <= WARMUP:
-                for samples in (*sent.values(), posts):
-                    if samples:
-                        samples.pop()
+                posts.pop()
                 continue
             if share > BUSY_LIMIT:
                 discarded += 1
-                for samples in (*sent.values(), posts):
-                    if samples:
-                        samples.pop()
+                posts.pop()
                 continue
+            kept.append(attempt)
             if os.environ.get("BENCH_VERBOSE"):
                 print(f"round {len(cold) + 1:2d}: skillfold {a[0] * 1000:6.1f} ms"
                       f" cpu {a[2] * 1000:6.1f} | git {b[0] * 1000:6.1f} ms"
@@ -541,6 +555,13 @@ def main():
             desc = os.path.join(d, "skillfold.yaml")
             descriptor(desc, url, commit, os.path.join(d, "corpus"), pins, sources)
             memory.append(memory_of([exe, "prepare", "-c", desc, "--json"], env, d))
+        served.record(None)
+        server.terminate()
+        server.wait()
+        server = None
+        by_run = served.received()
+        sent = {key: [by_run[f"{key}-{a}"][0] for a in kept if f"{key}-{a}" in by_run]
+                for key in ("skillfold", "git", "sparse")}
     finally:
         if server is not None:
             server.terminate()
