@@ -180,6 +180,8 @@ pub struct Serve {
     pub allow_filter: bool,
     /// `uploadpack.allowAnySHA1InWant`: serve any object by id, also in protocol v0.
     pub allow_any_sha1: bool,
+    /// `uploadpackfilter.blob:none.allow=false`: offer `filter`, but refuse `blob:none`.
+    pub refuse_blob_none: bool,
     /// Speak protocol v0 whatever the client asks for (the `Git-Protocol` header dropped).
     pub v0: bool,
     /// Drop the client's `filter` line: offer partial fetches, then send every blob anyway.
@@ -399,18 +401,21 @@ fn wrapper_script(log: &Path, backend: &Path, serve: &Serve) -> String {
     let state = log.parent().expect("the log's folder");
     let mut config = Vec::new();
     if serve.allow_filter {
-        config.push("uploadpack.allowFilter");
+        config.push(("uploadpack.allowFilter", "true"));
     }
     if serve.allow_any_sha1 {
-        config.push("uploadpack.allowAnySHA1InWant");
+        config.push(("uploadpack.allowAnySHA1InWant", "true"));
+    }
+    if serve.refuse_blob_none {
+        config.push(("uploadpackfilter.blob:none.allow", "false"));
     }
     let mut script = format!(
         "#!/bin/sh\necho \"$REQUEST_METHOD $PATH_INFO?$QUERY_STRING\" >> '{log}'\n",
         log = log.display()
     );
     script += &format!("export GIT_CONFIG_COUNT={}\n", config.len());
-    for (i, key) in config.iter().enumerate() {
-        script += &format!("export GIT_CONFIG_KEY_{i}={key} GIT_CONFIG_VALUE_{i}=true\n");
+    for (i, (key, value)) in config.iter().enumerate() {
+        script += &format!("export GIT_CONFIG_KEY_{i}={key} GIT_CONFIG_VALUE_{i}={value}\n");
     }
     if serve.v0 {
         script += "unset HTTP_GIT_PROTOCOL GIT_PROTOCOL\n";

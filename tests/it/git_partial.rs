@@ -252,6 +252,33 @@ fn a_refused_want_of_blobs_falls_back_to_the_whole_commit() {
 }
 
 #[test]
+fn a_server_that_refuses_the_filter_it_offers_gets_a_request_for_the_whole_commit() {
+    let (repo, commit) = repository();
+    let picky = Serve {
+        allow_filter: true,
+        refuse_blob_none: true,
+        ..Serve::default()
+    };
+    let done = prepare_alpha(&repo, &commit, &picky);
+    done.assert_published("full");
+    let posts = done.server.posts();
+    assert_eq!(posts.len(), 2, "{posts:#?}");
+    assert!(posts[0].contains("filter blob:none") && !posts[1].contains("filter"));
+    // The whole commit by id, not every branch and tag.
+    assert!(
+        !posts.iter().any(|p| p.contains("command=ls-refs")),
+        "{posts:#?}"
+    );
+    let err = stderr(&done.out);
+    assert_eq!(
+        err.matches("refused the partial fetch it offers").count(),
+        1,
+        "said once:\n{err}"
+    );
+    assert!(err.contains("not supported"), "{err}");
+}
+
+#[test]
 fn protocol_v0_fetches_in_part_too() {
     // `filter` is a capability of protocol v0 as well; over HTTP, upload-pack serves the
     // blobs reachable from its refs by id, and any with `uploadpack.allowAnySHA1InWant`.

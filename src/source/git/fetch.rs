@@ -70,6 +70,8 @@ pub enum FetchPath {
 pub enum Full {
     /// The server does not offer `filter`.
     NoFilter,
+    /// The server offers `filter` but refused `blob:none` (what it said, credentials scrubbed).
+    FilterRefused(String),
     /// The server refused the blobs by id (what it said, credentials scrubbed).
     BlobsRefused(String),
     /// The server's answer to the request for the blobs broke its bounds (which one).
@@ -83,6 +85,10 @@ impl Full {
             Full::NoFilter => {
                 "the server offers no partial fetch (`filter`); fetched the whole commit".to_owned()
             }
+            Full::FilterRefused(detail) => format!(
+                "the server refused the partial fetch it offers ({}); fetched the whole commit",
+                crate::support::escape::text(detail)
+            ),
             Full::BlobsRefused(detail) => format!(
                 "the server refused the approved files by id ({}); fetched the whole commit",
                 crate::support::escape::text(detail)
@@ -443,6 +449,20 @@ fn fetch_with<E: From<FetchError>>(
             )
             .map_err(|e| e.map_fetch(|e| classify(e).0));
         }
+        Err(partial::Failed::Fetch(e)) if refused_filter(&e) => {
+            // It offers `filter` but not this one (`uploadpackfilter.blob:none.allow=false`).
+            let detail = redact::scrub(&chain(&e), url);
+            return whole(
+                url,
+                id,
+                git_dir,
+                stops,
+                root,
+                select,
+                Full::FilterRefused(detail),
+            )
+            .map_err(|e| e.map_fetch(|e| classify(e).0));
+        }
         Err(partial::Failed::Fetch(e)) => classify(e),
     };
     let (first_error, server_answered) = first_error;
@@ -470,6 +490,13 @@ fn fetch_with<E: From<FetchError>>(
         path: FetchPath::BranchesAndTags,
         full: None,
     })
+}
+
+/// Whether the server refused the filter it offered: git's upload-pack answers `filter '…' not
+/// supported` for a filter its configuration disallows.
+fn refused_filter(e: &gix::Error) -> bool {
+    let chain = chain(e);
+    chain.contains("filter '") && chain.contains("not supported")
 }
 
 /// Chooses the blobs to fetch once the commit's trees are in the repository (see
