@@ -10,8 +10,8 @@
 //!   id; most forges do), without asking for any ref listing. When the server offers `filter`,
 //!   that fetch brings the commit and its trees only (`blob:none`); the caller's selection then
 //!   names the blobs it needs (those of the approved bundles), and one more request on the same
-//!   connection brings exactly those. A server that refuses the blobs by id, or answers with
-//!   more than was asked for, is asked for the whole commit instead; one that leaves some out
+//!   connection brings exactly those. A server that refuses the blobs by id, answers with more
+//!   than was asked for, or refuses the filter it offers, is asked for the whole commit instead; one that leaves some out
 //!   fails the fetch ([`FetchError::Incomplete`], retryable). Without `filter`, the first fetch
 //!   is of the whole commit.
 //! - Fallback, for servers that refuse a want-by-id (protocol v0/v1 without
