@@ -16,7 +16,9 @@ use crate::format::pin::CommitId;
 use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::source::code::PrepareCode;
-use crate::source::git::commit::{CommitError, PinnedCommit, SeenLink, TakeError, bundle_folder};
+use crate::source::git::commit::{
+    CommitError, PinnedCommit, SeenLink, TakeError, Wanted, bundle_folder,
+};
 use crate::support::error_code::ErrorCode;
 use crate::support::escape;
 
@@ -203,8 +205,9 @@ pub fn pin(
         trust,
         links,
     } = policy;
-    let (_temp, commit, signer) = fetch(url, revision, trust, links, stop)?;
     let folders: Vec<String> = names.iter().map(|n| bundle_folder(root, n)).collect();
+    let wanted = Wanted::Folders(folders.iter().map(|f| (f.clone(), limits)).collect());
+    let (_temp, commit, signer) = fetch(url, revision, trust, (links, &wanted), stop)?;
     let (listed, more) = commit.check_links(&folders)?;
     let mut bundles = Vec::new();
     let mut errors = Vec::new();
@@ -241,7 +244,12 @@ pub fn pin_all(
         trust,
         links,
     } = policy;
-    let (_temp, commit, signer) = fetch(url, revision, trust, links, stop)?;
+    let wanted = Wanted::All {
+        root,
+        limits,
+        max: MAX_ALL,
+    };
+    let (_temp, commit, signer) = fetch(url, revision, trust, (links, &wanted), stop)?;
     if let Some(root) = root {
         commit.check_path(root.as_str())?;
     }
@@ -306,12 +314,13 @@ pub fn pin_all(
 }
 
 /// The fetch and the signature check of a pin: the commit (in a temporary directory, removed
-/// when the returned guard drops) and who signed it, when `trust` is given.
+/// when the returned guard drops) with the files of the `wanted` bundles, and who signed it,
+/// when `trust` is given.
 fn fetch(
     url: &str,
     revision: &CommitId,
     trust: Option<&TrustPolicy>,
-    links: LinksPolicy,
+    policy: (LinksPolicy, &Wanted<'_>),
     stop: Stop<'_>,
 ) -> Result<(tempfile::TempDir, PinnedCommit, Option<Signer>), PinError> {
     let shown = RedactedUrl::new(url);
@@ -323,7 +332,7 @@ fn fetch(
         url,
         revision,
         &temp.path().join("repo.git"),
-        links,
+        policy,
         stop.interrupt,
         stop.deadline,
         &|_| {},

@@ -19,6 +19,8 @@ crate::error_codes! {
     FetchCleartextCredentials = "fetch_cleartext_credentials",
     /// A fetch did not finish within its overall deadline (`--fetch-timeout`).
     FetchDeadline = "fetch_deadline" => Retryable,
+    /// A partial fetch's server left out some of the requested blobs.
+    FetchIncomplete = "fetch_incomplete" => Retryable,
     /// A signal stopped the preparation.
     Interrupted = "interrupted" => Retryable,
     /// The commit's tree holds a symbolic link.

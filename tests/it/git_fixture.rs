@@ -172,6 +172,31 @@ pub struct Redirect {
     pub after_auth: bool,
 }
 
+/// How a [`HttpServer::serving`] serves: `git upload-pack`'s switches, and the faults of a
+/// server that does not keep its word, made by the CGI wrapper from each request's body.
+#[derive(Debug, Clone, Default)]
+pub struct Serve {
+    /// `uploadpack.allowFilter`: offer `filter` (partial fetches).
+    pub allow_filter: bool,
+    /// `uploadpack.allowAnySHA1InWant`: serve any object by id, also in protocol v0.
+    pub allow_any_sha1: bool,
+    /// `uploadpackfilter.blob:none.allow=false`: offer `filter`, but refuse `blob:none`.
+    pub refuse_blob_none: bool,
+    /// Speak protocol v0 whatever the client asks for (the `Git-Protocol` header dropped).
+    pub v0: bool,
+    /// Drop the client's `filter` line: offer partial fetches, then send every blob anyway.
+    pub ignore_filter: bool,
+    /// Drop the client's `want` of this object, when it asks for more than one: answer a
+    /// request for several blobs without this one.
+    pub omit_want: Option<String>,
+    /// Add a `want` of this object to every request for blobs (no `deepen`): answer with more
+    /// objects than were asked for.
+    pub extra_want: Option<String>,
+    /// Refuse every request for objects that is not one for a commit (no `deepen`), as a
+    /// server that serves no object by id but a commit answers: `ERR upload-pack: not our ref`.
+    pub refuse_blob_wants: bool,
+}
+
 /// The user and password the `https_with_auth` server accepts.
 pub const USER: &str = "alice";
 pub const PASSWORD: &str = "s3cret-never-printed";
@@ -197,29 +222,33 @@ impl HttpServer {
     /// Like [`HttpServer::start`] (or over HTTPS, with or without authentication), answering
     /// every request whose URL matches one of `redirects` with that redirect instead.
     pub fn redirecting(root: &Path, tls: bool, auth: bool, redirects: &[Redirect]) -> HttpServer {
-        HttpServer::spawn_with(root, tls, auth, redirects)
+        HttpServer::spawn_with(root, (tls, auth), redirects, &Serve::default())
+    }
+
+    /// Plain HTTP, no authentication, served as `serve` says.
+    pub fn serving(root: &Path, serve: &Serve) -> HttpServer {
+        HttpServer::spawn_with(root, (false, false), &[], serve)
     }
 
     fn spawn(root: &Path, tls: bool, auth: bool) -> HttpServer {
-        HttpServer::spawn_with(root, tls, auth, &[])
+        HttpServer::spawn_with(root, (tls, auth), &[], &Serve::default())
     }
 
-    fn spawn_with(root: &Path, tls: bool, auth: bool, redirects: &[Redirect]) -> HttpServer {
+    fn spawn_with(
+        root: &Path,
+        (tls, auth): (bool, bool),
+        redirects: &[Redirect],
+        serve: &Serve,
+    ) -> HttpServer {
         let state = tempfile::tempdir().expect("tempdir");
         let port = free_port();
         let backend = PathBuf::from(git(root, &["--exec-path"])).join("git-http-backend");
-        // A CGI wrapper that logs every request (method, path, query) before running the backend.
+        // A CGI wrapper that logs every request (method, path, query) and keeps each request
+        // body (as `body.N`, after the faults of `serve` are applied) before running the backend.
         let log = state.path().join("requests");
         let wrapper = state.path().join("git-http-backend");
-        fs_err::write(
-            &wrapper,
-            format!(
-                "#!/bin/sh\necho \"$REQUEST_METHOD $PATH_INFO?$QUERY_STRING\" >> '{log}'\nexec '{backend}'\n",
-                log = log.display(),
-                backend = backend.display(),
-            ),
-        )
-        .expect("write the backend wrapper");
+        fs_err::write(&wrapper, wrapper_script(&log, &backend, serve))
+            .expect("write the backend wrapper");
         fs_err::set_permissions(
             &wrapper,
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
@@ -334,6 +363,19 @@ alias.url = ("/git/" => "{backend}/")
             .unwrap_or_default()
     }
 
+    /// The body of every `POST` the backend answered, in order, as the backend got it (after
+    /// the faults of [`Serve`]): the pkt-lines of each `fetch` command.
+    pub fn posts(&self) -> Vec<String> {
+        let mut bodies = Vec::new();
+        for n in 1.. {
+            match fs_err::read(self.state.path().join(format!("body.{n}"))) {
+                Ok(body) => bodies.push(String::from_utf8_lossy(&body).into_owned()),
+                Err(_) => break,
+            }
+        }
+        bodies
+    }
+
     /// The CA that signed the HTTPS server's certificate (for `SSL_CERT_FILE`).
     pub fn ca_file(&self) -> PathBuf {
         self.state.path().join("ca.crt")
@@ -349,6 +391,67 @@ impl Drop for HttpServer {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The CGI wrapper of [`HttpServer`]: logs the request to `log`, sets the upload-pack switches
+/// of `serve` (as `GIT_CONFIG_*` variables, which every git the backend runs reads), keeps the
+/// body of a `POST` beside the log after dropping the pkt-lines `serve` drops (fixing
+/// `CONTENT_LENGTH`), and runs `backend` on it.
+fn wrapper_script(log: &Path, backend: &Path, serve: &Serve) -> String {
+    let state = log.parent().expect("the log's folder");
+    let mut config = Vec::new();
+    if serve.allow_filter {
+        config.push(("uploadpack.allowFilter", "true"));
+    }
+    if serve.allow_any_sha1 {
+        config.push(("uploadpack.allowAnySHA1InWant", "true"));
+    }
+    if serve.refuse_blob_none {
+        config.push(("uploadpackfilter.blob:none.allow", "false"));
+    }
+    let mut script = format!(
+        "#!/bin/sh\necho \"$REQUEST_METHOD $PATH_INFO?$QUERY_STRING\" >> '{log}'\n",
+        log = log.display()
+    );
+    script += &format!("export GIT_CONFIG_COUNT={}\n", config.len());
+    for (i, (key, value)) in config.iter().enumerate() {
+        script += &format!("export GIT_CONFIG_KEY_{i}={key} GIT_CONFIG_VALUE_{i}={value}\n");
+    }
+    if serve.v0 {
+        script += "unset HTTP_GIT_PROTOCOL GIT_PROTOCOL\n";
+    }
+    // pkt-lines: four hex digits of length (itself included), then the payload.
+    let mut edits = String::new();
+    if serve.ignore_filter {
+        edits += r#"s/[0-9a-f]{4}filter [^\n]*\n//g;"#;
+    }
+    if let Some(id) = &serve.omit_want {
+        edits += &format!(r#"s/[0-9a-f]{{4}}want {id}\n// if (() = /want [0-9a-f]{{40}}/g) > 1;"#);
+    }
+    if let Some(id) = &serve.extra_want {
+        edits += &format!(
+            r#"s/([0-9a-f]{{4}}want [0-9a-f]{{40}}\n)/${{1}}0032want {id}\n/ unless /deepen/;"#
+        );
+    }
+    script += &format!(
+        r#"if [ "$REQUEST_METHOD" = POST ]; then
+  n=$(( $(ls '{state}' | grep -c '^body\.') + 1 ))
+  perl -0777 -pe '{edits}' > '{state}/body.'$n
+  CONTENT_LENGTH=$(wc -c < '{state}/body.'$n); export CONTENT_LENGTH
+  if [ {refuse} = 1 ] && grep -q 'want ' '{state}/body.'$n && ! grep -q 'deepen' '{state}/body.'$n; then
+    printf 'Status: 200 OK\r\nContent-Type: application/x-git-upload-pack-result\r\n\r\n'
+    perl -ne 'if (/want ([0-9a-f]{{40}})/) {{ $m = "ERR upload-pack: not our ref $1\n"; printf "%04x%s", 4 + length $m, $m; exit }}' '{state}/body.'$n
+    exit 0
+  fi
+  exec '{backend}' < '{state}/body.'$n
+fi
+exec '{backend}'
+"#,
+        state = state.display(),
+        backend = backend.display(),
+        refuse = u8::from(serve.refuse_blob_wants),
+    );
+    script
 }
 
 /// A throwaway CA and a certificate for 127.0.0.1 signed by it, made with the `openssl` CLI.

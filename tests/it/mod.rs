@@ -8,6 +8,8 @@ mod error_codes;
 mod examples;
 mod git_fixture;
 mod git_hostile;
+#[cfg(feature = "git")]
+mod git_partial;
 mod guides;
 mod hostile_output;
 #[cfg(feature = "http")]

@@ -70,8 +70,10 @@ pub(super) fn prepare_commit(
         ));
     }
     fetches.fetch_add(1, Ordering::Relaxed);
-    let fetched = first.fetch(&store);
+    let fetched = first.fetch(&store, &pending);
+    let how = fetched.as_ref().ok().map(fetched_how);
     for (slot, run, staging) in &pending {
+        reports[*slot].1.fetch = how;
         let result = fetched.as_ref().map_err(Clone::clone).and_then(|commit| {
             let signed = run.check_signature(commit)?;
             reports[*slot].1.signer = signed.as_ref().map(|(s, _)| s.clone());
@@ -97,6 +99,22 @@ pub(super) fn prepare_commit(
     reports
 }
 
+/// `partial` when the commit came as its trees and then the approved blobs, `full` when it came
+/// whole (the server offers no partial fetch, or refused it).
+#[cfg(feature = "git")]
+fn fetched_how(commit: &Fetched) -> &'static str {
+    if commit.fetched_whole().is_some() || commit.used_fallback() {
+        "full"
+    } else {
+        "partial"
+    }
+}
+
+#[cfg(not(feature = "git"))]
+fn fetched_how(commit: &Fetched) -> &'static str {
+    match *commit {}
+}
+
 impl SourceReport {
     /// The report of a Git source before anything happened: every bundle `failed`.
     pub(super) fn git(git: &GitSource) -> SourceReport {
@@ -108,6 +126,7 @@ impl SourceReport {
             },
             directory: git.directory.clone(),
             links: Some(git.links.as_str()),
+            fetch: None,
             bundles: bundle_reports(&git.approved, git.limits, BundleStatus::Failed),
             signer: None,
             error: None,
@@ -137,10 +156,15 @@ type Fetched = crate::source::git::commit::PinnedCommit;
 type Fetched = std::convert::Infallible;
 
 impl GitRun<'_> {
-    /// Fetches the pinned commit into `store` and walks its whole tree.
+    /// Fetches the pinned commit into `store` and walks its whole tree, with the files of the
+    /// approved bundles of every source in `sharing` (this one's too).
     #[cfg(feature = "git")]
-    fn fetch(&self, store: &std::path::Path) -> Result<Fetched, Failure> {
-        use crate::source::git::commit::{CommitError, PinnedCommit};
+    fn fetch(
+        &self,
+        store: &std::path::Path,
+        sharing: &[(usize, GitRun<'_>, Staging)],
+    ) -> Result<Fetched, Failure> {
+        use crate::source::git::commit::{CommitError, PinnedCommit, Wanted, bundle_folder};
 
         let url = escape::text(self.git.shown.as_str());
         self.run.step(&format!(
@@ -155,11 +179,22 @@ impl GitRun<'_> {
                 .progress
                 .transfer(&self.git.location, &line);
         };
+        let wanted = Wanted::Folders(
+            sharing
+                .iter()
+                .flat_map(|(_, run, _)| {
+                    let git = run.git;
+                    git.approved
+                        .iter()
+                        .map(|pin| (bundle_folder(git.root.as_ref(), &pin.name), git.limits))
+                })
+                .collect(),
+        );
         let commit = PinnedCommit::fetch(
             &self.git.url,
             &self.git.revision,
             store,
-            self.git.links,
+            (self.git.links, &wanted),
             self.run.options.interrupt,
             self.run.options.fetch_timeout,
             &report,
@@ -186,12 +221,18 @@ impl GitRun<'_> {
         })?;
         if commit.used_fallback() {
             self.run.note("the server refused to send the commit by id; fetched its branches and tags instead");
+        } else if let Some(full) = commit.fetched_whole() {
+            self.run.note(&full.describe());
         }
         Ok(commit)
     }
 
     #[cfg(not(feature = "git"))]
-    fn fetch(&self, _store: &std::path::Path) -> Result<Fetched, Failure> {
+    fn fetch(
+        &self,
+        _store: &std::path::Path,
+        _sharing: &[(usize, GitRun<'_>, Staging)],
+    ) -> Result<Fetched, Failure> {
         Err(Failure::new(
             PrepareCode::GitDisabled,
             "this build of skillfold has no Git fetcher (built without the `git` feature)",

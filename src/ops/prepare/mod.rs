@@ -156,6 +156,10 @@ pub struct SourceReport {
     pub directory: PathBuf,
     /// Which symbolic links the commit may hold, `refuse` or `outside-bundles` (git).
     pub links: Option<&'static str>,
+    /// How the commit was fetched, when it was (git): `partial` (its trees, then the blobs of
+    /// the approved bundles) or `full` (the whole commit: the server offers no partial fetch, or
+    /// refused it).
+    pub fetch: Option<&'static str>,
     /// Every bundle of the source.
     pub bundles: Vec<BundleReport>,
     /// Who signed the commit, when the source requires a signature.
@@ -165,9 +169,9 @@ pub struct SourceReport {
 }
 
 impl Serialize for SourceReport {
-    /// `{kind, location, directory, url, commit, generation, links, bundles, signer, error}`: the
-    /// origin's fields flattened, in the order the report has always had (`directory` after
-    /// `location`), absent ones left out.
+    /// `{kind, location, directory, url, commit, generation, links, fetch, bundles, signer,
+    /// error}`: the origin's fields flattened, in the order the report has always had
+    /// (`directory` after `location`), absent ones left out.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         let origin = &self.origin;
@@ -186,6 +190,9 @@ impl Serialize for SourceReport {
         }
         if let Some(links) = self.links {
             map.serialize_entry("links", links)?;
+        }
+        if let Some(fetch) = self.fetch {
+            map.serialize_entry("fetch", fetch)?;
         }
         map.serialize_entry("bundles", &self.bundles)?;
         if let Some(signer) = &self.signer {
@@ -372,6 +379,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
         origin: Origin::new(SourceKind::Local, local.location.clone()),
         directory: local.directory.clone(),
         links: None,
+        fetch: None,
         bundles: bundle_reports(pins, local.limits, status),
         signer: None,
         error,
@@ -508,6 +516,7 @@ mod tests {
             },
             directory: "corpus".into(),
             links: None,
+            fetch: None,
             bundles: bundle_reports(&[pin], Limits::default(), BundleStatus::UpToDate),
             signer: None,
             error: Some(Failure::new(PrepareCode::GuardHeld, "held")),

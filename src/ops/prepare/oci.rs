@@ -33,6 +33,7 @@ impl SourceReport {
             },
             directory: oci.directory.clone(),
             links: None,
+            fetch: None,
             bundles: bundle_reports(&oci.approved, oci.limits, BundleStatus::Failed),
             signer: None,
             error: None,

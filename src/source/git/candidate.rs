@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::descriptor::plan::GitSource;
 use crate::format::pin::CommitId;
 use crate::source::code::PrepareCode;
-use crate::source::git::commit::PinnedCommit;
+use crate::source::git::commit::{PinnedCommit, Wanted, bundle_folder};
 use crate::source::git::fetch::{self, RefQuery};
 use crate::support::error_code::{Coded, ErrorCode};
 use crate::support::escape;
@@ -173,11 +173,18 @@ impl Candidate {
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
     ) -> Result<Candidate, SourceError> {
+        // The approved bundles are all that outdated and update take from a candidate.
+        let wanted = Wanted::Folders(
+            git.approved
+                .iter()
+                .map(|pin| (bundle_folder(git.root.as_ref(), &pin.name), git.limits))
+                .collect(),
+        );
         let commit = PinnedCommit::fetch(
             &git.url,
             &id,
             &temp.path().join("commit.git"),
-            git.links,
+            (git.links, &wanted),
             interrupt,
             deadline,
             &|_| {},

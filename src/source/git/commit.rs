@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use super::fetch::{self, FetchError, FetchPath};
+use super::partial;
 use super::select;
 use super::tree::{self, Summary, TreeError};
 use crate::descriptor::Links;
@@ -18,6 +19,25 @@ use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::source::signature::{self, SignatureError};
 use gix::bstr::BString;
+
+/// The bundles whose files a fetch brings. A partial fetch asks the server for their blobs
+/// alone (and for those of the symbolic links it reports, under `links: outside-bundles`): only
+/// these bundles can be taken from the commit afterwards.
+#[derive(Debug, Clone)]
+pub enum Wanted<'a> {
+    /// These folders (see [`bundle_folder`]), each under its limits profile.
+    Folders(Vec<(String, Limits)>),
+    /// Every folder [`PinnedCommit::bundle_names`] lists under `root`, under `limits`, when
+    /// there are at most `max` of them (none otherwise).
+    All {
+        /// The root path.
+        root: Option<&'a RootPath>,
+        /// The limits profile of every bundle.
+        limits: Limits,
+        /// The most folders worth fetching.
+        max: usize,
+    },
+}
 
 /// A commit whose whole tree passed the policy walk.
 pub struct PinnedCommit {
@@ -185,30 +205,50 @@ impl PinnedCommit {
         url: &str,
         revision: &CommitId,
         git_dir: &Path,
-        links: Links,
+        (links, wanted): (Links, &Wanted<'_>),
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
         report: fetch::Report<'_>,
     ) -> Result<PinnedCommit, CommitError> {
-        let fetched = fetch::fetch_commit(url, revision, git_dir, interrupt, deadline, report)?;
-        let summary = tree::walk(&fetched.repo, fetched.commit, interrupt)?;
-        if links == Links::Refuse && summary.symlinks.count > 0 {
-            return Err(CommitError::Symlinks {
-                commit: revision.clone(),
-                paths: summary
-                    .symlinks
-                    .paths
-                    .iter()
-                    .map(|p| tree::shown(p))
-                    .collect(),
-                count: summary.symlinks.count,
-            });
-        }
+        let mut walked = None;
+        let fetched = fetch::fetch_commit(
+            url,
+            revision,
+            git_dir,
+            interrupt,
+            deadline,
+            report,
+            &mut |repo, commit| {
+                let summary = tree::walk(repo, commit, interrupt)?;
+                if links == Links::Refuse && summary.symlinks.count > 0 {
+                    return Err(CommitError::Symlinks {
+                        commit: revision.clone(),
+                        paths: summary
+                            .symlinks
+                            .paths
+                            .iter()
+                            .map(|p| tree::shown(p))
+                            .collect(),
+                        count: summary.symlinks.count,
+                    });
+                }
+                let request = blob_request(repo, commit, &summary, wanted)?;
+                walked = Some(summary);
+                Ok(request)
+            },
+        )?;
+        let summary = walked.expect("a fetch selects its blobs once it has the trees");
         Ok(PinnedCommit {
             fetched,
             summary,
             links,
         })
+    }
+
+    /// Why the whole commit was fetched by id rather than its trees and the wanted blobs, if
+    /// it was (see [`fetch::Full`]).
+    pub fn fetched_whole(&self) -> Option<&fetch::Full> {
+        self.fetched.full.as_ref()
     }
 
     /// Under `links: outside-bundles`, refuses the commit if a symbolic link is inside one of
@@ -376,48 +416,7 @@ impl PinnedCommit {
     /// The names of the folders directly under `root` that hold a `SKILL.md` file: the bundles
     /// the commit offers, approved or not, sorted.
     pub fn bundle_names(&self, root: Option<&RootPath>) -> Result<Vec<String>, CommitError> {
-        use gix::objs::tree::EntryKind;
-
-        let repo = &self.fetched.repo;
-        let entries =
-            |id: gix::ObjectId| -> Result<Vec<(String, EntryKind, gix::ObjectId)>, CommitError> {
-                let object = repo
-                    .find_object(id)
-                    .map_err(|e| tree::object_error(id, &e))?;
-                gix::objs::TreeRefIter::from_bytes(&object.data, repo.object_hash())
-                    .map(|entry| {
-                        let entry = entry.map_err(|e| tree::object_error(id, &e))?;
-                        Ok((
-                            String::from_utf8_lossy(entry.filename).into_owned(),
-                            entry.mode.kind(),
-                            entry.oid.to_owned(),
-                        ))
-                    })
-                    .collect()
-            };
-        let mut folder = self.summary.root;
-        for segment in root.into_iter().flat_map(RootPath::segments) {
-            match entries(folder)?
-                .into_iter()
-                .find(|(name, kind, _)| name == segment && *kind == EntryKind::Tree)
-            {
-                Some((_, _, id)) => folder = id,
-                None => return Ok(Vec::new()),
-            }
-        }
-        let mut names = Vec::new();
-        for (name, kind, id) in entries(folder)? {
-            if kind == EntryKind::Tree
-                && entries(id)?.iter().any(|(file, kind, _)| {
-                    file == crate::format::limits::SKILL_MD
-                        && matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable)
-                })
-            {
-                names.push(name);
-            }
-        }
-        names.sort();
-        Ok(names)
+        bundle_names(&self.fetched.repo, self.summary.root, root)
     }
 
     /// The raw commit object (without the `commit <len>\0` prefix).
@@ -538,4 +537,108 @@ pub fn bundle_folder(root: Option<&RootPath>, name: &SkillName) -> String {
         Some(root) => format!("{root}/{name}"),
         None => name.to_string(),
     }
+}
+
+/// The folders directly under `root` of the commit's root `tree` that hold a `SKILL.md` file
+/// (see [`PinnedCommit::bundle_names`]).
+fn bundle_names(
+    repo: &gix::Repository,
+    tree: gix::ObjectId,
+    root: Option<&RootPath>,
+) -> Result<Vec<String>, CommitError> {
+    use gix::objs::tree::EntryKind;
+
+    let entries =
+        |id: gix::ObjectId| -> Result<Vec<(String, EntryKind, gix::ObjectId)>, CommitError> {
+            let object = repo
+                .find_object(id)
+                .map_err(|e| tree::object_error(id, &e))?;
+            gix::objs::TreeRefIter::from_bytes(&object.data, repo.object_hash())
+                .map(|entry| {
+                    let entry = entry.map_err(|e| tree::object_error(id, &e))?;
+                    Ok((
+                        String::from_utf8_lossy(entry.filename).into_owned(),
+                        entry.mode.kind(),
+                        entry.oid.to_owned(),
+                    ))
+                })
+                .collect()
+        };
+    let mut folder = tree;
+    for segment in root.into_iter().flat_map(RootPath::segments) {
+        match entries(folder)?
+            .into_iter()
+            .find(|(name, kind, _)| name == segment && *kind == EntryKind::Tree)
+        {
+            Some((_, _, id)) => folder = id,
+            None => return Ok(Vec::new()),
+        }
+    }
+    let mut names = Vec::new();
+    for (name, kind, id) in entries(folder)? {
+        if kind == EntryKind::Tree
+            && entries(id)?.iter().any(|(file, kind, _)| {
+                file == crate::format::limits::SKILL_MD
+                    && matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable)
+            })
+        {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The blobs a partial fetch asks for, once the trees of `commit` passed the walk (`summary`):
+/// those [`select::select_bundle`] reads for each wanted bundle under its limits, and the
+/// targets of the symbolic links the walk reports. Their bounds: no object larger than the
+/// largest file any of the limits allows (a link target is at most a path), no more bytes than
+/// every bundle's total and every reported target together.
+fn blob_request(
+    repo: &gix::Repository,
+    commit: gix::ObjectId,
+    summary: &Summary,
+    wanted: &Wanted<'_>,
+) -> Result<partial::BlobRequest, CommitError> {
+    let folders = match wanted {
+        Wanted::Folders(folders) => folders.clone(),
+        Wanted::All { root, limits, max } => {
+            let names = bundle_names(repo, summary.root, *root)?;
+            if names.len() > *max {
+                Vec::new()
+            } else {
+                names
+                    .into_iter()
+                    .map(|name| match root {
+                        Some(root) => (format!("{root}/{name}"), *limits),
+                        None => (name, *limits),
+                    })
+                    .collect()
+            }
+        }
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut request = partial::BlobRequest::default();
+    for (folder, limits) in &folders {
+        for id in select::wanted_blobs(repo, commit, summary.root, folder, *limits)? {
+            if seen.insert(id) {
+                request.ids.push(id);
+            }
+        }
+        request.object_bytes = request
+            .object_bytes
+            .max(limits.skill_md_bytes())
+            .max(limits.file_bytes());
+        request.total_bytes = request.total_bytes.saturating_add(limits.bundle_bytes());
+    }
+    for id in &summary.symlinks.ids {
+        if seen.insert(*id) {
+            request.ids.push(*id);
+            request.object_bytes = request.object_bytes.max(tree::MAX_PATH_BYTES as u64);
+            request.total_bytes = request
+                .total_bytes
+                .saturating_add(tree::MAX_PATH_BYTES as u64);
+        }
+    }
+    Ok(request)
 }

@@ -6,7 +6,14 @@
 //!   authentication needs is carried over on purpose: the user's `credential.helper` entries, and
 //!   `GIT_ASKPASS` / `SSH_ASKPASS` as `core.askPass`. Without an askpass program, terminal
 //!   prompts are disabled, so a run never blocks on a password.
-//! - First try: `want <commit>` with depth 1 (protocol v2 allows any object id; most forges do).
+//! - First try ([`super::partial`]): `want <commit>` with depth 1 (protocol v2 allows any object
+//!   id; most forges do), without asking for any ref listing. When the server offers `filter`,
+//!   that fetch brings the commit and its trees only (`blob:none`); the caller's selection then
+//!   names the blobs it needs (those of the approved bundles), and one more request on the same
+//!   connection brings exactly those. A server that refuses the blobs by id, answers with more
+//!   than was asked for, or refuses the filter it offers, is asked for the whole commit instead; one that leaves some out
+//!   fails the fetch ([`FetchError::Incomplete`], retryable). Without `filter`, the first fetch
+//!   is of the whole commit.
 //! - Fallback, for servers that refuse a want-by-id (protocol v0/v1 without
 //!   `uploadpack.allowReachableSHA1InWant`): fetch every branch and tag in full, then look the
 //!   commit up locally. Either way the result must hold exactly the pinned commit.
@@ -29,13 +36,14 @@
 //!   small pack of highly compressed objects (a gigabyte of zeros is a megabyte of pack) cannot
 //!   exhaust memory; such a commit is refused with `object_too_large`.
 
-use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::descriptor::redact::{self, RedactedUrl};
 use crate::format::pin::CommitId;
+
+use super::partial;
 
 /// The largest object (blob, tree, commit) a fetch accepts, inflated: 100 MiB, the largest
 /// file GitHub accepts in a repository.
@@ -51,10 +59,45 @@ fn until(deadline: Duration) -> Instant {
 /// How the commit was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FetchPath {
-    /// Shallow fetch of the commit id itself.
+    /// Shallow fetch of the commit id itself (partial, or whole: see [`Fetched::full`]).
     ById,
     /// The server refused the id; all branches and tags were fetched instead.
     BranchesAndTags,
+}
+
+/// Why the whole commit was fetched rather than its trees and the selected blobs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Full {
+    /// The server does not offer `filter`.
+    NoFilter,
+    /// The server offers `filter` but refused `blob:none` (what it said, credentials scrubbed).
+    FilterRefused(String),
+    /// The server refused the blobs by id (what it said, credentials scrubbed).
+    BlobsRefused(String),
+    /// The server's answer to the request for the blobs broke its bounds (which one).
+    BlobsOverBounds(String),
+}
+
+impl Full {
+    /// One line for the progress output.
+    pub fn describe(&self) -> String {
+        match self {
+            Full::NoFilter => {
+                "the server offers no partial fetch (`filter`); fetched the whole commit".to_owned()
+            }
+            Full::FilterRefused(detail) => format!(
+                "the server refused the partial fetch it offers ({}); fetched the whole commit",
+                crate::support::escape::text(detail)
+            ),
+            Full::BlobsRefused(detail) => format!(
+                "the server refused the approved files by id ({}); fetched the whole commit",
+                crate::support::escape::text(detail)
+            ),
+            Full::BlobsOverBounds(why) => format!(
+                "the server's answer for the approved files broke their bounds ({why}); fetched the whole commit"
+            ),
+        }
+    }
 }
 
 /// A repository holding the pinned commit.
@@ -65,6 +108,10 @@ pub struct Fetched {
     pub commit: gix::ObjectId,
     /// How it was obtained.
     pub path: FetchPath,
+    /// When the commit was fetched by id in whole rather than in part, why. `None` after a
+    /// partial fetch (the trees, then the selected blobs) and after the fallback to branches
+    /// and tags (see [`FetchPath`]).
+    pub full: Option<Full>,
 }
 
 /// Why the commit could not be fetched.
@@ -140,6 +187,22 @@ pub enum FetchError {
         /// The deadline that passed.
         deadline: Duration,
     },
+    /// The server answered the request for the selected blobs of a partial fetch without some
+    /// of them (retryable: nothing is published).
+    #[error(
+        "`{url}` left out {count} of the requested file(s) of commit `{commit}` (the first: blob \
+         `{first}`); nothing was published"
+    )]
+    Incomplete {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// The pinned commit.
+        commit: CommitId,
+        /// How many blobs were not sent.
+        count: usize,
+        /// The first of them.
+        first: String,
+    },
     /// Stopped by SIGINT/SIGTERM.
     #[error("the fetch from `{url}` was interrupted")]
     Interrupted {
@@ -169,6 +232,7 @@ impl FetchError {
             FetchError::ObjectTooLarge { .. } => PrepareCode::ObjectTooLarge,
             FetchError::Interrupted { .. } => PrepareCode::Interrupted,
             FetchError::Deadline { .. } => PrepareCode::FetchDeadline,
+            FetchError::Incomplete { .. } => PrepareCode::FetchIncomplete,
             FetchError::Invalid { .. } => PrepareCode::FetchInvalid,
         }
     }
@@ -190,15 +254,18 @@ impl FetchError {
 }
 
 /// Fetches `commit` from `url` into a new bare repository at `git_dir` (which must not exist;
-/// its parent must), within `deadline` overall.
-pub fn fetch_commit(
+/// its parent must), within `deadline` overall. `select` is called once the commit's trees are
+/// in the repository (whatever the fetch brought), and chooses the blobs a partial fetch then
+/// brings; its error ends the fetch.
+pub fn fetch_commit<E: From<FetchError>>(
     url: &str,
     commit: &CommitId,
     git_dir: &Path,
     interrupt: &AtomicBool,
     deadline: Duration,
     report: Report<'_>,
-) -> Result<Fetched, FetchError> {
+    select: Select<'_, E>,
+) -> Result<Fetched, E> {
     let root = gix::progress::prodash::tree::Root::new();
     let done = AtomicBool::new(false);
     // What gix polls: set by the watcher on a signal or at the deadline.
@@ -211,7 +278,7 @@ pub fn fetch_commit(
     };
     std::thread::scope(|scope| {
         let watcher = scope.spawn(|| watch(&root, &done, &stops, report));
-        let result = fetch_with(url, commit, git_dir, &stops, &root);
+        let result = fetch_with(url, commit, git_dir, &stops, &root, select);
         // Wake the watcher at once: the fetch never waits for its next tick.
         done.store(true, Ordering::Release);
         watcher.thread().unpark();
@@ -223,15 +290,15 @@ pub fn fetch_commit(
 pub type Report<'a> = &'a (dyn Fn(&str) + Sync);
 
 /// What stops a fetch: a signal, or its deadline.
-struct Stops<'a> {
+pub(super) struct Stops<'a> {
     /// Set by SIGINT/SIGTERM.
     interrupt: &'a AtomicBool,
     /// When the deadline passes.
-    until: Instant,
+    pub(super) until: Instant,
     /// The deadline, as given.
     deadline: Duration,
     /// The flag gix polls, set by the watcher when either happens.
-    stop: &'a AtomicBool,
+    pub(super) stop: &'a AtomicBool,
 }
 
 impl Stops<'_> {
@@ -293,13 +360,14 @@ fn watch(
     }
 }
 
-fn fetch_with(
+fn fetch_with<E: From<FetchError>>(
     url: &str,
     commit: &CommitId,
     git_dir: &Path,
     stops: &Stops<'_>,
     root: &gix::progress::prodash::tree::Root,
-) -> Result<Fetched, FetchError> {
+    select: Select<'_, E>,
+) -> Result<Fetched, E> {
     crate::source::tls::install_provider();
     let shown = RedactedUrl::new(url);
     let id = gix::ObjectId::from_hex(commit.as_str().as_bytes()).map_err(|e| FetchError::Invalid {
@@ -308,13 +376,18 @@ fn fetch_with(
             "`{commit}` cannot be used with this build ({e}); only SHA-1 repositories are supported"
         ),
     })?;
-    let (url, by_id) = match fetch_by_id(url, id, git_dir, stops, root) {
-        Err(e) if refused_redirect(&e) => {
+    let attempt = |url: &str, partial: bool, select: Select<'_, E>| {
+        let repo = scratch_repository(git_dir).map_err(partial::Failed::Fetch)?;
+        let arrived = partial::fetch_pinned(&repo, url, id, stops, root, partial, select)?;
+        Ok::<_, partial::Failed<E>>((repo, arrived))
+    };
+    let (url, by_id) = match attempt(url, true, &mut *select) {
+        Err(partial::Failed::Fetch(e)) if refused_redirect(&e) => {
             let target = redirect_target(url, stops)
                 .map_err(|detail| redirect_error(detail, url, &shown, stops))?;
             // The refused attempt left its scratch repository behind.
             let _ = fs_err::remove_dir_all(git_dir);
-            let by_id = fetch_by_id(&target, id, git_dir, stops, root);
+            let by_id = attempt(&target, true, &mut *select);
             (std::borrow::Cow::Owned(target), by_id)
         }
         by_id => (std::borrow::Cow::Borrowed(url), by_id),
@@ -322,19 +395,80 @@ fn fetch_with(
     let url = url.as_ref();
     let classify = |e: gix::Error| classify(e, url, &shown, commit, stops);
 
-    let (first_error, server_answered) = match by_id {
-        Ok(repo) => {
+    let first_error = match by_id {
+        Ok((repo, arrived)) => {
+            let full = match arrived {
+                partial::Arrived::Partial => None,
+                partial::Arrived::Whole => Some(Full::NoFilter),
+            };
             return Ok(Fetched {
                 repo,
                 commit: id,
                 path: FetchPath::ById,
+                full,
             });
         }
-        Err(e) => classify(e),
+        Err(partial::Failed::Select(e)) => return Err(e),
+        Err(partial::Failed::Missing { count, first }) => {
+            return Err(FetchError::Incomplete {
+                url: shown,
+                commit: commit.clone(),
+                count,
+                first: first.to_string(),
+            }
+            .into());
+        }
+        Err(partial::Failed::Blobs(e)) => {
+            let detail = redact::scrub(&chain(&e), url);
+            // Out of time, stopped, or cut off: the same failure as any fetch's.
+            if !e.is_resource_exhausted()
+                && let Some(error) = transport_error(&e, detail.clone(), &shown, stops)
+            {
+                return Err(error.into());
+            }
+            return whole(
+                url,
+                id,
+                git_dir,
+                stops,
+                root,
+                select,
+                Full::BlobsRefused(detail),
+            )
+            .map_err(|e| e.map_fetch(|e| classify(e).0));
+        }
+        Err(partial::Failed::OverBounds(why)) => {
+            return whole(
+                url,
+                id,
+                git_dir,
+                stops,
+                root,
+                select,
+                Full::BlobsOverBounds(why),
+            )
+            .map_err(|e| e.map_fetch(|e| classify(e).0));
+        }
+        Err(partial::Failed::Fetch(e)) if refused_filter(&e) => {
+            // It offers `filter` but not this one (`uploadpackfilter.blob:none.allow=false`).
+            let detail = redact::scrub(&chain(&e), url);
+            return whole(
+                url,
+                id,
+                git_dir,
+                stops,
+                root,
+                select,
+                Full::FilterRefused(detail),
+            )
+            .map_err(|e| e.map_fetch(|e| classify(e).0));
+        }
+        Err(partial::Failed::Fetch(e)) => classify(e),
     };
+    let (first_error, server_answered) = first_error;
     // Only a server that answered and refused the want is worth a second, wider fetch.
     if !server_answered {
-        return Err(first_error);
+        return Err(first_error.into());
     }
     // The first attempt removed its directory; fetch branches and tags instead.
     let _ = fs_err::remove_dir_all(git_dir);
@@ -346,47 +480,75 @@ fn fetch_with(
             detail: format!(
                 "not reachable from any branch or tag, and the server refused it by id ({first_error})"
             ),
-        });
+        }
+        .into());
     }
+    select(&repo, id)?;
     Ok(Fetched {
         repo,
         commit: id,
         path: FetchPath::BranchesAndTags,
+        full: None,
     })
 }
 
-/// The shallow fetch of `id` alone into a new, minimal bare repository at `git_dir`.
-///
-/// It goes through gix's remote API rather than its clone API, for three savings measured on
-/// the pinned fetch: no sample hooks and templates are written (the repository is never used
-/// by anyone but us); the server's ref listing is narrowed to one name no repository holds
-/// (a want by id needs no refs, and some servers advertise thousands); and a plain `http://`
-/// URL does not load the system's certificate roots (see [`transport_options`]).
-fn fetch_by_id(
+/// Whether the server refused the filter it offered: git's upload-pack answers `filter '…' not
+/// supported` for a filter its configuration disallows.
+fn refused_filter(e: &gix::Error) -> bool {
+    let chain = chain(e);
+    chain.contains("filter '") && chain.contains("not supported")
+}
+
+/// Chooses the blobs to fetch once the commit's trees are in the repository (see
+/// [`fetch_commit`]).
+pub type Select<'a, E> =
+    &'a mut dyn FnMut(&gix::Repository, gix::ObjectId) -> Result<partial::BlobRequest, E>;
+
+/// A failure of the whole-commit fetch after a partial one gave up: the fetch's (to classify)
+/// or the selection's.
+enum WholeError<E> {
+    Fetch(gix::Error),
+    Select(E),
+}
+
+impl<E: From<FetchError>> WholeError<E> {
+    fn map_fetch(self, classify: impl FnOnce(gix::Error) -> FetchError) -> E {
+        match self {
+            WholeError::Fetch(e) => classify(e).into(),
+            WholeError::Select(e) => e,
+        }
+    }
+}
+
+/// The whole commit, into a new repository at `git_dir` (the partial attempt's is removed),
+/// after the server refused or overran the request for its blobs (`why`).
+fn whole<E>(
     url: &str,
     id: gix::ObjectId,
     git_dir: &Path,
     stops: &Stops<'_>,
     root: &gix::progress::prodash::tree::Root,
-) -> gix::Result<gix::Repository> {
-    let repo = scratch_repository(git_dir)?;
-    with_connection(&repo, url, &id.to_string(), stops.until, |connection| {
-        let narrowed = gix::remote::ref_map::Options {
-            prefix_from_spec_as_filter_on_remote: true,
-            extra_refspecs: vec![
-                gix::refspec::parse(NO_SUCH_REF.into(), gix::refspec::parse::Operation::Fetch)
-                    .map_err(gix::Error::from_error)?
-                    .to_owned(),
-            ],
-            ..Default::default()
-        };
-        connection
-            .prepare_fetch(root.add_child("negotiate"), narrowed)?
-            .with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN))
-            .receive(root.add_child("fetch"), stops.stop)?;
-        Ok(())
-    })?;
-    Ok(repo)
+    select: Select<'_, E>,
+    why: Full,
+) -> Result<Fetched, WholeError<E>> {
+    let _ = fs_err::remove_dir_all(git_dir);
+    let repo = scratch_repository(git_dir).map_err(WholeError::Fetch)?;
+    match partial::fetch_pinned(&repo, url, id, stops, root, false, select) {
+        Ok(_) => Ok(Fetched {
+            repo,
+            commit: id,
+            path: FetchPath::ById,
+            full: Some(why),
+        }),
+        Err(partial::Failed::Select(e)) => Err(WholeError::Select(e)),
+        Err(partial::Failed::Fetch(e) | partial::Failed::Blobs(e)) => Err(WholeError::Fetch(e)),
+        Err(partial::Failed::OverBounds(why)) => Err(WholeError::Fetch(gix::Error::from_error(
+            std::io::Error::other(why),
+        ))),
+        Err(partial::Failed::Missing { .. }) => Err(WholeError::Fetch(gix::Error::from_error(
+            std::io::Error::other("the whole commit was fetched, yet blobs are missing"),
+        ))),
+    }
 }
 
 /// A new, minimal bare repository at `git_dir`, opened.
@@ -543,10 +705,6 @@ pub fn resolve_ref(
         })
 }
 
-/// A ref name the ref listing is narrowed to: no repository holds it, so the server lists no
-/// refs (gix would otherwise ask for every ref when the only refspec is an object id).
-const NO_SUCH_REF: &str = "refs/heads/skillfold/pinned-fetch-lists-no-refs";
-
 /// A bare repository with nothing but what Git needs to open it: `HEAD`, `config`, `objects/`
 /// and `refs/`. `git_dir` must not exist; its parent must.
 fn init_bare(git_dir: &Path) -> std::io::Result<()> {
@@ -569,7 +727,7 @@ fn init_bare(git_dir: &Path) -> std::io::Result<()> {
 /// every request is configured, gix follows no redirect of these connections: the callers
 /// follow them with [`redirect_target`] (which loads the roots should a plain-HTTP server
 /// redirect to `https://`).
-fn transport_options(
+pub(super) fn transport_options(
     repo: &gix::Repository,
     url: &str,
     until: Instant,

@@ -4,7 +4,8 @@
 //!
 //! - [`fetch`]: fetch the pinned commit into a throwaway bare repository, isolated from the
 //!   user's Git configuration except the credential helpers, with a fallback for servers that
-//!   refuse a want-by-id.
+//!   refuse a want-by-id; [`partial`] fetches its trees first and then only the blobs of the
+//!   approved bundles, when the server allows it.
 //! - [`tree`]: walk the whole tree of the commit once per distinct tree object, bounded in
 //!   entries, bytes and path length, refusing malformed trees (and, in [`commit`], the source if
 //!   any entry is a symlink).
@@ -15,6 +16,7 @@ pub mod candidate;
 pub mod commit;
 pub mod fetch;
 pub mod lfs;
+pub mod partial;
 pub mod select;
 #[cfg(test)]
 mod test_repo;

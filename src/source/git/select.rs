@@ -61,6 +61,32 @@ pub fn select_bundle(
     Ok(Some(builder.finish()))
 }
 
+/// The blobs that [`select_bundle`] reads for the bundle in `folder` under the same `limits`
+/// (none when the tree has no such folder or the bundle is refused before any file is read),
+/// found from the trees alone: what a partial fetch asks the server for.
+pub fn wanted_blobs(
+    repo: &gix::Repository,
+    commit: gix::ObjectId,
+    root: gix::ObjectId,
+    folder: &str,
+    limits: Limits,
+) -> Result<Vec<gix::ObjectId>, TreeError> {
+    let reader = FolderReader {
+        repo,
+        commit,
+        folder,
+    };
+    let Some(tree) = reader.folder_tree(root)? else {
+        return Ok(Vec::new());
+    };
+    let mut builder = FileSetBuilder::with_limits(limits);
+    let planned = reader.plan_with(tree, &mut builder, &mut |_, _| Ok(0))?;
+    if builder.is_exhausted() {
+        return Ok(Vec::new());
+    }
+    Ok(planned.into_iter().map(|(_, id)| id).collect())
+}
+
 struct FolderReader<'a> {
     repo: &'a gix::Repository,
     commit: gix::ObjectId,
@@ -91,6 +117,16 @@ impl FolderReader<'_> {
         tree: gix::ObjectId,
         builder: &mut FileSetBuilder,
     ) -> Result<Vec<(BundlePath, gix::ObjectId)>, TreeError> {
+        self.plan_with(tree, builder, &mut |id, path| self.blob_size(id, path))
+    }
+
+    /// [`plan`](Self::plan), with each file's size from `size` (its id and path).
+    fn plan_with(
+        &self,
+        tree: gix::ObjectId,
+        builder: &mut FileSetBuilder,
+        size: &mut dyn FnMut(gix::ObjectId, &BundlePath) -> Result<u64, TreeError>,
+    ) -> Result<Vec<(BundlePath, gix::ObjectId)>, TreeError> {
         let mut planned = Vec::new();
         let mut todo: Vec<(gix::ObjectId, Option<BundlePath>)> = vec![(tree, None)];
         while let Some((id, dir)) = todo.pop() {
@@ -114,7 +150,7 @@ impl FolderReader<'_> {
                         if builder.begin_file(&path).is_none() {
                             continue;
                         }
-                        let size = self.blob_size(oid, &path)?;
+                        let size = size(oid, &path)?;
                         if size > builder.limits().max_file_bytes(path.as_str()) {
                             builder.add_oversized(path, size);
                         } else {

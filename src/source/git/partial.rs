@@ -1,0 +1,440 @@
+//! The pinned fetch, on gix's protocol crates: one connection, one handshake, then one `fetch`
+//! command for the commit and its trees (`filter blob:none`, when the server offers `filter`)
+//! and, once the caller has walked those trees and chosen the blobs it needs, one more for
+//! exactly those blobs by id. gix's high-level fetch cannot send a filter (its
+//! `remote::fetch::Prepare` builds the protocol arguments itself), so this layer drives
+//! [`gix::protocol::fetch`] with its own [`Negotiate`] — which wants the given ids, asks for the
+//! filter and never sends a `have` — and writes each pack with gix's own
+//! [`Bundle::write_to_directory`], verified like any fetched pack (every object re-hashed). It
+//! is no second Git implementation: no pack, object or wire format is parsed here, except the
+//! twelve-byte pack header of the blobs' pack, to bound its object count before any object is
+//! read.
+//!
+//! When the server does not offer `filter`, the same connection fetches the whole commit
+//! instead (depth 1), and no ref listing is asked for at all.
+//!
+//! The blobs' pack is bounded by what was asked for ([`PackBounds`]): no more objects than ids
+//! wanted (from the pack header, before any object is read), no object larger than the largest
+//! file the bundles' limits profiles allow (from each object's header, before it is inflated),
+//! and no more bytes than those files could take together.
+
+use std::cell::Cell;
+use std::io::{BufRead, Read};
+use std::num::NonZeroU32;
+
+use gix::odb::pack::Bundle;
+use gix::protocol::fetch::{Arguments, Negotiate, Response, Shallow, Tags, negotiate};
+
+use super::fetch::{MAX_OBJECT_BYTES, Stops, transport_options};
+
+/// The blobs to fetch after the trees, and the bounds of their pack.
+#[derive(Debug, Clone, Default)]
+pub struct BlobRequest {
+    /// The blobs, each once.
+    pub ids: Vec<gix::ObjectId>,
+    /// The largest object, inflated, the pack may hold (at most [`MAX_OBJECT_BYTES`]).
+    pub object_bytes: u64,
+    /// The most bytes the wanted objects may hold together, inflated.
+    pub total_bytes: u64,
+}
+
+/// How the objects of the commit arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrived {
+    /// The commit and its trees, then the requested blobs (or none, when the server had sent
+    /// them with the trees).
+    Partial,
+    /// The whole commit at once: the server offers no `filter`, or the caller did not ask for it.
+    Whole,
+}
+
+/// Why a pinned fetch failed.
+pub(super) enum Failed<E> {
+    /// The commit (and its trees) could not be fetched.
+    Fetch(gix::Error),
+    /// The caller's selection refused the commit.
+    Select(E),
+    /// The blobs could not be fetched by id.
+    Blobs(gix::Error),
+    /// The blobs' pack broke its bounds ([`PackBounds`]).
+    OverBounds(String),
+    /// The server answered the request for the blobs without some of them.
+    Missing {
+        /// How many were not sent.
+        count: usize,
+        /// The first of them.
+        first: gix::ObjectId,
+    },
+}
+
+/// Fetches commit `id` from `url` into `repo` at depth 1 over one connection: without blobs
+/// when `partial` and the server offers `filter`, then (after `select` has chosen them from the
+/// trees) exactly the blobs it asks for, those the first pack did not already hold. `select` is
+/// called once the trees are in `repo`, whatever was fetched.
+pub(super) fn fetch_pinned<E>(
+    repo: &gix::Repository,
+    url: &str,
+    id: gix::ObjectId,
+    stops: &Stops<'_>,
+    root: &gix::progress::prodash::tree::Root,
+    partial: bool,
+    select: &mut dyn FnMut(&gix::Repository, gix::ObjectId) -> Result<BlobRequest, E>,
+) -> Result<Arrived, Failed<E>> {
+    use gix::protocol::transport::client::TransportWithoutIO as _;
+
+    let remote = repo
+        .remote_at(url)
+        .map_err(|e| Failed::Fetch(gix::Error::from_error(e)))?
+        .with_fetch_tags(gix::remote::fetch::Tags::None);
+    let mut connection = remote
+        .connect(gix::remote::Direction::Fetch)
+        .map_err(Failed::Fetch)?;
+    if let Some(options) = transport_options(repo, url, stops.until).map_err(Failed::Fetch)? {
+        connection
+            .transport_mut()
+            .configure(&*options)
+            .map_err(|e| Failed::Fetch(gix::Error::from_error(e)))?;
+    }
+    let mut authenticate = connection.configured_credentials_for_current_url();
+    let mut handshake = gix::protocol::handshake(
+        connection.transport_mut(),
+        gix::protocol::transport::Service::UploadPack,
+        &mut authenticate,
+        Vec::new(),
+        &mut root.add_child("handshake"),
+    )
+    .map_err(Failed::Fetch)?;
+    let filter = partial && offers_filter(&handshake);
+    let depth = Shallow::DepthAtRemote(NonZeroU32::MIN);
+    let commit = Pack {
+        wants: &[id],
+        shallow: &depth,
+        filter: filter.then_some("blob:none"),
+        bounds: None,
+    };
+    commit
+        .fetch(
+            repo,
+            connection.transport_mut(),
+            &mut handshake,
+            stops,
+            root,
+        )
+        .map_err(|e| match e {
+            PackError::Fetch(e) => Failed::Fetch(e),
+            PackError::OverBounds(why) => Failed::OverBounds(why),
+        })?;
+    let request = select(repo, id).map_err(Failed::Select)?;
+    if !filter {
+        return Ok(Arrived::Whole);
+    }
+    // A server may send blobs with the trees (a filter is only a request): those are here.
+    let missing: Vec<gix::ObjectId> = request
+        .ids
+        .iter()
+        .copied()
+        .filter(|blob| !repo.has_object(blob))
+        .collect();
+    if missing.is_empty() {
+        return Ok(Arrived::Partial);
+    }
+    let bounds = PackBounds {
+        objects: missing.len() as u64,
+        object_bytes: request.object_bytes.min(MAX_OBJECT_BYTES),
+        total_bytes: request.total_bytes,
+    };
+    let blobs = Pack {
+        wants: &missing,
+        shallow: &Shallow::NoChange,
+        filter: None,
+        bounds: Some(bounds),
+    };
+    blobs
+        .fetch(
+            repo,
+            connection.transport_mut(),
+            &mut handshake,
+            stops,
+            root,
+        )
+        .map_err(|e| match e {
+            PackError::Fetch(e) => Failed::Blobs(e),
+            PackError::OverBounds(why) => Failed::OverBounds(why),
+        })?;
+    let mut absent = missing.iter().filter(|blob| !repo.has_object(blob));
+    if let Some(first) = absent.next() {
+        return Err(Failed::Missing {
+            count: 1 + absent.count(),
+            first: *first,
+        });
+    }
+    Ok(Arrived::Partial)
+}
+
+/// Whether the server's `fetch` command accepts a `filter`.
+fn offers_filter(handshake: &gix::protocol::Handshake) -> bool {
+    gix::protocol::Command::Fetch
+        .default_features(handshake.server_protocol_version, &handshake.capabilities)
+        .iter()
+        .any(|(name, _)| *name == "filter")
+}
+
+/// What a pack answering a request for blobs may hold.
+#[derive(Debug, Clone, Copy)]
+pub struct PackBounds {
+    /// Objects, from the pack header.
+    pub objects: u64,
+    /// Bytes of any one object, inflated, from its header (gix's allocation limit).
+    pub object_bytes: u64,
+    /// Bytes of all objects inflated; the pack's own bytes are bounded by what deflate can
+    /// make of them ([`PackBounds::pack_bytes`]).
+    pub total_bytes: u64,
+}
+
+impl PackBounds {
+    /// The most bytes a pack of these objects takes on the wire: deflate's worst case for the
+    /// total (zlib's `deflateBound`: 1/4096 + 1/16384 more, and a few bytes per stream), an
+    /// entry header and a delta base id per object, the pack header and its trailing checksum.
+    fn pack_bytes(&self) -> u64 {
+        let total = self.total_bytes;
+        let per_object = 32 + 32;
+        total
+            .saturating_add(total / 2048)
+            .saturating_add(self.objects.saturating_mul(per_object))
+            .saturating_add(12 + 32)
+    }
+}
+
+/// One `fetch` command.
+struct Pack<'a> {
+    wants: &'a [gix::ObjectId],
+    shallow: &'a Shallow,
+    filter: Option<&'a str>,
+    bounds: Option<PackBounds>,
+}
+
+enum PackError {
+    Fetch(gix::Error),
+    OverBounds(String),
+}
+
+impl Pack<'_> {
+    /// Sends the command on `transport` and writes the pack the server answers into `repo`'s
+    /// object database.
+    fn fetch<T: gix::protocol::transport::client::blocking_io::Transport>(
+        &self,
+        repo: &gix::Repository,
+        transport: &mut T,
+        handshake: &mut gix::protocol::Handshake,
+        stops: &Stops<'_>,
+        root: &gix::progress::prodash::tree::Root,
+    ) -> Result<(), PackError> {
+        let shallow_file = repo.shallow_file().map_err(PackError::Fetch)?;
+        let pack_dir = repo.objects.store_ref().path().join("pack");
+        let options = gix::odb::pack::bundle::write::Options {
+            alloc_limit_bytes: Some(
+                usize::try_from(self.bounds.map_or(MAX_OBJECT_BYTES, |b| b.object_bytes))
+                    .unwrap_or(usize::MAX),
+            ),
+            ..Default::default()
+        };
+        let over: Cell<Option<String>> = Cell::new(None);
+        let mut wants = Wants {
+            ids: self.wants,
+            filter: self.filter,
+        };
+        let result = gix::protocol::fetch(
+            &mut wants,
+            |pack, progress, interrupt| {
+                let written = match self.bounds {
+                    Some(bounds) => {
+                        let mut bounded = Bounded::new(pack, bounds, &over);
+                        Bundle::write_to_directory(
+                            &mut bounded,
+                            Some(&pack_dir),
+                            progress,
+                            interrupt,
+                            Some(repo.objects.clone()),
+                            repo.object_hash(),
+                            options,
+                        )
+                    }
+                    None => Bundle::write_to_directory(
+                        pack,
+                        Some(&pack_dir),
+                        progress,
+                        interrupt,
+                        Some(repo.objects.clone()),
+                        repo.object_hash(),
+                        options,
+                    ),
+                };
+                written.map(|_| true)
+            },
+            root.add_child("fetch"),
+            stops.stop,
+            gix::protocol::fetch::Context {
+                handshake,
+                transport,
+                user_agent: ("agent", Some(gix::protocol::agent(gix::env::agent()))),
+                trace_packetlines: false,
+            },
+            gix::protocol::fetch::Options {
+                shallow_file,
+                shallow: self.shallow,
+                tags: Tags::None,
+                reject_shallow_remote: false,
+            },
+        );
+        if let Some(why) = over.take() {
+            return Err(PackError::OverBounds(why));
+        }
+        match (result, self.bounds) {
+            (Err(e), Some(bounds)) if e.is_resource_exhausted() => {
+                Err(PackError::OverBounds(format!(
+                    "an object of the pack is larger than {} bytes, the largest file the bundles' \
+                     limits allow",
+                    bounds.object_bytes
+                )))
+            }
+            (result, _) => result.map(|_| ()).map_err(PackError::Fetch),
+        }
+    }
+}
+
+/// The negotiation of a pinned fetch: the ids wanted, the filter, and no `have` (the repository
+/// is new, or holds only what an earlier command of the same fetch brought).
+struct Wants<'a> {
+    ids: &'a [gix::ObjectId],
+    filter: Option<&'a str>,
+}
+
+impl Negotiate for Wants<'_> {
+    fn mark_complete_and_common_ref(&mut self) -> gix::Result<negotiate::Action> {
+        Ok(negotiate::Action::MustNegotiate {
+            remote_ref_target_known: Vec::new(),
+        })
+    }
+
+    fn add_wants(&mut self, arguments: &mut Arguments, _known: &[bool]) -> bool {
+        for id in self.ids {
+            arguments.want(id);
+        }
+        // Only offered filters are asked for (`Arguments::filter` ignores the others).
+        if let Some(filter) = self.filter
+            && arguments.can_use_filter()
+        {
+            arguments.filter(filter);
+        }
+        !self.ids.is_empty()
+    }
+
+    fn one_round(
+        &mut self,
+        _state: &mut negotiate::one_round::State,
+        _arguments: &mut Arguments,
+        _previous: Option<&Response>,
+    ) -> gix::Result<(negotiate::Round, bool)> {
+        // Nothing to negotiate: the first round says `done`.
+        Ok((
+            negotiate::Round {
+                haves_sent: 0,
+                in_vain: 0,
+                haves_to_send: 0,
+                previous_response_had_at_least_one_in_common: false,
+            },
+            true,
+        ))
+    }
+}
+
+/// A pack stream that stops with an error, recorded in `over`, as soon as its header announces
+/// more objects than [`PackBounds::objects`] or it runs past [`PackBounds::pack_bytes`].
+struct Bounded<'a> {
+    inner: &'a mut dyn BufRead,
+    bounds: PackBounds,
+    max_bytes: u64,
+    seen: u64,
+    header: [u8; 12],
+    over: &'a Cell<Option<String>>,
+}
+
+impl<'a> Bounded<'a> {
+    fn new(inner: &'a mut dyn BufRead, bounds: PackBounds, over: &'a Cell<Option<String>>) -> Self {
+        Bounded {
+            inner,
+            bounds,
+            max_bytes: bounds.pack_bytes(),
+            seen: 0,
+            header: [0; 12],
+            over,
+        }
+    }
+
+    /// The refusal, once something broke the bounds.
+    fn check(&self) -> std::io::Result<()> {
+        let refusal = if self.seen > self.max_bytes {
+            Some(format!(
+                "the pack of {} requested blob(s) runs past {} bytes, more than the bundles' limits \
+                 allow them together",
+                self.bounds.objects, self.max_bytes
+            ))
+        } else if self.seen >= 12 {
+            let count = u32::from_be_bytes([
+                self.header[8],
+                self.header[9],
+                self.header[10],
+                self.header[11],
+            ]);
+            (u64::from(count) > self.bounds.objects).then(|| {
+                format!(
+                    "the server answered a request for {} blob(s) with a pack of {count} objects",
+                    self.bounds.objects
+                )
+            })
+        } else {
+            None
+        };
+        match refusal {
+            Some(why) => {
+                let error = std::io::Error::other(why.clone());
+                self.over.set(Some(why));
+                Err(error)
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+impl Read for Bounded<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let available = self.fill_buf()?;
+        let n = available.len().min(out.len());
+        out[..n].copy_from_slice(&available[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Bounded<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.check()?;
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        if self.seen < 12
+            && let Ok(buffered) = self.inner.fill_buf()
+        {
+            let start = self.seen as usize;
+            let end = (start + amount.min(buffered.len())).min(12);
+            self.header[start..end].copy_from_slice(&buffered[..end - start]);
+        }
+        self.inner.consume(amount);
+        self.seen += amount as u64;
+    }
+}
+
+#[cfg(test)]
+#[path = "partial_tests.rs"]
+mod tests;
