@@ -32,6 +32,8 @@ pub struct SkillsServer {
     agent: Option<Arc<str>>,
     observer: Option<Arc<dyn observe::Observer>>,
     remote: bool,
+    #[cfg(feature = "http")]
+    splicer: Option<Arc<super::http::splice::Splicer>>,
 }
 
 impl SkillsServer {
@@ -44,6 +46,8 @@ impl SkillsServer {
             agent: None,
             observer: None,
             remote: false,
+            #[cfg(feature = "http")]
+            splicer: None,
         }
     }
 
@@ -52,6 +56,17 @@ impl SkillsServer {
     /// `skill://` URI, not by the server's file paths.
     pub fn remote(mut self) -> SkillsServer {
         self.remote = true;
+        self
+    }
+
+    #[cfg(feature = "http")]
+    /// The same, answering `load_skill` for a body with placeholders that `splicer` replaces by
+    /// the snapshot's prebuilt bytes in what rmcp writes ([`super::http::splice`]).
+    pub(crate) fn spliced(
+        mut self,
+        splicer: Option<Arc<super::http::splice::Splicer>>,
+    ) -> SkillsServer {
+        self.splicer = splicer;
         self
     }
 
@@ -66,6 +81,37 @@ impl SkillsServer {
         self.agent = agent.map(Arc::from);
         self.observer = Some(observer);
         self
+    }
+}
+
+impl SkillsServer {
+    /// Tells the observer, if any, of a tool call: its record when served, else the code of its
+    /// refusal; `bytes` of text answered.
+    fn observe_call(
+        &self,
+        context: &RequestContext<RoleServer>,
+        label: &str,
+        started: std::time::Instant,
+        outcome: Result<&crate::runtime::tools::Record, &str>,
+        bytes: usize,
+    ) {
+        let Some(observer) = &self.observer else {
+            return;
+        };
+        observer.tool_call(&observe::ToolCall {
+            agent: self.agent.as_deref(),
+            session: session_of(&context.extensions),
+            record: outcome.ok(),
+            code: outcome.err(),
+            tool: label,
+            outcome: if outcome.is_ok() {
+                observe::Outcome::Ok
+            } else {
+                observe::Outcome::Refused
+            },
+            duration: started.elapsed(),
+            bytes,
+        });
     }
 }
 
@@ -161,12 +207,29 @@ impl ServerHandler for SkillsServer {
         // be read again from disk) runs on the blocking pool.
         let in_memory =
             name == load_skill::NAME && input.get("reference").is_none_or(Value::is_null);
+        // A host's policy hook that panics fails the call, as on the blocking pool.
+        let unwound = |_| ErrorData::internal_error("the tool call failed: it panicked", None);
+        #[cfg(feature = "http")]
+        if in_memory && let Some(splicer) = &self.splicer {
+            // Over HTTP the body's prebuilt bytes are spliced into the answer rmcp writes.
+            let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                served.catalogue().call_body(&input).map(|called| {
+                    called.map(|(skill, record)| (Arc::clone(load_skill::body_json(skill)), record))
+                })
+            }))
+            .map_err(unwound)?;
+            if let Some(Ok((json, record))) = called {
+                let (text, structured) = splicer.placeholders(&json);
+                let result = super::tools::placeholder_result(text, structured, &record);
+                self.observe_call(&context, &label, started, Ok(&record), json.len());
+                return Ok(CallToolResponse::Complete(result));
+            }
+        }
         let outcome = if in_memory {
-            // A host's policy hook that panics fails the call, as on the blocking pool.
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 served.catalogue().call(&name, &input)
             }))
-            .map_err(|_| ErrorData::internal_error("the tool call failed: it panicked", None))?
+            .map_err(unwound)?
         } else {
             let called = name.clone();
             let serving = Arc::clone(&served);
@@ -186,34 +249,25 @@ impl ServerHandler for SkillsServer {
             }
             _ => None,
         };
-        let observed = self.observer.as_ref().map(|observer| {
-            let (record, code) = match &outcome {
-                Ok((_, record)) => (Some(record.clone()), None),
-                Err(error) => (None, Some(error.code.as_str())),
-            };
-            (Arc::clone(observer), record, code)
+        let observed = self.observer.is_some().then(|| match &outcome {
+            Ok((_, record)) => Ok(record.clone()),
+            Err(error) => Err(error.code.as_str()),
         });
         let result = call_result(outcome, prebuilt.as_deref());
-        if let Some((observer, record, code)) = observed {
-            observer.tool_call(&observe::ToolCall {
-                agent: self.agent.as_deref(),
-                session: session_of(&context.extensions),
-                record: record.as_ref(),
-                code,
-                tool: &label,
-                outcome: if result.is_error == Some(true) {
-                    observe::Outcome::Refused
-                } else {
-                    observe::Outcome::Ok
-                },
-                duration: started.elapsed(),
-                bytes: result
-                    .content
-                    .iter()
-                    .filter_map(|c| c.as_text())
-                    .map(|t| t.text.len())
-                    .sum(),
-            });
+        if let Some(observed) = observed {
+            let bytes = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text())
+                .map(|t| t.text.len())
+                .sum();
+            self.observe_call(
+                &context,
+                &label,
+                started,
+                observed.as_ref().map_err(|c| *c),
+                bytes,
+            );
         }
         Ok(CallToolResponse::Complete(result))
     }

@@ -36,6 +36,8 @@ mod schemas;
 #[cfg(feature = "http")]
 mod serve_http;
 #[cfg(feature = "http")]
+mod serve_http_answers;
+#[cfg(feature = "http")]
 mod serve_http_rpc;
 mod shared_fetch;
 mod signatures;
