@@ -207,7 +207,11 @@ errors += int((re.search(r"Non-2xx or 3xx responses: (\d+)", out) or [0, 0])[1])
 errors += int((re.search(r"bad answers: (\d+)", out) or [0, 0])[1])
 with open(sys.argv[3], "a") as f:
     f.write(f"{sys.argv[1]} {sys.argv[2]} {rate} {p50} {p99} {errors}\n")
+if errors:
+    detail = [l.strip() for l in out.splitlines() if re.search(r"errors|Non-2xx|bad answers", l)]
+    print(f"{sys.argv[1]}, {sys.argv[2]} connections: {'; '.join(detail)}")
 PY
+  if [ -s "$dir/wrk-err" ]; then sed "s/^/$name, $c connections: /" "$dir/wrk-err" | head -3 | cut -c1-300; fi
 }
 
 echo "load: $(uptime)"
