@@ -8,11 +8,13 @@
 #   python               the official Python SDK's MCPServer (benches/peers/python_server.py), stateful;
 #   lighttpd             a static file of the size of skillfold's answer: the ceiling of HTTP here.
 # Each answer is checked to carry the body before anything is timed. The servers are loaded in
-# turn at each connection count (wrk: 2 threads), then a table: calls/s, p50, p99, errors, the
-# server's RSS, and each ratio to the ceiling and to the peers.
+# turn at each connection count (wrk: 2 threads), for ROUNDS rounds, so that a load the machine
+# gets from elsewhere falls on all of them alike; then a table of the medians over the rounds:
+# calls/s, p50, p99, errors (all rounds), the server's RSS, and each ratio to the ceiling and to
+# the peers.
 #
 #   benches/http_peers.sh [BIN]                        # default: target/release/skillfold
-#   CONNS="2 8 64" DURATION=10s benches/http_peers.sh  # the defaults
+#   CONNS="2 8 64" DURATION=5s ROUNDS=3 benches/http_peers.sh   # the defaults
 #   SERVERS="lighttpd skillfold" benches/http_peers.sh # a subset (order kept)
 #   PERF=1 benches/http_peers.sh                       # perf record -g skillfold's stateful runs
 #                                                      #   (target/perf-<conns>.data)
@@ -27,7 +29,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/target/release/skillfold}
 read -r -a conns <<< "${CONNS:-2 8 64}"
 read -r -a servers <<< "${SERVERS:-lighttpd skillfold skillfold-stateless typescript python}"
-duration=${DURATION:-10s}
+duration=${DURATION:-5s}
+rounds=${ROUNDS:-3}
 wants() { [[ " ${servers[*]} " == *" $1 "* ]]; }
 
 for tool in wrk lighttpd; do
@@ -186,9 +189,9 @@ CONF
 fi
 
 # Loads NAME with C connections for D; appends "name conns calls/s p50_ms p99_ms errors" to
-# $dir/results.
+# $dir/results unless a fourth argument says `warm-up`.
 load() {
-  local name=$1 c=$2 d=$3
+  local name=$1 c=$2 d=$3 warm=${4:-}
   local env=(SESSION="${session[$name]:-}")
   local script=(-s "$here/benches/wrk_load_skill.lua")
   case $name in
@@ -196,7 +199,7 @@ load() {
     skillfold-stateless) env=(STATELESS=1) ;;
   esac
   env "${env[@]}" wrk -t2 -c"$c" -d"$d" --latency "${script[@]}" "${url[$name]}" > "$dir/wrk-out" 2> "$dir/wrk-err"
-  if [ "$d" = 2s ]; then return 0; fi
+  if [ "$warm" = warm-up ]; then return 0; fi
   python3 - "$name" "$c" "$dir/results" "$dir/wrk-out" <<'PY'
 import re, sys
 out = open(sys.argv[4]).read()
@@ -219,19 +222,19 @@ PY
 }
 
 echo "load: $(uptime)"
-for name in "${servers[@]}"; do load "$name" 2 2s; done # warm-up, not recorded
-for c in "${conns[@]}"; do
+for name in "${servers[@]}"; do load "$name" 2 2s warm-up; done
+for _ in $(seq "$rounds"); do for c in "${conns[@]}"; do
   for name in "${servers[@]}"; do
     perf_pid=
     if [ "${PERF:-}" = 1 ] && [ "$name" = skillfold ]; then
-      perf record -g -o "$here/target/perf-$c.data" -p "${pid[skillfold]}" 2>/dev/null &
+      perf record -g -o "$here/target/perf-$c.data" -p "${pid[skillfold]}" 2>/dev/null &  # the last round's
       perf_pid=$!
       sleep 0.5
     fi
     load "$name" "$c" "$duration"
     if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   done
-done
+done; done
 echo "load: $(uptime)"
 for name in "${servers[@]}"; do
   rss=$(awk '/VmRSS/ {print $2}' "/proc/${pid[$name]}/status")
@@ -239,16 +242,25 @@ for name in "${servers[@]}"; do
   echo "$name $rss $hwm" >> "$dir/rss"
 done
 
-python3 - "$dir/results" "$dir/rss" <<'PY'
-import sys
-rows = [line.split() for line in open(sys.argv[1])]
+python3 - "$dir/results" "$dir/rss" "$rounds" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    n, c, *figures = line.split()
+    runs.setdefault((n, c), []).append([float(f) for f in figures])
 rss = {n: (int(r) / 1024, int(h) / 1024) for n, r, h in (l.split() for l in open(sys.argv[2]))}
-rate = {(n, c): float(r) for n, c, r, *_ in rows}
+rows = [
+    (n, c, statistics.median(f[0] for f in fs), statistics.median(f[1] for f in fs),
+     statistics.median(f[2] for f in fs), int(sum(f[3] for f in fs)))
+    for (n, c), fs in runs.items()
+]
+rows.sort(key=lambda row: int(row[1]))
+rate = {(n, c): r for n, c, r, *_ in rows}
 print()
+print(f"medians of {sys.argv[3]} rounds")
 print("| server | conns | calls/s | p50 ms | p99 ms | errors | RSS MiB (peak) | × ceiling | × TypeScript | × Python |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for n, c, r, p50, p99, errors in rows:
-    r = float(r)
     def ratio(peer):
         other = rate.get((peer, c))
         return f"{r / other:.2f}×" if other and peer != n else "—"
