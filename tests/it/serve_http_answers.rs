@@ -129,8 +129,6 @@ fn a_body_is_answered_over_http_with_the_bytes_stdio_sends() {
         message.to_string()
     );
     let text = result["content"][0]["text"].as_str().expect("text");
-    assert!(
-        text == result["structuredContent"].to_string(),
-        "the text is not the output's"
-    );
+    let structured = result["structuredContent"].to_string();
+    assert!(text == structured, "the text is not the output's");
 }
