@@ -3,8 +3,10 @@
 //! Skills extension, and with `list_changed` every reload is announced to each session (directly
 //! to an `initialize`d one, through `subscriptions/listen` on 2026-07-28 sessions). Tool calls run
 //! on the blocking pool, so a tool that waits (a script runner) never holds up the protocol — but
-//! `load_skill` for a body, which only reads memory, is answered at once; an observer, when one
-//! is set, hears of every tool call and resource read.
+//! `load_skill` for a body, which only reads memory, is answered at once (over HTTP with
+//! placeholders for its prebuilt bytes, spliced in after rmcp has written the answer:
+//! [`super::http::splice`]); an observer, when one is set, hears of every tool call and resource
+//! read.
 
 use std::sync::Arc;
 use std::time::Duration;
