@@ -211,23 +211,37 @@ impl ServerHandler for SkillsServer {
             name == load_skill::NAME && input.get("reference").is_none_or(Value::is_null);
         // A host's policy hook that panics fails the call, as on the blocking pool.
         let unwound = |_| ErrorData::internal_error("the tool call failed: it panicked", None);
+        // Over HTTP the body's prebuilt bytes are spliced into the answer rmcp writes; a refusal
+        // there is answered as any other (the call is not made twice).
         #[cfg(feature = "http")]
-        if in_memory && let Some(splicer) = &self.splicer {
-            // Over HTTP the body's prebuilt bytes are spliced into the answer rmcp writes.
-            let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                served.catalogue().call_body(&input).map(|called| {
-                    called.map(|(skill, record)| (Arc::clone(load_skill::body_json(skill)), record))
-                })
-            }))
-            .map_err(unwound)?;
-            if let Some(Ok((json, record))) = called {
-                let (text, structured) = splicer.placeholders(&json);
-                let result = super::tools::placeholder_result(text, structured, &record);
-                self.observe_call(&context, &label, started, Ok(&record), json.len());
-                return Ok(CallToolResponse::Complete(result));
+        let refused = match &self.splicer {
+            Some(splicer) if in_memory => {
+                let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    served.catalogue().call_body(&input).map(|called| {
+                        called.map(|(skill, record)| {
+                            (Arc::clone(load_skill::body_json(skill)), record)
+                        })
+                    })
+                }))
+                .map_err(unwound)?;
+                match called {
+                    Some(Ok((json, record))) => {
+                        let (text, structured) = splicer.placeholders(&json);
+                        let result = super::tools::placeholder_result(text, structured, &record);
+                        self.observe_call(&context, &label, started, Ok(&record), json.len());
+                        return Ok(CallToolResponse::Complete(result));
+                    }
+                    Some(Err(error)) => Some(Err(error)),
+                    None => None,
+                }
             }
-        }
-        let outcome = if in_memory {
+            _ => None,
+        };
+        #[cfg(not(feature = "http"))]
+        let refused = None;
+        let outcome = if let Some(refused) = refused {
+            refused
+        } else if in_memory {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 served.catalogue().call(&name, &input)
             }))
@@ -473,6 +487,68 @@ mod tests {
             .expect("read")
             .expect("an answer");
         Some(serde_json::from_str(&answer).expect("json"))
+    }
+
+    #[cfg(feature = "http")]
+    #[tokio::test]
+    async fn a_body_call_refused_on_the_spliced_path_asks_the_policy_once() {
+        let temp = tempfile::tempdir().expect("tempdir");
+        let bundle = temp.path().join("big");
+        fs_err::create_dir_all(&bundle).expect("mkdir");
+        fs_err::write(
+            bundle.join("SKILL.md"),
+            "---\nname: big\ndescription: Big.\n---\nBody.\n",
+        )
+        .expect("write");
+        let hash = crate::format::bundle::Bundle::read_dir(&bundle)
+            .expect("bundle")
+            .digest()
+            .to_string();
+        let built = crate::runtime::Runtime::builder()
+            .local("big", "1.0", &bundle, &hash)
+            .build()
+            .expect("runtime");
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&asked);
+        let catalogue = built
+            .runtime
+            .catalogue(None)
+            .expect("catalogue")
+            .with_policy(move |_| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Err("not today".to_owned())
+            });
+        let splicer = crate::mcp::http::splice::Splicer::new().map(Arc::new);
+        assert!(splicer.is_some(), "randomness");
+        let server = SkillsServer::new(Live::new(Served::new(catalogue)), false).spliced(splicer);
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(theirs).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let (read, mut write) = tokio::io::split(ours);
+        let mut lines = BufReader::new(read).lines();
+        let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}});
+        ask(&mut lines, &mut write, initialize).await;
+        let initialized =
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        ask(&mut lines, &mut write, initialized).await;
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "load_skill", "arguments": {"name": "big", "reference": null}}});
+        let answer = ask(&mut lines, &mut write, call).await.expect("answer");
+        let result = &answer["result"];
+        assert_eq!(result["isError"], true, "{answer}");
+        let text = result["content"][0]["text"].as_str().expect("text");
+        let error: Value = serde_json::from_str(text).expect("json");
+        assert_eq!(error["error"]["code"], "policy_denied", "{answer}");
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            1,
+            "the policy is asked once per call"
+        );
     }
 
     #[tokio::test]
