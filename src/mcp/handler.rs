@@ -3,8 +3,10 @@
 //! Skills extension, and with `list_changed` every reload is announced to each session (directly
 //! to an `initialize`d one, through `subscriptions/listen` on 2026-07-28 sessions). Tool calls run
 //! on the blocking pool, so a tool that waits (a script runner) never holds up the protocol — but
-//! `load_skill` for a body, which only reads memory, is answered at once; an observer, when one
-//! is set, hears of every tool call and resource read.
+//! `load_skill` for a body, which only reads memory, is answered at once (over HTTP with
+//! placeholders for its prebuilt bytes, spliced in after rmcp has written the answer:
+//! [`super::http::splice`]); an observer, when one is set, hears of every tool call and resource
+//! read.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,6 +34,8 @@ pub struct SkillsServer {
     agent: Option<Arc<str>>,
     observer: Option<Arc<dyn observe::Observer>>,
     remote: bool,
+    #[cfg(feature = "http")]
+    splicer: Option<Arc<super::http::splice::Splicer>>,
 }
 
 impl SkillsServer {
@@ -44,6 +48,8 @@ impl SkillsServer {
             agent: None,
             observer: None,
             remote: false,
+            #[cfg(feature = "http")]
+            splicer: None,
         }
     }
 
@@ -52,6 +58,17 @@ impl SkillsServer {
     /// `skill://` URI, not by the server's file paths.
     pub fn remote(mut self) -> SkillsServer {
         self.remote = true;
+        self
+    }
+
+    #[cfg(feature = "http")]
+    /// The same, answering `load_skill` for a body with placeholders that `splicer` replaces by
+    /// the snapshot's prebuilt bytes in what rmcp writes ([`super::http::splice`]).
+    pub(crate) fn spliced(
+        mut self,
+        splicer: Option<Arc<super::http::splice::Splicer>>,
+    ) -> SkillsServer {
+        self.splicer = splicer;
         self
     }
 
@@ -66,6 +83,38 @@ impl SkillsServer {
         self.agent = agent.map(Arc::from);
         self.observer = Some(observer);
         self
+    }
+}
+
+impl SkillsServer {
+    /// Tells the observer, if any, of a tool call: its record when served, else the code of its
+    /// refusal; `bytes` of text answered.
+    fn observe_call(
+        &self,
+        context: &RequestContext<RoleServer>,
+        label: &str,
+        started: std::time::Instant,
+        outcome: Result<&crate::runtime::tools::Record, &str>,
+        bytes: usize,
+    ) {
+        let Some(observer) = &self.observer else {
+            return;
+        };
+        observer.tool_call(&observe::ToolCall {
+            agent: self.agent.as_deref(),
+            session: session_of(&context.extensions),
+            caller: caller_of(&context.extensions),
+            record: outcome.ok(),
+            code: outcome.err(),
+            tool: label,
+            outcome: if outcome.is_ok() {
+                observe::Outcome::Ok
+            } else {
+                observe::Outcome::Refused
+            },
+            duration: started.elapsed(),
+            bytes,
+        });
     }
 }
 
@@ -176,12 +225,43 @@ impl ServerHandler for SkillsServer {
         // be read again from disk) runs on the blocking pool.
         let in_memory =
             name == load_skill::NAME && input.get("reference").is_none_or(Value::is_null);
-        let outcome = if in_memory {
-            // A host's policy hook that panics fails the call, as on the blocking pool.
+        // A host's policy hook that panics fails the call, as on the blocking pool.
+        let unwound = |_| ErrorData::internal_error("the tool call failed: it panicked", None);
+        // Over HTTP the body's prebuilt bytes are spliced into the answer rmcp writes; a refusal
+        // there is answered as any other (the call is not made twice).
+        #[cfg(feature = "http")]
+        let refused = match &self.splicer {
+            Some(splicer) if in_memory => {
+                let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    served.catalogue().call_body(&input).map(|called| {
+                        called.map(|(skill, record)| {
+                            (Arc::clone(load_skill::body_json(skill)), record)
+                        })
+                    })
+                }))
+                .map_err(unwound)?;
+                match called {
+                    Some(Ok((json, record))) => {
+                        let (text, structured) = splicer.placeholders(&json);
+                        let result = super::tools::placeholder_result(text, structured, &record);
+                        self.observe_call(&context, &label, started, Ok(&record), json.len());
+                        return Ok(CallToolResponse::Complete(result));
+                    }
+                    Some(Err(error)) => Some(Err(error)),
+                    None => None,
+                }
+            }
+            _ => None,
+        };
+        #[cfg(not(feature = "http"))]
+        let refused = None;
+        let outcome = if let Some(refused) = refused {
+            refused
+        } else if in_memory {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 served.catalogue().call(&name, &input)
             }))
-            .map_err(|_| ErrorData::internal_error("the tool call failed: it panicked", None))?
+            .map_err(unwound)?
         } else {
             let called = name.clone();
             let serving = Arc::clone(&served);
@@ -201,35 +281,25 @@ impl ServerHandler for SkillsServer {
             }
             _ => None,
         };
-        let observed = self.observer.as_ref().map(|observer| {
-            let (record, code) = match &outcome {
-                Ok((_, record)) => (Some(record.clone()), None),
-                Err(error) => (None, Some(error.code.as_str())),
-            };
-            (Arc::clone(observer), record, code)
+        let observed = self.observer.is_some().then(|| match &outcome {
+            Ok((_, record)) => Ok(record.clone()),
+            Err(error) => Err(error.code.as_str()),
         });
         let result = call_result(outcome, prebuilt.as_deref());
-        if let Some((observer, record, code)) = observed {
-            observer.tool_call(&observe::ToolCall {
-                agent: self.agent.as_deref(),
-                session: session_of(&context.extensions),
-                caller: caller_of(&context.extensions),
-                record: record.as_ref(),
-                code,
-                tool: &label,
-                outcome: if result.is_error == Some(true) {
-                    observe::Outcome::Refused
-                } else {
-                    observe::Outcome::Ok
-                },
-                duration: started.elapsed(),
-                bytes: result
-                    .content
-                    .iter()
-                    .filter_map(|c| c.as_text())
-                    .map(|t| t.text.len())
-                    .sum(),
-            });
+        if let Some(observed) = observed {
+            let bytes = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text())
+                .map(|t| t.text.len())
+                .sum();
+            self.observe_call(
+                &context,
+                &label,
+                started,
+                observed.as_ref().map_err(|c| *c),
+                bytes,
+            );
         }
         Ok(CallToolResponse::Complete(result))
     }
@@ -434,6 +504,68 @@ mod tests {
             .expect("read")
             .expect("an answer");
         Some(serde_json::from_str(&answer).expect("json"))
+    }
+
+    #[cfg(feature = "http")]
+    #[tokio::test]
+    async fn a_body_call_refused_on_the_spliced_path_asks_the_policy_once() {
+        let temp = tempfile::tempdir().expect("tempdir");
+        let bundle = temp.path().join("big");
+        fs_err::create_dir_all(&bundle).expect("mkdir");
+        fs_err::write(
+            bundle.join("SKILL.md"),
+            "---\nname: big\ndescription: Big.\n---\nBody.\n",
+        )
+        .expect("write");
+        let hash = crate::format::bundle::Bundle::read_dir(&bundle)
+            .expect("bundle")
+            .digest()
+            .to_string();
+        let built = crate::runtime::Runtime::builder()
+            .local("big", "1.0", &bundle, &hash)
+            .build()
+            .expect("runtime");
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&asked);
+        let catalogue = built
+            .runtime
+            .catalogue(None)
+            .expect("catalogue")
+            .with_policy(move |_| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Err("not today".to_owned())
+            });
+        let splicer = crate::mcp::http::splice::Splicer::new().map(Arc::new);
+        assert!(splicer.is_some(), "randomness");
+        let server = SkillsServer::new(Live::new(Served::new(catalogue)), false).spliced(splicer);
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(theirs).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let (read, mut write) = tokio::io::split(ours);
+        let mut lines = BufReader::new(read).lines();
+        let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}});
+        ask(&mut lines, &mut write, initialize).await;
+        let initialized =
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        ask(&mut lines, &mut write, initialized).await;
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "load_skill", "arguments": {"name": "big", "reference": null}}});
+        let answer = ask(&mut lines, &mut write, call).await.expect("answer");
+        let result = &answer["result"];
+        assert_eq!(result["isError"], true, "{answer}");
+        let text = result["content"][0]["text"].as_str().expect("text");
+        let error: Value = serde_json::from_str(text).expect("json");
+        assert_eq!(error["error"]["code"], "policy_denied", "{answer}");
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            1,
+            "the policy is asked once per call"
+        );
     }
 
     #[tokio::test]

@@ -52,18 +52,35 @@ pub fn call_result(
                 }
                 None => output.to_string(),
             };
-            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-            r.structured_content = Some(output);
-            let mut meta = JsonObject::new();
-            meta.insert(
-                RECORD_META_KEY.into(),
-                serde_json::to_value(record).unwrap_or_default(),
-            );
-            r.meta = Some(MetaObject(meta));
-            r
+            success(text, output, &record)
         }
         Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_json().to_string())]),
     }
+}
+
+/// The result of a successful call whose text content and `structuredContent` are the
+/// placeholders `text` and `structured`, for bytes spliced into the answer after rmcp has
+/// serialised it (`http::splice`).
+#[cfg(feature = "http")]
+pub fn placeholder_result(
+    text: String,
+    structured: Value,
+    record: &crate::runtime::tools::Record,
+) -> CallToolResult {
+    success(text, structured, record)
+}
+
+/// A success: `text`, `output` as `structuredContent`, the record in `_meta`.
+fn success(text: String, output: Value, record: &crate::runtime::tools::Record) -> CallToolResult {
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(output);
+    let mut meta = JsonObject::new();
+    meta.insert(
+        RECORD_META_KEY.into(),
+        serde_json::to_value(record).unwrap_or_default(),
+    );
+    r.meta = Some(MetaObject(meta));
+    r
 }
 
 /// The first protocol revision with `outputSchema` (and `structuredContent`).

@@ -361,6 +361,21 @@ impl Catalogue {
         Ok((output.unwrap_or_default(), record))
     }
 
+    /// [`Catalogue::call`] of `load_skill` for an input that asks for a body, without building
+    /// the output (a server sends the snapshot's prebuilt JSON text of it instead): the snapshot
+    /// served and the record, or the same refusal. `None` when the input names a reference or
+    /// the catalogue offers no `load_skill` (call [`Catalogue::call`] then).
+    #[cfg(feature = "http")]
+    pub(crate) fn call_body(
+        &self,
+        input: &Value,
+    ) -> Option<Result<(&Arc<Snapshot>, Record), ToolError>> {
+        if self.skills.is_empty() {
+            return None;
+        }
+        load_skill::call_body(self.agent(), &self.skills, self.policy.as_deref(), input)
+    }
+
     /// [`Catalogue::call`] for async hosts: a helper script (which may run up to its time limit)
     /// runs on a thread of its own, so no executor worker blocks on it; the other tools serve
     /// from memory and answer at once. Works on any executor.

@@ -109,6 +109,11 @@ impl Server {
     }
 
     /// The next message the server writes.
+    /// The next line the server writes, as it wrote it.
+    pub(super) fn next_line(&self, wait: Duration) -> Option<String> {
+        self.lines.recv_timeout(wait).ok()
+    }
+
     pub(super) fn next(&self, wait: Duration) -> Option<Value> {
         let line = self.lines.recv_timeout(wait).ok()?;
         Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))

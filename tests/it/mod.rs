@@ -40,6 +40,8 @@ mod schemas;
 #[cfg(feature = "http")]
 mod serve_http;
 #[cfg(feature = "http")]
+mod serve_http_answers;
+#[cfg(feature = "http")]
 mod serve_http_rpc;
 #[cfg(feature = "http")]
 mod serve_oauth;

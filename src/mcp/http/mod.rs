@@ -33,6 +33,7 @@ pub mod jsonrpc;
 pub mod limits;
 pub mod metrics;
 pub mod oauth;
+pub(crate) mod splice;
 pub mod tls;
 pub mod tokens;
 
@@ -156,6 +157,8 @@ struct Server {
     in_flight: Arc<limits::InFlight>,
     body_timeout: Duration,
     oauth: Option<Arc<oauth::ResourceServer>>,
+    /// Splices the prebuilt bytes of skill bodies into the answers ([`splice`]).
+    splicer: Option<Arc<splice::Splicer>>,
 }
 
 type Body = BoxBody<Bytes, Infallible>;
@@ -307,6 +310,7 @@ async fn serve(
         observers.push(audit);
     }
     let observer: Arc<dyn super::observe::Observer> = Arc::new(super::observe::Fanout(observers));
+    let splicer = splice::Splicer::new().map(Arc::new);
     let endpoints = lives
         .iter()
         .map(|(agent, live)| {
@@ -317,6 +321,7 @@ async fn serve(
             let handler_live = Arc::clone(live);
             let watch = options.watch;
             let endpoint_agent = agent.clone();
+            let splicer = splicer.clone();
             Endpoint {
                 agent: agent.clone(),
                 path: agent
@@ -328,7 +333,8 @@ async fn serve(
                         // Remote clients get `skill://` locations, never the server's paths.
                         Ok(SkillsServer::new(Arc::clone(&handler_live), watch)
                             .remote()
-                            .observed(endpoint_agent.as_deref(), Arc::clone(&observer)))
+                            .observed(endpoint_agent.as_deref(), Arc::clone(&observer))
+                            .spliced(splicer.clone()))
                     },
                     Arc::clone(&sessions),
                     config.clone(),
@@ -349,6 +355,7 @@ async fn serve(
         in_flight: limits::InFlight::new(options.max_in_flight, options.max_in_flight_per_token),
         body_timeout: options.body_timeout,
         oauth,
+        splicer,
     });
     let connections =
         limits::Connections::new(options.max_connections, options.max_connections_per_client);
@@ -640,6 +647,9 @@ impl Server {
             Err(refusal) => return refusal,
         };
         let mut response = endpoint.service.handle(request).await;
+        if let Some(splicer) = &self.splicer {
+            response = splice::response(splicer, response).await;
+        }
         if session.is_none()
             && let Some(id) = response
                 .headers()

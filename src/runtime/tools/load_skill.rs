@@ -101,6 +101,51 @@ pub(crate) fn call(
     policy: Option<&Policy>,
     input: &Value,
 ) -> Result<(LoadedSkill, Record), ToolError> {
+    let input = parse(input)?;
+    let (skill, access) = resolve(agent, skills, policy, &input)?;
+    let held;
+    let content: &str = match access.reference {
+        None => skill.body(),
+        Some(path) => {
+            let file = skill.reference(path).ok_or_else(|| {
+                ToolError::new(ToolCode::ValidationError, "the reference vanished")
+            })?;
+            held = skill
+                .read(file)
+                .map_err(|e| ToolError::new(ToolCode::ReferenceChanged, e.to_string()))?;
+            // Verified text when the snapshot was made (binary files were refused above).
+            std::str::from_utf8(&held).unwrap_or_default()
+        }
+    };
+    let record = super::record(&access, content.as_bytes());
+    Ok((loaded(skill, access.reference, content), record))
+}
+
+/// [`call`] for an input that asks for a body (`reference` null or left out): the same
+/// validation, policy and record, without building the output, which is the snapshot's
+/// [`body_json`] every time. `None` when the input names a reference.
+#[cfg(feature = "http")]
+pub(crate) fn call_body<'s>(
+    agent: Option<&str>,
+    skills: &'s BTreeMap<SkillName, Arc<Snapshot>>,
+    policy: Option<&Policy>,
+    input: &Value,
+) -> Option<Result<(&'s Arc<Snapshot>, Record), ToolError>> {
+    let input = match parse(input) {
+        Ok(input) if input.reference.is_some() => return None,
+        Ok(input) => input,
+        Err(refusal) => return Some(Err(refusal)),
+    };
+    Some(
+        resolve(agent, skills, policy, &input).map(|(skill, access)| {
+            let record = super::record(&access, skill.body().as_bytes());
+            (skill, record)
+        }),
+    )
+}
+
+/// The arguments of a call, named (never positional).
+fn parse(input: &Value) -> Result<LoadSkillInput, ToolError> {
     let invalid = |why: &str| {
         ToolError::new(
             ToolCode::ValidationError,
@@ -114,8 +159,19 @@ pub(crate) fn call(
     if !input.is_object() {
         return Err(invalid("the arguments are not an object"));
     }
-    let input: LoadSkillInput =
-        LoadSkillInput::deserialize(input).map_err(|e| invalid(&e.to_string()))?;
+    LoadSkillInput::deserialize(input).map_err(|e| invalid(&e.to_string()))
+}
+
+/// The skill and the access `input` asks for, its reference checked and the policy asked.
+fn resolve<'s, 'i>(
+    agent: Option<&'i str>,
+    skills: &'s BTreeMap<SkillName, Arc<Snapshot>>,
+    policy: Option<&Policy>,
+    input: &'i LoadSkillInput,
+) -> Result<(&'s Arc<Snapshot>, Access<'i>), ToolError>
+where
+    's: 'i,
+{
     let Some(skill) = SkillName::parse(&input.name)
         .ok()
         .and_then(|n| skills.get(&n))
@@ -139,22 +195,7 @@ pub(crate) fn call(
     if let Some(policy) = policy {
         policy(&access).map_err(|reason| ToolError::new(ToolCode::PolicyDenied, reason))?;
     }
-    let held;
-    let content: &str = match reference {
-        None => skill.body(),
-        Some(path) => {
-            let file = skill.reference(path).ok_or_else(|| {
-                ToolError::new(ToolCode::ValidationError, "the reference vanished")
-            })?;
-            held = skill
-                .read(file)
-                .map_err(|e| ToolError::new(ToolCode::ReferenceChanged, e.to_string()))?;
-            // Verified text when the snapshot was made (binary files were refused above).
-            std::str::from_utf8(&held).unwrap_or_default()
-        }
-    };
-    let record = super::record(&access, content.as_bytes());
-    Ok((loaded(skill, reference, content), record))
+    Ok((skill, access))
 }
 
 /// What serving `content` (`reference`, or the body for `None`) of `skill` returns.

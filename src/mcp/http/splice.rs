@@ -1,0 +1,258 @@
+//! Answers spliced together from bytes built once per snapshot.
+//!
+//! A `load_skill` call for a body answers the same bytes every time for a snapshot: its output's
+//! JSON text (`structuredContent`) and that text as a JSON string (the text content). rmcp takes
+//! only values it serialises itself, which would JSON-escape the whole body twice on every call;
+//! over HTTP the handler hands rmcp two short placeholders instead
+//! ([`Splicer::placeholders`]), and [`response`] puts the prebuilt bytes in their place in what
+//! rmcp wrote — every SSE event, every whole (JSON) answer, replays of a stream included — so a
+//! client reads the very bytes a fully serialised answer has.
+//!
+//! The text placeholder is the string `skillfold-splice-<nonce>-<id>-t`, the structured one the
+//! object `{"skillfold-splice-<nonce>-<id>-s": null}` (an object, as rmcp keeps only an object
+//! as `structuredContent` for sessions before 2026-07-28), where the nonce is 128 random bits drawn when the server starts: no input can forge one, and none leaves
+//! the process (an answer whose placeholder names bytes no longer held ends there instead; the
+//! bytes of a replaced snapshot are kept for [`RETIRED`] more snapshots, for streams replayed
+//! after a reload).
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use http_body_util::BodyExt as _;
+use hyper::body::{Body as _, Bytes, Frame, SizeHint};
+use hyper::{Response, StatusCode};
+
+use super::Body;
+
+/// How many bodies of snapshots no longer served are kept (for replayed streams).
+const RETIRED: usize = 8;
+
+/// The prebuilt bytes placeholders stand for.
+#[derive(Debug)]
+pub(crate) struct Splicer {
+    /// `"skillfold-splice-<nonce>-`: how every placeholder begins once rmcp has serialised it.
+    tag: String,
+    finder: memchr::memmem::Finder<'static>,
+    entries: Mutex<Entries>,
+}
+
+#[derive(Debug, Default)]
+struct Entries {
+    next: u64,
+    list: Vec<Entry>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    id: u64,
+    /// The output's JSON text, as the snapshot holds it (`structuredContent`).
+    json: Arc<str>,
+    /// The same text as a JSON string, quotes included (the text content).
+    string: Bytes,
+}
+
+/// Which of an entry's bytes a placeholder stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Text,
+    Structured,
+}
+
+/// A placeholder names bytes that are no longer held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Missing;
+
+impl Splicer {
+    /// A splicer with a fresh random nonce; `None` when no randomness is available (answers are
+    /// then serialised whole, as without it).
+    pub(crate) fn new() -> Option<Splicer> {
+        let mut nonce = [0u8; 16];
+        rustls::crypto::ring::default_provider()
+            .secure_random
+            .fill(&mut nonce)
+            .ok()?;
+        let hex: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+        let tag = format!("\"skillfold-splice-{hex}-");
+        Some(Splicer {
+            finder: memchr::memmem::Finder::new(tag.as_bytes()).into_owned(),
+            tag,
+            entries: Mutex::new(Entries::default()),
+        })
+    }
+
+    /// The placeholders of the text content (a string) and of `structuredContent` (an object)
+    /// for the output whose JSON text is `json` (the snapshot's, kept by it: the same `Arc` for
+    /// every call).
+    pub(crate) fn placeholders(&self, json: &Arc<str>) -> (String, serde_json::Value) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let id = match entries.list.iter().find(|e| Arc::ptr_eq(&e.json, json)) {
+            Some(entry) => entry.id,
+            None => {
+                let id = entries.next;
+                entries.next += 1;
+                // Held only here: its snapshot is no longer served.
+                let retired = entries
+                    .list
+                    .iter()
+                    .filter(|e| Arc::strong_count(&e.json) == 1)
+                    .count();
+                if retired >= RETIRED
+                    && let Some(oldest) = entries
+                        .list
+                        .iter()
+                        .position(|e| Arc::strong_count(&e.json) == 1)
+                {
+                    entries.list.remove(oldest);
+                }
+                let string = serde_json::to_string(&**json).unwrap_or_default();
+                entries.list.push(Entry {
+                    id,
+                    json: Arc::clone(json),
+                    string: Bytes::from(string),
+                });
+                id
+            }
+        };
+        let tag = &self.tag[1..];
+        let mut structured = serde_json::Map::new();
+        structured.insert(format!("{tag}{id}-s"), serde_json::Value::Null);
+        (
+            format!("{tag}{id}-t"),
+            serde_json::Value::Object(structured),
+        )
+    }
+
+    /// `bytes` with every placeholder (quoted, as serialised) replaced by what it stands for;
+    /// `None` when there is none.
+    pub(crate) fn splice(&self, bytes: &[u8]) -> Result<Option<Bytes>, Missing> {
+        let mut found = self.finder.find_iter(bytes).peekable();
+        if found.peek().is_none() {
+            return Ok(None);
+        }
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pieces: Vec<&[u8]> = Vec::new();
+        let mut at = 0;
+        for start in found {
+            let (id, part, read) = parse(&bytes[start + self.tag.len()..]).ok_or(Missing)?;
+            let entry = entries.list.iter().find(|e| e.id == id).ok_or(Missing)?;
+            let (from, piece): (usize, &[u8]) = match part {
+                Part::Text => (start, &entry.string),
+                // The object's opening brace is the byte before the tag.
+                Part::Structured => (
+                    start
+                        .checked_sub(1)
+                        .filter(|&b| bytes[b] == b'{')
+                        .ok_or(Missing)?,
+                    entry.json.as_bytes(),
+                ),
+            };
+            if from < at {
+                return Err(Missing);
+            }
+            pieces.push(&bytes[at..from]);
+            pieces.push(piece);
+            at = start + self.tag.len() + read;
+        }
+        pieces.push(&bytes[at..]);
+        let mut out = Vec::with_capacity(pieces.iter().map(|p| p.len()).sum());
+        for piece in pieces {
+            out.extend_from_slice(piece);
+        }
+        Ok(Some(Bytes::from(out)))
+    }
+}
+
+/// `<id>-t"` or `<id>-s":null}` after a placeholder's tag: the id, the part and the length
+/// read.
+fn parse(rest: &[u8]) -> Option<(u64, Part, usize)> {
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let id = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+    let after = &rest[digits..];
+    if after.starts_with(b"-t\"") {
+        Some((id, Part::Text, digits + 3))
+    } else if after.starts_with(b"-s\":null}") {
+        Some((id, Part::Structured, digits + 9))
+    } else {
+        None
+    }
+}
+
+/// rmcp's `response` with the placeholders in it spliced: a whole answer (its length known, a
+/// JSON answer) at once, keeping its length exact; an event stream event by event.
+pub(crate) async fn response(splicer: &Arc<Splicer>, response: Response<Body>) -> Response<Body> {
+    if response.body().size_hint().exact().is_none() {
+        return response.map(|inner| {
+            Spliced {
+                inner,
+                splicer: Arc::clone(splicer),
+                ended: false,
+            }
+            .boxed()
+        });
+    }
+    let (parts, body) = response.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    match splicer.splice(&bytes) {
+        Ok(None) => Response::from_parts(parts, super::full(bytes)),
+        Ok(Some(spliced)) => Response::from_parts(parts, super::full(spliced)),
+        Err(Missing) => super::plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the answer refers to a snapshot no longer held; send the request again\n",
+        ),
+    }
+}
+
+/// An event stream with its placeholders spliced, frame by frame (rmcp writes one event per
+/// frame); a frame whose placeholder names bytes no longer held ends the stream.
+struct Spliced {
+    inner: Body,
+    splicer: Arc<Splicer>,
+    ended: bool,
+}
+
+impl hyper::body::Body for Spliced {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        let frame = match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => frame,
+            other => return other,
+        };
+        let data = match frame.into_data() {
+            Ok(data) => data,
+            Err(frame) => return Poll::Ready(Some(Ok(frame))),
+        };
+        match self.splicer.splice(&data) {
+            Ok(None) => Poll::Ready(Some(Ok(Frame::data(data)))),
+            Ok(Some(spliced)) => Poll::Ready(Some(Ok(Frame::data(spliced)))),
+            Err(Missing) => {
+                self.ended = true;
+                Poll::Ready(None)
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended || self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+#[cfg(test)]
+#[path = "splice_tests.rs"]
+mod tests;

@@ -1,0 +1,134 @@
+//! The answers of `skillfold serve --listen` to `load_skill` for a body, which the server
+//! splices together from bytes built once per snapshot: byte for byte the answer stdio sends
+//! for the same request (a body full of what JSON escapes, on every call, at the revisions with
+//! and without `structuredContent` objects kept), and on the stateless 2026-07-28 path the same
+//! body, with no placeholder left anywhere.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::http_raw::{self, post};
+use super::mcp_client::Listening;
+use super::mcp_framing::{Server, World};
+
+/// A world whose skill `big` has a body of everything JSON escapes or keeps, 64 KiB and more.
+fn world() -> (World, String) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("big");
+    fs_err::create_dir_all(dir.join("references")).expect("mkdir");
+    let body = "Say \"hi\" \\ then\ttab </script> — ✓ \u{1F600} {\"k\": [1]}\n".repeat(1200);
+    fs_err::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: big\ndescription: A big skill.\n---\n{body}"),
+    )
+    .expect("write");
+    fs_err::write(dir.join("references/notes.md"), "# notes\n").expect("write");
+    let hash = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
+    let config = tmp.path().join("skillfold.yaml");
+    fs_err::write(
+        &config,
+        format!(
+            "skills:\n  - local: {{ name: big, version: '1', directory: big, hash: {hash}, limits: extended }}\n"
+        ),
+    )
+    .expect("write");
+    (World { tmp, config }, body)
+}
+
+fn call(id: u64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "load_skill", "arguments": {"name": "big", "reference": null}}})
+    .to_string()
+}
+
+/// The `data:` of the one SSE event of an answer, as the server wrote it.
+fn data_of(answer: &http_raw::Answer) -> &str {
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let data: Vec<&str> = answer
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| !d.is_empty())
+        .collect();
+    assert_eq!(data.len(), 1, "one message: {}", answer.body);
+    data[0]
+}
+
+#[test]
+fn a_body_is_answered_over_http_with_the_bytes_stdio_sends() {
+    let (world, body) = world();
+    let http = Listening::start(&world.config, &[], &[]);
+    for protocol in ["2025-03-26", "2025-06-18"] {
+        let mut stdio = Server::start(&world);
+        stdio.initialize(protocol);
+        let initialize = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize",
+            "params": {"protocolVersion": protocol, "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}})
+        .to_string();
+        let opened = post(http.port, "/mcp", None, &[], &initialize);
+        assert_eq!(opened.status, 200, "{}", opened.body);
+        let session = opened
+            .header("mcp-session-id")
+            .expect("a session")
+            .to_owned();
+        let headers = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", protocol),
+        ];
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(
+            post(http.port, "/mcp", None, &headers, initialized).status,
+            202
+        );
+        // The first call builds the bytes, the next ones reuse them.
+        for id in [5, 6, 7] {
+            stdio.line(&call(id));
+            let expected = stdio
+                .next_line(Duration::from_secs(30))
+                .expect("an answer on stdio");
+            let answer = post(http.port, "/mcp", None, &headers, &call(id));
+            let got = data_of(&answer);
+            assert!(got == expected, "{protocol}, call {id}: the answers differ");
+            let message: Value = serde_json::from_str(got).expect("json");
+            assert!(
+                message["result"]["structuredContent"]["content"] == body.as_str(),
+                "{protocol}, call {id}: not the body"
+            );
+        }
+        let (code, _) = stdio.close();
+        assert_eq!(code, Some(0));
+    }
+
+    // The stateless path: the same body, the text the structured content's JSON text.
+    let stateless = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "load_skill"),
+    ];
+    let request = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": {"name": "load_skill", "arguments": {"name": "big", "reference": null},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let answer = post(http.port, "/mcp", None, &stateless, &request.to_string());
+    assert!(
+        !answer.body.contains("skillfold-splice"),
+        "a placeholder is left"
+    );
+    let raw = answer
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .find(|d| !d.is_empty())
+        .unwrap_or(answer.body.as_str());
+    let message: Value = serde_json::from_str(raw).expect("a JSON-RPC answer");
+    let result = &message["result"];
+    assert!(
+        result["structuredContent"]["content"] == body.as_str(),
+        "not the body: {:.300}",
+        message.to_string()
+    );
+    let text = result["content"][0]["text"].as_str().expect("text");
+    let structured = result["structuredContent"].to_string();
+    assert!(text == structured, "the text is not the output's");
+}
