@@ -506,15 +506,15 @@ mod tests {
         Some(serde_json::from_str(&answer).expect("json"))
     }
 
-    #[cfg(feature = "http")]
-    #[tokio::test]
-    async fn a_body_call_refused_on_the_spliced_path_asks_the_policy_once() {
+    /// A runtime serving one bundle, `big` 1.0, whose `SKILL.md` body is `body` (the folder lives
+    /// as long as the returned guard).
+    fn one_skill(body: &str) -> (tempfile::TempDir, crate::runtime::builder::Built) {
         let temp = tempfile::tempdir().expect("tempdir");
         let bundle = temp.path().join("big");
         fs_err::create_dir_all(&bundle).expect("mkdir");
         fs_err::write(
             bundle.join("SKILL.md"),
-            "---\nname: big\ndescription: Big.\n---\nBody.\n",
+            format!("---\nname: big\ndescription: Big.\n---\n{body}"),
         )
         .expect("write");
         let hash = crate::format::bundle::Bundle::read_dir(&bundle)
@@ -525,6 +525,13 @@ mod tests {
             .local("big", "1.0", &bundle, &hash)
             .build()
             .expect("runtime");
+        (temp, built)
+    }
+
+    #[cfg(feature = "http")]
+    #[tokio::test]
+    async fn a_body_call_refused_on_the_spliced_path_asks_the_policy_once() {
+        let (_temp, built) = one_skill("Body.\n");
         let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = Arc::clone(&asked);
         let catalogue = built
@@ -571,22 +578,7 @@ mod tests {
     #[tokio::test]
     async fn a_body_answered_in_place_is_the_prebuilt_text_and_a_panicking_policy_fails_only_its_call()
      {
-        let temp = tempfile::tempdir().expect("tempdir");
-        let bundle = temp.path().join("big");
-        fs_err::create_dir_all(&bundle).expect("mkdir");
-        fs_err::write(
-            bundle.join("SKILL.md"),
-            "---\nname: big\ndescription: Big.\n---\nSay \"hi\" \\ — ✓\n",
-        )
-        .expect("write");
-        let hash = crate::format::bundle::Bundle::read_dir(&bundle)
-            .expect("bundle")
-            .digest()
-            .to_string();
-        let built = crate::runtime::Runtime::builder()
-            .local("big", "1.0", &bundle, &hash)
-            .build()
-            .expect("runtime");
+        let (_temp, built) = one_skill("Say \"hi\" \\ — ✓\n");
         let panicked = Arc::new(AtomicBool::new(false));
         let once = Arc::clone(&panicked);
         let catalogue = built
