@@ -9,6 +9,7 @@
 //!   pull of a digest-pinned image with its registry credentials.
 //! - [`signature`]: a pinned commit's signature against the source's trust policy (SSH and
 //!   OpenPGP, in-process), from the fetched commit or the one a manifest keeps.
+//! - [`origin`]: the origin (scheme, host, port) every credential is scoped to.
 //! - [`tls`]: the one TLS provider of every https client.
 //! - [`code`]: the stable codes of preparation (area `prepare`), which [`crate::corpus`] shares.
 //!
@@ -18,6 +19,8 @@ pub mod code;
 #[cfg(feature = "git")]
 pub mod git;
 pub mod oci;
+#[cfg(any(feature = "git", feature = "http"))]
+pub mod origin;
 pub mod signature;
 #[cfg(any(feature = "git", feature = "oci", feature = "http"))]
 pub mod tls;

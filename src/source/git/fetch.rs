@@ -394,6 +394,11 @@ fn fetch_with<E: From<FetchError>>(
     };
     let url = url.as_ref();
     let classify = |e: gix::Error| classify(e, url, &shown, commit, stops);
+    // The whole commit from the same server, for the reason `why` (said once in the progress).
+    let mut fall_back = |why: Full| {
+        whole(url, id, git_dir, stops, root, &mut *select, why)
+            .map_err(|e| e.map_fetch(|e| classify(e).0))
+    };
 
     let first_error = match by_id {
         Ok((repo, arrived)) => {
@@ -426,42 +431,15 @@ fn fetch_with<E: From<FetchError>>(
             {
                 return Err(error.into());
             }
-            return whole(
-                url,
-                id,
-                git_dir,
-                stops,
-                root,
-                select,
-                Full::BlobsRefused(detail),
-            )
-            .map_err(|e| e.map_fetch(|e| classify(e).0));
+            return fall_back(Full::BlobsRefused(detail));
         }
         Err(partial::Failed::OverBounds(why)) => {
-            return whole(
-                url,
-                id,
-                git_dir,
-                stops,
-                root,
-                select,
-                Full::BlobsOverBounds(why),
-            )
-            .map_err(|e| e.map_fetch(|e| classify(e).0));
+            return fall_back(Full::BlobsOverBounds(why));
         }
         Err(partial::Failed::Fetch(e)) if refused_filter(&e) => {
             // It offers `filter` but not this one (`uploadpackfilter.blob:none.allow=false`).
             let detail = redact::scrub(&chain(&e), url);
-            return whole(
-                url,
-                id,
-                git_dir,
-                stops,
-                root,
-                select,
-                Full::FilterRefused(detail),
-            )
-            .map_err(|e| e.map_fetch(|e| classify(e).0));
+            return fall_back(Full::FilterRefused(detail));
         }
         Err(partial::Failed::Fetch(e)) => classify(e),
     };
@@ -825,7 +803,7 @@ fn redirect_target(url: &str, stops: &Stops<'_>) -> Result<String, String> {
 
 /// `target` (which holds no credentials) with those of `original` if both have one origin.
 fn with_credentials_of(mut target: reqwest::Url, original: &reqwest::Url) -> reqwest::Url {
-    if same_origin(&target, original) {
+    if crate::source::origin::same_origin(&target, original) {
         let _ = target.set_username(original.username());
         let _ = target.set_password(original.password());
     }
@@ -870,33 +848,24 @@ fn last_location(first: &str, left: Duration) -> Result<reqwest::Url, String> {
         .connect_timeout(Duration::from_secs(20))
         .timeout(left)
         .build()
-        .map_err(|e| format!("cannot follow the redirect ({})", error_chain(&e)))?;
+        .map_err(|e| {
+            format!(
+                "cannot follow the redirect ({})",
+                crate::support::error_text::chain(&e)
+            )
+        })?;
     let response = client
         .get(first)
         .header("Git-Protocol", "version=2")
         .send()
-        .map_err(|e| format!("cannot follow the redirect ({})", error_chain(&e)))?;
+        .map_err(|e| {
+            format!(
+                "cannot follow the redirect ({})",
+                crate::support::error_text::chain(&e)
+            )
+        })?;
     // Only where the chain ends matters: the body is never read.
     Ok(response.url().clone())
-}
-
-/// Whether `a` and `b` have the same scheme, host and port.
-fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
-    a.scheme() == b.scheme()
-        && a.host_str() == b.host_str()
-        && a.port_or_known_default() == b.port_or_known_default()
-}
-
-/// An error and its sources on one line.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cause = e.source();
-    while let Some(next) = cause {
-        parts.push(next.to_string());
-        cause = next.source();
-    }
-    parts.dedup();
-    parts.join(": ")
 }
 
 /// The error of a redirect that could not be followed: the deadline's if it passed, a signal's

@@ -57,12 +57,6 @@ pub struct KeyCache {
     metrics: Arc<Metrics>,
 }
 
-fn same_origin(a: &Url, b: &Url) -> bool {
-    a.scheme() == b.scheme()
-        && a.host_str() == b.host_str()
-        && a.port_or_known_default() == b.port_or_known_default()
-}
-
 impl KeyCache {
     /// A cache for `issuer` (already checked by the configuration), with no keys yet.
     pub fn new(issuer: &str, metrics: Arc<Metrics>) -> Result<KeyCache, String> {
@@ -72,7 +66,7 @@ impl KeyCache {
         let policy = reqwest::redirect::Policy::custom(move |attempt| {
             if attempt.previous().len() > MAX_REDIRECTS {
                 attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-            } else if !same_origin(attempt.url(), &allowed) {
+            } else if !crate::source::origin::same_origin(attempt.url(), &allowed) {
                 // The target is not shown: it is whatever the server wrote.
                 attempt.error("a redirect leaves the issuer's origin")
             } else {
@@ -204,7 +198,7 @@ impl KeyCache {
                 .ok_or_else(|| format!("{well_known} has no `jwks_uri`"))?;
             let jwks_uri = Url::parse(jwks_uri)
                 .map_err(|_| format!("{well_known}: `jwks_uri` is not a URL"))?;
-            if !same_origin(&jwks_uri, &self.origin) {
+            if !crate::source::origin::same_origin(&jwks_uri, &self.origin) {
                 return Err(format!(
                     "{well_known}: `jwks_uri` is not on the issuer's origin"
                 ));
@@ -222,7 +216,7 @@ impl KeyCache {
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|e| format!("{}: {}", url.path(), error_chain(&e)))?;
+            .map_err(|e| format!("{}: {}", url.path(), crate::support::error_text::chain(&e)))?;
         if !response.status().is_success() {
             return Err(format!(
                 "{}: HTTP {}",
@@ -234,7 +228,7 @@ impl KeyCache {
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|e| format!("{}: {}", url.path(), error_chain(&e)))?
+            .map_err(|e| format!("{}: {}", url.path(), crate::support::error_text::chain(&e)))?
         {
             if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
                 return Err(format!(
@@ -257,18 +251,6 @@ impl KeyCache {
             self.refresh().await;
         }
     }
-}
-
-/// An error and its sources on one line.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cause = e.source();
-    while let Some(next) = cause {
-        parts.push(next.to_string());
-        cause = next.source();
-    }
-    parts.dedup();
-    parts.join(": ")
 }
 
 #[cfg(test)]
