@@ -540,6 +540,15 @@ impl ReloadWorld {
     pub(super) fn path(&self, name: &str) -> String {
         self.tmp.path().join(name).display().to_string()
     }
+
+    /// Replaces the served descriptor with the prepared `name` (`v2.yaml`, …) in one rename, as
+    /// an operator's deploy does; a watching server reloads it.
+    pub(super) fn switch_to(&self, name: &str) {
+        let bytes = fs_err::read(self.path(name)).expect("descriptor");
+        let staged = self.tmp.path().join("skillfold.yaml.new");
+        fs_err::write(&staged, bytes).expect("write");
+        fs_err::rename(&staged, &self.config).expect("replace");
+    }
 }
 
 #[test]
@@ -655,8 +664,6 @@ fn python_sdk_sees_hot_reloads_over_streamable_http() {
 
 #[test]
 fn typescript_sdk_session_over_streamable_http_sees_a_reload() {
-    use std::io::BufRead as _;
-
     let world = ReloadWorld::new();
     let tokens = world.tmp.path().join("tokens.json");
     fs_err::write(
@@ -675,30 +682,10 @@ fn typescript_sdk_session_over_streamable_http_sees_a_reload() {
         ],
         &[],
     );
-    let client = super::mcp_client::typescript_client();
-    let mut node = Command::new("node")
-        .arg(client.join("client.mjs"))
-        .arg(server.url("/mcp"))
-        .env("MCP_BEARER_TOKEN", "ts-token")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node");
-    let mut stderr_lines = std::io::BufReader::new(node.stderr.take().expect("stderr")).lines();
-    let mut seen = String::new();
-    for line in stderr_lines.by_ref() {
-        let line = line.expect("client stderr");
-        if line == "READY" {
-            break;
-        }
-        seen.push_str(&line);
-        seen.push('\n');
-    }
+    let (node, stderr_lines, seen) =
+        super::mcp_client::typescript_session(&server.url("/mcp"), "ts-token");
     // The descriptor moves to v2 (alpha and beta); the watcher reloads and tells the session.
-    let v2 = fs_err::read(world.path("v2.yaml")).expect("v2");
-    let staged = world.tmp.path().join("skillfold.yaml.new");
-    fs_err::write(&staged, v2).expect("write");
-    fs_err::rename(&staged, &world.config).expect("replace");
+    world.switch_to("v2.yaml");
     let out = node.wait_with_output().expect("client");
     let rest: Vec<String> = stderr_lines.map_while(Result::ok).collect();
     assert!(

@@ -182,6 +182,38 @@ pub fn typescript_client() -> &'static Path {
     DIR.get_or_init(|| npm_installed("tests/mcp-ts", "mcp-ts-client", Some("client.mjs")))
 }
 
+/// The TypeScript SDK client (`client.mjs`) connected to `url` with the bearer `token`, once it
+/// said `READY` on stderr: the child, the rest of its stderr, and what it said before.
+pub fn typescript_session(
+    url: &str,
+    token: &str,
+) -> (
+    std::process::Child,
+    std::io::Lines<std::io::BufReader<std::process::ChildStderr>>,
+    String,
+) {
+    use std::io::BufRead as _;
+    let mut node = Command::new("node")
+        .arg(typescript_client().join("client.mjs"))
+        .arg(url)
+        .env("MCP_BEARER_TOKEN", token)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("node");
+    let mut lines = std::io::BufReader::new(node.stderr.take().expect("stderr")).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.expect("client stderr");
+        if line == "READY" {
+            break;
+        }
+        seen.push_str(&line);
+        seen.push('\n');
+    }
+    (node, lines, seen)
+}
+
 /// The node project in `source` (relative to the crate) installed by `npm ci` from its lock file
 /// into `target/<name>` (kept between runs; done again when the lock file changes), with `script`
 /// (if any) copied beside it on every call. Returns the folder.

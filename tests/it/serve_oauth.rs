@@ -759,8 +759,6 @@ fn a_bad_oauth_file_is_refused_at_start_naming_the_key() {
 
 #[test]
 fn the_typescript_sdk_client_works_through_it_with_an_access_token() {
-    use std::io::BufRead as _;
-
     let world = super::mcp::ReloadWorld::new();
     let idp = Idp::start(&world.tmp.path().join("keys.json"), None);
     let oauth = world.tmp.path().join("oauth.yaml");
@@ -785,30 +783,10 @@ fn the_typescript_sdk_client_works_through_it_with_an_access_token() {
     );
     assert_eq!(wait_ready(server.port, 200).status, 200);
     let token = idp.token("default-bot", &server.url("/mcp"));
-    let client = super::mcp_client::typescript_client();
-    let mut node = Command::new("node")
-        .arg(client.join("client.mjs"))
-        .arg(server.url("/mcp"))
-        .env("MCP_BEARER_TOKEN", &token)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node");
-    let mut stderr_lines = std::io::BufReader::new(node.stderr.take().expect("stderr")).lines();
-    let mut seen = String::new();
-    for line in stderr_lines.by_ref() {
-        let line = line.expect("client stderr");
-        if line == "READY" {
-            break;
-        }
-        seen.push_str(&line);
-        seen.push('\n');
-    }
+    let (node, _stderr_lines, seen) =
+        super::mcp_client::typescript_session(&server.url("/mcp"), &token);
     // A reload tells the session, as with static tokens.
-    let v2 = fs_err::read(world.path("v2.yaml")).expect("v2");
-    let staged = world.tmp.path().join("skillfold.yaml.new");
-    fs_err::write(&staged, v2).expect("write");
-    fs_err::rename(&staged, &world.config).expect("replace");
+    world.switch_to("v2.yaml");
     let out = node.wait_with_output().expect("client");
     assert!(
         out.status.success(),
@@ -829,7 +807,7 @@ fn the_typescript_sdk_client_works_through_it_with_an_access_token() {
     assert!(!server.log().contains(&token), "the token is in the log");
     // Without the token the SDK is refused at once.
     let refused = Command::new("node")
-        .arg(client.join("client.mjs"))
+        .arg(super::mcp_client::typescript_client().join("client.mjs"))
         .arg(server.url("/mcp"))
         .output()
         .expect("node");
