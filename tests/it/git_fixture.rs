@@ -629,3 +629,30 @@ pub fn moved(location: &str) -> Answer {
         "HTTP/1.1 301 Moved Permanently\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     ))
 }
+
+/// A Git source of a descriptor: URL, commit, corpus directory and `(name, hash)` pins.
+pub type GitSource<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, String)>);
+
+/// Writes `dir/skillfold.yaml` with `sources` (each under `root: skills`, versions `1.0.0`).
+pub fn write_descriptor(dir: &Path, sources: &[GitSource<'_>]) {
+    let mut text = String::from("skills:\n");
+    for (url, commit, directory, pins) in sources {
+        text.push_str(&format!(
+            "  - git:\n      source: {url}\n      revision: {commit}\n      directory: {directory}\n      root: skills\n      approved:\n"
+        ));
+        for (name, hash) in pins {
+            text.push_str(&format!(
+                "        - {{ name: {name}, version: '1.0.0', hash: {hash} }}\n"
+            ));
+        }
+    }
+    fs_err::write(dir.join("skillfold.yaml"), text).expect("write the descriptor");
+}
+
+/// `prepare --json` in `dir` (its `skillfold.yaml`): the output and the report (`null` when
+/// stdout is not JSON).
+pub fn prepare_json(dir: &Path) -> (std::process::Output, serde_json::Value) {
+    let out = super::util::skillfold_in(dir, &["prepare", "-c", "skillfold.yaml", "--json"]);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out, report)
+}

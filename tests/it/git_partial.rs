@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use super::git_fixture::{HttpServer, Repo, Serve, git, git_input};
+use super::git_fixture::{HttpServer, Repo, Serve, git, git_input, prepare_json, write_descriptor};
 use super::util::{skillfold_in, stderr};
 
 /// A repository with the bundles `alpha`, `beta` and `gamma` and an unrelated binary file,
@@ -25,39 +25,13 @@ fn repository() -> (Repo, String) {
     (repo, commit)
 }
 
-/// A Git source: URL, commit, corpus directory and `(name, hash)` pins.
-type GitSource<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, String)>);
-
-/// A descriptor of `sources` under `root: skills`, written in `dir`.
-fn descriptor(dir: &Path, sources: &[GitSource<'_>]) {
-    let mut text = String::from("skills:\n");
-    for (url, commit, directory, pins) in sources {
-        text.push_str(&format!(
-            "  - git:\n      source: {url}\n      revision: {commit}\n      directory: {directory}\n      root: skills\n      approved:\n"
-        ));
-        for (name, hash) in pins {
-            text.push_str(&format!(
-                "        - {{ name: {name}, version: '1.0.0', hash: {hash} }}\n"
-            ));
-        }
-    }
-    fs_err::write(dir.join("skillfold.yaml"), text).expect("write the descriptor");
-}
-
-/// `prepare --json` in `dir`: its output and report.
-fn prepare(dir: &Path) -> (Output, serde_json::Value) {
-    let out = skillfold_in(dir, &["prepare", "-c", "skillfold.yaml", "--json"]);
-    let report = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
-    (out, report)
-}
-
 /// Serves `repo`'s bare repository as `serve` says and prepares `alpha` from it: the server,
 /// the output, the report and the corpus directory.
 fn prepare_alpha(repo: &Repo, commit: &str, serve: &Serve) -> Prepared {
     let server = HttpServer::serving(repo.tmp.path(), serve);
     let dir = tempfile::tempdir().expect("tempdir");
     let url = server.url("remote.git");
-    descriptor(
+    write_descriptor(
         dir.path(),
         &[(
             &url,
@@ -66,7 +40,7 @@ fn prepare_alpha(repo: &Repo, commit: &str, serve: &Serve) -> Prepared {
             vec![("alpha", repo.digest("alpha"))],
         )],
     );
-    let (out, report) = prepare(dir.path());
+    let (out, report) = prepare_json(dir.path());
     Prepared {
         corpus: dir.path().join("corpus"),
         _dir: dir,
@@ -167,7 +141,7 @@ fn sources_of_one_commit_share_one_trees_request_and_one_blobs_request() {
     let server = HttpServer::serving(repo.tmp.path(), &filters());
     let dir = tempfile::tempdir().expect("tempdir");
     let url = server.url("remote.git");
-    descriptor(
+    write_descriptor(
         dir.path(),
         &[
             (&url, &commit, "one", vec![("alpha", repo.digest("alpha"))]),
@@ -182,7 +156,7 @@ fn sources_of_one_commit_share_one_trees_request_and_one_blobs_request() {
             ),
         ],
     );
-    let (out, report) = prepare(dir.path());
+    let (out, report) = prepare_json(dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     for source in report["sources"].as_array().expect("sources") {
         assert_eq!(source["fetch"], "partial", "{report}");
@@ -398,11 +372,11 @@ fn a_blob_over_the_profile_is_refused_as_on_the_whole_fetch() {
     let server = HttpServer::serving(repo.tmp.path(), &filters());
     let dir = tempfile::tempdir().expect("tempdir");
     let url = server.url("remote.git");
-    descriptor(
+    write_descriptor(
         dir.path(),
         &[(&url, &commit, "corpus", vec![("alpha", digest)])],
     );
-    let (out, report) = prepare(dir.path());
+    let (out, report) = prepare_json(dir.path());
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("file_too_large"), "{err}");

@@ -2,10 +2,7 @@
 //! fetched once (counted at the smart-HTTP server, which logs every upload-pack handshake), while
 //! each keeps its own corpus, guard and promotion and fails on its own.
 
-use std::path::Path;
-use std::process::Output;
-
-use super::git_fixture::{HttpServer, Repo};
+use super::git_fixture::{GitSource, HttpServer, Repo, prepare_json, write_descriptor};
 use super::util::{skillfold_in, stderr};
 
 /// A repository with three bundles and one commit.
@@ -16,31 +13,6 @@ fn three_bundles() -> (Repo, String) {
     }
     let commit = repo.commit("bundles");
     (repo, commit)
-}
-
-/// A Git source: URL, commit, corpus directory and `(name, hash)` pins.
-type GitSource<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, String)>);
-
-/// A descriptor whose Git sources are `(url, commit, corpus directory, [(name, hash)])`.
-fn write_descriptor(dir: &Path, sources: &[GitSource<'_>]) {
-    let mut text = String::from("skills:\n");
-    for (url, commit, directory, pins) in sources {
-        text.push_str(&format!(
-            "  - git:\n      source: {url}\n      revision: {commit}\n      directory: {directory}\n      root: skills\n      approved:\n"
-        ));
-        for (name, hash) in pins {
-            text.push_str(&format!(
-                "        - {{ name: {name}, version: '1.0.0', hash: {hash} }}\n"
-            ));
-        }
-    }
-    fs_err::write(dir.join("skillfold.yaml"), text).expect("write the descriptor");
-}
-
-fn prepare_json(dir: &Path) -> (Output, serde_json::Value) {
-    let out = skillfold_in(dir, &["prepare", "-c", "skillfold.yaml", "--json"]);
-    let report = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
-    (out, report)
 }
 
 /// One string field of each source of a `--json` report, in order (`none` where it is absent).
