@@ -3,6 +3,7 @@
 (github.com/anthropics/skills), for benchmarking `skillfold prepare` against the git CLI.
 
 Usage: python3 benches/make_skills_repo.py OUT_DIR   ->  OUT_DIR/skills.git
+       python3 benches/make_skills_repo.py OUT_DIR --agents A --skills S   (the agents shape, below)
 
 Shape (deterministic: fixed seed, fixed identities and dates, so every run gives the same
 commit ids):
@@ -24,6 +25,14 @@ Built with `git fast-import` (one stream with every commit) and `git update-ref 
 repacked into one pack like a server-side repository. The tip is checked against the shape above
 before the history is imported. Prints the HEAD commit id, counts, and the bundle names
 (`text-bundles:` are valid skillfold bundles; `binary-bundles:` are not, on purpose).
+
+With `--agents A --skills S` (A <= 99, S <= 16) it builds a different repository instead: one
+commit on `refs/heads/main` (no other ref, no history) holding nothing but A x S small text-only
+bundles, `agents/agent-NN/aNN-<skill>/` for the first S names of `TEXT_BUNDLES` (sorted), so
+every blob of the commit belongs to a bundle a benchmark can approve: `SKILL.md` with
+`name`/`description` frontmatter and 3-7 references and scripts (300 B - 4 KiB each, ~5 files
+and ~10 KiB per bundle; each bundle's bytes differ, so nothing is shared between agents). It
+prints the HEAD commit id, counts, and one line per agent: `agent: NAME ROOT BUNDLE...`.
 """
 
 import os
@@ -161,6 +170,45 @@ def binary_bundle(rng, name, assets, generation):
     return files
 
 
+def small_bundle(rng, name):
+    """A small text-only bundle for the agents shape: SKILL.md and 3-7 references and scripts."""
+    files = {f"skills/{name}/SKILL.md": (skill_md(rng, name, rng.randint(1_200, 4_000)), False)}
+    for i in range(rng.randint(3, 7)):
+        if i % 3 == 1:
+            path = f"scripts/tool_{i:02d}.py"
+            data = python(rng, f"tool_{i:02d}", rng.randint(300, 3_000))
+        elif i % 3 == 2:
+            path = f"references/examples/example-{i:02d}.md"
+            data = markdown(rng, f"Example {i}", rng.randint(300, 2_000))
+        else:
+            path = f"references/topic-{i:02d}.md"
+            data = markdown(rng, f"Topic {i}", rng.randint(500, 4_000))
+        files[f"skills/{name}/{path}"] = (data, False)
+    return files
+
+
+def agents_tree(agents, skills):
+    """{agent: (root, [bundle names])} and the commit's {path: (bytes, executable)}."""
+    layout, tree = {}, {}
+    for a in range(1, agents + 1):
+        agent, root = f"agent-{a:02d}", f"agents/agent-{a:02d}"
+        names = [f"a{a:02d}-{skill}" for skill in sorted(TEXT_BUNDLES)[:skills]]
+        for name in names:
+            own = random.Random(f"{SEED}/agents/{name}")
+            for path, entry in small_bundle(own, name).items():
+                tree[root + path[len("skills"):]] = entry
+        layout[agent] = (root, names)
+    name_ok = re.compile(r"^[a-z][a-z0-9-]{0,63}$")
+    for root, names in layout.values():
+        for name in names:
+            assert name_ok.match(name), name
+            assert tree[f"{root}/{name}/SKILL.md"][0].startswith(f"---\nname: {name}\n".encode())
+    for path, (data, _) in tree.items():
+        assert len(data) <= 16 * 1024 and b"\0" not in data, path
+        data.decode("utf-8")
+    return layout, tree
+
+
 def top_level(rng, revision):
     files = {"README.md": (markdown(rng, f"Skills (revision {revision})", 6_000), False),
              "THIRD_PARTY_NOTICES.md": (markdown(rng, "Third-party notices", 14_000), False),
@@ -219,26 +267,11 @@ def git(*args, cwd, stdin=None, env=None):
                           stdout=subprocess.PIPE).stdout
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: make_skills_repo.py OUT_DIR")
-    out = os.path.abspath(sys.argv[1])
-    repo = os.path.join(out, "skills.git")
-    if os.path.exists(repo):
-        shutil.rmtree(repo)
-    os.makedirs(out, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, LC_ALL="C",
-               GIT_AUTHOR_NAME="Skills Bench", GIT_AUTHOR_EMAIL="bench@example.invalid",
-               GIT_COMMITTER_NAME="Skills Bench", GIT_COMMITTER_EMAIL="bench@example.invalid",
-               GIT_AUTHOR_DATE=f"@{EPOCH} +0000", GIT_COMMITTER_DATE=f"@{EPOCH} +0000")
-    git("init", "--quiet", "--bare", "--initial-branch=main", repo, cwd=out, env=env)
-
-    rng = random.Random(SEED)
+def fast_import_stream(commits):
+    """A `git fast-import` stream of `commits` ([(message, {path: (bytes, executable)})]), each
+    the child of the one before on `refs/heads/main`, commit i dated EPOCH + i days."""
     stream = bytearray()
-    tree = {}
-    for c, (message, changes) in enumerate(history(rng)):
-        tree.update(changes)
+    for c, (message, changes) in enumerate(commits):
         when = EPOCH + c * 86400
         msg = message.encode()
         stream += (f"commit refs/heads/main\nmark :{c + 1}\n"
@@ -252,20 +285,61 @@ def main():
             stream += f"M {mode} inline {path}\ndata {len(data)}\n".encode()
             stream += data + b"\n"
         stream += b"\n"
-    stream += b"done\n"
-    check_tip(tree)
-    git("fast-import", "--quiet", "--done", cwd=repo, stdin=bytes(stream), env=env)
-    commits = git("rev-list", "--reverse", "main", cwd=repo, env=env).decode().split()
-    assert len(commits) == COMMITS, commits
+    return bytes(stream + b"done\n")
 
-    # ~1,800 refs pointing into the history, like a forge with many pull requests.
-    pick = random.Random(SEED + 1)
-    lines = [f"create refs/heads/feature-{n:04d} {pick.choice(commits)}"
-             for n in range(1, FEATURE_BRANCHES + 1)]
-    lines += [f"create refs/tags/v{n} {commits[n * COMMITS // (TAGS + 1)]}"
-              for n in range(1, TAGS + 1)]
-    lines += [f"create refs/pull/{n}/head {pick.choice(commits)}" for n in range(1, PULLS + 1)]
-    git("update-ref", "--stdin", cwd=repo, stdin=("\n".join(lines) + "\n").encode(), env=env)
+
+def main():
+    args = sys.argv[1:]
+    shape = {}
+    for flag in ("--agents", "--skills"):
+        if flag in args:
+            at = args.index(flag)
+            shape[flag] = int(args[at + 1])
+            del args[at:at + 2]
+    if len(args) != 1 or (shape and len(shape) != 2):
+        sys.exit("usage: make_skills_repo.py OUT_DIR [--agents A --skills S]")
+    agents, skills = shape.get("--agents"), shape.get("--skills")
+    if shape and not (1 <= agents <= 99 and 1 <= skills <= len(TEXT_BUNDLES)):
+        sys.exit(f"--agents takes 1 to 99, --skills 1 to {len(TEXT_BUNDLES)}")
+    out = os.path.abspath(args[0])
+    repo = os.path.join(out, "skills.git")
+    if os.path.exists(repo):
+        shutil.rmtree(repo)
+    os.makedirs(out, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, LC_ALL="C",
+               GIT_AUTHOR_NAME="Skills Bench", GIT_AUTHOR_EMAIL="bench@example.invalid",
+               GIT_COMMITTER_NAME="Skills Bench", GIT_COMMITTER_EMAIL="bench@example.invalid",
+               GIT_AUTHOR_DATE=f"@{EPOCH} +0000", GIT_COMMITTER_DATE=f"@{EPOCH} +0000")
+    git("init", "--quiet", "--bare", "--initial-branch=main", repo, cwd=out, env=env)
+
+    if shape:
+        layout, tree = agents_tree(agents, skills)
+        message = f"{agents} agents x {skills} skills"
+        git("fast-import", "--quiet", "--done", cwd=repo,
+            stdin=fast_import_stream([(message, tree)]), env=env)
+        commits = git("rev-list", "--reverse", "main", cwd=repo, env=env).decode().split()
+        assert len(commits) == 1, commits
+    else:
+        commits = list(history(random.Random(SEED)))
+        tree = {}
+        for _, changes in commits:
+            tree.update(changes)
+        check_tip(tree)
+        git("fast-import", "--quiet", "--done", cwd=repo, stdin=fast_import_stream(commits),
+            env=env)
+        commits = git("rev-list", "--reverse", "main", cwd=repo, env=env).decode().split()
+        assert len(commits) == COMMITS, commits
+
+        # ~1,800 refs pointing into the history, like a forge with many pull requests.
+        pick = random.Random(SEED + 1)
+        lines = [f"create refs/heads/feature-{n:04d} {pick.choice(commits)}"
+                 for n in range(1, FEATURE_BRANCHES + 1)]
+        lines += [f"create refs/tags/v{n} {commits[n * COMMITS // (TAGS + 1)]}"
+                  for n in range(1, TAGS + 1)]
+        lines += [f"create refs/pull/{n}/head {pick.choice(commits)}"
+                  for n in range(1, PULLS + 1)]
+        git("update-ref", "--stdin", cwd=repo, stdin=("\n".join(lines) + "\n").encode(), env=env)
     git("pack-refs", "--all", cwd=repo, env=env)
     git("repack", "-a", "-d", "-q", cwd=repo, env=env)  # one pack, as a hosted repository has
     git("prune-packed", cwd=repo, env=env)
@@ -278,9 +352,13 @@ def main():
     print(f"repository: {repo}")
     print(f"head: {head}")
     print(f"files: {len(files)}  bytes: {size}  refs: {len(refs)}  commits: {len(commits)}")
-    print("text-bundles: " + " ".join(sorted(TEXT_BUNDLES)))
-    print("binary-bundles: " + " ".join(sorted(BINARY_BUNDLES)))
-
+    if shape:
+        assert sorted(files) == sorted(tree), "the commit holds files outside the bundles"
+        for agent, (root, names) in layout.items():
+            print(f"agent: {agent} {root} {' '.join(names)}")
+    else:
+        print("text-bundles: " + " ".join(sorted(TEXT_BUNDLES)))
+        print("binary-bundles: " + " ".join(sorted(BINARY_BUNDLES)))
 
 if __name__ == "__main__":
     main()
