@@ -183,6 +183,51 @@ fn sources_of_one_commit_share_one_trees_request_and_one_blobs_request() {
     assert!(dir.path().join("two/current/beta/SKILL.md").is_file());
 }
 
+// More than 2,048 blobs in one request under the default profile: gix's allocation limit also
+// bounds the pack index's table of objects, and a limit of one file's size refused it, so the
+// blobs' answer was thrown away and the whole commit fetched again.
+#[test]
+fn more_than_two_thousand_approved_blobs_still_come_in_one_request() {
+    let repo = Repo::new();
+    let names: Vec<String> = (0..33).map(|i| format!("bundle-{i:02}")).collect();
+    for name in &names {
+        repo.bundle(name, "");
+        // 64 files, the default profile's bound per bundle: SKILL.md, the guide and 62 more.
+        for f in 0..62 {
+            repo.write(
+                &format!("skills/{name}/references/part-{f:02}.md"),
+                format!("# {name}, part {f}\n").as_bytes(),
+            );
+        }
+    }
+    let commit = repo.commit("33 bundles of 64 files");
+    let server = HttpServer::serving(repo.tmp.path(), &filters());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = server.url("remote.git");
+    // At most 16 skills an agent: three agents, each a source of the one commit.
+    let mut text = String::from("agents:\n");
+    for (agent, chunk) in names.chunks(16).enumerate() {
+        text.push_str(&format!(
+            "  agent-{agent}:\n    skills:\n      - git:\n          source: {url}\n          revision: {commit}\n          directory: corpus-{agent}\n          root: skills\n          approved:\n"
+        ));
+        for name in chunk {
+            text.push_str(&format!(
+                "            - {{ name: {name}, version: '1.0.0', hash: {} }}\n",
+                repo.digest(name)
+            ));
+        }
+    }
+    fs_err::write(dir.path().join("skillfold.yaml"), text).expect("write the descriptor");
+    let (out, report) = prepare_json(dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for source in report["sources"].as_array().expect("sources") {
+        assert_eq!(source["fetch"], "partial", "{report}");
+    }
+    let posts = server.posts();
+    assert_eq!(posts.len(), 2, "trees, then blobs: no fallback");
+    assert_eq!(wants(&posts[1]).len(), 33 * 64);
+}
+
 #[test]
 fn without_filter_the_whole_commit_is_fetched_and_said_once() {
     let (repo, commit) = repository();

@@ -191,6 +191,21 @@ pub struct PackBounds {
     pub total_bytes: u64,
 }
 
+/// What gix's index of a pack keeps per object (its allocation limit bounds that table too).
+const INDEX_BYTES_PER_OBJECT: u64 = 256;
+
+impl PackBounds {
+    /// gix's allocation limit for this pack: one object's inflated bytes, or the index table of
+    /// `objects` entries if that is larger — the limit bounds both, so a limit of one object's
+    /// size alone refused every request of more than ~2,000 blobs. Each object's own size is
+    /// still held to `object_bytes` by the file checks of the bundles it belongs to, and the
+    /// pack's by `total_bytes`.
+    fn alloc_limit(self) -> u64 {
+        self.object_bytes
+            .max(self.objects.saturating_mul(INDEX_BYTES_PER_OBJECT))
+    }
+}
+
 impl PackBounds {
     /// The most bytes a pack of these objects takes on the wire: deflate's worst case for the
     /// total (zlib's `deflateBound`: 1/4096 + 1/16384 more, and a few bytes per stream), an
@@ -233,8 +248,11 @@ impl Pack<'_> {
         let pack_dir = repo.objects.store_ref().path().join("pack");
         let options = gix::odb::pack::bundle::write::Options {
             alloc_limit_bytes: Some(
-                usize::try_from(self.bounds.map_or(MAX_OBJECT_BYTES, |b| b.object_bytes))
-                    .unwrap_or(usize::MAX),
+                usize::try_from(
+                    self.bounds
+                        .map_or(MAX_OBJECT_BYTES, PackBounds::alloc_limit),
+                )
+                .unwrap_or(usize::MAX),
             ),
             ..Default::default()
         };
