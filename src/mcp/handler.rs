@@ -506,36 +506,14 @@ mod tests {
         Some(serde_json::from_str(&answer).expect("json"))
     }
 
-    /// A runtime serving one bundle, `big` 1.0, whose `SKILL.md` body is `body` (the folder lives
-    /// as long as the returned guard).
-    fn one_skill(body: &str) -> (tempfile::TempDir, crate::runtime::builder::Built) {
-        let temp = tempfile::tempdir().expect("tempdir");
-        let bundle = temp.path().join("big");
-        fs_err::create_dir_all(&bundle).expect("mkdir");
-        fs_err::write(
-            bundle.join("SKILL.md"),
-            format!("---\nname: big\ndescription: Big.\n---\n{body}"),
-        )
-        .expect("write");
-        let hash = crate::format::bundle::Bundle::read_dir(&bundle)
-            .expect("bundle")
-            .digest()
-            .to_string();
-        let built = crate::runtime::Runtime::builder()
-            .local("big", "1.0", &bundle, &hash)
-            .build()
-            .expect("runtime");
-        (temp, built)
-    }
-
     #[cfg(feature = "http")]
     #[tokio::test]
     async fn a_body_call_refused_on_the_spliced_path_asks_the_policy_once() {
-        let (_temp, built) = one_skill("Body.\n");
+        let temp = tempfile::tempdir().expect("tempdir");
+        let runtime = crate::testing::big_skill::runtime(temp.path(), "Body.\n");
         let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counter = Arc::clone(&asked);
-        let catalogue = built
-            .runtime
+        let catalogue = runtime
             .catalogue(None)
             .expect("catalogue")
             .with_policy(move |_| {
@@ -578,11 +556,11 @@ mod tests {
     #[tokio::test]
     async fn a_body_answered_in_place_is_the_prebuilt_text_and_a_panicking_policy_fails_only_its_call()
      {
-        let (_temp, built) = one_skill("Say \"hi\" \\ — ✓\n");
+        let temp = tempfile::tempdir().expect("tempdir");
+        let runtime = crate::testing::big_skill::runtime(temp.path(), "Say \"hi\" \\ — ✓\n");
         let panicked = Arc::new(AtomicBool::new(false));
         let once = Arc::clone(&panicked);
-        let catalogue = built
-            .runtime
+        let catalogue = runtime
             .catalogue(None)
             .expect("catalogue")
             .with_policy(move |_| {

@@ -3,27 +3,7 @@ use serde_json::json;
 
 use super::*;
 use crate::mcp::tools::{call_result, placeholder_result};
-
-/// A runtime serving `big`, whose body is `body`, with a supporting file.
-fn runtime(dir: &std::path::Path, body: &str) -> crate::runtime::Runtime {
-    let bundle = dir.join("big");
-    fs_err::create_dir_all(bundle.join("references")).expect("mkdir");
-    fs_err::write(
-        bundle.join("SKILL.md"),
-        format!("---\nname: big\ndescription: A \"quoted\" skill.\n---\n{body}"),
-    )
-    .expect("write");
-    fs_err::write(bundle.join("references/notes.md"), "notes\n").expect("write");
-    let hash = crate::format::bundle::Bundle::read_dir(&bundle)
-        .expect("bundle")
-        .digest()
-        .to_string();
-    crate::runtime::Runtime::builder()
-        .local("big", "1.0", &bundle, &hash)
-        .build()
-        .expect("runtime")
-        .runtime
-}
+use crate::testing::big_skill::runtime;
 
 /// The answer to request `id` as rmcp writes it.
 fn answer(result: CallToolResult, id: i64) -> Vec<u8> {

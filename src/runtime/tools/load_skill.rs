@@ -279,28 +279,7 @@ fn check_reference<'a>(skill: &Snapshot, path: &'a str) -> Result<&'a str, ToolE
 #[cfg(all(test, feature = "mcp"))]
 mod tests {
     use super::*;
-    use crate::format::bundle::Bundle;
-
-    /// A skill `big` whose body is `body`, with one supporting file, loaded as a runtime.
-    fn runtime(dir: &std::path::Path, body: &str) -> crate::runtime::Runtime {
-        let bundle = dir.join("big");
-        fs_err::create_dir_all(bundle.join("references")).expect("mkdir");
-        fs_err::write(
-            bundle.join("SKILL.md"),
-            format!("---\nname: big\ndescription: A \"quoted\" skill.\n---\n{body}"),
-        )
-        .expect("write");
-        fs_err::write(bundle.join("references/notes.md"), "notes\n").expect("write");
-        let hash = Bundle::read_dir(&bundle)
-            .expect("bundle")
-            .digest()
-            .to_string();
-        crate::runtime::Runtime::builder()
-            .local("big", "1.0", &bundle, &hash)
-            .build()
-            .expect("runtime")
-            .runtime
-    }
+    use crate::testing::big_skill::runtime;
 
     #[test]
     fn the_prebuilt_body_json_is_the_text_of_the_output_a_call_returns_and_a_reload_builds_new_text()
