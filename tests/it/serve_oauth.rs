@@ -149,6 +149,17 @@ fn start(world: &World, oauth: &Path, extra: &[&str]) -> Listening {
     Listening::start(&world.tmp.path().join("skillfold.yaml"), &args, &[])
 }
 
+/// A provider (its keys file, itself) and a server of `world` with the default `--oauth` file
+/// (`writer-bot` for the writer, `skills.default` for `/mcp`), ready: it has the keys.
+fn serving(world: &World) -> (PathBuf, Idp, Listening) {
+    let keys = world.tmp.path().join("keys.json");
+    let idp = Idp::start(&keys, None);
+    let oauth = oauth_file(world.tmp.path(), &idp.issuer(), "");
+    let server = start(world, &oauth, &[]);
+    assert_eq!(wait_ready(server.port, 200).status, 200);
+    (keys, idp, server)
+}
+
 /// Waits until `/readyz` answers `status` (the first key fetch is retried every 2 s).
 fn wait_ready(port: u16, status: u16) -> Answer {
     let start = Instant::now();
@@ -325,12 +336,8 @@ fn a_token_opens_its_agents_endpoint_loads_a_skill_and_is_403_elsewhere() {
 #[test]
 fn every_token_that_fails_a_check_is_401_with_the_challenge() {
     let world = World::new();
-    let keys = world.tmp.path().join("keys.json");
-    let idp = Idp::start(&keys, None);
-    let oauth = oauth_file(world.tmp.path(), &idp.issuer(), "");
-    let server = start(&world, &oauth, &[]);
+    let (keys, idp, server) = serving(&world);
     let port = server.port;
-    assert_eq!(wait_ready(port, 200).status, 200);
     let resource = server.url("/mcp");
     let metadata = server.url("/.well-known/oauth-protected-resource/mcp");
 
@@ -486,12 +493,8 @@ fn every_token_that_fails_a_check_is_401_with_the_challenge() {
 #[test]
 fn rotated_keys_are_fetched_once_and_cached_keys_outlive_the_provider() {
     let world = World::new();
-    let keys = world.tmp.path().join("keys.json");
-    let idp = Idp::start(&keys, None);
-    let oauth = oauth_file(world.tmp.path(), &idp.issuer(), "");
-    let server = start(&world, &oauth, &[]);
+    let (_keys, idp, server) = serving(&world);
     let port = server.port;
-    assert_eq!(wait_ready(port, 200).status, 200);
     let resource = server.url("/mcp");
     let before = idp.token("default-bot", &resource);
     assert_eq!(
@@ -842,10 +845,7 @@ fn inspector(url: &str, header: Option<&str>, method: &[&str]) -> std::process::
 #[test]
 fn mcp_inspector_lists_and_calls_with_an_access_token_and_is_refused_without() {
     let world = World::new();
-    let idp = Idp::start(&world.tmp.path().join("keys.json"), None);
-    let oauth = oauth_file(world.tmp.path(), &idp.issuer(), "");
-    let server = start(&world, &oauth, &[]);
-    assert_eq!(wait_ready(server.port, 200).status, 200);
+    let (_keys, idp, server) = serving(&world);
     let url = server.url("/mcp");
     let token = idp.token("default-bot", &url);
     let bearer = format!("Authorization: Bearer {token}");
