@@ -192,6 +192,9 @@ pub struct Serve {
     /// Add a `want` of this object to every request for blobs (no `deepen`): answer with more
     /// objects than were asked for.
     pub extra_want: Option<String>,
+    /// Answer every request for a commit (with `deepen`) as if it wanted this one instead: a
+    /// cache or proxy that mixes up its answers.
+    pub answer_for: Option<String>,
     /// Refuse every request for objects that is not one for a commit (no `deepen`), as a
     /// server that serves no object by id but a commit answers: `ERR upload-pack: not our ref`.
     pub refuse_blob_wants: bool,
@@ -433,9 +436,15 @@ fn wrapper_script(log: &Path, backend: &Path, serve: &Serve) -> String {
             r#"s/([0-9a-f]{{4}}want [0-9a-f]{{40}}\n)/${{1}}0032want {id}\n/ unless /deepen/;"#
         );
     }
+    if let Some(id) = &serve.answer_for {
+        edits += &format!(r#"s/want [0-9a-f]{{40}}/want {id}/ if /deepen/;"#);
+    }
     script += &format!(
         r#"if [ "$REQUEST_METHOD" = POST ]; then
-  n=$(( $(ls '{state}' | grep -c '^body\.') + 1 ))
+  # Each body gets its own number, claimed atomically (`mkdir` fails if another request
+  # claimed it first): concurrent fetches must not write one another's bodies.
+  n=$(( $(ls '{state}' | grep -c '^claim\.') + 1 ))
+  until mkdir '{state}/claim.'$n 2>/dev/null; do n=$((n + 1)); done
   perl -0777 -pe '{edits}' > '{state}/body.'$n
   CONTENT_LENGTH=$(wc -c < '{state}/body.'$n); export CONTENT_LENGTH
   if [ {refuse} = 1 ] && grep -q 'want ' '{state}/body.'$n && ! grep -q 'deepen' '{state}/body.'$n; then

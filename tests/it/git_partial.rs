@@ -380,6 +380,31 @@ fn a_server_that_leaves_out_a_requested_blob_fails_retryably_and_publishes_nothi
 }
 
 #[test]
+fn an_answer_without_the_pinned_commit_fails_retryably_and_publishes_nothing() {
+    // A cache that answers the fetch of the pinned commit with another commit's objects: not a
+    // pin that names no commit (exit 2), a faulty answer (exit 1), with filters or without.
+    let (repo, earlier) = repository();
+    repo.write("skills/beta/references/more.md", b"# more\n");
+    let pinned = repo.commit("more");
+    for allow_filter in [true, false] {
+        let mixed_up = Serve {
+            allow_filter,
+            answer_for: Some(earlier.clone()),
+            ..Serve::default()
+        };
+        let done = prepare_alpha(&repo, &pinned, &mixed_up);
+        let err = stderr(&done.out);
+        assert_eq!(done.out.status.code(), Some(1), "{err}");
+        assert!(err.contains("with a pack that does not hold it"), "{err}");
+        assert_eq!(
+            done.report["sources"][0]["error"]["code"],
+            "fetch_incomplete"
+        );
+        assert!(!done.corpus.join("current").exists(), "nothing published");
+    }
+}
+
+#[test]
 fn an_answer_with_more_objects_than_asked_for_is_cut_off_and_the_whole_commit_fetched() {
     let (repo, commit) = repository();
     let noise = blob_at(&repo, &commit, "assets/noise.bin");

@@ -203,6 +203,18 @@ pub enum FetchError {
         /// The first of them.
         first: String,
     },
+    /// The server answered the fetch of the pinned commit with a pack that does not hold it (a
+    /// broken cache or proxy in front of it; retryable: nothing is published).
+    #[error(
+        "`{url}` answered the fetch of commit `{commit}` with a pack that does not hold it; \
+         nothing was published"
+    )]
+    CommitAbsent {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// The pinned commit.
+        commit: CommitId,
+    },
     /// Stopped by SIGINT/SIGTERM.
     #[error("the fetch from `{url}` was interrupted")]
     Interrupted {
@@ -232,7 +244,9 @@ impl FetchError {
             FetchError::ObjectTooLarge { .. } => PrepareCode::ObjectTooLarge,
             FetchError::Interrupted { .. } => PrepareCode::Interrupted,
             FetchError::Deadline { .. } => PrepareCode::FetchDeadline,
-            FetchError::Incomplete { .. } => PrepareCode::FetchIncomplete,
+            FetchError::Incomplete { .. } | FetchError::CommitAbsent { .. } => {
+                PrepareCode::FetchIncomplete
+            }
             FetchError::Invalid { .. } => PrepareCode::FetchInvalid,
         }
     }
@@ -395,9 +409,16 @@ fn fetch_with<E: From<FetchError>>(
     let url = url.as_ref();
     let classify = |e: gix::Error| classify(e, url, &shown, commit, stops);
     // The whole commit from the same server, for the reason `why` (said once in the progress).
+    let absent = || FetchError::CommitAbsent {
+        url: shown.clone(),
+        commit: commit.clone(),
+    };
     let mut fall_back = |why: Full| {
-        whole(url, id, git_dir, stops, root, &mut *select, why)
-            .map_err(|e| e.map_fetch(|e| classify(e).0))
+        whole(url, id, git_dir, stops, root, &mut *select, why).map_err(|e| match e {
+            WholeError::Fetch(e) => classify(e).0.into(),
+            WholeError::Absent => absent().into(),
+            WholeError::Select(e) => e,
+        })
     };
 
     let first_error = match by_id {
@@ -414,6 +435,7 @@ fn fetch_with<E: From<FetchError>>(
             });
         }
         Err(partial::Failed::Select(e)) => return Err(e),
+        Err(partial::Failed::CommitAbsent) => return Err(absent().into()),
         Err(partial::Failed::Missing { count, first }) => {
             return Err(FetchError::Incomplete {
                 url: shown,
@@ -482,20 +504,12 @@ fn refused_filter(e: &gix::Error) -> bool {
 pub type Select<'a, E> =
     &'a mut dyn FnMut(&gix::Repository, gix::ObjectId) -> Result<partial::BlobRequest, E>;
 
-/// A failure of the whole-commit fetch after a partial one gave up: the fetch's (to classify)
-/// or the selection's.
+/// A failure of the whole-commit fetch after a partial one gave up: the fetch's (to classify),
+/// an answer without the commit, or the selection's.
 enum WholeError<E> {
     Fetch(gix::Error),
+    Absent,
     Select(E),
-}
-
-impl<E: From<FetchError>> WholeError<E> {
-    fn map_fetch(self, classify: impl FnOnce(gix::Error) -> FetchError) -> E {
-        match self {
-            WholeError::Fetch(e) => classify(e).into(),
-            WholeError::Select(e) => e,
-        }
-    }
 }
 
 /// The whole commit, into a new repository at `git_dir` (the partial attempt's is removed),
@@ -519,6 +533,7 @@ fn whole<E>(
             full: Some(why),
         }),
         Err(partial::Failed::Select(e)) => Err(WholeError::Select(e)),
+        Err(partial::Failed::CommitAbsent) => Err(WholeError::Absent),
         Err(partial::Failed::Fetch(e) | partial::Failed::Blobs(e)) => Err(WholeError::Fetch(e)),
         Err(partial::Failed::OverBounds(why)) => Err(WholeError::Fetch(gix::Error::from_error(
             std::io::Error::other(why),

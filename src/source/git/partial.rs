@@ -52,6 +52,8 @@ pub enum Arrived {
 pub(super) enum Failed<E> {
     /// The commit (and its trees) could not be fetched.
     Fetch(gix::Error),
+    /// The server answered the fetch of the commit with a pack that does not hold it.
+    CommitAbsent,
     /// The caller's selection refused the commit.
     Select(E),
     /// The blobs could not be fetched by id.
@@ -124,6 +126,11 @@ pub(super) fn fetch_pinned<E>(
             PackError::Fetch(e) => Failed::Fetch(e),
             PackError::OverBounds(why) => Failed::OverBounds(why),
         })?;
+    // Not a commit that is not one (the tree walk would say so): a server, cache or proxy that
+    // answered with the objects of another request.
+    if !repo.has_object(id) {
+        return Err(Failed::CommitAbsent);
+    }
     let request = select(repo, id).map_err(Failed::Select)?;
     if !filter {
         return Ok(Arrived::Whole);
