@@ -59,11 +59,19 @@ impl Idp {
             .stderr(Stdio::null())
             .spawn()
             .expect("node (scripts/test installs nodejs and npm)");
+        // Its first line within a minute, or the test fails rather than waits for ever.
         let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("the provider's first line");
+        let (sent, first) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+            let _ = sent.send(line);
+        });
+        let Ok(line) = first.recv_timeout(Duration::from_secs(60)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the provider did not say where it listens within 60 s");
+        };
         let port = line
             .strip_prefix("LISTENING ")
             .and_then(|p| p.trim().parse().ok())

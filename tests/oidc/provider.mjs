@@ -14,7 +14,8 @@
 //   POST /_control/rotate       new signing keys (first in the key set), the old ones kept
 //   POST /_control/clock?offset=SECONDS   the provider's clock moved (tokens issued in the past)
 //   GET  /_control/stats        {"jwks": requests of the key set, "discovery": of the metadata}
-import { generateKeyPairSync, randomUUID } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import { createPrivateKey, randomUUID } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import Provider from "oidc-provider";
@@ -24,13 +25,20 @@ const realNow = Date.now;
 let offset = 0;
 Date.now = () => realNow() + offset * 1000;
 
+// The keys are made by the openssl CLI, not node's `generateKeyPairSync`: node 20 can deadlock
+// when a garbage collection finalizes a finished key generation job while a key is exported
+// (`~KeyGenJob` waiting on a mutex its own thread holds), and the provider then never listens.
 function newKeys() {
-  const jwk = (pair, extra) => ({ ...pair.privateKey.export({ format: "jwk" }), kid: randomUUID(), ...extra });
+  const jwk = (args, extra) => {
+    const pem = execFileSync("openssl", ["genpkey", ...args], { encoding: "utf8" });
+    return { ...createPrivateKey(pem).export({ format: "jwk" }), kid: randomUUID(), ...extra };
+  };
+  const rsa = ["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"];
   return [
-    jwk(generateKeyPairSync("rsa", { modulusLength: 2048 }), { alg: "RS256", use: "sig" }),
-    jwk(generateKeyPairSync("rsa", { modulusLength: 2048 }), { alg: "PS256", use: "sig" }),
-    jwk(generateKeyPairSync("ec", { namedCurve: "P-256" }), { alg: "ES256", use: "sig" }),
-    jwk(generateKeyPairSync("ed25519"), { alg: "EdDSA", use: "sig" }),
+    jwk(rsa, { alg: "RS256", use: "sig" }),
+    jwk(rsa, { alg: "PS256", use: "sig" }),
+    jwk(["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"], { alg: "ES256", use: "sig" }),
+    jwk(["-algorithm", "ED25519"], { alg: "EdDSA", use: "sig" }),
   ];
 }
 
