@@ -13,7 +13,8 @@
 //!   connection brings exactly those. A server that refuses the blobs by id, answers with more
 //!   than was asked for, or refuses the filter it offers, is asked for the whole commit instead; one that leaves some out
 //!   fails the fetch ([`FetchError::Incomplete`], retryable). Without `filter`, the first fetch
-//!   is of the whole commit.
+//!   is of the whole commit. On either path a pack without the pinned commit fails the fetch
+//!   ([`FetchError::CommitAbsent`], retryable) before its trees are read.
 //! - Fallback, for servers that refuse a want-by-id (protocol v0/v1 without
 //!   `uploadpack.allowReachableSHA1InWant`): fetch every branch and tag in full, then look the
 //!   commit up locally. Either way the result must hold exactly the pinned commit.
@@ -408,11 +409,12 @@ fn fetch_with<E: From<FetchError>>(
     };
     let url = url.as_ref();
     let classify = |e: gix::Error| classify(e, url, &shown, commit, stops);
-    // The whole commit from the same server, for the reason `why` (said once in the progress).
+    // An answer without the pinned commit, on either path.
     let absent = || FetchError::CommitAbsent {
         url: shown.clone(),
         commit: commit.clone(),
     };
+    // The whole commit from the same server, for the reason `why` (said once in the progress).
     let mut fall_back = |why: Full| {
         whole(url, id, git_dir, stops, root, &mut *select, why).map_err(|e| match e {
             WholeError::Fetch(e) => classify(e).0.into(),
