@@ -50,6 +50,17 @@ fn prepare_alpha(repo: &Repo, commit: &str, serve: &Serve) -> Prepared {
     }
 }
 
+/// Prepares the descriptor in `dir`, which must succeed with every source fetched in part;
+/// returns the bodies of the `POST`s `server` answered.
+fn prepare_partially(dir: &Path, server: &HttpServer) -> Vec<String> {
+    let (out, report) = prepare_json(dir);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for source in report["sources"].as_array().expect("sources") {
+        assert_eq!(source["fetch"], "partial", "{report}");
+    }
+    server.posts()
+}
+
 struct Prepared {
     _dir: tempfile::TempDir,
     corpus: PathBuf,
@@ -156,12 +167,7 @@ fn sources_of_one_commit_share_one_trees_request_and_one_blobs_request() {
             ),
         ],
     );
-    let (out, report) = prepare_json(dir.path());
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    for source in report["sources"].as_array().expect("sources") {
-        assert_eq!(source["fetch"], "partial", "{report}");
-    }
-    let posts = server.posts();
+    let posts = prepare_partially(dir.path(), &server);
     assert_eq!(posts.len(), 2, "{posts:#?}");
     let mut asked = wants(&posts[1]);
     asked.sort();
@@ -218,12 +224,7 @@ fn more_than_two_thousand_approved_blobs_still_come_in_one_request() {
         }
     }
     fs_err::write(dir.path().join("skillfold.yaml"), text).expect("write the descriptor");
-    let (out, report) = prepare_json(dir.path());
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    for source in report["sources"].as_array().expect("sources") {
-        assert_eq!(source["fetch"], "partial", "{report}");
-    }
-    let posts = server.posts();
+    let posts = prepare_partially(dir.path(), &server);
     assert_eq!(posts.len(), 2, "trees, then blobs: no fallback");
     assert_eq!(wants(&posts[1]).len(), 33 * 64);
 }
