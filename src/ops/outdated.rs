@@ -15,9 +15,14 @@
 //! Either way each approved bundle is `unchanged` (same digest), `changed` (the new digest and
 //! declared version), `removed` (no folder any more) or `invalid` (it breaks a rule at the head;
 //! the problems are listed), and the bundles at the head that are not approved are listed as
-//! `available` ([`compare`] is the one place that decides). Sources of one URL and branch (one
-//! repository and tag) share one look-up and one fetch. Nothing is written anywhere but a
-//! temporary directory.
+//! `available` ([`compare`] is the one place that decides). Each source is checked as `prepare`
+//! checks it, through the same code ([`ApprovedSource`] for Git: its own `links` policy and
+//! limits; [`crate::source::oci::approved`] for images: its own limits, the layers its
+//! annotations give it, its own pull bound), and holds in memory what `prepare` would: its own
+//! approved bundles, never the whole image. Sources of one URL, branch and `links` policy share
+//! one look-up and one fetch that brings the files of every one of them; sources of one
+//! repository share one look-up per tag and one pull per image. Nothing is written anywhere but
+//! temporary directories.
 
 use std::sync::atomic::AtomicBool;
 
@@ -27,9 +32,10 @@ use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::{GitSource, OciSource, Plan, Source};
 use crate::format::bundle::Bundle;
 use crate::format::pin::Pin;
+use crate::source::git::approved::{self, ApprovedSource};
 use crate::source::git::candidate::{Candidate, SourceError, Target};
 use crate::source::git::commit::TakeError;
-use crate::source::oci::candidate::{self as image, ImageCandidate, ImageTakeError};
+use crate::source::oci::candidate::{self as image, ImageCandidate, ImageTakeError, PulledImage};
 use crate::support::error_code::ErrorCode;
 
 /// The report of `outdated`.
@@ -134,46 +140,104 @@ impl OutdatedReport {
 }
 
 /// Looks at the tracked branch of every Git source and the tracked tag of every OCI source of
-/// `plan`. Sources that name the same URL and branch (the same repository and tag) share one
-/// look-up and one fetch, within `deadline` (`--fetch-timeout`).
+/// `plan`. Sources that name the same URL, branch and `links` policy share one look-up and one
+/// fetch (bringing the files of every one of them), sources of one repository one look-up per
+/// tag and one pull per image, each network operation within `deadline` (`--fetch-timeout`).
+/// Each source is then checked on its own terms, as `prepare` checks it.
 pub fn outdated(
     plan: &Plan,
     interrupt: &AtomicBool,
     deadline: std::time::Duration,
 ) -> OutdatedReport {
-    let mut heads: Vec<(Branch<'_>, Result<Candidate, SourceError>)> = Vec::new();
+    let mut heads = Heads::new(plan.sources.iter().filter_map(|s| match s {
+        Source::Git(git) => Some(git),
+        _ => None,
+    }));
+    // Every tracked tag is resolved first, so that each pull knows every source it serves.
     let mut images = Images::default();
+    let digests: Vec<Option<Result<String, SourceError>>> = plan
+        .sources
+        .iter()
+        .map(|source| match source {
+            Source::Oci(oci) => oci.track.as_ref().map(|tag| {
+                let digest = images.resolve(oci, tag, deadline);
+                if let Ok(digest) = &digest
+                    && *digest != oci.reference.digest
+                {
+                    images.share(oci, digest);
+                }
+                digest
+            }),
+            _ => None,
+        })
+        .collect();
     let mut sources = Vec::new();
-    for source in &plan.sources {
+    for (source, digest) in plan.sources.iter().zip(digests) {
         match source {
             Source::Git(git) => sources.push(git_source(git, &mut heads, interrupt, deadline)),
-            Source::Oci(oci) => sources.push(oci_source(oci, &mut images, deadline)),
+            Source::Oci(oci) => sources.push(oci_source(oci, digest, &mut images, deadline)),
             Source::Local(_) => {}
         }
     }
     OutdatedReport { sources }
 }
 
-/// A tracked branch: the repository URL and the branch (`None`: the remote's `HEAD`).
-type Branch<'a> = (&'a str, Option<&'a str>);
+/// The heads fetched so far: sources of one URL, tracked branch and `links` policy share one
+/// fetch, which brings the files of the approved bundles of every one of them.
+struct Heads<'p> {
+    /// Every Git source of the plan.
+    sources: Vec<&'p GitSource>,
+    /// Each head fetched, by key.
+    fetched: Vec<(HeadKey<'p>, Result<Candidate, SourceError>)>,
+}
+
+/// A tracked branch (`None`: the remote's `HEAD`) of a URL, under a `links` policy.
+type HeadKey<'a> = approved::FetchKey<'a, Option<&'a str>>;
+
+impl<'p> Heads<'p> {
+    fn new(sources: impl Iterator<Item = &'p GitSource>) -> Self {
+        Heads {
+            sources: sources.collect(),
+            fetched: Vec::new(),
+        }
+    }
+
+    fn key(git: &'p GitSource) -> HeadKey<'p> {
+        approved::fetch_key(git, git.track.as_deref())
+    }
+
+    /// The head `git` tracks, fetched on first use.
+    fn get(
+        &mut self,
+        git: &'p GitSource,
+        interrupt: &AtomicBool,
+        deadline: std::time::Duration,
+    ) -> &Result<Candidate, SourceError> {
+        let key = Self::key(git);
+        let index = match self.fetched.iter().position(|(k, _)| *k == key) {
+            Some(index) => index,
+            None => {
+                let sharing: Vec<&GitSource> = self
+                    .sources
+                    .iter()
+                    .copied()
+                    .filter(|other| Self::key(other) == key)
+                    .collect();
+                let head = Candidate::fetch(git, &Target::Tracked, &sharing, interrupt, deadline);
+                self.fetched.push((key, head));
+                self.fetched.len() - 1
+            }
+        };
+        &self.fetched[index].1
+    }
+}
 
 fn git_source<'p>(
     git: &'p GitSource,
-    heads: &mut Vec<(Branch<'p>, Result<Candidate, SourceError>)>,
+    heads: &mut Heads<'p>,
     interrupt: &AtomicBool,
     deadline: std::time::Duration,
 ) -> SourceOutdated {
-    let key = (git.url.as_str(), git.track.as_deref());
-    let index = match heads.iter().position(|(k, _)| *k == key) {
-        Some(index) => index,
-        None => {
-            heads.push((
-                key,
-                Candidate::fetch(git, &Target::Tracked, interrupt, deadline),
-            ));
-            heads.len() - 1
-        }
-    };
     let mut report = SourceOutdated {
         location: git.location.clone(),
         kind: SourceKind::Git,
@@ -185,20 +249,25 @@ fn git_source<'p>(
         available: Vec::new(),
         error: None,
     };
-    match &heads[index].1 {
+    match heads.get(git, interrupt, deadline) {
         Ok(head) => {
             report.head = Some(head.id.to_string());
-            let root = git.root.as_ref();
-            let names = head
-                .commit
-                .bundle_names(root)
-                .map_err(|e| SourceError::from_error(&e));
-            compare(
-                &git.approved,
-                |pin| Taken::from(head.commit.take_named(root, &pin.name, git.limits)),
-                names,
-                &mut report,
-            );
+            // The checks `prepare` runs on this source: its own links policy and limits.
+            match ApprovedSource::check(&head.commit, git) {
+                Ok(source) => {
+                    let names = head
+                        .commit
+                        .bundle_names(git.root.as_ref())
+                        .map_err(|e| SourceError::from_error(&e));
+                    compare(
+                        &git.approved,
+                        |pin| Taken::from(source.take_named(pin)),
+                        names,
+                        &mut report,
+                    );
+                }
+                Err(e) => report.error = Some(SourceError::from_error(&e)),
+            }
         }
         Err(error) => report.error = Some(error.clone()),
     }
@@ -206,13 +275,16 @@ fn git_source<'p>(
 }
 
 /// The tags resolved and the images pulled so far, by repository: sources of one repository and
-/// tag share one look-up, and of one image one pull.
+/// tag share one look-up, and of one image one pull, which brings the layers every source
+/// that shares it approves ([`Images::share`]).
 #[derive(Default)]
 pub(crate) struct Images {
     /// `(registry, repository, plain_http, tag)` and the digest it names.
     tags: Vec<(ImageKey, String, Result<String, SourceError>)>,
+    /// `(registry, repository, plain_http)`, the digest, and the sources its pull serves.
+    sharing: Vec<(ImageKey, String, image::Sharing)>,
     /// `(registry, repository, plain_http)`, the digest, and the image.
-    pulled: Vec<(ImageKey, String, Result<ImageCandidate, SourceError>)>,
+    pulled: Vec<(ImageKey, String, Result<PulledImage, SourceError>)>,
 }
 
 /// Which repository, spoken to how.
@@ -243,34 +315,79 @@ impl Images {
         found
     }
 
-    /// The index in `pulled` of the image `digest` of `oci`'s repository, pulled on first use.
+    /// Records that `oci` will read the image `digest` of its repository: its pull brings the
+    /// layers `oci` approves too, within `oci`'s pull bound more (call before [`pull`](Self::pull)).
+    pub(crate) fn share(&mut self, oci: &OciSource, digest: &str) {
+        let key = image_key(oci);
+        match self
+            .sharing
+            .iter_mut()
+            .find(|(k, d, _)| *k == key && d == digest)
+        {
+            Some((_, _, sharing)) => sharing.add(oci),
+            None => {
+                let mut sharing = image::Sharing::default();
+                sharing.add(oci);
+                self.sharing.push((key, digest.to_owned(), sharing));
+            }
+        }
+    }
+
+    /// The image `digest` of `oci`'s repository, pulled on first use for every source that
+    /// [`share`](Self::share)s it (for `oci` alone when none did).
     pub(crate) fn pull(
         &mut self,
         oci: &OciSource,
         digest: &str,
         deadline: std::time::Duration,
-    ) -> usize {
+    ) -> &Result<PulledImage, SourceError> {
         let key = image_key(oci);
-        if let Some(index) = self
+        let index = match self
             .pulled
             .iter()
             .position(|(k, d, _)| *k == key && d == digest)
         {
-            return index;
-        }
-        let pulled = image::pull(oci, digest, deadline).map_err(|e| SourceError::from_error(&e));
-        self.pulled.push((key, digest.to_owned(), pulled));
-        self.pulled.len() - 1
+            Some(index) => index,
+            None => {
+                let sharing = match self
+                    .sharing
+                    .iter()
+                    .find(|(k, d, _)| *k == key && d == digest)
+                {
+                    Some((_, _, sharing)) => sharing.clone(),
+                    None => {
+                        let mut alone = image::Sharing::default();
+                        alone.add(oci);
+                        alone
+                    }
+                };
+                let pulled = image::pull(oci, digest, &sharing, deadline)
+                    .map_err(|e| SourceError::from_error(&e));
+                self.pulled.push((key, digest.to_owned(), pulled));
+                self.pulled.len() - 1
+            }
+        };
+        &self.pulled[index].2
     }
 
-    /// The image at `index` (from [`pull`](Self::pull)).
-    pub(crate) fn get(&self, index: usize) -> &Result<ImageCandidate, SourceError> {
-        &self.pulled[index].2
+    /// `oci`'s approved bundles of the image `digest` of its repository, read as `prepare`
+    /// reads them (the image pulled on first use).
+    pub(crate) fn read(
+        &mut self,
+        oci: &OciSource,
+        digest: &str,
+        deadline: std::time::Duration,
+    ) -> Result<ImageCandidate, SourceError> {
+        match self.pull(oci, digest, deadline) {
+            Ok(image) => image.read(oci).map_err(|e| SourceError::from_error(&e)),
+            Err(error) => Err(error.clone()),
+        }
     }
 }
 
 fn oci_source(
     oci: &OciSource,
+    digest: Option<Result<String, SourceError>>,
     images: &mut Images,
     deadline: std::time::Duration,
 ) -> SourceOutdated {
@@ -285,17 +402,14 @@ fn oci_source(
         available: Vec::new(),
         error: None,
     };
-    let Some(tag) = &oci.track else {
-        return report;
-    };
-    // The look-up and the pull share one deadline.
-    let started = std::time::Instant::now();
-    let digest = match images.resolve(oci, tag, deadline) {
-        Ok(digest) => digest,
-        Err(error) => {
+    let digest = match digest {
+        // Not tracked: nothing was looked at.
+        None => return report,
+        Some(Err(error)) => {
             report.error = Some(error);
             return report;
         }
+        Some(Ok(digest)) => digest,
     };
     report.head = Some(digest.clone());
     if digest == oci.reference.digest {
@@ -303,16 +417,14 @@ fn oci_source(
         report.bundles = oci.approved.iter().map(unchanged).collect();
         return report;
     }
-    let left = deadline.saturating_sub(started.elapsed());
-    let index = images.pull(oci, &digest, left);
-    match images.get(index) {
+    match images.read(oci, &digest, deadline) {
         Ok(head) => compare(
             &oci.approved,
             |pin| Taken::from(head.take_named(&pin.name)),
             Ok(head.bundle_names()),
             &mut report,
         ),
-        Err(error) => report.error = Some(error.clone()),
+        Err(error) => report.error = Some(error),
     }
     report
 }

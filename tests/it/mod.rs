@@ -34,6 +34,8 @@ mod outdated;
 mod pin;
 mod prepare;
 mod push;
+#[cfg(feature = "git")]
+mod review_path;
 mod runner;
 mod runtime;
 mod schemas;

@@ -164,7 +164,8 @@ impl GitRun<'_> {
         store: &std::path::Path,
         sharing: &[(usize, GitRun<'_>, Staging)],
     ) -> Result<Fetched, Failure> {
-        use crate::source::git::commit::{CommitError, PinnedCommit, Wanted, bundle_folder};
+        use crate::source::git::approved;
+        use crate::source::git::commit::PinnedCommit;
 
         let url = escape::text(self.git.shown.as_str());
         self.run.step(&format!(
@@ -179,17 +180,7 @@ impl GitRun<'_> {
                 .progress
                 .transfer(&self.git.location, &line);
         };
-        let wanted = Wanted::Folders(
-            sharing
-                .iter()
-                .flat_map(|(_, run, _)| {
-                    let git = run.git;
-                    git.approved
-                        .iter()
-                        .map(|pin| (bundle_folder(git.root.as_ref(), &pin.name), git.limits))
-                })
-                .collect(),
-        );
+        let wanted = approved::wanted(sharing.iter().map(|(_, run, _)| run.git));
         let commit = PinnedCommit::fetch(
             &self.git.url,
             &self.git.revision,
@@ -199,26 +190,7 @@ impl GitRun<'_> {
             self.run.options.fetch_timeout,
             &report,
         )
-        .map_err(|e| {
-            let mut failure = Failure::new(e.code(), e.to_string());
-            if let CommitError::Fetch(fetch) = &e
-                && let Some(hint) = fetch.hint()
-            {
-                failure.details.push(format!("hint: {hint}"));
-            }
-            if let CommitError::Symlinks { paths, count, .. } = &e {
-                failure.details = paths
-                    .iter()
-                    .map(|p| format!("symbolic link: {}", escape::text(p)))
-                    .collect();
-                if *count > paths.len() {
-                    failure
-                        .details
-                        .push(format!("and {} more", count - paths.len()));
-                }
-            }
-            failure
-        })?;
+        .map_err(commit_failure)?;
         if commit.used_fallback() {
             self.run.note("the server refused to send the commit by id; fetched its branches and tags instead");
         } else if let Some(full) = commit.fetched_whole() {
@@ -247,52 +219,40 @@ impl GitRun<'_> {
         commit: &Fetched,
         staging: &Staging,
     ) -> Result<Vec<ManifestBundle>, Failure> {
-        use crate::source::git::commit::bundle_folder;
+        use crate::source::git::approved::ApprovedSource;
 
         self.run.check_interrupt()?;
-        let root = self.git.root.as_ref();
-        let folders: Vec<String> = self
-            .git
-            .approved
-            .iter()
-            .map(|p| bundle_folder(root, &p.name))
-            .collect();
-        let (links, more) = commit.check_links(&folders).map_err(|e| {
-            let mut failure = Failure::new(e.code(), e.to_string());
-            failure.details.push(format!(
-                "`links: {}` accepts links only outside the approved bundles",
-                self.git.links.as_str()
-            ));
-            failure
-        })?;
+        let source = ApprovedSource::check(commit, self.git).map_err(commit_failure)?;
+        let (links, more) = &source.links;
         for link in links {
             self.run.note(&format!(
                 "symbolic link `{}` -> `{}` outside the approved bundles is skipped (links: outside-bundles)",
                 link.path, link.target
             ));
         }
-        if more > 0 {
+        if *more > 0 {
             self.run.note(&format!(
                 "{more} more symbolic link(s) outside the approved bundles are not listed"
             ));
         }
-        let (gitlinks, unlisted) = commit.gitlinks_outside(&folders);
+        let (gitlinks, unlisted) = &source.gitlinks;
         for gitlink in gitlinks {
             self.run.note(&format!(
                 "submodule `{}` outside the approved bundles is ignored (never followed)",
-                escape::text(&gitlink)
+                escape::text(gitlink)
             ));
         }
-        if unlisted > 0 {
+        if *unlisted > 0 {
             self.run.note(&format!(
                 "{unlisted} more submodule(s) are not listed; none is followed"
             ));
         }
         let mut bundles = Vec::new();
         let mut details = Vec::new();
-        for (pin, folder) in self.git.approved.iter().zip(folders) {
+        for pin in &self.git.approved {
             self.run.check_interrupt()?;
-            let bundle = match commit.take(root, &pin.name, self.git.limits) {
+            let folder = source.folder(pin);
+            let bundle = match source.take(pin) {
                 Ok(bundle) => bundle,
                 Err(e) => {
                     details.extend(e.lines());
@@ -363,4 +323,36 @@ impl GitRun<'_> {
     ) -> Result<Option<(Signer, Option<String>)>, Failure> {
         match *commit {}
     }
+}
+
+/// The failure of a commit that cannot be used: its error, with what helps to act on it (the
+/// server's hint, the links found, the rule of `links: outside-bundles`).
+#[cfg(feature = "git")]
+fn commit_failure(e: crate::source::git::commit::CommitError) -> Failure {
+    use crate::source::git::commit::CommitError;
+
+    let mut failure = Failure::new(e.code(), e.to_string());
+    match &e {
+        CommitError::Fetch(fetch) => {
+            if let Some(hint) = fetch.hint() {
+                failure.details.push(format!("hint: {hint}"));
+            }
+        }
+        CommitError::Symlinks { paths, count, .. } => {
+            failure.details = paths
+                .iter()
+                .map(|p| format!("symbolic link: {}", escape::text(p)))
+                .collect();
+            if *count > paths.len() {
+                failure
+                    .details
+                    .push(format!("and {} more", count - paths.len()));
+            }
+        }
+        CommitError::LinkInBundle { .. } => failure.details.push(
+            "`links: outside-bundles` accepts links only outside the approved bundles".to_owned(),
+        ),
+        _ => {}
+    }
+    failure
 }

@@ -20,6 +20,7 @@ use crate::format::file_set::FileSet;
 use crate::format::problem::Problems;
 use crate::runtime::snapshot::Origin;
 use crate::source::oci::PulledLayer as Layer;
+use crate::source::oci::approved::ApprovedBundles;
 use crate::source::oci::code::DistributionCode;
 
 impl SourceReport {
@@ -77,12 +78,12 @@ pub(super) fn prepare_image(
         .iter()
         .flat_map(|(_, oci, _, _)| oci.approved.iter().map(|p| p.name.to_string()))
         .collect();
-    // One pull serves every source of the image: it may read what the most generous of them may.
+    // One pull serves every source of the image: it may read what all of them may together;
+    // each source's own layers are held to its own bound when it reads them.
     let max_bytes = pending
         .iter()
         .map(|(_, oci, _, _)| max_pull_bytes(oci.limits))
-        .max()
-        .unwrap_or(0);
+        .fold(0u64, u64::saturating_add);
     // The layers stream into files beside the first source's staging (removed with the leftovers
     // of a crashed run), and are read from there one at a time.
     let store = first_run
@@ -167,30 +168,23 @@ fn stage_and_publish(
     run.publish(staging, recorded, None)
 }
 
-/// This source's approved bundles, read from the pulled layers with the strict reader.
+/// This source's approved bundles, read from the pulled layers as every command reads them
+/// ([`ApprovedBundles`]: its own limits, the layers its annotations give it).
 fn unpack_bundles(
     oci: &OciSource,
     run: &CorpusRun<'_>,
     layers: &[Layer],
 ) -> Result<BTreeMap<String, (FileSet, Problems)>, Failure> {
     let wanted: BTreeSet<String> = oci.approved.iter().map(|p| p.name.to_string()).collect();
-    let mut bundles = BTreeMap::new();
-    for layer in layers {
-        run.check_interrupt()?;
-        let file = fs_err::File::open(&layer.path).map_err(|e| io_failure(&e.into()))?;
-        let reader = std::io::BufReader::with_capacity(64 * 1024, file);
-        let found = crate::source::oci::unpack::unpack(reader, &wanted, oci.limits)
-            .map_err(|e| Failure::new(e.code, format!("layer {}: {}", layer.digest, e.message)))?;
-        for (name, files) in found {
-            if bundles.insert(name.clone(), files).is_some() {
-                return Err(Failure::new(
-                    DistributionCode::DuplicateInLayer,
-                    format!("`{name}` is in more than one layer of {}", oci.reference),
-                ));
-            }
-        }
-    }
-    Ok(bundles)
+    let image = oci.reference.to_string();
+    ApprovedBundles::read(
+        (&image, layers),
+        &wanted,
+        (oci.limits, max_pull_bytes(oci.limits)),
+        &|| run.check_interrupt(),
+        &|e| Failure::new(e.code, e.message),
+    )
+    .map(|read| read.bundles)
 }
 
 /// Pulls the manifest and the layers that may hold `wanted` bundles into files in `into`, once

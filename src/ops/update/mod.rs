@@ -43,6 +43,7 @@ use crate::format::version::VersionLabel;
 use crate::ops::check::CheckError;
 use crate::ops::outdated::{Images, Taken};
 use crate::source::code::PrepareCode;
+use crate::source::git::approved::{self, ApprovedSource};
 use crate::source::git::candidate::{Candidate, SourceError, Target};
 use crate::source::git::commit::bundle_folder;
 use crate::support::error_code::{ErrorCode, ExitClass};
@@ -234,15 +235,35 @@ pub fn update(request: &Request<'_>, interrupt: &AtomicBool) -> Result<UpdateRep
     let (_, plan) = crate::ops::check::check_loaded(loaded)?;
     let selected = select(&plan, request.selectors, request.to)?;
 
-    let mut fetches = Fetches::default();
+    let mut fetches = Fetches::new(&selected);
+    // Every target image is resolved first, so that each pull knows every source it serves.
     let mut images = Images::default();
+    let digests: Vec<Option<Result<String, SourceError>>> = selected
+        .iter()
+        .map(|source| match source {
+            Selected::Oci(oci, target) => {
+                let digest = match target {
+                    ImageTarget::Digest(digest) => Ok(digest.clone()),
+                    ImageTarget::Tag(tag) => images.resolve(oci, tag, request.fetch_timeout),
+                };
+                if let Ok(digest) = &digest {
+                    images.share(oci, digest);
+                    if *digest != oci.reference.digest {
+                        images.share(oci, &oci.reference.digest);
+                    }
+                }
+                Some(digest)
+            }
+            Selected::Git(..) => None,
+        })
+        .collect();
     let mut sources = Vec::new();
     let mut changes = Vec::new();
-    for source in selected {
+    for (source, digest) in selected.iter().zip(digests) {
         let location = source.location().to_owned();
         let placeholder = |i: usize| placeholders.contains(&(location.clone(), i));
-        let (report, change) = match &source {
-            Selected::Git(git, target) => git_update(
+        let (report, change) = match (source, digest) {
+            (Selected::Git(git, target), _) => git_update(
                 git,
                 target,
                 &mut fetches,
@@ -250,9 +271,9 @@ pub fn update(request: &Request<'_>, interrupt: &AtomicBool) -> Result<UpdateRep
                 interrupt,
                 request.fetch_timeout,
             ),
-            Selected::Oci(oci, target) => oci_update(
-                oci,
-                target,
+            (Selected::Oci(oci, target), digest) => oci_update(
+                (oci, target),
+                digest,
                 &mut images,
                 &placeholder,
                 request.fetch_timeout,
@@ -399,10 +420,10 @@ fn select<'p>(
 }
 
 /// The review of `git` moved to `target`, and its new pins when every check passes.
-fn git_update(
-    git: &GitSource,
+fn git_update<'p>(
+    git: &'p GitSource,
     target: &Target,
-    fetches: &mut Fetches,
+    fetches: &mut Fetches<'p>,
     placeholder: &dyn Fn(usize) -> bool,
     interrupt: &AtomicBool,
     deadline: std::time::Duration,
@@ -448,10 +469,11 @@ fn git_update(
     (report, change)
 }
 
-/// The review of `oci` moved to `target`, and its new pins when every check passes.
+/// The review of `oci` moved to `target` (resolved to `digest`), and its new pins when every
+/// check passes.
 fn oci_update(
-    oci: &OciSource,
-    target: &ImageTarget,
+    (oci, target): (&OciSource, &ImageTarget),
+    digest: Option<Result<String, SourceError>>,
     images: &mut Images,
     placeholder: &dyn Fn(usize) -> bool,
     deadline: std::time::Duration,
@@ -468,36 +490,39 @@ fn oci_update(
         bundles: Vec::new(),
         error: None,
     };
-    // The look-up and the pulls share one deadline.
-    let started = std::time::Instant::now();
-    let left = || deadline.saturating_sub(started.elapsed());
-    let digest = match target {
-        ImageTarget::Digest(digest) => digest.clone(),
-        ImageTarget::Tag(tag) => match images.resolve(oci, tag, deadline) {
-            Ok(digest) => {
-                report.reference = Some(tag.clone());
-                digest
-            }
+    let digest = match digest {
+        Some(Ok(digest)) => digest,
+        Some(Err(error)) => {
+            report.error = Some(error);
+            return (report, None);
+        }
+        None => return (report, None),
+    };
+    if let ImageTarget::Tag(tag) = target {
+        report.reference = Some(tag.clone());
+    }
+    report.to = Some(digest.clone());
+    // The checks `prepare` runs on this source, on the image it would pin and on the pinned one
+    // (for the diff): each read as `prepare` reads it.
+    let candidate = match images.read(oci, &digest, deadline) {
+        Ok(candidate) => candidate,
+        Err(error) => {
+            report.error = Some(error);
+            return (report, None);
+        }
+    };
+    let old = if digest == oci.reference.digest {
+        None
+    } else {
+        match images.read(oci, &oci.reference.digest, deadline) {
+            Ok(old) => Some(old),
             Err(error) => {
                 report.error = Some(error);
                 return (report, None);
             }
-        },
-    };
-    report.to = Some(digest.clone());
-    let new = images.pull(oci, &digest, left());
-    let old = if digest == oci.reference.digest {
-        new
-    } else {
-        images.pull(oci, &oci.reference.digest, left())
-    };
-    let (candidate, old) = match (images.get(new), images.get(old)) {
-        (Err(error), _) | (_, Err(error)) => {
-            report.error = Some(error.clone());
-            return (report, None);
         }
-        (Ok(candidate), Ok(old)) => (candidate, old),
     };
+    let old = old.as_ref().unwrap_or(&candidate);
     let pins = review_bundles(
         &oci.approved,
         &|name| name.to_string(),
@@ -514,28 +539,56 @@ fn oci_update(
     (report, change)
 }
 
-/// The commits fetched so far, by URL and target: sources of one repository and target share
-/// one fetch.
-#[derive(Default)]
-struct Fetches {
-    done: Vec<((String, Target), Result<Candidate, SourceError>)>,
+/// The commits fetched so far: sources of one URL, target and `links` policy share one fetch,
+/// which brings the files of the approved bundles of every selected source that fetches the
+/// same (its target, or its pinned commit for the diff).
+struct Fetches<'p> {
+    /// Every selected Git source and its target.
+    selected: Vec<(&'p GitSource, Target)>,
+    done: Vec<(FetchKey<'p>, Result<Candidate, SourceError>)>,
 }
 
-impl Fetches {
+/// A URL, a target (a tracked branch as that branch), and a `links` policy.
+type FetchKey<'a> = approved::FetchKey<'a, Target>;
+
+impl<'p> Fetches<'p> {
+    fn new(selected: &[Selected<'p>]) -> Self {
+        Fetches {
+            selected: selected
+                .iter()
+                .filter_map(|s| match s {
+                    Selected::Git(git, target) => Some((*git, target.clone())),
+                    Selected::Oci(..) => None,
+                })
+                .collect(),
+            done: Vec::new(),
+        }
+    }
+
     /// The index of `target` of `git` in `done`, fetched on first use.
     fn get(
         &mut self,
-        git: &GitSource,
+        git: &'p GitSource,
         target: &Target,
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
     ) -> usize {
-        let key = (git.url.clone(), resolved(git, target));
+        let key = approved::fetch_key(git, resolved(git, target));
         if let Some(index) = self.done.iter().position(|(k, _)| *k == key) {
             return index;
         }
-        self.done
-            .push((key, Candidate::fetch(git, target, interrupt, deadline)));
+        let sharing: Vec<&GitSource> = self
+            .selected
+            .iter()
+            .filter(|(other, other_target)| {
+                approved::fetch_key(other, resolved(other, other_target)) == key
+                    || approved::fetch_key(other, Target::Commit(other.revision.clone())) == key
+            })
+            .map(|(other, _)| *other)
+            .chain(std::iter::once(git))
+            .collect();
+        let fetched = Candidate::fetch(git, target, &sharing, interrupt, deadline);
+        self.done.push((key, fetched));
         self.done.len() - 1
     }
 }
@@ -568,12 +621,21 @@ fn review_source(
             }
         }
     }
-    let root = git.root.as_ref();
+    // The checks `prepare` runs on this source, on the commit it would pin and on the pinned
+    // one (for the diff).
+    let source = match ApprovedSource::check(&candidate.commit, git) {
+        Ok(source) => source,
+        Err(e) => {
+            report.error = Some(SourceError::from_error(&e));
+            return None;
+        }
+    };
+    let pinned = ApprovedSource::check(&old.commit, git).ok();
     let pins = review_bundles(
         &git.approved,
-        &|name| bundle_folder(root, name),
-        &|pin| Taken::from(candidate.commit.take(root, &pin.name, git.limits)),
-        &|pin| old.commit.take(root, &pin.name, git.limits).ok(),
+        &|name| bundle_folder(git.root.as_ref(), name),
+        &|pin| Taken::from(source.take(pin)),
+        &|pin| pinned.as_ref().and_then(|old| old.take(pin).ok()),
         placeholder,
         report,
     )?;
@@ -613,15 +675,19 @@ fn review_bundles(
             problems: Vec::new(),
         };
         match take_new(pin) {
-            Taken::Missing => entry.problems.push(format!(
-                "no folder `{}` at the target: the bundle was removed or renamed; remove its entry or pin another {} [{}]",
-                escape::text(&folder(&pin.name)),
-                match report.kind {
-                    SourceKind::Oci => "image",
-                    _ => "commit",
-                },
-                PrepareCode::VerificationFailed
-            )),
+            // The code `prepare` gives a bundle it cannot find.
+            Taken::Missing => entry.problems.push(match report.kind {
+                SourceKind::Oci => format!(
+                    "no folder `{}` at the target: the bundle was removed or renamed; remove its entry or pin another image [{}]",
+                    escape::text(&folder(&pin.name)),
+                    crate::source::oci::code::DistributionCode::BundleNotInImage.as_str()
+                ),
+                _ => format!(
+                    "no folder `{}` at the target: the bundle was removed or renamed; remove its entry or pin another commit [{}]",
+                    escape::text(&folder(&pin.name)),
+                    PrepareCode::BundleMissing
+                ),
+            }),
             Taken::Invalid(problems) => entry.problems = problems,
             Taken::Bundle(bundle) => {
                 let old_files = take_old(pin);

@@ -13,7 +13,8 @@ use serde::Serialize;
 use crate::descriptor::plan::GitSource;
 use crate::format::pin::CommitId;
 use crate::source::code::PrepareCode;
-use crate::source::git::commit::{PinnedCommit, Wanted, bundle_folder};
+use crate::source::git::approved;
+use crate::source::git::commit::PinnedCommit;
 use crate::source::git::fetch::{self, RefQuery};
 use crate::support::error_code::{Coded, ErrorCode};
 use crate::support::escape;
@@ -128,10 +129,13 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// Resolves `target` on `git`'s server and fetches that commit.
+    /// Resolves `target` on `git`'s server and fetches that commit with the files of the
+    /// approved bundles of every source in `sharing` (which holds `git`; see
+    /// [`approved::wanted`]), under `git`'s `links` policy.
     pub fn fetch(
         git: &GitSource,
         target: &Target,
+        sharing: &[&GitSource],
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
     ) -> Result<Candidate, SourceError> {
@@ -147,7 +151,8 @@ impl Candidate {
                 .map_or(RefQuery::Head, RefQuery::Branch),
             Target::Named(name) => RefQuery::BranchOrTag(name),
             Target::Commit(id) => {
-                return Self::fetch_commit(git, id.clone(), None, temp, interrupt, deadline);
+                let fetch = (git, sharing);
+                return Self::fetch_commit(fetch, id.clone(), None, temp, interrupt, deadline);
             }
         };
         let (object, name) = fetch::resolve_ref(
@@ -162,24 +167,20 @@ impl Candidate {
             .map_err(|e| SourceError::of(PrepareCode::FetchInvalid, &e))?;
         // The listing and the fetch share one deadline.
         let left = deadline.saturating_sub(started.elapsed());
-        Self::fetch_commit(git, id, Some(name), temp, interrupt, left)
+        Self::fetch_commit((git, sharing), id, Some(name), temp, interrupt, left)
     }
 
     fn fetch_commit(
-        git: &GitSource,
+        (git, sharing): (&GitSource, &[&GitSource]),
         id: CommitId,
         reference: Option<String>,
         temp: tempfile::TempDir,
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
     ) -> Result<Candidate, SourceError> {
-        // The approved bundles are all that outdated and update take from a candidate.
-        let wanted = Wanted::Folders(
-            git.approved
-                .iter()
-                .map(|pin| (bundle_folder(git.root.as_ref(), &pin.name), git.limits))
-                .collect(),
-        );
+        // The approved bundles of the sources sharing the fetch are all that outdated and
+        // update take from a candidate.
+        let wanted = approved::wanted(sharing.iter().copied());
         let commit = PinnedCommit::fetch(
             &git.url,
             &id,

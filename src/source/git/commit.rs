@@ -220,17 +220,10 @@ impl PinnedCommit {
             report,
             &mut |repo, commit| {
                 let summary = tree::walk(repo, commit, interrupt)?;
-                if links == Links::Refuse && summary.symlinks.count > 0 {
-                    return Err(CommitError::Symlinks {
-                        commit: revision.clone(),
-                        paths: summary
-                            .symlinks
-                            .paths
-                            .iter()
-                            .map(|p| tree::shown(p))
-                            .collect(),
-                        count: summary.symlinks.count,
-                    });
+                if links == Links::Refuse
+                    && let Err(refused) = refuse_links(revision, &summary)
+                {
+                    return Err(refused);
                 }
                 let request = blob_request(repo, commit, &summary, wanted)?;
                 walked = Some(summary);
@@ -243,6 +236,13 @@ impl PinnedCommit {
             summary,
             links,
         })
+    }
+
+    /// Refuses the commit if its tree holds a symbolic link anywhere (what `links: refuse`
+    /// asks of a source, whichever policy the commit was fetched under).
+    pub fn refuse_links(&self) -> Result<(), CommitError> {
+        let id = CommitId::parse(&self.fetched.commit.to_string()).expect("a fetched commit id");
+        refuse_links(&id, &self.summary)
     }
 
     /// Why the whole commit was fetched by id rather than its trees and the wanted blobs, if
@@ -519,6 +519,23 @@ impl PinnedCommit {
         }
         Ok(bundle)
     }
+}
+
+/// [`CommitError::Symlinks`] when the walk of `commit` (`summary`) found a symbolic link.
+fn refuse_links(commit: &CommitId, summary: &Summary) -> Result<(), CommitError> {
+    if summary.symlinks.count == 0 {
+        return Ok(());
+    }
+    Err(CommitError::Symlinks {
+        commit: commit.clone(),
+        paths: summary
+            .symlinks
+            .paths
+            .iter()
+            .map(|p| tree::shown(p))
+            .collect(),
+        count: summary.symlinks.count,
+    })
 }
 
 /// Where a folder's path leads in a tree.

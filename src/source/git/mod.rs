@@ -11,7 +11,10 @@
 //!   any entry is a symlink).
 //! - [`select`]: turn each approved bundle into a file set, counting and sizing every entry
 //!   before any blob is inflated; [`lfs`] recognises the Git LFS pointers it refuses.
+//! - [`approved`]: one source's approved bundles taken from a fetched commit under its own
+//!   `links` policy and limits: the one check `prepare`, `outdated` and `update` share.
 
+pub mod approved;
 pub mod candidate;
 pub mod commit;
 pub mod fetch;

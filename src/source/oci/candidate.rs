@@ -3,14 +3,16 @@
 //! names now, or an image named by digest. A tag is resolved once ([`resolve`]: a `HEAD` of its
 //! manifest, or a `GET` when the registry names no digest; see
 //! [`crate::source::oci::pull::resolve_tag`]). The image is pulled by digest into a temporary
-//! directory exactly as `prepare` pulls a pin — the manifest equal to its digest, every layer's
-//! size and digest, the source's pull bound — and every layer is read with the strict reader
-//! ([`super::unpack`]: a link, device, unsafe path or duplicate anywhere refuses the image). Each
-//! bundle it holds is kept as a file set (within that bound) and checked when it is taken
-//! ([`ImageCandidate::take`]). The temporary directory is removed before the candidate is
-//! returned; nothing is published.
+//! directory exactly as `prepare` pulls a pin ([`pull`]: the manifest equal to its digest, the
+//! layers the sources sharing the pull approve by annotation, every layer's size and digest, the
+//! pull bound); the layers stay on disk in a [`PulledImage`]. Each source then reads its own
+//! approved bundles from them with the reader `prepare` uses
+//! ([`crate::source::oci::approved`]: its limits, its layers, the strict reader, its pull
+//! bound) into an [`ImageCandidate`], whose bundles are checked when they are taken
+//! ([`ImageCandidate::take`]). Nothing is published; the directory is removed when the
+//! [`PulledImage`] is dropped.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::descriptor::plan::OciSource;
 use crate::format::bundle::Bundle;
@@ -46,11 +48,43 @@ impl crate::support::error_code::Coded for CandidateError {
     }
 }
 
-/// A candidate image, pulled and read.
+/// A candidate image, pulled: its layers in files of a temporary directory.
+#[derive(Debug)]
+pub struct PulledImage {
+    /// The image, as shown in messages.
+    image: String,
+    /// The layers the pull kept.
+    layers: Vec<super::PulledLayer>,
+    /// Removed when the image is dropped.
+    _temp: tempfile::TempDir,
+}
+
+impl PulledImage {
+    /// `oci`'s approved bundles, read from the layers as `prepare` reads them (see
+    /// [`crate::source::oci::approved`]).
+    pub fn read(&self, oci: &OciSource) -> Result<ImageCandidate, CandidateError> {
+        let approved: BTreeSet<String> = oci.approved.iter().map(|p| p.name.to_string()).collect();
+        let read = super::approved::ApprovedBundles::read(
+            (&self.image, &self.layers),
+            &approved,
+            (oci.limits, max_pull_bytes(oci.limits)),
+            &|| Ok(()),
+            &|e| CandidateError::new(e.code, e.message),
+        )?;
+        Ok(ImageCandidate {
+            bundles: read.bundles,
+            offered: read.offered,
+        })
+    }
+}
+
+/// One source's approved bundles of a candidate image, read.
 #[derive(Debug)]
 pub struct ImageCandidate {
-    /// Every bundle folder of the image, with its files and what the rules found in them.
+    /// Each approved bundle found, with its files and what the rules found in them.
     bundles: BTreeMap<String, (FileSet, Problems)>,
+    /// The bundles the image offers, approved or not.
+    offered: BTreeSet<String>,
 }
 
 /// Why an approved bundle cannot be taken from a candidate image.
@@ -132,14 +166,11 @@ impl ImageCandidate {
         Ok(bundle)
     }
 
-    /// The folders of the image that hold a `SKILL.md` file: the bundles it offers, approved or
-    /// not, sorted.
+    /// The bundles the image offers, approved or not, sorted: the folders holding a `SKILL.md`
+    /// file in the layers read for the source, and the names the annotations of the layers not
+    /// read give.
     pub fn bundle_names(&self) -> Vec<String> {
-        self.bundles
-            .iter()
-            .filter(|(_, (files, _))| files.get("SKILL.md").is_some())
-            .map(|(name, _)| name.clone())
-            .collect()
+        self.offered.iter().cloned().collect()
     }
 }
 
@@ -160,15 +191,40 @@ pub fn resolve(
     .map_err(|e| CandidateError::new(e.code, e.message))
 }
 
-/// Pulls the image `digest` of `oci`'s repository, every layer, within `deadline` and the
-/// source's pull bound, and reads every bundle it holds.
+/// What one pull of a candidate image serves: the sources that share it. It brings the layers
+/// any of them approves (by annotation) within the sum of their pull bounds, as `prepare`'s
+/// shared pull does; each source is held to its own when it reads them.
+#[derive(Debug, Default, Clone)]
+pub struct Sharing {
+    /// The bundle names approved by any of the sources.
+    pub wanted: BTreeSet<String>,
+    /// The sum of their pull bounds.
+    pub max_bytes: u64,
+}
+
+impl Sharing {
+    /// Adds `oci` to the sources the pull serves.
+    pub fn add(&mut self, oci: &OciSource) {
+        self.wanted
+            .extend(oci.approved.iter().map(|p| p.name.to_string()));
+        self.max_bytes = self.max_bytes.saturating_add(max_pull_bytes(oci.limits));
+    }
+}
+
+/// Pulls the image `digest` of `oci`'s repository for the sources `sharing` describes, within
+/// `deadline`, into a temporary directory.
 #[cfg(feature = "oci")]
 pub fn pull(
     oci: &OciSource,
     digest: &str,
+    sharing: &Sharing,
     deadline: std::time::Duration,
-) -> Result<ImageCandidate, CandidateError> {
-    let io = |e: std::io::Error| {
+) -> Result<PulledImage, CandidateError> {
+    let reference = crate::descriptor::plan::ImageReference {
+        digest: digest.to_owned(),
+        ..oci.reference.clone()
+    };
+    let temp = tempfile::tempdir().map_err(|e| {
         CandidateError::new(
             DistributionCode::WriteFailed,
             format!(
@@ -176,41 +232,32 @@ pub fn pull(
                 crate::support::escape::text(&e.to_string())
             ),
         )
-    };
-    let reference = crate::descriptor::plan::ImageReference {
-        digest: digest.to_owned(),
-        ..oci.reference.clone()
-    };
-    let temp = tempfile::tempdir().map_err(io)?;
+    })?;
     let layers = super::pull::pull(&super::pull::PullRequest {
         reference: &reference,
         plain_http: oci.plain_http,
-        wanted: &|_| true,
+        wanted: &|name| sharing.wanted.contains(name),
         into: temp.path(),
-        max_bytes: super::pull::max_pull_bytes(oci.limits),
+        max_bytes: sharing.max_bytes,
         deadline,
     })
     .map_err(|e| CandidateError::new(e.code, e.message))?;
-    let mut bundles = BTreeMap::new();
-    for layer in &layers {
-        let file = fs_err::File::open(&layer.path).map_err(io)?;
-        let reader = std::io::BufReader::with_capacity(64 * 1024, file);
-        let found = super::unpack::unpack_all(reader, oci.limits).map_err(|e| {
-            CandidateError::new(e.code, format!("layer {}: {}", layer.digest, e.message))
-        })?;
-        for (name, files) in found {
-            if bundles.insert(name.clone(), files).is_some() {
-                return Err(CandidateError::new(
-                    DistributionCode::DuplicateInLayer,
-                    format!(
-                        "`{}` is in more than one layer of {reference}",
-                        crate::support::escape::text(&name)
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(ImageCandidate { bundles })
+    Ok(PulledImage {
+        image: reference.to_string(),
+        layers,
+        _temp: temp,
+    })
+}
+
+/// The most layer bytes a source under `limits` may pull.
+#[cfg(feature = "oci")]
+fn max_pull_bytes(limits: crate::format::limits::Limits) -> u64 {
+    super::pull::max_pull_bytes(limits)
+}
+
+#[cfg(not(feature = "oci"))]
+fn max_pull_bytes(_limits: crate::format::limits::Limits) -> u64 {
+    0
 }
 
 /// Without a registry client, no tag can be resolved.
@@ -228,8 +275,9 @@ pub fn resolve(
 pub fn pull(
     _oci: &OciSource,
     _digest: &str,
+    _sharing: &Sharing,
     _deadline: std::time::Duration,
-) -> Result<ImageCandidate, CandidateError> {
+) -> Result<PulledImage, CandidateError> {
     Err(disabled())
 }
 

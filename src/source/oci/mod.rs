@@ -1,7 +1,8 @@
 //! Verified bundles as OCI images (DESIGN §7 "OCI image shape"): the reproducible layer tar
 //! ([`tar`]), the image — layers, config, manifest and their annotations ([`image`]) — the strict
 //! reader of layers that came from a registry ([`unpack`]), and the pull of a digest-pinned image
-//! ([`pull`], feature `oci`, with [`credentials`]), and the candidate images `outdated` and
+//! ([`pull`], feature `oci`, with [`credentials`]), one source's approved bundles read from
+//! pulled layers as `prepare` and the review both read them ([`approved`]), and the candidate images `outdated` and
 //! `update` weigh against a pin ([`candidate`]: a tag resolved to a digest, an image pulled and
 //! read as the pull of a pin is). [`crate::distribution`] writes images with the same pieces
 //! (`skillfold push`).
@@ -12,6 +13,7 @@
 //! and mirror in use reads gzip layers, and older containerd, Docker and CRI-O releases cannot read
 //! zstd ones; gzip at one fixed level with an empty header is as reproducible.
 
+pub mod approved;
 // Used by `outdated` and `update`, which come with the Git fetcher.
 #[cfg(feature = "git")]
 pub mod candidate;
@@ -47,4 +49,9 @@ pub struct PulledLayer {
     pub digest: String,
     /// The file holding its compressed bytes, verified against the digest.
     pub path: std::path::PathBuf,
+    /// The bundle its [`ANNOTATION_BUNDLE_NAME`] annotation names, if it has one: such a layer
+    /// is read only for a source that approves that bundle ([`approved`]).
+    pub bundle: Option<String>,
+    /// Its size, as the manifest declares it (and the pull checked).
+    pub size: u64,
 }

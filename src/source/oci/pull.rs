@@ -389,6 +389,8 @@ pub async fn pull_async(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, P
         pulled.push(PulledLayer {
             digest: layer.digest,
             path,
+            bundle: layer.bundle,
+            size: layer.size,
         });
     }
     Ok(pulled)
@@ -398,6 +400,8 @@ pub async fn pull_async(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, P
 struct Wanted {
     digest: String,
     size: u64,
+    /// Its bundle-name annotation.
+    bundle: Option<String>,
 }
 
 /// The layers of `manifest` to pull, every descriptor checked.
@@ -484,7 +488,11 @@ fn wanted_layers(
         if bundle.as_deref().is_some_and(|b| !wanted(b)) {
             continue;
         }
-        kept.push(Wanted { digest, size });
+        kept.push(Wanted {
+            digest,
+            size,
+            bundle,
+        });
     }
     Ok(kept)
 }

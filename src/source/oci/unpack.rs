@@ -79,36 +79,50 @@ fn malformed(message: impl Into<String>) -> LayerError {
 /// found in them.
 pub type Bundles = BTreeMap<String, (FileSet, Problems)>;
 
-/// Reads the gzip-compressed tar `layer` as a stream, keeping the bundles named in `wanted`. The
-/// layer must be one gzip member and nothing after it.
-///
-/// A read error of `layer` itself refuses with the [`LayerError`] it carries (when the reader
-/// wraps one with [`std::io::Error::other`]), or else as `registry_unavailable` (retryable): the
-/// bytes did not arrive, which says nothing about the layer.
+/// [`unpack_offering`] without the names (what the tests and the fuzz targets read).
+#[cfg(any(test, fuzzing))]
 pub fn unpack(
     layer: impl Read,
     wanted: &BTreeSet<String>,
     limits: Limits,
 ) -> Result<Bundles, LayerError> {
-    unpack_matching(layer, &|name| wanted.contains(name), limits)
+    unpack_offering(layer, wanted, limits).map(|(bundles, _)| bundles)
 }
 
-/// [`unpack`], keeping every bundle of the layer (`outdated` and `update` weigh all of them).
-#[cfg(all(feature = "git", feature = "oci"))]
-pub fn unpack_all(layer: impl Read, limits: Limits) -> Result<Bundles, LayerError> {
-    unpack_matching(layer, &|_| true, limits)
+/// Reads the gzip-compressed tar `layer` as a stream, keeping the bundles named in `wanted`, and
+/// returns them with the names of every folder of the layer that holds a `SKILL.md` file, kept
+/// or not (the bundles the layer offers; their files are read past, never held). The layer
+/// must be one gzip member and nothing after it.
+///
+/// A read error of `layer` itself refuses with the [`LayerError`] it carries (when the reader
+/// wraps one with [`std::io::Error::other`]), or else as `registry_unavailable` (retryable): the
+/// bytes did not arrive, which says nothing about the layer.
+pub fn unpack_offering(
+    layer: impl Read,
+    wanted: &BTreeSet<String>,
+    limits: Limits,
+) -> Result<(Bundles, BTreeSet<String>), LayerError> {
+    let mut offered = BTreeSet::new();
+    let bundles = unpack_matching(layer, &|name| wanted.contains(name), limits, &mut |name| {
+        offered.insert(name.to_owned());
+    })?;
+    Ok((bundles, offered))
 }
 
+/// Reads `layer` as [`unpack_offering`] does, keeping the bundles `wanted` keeps and telling `offers` the
+/// folder of each `SKILL.md` file it meets.
 fn unpack_matching(
     layer: impl Read,
     wanted: &dyn Fn(&str) -> bool,
     limits: Limits,
+    offers: &mut dyn FnMut(&str),
 ) -> Result<Bundles, LayerError> {
     let mut compressed = std::io::BufReader::new(LayerReader(layer));
     let bundles = read_tar_matching(
         flate2::bufread::GzDecoder::new(&mut compressed),
         wanted,
         limits,
+        offers,
     )?;
     // `read_tar` read the inflated stream to its end, so the gzip member and its checksum are
     // behind us: what the buffer or the layer still holds comes after it.
@@ -253,7 +267,7 @@ pub fn read_tar(
     wanted: &BTreeSet<String>,
     limits: Limits,
 ) -> Result<Bundles, LayerError> {
-    read_tar_matching(tar, &|name| wanted.contains(name), limits)
+    read_tar_matching(tar, &|name| wanted.contains(name), limits, &mut |_| {})
 }
 
 /// The entries of an uncompressed tar, read as a stream to its end, keeping the bundles `wanted`
@@ -262,6 +276,7 @@ fn read_tar_matching(
     tar: impl Read,
     wanted: &dyn Fn(&str) -> bool,
     limits: Limits,
+    offers: &mut dyn FnMut(&str),
 ) -> Result<Bundles, LayerError> {
     let mut stream = Stream { inner: tar, at: 0 };
     let mut builders: BTreeMap<String, FileSetBuilder> = BTreeMap::new();
@@ -399,6 +414,12 @@ fn read_tar_matching(
                     crate::support::escape::text(&other)
                 ),
             ));
+        }
+        if !is_dir
+            && let Some(bundle) = path.strip_suffix("/SKILL.md")
+            && !bundle.contains('/')
+        {
+            offers(bundle);
         }
         if let Some((bundle, rest)) = path.split_once('/')
             && wanted(bundle)
