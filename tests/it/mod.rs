@@ -36,6 +36,8 @@ mod prepare;
 mod push;
 #[cfg(feature = "git")]
 mod review_path;
+#[cfg(all(feature = "oci", feature = "git"))]
+mod review_path_oci;
 mod runner;
 mod runtime;
 mod schemas;

@@ -215,7 +215,7 @@ fn check_refuses_references_not_pinned_by_digest() {
 
 /// A ustar entry with any type flag (for entries `push` never writes), its size field `declared`
 /// when given.
-fn entry(path: &str, kind: u8, bytes: &[u8], declared: Option<u64>) -> Vec<u8> {
+pub(super) fn entry(path: &str, kind: u8, bytes: &[u8], declared: Option<u64>) -> Vec<u8> {
     let size = declared.unwrap_or(bytes.len() as u64);
     let mut out = ustar_header(path, kind, size).to_vec();
     out.extend_from_slice(bytes);

@@ -55,6 +55,8 @@ pub struct PulledImage {
     image: String,
     /// The layers the pull kept.
     layers: Vec<super::PulledLayer>,
+    /// The bundle names of the annotations of every layer of the image, pulled or not.
+    annotated: BTreeSet<String>,
     /// Removed when the image is dropped.
     _temp: tempfile::TempDir,
 }
@@ -71,9 +73,11 @@ impl PulledImage {
             &|| Ok(()),
             &|e| CandidateError::new(e.code, e.message),
         )?;
+        let mut offered = read.offered;
+        offered.extend(self.annotated.iter().cloned());
         Ok(ImageCandidate {
             bundles: read.bundles,
-            offered: read.offered,
+            offered,
         })
     }
 }
@@ -167,8 +171,7 @@ impl ImageCandidate {
     }
 
     /// The bundles the image offers, approved or not, sorted: the folders holding a `SKILL.md`
-    /// file in the layers read for the source, and the names the annotations of the layers not
-    /// read give.
+    /// file in the layers read for the source, and the names the layers' annotations give.
     pub fn bundle_names(&self) -> Vec<String> {
         self.offered.iter().cloned().collect()
     }
@@ -233,10 +236,15 @@ pub fn pull(
             ),
         )
     })?;
+    // Every bundle name the manifest's annotations give, pulled or not: what the image offers.
+    let annotated = std::cell::RefCell::new(BTreeSet::new());
     let layers = super::pull::pull(&super::pull::PullRequest {
         reference: &reference,
         plain_http: oci.plain_http,
-        wanted: &|name| sharing.wanted.contains(name),
+        wanted: &|name| {
+            annotated.borrow_mut().insert(name.to_owned());
+            sharing.wanted.contains(name)
+        },
         into: temp.path(),
         max_bytes: sharing.max_bytes,
         deadline,
@@ -245,6 +253,7 @@ pub fn pull(
     Ok(PulledImage {
         image: reference.to_string(),
         layers,
+        annotated: annotated.into_inner(),
         _temp: temp,
     })
 }
