@@ -16,6 +16,9 @@ use super::util::{skillfold, stderr};
 /// One layer: its bundle-name annotation, and its files (`name/path`, bytes).
 type Layer<'a> = (Option<&'a str>, Vec<(String, Vec<u8>)>);
 
+/// A source of the descriptor: its directory, limits profile and `(name, hash)` pins.
+type Source<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
 /// The `SKILL.md` of bundle `name`.
 fn skill_md(name: &str) -> Vec<u8> {
     format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n").into_bytes()
@@ -107,7 +110,7 @@ impl Registry {
 
     /// A descriptor of sources of image `digest` following `stable`: `(directory, limits,
     /// [(name, hash)])` each.
-    fn descriptor(&self, dir: &Path, digest: &str, sources: &[(&str, &str, &[(&str, &str)])]) {
+    fn descriptor(&self, dir: &Path, digest: &str, sources: &[Source<'_>]) {
         let mut text = String::from("skills:\n");
         for (directory, limits, pins) in sources {
             text += &format!(
