@@ -15,8 +15,7 @@
 //! that address's unauthenticated connection idle longest, if one has been idle (no request under
 //! way, none since its accept or its last answer) for [`EVICTION_IDLE`], and that one is closed;
 //! else it waits up to [`ADMISSION_WAIT`] for a place of its address (one that authenticates
-//! gives its place back), at most as many waiting per address as its bound and [`MAX_WAITING`] in
-//! all, then is closed. Connections over the total get the probe headroom, at most
+//! gives its place back), at most [`MAX_WAITING`] waiting at once, then is closed. Connections over the total get the probe headroom, at most
 //! [`PROBE_PLACES_PER_CLIENT`] of it per address: an unauthenticated flood from one address
 //! holds its own places only, never an authenticated client's, and never a probe's.
 
@@ -106,8 +105,7 @@ struct Counts {
     /// The probe headroom's places, per address.
     probes: HashMap<IpAddr, usize>,
     probes_total: usize,
-    /// The connections waiting for a place, per address.
-    waiting: HashMap<IpAddr, usize>,
+    /// The connections waiting for a place.
     waiting_total: usize,
     classes: HashMap<u64, Class>,
     next_id: u64,
@@ -164,9 +162,7 @@ impl Connections {
         let admission = match self.place(&mut counts, client) {
             Some(admission) => admission,
             None => {
-                let mine = counts.waiting.get(&client).copied().unwrap_or(0);
-                if mine < self.max_per_client && counts.waiting_total < MAX_WAITING {
-                    *counts.waiting.entry(client).or_insert(0) += 1;
+                if counts.waiting_total < MAX_WAITING {
                     counts.waiting_total += 1;
                     Admission::Wait(Waiter {
                         connections: Arc::clone(self),
@@ -386,7 +382,6 @@ impl Waiter {
 impl Drop for Waiter {
     fn drop(&mut self) {
         let mut counts = self.connections.counts();
-        decrement(&mut counts.waiting, &self.client);
         counts.waiting_total = counts.waiting_total.saturating_sub(1);
         self.connections.publish(&counts);
     }
@@ -554,15 +549,21 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_waiter_gives_up_and_waiting_is_bounded_per_address() {
+    async fn a_waiter_gives_up_and_waiting_is_bounded() {
         let connections = connections(100, 1, 100);
         let held = slot(connections.admit(A));
         let _busy = held.link().busy();
-        let Admission::Wait(waiter) = connections.admit(A) else {
-            panic!("no wait")
-        };
+        let mut waiters: Vec<Waiter> = (0..MAX_WAITING)
+            .map(|_| match connections.admit(A) {
+                Admission::Wait(waiter) => waiter,
+                other => panic!("no wait: {other:?}"),
+            })
+            .collect();
         assert!(matches!(connections.admit(A), Admission::Refused));
-        assert_eq!(connections.open(), (1, 0, 0, 1));
+        assert!(matches!(connections.admit(B), Admission::Full(_)));
+        assert_eq!(connections.open(), (1, 0, 0, MAX_WAITING));
+        let waiter = waiters.pop().expect("a waiter");
+        drop(waiters);
         assert!(matches!(waiter.admitted().await, Admission::Refused));
         assert_eq!(connections.open(), (1, 0, 0, 0));
     }
