@@ -367,7 +367,7 @@ fn a_new_connection_takes_the_place_of_an_idle_flood_from_its_own_address() {
     }
     // Once they have idled a while, a client with a token (from that same address) gets in at
     // once, in place of one of them.
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_millis(2500));
     let before = Instant::now();
     let mut stream = connect_from(proxy, port).expect("connect");
     let answer = exchange(

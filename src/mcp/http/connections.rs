@@ -42,10 +42,10 @@ pub const PROBE_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long an unauthenticated connection must have been idle before a new connection from its
 /// address, at its bound, may take its place.
-pub const EVICTION_IDLE: Duration = Duration::from_secs(1);
+pub const EVICTION_IDLE: Duration = Duration::from_secs(2);
 
 /// How long a new connection from an address at its bound waits for a place.
-pub const ADMISSION_WAIT: Duration = Duration::from_secs(2);
+pub const ADMISSION_WAIT: Duration = Duration::from_secs(5);
 
 /// At most this many connections wait for a place at once, from every address together.
 pub const MAX_WAITING: usize = 256;
