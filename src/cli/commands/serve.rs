@@ -119,8 +119,8 @@ struct HttpArgs {
 
     /// At most this many open connections from one client address that have not yet presented a
     /// valid token (a connection counts for its token from its first request that does); beyond,
-    /// a new one takes the place of one idle for 2 s, or waits up to 5 s for a place, or is
-    /// closed.
+    /// a new one waits up to 5 s for a place, or once it has sent its first bytes takes the
+    /// place of one idle for 2 s, else is closed.
     #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_CONNECTIONS_PER_CLIENT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections_per_client: usize,
 

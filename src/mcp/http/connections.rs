@@ -11,11 +11,13 @@
 //! is refused at its first request (429, and the connection closed).
 //!
 //! An address at its bound is not refused at once, as a burst of new connections each about to
-//! present a token (a proxy opening many at a time) would be: a new connection takes the place of
-//! that address's unauthenticated connection idle longest, if one has been idle (no request under
-//! way, none since its accept or its last answer) for [`EVICTION_IDLE`], and that one is closed;
-//! else it waits up to [`ADMISSION_WAIT`] for a place of its address (one that authenticates
-//! gives its place back), at most [`MAX_WAITING`] waiting at once, then is closed. Connections over the total get the probe headroom, at most
+//! present a token (a proxy opening many at a time) would be: a new connection waits up to
+//! [`ADMISSION_WAIT`] for a place of its address (one that authenticates gives its place back),
+//! at most [`MAX_WAITING`] waiting at once, then is closed. Once it has sent its first bytes, it
+//! may also take the place of that address's unauthenticated connection idle longest, if one has
+//! been idle (no request under way, none since its accept or its last answer) for
+//! [`EVICTION_IDLE`]; that one is closed. A flood that sends nothing thus waits for its own
+//! places, while a client that speaks recycles them. Connections over the total get the probe headroom, at most
 //! [`PROBE_PLACES_PER_CLIENT`] of it per address: an unauthenticated flood from one address
 //! holds its own places only, never an authenticated client's, and never a probe's.
 
@@ -159,7 +161,7 @@ impl Connections {
     /// Admits a connection from `client`: a place, a wait for one, or nothing.
     pub fn admit(self: &Arc<Self>, client: IpAddr) -> Admission {
         let mut counts = self.counts();
-        let admission = match self.place(&mut counts, client) {
+        let admission = match self.place(&mut counts, client, false) {
             Some(admission) => admission,
             None => {
                 if counts.waiting_total < MAX_WAITING {
@@ -178,11 +180,19 @@ impl Connections {
         admission
     }
 
-    /// A place for `client` now, or `None` when its address is at its bound with no
-    /// unauthenticated connection idle long enough to give way.
-    fn place(self: &Arc<Self>, counts: &mut Counts, client: IpAddr) -> Option<Admission> {
+    /// A place for `client` now, or `None` when its address is at its bound (and, if
+    /// `may_evict`, no unauthenticated connection of it has been idle long enough to give way).
+    fn place(
+        self: &Arc<Self>,
+        counts: &mut Counts,
+        client: IpAddr,
+        may_evict: bool,
+    ) -> Option<Admission> {
         let mine = counts.unauthenticated.get(&client).map_or(0, Vec::len);
         if mine >= self.max_per_client {
+            if !may_evict {
+                return None;
+            }
             self.evict(counts, client)?;
         }
         if counts.total < self.max_total {
@@ -354,17 +364,20 @@ pub struct Waiter {
 }
 
 impl Waiter {
-    /// Waits up to [`ADMISSION_WAIT`] for a place: [`Admission::Full`] or
-    /// [`Admission::Probe`], or [`Admission::Refused`] when none came.
-    pub async fn admitted(self) -> Admission {
+    /// Waits up to [`ADMISSION_WAIT`] for a place for `stream`: [`Admission::Full`] or
+    /// [`Admission::Probe`], or [`Admission::Refused`] when none came. Once `stream` has bytes
+    /// to read, an idle unauthenticated connection of its address may give way to it.
+    pub async fn admitted(self, stream: &tokio::net::TcpStream) -> Admission {
         let deadline = tokio::time::Instant::now() + ADMISSION_WAIT;
+        let mut spoken = false;
+        let mut first = [0u8; 1];
         loop {
             let freed = self.connections.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
             {
                 let mut counts = self.connections.counts();
-                if let Some(admission) = self.connections.place(&mut counts, self.client) {
+                if let Some(admission) = self.connections.place(&mut counts, self.client, spoken) {
                     self.connections.publish(&counts);
                     return admission;
                 }
@@ -374,7 +387,12 @@ impl Waiter {
                 self.connections.metrics.connection_refused("client");
                 return Admission::Refused;
             }
-            let _ = tokio::time::timeout((deadline - now).min(RECHECK), freed).await;
+            tokio::select! {
+                () = freed => {}
+                () = tokio::time::sleep((deadline - now).min(RECHECK)) => {}
+                // A peek, not a read: the bytes stay for hyper. (Readiness alone may be false.)
+                _ = stream.peek(&mut first), if !spoken => spoken = true,
+            }
         }
     }
 }
@@ -515,28 +533,52 @@ mod tests {
         assert!(matches!(connections.admit(B), Admission::Probe(_)));
     }
 
+    /// A connected pair: the server's end and the client's.
+    async fn pair() -> (tokio::net::TcpStream, tokio::net::TcpStream) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        (listener.accept().await.unwrap().0, client)
+    }
+
     #[tokio::test]
-    async fn an_idle_unauthenticated_connection_gives_way_and_a_waiter_gets_a_place() {
+    async fn a_waiter_gets_a_place_given_back_or_once_it_speaks_an_idle_ones() {
+        use tokio::io::AsyncWriteExt as _;
         let connections = connections(100, 2, 100);
         let idle = slot(connections.admit(A));
         let busy_slot = slot(connections.admit(A));
         let _busy = busy_slot.link().busy();
-        // Nobody idle long enough yet: the third waits, and gets the place the first gives
-        // back when it authenticates.
+        // At the bound: the third waits, and gets the place the first gives back when it
+        // authenticates.
         let Admission::Wait(waiter) = connections.admit(A) else {
             panic!("no wait")
         };
         let link = idle.link();
-        let waited = tokio::spawn(waiter.admitted());
+        let (server_end, _client_end) = pair().await;
+        let waited = tokio::spawn(async move { waiter.admitted(&server_end).await });
         tokio::time::sleep(Duration::from_millis(10)).await;
         link.authenticated([1; 32]).unwrap();
         let third = slot(waited.await.unwrap());
         assert_eq!(connections.open(), (2, 1, 0, 0));
-        // The newcomer idles; once idle long enough, a fourth takes its place, closing it.
-        assert!(matches!(connections.admit(A), Admission::Wait(_)));
+        // The newcomer idles long enough to give way, but only to a connection that speaks: a
+        // silent one waits, then gives up.
         std::thread::sleep(EVICTION_IDLE);
         let evicted = third.link();
-        let fourth = slot(connections.admit(A));
+        let Admission::Wait(silent) = connections.admit(A) else {
+            panic!("no wait")
+        };
+        let (silent_end, _silent_client) = pair().await;
+        assert!(matches!(
+            silent.admitted(&silent_end).await,
+            Admission::Refused
+        ));
+        let Admission::Wait(speaking) = connections.admit(A) else {
+            panic!("no wait")
+        };
+        let (speaking_end, mut speaking_client) = pair().await;
+        speaking_client.write_all(b"GET /").await.unwrap();
+        let fourth = slot(speaking.admitted(&speaking_end).await);
         tokio::time::timeout(Duration::from_secs(1), evicted.evicted())
             .await
             .expect("closed");
@@ -564,7 +606,11 @@ mod tests {
         assert_eq!(connections.open(), (1, 0, 0, MAX_WAITING));
         let waiter = waiters.pop().expect("a waiter");
         drop(waiters);
-        assert!(matches!(waiter.admitted().await, Admission::Refused));
+        let (server_end, _client_end) = pair().await;
+        assert!(matches!(
+            waiter.admitted(&server_end).await,
+            Admission::Refused
+        ));
         assert_eq!(connections.open(), (1, 0, 0, 0));
     }
 }

@@ -414,7 +414,7 @@ async fn serve(
         let tls = tls.clone();
         tokio::spawn(async move {
             let admission = match admission {
-                connections::Admission::Wait(waiter) => waiter.admitted().await,
+                connections::Admission::Wait(waiter) => waiter.admitted(&stream).await,
                 admission => admission,
             };
             let (slot, probe) = match admission {
