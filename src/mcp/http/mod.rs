@@ -405,7 +405,8 @@ async fn serve(
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        // Over every cap the connection is closed at once, before it costs anything more.
+        // Over every cap the connection is closed at once, before it costs anything more; over
+        // its address's, it waits for a place in its own task.
         let admission = connections.admit(client.ip());
         if matches!(admission, connections::Admission::Refused) {
             continue;
