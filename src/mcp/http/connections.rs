@@ -7,8 +7,8 @@
 //! rest of its life, it counts for that credential's key (the token's hash, or the access token's
 //! issuer and subject), whatever later requests on it present (a proxy may pool it for others).
 //! Unauthenticated connections are bounded per client address, those of one key per key, and all
-//! of them together in total, with [`PROBE_HEADROOM`] more kept for probes. A key over its bound
-//! is refused at its first request (429, and the connection closed).
+//! of them together in total, with [`PROBE_HEADROOM`] more kept for probes. A connection whose
+//! first authenticated request names a key at its bound gets 429 and is closed.
 //!
 //! An address at its bound is not refused at once, as a burst of new connections each about to
 //! present a token (a proxy opening many at a time) would be: a new connection waits up to
@@ -17,9 +17,10 @@
 //! may also take the place of that address's unauthenticated connection idle longest, if one has
 //! been idle (no request under way, none since its accept or its last answer) for
 //! [`EVICTION_IDLE`]; that one is closed. A flood that sends nothing thus waits for its own
-//! places, while a client that speaks recycles them. Connections over the total get the probe headroom, at most
-//! [`PROBE_PLACES_PER_CLIENT`] of it per address: an unauthenticated flood from one address
-//! holds its own places only, never an authenticated client's, and never a probe's.
+//! places, while a client that speaks recycles them. Connections over the total get the probe
+//! headroom, at most [`PROBE_PLACES_PER_CLIENT`] of it per address: an unauthenticated flood from
+//! one address holds its own places only, never an authenticated client's, and at most a quarter
+//! of the probes'.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
