@@ -355,10 +355,11 @@ fn a_new_connection_takes_the_place_of_an_idle_flood_from_its_own_address() {
     let (server, tokens) = start_with_tokens(&world, 1, &["--max-connections-per-client", "8"]);
     let port = server.port;
     let proxy: IpAddr = "127.0.0.1".parse().unwrap();
-    // Idle connections from the proxy's own address hold all its unauthenticated places.
-    let held = flood(proxy, port, 40);
+    // Idle connections from the proxy's own address hold all its unauthenticated places and
+    // every waiting place (256).
+    let held = flood(proxy, port, 300);
     let started = Instant::now();
-    while connections(port, "unauthenticated") < 8 {
+    while connections(port, "unauthenticated") < 8 || connections(port, "waiting") < 256 {
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "the flood never arrived"
@@ -366,7 +367,7 @@ fn a_new_connection_takes_the_place_of_an_idle_flood_from_its_own_address() {
         std::thread::sleep(Duration::from_millis(20));
     }
     // Once they have idled a while, a client with a token (from that same address) gets in at
-    // once, in place of one of them.
+    // once: it takes a silent waiter's waiting place, then, having spoken, an idle one's place.
     std::thread::sleep(Duration::from_millis(2500));
     let before = Instant::now();
     let mut stream = connect_from(proxy, port).expect("connect");

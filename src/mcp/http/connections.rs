@@ -108,8 +108,8 @@ struct Counts {
     /// The probe headroom's places, per address.
     probes: HashMap<IpAddr, usize>,
     probes_total: usize,
-    /// The connections waiting for a place.
-    waiting_total: usize,
+    /// The connections waiting for a place, oldest first.
+    waiters: Vec<Arc<Turn>>,
     classes: HashMap<u64, Class>,
     next_id: u64,
 }
@@ -165,11 +165,29 @@ impl Connections {
         let admission = match self.place(&mut counts, client, false) {
             Some(admission) => admission,
             None => {
-                if counts.waiting_total < MAX_WAITING {
-                    counts.waiting_total += 1;
+                // Every waiting place taken: the oldest waiter that has sent nothing gives way
+                // (a flood that sends nothing cannot keep the waiting room from clients).
+                let room = counts.waiters.len() < MAX_WAITING || {
+                    let silent = counts
+                        .waiters
+                        .iter()
+                        .position(|t| !t.spoken.load(Ordering::Acquire));
+                    silent
+                        .map(|i| counts.waiters.remove(i).give_up.notify_one())
+                        .is_some()
+                };
+                if room {
+                    let turn = Arc::new(Turn {
+                        id: counts.next_id,
+                        spoken: AtomicBool::new(false),
+                        give_up: Notify::new(),
+                    });
+                    counts.next_id += 1;
+                    counts.waiters.push(Arc::clone(&turn));
                     Admission::Wait(Waiter {
                         connections: Arc::clone(self),
                         client,
+                        turn,
                     })
                 } else {
                     self.metrics.connection_refused("client");
@@ -331,7 +349,7 @@ impl Connections {
             counts.unauthenticated_total,
             counts.authenticated_total,
             counts.probes_total,
-            counts.waiting_total,
+            counts.waiters.len(),
         );
     }
 
@@ -343,7 +361,7 @@ impl Connections {
             counts.unauthenticated_total,
             counts.authenticated_total,
             counts.probes_total,
-            counts.waiting_total,
+            counts.waiters.len(),
         )
     }
 }
@@ -357,11 +375,21 @@ fn decrement<K: std::hash::Hash + Eq>(map: &mut HashMap<K, usize>, key: &K) {
     }
 }
 
+/// A waiting connection's turn: whether it has sent bytes, and the signal that makes it give up
+/// its waiting place to a newcomer.
+#[derive(Debug)]
+struct Turn {
+    id: u64,
+    spoken: AtomicBool,
+    give_up: Notify,
+}
+
 /// A connection waiting for a place of its address; counted as waiting until dropped.
 #[derive(Debug)]
 pub struct Waiter {
     connections: Arc<Connections>,
     client: IpAddr,
+    turn: Arc<Turn>,
 }
 
 impl Waiter {
@@ -392,7 +420,14 @@ impl Waiter {
                 () = freed => {}
                 () = tokio::time::sleep((deadline - now).min(RECHECK)) => {}
                 // A peek, not a read: the bytes stay for hyper. (Readiness alone may be false.)
-                _ = stream.peek(&mut first), if !spoken => spoken = true,
+                _ = stream.peek(&mut first), if !spoken => {
+                    spoken = true;
+                    self.turn.spoken.store(true, Ordering::Release);
+                }
+                () = self.turn.give_up.notified() => {
+                    self.connections.metrics.connection_refused("client");
+                    return Admission::Refused;
+                }
             }
         }
     }
@@ -401,7 +436,7 @@ impl Waiter {
 impl Drop for Waiter {
     fn drop(&mut self) {
         let mut counts = self.connections.counts();
-        counts.waiting_total = counts.waiting_total.saturating_sub(1);
+        counts.waiters.retain(|t| t.id != self.turn.id);
         self.connections.publish(&counts);
     }
 }
@@ -592,26 +627,40 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_waiter_gives_up_and_waiting_is_bounded() {
+    async fn waiting_is_bounded_and_a_silent_waiter_gives_way_to_a_newcomer() {
         let connections = connections(100, 1, 100);
         let held = slot(connections.admit(A));
         let _busy = held.link().busy();
+        let wait = |admission: Admission| match admission {
+            Admission::Wait(waiter) => waiter,
+            other => panic!("no wait: {other:?}"),
+        };
         let mut waiters: Vec<Waiter> = (0..MAX_WAITING)
-            .map(|_| match connections.admit(A) {
-                Admission::Wait(waiter) => waiter,
-                other => panic!("no wait: {other:?}"),
-            })
+            .map(|_| wait(connections.admit(A)))
             .collect();
+        assert_eq!(connections.open(), (1, 0, 0, MAX_WAITING));
+        // Every waiting place taken: a newcomer takes the oldest silent waiter's, which gives
+        // up at once.
+        let newcomer = wait(connections.admit(A));
+        assert_eq!(connections.open(), (1, 0, 0, MAX_WAITING));
+        let oldest = waiters.remove(0);
+        let (end, _client) = pair().await;
+        let started = tokio::time::Instant::now();
+        assert!(matches!(oldest.admitted(&end).await, Admission::Refused));
+        assert!(started.elapsed() < ADMISSION_WAIT);
+        // Once every waiter has spoken, a newcomer is refused; another address is not.
+        for waiter in waiters.iter().chain([&newcomer]) {
+            waiter.turn.spoken.store(true, Ordering::Release);
+        }
         assert!(matches!(connections.admit(A), Admission::Refused));
         assert!(matches!(connections.admit(B), Admission::Full(_)));
-        assert_eq!(connections.open(), (1, 0, 0, MAX_WAITING));
-        let waiter = waiters.pop().expect("a waiter");
+        // A waiter nobody displaces gives up after ADMISSION_WAIT.
+        let last = waiters.pop().expect("a waiter");
         drop(waiters);
-        let (server_end, _client_end) = pair().await;
-        assert!(matches!(
-            waiter.admitted(&server_end).await,
-            Admission::Refused
-        ));
+        drop(newcomer);
+        let (end, _client) = pair().await;
+        assert!(matches!(last.admitted(&end).await, Admission::Refused));
+        assert!(started.elapsed() >= ADMISSION_WAIT);
         assert_eq!(connections.open(), (1, 0, 0, 0));
     }
 }
