@@ -13,7 +13,8 @@
 //! An address at its bound is not refused at once, as a burst of new connections each about to
 //! present a token (a proxy opening many at a time) would be: a new connection waits up to
 //! [`ADMISSION_WAIT`] for a place of its address (one that authenticates gives its place back),
-//! at most [`MAX_WAITING`] waiting at once, then is closed. Once it has sent its first bytes, it
+//! then is closed; at most [`MAX_WAITING`] wait at once, and when all do, a newcomer takes the
+//! waiting place of the oldest that has sent nothing. Once it has sent its first bytes, it
 //! may also take the place of that address's unauthenticated connection idle longest, if one has
 //! been idle (no request under way, none since its accept or its last answer) for
 //! [`EVICTION_IDLE`]; that one is closed. A flood that sends nothing thus waits for its own
