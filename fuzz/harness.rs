@@ -2100,6 +2100,7 @@ impl HttpWorld {
             body_timeout: std::time::Duration::from_secs(10),
             max_connections: crate::mcp::http::DEFAULT_MAX_CONNECTIONS,
             max_connections_per_client: crate::mcp::http::DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+            max_connections_per_token: crate::mcp::http::DEFAULT_MAX_CONNECTIONS_PER_TOKEN,
             max_in_flight: crate::mcp::http::DEFAULT_MAX_IN_FLIGHT,
             max_in_flight_per_token: crate::mcp::http::DEFAULT_MAX_IN_FLIGHT_PER_TOKEN,
         };

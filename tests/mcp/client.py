@@ -18,6 +18,10 @@ Usage:
   client.py reload CONFIG NEXT BROKEN LAST -- SERVER_COMMAND...
       Hot reload: swap CONFIG for NEXT and wait for the new skills, swap in BROKEN and check the
       previous catalogue keeps serving, send SIGHUP, then swap in LAST and wait again.
+  client.py crowd TOKENS -- URL
+      One session per token (TOKENS: a file of tokens, one a line), all at once: each initializes,
+      lists tools, holds its GET stream until every session's is open, then lists tools again.
+      Reports every HTTP status the sessions got, the GET streams opened and any error.
   client.py bench N BODY_SKILL -- SERVER_COMMAND...
       Start to the `initialize` answer and to the first `tools/list` answer, then N `load_skill`
       round trips for BODY_SKILL's body (benches/mcp_roundtrip.py).
@@ -33,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx2
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -254,6 +259,44 @@ async def reload(config: Path, next_: Path, broken: Path, last: Path, command: l
     return report
 
 
+async def crowd(tokens_file: Path, command: list[str]) -> dict[str, Any]:
+    tokens = tokens_file.read_text().split()
+    statuses: dict[str, int] = {}
+    streams = 0
+    all_open = asyncio.Event()
+
+    async def on_response(response: Any) -> None:
+        nonlocal streams
+        key = f"{response.request.method} {response.status_code}"
+        statuses[key] = statuses.get(key, 0) + 1
+        if response.request.method == "GET" and response.status_code == 200:
+            streams += 1
+            if streams >= len(tokens):
+                all_open.set()
+
+    async def one(token: str) -> int:
+        http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx2.Timeout(60, read=300),
+            event_hooks={"response": [on_response]},
+        )
+        async with http:
+            transport = streamable_http_client(command[0], http_client=http)
+            async with Client(transport, mode="legacy", cache=None) as client:
+                await client.list_tools()
+                await asyncio.wait_for(all_open.wait(), 120)
+                return len((await client.list_tools()).tools)
+
+    results = await asyncio.gather(*(one(t) for t in tokens), return_exceptions=True)
+    return {
+        "sessions": len(tokens),
+        "streams": streams,
+        "statuses": statuses,
+        "listed": sum(1 for r in results if isinstance(r, int) and r > 0),
+        "errors": [repr(r) for r in results if isinstance(r, BaseException)],
+    }
+
+
 async def bench(n: int, skill: str, command: list[str]) -> dict[str, Any]:
     start = time.perf_counter()
     async with Client(server_params(command), mode="legacy", cache=None) as client:
@@ -290,6 +333,8 @@ def main() -> None:
         report = asyncio.run(session(own[1], command))
     elif own[0] == "reload":
         report = asyncio.run(reload(*(Path(p) for p in own[1:5]), command))
+    elif own[0] == "crowd":
+        report = asyncio.run(crowd(Path(own[1]), command))
     elif own[0] == "bench":
         report = asyncio.run(bench(int(own[1]), own[2], command))
     else:

@@ -112,15 +112,22 @@ struct HttpArgs {
     #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = parse_interval)]
     body_timeout: Duration,
 
-    /// At most this many open connections; beyond, 16 more are admitted only to answer
-    /// /healthz or /readyz once, and the rest are closed at once.
+    /// At most this many open connections; beyond, 16 more (4 per client address) are admitted
+    /// only to answer /healthz or /readyz once, and the rest are closed at once.
     #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections: usize,
 
-    /// At most this many open connections from one client address (then as over
-    /// --max-connections).
+    /// At most this many open connections from one client address that have not yet presented a
+    /// valid token (a connection counts for its token from its first request that does); beyond,
+    /// a new one waits up to 5 s for a place, or once it has sent its first bytes takes the
+    /// place of one idle for 2 s, else is closed.
     #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_CONNECTIONS_PER_CLIENT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections_per_client: usize,
+
+    /// At most this many open connections of one token (or one --oauth subject); beyond, the
+    /// first request of another gets 429 with Retry-After and its connection is closed.
+    #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_CONNECTIONS_PER_TOKEN, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    max_connections_per_token: usize,
 
     /// At most this many requests in flight that open no session (stateless 2026-07-28
     /// requests, and initialize); beyond, 503 with Retry-After.
@@ -240,6 +247,7 @@ fn run_http(args: &ServeArgs, listen: std::net::SocketAddr) -> Exit {
         body_timeout: args.http.body_timeout,
         max_connections: args.http.max_connections,
         max_connections_per_client: args.http.max_connections_per_client,
+        max_connections_per_token: args.http.max_connections_per_token,
         max_in_flight: args.http.max_in_flight,
         max_in_flight_per_token: args.http.max_in_flight_per_token,
     }))

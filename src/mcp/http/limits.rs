@@ -1,13 +1,12 @@
-//! The bounds of `serve --listen` below the MCP layer: connections (in total and per client
-//! address, with a few more kept for probes), the time a request body may take to arrive, and
-//! the requests in flight that open no session (in total and per token).
+//! The bounds of `serve --listen` on requests below the MCP layer (the connections' are
+//! [`super::connections`]'): the time a request body may take to arrive, and the requests in
+//! flight that open no session (in total and per token).
 //!
-//! Each bound is a counter behind a guard that gives its place back when dropped: a
-//! connection's when the connection ends, a request's when its answer has been sent (or
-//! dropped), so a streamed answer holds its place until its last byte.
+//! A request's place in flight is a counter behind a guard that gives it back when dropped,
+//! once its answer has been sent (or dropped), so a streamed answer holds its place until its
+//! last byte.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -15,112 +14,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper::body::{Body, Bytes, Frame, SizeHint};
-
-/// Connections beyond `--max-connections` (or a client's own cap) still admitted, each only to
-/// answer `GET /healthz` and `GET /readyz` once and be closed: probes stay answerable while
-/// clients hold every ordinary place.
-pub const PROBE_HEADROOM: usize = 16;
-
-/// How long a connection admitted for a probe may take to send its headers.
-pub const PROBE_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// What a new connection may do.
-#[derive(Debug)]
-pub enum Admission {
-    /// Everything.
-    Full(Slot),
-    /// Only the probes, once (the ordinary places are taken).
-    Probe(Slot),
-    /// Nothing: close it at once.
-    Refused,
-}
-
-#[derive(Debug, Default)]
-struct Counts {
-    total: usize,
-    probes: usize,
-    per_client: HashMap<IpAddr, usize>,
-}
-
-/// The open connections, counted.
-#[derive(Debug)]
-pub struct Connections {
-    max_total: usize,
-    max_per_client: usize,
-    counts: Mutex<Counts>,
-}
-
-impl Connections {
-    /// At most `max_total` connections, `max_per_client` from one address, plus
-    /// [`PROBE_HEADROOM`] for probes.
-    pub fn new(max_total: usize, max_per_client: usize) -> Arc<Connections> {
-        Arc::new(Connections {
-            max_total,
-            max_per_client,
-            counts: Mutex::new(Counts::default()),
-        })
-    }
-
-    fn counts(&self) -> MutexGuard<'_, Counts> {
-        self.counts.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Admits a connection from `client`, fully while there is room, for probes while the
-    /// headroom lasts.
-    pub fn admit(self: &Arc<Self>, client: IpAddr) -> Admission {
-        let mut counts = self.counts();
-        let mine = counts.per_client.get(&client).copied().unwrap_or(0);
-        if counts.total < self.max_total && mine < self.max_per_client {
-            counts.total += 1;
-            *counts.per_client.entry(client).or_insert(0) += 1;
-            return Admission::Full(Slot {
-                connections: Arc::clone(self),
-                client: Some(client),
-            });
-        }
-        if counts.probes < PROBE_HEADROOM {
-            counts.probes += 1;
-            return Admission::Probe(Slot {
-                connections: Arc::clone(self),
-                client: None,
-            });
-        }
-        Admission::Refused
-    }
-
-    /// The connections open (ordinary, probes).
-    #[cfg(test)]
-    fn open(&self) -> (usize, usize) {
-        let counts = self.counts();
-        (counts.total, counts.probes)
-    }
-}
-
-/// One connection's place; given back when dropped.
-#[derive(Debug)]
-pub struct Slot {
-    connections: Arc<Connections>,
-    /// The client of an ordinary place; `None` for a probe's.
-    client: Option<IpAddr>,
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut counts = self.connections.counts();
-        match self.client {
-            None => counts.probes = counts.probes.saturating_sub(1),
-            Some(client) => {
-                counts.total = counts.total.saturating_sub(1);
-                if let Some(n) = counts.per_client.get_mut(&client) {
-                    *n = n.saturating_sub(1);
-                    if *n == 0 {
-                        counts.per_client.remove(&client);
-                    }
-                }
-            }
-        }
-    }
-}
 
 /// Which bound a request in flight went over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,30 +200,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn connections_beyond_the_caps_get_a_probe_place_then_nothing() {
-        let connections = Connections::new(3, 2);
-        let a: IpAddr = "127.0.0.1".parse().unwrap();
-        let b: IpAddr = "127.0.0.2".parse().unwrap();
-        let first = connections.admit(a);
-        let second = connections.admit(a);
-        assert!(matches!(first, Admission::Full(_)));
-        assert!(matches!(second, Admission::Full(_)));
-        // `a` is at its own cap; `b` still gets the last ordinary place.
-        assert!(matches!(connections.admit(a), Admission::Probe(_)));
-        let third = connections.admit(b);
-        assert!(matches!(third, Admission::Full(_)));
-        assert!(matches!(connections.admit(b), Admission::Probe(_)));
-        let probes: Vec<Admission> = (0..PROBE_HEADROOM).map(|_| connections.admit(b)).collect();
-        // Two probe places were dropped at once above; the headroom holds PROBE_HEADROOM.
-        assert!(probes.iter().all(|p| matches!(p, Admission::Probe(_))));
-        assert!(matches!(connections.admit(b), Admission::Refused));
-        drop(probes);
-        drop(first);
-        assert_eq!(connections.open(), (2, 0));
-        assert!(matches!(connections.admit(a), Admission::Full(_)));
-    }
 
     #[test]
     fn requests_in_flight_are_bounded_per_token_and_in_total() {

@@ -8,7 +8,9 @@
 //! outcome}`, `skillfold_tool_call_duration_seconds{agent,tool}`, `skillfold_served_bytes_total
 //! {agent}`, `skillfold_resource_reads_total{agent,outcome}`, `skillfold_http_requests_total
 //! {code}`, `skillfold_catalogue_reloads_total{outcome}`, and with `--oauth`
-//! `skillfold_oauth_validations_total{outcome}` and `skillfold_oauth_jwks_refreshes_total{outcome}`. Read when scraped: `skillfold_sessions`,
+//! `skillfold_oauth_validations_total{outcome}` and `skillfold_oauth_jwks_refreshes_total{outcome}`; as connections come and go
+//! ([`super::connections`]) `skillfold_connections{state}`,
+//! `skillfold_connections_refused_total{reason}` and `skillfold_connections_evicted_total`. Read when scraped: `skillfold_sessions`,
 //! `skillfold_catalogue_skills{agent}`, and `skillfold_build_info{version}`. Label values are
 //! bounded: agents are the descriptor's, tools the catalogue's (others are `unknown`), codes
 //! the server's own answers; no token, skill content or client-chosen text is a label.
@@ -57,6 +59,16 @@ struct OutcomeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabels {
+    state: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VersionLabels {
     version: String,
 }
@@ -77,6 +89,9 @@ pub struct Metrics {
     skills: Family<AgentLabels, Gauge<i64, std::sync::atomic::AtomicI64>>,
     oauth_validations: Family<OutcomeLabels, Counter>,
     jwks_fetches: Family<OutcomeLabels, Counter>,
+    connections: Family<StateLabels, Gauge<i64, std::sync::atomic::AtomicI64>>,
+    connections_refused: Family<ReasonLabels, Counter>,
+    connections_evicted: Counter,
 }
 
 /// The label of an endpoint's agent: its name, or `default` for `/mcp` (agent names may not
@@ -155,6 +170,25 @@ impl Metrics {
             "Fetches of the identity provider's key set (--oauth), by outcome (ok or failed)",
             jwks_fetches.clone(),
         );
+        let connections =
+            Family::<StateLabels, Gauge<i64, std::sync::atomic::AtomicI64>>::default();
+        registry.register(
+            "skillfold_connections",
+            "Open connections, by state (unauthenticated, authenticated, probe, waiting)",
+            connections.clone(),
+        );
+        let connections_refused = Family::<ReasonLabels, Counter>::default();
+        registry.register(
+            "skillfold_connections_refused",
+            "Connections closed unserved, by the bound they met (client, token, server)",
+            connections_refused.clone(),
+        );
+        let connections_evicted = Counter::default();
+        registry.register(
+            "skillfold_connections_evicted",
+            "Idle unauthenticated connections closed to make room for a new one from their address",
+            connections_evicted.clone(),
+        );
         let build = Family::<VersionLabels, Gauge<i64, std::sync::atomic::AtomicI64>>::default();
         build
             .get_or_create(&VersionLabels {
@@ -174,7 +208,46 @@ impl Metrics {
             skills,
             oauth_validations,
             jwks_fetches,
+            connections,
+            connections_refused,
+            connections_evicted,
         }
+    }
+
+    /// The connections open now, by state.
+    pub fn connections(
+        &self,
+        unauthenticated: usize,
+        authenticated: usize,
+        probes: usize,
+        waiting: usize,
+    ) {
+        for (state, count) in [
+            ("unauthenticated", unauthenticated),
+            ("authenticated", authenticated),
+            ("probe", probes),
+            ("waiting", waiting),
+        ] {
+            self.connections
+                .get_or_create(&StateLabels {
+                    state: state.to_owned(),
+                })
+                .set(i64::try_from(count).unwrap_or(i64::MAX));
+        }
+    }
+
+    /// A connection closed unserved at the bound `reason` names (`client`, `token`, `server`).
+    pub fn connection_refused(&self, reason: &'static str) {
+        self.connections_refused
+            .get_or_create(&ReasonLabels {
+                reason: reason.to_owned(),
+            })
+            .inc();
+    }
+
+    /// An idle unauthenticated connection closed to make room.
+    pub fn connection_evicted(&self) {
+        self.connections_evicted.inc();
     }
 
     /// A bearer token judged as an OAuth access token; `outcome` is one of a fixed set.

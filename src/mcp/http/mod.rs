@@ -6,8 +6,9 @@
 //! Each endpoint is rmcp's Streamable HTTP server ([`StreamableHttpService`]) over the same
 //! [`SkillsServer`] handler, [`Live`] catalogues and tools as stdio, with its own session manager,
 //! so a session exists only at the endpoint that opened it. hyper runs the connections (HTTP/1.1,
-//! headers within 10 s, `TCP_NODELAY`), admitted within the connection caps ([`limits`]: per
-//! client address and in total, with headroom for probes), each request body within the body
+//! headers within 10 s, `TCP_NODELAY`), admitted within the connection caps ([`connections`]:
+//! per client address until a credential is shown, then per token, and in total, with headroom
+//! for probes), each request body within the body
 //! timeout (408); [`jsonrpc`] reads request bodies (1 MiB, 413 while streaming) and judges
 //! them as stdio judges a line (one JSON-RPC error code for one input on both transports).
 //!
@@ -28,6 +29,7 @@
 //! ([`metrics`]), behind its own tokens when `--metrics-tokens` names some. With `--watch`, one watcher re-prepares every source and swaps all catalogues
 //! together ([`super::reload::watch`]).
 
+pub mod connections;
 pub mod guard;
 pub mod jsonrpc;
 pub mod limits;
@@ -69,11 +71,16 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default bound on live sessions.
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
-/// The default bound on open connections (beyond it, [`limits::PROBE_HEADROOM`] more for probes).
-pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// The default bound on open connections (beyond it, [`connections::PROBE_HEADROOM`] more for
+/// probes).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 2048;
 
-/// The default bound on open connections from one client address.
+/// The default bound on open connections from one client address that have not yet presented a
+/// valid credential.
 pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: usize = 64;
+
+/// The default bound on open connections of one token (or one `--oauth` subject).
+pub const DEFAULT_MAX_CONNECTIONS_PER_TOKEN: usize = 512;
 
 /// The default bound on requests in flight that open no session (the stateless 2026-07-28
 /// path, and `initialize`).
@@ -118,8 +125,11 @@ pub struct HttpOptions {
     pub body_timeout: Duration,
     /// At most this many open connections.
     pub max_connections: usize,
-    /// At most this many open connections from one client address.
+    /// At most this many open connections from one client address that have not yet presented
+    /// a valid credential.
     pub max_connections_per_client: usize,
+    /// At most this many open connections of one token (or `--oauth` subject).
+    pub max_connections_per_token: usize,
     /// At most this many requests in flight that open no session.
     pub max_in_flight: usize,
     /// At most this many of them per token.
@@ -357,8 +367,12 @@ async fn serve(
         oauth,
         splicer,
     });
-    let connections =
-        limits::Connections::new(options.max_connections, options.max_connections_per_client);
+    let connections = connections::Connections::new(
+        options.max_connections,
+        options.max_connections_per_client,
+        options.max_connections_per_token,
+        Arc::clone(&metrics),
+    );
     let paths: Vec<&str> = server.endpoints.iter().map(|e| e.path.as_str()).collect();
     let scheme = if tls.is_some() { "https" } else { "http" };
     diag(format_args!(
@@ -391,31 +405,50 @@ async fn serve(
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        // Over every cap the connection is closed at once, before it costs anything more.
-        let (slot, probe) = match connections.admit(client.ip()) {
-            limits::Admission::Full(slot) => (slot, false),
-            limits::Admission::Probe(slot) => (slot, true),
-            limits::Admission::Refused => continue,
-        };
-        let stream = prepare(stream);
+        // Over every cap the connection is closed at once, before it costs anything more; over
+        // its address's, it waits for a place in its own task.
+        let admission = connections.admit(client.ip());
+        if matches!(admission, connections::Admission::Refused) {
+            continue;
+        }
         let server = Arc::clone(&server);
         let tls = tls.clone();
         tokio::spawn(async move {
-            let _slot = slot;
+            let admission = match admission {
+                connections::Admission::Wait(waiter) => waiter.admitted(&stream).await,
+                admission => admission,
+            };
+            let (slot, probe) = match admission {
+                connections::Admission::Full(slot) => (slot, false),
+                connections::Admission::Probe(slot) => (slot, true),
+                connections::Admission::Wait(_) | connections::Admission::Refused => return,
+            };
+            let stream = prepare(stream);
             let limit = if probe {
-                limits::PROBE_HEADER_TIMEOUT
+                connections::PROBE_HEADER_TIMEOUT
             } else {
                 HEADER_TIMEOUT
             };
-            match tls {
-                None => connection(stream, server, probe).await,
-                Some(tls) => {
-                    // A handshake that stalls is dropped like headers that stall.
-                    if let Ok(Ok(stream)) = tokio::time::timeout(limit, tls.accept(stream)).await {
-                        connection(stream, server, probe).await;
+            let link = slot.link();
+            let served = async {
+                match tls {
+                    None => connection(stream, server, probe, link.clone()).await,
+                    Some(tls) => {
+                        // A handshake that stalls is dropped like headers that stall.
+                        if let Ok(Ok(stream)) =
+                            tokio::time::timeout(limit, tls.accept(stream)).await
+                        {
+                            connection(stream, server, probe, link.clone()).await;
+                        }
                     }
                 }
+            };
+            // Closed (dropped) when it has to make room for another ([`connections`]).
+            tokio::select! {
+                () = served => {}
+                () = link.evicted() => {}
             }
+            drop(slot);
         });
     }
     cancel.cancel();
@@ -435,32 +468,40 @@ fn prepare(stream: tokio::net::TcpStream) -> tokio::net::TcpStream {
 /// Serves HTTP/1.1 on one connection, headers within [`HEADER_TIMEOUT`], each request body
 /// within the body timeout (else 408, and the connection closed). A `probe` connection (over
 /// the connection caps) answers one request, `GET /healthz` or `GET /readyz`, and is closed.
-async fn connection<I>(io: I, server: Arc<Server>, probe: bool)
+/// Each request carries the connection's `link`, marked busy until its answer's last byte.
+async fn connection<I>(io: I, server: Arc<Server>, probe: bool, link: connections::Link)
 where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
         let server = Arc::clone(&server);
+        let link = link.clone();
         async move {
             if probe {
                 return Ok::<_, Infallible>(server.probe(request).await);
             }
+            let busy = link.busy();
             let timed_out = Arc::new(AtomicBool::new(false));
             let limit = server.body_timeout;
-            let request =
+            let mut request =
                 request.map(|body| limits::Deadline::new(body, limit, Arc::clone(&timed_out)));
+            request.extensions_mut().insert(link.clone());
             let response = server.handle(request).await;
             if timed_out.load(Ordering::Relaxed) {
                 return Ok(body_timed_out());
             }
-            Ok(response)
+            if link.is_authenticated() {
+                // Never closed to make room now: whether it idles no longer matters.
+                return Ok(response);
+            }
+            Ok(response.map(|body| limits::Holding::new(body, busy).boxed()))
         }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(if probe {
-            limits::PROBE_HEADER_TIMEOUT
+            connections::PROBE_HEADER_TIMEOUT
         } else {
             HEADER_TIMEOUT
         })
@@ -586,6 +627,12 @@ impl Server {
             Ok(accepted) => accepted,
             Err(refusal) => return refusal,
         };
+        // Its connection counts for the token from now on, within the token's bound.
+        if let (Some(key), Some(link)) = (token, request.extensions().get::<connections::Link>())
+            && link.authenticated(key).is_err()
+        {
+            return too_many_connections();
+        }
         let mut request = request;
         if let Some(caller) = caller {
             // For the audit record: who the access token named (never the token).
@@ -883,6 +930,22 @@ fn busy(message: &str) -> Response<Body> {
     response
 }
 
+/// 429 with `Retry-After`, the connection closed: a token is at `--max-connections-per-token`.
+fn too_many_connections() -> Response<Body> {
+    let mut response = json(
+        StatusCode::TOO_MANY_REQUESTS,
+        serde_json::json!({"error": "too many open connections for this token; try again later"}),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    response.headers_mut().insert(
+        header::CONNECTION,
+        header::HeaderValue::from_static("close"),
+    );
+    response
+}
+
 /// 404 for a session id that names no live session of this server.
 fn no_such_session() -> Response<Body> {
     json(
@@ -952,6 +1015,7 @@ mod tests {
             body_timeout: Duration::from_secs(10),
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_connections_per_client: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+            max_connections_per_token: DEFAULT_MAX_CONNECTIONS_PER_TOKEN,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             max_in_flight_per_token: DEFAULT_MAX_IN_FLIGHT_PER_TOKEN,
         }
