@@ -153,7 +153,8 @@ pub struct TagRequest<'a> {
 // `outdated` and `update` (which come with the Git fetcher) resolve tags.
 #[cfg(feature = "git")]
 /// The digest of the manifest `request`'s tag names now: a `HEAD` of the manifest, whose
-/// `Docker-Content-Digest` is the answer; when the registry sends none, a `GET` of the manifest
+/// `Docker-Content-Digest` is the answer; when the registry sends none, or answers the `HEAD`
+/// 405 or 501 (it does not answer `HEAD`; any other failure is final), a `GET` of the manifest
 /// (at most [`MAX_MANIFEST_BYTES`]) whose bytes give the digest, and which must equal the
 /// `Docker-Content-Digest` the `GET` sends, if any. Nothing else is fetched; the credentials
 /// are those of the pull, scoped to the registry's origin the same way. A digest named by a
@@ -186,6 +187,17 @@ pub fn resolve_tag(request: &TagRequest<'_>) -> Result<String, PullError> {
 /// The header a registry names a manifest's digest in.
 #[cfg(feature = "git")]
 const DOCKER_CONTENT_DIGEST: &str = "docker-content-digest";
+
+/// Whether a `HEAD` answered `status` because the registry does not answer `HEAD` at all
+/// (405 Method Not Allowed, 501 Not Implemented): [`resolve_tag`] then reads the tag with a
+/// `GET`, as for a `HEAD` without a digest.
+#[cfg(feature = "git")]
+fn head_unsupported(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::METHOD_NOT_ALLOWED | StatusCode::NOT_IMPLEMENTED
+    )
+}
 
 /// [`resolve_tag`] as one future.
 #[cfg(feature = "git")]
@@ -239,13 +251,18 @@ async fn resolve_tag_async(request: &TagRequest<'_>) -> Result<String, PullError
             })
     };
     let head = session
-        .ask(Method::HEAD, &url, Some(&accept), MAX_MANIFEST_BYTES, what)
-        .await
-        .map_err(not_found)?;
-    if let Some(digest) = named(&head)? {
-        return Ok(digest);
+        .answer(&Method::HEAD, &url, Some(&accept), what)
+        .await?;
+    if head_unsupported(head.status()) {
+        drop(head);
+    } else {
+        let head = session
+            .judge(head, MAX_MANIFEST_BYTES, what)
+            .map_err(not_found)?;
+        if let Some(digest) = named(&head)? {
+            return Ok(digest);
+        }
     }
-    drop(head);
     let response = session
         .get(&url, Some(&accept), MAX_MANIFEST_BYTES, what)
         .await
@@ -511,7 +528,20 @@ impl Session {
         bound: u64,
         what: &str,
     ) -> Result<reqwest::Response, PullError> {
-        let mut response = self.send(&method, url, accept).await?;
+        let response = self.answer(&method, url, accept, what).await?;
+        self.judge(response, bound, what)
+    }
+
+    /// Sends `method` to `url`, authenticating when the registry asks; the answer, whatever its
+    /// status ([`judge`](Self::judge) refuses an unsuccessful one).
+    async fn answer(
+        &mut self,
+        method: &Method,
+        url: &str,
+        accept: Option<&str>,
+        what: &str,
+    ) -> Result<reqwest::Response, PullError> {
+        let mut response = self.send(method, url, accept).await?;
         if response.status() == StatusCode::UNAUTHORIZED {
             let at = Origin::of(response.url());
             if at.as_ref() != Some(&self.origin) {
@@ -529,9 +559,19 @@ impl Session {
                     .unwrap_or_default()
                     .to_owned();
                 self.authorization = Some(self.authenticate(&challenge).await?);
-                response = self.send(&method, url, accept).await?;
+                response = self.send(method, url, accept).await?;
             }
         }
+        Ok(response)
+    }
+
+    /// `response` when it is successful, with a length (when it says one) within `bound`.
+    fn judge(
+        &self,
+        response: reqwest::Response,
+        bound: u64,
+        what: &str,
+    ) -> Result<reqwest::Response, PullError> {
         let status = response.status();
         if !status.is_success() {
             return Err(self.status_error(status, what));
