@@ -127,9 +127,9 @@ pub fn pull(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, PullError> {
             Err(fail(
                 DistributionCode::PullDeadline,
                 format!(
-                    "the pull of {} did not finish within its deadline of {} s",
+                    "the pull of {} did not finish within its deadline of {}",
                     request.reference,
-                    request.deadline.as_secs_f64()
+                    crate::support::time::seconds(request.deadline)
                 ),
             ))
         })
@@ -174,11 +174,11 @@ pub fn resolve_tag(request: &TagRequest<'_>) -> Result<String, PullError> {
             Err(fail(
                 DistributionCode::PullDeadline,
                 format!(
-                    "the digest of tag `{}` of {}/{} was not read within its deadline of {} s",
+                    "the digest of tag `{}` of {}/{} was not read within its deadline of {}",
                     request.tag,
                     request.registry,
                     request.repository,
-                    request.deadline.as_secs_f64()
+                    crate::support::time::seconds(request.deadline)
                 ),
             ))
         })
