@@ -136,7 +136,7 @@ pub fn pull(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, PullError> {
 }
 
 /// A tag to resolve to the digest of the manifest it names now.
-#[cfg(feature = "git")]
+#[cfg(any(feature = "git", fuzzing))]
 pub struct TagRequest<'a> {
     /// `host[:port]`.
     pub registry: &'a str,
@@ -150,8 +150,9 @@ pub struct TagRequest<'a> {
     pub deadline: std::time::Duration,
 }
 
-// `outdated` and `update` (which come with the Git fetcher) resolve tags.
-#[cfg(feature = "git")]
+// `outdated` and `update` (which come with the Git fetcher) resolve tags; the fuzz target
+// `oci_tag` (fuzz/harness.rs) does too.
+#[cfg(any(feature = "git", fuzzing))]
 /// The digest of the manifest `request`'s tag names now: a `HEAD` of the manifest, whose
 /// `Docker-Content-Digest` is the answer; when the registry sends none, or answers the `HEAD`
 /// 405 or 501 (it does not answer `HEAD`; any other failure is final), a `GET` of the manifest
@@ -185,13 +186,13 @@ pub fn resolve_tag(request: &TagRequest<'_>) -> Result<String, PullError> {
 }
 
 /// The header a registry names a manifest's digest in.
-#[cfg(feature = "git")]
+#[cfg(any(feature = "git", fuzzing))]
 const DOCKER_CONTENT_DIGEST: &str = "docker-content-digest";
 
 /// Whether a `HEAD` answered `status` because the registry does not answer `HEAD` at all
 /// (405 Method Not Allowed, 501 Not Implemented): [`resolve_tag`] then reads the tag with a
 /// `GET`, as for a `HEAD` without a digest.
-#[cfg(feature = "git")]
+#[cfg(any(feature = "git", fuzzing))]
 fn head_unsupported(status: StatusCode) -> bool {
     matches!(
         status,
@@ -200,7 +201,7 @@ fn head_unsupported(status: StatusCode) -> bool {
 }
 
 /// [`resolve_tag`] as one future.
-#[cfg(feature = "git")]
+#[cfg(any(feature = "git", fuzzing))]
 async fn resolve_tag_async(request: &TagRequest<'_>) -> Result<String, PullError> {
     let tag = request.tag;
     if let Err(rule) = crate::descriptor::plan::check_tag(tag) {
