@@ -32,6 +32,8 @@ pub fn format_unix(secs: u64) -> String {
 /// `d` for a message, in seconds to the nearest tenth without a trailing `.0`: `2 s`, `2.5 s`;
 /// the remainder of a deadline, 1.981742794 s, is `2 s`. A duration under a twentieth of a
 /// second but not zero is `0.1 s`, never `0 s`.
+// The Git fetcher and the registry client show their deadlines.
+#[cfg(any(feature = "git", feature = "oci"))]
 pub fn seconds(d: std::time::Duration) -> String {
     let tenths = (d.as_millis() + 50) / 100;
     let tenths = if d.is_zero() { 0 } else { tenths.max(1) };
@@ -43,6 +45,7 @@ pub fn seconds(d: std::time::Duration) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(any(feature = "git", feature = "oci"))]
     #[test]
     fn durations_are_shown_to_a_tenth() {
         use std::time::Duration;
