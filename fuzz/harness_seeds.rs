@@ -188,6 +188,7 @@ fn every_fuzz_target_has_seeds_replayed_here() {
         "descriptor_edit",
         "tokens",
         "oci_pull",
+        "oci_tag",
         "http_request",
     ];
     let mut sorted = targets.clone();
@@ -396,6 +397,38 @@ fn tokens_seeds_reach_each_verdict() {
 #[test]
 fn oci_pull_seeds_hold_the_invariants() {
     replay("oci_pull", fuzz_entry::oci_pull);
+}
+
+#[cfg(feature = "git")]
+#[test]
+fn oci_tag_seeds_hold_the_invariants() {
+    replay("oci_tag", fuzz_entry::oci_tag);
+}
+
+/// The seeds reach each way a tag resolves: a `HEAD` naming the digest, a `HEAD` without one or
+/// answered 405 or 501 and then a `GET`, a lying `GET`, and the refusals of either answer.
+#[cfg(feature = "git")]
+#[test]
+fn oci_tag_seeds_reach_every_way_a_tag_resolves() {
+    let outcome = |data: &[u8]| {
+        let (head, get) = fuzz_entry::oci_tag_answers(data);
+        format!("{} {}", head.status, get.status)
+    };
+    assert_outcomes(
+        "oci_tag",
+        &[
+            ("head-names-the-digest", "200 200"),
+            ("head-without-digest", "200 200"),
+            ("head-405", "405 200"),
+            ("head-501", "501 200"),
+            ("get-lies", "405 200"),
+            ("head-500", "500 200"),
+            ("head-404", "404 200"),
+            ("get-503", "501 503"),
+            ("head-digest-garbage", "200 200"),
+        ],
+        outcome,
+    );
 }
 
 /// The manifest placeholders stand for their blobs' digests and sizes, and nothing else.

@@ -9,6 +9,10 @@
 //!   ignored: stderr closed, full, or a pipe nobody reads any more (a log collector that went
 //!   away) must change neither what the command does nor how it exits.
 //!
+//! **JSON** goes to stdout with [`print_json`], the one writer of every `--json` report: it is
+//! [`json_text`]'s, which writes the C1 controls, the bidi and zero-width characters and the line
+//! separators as `\uXXXX`, so a report parses to the same strings and shows none of them raw.
+//!
 //! Messages escape the untrusted values they show where they are built
 //! ([`crate::support::escape`]). Every diagnostic line also passes [`guard`], the last line of
 //! defence for text built elsewhere (an I/O error that names a path, a dependency's message):
@@ -20,7 +24,7 @@ use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 use std::io::Write as _;
 
-use crate::support::escape;
+use crate::support::{escape, json_text};
 
 use crate::cli::exit::Exit;
 use crate::codes::CommandCode;
@@ -68,11 +72,12 @@ pub fn print(text: &str) -> Exit {
     }
 }
 
-/// Writes `report` as pretty JSON and a newline on stdout. Returns the exit status it adds, as
-/// [`print`] does (`output_failed` too when the report cannot be rendered).
+/// Writes `report` as pretty JSON and a newline on stdout, escaped by [`json_text`] (every
+/// command's JSON goes through here). Returns the exit status it adds, as [`print`] does
+/// (`output_failed` too when the report cannot be rendered).
 #[must_use = "a lost report makes the command retryable"]
-pub fn print_json(report: &impl serde::Serialize) -> Exit {
-    match serde_json::to_string_pretty(report) {
+pub fn print_json(report: &(impl serde::Serialize + ?Sized)) -> Exit {
+    match json_text::pretty(report) {
         Ok(text) => print(&(text + "\n")),
         Err(e) => {
             let code = CommandCode::OutputFailed;

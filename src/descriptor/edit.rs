@@ -5,8 +5,8 @@
 //! with the one YAML reader ([`crate::format::yaml`]), which knows the bytes each scalar was
 //! written as, and finds the scalars an update may change: each Git source's `revision` (each OCI
 //! source's `reference`, [`locate_images`]) and each approved entry's `version` and `hash`. [`Site::replace`] writes a new value in the style of
-//! the old one (plain stays plain when the new value reads back as the same string, otherwise it
-//! is double-quoted; quoted stays quoted the same way, except that a value holding a control
+//! the old one (plain stays plain when the new value reads back as the same string, an image
+//! reference included, otherwise it is double-quoted; quoted stays quoted the same way, except that a value holding a control
 //! character is double-quoted, with escapes), and [`apply`] splices the edits into the
 //! text, touching no other byte. A scalar that cannot be rewritten in place (a block scalar, an
 //! alias, one with an anchor or a tag, an empty value) is refused with its line, never worked around.
@@ -143,12 +143,18 @@ impl Site {
 
 /// Whether `value` can be written as a plain scalar anywhere in the descriptor and read back as
 /// the same string: letters, digits and `.`, `_`, `+`, `-` (never first), and not a value the
-/// core schema reads as a number, a boolean or null.
+/// core schema reads as a number, a boolean or null. An image reference
+/// (`registry:5000/team/skills@sha256:…`) is one too: `/`, `@` and `:` are taken inside a value
+/// that holds a `/`, where a `:` is never followed by a space or a flow indicator (neither is
+/// allowed) nor last, and no YAML 1.1 time (`1:30`) or timestamp can be read.
 fn plain_safe(value: &str) -> bool {
+    let reference = value.contains('/') && !value.ends_with(':');
     value.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '-'))
+        && value.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '.' | '_' | '+' | '-')
+                || (reference && matches!(c, '/' | '@' | ':'))
+        })
         && yaml::plain_scalar_is_string(value)
         // YAML 1.1 readers also take these as booleans.
         && !matches!(
@@ -435,6 +441,28 @@ mod tests {
             );
             let again = locate(&out).unwrap();
             assert_eq!(again[0].approved[0].version.as_ref().unwrap().value, value);
+        }
+    }
+
+    #[test]
+    fn a_plain_image_reference_stays_plain_in_block_and_flow() {
+        let old = format!("127.0.0.1:5000/team/skills@sha256:{}", "0".repeat(64));
+        let new = format!("127.0.0.1:5000/team/skills@sha256:{}", "1".repeat(64));
+        for text in [
+            format!("skills:\n  - oci:\n      reference: {old}  # v1\n      approved: []\n"),
+            format!("skills:\n  - oci: {{ reference: {old}, approved: [] }}\n"),
+        ] {
+            let images = locate_images(&text).unwrap();
+            let reference = images[0].revision.as_ref().unwrap();
+            assert_eq!(reference.value, old);
+            let edited = apply(&text, vec![reference.replace(&new).unwrap()]).unwrap();
+            assert_eq!(edited, text.replace(&old, &new), "plain stays plain");
+            let again = locate_images(&edited).unwrap();
+            assert_eq!(again[0].revision.as_ref().unwrap().value, new);
+        }
+        // Without a `/`, a `:` could be a YAML 1.1 time; a `:` last would end a key.
+        for value in ["1:30", "a/b:", "a/b: c", "a/b,c", "@a/b", "a/b #c"] {
+            assert!(!plain_safe(value), "{value}");
         }
     }
 

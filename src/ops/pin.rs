@@ -20,7 +20,7 @@ use crate::source::git::commit::{
     CommitError, PinnedCommit, SeenLink, TakeError, Wanted, bundle_folder,
 };
 use crate::support::error_code::ErrorCode;
-use crate::support::escape;
+use crate::support::{escape, json_text};
 
 /// The placeholder the reviewer must replace; `check` refuses it (`<` is range syntax).
 pub const VERSION_PLACEHOLDER: &str = "<version>";
@@ -436,9 +436,10 @@ fn limits_yaml(limits: Limits) -> String {
     }
 }
 
-/// `text` as a YAML double-quoted scalar: JSON's string escapes are a subset of YAML's.
+/// `text` as a YAML double-quoted scalar: JSON's string escapes are a subset of YAML's, and
+/// [`json_text`] escapes the controls and invisible characters YAML would take raw.
 fn yaml_string(text: &str) -> String {
-    serde_json::Value::from(text).to_string()
+    json_text::string(text)
 }
 
 /// A directory name for the corpus of `url`: its last path segment without `.git`.

@@ -16,7 +16,8 @@
 //! - in [`bytes`], a byte that is not part of valid UTF-8 is written `\xNN`.
 //!
 //! Everything else (printable ASCII and printable non-ASCII text) is shown as it is. JSON output
-//! does not use this: `serde_json` escapes control characters itself.
+//! does not use this: it is written by [`super::json_text`], which escapes the same characters
+//! the JSON way.
 
 use std::fmt::{self, Display, Write};
 

@@ -1,5 +1,5 @@
 //! Wall-clock times for records and messages: seconds since the Unix epoch, shown as RFC 3339
-//! UTC without a date library.
+//! UTC without a date library, and durations shown to a tenth of a second ([`seconds`]).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -29,8 +29,39 @@ pub fn format_unix(secs: u64) -> String {
     format!("{year:04}-{month:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
 }
 
+/// `d` for a message, in seconds to the nearest tenth without a trailing `.0`: `2 s`, `2.5 s`;
+/// the remainder of a deadline, 1.981742794 s, is `2 s`. A duration under a twentieth of a
+/// second but not zero is `0.1 s`, never `0 s`.
+// The Git fetcher and the registry client show their deadlines.
+#[cfg(any(feature = "git", feature = "oci"))]
+pub fn seconds(d: std::time::Duration) -> String {
+    let tenths = (d.as_millis() + 50) / 100;
+    let tenths = if d.is_zero() { 0 } else { tenths.max(1) };
+    match tenths % 10 {
+        0 => format!("{} s", tenths / 10),
+        t => format!("{}.{t} s", tenths / 10),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[cfg(any(feature = "git", feature = "oci"))]
+    #[test]
+    fn durations_are_shown_to_a_tenth() {
+        use std::time::Duration;
+        for (d, shown) in [
+            (Duration::from_nanos(1_981_742_794), "2 s"),
+            (Duration::from_secs(30), "30 s"),
+            (Duration::from_millis(2_500), "2.5 s"),
+            (Duration::from_millis(2_449), "2.4 s"),
+            (Duration::from_millis(2_450), "2.5 s"),
+            (Duration::from_millis(1), "0.1 s"),
+            (Duration::ZERO, "0 s"),
+        ] {
+            assert_eq!(super::seconds(d), shown, "{d:?}");
+        }
+    }
+
     #[test]
     fn formats_known_instants() {
         assert_eq!(super::format_unix(0), "1970-01-01T00:00:00Z");

@@ -3,12 +3,15 @@
 //! - Untrusted names and values (a file name, a descriptor value, a declared version) that hold
 //!   a newline and a terminal escape are shown escaped: they can neither forge an `ok:` line nor
 //!   hide the rest of a terminal.
+//! - JSON on stdout (every command's `--json`, one writer) holds no C1 control, bidi, zero-width
+//!   or line-separator character raw: each is written `\uXXXX` and reads back as itself.
 //! - The exit status contract (0/1/2) holds with stderr full, closed or a pipe whose reader went
 //!   away, and with stdout a pipe whose reader went away: never a panic (101), never a signal.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use super::git_fixture::{Repo, git};
 use super::util::{skill_md, stderr};
 
 /// A name that forges a success line and then hides everything after it.
@@ -73,9 +76,20 @@ impl Scene {
     }
 }
 
-/// `text` as a YAML double-quoted scalar (JSON's escapes are YAML's).
+/// `text` as a YAML double-quoted scalar (JSON's escapes are YAML's), ASCII only: the
+/// descriptor's reader refuses a raw C1 control.
 fn yaml_string(text: &str) -> String {
-    serde_json::to_string(text).expect("json")
+    let mut out = String::new();
+    for c in serde_json::to_string(text).expect("json").chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
 }
 
 fn digest(dir: &Path) -> String {
@@ -226,6 +240,92 @@ fn prepare_json_keeps_json_escaping() {
         report["sources"][0]["directory"].as_str(),
         dir.to_str(),
         "JSON holds the path itself, escaped by JSON"
+    );
+}
+
+// --- invisible characters in machine output ---------------------------------------------
+
+/// Names holding every kind of character `serde_json` would write raw: C1 controls (U+009B
+/// starts a terminal sequence), bidi embeddings, overrides and isolates, line and paragraph
+/// separators, zero-width and direction marks, the byte-order mark.
+const INVISIBLE: [&str; 4] = [
+    "c1\u{9b}[8m\u{80}\u{9f}",
+    "bidi\u{202e}\u{202a}\u{2066}\u{2069}",
+    "lines\u{2028}\u{2029}",
+    "marks\u{200b}\u{200f}\u{feff}",
+];
+
+/// Whether `c` must never reach a stream raw.
+fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{80}'..='\u{9f}'
+        | '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2028}' | '\u{2029}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{feff}')
+}
+
+/// The JSON on `out`'s stdout, after asserting that it holds none of [`invisible`] raw.
+#[track_caller]
+fn json_without_invisible(out: &Output) -> serde_json::Value {
+    let text = std::str::from_utf8(&out.stdout).expect("UTF-8 on stdout");
+    let raw: Vec<char> = text.chars().filter(|&c| invisible(c)).collect();
+    assert!(raw.is_empty(), "raw {raw:?} on stdout:\n{text}");
+    serde_json::from_str(text).expect("JSON on stdout")
+}
+
+#[test]
+fn outdated_json_escapes_invisible_characters_of_remote_folder_names() {
+    let repo = Repo::new();
+    repo.bundle("alpha", "");
+    for name in INVISIBLE {
+        repo.bundle(name, "");
+    }
+    let pinned = repo.commit("alpha, and folders with invisible names");
+    git(&repo.bare, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    let s = Scene::new();
+    s.descriptor(&format!(
+        "skills:\n  - git:\n      source: {}\n      revision: {pinned}\n      directory: corpus\n      root: skills\n      approved:\n        - {{ name: alpha, version: '1', hash: {} }}\n",
+        repo.file_url(),
+        repo.digest("alpha")
+    ));
+    let out = s.run(&["outdated", "-c", "skillfold.yaml", "--json"]);
+    assert_code(&out, 0);
+    let report = json_without_invisible(&out);
+    let mut names = INVISIBLE.to_vec();
+    names.sort_unstable();
+    assert_eq!(
+        report["sources"][0]["available"],
+        serde_json::json!(names),
+        "the same strings, escaped"
+    );
+    // The human lines on stderr escape them too.
+    assert!(!stderr(&out).chars().any(invisible), "{}", stderr(&out));
+}
+
+#[test]
+fn every_json_report_escapes_invisible_characters_and_reads_back() {
+    let s = Scene::new();
+    let rel = INVISIBLE.concat();
+    let dir = s.bundle(&rel, &skill_md("demo"), &[]);
+    s.local("demo", "1.0.0", &dir, &digest(&dir));
+    let out = s.run(&["prepare", "-c", "skillfold.yaml", "--json"]);
+    assert_code(&out, 0);
+    let report = json_without_invisible(&out);
+    assert_eq!(report["sources"][0]["directory"].as_str(), dir.to_str());
+    // `hash`: a description with the characters a description may hold (no control).
+    let described = s.bundle(
+        "described",
+        "---\nname: described\ndescription: \"A \\u202e reordered\\u2028 \\u200b skill.\"\n---\n# x\n",
+        &[],
+    );
+    let out = s.run(&["hash", "--json", described.to_str().expect("UTF-8")]);
+    assert_code(&out, 0);
+    let report = json_without_invisible(&out);
+    assert_eq!(
+        report["description"],
+        "A \u{202e} reordered\u{2028} \u{200b} skill."
     );
 }
 

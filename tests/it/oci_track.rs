@@ -415,6 +415,53 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
 }
 
 #[test]
+fn a_registry_that_does_not_answer_head_is_read_with_a_get() {
+    let image = Image::new();
+    let registry = Recorder::start(None);
+    let host = registry.host();
+    let config = image.descriptor(&host, &image.digest);
+    let manifest = json!({"path": "/v2/r/manifests/stable", "status": 200,
+        "headers": {"Content-Type": "application/vnd.oci.image.manifest.v1+json"}, "file": image.manifest});
+    // 405 Method Not Allowed and 501 Not Implemented: the registry does not answer `HEAD`, so
+    // the tag is read as for a `HEAD` without a digest, not refused or retried for ever.
+    for status in [405, 501] {
+        let mut head = head(json!({}));
+        head["status"] = json!(status);
+        registry.routes(&json!([head, manifest]));
+        let before = registry.methods().len();
+        let out = run(&config, &["outdated", "--json"]);
+        assert_eq!(out.status.code(), Some(0), "{status}: {}", stderr(&out));
+        let report = json_of(&out);
+        assert_eq!(
+            report["sources"][0]["head"],
+            image.digest.as_str(),
+            "{status}"
+        );
+        assert_eq!(report["sources"][0]["bundles"][0]["status"], "unchanged");
+        let tag = "/v2/r/manifests/stable".to_owned();
+        assert_eq!(
+            registry.methods()[before..],
+            [("HEAD".to_owned(), tag.clone()), ("GET".to_owned(), tag)],
+            "{status}"
+        );
+    }
+    // Any other failure of the `HEAD` is final: a 500 stays retryable, a 400 a refusal.
+    for (status, exit, code) in [
+        (500, 1, "registry_unavailable"),
+        (400, 2, "registry_refused"),
+    ] {
+        let mut head = head(json!({}));
+        head["status"] = json!(status);
+        registry.routes(&json!([head, manifest]));
+        let before = registry.methods().len();
+        let out = run(&config, &["outdated"]);
+        assert_eq!(out.status.code(), Some(exit), "{status}: {}", stderr(&out));
+        assert_stderr_has(&out, &format!("[{code}]"));
+        assert_eq!(registry.methods().len(), before + 1, "{status}: no GET");
+    }
+}
+
+#[test]
 fn a_track_that_is_not_a_tag_and_a_target_that_does_not_fit_are_refused_before_any_fetch() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let digest = format!("sha256:{}", "0".repeat(64));

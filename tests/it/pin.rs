@@ -538,3 +538,70 @@ fn pin_refuses_a_named_folder_whose_bundle_names_another() {
         stderr(&out)
     );
 }
+
+// --- roots from outside, written and matched exactly ---------------------------------------
+
+#[test]
+fn an_invisible_root_is_written_escaped_and_reads_back_as_itself() {
+    // Allowed in a root (none is a control character), each invisible or reordering on a screen.
+    let root = "r\u{2028}\u{202e}\u{200b}\u{feff}";
+    let repo = Repo::new();
+    bundle_in(&repo, root, "alpha");
+    let commit = repo.commit("a root with invisible characters");
+    let url = repo.file_url();
+    let s = Setup::new();
+    let mut args = pin_args(&url, &commit, root);
+    args.push("alpha");
+    let out = s.run(&args);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let entry = stdout(&out);
+    assert!(
+        entry.contains("    root: \"r\\u2028\\u202e\\u200b\\ufeff\"\n"),
+        "{entry:?}"
+    );
+    let raw: Vec<char> = entry
+        .chars()
+        .filter(|c| matches!(c, '\u{2028}' | '\u{202e}' | '\u{200b}' | '\u{feff}'))
+        .collect();
+    assert!(raw.is_empty(), "raw {raw:?} in {entry:?}");
+    // The descriptor's reader takes it back as the root itself: the bundle is found there.
+    s.adopt(&entry);
+    let prep = s.run(&["prepare", "--json"]);
+    assert_eq!(code(&prep), Some(0), "{}", stderr(&prep));
+    assert!(s.corpus().join("current/alpha/SKILL.md").is_file());
+}
+
+#[test]
+fn pin_all_matches_its_root_by_bytes_not_by_a_lossy_reading() {
+    use std::os::unix::ffi::OsStrExt as _;
+
+    let repo = Repo::new();
+    // `sk\x80` is not UTF-8: read lossily it is `sk\u{fffd}`, and it sorts first.
+    let lossy = repo
+        .work
+        .join(std::ffi::OsStr::from_bytes(b"sk\x80"))
+        .join("alpha");
+    fs_err::create_dir_all(&lossy).expect("mkdir");
+    fs_err::write(
+        lossy.join("SKILL.md"),
+        "---\nname: alpha\ndescription: The alpha skill.\n---\n# alpha\n",
+    )
+    .expect("write");
+    bundle_in(&repo, "sk\u{fffd}", "beta");
+    let commit = repo.commit("two roots that read alike");
+    let url = repo.file_url();
+    let s = Setup::new();
+    let mut args = all_args(&url, &commit, "sk\u{fffd}");
+    args.push("--json");
+    let out = s.run(&args);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let pinned: Vec<&str> = report["pinned"]
+        .as_array()
+        .expect("pinned")
+        .iter()
+        .map(|b| b["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(pinned, ["beta"], "{report}");
+    assert_eq!(report["refused"], serde_json::json!([]), "{report}");
+}

@@ -393,3 +393,35 @@ fn update_applies_links_outside_bundles_and_keeps_the_option() {
     let out = skillfold_in(tmp.path(), &["prepare", "-c", "skillfold.yaml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+#[test]
+fn write_keeps_the_descriptors_owner_group_and_mode() {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+
+    let m = moved();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = tmp.path().join("skillfold.yaml");
+    fs_err::write(&path, styled(&m)).expect("write");
+    if fs_err::metadata(&path).expect("stat").uid() != 0 {
+        eprintln!("skipped: giving a file to another user takes root");
+        return;
+    }
+    // Another user's descriptor, which root rewrites.
+    std::os::unix::fs::chown(&path, Some(1234), Some(1234)).expect("chown");
+    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    let out = run(tmp.path(), &["--write"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        fs_err::read_to_string(&path)
+            .expect("read")
+            .contains(&m.head),
+        "rewritten"
+    );
+    let meta = fs_err::metadata(&path).expect("stat");
+    assert_eq!(
+        (meta.uid(), meta.gid()),
+        (1234, 1234),
+        "owner and group kept"
+    );
+    assert_eq!(meta.mode() & 0o7777, 0o640, "mode kept");
+}

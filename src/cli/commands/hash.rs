@@ -121,28 +121,18 @@ pub fn run(args: HashArgs) -> Exit {
             }
         }
     }
-    let text = if args.json {
-        let json = if args.dirs.len() == 1 {
-            reports.first().map(serde_json::to_string_pretty)
+    if args.json {
+        let printed = if args.dirs.len() == 1 {
+            reports.first().map(crate::cli::output::print_json)
         } else {
-            Some(serde_json::to_string_pretty(&reports))
+            Some(crate::cli::output::print_json(&reports))
         };
-        match json {
-            Some(Ok(text)) => text + "\n",
-            Some(Err(e)) => {
-                let code = CommandCode::OutputFailed;
-                diag!("error: cannot render the report: {e} [{code}]");
-                return exit.worse(exit::of(code));
-            }
-            None => String::new(),
-        }
-    } else {
-        lines
-    };
-    if text.is_empty() {
+        return printed.map_or(exit, |printed| exit.worse(printed));
+    }
+    if lines.is_empty() {
         return exit;
     }
-    exit.worse(crate::cli::output::print(&text))
+    exit.worse(crate::cli::output::print(&lines))
 }
 
 fn print_warnings(dir: &Path, bundle: &Bundle) {

@@ -55,17 +55,11 @@ pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
 /// Calls `tool` with `input` and prints its JSON result (stdout) or error object (stderr).
 pub fn call_and_print(catalogue: &Catalogue, tool: &str, input: &serde_json::Value) -> Exit {
     match catalogue.call(tool, input) {
-        Ok((output, _record)) => match serde_json::to_string_pretty(&output) {
-            Ok(text) => crate::cli::output::print(&format!("{text}\n")),
-            Err(e) => {
-                let code = crate::codes::CommandCode::OutputFailed;
-                diag!("error: cannot render the result: {e} [{code}]");
-                exit::of(code)
-            }
-        },
+        Ok((output, _record)) => crate::cli::output::print_json(&output),
         Err(e) => {
-            // JSON escapes every control character itself; one line per line of the object.
-            let text = serde_json::to_string_pretty(&e.to_json()).unwrap_or_default();
+            // The JSON writer escapes every control and invisible character; one line per line
+            // of the object.
+            let text = crate::support::json_text::pretty(&e.to_json()).unwrap_or_default();
             for line in text.lines() {
                 diag!("{line}");
             }

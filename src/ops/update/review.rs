@@ -70,7 +70,9 @@ fn source_section(out: &mut String, source: &SourceUpdate) {
         source.location,
         escape::text(&source.url)
     );
-    let to = source.to.as_deref().unwrap_or("(not resolved)");
+    // Without the commit (or digest) it names, the target is shown as it was asked for (`HEAD`,
+    // `refs/heads/main`, a tag; escaped in the report): the error below says how far it got.
+    let to = source.to.as_deref().unwrap_or(&source.target);
     let named = source
         .reference
         .as_deref()
@@ -274,6 +276,16 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("### `docx`"), "{text}");
+    }
+
+    #[test]
+    fn a_target_without_its_commit_is_shown_as_it_was_asked_for() {
+        let mut unresolved = report("");
+        let source = &mut unresolved.sources[0];
+        (source.to, source.reference, source.bundles) = (None, None, vec![]);
+        source.target = "refs/heads/main".into();
+        let text = markdown(&unresolved, "d.yaml");
+        assert!(text.contains("- To `refs/heads/main`\n"), "{text}");
     }
 
     #[test]

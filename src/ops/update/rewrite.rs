@@ -6,7 +6,7 @@
 //! text is read back: it must parse and pass `check`, and mean exactly the old descriptor with
 //! the new pins (compared field by field on the parsed descriptors), so a rewrite that would
 //! change anything else is refused. The file is then replaced atomically — a new file beside it
-//! with the old one's permissions, written and fsynced, renamed over it, the folder fsynced —
+//! with the old one's owner, group and permissions, written and fsynced, renamed over it, the folder fsynced —
 //! and only if it still holds the text that was reviewed. A descriptor reached through a
 //! symbolic link is rewritten where the link points, and the link stays.
 
@@ -270,15 +270,15 @@ pub fn write(path: &Path, old_text: &str, new_text: &str) -> Result<(), RewriteE
             path: path.to_owned(),
         });
     }
-    let permissions = fs_err::metadata(&target)
-        .map_err(failed(&target))?
-        .permissions();
+    let old = fs_err::metadata(&target).map_err(failed(&target))?;
     let mut file = tempfile::Builder::new()
         .prefix(".skillfold-update-")
         .tempfile_in(folder)
         .map_err(failed(folder))?;
+    // The owner first: a change of owner clears the set-id bits the mode then sets.
     file.write_all(new_text.as_bytes())
-        .and_then(|()| file.as_file().set_permissions(permissions))
+        .and_then(|()| keep_owner(file.as_file(), &old))
+        .and_then(|()| file.as_file().set_permissions(old.permissions()))
         .and_then(|()| file.as_file().sync_all())
         .map_err(failed(file.path()))?;
     file.persist(&target)
@@ -287,6 +287,18 @@ pub fn write(path: &Path, old_text: &str, new_text: &str) -> Result<(), RewriteE
     fs_err::File::open(folder)
         .and_then(|dir| dir.sync_all())
         .map_err(failed(folder))
+}
+
+/// Gives `file` the owner and group of the old descriptor (`old`) when they are not already
+/// its own: a rewrite run as root leaves another user's descriptor theirs. A process that may not
+/// give the file away gets the system's error, and nothing is replaced.
+fn keep_owner(file: &std::fs::File, old: &std::fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    let new = file.metadata()?;
+    if (new.uid(), new.gid()) == (old.uid(), old.gid()) {
+        return Ok(());
+    }
+    std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()))
 }
 
 crate::coded_by_code!(RewriteError);

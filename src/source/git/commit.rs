@@ -565,8 +565,10 @@ fn bundle_names(
 ) -> Result<Vec<String>, CommitError> {
     use gix::objs::tree::EntryKind;
 
+    // Names are matched as the bytes the tree holds: a lossy reading would take `sk\x80` for
+    // the root `sk\u{fffd}`.
     let entries =
-        |id: gix::ObjectId| -> Result<Vec<(String, EntryKind, gix::ObjectId)>, CommitError> {
+        |id: gix::ObjectId| -> Result<Vec<(BString, EntryKind, gix::ObjectId)>, CommitError> {
             let object = repo
                 .find_object(id)
                 .map_err(|e| tree::object_error(id, &e))?;
@@ -574,7 +576,7 @@ fn bundle_names(
                 .map(|entry| {
                     let entry = entry.map_err(|e| tree::object_error(id, &e))?;
                     Ok((
-                        String::from_utf8_lossy(entry.filename).into_owned(),
+                        entry.filename.to_owned(),
                         entry.mode.kind(),
                         entry.oid.to_owned(),
                     ))
@@ -585,7 +587,7 @@ fn bundle_names(
     for segment in root.into_iter().flat_map(RootPath::segments) {
         match entries(folder)?
             .into_iter()
-            .find(|(name, kind, _)| name == segment && *kind == EntryKind::Tree)
+            .find(|(name, kind, _)| name == segment.as_bytes() && *kind == EntryKind::Tree)
         {
             Some((_, _, id)) => folder = id,
             None => return Ok(Vec::new()),
@@ -595,11 +597,12 @@ fn bundle_names(
     for (name, kind, id) in entries(folder)? {
         if kind == EntryKind::Tree
             && entries(id)?.iter().any(|(file, kind, _)| {
-                file == crate::format::limits::SKILL_MD
+                file == crate::format::limits::SKILL_MD.as_bytes()
                     && matches!(kind, EntryKind::Blob | EntryKind::BlobExecutable)
             })
         {
-            names.push(name);
+            // A name that is not UTF-8 is no skill name: it is only shown.
+            names.push(String::from_utf8_lossy(&name).into_owned());
         }
     }
     names.sort();

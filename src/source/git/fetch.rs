@@ -179,8 +179,8 @@ pub enum FetchError {
     },
     /// The overall deadline passed before the fetch finished (retryable).
     #[error(
-        "the fetch from `{url}` did not finish within its deadline of {} s",
-        .deadline.as_secs_f64()
+        "the fetch from `{url}` did not finish within its deadline of {}",
+        crate::support::time::seconds(*.deadline)
     )]
     Deadline {
         /// The redacted URL.

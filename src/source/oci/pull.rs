@@ -127,16 +127,16 @@ pub fn pull(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, PullError> {
             Err(fail(
                 DistributionCode::PullDeadline,
                 format!(
-                    "the pull of {} did not finish within its deadline of {} s",
+                    "the pull of {} did not finish within its deadline of {}",
                     request.reference,
-                    request.deadline.as_secs_f64()
+                    crate::support::time::seconds(request.deadline)
                 ),
             ))
         })
 }
 
 /// A tag to resolve to the digest of the manifest it names now.
-#[cfg(feature = "git")]
+#[cfg(any(feature = "git", fuzzing))]
 pub struct TagRequest<'a> {
     /// `host[:port]`.
     pub registry: &'a str,
@@ -150,10 +150,12 @@ pub struct TagRequest<'a> {
     pub deadline: std::time::Duration,
 }
 
-// `outdated` and `update` (which come with the Git fetcher) resolve tags.
-#[cfg(feature = "git")]
+// `outdated` and `update` (which come with the Git fetcher) resolve tags; the fuzz target
+// `oci_tag` (fuzz/harness.rs) does too.
+#[cfg(any(feature = "git", fuzzing))]
 /// The digest of the manifest `request`'s tag names now: a `HEAD` of the manifest, whose
-/// `Docker-Content-Digest` is the answer; when the registry sends none, a `GET` of the manifest
+/// `Docker-Content-Digest` is the answer; when the registry sends none, or answers the `HEAD`
+/// 405 or 501 (it does not answer `HEAD`; any other failure is final), a `GET` of the manifest
 /// (at most [`MAX_MANIFEST_BYTES`]) whose bytes give the digest, and which must equal the
 /// `Docker-Content-Digest` the `GET` sends, if any. Nothing else is fetched; the credentials
 /// are those of the pull, scoped to the registry's origin the same way. A digest named by a
@@ -173,22 +175,33 @@ pub fn resolve_tag(request: &TagRequest<'_>) -> Result<String, PullError> {
             Err(fail(
                 DistributionCode::PullDeadline,
                 format!(
-                    "the digest of tag `{}` of {}/{} was not read within its deadline of {} s",
+                    "the digest of tag `{}` of {}/{} was not read within its deadline of {}",
                     request.tag,
                     request.registry,
                     request.repository,
-                    request.deadline.as_secs_f64()
+                    crate::support::time::seconds(request.deadline)
                 ),
             ))
         })
 }
 
 /// The header a registry names a manifest's digest in.
-#[cfg(feature = "git")]
+#[cfg(any(feature = "git", fuzzing))]
 const DOCKER_CONTENT_DIGEST: &str = "docker-content-digest";
 
+/// Whether a `HEAD` answered `status` because the registry does not answer `HEAD` at all
+/// (405 Method Not Allowed, 501 Not Implemented): [`resolve_tag`] then reads the tag with a
+/// `GET`, as for a `HEAD` without a digest.
+#[cfg(any(feature = "git", fuzzing))]
+fn head_unsupported(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::METHOD_NOT_ALLOWED | StatusCode::NOT_IMPLEMENTED
+    )
+}
+
 /// [`resolve_tag`] as one future.
-#[cfg(feature = "git")]
+#[cfg(any(feature = "git", fuzzing))]
 async fn resolve_tag_async(request: &TagRequest<'_>) -> Result<String, PullError> {
     let tag = request.tag;
     if let Err(rule) = crate::descriptor::plan::check_tag(tag) {
@@ -239,13 +252,18 @@ async fn resolve_tag_async(request: &TagRequest<'_>) -> Result<String, PullError
             })
     };
     let head = session
-        .ask(Method::HEAD, &url, Some(&accept), MAX_MANIFEST_BYTES, what)
-        .await
-        .map_err(not_found)?;
-    if let Some(digest) = named(&head)? {
-        return Ok(digest);
+        .answer(&Method::HEAD, &url, Some(&accept), what)
+        .await?;
+    if head_unsupported(head.status()) {
+        drop(head);
+    } else {
+        let head = session
+            .judge(head, MAX_MANIFEST_BYTES, what)
+            .map_err(not_found)?;
+        if let Some(digest) = named(&head)? {
+            return Ok(digest);
+        }
     }
-    drop(head);
     let response = session
         .get(&url, Some(&accept), MAX_MANIFEST_BYTES, what)
         .await
@@ -519,7 +537,20 @@ impl Session {
         bound: u64,
         what: &str,
     ) -> Result<reqwest::Response, PullError> {
-        let mut response = self.send(&method, url, accept).await?;
+        let response = self.answer(&method, url, accept, what).await?;
+        self.judge(response, bound, what)
+    }
+
+    /// Sends `method` to `url`, authenticating when the registry asks; the answer, whatever its
+    /// status ([`judge`](Self::judge) refuses an unsuccessful one).
+    async fn answer(
+        &mut self,
+        method: &Method,
+        url: &str,
+        accept: Option<&str>,
+        what: &str,
+    ) -> Result<reqwest::Response, PullError> {
+        let mut response = self.send(method, url, accept).await?;
         if response.status() == StatusCode::UNAUTHORIZED {
             let at = Origin::of(response.url());
             if at.as_ref() != Some(&self.origin) {
@@ -537,9 +568,19 @@ impl Session {
                     .unwrap_or_default()
                     .to_owned();
                 self.authorization = Some(self.authenticate(&challenge).await?);
-                response = self.send(&method, url, accept).await?;
+                response = self.send(method, url, accept).await?;
             }
         }
+        Ok(response)
+    }
+
+    /// `response` when it is successful, with a length (when it says one) within `bound`.
+    fn judge(
+        &self,
+        response: reqwest::Response,
+        bound: u64,
+        what: &str,
+    ) -> Result<reqwest::Response, PullError> {
         let status = response.status();
         if !status.is_success() {
             return Err(self.status_error(status, what));
