@@ -86,7 +86,7 @@ fn judge(token: &str, keys: &[Key]) -> Result<Identity, Failure> {
 fn judge_with(token: &str, keys: &[Key], algorithms: &[Algorithm]) -> Result<Identity, Failure> {
     let parsed = parse(token, algorithms)?;
     parsed.verify(keys)?;
-    parsed.check_claims(ISSUER, AUDIENCE, NOW)
+    parsed.check_claims(ISSUER, &[AUDIENCE], NOW)
 }
 
 #[test]
@@ -155,6 +155,27 @@ fn the_issuer_and_the_audience_must_be_exactly_the_configured_ones() {
         Err(Failure::WrongAudience)
     );
     assert_eq!(with("aud", json!(null)), Err(Failure::WrongAudience));
+    // Every accepted audience is accepted, alone or in an array; no other.
+    let accepted = ["https://skills.example/mcp", "api://skills"];
+    for aud in [
+        json!("api://skills"),
+        json!(["x", "https://skills.example/mcp"]),
+    ] {
+        let mut c = claims();
+        c["aud"] = aud.clone();
+        let token = signer.sign(header.clone(), c);
+        let parsed = parse(&token, &Algorithm::ALL).unwrap();
+        parsed.verify(&keys).unwrap();
+        assert!(parsed.check_claims(ISSUER, &accepted, NOW).is_ok(), "{aud}");
+    }
+    let mut c = claims();
+    c["aud"] = json!("api://other");
+    let token = signer.sign(header.clone(), c);
+    let parsed = parse(&token, &Algorithm::ALL).unwrap();
+    assert_eq!(
+        parsed.check_claims(ISSUER, &accepted, NOW).map(|_| ()),
+        Err(Failure::WrongAudience)
+    );
     assert_eq!(
         with("iss", json!(format!("{ISSUER}/"))),
         Err(Failure::WrongIssuer)
@@ -312,22 +333,68 @@ fn a_token_without_kid_needs_exactly_one_fitting_key() {
 }
 
 #[test]
+fn keys_of_other_types_may_share_a_kid_and_the_one_that_fits_the_algorithm_verifies() {
+    let ed = Signer::ed();
+    let ec = Signer::ec();
+    let other_ed = Signer::ed();
+    for order in [
+        [(&ec, "same"), (&ed, "same")],
+        [(&ed, "same"), (&ec, "same")],
+    ] {
+        let set = keys(&order);
+        for signer in [&ed, &ec] {
+            let token = signer.sign(json!({"alg": signer.alg(), "kid": "same"}), claims());
+            assert!(judge(&token, &set).is_ok(), "{}", signer.alg());
+        }
+    }
+    // Two keys of one type under one kid: each is tried, the signer's verifies.
+    let set = keys(&[(&other_ed, "same"), (&ed, "same"), (&ec, "same")]);
+    let token = ed.sign(json!({"alg": "EdDSA", "kid": "same"}), claims());
+    assert!(judge(&token, &set).is_ok());
+    let stranger = Signer::ed();
+    let token = stranger.sign(json!({"alg": "EdDSA", "kid": "same"}), claims());
+    assert_eq!(judge(&token, &set).map(|_| ()), Err(Failure::BadSignature));
+    // At most MAX_KEYS_PER_KID of them are tried.
+    let decoys: Vec<Signer> = (0..MAX_KEYS_PER_KID).map(|_| Signer::ed()).collect();
+    let mut crowd: Vec<(&Signer, &str)> = decoys.iter().map(|d| (d, "same")).collect();
+    crowd.push((&ed, "same"));
+    let token = ed.sign(json!({"alg": "EdDSA", "kid": "same"}), claims());
+    assert_eq!(
+        judge(&token, &keys(&crowd)).map(|_| ()),
+        Err(Failure::BadSignature)
+    );
+}
+
+#[test]
 fn the_key_set_keeps_only_signing_keys_it_can_verify_with() {
     let ed = Signer::ed();
     let mut encryption = ed.jwk("enc");
     encryption["use"] = json!("enc");
+    let mut encrypt_ops = ed.jwk("encrypt-ops");
+    encrypt_ops["key_ops"] = json!(["encrypt", "wrapKey"]);
+    let mut sign_ops = ed.jwk("sign-ops");
+    sign_ops["key_ops"] = json!(["sign"]);
+    let mut ops_not_a_list = ed.jwk("ops-string");
+    ops_not_a_list["key_ops"] = json!("verify");
+    let mut verify_ops = ed.jwk("verify-ops");
+    verify_ops["key_ops"] = json!(["verify"]);
+    verify_ops["use"] = json!("sig");
     let set = json!({"keys": [
         encryption,
+        encrypt_ops,
+        sign_ops,
+        ops_not_a_list,
         {"kty": "oct", "k": "c2VjcmV0", "kid": "hmac"},
         {"kty": "EC", "crv": "P-384", "x": "AA", "y": "AA", "kid": "p384"},
         {"kty": "OKP", "crv": "Ed25519", "x": "AAAA", "kid": "short"},
         {"kty": "RSA", "n": "!!", "e": "AQAB", "kid": "bad-n"},
         {"kty": "RSA", "n": "AQAB", "e": "AQAB", "kid": "rsa", "alg": "RS512"},
         ed.jwk("sig"),
+        verify_ops,
     ]});
     let keys = parse_key_set(&set).unwrap();
     let kids: Vec<_> = keys.iter().map(|k| k.kid.as_deref()).collect();
-    assert_eq!(kids, [Some("sig")]);
+    assert_eq!(kids, [Some("sig"), Some("verify-ops")]);
     assert!(parse_key_set(&json!({"keys": {}})).is_err());
     assert!(parse_key_set(&json!([])).is_err());
 }
