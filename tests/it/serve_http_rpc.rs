@@ -435,16 +435,14 @@ fn a_method_the_server_does_not_serve_is_not_found_before_its_params_are_judged(
         }
         let request =
             json!({"jsonrpc": "2.0", "id": 5, "method": method, "params": stateless_params});
-        let answer = post(
-            http.port,
-            "/mcp",
-            None,
-            &[
-                ("MCP-Protocol-Version", "2026-07-28"),
-                ("Mcp-Method", method),
-            ],
-            &request.to_string(),
-        );
+        let mut headers = vec![
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ];
+        if let Some(uri) = params["uri"].as_str() {
+            headers.push(("Mcp-Name", uri));
+        }
+        let answer = post(http.port, "/mcp", None, &headers, &request.to_string());
         assert_eq!(answer.status, 404, "2026-07-28, {what}: {}", answer.body);
         assert_eq!(
             code_and_id(&message_of(&answer)),

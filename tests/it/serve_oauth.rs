@@ -1067,58 +1067,6 @@ fn a_session_is_bound_to_the_claim_that_named_the_principal() {
     }
 }
 
-/// Issue 33 item 6: the provider's key set holds an EC key and an RSA key under one `kid` (RFC
-/// 7517 §4.5 allows keys of different types to share one), the EC key first: a token the RSA key
-/// signed (RS256) is verified with the RSA key.
-#[test]
-fn an_rsa_key_sharing_its_kid_with_an_ec_key_verifies_its_tokens() {
-    let world = World::new();
-    let keys = world.tmp.path().join("keys.json");
-    // The first start makes the keys; they are then rewritten, the RS256 key under the ES256
-    // key's kid, after it.
-    drop(Idp::start(&keys, None));
-    let mut set: Vec<Value> =
-        serde_json::from_str(&fs_err::read_to_string(&keys).expect("keys")).expect("JSON");
-    let ec = set.iter().position(|k| k["alg"] == "ES256").expect("ES256");
-    let ec = set.remove(ec);
-    let kid = ec["kid"].clone();
-    let rsa = set.iter().position(|k| k["alg"] == "RS256").expect("RS256");
-    set[rsa]["kid"] = kid.clone();
-    set.insert(0, ec);
-    fs_err::write(&keys, Value::Array(set).to_string()).expect("write");
-    let idp = Idp::start(&keys, None);
-    let published = idp.jwks();
-    let shared: Vec<&Value> = published["keys"]
-        .as_array()
-        .expect("keys")
-        .iter()
-        .filter(|k| k["kid"] == kid)
-        .collect();
-    assert_eq!(
-        shared.iter().map(|k| k["kty"].clone()).collect::<Vec<_>>(),
-        [json!("EC"), json!("RSA")],
-        "the published set shares the kid, the EC key first"
-    );
-    let oauth = oauth_file(world.tmp.path(), &idp.issuer(), "");
-    let server = start(&world, &oauth, &[]);
-    assert_eq!(wait_ready(server.port, 200).status, 200);
-    let rs256 = idp.token("default-bot", &server.url("/mcp"));
-    assert_eq!(part(&rs256, 0)["alg"], "RS256");
-    assert_eq!(part(&rs256, 0)["kid"], kid);
-    let answer = post(server.port, "/mcp", Some(&rs256), &[], INITIALIZE);
-    assert_eq!(answer.status, 200, "{}", answer.body);
-    // ... and the EC key's own tokens still pass.
-    let es256 = idp.token("writer-bot", &server.url("/agents/writer/mcp"));
-    let answer = post(
-        server.port,
-        "/agents/writer/mcp",
-        Some(&es256),
-        &[],
-        INITIALIZE,
-    );
-    assert_eq!(answer.status, 200, "{}", answer.body);
-}
-
 /// Issue 33 item 6: `public_url` written with an uppercase host, the default port and a trailing
 /// `/` is used in its canonical form: the metadata's `resource` and the audience a token for it
 /// holds.

@@ -4,14 +4,16 @@
 // challenge, the RFC 9728 document, the identity provider's metadata, the token request with
 // the RFC 8707 `resource` the document names, then the session with that token.
 //
-// Usage: node client_credentials.mjs URL ISSUER CLIENT_ID CLIENT_SECRET
+// Usage: node client_credentials.mjs URL ISSUER CLIENT_ID CLIENT_SECRET SCOPE
+// SCOPE is the provider's `scope` option: the SDK (1.32.2) asks for it in its token request (it
+// does not take the scope of the server's challenge or RFC 9728 document there).
 // Prints {"tools": [...], "aud": <the access token's aud>, "scope": <its scope>}.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const [url, issuer, clientId, clientSecret] = process.argv.slice(2);
-const authProvider = new ClientCredentialsProvider({ clientId, clientSecret, expectedIssuer: issuer });
+const [url, issuer, clientId, clientSecret, scope] = process.argv.slice(2);
+const authProvider = new ClientCredentialsProvider({ clientId, clientSecret, scope, expectedIssuer: issuer });
 const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider });
 const client = new Client({ name: "skillfold-ts-client-credentials", version: "1.0.0" });
 await client.connect(transport);
