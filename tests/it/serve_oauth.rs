@@ -1147,6 +1147,7 @@ fn the_sdks_client_credentials_flows_get_in_with_an_audience_configured() {
             issuer.as_str(),
             "basic-bot",
             "basic-bot-secret",
+            "skills.default",
         ])
         .output()
         .expect("node");
