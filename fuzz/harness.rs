@@ -2559,14 +2559,13 @@ fn oauth_key_allowed(entry: &Value) -> bool {
         Some(Value::Array(ops)) => ops.contains(&Value::from("verify")),
         Some(_) => false,
     };
-    let type_ok = match (
-        entry.get("kty").and_then(Value::as_str),
-        entry.get("crv").and_then(Value::as_str),
-    ) {
-        (Some("RSA"), _) => true,
-        (Some("EC"), Some("P-256")) | (Some("OKP"), Some("Ed25519")) => true,
-        _ => false,
-    };
+    let type_ok = matches!(
+        (
+            entry.get("kty").and_then(Value::as_str),
+            entry.get("crv").and_then(Value::as_str),
+        ),
+        (Some("RSA"), _) | (Some("EC"), Some("P-256")) | (Some("OKP"), Some("Ed25519"))
+    );
     use_ok && ops_ok && type_ok
 }
 
