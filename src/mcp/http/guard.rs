@@ -295,6 +295,26 @@ mod tests {
     }
 
     #[test]
+    fn host_authorization_or_origin_written_twice_is_refused_everywhere() {
+        for loopback in [true, false] {
+            let guard = Guard::new(loopback, 8080, false, &["http://app.example".into()]);
+            for name in SINGLE_HEADERS {
+                let mut headers = headers(Some("127.0.0.1:8080"), Some("http://app.example"));
+                let value = headers
+                    .get(&name)
+                    .cloned()
+                    .unwrap_or_else(|| "Bearer t".parse().unwrap());
+                headers.insert(&name, value.clone());
+                headers.append(&name, value);
+                assert_eq!(guard.check(&headers), Err(Refusal::Repeated), "{name}");
+            }
+            let mut once = headers(Some("127.0.0.1:8080"), Some("http://app.example"));
+            once.insert(header::AUTHORIZATION, "Bearer t".parse().unwrap());
+            assert_eq!(guard.check(&once), Ok(()));
+        }
+    }
+
+    #[test]
     fn elsewhere_the_host_is_free_and_only_listed_origins_pass() {
         let guard = Guard::new(false, 8080, true, &["https://app.example.com:*".into()]);
         assert_eq!(guard.check(&headers(Some("skills.internal"), None)), Ok(()));
