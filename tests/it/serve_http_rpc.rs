@@ -3,8 +3,10 @@
 //! as stdio lines and as HTTP POST bodies (of the stateful revisions and of 2026-07-28), and each
 //! gets the same JSON-RPC error code and id, over HTTP with a status the MCP Streamable HTTP
 //! transport allows (400 for a body it cannot accept, 200 for a request answered with an error);
-//! a broken chunked body and an oversized one are answered with JSON-RPC errors too. Also: the
-//! audit log escapes what a client chose, and `SIGHUP` without `--watch` ends neither server.
+//! a broken chunked body and an oversized one are answered with JSON-RPC errors too; a method the
+//! server does not serve is not found whatever its params (404 on the 2026-07-28 path), and a
+//! resource not found names its URI. Also: the audit log escapes what a client chose, `SIGHUP`
+//! without `--watch` ends neither server, and `Host`, `Authorization` or `Origin` sent twice is 400.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;

@@ -5,7 +5,9 @@
 //! challenge: no token, another issuer, another audience, expired, an unknown key, `alg: none`,
 //! HS256 keyed with the public key, a forged claim, and hand-made malformed tokens), the
 //! metadata documents, key rotation, an identity provider that stops, readiness before the keys,
-//! sessions bound to the subject, the metrics, and the refusals of a bad `--oauth` file.
+//! sessions bound to the subject (and to the claim that named it), the metrics, the refusals of a
+//! bad `--oauth` file, a `public_url` used in its canonical form, and the official Python and
+//! TypeScript SDKs' own client-credentials flows with `audience` configured.
 
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
