@@ -190,6 +190,7 @@ fn every_fuzz_target_has_seeds_replayed_here() {
         "oci_pull",
         "oci_tag",
         "http_request",
+        "oauth_documents",
     ];
     let mut sorted = targets.clone();
     sorted.sort();
@@ -364,6 +365,49 @@ fn descriptor_edit_seeds_hold_the_invariants() {
 #[test]
 fn tokens_seeds_hold_the_invariants() {
     replay("tokens", fuzz_entry::tokens);
+}
+
+#[cfg(feature = "http")]
+#[test]
+fn oauth_documents_seeds_hold_the_invariants() {
+    replay("oauth_documents", fuzz_entry::oauth_documents);
+}
+
+/// The seeds reach a key set URL and each refusal of discovery, and keep or leave out keys by
+/// `use`, `key_ops` and type.
+#[cfg(feature = "http")]
+#[test]
+fn oauth_documents_seeds_reach_each_verdict() {
+    use crate::mcp::http::oauth::{jwks, validate};
+    let at =
+        reqwest::Url::parse("https://idp.example/.well-known/oauth-authorization-server/tenant")
+            .unwrap();
+    let want = [
+        ("discovered", "jwks_uri, 3 keys"),
+        ("another-issuer", "another issuer, 1 keys"),
+        ("jwks-off-origin", "off origin, 1 keys"),
+        ("key-ops", "jwks_uri, 2 keys"),
+        ("shared-kid", "jwks_uri, 2 keys"),
+        ("no-keys-array", "jwks_uri, refused"),
+    ];
+    assert_outcomes("oauth_documents", &want, |bytes| {
+        let mut parts = bytes.splitn(3, |&b| b == 0xFF);
+        let discovery: serde_json::Value =
+            serde_json::from_slice(parts.next().unwrap_or_default()).unwrap();
+        let key_set: serde_json::Value =
+            serde_json::from_slice(parts.next().unwrap_or_default()).unwrap();
+        let discovered = match jwks::jwks_uri(&discovery, "https://idp.example/tenant", &at) {
+            Ok(_) => "jwks_uri",
+            Err(why) if why.contains("another issuer") => "another issuer",
+            Err(why) if why.contains("origin") => "off origin",
+            Err(_) => "refused",
+        };
+        let keys = match validate::parse_key_set(&key_set) {
+            Ok(keys) => format!("{} keys", keys.len()),
+            Err(_) => "refused".to_owned(),
+        };
+        format!("{discovered}, {keys}")
+    });
 }
 
 /// The seeds reach acceptance and the refusals of the tokens file.

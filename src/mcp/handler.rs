@@ -362,9 +362,10 @@ impl ServerHandler for SkillsServer {
                     "code": crate::runtime::tools::code::ToolCode::ReferenceChanged.as_str(),
                 })),
             )),
+            // `data.uri` names the resource (a SHOULD of the specification).
             None => Err(ErrorData::resource_not_found(
                 format!("no file is served at {}", request.uri),
-                None,
+                Some(serde_json::json!({ "uri": request.uri })),
             )),
         }
     }

@@ -3,8 +3,10 @@
 //! as stdio lines and as HTTP POST bodies (of the stateful revisions and of 2026-07-28), and each
 //! gets the same JSON-RPC error code and id, over HTTP with a status the MCP Streamable HTTP
 //! transport allows (400 for a body it cannot accept, 200 for a request answered with an error);
-//! a broken chunked body and an oversized one are answered with JSON-RPC errors too. Also: the
-//! audit log escapes what a client chose, and `SIGHUP` without `--watch` ends neither server.
+//! a broken chunked body and an oversized one are answered with JSON-RPC errors too; a method the
+//! server does not serve is not found whatever its params (404 on the 2026-07-28 path), and a
+//! resource not found names its URI. Also: the audit log escapes what a client chose, `SIGHUP`
+//! without `--watch` ends neither server, and `Host`, `Authorization` or `Origin` sent twice is 400.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
@@ -396,4 +398,203 @@ fn sighup_without_watch_ends_neither_server() {
             assert!(alive(http.pid()), "{extra:?}");
         }
     }
+}
+
+/// The `_meta` every request of the stateless 2026-07-28 path carries.
+fn stateless_meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+           "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+/// Conformance suite 0.2.0, `sep-2575-http-server-method-not-found-404-*`: on the 2026-07-28
+/// path a method that revision removed is 404 with `-32601`, whatever its params; the method is
+/// decided before its params, on stdio and in a stateful session too (`-32601`, HTTP 200).
+#[test]
+fn a_method_the_server_does_not_serve_is_not_found_before_its_params_are_judged() {
+    let world = World::new();
+    let mut stdio = Server::start(&world);
+    stdio.initialize("2025-06-18");
+    let http = Listening::start(&world.config, &[], &[]);
+    let session = open_session(http.port);
+    let in_session: Vec<(&str, &str)> = session.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    for (method, params) in [
+        ("logging/setLevel", json!({"level": "info"})),
+        ("logging/setLevel", json!({"level": 7})),
+        ("logging/setLevel", json!({})),
+        (
+            "resources/subscribe",
+            json!({"uri": "skill://demo/SKILL.md"}),
+        ),
+        ("resources/subscribe", json!({})),
+        ("resources/unsubscribe", json!({"uri": 3})),
+        ("prompts/get", json!({})),
+        ("completion/complete", json!({})),
+    ] {
+        let what = format!("{method} {params}");
+        let mut stateless_params = params.clone();
+        if let Some(object) = stateless_params.as_object_mut() {
+            object.insert("_meta".into(), stateless_meta());
+        }
+        let request =
+            json!({"jsonrpc": "2.0", "id": 5, "method": method, "params": stateless_params});
+        let mut headers = vec![
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ];
+        if let Some(uri) = params["uri"].as_str() {
+            headers.push(("Mcp-Name", uri));
+        }
+        let answer = post(http.port, "/mcp", None, &headers, &request.to_string());
+        assert_eq!(answer.status, 404, "2026-07-28, {what}: {}", answer.body);
+        assert_eq!(
+            code_and_id(&message_of(&answer)),
+            (-32601, json!(5)),
+            "2026-07-28, {what}"
+        );
+        let request = json!({"jsonrpc": "2.0", "id": 6, "method": method, "params": params});
+        let answer = post(http.port, "/mcp", None, &in_session, &request.to_string());
+        assert_eq!(answer.status, 200, "session, {what}: {}", answer.body);
+        assert_eq!(
+            code_and_id(&message_of(&answer)),
+            (-32601, json!(6)),
+            "session, {what}"
+        );
+        stdio.line(&request.to_string());
+        let answer = stdio
+            .next(Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("{what}: no answer on stdio"));
+        assert_eq!(code_and_id(&answer), (-32601, json!(6)), "stdio, {what}");
+    }
+    // A method the server serves still has its params judged first.
+    let bad = json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": 3}});
+    let answer = post(http.port, "/mcp", None, &in_session, &bad.to_string());
+    assert_eq!(code_and_id(&message_of(&answer)), (-32602, json!(7)));
+    let (code, _) = stdio.close();
+    assert_eq!(code, Some(0));
+}
+
+/// A resource that is not served: the error's `data.uri` names it (a SHOULD of the MCP
+/// specification the conformance suite checks), in a session and on the 2026-07-28 path.
+#[test]
+fn a_resource_not_found_names_its_uri_in_the_error_data() {
+    let world = World::new();
+    let http = Listening::start(&world.config, &[], &[]);
+    let session = open_session(http.port);
+    let in_session: Vec<(&str, &str)> = session.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let uri = "skill://demo/missing.md";
+    let request =
+        json!({"jsonrpc": "2.0", "id": 9, "method": "resources/read", "params": {"uri": uri}});
+    let answer = post(http.port, "/mcp", None, &in_session, &request.to_string());
+    let error = &message_of(&answer)["error"];
+    assert_eq!(
+        error["code"],
+        -32002,
+        "{answer_body}",
+        answer_body = answer.body
+    );
+    assert_eq!(error["data"]["uri"], uri, "{}", answer.body);
+    let request = json!({"jsonrpc": "2.0", "id": 10, "method": "resources/read",
+        "params": {"uri": uri, "_meta": stateless_meta()}});
+    let answer = post(
+        http.port,
+        "/mcp",
+        None,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "resources/read"),
+            ("Mcp-Name", uri),
+        ],
+        &request.to_string(),
+    );
+    let error = &message_of(&answer)["error"];
+    assert_eq!(error["data"]["uri"], uri, "{}", answer.body);
+}
+
+/// RFC 9110 / RFC 9112 §3.2: `Host`, `Authorization` or `Origin` written twice is 400, whichever
+/// of the two is the good one; each alone passes.
+#[test]
+fn a_request_with_a_security_header_written_twice_is_400() {
+    let world = super::serve_http::World::new();
+    let tokens = world.tmp.path().join("tokens.json");
+    let http = Listening::start(
+        &world.tmp.path().join("skillfold.yaml"),
+        &["--tokens", tokens.to_str().expect("utf8")],
+        &[],
+    );
+    let host = format!("127.0.0.1:{}", http.port);
+    let own_origin = format!("http://{host}");
+    let request = |headers: &[(&str, &str)]| {
+        let mut text = "POST /mcp HTTP/1.1\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n".to_owned();
+        for (name, value) in headers {
+            text.push_str(&format!("{name}: {value}\r\n"));
+        }
+        text.push_str(&format!(
+            "Content-Length: {}\r\n\r\n{INITIALIZE}",
+            INITIALIZE.len()
+        ));
+        http_raw::send_raw(http.port, text.as_bytes())
+    };
+    let good = [
+        ("Host", host.as_str()),
+        ("Origin", &own_origin),
+        ("Authorization", "Bearer default-token"),
+    ];
+    assert_eq!(request(&good).status, 200);
+    let twice: [(&str, Vec<(&str, &str)>); 5] = [
+        (
+            "Authorization, the good one first",
+            vec![
+                ("Host", &host),
+                ("Authorization", "Bearer default-token"),
+                ("Authorization", "Bearer wrong"),
+            ],
+        ),
+        (
+            "Authorization, the good one second",
+            vec![
+                ("Host", &host),
+                ("Authorization", "Bearer wrong"),
+                ("Authorization", "Bearer default-token"),
+            ],
+        ),
+        (
+            "Host, the good one first",
+            vec![
+                ("Host", &host),
+                ("Host", "evil.example"),
+                ("Authorization", "Bearer default-token"),
+            ],
+        ),
+        (
+            "Host, the good one second",
+            vec![
+                ("Host", "evil.example"),
+                ("Host", &host),
+                ("Authorization", "Bearer default-token"),
+            ],
+        ),
+        (
+            "Origin",
+            vec![
+                ("Host", &host),
+                ("Origin", &own_origin),
+                ("Origin", "http://evil.example"),
+                ("Authorization", "Bearer default-token"),
+            ],
+        ),
+    ];
+    for (what, headers) in twice {
+        let answer = request(&headers);
+        assert_eq!(answer.status, 400, "{what}: {}", answer.body);
+        assert!(answer.body.contains("only once"), "{what}: {}", answer.body);
+    }
+    // The probes too (the guard runs on every path).
+    let probe = http_raw::send_raw(
+        http.port,
+        format!(
+            "GET /healthz HTTP/1.1\r\nHost: {host}\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    assert_eq!(probe.status, 400, "{}", probe.body);
 }

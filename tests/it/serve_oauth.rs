@@ -5,7 +5,9 @@
 //! challenge: no token, another issuer, another audience, expired, an unknown key, `alg: none`,
 //! HS256 keyed with the public key, a forged claim, and hand-made malformed tokens), the
 //! metadata documents, key rotation, an identity provider that stops, readiness before the keys,
-//! sessions bound to the subject, the metrics, and the refusals of a bad `--oauth` file.
+//! sessions bound to the subject (and to the claim that named it), the metrics, the refusals of a
+//! bad `--oauth` file, a `public_url` used in its canonical form, and the official Python and
+//! TypeScript SDKs' own client-credentials flows with `audience` configured.
 
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
@@ -20,12 +22,30 @@ use super::mcp_client::{Listening, npm_installed};
 use super::serve_http::World;
 use super::util::{skillfold_in, stderr};
 
-/// The clients of every provider: id (its secret is `<id>-secret`), scope, signing algorithm.
-const CLIENTS: [(&str, &str, &str); 4] = [
-    ("writer-bot", "skills.writer", "ES256"),
-    ("default-bot", "skills.default", "RS256"),
-    ("other-default-bot", "skills.default", "EdDSA"),
-    ("pss-bot", "skills.default", "PS256"),
+/// The clients of every provider: id (its secret is `<id>-secret`), scope, signing algorithm,
+/// how it authenticates.
+const CLIENTS: [(&str, &str, &str, &str); 5] = [
+    ("writer-bot", "skills.writer", "ES256", "client_secret_post"),
+    (
+        "default-bot",
+        "skills.default",
+        "RS256",
+        "client_secret_post",
+    ),
+    (
+        "other-default-bot",
+        "skills.default",
+        "EdDSA",
+        "client_secret_post",
+    ),
+    ("pss-bot", "skills.default", "PS256", "client_secret_post"),
+    // The TypeScript SDK's `ClientCredentialsProvider` sends its secret the basic way only.
+    (
+        "basic-bot",
+        "skills.default",
+        "ES256",
+        "client_secret_basic",
+    ),
 ];
 
 /// The folder with oidc-provider installed and `provider.mjs`.
@@ -46,8 +66,8 @@ impl Idp {
     fn start(keys: &Path, port: Option<u16>) -> Idp {
         let clients: Vec<Value> = CLIENTS
             .iter()
-            .map(|(id, scope, alg)| {
-                json!({"client_id": id, "client_secret": format!("{id}-secret"), "scope": scope, "alg": alg})
+            .map(|(id, scope, alg, auth)| {
+                json!({"client_id": id, "client_secret": format!("{id}-secret"), "scope": scope, "alg": alg, "auth": auth})
             })
             .collect();
         let config = json!({"keys": keys, "port": port, "clients": clients});
@@ -85,7 +105,7 @@ impl Idp {
 
     /// An access token of `client` for `resource`, by the client-credentials grant.
     fn token(&self, client: &str, resource: &str) -> String {
-        let (_, scope, _) = CLIENTS
+        let (_, scope, ..) = CLIENTS
             .iter()
             .find(|(id, ..)| *id == client)
             .expect("client");
@@ -193,11 +213,11 @@ fn part(token: &str, index: usize) -> Value {
 }
 
 /// Asserts a 401 with the challenge naming the endpoint's metadata, and `error="invalid_token"`
-/// when `given`.
+/// when `given`, at `/mcp` (whose rules name the scope `skills.default`).
 fn assert_unauthorized(answer: &Answer, metadata: &str, given: bool, what: &str) {
     assert_eq!(answer.status, 401, "{what}: {}", answer.body);
     let challenge = answer.header("www-authenticate").expect("WWW-Authenticate");
-    let mut expected = format!("Bearer resource_metadata=\"{metadata}\"");
+    let mut expected = format!("Bearer resource_metadata=\"{metadata}\", scope=\"skills.default\"");
     if given {
         expected.push_str(", error=\"invalid_token\"");
     }
@@ -274,8 +294,21 @@ fn a_token_opens_its_agents_endpoint_loads_a_skill_and_is_403_elsewhere() {
         elsewhere.header("www-authenticate"),
         Some(
             format!(
-                "Bearer resource_metadata=\"{}\", error=\"insufficient_scope\"",
+                "Bearer resource_metadata=\"{}\", scope=\"skills.default\", error=\"insufficient_scope\"",
                 server.url("/.well-known/oauth-protected-resource/mcp")
+            )
+            .as_str()
+        )
+    );
+    // The writer's endpoint has no rule on `scope`: its challenge names none.
+    let anonymous = post(port, "/agents/writer/mcp", None, &[], INITIALIZE);
+    assert_eq!(anonymous.status, 401, "{}", anonymous.body);
+    assert_eq!(
+        anonymous.header("www-authenticate"),
+        Some(
+            format!(
+                "Bearer resource_metadata=\"{}\"",
+                server.url("/.well-known/oauth-protected-resource/agents/writer/mcp")
             )
             .as_str()
         )
@@ -953,5 +986,199 @@ fn the_kubernetes_examples_oauth_file_is_accepted_with_its_descriptor() {
     assert_eq!(
         document["authorization_servers"],
         json!(["https://keycloak.example.com/realms/agents"])
+    );
+}
+
+/// A token signed with the provider's own ES256 key (from its keys file) with `claims`: what the
+/// provider would issue for a client configured that way.
+fn signed_by_provider(keys: &Path, claims: &Value) -> String {
+    let set: Vec<Value> =
+        serde_json::from_str(&fs_err::read_to_string(keys).expect("keys")).expect("keys JSON");
+    let key = set
+        .iter()
+        .find(|k| k["alg"] == "ES256")
+        .expect("an ES256 key");
+    let decode = |name: &str| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(key[name].as_str().expect(name))
+            .expect("base64url")
+    };
+    let mut point = vec![4];
+    point.extend(decode("x"));
+    point.extend(decode("y"));
+    let rng = ring::rand::SystemRandom::new();
+    let pair = ring::signature::EcdsaKeyPair::from_private_key_and_public_key(
+        &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+        &decode("d"),
+        &point,
+        &rng,
+    )
+    .expect("the provider's ES256 key");
+    let header = json!({"alg": "ES256", "kid": key["kid"], "typ": "at+jwt"});
+    let signed = format!(
+        "{}.{}",
+        b64(header.to_string().as_bytes()),
+        b64(claims.to_string().as_bytes())
+    );
+    let signature = pair.sign(&rng, signed.as_bytes()).expect("sign");
+    format!("{signed}.{}", b64(signature.as_ref()))
+}
+
+/// Issue 33 item 6: a session opened by a token whose `sub` is `alice` is not continued by a
+/// token without `sub` whose `client_id` is `alice`, nor the other way round; the same claim
+/// with the same value continues it.
+#[test]
+fn a_session_is_bound_to_the_claim_that_named_the_principal() {
+    let world = World::new();
+    let (keys, idp, server) = serving(&world);
+    let port = server.port;
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+        + 300;
+    let token = |claim: &str| {
+        signed_by_provider(
+            &keys,
+            &json!({"iss": idp.issuer(), "aud": server.url("/mcp"), claim: "alice",
+                    "scope": "skills.default", "exp": exp}),
+        )
+    };
+    let by_sub = token("sub");
+    let by_client = token("client_id");
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    for (opener, other) in [(&by_sub, &by_client), (&by_client, &by_sub)] {
+        let opened = post(port, "/mcp", Some(opener), &[], INITIALIZE);
+        assert_eq!(opened.status, 200, "{}", opened.body);
+        let session = opened.header("mcp-session-id").expect("session").to_owned();
+        let with_session = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ];
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(
+            post(port, "/mcp", Some(opener), &with_session, initialized).status,
+            202
+        );
+        assert_eq!(
+            post(port, "/mcp", Some(opener), &with_session, list).status,
+            200
+        );
+        let answer = post(port, "/mcp", Some(other), &with_session, list);
+        assert_eq!(answer.status, 403, "{}", answer.body);
+    }
+}
+
+/// Issue 33 item 6: `public_url` written with an uppercase host, the default port and a trailing
+/// `/` is used in its canonical form: the metadata's `resource` and the audience a token for it
+/// holds.
+#[test]
+fn public_url_is_used_in_its_canonical_form() {
+    let world = World::new();
+    let keys = world.tmp.path().join("keys.json");
+    let idp = Idp::start(&keys, None);
+    let oauth = oauth_file(
+        world.tmp.path(),
+        &idp.issuer(),
+        "public_url: https://Skills.Example:443/\n",
+    );
+    let server = start(&world, &oauth, &[]);
+    assert_eq!(wait_ready(server.port, 200).status, 200);
+    let metadata = send(
+        server.port,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        "",
+    );
+    let document: Value = serde_json::from_str(&metadata.body).expect("JSON");
+    assert_eq!(document["resource"], "https://skills.example/mcp");
+    let token = idp.token("default-bot", "https://skills.example/mcp");
+    let answer = post(server.port, "/mcp", Some(&token), &[], INITIALIZE);
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let challenge = post(server.port, "/mcp", None, &[], INITIALIZE);
+    assert_eq!(
+        challenge.header("www-authenticate"),
+        Some(
+            "Bearer resource_metadata=\"https://skills.example/.well-known/oauth-protected-resource/mcp\", scope=\"skills.default\""
+        )
+    );
+}
+
+/// Issue 33 item 9: with `audience:` in the file (as the Keycloak and Entra examples have it),
+/// the official SDKs' own client-credentials flows (Python `ClientCredentialsOAuthProvider`,
+/// TypeScript `ClientCredentialsProvider`) ask the provider for a token for the endpoint's URL,
+/// the RFC 9728 document's `resource` (RFC 8707), and get in with it; a token for the configured
+/// audience gets in too, and one for another endpoint's URL does not.
+#[test]
+fn the_sdks_client_credentials_flows_get_in_with_an_audience_configured() {
+    let world = World::new();
+    let keys = world.tmp.path().join("keys.json");
+    let idp = Idp::start(&keys, None);
+    let audience = "https://skills.example.test";
+    let oauth = oauth_file(
+        world.tmp.path(),
+        &idp.issuer(),
+        &format!("audience: {audience}\n"),
+    );
+    let server = start(&world, &oauth, &[]);
+    assert_eq!(wait_ready(server.port, 200).status, 200);
+    let url = server.url("/mcp");
+    let issuer = idp.issuer();
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client_credentials.py");
+    let python = Command::new(super::mcp_client::python())
+        .arg(&script)
+        .args([
+            url.as_str(),
+            issuer.as_str(),
+            "default-bot",
+            "default-bot-secret",
+        ])
+        .output()
+        .expect("python");
+    let dir = npm_installed(
+        "tests/mcp-ts",
+        "mcp-ts-client",
+        Some("client_credentials.mjs"),
+    );
+    let typescript = Command::new("node")
+        .arg(dir.join("client_credentials.mjs"))
+        .args([
+            url.as_str(),
+            issuer.as_str(),
+            "basic-bot",
+            "basic-bot-secret",
+            "skills.default",
+        ])
+        .output()
+        .expect("node");
+    for (sdk, out) in [("Python", python), ("TypeScript", typescript)] {
+        assert!(
+            out.status.success(),
+            "{sdk}: {}\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            server.log()
+        );
+        let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+        assert_eq!(report["aud"], url.as_str(), "{sdk}: {report}");
+        assert!(
+            report["tools"]
+                .as_array()
+                .expect("tools")
+                .contains(&json!("load_skill")),
+            "{sdk}: {report}"
+        );
+    }
+    let configured = idp.token("default-bot", audience);
+    assert_eq!(
+        post(server.port, "/mcp", Some(&configured), &[], INITIALIZE).status,
+        200
+    );
+    let elsewhere = idp.token("default-bot", &server.url("/agents/writer/mcp"));
+    assert_eq!(
+        post(server.port, "/mcp", Some(&elsewhere), &[], INITIALIZE).status,
+        401
     );
 }

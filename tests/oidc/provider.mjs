@@ -3,12 +3,12 @@
 // access tokens (RFC 9068), one client per agent.
 //
 // Usage: node provider.mjs CONFIG_JSON
-//   CONFIG_JSON  {"keys": PATH, "port": N, "clients": [{"client_id", "client_secret", "scope", "alg"}]}
+//   CONFIG_JSON  {"keys": PATH, "port": N, "clients": [{"client_id", "client_secret", "scope", "alg", "auth"}]}
 //                `keys`: a file of private JWKs, made on first use and shared by every provider
 //                started with it (a second issuer that signs with the same keys); `alg`: the
 //                access tokens' signature algorithm (RS256, PS256, ES256 or EdDSA); `port`:
-//                where to listen (default: any free port). Clients authenticate with
-//                `client_secret_post`.
+//                where to listen (default: any free port); `auth`: how the client authenticates
+//                (default `client_secret_post`).
 // Prints `LISTENING <port>` on stdout once it serves `http://127.0.0.1:<port>`. Besides the
 // provider's own routes, for the test only:
 //   POST /_control/rotate       new signing keys (first in the key set), the old ones kept
@@ -59,7 +59,7 @@ function build() {
     clients: config.clients.map((c) => ({
       client_id: c.client_id,
       client_secret: c.client_secret,
-      token_endpoint_auth_method: "client_secret_post",
+      token_endpoint_auth_method: c.auth ?? "client_secret_post",
       grant_types: ["client_credentials"],
       redirect_uris: [],
       response_types: [],

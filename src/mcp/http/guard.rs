@@ -10,12 +10,20 @@
 //! listed. The rules are rmcp's (which checks the MCP endpoints again with the same list): an
 //! allowed origin without a port matches any port, `:*` any port, an explicit port that port
 //! (the scheme's default when the origin omits it).
+//!
+//! First of all, a request that carries `Host`, `Authorization` or `Origin` more than once is
+//! refused with 400 (RFC 9112 §3.2 for `Host`): each reader would otherwise take the first and
+//! another component in front of the server may have judged the second.
 
 use hyper::HeaderMap;
 use hyper::header;
 
 /// The loopback host names a `Host` may carry on a loopback address.
 pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// The headers a request may carry at most once.
+pub const SINGLE_HEADERS: [header::HeaderName; 3] =
+    [header::HOST, header::AUTHORIZATION, header::ORIGIN];
 
 /// What the checks allow.
 #[derive(Debug, Clone)]
@@ -33,6 +41,8 @@ pub enum Refusal {
     ForeignHost,
     /// An `Origin` that is not allowed (403).
     ForeignOrigin,
+    /// One of [`SINGLE_HEADERS`] written more than once (400).
+    Repeated,
 }
 
 impl Refusal {
@@ -46,6 +56,7 @@ impl Refusal {
             Refusal::ForeignOrigin => {
                 "this Origin is not allowed (--allow-origin lists the allowed ones)"
             }
+            Refusal::Repeated => "Host, Authorization and Origin may each be sent only once",
         }
     }
 }
@@ -76,6 +87,12 @@ impl Guard {
 
     /// Whether a request with `headers` may go on.
     pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        if SINGLE_HEADERS
+            .iter()
+            .any(|name| headers.get_all(name).iter().nth(1).is_some())
+        {
+            return Err(Refusal::Repeated);
+        }
         if self.check_host {
             let host = headers
                 .get(header::HOST)
@@ -275,6 +292,26 @@ mod tests {
             );
         }
         assert_eq!(guard.check(&headers(None, None)), Err(Refusal::BadHost));
+    }
+
+    #[test]
+    fn host_authorization_or_origin_written_twice_is_refused_everywhere() {
+        for loopback in [true, false] {
+            let guard = Guard::new(loopback, 8080, false, &["http://app.example".into()]);
+            for name in SINGLE_HEADERS {
+                let mut headers = headers(Some("127.0.0.1:8080"), Some("http://app.example"));
+                let value = headers
+                    .get(&name)
+                    .cloned()
+                    .unwrap_or_else(|| "Bearer t".parse().unwrap());
+                headers.insert(&name, value.clone());
+                headers.append(&name, value);
+                assert_eq!(guard.check(&headers), Err(Refusal::Repeated), "{name}");
+            }
+            let mut once = headers(Some("127.0.0.1:8080"), Some("http://app.example"));
+            once.insert(header::AUTHORIZATION, "Bearer t".parse().unwrap());
+            assert_eq!(guard.check(&once), Ok(()));
+        }
     }
 
     #[test]

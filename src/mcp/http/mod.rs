@@ -575,7 +575,7 @@ impl Server {
         // address reads nothing.
         if let Err(refusal) = self.guard.check(request.headers()) {
             let status = match refusal {
-                guard::Refusal::BadHost => StatusCode::BAD_REQUEST,
+                guard::Refusal::BadHost | guard::Refusal::Repeated => StatusCode::BAD_REQUEST,
                 guard::Refusal::ForeignHost | guard::Refusal::ForeignOrigin => {
                     StatusCode::FORBIDDEN
                 }
@@ -765,12 +765,16 @@ impl Server {
         let Some(oauth) = &self.oauth else {
             return Err(unauthorized());
         };
-        let metadata = oauth.metadata_url(&endpoint.path);
+        let challenge = |error| oauth.challenge(&endpoint.path, agent, error);
         let Some(token) = authorization
             .and_then(tokens::bearer)
             .and_then(|t| std::str::from_utf8(t).ok())
         else {
-            return Err(oauth_refusal(StatusCode::UNAUTHORIZED, &metadata, None));
+            return Err(oauth_refusal(
+                StatusCode::UNAUTHORIZED,
+                &challenge(None),
+                false,
+            ));
         };
         let outcome = oauth.authorize(token, &endpoint.path, agent).await;
         self.metrics.oauth_validation(outcome.label());
@@ -778,13 +782,13 @@ impl Server {
             oauth::Outcome::Allowed(principal) => Ok((Some(principal.key), Some(principal.caller))),
             oauth::Outcome::NoRule => Err(oauth_refusal(
                 StatusCode::FORBIDDEN,
-                &metadata,
-                Some("insufficient_scope"),
+                &challenge(Some("insufficient_scope")),
+                true,
             )),
             oauth::Outcome::Invalid(_) => Err(oauth_refusal(
                 StatusCode::UNAUTHORIZED,
-                &metadata,
-                Some("invalid_token"),
+                &challenge(Some("invalid_token")),
+                true,
             )),
             oauth::Outcome::NoKeys => Err(busy(
                 "the identity provider's keys are not in yet; try again later",
@@ -966,25 +970,20 @@ fn unauthorized() -> Response<Body> {
     response
 }
 
-/// The answer to a request `--oauth` refuses: 401 or 403 with `WWW-Authenticate: Bearer
-/// resource_metadata="…"` and, when a token was given, the RFC 6750 `error`.
-fn oauth_refusal(status: StatusCode, metadata: &str, error: Option<&str>) -> Response<Body> {
+/// The answer to a request `--oauth` refuses: 401 or 403 with `challenge`
+/// ([`oauth::ResourceServer::challenge`]) in `WWW-Authenticate`; `given`: a token was given.
+fn oauth_refusal(status: StatusCode, challenge: &str, given: bool) -> Response<Body> {
     let message = match status {
         StatusCode::FORBIDDEN => {
             "this token opens another endpoint (no rule of --oauth gives it this one)"
         }
-        _ if error.is_some() => {
+        _ if given => {
             "the bearer token is not valid here (expired, another issuer or audience, or a bad signature)"
         }
         _ => "a bearer token for this endpoint is required",
     };
     let mut response = json(status, serde_json::json!({ "error": message }));
-    // The URL is the configuration's (checked to be a URL), never the request's.
-    let mut challenge = format!("Bearer resource_metadata=\"{metadata}\"");
-    if let Some(error) = error {
-        challenge.push_str(&format!(", error=\"{error}\""));
-    }
-    if let Ok(value) = header::HeaderValue::from_str(&challenge) {
+    if let Ok(value) = header::HeaderValue::from_str(challenge) {
         response
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, value);

@@ -4,9 +4,9 @@
 //! The file is YAML or JSON (JSON is read as the YAML it also is) and as strict as the
 //! descriptor: an unknown key, a key written twice, an anchor, an alias or a tag is refused, naming
 //! the key. It holds `issuer` (an `https://` URL, or `http://` on a loopback host for tests; it must
-//! equal the tokens' `iss`), optionally `audience` (the `aud` every token must hold; default: each
-//! endpoint's own URL), optionally `public_url` (the URL clients reach the server by, behind an
-//! ingress; default: the address it listens on), optionally `algorithms` (a subset of `RS256`,
+//! equal the tokens' `iss`), optionally `audience` (an `aud` accepted besides each endpoint's own
+//! URL), optionally `public_url` (the URL clients reach the server by, behind an ingress, kept in
+//! its canonical form; default: the address it listens on), optionally `algorithms` (a subset of `RS256`,
 //! `PS256`, `ES256`, `EdDSA`; default: all four) and `agents`, the rules: `{agent, claim, value}`,
 //! where `agent` is a descriptor agent or `null` (the defaults at `/mcp`), written out.
 
@@ -28,9 +28,10 @@ pub const MAX_RULES: usize = 1024;
 pub struct OAuthConfig {
     /// The issuer, exactly as the tokens' `iss` must hold it.
     pub issuer: String,
-    /// The audience every token must hold (`None`: each endpoint's URL).
+    /// An audience accepted besides each endpoint's own URL.
     pub audience: Option<String>,
-    /// The URL clients use, without a trailing `/` (`None`: the listen address).
+    /// The URL clients use, canonical (lowercase scheme and host, no default port, no trailing
+    /// `/`; `None`: the listen address).
     pub public_url: Option<String>,
     /// The signature algorithms accepted.
     pub algorithms: Vec<Algorithm>,
@@ -230,7 +231,9 @@ fn parse(text: &str, agents: &BTreeSet<String>) -> Result<OAuthConfig, String> {
                             .to_owned(),
                     );
                 }
-                public_url = Some(text.trim_end_matches('/').to_owned());
+                // The canonical form (lowercase host, no default port, no trailing `/`): the
+                // metadata's `resource` and the audience a client asks its token for.
+                public_url = Some(url.as_str().trim_end_matches('/').to_owned());
             }
             "algorithms" => algorithms = Some(parse_algorithms(value)?),
             "agents" => rules = Some(parse_rules(value, agents)?),

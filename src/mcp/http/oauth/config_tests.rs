@@ -39,6 +39,23 @@ fn the_issues_example_reads_the_same_as_yaml_and_as_json() {
 }
 
 #[test]
+fn public_url_is_kept_in_its_canonical_form() {
+    for (written, canonical) in [
+        ("https://Skills.Example:443/", "https://skills.example"),
+        ("HTTPS://SKILLS.example", "https://skills.example"),
+        ("https://skills.example:8443", "https://skills.example:8443"),
+        ("http://LOCALHOST:80/", "http://localhost"),
+        ("http://[::1]:8080/", "http://[::1]:8080"),
+    ] {
+        let config = parse(&format!(
+            "issuer: https://idp.example\npublic_url: {written}\nagents: [{{agent: null, claim: scope, value: s}}]\n"
+        ))
+        .unwrap();
+        assert_eq!(config.public_url.as_deref(), Some(canonical), "{written}");
+    }
+}
+
+#[test]
 fn plain_http_is_allowed_only_on_a_loopback_issuer() {
     let rules = "agents: [{agent: null, claim: scope, value: s}]\n";
     for issuer in [

@@ -1,7 +1,8 @@
 //! The issuer's signing keys: discovered, fetched, cached and refreshed.
 //!
-//! At start the server reads the issuer's `/.well-known/openid-configuration` (else
-//! `/.well-known/oauth-authorization-server`, RFC 8414), whose `issuer` must equal the
+//! At start the server reads the issuer's metadata, the first of [`discovery_urls`] that answers
+//! (OpenID Connect Discovery appends its well-known path to the issuer's, RFC 8414 §3.1 inserts
+//! it between the host and the issuer's path: both are tried), whose `issuer` must equal the
 //! configured one, and fetches the key set its `jwks_uri` names. Until a key set is in, the
 //! server is not ready (`/readyz` 503 with the reason) and the tokens it would need are not
 //! accepted (503); the first fetch is retried every [`RETRY`]. Then the keys are fetched again
@@ -170,40 +171,12 @@ impl KeyCache {
 
     /// The `jwks_uri` of the issuer's metadata.
     async fn discover(&self) -> Result<Url, String> {
-        let base = self.issuer.trim_end_matches('/');
         let mut last = String::new();
-        for well_known in [
-            "/.well-known/openid-configuration",
-            "/.well-known/oauth-authorization-server",
-        ] {
-            let url = Url::parse(&format!("{base}{well_known}"))
-                .map_err(|e| format!("cannot form the discovery URL ({e})"))?;
-            let document = match self.get_json(&url).await {
-                Ok(document) => document,
-                Err(e) => {
-                    last = e;
-                    continue;
-                }
-            };
-            if document.get("issuer").and_then(serde_json::Value::as_str)
-                != Some(self.issuer.as_str())
-            {
-                return Err(format!(
-                    "{well_known} names another issuer than the configured one"
-                ));
+        for url in discovery_urls(&self.origin) {
+            match self.get_json(&url).await {
+                Ok(document) => return jwks_uri(&document, &self.issuer, &url),
+                Err(e) => last = e,
             }
-            let jwks_uri = document
-                .get("jwks_uri")
-                .and_then(serde_json::Value::as_str)
-                .ok_or_else(|| format!("{well_known} has no `jwks_uri`"))?;
-            let jwks_uri = Url::parse(jwks_uri)
-                .map_err(|_| format!("{well_known}: `jwks_uri` is not a URL"))?;
-            if !crate::source::origin::same_origin(&jwks_uri, &self.origin) {
-                return Err(format!(
-                    "{well_known}: `jwks_uri` is not on the issuer's origin"
-                ));
-            }
-            return Ok(jwks_uri);
         }
         Err(last)
     }
@@ -251,6 +224,54 @@ impl KeyCache {
             self.refresh().await;
         }
     }
+}
+
+/// The key set's URL that the metadata `document`, read from `at`, names for `issuer`: its
+/// `issuer` must be `issuer` and its `jwks_uri` a URL on the origin of `at` (the issuer's).
+pub fn jwks_uri(document: &serde_json::Value, issuer: &str, at: &Url) -> Result<Url, String> {
+    let well_known = at.path();
+    if document.get("issuer").and_then(serde_json::Value::as_str) != Some(issuer) {
+        return Err(format!(
+            "{well_known} names another issuer than the configured one"
+        ));
+    }
+    let jwks_uri = document
+        .get("jwks_uri")
+        .and_then(serde_json::Value::as_str)
+        .ok_or_else(|| format!("{well_known} has no `jwks_uri`"))?;
+    let jwks_uri =
+        Url::parse(jwks_uri).map_err(|_| format!("{well_known}: `jwks_uri` is not a URL"))?;
+    if !crate::source::origin::same_origin(&jwks_uri, at) {
+        return Err(format!(
+            "{well_known}: `jwks_uri` is not on the issuer's origin"
+        ));
+    }
+    Ok(jwks_uri)
+}
+
+/// Where the metadata of `issuer` may be, in the order tried: OpenID Connect Discovery
+/// (`<issuer>/.well-known/openid-configuration`), RFC 8414 (`/.well-known/oauth-authorization-server`
+/// inserted before the issuer's path), OpenID Connect Discovery with the same insertion, and
+/// RFC 8414's suffix appended; an issuer without a path has two.
+pub fn discovery_urls(issuer: &Url) -> Vec<Url> {
+    const OIDC: &str = "/.well-known/openid-configuration";
+    const OAUTH: &str = "/.well-known/oauth-authorization-server";
+    let path = issuer.path().trim_end_matches('/');
+    let candidates = [
+        format!("{path}{OIDC}"),
+        format!("{OAUTH}{path}"),
+        format!("{OIDC}{path}"),
+        format!("{path}{OAUTH}"),
+    ];
+    let mut urls: Vec<Url> = Vec::new();
+    for candidate in candidates {
+        let mut url = issuer.clone();
+        url.set_path(&candidate);
+        if !urls.contains(&url) {
+            urls.push(url);
+        }
+    }
+    urls
 }
 
 #[cfg(test)]

@@ -132,6 +132,52 @@ fn rfc_8414_metadata_is_the_fallback_of_openid_discovery() {
 }
 
 #[test]
+fn an_issuer_with_a_path_is_discovered_by_rfc_8414_path_insertion() {
+    let idp = Idp::start();
+    idp.json(
+        "/.well-known/oauth-authorization-server/tenant",
+        json!({"issuer": format!("{}/tenant", idp.base), "jwks_uri": format!("{}/tenant/keys", idp.base)}),
+    );
+    idp.json("/tenant/keys", key_set("k"));
+    let cache = cache(&format!("{}/tenant", idp.base));
+    runtime().block_on(async {
+        assert!(cache.refresh().await, "{:?}", cache.last_error());
+    });
+    assert_eq!(cache.keys().unwrap()[0].kid.as_deref(), Some("k"));
+    assert_eq!(idp.hits("/tenant/.well-known/openid-configuration"), 1);
+    assert_eq!(
+        idp.hits("/.well-known/oauth-authorization-server/tenant"),
+        1
+    );
+}
+
+#[test]
+fn the_discovery_urls_are_oidc_appended_then_rfc_8414_inserted() {
+    let urls = |issuer: &str| -> Vec<String> {
+        discovery_urls(&Url::parse(issuer).unwrap())
+            .iter()
+            .map(|u| u.to_string())
+            .collect()
+    };
+    assert_eq!(
+        urls("https://idp.example/tenant/"),
+        [
+            "https://idp.example/tenant/.well-known/openid-configuration",
+            "https://idp.example/.well-known/oauth-authorization-server/tenant",
+            "https://idp.example/.well-known/openid-configuration/tenant",
+            "https://idp.example/tenant/.well-known/oauth-authorization-server",
+        ]
+    );
+    assert_eq!(
+        urls("https://idp.example"),
+        [
+            "https://idp.example/.well-known/openid-configuration",
+            "https://idp.example/.well-known/oauth-authorization-server",
+        ]
+    );
+}
+
+#[test]
 fn every_unsafe_or_unusable_answer_is_refused_naming_why() {
     let rt = runtime();
     let refused = |idp: &Idp, needle: &str| {

@@ -25,19 +25,10 @@ pub fn endpoint_path(request_path: &str) -> Option<&str> {
 
 /// The document of the endpoint at `path`, which serves `agent`.
 pub fn document(server: &ResourceServer, path: &str, agent: Option<&str>) -> Value {
-    let mut scopes: Vec<&str> = Vec::new();
-    for rule in &server.config().rules {
-        if rule.claim == "scope"
-            && rule.agent.as_deref() == agent
-            && !scopes.contains(&rule.value.as_str())
-        {
-            scopes.push(&rule.value);
-        }
-    }
     json!({
         "resource": server.resource(path),
         "authorization_servers": [server.config().issuer],
         "bearer_methods_supported": ["header"],
-        "scopes_supported": scopes,
+        "scopes_supported": server.scopes(agent),
     })
 }

@@ -3,10 +3,15 @@
 //! [`MAX_TOKEN_BYTES`]; a header that is a JSON object written once per key, with `alg` one of the
 //! configured [`Algorithm`]s and the one the key's `kty`/`crv` allows (never `none`, never HS*),
 //! no `crit`, and `typ` absent, `JWT`, `at+jwt` or `application/at+jwt`; the key chosen by `kid`
-//! (a token without `kid` only when exactly one key fits its `alg`); the signature; then the
-//! claims: `iss` equal to the issuer, `aud` (a string or an array) holding the audience, `exp`
-//! present and not past, `nbf` and `iat` not in the future, each with [`LEEWAY_SECONDS`], and a
-//! `sub` or `client_id` to bind a session to.
+//! among those whose type fits `alg` (RFC 7517 §4.5 lets keys of different types share a `kid`:
+//! each of at most [`MAX_KEYS_PER_KID`] is tried; a token without `kid` only when exactly one key
+//! fits its `alg`); the signature; then the claims: `iss` equal to the issuer, `aud` (a string or
+//! an array) holding one of the accepted audiences, `exp` present and not past, `nbf` and `iat`
+//! not in the future, each with [`LEEWAY_SECONDS`], and a `sub` or `client_id` to bind a session
+//! to.
+//!
+//! A key set's key is usable only for signatures: a `use` other than `sig` or a `key_ops` without
+//! `verify` leaves it out (RFC 7517 §4.2, §4.3), as does a type, curve or `alg` not verified here.
 
 use base64::Engine as _;
 use ring::signature;
@@ -17,6 +22,9 @@ pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
 /// The clock skew allowed on `exp`, `nbf` and `iat`, in seconds.
 pub const LEEWAY_SECONDS: f64 = 60.0;
+
+/// The most keys sharing one `kid` whose type fits a token's `alg` that are tried on it.
+pub const MAX_KEYS_PER_KID: usize = 4;
 
 /// The most nesting of objects and arrays in a header or the claims.
 const MAX_DEPTH: usize = 16;
@@ -124,8 +132,8 @@ impl Key {
     }
 }
 
-/// The usable keys of a JWKS document; keys of other types, curves or uses are left out (a key
-/// set may hold encryption keys and algorithms this server does not verify).
+/// The usable keys of a JWKS document; keys of other types, curves, uses or operations are left
+/// out (a key set may hold encryption keys and algorithms this server does not verify).
 pub fn parse_key_set(document: &Value) -> Result<Vec<Key>, String> {
     let keys = document
         .get("keys")
@@ -150,8 +158,19 @@ fn b64(text: &str) -> Option<Vec<u8>> {
         .ok()
 }
 
+/// Whether the key's `use` and `key_ops`, when present, allow verifying signatures.
+fn verifies_signatures(key: &Value) -> bool {
+    let by_use = key.get("use").is_none_or(|u| u.as_str() == Some("sig"));
+    let by_ops = match key.get("key_ops") {
+        None => true,
+        Some(Value::Array(ops)) => ops.iter().any(|op| op.as_str() == Some("verify")),
+        Some(_) => false,
+    };
+    by_use && by_ops
+}
+
 fn parse_key(key: &Value) -> Option<Key> {
-    if key.get("use").is_some_and(|u| u.as_str() != Some("sig")) {
+    if !verifies_signatures(key) {
         return None;
     }
     let alg = match key.get("alg") {
@@ -383,39 +402,62 @@ pub struct Identity {
 }
 
 impl Parsed<'_> {
-    /// Verifies the signature with the key `keys` give for its `kid` (`Err(UnknownKey)`: none).
+    /// Verifies the signature with a key `keys` give for its `kid` and `alg` (`Err(UnknownKey)`:
+    /// no key has its `kid`; `Err(BadAlgorithm)`: none of those fits its `alg`).
     pub fn verify(&self, keys: &[Key]) -> Result<(), Failure> {
-        let key = match &self.kid {
-            Some(kid) => keys
-                .iter()
-                .find(|k| k.kid.as_deref() == Some(kid.as_str()))
-                .ok_or(Failure::UnknownKey)?,
+        match &self.kid {
+            Some(kid) => {
+                let mut named = keys
+                    .iter()
+                    .filter(|k| k.kid.as_deref() == Some(kid.as_str()))
+                    .peekable();
+                if named.peek().is_none() {
+                    return Err(Failure::UnknownKey);
+                }
+                let mut fitting = named.filter(|k| k.allows(self.alg)).peekable();
+                if fitting.peek().is_none() {
+                    return Err(Failure::BadAlgorithm);
+                }
+                if fitting
+                    .take(MAX_KEYS_PER_KID)
+                    .any(|key| key.verify(self.alg, self.signed, &self.signature))
+                {
+                    Ok(())
+                } else {
+                    Err(Failure::BadSignature)
+                }
+            }
             None => {
                 let mut fitting = keys.iter().filter(|k| k.allows(self.alg));
                 match (fitting.next(), fitting.next()) {
-                    (Some(key), None) => key,
-                    _ => return Err(Failure::UnknownKey),
+                    (Some(key), None) if key.verify(self.alg, self.signed, &self.signature) => {
+                        Ok(())
+                    }
+                    (Some(_), None) => Err(Failure::BadSignature),
+                    _ => Err(Failure::UnknownKey),
                 }
             }
-        };
-        if !key.allows(self.alg) {
-            return Err(Failure::BadAlgorithm);
         }
-        if !key.verify(self.alg, self.signed, &self.signature) {
-            return Err(Failure::BadSignature);
-        }
-        Ok(())
     }
 
-    /// Checks the claims (after [`Parsed::verify`]) at `now` (seconds since the epoch).
-    pub fn check_claims(self, issuer: &str, audience: &str, now: f64) -> Result<Identity, Failure> {
+    /// Checks the claims (after [`Parsed::verify`]) at `now` (seconds since the epoch); `aud`
+    /// must hold one of `audiences`.
+    pub fn check_claims(
+        self,
+        issuer: &str,
+        audiences: &[&str],
+        now: f64,
+    ) -> Result<Identity, Failure> {
         let claims = self.claims;
         if claims.get("iss").and_then(Value::as_str) != Some(issuer) {
             return Err(Failure::WrongIssuer);
         }
         let audience_held = match claims.get("aud") {
-            Some(Value::String(aud)) => aud == audience,
-            Some(Value::Array(auds)) => auds.iter().any(|a| a.as_str() == Some(audience)),
+            Some(Value::String(aud)) => audiences.contains(&aud.as_str()),
+            Some(Value::Array(auds)) => auds
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|aud| audiences.contains(&aud)),
             _ => false,
         };
         if !audience_held {
@@ -455,6 +497,19 @@ impl Parsed<'_> {
             client_id,
             claims,
         })
+    }
+}
+
+impl Identity {
+    /// The claim that names the principal and its value: `sub`, else `client_id`. A session is
+    /// bound to both, so a `sub` never continues a session a `client_id` of the same text opened.
+    pub fn principal(&self) -> (&'static str, &str) {
+        match (&self.sub, &self.client_id) {
+            (Some(sub), _) => ("sub", sub),
+            (None, Some(client_id)) => ("client_id", client_id),
+            // `check_claims` refuses a token with neither.
+            (None, None) => ("", ""),
+        }
     }
 }
 

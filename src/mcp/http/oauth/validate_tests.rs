@@ -13,10 +13,35 @@ fn b64e(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// A 2048-bit RSA key for these tests only (an RFC 8017 RSAPrivateKey, DER, base64; made with
+/// `openssl genpkey`): ring signs and verifies RSA but does not make RSA keys.
+const RSA_KEY: &str = concat!(
+    "MIIEpAIBAAKCAQEA7lRZzvkjX5NqIIauVacK77qxCDcoEc/HGbi0SSgmwzHhdG9hFjrag4dj4Dj6C9h5Sz3XKpeH",
+    "cCOjuQJscn5YThtPbGKUdeItKJdmggUqCZK+sWJUGSbz865Y92bvDS6O28f+p99tW60O+KmNCk8u2HADMF7tgjVN",
+    "E6w66L6a56nYHt4wUNDZzvtIuTimcNtBosRu1y1DS6TsU6XE1ieAaaLskJrlPAh1VQYjxI/pl9c3xgrtULEcKd+S",
+    "1RVn/QsCZypPu5SSAT28+Frgm3rksvfFe0/wdfg1FHeNPoXPG0Ytld4W3kJX4E1a2+O/WDS86zJpe0Y3hT0EIGFK",
+    "T1lTrQIDAQABAoIBAA4fJuQl7IPnBPiQ6mcOWw5J4mABfqkRhfNe96XHEIbr33dJ+zd5PMXi4ZbhYWWOyd8ctrFi",
+    "IacSIYsemuTs2hgks5/RNolGodTgJbWKD0vaa1yw3hlQbs+PUtuz+HGwQsxAjTUOvtjaCANRbpdACl9OQc4drdaT",
+    "iHHkOGhelOipkSocjseHh+b1BAiQAsrJreUjEaIBtBhQDrn+D1HGTds2L/gAwd9TX1UG7hDNqK0bKXn6jl+GcKqW",
+    "vC5xLymoyX2m43iWSwe8xhJF8vanJOeWRJghwbQNqrxeqTYdiljuBPseWIxqv2nn3ckoxUW3IbTsJ9NNlLEbxWeM",
+    "TpWZGIkCgYEA/RqQ4RWgrb/u3/BknysC31Ts+5w4lLFQ8IkRYF/3yGazn0+c96tCPPrORV5qRKP9Szr0fzApoZuF",
+    "QcZYXeG4gXnd18dNvl6iuMhldRRduaqpu8hW+Erixs0Y1ZvtXYT0dXIG/A+8a84URPClnlCOsmRHPbtB1ohq8evE",
+    "jNtXf6UCgYEA8Q6BbgMVLkBl6yC8NNb2cyjo86EM1igBaTSmNFCiaw95VcdMJ7z11wWjAYE16ZhXvBzcOpobDcd/",
+    "wp3il8WGeZSW1uL4fA2MJYZ/z+xuqb1riyGenV7LFQxK0cF/UARr3TaXMlt3SBuQ1aQjx8T9NugqdU7D/N6H59QE",
+    "+VGMxWkCgYEA24oFjReDbfKDsr8DqIRYU3uIq56P/XnoaRubdOsJNEzRFSirULC+HcK21LjWmH9eH7kdho0yLzmE",
+    "1s7Cq3w03Cnm4VnA95WCs6EvT+TAf2GnJHjb5zadii8wkWhU9b9zg8PKhyznFOOF9V5/adkaTWZp3QPmUb22de05",
+    "aayAMvkCgYEAx4exPMWSd6lYc2qyPq6carA3OspZHL8ag+HPnUgNWL8DOSxxbgcsGuKQjcNNQ+EU5iGhbWR39kzn",
+    "BMm5cNVQPTzwKkjPU6fHFJyjGRFkfF3NMeoPJ8X6JZ76I2ueHTa7rezs9ALf1jDzDtQBxe7ZheRgmJ8s/ReZuRw3",
+    "TcPh2NkCgYAtqqOkOAtgYCoVNkXDPW3PeidT70OD71NS90htT/yB7MycLzZyg9fab4UMh3G7CnGPyumIlhlVwwMK",
+    "DU5h+g+CR+mkoKg53A8KMb6dT/DGxJUm+cSxAT3FZ94m8kQok27RaoCkCT7aQ3ocLND6humZHiopeL0eoHatWS0B",
+    "u+d3EQ==",
+);
+
 /// A signing key made here, its JWK, and how it signs.
 enum Signer {
     Ed(sig::Ed25519KeyPair),
     Ec(sig::EcdsaKeyPair),
+    Rsa(sig::RsaKeyPair),
 }
 
 impl Signer {
@@ -33,8 +58,19 @@ impl Signer {
         Signer::Ec(sig::EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).unwrap())
     }
 
+    fn rsa() -> Signer {
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(RSA_KEY)
+            .unwrap();
+        Signer::Rsa(sig::RsaKeyPair::from_der(&der).unwrap())
+    }
+
     fn jwk(&self, kid: &str) -> Value {
         match self {
+            Signer::Rsa(pair) => {
+                let public: sig::RsaPublicKeyComponents<Vec<u8>> = pair.public().into();
+                json!({"kty": "RSA", "kid": kid, "n": b64e(&public.n), "e": b64e(&public.e)})
+            }
             Signer::Ed(pair) => {
                 json!({"kty": "OKP", "crv": "Ed25519", "kid": kid, "x": b64e(pair.public_key().as_ref())})
             }
@@ -49,6 +85,7 @@ impl Signer {
         match self {
             Signer::Ed(_) => "EdDSA",
             Signer::Ec(_) => "ES256",
+            Signer::Rsa(_) => "RS256",
         }
     }
 
@@ -61,6 +98,17 @@ impl Signer {
                 .unwrap()
                 .as_ref()
                 .to_vec(),
+            Signer::Rsa(pair) => {
+                let mut signature = vec![0; pair.public().modulus_len()];
+                pair.sign(
+                    &sig::RSA_PKCS1_SHA256,
+                    &SystemRandom::new(),
+                    signed.as_bytes(),
+                    &mut signature,
+                )
+                .unwrap();
+                signature
+            }
         };
         format!("{signed}.{}", b64e(&signature))
     }
@@ -86,7 +134,7 @@ fn judge(token: &str, keys: &[Key]) -> Result<Identity, Failure> {
 fn judge_with(token: &str, keys: &[Key], algorithms: &[Algorithm]) -> Result<Identity, Failure> {
     let parsed = parse(token, algorithms)?;
     parsed.verify(keys)?;
-    parsed.check_claims(ISSUER, AUDIENCE, NOW)
+    parsed.check_claims(ISSUER, &[AUDIENCE], NOW)
 }
 
 #[test]
@@ -155,6 +203,27 @@ fn the_issuer_and_the_audience_must_be_exactly_the_configured_ones() {
         Err(Failure::WrongAudience)
     );
     assert_eq!(with("aud", json!(null)), Err(Failure::WrongAudience));
+    // Every accepted audience is accepted, alone or in an array; no other.
+    let accepted = ["https://skills.example/mcp", "api://skills"];
+    for aud in [
+        json!("api://skills"),
+        json!(["x", "https://skills.example/mcp"]),
+    ] {
+        let mut c = claims();
+        c["aud"] = aud.clone();
+        let token = signer.sign(header.clone(), c);
+        let parsed = parse(&token, &Algorithm::ALL).unwrap();
+        parsed.verify(&keys).unwrap();
+        assert!(parsed.check_claims(ISSUER, &accepted, NOW).is_ok(), "{aud}");
+    }
+    let mut c = claims();
+    c["aud"] = json!("api://other");
+    let token = signer.sign(header.clone(), c);
+    let parsed = parse(&token, &Algorithm::ALL).unwrap();
+    assert_eq!(
+        parsed.check_claims(ISSUER, &accepted, NOW).map(|_| ()),
+        Err(Failure::WrongAudience)
+    );
     assert_eq!(
         with("iss", json!(format!("{ISSUER}/"))),
         Err(Failure::WrongIssuer)
@@ -312,22 +381,70 @@ fn a_token_without_kid_needs_exactly_one_fitting_key() {
 }
 
 #[test]
+fn keys_of_other_types_may_share_a_kid_and_the_one_that_fits_the_algorithm_verifies() {
+    let ed = Signer::ed();
+    let ec = Signer::ec();
+    let rsa = Signer::rsa();
+    let other_ed = Signer::ed();
+    // The issue's case: an EC key and an RSA key under one kid, the EC key first.
+    for order in [
+        [(&ec, "same"), (&rsa, "same"), (&ed, "same")],
+        [(&ed, "same"), (&rsa, "same"), (&ec, "same")],
+    ] {
+        let set = keys(&order);
+        for signer in [&ed, &ec, &rsa] {
+            let token = signer.sign(json!({"alg": signer.alg(), "kid": "same"}), claims());
+            assert!(judge(&token, &set).is_ok(), "{}", signer.alg());
+        }
+    }
+    // Two keys of one type under one kid: each is tried, the signer's verifies.
+    let set = keys(&[(&other_ed, "same"), (&ed, "same"), (&ec, "same")]);
+    let token = ed.sign(json!({"alg": "EdDSA", "kid": "same"}), claims());
+    assert!(judge(&token, &set).is_ok());
+    let stranger = Signer::ed();
+    let token = stranger.sign(json!({"alg": "EdDSA", "kid": "same"}), claims());
+    assert_eq!(judge(&token, &set).map(|_| ()), Err(Failure::BadSignature));
+    // At most MAX_KEYS_PER_KID of them are tried.
+    let decoys: Vec<Signer> = (0..MAX_KEYS_PER_KID).map(|_| Signer::ed()).collect();
+    let mut crowd: Vec<(&Signer, &str)> = decoys.iter().map(|d| (d, "same")).collect();
+    crowd.push((&ed, "same"));
+    let token = ed.sign(json!({"alg": "EdDSA", "kid": "same"}), claims());
+    assert_eq!(
+        judge(&token, &keys(&crowd)).map(|_| ()),
+        Err(Failure::BadSignature)
+    );
+}
+
+#[test]
 fn the_key_set_keeps_only_signing_keys_it_can_verify_with() {
     let ed = Signer::ed();
     let mut encryption = ed.jwk("enc");
     encryption["use"] = json!("enc");
+    let mut encrypt_ops = ed.jwk("encrypt-ops");
+    encrypt_ops["key_ops"] = json!(["encrypt", "wrapKey"]);
+    let mut sign_ops = ed.jwk("sign-ops");
+    sign_ops["key_ops"] = json!(["sign"]);
+    let mut ops_not_a_list = ed.jwk("ops-string");
+    ops_not_a_list["key_ops"] = json!("verify");
+    let mut verify_ops = ed.jwk("verify-ops");
+    verify_ops["key_ops"] = json!(["verify"]);
+    verify_ops["use"] = json!("sig");
     let set = json!({"keys": [
         encryption,
+        encrypt_ops,
+        sign_ops,
+        ops_not_a_list,
         {"kty": "oct", "k": "c2VjcmV0", "kid": "hmac"},
         {"kty": "EC", "crv": "P-384", "x": "AA", "y": "AA", "kid": "p384"},
         {"kty": "OKP", "crv": "Ed25519", "x": "AAAA", "kid": "short"},
         {"kty": "RSA", "n": "!!", "e": "AQAB", "kid": "bad-n"},
         {"kty": "RSA", "n": "AQAB", "e": "AQAB", "kid": "rsa", "alg": "RS512"},
         ed.jwk("sig"),
+        verify_ops,
     ]});
     let keys = parse_key_set(&set).unwrap();
     let kids: Vec<_> = keys.iter().map(|k| k.kid.as_deref()).collect();
-    assert_eq!(kids, [Some("sig")]);
+    assert_eq!(kids, [Some("sig"), Some("verify-ops")]);
     assert!(parse_key_set(&json!({"keys": {}})).is_err());
     assert!(parse_key_set(&json!([])).is_err());
 }
