@@ -455,6 +455,9 @@ fn git_update<'p>(
     match &fetches.done[new].1 {
         Err(error) => report.error = Some(error.clone()),
         Ok(candidate) => {
+            // The target is known even when the pinned commit (for the diff) cannot be had.
+            report.to = Some(candidate.id.to_string());
+            report.reference = candidate.reference.clone();
             let old = match old.map(|i| &fetches.done[i].1) {
                 None => Ok(candidate),
                 Some(Ok(old)) => Ok(old),
