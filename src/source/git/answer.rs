@@ -312,8 +312,8 @@ impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Kind::Advertisement => "its ref advertisement (`info/refs`)",
-            Kind::Command => "its answer to a ref listing or a fetch, before any pack",
-            Kind::Fetch => "its answer to a fetch, before the pack",
+            Kind::Command => "its answer to a ref listing or a fetch (before any pack)",
+            Kind::Fetch => "its answer to a fetch (before the pack)",
         })
     }
 }
