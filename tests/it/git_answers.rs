@@ -54,7 +54,8 @@ fn lines(count: usize, line: impl Fn(usize) -> String) -> String {
     (0..count).map(|i| pkt(&line(i))).collect()
 }
 
-/// One run of `skillfold` in `dir` (its `skillfold.yaml`) under `/usr/bin/time -v`.
+/// One run of `skillfold` in `dir` (its `skillfold.yaml`) under `/usr/bin/time -v`, with
+/// `--fetch-timeout` [`TIMEOUT_S`].
 struct Run {
     out: Output,
     took: Duration,
@@ -66,9 +67,11 @@ impl Run {
         let binary = std::env::var("SKILLFOLD_MEASURE_BIN")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_skillfold").to_owned());
         let started = Instant::now();
+        // A data segment of 1 GiB and 120 s at most: a run without the bounds fails instead of
+        // taking the machine's memory.
         let out = Command::new("/usr/bin/time")
-            .arg("-v")
-            .args(["timeout", "-s", "KILL", "120"])
+            .args(["-v", "sh", "-c"])
+            .arg("ulimit -d 1048576 && exec timeout -s KILL 120 \"$0\" \"$@\"")
             .arg(binary)
             .args(args)
             .args(["-c", "skillfold.yaml", "--fetch-timeout", &TIMEOUT_S.to_string()])
