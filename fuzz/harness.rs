@@ -2471,9 +2471,9 @@ fn git_answer_reference(
         let digits = &data[at..data.len().min(at + 4)];
         count(digits.len())?;
         let hex = digits.len() == 4 && digits.iter().all(u8::is_ascii_hexdigit);
-        let len = digits
-            .iter()
-            .fold(0, |len, d| len * 16 + char::from(*d).to_digit(16).unwrap_or(0) as usize);
+        let len = digits.iter().fold(0, |len, d| {
+            len * 16 + char::from(*d).to_digit(16).unwrap_or(0) as usize
+        });
         if digits.len() < 4 {
             return Ok(());
         }
@@ -2575,9 +2575,16 @@ pub fn git_answer(data: &[u8]) {
         Err(over) => {
             assert!(read.is_err(), "an answer over its bounds read whole");
             assert!(answer.starts_with(&out), "not a prefix of the answer");
-            assert!(out.len() as u64 <= GIT_ANSWER_BOUNDS.bytes, "{} bytes", out.len());
+            assert!(
+                out.len() as u64 <= GIT_ANSWER_BOUNDS.bytes,
+                "{} bytes",
+                out.len()
+            );
             assert_eq!(refused.get(), Some(Refusal { answer: kind, over }));
-            assert!(std::io::BufRead::fill_buf(&mut reader).is_err(), "read again");
+            assert!(
+                std::io::BufRead::fill_buf(&mut reader).is_err(),
+                "read again"
+            );
         }
     }
 }

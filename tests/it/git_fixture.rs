@@ -611,7 +611,8 @@ impl Scripted {
                             let lines = line.repeat((64 * 1024 / line.len().max(1)).max(1));
                             while !stopped.load(Ordering::Relaxed)
                                 && stream.write_all(lines.as_bytes()).is_ok()
-                            {}
+                            {
+                            }
                         }
                         Answer::Trickle(bytes) => {
                             for byte in bytes.bytes().chain(std::iter::repeat(b' ')) {
