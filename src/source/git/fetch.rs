@@ -32,6 +32,12 @@
 //!   `https://` down to `http://`, the request's `/info/refs?…` tail kept); the fetch then runs
 //!   once more against the repository URL the last one names. Credentials in the first URL stay
 //!   with its origin: only a target on the same scheme, host and port gets them.
+//! - Every connection is made by [`super::transport`]: over HTTP(S) each answer of the server
+//!   (the capability advertisement, the ref listing, the lines of a fetch before its pack) is
+//!   read through [`super::answer`], bounded before gix holds it and cut off at the deadline on
+//!   every read; past a bound the fetch fails with [`FetchError::AnswerTooLarge`]
+//!   (`fetch_invalid`). A pack of the commit that announces more objects than a commit may have
+//!   is refused from its header ([`FetchError::PackTooLarge`]).
 //! - No single object may be larger than [`MAX_OBJECT_BYTES`] once inflated. gix checks this
 //!   from each object's header before allocating for it (`gitoxide.objects.allocLimit`), so a
 //!   small pack of highly compressed objects (a gigabyte of zeros is a megabyte of pack) cannot
