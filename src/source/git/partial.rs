@@ -3,11 +3,11 @@
 //! and, once the caller has walked those trees and chosen the blobs it needs, one more for
 //! exactly those blobs by id. gix's high-level fetch cannot send a filter (its
 //! `remote::fetch::Prepare` builds the protocol arguments itself), so this layer drives
-//! [`gix::protocol::fetch`] with its own [`Negotiate`] — which wants the given ids, asks for the
+//! [`gix::protocol::fetch()`] with its own [`Negotiate`] — which wants the given ids, asks for the
 //! filter and never sends a `have` — and writes each pack with gix's own
 //! [`Bundle::write_to_directory`], verified like any fetched pack (every object re-hashed). It
 //! is no second Git implementation: no pack, object or wire format is parsed here, except the
-//! twelve-byte pack header of the blobs' pack, to bound its object count before any object is
+//! twelve-byte header of each pack, to bound its object count before any object is
 //! read.
 //!
 //! When the server does not offer `filter`, the same connection fetches the whole commit
