@@ -2492,6 +2492,9 @@ fn git_answer_reference(
         if payload_len == 0 {
             continue;
         }
+        if at == data.len() {
+            return Ok(());
+        }
         let here = payload_len.min(data.len() - at);
         if pack_after == PackAfter::SideBand && data[at] == 1 {
             return count(1);
