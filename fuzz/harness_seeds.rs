@@ -191,6 +191,7 @@ fn every_fuzz_target_has_seeds_replayed_here() {
         "oci_tag",
         "http_request",
         "oauth_documents",
+        "git_answer",
     ];
     let mut sorted = targets.clone();
     sorted.sort();
@@ -359,6 +360,45 @@ fn signature_seeds_reach_each_verdict() {
 #[test]
 fn descriptor_edit_seeds_hold_the_invariants() {
     replay("descriptor_edit", fuzz_entry::descriptor_edit);
+}
+
+#[cfg(feature = "git")]
+#[test]
+fn git_answer_seeds_hold_the_invariants() {
+    replay("git_answer", fuzz_entry::git_answer);
+}
+
+/// The seeds reach each verdict of the answer reader: within the bounds (a pack begun each way
+/// it may begin), over the bytes, over the lines.
+#[cfg(feature = "git")]
+#[test]
+fn git_answer_seeds_reach_each_verdict() {
+    use crate::source::git::answer::{Kind, LineBounds, Lines, Over};
+    let want = [
+        ("v2-capabilities", "within"),
+        ("v1-advertisement", "within"),
+        ("ls-refs", "within"),
+        ("shallow-info-then-pack", "within"),
+        ("sideband-all-packfile", "within"),
+        ("v1-fetch-sideband", "within"),
+        ("v1-fetch-no-sideband", "within"),
+        ("over-the-bytes", "bytes"),
+        ("not-hex", "bytes"),
+        ("flood-of-flushes", "lines"),
+    ];
+    assert_outcomes("git_answer", &want, |bytes| {
+        let kind = [Kind::Advertisement, Kind::Command, Kind::Fetch][usize::from(bytes[0] % 3)];
+        let bounds = LineBounds {
+            bytes: 4096,
+            lines: 64,
+        };
+        match Lines::new(kind.pack_after(), bounds).take(&bytes[2..]) {
+            Ok(()) => "within",
+            Err(Over::Bytes(_)) => "bytes",
+            Err(Over::Lines(_)) => "lines",
+        }
+        .to_owned()
+    });
 }
 
 #[cfg(feature = "http")]

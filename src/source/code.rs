@@ -19,7 +19,7 @@ crate::error_codes! {
     FetchCleartextCredentials = "fetch_cleartext_credentials",
     /// A fetch did not finish within its overall deadline (`--fetch-timeout`).
     FetchDeadline = "fetch_deadline" => Retryable,
-    /// A partial fetch's server left out some of the requested blobs.
+    /// The server's answer left out objects of the commit: requested blobs, or a tree.
     FetchIncomplete = "fetch_incomplete" => Retryable,
     /// A signal stopped the preparation.
     Interrupted = "interrupted" => Retryable,

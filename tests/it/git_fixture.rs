@@ -186,6 +186,9 @@ pub struct Serve {
     pub v0: bool,
     /// Drop the client's `filter` line: offer partial fetches, then send every blob anyway.
     pub ignore_filter: bool,
+    /// Apply this filter instead of the client's `blob:none` (`tree:1`: leave out every tree
+    /// below the root tree too).
+    pub filter_instead: Option<&'static str>,
     /// Drop the client's `want` of this object, when it asks for more than one: answer a
     /// request for several blobs without this one.
     pub omit_want: Option<String>,
@@ -428,6 +431,11 @@ fn wrapper_script(log: &Path, backend: &Path, serve: &Serve) -> String {
     if serve.ignore_filter {
         edits += r#"s/[0-9a-f]{4}filter [^\n]*\n//g;"#;
     }
+    if let Some(filter) = serve.filter_instead {
+        // The new pkt-line's length: four digits, then `filter <filter>` and a newline.
+        let len = 4 + "filter \n".len() + filter.len();
+        edits += &format!(r#"s/[0-9a-f]{{4}}filter blob:none\n/{len:04x}filter {filter}\n/g;"#);
+    }
     if let Some(id) = &serve.omit_want {
         edits += &format!(r#"s/[0-9a-f]{{4}}want {id}\n// if (() = /want [0-9a-f]{{40}}/g) > 1;"#);
     }
@@ -551,6 +559,9 @@ pub enum Answer {
     /// These bytes one every 200 ms, then a space every 200 ms for as long as the client reads:
     /// every byte resets an idle timeout, so only an overall deadline ends it.
     Trickle(String),
+    /// The first bytes at once, then the second over and over, as fast as the client reads, for
+    /// as long as it reads: a flood.
+    Flood(String, String),
 }
 
 /// A raw HTTP server on 127.0.0.1 that answers its n-th connection with the n-th of its answers
@@ -594,6 +605,14 @@ impl Scripted {
                     match answer {
                         Answer::Now(bytes) => {
                             let _ = stream.write_all(bytes.as_bytes());
+                        }
+                        Answer::Flood(head, line) => {
+                            let _ = stream.write_all(head.as_bytes());
+                            let lines = line.repeat((64 * 1024 / line.len().max(1)).max(1));
+                            while !stopped.load(Ordering::Relaxed)
+                                && stream.write_all(lines.as_bytes()).is_ok()
+                            {
+                            }
                         }
                         Answer::Trickle(bytes) => {
                             for byte in bytes.bytes().chain(std::iter::repeat(b' ')) {

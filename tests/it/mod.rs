@@ -6,6 +6,8 @@ mod descriptor_bounds;
 mod doc_paths;
 mod error_codes;
 mod examples;
+#[cfg(feature = "git")]
+mod git_answers;
 mod git_fixture;
 mod git_hostile;
 #[cfg(feature = "git")]

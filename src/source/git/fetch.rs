@@ -32,6 +32,12 @@
 //!   `https://` down to `http://`, the request's `/info/refs?…` tail kept); the fetch then runs
 //!   once more against the repository URL the last one names. Credentials in the first URL stay
 //!   with its origin: only a target on the same scheme, host and port gets them.
+//! - Every connection is made by [`super::transport`]: over HTTP(S) each answer of the server
+//!   (the capability advertisement, the ref listing, the lines of a fetch before its pack) is
+//!   read through [`super::answer`], bounded before gix holds it and cut off at the deadline on
+//!   every read; past a bound the fetch fails with [`FetchError::AnswerTooLarge`]
+//!   (`fetch_invalid`). A pack of the commit that announces more objects than a commit may have
+//!   is refused from its header ([`FetchError::PackTooLarge`]).
 //! - No single object may be larger than [`MAX_OBJECT_BYTES`] once inflated. gix checks this
 //!   from each object's header before allocating for it (`gitoxide.objects.allocLimit`), so a
 //!   small pack of highly compressed objects (a gigabyte of zeros is a megabyte of pack) cannot
@@ -44,7 +50,8 @@ use std::time::{Duration, Instant};
 use crate::descriptor::redact::{self, RedactedUrl};
 use crate::format::pin::CommitId;
 
-use super::partial;
+use super::answer::{Refusal, Refused};
+use super::{partial, transport};
 
 /// The largest object (blob, tree, commit) a fetch accepts, inflated: 100 MiB, the largest
 /// file GitHub accepts in a repository.
@@ -216,11 +223,38 @@ pub enum FetchError {
         /// The pinned commit.
         commit: CommitId,
     },
+    /// The server answered the fetch of the pinned commit with a pack announcing more objects
+    /// than a commit may have ([`partial::MAX_COMMIT_OBJECTS`]): a tree over its bounds, or an
+    /// answer that is not the commit's. Refused from the pack's header, before any object is read.
+    #[error(
+        "`{url}` answered the fetch of commit `{commit}` with a pack of {objects} objects, more \
+         than the {max} a commit may have (one per entry of a tree of at most {entries} entries, \
+         the commit and its root tree)",
+        max = partial::MAX_COMMIT_OBJECTS,
+        entries = super::tree::MAX_TREE_ENTRIES
+    )]
+    PackTooLarge {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// The pinned commit.
+        commit: CommitId,
+        /// The objects the pack announced.
+        objects: u32,
+    },
     /// Stopped by SIGINT/SIGTERM.
     #[error("the fetch from `{url}` was interrupted")]
     Interrupted {
         /// The redacted URL.
         url: RedactedUrl,
+    },
+    /// An answer of the server broke a bound of [`super::answer`]: refused before gix read it
+    /// (the same server answers the same way: a retry cannot help).
+    #[error("`{url}` sent too much: {refusal}; refused before it was read")]
+    AnswerTooLarge {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// Which answer, and the bound it broke.
+        refusal: Refusal,
     },
     /// The URL or the pin cannot be used at all.
     #[error("cannot fetch `{url}`: {detail}")]
@@ -243,12 +277,15 @@ impl FetchError {
             FetchError::Unauthenticated { .. } => PrepareCode::FetchUnauthenticated,
             FetchError::CleartextCredentials { .. } => PrepareCode::FetchCleartextCredentials,
             FetchError::ObjectTooLarge { .. } => PrepareCode::ObjectTooLarge,
+            FetchError::PackTooLarge { .. } => PrepareCode::TreeTooLarge,
             FetchError::Interrupted { .. } => PrepareCode::Interrupted,
             FetchError::Deadline { .. } => PrepareCode::FetchDeadline,
             FetchError::Incomplete { .. } | FetchError::CommitAbsent { .. } => {
                 PrepareCode::FetchIncomplete
             }
-            FetchError::Invalid { .. } => PrepareCode::FetchInvalid,
+            FetchError::Invalid { .. } | FetchError::AnswerTooLarge { .. } => {
+                PrepareCode::FetchInvalid
+            }
         }
     }
 }
@@ -290,6 +327,7 @@ pub fn fetch_commit<E: From<FetchError>>(
         until: until(deadline),
         deadline,
         stop: &stop,
+        refused: Refused::default(),
     };
     std::thread::scope(|scope| {
         let watcher = scope.spawn(|| watch(&root, &done, &stops, report));
@@ -314,6 +352,8 @@ pub(super) struct Stops<'a> {
     deadline: Duration,
     /// The flag gix polls, set by the watcher when either happens.
     pub(super) stop: &'a AtomicBool,
+    /// The first answer of the server refused for a bound, if any.
+    pub(super) refused: Refused,
 }
 
 impl Stops<'_> {
@@ -409,16 +449,22 @@ fn fetch_with<E: From<FetchError>>(
     };
     let url = url.as_ref();
     let classify = |e: gix::Error| classify(e, url, &shown, commit, stops);
-    // An answer without the pinned commit, on either path.
+    // An answer without the pinned commit, or with too many objects, on either path.
     let absent = || FetchError::CommitAbsent {
         url: shown.clone(),
         commit: commit.clone(),
+    };
+    let too_large = |objects| FetchError::PackTooLarge {
+        url: shown.clone(),
+        commit: commit.clone(),
+        objects,
     };
     // The whole commit from the same server, for the reason `why` (said once in the progress).
     let mut fall_back = |why: Full| {
         whole(url, id, git_dir, stops, root, &mut *select, why).map_err(|e| match e {
             WholeError::Fetch(e) => classify(e).0.into(),
             WholeError::Absent => absent().into(),
+            WholeError::TooLarge(objects) => too_large(objects).into(),
             WholeError::Select(e) => e,
         })
     };
@@ -438,6 +484,9 @@ fn fetch_with<E: From<FetchError>>(
         }
         Err(partial::Failed::Select(e)) => return Err(e),
         Err(partial::Failed::CommitAbsent) => return Err(absent().into()),
+        Err(partial::Failed::CommitPackTooLarge { objects }) => {
+            return Err(too_large(objects).into());
+        }
         Err(partial::Failed::Missing { count, first }) => {
             return Err(FetchError::Incomplete {
                 url: shown,
@@ -507,10 +556,11 @@ pub type Select<'a, E> =
     &'a mut dyn FnMut(&gix::Repository, gix::ObjectId) -> Result<partial::BlobRequest, E>;
 
 /// A failure of the whole-commit fetch after a partial one gave up: the fetch's (to classify),
-/// an answer without the commit, or the selection's.
+/// an answer without the commit or with too many objects (how many), or the selection's.
 enum WholeError<E> {
     Fetch(gix::Error),
     Absent,
+    TooLarge(u32),
     Select(E),
 }
 
@@ -536,6 +586,7 @@ fn whole<E>(
         }),
         Err(partial::Failed::Select(e)) => Err(WholeError::Select(e)),
         Err(partial::Failed::CommitAbsent) => Err(WholeError::Absent),
+        Err(partial::Failed::CommitPackTooLarge { objects }) => Err(WholeError::TooLarge(objects)),
         Err(partial::Failed::Fetch(e) | partial::Failed::Blobs(e)) => Err(WholeError::Fetch(e)),
         Err(partial::Failed::OverBounds(why)) => Err(WholeError::Fetch(gix::Error::from_error(
             std::io::Error::other(why),
@@ -552,22 +603,15 @@ fn scratch_repository(git_dir: &Path) -> gix::Result<gix::Repository> {
     gix::open_opts(git_dir, open_options()).map_err(gix::Error::from_error)
 }
 
-/// Connects `repo` to `url` for fetching with the one refspec `refspec` (no tags), with this
-/// crate's transport options (every HTTP(S) request ending by `until`), and hands the
-/// connection to `use_it`.
+/// Connects `repo` to `url` for fetching with the refspecs `refspecs` (no tags), with this
+/// crate's transport options (every HTTP(S) request ending by the deadline of `stops`, every
+/// answer bounded: [`transport::connect`]), and hands the connection to `use_it`.
 fn with_connection<T>(
     repo: &gix::Repository,
     url: &str,
-    refspec: &str,
-    until: Instant,
-    use_it: impl FnOnce(
-        gix::remote::Connection<
-            '_,
-            '_,
-            '_,
-            Box<dyn gix::protocol::transport::client::blocking_io::Transport + Send>,
-        >,
-    ) -> gix::Result<T>,
+    refspecs: &[&str],
+    stops: &Stops<'_>,
+    use_it: impl FnOnce(transport::Connection<'_, '_>) -> gix::Result<T>,
 ) -> gix::Result<T> {
     use gix::remote::Direction;
 
@@ -575,10 +619,10 @@ fn with_connection<T>(
         .remote_at(url)
         .map_err(gix::Error::from_error)?
         .with_fetch_tags(gix::remote::fetch::Tags::None)
-        .with_refspecs([refspec], Direction::Fetch)
+        .with_refspecs(refspecs.iter().copied(), Direction::Fetch)
         .map_err(gix::Error::from_error)?;
-    let mut connection = remote.connect(Direction::Fetch)?;
-    if let Some(options) = transport_options(repo, url, until)? {
+    let mut connection = transport::connect(&remote, stops.until, &stops.refused)?;
+    if let Some(options) = transport_options(repo, url, stops.until)? {
         connection.set_transport_options(options);
     }
     use_it(connection)
@@ -625,6 +669,7 @@ pub fn resolve_ref(
         until: until(deadline),
         deadline,
         stop: interrupt,
+        refused: Refused::default(),
     };
     let shown = RedactedUrl::new(url);
     let candidates = query.candidates();
@@ -633,7 +678,7 @@ pub fn resolve_ref(
     let narrow = !matches!(query, RefQuery::BranchOrTag(_));
     let list = |url: &str| {
         scratch_repository(git_dir).and_then(|repo| {
-            with_connection(&repo, url, &candidates[0], stops.until, |connection| {
+            with_connection(&repo, url, &[&candidates[0]], &stops, |connection| {
                 let options = gix::remote::ref_map::Options {
                     prefix_from_spec_as_filter_on_remote: narrow,
                     ..Default::default()
@@ -907,46 +952,25 @@ fn redirect_error(detail: String, url: &str, shown: &RedactedUrl, stops: &Stops<
     }
 }
 
+/// Every branch and tag of `url`, in full, into a new repository at `git_dir`.
 fn fetch_branches_and_tags(
     url: &str,
     git_dir: &Path,
     stops: &Stops<'_>,
     root: &gix::progress::prodash::tree::Root,
 ) -> gix::Result<gix::Repository> {
-    let (owned, until) = (url.to_owned(), stops.until);
-    let mut prepare = gix::clone::PrepareFetch::new(
-        url,
-        git_dir,
-        gix::create::Kind::Bare,
-        gix::create::Options::default(),
-        open_options(),
-    )?
-    .configure_connection(move |connection| {
-        // The same per-request deadline as the fetch by id.
-        let options = transport_options(connection.remote().repo(), &owned, until)?;
-        if let Some(options) = options {
-            connection.set_transport_options(options);
-        }
+    let repo = scratch_repository(git_dir)?;
+    let refspecs = [
+        "+refs/heads/*:refs/remotes/origin/*",
+        "+refs/tags/*:refs/tags/*",
+    ];
+    with_connection(&repo, url, &refspecs, stops, |connection| {
+        let mut progress = root.add_child("fetch branches and tags");
+        connection
+            .prepare_fetch(&mut progress, gix::remote::ref_map::Options::default())?
+            .receive(&mut progress, stops.stop)?;
         Ok(())
-    })
-    .with_fetch_options(gix::remote::ref_map::Options {
-        extra_refspecs: vec![
-            gix::refspec::parse(
-                "+refs/heads/*:refs/remotes/origin/*".into(),
-                gix::refspec::parse::Operation::Fetch,
-            )
-            .map_err(gix::Error::from_error)?
-            .to_owned(),
-            gix::refspec::parse(
-                "+refs/tags/*:refs/tags/*".into(),
-                gix::refspec::parse::Operation::Fetch,
-            )
-            .map_err(gix::Error::from_error)?
-            .to_owned(),
-        ],
-        ..Default::default()
-    });
-    let (repo, _) = prepare.fetch_only(root.add_child("fetch branches and tags"), stops.stop)?;
+    })?;
     Ok(repo)
 }
 
@@ -1052,6 +1076,9 @@ fn transport_error(
             url,
             deadline: stops.deadline,
         })
+    } else if let Some(refusal) = stops.refused.get() {
+        // Whatever gix made of the reader's error: the answer broke a bound.
+        Some(FetchError::AnswerTooLarge { url, refusal })
     } else if e.is_cancelled() || stops.interrupted() {
         Some(FetchError::Interrupted { url })
     } else if is_plain_http(shown.as_str()) && (refused_identity(e) || e.is_unauthenticated()) {

@@ -5,7 +5,9 @@
 //! - [`fetch`]: fetch the pinned commit into a throwaway bare repository, isolated from the
 //!   user's Git configuration except the credential helpers, with a fallback for servers that
 //!   refuse a want-by-id; [`partial`] fetches its trees first and then only the blobs of the
-//!   approved bundles, when the server allows it.
+//!   approved bundles, when the server allows it. [`transport`] connects, every HTTP(S)
+//!   answer read through [`answer`]: bounded in lines before its pack, and cut off at the
+//!   fetch's deadline.
 //! - [`tree`]: walk the whole tree of the commit once per distinct tree object, bounded in
 //!   entries, bytes and path length, refusing malformed trees (and, in [`commit`], the source if
 //!   any entry is a symlink).
@@ -14,6 +16,7 @@
 //! - [`approved`]: one source's approved bundles taken from a fetched commit under its own
 //!   `links` policy and limits: the one check `prepare`, `outdated` and `update` share.
 
+pub mod answer;
 pub mod approved;
 pub mod candidate;
 pub mod commit;
@@ -23,4 +26,5 @@ pub mod partial;
 pub mod select;
 #[cfg(test)]
 mod test_repo;
+mod transport;
 pub mod tree;

@@ -3,20 +3,22 @@
 //! and, once the caller has walked those trees and chosen the blobs it needs, one more for
 //! exactly those blobs by id. gix's high-level fetch cannot send a filter (its
 //! `remote::fetch::Prepare` builds the protocol arguments itself), so this layer drives
-//! [`gix::protocol::fetch`] with its own [`Negotiate`] — which wants the given ids, asks for the
+//! [`gix::protocol::fetch()`] with its own [`Negotiate`] — which wants the given ids, asks for the
 //! filter and never sends a `have` — and writes each pack with gix's own
 //! [`Bundle::write_to_directory`], verified like any fetched pack (every object re-hashed). It
 //! is no second Git implementation: no pack, object or wire format is parsed here, except the
-//! twelve-byte pack header of the blobs' pack, to bound its object count before any object is
+//! twelve-byte header of each pack, to bound its object count before any object is
 //! read.
 //!
 //! When the server does not offer `filter`, the same connection fetches the whole commit
 //! instead (depth 1), and no ref listing is asked for at all.
 //!
-//! The blobs' pack is bounded by what was asked for ([`PackBounds`]): no more objects than ids
-//! wanted (from the pack header, before any object is read), no object larger than the largest
-//! file the bundles' limits profiles allow (from each object's header, before it is inflated),
-//! and no more bytes than those files could take together.
+//! Each pack's object count is bounded from its header, before gix reads it: the commit's pack
+//! holds at most [`MAX_COMMIT_OBJECTS`] (one object per entry its tree may hold, the commit and
+//! its root tree); the blobs' pack is bounded by what was asked for ([`PackBounds`]): no more
+//! objects than ids wanted, no object larger than the largest file the bundles' limits profiles
+//! allow (from each object's header, before it is inflated), and no more bytes than those files
+//! could take together.
 
 use std::cell::Cell;
 use std::io::{BufRead, Read};
@@ -26,6 +28,11 @@ use gix::odb::pack::Bundle;
 use gix::protocol::fetch::{Arguments, Negotiate, Response, Shallow, Tags, negotiate};
 
 use super::fetch::{MAX_OBJECT_BYTES, Stops, transport_options};
+use super::tree::MAX_TREE_ENTRIES;
+
+/// The most objects the pack of a commit fetched at depth 1 may announce: one per entry its
+/// tree may hold ([`MAX_TREE_ENTRIES`]), the commit and its root tree.
+pub const MAX_COMMIT_OBJECTS: u64 = MAX_TREE_ENTRIES as u64 + 2;
 
 /// The blobs to fetch after the trees, and the bounds of their pack.
 #[derive(Debug, Clone, Default)]
@@ -60,6 +67,11 @@ pub(super) enum Failed<E> {
     Blobs(gix::Error),
     /// The blobs' pack broke its bounds ([`PackBounds`]).
     OverBounds(String),
+    /// The commit's pack announced more objects than [`MAX_COMMIT_OBJECTS`].
+    CommitPackTooLarge {
+        /// The objects it announced.
+        objects: u32,
+    },
     /// The server answered the request for the blobs without some of them.
     Missing {
         /// How many were not sent.
@@ -88,9 +100,8 @@ pub(super) fn fetch_pinned<E>(
         .remote_at(url)
         .map_err(|e| Failed::Fetch(gix::Error::from_error(e)))?
         .with_fetch_tags(gix::remote::fetch::Tags::None);
-    let mut connection = remote
-        .connect(gix::remote::Direction::Fetch)
-        .map_err(Failed::Fetch)?;
+    let mut connection =
+        super::transport::connect(&remote, stops.until, &stops.refused).map_err(Failed::Fetch)?;
     if let Some(options) = transport_options(repo, url, stops.until).map_err(Failed::Fetch)? {
         connection
             .transport_mut()
@@ -112,7 +123,7 @@ pub(super) fn fetch_pinned<E>(
         wants: &[id],
         shallow: &depth,
         filter: filter.then_some("blob:none"),
-        bounds: None,
+        limit: Limit::Commit,
     };
     commit
         .fetch(
@@ -125,6 +136,7 @@ pub(super) fn fetch_pinned<E>(
         .map_err(|e| match e {
             PackError::Fetch(e) => Failed::Fetch(e),
             PackError::OverBounds(why) => Failed::OverBounds(why),
+            PackError::TooManyObjects(objects) => Failed::CommitPackTooLarge { objects },
         })?;
     // Not a commit that is not one (the tree walk would say so): a server, cache or proxy that
     // answered with the objects of another request.
@@ -156,7 +168,7 @@ pub(super) fn fetch_pinned<E>(
         wants: &missing,
         shallow: &Shallow::NoChange,
         filter: None,
-        bounds: Some(bounds),
+        limit: Limit::Blobs(bounds),
     };
     blobs
         .fetch(
@@ -169,6 +181,10 @@ pub(super) fn fetch_pinned<E>(
         .map_err(|e| match e {
             PackError::Fetch(e) => Failed::Blobs(e),
             PackError::OverBounds(why) => Failed::OverBounds(why),
+            PackError::TooManyObjects(objects) => Failed::OverBounds(format!(
+                "the server answered a request for {} blob(s) with a pack of {objects} objects",
+                bounds.objects
+            )),
         })?;
     let mut absent = missing.iter().filter(|blob| !repo.has_object(blob));
     if let Some(first) = absent.next() {
@@ -229,17 +245,56 @@ impl PackBounds {
     }
 }
 
+/// What the pack answering one `fetch` command may hold.
+#[derive(Debug, Clone, Copy)]
+enum Limit {
+    /// The commit at depth 1: at most [`MAX_COMMIT_OBJECTS`] objects, none over
+    /// [`MAX_OBJECT_BYTES`].
+    Commit,
+    /// The blobs asked for.
+    Blobs(PackBounds),
+}
+
+impl Limit {
+    /// The most objects the pack may announce.
+    fn objects(self) -> u64 {
+        match self {
+            Limit::Commit => MAX_COMMIT_OBJECTS,
+            Limit::Blobs(bounds) => bounds.objects,
+        }
+    }
+
+    /// The most bytes the pack may take on the wire, if bounded.
+    fn pack_bytes(self) -> Option<u64> {
+        match self {
+            Limit::Commit => None,
+            Limit::Blobs(bounds) => Some(bounds.pack_bytes()),
+        }
+    }
+
+    /// gix's allocation limit for the pack.
+    fn alloc_limit(self) -> u64 {
+        match self {
+            Limit::Commit => MAX_OBJECT_BYTES,
+            Limit::Blobs(bounds) => bounds.alloc_limit(),
+        }
+    }
+}
+
 /// One `fetch` command.
 struct Pack<'a> {
     wants: &'a [gix::ObjectId],
     shallow: &'a Shallow,
     filter: Option<&'a str>,
-    bounds: Option<PackBounds>,
+    limit: Limit,
 }
 
 enum PackError {
     Fetch(gix::Error),
+    /// The pack broke the bounds of [`Limit::Blobs`] (why).
     OverBounds(String),
+    /// The pack's header announced more objects than [`Limit::objects`] (how many).
+    TooManyObjects(u32),
 }
 
 impl Pack<'_> {
@@ -257,15 +312,11 @@ impl Pack<'_> {
         let pack_dir = repo.objects.store_ref().path().join("pack");
         let options = gix::odb::pack::bundle::write::Options {
             alloc_limit_bytes: Some(
-                usize::try_from(
-                    self.bounds
-                        .map_or(MAX_OBJECT_BYTES, PackBounds::alloc_limit),
-                )
-                .unwrap_or(usize::MAX),
+                usize::try_from(self.limit.alloc_limit()).unwrap_or(usize::MAX),
             ),
             ..Default::default()
         };
-        let over: Cell<Option<String>> = Cell::new(None);
+        let over: Cell<Option<Over>> = Cell::new(None);
         let mut wants = Wants {
             ids: self.wants,
             filter: self.filter,
@@ -273,30 +324,17 @@ impl Pack<'_> {
         let result = gix::protocol::fetch(
             &mut wants,
             |pack, progress, interrupt| {
-                let written = match self.bounds {
-                    Some(bounds) => {
-                        let mut bounded = Bounded::new(pack, bounds, &over);
-                        Bundle::write_to_directory(
-                            &mut bounded,
-                            Some(&pack_dir),
-                            progress,
-                            interrupt,
-                            Some(repo.objects.clone()),
-                            repo.object_hash(),
-                            options,
-                        )
-                    }
-                    None => Bundle::write_to_directory(
-                        pack,
-                        Some(&pack_dir),
-                        progress,
-                        interrupt,
-                        Some(repo.objects.clone()),
-                        repo.object_hash(),
-                        options,
-                    ),
-                };
-                written.map(|_| true)
+                let mut bounded = Bounded::new(pack, self.limit, &over);
+                Bundle::write_to_directory(
+                    &mut bounded,
+                    Some(&pack_dir),
+                    progress,
+                    interrupt,
+                    Some(repo.objects.clone()),
+                    repo.object_hash(),
+                    options,
+                )
+                .map(|_| true)
             },
             root.add_child("fetch"),
             stops.stop,
@@ -313,11 +351,19 @@ impl Pack<'_> {
                 reject_shallow_remote: false,
             },
         );
-        if let Some(why) = over.take() {
-            return Err(PackError::OverBounds(why));
+        match (over.take(), self.limit) {
+            (Some(Over::Objects(objects)), _) => return Err(PackError::TooManyObjects(objects)),
+            (Some(Over::Bytes(max)), Limit::Blobs(bounds)) => {
+                return Err(PackError::OverBounds(format!(
+                    "the pack of {} requested blob(s) runs past {max} bytes, more than the \
+                     bundles' limits allow them together",
+                    bounds.objects
+                )));
+            }
+            (Some(Over::Bytes(_)), Limit::Commit) | (None, _) => {}
         }
-        match (result, self.bounds) {
-            (Err(e), Some(bounds)) if e.is_resource_exhausted() => {
+        match (result, self.limit) {
+            (Err(e), Limit::Blobs(bounds)) if e.is_resource_exhausted() => {
                 Err(PackError::OverBounds(format!(
                     "an object of the pack is larger than {} bytes, the largest file the bundles' \
                      limits allow",
@@ -375,61 +421,50 @@ impl Negotiate for Wants<'_> {
     }
 }
 
+/// The bound a pack stream broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Over {
+    /// Its header announced this many objects, more than [`Limit::objects`].
+    Objects(u32),
+    /// It ran past this many bytes ([`Limit::pack_bytes`]).
+    Bytes(u64),
+}
+
 /// A pack stream that stops with an error, recorded in `over`, as soon as its header announces
-/// more objects than [`PackBounds::objects`] or it runs past [`PackBounds::pack_bytes`].
+/// more objects than [`Limit::objects`] or it runs past [`Limit::pack_bytes`] — both seen in the
+/// bytes it is about to hand on, so that gix never reads a header or an object past a bound
+/// (however much of the pack one read brings: a whole small pack fits in one).
 struct Bounded<'a> {
     inner: &'a mut dyn BufRead,
-    bounds: PackBounds,
-    max_bytes: u64,
+    max_objects: u64,
+    max_bytes: Option<u64>,
     seen: u64,
     header: [u8; 12],
-    over: &'a Cell<Option<String>>,
+    over: &'a Cell<Option<Over>>,
 }
 
 impl<'a> Bounded<'a> {
-    fn new(inner: &'a mut dyn BufRead, bounds: PackBounds, over: &'a Cell<Option<String>>) -> Self {
+    fn new(inner: &'a mut dyn BufRead, limit: Limit, over: &'a Cell<Option<Over>>) -> Self {
         Bounded {
             inner,
-            bounds,
-            max_bytes: bounds.pack_bytes(),
+            max_objects: limit.objects(),
+            max_bytes: limit.pack_bytes(),
             seen: 0,
             header: [0; 12],
             over,
         }
     }
 
-    /// The refusal, once something broke the bounds.
-    fn check(&self) -> std::io::Result<()> {
-        let refusal = if self.seen > self.max_bytes {
-            Some(format!(
-                "the pack of {} requested blob(s) runs past {} bytes, more than the bundles' limits \
-                 allow them together",
-                self.bounds.objects, self.max_bytes
-            ))
-        } else if self.seen >= 12 {
-            let count = u32::from_be_bytes([
-                self.header[8],
-                self.header[9],
-                self.header[10],
-                self.header[11],
-            ]);
-            (u64::from(count) > self.bounds.objects).then(|| {
-                format!(
-                    "the server answered a request for {} blob(s) with a pack of {count} objects",
-                    self.bounds.objects
-                )
-            })
-        } else {
-            None
+    fn refuse(&self, over: Over) -> std::io::Error {
+        self.over.set(Some(over));
+        let why = match over {
+            Over::Objects(objects) => format!(
+                "the pack announces {objects} objects, more than the {} it may hold",
+                self.max_objects
+            ),
+            Over::Bytes(max) => format!("the pack runs past {max} bytes"),
         };
-        match refusal {
-            Some(why) => {
-                let error = std::io::Error::other(why.clone());
-                self.over.set(Some(why));
-                Err(error)
-            }
-            None => Ok(()),
-        }
+        std::io::Error::other(why)
     }
 }
 
@@ -445,18 +480,43 @@ impl Read for Bounded<'_> {
 
 impl BufRead for Bounded<'_> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        self.check()?;
+        if let Some(over) = self.over.get() {
+            return Err(self.refuse(over));
+        }
+        let (seen, max_objects, max_bytes) = (self.seen, self.max_objects, self.max_bytes);
+        let available = self.inner.fill_buf()?;
+        let len = available.len() as u64;
+        let mut over = None;
+        if let Some(max) = max_bytes
+            && seen + len > max
+        {
+            over = Some(Over::Bytes(max));
+        }
+        if seen < 12 {
+            // The header's bytes among those about to be handed on (the same bytes again if
+            // the last were not consumed).
+            let start = seen as usize;
+            let end = (start + available.len()).min(12);
+            self.header[start..end].copy_from_slice(&available[..end - start]);
+            if end == 12 {
+                let count = u32::from_be_bytes([
+                    self.header[8],
+                    self.header[9],
+                    self.header[10],
+                    self.header[11],
+                ]);
+                if u64::from(count) > max_objects {
+                    over = Some(Over::Objects(count));
+                }
+            }
+        }
+        if let Some(over) = over {
+            return Err(self.refuse(over));
+        }
         self.inner.fill_buf()
     }
 
     fn consume(&mut self, amount: usize) {
-        if self.seen < 12
-            && let Ok(buffered) = self.inner.fill_buf()
-        {
-            let start = self.seen as usize;
-            let end = (start + amount.min(buffered.len())).min(12);
-            self.header[start..end].copy_from_slice(&buffered[..end - start]);
-        }
         self.inner.consume(amount);
         self.seen += amount as u64;
     }

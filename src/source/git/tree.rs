@@ -88,6 +88,17 @@ pub enum TreeError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A tree of the commit is not in the repository: the server's answer left it out
+    /// (retryable, as any incomplete answer).
+    #[error(
+        "the server's answer for commit `{commit}` left out its tree `{id}`; nothing was published"
+    )]
+    Missing {
+        /// The commit.
+        commit: String,
+        /// The tree.
+        id: String,
+    },
     /// An object is missing or unreadable.
     #[error("cannot read object `{id}`: {detail}")]
     Object {
@@ -114,6 +125,7 @@ impl TreeError {
             TreeError::PathTooLong { .. } => PrepareCode::TreePathTooLong,
             TreeError::Malformed { .. } => PrepareCode::TreeMalformed,
             TreeError::Object { .. } => PrepareCode::ObjectUnreadable,
+            TreeError::Missing { .. } => PrepareCode::FetchIncomplete,
             TreeError::Interrupted { .. } => PrepareCode::Interrupted,
         }
     }
@@ -293,10 +305,16 @@ impl<'a> Walker<'a> {
         let path_len = stack.last().map_or(0, |parent| {
             joined(parent.path_len, parent.subtrees[parent.next - 1].1.len())
         });
-        let header = self
-            .repo
-            .find_header(id)
-            .map_err(|e| object_error(id, &e))?;
+        let header = self.repo.find_header(id).map_err(|e| {
+            if self.repo.has_object(id) {
+                object_error(id, &e)
+            } else {
+                TreeError::Missing {
+                    commit: self.commit.to_string(),
+                    id: id.to_string(),
+                }
+            }
+        })?;
         if header.kind() != gix::objs::Kind::Tree {
             return Err(
                 self.malformed(&path_of(stack), "is a directory whose object is not a tree")
