@@ -107,6 +107,17 @@ fn heads() -> Heads {
     }
 }
 
+/// `git http-backend` serving `repo` with `uploadpack.allowFilter` (partial fetches).
+fn offering_filters(repo: &Repo) -> HttpServer {
+    HttpServer::serving(
+        repo.tmp.path(),
+        &Serve {
+            allow_filter: true,
+            ..Serve::default()
+        },
+    )
+}
+
 /// A descriptor of `sources`, each of `url` at `revision` following `track`, its pins from
 /// `pins` (`name → (version, hash)`).
 fn descriptor(
@@ -195,13 +206,7 @@ fn prepare_verdict(source: &Value) -> Option<(String, Vec<String>)> {
 #[test]
 fn whenever_update_writes_prepare_succeeds_and_whenever_prepare_refuses_update_refuses_alike() {
     let h = heads();
-    let server = HttpServer::serving(
-        h.repo.tmp.path(),
-        &Serve {
-            allow_filter: true,
-            ..Serve::default()
-        },
-    );
+    let server = offering_filters(&h.repo);
     let url = server.url("remote.git");
     let shapes: [&[Shape<'_>]; 4] = [
         &[("one", None, None, &["alpha", "beta"])],
@@ -342,13 +347,7 @@ fn each_source_keeps_its_own_links_policy() {
 #[test]
 fn a_shared_partial_fetch_brings_every_sources_blobs() {
     let h = heads();
-    let server = HttpServer::serving(
-        h.repo.tmp.path(),
-        &Serve {
-            allow_filter: true,
-            ..Serve::default()
-        },
-    );
+    let server = offering_filters(&h.repo);
     let url = server.url("remote.git");
     let work = tempfile::tempdir().expect("tempdir");
     let base_pin = |name: &str| {

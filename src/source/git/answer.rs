@@ -406,12 +406,18 @@ impl<R: Read> BufRead for Answer<R> {
 
 impl<R: Read> Read for Answer<R> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let available = self.fill_buf()?;
-        let n = available.len().min(out.len());
-        out[..n].copy_from_slice(&available[..n]);
-        self.consume(n);
-        Ok(n)
+        read_buffered(self, out)
     }
+}
+
+/// [`Read::read`] of a reader whose checks live in its [`BufRead`] half: what `fill_buf`
+/// gives, as much as fits in `out`.
+pub(super) fn read_buffered(reader: &mut impl BufRead, out: &mut [u8]) -> std::io::Result<usize> {
+    let available = reader.fill_buf()?;
+    let n = available.len().min(out.len());
+    out[..n].copy_from_slice(&available[..n]);
+    reader.consume(n);
+    Ok(n)
 }
 
 #[cfg(test)]

@@ -470,11 +470,7 @@ impl<'a> Bounded<'a> {
 
 impl Read for Bounded<'_> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let available = self.fill_buf()?;
-        let n = available.len().min(out.len());
-        out[..n].copy_from_slice(&available[..n]);
-        self.consume(n);
-        Ok(n)
+        super::answer::read_buffered(self, out)
     }
 }
 
