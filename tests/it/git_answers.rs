@@ -3,12 +3,13 @@
 //! advertisement, the ref listing or the `shallow-info` of a fetch, or announce a pack of more
 //! objects than a commit may have; and `git http-backend` ([`HttpServer`]) answering a partial
 //! fetch with a few objects too many, or without a tree. Each run is measured with
-//! `/usr/bin/time -v`: it must end within the fetch's deadline and a second, in bounded memory.
+//! `/usr/bin/time -v`: it must end with the code of the bound that applies (an answer's bound
+//! before the deadline, or the deadline), in bounded memory; the time it took is printed.
 //! `SKILLFOLD_MEASURE_BIN` runs another build (e.g. main's) to compare.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::git_fixture::{Answer, HttpServer, Repo, Scripted, Serve, git, write_descriptor};
 use super::util::stderr;
@@ -18,9 +19,6 @@ const RSS_CAP_KIB: u64 = 64 * 1024;
 
 /// The fetch's deadline in these runs (`--fetch-timeout`).
 const TIMEOUT_S: u64 = 3;
-
-/// How long a run may last: the deadline and a second.
-const WITHIN: Duration = Duration::from_secs(TIMEOUT_S + 1);
 
 /// `payload` as one pkt-line.
 fn pkt(payload: &str) -> String {
@@ -58,7 +56,6 @@ fn lines(count: usize, line: impl Fn(usize) -> String) -> String {
 /// `--fetch-timeout` [`TIMEOUT_S`].
 struct Run {
     out: Output,
-    took: Duration,
     peak_kib: u64,
 }
 
@@ -99,15 +96,12 @@ impl Run {
             "skillfold {args:?}: {took:?}, peak RSS {} MiB",
             peak_kib / 1024
         );
-        Run {
-            out,
-            took,
-            peak_kib,
-        }
+        Run { out, peak_kib }
     }
 
-    /// Asserts exit `status` with `[code]` and every `needle` on stderr, within [`WITHIN`] and
-    /// [`RSS_CAP_KIB`].
+    /// Asserts exit `status` with `[code]` and every `needle` on stderr (which bound ended the
+    /// fetch: a bound on the answer, or the deadline), within [`RSS_CAP_KIB`]. The time taken is
+    /// printed, not asserted (a busy machine stretches it).
     #[track_caller]
     fn assert_refused(&self, status: i32, code: &str, needles: &[&str]) {
         let err = stderr(&self.out);
@@ -121,7 +115,6 @@ impl Run {
 
     #[track_caller]
     fn assert_bounded(&self) {
-        assert!(self.took < WITHIN, "took {:?}, over {WITHIN:?}", self.took);
         assert!(
             self.peak_kib < RSS_CAP_KIB,
             "peak RSS {} KiB, over {RSS_CAP_KIB} KiB",
@@ -236,7 +229,7 @@ fn an_endless_shallow_info_is_refused_at_its_bound() {
 
 // The pack's side-band is not counted as lines, but every read of it checks the deadline: an
 // endless stream of progress messages after the `packfile` header ends at the deadline
-// (`fetch_deadline`, exit 1), within a second of it.
+// (`fetch_deadline`, exit 1).
 #[test]
 fn endless_progress_after_the_pack_header_is_cut_off_at_the_deadline() {
     let line = pkt(&format!("\u{2}Counting objects: {}\r", "9".repeat(60)));
