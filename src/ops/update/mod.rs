@@ -18,10 +18,12 @@
 //! against every selected source before anything is fetched (`invalid_target`): a digest is no
 //! target of a Git source, an abbreviated commit id none of any.
 //!
-//! Sources of one URL and target share one ref listing and one fetch (one repository and tag,
-//! one look-up; one image, one pull); the pinned commit (image) is fetched too, for the diff
-//! (once per URL and commit). Nothing is written but temporary directories and, with `write`,
-//! the descriptor.
+//! Each source is checked with the code `prepare` runs on it ([`ApprovedSource`] for Git,
+//! [`crate::source::oci::approved`] for images): its own `links` policy, limits, layers and pull
+//! bound. Sources of one URL, target and `links` policy share one ref listing and one fetch that
+//! brings the files of every one of them (one repository and tag, one look-up; one image, one
+//! pull); the pinned commit (image) is fetched too, for the diff (once per URL and commit).
+//! Nothing is written but temporary directories and, with `write`, the descriptor.
 
 pub mod diff;
 pub mod review;
