@@ -416,8 +416,8 @@ fn read_tar_matching(
             ));
         }
         if !is_dir
-            && let Some(bundle) = path.strip_suffix("/SKILL.md")
-            && !bundle.contains('/')
+            && let Some((bundle, file)) = path.split_once('/')
+            && file == crate::format::limits::SKILL_MD
         {
             offers(bundle);
         }
