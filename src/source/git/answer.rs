@@ -11,7 +11,7 @@
 //! `packfile` section header, at the first side-band line of pack data (band 1) in v0/v1, or at
 //! the first bytes that are not a pkt-line length (a pack sent without side-band): gix reads
 //! nothing but a pack past that point, and the pack has bounds of its own (see
-//! [`super::partial`] and [`super::fetch::MAX_OBJECT_BYTES`]).
+//! [`super::partial`] and [`super::options::MAX_OBJECT_BYTES`]).
 //!
 //! Every read, pack included, first checks the fetch's overall deadline: a server that floods
 //! lines gix works through slowly, or that trickles them, is stopped at the deadline whatever

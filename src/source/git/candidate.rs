@@ -3,20 +3,17 @@
 //! or a full commit id. Names are resolved once from the server's ref listing; the commit is
 //! fetched into a temporary repository exactly as `prepare` fetches a pin, so every check of
 //! the tree applies. Nothing is written outside that directory, which is removed when the
-//! [`Candidate`] is dropped. This module also owns [`SourceError`], the per-source failure both
-//! commands report.
+//! [`Candidate`] is dropped; its failures are [`SourceError`]s.
 
 use std::sync::atomic::AtomicBool;
-
-use serde::Serialize;
 
 use crate::descriptor::plan::GitSource;
 use crate::format::pin::CommitId;
 use crate::source::code::PrepareCode;
+use crate::source::error::SourceError;
 use crate::source::git::approved;
 use crate::source::git::commit::PinnedCommit;
-use crate::source::git::fetch::{self, RefQuery};
-use crate::support::error_code::{Coded, ErrorCode};
+use crate::source::git::refs::{self, RefQuery};
 use crate::support::escape;
 
 /// Which commit to look at.
@@ -66,56 +63,6 @@ impl Target {
     }
 }
 
-/// Why a candidate (or anything else about one source) could not be used. Whether trying again
-/// later may succeed is its code's class ([`Coded`]); the report's `retryable` field is written
-/// from the code and nowhere else.
-#[derive(Debug, Clone)]
-pub struct SourceError {
-    /// Stable code.
-    pub code: ErrorCode,
-    /// What went wrong.
-    pub message: String,
-}
-
-impl SourceError {
-    /// An error with `code` and `error`'s text.
-    pub fn of(code: impl Into<ErrorCode>, error: &dyn std::fmt::Display) -> Self {
-        SourceError {
-            code: code.into(),
-            message: error.to_string(),
-        }
-    }
-
-    /// An error with `error`'s code and text.
-    pub fn from_error<E: Coded + std::fmt::Display>(error: &E) -> Self {
-        SourceError::of(error.error_code(), error)
-    }
-}
-
-impl Coded for SourceError {
-    fn error_code(&self) -> ErrorCode {
-        self.code
-    }
-}
-
-impl Serialize for SourceError {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        /// The report's shape: `{code, message, retryable}`.
-        #[derive(Serialize)]
-        struct Wire<'a> {
-            code: ErrorCode,
-            message: &'a str,
-            retryable: bool,
-        }
-        Wire {
-            code: self.code,
-            message: &self.message,
-            retryable: self.is_retryable(),
-        }
-        .serialize(serializer)
-    }
-}
-
 /// A candidate commit, fetched and walked.
 pub struct Candidate {
     /// Its full id.
@@ -155,7 +102,7 @@ impl Candidate {
                 return Self::fetch_commit(fetch, id.clone(), None, temp, interrupt, deadline);
             }
         };
-        let (object, name) = fetch::resolve_ref(
+        let (object, name) = refs::resolve_ref(
             &git.url,
             query,
             &temp.path().join("refs.git"),

@@ -5,7 +5,8 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use super::fetch::{self, FetchError, FetchPath};
+use super::fetch::{self, FetchPath};
+use super::fetch_error::FetchError;
 use super::partial;
 use super::select;
 use super::tree::{self, Summary, TreeError};
@@ -376,25 +377,9 @@ impl PinnedCommit {
         Ok(None)
     }
 
-    /// The entries of tree `id`: name, kind, object.
-    fn entries(
-        &self,
-        id: gix::ObjectId,
-    ) -> Result<Vec<(BString, gix::objs::tree::EntryKind, gix::ObjectId)>, TreeError> {
-        let repo = &self.fetched.repo;
-        let object = repo
-            .find_object(id)
-            .map_err(|e| tree::object_error(id, &e))?;
-        gix::objs::TreeRefIter::from_bytes(&object.data, repo.object_hash())
-            .map(|entry| {
-                let entry = entry.map_err(|e| tree::object_error(id, &e))?;
-                Ok((
-                    entry.filename.to_owned(),
-                    entry.mode.kind(),
-                    entry.oid.to_owned(),
-                ))
-            })
-            .collect()
+    /// The entries of tree `id` (see [`tree_entries`]).
+    fn entries(&self, id: gix::ObjectId) -> Result<Vec<TreeEntry>, TreeError> {
+        tree_entries(&self.fetched.repo, id)
     }
 
     /// The target of the link whose blob is `id`, escaped; a blob longer than any path is not
@@ -548,6 +533,26 @@ enum Descent {
     Absent,
 }
 
+/// One entry of a tree: its name (the bytes the tree holds), kind and object.
+type TreeEntry = (BString, gix::objs::tree::EntryKind, gix::ObjectId);
+
+/// The entries of tree `id` in `repo`, in the tree's order.
+fn tree_entries(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<TreeEntry>, TreeError> {
+    let object = repo
+        .find_object(id)
+        .map_err(|e| tree::object_error(id, &e))?;
+    gix::objs::TreeRefIter::from_bytes(&object.data, repo.object_hash())
+        .map(|entry| {
+            let entry = entry.map_err(|e| tree::object_error(id, &e))?;
+            Ok((
+                entry.filename.to_owned(),
+                entry.mode.kind(),
+                entry.oid.to_owned(),
+            ))
+        })
+        .collect()
+}
+
 /// The folder of bundle `name` in the repository.
 pub fn bundle_folder(root: Option<&RootPath>, name: &SkillName) -> String {
     match root {
@@ -567,22 +572,7 @@ fn bundle_names(
 
     // Names are matched as the bytes the tree holds: a lossy reading would take `sk\x80` for
     // the root `sk\u{fffd}`.
-    let entries =
-        |id: gix::ObjectId| -> Result<Vec<(BString, EntryKind, gix::ObjectId)>, CommitError> {
-            let object = repo
-                .find_object(id)
-                .map_err(|e| tree::object_error(id, &e))?;
-            gix::objs::TreeRefIter::from_bytes(&object.data, repo.object_hash())
-                .map(|entry| {
-                    let entry = entry.map_err(|e| tree::object_error(id, &e))?;
-                    Ok((
-                        entry.filename.to_owned(),
-                        entry.mode.kind(),
-                        entry.oid.to_owned(),
-                    ))
-                })
-                .collect()
-        };
+    let entries = |id: gix::ObjectId| tree_entries(repo, id);
     let mut folder = tree;
     for segment in root.into_iter().flat_map(RootPath::segments) {
         match entries(folder)?

@@ -27,7 +27,7 @@ use std::num::NonZeroU32;
 use gix::odb::pack::Bundle;
 use gix::protocol::fetch::{Arguments, Negotiate, Response, Shallow, Tags, negotiate};
 
-use super::fetch::{MAX_OBJECT_BYTES, Stops, transport_options};
+use super::options::{MAX_OBJECT_BYTES, Stops, transport_options};
 use super::tree::MAX_TREE_ENTRIES;
 
 /// The most objects the pack of a commit fetched at depth 1 may announce: one per entry its
