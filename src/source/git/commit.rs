@@ -42,7 +42,7 @@ pub enum Wanted<'a> {
 
 /// A commit whose whole tree passed the policy walk.
 pub struct PinnedCommit {
-    fetched: fetch::Fetched,
+    fetched: fetch::FetchedCommit,
     summary: Summary,
     /// The links policy it was fetched under: with `outside-bundles` the tree may hold links,
     /// and every bundle taken is checked for one inside or above it.
@@ -336,13 +336,13 @@ impl PinnedCommit {
             Descent::Absent => return Ok(None),
             Descent::Tree(tree, path) => (tree, path),
         };
-        struct Frame {
+        struct LinkSearchFrame {
             entries: Vec<(BString, EntryKind, gix::ObjectId)>,
             next: usize,
             path_len: usize,
         }
         let mut seen = std::collections::HashSet::from([tree]);
-        let mut stack = vec![Frame {
+        let mut stack = vec![LinkSearchFrame {
             entries: self.entries(tree)?,
             next: 0,
             path_len: path.len(),
@@ -365,7 +365,7 @@ impl PinnedCommit {
                     }
                     let entries = self.entries(id)?;
                     read += entries.len();
-                    stack.push(Frame {
+                    stack.push(LinkSearchFrame {
                         entries,
                         next: 0,
                         path_len: path.len(),

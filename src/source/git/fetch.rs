@@ -59,7 +59,7 @@ use super::redirect::{redirect_error, redirect_target, refused_redirect};
 /// How the commit was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FetchPath {
-    /// Shallow fetch of the commit id itself (partial, or whole: see [`Fetched::full`]).
+    /// Shallow fetch of the commit id itself (partial, or whole: see [`FetchedCommit::full`]).
     ById,
     /// The server refused the id; all branches and tags were fetched instead.
     BranchesAndTags,
@@ -101,7 +101,7 @@ impl Full {
 }
 
 /// A repository holding the pinned commit.
-pub struct Fetched {
+pub struct FetchedCommit {
     /// The bare repository.
     pub repo: gix::Repository,
     /// The commit as a gix id.
@@ -126,7 +126,7 @@ pub fn fetch_commit<E: From<FetchError>>(
     deadline: Duration,
     report: Report<'_>,
     select: Select<'_, E>,
-) -> Result<Fetched, E> {
+) -> Result<FetchedCommit, E> {
     let root = gix::progress::prodash::tree::Root::new();
     let done = AtomicBool::new(false);
     // What gix polls: set by the watcher on a signal or at the deadline.
@@ -207,7 +207,7 @@ fn fetch_with<E: From<FetchError>>(
     stops: &Stops<'_>,
     root: &gix::progress::prodash::tree::Root,
     select: Select<'_, E>,
-) -> Result<Fetched, E> {
+) -> Result<FetchedCommit, E> {
     crate::source::tls::install_provider();
     let shown = RedactedUrl::new(url);
     let id = gix::ObjectId::from_hex(commit.as_str().as_bytes()).map_err(|e| FetchError::Invalid {
@@ -261,7 +261,7 @@ fn fetch_with<E: From<FetchError>>(
         .into());
     }
     select(&repo, id)?;
-    Ok(Fetched {
+    Ok(FetchedCommit {
         repo,
         commit: id,
         path: FetchPath::BranchesAndTags,
@@ -288,7 +288,7 @@ fn settle_by_id<E: From<FetchError>>(
     stops: &Stops<'_>,
     root: &gix::progress::prodash::tree::Root,
     select: Select<'_, E>,
-) -> Result<Fetched, ByIdFailed<E>> {
+) -> Result<FetchedCommit, ByIdFailed<E>> {
     let classify = |e: gix::Error| classify(e, url, shown, commit, stops);
     // An answer without the pinned commit, or with too many objects, on either path.
     let absent = || FetchError::CommitAbsent {
@@ -317,7 +317,7 @@ fn settle_by_id<E: From<FetchError>>(
                 partial::Arrived::Partial => None,
                 partial::Arrived::Whole => Some(Full::NoFilter),
             };
-            Ok(Fetched {
+            Ok(FetchedCommit {
                 repo,
                 commit: id,
                 path: FetchPath::ById,
@@ -391,11 +391,11 @@ fn whole<E>(
     root: &gix::progress::prodash::tree::Root,
     select: Select<'_, E>,
     why: Full,
-) -> Result<Fetched, WholeError<E>> {
+) -> Result<FetchedCommit, WholeError<E>> {
     let _ = fs_err::remove_dir_all(git_dir);
     let repo = scratch_repository(git_dir).map_err(WholeError::Fetch)?;
     match partial::fetch_pinned(&repo, url, id, stops, root, false, select) {
-        Ok(_) => Ok(Fetched {
+        Ok(_) => Ok(FetchedCommit {
             repo,
             commit: id,
             path: FetchPath::ById,

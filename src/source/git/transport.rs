@@ -35,7 +35,7 @@ pub(super) fn connect<'remote, 'repo>(
     if !matches!(url.scheme, gix::url::Scheme::Http | gix::url::Scheme::Https) {
         return remote.connect(direction);
     }
-    let answers = Bounded {
+    let answers = BoundedHttp {
         inner: http::reqwest::Remote::default(),
         until,
         refused: refused.clone(),
@@ -45,13 +45,13 @@ pub(super) fn connect<'remote, 'repo>(
 }
 
 /// gix's reqwest client, each answer body wrapped in an [`Answer`].
-struct Bounded {
+struct BoundedHttp {
     inner: http::reqwest::Remote,
     until: Instant,
     refused: Refused,
 }
 
-impl Bounded {
+impl BoundedHttp {
     fn answer<R: std::io::Read>(&self, body: R, kind: Kind) -> Answer<R> {
         Answer::new(body, kind, self.until, self.refused.clone())
     }
@@ -68,7 +68,7 @@ fn asks_v2<S: AsRef<str>>(headers: &[S]) -> bool {
     })
 }
 
-impl Http for Bounded {
+impl Http for BoundedHttp {
     type Headers = <http::reqwest::Remote as Http>::Headers;
     type ResponseBody = Answer<<http::reqwest::Remote as Http>::ResponseBody>;
     type PostBody = <http::reqwest::Remote as Http>::PostBody;
