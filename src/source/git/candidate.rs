@@ -18,7 +18,7 @@ use crate::support::escape;
 
 /// Which commit to look at.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum CandidateTarget {
     /// The head of the source's `track` branch, or the remote's `HEAD`.
     Tracked,
     /// A branch, else a tag, of that name (resolved once to a full id).
@@ -27,13 +27,13 @@ pub enum Target {
     Commit(CommitId),
 }
 
-impl Target {
+impl CandidateTarget {
     /// `--to`'s value: a full commit id, or a branch or tag name. Refused (with the reason)
     /// when it is neither, such as an abbreviated id or a name Git would refuse.
-    pub fn parse(value: &str) -> Result<Target, String> {
+    pub fn parse(value: &str) -> Result<CandidateTarget, String> {
         let looks_like_id = value.len() >= 7 && value.bytes().all(|b| b.is_ascii_hexdigit());
         if looks_like_id {
-            return CommitId::parse(value).map(Target::Commit).map_err(|_| {
+            return CommitId::parse(value).map(CandidateTarget::Commit).map_err(|_| {
                 format!(
                     "`{}` looks like an abbreviated commit id; give the full id (40 or 64 hex digits), a branch or a tag",
                     escape::text(value)
@@ -41,7 +41,7 @@ impl Target {
             });
         }
         crate::descriptor::plan::check_branch(value)
-            .map(|()| Target::Named(value.to_owned()))
+            .map(|()| CandidateTarget::Named(value.to_owned()))
             .map_err(|why| {
                 format!(
                     "`{}` is neither a full commit id nor a branch or tag name: {why}",
@@ -53,12 +53,12 @@ impl Target {
     /// What is looked at for `git`, as shown: `HEAD`, `refs/heads/<track>`, the name, or the id.
     pub fn describe(&self, git: &GitSource) -> String {
         match self {
-            Target::Tracked => git
+            CandidateTarget::Tracked => git
                 .track
                 .as_ref()
                 .map_or_else(|| "HEAD".to_owned(), |b| format!("refs/heads/{b}")),
-            Target::Named(name) => escape::text(name).to_string(),
-            Target::Commit(id) => id.to_string(),
+            CandidateTarget::Named(name) => escape::text(name).to_string(),
+            CandidateTarget::Commit(id) => id.to_string(),
         }
     }
 }
@@ -81,7 +81,7 @@ impl Candidate {
     /// [`approved::wanted`]), under `git`'s `links` policy.
     pub fn fetch(
         git: &GitSource,
-        target: &Target,
+        target: &CandidateTarget,
         sharing: &[&GitSource],
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
@@ -92,12 +92,12 @@ impl Candidate {
             SourceError::of(PrepareCode::IoError, &message)
         })?;
         let query = match target {
-            Target::Tracked => git
+            CandidateTarget::Tracked => git
                 .track
                 .as_deref()
                 .map_or(RefQuery::Head, RefQuery::Branch),
-            Target::Named(name) => RefQuery::BranchOrTag(name),
-            Target::Commit(id) => {
+            CandidateTarget::Named(name) => RefQuery::BranchOrTag(name),
+            CandidateTarget::Commit(id) => {
                 let fetch = (git, sharing);
                 return Self::fetch_commit(fetch, id.clone(), None, temp, interrupt, deadline);
             }

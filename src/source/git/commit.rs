@@ -25,7 +25,7 @@ use gix::bstr::BString;
 /// alone (and for those of the symbolic links it reports, under `links: outside-bundles`): only
 /// these bundles can be taken from the commit afterwards.
 #[derive(Debug, Clone)]
-pub enum Wanted<'a> {
+pub enum WantedBundles<'a> {
     /// These folders (see [`bundle_folder`]), each under its limits profile.
     Folders(Vec<(String, Limits)>),
     /// Every folder [`PinnedCommit::bundle_names`] lists under `root`, under `limits`, when
@@ -206,7 +206,7 @@ impl PinnedCommit {
         url: &str,
         revision: &CommitId,
         git_dir: &Path,
-        (links, wanted): (Links, &Wanted<'_>),
+        (links, wanted): (Links, &WantedBundles<'_>),
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
         report: fetch::Report<'_>,
@@ -608,11 +608,11 @@ fn blob_request(
     repo: &gix::Repository,
     commit: gix::ObjectId,
     summary: &Summary,
-    wanted: &Wanted<'_>,
+    wanted: &WantedBundles<'_>,
 ) -> Result<partial::BlobRequest, CommitError> {
     let folders = match wanted {
-        Wanted::Folders(folders) => folders.clone(),
-        Wanted::All { root, limits, max } => {
+        WantedBundles::Folders(folders) => folders.clone(),
+        WantedBundles::All { root, limits, max } => {
             let names = bundle_names(repo, summary.root, *root)?;
             if names.len() > *max {
                 Vec::new()

@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 use crate::descriptor::redact::{self, RedactedUrl};
 use crate::format::pin::CommitId;
 
-use super::answer::Refused;
+use super::answer::AnswerRefusalSlot;
 use super::fetch_error::{FetchError, chain, classify, transport_error};
 use super::options::{POLL_EVERY, Stops, scratch_repository, until, with_connection};
 use super::partial;
@@ -136,7 +136,7 @@ pub fn fetch_commit<E: From<FetchError>>(
         until: until(deadline),
         deadline,
         stop: &stop,
-        refused: Refused::default(),
+        refused: AnswerRefusalSlot::default(),
     };
     std::thread::scope(|scope| {
         let watcher = scope.spawn(|| watch(&root, &done, &stops, report));

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::descriptor::redact::{self, RedactedUrl};
 use crate::format::pin::CommitId;
 
-use super::answer::Refusal;
+use super::answer::AnswerRefusal;
 use super::options::{MAX_OBJECT_BYTES, Stops, is_plain_http};
 use super::partial;
 
@@ -145,7 +145,7 @@ pub enum FetchError {
         /// The redacted URL.
         url: RedactedUrl,
         /// Which answer, and the bound it broke.
-        refusal: Refusal,
+        refusal: AnswerRefusal,
     },
     /// The URL or the pin cannot be used at all.
     #[error("cannot fetch `{url}`: {detail}")]

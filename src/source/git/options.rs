@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::answer::Refused;
+use super::answer::AnswerRefusalSlot;
 use super::transport;
 
 /// The largest object (blob, tree, commit) a fetch accepts, inflated: 100 MiB, the largest
@@ -34,7 +34,7 @@ pub(super) struct Stops<'a> {
     /// The flag gix polls, set by the watcher when either happens.
     pub(super) stop: &'a AtomicBool,
     /// The first answer of the server refused for a bound, if any.
-    pub(super) refused: Refused,
+    pub(super) refused: AnswerRefusalSlot,
 }
 
 impl Stops<'_> {

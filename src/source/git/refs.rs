@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::descriptor::redact::{self, RedactedUrl};
 
-use super::answer::Refused;
+use super::answer::AnswerRefusalSlot;
 use super::fetch_error::{FetchError, chain, transport_error};
 use super::options::{Stops, scratch_repository, until, with_connection};
 use super::redirect::{redirect_error, redirect_target, refused_redirect};
@@ -55,7 +55,7 @@ pub fn resolve_ref(
         until: until(deadline),
         deadline,
         stop: interrupt,
-        refused: Refused::default(),
+        refused: AnswerRefusalSlot::default(),
     };
     let shown = RedactedUrl::new(url);
     let candidates = query.candidates();

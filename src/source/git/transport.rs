@@ -12,7 +12,7 @@ use gix::protocol::transport::client::blocking_io::http::{
     self, GetResponse, Http, PostBodyDataKind, PostResponse,
 };
 
-use super::answer::{Answer, Kind, Refused};
+use super::answer::{Answer, AnswerKind, AnswerRefusalSlot};
 
 /// A transport as gix's own connections hold it.
 pub(super) type Transport =
@@ -28,7 +28,7 @@ pub(super) type Connection<'remote, 'repo> =
 pub(super) fn connect<'remote, 'repo>(
     remote: &'remote gix::Remote<'repo>,
     until: Instant,
-    refused: &Refused,
+    refused: &AnswerRefusalSlot,
 ) -> gix::Result<Connection<'remote, 'repo>> {
     let direction = gix::remote::Direction::Fetch;
     let (url, version) = remote.sanitized_url_and_version(direction)?;
@@ -48,11 +48,11 @@ pub(super) fn connect<'remote, 'repo>(
 struct BoundedHttp {
     inner: http::reqwest::Remote,
     until: Instant,
-    refused: Refused,
+    refused: AnswerRefusalSlot,
 }
 
 impl BoundedHttp {
-    fn answer<R: std::io::Read>(&self, body: R, kind: Kind) -> Answer<R> {
+    fn answer<R: std::io::Read>(&self, body: R, kind: AnswerKind) -> Answer<R> {
         Answer::new(body, kind, self.until, self.refused.clone())
     }
 }
@@ -82,7 +82,7 @@ impl Http for BoundedHttp {
         let GetResponse { headers, body } = self.inner.get(url, base_url, headers)?;
         Ok(GetResponse {
             headers,
-            body: self.answer(body, Kind::Advertisement),
+            body: self.answer(body, AnswerKind::Advertisement),
         })
     }
 
@@ -98,9 +98,9 @@ impl Http for BoundedHttp {
             .map(|line| line.as_ref().to_owned())
             .collect();
         let kind = if asks_v2(&headers) {
-            Kind::Command
+            AnswerKind::Command
         } else {
-            Kind::Fetch
+            AnswerKind::Fetch
         };
         let PostResponse {
             post_body,
