@@ -30,6 +30,7 @@ pub enum CandidateTarget {
 impl CandidateTarget {
     /// `--to`'s value: a full commit id, or a branch or tag name. Refused (with the reason)
     /// when it is neither, such as an abbreviated id or a name Git would refuse.
+    // A `String`: the caller refuses the argument with it (one kind, `--to` invalid), only shown.
     pub fn parse(value: &str) -> Result<CandidateTarget, String> {
         let looks_like_id = value.len() >= 7 && value.bytes().all(|b| b.is_ascii_hexdigit());
         if looks_like_id {
