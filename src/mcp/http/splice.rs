@@ -25,6 +25,7 @@ use hyper::body::{Body as _, Bytes, Frame, SizeHint};
 use hyper::{Response, StatusCode};
 
 use super::Body;
+use super::replies::{full, plain};
 
 /// How many bodies of snapshots no longer served are kept (for replayed streams).
 const RETIRED: usize = 8;
@@ -198,9 +199,9 @@ pub(crate) async fn response(splicer: &Arc<Splicer>, response: Response<Body>) -
         Err(never) => match never {},
     };
     match splicer.splice(&bytes) {
-        Ok(None) => Response::from_parts(parts, super::full(bytes)),
-        Ok(Some(spliced)) => Response::from_parts(parts, super::full(spliced)),
-        Err(Missing) => super::plain(
+        Ok(None) => Response::from_parts(parts, full(bytes)),
+        Ok(Some(spliced)) => Response::from_parts(parts, full(spliced)),
+        Err(Missing) => plain(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the answer refers to a snapshot no longer held; send the request again\n",
         ),
