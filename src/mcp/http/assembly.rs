@@ -52,7 +52,7 @@ pub(super) async fn serve(
         .map_err(|e| ServeError::Listen(options.listen, e))?;
     let loopback = options.listen.ip().is_loopback();
     // The server's own origins on loopback are known only once the port is.
-    let guard = guard::Guard::new(
+    let guard = guard::HostOriginGuard::new(
         loopback,
         bound.port(),
         tls.is_some(),
@@ -122,7 +122,7 @@ pub(super) async fn serve(
 
 /// rmcp's configuration, the same for every endpoint: the body bound, the `Origin` list of
 /// `guard` (rmcp checks it again), and the `Host` check only on loopback.
-fn rmcp_config(guard: &guard::Guard, loopback: bool) -> StreamableHttpServerConfig {
+fn rmcp_config(guard: &guard::HostOriginGuard, loopback: bool) -> StreamableHttpServerConfig {
     let mut config = StreamableHttpServerConfig::default();
     config.max_request_body_bytes = MAX_BODY_BYTES;
     config.allowed_origins = guard.origins().to_vec();

@@ -7,7 +7,7 @@
 use hyper::{StatusCode, header};
 
 use super::replies::{busy, oauth_refusal, token_for_another_endpoint, unauthorized};
-use super::tokens::{self, Verdict};
+use super::tokens::{self, TokenVerdict};
 use super::{Body, Endpoint, Server, oauth};
 use crate::mcp::observe::Caller;
 
@@ -29,9 +29,9 @@ impl Server {
         let agent = endpoint.agent.as_deref();
         if let Some(tokens) = &self.tokens {
             match tokens.authorize(authorization, agent) {
-                Verdict::Allowed(token) => return Ok((token, None)),
-                Verdict::Forbidden => return Err(token_for_another_endpoint()),
-                Verdict::Unauthenticated => {}
+                TokenVerdict::Allowed(token) => return Ok((token, None)),
+                TokenVerdict::Forbidden => return Err(token_for_another_endpoint()),
+                TokenVerdict::Unauthenticated => {}
             }
         }
         let Some(oauth) = &self.oauth else {
@@ -51,18 +51,20 @@ impl Server {
         let outcome = oauth.authorize(token, &endpoint.path, agent).await;
         self.metrics.oauth_validation(outcome.label());
         match outcome {
-            oauth::Outcome::Allowed(principal) => Ok((Some(principal.key), Some(principal.caller))),
-            oauth::Outcome::NoRule => Err(oauth_refusal(
+            oauth::OAuthVerdict::Allowed(principal) => {
+                Ok((Some(principal.key), Some(principal.caller)))
+            }
+            oauth::OAuthVerdict::NoRule => Err(oauth_refusal(
                 StatusCode::FORBIDDEN,
                 &challenge(Some("insufficient_scope")),
                 true,
             )),
-            oauth::Outcome::Invalid(_) => Err(oauth_refusal(
+            oauth::OAuthVerdict::Invalid(_) => Err(oauth_refusal(
                 StatusCode::UNAUTHORIZED,
                 &challenge(Some("invalid_token")),
                 true,
             )),
-            oauth::Outcome::NoKeys => Err(busy(
+            oauth::OAuthVerdict::NoKeys => Err(busy(
                 "the identity provider's keys are not in yet; try again later",
             )),
         }
@@ -75,7 +77,10 @@ impl Server {
             None => true,
             Some(tokens) => {
                 let authorization = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes());
-                matches!(tokens.authorize(authorization, None), Verdict::Allowed(_))
+                matches!(
+                    tokens.authorize(authorization, None),
+                    TokenVerdict::Allowed(_)
+                )
             }
         }
     }

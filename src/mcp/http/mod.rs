@@ -166,7 +166,7 @@ struct Server {
     max_sessions: usize,
     metrics: Arc<Metrics>,
     metrics_tokens: Option<Tokens>,
-    guard: guard::Guard,
+    guard: guard::HostOriginGuard,
     in_flight: Arc<limits::InFlight>,
     body_timeout: Duration,
     oauth: Option<Arc<oauth::ResourceServer>>,

@@ -67,10 +67,12 @@ pub(super) fn busy(message: &str) -> Response<Body> {
 }
 
 /// 400 or 403: the `Host` or `Origin` checks ([`guard`]) refused the request.
-pub(super) fn guard_refusal(refusal: guard::Refusal) -> Response<Body> {
+pub(super) fn guard_refusal(refusal: guard::GuardRefusal) -> Response<Body> {
     let status = match refusal {
-        guard::Refusal::BadHost | guard::Refusal::Repeated => StatusCode::BAD_REQUEST,
-        guard::Refusal::ForeignHost | guard::Refusal::ForeignOrigin => StatusCode::FORBIDDEN,
+        guard::GuardRefusal::BadHost | guard::GuardRefusal::Repeated => StatusCode::BAD_REQUEST,
+        guard::GuardRefusal::ForeignHost | guard::GuardRefusal::ForeignOrigin => {
+            StatusCode::FORBIDDEN
+        }
     };
     error(status, refusal.message())
 }

@@ -117,8 +117,8 @@ impl Server {
             Some(_) => Ok(None),
             None => match self.in_flight.enter(token) {
                 Ok(flight) => Ok(Some(flight)),
-                Err(limits::Busy::Token) => Err(too_many_in_flight_for_token()),
-                Err(limits::Busy::Server) => {
+                Err(limits::InFlightFull::Token) => Err(too_many_in_flight_for_token()),
+                Err(limits::InFlightFull::Server) => {
                     Err(busy("too many requests in flight; try again later"))
                 }
             },

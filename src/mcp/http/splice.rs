@@ -36,17 +36,17 @@ pub(crate) struct Splicer {
     /// `"skillfold-splice-<nonce>-`: how every placeholder begins once rmcp has serialised it.
     tag: String,
     finder: memchr::memmem::Finder<'static>,
-    entries: Mutex<Entries>,
+    entries: Mutex<PrebuiltBodies>,
 }
 
 #[derive(Debug, Default)]
-struct Entries {
+struct PrebuiltBodies {
     next: u64,
-    list: Vec<Entry>,
+    list: Vec<PrebuiltBody>,
 }
 
 #[derive(Debug)]
-struct Entry {
+struct PrebuiltBody {
     id: u64,
     /// The output's JSON text, as the snapshot holds it (`structuredContent`).
     json: Arc<str>,
@@ -79,7 +79,7 @@ impl Splicer {
         Some(Splicer {
             finder: memchr::memmem::Finder::new(tag.as_bytes()).into_owned(),
             tag,
-            entries: Mutex::new(Entries::default()),
+            entries: Mutex::new(PrebuiltBodies::default()),
         })
     }
 
@@ -108,7 +108,7 @@ impl Splicer {
                     entries.list.remove(oldest);
                 }
                 let string = serde_json::to_string(&**json).unwrap_or_default();
-                entries.list.push(Entry {
+                entries.list.push(PrebuiltBody {
                     id,
                     json: Arc::clone(json),
                     string: Bytes::from(string),

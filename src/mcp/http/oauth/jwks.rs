@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::Url;
 
-use super::validate::{self, Key};
+use super::validate::{self, IssuerKey};
 use crate::mcp::http::metrics::Metrics;
 
 /// The bound on one discovery or key set fetch, from the request to the last byte.
@@ -48,7 +48,7 @@ pub struct KeyCache {
     issuer: String,
     origin: Url,
     client: reqwest::Client,
-    keys: RwLock<Option<Arc<Vec<Key>>>>,
+    keys: RwLock<Option<Arc<Vec<IssuerKey>>>>,
     /// When the last fetch for an unknown `kid` started (for the cool-down).
     last_unknown_kid: Mutex<Option<Instant>>,
     /// Serialises fetches, so an unknown `kid` arriving many times fetches once.
@@ -94,7 +94,7 @@ impl KeyCache {
     }
 
     /// The keys in the cache (`None`: none fetched yet).
-    pub fn keys(&self) -> Option<Arc<Vec<Key>>> {
+    pub fn keys(&self) -> Option<Arc<Vec<IssuerKey>>> {
         self.keys.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
@@ -159,7 +159,7 @@ impl KeyCache {
         }
     }
 
-    async fn fetch(&self) -> Result<Vec<Key>, String> {
+    async fn fetch(&self) -> Result<Vec<IssuerKey>, String> {
         let jwks_uri = self.discover().await?;
         let document = self.get_json(&jwks_uri).await?;
         let keys = validate::parse_key_set(&document)?;
