@@ -159,6 +159,8 @@ impl KeyCache {
         }
     }
 
+    // Strings, not typed errors, here and in `new`, `discover` and `get_json`: each is only ever
+    // shown (the warning, `/readyz`'s detail, `--oauth`'s refusal at start).
     async fn fetch(&self) -> Result<Vec<IssuerKey>, String> {
         let jwks_uri = self.discover().await?;
         let document = self.get_json(&jwks_uri).await?;
@@ -226,6 +228,7 @@ impl KeyCache {
     }
 }
 
+// A string, not a typed error: the server only shows it (the fetch's reason, via `discover`).
 /// The key set's URL that the metadata `document`, read from `at`, names for `issuer`: its
 /// `issuer` must be `issuer` and its `jwks_uri` a URL on the origin of `at` (the issuer's).
 pub fn jwks_uri(document: &serde_json::Value, issuer: &str, at: &Url) -> Result<Url, String> {

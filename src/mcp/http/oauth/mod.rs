@@ -71,6 +71,7 @@ pub struct ResourceServer {
 
 impl ResourceServer {
     /// A resource server for `config`, reached at `base_url` unless `public_url` says otherwise.
+    // A string, not a typed error: it is only ever shown, as the `message` of `OAuthError`.
     pub fn new(
         config: OAuthConfig,
         base_url: &str,

@@ -134,6 +134,7 @@ impl IssuerKey {
 
 /// The usable keys of a JWKS document; keys of other types, curves, uses or operations are left
 /// out (a key set may hold encryption keys and algorithms this server does not verify).
+// A string, not a typed error: it is only ever shown (the key cache's warning and `/readyz`).
 pub fn parse_key_set(document: &Value) -> Result<Vec<IssuerKey>, String> {
     let keys = document
         .get("keys")
