@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::Url;
 
-use super::validate::{self, Key};
+use super::validate::{self, IssuerKey};
 use crate::mcp::http::metrics::Metrics;
 
 /// The bound on one discovery or key set fetch, from the request to the last byte.
@@ -49,7 +49,7 @@ pub struct KeyCache {
     /// The issuer parsed: its origin is the one every fetch stays on.
     issuer_url: Url,
     client: reqwest::Client,
-    keys: RwLock<Option<Arc<Vec<Key>>>>,
+    keys: RwLock<Option<Arc<Vec<IssuerKey>>>>,
     /// When the last fetch for an unknown `kid` started (for the cool-down).
     last_unknown_kid: Mutex<Option<Instant>>,
     /// Serialises fetches, so an unknown `kid` arriving many times fetches once.
@@ -96,7 +96,7 @@ impl KeyCache {
     }
 
     /// The keys in the cache (`None`: none fetched yet).
-    pub fn keys(&self) -> Option<Arc<Vec<Key>>> {
+    pub fn keys(&self) -> Option<Arc<Vec<IssuerKey>>> {
         self.keys.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
@@ -161,7 +161,9 @@ impl KeyCache {
         }
     }
 
-    async fn fetch(&self) -> Result<Vec<Key>, String> {
+    // Strings, not typed errors, here and in `new`, `discover` and `get_json`: each is only ever
+    // shown (the warning, `/readyz`'s detail, `--oauth`'s refusal at start).
+    async fn fetch(&self) -> Result<Vec<IssuerKey>, String> {
         let jwks_uri = self.discover().await?;
         let document = self.get_json(&jwks_uri).await?;
         let keys = validate::parse_key_set(&document)?;
@@ -228,6 +230,7 @@ impl KeyCache {
     }
 }
 
+// A string, not a typed error: the server only shows it (the fetch's reason, via `discover`).
 /// The key set's URL that the metadata `document`, read from `at`, names for `issuer`: its
 /// `issuer` must be `issuer` and its `jwks_uri` a URL on the origin of `at` (the issuer's).
 pub fn jwks_uri(document: &serde_json::Value, issuer: &str, at: &Url) -> Result<Url, String> {
