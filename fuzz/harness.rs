@@ -2795,7 +2795,7 @@ const GIT_ANSWER_BOUNDS: crate::source::git::answer::LineBounds =
         lines: 64,
     };
 
-/// What an answer's lines come to, read independently of [`crate::source::git::answer::Lines`]
+/// What an answer's lines come to, read independently of [`crate::source::git::answer::PktLines`]
 /// (the whole input at once, packet by packet): the bound it breaks, if any. Bytes before the
 /// pack count, framing included; each packet counts as a line once its four length digits have
 /// come; the pack begins after v2's `packfile` header (as it is, or on side-band channel 1), at
@@ -2805,14 +2805,14 @@ const GIT_ANSWER_BOUNDS: crate::source::git::answer::LineBounds =
 fn git_answer_reference(
     pack_after: crate::source::git::answer::PackAfter,
     data: &[u8],
-) -> Result<(), crate::source::git::answer::Over> {
-    use crate::source::git::answer::{Over, PackAfter};
+) -> Result<(), crate::source::git::answer::LineBoundBroken> {
+    use crate::source::git::answer::{LineBoundBroken, PackAfter};
     let bounds = GIT_ANSWER_BOUNDS;
     let mut counted = 0u64;
     let mut count = |n: usize| {
         counted += n as u64;
         if counted > bounds.bytes {
-            Err(Over::Bytes(bounds.bytes))
+            Err(LineBoundBroken::Bytes(bounds.bytes))
         } else {
             Ok(())
         }
@@ -2836,7 +2836,7 @@ fn git_answer_reference(
         }
         lines += 1;
         if lines > bounds.lines {
-            return Err(Over::Lines(bounds.lines));
+            return Err(LineBoundBroken::Lines(bounds.lines));
         }
         at += 4;
         let payload_len = len.saturating_sub(4);
@@ -2880,17 +2880,23 @@ fn git_answer_reference(
 pub fn git_answer(data: &[u8]) {
     use std::io::Read as _;
 
-    use crate::source::git::answer::{Answer, Kind, Lines, Refusal, Refused};
+    use crate::source::git::answer::{
+        Answer, AnswerKind, AnswerRefusal, AnswerRefusalSlot, PktLines,
+    };
     let [which, piece, answer @ ..] = data else {
         return;
     };
-    let kind = [Kind::Advertisement, Kind::Command, Kind::Fetch][usize::from(*which % 3)];
+    let kind = [
+        AnswerKind::Advertisement,
+        AnswerKind::Command,
+        AnswerKind::Fetch,
+    ][usize::from(*which % 3)];
     let piece = usize::from(*piece).max(1);
     let whole = {
-        let mut lines = Lines::new(kind.pack_after(), GIT_ANSWER_BOUNDS);
+        let mut lines = PktLines::new(kind.pack_after(), GIT_ANSWER_BOUNDS);
         lines.take(answer)
     };
-    let mut lines = Lines::new(kind.pack_after(), GIT_ANSWER_BOUNDS);
+    let mut lines = PktLines::new(kind.pack_after(), GIT_ANSWER_BOUNDS);
     let pieces = answer.chunks(piece).try_for_each(|c| lines.take(c));
     assert_eq!(pieces, whole, "pieces of {piece} bytes");
     assert_eq!(
@@ -2910,7 +2916,7 @@ pub fn git_answer(data: &[u8]) {
         }
     }
     let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
-    let refused = Refused::default();
+    let refused = AnswerRefusalSlot::default();
     let mut reader = Answer::with_bounds(
         Pieces(answer, piece),
         kind,
@@ -2934,7 +2940,7 @@ pub fn git_answer(data: &[u8]) {
                 "{} bytes",
                 out.len()
             );
-            assert_eq!(refused.get(), Some(Refusal { answer: kind, over }));
+            assert_eq!(refused.get(), Some(AnswerRefusal { answer: kind, over }));
             assert!(
                 std::io::BufRead::fill_buf(&mut reader).is_err(),
                 "read again"

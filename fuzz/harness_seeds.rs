@@ -373,7 +373,7 @@ fn git_answer_seeds_hold_the_invariants() {
 #[cfg(feature = "git")]
 #[test]
 fn git_answer_seeds_reach_each_verdict() {
-    use crate::source::git::answer::{Kind, LineBounds, Lines, Over};
+    use crate::source::git::answer::{AnswerKind, LineBoundBroken, LineBounds, PktLines};
     let want = [
         ("v2-capabilities", "within"),
         ("v1-advertisement", "within"),
@@ -387,15 +387,19 @@ fn git_answer_seeds_reach_each_verdict() {
         ("flood-of-flushes", "lines"),
     ];
     assert_outcomes("git_answer", &want, |bytes| {
-        let kind = [Kind::Advertisement, Kind::Command, Kind::Fetch][usize::from(bytes[0] % 3)];
+        let kind = [
+            AnswerKind::Advertisement,
+            AnswerKind::Command,
+            AnswerKind::Fetch,
+        ][usize::from(bytes[0] % 3)];
         let bounds = LineBounds {
             bytes: 4096,
             lines: 64,
         };
-        match Lines::new(kind.pack_after(), bounds).take(&bytes[2..]) {
+        match PktLines::new(kind.pack_after(), bounds).take(&bytes[2..]) {
             Ok(()) => "within",
-            Err(Over::Bytes(_)) => "bytes",
-            Err(Over::Lines(_)) => "lines",
+            Err(LineBoundBroken::Bytes(_)) => "bytes",
+            Err(LineBoundBroken::Lines(_)) => "lines",
         }
         .to_owned()
     });

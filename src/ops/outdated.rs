@@ -32,8 +32,9 @@ use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::{GitSource, OciSource, Plan, Source};
 use crate::format::bundle::Bundle;
 use crate::format::pin::Pin;
+use crate::source::error::SourceError;
 use crate::source::git::approved::{self, ApprovedSource};
-use crate::source::git::candidate::{Candidate, SourceError, Target};
+use crate::source::git::candidate::{Candidate, CandidateTarget};
 use crate::source::git::commit::TakeError;
 use crate::source::oci::candidate::{self as image, ImageCandidate, ImageTakeError, PulledImage};
 use crate::support::error_code::ErrorCode;
@@ -192,7 +193,7 @@ struct Heads<'p> {
 }
 
 /// A tracked branch (`None`: the remote's `HEAD`) of a URL, under a `links` policy.
-type HeadKey<'a> = approved::FetchKey<'a, Option<&'a str>>;
+type HeadKey<'a> = approved::SharedFetchKey<'a, Option<&'a str>>;
 
 impl<'p> Heads<'p> {
     fn new(sources: impl Iterator<Item = &'p GitSource>) -> Self {
@@ -223,7 +224,13 @@ impl<'p> Heads<'p> {
                     .copied()
                     .filter(|other| Self::key(other) == key)
                     .collect();
-                let head = Candidate::fetch(git, &Target::Tracked, &sharing, interrupt, deadline);
+                let head = Candidate::fetch(
+                    git,
+                    &CandidateTarget::Tracked,
+                    &sharing,
+                    interrupt,
+                    deadline,
+                );
                 self.fetched.push((key, head));
                 self.fetched.len() - 1
             }
@@ -242,7 +249,7 @@ fn git_source<'p>(
         location: git.location.clone(),
         kind: SourceKind::Git,
         url: git.shown.as_str().to_owned(),
-        tracking: Some(Target::Tracked.describe(git)),
+        tracking: Some(CandidateTarget::Tracked.describe(git)),
         pinned: git.revision.to_string(),
         head: None,
         bundles: Vec::new(),

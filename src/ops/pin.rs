@@ -17,7 +17,7 @@ use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::source::code::PrepareCode;
 use crate::source::git::commit::{
-    CommitError, PinnedCommit, SeenLink, TakeError, Wanted, bundle_folder,
+    CommitError, PinnedCommit, SeenLink, TakeError, WantedBundles, bundle_folder,
 };
 use crate::support::error_code::ErrorCode;
 use crate::support::{escape, json_text};
@@ -206,7 +206,7 @@ pub fn pin(
         links,
     } = policy;
     let folders: Vec<String> = names.iter().map(|n| bundle_folder(root, n)).collect();
-    let wanted = Wanted::Folders(folders.iter().map(|f| (f.clone(), limits)).collect());
+    let wanted = WantedBundles::Folders(folders.iter().map(|f| (f.clone(), limits)).collect());
     let (_temp, commit, signer) = fetch(url, revision, trust, (links, &wanted), stop)?;
     let (listed, more) = commit.check_links(&folders)?;
     let mut bundles = Vec::new();
@@ -244,7 +244,7 @@ pub fn pin_all(
         trust,
         links,
     } = policy;
-    let wanted = Wanted::All {
+    let wanted = WantedBundles::All {
         root,
         limits,
         max: MAX_ALL,
@@ -320,7 +320,7 @@ fn fetch(
     url: &str,
     revision: &CommitId,
     trust: Option<&TrustPolicy>,
-    policy: (LinksPolicy, &Wanted<'_>),
+    policy: (LinksPolicy, &WantedBundles<'_>),
     stop: Stop<'_>,
 ) -> Result<(tempfile::TempDir, PinnedCommit, Option<Signer>), PinError> {
     let shown = RedactedUrl::new(url);

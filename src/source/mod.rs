@@ -7,6 +7,8 @@
 //! - [`oci`]: the OCI image format skillfold writes and reads (manifest, config, the
 //!   reproducible layer tar), the strict reader of pulled layers and, with feature `oci`, the
 //!   pull of a digest-pinned image with its registry credentials.
+//! - [`error`] (feature `git`): [`error::SourceError`], why one source (Git or OCI) could not
+//!   be used, as `outdated` and `update` report it.
 //! - [`signature`]: a pinned commit's signature against the source's trust policy (SSH and
 //!   OpenPGP, in-process), from the fetched commit or the one a manifest keeps.
 //! - [`origin`]: the origin (scheme, host, port) every credential is scoped to.
@@ -16,6 +18,8 @@
 //! The steps are driven by [`crate::ops::prepare`] (and `pin`, `outdated`, `update`).
 
 pub mod code;
+#[cfg(feature = "git")]
+pub mod error;
 #[cfg(feature = "git")]
 pub mod git;
 pub mod oci;

@@ -45,8 +45,9 @@ use crate::format::version::VersionLabel;
 use crate::ops::check::CheckError;
 use crate::ops::outdated::{Images, Taken};
 use crate::source::code::PrepareCode;
+use crate::source::error::SourceError;
 use crate::source::git::approved::{self, ApprovedSource};
-use crate::source::git::candidate::{Candidate, SourceError, Target};
+use crate::source::git::candidate::{Candidate, CandidateTarget};
 use crate::source::git::commit::bundle_folder;
 use crate::support::error_code::{ErrorCode, ExitClass};
 use crate::support::escape;
@@ -312,7 +313,7 @@ pub fn update(request: &Request<'_>, interrupt: &AtomicBool) -> Result<UpdateRep
 
 /// A selected source and what it moves to.
 enum Selected<'p> {
-    Git(&'p GitSource, Target),
+    Git(&'p GitSource, CandidateTarget),
     Oci(&'p OciSource, ImageTarget),
 }
 
@@ -400,8 +401,8 @@ fn select<'p>(
         match source {
             Source::Git(git) => {
                 let target = match to {
-                    None => Target::Tracked,
-                    Some(to) => Target::parse(to).map_err(invalid(&git.location))?,
+                    None => CandidateTarget::Tracked,
+                    Some(to) => CandidateTarget::parse(to).map_err(invalid(&git.location))?,
                 };
                 selected.push(Selected::Git(git, target));
             }
@@ -424,7 +425,7 @@ fn select<'p>(
 /// The review of `git` moved to `target`, and its new pins when every check passes.
 fn git_update<'p>(
     git: &'p GitSource,
-    target: &Target,
+    target: &CandidateTarget,
     fetches: &mut Fetches<'p>,
     placeholder: &dyn Fn(usize) -> bool,
     interrupt: &AtomicBool,
@@ -447,7 +448,7 @@ fn git_update<'p>(
         Ok(candidate) if candidate.id == git.revision => None,
         Ok(_) => Some(fetches.get(
             git,
-            &Target::Commit(git.revision.clone()),
+            &CandidateTarget::Commit(git.revision.clone()),
             interrupt,
             deadline,
         )),
@@ -549,12 +550,12 @@ fn oci_update(
 /// same (its target, or its pinned commit for the diff).
 struct Fetches<'p> {
     /// Every selected Git source and its target.
-    selected: Vec<(&'p GitSource, Target)>,
+    selected: Vec<(&'p GitSource, CandidateTarget)>,
     done: Vec<(FetchKey<'p>, Result<Candidate, SourceError>)>,
 }
 
 /// A URL, a target (a tracked branch as that branch), and a `links` policy.
-type FetchKey<'a> = approved::FetchKey<'a, Target>;
+type FetchKey<'a> = approved::SharedFetchKey<'a, CandidateTarget>;
 
 impl<'p> Fetches<'p> {
     fn new(selected: &[Selected<'p>]) -> Self {
@@ -574,7 +575,7 @@ impl<'p> Fetches<'p> {
     fn get(
         &mut self,
         git: &'p GitSource,
-        target: &Target,
+        target: &CandidateTarget,
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
     ) -> usize {
@@ -587,7 +588,8 @@ impl<'p> Fetches<'p> {
             .iter()
             .filter(|(other, other_target)| {
                 approved::fetch_key(other, resolved(other, other_target)) == key
-                    || approved::fetch_key(other, Target::Commit(other.revision.clone())) == key
+                    || approved::fetch_key(other, CandidateTarget::Commit(other.revision.clone()))
+                        == key
             })
             .map(|(other, _)| *other)
             .chain(std::iter::once(git))
@@ -599,9 +601,11 @@ impl<'p> Fetches<'p> {
 }
 
 /// The target as a fetch key: a tracked branch is that branch of that source.
-fn resolved(git: &GitSource, target: &Target) -> Target {
+fn resolved(git: &GitSource, target: &CandidateTarget) -> CandidateTarget {
     match (target, &git.track) {
-        (Target::Tracked, Some(branch)) => Target::Named(format!("refs/heads/{branch}")),
+        (CandidateTarget::Tracked, Some(branch)) => {
+            CandidateTarget::Named(format!("refs/heads/{branch}"))
+        }
         _ => target.clone(),
     }
 }

@@ -4,18 +4,18 @@
 //! advertisement) and the lines of a `fetch` answer that come before its pack (`acknowledgments`,
 //! `shallow-info`, `wanted-refs`) whole, into memory, at whatever pace the server sets. So every
 //! answer body passes through [`Answer`] first, which follows the pkt-line framing of the bytes
-//! it hands on ([`Lines`]: four hex digits of length, the length itself included, then the
+//! it hands on ([`PktLines`]: four hex digits of length, the length itself included, then the
 //! payload; `0000`, `0001` and `0002` are the flush, delimiter and end packets) and refuses the
 //! answer once its lines run past [`MAX_LINES_BYTES`] or [`MAX_LINES`], before gix has read the
 //! bytes that broke the bound. It stops counting where the pack begins — after protocol v2's
 //! `packfile` section header, at the first side-band line of pack data (band 1) in v0/v1, or at
 //! the first bytes that are not a pkt-line length (a pack sent without side-band): gix reads
 //! nothing but a pack past that point, and the pack has bounds of its own (see
-//! [`super::partial`] and [`super::fetch::MAX_OBJECT_BYTES`]).
+//! [`super::partial`] and [`super::options::MAX_OBJECT_BYTES`]).
 //!
 //! Every read, pack included, first checks the fetch's overall deadline: a server that floods
 //! lines gix works through slowly, or that trickles them, is stopped at the deadline whatever
-//! gix does with each line. The refusal is kept where the fetcher finds it ([`Refused`]), since
+//! gix does with each line. The refusal is kept where the fetcher finds it ([`AnswerRefusalSlot`]), since
 //! gix passes a reader's error on only as text.
 
 use std::io::{BufRead, Read};
@@ -36,23 +36,23 @@ const CHUNK: usize = 64 * 1024;
 
 /// The bound an answer broke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Over {
+pub enum LineBoundBroken {
     /// More than this many bytes of lines.
     Bytes(u64),
     /// More than this many lines.
     Lines(u64),
 }
 
-impl std::fmt::Display for Over {
+impl std::fmt::Display for LineBoundBroken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Over::Bytes(max) => write!(f, "more than {max} bytes of protocol lines"),
-            Over::Lines(max) => write!(f, "more than {max} protocol lines"),
+            LineBoundBroken::Bytes(max) => write!(f, "more than {max} bytes of protocol lines"),
+            LineBoundBroken::Lines(max) => write!(f, "more than {max} protocol lines"),
         }
     }
 }
 
-/// The bounds of [`Lines`] ([`MAX_LINES_BYTES`] and [`MAX_LINES`], smaller in tests).
+/// The bounds of [`PktLines`] ([`MAX_LINES_BYTES`] and [`MAX_LINES`], smaller in tests).
 #[derive(Debug, Clone, Copy)]
 pub struct LineBounds {
     /// Bytes of lines.
@@ -120,7 +120,7 @@ const NEXT: At = At::Length {
 /// The pkt-line framing of one answer, byte by byte, with the count of its lines and their bytes
 /// before the pack (see the module doc). Pure: no I/O, so it is fuzzed alone.
 #[derive(Debug, Clone)]
-pub struct Lines {
+pub struct PktLines {
     at: At,
     pack_after: PackAfter,
     bytes: u64,
@@ -128,10 +128,10 @@ pub struct Lines {
     bounds: LineBounds,
 }
 
-impl Lines {
+impl PktLines {
     /// The framing of a new answer whose pack begins as `pack_after` says, under `bounds`.
-    pub fn new(pack_after: PackAfter, bounds: LineBounds) -> Lines {
-        Lines {
+    pub fn new(pack_after: PackAfter, bounds: LineBounds) -> PktLines {
+        PktLines {
             at: NEXT,
             pack_after,
             bytes: 0,
@@ -142,7 +142,7 @@ impl Lines {
 
     /// Follows the next `bytes` of the answer; `Err` as soon as its lines break a bound (the
     /// rest of `bytes` is then not looked at).
-    pub fn take(&mut self, mut bytes: &[u8]) -> Result<(), Over> {
+    pub fn take(&mut self, mut bytes: &[u8]) -> Result<(), LineBoundBroken> {
         while !bytes.is_empty() {
             // Every byte before the pack counts, framing included.
             let step = match self.at {
@@ -155,7 +155,7 @@ impl Lines {
             };
             self.bytes += step as u64;
             if self.bytes > self.bounds.bytes {
-                return Err(Over::Bytes(self.bounds.bytes));
+                return Err(LineBoundBroken::Bytes(self.bounds.bytes));
             }
             let (now, rest) = bytes.split_at(step);
             bytes = rest;
@@ -200,7 +200,7 @@ impl Lines {
     }
 
     /// A new packet of length `digits`: counted, and where the framing goes next.
-    fn packet(&mut self, digits: [u8; 4]) -> Result<At, Over> {
+    fn packet(&mut self, digits: [u8; 4]) -> Result<At, LineBoundBroken> {
         let Some(len) = length(digits) else {
             // Not a pkt-line: a pack without side-band, where one may begin.
             return Ok(match self.pack_after {
@@ -210,7 +210,7 @@ impl Lines {
         };
         self.lines += 1;
         if self.lines > self.bounds.lines {
-            return Err(Over::Lines(self.bounds.lines));
+            return Err(LineBoundBroken::Lines(self.bounds.lines));
         }
         // `0000`…`0003` are packets without a payload (`0003` is invalid; gix refuses it).
         Ok(match len.checked_sub(4) {
@@ -251,33 +251,33 @@ fn length(digits: [u8; 4]) -> Option<usize> {
 /// Where the first refusal of a fetch's answers is kept, for the fetcher to name it (gix keeps
 /// only the text of a reader's error). Shared by every answer of one fetch.
 #[derive(Debug, Clone, Default)]
-pub struct Refused(Arc<Mutex<Option<Refusal>>>);
+pub struct AnswerRefusalSlot(Arc<Mutex<Option<AnswerRefusal>>>);
 
 /// An answer refused for a bound: which answer, and the bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Refusal {
+pub struct AnswerRefusal {
     /// The answer.
-    pub answer: Kind,
+    pub answer: AnswerKind,
     /// The bound it broke.
-    pub over: Over,
+    pub over: LineBoundBroken,
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for AnswerRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} holds {}", self.answer, self.over)
     }
 }
 
-impl Refused {
+impl AnswerRefusalSlot {
     /// The first refusal, if an answer was refused.
-    pub fn get(&self) -> Option<Refusal> {
+    pub fn get(&self) -> Option<AnswerRefusal> {
         *self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn set(&self, refusal: Refusal) {
+    fn set(&self, refusal: AnswerRefusal) {
         let mut slot = self
             .0
             .lock()
@@ -288,7 +288,7 @@ impl Refused {
 
 /// Which request an answer is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum AnswerKind {
     /// `GET …/info/refs`: the capability advertisement (protocol v2) or the ref advertisement.
     Advertisement,
     /// `POST …/git-upload-pack` in protocol v2: a ref listing (`ls-refs`) or a `fetch`.
@@ -297,34 +297,34 @@ pub enum Kind {
     Fetch,
 }
 
-impl Kind {
+impl AnswerKind {
     /// Where the pack of such an answer begins.
     pub fn pack_after(self) -> PackAfter {
         match self {
-            Kind::Advertisement => PackAfter::Never,
-            Kind::Command => PackAfter::Header,
-            Kind::Fetch => PackAfter::SideBand,
+            AnswerKind::Advertisement => PackAfter::Never,
+            AnswerKind::Command => PackAfter::Header,
+            AnswerKind::Fetch => PackAfter::SideBand,
         }
     }
 }
 
-impl std::fmt::Display for Kind {
+impl std::fmt::Display for AnswerKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Kind::Advertisement => "its ref advertisement (`info/refs`)",
-            Kind::Command => "its answer to a ref listing or a fetch (before any pack)",
-            Kind::Fetch => "its answer to a fetch (before the pack)",
+            AnswerKind::Advertisement => "its ref advertisement (`info/refs`)",
+            AnswerKind::Command => "its answer to a ref listing or a fetch (before any pack)",
+            AnswerKind::Fetch => "its answer to a fetch (before the pack)",
         })
     }
 }
 
-/// One answer body, read through its [`Lines`] under the fetch's deadline (see the module doc).
+/// One answer body, read through its [`PktLines`] under the fetch's deadline (see the module doc).
 pub struct Answer<R> {
     inner: R,
-    kind: Kind,
-    lines: Lines,
+    kind: AnswerKind,
+    lines: PktLines,
     until: Instant,
-    refused: Refused,
+    refused: AnswerRefusalSlot,
     buf: Box<[u8]>,
     pos: usize,
     end: usize,
@@ -335,22 +335,27 @@ pub struct Answer<R> {
 impl<R: Read> Answer<R> {
     /// `inner`, the body of the answer to a request of `kind`, to be read before `until`; a
     /// refusal is also kept in `refused`.
-    pub fn new(inner: R, kind: Kind, until: Instant, refused: Refused) -> Answer<R> {
+    pub fn new(
+        inner: R,
+        kind: AnswerKind,
+        until: Instant,
+        refused: AnswerRefusalSlot,
+    ) -> Answer<R> {
         Answer::with_bounds(inner, kind, until, refused, LineBounds::DEFAULT)
     }
 
     /// Like [`Answer::new`], under `bounds`.
     pub fn with_bounds(
         inner: R,
-        kind: Kind,
+        kind: AnswerKind,
         until: Instant,
-        refused: Refused,
+        refused: AnswerRefusalSlot,
         bounds: LineBounds,
     ) -> Answer<R> {
         Answer {
             inner,
             kind,
-            lines: Lines::new(kind.pack_after(), bounds),
+            lines: PktLines::new(kind.pack_after(), bounds),
             until,
             refused,
             buf: Box::default(),
@@ -383,7 +388,7 @@ impl<R: Read> BufRead for Answer<R> {
             }
             let n = self.inner.read(&mut self.buf)?;
             if let Err(over) = self.lines.take(&self.buf[..n]) {
-                let refusal = Refusal {
+                let refusal = AnswerRefusal {
                     answer: self.kind,
                     over,
                 };

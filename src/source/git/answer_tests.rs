@@ -20,14 +20,19 @@ fn bounds(bytes: u64, lines: u64) -> LineBounds {
     LineBounds { bytes, lines }
 }
 
-/// What [`Lines`] makes of `bytes` fed in chunks of `chunk`.
-fn take(kind: Kind, limits: LineBounds, bytes: &[u8], chunk: usize) -> Result<(), Over> {
-    let mut lines = Lines::new(kind.pack_after(), limits);
+/// What [`PktLines`] makes of `bytes` fed in chunks of `chunk`.
+fn take(
+    kind: AnswerKind,
+    limits: LineBounds,
+    bytes: &[u8],
+    chunk: usize,
+) -> Result<(), LineBoundBroken> {
+    let mut lines = PktLines::new(kind.pack_after(), limits);
     bytes.chunks(chunk).try_for_each(|c| lines.take(c))
 }
 
 /// The same verdict whatever the chunks.
-fn verdict(kind: Kind, limits: LineBounds, bytes: &[u8]) -> Result<(), Over> {
+fn verdict(kind: AnswerKind, limits: LineBounds, bytes: &[u8]) -> Result<(), LineBoundBroken> {
     let whole = take(kind, limits, bytes, bytes.len().max(1));
     for chunk in [1, 3, 4, 5, 7, 64] {
         assert_eq!(take(kind, limits, bytes, chunk), whole, "chunks of {chunk}");
@@ -48,14 +53,17 @@ fn an_answer_within_its_bounds_passes_and_one_byte_or_line_more_does_not() {
     let bytes = refs(10);
     let len = bytes.len() as u64;
     // Ten refs and the flush: eleven packets.
-    assert_eq!(verdict(Kind::Command, bounds(len, 11), &bytes), Ok(()));
     assert_eq!(
-        verdict(Kind::Command, bounds(len - 1, 11), &bytes),
-        Err(Over::Bytes(len - 1))
+        verdict(AnswerKind::Command, bounds(len, 11), &bytes),
+        Ok(())
     );
     assert_eq!(
-        verdict(Kind::Command, bounds(len, 10), &bytes),
-        Err(Over::Lines(10))
+        verdict(AnswerKind::Command, bounds(len - 1, 11), &bytes),
+        Err(LineBoundBroken::Bytes(len - 1))
+    );
+    assert_eq!(
+        verdict(AnswerKind::Command, bounds(len, 10), &bytes),
+        Err(LineBoundBroken::Lines(10))
     );
 }
 
@@ -63,12 +71,12 @@ fn an_answer_within_its_bounds_passes_and_one_byte_or_line_more_does_not() {
 fn flush_and_delimiter_packets_count_as_lines() {
     let floods = b"0000".repeat(100);
     assert_eq!(
-        verdict(Kind::Advertisement, bounds(1 << 20, 99), &floods),
-        Err(Over::Lines(99))
+        verdict(AnswerKind::Advertisement, bounds(1 << 20, 99), &floods),
+        Err(LineBoundBroken::Lines(99))
     );
     let delimiters = b"0001".repeat(100);
     assert_eq!(
-        verdict(Kind::Command, bounds(1 << 20, 100), &delimiters),
+        verdict(AnswerKind::Command, bounds(1 << 20, 100), &delimiters),
         Ok(())
     );
 }
@@ -81,7 +89,7 @@ fn a_v2_pack_is_not_counted_after_its_packfile_header_however_it_is_sent() {
         bytes.extend(pkt(header));
         bytes.extend(pkt(&pack[..60_000]));
         assert_eq!(
-            verdict(Kind::Command, bounds(100, 10), &bytes),
+            verdict(AnswerKind::Command, bounds(100, 10), &bytes),
             Ok(()),
             "{header:?}"
         );
@@ -91,8 +99,8 @@ fn a_v2_pack_is_not_counted_after_its_packfile_header_however_it_is_sent() {
         let mut bytes = pkt(line);
         bytes.extend(pkt(&pack[..60_000]));
         assert_eq!(
-            verdict(Kind::Command, bounds(1000, 10), &bytes),
-            Err(Over::Bytes(1000)),
+            verdict(AnswerKind::Command, bounds(1000, 10), &bytes),
+            Err(LineBoundBroken::Bytes(1000)),
             "{line:?}"
         );
     }
@@ -102,16 +110,19 @@ fn a_v2_pack_is_not_counted_after_its_packfile_header_however_it_is_sent() {
 fn a_v1_pack_begins_at_its_first_line_of_pack_data_or_without_side_band() {
     let mut sideband = answer(&[b"NAK\n"]);
     sideband.extend(pkt(&[1; 60_000]));
-    assert_eq!(verdict(Kind::Fetch, bounds(100, 10), &sideband), Ok(()));
+    assert_eq!(
+        verdict(AnswerKind::Fetch, bounds(100, 10), &sideband),
+        Ok(())
+    );
     let mut raw = pkt(b"NAK\n");
     raw.extend_from_slice(b"PACK\0\0\0\x02");
     raw.extend([0u8; 60_000]);
-    assert_eq!(verdict(Kind::Fetch, bounds(100, 10), &raw), Ok(()));
+    assert_eq!(verdict(AnswerKind::Fetch, bounds(100, 10), &raw), Ok(()));
     // Progress (channel 2) is no pack: counted.
     let progress = pkt(&[2; 60_000]);
     assert_eq!(
-        verdict(Kind::Fetch, bounds(100, 10), &progress),
-        Err(Over::Bytes(100))
+        verdict(AnswerKind::Fetch, bounds(100, 10), &progress),
+        Err(LineBoundBroken::Bytes(100))
     );
 }
 
@@ -121,8 +132,8 @@ fn an_advertisement_has_no_pack_and_every_byte_of_it_counts() {
         let mut bytes = escape.clone();
         bytes.extend(pkt(&[b'a'; 60_000]));
         assert_eq!(
-            verdict(Kind::Advertisement, bounds(1000, 10), &bytes),
-            Err(Over::Bytes(1000)),
+            verdict(AnswerKind::Advertisement, bounds(1000, 10), &bytes),
+            Err(LineBoundBroken::Bytes(1000)),
             "{escape:?}"
         );
     }
@@ -130,8 +141,8 @@ fn an_advertisement_has_no_pack_and_every_byte_of_it_counts() {
     let mut bytes = b"PACK".to_vec();
     bytes.extend([0u8; 2000]);
     assert_eq!(
-        verdict(Kind::Command, bounds(1000, 10), &bytes),
-        Err(Over::Bytes(1000))
+        verdict(AnswerKind::Command, bounds(1000, 10), &bytes),
+        Err(LineBoundBroken::Bytes(1000))
     );
 }
 
@@ -151,7 +162,12 @@ impl Read for Slow<'_> {
 fn the_reader_hands_on_an_answer_within_bounds_unchanged() {
     let bytes = refs(50);
     let far = Instant::now() + Duration::from_secs(3600);
-    let mut reader = Answer::new(Slow(&bytes), Kind::Command, far, Refused::default());
+    let mut reader = Answer::new(
+        Slow(&bytes),
+        AnswerKind::Command,
+        far,
+        AnswerRefusalSlot::default(),
+    );
     let mut out = Vec::new();
     reader.read_to_end(&mut out).expect("within bounds");
     assert_eq!(out, bytes);
@@ -161,10 +177,10 @@ fn the_reader_hands_on_an_answer_within_bounds_unchanged() {
 fn the_reader_refuses_before_handing_on_the_bytes_past_a_bound_and_keeps_refusing() {
     let bytes = refs(50);
     let far = Instant::now() + Duration::from_secs(3600);
-    let refused = Refused::default();
+    let refused = AnswerRefusalSlot::default();
     let mut reader = Answer::with_bounds(
         Slow(&bytes),
-        Kind::Advertisement,
+        AnswerKind::Advertisement,
         far,
         refused.clone(),
         bounds(1000, 1000),
@@ -175,9 +191,9 @@ fn the_reader_refuses_before_handing_on_the_bytes_past_a_bound_and_keeps_refusin
     assert!(error.to_string().contains("1000 bytes"), "{error}");
     assert_eq!(
         refused.get(),
-        Some(Refusal {
-            answer: Kind::Advertisement,
-            over: Over::Bytes(1000)
+        Some(AnswerRefusal {
+            answer: AnswerKind::Advertisement,
+            over: LineBoundBroken::Bytes(1000)
         })
     );
     assert!(reader.fill_buf().is_err(), "a refusal is final");
@@ -187,8 +203,8 @@ fn the_reader_refuses_before_handing_on_the_bytes_past_a_bound_and_keeps_refusin
 fn the_reader_reads_nothing_past_the_deadline() {
     let bytes = refs(1);
     let past = Instant::now();
-    let refused = Refused::default();
-    let mut reader = Answer::new(Slow(&bytes), Kind::Command, past, refused.clone());
+    let refused = AnswerRefusalSlot::default();
+    let mut reader = Answer::new(Slow(&bytes), AnswerKind::Command, past, refused.clone());
     let error = reader.fill_buf().expect_err("past the deadline");
     assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
     assert_eq!(

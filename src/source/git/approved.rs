@@ -2,7 +2,7 @@
 //! `prepare` (a pin), `outdated` and `update` (a candidate) run this one check, so a review can
 //! never approve what `prepare` refuses (DESIGN §9, "the review path is the prepare path").
 //!
-//! Two halves. Before the fetch, [`FetchKey`] says which sources may share one fetch — the same
+//! Two halves. Before the fetch, [`SharedFetchKey`] says which sources may share one fetch — the same
 //! URL, the same commit (or target) and the same `links` policy, since the policy decides what
 //! the tree walk refuses — and [`wanted`] is what that fetch must bring: the approved folders of
 //! every source that shares it, each under its own limits profile. After the fetch,
@@ -10,7 +10,7 @@
 //! above an approved folder) and lists what is skipped, and [`ApprovedSource::take`] takes each
 //! approved bundle under the source's own limits.
 
-use super::commit::{CommitError, PinnedCommit, SeenLink, TakeError, Wanted, bundle_folder};
+use super::commit::{CommitError, PinnedCommit, SeenLink, TakeError, WantedBundles, bundle_folder};
 use crate::descriptor::Links;
 use crate::descriptor::plan::GitSource;
 use crate::format::bundle::Bundle;
@@ -18,17 +18,17 @@ use crate::format::pin::Pin;
 
 /// What sources must agree on to share one fetch: the URL, what is fetched (a pinned commit, a
 /// tracked branch, a named target, as the caller spells it) and the `links` policy.
-pub type FetchKey<'a, T> = (&'a str, T, Links);
+pub type SharedFetchKey<'a, T> = (&'a str, T, Links);
 
 /// The key of `git` fetching `target`.
-pub fn fetch_key<T>(git: &GitSource, target: T) -> FetchKey<'_, T> {
+pub fn fetch_key<T>(git: &GitSource, target: T) -> SharedFetchKey<'_, T> {
     (git.url.as_str(), target, git.links)
 }
 
 /// What a fetch shared by `sharing` must bring: the approved folders of each of them, under
 /// each one's limits profile (a folder two sources approve comes once per profile, and the
 /// partial fetch asks for each blob once).
-pub fn wanted<'a>(sharing: impl IntoIterator<Item = &'a GitSource>) -> Wanted<'static> {
+pub fn wanted<'a>(sharing: impl IntoIterator<Item = &'a GitSource>) -> WantedBundles<'static> {
     let mut folders: Vec<(String, crate::format::limits::Limits)> = Vec::new();
     for git in sharing {
         for pin in &git.approved {
@@ -38,7 +38,7 @@ pub fn wanted<'a>(sharing: impl IntoIterator<Item = &'a GitSource>) -> Wanted<'s
             }
         }
     }
-    Wanted::Folders(folders)
+    WantedBundles::Folders(folders)
 }
 
 /// One source's view of a fetched commit, after the source-level checks passed.

@@ -3,25 +3,22 @@
 //! or a full commit id. Names are resolved once from the server's ref listing; the commit is
 //! fetched into a temporary repository exactly as `prepare` fetches a pin, so every check of
 //! the tree applies. Nothing is written outside that directory, which is removed when the
-//! [`Candidate`] is dropped. This module also owns [`SourceError`], the per-source failure both
-//! commands report.
+//! [`Candidate`] is dropped; its failures are [`SourceError`]s.
 
 use std::sync::atomic::AtomicBool;
-
-use serde::Serialize;
 
 use crate::descriptor::plan::GitSource;
 use crate::format::pin::CommitId;
 use crate::source::code::PrepareCode;
+use crate::source::error::SourceError;
 use crate::source::git::approved;
 use crate::source::git::commit::PinnedCommit;
-use crate::source::git::fetch::{self, RefQuery};
-use crate::support::error_code::{Coded, ErrorCode};
+use crate::source::git::refs::{self, RefQuery};
 use crate::support::escape;
 
 /// Which commit to look at.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum CandidateTarget {
     /// The head of the source's `track` branch, or the remote's `HEAD`.
     Tracked,
     /// A branch, else a tag, of that name (resolved once to a full id).
@@ -30,13 +27,14 @@ pub enum Target {
     Commit(CommitId),
 }
 
-impl Target {
+impl CandidateTarget {
     /// `--to`'s value: a full commit id, or a branch or tag name. Refused (with the reason)
     /// when it is neither, such as an abbreviated id or a name Git would refuse.
-    pub fn parse(value: &str) -> Result<Target, String> {
+    // A `String`: the caller refuses the argument with it (one kind, `--to` invalid), only shown.
+    pub fn parse(value: &str) -> Result<CandidateTarget, String> {
         let looks_like_id = value.len() >= 7 && value.bytes().all(|b| b.is_ascii_hexdigit());
         if looks_like_id {
-            return CommitId::parse(value).map(Target::Commit).map_err(|_| {
+            return CommitId::parse(value).map(CandidateTarget::Commit).map_err(|_| {
                 format!(
                     "`{}` looks like an abbreviated commit id; give the full id (40 or 64 hex digits), a branch or a tag",
                     escape::text(value)
@@ -44,7 +42,7 @@ impl Target {
             });
         }
         crate::descriptor::plan::check_branch(value)
-            .map(|()| Target::Named(value.to_owned()))
+            .map(|()| CandidateTarget::Named(value.to_owned()))
             .map_err(|why| {
                 format!(
                     "`{}` is neither a full commit id nor a branch or tag name: {why}",
@@ -56,63 +54,13 @@ impl Target {
     /// What is looked at for `git`, as shown: `HEAD`, `refs/heads/<track>`, the name, or the id.
     pub fn describe(&self, git: &GitSource) -> String {
         match self {
-            Target::Tracked => git
+            CandidateTarget::Tracked => git
                 .track
                 .as_ref()
                 .map_or_else(|| "HEAD".to_owned(), |b| format!("refs/heads/{b}")),
-            Target::Named(name) => escape::text(name).to_string(),
-            Target::Commit(id) => id.to_string(),
+            CandidateTarget::Named(name) => escape::text(name).to_string(),
+            CandidateTarget::Commit(id) => id.to_string(),
         }
-    }
-}
-
-/// Why a candidate (or anything else about one source) could not be used. Whether trying again
-/// later may succeed is its code's class ([`Coded`]); the report's `retryable` field is written
-/// from the code and nowhere else.
-#[derive(Debug, Clone)]
-pub struct SourceError {
-    /// Stable code.
-    pub code: ErrorCode,
-    /// What went wrong.
-    pub message: String,
-}
-
-impl SourceError {
-    /// An error with `code` and `error`'s text.
-    pub fn of(code: impl Into<ErrorCode>, error: &dyn std::fmt::Display) -> Self {
-        SourceError {
-            code: code.into(),
-            message: error.to_string(),
-        }
-    }
-
-    /// An error with `error`'s code and text.
-    pub fn from_error<E: Coded + std::fmt::Display>(error: &E) -> Self {
-        SourceError::of(error.error_code(), error)
-    }
-}
-
-impl Coded for SourceError {
-    fn error_code(&self) -> ErrorCode {
-        self.code
-    }
-}
-
-impl Serialize for SourceError {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        /// The report's shape: `{code, message, retryable}`.
-        #[derive(Serialize)]
-        struct Wire<'a> {
-            code: ErrorCode,
-            message: &'a str,
-            retryable: bool,
-        }
-        Wire {
-            code: self.code,
-            message: &self.message,
-            retryable: self.is_retryable(),
-        }
-        .serialize(serializer)
     }
 }
 
@@ -134,7 +82,7 @@ impl Candidate {
     /// [`approved::wanted`]), under `git`'s `links` policy.
     pub fn fetch(
         git: &GitSource,
-        target: &Target,
+        target: &CandidateTarget,
         sharing: &[&GitSource],
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
@@ -145,17 +93,17 @@ impl Candidate {
             SourceError::of(PrepareCode::IoError, &message)
         })?;
         let query = match target {
-            Target::Tracked => git
+            CandidateTarget::Tracked => git
                 .track
                 .as_deref()
                 .map_or(RefQuery::Head, RefQuery::Branch),
-            Target::Named(name) => RefQuery::BranchOrTag(name),
-            Target::Commit(id) => {
+            CandidateTarget::Named(name) => RefQuery::BranchOrTag(name),
+            CandidateTarget::Commit(id) => {
                 let fetch = (git, sharing);
                 return Self::fetch_commit(fetch, id.clone(), None, temp, interrupt, deadline);
             }
         };
-        let (object, name) = fetch::resolve_ref(
+        let (object, name) = refs::resolve_ref(
             &git.url,
             query,
             &temp.path().join("refs.git"),

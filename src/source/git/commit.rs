@@ -5,7 +5,8 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use super::fetch::{self, FetchError, FetchPath};
+use super::fetch::{self, FetchPath};
+use super::fetch_error::FetchError;
 use super::partial;
 use super::select;
 use super::tree::{self, Summary, TreeError};
@@ -24,7 +25,7 @@ use gix::bstr::BString;
 /// alone (and for those of the symbolic links it reports, under `links: outside-bundles`): only
 /// these bundles can be taken from the commit afterwards.
 #[derive(Debug, Clone)]
-pub enum Wanted<'a> {
+pub enum WantedBundles<'a> {
     /// These folders (see [`bundle_folder`]), each under its limits profile.
     Folders(Vec<(String, Limits)>),
     /// Every folder [`PinnedCommit::bundle_names`] lists under `root`, under `limits`, when
@@ -41,7 +42,7 @@ pub enum Wanted<'a> {
 
 /// A commit whose whole tree passed the policy walk.
 pub struct PinnedCommit {
-    fetched: fetch::Fetched,
+    fetched: fetch::FetchedCommit,
     summary: Summary,
     /// The links policy it was fetched under: with `outside-bundles` the tree may hold links,
     /// and every bundle taken is checked for one inside or above it.
@@ -205,7 +206,7 @@ impl PinnedCommit {
         url: &str,
         revision: &CommitId,
         git_dir: &Path,
-        (links, wanted): (Links, &Wanted<'_>),
+        (links, wanted): (Links, &WantedBundles<'_>),
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
         report: fetch::Report<'_>,
@@ -335,13 +336,13 @@ impl PinnedCommit {
             Descent::Absent => return Ok(None),
             Descent::Tree(tree, path) => (tree, path),
         };
-        struct Frame {
+        struct LinkSearchFrame {
             entries: Vec<(BString, EntryKind, gix::ObjectId)>,
             next: usize,
             path_len: usize,
         }
         let mut seen = std::collections::HashSet::from([tree]);
-        let mut stack = vec![Frame {
+        let mut stack = vec![LinkSearchFrame {
             entries: self.entries(tree)?,
             next: 0,
             path_len: path.len(),
@@ -364,7 +365,7 @@ impl PinnedCommit {
                     }
                     let entries = self.entries(id)?;
                     read += entries.len();
-                    stack.push(Frame {
+                    stack.push(LinkSearchFrame {
                         entries,
                         next: 0,
                         path_len: path.len(),
@@ -376,25 +377,9 @@ impl PinnedCommit {
         Ok(None)
     }
 
-    /// The entries of tree `id`: name, kind, object.
-    fn entries(
-        &self,
-        id: gix::ObjectId,
-    ) -> Result<Vec<(BString, gix::objs::tree::EntryKind, gix::ObjectId)>, TreeError> {
-        let repo = &self.fetched.repo;
-        let object = repo
-            .find_object(id)
-            .map_err(|e| tree::object_error(id, &e))?;
-        gix::objs::TreeRefIter::from_bytes(&object.data, repo.object_hash())
-            .map(|entry| {
-                let entry = entry.map_err(|e| tree::object_error(id, &e))?;
-                Ok((
-                    entry.filename.to_owned(),
-                    entry.mode.kind(),
-                    entry.oid.to_owned(),
-                ))
-            })
-            .collect()
+    /// The entries of tree `id` (see [`tree_entries`]).
+    fn entries(&self, id: gix::ObjectId) -> Result<Vec<TreeEntry>, TreeError> {
+        tree_entries(&self.fetched.repo, id)
     }
 
     /// The target of the link whose blob is `id`, escaped; a blob longer than any path is not
@@ -548,6 +533,26 @@ enum Descent {
     Absent,
 }
 
+/// One entry of a tree: its name (the bytes the tree holds), kind and object.
+type TreeEntry = (BString, gix::objs::tree::EntryKind, gix::ObjectId);
+
+/// The entries of tree `id` in `repo`, in the tree's order.
+fn tree_entries(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<TreeEntry>, TreeError> {
+    let object = repo
+        .find_object(id)
+        .map_err(|e| tree::object_error(id, &e))?;
+    gix::objs::TreeRefIter::from_bytes(&object.data, repo.object_hash())
+        .map(|entry| {
+            let entry = entry.map_err(|e| tree::object_error(id, &e))?;
+            Ok((
+                entry.filename.to_owned(),
+                entry.mode.kind(),
+                entry.oid.to_owned(),
+            ))
+        })
+        .collect()
+}
+
 /// The folder of bundle `name` in the repository.
 pub fn bundle_folder(root: Option<&RootPath>, name: &SkillName) -> String {
     match root {
@@ -567,22 +572,7 @@ fn bundle_names(
 
     // Names are matched as the bytes the tree holds: a lossy reading would take `sk\x80` for
     // the root `sk\u{fffd}`.
-    let entries =
-        |id: gix::ObjectId| -> Result<Vec<(BString, EntryKind, gix::ObjectId)>, CommitError> {
-            let object = repo
-                .find_object(id)
-                .map_err(|e| tree::object_error(id, &e))?;
-            gix::objs::TreeRefIter::from_bytes(&object.data, repo.object_hash())
-                .map(|entry| {
-                    let entry = entry.map_err(|e| tree::object_error(id, &e))?;
-                    Ok((
-                        entry.filename.to_owned(),
-                        entry.mode.kind(),
-                        entry.oid.to_owned(),
-                    ))
-                })
-                .collect()
-        };
+    let entries = |id: gix::ObjectId| tree_entries(repo, id);
     let mut folder = tree;
     for segment in root.into_iter().flat_map(RootPath::segments) {
         match entries(folder)?
@@ -618,11 +608,11 @@ fn blob_request(
     repo: &gix::Repository,
     commit: gix::ObjectId,
     summary: &Summary,
-    wanted: &Wanted<'_>,
+    wanted: &WantedBundles<'_>,
 ) -> Result<partial::BlobRequest, CommitError> {
     let folders = match wanted {
-        Wanted::Folders(folders) => folders.clone(),
-        Wanted::All { root, limits, max } => {
+        WantedBundles::Folders(folders) => folders.clone(),
+        WantedBundles::All { root, limits, max } => {
             let names = bundle_names(repo, summary.root, *root)?;
             if names.len() > *max {
                 Vec::new()

@@ -5,7 +5,10 @@
 //! - [`fetch`]: fetch the pinned commit into a throwaway bare repository, isolated from the
 //!   user's Git configuration except the credential helpers, with a fallback for servers that
 //!   refuse a want-by-id; [`partial`] fetches its trees first and then only the blobs of the
-//!   approved bundles, when the server allows it. [`transport`] connects, every HTTP(S)
+//!   approved bundles, when the server allows it. [`options`] holds what every connection runs
+//!   under (isolated configuration, object bound, deadline), [`redirect`] follows HTTP(S)
+//!   redirects by gix's rules, [`fetch_error`] says why a fetch failed, and [`refs`] resolves a
+//!   branch, tag or `HEAD` from the server's ref listing. [`transport`] connects, every HTTP(S)
 //!   answer read through [`answer`]: bounded in lines before its pack, and cut off at the
 //!   fetch's deadline.
 //! - [`tree`]: walk the whole tree of the commit once per distinct tree object, bounded in
@@ -21,8 +24,12 @@ pub mod approved;
 pub mod candidate;
 pub mod commit;
 pub mod fetch;
+pub mod fetch_error;
 pub mod lfs;
+mod options;
 pub mod partial;
+mod redirect;
+pub mod refs;
 pub mod select;
 #[cfg(test)]
 mod test_repo;

@@ -27,7 +27,7 @@ use std::num::NonZeroU32;
 use gix::odb::pack::Bundle;
 use gix::protocol::fetch::{Arguments, Negotiate, Response, Shallow, Tags, negotiate};
 
-use super::fetch::{MAX_OBJECT_BYTES, Stops, transport_options};
+use super::options::{MAX_OBJECT_BYTES, Stops, transport_options};
 use super::tree::MAX_TREE_ENTRIES;
 
 /// The most objects the pack of a commit fetched at depth 1 may announce: one per entry its
@@ -316,7 +316,7 @@ impl Pack<'_> {
             ),
             ..Default::default()
         };
-        let over: Cell<Option<Over>> = Cell::new(None);
+        let over: Cell<Option<PackBoundBroken>> = Cell::new(None);
         let mut wants = Wants {
             ids: self.wants,
             filter: self.filter,
@@ -324,7 +324,7 @@ impl Pack<'_> {
         let result = gix::protocol::fetch(
             &mut wants,
             |pack, progress, interrupt| {
-                let mut bounded = Bounded::new(pack, self.limit, &over);
+                let mut bounded = BoundedPack::new(pack, self.limit, &over);
                 Bundle::write_to_directory(
                     &mut bounded,
                     Some(&pack_dir),
@@ -352,15 +352,17 @@ impl Pack<'_> {
             },
         );
         match (over.take(), self.limit) {
-            (Some(Over::Objects(objects)), _) => return Err(PackError::TooManyObjects(objects)),
-            (Some(Over::Bytes(max)), Limit::Blobs(bounds)) => {
+            (Some(PackBoundBroken::Objects(objects)), _) => {
+                return Err(PackError::TooManyObjects(objects));
+            }
+            (Some(PackBoundBroken::Bytes(max)), Limit::Blobs(bounds)) => {
                 return Err(PackError::OverBounds(format!(
                     "the pack of {} requested blob(s) runs past {max} bytes, more than the \
                      bundles' limits allow them together",
                     bounds.objects
                 )));
             }
-            (Some(Over::Bytes(_)), Limit::Commit) | (None, _) => {}
+            (Some(PackBoundBroken::Bytes(_)), Limit::Commit) | (None, _) => {}
         }
         match (result, self.limit) {
             (Err(e), Limit::Blobs(bounds)) if e.is_resource_exhausted() => {
@@ -423,7 +425,7 @@ impl Negotiate for Wants<'_> {
 
 /// The bound a pack stream broke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Over {
+enum PackBoundBroken {
     /// Its header announced this many objects, more than [`Limit::objects`].
     Objects(u32),
     /// It ran past this many bytes ([`Limit::pack_bytes`]).
@@ -434,18 +436,22 @@ enum Over {
 /// more objects than [`Limit::objects`] or it runs past [`Limit::pack_bytes`] — both seen in the
 /// bytes it is about to hand on, so that gix never reads a header or an object past a bound
 /// (however much of the pack one read brings: a whole small pack fits in one).
-struct Bounded<'a> {
+struct BoundedPack<'a> {
     inner: &'a mut dyn BufRead,
     max_objects: u64,
     max_bytes: Option<u64>,
     seen: u64,
     header: [u8; 12],
-    over: &'a Cell<Option<Over>>,
+    over: &'a Cell<Option<PackBoundBroken>>,
 }
 
-impl<'a> Bounded<'a> {
-    fn new(inner: &'a mut dyn BufRead, limit: Limit, over: &'a Cell<Option<Over>>) -> Self {
-        Bounded {
+impl<'a> BoundedPack<'a> {
+    fn new(
+        inner: &'a mut dyn BufRead,
+        limit: Limit,
+        over: &'a Cell<Option<PackBoundBroken>>,
+    ) -> Self {
+        BoundedPack {
             inner,
             max_objects: limit.objects(),
             max_bytes: limit.pack_bytes(),
@@ -455,26 +461,26 @@ impl<'a> Bounded<'a> {
         }
     }
 
-    fn refuse(&self, over: Over) -> std::io::Error {
+    fn refuse(&self, over: PackBoundBroken) -> std::io::Error {
         self.over.set(Some(over));
         let why = match over {
-            Over::Objects(objects) => format!(
+            PackBoundBroken::Objects(objects) => format!(
                 "the pack announces {objects} objects, more than the {} it may hold",
                 self.max_objects
             ),
-            Over::Bytes(max) => format!("the pack runs past {max} bytes"),
+            PackBoundBroken::Bytes(max) => format!("the pack runs past {max} bytes"),
         };
         std::io::Error::other(why)
     }
 }
 
-impl Read for Bounded<'_> {
+impl Read for BoundedPack<'_> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         super::answer::read_buffered(self, out)
     }
 }
 
-impl BufRead for Bounded<'_> {
+impl BufRead for BoundedPack<'_> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         if let Some(over) = self.over.get() {
             return Err(self.refuse(over));
@@ -486,7 +492,7 @@ impl BufRead for Bounded<'_> {
         if let Some(max) = max_bytes
             && seen + len > max
         {
-            over = Some(Over::Bytes(max));
+            over = Some(PackBoundBroken::Bytes(max));
         }
         if seen < 12 {
             // The header's bytes among those about to be handed on (the same bytes again if
@@ -502,7 +508,7 @@ impl BufRead for Bounded<'_> {
                     self.header[11],
                 ]);
                 if u64::from(count) > max_objects {
-                    over = Some(Over::Objects(count));
+                    over = Some(PackBoundBroken::Objects(count));
                 }
             }
         }

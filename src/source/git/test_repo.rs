@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// One tree entry: mode as Git writes it (`40000` for trees), name, object id (hex).
-pub type Entry<'a> = (&'a str, &'a [u8], &'a str);
+pub type RawTreeEntry<'a> = (&'a str, &'a [u8], &'a str);
 
 /// A temporary bare repository.
 pub struct TestRepo {
@@ -26,7 +26,7 @@ impl TestRepo {
     }
 
     /// A tree of `entries` exactly as given: no sorting, no checks.
-    pub fn tree(&self, entries: &[Entry<'_>]) -> String {
+    pub fn tree(&self, entries: &[RawTreeEntry<'_>]) -> String {
         let mut raw = Vec::new();
         for (mode, name, id) in entries {
             raw.extend_from_slice(mode.as_bytes());

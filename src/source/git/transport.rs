@@ -12,7 +12,7 @@ use gix::protocol::transport::client::blocking_io::http::{
     self, GetResponse, Http, PostBodyDataKind, PostResponse,
 };
 
-use super::answer::{Answer, Kind, Refused};
+use super::answer::{Answer, AnswerKind, AnswerRefusalSlot};
 
 /// A transport as gix's own connections hold it.
 pub(super) type Transport =
@@ -28,14 +28,14 @@ pub(super) type Connection<'remote, 'repo> =
 pub(super) fn connect<'remote, 'repo>(
     remote: &'remote gix::Remote<'repo>,
     until: Instant,
-    refused: &Refused,
+    refused: &AnswerRefusalSlot,
 ) -> gix::Result<Connection<'remote, 'repo>> {
     let direction = gix::remote::Direction::Fetch;
     let (url, version) = remote.sanitized_url_and_version(direction)?;
     if !matches!(url.scheme, gix::url::Scheme::Http | gix::url::Scheme::Https) {
         return remote.connect(direction);
     }
-    let answers = Bounded {
+    let answers = BoundedHttp {
         inner: http::reqwest::Remote::default(),
         until,
         refused: refused.clone(),
@@ -45,14 +45,14 @@ pub(super) fn connect<'remote, 'repo>(
 }
 
 /// gix's reqwest client, each answer body wrapped in an [`Answer`].
-struct Bounded {
+struct BoundedHttp {
     inner: http::reqwest::Remote,
     until: Instant,
-    refused: Refused,
+    refused: AnswerRefusalSlot,
 }
 
-impl Bounded {
-    fn answer<R: std::io::Read>(&self, body: R, kind: Kind) -> Answer<R> {
+impl BoundedHttp {
+    fn answer<R: std::io::Read>(&self, body: R, kind: AnswerKind) -> Answer<R> {
         Answer::new(body, kind, self.until, self.refused.clone())
     }
 }
@@ -68,7 +68,7 @@ fn asks_v2<S: AsRef<str>>(headers: &[S]) -> bool {
     })
 }
 
-impl Http for Bounded {
+impl Http for BoundedHttp {
     type Headers = <http::reqwest::Remote as Http>::Headers;
     type ResponseBody = Answer<<http::reqwest::Remote as Http>::ResponseBody>;
     type PostBody = <http::reqwest::Remote as Http>::PostBody;
@@ -82,7 +82,7 @@ impl Http for Bounded {
         let GetResponse { headers, body } = self.inner.get(url, base_url, headers)?;
         Ok(GetResponse {
             headers,
-            body: self.answer(body, Kind::Advertisement),
+            body: self.answer(body, AnswerKind::Advertisement),
         })
     }
 
@@ -98,9 +98,9 @@ impl Http for Bounded {
             .map(|line| line.as_ref().to_owned())
             .collect();
         let kind = if asks_v2(&headers) {
-            Kind::Command
+            AnswerKind::Command
         } else {
-            Kind::Fetch
+            AnswerKind::Fetch
         };
         let PostResponse {
             post_body,

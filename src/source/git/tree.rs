@@ -135,7 +135,7 @@ crate::coded_by_code!(TreeError);
 
 /// Paths of one kind of entry found by the walk: the first few, and how many there are.
 #[derive(Debug, Clone, Default)]
-pub struct Found {
+pub struct FoundPaths {
     /// The first [`MAX_REPORTED`] paths, in the order the walk met them (raw bytes).
     pub paths: Vec<BString>,
     /// The object each of `paths` names (a link's target blob, a gitlink's commit).
@@ -144,7 +144,7 @@ pub struct Found {
     pub count: usize,
 }
 
-impl Found {
+impl FoundPaths {
     fn push(&mut self, path: impl FnOnce() -> BString, id: gix::ObjectId) {
         self.count += 1;
         if self.paths.len() < MAX_REPORTED {
@@ -160,9 +160,9 @@ pub struct Summary {
     /// The root tree of the commit.
     pub root: gix::ObjectId,
     /// Symbolic links.
-    pub symlinks: Found,
+    pub symlinks: FoundPaths,
     /// Gitlinks (submodules) and entries of unknown mode.
-    pub gitlinks: Found,
+    pub gitlinks: FoundPaths,
     /// Entries of the distinct tree objects.
     pub entries: usize,
 }
@@ -245,8 +245,8 @@ impl<'a> Walker<'a> {
             bounds,
             summary: Summary {
                 root,
-                symlinks: Found::default(),
-                gitlinks: Found::default(),
+                symlinks: FoundPaths::default(),
+                gitlinks: FoundPaths::default(),
                 entries: 0,
             },
             tree_bytes: 0,

@@ -19,7 +19,8 @@
 //! `pgp` crate against the keyring of `openpgp_keys`, by a primary key flagged for signing or a
 //! subkey whose newest binding carries the signing flag and a back-signature that verifies (as
 //! gpg requires), and the key must be valid (not revoked, created, not expired) at the
-//! signature's creation time, at the committer time and now (gpg judges the first and the last).
+//! signature's creation time, at the committer time and now (gpg judges the first and the last):
+//! the module `openpgp`.
 //! The verdict: unsigned → `signature_missing`; a signature that does not verify over the
 //! payload, or a commit whose payload is ambiguous → `signature_invalid`; a valid signature by a
 //! key not allowed (or a format the policy lists no keys for) → `signer_not_allowed`; X.509
@@ -30,10 +31,15 @@
 //! `signatures_not_built`), so nothing here is ever asked to judge a signature.
 
 #[cfg(feature = "signatures")]
-use crate::descriptor::signers::{AllowedSigners, NotAllowed, OpenPgpKeys};
+use crate::descriptor::signers::{AllowedSigners, NotAllowed};
 use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::source::code::PrepareCode;
 use crate::support::escape;
+
+#[cfg(feature = "signatures")]
+mod openpgp;
+#[cfg(feature = "signatures")]
+use openpgp::OpenPgpRefusal;
 
 /// The namespace Git signs commits in.
 #[cfg(feature = "signatures")]
@@ -131,7 +137,18 @@ pub fn verify(
             .openpgp
             .as_ref()
             .ok_or_else(|| no_keys(commit.clone(), "OpenPGP", "openpgp_keys"))?;
-        verify_openpgp(commit, text, payload, committed_at, keys)
+        openpgp::verify(text, payload, committed_at, keys).map_err(|refusal| match refusal {
+            OpenPgpRefusal::Invalid(reason) => SignatureError::Invalid { commit, reason },
+            OpenPgpRefusal::NotAllowed {
+                fingerprint,
+                reason,
+            } => SignatureError::NotAllowed {
+                commit,
+                fingerprint,
+                signers: keys.path.clone(),
+                reason,
+            },
+        })
     } else if text.starts_with("-----BEGIN SIGNED MESSAGE-----")
         || text.starts_with("-----BEGIN PKCS7-----")
         || text.starts_with("-----BEGIN CMS-----")
@@ -197,329 +214,6 @@ fn verify_ssh(
             },
         }),
     }
-}
-
-#[cfg(feature = "signatures")]
-fn verify_openpgp(
-    commit: String,
-    text: &str,
-    payload: &[u8],
-    committed_at: i64,
-    keys: &OpenPgpKeys,
-) -> Result<Signer, SignatureError> {
-    use pgp::composed::Deserializable as _;
-    use pgp::types::KeyDetails as _;
-
-    let invalid = |reason: String| SignatureError::Invalid {
-        commit: commit.clone(),
-        reason,
-    };
-    let (signatures, _) = pgp::composed::DetachedSignature::from_armor_many(text.as_bytes())
-        .map_err(|e| {
-            invalid(format!(
-                "the OpenPGP signature cannot be read: {}",
-                pgp_reason(&e)
-            ))
-        })?;
-    let signatures = signatures.collect::<Result<Vec<_>, _>>().map_err(|e| {
-        invalid(format!(
-            "the OpenPGP signature cannot be read: {}",
-            pgp_reason(&e)
-        ))
-    })?;
-    // gpg reports each signature of the block, and Git refuses more than one status.
-    let [sig] = <[_; 1]>::try_from(signatures).map_err(|signatures| {
-        invalid(format!(
-            "the armored block holds {} signatures, not one",
-            signatures.len()
-        ))
-    })?;
-    // A commit is signed as binary data (0x00); gpg also reads text signatures (0x01) over data,
-    // and nothing else.
-    if !matches!(
-        sig.signature.typ(),
-        Some(pgp::packet::SignatureType::Binary | pgp::packet::SignatureType::Text)
-    ) {
-        return Err(invalid(format!(
-            "it is not a signature over data (its type is {:?})",
-            sig.signature.typ()
-        )));
-    }
-    let signed_at = sig.signature.created().map(|t| i64::from(t.as_secs()));
-    let issuers: Vec<String> = sig
-        .signature
-        .issuer_fingerprint()
-        .iter()
-        .map(|f| format!("{f:X}"))
-        .collect();
-    let issuer_ids: Vec<String> = sig
-        .signature
-        .issuer_key_id()
-        .iter()
-        .map(|k| hex_upper(k.as_ref()))
-        .collect();
-    let mut issuer_listed = false;
-    for key in &keys.keys {
-        let principal = key
-            .details
-            .users
-            .first()
-            .map(|u| String::from_utf8_lossy(u.id.id()).into_owned())
-            .unwrap_or_default();
-        let primary = (
-            format!("{:X}", key.fingerprint()),
-            hex_upper(key.legacy_key_id().as_ref()),
-        );
-        let candidates = std::iter::once((primary, sig.verify(key, payload), None)).chain(
-            key.public_subkeys.iter().map(|sub| {
-                (
-                    (
-                        format!("{:X}", sub.key.fingerprint()),
-                        hex_upper(sub.key.legacy_key_id().as_ref()),
-                    ),
-                    sig.verify(sub, payload),
-                    Some(sub),
-                )
-            }),
-        );
-        for ((fingerprint, id), verdict, subkey) in candidates {
-            if verdict.is_ok() {
-                let may_sign = match subkey {
-                    None => primary_may_sign(key),
-                    Some(subkey) => subkey_may_sign(key, subkey),
-                };
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-                // gpg judges the key at the signature's time and now; Git's committer time is
-                // judged too (the stricter of all three).
-                let judged = may_sign.and_then(|()| {
-                    signed_at
-                        .ok_or_else(|| "the signature has no creation time".to_owned())
-                        .and_then(|signed_at| {
-                            [committed_at, signed_at, now]
-                                .into_iter()
-                                .try_for_each(|at| openpgp_valid_at(key, subkey, at))
-                        })
-                });
-                if let Err(reason) = judged {
-                    return Err(SignatureError::NotAllowed {
-                        commit,
-                        fingerprint,
-                        signers: keys.path.clone(),
-                        reason,
-                    });
-                }
-                return Ok(Signer {
-                    format: "openpgp".into(),
-                    principal,
-                    fingerprint,
-                });
-            }
-            issuer_listed |= issuers.contains(&fingerprint) || issuer_ids.contains(&id);
-        }
-    }
-    if issuer_listed {
-        return Err(SignatureError::Invalid {
-            commit,
-            reason: "it does not verify with the listed key that issued it".into(),
-        });
-    }
-    Err(SignatureError::NotAllowed {
-        commit,
-        fingerprint: issuers
-            .first()
-            .or(issuer_ids.first())
-            .cloned()
-            .unwrap_or_else(|| "an unnamed key".into()),
-        signers: keys.path.clone(),
-        reason: "the key is not in the keyring".into(),
-    })
-}
-
-#[cfg(feature = "signatures")]
-/// Whether the primary key of `key` may make data signatures, as gpg decides it (`ERRSIG … 125`,
-/// wrong key usage, otherwise): its current self-signatures (the newest of each user ID, and the
-/// newest direct-key signature) carry key flags, and every one that does has the signing flag. A
-/// key whose self-signatures carry no key flags is refused (gpg would fall back on what the
-/// algorithm can do: stricter, and documented).
-fn primary_may_sign(key: &pgp::composed::SignedPublicKey) -> Result<(), String> {
-    let newest = |signatures: &[pgp::packet::Signature]| {
-        signatures
-            .iter()
-            .max_by_key(|s| s.created().map(|t| t.as_secs()))
-            .cloned()
-    };
-    let current: Vec<pgp::packet::Signature> = key
-        .details
-        .users
-        .iter()
-        .filter_map(|u| newest(&u.signatures))
-        .chain(newest(&key.details.direct_signatures))
-        .collect();
-    let flagged: Vec<_> = current.iter().filter(|s| has_key_flags(s)).collect();
-    if flagged.is_empty() {
-        return Err(
-            "the primary key's self-signatures carry no key flags, so it is not flagged for signing"
-                .into(),
-        );
-    }
-    if let Some(unflagged) = flagged.iter().find(|s| !s.key_flags().sign()) {
-        return Err(format!(
-            "the primary key is not flagged for signing (its key flags: {})",
-            flag_names(&unflagged.key_flags())
-        ));
-    }
-    Ok(())
-}
-
-#[cfg(feature = "signatures")]
-/// Whether `subkey` of `key` may make data signatures, as gpg decides it: its newest binding
-/// signature carries the signing flag and a primary-key binding signature (0x19, the
-/// "back-signature") made by the subkey that verifies.
-fn subkey_may_sign(
-    key: &pgp::composed::SignedPublicKey,
-    subkey: &pgp::composed::SignedPublicSubKey,
-) -> Result<(), String> {
-    let Some(binding) = subkey
-        .signatures
-        .iter()
-        .filter(|s| s.typ() == Some(pgp::packet::SignatureType::SubkeyBinding))
-        .max_by_key(|s| s.created().map(|t| t.as_secs()))
-    else {
-        return Err("the signing subkey has no binding signature".into());
-    };
-    if !has_key_flags(binding) || !binding.key_flags().sign() {
-        return Err(format!(
-            "the subkey is not flagged for signing (its key flags: {})",
-            flag_names(&binding.key_flags())
-        ));
-    }
-    let Some(back) = binding.embedded_signature() else {
-        return Err("the signing subkey has no back-signature (0x19) in its binding".into());
-    };
-    back.verify_primary_key_binding(&subkey.key, &key.primary_key)
-        .map_err(|e| {
-            format!(
-                "the signing subkey's back-signature does not verify: {}",
-                pgp_reason(&e)
-            )
-        })
-}
-
-#[cfg(feature = "signatures")]
-/// Whether signature `sig` carries a key-flags subpacket in its hashed area.
-fn has_key_flags(sig: &pgp::packet::Signature) -> bool {
-    sig.config().is_some_and(|c| {
-        c.hashed_subpackets()
-            .any(|p| matches!(p.data, pgp::packet::SubpacketData::KeyFlags(_)))
-    })
-}
-
-#[cfg(feature = "signatures")]
-/// `certify, encrypt` — the flags a key carries, for messages.
-fn flag_names(flags: &pgp::packet::KeyFlags) -> String {
-    let names: Vec<&str> = [
-        (flags.certify(), "certify"),
-        (flags.sign(), "sign"),
-        (flags.encrypt_comms(), "encrypt communications"),
-        (flags.encrypt_storage(), "encrypt storage"),
-        (flags.authentication(), "authenticate"),
-    ]
-    .into_iter()
-    .filter_map(|(set, name)| set.then_some(name))
-    .collect();
-    if names.is_empty() {
-        "none".into()
-    } else {
-        names.join(", ")
-    }
-}
-
-#[cfg(feature = "signatures")]
-/// Whether OpenPGP `key` (or its `subkey`) could sign at Unix time `at`, judged from the
-/// self-signatures of the keyring as `gpg` judges a key: not when the primary key or the subkey
-/// is revoked (at any time: a revocation says the key can no longer be trusted, and may be
-/// backdated), and not before the key was created or after the expiry its newest self-signature
-/// sets (a subkey: its newest binding, and the primary key's expiry too).
-fn openpgp_valid_at(
-    key: &pgp::composed::SignedPublicKey,
-    subkey: Option<&pgp::composed::SignedPublicSubKey>,
-    at: i64,
-) -> Result<(), String> {
-    use pgp::packet::SignatureType;
-    use pgp::types::KeyDetails as _;
-
-    if !key.details.revocation_signatures.is_empty() {
-        return Err("the primary key was revoked".into());
-    }
-    let self_signatures = key
-        .details
-        .users
-        .iter()
-        .flat_map(|u| &u.signatures)
-        .chain(&key.details.direct_signatures)
-        .filter(|s| s.is_certification() || s.typ() == Some(SignatureType::Key));
-    window(
-        "the primary key",
-        key.primary_key.created_at().as_secs(),
-        self_signatures,
-        at,
-    )?;
-    let Some(subkey) = subkey else {
-        return Ok(());
-    };
-    if subkey
-        .signatures
-        .iter()
-        .any(|s| s.typ() == Some(SignatureType::SubkeyRevocation))
-    {
-        return Err("the signing subkey was revoked".into());
-    }
-    let bindings = subkey
-        .signatures
-        .iter()
-        .filter(|s| s.typ() == Some(SignatureType::SubkeyBinding));
-    window(
-        "the signing subkey",
-        subkey.key.created_at().as_secs(),
-        bindings,
-        at,
-    )
-}
-
-#[cfg(feature = "signatures")]
-/// Whether Unix time `at` lies in the validity window of a key created at `created` whose newest
-/// of `signatures` sets its expiry (none, or zero: it does not expire).
-fn window<'s>(
-    what: &str,
-    created: u32,
-    signatures: impl Iterator<Item = &'s pgp::packet::Signature>,
-    at: i64,
-) -> Result<(), String> {
-    let created = i64::from(created);
-    if at < created {
-        return Err(format!(
-            "{what} was created after the commit (at Unix time {created}, the commit at {at})"
-        ));
-    }
-    let newest = signatures.max_by_key(|s| s.created().map(|t| t.as_secs()));
-    let lifetime = newest
-        .and_then(|s| s.key_expiration_time())
-        .map(|d| i64::from(d.as_secs()))
-        .filter(|&secs| secs > 0);
-    match lifetime {
-        Some(secs) if at >= created.saturating_add(secs) => Err(format!(
-            "{what} expired at Unix time {} and the commit was made at {at}",
-            created.saturating_add(secs)
-        )),
-        _ => Ok(()),
-    }
-}
-
-#[cfg(feature = "signatures")]
-fn hex_upper(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02X}")).collect()
 }
 
 #[cfg(feature = "signatures")]
@@ -716,30 +410,10 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-#[cfg(feature = "signatures")]
-/// What an OpenPGP library error says, for a refusal's message: its first line only (the
-/// library's errors may carry a captured backtrace after it), at most 200 characters.
-fn pgp_reason(error: &dyn std::fmt::Display) -> String {
-    let text = error.to_string();
-    let first = text.lines().next().unwrap_or_default();
-    match first.char_indices().nth(200) {
-        Some((at, _)) => format!("{}…", &first[..at]),
-        None => first.to_owned(),
-    }
-}
-
 crate::coded_by_code!(SignatureError);
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_library_error_is_quoted_by_its_first_line_and_bounded() {
-        let long = format!("{}\n   0: backtrace frame", "x".repeat(300));
-        let reason = super::pgp_reason(&long);
-        assert_eq!(reason, format!("{}…", "x".repeat(200)));
-        assert_eq!(super::pgp_reason(&"short\nframes"), "short");
-    }
-
     use super::*;
 
     const SIGNED: &[u8] = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@e> 1700000000 +0000\ncommitter C <c@e> 1700000123 +0100\ngpgsig -----BEGIN SSH SIGNATURE-----\n U1NIU0lH\n -----END SSH SIGNATURE-----\n\nmessage\n\nbody\n";
