@@ -149,5 +149,3 @@ pub use runtime::tools::ToolAnnotations;
 pub use runtime::tools::export::ToolFormat;
 pub use runtime::tools::{Access, Record, Subject, ToolCode, ToolDefinition, ToolError};
 pub use support::error_code::ErrorCode;
-// The two macros that declare codes, as `crate::error_codes!` / `crate::coded_by_code!`.
-pub(crate) use support::error_code::{coded_by_code, error_codes};

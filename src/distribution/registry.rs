@@ -110,7 +110,7 @@ impl PushError {
     }
 }
 
-crate::coded_by_code!(PushError);
+crate::support::error_code::coded_by_code!(PushError);
 
 /// Pushes `image` to `destination`; returns the manifest digest the registry acknowledged.
 pub fn push(

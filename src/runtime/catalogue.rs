@@ -413,4 +413,4 @@ const _: () = {
     shared::<Catalogue>();
 };
 
-crate::coded_by_code!(CatalogueError);
+crate::support::error_code::coded_by_code!(CatalogueError);

@@ -41,7 +41,13 @@ pub const GIT_NAMESPACE: &str = "git";
 
 /// Why a commit's signature is refused. (Only the verifier of the `signatures` feature refuses;
 /// the type is named in every build.)
-#[cfg_attr(not(feature = "signatures"), allow(dead_code))]
+#[cfg_attr(
+    not(feature = "signatures"),
+    expect(
+        dead_code,
+        reason = "only the verifier of the `signatures` feature refuses"
+    )
+)]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SignatureError {
@@ -728,7 +734,7 @@ fn pgp_reason(error: &dyn std::fmt::Display) -> String {
     }
 }
 
-crate::coded_by_code!(SignatureError);
+crate::support::error_code::coded_by_code!(SignatureError);
 
 #[cfg(test)]
 mod tests {
