@@ -207,10 +207,6 @@ struct Lines {
     status_shown: Mutex<bool>,
     /// When the last transfer line was logged (plain output keeps one every few seconds). Only
     /// the Git fetcher reports transfers.
-    #[cfg_attr(
-        not(feature = "git"),
-        expect(dead_code, reason = "only the Git fetcher reports transfers")
-    )]
     last_transfer: Mutex<Option<std::time::Instant>>,
 }
 

@@ -95,9 +95,9 @@ pub struct OciSource {
     pub limits: Limits,
     /// The tag of the same repository `outdated` and `update` follow (`None`: not tracked).
     // Only `outdated` and `update` (built with the Git fetcher) follow it, through the registry
-    // client (`oci`); every build checks it.
+    // client (`oci`); every build checks it, and a Git build reads it even without `oci`.
     #[cfg_attr(
-        not(all(feature = "git", feature = "oci")),
+        not(feature = "git"),
         expect(dead_code, reason = "only `outdated` and `update` follow a tag")
     )]
     pub track: Option<String>,
