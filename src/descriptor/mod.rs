@@ -263,6 +263,7 @@ impl Links {
         not(feature = "git"),
         expect(dead_code, reason = "only `pin --links` (the Git fetcher) parses one")
     )]
+    // A String: clap's value parser shows it to the operator with the flag; nothing matches it.
     pub fn parse(value: &str) -> Result<Links, String> {
         match value {
             "refuse" => Ok(Links::Refuse),

@@ -23,6 +23,7 @@ pub struct Destination {
 
 impl Destination {
     /// Parses `REGISTRY/REPOSITORY[:TAG]`; a digest is refused (the digest is what `push` makes).
+    // A String: clap's value parser shows it to the operator with the flag; nothing matches it.
     pub fn parse(value: &str) -> Result<Destination, String> {
         if value.contains('@') {
             return Err("give a tag or none; the digest is the image's own".to_owned());

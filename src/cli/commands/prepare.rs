@@ -72,6 +72,7 @@ pub struct FetchTimeoutArg {
     pub fetch_timeout: std::time::Duration,
 }
 
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
 fn parse_fetch_timeout(text: &str) -> Result<std::time::Duration, String> {
     let seconds: f64 = text
         .trim()
