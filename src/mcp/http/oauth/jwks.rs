@@ -12,7 +12,7 @@
 //!
 //! Every fetch is bounded: [`DEADLINE`] overall, at most [`MAX_DOCUMENT_BYTES`] counted while the
 //! body is read, at most [`MAX_REDIRECTS`] redirects, each on the issuer's origin (scheme, host and
-//! port), and `jwks_uri` must be on it too. `https://` is required except for a loopback issuer.
+//! port: [`crate::source::origin::same_origin`]), and `jwks_uri` must be on it too. `https://` is required except for a loopback issuer.
 //! The client is reqwest on rustls with ring, the crypto provider every fetcher of the crate
 //! installs ([`crate::source::tls`]); no credential is sent.
 
@@ -46,7 +46,8 @@ pub const RETRY: Duration = Duration::from_secs(2);
 #[derive(Debug)]
 pub struct KeyCache {
     issuer: String,
-    origin: Url,
+    /// The issuer parsed: its origin is the one every fetch stays on.
+    issuer_url: Url,
     client: reqwest::Client,
     keys: RwLock<Option<Arc<Vec<Key>>>>,
     /// When the last fetch for an unknown `kid` started (for the cool-down).
@@ -61,9 +62,10 @@ pub struct KeyCache {
 impl KeyCache {
     /// A cache for `issuer` (already checked by the configuration), with no keys yet.
     pub fn new(issuer: &str, metrics: Arc<Metrics>) -> Result<KeyCache, String> {
-        let origin = Url::parse(issuer).map_err(|e| format!("the issuer is not a URL ({e})"))?;
+        let issuer_url =
+            Url::parse(issuer).map_err(|e| format!("the issuer is not a URL ({e})"))?;
         crate::source::tls::install_provider();
-        let allowed = origin.clone();
+        let allowed = issuer_url.clone();
         let policy = reqwest::redirect::Policy::custom(move |attempt| {
             if attempt.previous().len() > MAX_REDIRECTS {
                 attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
@@ -83,7 +85,7 @@ impl KeyCache {
             .map_err(|e| format!("cannot build the HTTPS client ({e})"))?;
         Ok(KeyCache {
             issuer: issuer.to_owned(),
-            origin,
+            issuer_url,
             client,
             keys: RwLock::new(None),
             last_unknown_kid: Mutex::new(None),
@@ -172,7 +174,7 @@ impl KeyCache {
     /// The `jwks_uri` of the issuer's metadata.
     async fn discover(&self) -> Result<Url, String> {
         let mut last = String::new();
-        for url in discovery_urls(&self.origin) {
+        for url in discovery_urls(&self.issuer_url) {
             match self.get_json(&url).await {
                 Ok(document) => return jwks_uri(&document, &self.issuer, &url),
                 Err(e) => last = e,
