@@ -78,7 +78,7 @@
 //! Beside the layers: [`prelude`] (the host API, for a glob import) and `testing` (fixtures
 //! shared by unit tests, compiled only under `cfg(test)`).
 //! `scripts/check-layers` (run first by `scripts/test`, so by CI) lists each module's imports and
-//! fails on one that runs up the layers. Read the modules with `cargo doc
+//! fails on one that runs up the layers, or on files that import each other (a circle). Read the modules with `cargo doc
 //! --document-private-items` or in the source, where each opens with a paragraph on what it owns
 //! and which layers it may use.
 
