@@ -3,6 +3,12 @@
 //! `cargo bench --bench call_latency -- SKILL_DIR HASH CALLS`. Prints one JSON line with p50 and
 //! p99 in nanoseconds for `CALLS` calls of the body, after a warm-up.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark's report is what it prints"
+)]
+
 use std::time::Instant;
 
 use serde_json::json;

@@ -10,6 +10,12 @@
 //!
 //! Targets: catalogue build ≤ 1.5× sha256sum; p99 ≤ 20 µs; peak RSS ≤ 40 MiB.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark's report is what it prints"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -10,6 +10,12 @@
 //!   cargo bench --bench serve_http            # release build of skillfold and of this bench
 //!   SESSIONS=16 CALLS=100 cargo bench --bench serve_http
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark's report is what it prints"
+)]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};

@@ -5,6 +5,12 @@
 //! puts in each agent's system prompt and tool list, and serves a `load_skill` call the way a
 //! model would make it, keeping the record for the transcript.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "an example host shows its results on the terminal"
+)]
+
 use std::path::Path;
 
 use serde_json::json;

@@ -7,6 +7,12 @@
 //! A refused call goes back to the model as an error result with its stable code, so the model can
 //! correct itself; the record of what was served stays with the host.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "an example host shows its results on the terminal"
+)]
+
 use std::path::Path;
 
 use serde_json::{Value, json};

@@ -55,7 +55,7 @@ pub use crate::support::error_code::{Code, Coded, ErrorCode, ExitClass};
 
 use crate::support::error_code::codes_of;
 
-crate::error_codes! {
+crate::support::error_code::error_codes! {
     /// The command line's own failures: what ends a command without an error of a library area
     /// (the binary sits above this registry, so its codes are declared here).
     pub enum CommandCode: "command", default Invalid;

@@ -78,7 +78,7 @@
 //! Beside the layers: [`prelude`] (the host API, for a glob import) and `testing` (fixtures
 //! shared by unit tests, compiled only under `cfg(test)`).
 //! `scripts/check-layers` (run first by `scripts/test`, so by CI) lists each module's imports and
-//! fails on one that runs up the layers. Read the modules with `cargo doc
+//! fails on one that runs up the layers, or on files that import each other (a circle). Read the modules with `cargo doc
 //! --document-private-items` or in the source, where each opens with a paragraph on what it owns
 //! and which layers it may use.
 
@@ -149,5 +149,3 @@ pub use runtime::tools::ToolAnnotations;
 pub use runtime::tools::export::ToolFormat;
 pub use runtime::tools::{Access, Record, Subject, ToolCode, ToolDefinition, ToolError};
 pub use support::error_code::ErrorCode;
-// The two macros that declare codes, as `crate::error_codes!` / `crate::coded_by_code!`.
-pub(crate) use support::error_code::{coded_by_code, error_codes};

@@ -1,16 +1,17 @@
 //! Argument handling of the skills-ref compatible commands, reproducing what click 8.5.1 prints
 //! for skills-ref 0.1.1's `agentskills` program: help texts, usage errors (stderr, exit 2),
 //! `--version`, help on stderr when the program gets no arguments, and click's echo (a trailing
-//! newline; ANSI CSI sequences stripped when the stream is not a terminal).
+//! newline; ANSI CSI sequences stripped when the stream is not a terminal), which
+//! [`crate::cli::output::echo`] writes.
 //!
 //! The three commands keep the program name `agentskills` in their usage and help text so that
 //! `skillfold validate …` prints byte for byte what `agentskills validate …` prints. Invoked
 //! under the name `agentskills` (a link to the binary), the whole program is the reference CLI.
 
 use std::ffi::OsString;
-use std::io::{IsTerminal as _, Write as _};
 use std::os::unix::ffi::OsStrExt as _;
 
+use crate::cli::output::echo;
 use crate::skills_ref::python;
 
 /// The reference program's name, which click puts into every usage line.
@@ -89,29 +90,6 @@ impl Cmd {
             self.usage()
         )
     }
-}
-
-/// click's `echo` to stdout or stderr.
-pub fn echo(err: bool, text: &str) {
-    let strip = if err {
-        !std::io::stderr().is_terminal()
-    } else {
-        !std::io::stdout().is_terminal()
-    };
-    let text = if strip {
-        python::strip_ansi(text)
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    };
-    let mut bytes = text.into_owned().into_bytes();
-    bytes.push(b'\n');
-    // Like click, a failed write (a closed pipe) is not reported.
-    let _ = if err {
-        std::io::stderr().lock().write_all(&bytes)
-    } else {
-        let mut out = std::io::stdout().lock();
-        out.write_all(&bytes).and_then(|()| out.flush())
-    };
 }
 
 /// A usage error: usage line, hint, `Error: …`, exit 2.

@@ -8,6 +8,10 @@
 //! - **Diagnostics** go to stderr with [`diag!`], one line at a time. A write error there is
 //!   ignored: stderr closed, full, or a pipe nobody reads any more (a log collector that went
 //!   away) must change neither what the command does nor how it exits.
+//! - **click's echo** ([`echo`]) is the one writer of the skills-ref compatible commands
+//!   (`validate`, `read-properties`, `to-prompt` and their argument errors), which print what
+//!   skills-ref prints byte for byte: no escaping, ANSI sequences stripped off a terminal, and
+//!   any write error ignored, as click does.
 //!
 //! **JSON** goes to stdout with [`print_json`], the one writer of every `--json` report: it is
 //! [`json_text`]'s, which writes the C1 controls, the bidi and zero-width characters and the line
@@ -22,8 +26,9 @@
 
 use std::borrow::Cow;
 use std::fmt::{self, Write as _};
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 
+use crate::skills_ref::python;
 use crate::support::{escape, json_text};
 
 use crate::cli::exit::Exit;
@@ -95,6 +100,31 @@ pub fn finish(exit: Exit, json: bool, report: &impl serde::Serialize) -> Exit {
     } else {
         exit
     }
+}
+
+/// click's `echo` to stdout or stderr, for the skills-ref compatible commands
+/// ([`crate::cli::agentskills`]): `text` and a newline, ANSI CSI sequences stripped when the
+/// stream is not a terminal; like click, a failed write is not reported.
+pub fn echo(err: bool, text: &str) {
+    let strip = if err {
+        !std::io::stderr().is_terminal()
+    } else {
+        !std::io::stdout().is_terminal()
+    };
+    let text = if strip {
+        python::strip_ansi(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    let mut bytes = text.into_owned().into_bytes();
+    bytes.push(b'\n');
+    // Like click, a failed write (a closed pipe) is not reported.
+    let _ = if err {
+        std::io::stderr().lock().write_all(&bytes)
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_all(&bytes).and_then(|()| out.flush())
+    };
 }
 
 /// `line` with every control or reordering character that is still raw written as

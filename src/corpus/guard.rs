@@ -188,7 +188,7 @@ fn host_name() -> String {
         .into_owned()
 }
 
-crate::coded_by_code!(GuardError);
+crate::support::error_code::coded_by_code!(GuardError);
 
 #[cfg(test)]
 mod tests {

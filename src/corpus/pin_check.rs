@@ -100,7 +100,7 @@ impl VerifyError {
     }
 }
 
-crate::coded_by_code!(VerifyError);
+crate::support::error_code::coded_by_code!(VerifyError);
 
 /// Verifies every bundle a manifest records, each read from `<dir>/<name>` under `limits` (the
 /// descriptor's profile) against its pin and recorded files: a staged, published or previous

@@ -567,7 +567,7 @@ fn remove_tree(path: &Path) -> Result<(), CorpusError> {
     Ok(())
 }
 
-crate::coded_by_code!(CorpusError);
+crate::support::error_code::coded_by_code!(CorpusError);
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
 //! The descriptor's codes: reading `skillfold.yaml` and every rule `check` applies to it.
-//! Declared with [`crate::error_codes!`]; documented in `docs/error-codes.md`.
+//! Declared with [`crate::support::error_code::error_codes!`]; documented in `docs/error-codes.md`.
 
-crate::error_codes! {
+crate::support::error_code::error_codes! {
     /// Why a descriptor cannot be read or breaks a rule. Every one is a configuration error.
     ///
     /// ```

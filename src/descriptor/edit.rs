@@ -189,7 +189,13 @@ pub fn locate(text: &str) -> Result<Vec<GitSites>, EditError> {
 /// approved entry's `version` and `hash` — in the order `check` visits them.
 // `update` (the Git fetcher's build) rewrites images; the fuzz target, built without it, edits
 // the Git sites alone.
-#[cfg_attr(not(feature = "git"), allow(dead_code))]
+#[cfg_attr(
+    not(feature = "git"),
+    expect(
+        dead_code,
+        reason = "only `update` (the Git fetcher's build) rewrites images"
+    )
+)]
 pub fn locate_images(text: &str) -> Result<Vec<GitSites>, EditError> {
     locate_kind(text, Kind::Oci)
 }
@@ -198,7 +204,13 @@ pub fn locate_images(text: &str) -> Result<Vec<GitSites>, EditError> {
 #[derive(Clone, Copy)]
 enum Kind {
     Git,
-    #[cfg_attr(not(feature = "git"), allow(dead_code))]
+    #[cfg_attr(
+        not(feature = "git"),
+        expect(
+            dead_code,
+            reason = "only `update` (the Git fetcher's build) rewrites images"
+        )
+    )]
     Oci,
 }
 
@@ -311,7 +323,7 @@ fn get<'n>(node: &'n Node, key: &str) -> Option<&'n Node> {
         .map(|(_, v)| v)
 }
 
-crate::coded_by_code!(EditError);
+crate::support::error_code::coded_by_code!(EditError);
 
 #[cfg(test)]
 mod tests {

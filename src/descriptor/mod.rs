@@ -259,7 +259,11 @@ impl Links {
     /// The policy named `value` (`refuse` or `outside-bundles`).
     // Only `pin`'s `--links` (the Git fetcher) parses one; a build without it reads the
     // descriptor's value through serde.
-    #[cfg_attr(not(feature = "git"), allow(dead_code))]
+    #[cfg_attr(
+        not(feature = "git"),
+        expect(dead_code, reason = "only `pin --links` (the Git fetcher) parses one")
+    )]
+    // A String: clap's value parser shows it to the operator with the flag; nothing matches it.
     pub fn parse(value: &str) -> Result<Links, String> {
         match value {
             "refuse" => Ok(Links::Refuse),
@@ -531,4 +535,4 @@ pub fn json_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Descriptor)).unwrap_or_default()
 }
 
-crate::coded_by_code!(LoadError);
+crate::support::error_code::coded_by_code!(LoadError);

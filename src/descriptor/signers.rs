@@ -176,7 +176,13 @@ pub struct AllowedSigners {
 
 /// Why an allowed-signers file cannot be used. (Only the readers of the `signatures` feature
 /// make one; the descriptor check names the type in every build.)
-#[cfg_attr(not(feature = "signatures"), allow(dead_code))]
+#[cfg_attr(
+    not(feature = "signatures"),
+    expect(
+        dead_code,
+        reason = "only the readers of the `signatures` feature make one"
+    )
+)]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}{}: {message}", crate::support::escape::path(.path), .line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct SignersError {

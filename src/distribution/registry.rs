@@ -25,6 +25,7 @@ pub struct Destination {
 
 impl Destination {
     /// Parses `REGISTRY/REPOSITORY[:TAG]`; a digest is refused (the digest is what `push` makes).
+    // A String: clap's value parser shows it to the operator with the flag; nothing matches it.
     pub fn parse(value: &str) -> Result<Destination, String> {
         if value.contains('@') {
             return Err("give a tag or none; the digest is the image's own".to_owned());
@@ -112,7 +113,7 @@ impl PushError {
     }
 }
 
-crate::coded_by_code!(PushError);
+crate::support::error_code::coded_by_code!(PushError);
 
 /// Pushes `image` to `destination`; returns the manifest digest the registry acknowledged.
 pub fn push(

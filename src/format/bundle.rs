@@ -275,7 +275,7 @@ fn case_collisions(files: &FileSet) -> Vec<Problem> {
         .collect()
 }
 
-crate::coded_by_code!(InvalidBundle, LoadError);
+crate::support::error_code::coded_by_code!(InvalidBundle, LoadError);
 
 #[cfg(test)]
 mod tests {

@@ -1,10 +1,11 @@
 //! The codes of the two areas `format` owns besides the bundle rules ([`ProblemCode`]):
 //! reading a bundle directory ([`ReadCode`]) and checking a bundle against its pin
-//! ([`PinCode`]). Declared with [`crate::error_codes!`]; documented in `docs/error-codes.md`.
+//! ([`PinCode`]). Declared with [`crate::support::error_code::error_codes!`];
+//! documented in `docs/error-codes.md`.
 //!
 //! [`ProblemCode`]: crate::format::problem::ProblemCode
 
-crate::error_codes! {
+crate::support::error_code::error_codes! {
     /// Why a bundle directory could not be read, or was read and breaks the bundle rules.
     pub enum ReadCode: "bundle directory", default Invalid;
     /// The directory does not exist.
@@ -19,7 +20,7 @@ crate::error_codes! {
     InvalidBundle = "invalid_bundle",
 }
 
-crate::error_codes! {
+crate::support::error_code::error_codes! {
     /// Why a bundle does not match its pin `{name, version, hash}`, or a pin's part is refused.
     pub enum PinCode: "pin", default Invalid;
     /// A digest is not 64 lowercase hexadecimal digits.

@@ -154,7 +154,7 @@ impl<'de> serde::Deserialize<'de> for BundleDigest {
     }
 }
 
-crate::coded_by_code!(DigestParseError);
+crate::support::error_code::coded_by_code!(DigestParseError);
 
 #[cfg(test)]
 mod tests {

@@ -20,7 +20,8 @@
 //! - [`bundle`]: a checked bundle (content rules + frontmatter + digest), or every problem.
 //! - [`problem`]: problems with stable codes, paths, bounds and messages; [`code`]: the codes
 //!   of reading a bundle directory and of checking a bundle against its pin (declared with
-//!   [`crate::error_codes!`], the machinery of [`crate::support::error_code`]).
+//!   [`crate::support::error_code::error_codes!`], the machinery of
+//!   [`crate::support::error_code`]).
 
 pub mod bundle;
 pub mod bundle_path;

@@ -27,7 +27,7 @@ pub enum ProblemSeverity {
     Warning,
 }
 
-crate::error_codes! {
+crate::support::error_code::error_codes! {
     /// The stable code of each bundle rule. The string form never changes once released.
     ///
     /// ```

@@ -26,7 +26,10 @@ use crate::format::problem::ProblemCode;
 pub struct RootPath(String);
 
 // Only the Git fetcher and `pin` walk a root; every build checks one.
-#[cfg_attr(not(feature = "git"), allow(dead_code))]
+#[cfg_attr(
+    not(feature = "git"),
+    expect(dead_code, reason = "only the Git fetcher and `pin` walk a root")
+)]
 impl RootPath {
     /// Checks a folder path such as `skills` or `skills/.curated`.
     pub fn parse(path: &str) -> Result<RootPath, PathRefusal> {

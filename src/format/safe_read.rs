@@ -392,7 +392,7 @@ fn describe(kind: FileType) -> &'static str {
     }
 }
 
-crate::coded_by_code!(ReadError);
+crate::support::error_code::coded_by_code!(ReadError);
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
 //! The MCP server's own codes: starting it and reloading its catalogue. Declared with
-//! [`crate::error_codes!`]; documented in `docs/error-codes.md`.
+//! [`crate::support::error_code::error_codes!`]; documented in `docs/error-codes.md`.
 
-crate::error_codes! {
+crate::support::error_code::error_codes! {
     /// Why the server could not start, or a reload kept the previous catalogue.
     pub enum ServeCode: "mcp", default Invalid;
     /// The descriptor has problems.

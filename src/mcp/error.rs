@@ -77,4 +77,4 @@ impl ServeError {
     }
 }
 
-crate::coded_by_code!(ServeError);
+crate::support::error_code::coded_by_code!(ServeError);

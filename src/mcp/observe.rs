@@ -5,7 +5,10 @@
 //! not block.
 
 // Only the HTTP transport has observers; the stdio server builds the records and tells no one.
-#![cfg_attr(not(feature = "http"), allow(dead_code))]
+#![cfg_attr(
+    not(feature = "http"),
+    expect(dead_code, reason = "only the HTTP transport has observers")
+)]
 
 use std::time::Duration;
 

@@ -391,7 +391,7 @@ fn seconds(d: Duration) -> String {
     format!("{:.1} s", d.as_secs_f64())
 }
 
-crate::coded_by_code!(ReloadError);
+crate::support::error_code::coded_by_code!(ReloadError);
 
 #[cfg(test)]
 mod tests {

@@ -86,7 +86,7 @@ impl PinError {
     }
 }
 
-crate::coded_by_code!(PinError);
+crate::support::error_code::coded_by_code!(PinError);
 
 /// What `pin` took from a commit.
 #[derive(Debug)]

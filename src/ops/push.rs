@@ -120,7 +120,7 @@ impl PushError {
     }
 }
 
-crate::coded_by_code!(PushError);
+crate::support::error_code::coded_by_code!(PushError);
 
 /// Verifies the bundles and writes the image.
 pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> {

@@ -326,6 +326,7 @@ impl RuntimeBuilder {
     }
 
     /// A policy hook every catalogue of the runtime applies before it serves a call.
+    // A String: the host's own reason, passed on in the refusal; skillfold never matches it.
     pub fn policy(
         mut self,
         policy: impl Fn(&Access<'_>) -> Result<(), String> + Send + Sync + 'static,

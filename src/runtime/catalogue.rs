@@ -186,6 +186,7 @@ impl Catalogue {
     }
 
     /// Installs a policy hook that sees every resolved call before it is served.
+    // A String: the host's own reason, passed on in the refusal; skillfold never matches it.
     pub fn with_policy(
         mut self,
         policy: impl Fn(&Access<'_>) -> Result<(), String> + Send + Sync + 'static,
@@ -413,4 +414,4 @@ const _: () = {
     shared::<Catalogue>();
 };
 
-crate::coded_by_code!(CatalogueError);
+crate::support::error_code::coded_by_code!(CatalogueError);

@@ -1,8 +1,8 @@
 //! The runtime's codes: loading an agent's bundles into a catalogue. Tool calls have their own
-//! area, [`crate::runtime::tools::ToolCode`]. Declared with [`crate::error_codes!`]; documented
-//! in `docs/error-codes.md`.
+//! area, [`crate::runtime::tools::ToolCode`]. Declared with
+//! [`crate::support::error_code::error_codes!`]; documented in `docs/error-codes.md`.
 
-crate::error_codes! {
+crate::support::error_code::error_codes! {
     /// Why a bundle is not served or a catalogue cannot be built.
     ///
     /// ```

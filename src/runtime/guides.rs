@@ -266,12 +266,14 @@ fn walk(
     }
 }
 
+// A String: the reason a folder is skipped, only listed in the discovery's `skipped`.
 fn read_text(root: &Path, path: &BundlePath) -> Result<String, String> {
     let bytes = safe_read::read_file_beneath(root, path, MAX_FILE_BYTES)
         .map_err(|e| format!("{}: {e}", path.file_name()))?;
     String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8", path.file_name()))
 }
 
+// A String: the reason a folder is skipped, only listed in the discovery's `skipped`.
 fn load(root: &Path, relative: &BundlePath, legacy: bool) -> Result<Guide, String> {
     let skill_md_path =
         relative.join_path(&BundlePath::top("SKILL.md").map_err(|e| e.to_string())?);

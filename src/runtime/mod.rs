@@ -54,6 +54,8 @@ pub struct Runtime {
     /// Per source index: `None` when not loaded (not needed), else its bundles.
     loaded: Vec<Option<Vec<Loaded>>>,
     /// The discovered skills, when a guides folder is configured (or why it could not be read).
+    // A String: why is only shown (a warning of the commands that load a runtime); any failure
+    // means no guides.
     guides: Option<Result<Discovery, String>>,
     /// The bundles of a host's own sources, each for an agent (`None`: every agent).
     custom: Vec<(Option<String>, Vec<Loaded>)>,
@@ -128,6 +130,7 @@ impl Runtime {
     }
 
     /// The discovered skills (`None` when no guides folder is configured).
+    // A String: see the field.
     pub(crate) fn guides(&self) -> Option<&Result<Discovery, String>> {
         self.guides.as_ref()
     }

@@ -1,7 +1,7 @@
 //! The spec tooling's own codes: reading a skill the way skills-ref does ([`SpecCode`]).
-//! Declared with [`crate::error_codes!`]; documented in `docs/error-codes.md`.
+//! Declared with [`crate::support::error_code::error_codes!`]; documented in `docs/error-codes.md`.
 
-crate::error_codes! {
+crate::support::error_code::error_codes! {
     /// Why a skill could not be read or its properties printed. The spec commands exit 1 on
     /// every one, as skills-ref does.
     pub enum SpecCode: "spec", default Retryable;

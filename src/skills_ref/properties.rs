@@ -243,7 +243,7 @@ pub fn write_json(v: &Value, level: usize, out: &mut String) {
     }
 }
 
-crate::coded_by_code!(PropertiesError);
+crate::support::error_code::coded_by_code!(PropertiesError);
 
 #[cfg(test)]
 mod tests {

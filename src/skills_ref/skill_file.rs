@@ -322,7 +322,7 @@ pub fn get<'a>(map: &'a [(String, Value)], key: &str) -> Option<&'a Value> {
     map.iter().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
-crate::coded_by_code!(DirError, SkillMdError);
+crate::support::error_code::coded_by_code!(DirError, SkillMdError);
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,8 @@
 //! The codes of preparation: fetching the pinned commit, walking its tree, taking and verifying
 //! the approved bundles, the corpus on disk and its guard. Declared with
-//! [`crate::error_codes!`]; documented in `docs/error-codes.md`.
+//! [`crate::support::error_code::error_codes!`]; documented in `docs/error-codes.md`.
 
-crate::error_codes! {
+crate::support::error_code::error_codes! {
     /// Why a source could not be prepared (or a commit pinned).
     pub enum PrepareCode: "preparation", default Invalid;
     /// The server could not be reached or the transfer failed.

@@ -37,6 +37,10 @@ impl Origin {
     }
 
     /// The origin of a registry `host[:port]` spoken to over HTTPS, or HTTP when `plain_http`.
+    #[cfg_attr(
+        not(feature = "oci"),
+        expect(dead_code, reason = "only the OCI registry client names a registry")
+    )]
     pub fn registry(registry: &str, plain_http: bool) -> Option<Origin> {
         let scheme = if plain_http { "http" } else { "https" };
         Origin::of(&Url::parse(&format!("{scheme}://{registry}/")).ok()?)
@@ -71,6 +75,10 @@ pub struct Scope {
     port: Option<u16>,
 }
 
+#[cfg_attr(
+    not(feature = "oci"),
+    expect(dead_code, reason = "only the OCI registry client keys credentials")
+)]
 impl Scope {
     /// The key `key`, or `None` when it is not one (another scheme than `http(s)`, no host, a
     /// user name).

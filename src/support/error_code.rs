@@ -2,7 +2,7 @@
 //!
 //! Every refusal skillfold reports carries a `snake_case` code that never changes once released;
 //! scripts, the tools' JSON errors and the docs (`docs/error-codes.md`) rely on it. Each area
-//! declares its codes once, with [`crate::error_codes!`], as an enum with:
+//! declares its codes once, with [`error_codes!`], as an enum with:
 //!
 //! - `ALL`, every code in declaration order (for docs and tests);
 //! - `as_str()`, the stable spelling, also used by `Display` and `Serialize`;
@@ -236,7 +236,8 @@ macro_rules! error_codes {
             /// The exit class a failure with this code implies.
             pub fn exit(self) -> $crate::support::error_code::ExitClass {
                 match self {
-                    $( $name::$variant => $crate::error_codes!(@exit $default $($exit)?), )*
+                    $( $name::$variant =>
+                        $crate::support::error_code::error_codes!(@exit $default $($exit)?), )*
                 }
             }
 
@@ -245,7 +246,7 @@ macro_rules! error_codes {
                 $crate::support::error_code::CodeMeta {
                     area: $area,
                     code: $code,
-                    exit: $crate::error_codes!(@exit $default $($exit)?),
+                    exit: $crate::support::error_code::error_codes!(@exit $default $($exit)?),
                 },
             )*];
 
@@ -298,14 +299,15 @@ macro_rules! error_codes {
     (@exit $default:ident) => { $crate::support::error_code::ExitClass::$default };
     (@exit $default:ident $exit:ident) => { $crate::support::error_code::ExitClass::$exit };
 }
-// Crate-private: every area declares its codes with them; no host does.
+// Crate-private: every area declares its codes with them, naming them by this module's path
+// (`crate::support::error_code::error_codes!`), not through the crate root; no host does.
 pub(crate) use {coded_by_code, error_codes};
 
 #[cfg(test)]
 mod tests {
     use super::{Code, ExitClass};
 
-    crate::error_codes! {
+    crate::support::error_code::error_codes! {
         /// Codes for the test.
         enum Demo: "demo", default Invalid;
         /// Retry.

@@ -57,10 +57,12 @@ pub struct HashArgs {
     limits: Limits,
 }
 
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
 pub(crate) fn parse_limits(s: &str) -> Result<Limits, String> {
     Limits::parse(s).map_err(|e| e.to_string())
 }
 
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
 fn parse_digest(s: &str) -> Result<BundleDigest, String> {
     s.parse()
         .map_err(|e: crate::format::digest::DigestParseError| e.to_string())

@@ -93,14 +93,17 @@ pub struct PinArgs {
     fetch_timeout: super::prepare::FetchTimeoutArg,
 }
 
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
 fn parse_commit(s: &str) -> Result<CommitId, String> {
     CommitId::parse(s).map_err(|e| e.to_string())
 }
 
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
 fn parse_root(s: &str) -> Result<RootPath, String> {
     RootPath::parse(s.trim_end_matches('/')).map_err(|e| format!("`{}`: {e}", escape::text(s)))
 }
 
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
 fn parse_name(s: &str) -> Result<SkillName, String> {
     SkillName::parse(s).map_err(|e| e.to_string())
 }

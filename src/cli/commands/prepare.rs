@@ -72,6 +72,7 @@ pub struct FetchTimeoutArg {
     pub fetch_timeout: std::time::Duration,
 }
 
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
 fn parse_fetch_timeout(text: &str) -> Result<std::time::Duration, String> {
     let seconds: f64 = text
         .trim()
@@ -207,7 +208,6 @@ struct Lines {
     status_shown: Mutex<bool>,
     /// When the last transfer line was logged (plain output keeps one every few seconds). Only
     /// the Git fetcher reports transfers.
-    #[cfg_attr(not(feature = "git"), allow(dead_code))]
     last_transfer: Mutex<Option<std::time::Instant>>,
 }
 

@@ -65,6 +65,7 @@ pub struct PushArgs {
     json: bool,
 }
 
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
 fn parse_platform(value: &str) -> Result<Platform, String> {
     let token =
         |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::skills_ref::properties;
 
-use crate::cli::agentskills::echo;
 use crate::cli::exit::Exit;
+use crate::cli::output::echo;
 
 /// Runs the command on an argument that exists (click checked); returns the exit status.
 pub fn run(arg: &[u8]) -> u8 {

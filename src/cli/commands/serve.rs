@@ -140,6 +140,7 @@ struct HttpArgs {
     max_in_flight_per_token: usize,
 }
 
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
 fn parse_interval(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()

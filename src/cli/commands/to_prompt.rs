@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use crate::skills_ref::{prompt, skill_file::DirError};
 use crate::support::escape;
 
-use crate::cli::agentskills::echo;
 use crate::cli::exit::{self, Exit};
+use crate::cli::output::echo;
 use crate::skills_ref::code::SpecCode;
 
 /// Runs the command on arguments that exist (click checked); returns the exit status.

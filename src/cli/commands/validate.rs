@@ -6,8 +6,8 @@ use std::path::Path;
 
 use crate::skills_ref::{python, validate};
 
-use crate::cli::agentskills::echo;
 use crate::cli::exit::{self, Exit};
+use crate::cli::output::echo;
 use crate::skills_ref::code::SpecCode;
 
 /// Runs the command on an argument that exists (click checked); returns the exit status.

@@ -67,7 +67,10 @@ pub struct GitSource {
     pub limits: Limits,
     /// The branch `outdated` follows (`None`: the remote's `HEAD`).
     // Only `outdated` (the Git fetcher) reads it; every build checks it.
-    #[cfg_attr(not(feature = "git"), allow(dead_code))]
+    #[cfg_attr(
+        not(feature = "git"),
+        expect(dead_code, reason = "only `outdated` (the Git fetcher) reads it")
+    )]
     pub track: Option<String>,
     /// Which symbolic links the commit may hold.
     pub links: crate::descriptor::Links,
@@ -92,8 +95,11 @@ pub struct OciSource {
     pub limits: Limits,
     /// The tag of the same repository `outdated` and `update` follow (`None`: not tracked).
     // Only `outdated` and `update` (built with the Git fetcher) follow it, through the registry
-    // client (`oci`); every build checks it.
-    #[cfg_attr(not(all(feature = "git", feature = "oci")), allow(dead_code))]
+    // client (`oci`); every build checks it, and a Git build reads it even without `oci`.
+    #[cfg_attr(
+        not(feature = "git"),
+        expect(dead_code, reason = "only `outdated` and `update` follow a tag")
+    )]
     pub track: Option<String>,
     /// Where it is written in the descriptor.
     pub location: String,

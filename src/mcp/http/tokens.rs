@@ -299,7 +299,7 @@ fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     std::hint::black_box(difference) == 0
 }
 
-crate::coded_by_code!(TokensError);
+crate::support::error_code::coded_by_code!(TokensError);
 
 #[cfg(test)]
 mod tests {

@@ -337,6 +337,7 @@ enum ImageTarget {
 
 impl ImageTarget {
     /// `--to`'s value for an OCI source: `sha256:` and 64 lowercase hex digits, or an OCI tag.
+    // A String: the caller gives it the one code of an invalid `--to`; only shown.
     fn parse(value: &str) -> Result<ImageTarget, String> {
         if let Some(hex) = value.strip_prefix("sha256:") {
             return crate::support::hex::decode_lower_32(hex)
@@ -738,6 +739,7 @@ fn review_bundles(
 
 /// The pin `bundle` gets: its digest, and the version it declares (the pinned one when it
 /// declares none, unless that is the placeholder).
+// A String: a problem line of the bundle's report (its code already in brackets); only shown.
 fn new_pin(
     pin: &Pin,
     bundle: &crate::format::bundle::Bundle,

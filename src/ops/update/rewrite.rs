@@ -301,4 +301,4 @@ fn keep_owner(file: &std::fs::File, old: &std::fs::Metadata) -> std::io::Result<
     std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()))
 }
 
-crate::coded_by_code!(RewriteError);
+crate::support::error_code::coded_by_code!(RewriteError);

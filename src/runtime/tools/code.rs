@@ -1,10 +1,10 @@
 //! The codes of refused tool calls, sent as `error.code` of a tool error (the JSON Schema of
-//! the tool error lists them as an `enum`). Declared with [`crate::error_codes!`]; documented in
-//! `docs/error-codes.md`.
+//! the tool error lists them as an `enum`). Declared with
+//! [`crate::support::error_code::error_codes!`]; documented in `docs/error-codes.md`.
 
 use std::borrow::Cow;
 
-crate::error_codes! {
+crate::support::error_code::error_codes! {
     /// Why a tool call was refused. The commands that call a tool exit 2 on any of them.
     ///
     /// ```

@@ -297,6 +297,7 @@ impl Subject<'_> {
 }
 
 /// A host's policy: `Err(reason)` refuses the call; nothing is served or recorded.
+// A String: the host's own reason, passed on in the refusal; skillfold never matches it.
 pub type Policy = dyn Fn(&Access<'_>) -> Result<(), String> + Send + Sync;
 
 /// A tool input schema as strict-mode tool APIs want it (see the module doc): portable, every

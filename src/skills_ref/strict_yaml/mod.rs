@@ -41,7 +41,8 @@
 //!   scan the long tokens: `directives`, `properties` (anchors, aliases, tags) and `scalars`);
 //! - `parser`: block-style events;
 //! - `composer`: one document's tree of nodes;
-//! - `constructor`: the checks `StrictYAMLConstructor` adds, then the [`Value`];
+//! - `constructor`: the checks `StrictYAMLConstructor` adds, then the [`Value`] (`value`, what
+//!   [`load`] returns);
 //! - `errors`: the marked errors every stage raises, rendered as ruamel's `str(e)`.
 
 mod composer;
@@ -50,6 +51,7 @@ mod errors;
 mod parser;
 mod reader;
 mod scanner;
+mod value;
 
 use composer::{Composer, Node};
 use constructor::{Checker, build};
@@ -58,19 +60,7 @@ use parser::Parser;
 use reader::Reader;
 use scanner::Scanner;
 
-/// A parsed frontmatter value, as `strictyaml.load(text).data` returns it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Value {
-    /// A scalar (every scalar is a string in this dialect).
-    Str(String),
-    /// A block sequence.
-    List(Vec<Value>),
-    /// A block mapping, keys in document order.
-    Map(Vec<(String, Value)>),
-    /// A plain `=` or `<<` in value position: ruamel has no constructor for these tags and
-    /// yields a `TaggedScalar` object, which is not a string. Holds the scalar text.
-    Tagged(String),
-}
+pub use value::Value;
 
 /// Why the frontmatter could not be loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -115,7 +115,7 @@ impl CommitError {
     }
 }
 
-crate::coded_by_code!(CommitError, TakeError);
+crate::support::error_code::coded_by_code!(CommitError, TakeError);
 
 /// ` (N listed)` when not every path is listed.
 fn listed(count: usize, shown: usize) -> String {

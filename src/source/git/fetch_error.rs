@@ -181,7 +181,7 @@ impl FetchError {
     }
 }
 
-crate::coded_by_code!(FetchError);
+crate::support::error_code::coded_by_code!(FetchError);
 
 impl FetchError {
     /// What to change so that the next run succeeds, when the error itself does not say.

@@ -131,7 +131,7 @@ impl TreeError {
     }
 }
 
-crate::coded_by_code!(TreeError);
+crate::support::error_code::coded_by_code!(TreeError);
 
 /// Paths of one kind of entry found by the walk: the first few, and how many there are.
 #[derive(Debug, Clone, Default)]

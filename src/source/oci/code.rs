@@ -1,7 +1,7 @@
 //! The codes of distribution through OCI images (`skillfold push`). Declared with
-//! [`crate::error_codes!`]; documented in `docs/error-codes.md`.
+//! [`crate::support::error_code::error_codes!`]; documented in `docs/error-codes.md`.
 
-crate::error_codes! {
+crate::support::error_code::error_codes! {
     /// Why an image could not be built or written.
     pub enum DistributionCode: "distribution", default Invalid;
     /// Nothing to push: the descriptor (or the agent) approves no bundle.

@@ -47,7 +47,13 @@ pub const GIT_NAMESPACE: &str = "git";
 
 /// Why a commit's signature is refused. (Only the verifier of the `signatures` feature refuses;
 /// the type is named in every build.)
-#[cfg_attr(not(feature = "signatures"), allow(dead_code))]
+#[cfg_attr(
+    not(feature = "signatures"),
+    expect(
+        dead_code,
+        reason = "only the verifier of the `signatures` feature refuses"
+    )
+)]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SignatureError {
@@ -410,7 +416,7 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-crate::coded_by_code!(SignatureError);
+crate::support::error_code::coded_by_code!(SignatureError);
 
 #[cfg(test)]
 mod tests {
