@@ -5,8 +5,8 @@
 //! which the holder writes into the file). The kernel releases the lock when its holder exits,
 //! however it exits, so a guard is never obeyed forever; a holder that died without clearing its
 //! record leaves the record behind, and the next preparer reports it as recovered. Distinct
-//! corpora use distinct files and never block each other. Dropping the [`CorpusGuard`] clears the record
-//! and releases the lock.
+//! corpora use distinct files and never block each other. Dropping the [`CorpusGuard`] clears the
+//! record and releases the lock.
 
 use std::fmt;
 use std::io::{Read as _, Seek as _, Write as _};

@@ -165,10 +165,12 @@ async fn push_async(
         let realms = crate::source::oci::pull::bearer_token_realms(&registry, plain_http)
             .await
             .map_err(|e| match e {
-                crate::source::oci::pull::TokenRealmError::Unavailable(reason) => UploadError::Unavailable {
-                    registry: registry.clone(),
-                    reason,
-                },
+                crate::source::oci::pull::TokenRealmError::Unavailable(reason) => {
+                    UploadError::Unavailable {
+                        registry: registry.clone(),
+                        reason,
+                    }
+                }
                 crate::source::oci::pull::TokenRealmError::Malformed => UploadError::Refused {
                     registry: registry.clone(),
                     reason: "the `WWW-Authenticate` challenge of its `/v2/` endpoint is not well formed, or names a token realm twice; no credential is sent".to_owned(),

@@ -25,8 +25,8 @@
 //!   `.data` does.
 //! - Inputs on which strictyaml itself crashes instead of raising a YAML error (raw control
 //!   characters, an escape outside Unicode, a lone surrogate escape, a sequence as a key, two
-//!   merge keys in one mapping) give [`StrictYamlError::Unsupported`]: skillfold reports them as errors
-//!   rather than mimicking a traceback.
+//!   merge keys in one mapping) give [`StrictYamlError::Unsupported`]: skillfold reports them as
+//!   errors rather than mimicking a traceback.
 //!
 //! Comment bookkeeping of ruamel's round-trip scanner is modelled only as far as it changes
 //! which tokens are scanned and where empty values are marked.
