@@ -644,7 +644,7 @@ fn policy_hook(access: &Access<'_>) -> Result<(), String> {
 /// forwarded; only a blank line is skipped.
 #[cfg(feature = "mcp")]
 pub fn mcp_framing(data: &[u8]) {
-    use crate::mcp::framing::{self, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, Verdict};
+    use crate::mcp::framing::{self, INVALID_PARAMS, INVALID_REQUEST, LineVerdict, PARSE_ERROR};
     use serde::Deserialize as _;
 
     let line = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
@@ -656,8 +656,8 @@ pub fn mcp_framing(data: &[u8]) {
         fields.get("id").cloned()
     });
     match framing::judge(data) {
-        Verdict::Skip => assert!(line.iter().all(u8::is_ascii_whitespace)),
-        Verdict::Forward => {
+        LineVerdict::Skip => assert!(line.iter().all(u8::is_ascii_whitespace)),
+        LineVerdict::Forward => {
             let message = parsed.expect("only JSON is forwarded");
             assert!(message.is_object(), "only objects are forwarded");
             assert_eq!(message.get("jsonrpc"), Some(&Value::from("2.0")));
@@ -666,7 +666,7 @@ pub fn mcp_framing(data: &[u8]) {
                 "forwarded a message rmcp cannot read"
             );
         }
-        Verdict::Reply(reply) => {
+        LineVerdict::Reply(reply) => {
             let code = check_error_response(&reply, valid_id);
             match &parsed {
                 None => assert_eq!(code, PARSE_ERROR, "not JSON, yet code {code}"),
@@ -680,7 +680,7 @@ pub fn mcp_framing(data: &[u8]) {
                 assert_eq!(&reply["id"], id, "the answer lost the message's id");
             }
         }
-        Verdict::Ignore(why) => {
+        LineVerdict::Ignore(why) => {
             assert!(!why.is_empty());
             assert!(
                 request_id.is_none(),

@@ -250,7 +250,7 @@ fn mcp_framing_seeds_hold_the_invariants() {
 #[cfg(feature = "mcp")]
 #[test]
 fn mcp_framing_seeds_reach_every_verdict() {
-    use crate::mcp::framing::{Verdict, judge};
+    use crate::mcp::framing::{LineVerdict, judge};
     let want = [
         ("initialize", "forward"),
         ("initialized", "forward"),
@@ -268,10 +268,10 @@ fn mcp_framing_seeds_reach_every_verdict() {
         ("bad-notification", "ignore"),
     ];
     assert_outcomes("mcp_framing", &want, |bytes| match judge(bytes) {
-        Verdict::Forward => "forward".to_owned(),
-        Verdict::Skip => "skip".to_owned(),
-        Verdict::Ignore(_) => "ignore".to_owned(),
-        Verdict::Reply(reply) => reply["error"]["code"].to_string(),
+        LineVerdict::Forward => "forward".to_owned(),
+        LineVerdict::Skip => "skip".to_owned(),
+        LineVerdict::Ignore(_) => "ignore".to_owned(),
+        LineVerdict::Reply(reply) => reply["error"]["code"].to_string(),
     });
 }
 

@@ -120,14 +120,14 @@ pub fn run_cli() -> std::process::ExitCode {
 }
 
 pub use corpus::pin_check::{DigestMismatch, VerifyError};
-pub use descriptor::LoadError as DescriptorError;
+pub use descriptor::DescriptorError;
 pub use descriptor::code::DescriptorCode;
 pub use descriptor::kind::SourceKind;
 pub use descriptor::plan::DescriptorProblem;
 pub use descriptor::runner::policy::ApprovalSpec;
 pub use descriptor::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 pub use format::bundle::Bundle;
-pub use format::bundle::{InvalidBundle, LoadError as BundleError};
+pub use format::bundle::{BundleError, InvalidBundle};
 pub use format::bundle_path::{BundlePath, PathRefusal};
 pub use format::digest::{BundleDigest, DigestParseError};
 pub use format::file_set::{FileSet, FileSetBuilder};
@@ -135,7 +135,7 @@ pub use format::limits::{Limits, LimitsError};
 pub use format::pin::Pin;
 pub use format::problem::Problems;
 pub use format::problem::{Problem, ProblemCode, ProblemSeverity};
-pub use format::safe_read::ReadError as BundleReadError;
+pub use format::safe_read::BundleReadError;
 pub use format::skill_name::{SkillName, SkillNameError};
 pub use format::version::{VersionError, VersionLabel, VersionRule};
 pub use runtime::Runtime;

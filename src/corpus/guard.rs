@@ -5,8 +5,8 @@
 //! which the holder writes into the file). The kernel releases the lock when its holder exits,
 //! however it exits, so a guard is never obeyed forever; a holder that died without clearing its
 //! record leaves the record behind, and the next preparer reports it as recovered. Distinct
-//! corpora use distinct files and never block each other. Dropping the [`Guard`] clears the record
-//! and releases the lock.
+//! corpora use distinct files and never block each other. Dropping the [`CorpusGuard`] clears the
+//! record and releases the lock.
 
 use std::fmt;
 use std::io::{Read as _, Seek as _, Write as _};
@@ -45,7 +45,7 @@ impl fmt::Display for Holder {
 
 /// A held guard; released on drop.
 #[derive(Debug)]
-pub struct Guard {
+pub struct CorpusGuard {
     file: fs_err::File,
     /// A record left by a holder that died without releasing, if one was found.
     pub recovered: Option<Holder>,
@@ -96,10 +96,10 @@ impl fmt::Display for HolderText {
     }
 }
 
-impl Guard {
+impl CorpusGuard {
     /// Takes the guard of the corpus at `directory` (whose `.skillfold/` must exist), or fails at
     /// once if another process holds it.
-    pub fn acquire(directory: &Path, guard_file: &Path) -> Result<Guard, GuardError> {
+    pub fn acquire(directory: &Path, guard_file: &Path) -> Result<CorpusGuard, GuardError> {
         let io = |source| GuardError::Io {
             directory: directory.to_owned(),
             source,
@@ -142,7 +142,7 @@ impl Guard {
         file.rewind().map_err(io)?;
         file.write_all(&record).map_err(io)?;
         file.sync_data().map_err(io)?;
-        Ok(Guard { file, recovered })
+        Ok(CorpusGuard { file, recovered })
     }
 }
 
@@ -165,7 +165,7 @@ pub fn probe(guard_file: &Path) -> Option<HolderText> {
     }
 }
 
-impl Drop for Guard {
+impl Drop for CorpusGuard {
     fn drop(&mut self) {
         // Clear the record first: an empty record means "released cleanly". The lock itself
         // goes with the descriptor.
@@ -198,10 +198,10 @@ mod tests {
     fn second_holder_is_refused_and_release_clears_the_record() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("guard");
-        let first = Guard::acquire(dir.path(), &file).unwrap();
+        let first = CorpusGuard::acquire(dir.path(), &file).unwrap();
         assert!(first.recovered.is_none());
         // flock locks belong to open file descriptions: a second open conflicts even in-process.
-        let err = Guard::acquire(dir.path(), &file).unwrap_err();
+        let err = CorpusGuard::acquire(dir.path(), &file).unwrap_err();
         assert_eq!(err.code(), PrepareCode::GuardHeld);
         assert!(
             err.to_string()
@@ -216,7 +216,7 @@ mod tests {
             "{err}"
         );
         drop(first);
-        let again = Guard::acquire(dir.path(), &file).unwrap();
+        let again = CorpusGuard::acquire(dir.path(), &file).unwrap();
         assert!(
             again.recovered.is_none(),
             "a clean release leaves no record"
@@ -233,7 +233,7 @@ mod tests {
             since_unix: 1,
         };
         fs_err::write(&file, serde_json::to_vec(&dead).unwrap()).unwrap();
-        let guard = Guard::acquire(dir.path(), &file).unwrap();
+        let guard = CorpusGuard::acquire(dir.path(), &file).unwrap();
         assert_eq!(guard.recovered, Some(dead));
     }
 }

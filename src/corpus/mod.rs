@@ -31,6 +31,6 @@ pub mod manifest;
 pub mod pin_check;
 pub mod store;
 
-pub use guard::Guard;
+pub use guard::CorpusGuard;
 pub use manifest::Manifest;
 pub use store::{Corpus, CorpusError};

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::corpus::manifest::{FileRecord, ManifestBundle, changed_files, file_records};
-use crate::format::bundle::{Bundle, LoadError};
+use crate::format::bundle::{Bundle, BundleError};
 use crate::format::code::PinCode;
 use crate::format::digest::BundleDigest;
 use crate::format::limits::Limits;
@@ -27,7 +27,7 @@ pub enum VerifyError {
         /// The bundle directory.
         dir: PathBuf,
         /// What failed.
-        source: LoadError,
+        source: BundleError,
     },
     /// The frontmatter names another skill.
     #[error(

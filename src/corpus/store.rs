@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use fs_err::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
-use super::guard::{Guard, GuardError};
+use super::guard::{CorpusGuard, GuardError};
 use super::manifest::{FORMAT, Manifest};
 use crate::format::file_set::FileSet;
 use crate::source::code::PrepareCode;
@@ -245,8 +245,8 @@ impl Corpus {
     }
 
     /// Takes the preparer's guard.
-    pub fn guard(&self) -> Result<Guard, GuardError> {
-        Guard::acquire(&self.dir, &self.meta().join("guard"))
+    pub fn guard(&self) -> Result<CorpusGuard, GuardError> {
+        CorpusGuard::acquire(&self.dir, &self.meta().join("guard"))
     }
 
     /// The preparer holding this corpus's guard right now, if any (read-only probe).

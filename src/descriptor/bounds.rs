@@ -28,7 +28,7 @@ const SCANNER_FLOW_LIMIT: &str = "recursion limit exceeded";
 
 /// Why descriptor text was refused before deserialising.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum BoundsRefusal {
     /// A collection opens deeper than [`MAX_DESCRIPTOR_NESTING`], at this 1-based line and
     /// column.
     TooDeep {
@@ -42,7 +42,7 @@ pub enum Refusal {
 }
 
 /// Checks that no collection of `text` is nested deeper than [`MAX_DESCRIPTOR_NESTING`].
-pub fn check_nesting(text: &str) -> Result<(), Refusal> {
+pub fn check_nesting(text: &str) -> Result<(), BoundsRefusal> {
     let mut depth = 0usize;
     for item in Parser::new_from_str(text) {
         let (event, span) = item.map_err(|e| {
@@ -50,12 +50,12 @@ pub fn check_nesting(text: &str) -> Result<(), Refusal> {
             // The scanner looks ahead for implicit keys and stops by itself at 255 open flow
             // collections: that is a nesting refusal too.
             if e.info() == SCANNER_FLOW_LIMIT {
-                return Refusal::TooDeep {
+                return BoundsRefusal::TooDeep {
                     line: at.line(),
                     column: at.col() + 1,
                 };
             }
-            Refusal::Syntax(format!(
+            BoundsRefusal::Syntax(format!(
                 "{} at line {} column {}",
                 e.info(),
                 at.line(),
@@ -66,7 +66,7 @@ pub fn check_nesting(text: &str) -> Result<(), Refusal> {
             Event::SequenceStart(..) | Event::MappingStart(..) => {
                 depth += 1;
                 if depth > MAX_DESCRIPTOR_NESTING {
-                    return Err(Refusal::TooDeep {
+                    return Err(BoundsRefusal::TooDeep {
                         line: span.start.line(),
                         column: span.start.col() + 1,
                     });
@@ -109,7 +109,7 @@ mod tests {
         assert_eq!(check_nesting(&closed(64)), Ok(()));
         assert_eq!(
             check_nesting(&closed(65)),
-            Err(Refusal::TooDeep {
+            Err(BoundsRefusal::TooDeep {
                 line: 2,
                 column: 5 + 62
             })
@@ -120,7 +120,10 @@ mod tests {
     fn a_hundred_thousand_brackets_are_refused_at_once() {
         let text = nested(100_000);
         assert!(
-            matches!(check_nesting(&text), Err(Refusal::TooDeep { line: 2, .. })),
+            matches!(
+                check_nesting(&text),
+                Err(BoundsRefusal::TooDeep { line: 2, .. })
+            ),
             "{:?}",
             check_nesting(&text)
         );
@@ -129,7 +132,7 @@ mod tests {
         let lines = format!("skills:\n  - {}\n", "    [\n".repeat(100_000));
         assert!(matches!(
             check_nesting(&lines),
-            Err(Refusal::TooDeep { line, column: 5 }) if line <= 257
+            Err(BoundsRefusal::TooDeep { line, column: 5 }) if line <= 257
         ));
     }
 
@@ -141,13 +144,13 @@ mod tests {
         }
         assert!(matches!(
             check_nesting(&text),
-            Err(Refusal::TooDeep { line: 65, .. })
+            Err(BoundsRefusal::TooDeep { line: 65, .. })
         ));
     }
 
     #[test]
     fn text_that_is_not_yaml_is_refused_with_its_position() {
-        let Err(Refusal::Syntax(message)) = check_nesting("skills: [a\nb: ]\n") else {
+        let Err(BoundsRefusal::Syntax(message)) = check_nesting("skills: [a\nb: ]\n") else {
             panic!("expected a syntax refusal");
         };
         assert!(message.contains("line"), "{message}");

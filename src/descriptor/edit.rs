@@ -182,7 +182,7 @@ fn double_quoted(value: &str) -> String {
 /// Finds every Git source's rewritable scalars in descriptor `text`, in the order `check`
 /// visits them (the defaults, then each agent's extras, agents by name).
 pub fn locate(text: &str) -> Result<Vec<GitSites>, EditError> {
-    locate_kind(text, Kind::Git)
+    locate_kind(text, SourceEntry::Git)
 }
 
 /// Finds every OCI source's rewritable scalars in descriptor `text` — its `reference` and each
@@ -197,12 +197,12 @@ pub fn locate(text: &str) -> Result<Vec<GitSites>, EditError> {
     )
 )]
 pub fn locate_images(text: &str) -> Result<Vec<GitSites>, EditError> {
-    locate_kind(text, Kind::Oci)
+    locate_kind(text, SourceEntry::Oci)
 }
 
 /// Which sources to find: the key of their entry and of the scalar naming what is pinned.
 #[derive(Clone, Copy)]
-enum Kind {
+enum SourceEntry {
     Git,
     #[cfg_attr(
         not(feature = "git"),
@@ -214,16 +214,16 @@ enum Kind {
     Oci,
 }
 
-impl Kind {
+impl SourceEntry {
     fn keys(self) -> (&'static str, &'static str) {
         match self {
-            Kind::Git => ("git", "revision"),
-            Kind::Oci => ("oci", "reference"),
+            SourceEntry::Git => ("git", "revision"),
+            SourceEntry::Oci => ("oci", "reference"),
         }
     }
 }
 
-fn locate_kind(text: &str, kind: Kind) -> Result<Vec<GitSites>, EditError> {
+fn locate_kind(text: &str, kind: SourceEntry) -> Result<Vec<GitSites>, EditError> {
     let root = yaml::parse(text).map_err(|e| EditError {
         line: e.position.line,
         message: format!("not YAML: {}", escape::text(&e.message)),
@@ -274,7 +274,7 @@ fn line_of(text: &str, byte: usize) -> usize {
     text[..byte].matches('\n').count() + 1
 }
 
-fn entries(skills: &Node, location: &str, kind: Kind, found: &mut Vec<GitSites>) {
+fn entries(skills: &Node, location: &str, kind: SourceEntry, found: &mut Vec<GitSites>) {
     let NodeKind::Sequence { items, .. } = &skills.kind else {
         return;
     };

@@ -386,7 +386,7 @@ pub struct PinSpec {
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum LoadError {
+pub enum DescriptorError {
     /// The file could not be read.
     #[error("cannot read the descriptor: {}", escape::text(&.0.to_string()))]
     Read(#[source] std::io::Error),
@@ -424,14 +424,14 @@ pub enum LoadError {
     },
 }
 
-impl LoadError {
+impl DescriptorError {
     /// Stable error code.
     pub fn code(&self) -> DescriptorCode {
         match self {
-            LoadError::Read(_) => DescriptorCode::DescriptorUnreadable,
-            LoadError::TooLarge { .. } => DescriptorCode::DescriptorTooLarge,
-            LoadError::TooDeep { .. } => DescriptorCode::DescriptorTooDeep,
-            LoadError::Syntax { .. } => DescriptorCode::DescriptorSyntax,
+            DescriptorError::Read(_) => DescriptorCode::DescriptorUnreadable,
+            DescriptorError::TooLarge { .. } => DescriptorCode::DescriptorTooLarge,
+            DescriptorError::TooDeep { .. } => DescriptorCode::DescriptorTooDeep,
+            DescriptorError::Syntax { .. } => DescriptorCode::DescriptorSyntax,
         }
     }
 }
@@ -468,21 +468,21 @@ pub struct Loaded {
 
 /// Reads and parses the descriptor at `path`: at most [`MAX_DESCRIPTOR_BYTES`], checked before
 /// reading, then [`parse`].
-pub fn load(path: &Path) -> Result<Loaded, LoadError> {
+pub fn load(path: &Path) -> Result<Loaded, DescriptorError> {
     let text = read_text(path)?;
     from_text(path, &text)
 }
 
 /// Reads the descriptor at `path` as text: at most [`MAX_DESCRIPTOR_BYTES`], checked before
 /// reading, and UTF-8.
-pub fn read_text(path: &Path) -> Result<String, LoadError> {
+pub fn read_text(path: &Path) -> Result<String, DescriptorError> {
     let bytes = bounds::read_bounded(path)
-        .map_err(LoadError::Read)?
-        .map_err(|size| LoadError::TooLarge {
+        .map_err(DescriptorError::Read)?
+        .map_err(|size| DescriptorError::TooLarge {
             path: path.to_owned(),
             size,
         })?;
-    String::from_utf8(bytes).map_err(|e| LoadError::Syntax {
+    String::from_utf8(bytes).map_err(|e| DescriptorError::Syntax {
         path: path.to_owned(),
         message: format!(
             "not UTF-8 text (an invalid byte at offset {})",
@@ -493,19 +493,19 @@ pub fn read_text(path: &Path) -> Result<String, LoadError> {
 
 /// Parses `text` as the descriptor found at `path` (whose folder relative paths resolve
 /// against).
-pub fn from_text(path: &Path, text: &str) -> Result<Loaded, LoadError> {
+pub fn from_text(path: &Path, text: &str) -> Result<Loaded, DescriptorError> {
     let descriptor = parse(text).map_err(|e| match e {
-        ParseError::TooDeep { line, column } => LoadError::TooDeep {
+        ParseError::TooDeep { line, column } => DescriptorError::TooDeep {
             path: path.to_owned(),
             line,
             column,
         },
-        ParseError::Syntax(message) => LoadError::Syntax {
+        ParseError::Syntax(message) => DescriptorError::Syntax {
             path: path.to_owned(),
             message,
         },
     })?;
-    let absolute = std::path::absolute(path).map_err(LoadError::Read)?;
+    let absolute = std::path::absolute(path).map_err(DescriptorError::Read)?;
     let base = absolute
         .parent()
         .map(Path::to_path_buf)
@@ -524,8 +524,8 @@ pub fn parse(text: &str) -> Result<Descriptor, ParseError> {
         return Ok(Descriptor::default());
     }
     bounds::check_nesting(text).map_err(|refusal| match refusal {
-        bounds::Refusal::TooDeep { line, column } => ParseError::TooDeep { line, column },
-        bounds::Refusal::Syntax(message) => ParseError::Syntax(message),
+        bounds::BoundsRefusal::TooDeep { line, column } => ParseError::TooDeep { line, column },
+        bounds::BoundsRefusal::Syntax(message) => ParseError::Syntax(message),
     })?;
     serde_yaml::from_str(text).map_err(|e| ParseError::Syntax(e.to_string()))
 }
@@ -535,4 +535,4 @@ pub fn json_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Descriptor)).unwrap_or_default()
 }
 
-crate::support::error_code::coded_by_code!(LoadError);
+crate::support::error_code::coded_by_code!(DescriptorError);

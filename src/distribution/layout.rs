@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::format::untrusted_fs::{self, OpenError, ReadError};
+use crate::format::untrusted_fs::{self, UntrustedOpenError, UntrustedReadError};
 use crate::source::oci::MEDIA_INDEX;
 use crate::source::oci::MEDIA_MANIFEST;
 use crate::source::oci::image::{Blob, Image, canonical, sha256};
@@ -119,9 +119,9 @@ impl<'a> OpenLayout<'a> {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
             _ => {}
         }
-        let refused = |rel: &str, e: OpenError| -> LayoutError {
+        let refused = |rel: &str, e: UntrustedOpenError| -> LayoutError {
             match e {
-                OpenError::Io(errno) => LayoutError::Io(errno.into()),
+                UntrustedOpenError::Io(errno) => LayoutError::Io(errno.into()),
                 other => LayoutError::NotLayout {
                     path: dir.join(rel),
                     reason: format!("{rel} {}", what_is(&other)),
@@ -129,7 +129,7 @@ impl<'a> OpenLayout<'a> {
             }
         };
         let root = untrusted_fs::open_root(dir).map_err(|e| match e {
-            OpenError::Io(errno) => LayoutError::Io(errno.into()),
+            UntrustedOpenError::Io(errno) => LayoutError::Io(errno.into()),
             other => LayoutError::NotLayout {
                 path: dir.to_owned(),
                 reason: format!("the directory {}", what_is(&other)),
@@ -174,15 +174,15 @@ impl<'a> OpenLayout<'a> {
     ) -> Result<Capped, LayoutError> {
         let (fd, stat) = match untrusted_fs::open_file(dir, name) {
             Ok(opened) => opened,
-            Err(OpenError::NotFound) => return Ok(Capped::Missing),
-            Err(OpenError::Io(errno)) => return Err(LayoutError::Io(errno.into())),
+            Err(UntrustedOpenError::NotFound) => return Ok(Capped::Missing),
+            Err(UntrustedOpenError::Io(errno)) => return Err(LayoutError::Io(errno.into())),
             Err(other) => return Err(self.not_layout(rel, format!("{rel} {}", what_is(&other)))),
         };
         let hint = u64::try_from(stat.st_size).unwrap_or(0);
         match untrusted_fs::read_capped(fd, cap, hint) {
             Ok(bytes) => Ok(Capped::Bytes(bytes)),
-            Err(ReadError::TooLarge { .. }) => Ok(Capped::Over),
-            Err(ReadError::Io(e)) => Err(e.into()),
+            Err(UntrustedReadError::TooLarge { .. }) => Ok(Capped::Over),
+            Err(UntrustedReadError::Io(e)) => Err(e.into()),
         }
     }
 
@@ -238,14 +238,14 @@ impl<'a> OpenLayout<'a> {
 }
 
 /// What was found where a directory or a regular file belongs.
-fn what_is(refusal: &OpenError) -> String {
+fn what_is(refusal: &UntrustedOpenError) -> String {
     match refusal {
-        OpenError::Symlink => "is a symbolic link (links are never followed)".into(),
-        OpenError::NotRegular => {
+        UntrustedOpenError::Symlink => "is a symbolic link (links are never followed)".into(),
+        UntrustedOpenError::NotRegular => {
             "is not a regular file (a directory, FIFO, socket or device)".into()
         }
-        OpenError::NotADirectory => "is not a directory".into(),
-        OpenError::NotFound => "does not exist".into(),
+        UntrustedOpenError::NotADirectory => "is not a directory".into(),
+        UntrustedOpenError::NotFound => "does not exist".into(),
         other => other.to_string(),
     }
 }

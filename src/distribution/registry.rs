@@ -71,7 +71,7 @@ impl Destination {
 
 /// Why a push failed.
 #[derive(Debug, thiserror::Error)]
-pub enum PushError {
+pub enum UploadError {
     /// The registry could not be reached, or failed (5xx): worth another try.
     #[error("the registry `{registry}` is unavailable: {reason}")]
     Unavailable {
@@ -100,32 +100,32 @@ pub enum PushError {
     },
 }
 
-impl PushError {
+impl UploadError {
     /// Stable error code: a registry that is down or failing is `registry_unavailable`
     /// (retryable); a refusal is not.
     pub fn code(&self) -> crate::source::oci::code::DistributionCode {
         use crate::source::oci::code::DistributionCode;
         match self {
-            PushError::Unavailable { .. } => DistributionCode::RegistryUnavailable,
-            PushError::Denied { .. } => DistributionCode::RegistryDenied,
-            PushError::Refused { .. } => DistributionCode::RegistryRefused,
+            UploadError::Unavailable { .. } => DistributionCode::RegistryUnavailable,
+            UploadError::Denied { .. } => DistributionCode::RegistryDenied,
+            UploadError::Refused { .. } => DistributionCode::RegistryRefused,
         }
     }
 }
 
-crate::support::error_code::coded_by_code!(PushError);
+crate::support::error_code::coded_by_code!(UploadError);
 
 /// Pushes `image` to `destination`; returns the manifest digest the registry acknowledged.
 pub fn push(
     image: &Image,
     destination: &Destination,
     plain_http: bool,
-) -> Result<String, PushError> {
+) -> Result<String, UploadError> {
     crate::source::tls::install_provider();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| PushError::Unavailable {
+        .map_err(|e| UploadError::Unavailable {
             registry: destination.registry().to_owned(),
             reason: escape::text(&e.to_string()).to_string(),
         })?;
@@ -136,7 +136,7 @@ async fn push_async(
     image: &Image,
     destination: &Destination,
     plain_http: bool,
-) -> Result<String, PushError> {
+) -> Result<String, UploadError> {
     let registry = destination.registry().to_owned();
     // The one registry `--to` names: a SKILLFOLD_REGISTRY_AUTH naming no registry is for it.
     let origin = Origin::registry(&registry, plain_http);
@@ -168,11 +168,11 @@ async fn push_async(
         let realms = challenge::bearer_token_realms(&registry, plain_http)
             .await
             .map_err(|e| match e {
-                TokenRealmError::Unavailable(reason) => PushError::Unavailable {
+                TokenRealmError::Unavailable(reason) => UploadError::Unavailable {
                     registry: registry.clone(),
                     reason,
                 },
-                TokenRealmError::Malformed => PushError::Refused {
+                TokenRealmError::Malformed => UploadError::Refused {
                     registry: registry.clone(),
                     reason: "the `WWW-Authenticate` challenge of its `/v2/` endpoint is not well formed, or names a token realm twice; no credential is sent".to_owned(),
                 },
@@ -231,10 +231,10 @@ fn check_token_realm(
     origin: &Origin,
     found: &FoundCredentials,
     realm: &str,
-) -> Result<(), PushError> {
+) -> Result<(), UploadError> {
     let shown = escape::text(realm);
     if origin.scheme == "https" && !realm.to_ascii_lowercase().starts_with("https://") {
-        return Err(PushError::Refused {
+        return Err(UploadError::Refused {
             registry: registry.to_owned(),
             reason: format!(
                 "it is spoken to over HTTPS but names a plain-HTTP token realm (`{shown}`); credentials are not sent in clear text [insecure_token_realm]"
@@ -244,14 +244,14 @@ fn check_token_realm(
     let realm_origin = reqwest::Url::parse(realm)
         .ok()
         .and_then(|url| Origin::of(&url))
-        .ok_or_else(|| PushError::Refused {
+        .ok_or_else(|| UploadError::Refused {
             registry: registry.to_owned(),
             reason: format!("its token realm `{shown}` is not an http(s) URL"),
         })?;
     if credentials::token_realm(origin, &realm_origin).gets_credentials() {
         return Ok(());
     }
-    Err(PushError::Denied {
+    Err(UploadError::Denied {
         registry: registry.to_owned(),
         source_of_credentials: found.describe(),
         reason: format!(
@@ -261,11 +261,11 @@ fn check_token_realm(
     })
 }
 
-fn classify(registry: &str, found: &FoundCredentials, e: OciDistributionError) -> PushError {
+fn classify(registry: &str, found: &FoundCredentials, e: OciDistributionError) -> UploadError {
     let registry = registry.to_owned();
     let reason = escape::text(&e.to_string()).to_string();
     let source_of_credentials = found.describe();
-    let denied = |reason| PushError::Denied {
+    let denied = |reason| UploadError::Denied {
         registry: registry.clone(),
         source_of_credentials: source_of_credentials.clone(),
         reason,
@@ -274,12 +274,12 @@ fn classify(registry: &str, found: &FoundCredentials, e: OciDistributionError) -
         // An answer with a status: judged by it; none (connection, timeout): unavailable.
         OciDistributionError::RequestError(request) => match request.status().map(|s| s.as_u16()) {
             Some(401 | 403) => denied(reason),
-            Some(code) if (400..500).contains(&code) => PushError::Refused { registry, reason },
-            _ => PushError::Unavailable { registry, reason },
+            Some(code) if (400..500).contains(&code) => UploadError::Refused { registry, reason },
+            _ => UploadError::Unavailable { registry, reason },
         },
-        OciDistributionError::IoError(_) => PushError::Unavailable { registry, reason },
+        OciDistributionError::IoError(_) => UploadError::Unavailable { registry, reason },
         OciDistributionError::ServerError { code, .. } if *code >= 500 => {
-            PushError::Unavailable { registry, reason }
+            UploadError::Unavailable { registry, reason }
         }
         OciDistributionError::ServerError {
             code: 401 | 403, ..
@@ -297,6 +297,6 @@ fn classify(registry: &str, found: &FoundCredentials, e: OciDistributionError) -
         {
             denied(reason)
         }
-        _ => PushError::Refused { registry, reason },
+        _ => UploadError::Refused { registry, reason },
     }
 }

@@ -17,7 +17,7 @@ use crate::format::file_set::FileSet;
 use crate::format::frontmatter::{self, Frontmatter, Layout};
 use crate::format::limits::{self, Limits};
 use crate::format::problem::{Problem, ProblemCode, Problems};
-use crate::format::safe_read::{self, ReadError};
+use crate::format::safe_read::{self, BundleReadError};
 use crate::format::skill_name::SkillName;
 
 /// A bundle that passed every rule, with its digest.
@@ -81,33 +81,33 @@ impl InvalidBundle {
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum LoadError {
+pub enum BundleError {
     /// The directory could not be read at all.
     #[error(transparent)]
-    Read(#[from] ReadError),
+    Read(#[from] BundleReadError),
     /// The directory was read but breaks the bundle rules.
     #[error(transparent)]
     Invalid(#[from] InvalidBundle),
 }
 
-impl LoadError {
+impl BundleError {
     /// Stable error code.
     pub fn code(&self) -> ReadCode {
         match self {
-            LoadError::Read(e) => e.code(),
-            LoadError::Invalid(e) => e.code(),
+            BundleError::Read(e) => e.code(),
+            BundleError::Invalid(e) => e.code(),
         }
     }
 }
 
 impl Bundle {
     /// Reads the directory at `dir` with the safe reader and checks it under the `chamvi` bounds.
-    pub fn read_dir(dir: &Path) -> Result<Bundle, LoadError> {
+    pub fn read_dir(dir: &Path) -> Result<Bundle, BundleError> {
         Bundle::read_dir_under(dir, limits::CHAMVI)
     }
 
     /// Reads the directory at `dir` with the safe reader and checks it under `limits`.
-    pub fn read_dir_under(dir: &Path, limits: Limits) -> Result<Bundle, LoadError> {
+    pub fn read_dir_under(dir: &Path, limits: Limits) -> Result<Bundle, BundleError> {
         let outcome = safe_read::read_bundle_dir_under(dir, limits)?;
         Ok(Bundle::check(outcome.files, outcome.problems)?)
     }
@@ -275,7 +275,7 @@ fn case_collisions(files: &FileSet) -> Vec<Problem> {
         .collect()
 }
 
-crate::support::error_code::coded_by_code!(InvalidBundle, LoadError);
+crate::support::error_code::coded_by_code!(InvalidBundle, BundleError);
 
 #[cfg(test)]
 mod tests {

@@ -405,7 +405,7 @@ fn is_null(value: &str) -> bool {
 
 /// One line of text: its content without the line ending, and its byte range with it.
 #[derive(Debug, Clone, Copy)]
-struct Line<'a> {
+struct TextLine<'a> {
     content: &'a str,
     start: usize,
     end: usize,
@@ -417,8 +417,8 @@ struct LineIter<'a> {
 }
 
 impl<'a> Iterator for LineIter<'a> {
-    type Item = Line<'a>;
-    fn next(&mut self) -> Option<Line<'a>> {
+    type Item = TextLine<'a>;
+    fn next(&mut self) -> Option<TextLine<'a>> {
         if self.pos >= self.text.len() {
             return None;
         }
@@ -429,7 +429,7 @@ impl<'a> Iterator for LineIter<'a> {
             None => (rest, self.text.len()),
         };
         self.pos = end;
-        Some(Line {
+        Some(TextLine {
             content: content.strip_suffix('\r').unwrap_or(content),
             start,
             end,

@@ -31,12 +31,12 @@ use crate::format::code::ReadCode;
 use crate::format::file_set::{FileSet, FileSetBuilder};
 use crate::format::limits::Limits;
 use crate::format::problem::{Problem, ProblemCode, Problems};
-use crate::format::untrusted_fs::{self, OpenError};
+use crate::format::untrusted_fs::{self, UntrustedOpenError};
 
 /// A failure that stops reading altogether (as opposed to a [`Problem`] with one entry).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ReadError {
+pub enum BundleReadError {
     /// The bundle directory does not exist.
     #[error("`{}`: no such directory", crate::support::escape::path(.path))]
     NotFound {
@@ -65,14 +65,14 @@ pub enum ReadError {
     },
 }
 
-impl ReadError {
+impl BundleReadError {
     /// Stable error code.
     pub fn code(&self) -> ReadCode {
         match self {
-            ReadError::NotFound { .. } => ReadCode::NotFound,
-            ReadError::NotADirectory { .. } => ReadCode::NotADirectory,
-            ReadError::RootIsSymlink { .. } => ReadCode::RootIsSymlink,
-            ReadError::Io { .. } => ReadCode::IoError,
+            BundleReadError::NotFound { .. } => ReadCode::NotFound,
+            BundleReadError::NotADirectory { .. } => ReadCode::NotADirectory,
+            BundleReadError::RootIsSymlink { .. } => ReadCode::RootIsSymlink,
+            BundleReadError::Io { .. } => ReadCode::IoError,
         }
     }
 }
@@ -88,12 +88,12 @@ pub struct ReadOutcome {
 
 /// Reads the bundle rooted at `root` under `chamvi` (for tests).
 #[cfg(test)]
-pub fn read_bundle_dir(root: &Path) -> Result<ReadOutcome, ReadError> {
+pub fn read_bundle_dir(root: &Path) -> Result<ReadOutcome, BundleReadError> {
     read_bundle_dir_under(root, crate::format::limits::CHAMVI)
 }
 
 /// A bundle directory read under the bounds of `limits`.
-pub fn read_bundle_dir_under(root: &Path, limits: Limits) -> Result<ReadOutcome, ReadError> {
+pub fn read_bundle_dir_under(root: &Path, limits: Limits) -> Result<ReadOutcome, BundleReadError> {
     read_bundle_dir_with_hook(root, limits, &mut |_, _| {})
 }
 
@@ -116,14 +116,16 @@ pub fn read_bundle_dir_with_hook(
     root: &Path,
     limits: Limits,
     hook: &mut dyn FnMut(Moment, &BundlePath),
-) -> Result<ReadOutcome, ReadError> {
+) -> Result<ReadOutcome, BundleReadError> {
     let dir = untrusted_fs::open_root(root).map_err(|e| {
         let path = root.to_owned();
         match e {
-            OpenError::NotFound => ReadError::NotFound { path },
-            OpenError::Symlink => ReadError::RootIsSymlink { path },
-            OpenError::NotADirectory | OpenError::NotRegular => ReadError::NotADirectory { path },
-            OpenError::Io(errno) => ReadError::Io {
+            UntrustedOpenError::NotFound => BundleReadError::NotFound { path },
+            UntrustedOpenError::Symlink => BundleReadError::RootIsSymlink { path },
+            UntrustedOpenError::NotADirectory | UntrustedOpenError::NotRegular => {
+                BundleReadError::NotADirectory { path }
+            }
+            UntrustedOpenError::Io(errno) => BundleReadError::Io {
                 path,
                 source: errno.into(),
             },
@@ -153,16 +155,20 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn io_error(&self, rel: Option<&BundlePath>, source: std::io::Error) -> ReadError {
+    fn io_error(&self, rel: Option<&BundlePath>, source: std::io::Error) -> BundleReadError {
         let path = match rel {
             Some(rel) => self.root.join(rel.as_str()),
             None => self.root.to_owned(),
         };
-        ReadError::Io { path, source }
+        BundleReadError::Io { path, source }
     }
 
     /// Inventories `dir` (at `rel`, `None` for the root), then reads its files and descends.
-    fn directory(&mut self, dir: &OwnedFd, rel: Option<&BundlePath>) -> Result<(), ReadError> {
+    fn directory(
+        &mut self,
+        dir: &OwnedFd,
+        rel: Option<&BundlePath>,
+    ) -> Result<(), BundleReadError> {
         // One past the bound is enough to refuse: never hold an enormous listing.
         let listing = untrusted_fs::list(dir, self.builder.limits().entries())
             .map_err(|e| self.io_error(rel, e.into()))?;
@@ -219,8 +225,9 @@ impl Walk<'_> {
                     continue;
                 }
                 (self.hook)(Moment::BeforeOpen, &entry.path);
-                let opened = untrusted_fs::open_dir(dir, &entry.name)
-                    .and_then(|fd| Ok((rustix::fs::fstat(&fd).map_err(OpenError::Io)?, fd)));
+                let opened = untrusted_fs::open_dir(dir, &entry.name).and_then(|fd| {
+                    Ok((rustix::fs::fstat(&fd).map_err(UntrustedOpenError::Io)?, fd))
+                });
                 let Some((_, sub)) = self.checked(entry, opened)? else {
                     continue;
                 };
@@ -268,15 +275,17 @@ impl Walk<'_> {
     fn checked(
         &mut self,
         entry: &DirEntry,
-        opened: Result<(Stat, OwnedFd), OpenError>,
-    ) -> Result<Option<(Stat, OwnedFd)>, ReadError> {
+        opened: Result<(Stat, OwnedFd), UntrustedOpenError>,
+    ) -> Result<Option<(Stat, OwnedFd)>, BundleReadError> {
         match opened {
             Ok((now, fd)) if untrusted_fs::same_file(&entry.stat, &now) => Ok(Some((now, fd))),
             Ok(_) => {
                 self.changed(entry, "it was replaced by another object");
                 Ok(None)
             }
-            Err(OpenError::Io(errno)) => Err(self.io_error(Some(&entry.path), errno.into())),
+            Err(UntrustedOpenError::Io(errno)) => {
+                Err(self.io_error(Some(&entry.path), errno.into()))
+            }
             Err(_) => {
                 self.changed(entry, "it was replaced (by a link or other object)");
                 Ok(None)
@@ -292,7 +301,7 @@ impl Walk<'_> {
         ));
     }
 
-    fn file(&mut self, dir: &OwnedFd, entry: &DirEntry) -> Result<(), ReadError> {
+    fn file(&mut self, dir: &OwnedFd, entry: &DirEntry) -> Result<(), BundleReadError> {
         let Some(limit) = self.builder.begin_file(&entry.path) else {
             return Ok(());
         };
@@ -348,13 +357,15 @@ pub enum BeneathError {
     Io(std::io::Error),
 }
 
-impl From<OpenError> for BeneathError {
-    fn from(e: OpenError) -> BeneathError {
+impl From<UntrustedOpenError> for BeneathError {
+    fn from(e: UntrustedOpenError) -> BeneathError {
         match e {
-            OpenError::NotFound => BeneathError::NotFound,
-            OpenError::Symlink => BeneathError::Symlink,
-            OpenError::NotADirectory | OpenError::NotRegular => BeneathError::NotRegular,
-            OpenError::Io(errno) => BeneathError::Io(errno.into()),
+            UntrustedOpenError::NotFound => BeneathError::NotFound,
+            UntrustedOpenError::Symlink => BeneathError::Symlink,
+            UntrustedOpenError::NotADirectory | UntrustedOpenError::NotRegular => {
+                BeneathError::NotRegular
+            }
+            UntrustedOpenError::Io(errno) => BeneathError::Io(errno.into()),
         }
     }
 }
@@ -377,8 +388,8 @@ pub fn read_file_beneath(
     }
     let hint = u64::try_from(stat.st_size).unwrap_or(0);
     untrusted_fs::read_capped(fd, cap, hint).map_err(|e| match e {
-        untrusted_fs::ReadError::TooLarge { cap } => BeneathError::TooLarge(cap),
-        untrusted_fs::ReadError::Io(e) => BeneathError::Io(e),
+        untrusted_fs::UntrustedReadError::TooLarge { cap } => BeneathError::TooLarge(cap),
+        untrusted_fs::UntrustedReadError::Io(e) => BeneathError::Io(e),
     })
 }
 
@@ -392,7 +403,7 @@ fn describe(kind: FileType) -> &'static str {
     }
 }
 
-crate::support::error_code::coded_by_code!(ReadError);
+crate::support::error_code::coded_by_code!(BundleReadError);
 
 #[cfg(test)]
 mod tests {

@@ -6,11 +6,11 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
-use crate::format::bundle::{Bundle, LoadError};
+use crate::format::bundle::{Bundle, BundleError};
 use crate::format::bundle_path::BundlePath;
 use crate::format::limits;
 use crate::format::problem::ProblemCode::{self, *};
-use crate::format::safe_read::{self, BeneathError, Moment, ReadError, ReadOutcome};
+use crate::format::safe_read::{self, BeneathError, BundleReadError, Moment, ReadOutcome};
 use crate::format::untrusted_fs;
 use rustix::io::Errno;
 
@@ -67,7 +67,7 @@ fn symlink_pointing_outside_is_refused_and_never_read() {
     fs_err::write(&secret, b"TOP SECRET").expect("write");
     b.symlink(&secret, "leak.md");
     let err = Bundle::read_dir(b.root()).expect_err("refused");
-    let LoadError::Invalid(invalid) = err else {
+    let BundleError::Invalid(invalid) = err else {
         panic!("{err}")
     };
     let text = format!("{:?}", invalid.problems);
@@ -102,7 +102,10 @@ fn symlinked_root_is_refused() {
     let link = b.outside().join("link");
     std::os::unix::fs::symlink(b.root(), &link).expect("symlink");
     let err = safe_read::read_bundle_dir(&link).expect_err("refused");
-    assert!(matches!(err, ReadError::RootIsSymlink { .. }), "{err}");
+    assert!(
+        matches!(err, BundleReadError::RootIsSymlink { .. }),
+        "{err}"
+    );
     assert_eq!(err.code(), "root_is_symlink");
 }
 

@@ -74,7 +74,7 @@ const RESOLVE: ResolveFlags = ResolveFlags::BENEATH
 /// Why a directory or file could not be opened.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum OpenError {
+pub enum UntrustedOpenError {
     /// Nothing of that name.
     NotFound,
     /// A symbolic link where a directory or file was expected (never followed).
@@ -87,32 +87,34 @@ pub enum OpenError {
     Io(Errno),
 }
 
-impl fmt::Display for OpenError {
+impl fmt::Display for UntrustedOpenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            OpenError::NotFound => f.write_str("no such file or directory"),
-            OpenError::Symlink => f.write_str("is a symbolic link (links are never followed)"),
-            OpenError::NotADirectory => f.write_str("not a directory"),
-            OpenError::NotRegular => f.write_str("not a regular file"),
-            OpenError::Io(errno) => write!(f, "{}", std::io::Error::from(*errno)),
+            UntrustedOpenError::NotFound => f.write_str("no such file or directory"),
+            UntrustedOpenError::Symlink => {
+                f.write_str("is a symbolic link (links are never followed)")
+            }
+            UntrustedOpenError::NotADirectory => f.write_str("not a directory"),
+            UntrustedOpenError::NotRegular => f.write_str("not a regular file"),
+            UntrustedOpenError::Io(errno) => write!(f, "{}", std::io::Error::from(*errno)),
         }
     }
 }
 
-impl std::error::Error for OpenError {}
+impl std::error::Error for UntrustedOpenError {}
 
-impl OpenError {
+impl UntrustedOpenError {
     /// The same failure as an I/O error (a conversion, not a `From` impl: a public impl would
     /// make this crate-private type part of the host API).
     pub fn into_io(self) -> std::io::Error {
         match self {
-            OpenError::NotFound => Errno::NOENT.into(),
-            OpenError::Symlink => Errno::LOOP.into(),
-            OpenError::NotADirectory => Errno::NOTDIR.into(),
-            OpenError::NotRegular => {
+            UntrustedOpenError::NotFound => Errno::NOENT.into(),
+            UntrustedOpenError::Symlink => Errno::LOOP.into(),
+            UntrustedOpenError::NotADirectory => Errno::NOTDIR.into(),
+            UntrustedOpenError::NotRegular => {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file")
             }
-            OpenError::Io(errno) => errno.into(),
+            UntrustedOpenError::Io(errno) => errno.into(),
         }
     }
 }
@@ -120,7 +122,7 @@ impl OpenError {
 /// Why [`read_capped`] refused.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum ReadError {
+pub enum UntrustedReadError {
     /// The file holds more than the cap (it was read no further than one byte past it).
     TooLarge {
         /// The cap.
@@ -130,60 +132,60 @@ pub enum ReadError {
     Io(std::io::Error),
 }
 
-impl fmt::Display for ReadError {
+impl fmt::Display for UntrustedReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReadError::TooLarge { cap } => write!(f, "larger than {cap} bytes"),
-            ReadError::Io(e) => write!(f, "{e}"),
+            UntrustedReadError::TooLarge { cap } => write!(f, "larger than {cap} bytes"),
+            UntrustedReadError::Io(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for ReadError {}
+impl std::error::Error for UntrustedReadError {}
 
 /// Opens the directory at `path` (as the caller spelled it) without following a link at its
 /// last component.
-pub fn open_root(path: &Path) -> Result<OwnedFd, OpenError> {
+pub fn open_root(path: &Path) -> Result<OwnedFd, UntrustedOpenError> {
     rustix::fs::open(path, DIR_FLAGS, Mode::empty()).map_err(|errno| match errno {
-        Errno::NOENT => OpenError::NotFound,
-        Errno::LOOP => OpenError::Symlink,
+        Errno::NOENT => UntrustedOpenError::NotFound,
+        Errno::LOOP => UntrustedOpenError::Symlink,
         // `O_DIRECTORY | O_NOFOLLOW` on a link says "not a directory": tell the two apart.
         Errno::NOTDIR => match rustix::fs::lstat(path) {
-            Ok(st) if kind(&st) == FileType::Symlink => OpenError::Symlink,
-            _ => OpenError::NotADirectory,
+            Ok(st) if kind(&st) == FileType::Symlink => UntrustedOpenError::Symlink,
+            _ => UntrustedOpenError::NotADirectory,
         },
-        other => OpenError::Io(other),
+        other => UntrustedOpenError::Io(other),
     })
 }
 
 /// Opens the subdirectory `name` (one path component) of `dir`.
-pub fn open_dir(dir: impl AsFd, name: &CStr) -> Result<OwnedFd, OpenError> {
+pub fn open_dir(dir: impl AsFd, name: &CStr) -> Result<OwnedFd, UntrustedOpenError> {
     let dir = dir.as_fd();
     open_beneath(dir, name, DIR_FLAGS).map_err(|errno| match errno {
-        Errno::NOENT => OpenError::NotFound,
-        Errno::LOOP | Errno::XDEV => OpenError::Symlink,
+        Errno::NOENT => UntrustedOpenError::NotFound,
+        Errno::LOOP | Errno::XDEV => UntrustedOpenError::Symlink,
         Errno::NOTDIR => match stat_at(dir, name) {
-            Ok(Some(st)) if kind(&st) == FileType::Symlink => OpenError::Symlink,
-            _ => OpenError::NotADirectory,
+            Ok(Some(st)) if kind(&st) == FileType::Symlink => UntrustedOpenError::Symlink,
+            _ => UntrustedOpenError::NotADirectory,
         },
-        other => OpenError::Io(other),
+        other => UntrustedOpenError::Io(other),
     })
 }
 
 /// Opens the regular file `name` (one path component) of `dir`, with the `fstat` of the open
 /// descriptor.
-pub fn open_file(dir: impl AsFd, name: &CStr) -> Result<(OwnedFd, Stat), OpenError> {
+pub fn open_file(dir: impl AsFd, name: &CStr) -> Result<(OwnedFd, Stat), UntrustedOpenError> {
     let fd = open_beneath(dir.as_fd(), name, FILE_FLAGS).map_err(|errno| match errno {
-        Errno::NOENT => OpenError::NotFound,
-        Errno::LOOP | Errno::XDEV => OpenError::Symlink,
+        Errno::NOENT => UntrustedOpenError::NotFound,
+        Errno::LOOP | Errno::XDEV => UntrustedOpenError::Symlink,
         // A socket cannot be opened; a device without its driver neither.
-        Errno::NXIO | Errno::NODEV => OpenError::NotRegular,
-        Errno::NOTDIR => OpenError::NotADirectory,
-        other => OpenError::Io(other),
+        Errno::NXIO | Errno::NODEV => UntrustedOpenError::NotRegular,
+        Errno::NOTDIR => UntrustedOpenError::NotADirectory,
+        other => UntrustedOpenError::Io(other),
     })?;
-    let stat = rustix::fs::fstat(&fd).map_err(OpenError::Io)?;
+    let stat = rustix::fs::fstat(&fd).map_err(UntrustedOpenError::Io)?;
     if kind(&stat) != FileType::RegularFile {
-        return Err(OpenError::NotRegular);
+        return Err(UntrustedOpenError::NotRegular);
     }
     Ok((fd, stat))
 }
@@ -192,7 +194,7 @@ pub fn open_file(dir: impl AsFd, name: &CStr) -> Result<(OwnedFd, Stat), OpenErr
 pub fn open_dir_path<'a>(
     root: &Path,
     segments: impl IntoIterator<Item = &'a str>,
-) -> Result<OwnedFd, OpenError> {
+) -> Result<OwnedFd, UntrustedOpenError> {
     let mut dir = open_root(root)?;
     for segment in segments {
         dir = open_dir(&dir, &component(segment)?)?;
@@ -202,13 +204,13 @@ pub fn open_dir_path<'a>(
 
 /// One path component as a C string; an empty one, `.`, `..`, one holding `/` or NUL is refused
 /// as not found (no such single name exists below a directory).
-pub fn component(segment: &str) -> Result<Box<CStr>, OpenError> {
+pub fn component(segment: &str) -> Result<Box<CStr>, UntrustedOpenError> {
     if matches!(segment, "" | "." | "..") || segment.contains('/') {
-        return Err(OpenError::NotFound);
+        return Err(UntrustedOpenError::NotFound);
     }
     std::ffi::CString::new(segment)
         .map(Into::into)
-        .map_err(|_| OpenError::NotFound)
+        .map_err(|_| UntrustedOpenError::NotFound)
 }
 
 /// What `name` in `dir` is, without following a link: `None` when it does not exist (any more).
@@ -316,7 +318,7 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 impl InputError {
-    /// The same failure as an I/O error (see [`OpenError::into_io`]).
+    /// The same failure as an I/O error (see [`UntrustedOpenError::into_io`]).
     pub fn into_io(self) -> std::io::Error {
         std::io::Error::new(self.kind, self.to_string())
     }
@@ -386,10 +388,11 @@ pub fn read_input(path: &Path, cap: u64) -> Result<Result<Vec<u8>, u64>, InputEr
 
 /// Reads `file` to its end, at most `cap + 1` bytes: more than `cap` is refused. `size_hint`
 /// (from `fstat`) only sizes the first allocation, never more than the cap.
-pub fn read_capped(file: OwnedFd, cap: u64, size_hint: u64) -> Result<Vec<u8>, ReadError> {
-    let bytes = read_at_most(file, cap.saturating_add(1), size_hint).map_err(ReadError::Io)?;
+pub fn read_capped(file: OwnedFd, cap: u64, size_hint: u64) -> Result<Vec<u8>, UntrustedReadError> {
+    let bytes =
+        read_at_most(file, cap.saturating_add(1), size_hint).map_err(UntrustedReadError::Io)?;
     if bytes.len() as u64 > cap {
-        return Err(ReadError::TooLarge { cap });
+        return Err(UntrustedReadError::TooLarge { cap });
     }
     Ok(bytes)
 }
@@ -408,11 +411,11 @@ pub fn read_at_most(file: OwnedFd, limit: u64, size_hint: u64) -> std::io::Resul
 
 /// Creates the subdirectory `name` of `dir` unless it exists, then opens it as [`open_dir`] does:
 /// a link or anything but a directory at `name` is refused, never followed.
-pub fn create_dir(dir: impl AsFd, name: &CStr, mode: u32) -> Result<OwnedFd, OpenError> {
+pub fn create_dir(dir: impl AsFd, name: &CStr, mode: u32) -> Result<OwnedFd, UntrustedOpenError> {
     let dir = dir.as_fd();
     match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(mode)) {
         Ok(()) | Err(Errno::EXIST) => open_dir(dir, name),
-        Err(errno) => Err(OpenError::Io(errno)),
+        Err(errno) => Err(UntrustedOpenError::Io(errno)),
     }
 }
 
@@ -582,25 +585,25 @@ mod tests {
         assert!(open_root(&root.join("dir")).is_ok());
         assert!(matches!(
             open_root(&root.join("nope")),
-            Err(OpenError::NotFound)
+            Err(UntrustedOpenError::NotFound)
         ));
         assert!(matches!(
             open_root(&root.join("link")),
-            Err(OpenError::Symlink)
+            Err(UntrustedOpenError::Symlink)
         ));
         assert!(matches!(
             open_root(&root.join("dangling")),
-            Err(OpenError::Symlink)
+            Err(UntrustedOpenError::Symlink)
         ));
         assert!(matches!(
             open_root(&root.join("file")),
-            Err(OpenError::NotADirectory)
+            Err(UntrustedOpenError::NotADirectory)
         ));
         let fifo_path = root.join("fifo");
         fifo(&fifo_path);
         let p = fifo_path.clone();
         let r = without_blocking(&fifo_path, move || open_root(&p).map(drop));
-        assert!(matches!(r, Err(OpenError::NotADirectory)));
+        assert!(matches!(r, Err(UntrustedOpenError::NotADirectory)));
     }
 
     #[test]
@@ -659,7 +662,7 @@ mod tests {
                 }
             });
             assert!(
-                matches!(r, Err(OpenError::NotRegular)),
+                matches!(r, Err(UntrustedOpenError::NotRegular)),
                 "fallback {fallback}"
             );
         }
@@ -681,7 +684,7 @@ mod tests {
                 }
             });
             assert!(
-                matches!(r, Err(OpenError::NotADirectory)),
+                matches!(r, Err(UntrustedOpenError::NotADirectory)),
                 "fallback {fallback}"
             );
         }
@@ -700,11 +703,11 @@ mod tests {
             assert!(open_dir(&dir, c"sub").is_ok());
             assert!(matches!(
                 open_file(&dir, c"file-link"),
-                Err(OpenError::Symlink)
+                Err(UntrustedOpenError::Symlink)
             ));
             assert!(matches!(
                 open_dir(&dir, c"dir-link"),
-                Err(OpenError::Symlink)
+                Err(UntrustedOpenError::Symlink)
             ));
         });
     }
@@ -762,7 +765,7 @@ mod tests {
         // `openat2` tells which call was made.
         assert!(matches!(
             open_file(&dir, c"link/file"),
-            Err(OpenError::Symlink)
+            Err(UntrustedOpenError::Symlink)
         ));
         for unavailable in [Errno::NOSYS, Errno::PERM] {
             let r = with_openat2_failing(unavailable, || open_file(&dir, c"link/file"));
@@ -770,11 +773,14 @@ mod tests {
         }
         // Any other failure of `openat2` is the answer, not a reason to fall back.
         let r = with_openat2_failing(Errno::INVAL, || open_file(&dir, c"sub/file"));
-        assert!(matches!(r, Err(OpenError::Io(Errno::INVAL))), "{r:?}");
+        assert!(
+            matches!(r, Err(UntrustedOpenError::Io(Errno::INVAL))),
+            "{r:?}"
+        );
         // And the hook is gone afterwards.
         assert!(matches!(
             open_file(&dir, c"link/file"),
-            Err(OpenError::Symlink)
+            Err(UntrustedOpenError::Symlink)
         ));
     }
 
@@ -804,13 +810,16 @@ mod tests {
             let check = || {
                 assert!(matches!(
                     open_file(&dir, c"sub"),
-                    Err(OpenError::NotRegular)
+                    Err(UntrustedOpenError::NotRegular)
                 ));
                 assert!(matches!(
                     open_file(&dir, c"sock"),
-                    Err(OpenError::NotRegular)
+                    Err(UntrustedOpenError::NotRegular)
                 ));
-                assert!(matches!(open_file(&dir, c"nope"), Err(OpenError::NotFound)));
+                assert!(matches!(
+                    open_file(&dir, c"nope"),
+                    Err(UntrustedOpenError::NotFound)
+                ));
             };
             if fallback {
                 with_openat2_failing(Errno::NOSYS, check);
@@ -847,9 +856,12 @@ mod tests {
         let dir = open_root(t.path()).unwrap();
         assert!(matches!(
             open_dir(&dir, c"file"),
-            Err(OpenError::NotADirectory)
+            Err(UntrustedOpenError::NotADirectory)
         ));
-        assert!(matches!(open_dir(&dir, c"nope"), Err(OpenError::NotFound)));
+        assert!(matches!(
+            open_dir(&dir, c"nope"),
+            Err(UntrustedOpenError::NotFound)
+        ));
     }
 
     #[test]
@@ -863,19 +875,19 @@ mod tests {
         assert!(open_dir_path(t.path(), []).is_ok());
         assert!(matches!(
             open_dir_path(t.path(), ["link", "b"]),
-            Err(OpenError::Symlink)
+            Err(UntrustedOpenError::Symlink)
         ));
         assert!(matches!(
             open_dir_path(t.path(), ["a", "nope"]),
-            Err(OpenError::NotFound)
+            Err(UntrustedOpenError::NotFound)
         ));
         assert!(matches!(
             open_dir_path(t.path(), ["a", ".."]),
-            Err(OpenError::NotFound)
+            Err(UntrustedOpenError::NotFound)
         ));
         assert!(matches!(
             open_dir_path(&t.path().join("missing"), ["a"]),
-            Err(OpenError::NotFound)
+            Err(UntrustedOpenError::NotFound)
         ));
     }
 
@@ -883,7 +895,7 @@ mod tests {
     fn a_component_is_exactly_one_name() {
         for bad in ["", ".", "..", "a/b", "/a", "a\0b"] {
             assert!(
-                matches!(component(bad), Err(OpenError::NotFound)),
+                matches!(component(bad), Err(UntrustedOpenError::NotFound)),
                 "{bad:?}"
             );
         }
@@ -943,7 +955,7 @@ mod tests {
         let (fd, size) = opened(&path);
         assert!(matches!(
             read_capped(fd, 9, size),
-            Err(ReadError::TooLarge { cap: 9 })
+            Err(UntrustedReadError::TooLarge { cap: 9 })
         ));
         let (fd, size) = opened(&path);
         assert_eq!(read_at_most(fd, 4, size).unwrap(), b"0123");
@@ -970,7 +982,7 @@ mod tests {
         let probe = rustix::io::dup(&fd).unwrap();
         assert!(matches!(
             read_capped(fd, 1024, size),
-            Err(ReadError::TooLarge { cap: 1024 })
+            Err(UntrustedReadError::TooLarge { cap: 1024 })
         ));
         let read = rustix::fs::seek(&probe, rustix::fs::SeekFrom::Current(0)).unwrap();
         assert_eq!(read, 1025, "read past the cap plus one byte");
@@ -992,23 +1004,29 @@ mod tests {
         let (fd, _) = open_file(&dir, c"status").unwrap();
         assert!(matches!(
             read_capped(fd, 8, 0),
-            Err(ReadError::TooLarge { cap: 8 })
+            Err(UntrustedReadError::TooLarge { cap: 8 })
         ));
     }
 
     #[test]
     fn open_errors_become_io_errors_of_their_kind() {
-        let kind = |e: OpenError| e.into_io().kind();
+        let kind = |e: UntrustedOpenError| e.into_io().kind();
         use std::io::ErrorKind;
-        assert_eq!(kind(OpenError::NotFound), ErrorKind::NotFound);
-        assert_eq!(kind(OpenError::NotADirectory), ErrorKind::NotADirectory);
-        assert_eq!(kind(OpenError::NotRegular), ErrorKind::InvalidInput);
+        assert_eq!(kind(UntrustedOpenError::NotFound), ErrorKind::NotFound);
         assert_eq!(
-            kind(OpenError::Io(Errno::ACCESS)),
+            kind(UntrustedOpenError::NotADirectory),
+            ErrorKind::NotADirectory
+        );
+        assert_eq!(
+            kind(UntrustedOpenError::NotRegular),
+            ErrorKind::InvalidInput
+        );
+        assert_eq!(
+            kind(UntrustedOpenError::Io(Errno::ACCESS)),
             ErrorKind::PermissionDenied
         );
         assert_eq!(
-            OpenError::Symlink.into_io().raw_os_error(),
+            UntrustedOpenError::Symlink.into_io().raw_os_error(),
             Some(Errno::LOOP.raw_os_error())
         );
     }
@@ -1025,12 +1043,12 @@ mod tests {
         symlink(outside.path(), t.path().join("linked")).expect("ln");
         assert!(matches!(
             create_dir(&root, c"linked", 0o755),
-            Err(OpenError::Symlink)
+            Err(UntrustedOpenError::Symlink)
         ));
         fs_err::write(t.path().join("file"), "f").expect("write");
         assert!(matches!(
             create_dir(&root, c"file", 0o755),
-            Err(OpenError::NotADirectory)
+            Err(UntrustedOpenError::NotADirectory)
         ));
     }
 

@@ -61,7 +61,7 @@ const BUFFER_BYTES: usize = 64 * 1024;
 
 /// What to do with one line from the client.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub enum LineVerdict {
     /// A message rmcp reads as it is: hand it over unchanged.
     Forward,
     /// A blank line: nothing to do.
@@ -73,15 +73,15 @@ pub enum Verdict {
 }
 
 /// Judges one line (without its `\n`).
-pub fn judge(line: &[u8]) -> Verdict {
+pub fn judge(line: &[u8]) -> LineVerdict {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
-        return Verdict::Skip;
+        return LineVerdict::Skip;
     }
     let message: Value = match serde_json::from_slice(line) {
         Ok(message) => message,
         Err(e) => {
-            return Verdict::Reply(error_response(
+            return LineVerdict::Reply(error_response(
                 Value::Null,
                 PARSE_ERROR,
                 &format!("parse error: the message is not JSON: {e}"),
@@ -94,7 +94,7 @@ pub fn judge(line: &[u8]) -> Verdict {
         } else {
             "invalid request: a JSON-RPC message is a JSON object"
         };
-        return Verdict::Reply(error_response(Value::Null, INVALID_REQUEST, why));
+        return LineVerdict::Reply(error_response(Value::Null, INVALID_REQUEST, why));
     };
     let id = fields.get("id");
     let answer_to = id.filter(|id| is_request_id(id)).cloned();
@@ -120,10 +120,10 @@ pub fn judge(line: &[u8]) -> Verdict {
             "invalid request: `method` must be a string",
         ),
         (None, _) if !answerable => match rmcp_reads(&message) {
-            Ok(()) => Verdict::Forward,
-            Err(e) => Verdict::Ignore(format!("a response that is not valid JSON-RPC: {e}")),
+            Ok(()) => LineVerdict::Forward,
+            Err(e) => LineVerdict::Ignore(format!("a response that is not valid JSON-RPC: {e}")),
         },
-        (None, _) => Verdict::Reply(error_response(
+        (None, _) => LineVerdict::Reply(error_response(
             answer_to.unwrap_or(Value::Null),
             INVALID_REQUEST,
             "invalid request: no `method` (nor `result` or `error`)",
@@ -149,7 +149,7 @@ pub fn too_large(prefix: &[u8], max: usize) -> Value {
 
 #[cfg(feature = "http")]
 /// The answer to a message that must be there but is empty or blank (an HTTP request body; a
-/// blank line on stdio is [`Verdict::Skip`]ped instead): `-32700`, as for any text that is not
+/// blank line on stdio is [`LineVerdict::Skip`]ped instead): `-32700`, as for any text that is not
 /// JSON.
 pub fn blank() -> Value {
     error_response(
@@ -172,7 +172,7 @@ pub fn unreadable(why: &str) -> Value {
 
 #[cfg(feature = "http")]
 /// The answer a transport that must answer every message (HTTP) gives to one that stdio leaves
-/// unanswered ([`Verdict::Ignore`]): `-32600`, `id: null`, with why it cannot be used.
+/// unanswered ([`LineVerdict::Ignore`]): `-32600`, `id: null`, with why it cannot be used.
 pub fn unusable(why: &str) -> Value {
     error_response(
         Value::Null,
@@ -181,17 +181,17 @@ pub fn unusable(why: &str) -> Value {
     )
 }
 
-fn refuse_or_ignore(answerable: bool, id: Option<Value>, code: i64, why: &str) -> Verdict {
+fn refuse_or_ignore(answerable: bool, id: Option<Value>, code: i64, why: &str) -> LineVerdict {
     if answerable {
-        Verdict::Reply(error_response(id.unwrap_or(Value::Null), code, why))
+        LineVerdict::Reply(error_response(id.unwrap_or(Value::Null), code, why))
     } else {
-        Verdict::Ignore(why.to_owned())
+        LineVerdict::Ignore(why.to_owned())
     }
 }
 
-fn judge_request(message: &Value, method: &str, id: &Value) -> Verdict {
+fn judge_request(message: &Value, method: &str, id: &Value) -> LineVerdict {
     if !is_request_id(id) {
-        return Verdict::Reply(error_response(
+        return LineVerdict::Reply(error_response(
             Value::Null,
             INVALID_REQUEST,
             "invalid request: `id` must be a string or an integer",
@@ -200,15 +200,15 @@ fn judge_request(message: &Value, method: &str, id: &Value) -> Verdict {
     if let Some(check) = shape_of(REQUESTS, method)
         && let Err(e) = check(message)
     {
-        return Verdict::Reply(error_response(
+        return LineVerdict::Reply(error_response(
             id.clone(),
             INVALID_PARAMS,
             &format!("invalid params for `{method}`: {e}"),
         ));
     }
     match rmcp_reads(message) {
-        Ok(()) => Verdict::Forward,
-        Err(e) => Verdict::Reply(error_response(
+        Ok(()) => LineVerdict::Forward,
+        Err(e) => LineVerdict::Reply(error_response(
             id.clone(),
             INVALID_REQUEST,
             &format!("invalid request: {e}"),
@@ -216,18 +216,18 @@ fn judge_request(message: &Value, method: &str, id: &Value) -> Verdict {
     }
 }
 
-fn judge_notification(message: &Value, method: &str) -> Verdict {
+fn judge_notification(message: &Value, method: &str) -> LineVerdict {
     if let Some(check) = shape_of(NOTIFICATIONS, method)
         && let Err(e) = check(message)
     {
-        return Verdict::Ignore(format!(
+        return LineVerdict::Ignore(format!(
             "a `{}` notification with invalid params: {e}",
             crate::support::escape::text(method)
         ));
     }
     match rmcp_reads(message) {
-        Ok(()) => Verdict::Forward,
-        Err(e) => Verdict::Ignore(format!(
+        Ok(()) => LineVerdict::Forward,
+        Err(e) => LineVerdict::Ignore(format!(
             "a `{}` notification that is not valid JSON-RPC: {e}",
             crate::support::escape::text(method)
         )),
@@ -371,7 +371,7 @@ impl<'de> Visitor<'de> for IdSeeker<'_> {
 
 /// One line read from the client.
 #[derive(Debug, PartialEq, Eq)]
-enum Line {
+enum ClientLine {
     /// A whole line, without its `\n`.
     Whole(Vec<u8>),
     /// A line over the bound: its first [`MAX_MESSAGE_BYTES`] bytes; the rest was discarded.
@@ -393,16 +393,16 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     /// The next line; `None` at the end of the input. A last line without `\n` counts.
-    async fn next(&mut self) -> std::io::Result<Option<Line>> {
+    async fn next(&mut self) -> std::io::Result<Option<ClientLine>> {
         let mut line = Vec::new();
         let mut over = false;
         loop {
             let available = self.input.fill_buf().await?;
             if available.is_empty() {
                 return Ok(match (over, line.is_empty()) {
-                    (true, _) => Some(Line::Oversized(line)),
+                    (true, _) => Some(ClientLine::Oversized(line)),
                     (false, true) => None,
-                    (false, false) => Some(Line::Whole(line)),
+                    (false, false) => Some(ClientLine::Whole(line)),
                 });
             }
             let newline = available.iter().position(|&b| b == b'\n');
@@ -416,9 +416,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             self.input.consume(used);
             if newline.is_some() {
                 return Ok(Some(if over {
-                    Line::Oversized(line)
+                    ClientLine::Oversized(line)
                 } else {
-                    Line::Whole(line)
+                    ClientLine::Whole(line)
                 }));
             }
         }
@@ -467,8 +467,8 @@ async fn read_client<R: AsyncRead + Unpin>(
     let mut lines = LineReader::new(input, MAX_MESSAGE_BYTES);
     loop {
         let verdict = match lines.next().await {
-            Ok(Some(Line::Whole(line))) => match judge(&line) {
-                Verdict::Forward => {
+            Ok(Some(ClientLine::Whole(line))) => match judge(&line) {
+                LineVerdict::Forward => {
                     let mut message = line;
                     message.push(b'\n');
                     if to_rmcp.write_all(&message).await.is_err() {
@@ -478,11 +478,11 @@ async fn read_client<R: AsyncRead + Unpin>(
                 }
                 verdict => verdict,
             },
-            Ok(Some(Line::Oversized(prefix))) => {
+            Ok(Some(ClientLine::Oversized(prefix))) => {
                 super::diag(format_args!(
                     "skillfold serve: refused a message larger than {MAX_MESSAGE_BYTES} bytes"
                 ));
-                Verdict::Reply(oversized(&prefix))
+                LineVerdict::Reply(oversized(&prefix))
             }
             Ok(None) => break,
             Err(e) => {
@@ -494,15 +494,15 @@ async fn read_client<R: AsyncRead + Unpin>(
             }
         };
         match verdict {
-            Verdict::Reply(answer) => {
+            LineVerdict::Reply(answer) => {
                 if answers.send(json_line(&answer)).await.is_err() {
                     break;
                 }
             }
-            Verdict::Ignore(why) => {
+            LineVerdict::Ignore(why) => {
                 super::diag(format_args!("skillfold serve: ignored a message: {why}"));
             }
-            Verdict::Forward | Verdict::Skip => {}
+            LineVerdict::Forward | LineVerdict::Skip => {}
         }
     }
     let _ = to_rmcp.shutdown().await;
@@ -547,7 +547,7 @@ mod tests {
 
     fn reply(line: &str) -> Value {
         match judge(line.as_bytes()) {
-            Verdict::Reply(v) => v,
+            LineVerdict::Reply(v) => v,
             other => panic!("{line}: {other:?}"),
         }
     }
@@ -571,7 +571,7 @@ mod tests {
             );
         }
         let v = match judge(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\"}") {
-            Verdict::Reply(v) => v,
+            LineVerdict::Reply(v) => v,
             other => panic!("{other:?}"),
         };
         assert_eq!(code_and_id(&v), (PARSE_ERROR, Value::Null), "invalid UTF-8");
@@ -621,10 +621,10 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":10,"method":"resources/subscribe","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":11,"method":"resources/unsubscribe"}"#,
         ] {
-            assert_eq!(judge(line.as_bytes()), Verdict::Forward, "{line}");
+            assert_eq!(judge(line.as_bytes()), LineVerdict::Forward, "{line}");
         }
-        assert_eq!(judge(b"   \r"), Verdict::Skip);
-        assert_eq!(judge(b""), Verdict::Skip);
+        assert_eq!(judge(b"   \r"), LineVerdict::Skip);
+        assert_eq!(judge(b""), LineVerdict::Skip);
     }
 
     #[test]
@@ -665,7 +665,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{}}"#,
         ] {
             assert!(
-                matches!(judge(line.as_bytes()), Verdict::Ignore(_)),
+                matches!(judge(line.as_bytes()), LineVerdict::Ignore(_)),
                 "{line}"
             );
         }
@@ -716,16 +716,16 @@ mod tests {
         assert_eq!(
             got,
             [
-                Line::Whole(b"ab".to_vec()),
-                Line::Oversized(vec![b'x'; 10]),
-                Line::Whole(b"cd\r".to_vec()),
-                Line::Whole(b"last".to_vec()),
+                ClientLine::Whole(b"ab".to_vec()),
+                ClientLine::Oversized(vec![b'x'; 10]),
+                ClientLine::Whole(b"cd\r".to_vec()),
+                ClientLine::Whole(b"last".to_vec()),
             ]
         );
         let mut exact = LineReader::new(&b"0123456789\n"[..], 10);
         assert_eq!(
             exact.next().await.unwrap(),
-            Some(Line::Whole(b"0123456789".to_vec()))
+            Some(ClientLine::Whole(b"0123456789".to_vec()))
         );
     }
 }

@@ -80,7 +80,7 @@ impl ReloadError {
 
 /// A catalogue and the bundles that were left out of it.
 #[derive(Debug)]
-pub struct Loaded {
+pub struct LoadedCatalogue {
     /// The agent's catalogue: its verified snapshots.
     pub catalogue: Catalogue,
     /// Bundles that failed to load (not served, never replaced).
@@ -89,12 +89,12 @@ pub struct Loaded {
 
 /// Loads the catalogue of `agent` from the prepared sources of the descriptor at `config`,
 /// without preparing anything. Bundles that fail to load are left out and returned.
-pub fn load(config: &Path, agent: Option<&str>) -> Result<Loaded, ReloadError> {
+pub fn load(config: &Path, agent: Option<&str>) -> Result<LoadedCatalogue, ReloadError> {
     let (_, plan) = check::load_plan(config)?;
     let runtime = Runtime::load_for(plan, agent)?;
     let failures = runtime.failures().cloned().collect();
     let catalogue = runtime.catalogue(agent)?;
-    Ok(Loaded {
+    Ok(LoadedCatalogue {
         catalogue,
         failures,
     })

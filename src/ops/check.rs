@@ -12,7 +12,7 @@ use crate::support::escape;
 pub enum CheckError {
     /// Unreadable or not a descriptor.
     #[error(transparent)]
-    Load(#[from] descriptor::LoadError),
+    Load(#[from] descriptor::DescriptorError),
     /// Parsed, but with problems (all of them listed).
     #[error("{} problem(s) in `{}`", .problems.len(), escape::path(.path))]
     Problems {

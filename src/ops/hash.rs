@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::format::bundle::{Bundle, LoadError, is_binary};
+use crate::format::bundle::{Bundle, BundleError, is_binary};
 use crate::format::digest::BundleDigest;
 use crate::format::limits::Limits;
 use crate::support::hex;
@@ -71,7 +71,7 @@ impl HashReport {
 
 /// Reads and checks every directory under `limits`, in parallel; results are in the order of
 /// `dirs`.
-pub fn check_dirs(dirs: &[PathBuf], limits: Limits) -> Vec<Result<Bundle, LoadError>> {
+pub fn check_dirs(dirs: &[PathBuf], limits: Limits) -> Vec<Result<Bundle, BundleError>> {
     crate::support::parallel::map(dirs, crate::support::parallel::cores(), |d| {
         Bundle::read_dir_under(d, limits)
     })

@@ -1,4 +1,5 @@
-//! The operations behind the CLI commands, one module per command. The command line
+//! The operations behind the CLI commands, one module per command (and `target`, what `outdated`
+//! and `update` share: both look at another commit or image than a pin). The command line
 //! ([`crate::cli`]) parses arguments and calls these. Operations may use every layer below them
 //! (`support` up to `runtime`); of the layers above, [`crate::mcp`] (the reload's preparation)
 //! and [`crate::cli`] use them.
@@ -18,6 +19,8 @@ pub mod pin;
 pub mod prepare;
 pub mod push;
 pub mod schema;
+#[cfg(feature = "git")]
+pub mod target;
 #[cfg(feature = "git")]
 pub mod update;
 pub mod verify;

@@ -28,15 +28,12 @@ use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
-use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::{GitSource, OciSource, Plan, Source};
-use crate::format::bundle::Bundle;
 use crate::format::pin::Pin;
+use crate::ops::target::{Images, SourceId, Taken};
 use crate::source::error::SourceError;
 use crate::source::git::approved::{self, ApprovedSource};
 use crate::source::git::candidate::{Candidate, CandidateTarget};
-use crate::source::git::commit::TakeError;
-use crate::source::oci::candidate::{self as image, ImageCandidate, ImageTakeError, PulledImage};
 use crate::support::error_code::ErrorCode;
 
 /// The report of `outdated`.
@@ -49,12 +46,9 @@ pub struct OutdatedReport {
 /// What one Git source's tracked branch, or one OCI source's tracked tag, offers.
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceOutdated {
-    /// Where it is written in the descriptor.
-    pub location: String,
-    /// `git` or `oci`.
-    pub kind: SourceKind,
-    /// The repository URL without credentials (`REGISTRY/REPOSITORY` for an image).
-    pub url: String,
+    /// Which source: `location`, `kind` and `url`, flattened into the entry.
+    #[serde(flatten)]
+    pub id: SourceId,
     /// What is followed: `HEAD` (the remote's default) or `refs/heads/<track>` for Git, the tag
     /// for OCI; absent for an OCI source without `track` (not tracked: nothing was looked at).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -76,10 +70,11 @@ pub struct SourceOutdated {
     pub error: Option<SourceError>,
 }
 
-/// What the head of the tracked branch holds of an approved bundle.
+/// What the head of the tracked branch holds of an approved bundle (spelled in kebab-case in
+/// `--json`, as every command's bundle status is).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BundleStatus {
+#[serde(rename_all = "kebab-case")]
+pub enum OutdatedStatus {
     /// The same digest.
     Unchanged,
     /// Another digest (see `new_hash`, `new_version`).
@@ -90,19 +85,19 @@ pub enum BundleStatus {
     Invalid,
 }
 
-impl BundleStatus {
+impl OutdatedStatus {
     /// The spelling of the report.
     pub fn as_str(self) -> &'static str {
         match self {
-            BundleStatus::Unchanged => "unchanged",
-            BundleStatus::Changed => "changed",
-            BundleStatus::Removed => "removed",
-            BundleStatus::Invalid => "invalid",
+            OutdatedStatus::Unchanged => "unchanged",
+            OutdatedStatus::Changed => "changed",
+            OutdatedStatus::Removed => "removed",
+            OutdatedStatus::Invalid => "invalid",
         }
     }
 }
 
-impl std::fmt::Display for BundleStatus {
+impl std::fmt::Display for OutdatedStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -118,7 +113,7 @@ pub struct BundleOutdated {
     /// The pinned digest.
     pub hash: String,
     /// `unchanged`, `changed`, `removed` or `invalid`.
-    pub status: BundleStatus,
+    pub status: OutdatedStatus,
     /// The digest at the head (`changed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_hash: Option<String>,
@@ -246,9 +241,7 @@ fn git_source<'p>(
     deadline: std::time::Duration,
 ) -> SourceOutdated {
     let mut report = SourceOutdated {
-        location: git.location.clone(),
-        kind: SourceKind::Git,
-        url: git.shown.as_str().to_owned(),
+        id: SourceId::git(git),
         tracking: Some(CandidateTarget::Tracked.describe(git)),
         pinned: git.revision.to_string(),
         head: None,
@@ -281,117 +274,6 @@ fn git_source<'p>(
     report
 }
 
-/// The tags resolved and the images pulled so far, by repository: sources of one repository and
-/// tag share one look-up, and of one image one pull, which brings the layers every source
-/// that shares it approves ([`Images::share`]).
-#[derive(Default)]
-pub(crate) struct Images {
-    /// `(registry, repository, plain_http, tag)` and the digest it names.
-    tags: Vec<(ImageKey, String, Result<String, SourceError>)>,
-    /// `(registry, repository, plain_http)`, the digest, and the sources its pull serves.
-    sharing: Vec<(ImageKey, String, image::Sharing)>,
-    /// `(registry, repository, plain_http)`, the digest, and the image.
-    pulled: Vec<(ImageKey, String, Result<PulledImage, SourceError>)>,
-}
-
-/// Which repository, spoken to how.
-type ImageKey = (String, String, bool);
-
-fn image_key(oci: &OciSource) -> ImageKey {
-    (
-        oci.reference.registry.clone(),
-        oci.reference.repository.clone(),
-        oci.plain_http,
-    )
-}
-
-impl Images {
-    /// The digest `tag` of `oci`'s repository names now, looked up on first use.
-    pub(crate) fn resolve(
-        &mut self,
-        oci: &OciSource,
-        tag: &str,
-        deadline: std::time::Duration,
-    ) -> Result<String, SourceError> {
-        let key = image_key(oci);
-        if let Some((_, _, found)) = self.tags.iter().find(|(k, t, _)| *k == key && t == tag) {
-            return found.clone();
-        }
-        let found = image::resolve(oci, tag, deadline).map_err(|e| SourceError::from_error(&e));
-        self.tags.push((key, tag.to_owned(), found.clone()));
-        found
-    }
-
-    /// Records that `oci` will read the image `digest` of its repository: its pull brings the
-    /// layers `oci` approves too, within `oci`'s pull bound more (call before [`pull`](Self::pull)).
-    pub(crate) fn share(&mut self, oci: &OciSource, digest: &str) {
-        let key = image_key(oci);
-        match self
-            .sharing
-            .iter_mut()
-            .find(|(k, d, _)| *k == key && d == digest)
-        {
-            Some((_, _, sharing)) => sharing.add(oci),
-            None => {
-                let mut sharing = image::Sharing::default();
-                sharing.add(oci);
-                self.sharing.push((key, digest.to_owned(), sharing));
-            }
-        }
-    }
-
-    /// The image `digest` of `oci`'s repository, pulled on first use for every source that
-    /// [`share`](Self::share)s it (for `oci` alone when none did).
-    pub(crate) fn pull(
-        &mut self,
-        oci: &OciSource,
-        digest: &str,
-        deadline: std::time::Duration,
-    ) -> &Result<PulledImage, SourceError> {
-        let key = image_key(oci);
-        let index = match self
-            .pulled
-            .iter()
-            .position(|(k, d, _)| *k == key && d == digest)
-        {
-            Some(index) => index,
-            None => {
-                let sharing = match self
-                    .sharing
-                    .iter()
-                    .find(|(k, d, _)| *k == key && d == digest)
-                {
-                    Some((_, _, sharing)) => sharing.clone(),
-                    None => {
-                        let mut alone = image::Sharing::default();
-                        alone.add(oci);
-                        alone
-                    }
-                };
-                let pulled = image::pull(oci, digest, &sharing, deadline)
-                    .map_err(|e| SourceError::from_error(&e));
-                self.pulled.push((key, digest.to_owned(), pulled));
-                self.pulled.len() - 1
-            }
-        };
-        &self.pulled[index].2
-    }
-
-    /// `oci`'s approved bundles of the image `digest` of its repository, read as `prepare`
-    /// reads them (the image pulled on first use).
-    pub(crate) fn read(
-        &mut self,
-        oci: &OciSource,
-        digest: &str,
-        deadline: std::time::Duration,
-    ) -> Result<ImageCandidate, SourceError> {
-        match self.pull(oci, digest, deadline) {
-            Ok(image) => image.read(oci).map_err(|e| SourceError::from_error(&e)),
-            Err(error) => Err(error.clone()),
-        }
-    }
-}
-
 fn oci_source(
     oci: &OciSource,
     digest: Option<Result<String, SourceError>>,
@@ -399,9 +281,7 @@ fn oci_source(
     deadline: std::time::Duration,
 ) -> SourceOutdated {
     let mut report = SourceOutdated {
-        location: oci.location.clone(),
-        kind: SourceKind::Oci,
-        url: oci.repository(),
+        id: SourceId::oci(oci),
         tracking: oci.track.clone(),
         pinned: oci.reference.digest.clone(),
         head: None,
@@ -436,36 +316,6 @@ fn oci_source(
     report
 }
 
-/// What the head (or a target) holds of an approved bundle.
-pub(crate) enum Taken {
-    /// A bundle that passes the bundle rules.
-    Bundle(Box<Bundle>),
-    /// No folder of that name.
-    Missing,
-    /// It breaks a rule: each problem with its code.
-    Invalid(Vec<String>),
-}
-
-impl From<Result<Bundle, TakeError>> for Taken {
-    fn from(taken: Result<Bundle, TakeError>) -> Taken {
-        match taken {
-            Ok(bundle) => Taken::Bundle(Box::new(bundle)),
-            Err(TakeError::Missing { .. }) => Taken::Missing,
-            Err(e) => Taken::Invalid(e.lines()),
-        }
-    }
-}
-
-impl From<Result<Bundle, ImageTakeError>> for Taken {
-    fn from(taken: Result<Bundle, ImageTakeError>) -> Taken {
-        match taken {
-            Ok(bundle) => Taken::Bundle(Box::new(bundle)),
-            Err(ImageTakeError::Missing { .. }) => Taken::Missing,
-            Err(e) => Taken::Invalid(e.lines()),
-        }
-    }
-}
-
 /// Fills `report` from the head: each of the `approved` bundles as `take` finds it (a folder
 /// whose bundle now names another is not an update of its pin: `take` refuses it), then the
 /// `names` of the head's bundles that are not approved.
@@ -496,7 +346,7 @@ fn unchanged(pin: &Pin) -> BundleOutdated {
         name: pin.name.to_string(),
         version: pin.version.as_str().to_owned(),
         hash: pin.hash.to_string(),
-        status: BundleStatus::Unchanged,
+        status: OutdatedStatus::Unchanged,
         new_hash: None,
         new_version: None,
         problems: Vec::new(),
@@ -509,13 +359,13 @@ fn bundle_report(pin: &Pin, taken: Taken) -> BundleOutdated {
     match taken {
         Taken::Bundle(bundle) if bundle.digest() == pin.hash => {}
         Taken::Bundle(bundle) => {
-            entry.status = BundleStatus::Changed;
+            entry.status = OutdatedStatus::Changed;
             entry.new_hash = Some(bundle.digest().to_string());
             entry.new_version = bundle.declared_version().map(str::to_owned);
         }
-        Taken::Missing => entry.status = BundleStatus::Removed,
+        Taken::Missing => entry.status = OutdatedStatus::Removed,
         Taken::Invalid(problems) => {
-            entry.status = BundleStatus::Invalid;
+            entry.status = OutdatedStatus::Invalid;
             entry.problems = problems;
         }
     }

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 
-use crate::descriptor::Links as LinksPolicy;
+use crate::descriptor::Links;
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::signers::{Signer, TrustPolicy};
@@ -68,7 +68,7 @@ pub enum PinError {
         /// The root, escaped for display (`/` for the repository root).
         root: String,
         /// Every folder holding a `SKILL.md`, and why it was refused.
-        refused: Vec<Refused>,
+        refused: Vec<RefusedFolder>,
     },
 }
 
@@ -96,13 +96,13 @@ pub struct Pinned {
     /// Who signed the commit, when a trust policy was given.
     pub signer: Option<Signer>,
     /// Under `links: outside-bundles`, the links the commit holds (all outside the bundles).
-    pub links: Links,
+    pub links: OutsideLinks,
 }
 
 /// The symbolic links a commit holds outside the pinned bundles (`--links outside-bundles`):
 /// the first few, and how many more.
 #[derive(Debug, Default)]
-pub struct Links {
+pub struct OutsideLinks {
     /// The links listed.
     pub listed: Vec<SeenLink>,
     /// How many more the commit holds.
@@ -117,11 +117,11 @@ pub struct PinnedAll {
     /// kept).
     pub bundles: Vec<PinnedBundle>,
     /// The refused folders, by name.
-    pub refused: Vec<Refused>,
+    pub refused: Vec<RefusedFolder>,
     /// Who signed the commit, when a trust policy was given.
     pub signer: Option<Signer>,
     /// Under `links: outside-bundles`, the links the commit holds outside the pinned bundles.
-    pub links: Links,
+    pub links: OutsideLinks,
 }
 
 /// What a descriptor entry needs of a checked bundle.
@@ -161,7 +161,7 @@ impl From<&Bundle> for PinnedBundle {
 
 /// A folder under the root holding a `SKILL.md` that cannot be pinned.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Refused {
+pub struct RefusedFolder {
     /// The folder in the repository, escaped for display.
     pub folder: String,
     /// The stable code of the refusal.
@@ -172,13 +172,13 @@ pub struct Refused {
 
 /// What a pin checks the commit and its bundles against.
 #[derive(Debug, Clone, Copy)]
-pub struct Policy<'a> {
+pub struct PinPolicy<'a> {
     /// The bounds of the bundles (`--limits`).
     pub limits: Limits,
     /// Who must have signed the commit, if anyone.
     pub trust: Option<&'a TrustPolicy>,
     /// Which symbolic links the commit may hold (`--links`).
-    pub links: LinksPolicy,
+    pub links: Links,
 }
 
 /// What stops the fetch of a pin before it ends.
@@ -197,10 +197,10 @@ pub fn pin(
     revision: &CommitId,
     root: Option<&RootPath>,
     names: &[SkillName],
-    policy: Policy<'_>,
+    policy: PinPolicy<'_>,
     stop: Stop<'_>,
 ) -> Result<Pinned, PinError> {
-    let Policy {
+    let PinPolicy {
         limits,
         trust,
         links,
@@ -221,7 +221,7 @@ pub fn pin(
         Ok(Pinned {
             bundles,
             signer,
-            links: Links { listed, more },
+            links: OutsideLinks { listed, more },
         })
     } else {
         Err(PinError::Bundles(errors))
@@ -236,10 +236,10 @@ pub fn pin_all(
     url: &str,
     revision: &CommitId,
     root: Option<&RootPath>,
-    policy: Policy<'_>,
+    policy: PinPolicy<'_>,
     stop: Stop<'_>,
 ) -> Result<PinnedAll, PinError> {
-    let Policy {
+    let PinPolicy {
         limits,
         trust,
         links,
@@ -274,7 +274,7 @@ pub fn pin_all(
         let name = match SkillName::parse(&folder) {
             Ok(name) => name,
             Err(e) => {
-                refused.push(Refused {
+                refused.push(RefusedFolder {
                     folder: shown,
                     code: DescriptorCode::InvalidName.into(),
                     // The error escapes the name it shows.
@@ -285,7 +285,7 @@ pub fn pin_all(
         };
         match commit.take_named(root, &name, limits) {
             Ok(bundle) => bundles.push(PinnedBundle::from(&bundle)),
-            Err(e) => refused.push(Refused {
+            Err(e) => refused.push(RefusedFolder {
                 folder: shown,
                 code: e.code(),
                 // Each line escaped its values when it was built.
@@ -309,7 +309,7 @@ pub fn pin_all(
         bundles,
         refused,
         signer,
-        links: Links { listed, more },
+        links: OutsideLinks { listed, more },
     })
 }
 
@@ -320,7 +320,7 @@ fn fetch(
     url: &str,
     revision: &CommitId,
     trust: Option<&TrustPolicy>,
-    policy: (LinksPolicy, &WantedBundles<'_>),
+    policy: (Links, &WantedBundles<'_>),
     stop: Stop<'_>,
 ) -> Result<(tempfile::TempDir, PinnedCommit, Option<Signer>), PinError> {
     let shown = RedactedUrl::new(url);
@@ -351,7 +351,7 @@ pub fn descriptor_entry(
     url: &str,
     revision: &CommitId,
     root: Option<&RootPath>,
-    (limits, links): (Limits, LinksPolicy),
+    (limits, links): (Limits, Links),
     trust: Option<(&[(&str, &std::path::Path)], &Signer)>,
     bundles: &[PinnedBundle],
 ) -> String {
@@ -484,7 +484,7 @@ mod tests {
             url,
             &commit,
             Some(&root),
-            (Limits::default(), LinksPolicy::Refuse),
+            (Limits::default(), Links::Refuse),
             None,
             &[PinnedBundle::from(&bundle)],
         );
@@ -516,7 +516,7 @@ mod tests {
                 "https://example.com/s.git",
                 &commit,
                 None,
-                (limits, LinksPolicy::Refuse),
+                (limits, Links::Refuse),
                 None,
                 &[],
             );

@@ -17,7 +17,7 @@ use crate::support::error_code::{ErrorCode, ExitClass};
 
 /// Where the image goes.
 #[derive(Debug, Clone)]
-pub enum Target {
+pub enum PushTarget {
     /// An OCI image layout directory, the image named `tag` in its index if given.
     Layout {
         /// The directory.
@@ -41,7 +41,7 @@ pub struct PushOptions {
     /// Only this agent's skills (the defaults plus its extras); `None`: every approved bundle.
     pub agent: Option<String>,
     /// Where the image goes.
-    pub target: Target,
+    pub target: PushTarget,
     /// The platform recorded in the image config.
     pub platform: Platform,
 }
@@ -97,7 +97,7 @@ pub enum PushError {
     /// The registry push failed.
     #[cfg(feature = "oci")]
     #[error("{0}")]
-    Registry(#[from] crate::distribution::registry::PushError),
+    Registry(#[from] crate::distribution::registry::UploadError),
 }
 
 impl PushError {
@@ -170,12 +170,12 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
     }
     let built = image(&bundles, provenance(&snapshots).as_ref(), &options.platform);
     let (reference, digest, tag) = match &options.target {
-        Target::Layout { dir, tag } => {
+        PushTarget::Layout { dir, tag } => {
             let digest = layout::write(dir, &built, tag.as_deref())?;
             (format!("{}@{digest}", dir.display()), digest, tag.clone())
         }
         #[cfg(feature = "oci")]
-        Target::Registry {
+        PushTarget::Registry {
             destination,
             plain_http,
         } => {

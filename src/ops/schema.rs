@@ -97,7 +97,8 @@ pub fn write_all(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// temporary file beside it, then a rename over `name`. The temporary file is removed when any
 /// step fails.
 fn write_beneath(dir: &OwnedFd, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    let target = untrusted_fs::component(name).map_err(untrusted_fs::OpenError::into_io)?;
+    let target =
+        untrusted_fs::component(name).map_err(untrusted_fs::UntrustedOpenError::into_io)?;
     let (temp_name, file) = create_temp(dir, name)?;
     let result = (|| {
         let mut file = std::fs::File::from(file);

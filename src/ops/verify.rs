@@ -9,10 +9,11 @@ use crate::runtime::Runtime;
 use crate::source::code::PrepareCode;
 use crate::support::error_code::ErrorCode;
 
-/// What `verify` found of one bundle (spelled as the report has always spelled it).
+/// What `verify` found of one bundle. Each command reports its own statuses (`PrepareStatus`,
+/// `OutdatedStatus`, `UpdateStatus`), all spelled in kebab-case in `--json` (docs/cli.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum BundleStatus {
+pub enum VerifyStatus {
     /// It holds.
     Verified,
     /// It does not verify, or is not prepared.
@@ -23,14 +24,14 @@ pub enum BundleStatus {
     Unreadable,
 }
 
-impl BundleStatus {
+impl VerifyStatus {
     /// The spelling of the report.
     pub fn as_str(self) -> &'static str {
         match self {
-            BundleStatus::Verified => "verified",
-            BundleStatus::Failed => "failed",
-            BundleStatus::BeingPrepared => "being-prepared",
-            BundleStatus::Unreadable => "unreadable",
+            VerifyStatus::Verified => "verified",
+            VerifyStatus::Failed => "failed",
+            VerifyStatus::BeingPrepared => "being-prepared",
+            VerifyStatus::Unreadable => "unreadable",
         }
     }
 }
@@ -43,7 +44,7 @@ pub struct BundleCheck {
     /// The pinned name.
     pub name: String,
     /// `verified`, `failed`, `being-prepared` or `unreadable` (an I/O error).
-    pub status: BundleStatus,
+    pub status: VerifyStatus,
     /// The limits profile it was verified under (verified bundles).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<crate::format::limits::Limits>,
@@ -115,7 +116,7 @@ pub fn verify(plan: Plan) -> VerifyReport {
         .map(|s| BundleCheck {
             location: s.origin().location.clone(),
             name: s.pin().name.to_string(),
-            status: BundleStatus::Verified,
+            status: VerifyStatus::Verified,
             limits: Some(s.limits()),
             error: None,
             code: None,
@@ -128,14 +129,14 @@ pub fn verify(plan: Plan) -> VerifyReport {
         // was read is no verdict, and the code says so (`guard_held`, retryable).
         let (status, code) = if busy {
             (
-                BundleStatus::BeingPrepared,
+                VerifyStatus::BeingPrepared,
                 ErrorCode::from(PrepareCode::GuardHeld),
             )
         } else if failure.transient() {
             // An I/O error: the check could not be made, which is not a mismatch.
-            (BundleStatus::Unreadable, failure.code)
+            (VerifyStatus::Unreadable, failure.code)
         } else {
-            (BundleStatus::Failed, failure.code)
+            (VerifyStatus::Failed, failure.code)
         };
         bundles.push(BundleCheck {
             location: failure.location.clone(),
@@ -181,9 +182,9 @@ fn recheck_signature(git: &crate::descriptor::plan::GitSource, bundles: &mut [Bu
     };
     for bundle in bundles
         .iter_mut()
-        .filter(|b| b.location == git.location && b.status == BundleStatus::Verified)
+        .filter(|b| b.location == git.location && b.status == VerifyStatus::Verified)
     {
-        bundle.status = BundleStatus::Failed;
+        bundle.status = VerifyStatus::Failed;
         bundle.limits = None;
         bundle.error = Some(format!(
             "the published commit's signature no longer holds: {e}"

@@ -220,7 +220,7 @@ pub struct BuildError {
 pub enum OpenError {
     /// Unreadable, too large, too deep, or not a descriptor.
     #[error(transparent)]
-    Read(#[from] crate::descriptor::LoadError),
+    Read(#[from] crate::descriptor::DescriptorError),
     /// Read, but `check` refuses it.
     #[error(transparent)]
     Invalid(#[from] BuildError),

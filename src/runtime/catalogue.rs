@@ -261,10 +261,10 @@ impl Catalogue {
         if self.skills.is_empty() && guides.is_none() {
             return None;
         }
-        let mut entries: Vec<crate::skills_ref::prompt::Entry<'_>> = self
+        let mut entries: Vec<crate::skills_ref::prompt::PromptEntry<'_>> = self
             .skills
             .values()
-            .map(|s| crate::skills_ref::prompt::Entry {
+            .map(|s| crate::skills_ref::prompt::PromptEntry {
                 name: s.pin().name.as_str(),
                 description: s.description(),
                 location: if remote {
@@ -289,15 +289,13 @@ impl Catalogue {
                     .collect()
             })
             .unwrap_or_default();
-        entries.extend(
-            guide_dirs
-                .iter()
-                .map(|(location, g)| crate::skills_ref::prompt::Entry {
-                    name: &g.id,
-                    description: &g.description,
-                    location: location.as_str().into(),
-                }),
-        );
+        entries.extend(guide_dirs.iter().map(|(location, g)| {
+            crate::skills_ref::prompt::PromptEntry {
+                name: &g.id,
+                description: &g.description,
+                location: location.as_str().into(),
+            }
+        }));
         let mut prompt = format!("{}\n", crate::skills_ref::prompt::render(&entries));
         if !self.skills.is_empty() {
             prompt.push_str(&format!("\n{USAGE}\n"));

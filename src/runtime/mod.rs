@@ -35,7 +35,7 @@ use std::sync::Arc;
 use crate::descriptor::Plan;
 use crate::runtime::catalogue::{Catalogue, CatalogueError};
 use crate::runtime::guides::Discovery;
-use snapshot::{LoadFailure, Loaded, Snapshot};
+use snapshot::{BundleLoad, LoadFailure, Snapshot};
 
 /// Loaded snapshots, per source of the plan.
 ///
@@ -52,13 +52,13 @@ use snapshot::{LoadFailure, Loaded, Snapshot};
 pub struct Runtime {
     plan: Plan,
     /// Per source index: `None` when not loaded (not needed), else its bundles.
-    loaded: Vec<Option<Vec<Loaded>>>,
+    loaded: Vec<Option<Vec<BundleLoad>>>,
     /// The discovered skills, when a guides folder is configured (or why it could not be read).
     // A String: why is only shown (a warning of the commands that load a runtime); any failure
     // means no guides.
     guides: Option<Result<Discovery, String>>,
     /// The bundles of a host's own sources, each for an agent (`None`: every agent).
-    custom: Vec<(Option<String>, Vec<Loaded>)>,
+    custom: Vec<(Option<String>, Vec<BundleLoad>)>,
     /// The policy hook every catalogue applies (set by the builder).
     policy: Option<Arc<tools::Policy>>,
 }
@@ -111,7 +111,7 @@ impl Runtime {
     }
 
     /// Adds the loaded bundles of a host's own source, for `agent` (`None`: every agent).
-    pub(crate) fn add_custom(&mut self, agent: Option<String>, bundles: Vec<Loaded>) {
+    pub(crate) fn add_custom(&mut self, agent: Option<String>, bundles: Vec<BundleLoad>) {
         self.custom.push((agent, bundles));
     }
 
@@ -121,7 +121,7 @@ impl Runtime {
     }
 
     /// Every loaded bundle, verified or not: the plan's sources, then the host's own.
-    fn all_loaded(&self) -> impl Iterator<Item = &Loaded> {
+    fn all_loaded(&self) -> impl Iterator<Item = &BundleLoad> {
         self.loaded
             .iter()
             .flatten()

@@ -43,7 +43,7 @@ pub const PASSED_ENV: &[&str] = &[
 
 /// What to run.
 #[derive(Debug)]
-pub struct Request<'a> {
+pub struct RunRequest<'a> {
     /// The Python interpreter.
     pub python: &'a Path,
     /// The working directory: the skill's directory.
@@ -56,9 +56,9 @@ pub struct Request<'a> {
     pub args: &'a [String],
 }
 
-/// Limits of one run.
+/// The bounds of one run.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub struct RunLimits {
     /// Wall-clock limit.
     pub timeout: Duration,
     /// Bytes of stdout and stderr together.
@@ -67,7 +67,7 @@ pub struct Limits {
 
 /// How a run ended.
 #[derive(Debug)]
-pub enum Outcome {
+pub enum RunOutcome {
     /// The helper exited by itself (code `-1` when killed by a signal of its own).
     Exited {
         /// Exit code.
@@ -91,7 +91,7 @@ enum PipeEvent {
 }
 
 /// Runs the helper. `Err` when it could not be started.
-pub fn run(request: &Request<'_>, limits: Limits) -> std::io::Result<Outcome> {
+pub fn run(request: &RunRequest<'_>, limits: RunLimits) -> std::io::Result<RunOutcome> {
     let mut command = Command::new(request.python);
     command
         .args(["-I", "-c", BOOTSTRAP, request.script])
@@ -185,13 +185,13 @@ pub fn run(request: &Request<'_>, limits: Limits) -> std::io::Result<Outcome> {
         let now = Instant::now();
         if now >= deadline {
             kill_group(&mut child);
-            break Outcome::TimedOut;
+            break RunOutcome::TimedOut;
         }
         // Once the helper has exited, its group was killed; give the pipes a moment to drain.
         if let Some(at) = exited_at
             && (eofs == 2 || now.duration_since(at) > Duration::from_secs(1))
         {
-            break Outcome::Exited {
+            break RunOutcome::Exited {
                 code: exited.unwrap_or(-1),
                 stdout: std::mem::take(&mut stdout),
                 stderr: std::mem::take(&mut stderr),
@@ -201,7 +201,7 @@ pub fn run(request: &Request<'_>, limits: Limits) -> std::io::Result<Outcome> {
             Ok(PipeEvent::Data(is_stdout, bytes)) => {
                 if stdout.len() + stderr.len() + bytes.len() > limits.output_cap {
                     kill_group(&mut child);
-                    break Outcome::OutputLimit;
+                    break RunOutcome::OutputLimit;
                 }
                 if is_stdout { &mut stdout } else { &mut stderr }.extend_from_slice(&bytes);
             }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{Limits, Outcome, Request, run};
+use super::{RunLimits, RunOutcome, RunRequest, run};
 
 /// The interpreter `python3` resolves to (through any shim).
 fn real_python() -> PathBuf {
@@ -19,16 +19,16 @@ fn real_python() -> PathBuf {
 
 /// Runs `source` with the runner itself (no catalogue, no policy) under `python`, in a fresh
 /// directory, with a 10-second timeout and `output_cap` bytes of output.
-fn run_direct(python: &Path, source: &str, output_cap: usize) -> (Outcome, Duration) {
+fn run_direct(python: &Path, source: &str, output_cap: usize) -> (RunOutcome, Duration) {
     let cwd = tempfile::tempdir().expect("tempdir");
-    let request = Request {
+    let request = RunRequest {
         python,
         cwd: cwd.path(),
         script: "scripts/t.py",
         source: source.as_bytes(),
         args: &[],
     };
-    let limits = Limits {
+    let limits = RunLimits {
         timeout: Duration::from_secs(10),
         output_cap,
     };
@@ -43,11 +43,11 @@ fn the_output_cap_holds_at_the_cap_and_one_byte_past() {
     let python = real_python();
     let (at, _) = run_direct(&python, "import sys\nsys.stdout.write('x' * 10)\n", 10);
     assert!(
-        matches!(&at, Outcome::Exited { code: 0, stdout, .. } if stdout.len() == 10),
+        matches!(&at, RunOutcome::Exited { code: 0, stdout, .. } if stdout.len() == 10),
         "{at:?}"
     );
     let (past, _) = run_direct(&python, "import sys\nsys.stdout.write('x' * 11)\n", 10);
-    assert!(matches!(past, Outcome::OutputLimit), "{past:?}");
+    assert!(matches!(past, RunOutcome::OutputLimit), "{past:?}");
 }
 
 // The cap counts stdout and stderr together: output spread over both streams cannot pass it.
@@ -56,7 +56,7 @@ fn the_output_cap_counts_stdout_and_stderr_together() {
     let helper = "import sys, time\n\
 for stream in (sys.stdout, sys.stderr, sys.stdout):\n    stream.write('x' * 4)\n    stream.flush()\n    time.sleep(0.2)\n";
     let (outcome, _) = run_direct(&real_python(), helper, 10);
-    assert!(matches!(outcome, Outcome::OutputLimit), "{outcome:?}");
+    assert!(matches!(outcome, RunOutcome::OutputLimit), "{outcome:?}");
 }
 
 // Once both pipes are closed the answer comes at once, not after the one-second drain wait.
@@ -65,7 +65,7 @@ fn a_helper_that_exits_is_answered_as_soon_as_its_pipes_close() {
     // Any program stands in for the interpreter: `true` exits at once without reading stdin.
     let (outcome, elapsed) = run_direct(Path::new("/bin/true"), "", 1024);
     assert!(
-        matches!(outcome, Outcome::Exited { code: 0, .. }),
+        matches!(outcome, RunOutcome::Exited { code: 0, .. }),
         "{outcome:?}"
     );
     assert!(elapsed < Duration::from_secs(1), "{elapsed:?}");
@@ -88,7 +88,7 @@ fn a_pipe_held_open_after_the_helper_exits_delays_the_answer_by_a_moment_only() 
 p = subprocess.Popen(['sleep', '30'], start_new_session=True)\n\
 print(p.pid, flush=True)\n";
     let (outcome, elapsed) = run_direct(&real_python(), helper, 1024);
-    let Outcome::Exited { code, stdout, .. } = &outcome else {
+    let RunOutcome::Exited { code, stdout, .. } = &outcome else {
         panic!("{outcome:?} after {elapsed:?}");
     };
     kill_detached(stdout);
@@ -102,7 +102,7 @@ fn a_helper_killed_by_its_own_signal_exits_with_minus_one() {
     let helper = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n";
     let (outcome, _) = run_direct(&real_python(), helper, 1024);
     assert!(
-        matches!(outcome, Outcome::Exited { code: -1, .. }),
+        matches!(outcome, RunOutcome::Exited { code: -1, .. }),
         "{outcome:?}"
     );
 }
@@ -115,7 +115,7 @@ fn output_arriving_just_after_the_helper_exits_is_kept() {
 p = subprocess.Popen(['sh', '-c', 'sleep 0.2; echo late; exec sleep 30'], start_new_session=True)\n\
 print(p.pid, flush=True)\n";
     let (outcome, elapsed) = run_direct(&real_python(), helper, 1024);
-    let Outcome::Exited { stdout, .. } = &outcome else {
+    let RunOutcome::Exited { stdout, .. } = &outcome else {
         panic!("{outcome:?} after {elapsed:?}");
     };
     kill_detached(stdout);

@@ -402,7 +402,7 @@ impl Snapshot {
 }
 
 /// One bundle of a source: its snapshot, or why it is not served.
-pub type Loaded = Result<Arc<Snapshot>, LoadFailure>;
+pub type BundleLoad = Result<Arc<Snapshot>, LoadFailure>;
 
 /// A bundle that could not be loaded.
 ///
@@ -442,7 +442,7 @@ impl LoadFailure {
     fn from_verify(pin: &Pin, location: &str, e: &VerifyError) -> LoadFailure {
         let details = match e {
             VerifyError::Load {
-                source: crate::format::bundle::LoadError::Invalid(invalid),
+                source: crate::format::bundle::BundleError::Invalid(invalid),
                 ..
             } => invalid
                 .problems
@@ -507,7 +507,7 @@ pub trait BundleSource {
 }
 
 /// Loads every bundle of a source of the plan.
-pub fn load_source(source: &Source) -> Vec<Loaded> {
+pub fn load_source(source: &Source) -> Vec<BundleLoad> {
     match source {
         Source::Git(git) => load_corpus(git.corpus(), git.shown.to_string()),
         Source::Oci(oci) => load_corpus(oci.corpus(), oci.repository()),
@@ -515,7 +515,7 @@ pub fn load_source(source: &Source) -> Vec<Loaded> {
     }
 }
 
-fn load_local(local: &LocalSource) -> Loaded {
+fn load_local(local: &LocalSource) -> BundleLoad {
     let origin = Origin {
         kind: SourceKind::Local,
         location: local.location.clone(),
@@ -533,7 +533,7 @@ fn load_local(local: &LocalSource) -> Loaded {
 
 /// Loads the approved bundles of a Git or OCI source's corpus; `url` is what records show of where
 /// it came from.
-fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
+fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<BundleLoad> {
     let corpus = Corpus::at(git.directory);
     let fail_all = |code: ErrorCode, reason: String| {
         git.approved
@@ -628,7 +628,7 @@ fn load_corpus(git: CorpusRef<'_>, url: String) -> Vec<Loaded> {
 }
 
 /// Loads the bundles of a host's own source.
-pub fn load_custom(source: &dyn BundleSource) -> Vec<Loaded> {
+pub fn load_custom(source: &dyn BundleSource) -> Vec<BundleLoad> {
     let label = source.label();
     source
         .bundles()

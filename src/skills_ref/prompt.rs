@@ -11,7 +11,7 @@ use super::python;
 
 /// One skill of the block.
 #[derive(Debug, Clone)]
-pub struct Entry<'a> {
+pub struct PromptEntry<'a> {
     /// The skill name (escaped when rendered).
     pub name: &'a str,
     /// Its description (escaped when rendered).
@@ -22,7 +22,7 @@ pub struct Entry<'a> {
 
 /// The block for `entries`, in order, without a trailing newline. The runtime's catalogue
 /// prompt uses it too, so both print exactly the same format.
-pub fn render(entries: &[Entry<'_>]) -> String {
+pub fn render(entries: &[PromptEntry<'_>]) -> String {
     let mut lines: Vec<String> = vec!["<available_skills>".into()];
     for e in entries {
         lines.extend([
@@ -57,9 +57,9 @@ pub fn to_prompt(dirs: &[&Path]) -> Result<String, PropertiesError> {
         };
         props.push((p, location));
     }
-    let entries: Vec<Entry<'_>> = props
+    let entries: Vec<PromptEntry<'_>> = props
         .iter()
-        .map(|(p, location)| Entry {
+        .map(|(p, location)| PromptEntry {
             name: &p.name,
             description: &p.description,
             location: location.as_str().into(),

@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 use rustix::fs::FileType;
 
 use super::code::SpecCode;
-use super::strict_yaml::{self, LoadError, Value};
-use crate::format::untrusted_fs::{self, OpenError};
+use super::strict_yaml::{self, StrictYamlError, Value};
+use crate::format::untrusted_fs::{self, UntrustedOpenError};
 
 /// The two accepted spellings, in order of preference.
 pub const SKILL_MD_NAMES: [&str; 2] = ["SKILL.md", "skill.md"];
@@ -184,10 +184,12 @@ pub fn open_dir(path: &Path) -> Result<OwnedFd, DirError> {
     untrusted_fs::open_root(path).map_err(|e| {
         let path = path.to_owned();
         match e {
-            OpenError::NotFound => DirError::NotFound(path),
-            OpenError::Symlink => DirError::Symlink(path),
-            OpenError::NotADirectory | OpenError::NotRegular => DirError::NotADirectory(path),
-            OpenError::Io(errno) => DirError::Io {
+            UntrustedOpenError::NotFound => DirError::NotFound(path),
+            UntrustedOpenError::Symlink => DirError::Symlink(path),
+            UntrustedOpenError::NotADirectory | UntrustedOpenError::NotRegular => {
+                DirError::NotADirectory(path)
+            }
+            UntrustedOpenError::Io(errno) => DirError::Io {
                 path,
                 source: errno.into(),
             },
@@ -252,8 +254,10 @@ pub fn read(dir: &OwnedFd) -> Result<Option<SkillMd>, SkillMdError> {
         _ => return Err(SkillMdError::NotAFile(name)),
     }
     let (fd, now) = untrusted_fs::open_file(dir, &name_c).map_err(|e| match e {
-        OpenError::Symlink => SkillMdError::Symlink(name),
-        OpenError::NotRegular | OpenError::NotADirectory => SkillMdError::NotAFile(name),
+        UntrustedOpenError::Symlink => SkillMdError::Symlink(name),
+        UntrustedOpenError::NotRegular | UntrustedOpenError::NotADirectory => {
+            SkillMdError::NotAFile(name)
+        }
         other => SkillMdError::Io {
             name,
             source: other.into_io(),
@@ -261,8 +265,8 @@ pub fn read(dir: &OwnedFd) -> Result<Option<SkillMd>, SkillMdError> {
     })?;
     let hint = u64::try_from(now.st_size).unwrap_or(0);
     let bytes = untrusted_fs::read_capped(fd, MAX_SKILL_MD_BYTES, hint).map_err(|e| match e {
-        untrusted_fs::ReadError::TooLarge { cap } => SkillMdError::TooLarge { name, cap },
-        untrusted_fs::ReadError::Io(source) => SkillMdError::Io { name, source },
+        untrusted_fs::UntrustedReadError::TooLarge { cap } => SkillMdError::TooLarge { name, cap },
+        untrusted_fs::UntrustedReadError::Io(source) => SkillMdError::Io { name, source },
     })?;
     let text =
         decode(&bytes).map_err(|(byte, offset)| SkillMdError::NotUtf8 { name, byte, offset })?;
@@ -311,9 +315,11 @@ pub fn parse(text: &str) -> Result<Vec<(String, Value)>, SkillMdError> {
     match strict_yaml::load(yaml) {
         Ok(Value::Map(entries)) => Ok(entries),
         Ok(_) => Err(SkillMdError::NotMapping),
-        Err(LoadError::Yaml(message)) => Err(SkillMdError::InvalidYaml(message)),
-        Err(LoadError::ControlChar { ch, line }) => Err(SkillMdError::ControlChar { ch, line }),
-        Err(LoadError::Unsupported(why)) => Err(SkillMdError::Unsupported(why)),
+        Err(StrictYamlError::Yaml(message)) => Err(SkillMdError::InvalidYaml(message)),
+        Err(StrictYamlError::ControlChar { ch, line }) => {
+            Err(SkillMdError::ControlChar { ch, line })
+        }
+        Err(StrictYamlError::Unsupported(why)) => Err(SkillMdError::Unsupported(why)),
     }
 }
 

@@ -24,7 +24,7 @@ impl TempBundle {
     pub fn codes(&self) -> Vec<ProblemCode> {
         match crate::format::bundle::Bundle::read_dir(self.root()) {
             Ok(_) => Vec::new(),
-            Err(crate::format::bundle::LoadError::Invalid(e)) => e
+            Err(crate::format::bundle::BundleError::Invalid(e)) => e
                 .problems
                 .as_slice()
                 .iter()

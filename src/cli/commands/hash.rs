@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::format::bundle::{Bundle, LoadError};
+use crate::format::bundle::{Bundle, BundleError};
 use crate::format::code::PinCode;
 use crate::format::digest::BundleDigest;
 use crate::format::limits::Limits;
@@ -106,7 +106,7 @@ pub fn run(args: HashArgs) -> Exit {
                     lines.push_str(&format!("{}  {shown}\n", bundle.digest()));
                 }
             }
-            Err(LoadError::Invalid(invalid)) => {
+            Err(BundleError::Invalid(invalid)) => {
                 for problem in invalid.problems.as_slice() {
                     let level = if problem.is_error() {
                         "error"
@@ -117,7 +117,7 @@ pub fn run(args: HashArgs) -> Exit {
                 }
                 exit = exit.worse(exit::of(invalid.code()));
             }
-            Err(LoadError::Read(e)) => {
+            Err(BundleError::Read(e)) => {
                 diag!("error: {e} [{}]", e.code());
                 exit = exit.worse(exit::of(e.code()));
             }

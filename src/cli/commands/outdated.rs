@@ -3,7 +3,7 @@
 use std::sync::atomic::AtomicBool;
 
 use crate::descriptor::kind::SourceKind;
-use crate::ops::outdated::{self, BundleStatus};
+use crate::ops::outdated::{self, OutdatedStatus};
 use crate::support::escape;
 use clap::Args;
 
@@ -47,11 +47,11 @@ pub fn run(args: OutdatedArgs) -> Exit {
     let interrupt = AtomicBool::new(false);
     let report = outdated::outdated(&plan, &interrupt, args.fetch_timeout.fetch_timeout);
     for source in &report.sources {
-        let url = escape::text(&source.url);
+        let url = escape::text(&source.id.url);
         if let Some(error) = &source.error {
             diag!(
                 "error: {}: {url}: {} [{}]",
-                source.location,
+                source.id.location,
                 error.message,
                 error.code
             );
@@ -60,7 +60,7 @@ pub fn run(args: OutdatedArgs) -> Exit {
         let Some(tracking) = &source.tracking else {
             diag!(
                 "{}: {url}: not tracked (no `track:` tag; an image has no default head): pinned {}",
-                source.location,
+                source.id.location,
                 source.pinned
             );
             continue;
@@ -71,18 +71,18 @@ pub fn run(args: OutdatedArgs) -> Exit {
         } else {
             "the head moved"
         };
-        let followed = match source.kind {
+        let followed = match source.id.kind {
             SourceKind::Oci => format!("{url}:{}", escape::text(tracking)),
             _ => format!("{url} {tracking}"),
         };
         diag!(
             "{}: {followed}: pinned {}, head {head} ({moved})",
-            source.location,
+            source.id.location,
             source.pinned
         );
         for b in &source.bundles {
             let detail = match b.status {
-                BundleStatus::Changed => format!(
+                OutdatedStatus::Changed => format!(
                     " → {}{}",
                     b.new_hash.as_deref().unwrap_or_default(),
                     b.new_version
@@ -90,7 +90,7 @@ pub fn run(args: OutdatedArgs) -> Exit {
                         .map(|v| format!(" (declares `{}`)", escape::text(v)))
                         .unwrap_or_default()
                 ),
-                BundleStatus::Invalid => format!(": {}", b.problems.join("; ")),
+                OutdatedStatus::Invalid => format!(": {}", b.problems.join("; ")),
                 _ => String::new(),
             };
             diag!(

@@ -140,7 +140,7 @@ pub fn run(args: PinArgs) -> Exit {
         &args.revision,
         args.root.as_ref(),
         &args.names,
-        pin::Policy {
+        pin::PinPolicy {
             limits: args.limits,
             trust: trust.as_ref(),
             links: args.links,
@@ -178,7 +178,7 @@ pub fn run(args: PinArgs) -> Exit {
 }
 
 /// Lists the symbolic links outside the pinned bundles (`--links outside-bundles`).
-fn show_links(links: &pin::Links) {
+fn show_links(links: &pin::OutsideLinks) {
     for link in &links.listed {
         diag!(
             "link: {} -> {} (outside the pinned bundles, skipped)",
@@ -224,7 +224,7 @@ fn run_all(
     };
     let root = args.root.as_ref();
     let shown_root = root.map_or_else(|| "/".to_owned(), |r| escape::text(r.as_str()).to_string());
-    let policy = pin::Policy {
+    let policy = pin::PinPolicy {
         limits: args.limits,
         trust,
         links: args.links,
@@ -232,7 +232,9 @@ fn run_all(
     let (pinned, refusals, links) =
         match pin::pin_all(&args.source, &args.revision, root, policy, stop) {
             Ok(all) => (Some((all.bundles, all.signer)), all.refused, all.links),
-            Err(pin::PinError::NoBundles { refused, .. }) => (None, refused, pin::Links::default()),
+            Err(pin::PinError::NoBundles { refused, .. }) => {
+                (None, refused, pin::OutsideLinks::default())
+            }
             Err(e) => return refused(&e),
         };
     show_links(&links);
@@ -325,7 +327,7 @@ struct AllReport<'a> {
     limits: String,
     signer: Option<SignerReport<'a>>,
     pinned: Vec<PinnedReport<'a>>,
-    refused: &'a [pin::Refused],
+    refused: &'a [pin::RefusedFolder],
     links: &'static str,
     skipped_links: &'a [crate::source::git::commit::SeenLink],
     entry: Option<&'a str>,

@@ -103,7 +103,7 @@ pub fn run(args: PrepareArgs) -> Exit {
             signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupt));
         let _ = signal_hook::flag::register(signal, Arc::clone(&interrupt));
     }
-    let progress = Lines::new();
+    let progress = ProgressLines::new();
     let report = if args.rollback {
         prepare::rollback(&plan, &progress)
     } else {
@@ -203,7 +203,7 @@ fn write_termination_log(path: Option<&PathBuf>, lines: &[String]) {
 }
 
 /// Progress: a live status line on a terminal, plain log lines otherwise (containers).
-struct Lines {
+struct ProgressLines {
     terminal: bool,
     status_shown: Mutex<bool>,
     /// When the last transfer line was logged (plain output keeps one every few seconds). Only
@@ -211,9 +211,9 @@ struct Lines {
     last_transfer: Mutex<Option<std::time::Instant>>,
 }
 
-impl Lines {
-    fn new() -> Lines {
-        Lines {
+impl ProgressLines {
+    fn new() -> ProgressLines {
+        ProgressLines {
             terminal: std::io::stderr().is_terminal(),
             status_shown: Mutex::new(false),
             last_transfer: Mutex::new(None),
@@ -233,7 +233,7 @@ impl Lines {
     }
 }
 
-impl Progress for Lines {
+impl Progress for ProgressLines {
     fn step(&self, location: &str, message: &str) {
         let mut shown = self.status_shown.lock().unwrap_or_else(|e| e.into_inner());
         if self.terminal {

@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::config::ConfigArg;
 use crate::cli::exit::{self, Exit};
-use crate::ops::push::{PushError, PushOptions, Target, push};
+use crate::ops::push::{PushError, PushOptions, PushTarget, push};
 use crate::source::oci::image::Platform;
 
 /// Put every approved bundle (or one agent's) into one OCI image, verified first.
@@ -84,10 +84,10 @@ pub fn run(args: PushArgs) -> Exit {
         Err(exit) => return exit,
     };
     let target = match args.oci_layout {
-        Some(dir) => Target::Layout { dir, tag: args.tag },
+        Some(dir) => PushTarget::Layout { dir, tag: args.tag },
         #[cfg(feature = "oci")]
         None => match args.to {
-            Some(destination) => Target::Registry {
+            Some(destination) => PushTarget::Registry {
                 destination,
                 plain_http: args.plain_http,
             },

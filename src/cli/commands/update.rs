@@ -3,7 +3,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::ops::update::{self, Request, review};
+use crate::ops::update::{self, UpdateRequest, review};
 use crate::support::escape;
 use clap::Args;
 
@@ -70,7 +70,7 @@ pub struct UpdateArgs {
 
 pub fn run(args: UpdateArgs) -> Exit {
     let interrupt = AtomicBool::new(false);
-    let request = Request {
+    let request = UpdateRequest {
         path: &args.config.path,
         selectors: &args.sources,
         to: args.to.as_deref(),
@@ -90,15 +90,15 @@ pub fn run(args: UpdateArgs) -> Exit {
         if let Some(error) = &source.error {
             diag!(
                 "error: {}: {}: {} [{}]",
-                source.location,
-                escape::text(&source.url),
+                source.id.location,
+                escape::text(&source.id.url),
                 error.message,
                 error.code
             );
         }
         for bundle in &source.bundles {
             for problem in &bundle.problems {
-                diag!("error: {}: {}: {problem}", source.location, bundle.name);
+                diag!("error: {}: {}: {problem}", source.id.location, bundle.name);
             }
         }
     }

@@ -36,8 +36,8 @@ pub fn run(args: VerifyArgs) -> Exit {
             (None, _) => diag!("ok: {}: {} verified", b.location, b.name),
             (Some(error), code) => {
                 let level = match b.status {
-                    verify::BundleStatus::Failed => "error",
-                    verify::BundleStatus::BeingPrepared => "busy",
+                    verify::VerifyStatus::Failed => "error",
+                    verify::VerifyStatus::BeingPrepared => "busy",
                     other => other.as_str(),
                 };
                 diag!(

@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use super::replies::json;
 use super::{Body, MAX_BODY_BYTES};
-use crate::mcp::framing::{self, INVALID_PARAMS, Verdict};
+use crate::mcp::framing::{self, INVALID_PARAMS, LineVerdict};
 
 /// A request as rmcp receives it: its own body (not a POST), or the POST body read and judged.
 pub type Screened<B> = Request<Either<B, Full<Bytes>>>;
@@ -53,10 +53,10 @@ where
 /// The answer to a whole POST body, or `None` to hand it to rmcp.
 fn judge(body: &[u8]) -> Option<Response<Body>> {
     let (status, answer) = match framing::judge(body) {
-        Verdict::Forward => return None,
-        Verdict::Skip => (StatusCode::BAD_REQUEST, framing::blank()),
-        Verdict::Reply(answer) => (status_of(&answer), answer),
-        Verdict::Ignore(why) => (StatusCode::BAD_REQUEST, framing::unusable(&why)),
+        LineVerdict::Forward => return None,
+        LineVerdict::Skip => (StatusCode::BAD_REQUEST, framing::blank()),
+        LineVerdict::Reply(answer) => (status_of(&answer), answer),
+        LineVerdict::Ignore(why) => (StatusCode::BAD_REQUEST, framing::unusable(&why)),
     };
     Some(json(status, answer))
 }

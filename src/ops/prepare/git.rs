@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[cfg(feature = "git")]
 use super::io_failure;
-use super::run::{CorpusRun, Start, Target};
-use super::{BundleStatus, Failure, Options, SourceReport, bundle_reports, short};
+use super::run::{CorpusRun, RunTarget, Start};
+use super::{Options, PrepareStatus, SourceFailure, SourceReport, bundle_reports, short};
 use crate::corpus::manifest::ManifestBundle;
 #[cfg(feature = "git")]
 use crate::corpus::pin_check;
@@ -36,7 +36,7 @@ pub(super) fn prepare_commit(
     let mut pending: Vec<(usize, GitRun<'_>, Staging)> = Vec::new();
     for &(index, git) in sources {
         let mut report = SourceReport::git(git);
-        let target = Target {
+        let target = RunTarget {
             corpus: git.corpus(),
             url: git.shown.as_str().to_owned(),
             root: git.root.as_ref().map(ToString::to_string),
@@ -47,7 +47,7 @@ pub(super) fn prepare_commit(
             Ok(Start::UpToDate(generation, signer)) => {
                 report.origin.generation = Some(generation);
                 report.signer = signer;
-                report.bundles = bundle_reports(&git.approved, git.limits, BundleStatus::UpToDate);
+                report.bundles = bundle_reports(&git.approved, git.limits, PrepareStatus::UpToDate);
             }
             Ok(Start::Fetch(run, staging)) => {
                 pending.push((reports.len(), GitRun { git, run: *run }, staging));
@@ -85,7 +85,7 @@ pub(super) fn prepare_commit(
             Ok(generation) => {
                 report.origin.generation = Some(generation);
                 report.bundles =
-                    bundle_reports(&run.git.approved, run.git.limits, BundleStatus::Published);
+                    bundle_reports(&run.git.approved, run.git.limits, PrepareStatus::Published);
             }
             Err(failure) => {
                 // Leave the published generation alone; remove what this run wrote.
@@ -102,7 +102,7 @@ pub(super) fn prepare_commit(
 /// `partial` when the commit came as its trees and then the approved blobs, `full` when it came
 /// whole (the server offers no partial fetch, or refused it).
 #[cfg(feature = "git")]
-fn fetched_how(commit: &Fetched) -> &'static str {
+fn fetched_how(commit: &SharedCommit) -> &'static str {
     if commit.fetched_whole().is_some() || commit.used_fallback() {
         "full"
     } else {
@@ -111,7 +111,7 @@ fn fetched_how(commit: &Fetched) -> &'static str {
 }
 
 #[cfg(not(feature = "git"))]
-fn fetched_how(commit: &Fetched) -> &'static str {
+fn fetched_how(commit: &SharedCommit) -> &'static str {
     match *commit {}
 }
 
@@ -127,14 +127,14 @@ impl SourceReport {
             directory: git.directory.clone(),
             links: Some(git.links.as_str()),
             fetch: None,
-            bundles: bundle_reports(&git.approved, git.limits, BundleStatus::Failed),
+            bundles: bundle_reports(&git.approved, git.limits, PrepareStatus::Failed),
             signer: None,
             error: None,
         }
     }
 
     /// Records `failure` and says so on the progress display.
-    pub(super) fn fail(&mut self, failure: Failure, options: &Options<'_>) {
+    pub(super) fn fail(&mut self, failure: SourceFailure, options: &Options<'_>) {
         options.progress.note(
             &self.origin.location,
             &format!("failed: {}", failure.message),
@@ -151,9 +151,9 @@ struct GitRun<'a> {
 
 /// The fetched commit, shared by the sources of one job.
 #[cfg(feature = "git")]
-type Fetched = crate::source::git::commit::PinnedCommit;
+type SharedCommit = crate::source::git::commit::PinnedCommit;
 #[cfg(not(feature = "git"))]
-type Fetched = std::convert::Infallible;
+type SharedCommit = std::convert::Infallible;
 
 impl GitRun<'_> {
     /// Fetches the pinned commit into `store` and walks its whole tree, with the files of the
@@ -163,7 +163,7 @@ impl GitRun<'_> {
         &self,
         store: &std::path::Path,
         sharing: &[(usize, GitRun<'_>, Staging)],
-    ) -> Result<Fetched, Failure> {
+    ) -> Result<SharedCommit, SourceFailure> {
         use crate::source::git::approved;
         use crate::source::git::commit::PinnedCommit;
 
@@ -204,8 +204,8 @@ impl GitRun<'_> {
         &self,
         _store: &std::path::Path,
         _sharing: &[(usize, GitRun<'_>, Staging)],
-    ) -> Result<Fetched, Failure> {
-        Err(Failure::new(
+    ) -> Result<SharedCommit, SourceFailure> {
+        Err(SourceFailure::new(
             PrepareCode::GitDisabled,
             "this build of skillfold has no Git fetcher (built without the `git` feature)",
         ))
@@ -216,9 +216,9 @@ impl GitRun<'_> {
     #[cfg(feature = "git")]
     fn stage_bundles(
         &self,
-        commit: &Fetched,
+        commit: &SharedCommit,
         staging: &Staging,
-    ) -> Result<Vec<ManifestBundle>, Failure> {
+    ) -> Result<Vec<ManifestBundle>, SourceFailure> {
         use crate::source::git::approved::ApprovedSource;
 
         self.run.check_interrupt()?;
@@ -270,7 +270,7 @@ impl GitRun<'_> {
             }
         }
         if !details.is_empty() {
-            let mut failure = Failure::new(
+            let mut failure = SourceFailure::new(
                 PrepareCode::VerificationFailed,
                 format!(
                     "{} problem(s) with the approved bundles of commit {}",
@@ -287,9 +287,9 @@ impl GitRun<'_> {
     #[cfg(not(feature = "git"))]
     fn stage_bundles(
         &self,
-        commit: &Fetched,
+        commit: &SharedCommit,
         _staging: &Staging,
-    ) -> Result<Vec<ManifestBundle>, Failure> {
+    ) -> Result<Vec<ManifestBundle>, SourceFailure> {
         match *commit {}
     }
 
@@ -298,14 +298,15 @@ impl GitRun<'_> {
     #[cfg(feature = "git")]
     fn check_signature(
         &self,
-        commit: &Fetched,
-    ) -> Result<Option<(Signer, Option<String>)>, Failure> {
+        commit: &SharedCommit,
+    ) -> Result<Option<(Signer, Option<String>)>, SourceFailure> {
         let Some(trust) = &self.git.trust else {
             return Ok(None);
         };
         self.run.step("checking the commit's signature");
-        let failure =
-            |e: crate::source::git::commit::CommitError| Failure::new(e.code(), e.to_string());
+        let failure = |e: crate::source::git::commit::CommitError| {
+            SourceFailure::new(e.code(), e.to_string())
+        };
         let signer = commit.verify_signature(trust).map_err(failure)?;
         let object = commit.commit_object().map_err(failure)?;
         self.run.note(&format!(
@@ -319,8 +320,8 @@ impl GitRun<'_> {
     #[cfg(not(feature = "git"))]
     fn check_signature(
         &self,
-        commit: &Fetched,
-    ) -> Result<Option<(Signer, Option<String>)>, Failure> {
+        commit: &SharedCommit,
+    ) -> Result<Option<(Signer, Option<String>)>, SourceFailure> {
         match *commit {}
     }
 }
@@ -328,10 +329,10 @@ impl GitRun<'_> {
 /// The failure of a commit that cannot be used: its error, with what helps to act on it (the
 /// server's hint, the links found, the rule of `links: outside-bundles`).
 #[cfg(feature = "git")]
-fn commit_failure(e: crate::source::git::commit::CommitError) -> Failure {
+fn commit_failure(e: crate::source::git::commit::CommitError) -> SourceFailure {
     use crate::source::git::commit::CommitError;
 
-    let mut failure = Failure::new(e.code(), e.to_string());
+    let mut failure = SourceFailure::new(e.code(), e.to_string());
     match &e {
         CommitError::Fetch(fetch) => {
             if let Some(hint) = fetch.hint() {

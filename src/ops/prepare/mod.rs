@@ -44,7 +44,7 @@ pub use jobs::prepare;
 /// A failure of one source. Its exit class is its code's ([`Coded`]); the report's `severity`
 /// field is that class (`retryable` or `invalid`), written from the code and nowhere else.
 #[derive(Debug, Clone)]
-pub struct Failure {
+pub struct SourceFailure {
     /// Stable code.
     pub code: ErrorCode,
     /// What went wrong (credentials never included).
@@ -53,10 +53,10 @@ pub struct Failure {
     pub details: Vec<String>,
 }
 
-impl Failure {
+impl SourceFailure {
     /// A failure with `code`.
-    fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Failure {
-        Failure {
+    fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> SourceFailure {
+        SourceFailure {
             code: code.into(),
             message: message.into(),
             details: Vec::new(),
@@ -69,24 +69,24 @@ impl Failure {
     }
 }
 
-impl Coded for Failure {
+impl Coded for SourceFailure {
     fn error_code(&self) -> ErrorCode {
         self.code
     }
 }
 
-impl Serialize for Failure {
+impl Serialize for SourceFailure {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         /// The report's shape: `{code, message, severity, details}`.
         #[derive(Serialize)]
-        struct Wire<'a> {
+        struct FailureWire<'a> {
             code: ErrorCode,
             message: &'a str,
             severity: ExitClass,
             #[serde(skip_serializing_if = "<[String]>::is_empty")]
             details: &'a [String],
         }
-        Wire {
+        FailureWire {
             code: self.code,
             message: &self.message,
             severity: self.severity(),
@@ -108,13 +108,14 @@ pub struct BundleReport {
     /// The limits profile it was (or is to be) checked under.
     pub limits: Limits,
     /// `published`, `up-to-date`, `verified`, `rolled-back` or `failed`.
-    pub status: BundleStatus,
+    pub status: PrepareStatus,
 }
 
-/// What `prepare` did with one bundle (spelled as the report has always spelled it).
+/// What `prepare` did with one bundle. Each command reports its own statuses (`VerifyStatus`,
+/// `OutdatedStatus`, `UpdateStatus`), all spelled in kebab-case in `--json` (docs/cli.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum BundleStatus {
+pub enum PrepareStatus {
     /// Fetched, verified and published in a new generation.
     Published,
     /// The published generation already held it, and it still verifies.
@@ -127,20 +128,20 @@ pub enum BundleStatus {
     Failed,
 }
 
-impl BundleStatus {
+impl PrepareStatus {
     /// The spelling of the report.
     pub fn as_str(self) -> &'static str {
         match self {
-            BundleStatus::Published => "published",
-            BundleStatus::UpToDate => "up-to-date",
-            BundleStatus::Verified => "verified",
-            BundleStatus::RolledBack => "rolled-back",
-            BundleStatus::Failed => "failed",
+            PrepareStatus::Published => "published",
+            PrepareStatus::UpToDate => "up-to-date",
+            PrepareStatus::Verified => "verified",
+            PrepareStatus::RolledBack => "rolled-back",
+            PrepareStatus::Failed => "failed",
         }
     }
 }
 
-impl std::fmt::Display for BundleStatus {
+impl std::fmt::Display for PrepareStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -167,7 +168,7 @@ pub struct SourceReport {
     /// Who signed the commit, when the source requires a signature.
     pub signer: Option<crate::descriptor::signers::Signer>,
     /// Why it failed, if it did.
-    pub error: Option<Failure>,
+    pub error: Option<SourceFailure>,
 }
 
 impl Serialize for SourceReport {
@@ -221,7 +222,7 @@ pub struct PrepareReport {
 
 impl PrepareReport {
     /// Every failure of the report, one per failed source (what the exit status is taken from).
-    pub fn failures(&self) -> impl Iterator<Item = &Failure> {
+    pub fn failures(&self) -> impl Iterator<Item = &SourceFailure> {
         self.sources.iter().filter_map(|s| s.error.as_ref())
     }
 }
@@ -266,7 +267,7 @@ pub struct Options<'a> {
     pub fetch_timeout: std::time::Duration,
 }
 
-fn bundle_reports(pins: &[Pin], limits: Limits, status: BundleStatus) -> Vec<BundleReport> {
+fn bundle_reports(pins: &[Pin], limits: Limits, status: PrepareStatus) -> Vec<BundleReport> {
     pins.iter()
         .map(|p| BundleReport {
             name: p.name.to_string(),
@@ -286,11 +287,11 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
     let result = pin_check::verify_dir(&local.directory, &local.pin, local.limits, None);
     let pins = std::slice::from_ref(&local.pin);
     let (status, error) = match result {
-        Ok(_) => (BundleStatus::Verified, None),
+        Ok(_) => (PrepareStatus::Verified, None),
         Err(e) => {
             let details = match &e {
                 pin_check::VerifyError::Load {
-                    source: crate::format::bundle::LoadError::Invalid(invalid),
+                    source: crate::format::bundle::BundleError::Invalid(invalid),
                     ..
                 } => invalid
                     .problems
@@ -300,9 +301,9 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
                     .collect(),
                 _ => Vec::new(),
             };
-            let mut failure = Failure::new(e.code(), e.to_string());
+            let mut failure = SourceFailure::new(e.code(), e.to_string());
             failure.details = details;
-            (BundleStatus::Failed, Some(failure))
+            (PrepareStatus::Failed, Some(failure))
         }
     };
     SourceReport {
@@ -316,8 +317,8 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
     }
 }
 
-fn io_failure(e: &crate::corpus::CorpusError) -> Failure {
-    Failure::new(e.code(), e.to_string())
+fn io_failure(e: &crate::corpus::CorpusError) -> SourceFailure {
+    SourceFailure::new(e.code(), e.to_string())
 }
 
 fn short(commit: &str) -> &str {
@@ -346,7 +347,8 @@ pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
                     report.origin.commit = Some(manifest.source.commit.clone());
                     report.origin.generation = Some(id);
                     let pins: Vec<Pin> = manifest.bundles.iter().map(|b| b.pin.clone()).collect();
-                    report.bundles = bundle_reports(&pins, corpus.limits, BundleStatus::RolledBack);
+                    report.bundles =
+                        bundle_reports(&pins, corpus.limits, PrepareStatus::RolledBack);
                 }
                 Err(failure) => report.error = Some(failure),
             }
@@ -363,13 +365,13 @@ pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
 fn rollback_one(
     git: CorpusRef<'_>,
     progress: &dyn Progress,
-) -> Result<(String, Manifest), Failure> {
+) -> Result<(String, Manifest), SourceFailure> {
     let corpus = Corpus::at(git.directory);
     corpus.check_manageable().map_err(|e| io_failure(&e))?;
     // No store (yet: a first preparation may be making it right now) is nothing to roll back
     // to, not a guard that cannot be taken.
     if !corpus.exists().map_err(|e| io_failure(&e))? {
-        return Err(Failure::new(
+        return Err(SourceFailure::new(
             PrepareCode::CorpusNoPrevious,
             format!(
                 "`{}` has no previous generation to roll back to (it was never prepared)",
@@ -379,12 +381,12 @@ fn rollback_one(
     }
     let _guard = corpus
         .guard()
-        .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+        .map_err(|e| SourceFailure::new(e.code(), e.to_string()))?;
     let previous = corpus
         .previous()
         .map_err(|e| io_failure(&e))?
         .ok_or_else(|| {
-            Failure::new(
+            SourceFailure::new(
                 PrepareCode::CorpusNoPrevious,
                 format!(
                     "`{}` has no previous generation to roll back to",
@@ -400,7 +402,7 @@ fn rollback_one(
     // rolled back to: a code of its own, invalid; the reader's code is kept in the message.
     pin_check::verify_recorded(&previous.dir, &previous.manifest.bundles, git.limits).map_err(
         |e| {
-            Failure::new(
+            SourceFailure::new(
                 PrepareCode::CorpusPreviousUnverified,
                 format!(
                     "the previous generation does not verify ({}): {e}",
@@ -423,7 +425,7 @@ fn rollback_one(
 
 #[cfg(test)]
 mod tests {
-    use super::{BundleStatus, Failure, SourceReport, bundle_reports};
+    use super::{PrepareStatus, SourceFailure, SourceReport, bundle_reports};
     use crate::descriptor::kind::SourceKind;
     use crate::format::limits::Limits;
     use crate::runtime::snapshot::Origin;
@@ -447,9 +449,9 @@ mod tests {
             directory: "corpus".into(),
             links: None,
             fetch: None,
-            bundles: bundle_reports(&[pin], Limits::default(), BundleStatus::UpToDate),
+            bundles: bundle_reports(&[pin], Limits::default(), PrepareStatus::UpToDate),
             signer: None,
-            error: Some(Failure::new(PrepareCode::GuardHeld, "held")),
+            error: Some(SourceFailure::new(PrepareCode::GuardHeld, "held")),
         };
         let json = serde_json::to_string(&report).expect("json");
         let keys: Vec<&str> = [

@@ -8,8 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::run::{CorpusRun, Start, Target};
-use super::{BundleStatus, Failure, Options, SourceReport, bundle_reports, io_failure};
+use super::run::{CorpusRun, RunTarget, Start};
+use super::{Options, PrepareStatus, SourceFailure, SourceReport, bundle_reports, io_failure};
 use crate::corpus::manifest::ManifestBundle;
 use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
@@ -35,7 +35,7 @@ impl SourceReport {
             directory: oci.directory.clone(),
             links: None,
             fetch: None,
-            bundles: bundle_reports(&oci.approved, oci.limits, BundleStatus::Failed),
+            bundles: bundle_reports(&oci.approved, oci.limits, PrepareStatus::Failed),
             signer: None,
             error: None,
         }
@@ -54,7 +54,7 @@ pub(super) fn prepare_image(
     let mut pending = Vec::new();
     for &(index, oci) in sources {
         let mut report = SourceReport::oci(oci);
-        let target = Target {
+        let target = RunTarget {
             corpus: oci.corpus(),
             url: oci.repository(),
             root: None,
@@ -64,7 +64,7 @@ pub(super) fn prepare_image(
         match CorpusRun::new(target, options).and_then(CorpusRun::start) {
             Ok(Start::UpToDate(generation, _)) => {
                 report.origin.generation = Some(generation);
-                report.bundles = bundle_reports(&oci.approved, oci.limits, BundleStatus::UpToDate);
+                report.bundles = bundle_reports(&oci.approved, oci.limits, PrepareStatus::UpToDate);
             }
             Ok(Start::Fetch(run, staging)) => pending.push((reports.len(), oci, run, staging)),
             Err(failure) => report.fail(failure, options),
@@ -103,7 +103,8 @@ pub(super) fn prepare_image(
         match result {
             Ok(generation) => {
                 report.origin.generation = Some(generation);
-                report.bundles = bundle_reports(&oci.approved, oci.limits, BundleStatus::Published);
+                report.bundles =
+                    bundle_reports(&oci.approved, oci.limits, PrepareStatus::Published);
             }
             Err(failure) => {
                 // Leave the published generation alone; remove what this run wrote.
@@ -122,7 +123,7 @@ fn stage_and_publish(
     run: &CorpusRun<'_>,
     staging: &Staging,
     layers: &[Layer],
-) -> Result<String, Failure> {
+) -> Result<String, SourceFailure> {
     let mut bundles = unpack_bundles(oci, run, layers)?;
     let mut recorded = Vec::new();
     let mut details = Vec::new();
@@ -140,7 +141,7 @@ fn stage_and_publish(
         let checked = Bundle::check(files, problems)
             .map_err(|invalid| pin_check::VerifyError::Load {
                 dir: folder.to_owned(),
-                source: crate::format::bundle::LoadError::Invalid(invalid),
+                source: crate::format::bundle::BundleError::Invalid(invalid),
             })
             .and_then(|bundle| pin_check::verify_bundle(bundle, folder, pin, None));
         match checked {
@@ -154,7 +155,7 @@ fn stage_and_publish(
         }
     }
     if !details.is_empty() {
-        let mut failure = Failure::new(
+        let mut failure = SourceFailure::new(
             crate::source::code::PrepareCode::VerificationFailed,
             format!(
                 "{} problem(s) with the approved bundles of {}",
@@ -174,7 +175,7 @@ fn unpack_bundles(
     oci: &OciSource,
     run: &CorpusRun<'_>,
     layers: &[Layer],
-) -> Result<BTreeMap<String, (FileSet, Problems)>, Failure> {
+) -> Result<BTreeMap<String, (FileSet, Problems)>, SourceFailure> {
     let wanted: BTreeSet<String> = oci.approved.iter().map(|p| p.name.to_string()).collect();
     let image = oci.reference.to_string();
     ApprovedBundles::read(
@@ -182,7 +183,7 @@ fn unpack_bundles(
         &wanted,
         (oci.limits, max_pull_bytes(oci.limits)),
         &|| run.check_interrupt(),
-        &|e| Failure::new(e.code, e.message),
+        &|e| SourceFailure::new(e.code, e.message),
     )
     .map(|read| read.bundles)
 }
@@ -196,7 +197,7 @@ fn pull(
     wanted: &BTreeSet<String>,
     into: &std::path::Path,
     max_bytes: u64,
-) -> Result<Vec<Layer>, Failure> {
+) -> Result<Vec<Layer>, SourceFailure> {
     run.step(&format!("pulling {}", oci.reference));
     crate::source::oci::pull::pull(&crate::source::oci::pull::PullRequest {
         reference: &oci.reference,
@@ -206,7 +207,7 @@ fn pull(
         max_bytes,
         deadline: run.options.fetch_timeout,
     })
-    .map_err(|e| Failure::new(e.code, e.message))
+    .map_err(|e| SourceFailure::new(e.code, e.message))
 }
 
 /// The most layer bytes a source under `limits` may pull.
@@ -227,8 +228,8 @@ fn pull(
     _wanted: &BTreeSet<String>,
     _into: &std::path::Path,
     _max_bytes: u64,
-) -> Result<Vec<Layer>, Failure> {
-    Err(Failure::new(
+) -> Result<Vec<Layer>, SourceFailure> {
+    Err(SourceFailure::new(
         DistributionCode::OciDisabled,
         "this build of skillfold has no registry client (built without the `oci` feature)",
     ))

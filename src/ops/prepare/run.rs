@@ -6,18 +6,18 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{Failure, Options, io_failure};
+use super::{Options, SourceFailure, io_failure};
 use crate::corpus::manifest::{self, ManifestBundle, ManifestSource};
 use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
-use crate::corpus::{Corpus, Guard, Manifest};
+use crate::corpus::{Corpus, CorpusGuard, Manifest};
 use crate::descriptor::plan::CorpusRef;
 use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::pin::Pin;
 use crate::source::code::PrepareCode;
 
 /// What a run prepares: the corpus, and what its manifest records of the source.
-pub(super) struct Target<'a> {
+pub(super) struct RunTarget<'a> {
     /// The corpus and the pins it must hold.
     pub corpus: CorpusRef<'a>,
     /// The source's URL (credentials removed) or `REGISTRY/REPOSITORY`.
@@ -41,14 +41,17 @@ pub(super) enum Start<'a> {
 
 /// One preparation of one corpus, holding its guard.
 pub(super) struct CorpusRun<'a> {
-    pub target: Target<'a>,
+    pub target: RunTarget<'a>,
     pub options: &'a Options<'a>,
     pub corpus: Corpus,
-    _guard: Guard,
+    _guard: CorpusGuard,
 }
 
 impl<'a> CorpusRun<'a> {
-    pub fn new(target: Target<'a>, options: &'a Options<'a>) -> Result<CorpusRun<'a>, Failure> {
+    pub fn new(
+        target: RunTarget<'a>,
+        options: &'a Options<'a>,
+    ) -> Result<CorpusRun<'a>, SourceFailure> {
         let location = target.corpus.location;
         let corpus = Corpus::create(target.corpus.directory).map_err(|e| {
             let mut failure = io_failure(&e);
@@ -57,7 +60,7 @@ impl<'a> CorpusRun<'a> {
         })?;
         let guard = corpus
             .guard()
-            .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+            .map_err(|e| SourceFailure::new(e.code(), e.to_string()))?;
         if let Some(holder) = &guard.recovered {
             options.progress.note(
                 location,
@@ -83,7 +86,7 @@ impl<'a> CorpusRun<'a> {
     }
 
     /// Stops at a published generation that already holds the pins, or makes a staging folder.
-    pub fn start(self) -> Result<Start<'a>, Failure> {
+    pub fn start(self) -> Result<Start<'a>, SourceFailure> {
         if let Some((generation, signer)) = self.up_to_date()? {
             self.step("up to date (verified, no fetch)");
             return Ok(Start::UpToDate(generation, signer));
@@ -108,9 +111,9 @@ impl<'a> CorpusRun<'a> {
             .note(self.target.corpus.location, message);
     }
 
-    pub fn check_interrupt(&self) -> Result<(), Failure> {
+    pub fn check_interrupt(&self) -> Result<(), SourceFailure> {
         if self.options.interrupt.load(Ordering::Relaxed) {
-            return Err(Failure::new(
+            return Err(SourceFailure::new(
                 PrepareCode::Interrupted,
                 "interrupted by a signal",
             ));
@@ -120,12 +123,12 @@ impl<'a> CorpusRun<'a> {
 
     /// The published generation (and who signed its commit), if it already holds this revision
     /// and these pins and verifies.
-    fn up_to_date(&self) -> Result<Option<(String, Option<Signer>)>, Failure> {
+    fn up_to_date(&self) -> Result<Option<(String, Option<Signer>)>, SourceFailure> {
         let current = match self.corpus.current() {
             Ok(Some(current)) => current,
             Ok(None) => return Ok(None),
             Err(e @ crate::corpus::CorpusError::NotManaged { .. }) => {
-                return Err(Failure::new(e.code(), e.to_string()));
+                return Err(SourceFailure::new(e.code(), e.to_string()));
             }
             Err(e) => {
                 self.note(&format!("ignoring the published generation: {e}"));
@@ -175,7 +178,7 @@ impl<'a> CorpusRun<'a> {
         staging: &Staging,
         bundles: Vec<ManifestBundle>,
         signed: Option<(Signer, Option<String>)>,
-    ) -> Result<String, Failure> {
+    ) -> Result<String, SourceFailure> {
         let (signer, commit_object) = signed.unzip();
         self.check_interrupt()?;
         self.step("verifying the staged bytes");
@@ -184,7 +187,7 @@ impl<'a> CorpusRun<'a> {
         // kept in the message.
         pin_check::verify_recorded(&staging.dir, &bundles, self.target.corpus.limits).map_err(
             |e| {
-                Failure::new(
+                SourceFailure::new(
                     PrepareCode::CorpusStagingUnverified,
                     format!("the staged copy does not verify ({}): {e}", e.code()),
                 )
@@ -221,7 +224,7 @@ impl<'a> CorpusRun<'a> {
 mod tests {
     use std::sync::atomic::AtomicBool;
 
-    use super::{CorpusRun, Start, Target};
+    use super::{CorpusRun, RunTarget, Start};
     use crate::corpus::manifest::ManifestBundle;
     use crate::descriptor::kind::SourceKind;
     use crate::descriptor::plan::CorpusRef;
@@ -259,7 +262,7 @@ mod tests {
             concurrency: 1,
             fetch_timeout: crate::ops::prepare::DEFAULT_FETCH_TIMEOUT,
         };
-        let target = Target {
+        let target = RunTarget {
             corpus: CorpusRef {
                 kind: SourceKind::Git,
                 location: "skills[0].git",

@@ -57,7 +57,7 @@ pub fn compare(name: &str, old: Option<&FileSet>, new: &FileSet) -> FileChanges 
         .map(|(path, _)| path.as_str())
         .collect();
     let mut changes = FileChanges::default();
-    let mut out = Lines::default();
+    let mut out = DiffText::default();
     for path in paths {
         let (before, after) = (old.get(path), new.get(path));
         match (before, after) {
@@ -82,13 +82,13 @@ pub fn compare(name: &str, old: Option<&FileSet>, new: &FileSet) -> FileChanges 
 
 /// The diff text, bounded.
 #[derive(Default)]
-struct Lines {
+struct DiffText {
     text: String,
     shown: usize,
     dropped: usize,
 }
 
-impl Lines {
+impl DiffText {
     fn push(&mut self, line: std::fmt::Arguments<'_>) {
         if self.shown < MAX_DIFF_LINES {
             let _ = writeln!(self.text, "{line}");
@@ -99,7 +99,13 @@ impl Lines {
     }
 }
 
-fn file_diff(out: &mut Lines, name: &str, path: &str, before: Option<&[u8]>, after: Option<&[u8]>) {
+fn file_diff(
+    out: &mut DiffText,
+    name: &str,
+    path: &str,
+    before: Option<&[u8]>,
+    after: Option<&[u8]>,
+) {
     let shown = escape::text(path);
     let (a, b) = (
         before.map_or_else(|| "/dev/null".to_owned(), |_| format!("a/{name}/{shown}")),

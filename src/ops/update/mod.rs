@@ -28,6 +28,7 @@
 pub mod diff;
 pub mod review;
 pub mod rewrite;
+mod select;
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -36,14 +37,14 @@ use serde::Serialize;
 
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::kind::SourceKind;
-use crate::descriptor::plan::{GitSource, OciSource, Plan, Source};
+use crate::descriptor::plan::{GitSource, OciSource};
 use crate::descriptor::signers::Signer;
 use crate::format::bundle::Bundle;
 use crate::format::pin::Pin;
 use crate::format::skill_name::SkillName;
 use crate::format::version::VersionLabel;
 use crate::ops::check::CheckError;
-use crate::ops::outdated::{Images, Taken};
+use crate::ops::target::{Images, SourceId, Taken};
 use crate::source::code::PrepareCode;
 use crate::source::error::SourceError;
 use crate::source::git::approved::{self, ApprovedSource};
@@ -53,11 +54,12 @@ use crate::support::error_code::{ErrorCode, ExitClass};
 use crate::support::escape;
 
 use diff::FileChanges;
-use rewrite::{Change, Pinned};
+use rewrite::{Change, PinnedId};
+use select::{ImageTarget, Selected, select};
 
 /// What to update.
 #[derive(Debug, Clone)]
-pub struct Request<'a> {
+pub struct UpdateRequest<'a> {
     /// The descriptor.
     pub path: &'a Path,
     /// Which sources: each names a Git or OCI source by its location (`skills[0].git`), its URL
@@ -137,12 +139,9 @@ pub struct UpdateReport {
 /// One source's update.
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceUpdate {
-    /// Where it is written in the descriptor.
-    pub location: String,
-    /// `git` or `oci`.
-    pub kind: SourceKind,
-    /// The repository URL without credentials (`REGISTRY/REPOSITORY` for an image).
-    pub url: String,
+    /// Which source: `location`, `kind` and `url`, flattened into the entry.
+    #[serde(flatten)]
+    pub id: SourceId,
     /// What was looked at: `HEAD`, `refs/heads/<track>`, the `--to` name or id; for an image the
     /// tracked tag or the `--to` tag or digest.
     pub target: String,
@@ -164,10 +163,11 @@ pub struct SourceUpdate {
     pub error: Option<SourceError>,
 }
 
-/// What an update does to one approved bundle.
+/// What an update does to one approved bundle (spelled in kebab-case in `--json`, as every
+/// command's bundle status is).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BundleStatus {
+#[serde(rename_all = "kebab-case")]
+pub enum UpdateStatus {
     /// Same digest and version at the target.
     Unchanged,
     /// A new digest or version at the target.
@@ -182,7 +182,7 @@ pub struct BundleUpdate {
     /// The name.
     pub name: String,
     /// `unchanged` (same digest and version), `changed`, or `refused` (see `problems`).
-    pub status: BundleStatus,
+    pub status: UpdateStatus,
     /// The pinned version.
     pub old_version: String,
     /// The version it gets (absent when refused).
@@ -211,7 +211,7 @@ impl UpdateReport {
                 s.error.iter().map(|e| e.code).chain(
                     s.bundles
                         .iter()
-                        .filter(|b| b.status == BundleStatus::Refused)
+                        .filter(|b| b.status == UpdateStatus::Refused)
                         .map(|_| ErrorCode::from(PrepareCode::VerificationFailed)),
                 )
             })
@@ -231,7 +231,10 @@ impl UpdateReport {
 }
 
 /// Looks at the update `request` asks for and, when it asks and everything passes, writes it.
-pub fn update(request: &Request<'_>, interrupt: &AtomicBool) -> Result<UpdateReport, UpdateError> {
+pub fn update(
+    request: &UpdateRequest<'_>,
+    interrupt: &AtomicBool,
+) -> Result<UpdateReport, UpdateError> {
     let text = crate::descriptor::read_text(request.path).map_err(CheckError::from)?;
     let (stood_in, placeholders) = rewrite::stand_in(&text);
     let loaded = crate::descriptor::from_text(request.path, &stood_in).map_err(CheckError::from)?;
@@ -311,118 +314,6 @@ pub fn update(request: &Request<'_>, interrupt: &AtomicBool) -> Result<UpdateRep
     Ok(report)
 }
 
-/// A selected source and what it moves to.
-enum Selected<'p> {
-    Git(&'p GitSource, CandidateTarget),
-    Oci(&'p OciSource, ImageTarget),
-}
-
-impl Selected<'_> {
-    fn location(&self) -> &str {
-        match self {
-            Selected::Git(git, _) => &git.location,
-            Selected::Oci(oci, _) => &oci.location,
-        }
-    }
-}
-
-/// The image an OCI source moves to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum ImageTarget {
-    /// The image this tag names now (resolved once).
-    Tag(String),
-    /// This manifest digest.
-    Digest(String),
-}
-
-impl ImageTarget {
-    /// `--to`'s value for an OCI source: `sha256:` and 64 lowercase hex digits, or an OCI tag.
-    // A String: the caller gives it the one code of an invalid `--to`; only shown.
-    fn parse(value: &str) -> Result<ImageTarget, String> {
-        if let Some(hex) = value.strip_prefix("sha256:") {
-            return crate::support::hex::decode_lower_32(hex)
-                .map(|_| ImageTarget::Digest(value.to_owned()))
-                .ok_or_else(|| {
-                    format!(
-                        "`{}` is not a digest: `sha256:` and 64 lowercase hex digits",
-                        escape::text(value)
-                    )
-                });
-        }
-        crate::descriptor::plan::check_tag(value)
-            .map(|()| ImageTarget::Tag(value.to_owned()))
-            .map_err(|rule| {
-                format!(
-                    "`{}` is neither a `sha256:` digest nor an OCI tag: {rule}",
-                    escape::text(value)
-                )
-            })
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            ImageTarget::Tag(tag) | ImageTarget::Digest(tag) => tag.clone(),
-        }
-    }
-}
-
-/// The sources `selectors` name (every Git source and every tracked OCI source when there are
-/// none), in descriptor order, each with the target `to` names for it (its tracked branch or tag
-/// without `to`). `to` is checked against every selected source before anything is fetched.
-fn select<'p>(
-    plan: &'p Plan,
-    selectors: &[String],
-    to: Option<&str>,
-) -> Result<Vec<Selected<'p>>, UpdateError> {
-    let matches = |location: &str, url: &str, approved: &[Pin], selector: &str| {
-        location == selector
-            || url == selector
-            || approved.iter().any(|p| p.name.as_str() == selector)
-    };
-    let named = |source: &Source, selector: &str| match source {
-        Source::Git(git) => matches(&git.location, git.shown.as_str(), &git.approved, selector),
-        Source::Oci(oci) => matches(&oci.location, &oci.repository(), &oci.approved, selector),
-        Source::Local(_) => false,
-    };
-    if let Some(unknown) = selectors
-        .iter()
-        .find(|s| !plan.sources.iter().any(|source| named(source, s)))
-    {
-        return Err(UpdateError::UnknownSource(unknown.clone()));
-    }
-    let invalid = |location: &str| {
-        let location = location.to_owned();
-        move |message| UpdateError::InvalidTarget { location, message }
-    };
-    let mut selected = Vec::new();
-    for source in &plan.sources {
-        if !selectors.is_empty() && !selectors.iter().any(|s| named(source, s)) {
-            continue;
-        }
-        match source {
-            Source::Git(git) => {
-                let target = match to {
-                    None => CandidateTarget::Tracked,
-                    Some(to) => CandidateTarget::parse(to).map_err(invalid(&git.location))?,
-                };
-                selected.push(Selected::Git(git, target));
-            }
-            Source::Oci(oci) => {
-                let target = match (to, &oci.track) {
-                    (Some(to), _) => ImageTarget::parse(to).map_err(invalid(&oci.location))?,
-                    (None, Some(tag)) => ImageTarget::Tag(tag.clone()),
-                    // Nothing to follow: left out unless it was named.
-                    (None, None) if selectors.is_empty() => continue,
-                    (None, None) => return Err(UpdateError::NotTracked(oci.location.clone())),
-                };
-                selected.push(Selected::Oci(oci, target));
-            }
-            Source::Local(_) => {}
-        }
-    }
-    Ok(selected)
-}
-
 /// The review of `git` moved to `target`, and its new pins when every check passes.
 fn git_update<'p>(
     git: &'p GitSource,
@@ -433,9 +324,7 @@ fn git_update<'p>(
     deadline: std::time::Duration,
 ) -> (SourceUpdate, Option<Change>) {
     let mut report = SourceUpdate {
-        location: git.location.clone(),
-        kind: SourceKind::Git,
-        url: git.shown.as_str().to_owned(),
+        id: SourceId::git(git),
         target: target.describe(git),
         reference: None,
         from: git.revision.to_string(),
@@ -486,9 +375,7 @@ fn oci_update(
     deadline: std::time::Duration,
 ) -> (SourceUpdate, Option<Change>) {
     let mut report = SourceUpdate {
-        location: oci.location.clone(),
-        kind: SourceKind::Oci,
-        url: oci.repository(),
+        id: SourceId::oci(oci),
         target: escape::text(&target.describe()).to_string(),
         reference: None,
         from: oci.reference.digest.clone(),
@@ -540,7 +427,7 @@ fn oci_update(
     );
     let change = pins.map(|pins| Change {
         location: oci.location.clone(),
-        pinned: Pinned::Digest(digest),
+        pinned: PinnedId::Digest(digest),
         pins,
     });
     (report, change)
@@ -552,11 +439,11 @@ fn oci_update(
 struct Fetches<'p> {
     /// Every selected Git source and its target.
     selected: Vec<(&'p GitSource, CandidateTarget)>,
-    done: Vec<(FetchKey<'p>, Result<Candidate, SourceError>)>,
+    done: Vec<(TargetKey<'p>, Result<Candidate, SourceError>)>,
 }
 
 /// A URL, a target (a tracked branch as that branch), and a `links` policy.
-type FetchKey<'a> = approved::SharedFetchKey<'a, CandidateTarget>;
+type TargetKey<'a> = approved::SharedFetchKey<'a, CandidateTarget>;
 
 impl<'p> Fetches<'p> {
     fn new(selected: &[Selected<'p>]) -> Self {
@@ -651,7 +538,7 @@ fn review_source(
     )?;
     Some(Change {
         location: git.location.clone(),
-        pinned: Pinned::Revision(candidate.id.clone()),
+        pinned: PinnedId::Revision(candidate.id.clone()),
         pins,
     })
 }
@@ -672,7 +559,7 @@ fn review_bundles(
     for (i, pin) in approved.iter().enumerate() {
         let mut entry = BundleUpdate {
             name: pin.name.to_string(),
-            status: BundleStatus::Refused,
+            status: UpdateStatus::Refused,
             old_version: if placeholder(i) {
                 crate::ops::pin::VERSION_PLACEHOLDER.to_owned()
             } else {
@@ -686,7 +573,7 @@ fn review_bundles(
         };
         match take_new(pin) {
             // The code `prepare` gives a bundle it cannot find.
-            Taken::Missing => entry.problems.push(match report.kind {
+            Taken::Missing => entry.problems.push(match report.id.kind {
                 SourceKind::Oci => format!(
                     "no folder `{}` at the target: the bundle was removed or renamed; remove its entry or pin another image [{}]",
                     escape::text(&folder(&pin.name)),
@@ -719,9 +606,9 @@ fn review_bundles(
                             Err(e) => entry.problems.push(format!("{e} [{}]", e.code())),
                             Ok(_) => {
                                 entry.status = if new == *pin && !placeholder(i) {
-                                    BundleStatus::Unchanged
+                                    UpdateStatus::Unchanged
                                 } else {
-                                    BundleStatus::Changed
+                                    UpdateStatus::Changed
                                 };
                                 entry.new_version = Some(new.version.as_str().to_owned());
                                 entry.new_hash = Some(new.hash.to_string());

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use crate::support::error_code::Coded as _;
 use crate::support::escape;
 
-use super::{BundleStatus, BundleUpdate, SourceUpdate, UpdateReport};
+use super::{BundleUpdate, SourceUpdate, UpdateReport, UpdateStatus};
 
 /// The review of `report` as Markdown; `written` says whether the descriptor was rewritten,
 /// `descriptor` names it.
@@ -22,7 +22,7 @@ pub fn markdown(report: &UpdateReport, descriptor: &str) -> String {
         .map(|s| {
             s.bundles
                 .iter()
-                .filter(|b| b.status == BundleStatus::Changed)
+                .filter(|b| b.status == UpdateStatus::Changed)
                 .count()
         })
         .sum();
@@ -67,8 +67,8 @@ fn source_section(out: &mut String, source: &SourceUpdate) {
     let _ = writeln!(
         out,
         "## `{}`: {}\n",
-        source.location,
-        escape::text(&source.url)
+        source.id.location,
+        escape::text(&source.id.url)
     );
     // Without the commit (or digest) it names, the target is shown as it was asked for (`HEAD`,
     // `refs/heads/main`, a tag; escaped in the report): the error below says how far it got.
@@ -81,7 +81,7 @@ fn source_section(out: &mut String, source: &SourceUpdate) {
     let _ = writeln!(out, "- From `{}`", source.from);
     let moved = match (
         source.to.as_deref() == Some(source.from.as_str()),
-        source.kind,
+        source.id.kind,
     ) {
         (false, _) => "",
         (true, crate::descriptor::kind::SourceKind::Oci) => " (the same image)",
@@ -170,7 +170,7 @@ fn cell(text: &str) -> String {
 }
 
 fn bundle_section(out: &mut String, bundle: &BundleUpdate) {
-    if bundle.status == BundleStatus::Unchanged && bundle.files.is_empty() {
+    if bundle.status == UpdateStatus::Unchanged && bundle.files.is_empty() {
         return;
     }
     let _ = writeln!(out, "### `{}` {}\n", bundle.name, version_change(bundle));
@@ -212,9 +212,11 @@ mod tests {
     fn report(diff: &str) -> UpdateReport {
         UpdateReport {
             sources: vec![SourceUpdate {
-                location: "skills[0].git".into(),
-                kind: crate::descriptor::kind::SourceKind::Git,
-                url: "https://example.com/s.git".into(),
+                id: crate::ops::target::SourceId {
+                    location: "skills[0].git".into(),
+                    kind: crate::descriptor::kind::SourceKind::Git,
+                    url: "https://example.com/s.git".into(),
+                },
                 target: "HEAD".into(),
                 reference: Some("HEAD".into()),
                 from: "a".repeat(40),
@@ -223,7 +225,7 @@ mod tests {
                 bundles: vec![
                     BundleUpdate {
                         name: "pdf".into(),
-                        status: BundleStatus::Changed,
+                        status: UpdateStatus::Changed,
                         old_version: "1.0".into(),
                         new_version: Some("1.1".into()),
                         old_hash: "c".repeat(64),
@@ -237,7 +239,7 @@ mod tests {
                     },
                     BundleUpdate {
                         name: "docx".into(),
-                        status: BundleStatus::Unchanged,
+                        status: UpdateStatus::Unchanged,
                         old_version: "2".into(),
                         new_version: Some("2".into()),
                         old_hash: "e".repeat(64),

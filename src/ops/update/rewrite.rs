@@ -25,14 +25,14 @@ pub struct Change {
     /// Where the source is written (`skills[0].git`, `skills[1].oci`).
     pub location: String,
     /// The new commit or image.
-    pub pinned: Pinned,
+    pub pinned: PinnedId,
     /// Its approved entries at the new commit or image, in the order written.
     pub pins: Vec<Pin>,
 }
 
 /// What a source pins.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Pinned {
+pub enum PinnedId {
     /// A Git source's commit: its `revision`.
     Revision(CommitId),
     /// An OCI source's manifest digest: what follows the `@` of its `reference` (the registry
@@ -40,12 +40,12 @@ pub enum Pinned {
     Digest(String),
 }
 
-impl Pinned {
+impl PinnedId {
     /// The value of the scalar that names what is pinned, which reads `old` now.
     fn value(&self, old: &str) -> String {
         match self {
-            Pinned::Revision(id) => id.to_string(),
-            Pinned::Digest(digest) => match old.rsplit_once('@') {
+            PinnedId::Revision(id) => id.to_string(),
+            PinnedId::Digest(digest) => match old.rsplit_once('@') {
                 Some((name, _)) => format!("{name}@{digest}"),
                 None => format!("{old}@{digest}"),
             },
@@ -199,8 +199,8 @@ fn source_edits(source: &GitSites, change: &Change) -> Result<Vec<Edit>, EditErr
     };
     let mut edits = Vec::new();
     let what = match change.pinned {
-        Pinned::Revision(_) => "revision",
-        Pinned::Digest(_) => "reference",
+        PinnedId::Revision(_) => "revision",
+        PinnedId::Digest(_) => "reference",
     };
     let revision = source.revision.as_ref().ok_or_else(|| missing(what))?;
     let value = change.pinned.value(&revision.value);

@@ -164,12 +164,12 @@ impl ToolError {
 
     /// The error as the JSON object returned to the model: `{"error": {...}}`.
     pub fn to_json(&self) -> Value {
-        serde_json::to_value(Refusal { error: self }).unwrap_or_default()
+        serde_json::to_value(ToolErrorReply { error: self }).unwrap_or_default()
     }
 
     /// The JSON Schema of [`ToolError::to_json`]: what a refused call sends.
     pub fn wire_schema() -> Value {
-        output_schema(serialized_schema::<Refusal<'static>>())
+        output_schema(serialized_schema::<ToolErrorReply<'static>>())
     }
 }
 
@@ -179,7 +179,7 @@ impl ToolError {
     title = "tool error",
     description = "What a refused tool call returns: `{\"error\": {code, message, valid, ...}}`."
 )]
-struct Refusal<'a> {
+struct ToolErrorReply<'a> {
     /// Why the call was refused.
     error: &'a ToolError,
 }

@@ -320,8 +320,8 @@ fn check_host_policy(policy: Option<&Policy>, access: &Access<'_>) -> Result<(),
 }
 
 /// The bounds of one run: the configured timeout (at most [`runner::MAX_TIMEOUT`]) and output cap.
-fn run_limits(config: &RunnerConfig) -> exec::Limits {
-    exec::Limits {
+fn run_limits(config: &RunnerConfig) -> exec::RunLimits {
+    exec::RunLimits {
         timeout: config.timeout.min(runner::MAX_TIMEOUT),
         output_cap: config.output_cap,
     }
@@ -335,8 +335,8 @@ fn run_helper(
     script: &str,
     source: &[u8],
     args: &[String],
-    limits: exec::Limits,
-) -> Result<exec::Outcome, ToolError> {
+    limits: exec::RunLimits,
+) -> Result<exec::RunOutcome, ToolError> {
     if cfg!(not(unix)) {
         return Err(refuse(
             ToolCode::UnsupportedPlatform,
@@ -349,7 +349,7 @@ fn run_helper(
             "the skill was not read from a directory; helpers need one to run in",
         ));
     };
-    let request = exec::Request {
+    let request = exec::RunRequest {
         python: &config.python,
         cwd,
         script,
@@ -371,29 +371,29 @@ fn run_helper(
 /// How the run ended, as the tool's result: its output and record after a zero exit; a
 /// refusal for a timeout, too much output or a non-zero exit (with the tail of its stderr).
 fn result_of(
-    outcome: exec::Outcome,
-    limits: exec::Limits,
+    outcome: exec::RunOutcome,
+    limits: exec::RunLimits,
     access: &Access<'_>,
     script: &str,
     source: &[u8],
 ) -> Result<(RunScriptOutput, Record), ToolError> {
     let shown = shown(script);
     match outcome {
-        exec::Outcome::TimedOut => Err(refuse(
+        exec::RunOutcome::TimedOut => Err(refuse(
             ToolCode::Timeout,
             format!(
                 "`{shown}` ran longer than {} s; its process group was killed",
                 limits.timeout.as_secs_f64()
             ),
         )),
-        exec::Outcome::OutputLimit => Err(refuse(
+        exec::RunOutcome::OutputLimit => Err(refuse(
             ToolCode::OutputLimit,
             format!(
                 "`{shown}` wrote more than {} bytes; its process group was killed",
                 limits.output_cap
             ),
         )),
-        exec::Outcome::Exited { code, stderr, .. } if code != 0 => {
+        exec::RunOutcome::Exited { code, stderr, .. } if code != 0 => {
             let stderr = String::from_utf8_lossy(&stderr);
             let tail: String = {
                 let chars: Vec<char> = stderr.chars().collect();
@@ -410,7 +410,7 @@ fn result_of(
                 )
             })
         }
-        exec::Outcome::Exited { stdout, stderr, .. } => {
+        exec::RunOutcome::Exited { stdout, stderr, .. } => {
             let record = super::record(access, source);
             Ok((
                 RunScriptOutput {

@@ -1,4 +1,4 @@
-//! The composer: turns the parser's events into one document's tree of [`Node`]s (scalars
+//! The composer: turns the parser's events into one document's tree of [`ComposedNode`]s (scalars
 //! tagged `str`, merge or value; sequences; mappings), refuses aliases and a second document,
 //! and bounds the nesting. It hands the root node to the constructor.
 
@@ -15,7 +15,7 @@ pub(super) enum ScalarTag {
 }
 
 #[derive(Debug)]
-pub(super) enum Node {
+pub(super) enum ComposedNode {
     Scalar {
         tag: ScalarTag,
         value: String,
@@ -23,30 +23,30 @@ pub(super) enum Node {
         end: Mark,
     },
     Seq {
-        items: Vec<Node>,
+        items: Vec<ComposedNode>,
         start: Mark,
     },
     Map {
-        entries: Vec<(Node, Node)>,
+        entries: Vec<(ComposedNode, ComposedNode)>,
         start: Mark,
         end: Mark,
     },
 }
 
-impl Node {
+impl ComposedNode {
     pub(super) fn start(&self) -> Mark {
         match self {
-            Node::Scalar { start, .. } | Node::Seq { start, .. } | Node::Map { start, .. } => {
-                *start
-            }
+            ComposedNode::Scalar { start, .. }
+            | ComposedNode::Seq { start, .. }
+            | ComposedNode::Map { start, .. } => *start,
         }
     }
 
     pub(super) fn id(&self) -> &'static str {
         match self {
-            Node::Scalar { .. } => "scalar",
-            Node::Seq { .. } => "sequence",
-            Node::Map { .. } => "mapping",
+            ComposedNode::Scalar { .. } => "scalar",
+            ComposedNode::Seq { .. } => "sequence",
+            ComposedNode::Map { .. } => "mapping",
         }
     }
 }
@@ -66,7 +66,7 @@ impl Composer {
         Ok(self.parser.peek_event()?.is_some_and(|e| f(&e.kind)))
     }
 
-    pub(super) fn single_node(&mut self) -> YamlResult<Option<Node>> {
+    pub(super) fn single_node(&mut self) -> YamlResult<Option<ComposedNode>> {
         self.parser.get_event()?;
         let mut document = None;
         if !self.is_next(|e| matches!(e, EventKind::StreamEnd))? {
@@ -79,7 +79,7 @@ impl Composer {
             let mark = event.map(|e| e.start).unwrap_or(self.parser.scanner.mark());
             return err(
                 Some("expected a single document in the stream"),
-                document.as_ref().map(Node::start),
+                document.as_ref().map(ComposedNode::start),
                 "but found another document".into(),
                 mark,
             );
@@ -88,7 +88,7 @@ impl Composer {
         Ok(document)
     }
 
-    fn node(&mut self) -> YamlResult<Node> {
+    fn node(&mut self) -> YamlResult<ComposedNode> {
         if self.depth >= MAX_NESTING {
             return Err(Fail::Crash(format!(
                 "collections nested deeper than {MAX_NESTING} levels"
@@ -100,7 +100,7 @@ impl Composer {
         node
     }
 
-    fn node_at_depth(&mut self) -> YamlResult<Node> {
+    fn node_at_depth(&mut self) -> YamlResult<ComposedNode> {
         let Some(event) = self.parser.get_event()? else {
             return Err(Fail::Crash("the YAML event stream ended early".into()));
         };
@@ -117,7 +117,7 @@ impl Composer {
                     (true, "=") => ScalarTag::Value,
                     _ => ScalarTag::Str,
                 };
-                Ok(Node::Scalar {
+                Ok(ComposedNode::Scalar {
                     tag,
                     value,
                     start: event.start,
@@ -130,7 +130,7 @@ impl Composer {
                     items.push(self.node()?);
                 }
                 self.parser.get_event()?;
-                Ok(Node::Seq {
+                Ok(ComposedNode::Seq {
                     items,
                     start: event.start,
                 })
@@ -143,7 +143,7 @@ impl Composer {
                     entries.push((key, value));
                 }
                 let end = self.parser.get_event()?.map(|e| e.end).unwrap_or(event.end);
-                Ok(Node::Map {
+                Ok(ComposedNode::Map {
                     entries,
                     start: event.start,
                     end,

@@ -3,7 +3,7 @@
 //! order it makes them, then [`build`]s the [`Value`] that [`super::load`] returns.
 
 use super::Value;
-use super::composer::{Node, ScalarTag};
+use super::composer::{ComposedNode, ScalarTag};
 use super::errors::{Fail, YamlResult, err};
 use super::reader::Mark;
 use crate::skills_ref::python;
@@ -14,18 +14,18 @@ use crate::skills_ref::python;
 #[derive(Default)]
 pub(super) struct Checker<'a> {
     deep: bool,
-    pending: Vec<&'a Node>,
+    pending: Vec<&'a ComposedNode>,
     tuple_key: Option<String>,
 }
 
 #[derive(PartialEq, Eq)]
-enum Key {
+enum MappingKey {
     Str(String),
     Tuple(Vec<String>),
 }
 
 impl<'a> Checker<'a> {
-    pub(super) fn run(&mut self, root: &'a Node) -> YamlResult<()> {
+    pub(super) fn run(&mut self, root: &'a ComposedNode) -> YamlResult<()> {
         self.construct(root, false)?;
         while !self.pending.is_empty() {
             for node in std::mem::take(&mut self.pending) {
@@ -38,12 +38,12 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn construct(&mut self, node: &'a Node, deep: bool) -> YamlResult<()> {
+    fn construct(&mut self, node: &'a ComposedNode, deep: bool) -> YamlResult<()> {
         let old = self.deep;
         if deep {
             self.deep = true;
         }
-        if !matches!(node, Node::Scalar { .. }) {
+        if !matches!(node, ComposedNode::Scalar { .. }) {
             if self.deep {
                 self.fill(node)?;
             } else {
@@ -56,23 +56,23 @@ impl<'a> Checker<'a> {
         Ok(())
     }
 
-    fn fill(&mut self, node: &'a Node) -> YamlResult<()> {
+    fn fill(&mut self, node: &'a ComposedNode) -> YamlResult<()> {
         match node {
-            Node::Scalar { .. } => Ok(()),
-            Node::Seq { items, .. } => {
+            ComposedNode::Scalar { .. } => Ok(()),
+            ComposedNode::Seq { items, .. } => {
                 for item in items {
                     self.construct(item, false)?;
                 }
                 Ok(())
             }
-            Node::Map { entries, start, .. } => {
+            ComposedNode::Map { entries, start, .. } => {
                 let entries = self.flatten(entries, *start)?;
-                let mut seen: Vec<Key> = Vec::new();
+                let mut seen: Vec<MappingKey> = Vec::new();
                 for (key, value) in &entries {
                     self.construct(key, true)?;
                     let k = match key {
-                        Node::Scalar { value, .. } => Key::Str(value.clone()),
-                        Node::Map { .. } => {
+                        ComposedNode::Scalar { value, .. } => MappingKey::Str(value.clone()),
+                        ComposedNode::Map { .. } => {
                             return err(
                                 Some("while constructing a mapping"),
                                 Some(*start),
@@ -80,26 +80,26 @@ impl<'a> Checker<'a> {
                                 key.start(),
                             );
                         }
-                        Node::Seq { items, start: at } => {
+                        ComposedNode::Seq { items, start: at } => {
                             let mut parts = Vec::new();
                             for item in items {
                                 match item {
-                                    Node::Scalar { value, .. } => parts.push(value.clone()),
+                                    ComposedNode::Scalar { value, .. } => parts.push(value.clone()),
                                     _ => return Err(Fail::Crash(unsupported_key(*at))),
                                 }
                             }
                             self.tuple_key.get_or_insert_with(|| unsupported_key(*at));
-                            Key::Tuple(parts)
+                            MappingKey::Tuple(parts)
                         }
                     };
                     self.construct(value, true)?;
                     if seen.contains(&k) {
                         let shown = match &k {
-                            Key::Str(s) => s.clone(),
-                            Key::Tuple(parts) => python_tuple(parts),
+                            MappingKey::Str(s) => s.clone(),
+                            MappingKey::Tuple(parts) => python_tuple(parts),
                         };
                         let end = match key {
-                            Node::Scalar { end, .. } => *end,
+                            ComposedNode::Scalar { end, .. } => *end,
                             other => other.start(),
                         };
                         return err(
@@ -113,7 +113,7 @@ impl<'a> Checker<'a> {
                 }
                 let mut previous = None;
                 for (_, value) in &entries {
-                    if let Node::Map { start, end, .. } = value {
+                    if let ComposedNode::Map { start, end, .. } = value {
                         let column = *previous.get_or_insert(start.column);
                         if start.column != column {
                             return err(
@@ -134,15 +134,15 @@ impl<'a> Checker<'a> {
     /// ruamel's `flatten_mapping`: takes the merge keys out (checking their values).
     fn flatten(
         &mut self,
-        entries: &'a [(Node, Node)],
+        entries: &'a [(ComposedNode, ComposedNode)],
         start: Mark,
-    ) -> YamlResult<Vec<(&'a Node, &'a Node)>> {
+    ) -> YamlResult<Vec<(&'a ComposedNode, &'a ComposedNode)>> {
         let mut kept = Vec::new();
         let mut merged = false;
         for (key, value) in entries {
             let is_merge = matches!(
                 key,
-                Node::Scalar {
+                ComposedNode::Scalar {
                     tag: ScalarTag::Merge,
                     ..
                 }
@@ -159,10 +159,10 @@ impl<'a> Checker<'a> {
             }
             merged = true;
             match value {
-                Node::Map { .. } => self.construct(value, false)?,
-                Node::Seq { items, .. } => {
+                ComposedNode::Map { .. } => self.construct(value, false)?,
+                ComposedNode::Seq { items, .. } => {
                     for item in items {
-                        if !matches!(item, Node::Map { .. }) {
+                        if !matches!(item, ComposedNode::Map { .. }) {
                             return err(
                                 Some("while constructing a mapping"),
                                 Some(start),
@@ -173,7 +173,7 @@ impl<'a> Checker<'a> {
                         self.construct(item, false)?;
                     }
                 }
-                Node::Scalar { .. } => {
+                ComposedNode::Scalar { .. } => {
                     return err(
                         Some("while constructing a mapping"),
                         Some(start),
@@ -202,24 +202,24 @@ fn python_tuple(parts: &[String]) -> String {
 }
 
 /// The value strictyaml hands back once every check passed.
-pub(super) fn build(node: &Node) -> Value {
+pub(super) fn build(node: &ComposedNode) -> Value {
     match node {
-        Node::Scalar {
+        ComposedNode::Scalar {
             tag: ScalarTag::Str,
             value,
             ..
         } => Value::Str(value.clone()),
-        Node::Scalar { value, .. } => Value::Tagged(value.clone()),
-        Node::Seq { items, .. } => Value::List(items.iter().map(build).collect()),
-        Node::Map { entries, .. } => Value::Map(
+        ComposedNode::Scalar { value, .. } => Value::Tagged(value.clone()),
+        ComposedNode::Seq { items, .. } => Value::List(items.iter().map(build).collect()),
+        ComposedNode::Map { entries, .. } => Value::Map(
             entries
                 .iter()
                 .filter_map(|(k, v)| match k {
-                    Node::Scalar {
+                    ComposedNode::Scalar {
                         tag: ScalarTag::Merge,
                         ..
                     } => None,
-                    Node::Scalar { value, .. } => Some((value.clone(), build(v))),
+                    ComposedNode::Scalar { value, .. } => Some((value.clone(), build(v))),
                     _ => None,
                 })
                 .collect(),

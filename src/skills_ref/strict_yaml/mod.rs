@@ -25,8 +25,8 @@
 //!   `.data` does.
 //! - Inputs on which strictyaml itself crashes instead of raising a YAML error (raw control
 //!   characters, an escape outside Unicode, a lone surrogate escape, a sequence as a key, two
-//!   merge keys in one mapping) give [`LoadError::Unsupported`]: skillfold reports them as errors
-//!   rather than mimicking a traceback.
+//!   merge keys in one mapping) give [`StrictYamlError::Unsupported`]: skillfold reports them as
+//!   errors rather than mimicking a traceback.
 //!
 //! Comment bookkeeping of ruamel's round-trip scanner is modelled only as far as it changes
 //! which tokens are scanned and where empty values are marked.
@@ -53,7 +53,7 @@ mod reader;
 mod scanner;
 mod value;
 
-use composer::{Composer, Node};
+use composer::{ComposedNode, Composer};
 use constructor::{Checker, build};
 use errors::Fail;
 use parser::Parser;
@@ -64,7 +64,7 @@ pub use value::Value;
 
 /// Why the frontmatter could not be loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LoadError {
+pub enum StrictYamlError {
     /// strictyaml raises a YAML error; this is `str(e)`, byte for byte.
     Yaml(String),
     /// A character YAML does not allow in a stream (a control character, U+FFFE, …). skills-ref
@@ -81,10 +81,10 @@ pub enum LoadError {
 }
 
 /// Loads frontmatter text the way `strictyaml.load(text).data` does.
-pub fn load(text: &str) -> Result<Value, LoadError> {
+pub fn load(text: &str) -> Result<Value, StrictYamlError> {
     if let Some((i, ch)) = text.char_indices().find(|&(_, c)| !stream_printable(c)) {
         let line = text[..i].matches('\n').count() + 1;
-        return Err(LoadError::ControlChar { ch, line });
+        return Err(StrictYamlError::ControlChar { ch, line });
     }
     let mut buf: Vec<char> = text.chars().collect();
     buf.push('\0');
@@ -100,12 +100,12 @@ pub fn load(text: &str) -> Result<Value, LoadError> {
         Ok(root)
     });
     match result {
-        Ok(Some(root @ (Node::Map { .. } | Node::Seq { .. }))) => Ok(build(&root)),
+        Ok(Some(root @ (ComposedNode::Map { .. } | ComposedNode::Seq { .. }))) => Ok(build(&root)),
         Ok(_) => Ok(Value::Str(text.to_owned())),
-        Err(Fail::Marked(e)) => Err(LoadError::Yaml(
+        Err(Fail::Marked(e)) => Err(StrictYamlError::Yaml(
             e.render(&composer.parser.scanner.reader.buf),
         )),
-        Err(Fail::Crash(why)) => Err(LoadError::Unsupported(why)),
+        Err(Fail::Crash(why)) => Err(StrictYamlError::Unsupported(why)),
     }
 }
 
@@ -120,7 +120,7 @@ mod tests {
 
     fn yaml_err(text: &str) -> String {
         match load(text) {
-            Err(LoadError::Yaml(m)) => m,
+            Err(StrictYamlError::Yaml(m)) => m,
             other => panic!("expected a YAML error, got {other:?}"),
         }
     }
@@ -192,18 +192,18 @@ mod tests {
     fn crashes_are_reported_as_unsupported() {
         assert!(matches!(
             load("a: \u{7}\n"),
-            Err(LoadError::ControlChar {
+            Err(StrictYamlError::ControlChar {
                 ch: '\u{7}',
                 line: 1
             })
         ));
         assert!(matches!(
             load("a: \"\\ud800\"\n"),
-            Err(LoadError::Unsupported(_))
+            Err(StrictYamlError::Unsupported(_))
         ));
         assert!(matches!(
             load("? - a\n: b\n"),
-            Err(LoadError::Unsupported(_))
+            Err(StrictYamlError::Unsupported(_))
         ));
     }
 
