@@ -1,7 +1,7 @@
 //! Every public error implements `Coded`, as `src/lib.rs` and `skillfold::codes` promise: each
 //! error type the crate root or the prelude exports is in [`coded`] (which only compiles for types
 //! that implement it), and the errors that lacked it until issue 34 report the codes their call
-//! sites report.
+//! sites report. Every public error enum is `#[non_exhaustive]`, so a variant can be added.
 
 use std::path::Path;
 
@@ -56,6 +56,41 @@ fn every_exported_error_is_coded() {
         missing.is_empty(),
         "public errors without `Coded` (implement it and add them to `coded()`):\n{}",
         missing.join("\n")
+    );
+}
+
+#[test]
+fn every_exported_error_enum_is_non_exhaustive() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut exhaustive = Vec::new();
+    for file in ["src/lib.rs", "src/prelude.rs"] {
+        let text = fs_err::read_to_string(root.join(file)).expect("read the exports");
+        for (module, defined, exported) in exports(&text) {
+            if !is_error(root, &module, &defined) {
+                continue;
+            }
+            // The first definition: the module's own file before its children.
+            let found = definitions(&root.join("src").join(module.replace("::", "/")), &defined);
+            let Some((text, at)) = found.first() else {
+                continue;
+            };
+            let is_enum = text
+                .lines()
+                .nth(*at)
+                .is_some_and(|l| l.contains("pub enum "));
+            if is_enum
+                && !attributes(text, *at)
+                    .iter()
+                    .any(|l| l.contains("non_exhaustive"))
+            {
+                exhaustive.push(format!("{file}: `{exported}` ({module}::{defined})"));
+            }
+        }
+    }
+    assert!(
+        exhaustive.is_empty(),
+        "public error enums without `#[non_exhaustive]`:\n{}",
+        exhaustive.join("\n")
     );
 }
 
@@ -202,16 +237,23 @@ fn definitions(module: &Path, name: &str) -> Vec<(String, usize)> {
 /// Whether the attributes above line `at` derive `thiserror::Error`, or the file implements
 /// `std::error::Error` for `name`.
 fn derives_error(text: &str, at: usize, name: &str) -> bool {
+    attributes(text, at)
+        .iter()
+        .any(|l| l.contains("thiserror::Error"))
+        || text.contains(&format!("Error for {name} "))
+        || text.contains(&format!("Error for {name}{{"))
+}
+
+/// The doc comments and attributes above line `at`, nearest first.
+fn attributes(text: &str, at: usize) -> Vec<&str> {
     let lines: Vec<&str> = text.lines().collect();
-    let attributes = lines[..at]
+    lines[..at]
         .iter()
         .rev()
         .take_while(|l| {
             let l = l.trim_start();
             !(l.is_empty() || l.starts_with('}') || l.ends_with(';') && !l.starts_with("//"))
         })
-        .any(|l| l.contains("thiserror::Error"));
-    attributes
-        || text.contains(&format!("Error for {name} "))
-        || text.contains(&format!("Error for {name}{{"))
+        .copied()
+        .collect()
 }
