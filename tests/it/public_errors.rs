@@ -39,19 +39,60 @@ fn coded() -> &'static [&'static str] {
     )
 }
 
+/// One exported error type: where it is exported, its module, its name there and its name at the
+/// root.
+struct Exported {
+    file: &'static str,
+    module: String,
+    defined: String,
+    exported: String,
+}
+
+impl std::fmt::Display for Exported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Exported {
+            file,
+            module,
+            defined,
+            exported,
+        } = self;
+        write!(f, "{file}: `{exported}` ({module}::{defined})")
+    }
+}
+
+/// Every error type `src/lib.rs` and `src/prelude.rs` export.
+fn exported_errors(root: &Path) -> Vec<Exported> {
+    let mut errors = Vec::new();
+    for file in ["src/lib.rs", "src/prelude.rs"] {
+        let text = fs_err::read_to_string(root.join(file)).expect("read the exports");
+        for (module, defined, exported) in exports(&text) {
+            if is_error(root, &module, &defined) {
+                errors.push(Exported {
+                    file,
+                    module,
+                    defined,
+                    exported,
+                });
+            }
+        }
+    }
+    assert!(
+        errors.len() > 10,
+        "found only {} exported errors",
+        errors.len()
+    );
+    errors
+}
+
 #[test]
 fn every_exported_error_is_coded() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let coded = coded();
-    let mut missing = Vec::new();
-    for file in ["src/lib.rs", "src/prelude.rs"] {
-        let text = fs_err::read_to_string(root.join(file)).expect("read the exports");
-        for (module, defined, exported) in exports(&text) {
-            if is_error(root, &module, &defined) && !coded.contains(&exported.as_str()) {
-                missing.push(format!("{file}: `{exported}` ({module}::{defined})"));
-            }
-        }
-    }
+    let missing: Vec<String> = exported_errors(root)
+        .iter()
+        .filter(|e| !coded.contains(&e.exported.as_str()))
+        .map(ToString::to_string)
+        .collect();
     assert!(
         missing.is_empty(),
         "public errors without `Coded` (implement it and add them to `coded()`):\n{}",
@@ -63,28 +104,23 @@ fn every_exported_error_is_coded() {
 fn every_exported_error_enum_is_non_exhaustive() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut exhaustive = Vec::new();
-    for file in ["src/lib.rs", "src/prelude.rs"] {
-        let text = fs_err::read_to_string(root.join(file)).expect("read the exports");
-        for (module, defined, exported) in exports(&text) {
-            if !is_error(root, &module, &defined) {
-                continue;
-            }
-            // The first definition: the module's own file before its children.
-            let found = definitions(&root.join("src").join(module.replace("::", "/")), &defined);
-            let Some((text, at)) = found.first() else {
-                continue;
-            };
-            let is_enum = text
-                .lines()
-                .nth(*at)
-                .is_some_and(|l| l.contains("pub enum "));
-            if is_enum
-                && !attributes(text, *at)
-                    .iter()
-                    .any(|l| l.contains("non_exhaustive"))
-            {
-                exhaustive.push(format!("{file}: `{exported}` ({module}::{defined})"));
-            }
+    for error in exported_errors(root) {
+        // The first definition: the module's own file before its children.
+        let module = root.join("src").join(error.module.replace("::", "/"));
+        let found = definitions(&module, &error.defined);
+        let Some((text, at)) = found.first() else {
+            continue;
+        };
+        let is_enum = text
+            .lines()
+            .nth(*at)
+            .is_some_and(|l| l.contains("pub enum "));
+        if is_enum
+            && !attributes(text, *at)
+                .iter()
+                .any(|l| l.contains("non_exhaustive"))
+        {
+            exhaustive.push(error.to_string());
         }
     }
     assert!(
