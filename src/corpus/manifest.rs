@@ -1,7 +1,7 @@
 //! The manifest of a published generation (`.skillfold/manifests/<id>.json`): for each bundle
-//! its pin, its source (URL without credentials, commit, path in the repository) and every
-//! file's `{path, size, sha256}` — so verification can say which file changed and hosts can check
-//! each read. The `format` field versions the file; an unknown format is never read as this one.
+//! its pin, its source (a Git repository's URL without credentials, commit and root, or an OCI
+//! image's repository and manifest digest), its folder and every file's `{path, size, sha256}` —
+//! so verification can say which file changed and hosts can check each read. The `format` field versions the file; an unknown format is never read as this one.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +32,8 @@ pub struct Manifest {
     pub bundles: Vec<ManifestBundle>,
 }
 
-/// The Git source of a generation.
+/// The source of a generation: a Git repository (URL, commit, root, links, signer) or an OCI
+/// image (`url` its `REGISTRY/REPOSITORY`, `commit` its manifest digest, no root).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManifestSource {

@@ -1,9 +1,9 @@
-//! The managed corpus of one Git source: where preparation publishes verified bundles and where
-//! the runtime reads them. [`store`] writes and opens generations, [`guard`] is the preparer's
+//! The managed corpus of one Git or OCI source: where preparation publishes verified bundles and
+//! where the runtime reads them. [`store`] writes and opens generations, [`guard`] is the preparer's
 //! lock, [`manifest`] records what a generation holds and where it came from, and [`pin_check`]
 //! verifies a bundle against its pin, after a fetch and on every read. It may use the layers below it:
 //! [`crate::support`], [`crate::format`], [`crate::descriptor`] (the signer a manifest records)
-//! and [`crate::source`] (whose `prepare` codes it shares).
+//! and [`crate::source`] (whose `preparation` codes it shares).
 //!
 //! # Layout
 //!
@@ -16,8 +16,12 @@
 //!     manifests/<id>.json                       one manifest per generation
 //!     previous                                  the id of the generation `current` replaced
 //!     staging/<id>/                             a generation being written
-//!     fetch/<id>.git/                           the throwaway repository of a fetch
+//!     fetch/<id>.git/                           the throwaway repository of a Git fetch
+//!     fetch/<id>.layers/                        the layers of an OCI pull, while they are read
 //! ```
+//!
+//! Both kinds of source publish the same way; only the manifest's `source` differs (a
+//! repository URL, commit and root, or an image's repository and manifest digest).
 //!
 //! `current` is a relative symbolic link that the store flips with one `rename(2)`: a reader that
 //! opens `current` once sees the old generation or the new one, never a mix. Generations are

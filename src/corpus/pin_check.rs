@@ -88,6 +88,13 @@ pub struct DigestMismatch {
     pub changed: Vec<String>,
 }
 
+impl DigestMismatch {
+    /// Stable error code: always `digest_mismatch`.
+    pub fn code(&self) -> PinCode {
+        PinCode::DigestMismatch
+    }
+}
+
 impl VerifyError {
     /// Stable error code.
     pub fn code(&self) -> ErrorCode {
@@ -95,12 +102,12 @@ impl VerifyError {
             VerifyError::Load { source, .. } => source.code().into(),
             VerifyError::NameMismatch { .. } => PinCode::NameMismatch.into(),
             VerifyError::VersionMismatch { .. } => PinCode::VersionMismatch.into(),
-            VerifyError::DigestMismatch(_) => PinCode::DigestMismatch.into(),
+            VerifyError::DigestMismatch(e) => e.code().into(),
         }
     }
 }
 
-crate::support::error_code::coded_by_code!(VerifyError);
+crate::support::error_code::coded_by_code!(VerifyError, DigestMismatch);
 
 /// Verifies every bundle a manifest records, each read from `<dir>/<name>` under `limits` (the
 /// descriptor's profile) against its pin and recorded files: a staged, published or previous

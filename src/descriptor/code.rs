@@ -79,3 +79,20 @@ crate::support::error_code::error_codes! {
     /// An `oci` reference names a tag (or no digest): images are pinned by manifest digest.
     ReferenceNotPinned = "reference_not_pinned",
 }
+
+/// A limits profile is read only from a descriptor (a source's `limits`), so its refusals carry
+/// the descriptor's codes; they are declared here because `format`, where the profile lives, sits
+/// below this layer.
+impl crate::format::limits::LimitsError {
+    /// Stable error code: `limits_over_ceiling` for a value over its hard ceiling,
+    /// `invalid_limits` for every other refusal.
+    pub fn code(&self) -> DescriptorCode {
+        if self.is_over_ceiling() {
+            DescriptorCode::LimitsOverCeiling
+        } else {
+            DescriptorCode::InvalidLimits
+        }
+    }
+}
+
+crate::support::error_code::coded_by_code!(crate::format::limits::LimitsError);

@@ -41,6 +41,13 @@ impl fmt::Display for PathRefusal {
     }
 }
 
+/// Its code is the rule's ([`PathRefusal::code`]).
+impl crate::support::error_code::Coded for PathRefusal {
+    fn error_code(&self) -> crate::support::error_code::ErrorCode {
+        self.code.into()
+    }
+}
+
 /// Checks one path segment (a file or directory name).
 pub fn check_segment(segment: &str) -> Result<(), PathRefusal> {
     check_name(segment, true)

@@ -123,7 +123,12 @@ pub const KEYS: [&str; 5] = [
 pub const PROFILES: [(&str, Limits); 2] = [("chamvi", CHAMVI), ("extended", EXTENDED)];
 
 /// A profile that cannot be made, with the offending key or name.
+///
+/// Its code is the descriptor's (`invalid_limits`, `limits_over_ceiling`: a profile is read only
+/// from a descriptor), so `LimitsError::code` is declared with those codes, in
+/// `descriptor::code`, the layer above this one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LimitsError {
     /// No profile has this name.
     #[error("unknown limits profile `{}`: expected `chamvi`, `extended` or a mapping of {}", crate::support::escape::text(.0), KEYS.join(", "))]

@@ -8,6 +8,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::format::problem::ProblemCode;
+
 /// The longest name, in bytes (and characters: names are ASCII).
 pub const MAX_NAME_LEN: usize = 64;
 
@@ -30,6 +32,16 @@ pub struct SkillNameError {
     /// Which part of `^[a-z][a-z0-9-]{{0,63}}$` it breaks.
     pub reason: &'static str,
 }
+
+impl SkillNameError {
+    /// Stable error code: the bundle rule `name_invalid` (a descriptor that names an invalid
+    /// skill reports its own `invalid_name`, at the entry's location).
+    pub fn code(&self) -> ProblemCode {
+        ProblemCode::NameInvalid
+    }
+}
+
+crate::support::error_code::coded_by_code!(SkillNameError);
 
 impl SkillName {
     /// Checks `value` against `^[a-z][a-z0-9-]{0,63}$`.

@@ -72,6 +72,13 @@ pub struct VersionError {
     pub reason: &'static str,
 }
 
+/// Its code is the rule's (shown in brackets at the end of its message).
+impl crate::support::error_code::Coded for VersionError {
+    fn error_code(&self) -> crate::support::error_code::ErrorCode {
+        self.rule.code().into()
+    }
+}
+
 impl VersionLabel {
     /// Checks `value` against every rule.
     pub fn parse(value: &str) -> Result<VersionLabel, VersionError> {

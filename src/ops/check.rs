@@ -40,16 +40,9 @@ impl crate::support::error_code::Coded for CheckError {
     /// The descriptor's code: the loader's, or the worst of the problems' (each is listed with
     /// its own in [`CheckError::lines`]).
     fn error_code(&self) -> crate::support::error_code::ErrorCode {
-        use crate::support::error_code::ExitClass;
         match self {
             CheckError::Load(e) => e.code().into(),
-            CheckError::Problems { problems, .. } => problems
-                .iter()
-                .map(|p| crate::support::error_code::ErrorCode::from(p.code))
-                .max_by_key(|c| c.exit() == ExitClass::Invalid)
-                .unwrap_or_else(|| {
-                    crate::descriptor::code::DescriptorCode::DescriptorSyntax.into()
-                }),
+            CheckError::Problems { problems, .. } => crate::descriptor::plan::worst_code(problems),
         }
     }
 }

@@ -111,7 +111,7 @@ impl PushError {
                 .unwrap_or_else(|| DistributionCode::NothingToPush.into()),
             PushError::Catalogue(e) => e.code().into(),
             PushError::Nothing(_) => DistributionCode::NothingToPush.into(),
-            PushError::Changed(_) => crate::runtime::tools::ToolCode::ReferenceChanged.into(),
+            PushError::Changed(e) => e.code().into(),
             PushError::Layout(LayoutError::NotLayout { .. }) => DistributionCode::NotLayout.into(),
             PushError::Layout(LayoutError::Io(_)) => DistributionCode::WriteFailed.into(),
             #[cfg(feature = "oci")]

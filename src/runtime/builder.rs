@@ -41,6 +41,7 @@ use crate::descriptor::{Descriptor, GitSpec, LocalSpec, PinSpec, ScriptsSpec, Sk
 use crate::runtime::Runtime;
 use crate::runtime::snapshot::{BundleSource, LoadFailure};
 use crate::runtime::tools::{Access, Policy};
+use crate::support::error_code::ErrorCode;
 
 /// Builds a [`Runtime`] in code; see the module documentation.
 ///
@@ -217,6 +218,7 @@ pub struct BuildError {
 /// }
 /// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OpenError {
     /// Unreadable, too large, too deep, or not a descriptor.
     #[error(transparent)]
@@ -225,6 +227,25 @@ pub enum OpenError {
     #[error(transparent)]
     Invalid(#[from] BuildError),
 }
+
+impl BuildError {
+    /// The worst problem's code (each problem keeps its own).
+    pub fn code(&self) -> ErrorCode {
+        crate::descriptor::plan::worst_code(&self.problems)
+    }
+}
+
+impl OpenError {
+    /// The loader's code, or the worst problem's.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            OpenError::Read(e) => e.code().into(),
+            OpenError::Invalid(e) => e.code(),
+        }
+    }
+}
+
+crate::support::error_code::coded_by_code!(BuildError, OpenError);
 
 impl Runtime {
     /// Reads the descriptor at `path`, checks it as `skillfold check` does and loads every bundle

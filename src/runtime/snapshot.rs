@@ -145,6 +145,7 @@ impl StoredFile {
 
 /// A file kept on disk no longer holds the bytes that were verified.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FileReadError {
     /// It could not be read beneath the snapshot's directory.
     #[error("`{path}` could not be read again from the verified directory: {reason}")]
@@ -167,6 +168,16 @@ pub enum FileReadError {
         found: String,
     },
 }
+
+impl FileReadError {
+    /// Stable error code: `reference_changed`, whichever way the file failed (what a tool call
+    /// or `push` that reads it reports).
+    pub fn code(&self) -> crate::runtime::tools::code::ToolCode {
+        crate::runtime::tools::code::ToolCode::ReferenceChanged
+    }
+}
+
+crate::support::error_code::coded_by_code!(FileReadError);
 
 /// A verified bundle.
 ///

@@ -13,7 +13,8 @@
 //!   OpenPGP, in-process), from the fetched commit or the one a manifest keeps.
 //! - [`origin`]: the origin (scheme, host, port) every credential is scoped to.
 //! - [`tls`]: the one TLS provider of every https client.
-//! - [`code`]: the stable codes of preparation (area `prepare`), which [`crate::corpus`] shares.
+//! - [`code`]: the stable codes of preparation (area `preparation`, the `PrepareCode` enum),
+//!   which [`crate::corpus`] shares.
 //!
 //! The steps are driven by [`crate::ops::prepare`] (and `pin`, `outdated`, `update`).
 

@@ -10,9 +10,21 @@
 //! - The list names nothing the pages do not, so it stays the pages' list.
 //! - Every repository path a page names outside its code blocks — a relative link, or a
 //!   backticked `src/…`, `tests/…`, `scripts/…` (and the other top-level folders) — exists.
+//! - Every `--flag` a page names is an option of its command, and every option is described in
+//!   `docs/cli.md` ([`flags`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+// The pages describe the default build: every command and option is in its `--help` only there.
+#[cfg(all(
+    feature = "git",
+    feature = "signatures",
+    feature = "mcp",
+    feature = "http",
+    feature = "oci"
+))]
+mod flags;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const LIST: &str = "tests/data/doc-paths.md";

@@ -35,6 +35,7 @@ mod outdated;
 #[cfg(feature = "git")]
 mod pin;
 mod prepare;
+mod public_errors;
 mod push;
 #[cfg(feature = "git")]
 mod review_path;

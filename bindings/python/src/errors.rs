@@ -79,13 +79,15 @@ fn with_attributes(
 /// A descriptor that could not be read or that `check` refused.
 pub fn open_error(py: Python<'_>, e: &OpenError) -> PyErr {
     match e {
-        OpenError::Read(read) => {
-            let message = clipped(&read.to_string());
-            let problems =
-                json!([{ "code": read.code().as_str(), "location": null, "message": message }]);
-            configuration(py, message, read.code().as_str(), &problems)
-        }
         OpenError::Invalid(invalid) => build_error(py, invalid),
+        // Unreadable, too large, too deep, not a descriptor (`OpenError::Read`), or a kind of
+        // failure a later version adds (the enum is non-exhaustive): one problem, its code.
+        other => {
+            let message = clipped(&other.to_string());
+            let code = other.code();
+            let problems = json!([{ "code": code.as_str(), "location": null, "message": message }]);
+            configuration(py, message, code.as_str(), &problems)
+        }
     }
 }
 

@@ -393,14 +393,7 @@ impl PlanChecker<'_> {
             return Some(limits::CHAMVI);
         };
         spec.resolve()
-            .map_err(|e| {
-                let code = if e.is_over_ceiling() {
-                    DescriptorCode::LimitsOverCeiling
-                } else {
-                    DescriptorCode::InvalidLimits
-                };
-                self.problem(code, at, e.to_string());
-            })
+            .map_err(|e| self.problem(e.code(), at, e.to_string()))
             .ok()
     }
 

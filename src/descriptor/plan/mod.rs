@@ -25,5 +25,5 @@ pub use self::checker::check;
 pub use self::image_reference::is_sha256_digest;
 pub use self::image_reference::{ImageReference, ReferenceError, check_tag};
 pub use self::types::{
-    CorpusRef, DescriptorProblem, GitSource, LocalSource, OciSource, Plan, Source,
+    CorpusRef, DescriptorProblem, GitSource, LocalSource, OciSource, Plan, Source, worst_code,
 };

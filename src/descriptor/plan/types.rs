@@ -16,6 +16,7 @@ use crate::descriptor::signers::TrustPolicy;
 use crate::format::limits::Limits;
 use crate::format::pin::{CommitId, Pin};
 use crate::format::root_path::RootPath;
+use crate::support::error_code::{ErrorCode, ExitClass};
 use crate::support::escape;
 
 /// One problem in the descriptor, with where it is.
@@ -46,6 +47,16 @@ impl fmt::Display for DescriptorProblem {
             self.code
         )
     }
+}
+
+/// The code of a descriptor refused for `problems`: the worst problem's (each is listed with its
+/// own), `descriptor_syntax` when there are none.
+pub fn worst_code(problems: &[DescriptorProblem]) -> ErrorCode {
+    problems
+        .iter()
+        .map(|p| ErrorCode::from(p.code))
+        .max_by_key(|c| c.exit() == ExitClass::Invalid)
+        .unwrap_or_else(|| DescriptorCode::DescriptorSyntax.into())
 }
 
 /// A checked Git source.

@@ -3,17 +3,22 @@
 //! anchors when the parser asks for them (strictyaml's `check_token`). It hands the parser
 //! tokens through [`Scanner::check`], [`Scanner::peek_token`] and [`Scanner::get_token`].
 //! The long tokens are scanned in its children: [`directives`], [`properties`] (anchors,
-//! aliases, tags) and [`scalars`].
+//! aliases, tags) and [`scalars`]; [`tokens`] defines what it hands over, and [`simple_keys`]
+//! keeps the possible simple keys and the indentation.
 
 mod directives;
 mod properties;
 mod scalars;
+mod simple_keys;
+mod tokens;
 
 use std::collections::VecDeque;
 
 use super::errors::{YamlResult, err};
 use super::reader::{Mark, Reader};
 use crate::skills_ref::python;
+
+pub(super) use tokens::{Token, TokenKind};
 
 const THE_END: &str = "\n\0\r\u{85}\u{2028}\u{2029}";
 const THE_END_SPACE_TAB: &str = " \n\0\t\r\u{85}\u{2028}\u{2029}";
@@ -22,91 +27,6 @@ const END_OR_SPACE: &str = "\0 \r\n\u{85}\u{2028}\u{2029}";
 
 fn is_in(c: char, set: &str) -> bool {
     set.contains(c)
-}
-
-/// What a token is (ruamel's token classes); [`TokenKind::id`] is the name its messages show.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum TokenKind {
-    StreamStart,
-    StreamEnd,
-    Directive,
-    DocumentStart,
-    DocumentEnd,
-    BlockSequenceStart,
-    BlockMappingStart,
-    BlockEnd,
-    FlowSequenceStart,
-    FlowMappingStart,
-    FlowSequenceEnd,
-    FlowMappingEnd,
-    Key,
-    Value,
-    BlockEntry,
-    FlowEntry,
-    Alias,
-    Anchor,
-    Tag,
-    Scalar,
-    Comment,
-}
-
-impl TokenKind {
-    pub(super) fn id(self) -> &'static str {
-        match self {
-            TokenKind::StreamStart => "<stream start>",
-            TokenKind::StreamEnd => "<stream end>",
-            TokenKind::Directive => "<directive>",
-            TokenKind::DocumentStart => "<document start>",
-            TokenKind::DocumentEnd => "<document end>",
-            TokenKind::BlockSequenceStart => "<block sequence start>",
-            TokenKind::BlockMappingStart => "<block mapping start>",
-            TokenKind::BlockEnd => "<block end>",
-            TokenKind::FlowSequenceStart => "[",
-            TokenKind::FlowMappingStart => "{",
-            TokenKind::FlowSequenceEnd => "]",
-            TokenKind::FlowMappingEnd => "}",
-            TokenKind::Key => "?",
-            TokenKind::Value => ":",
-            TokenKind::BlockEntry => "-",
-            TokenKind::FlowEntry => ",",
-            TokenKind::Alias => "<alias>",
-            TokenKind::Anchor => "<anchor>",
-            TokenKind::Tag => "<tag>",
-            TokenKind::Scalar => "<scalar>",
-            TokenKind::Comment => "<comment>",
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub(super) struct Token {
-    pub(super) kind: TokenKind,
-    pub(super) start: Mark,
-    pub(super) end: Mark,
-    /// Scalar value, alias name, directive name.
-    pub(super) value: String,
-    /// Scalar: written plain.
-    pub(super) plain: bool,
-    /// `%YAML` directive: the version; `%TAG`: the handle in `tag_handle`.
-    pub(super) version: Option<(u64, u64)>,
-    pub(super) tag_handle: String,
-    /// Whether ruamel's round-trip scanner attached a comment to this token.
-    pub(super) comment: bool,
-}
-
-impl Token {
-    fn new(kind: TokenKind, start: Mark, end: Mark) -> Token {
-        Token {
-            kind,
-            start,
-            end,
-            value: String::new(),
-            plain: false,
-            version: None,
-            tag_handle: String::new(),
-            comment: false,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -377,94 +297,6 @@ impl Scanner {
             ),
             self.mark(),
         )
-    }
-
-    fn next_possible_simple_key(&self) -> Option<usize> {
-        self.possible_simple_keys
-            .iter()
-            .map(|(_, k)| k.token_number)
-            .min()
-    }
-
-    fn stale_possible_simple_keys(&mut self) -> YamlResult<()> {
-        let mut i = 0;
-        while i < self.possible_simple_keys.len() {
-            let key = self.possible_simple_keys[i].1;
-            if key.line != self.reader.line || self.reader.pointer - key.index > 1024 {
-                if key.required {
-                    return err(
-                        Some("while scanning a simple key"),
-                        Some(key.mark),
-                        "could not find expected ':'".into(),
-                        self.mark(),
-                    );
-                }
-                self.possible_simple_keys.remove(i);
-            } else {
-                i += 1;
-            }
-        }
-        Ok(())
-    }
-
-    fn save_possible_simple_key(&mut self) -> YamlResult<()> {
-        let required = self.flow_level() == 0 && self.indent == self.reader.column as i64;
-        if self.allow_simple_key {
-            self.remove_possible_simple_key()?;
-            let key = SimpleKey {
-                token_number: self.tokens_taken + self.tokens.len(),
-                required,
-                index: self.reader.pointer,
-                line: self.reader.line,
-                column: self.reader.column,
-                mark: self.mark(),
-            };
-            self.possible_simple_keys.push((self.flow_level(), key));
-        }
-        Ok(())
-    }
-
-    fn remove_possible_simple_key(&mut self) -> YamlResult<()> {
-        let level = self.flow_level();
-        if let Some(i) = self
-            .possible_simple_keys
-            .iter()
-            .position(|(l, _)| *l == level)
-        {
-            let key = self.possible_simple_keys[i].1;
-            if key.required {
-                return err(
-                    Some("while scanning a simple key"),
-                    Some(key.mark),
-                    "could not find expected ':'".into(),
-                    self.mark(),
-                );
-            }
-            self.possible_simple_keys.remove(i);
-        }
-        Ok(())
-    }
-
-    fn unwind_indent(&mut self, column: i64) {
-        if self.flow_level() > 0 {
-            return;
-        }
-        while self.indent > column {
-            let mark = self.mark();
-            self.indent = self.indents.pop().unwrap_or(-1);
-            self.tokens
-                .push_back(Token::new(TokenKind::BlockEnd, mark, mark));
-        }
-    }
-
-    fn add_indent(&mut self, column: usize) -> bool {
-        let column = column as i64;
-        if self.indent < column {
-            self.indents.push(self.indent);
-            self.indent = column;
-            return true;
-        }
-        false
     }
 
     fn push_simple(&mut self, kind: TokenKind) {
