@@ -74,7 +74,8 @@ pub use oci_tags::{TagAnswer, oci_tag, oci_tag_answers};
 #[cfg(feature = "signatures")]
 #[path = "harness/signatures.rs"]
 mod signatures;
-#[cfg(feature = "signatures")]
+// The seeds test checks the seed commits against the same policy.
+#[cfg(all(feature = "signatures", test))]
 pub(crate) use signatures::fuzz_trust_policy;
 #[cfg(feature = "signatures")]
 pub use signatures::{signature, signers};
