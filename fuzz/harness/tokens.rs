@@ -20,7 +20,7 @@ const TOKEN_AGENTS: [&str; 2] = ["alpha", "beta"];
 /// A key written twice in any object refuses the file.
 #[cfg(feature = "http")]
 pub fn tokens(data: &[u8]) {
-    use crate::mcp::http::tokens::{Tokens, Verdict};
+    use crate::mcp::http::tokens::{TokenVerdict, Tokens};
 
     let mut parts = data.split(|&b| b == 0xFF);
     let text = String::from_utf8_lossy(parts.next().unwrap_or_default());
@@ -42,14 +42,16 @@ pub fn tokens(data: &[u8]) {
                 let hash = bearer_token(value).map(|t| <[u8; 32]>::from(Sha256::digest(t)));
                 for agent in endpoints {
                     let want = match hash.and_then(|h| entries.iter().find(|(_, e)| *e == h)) {
-                        None => Verdict::Unauthenticated,
-                        Some((owner, _)) if owner.as_deref() == agent => Verdict::Allowed(hash),
-                        Some(_) => Verdict::Forbidden,
+                        None => TokenVerdict::Unauthenticated,
+                        Some((owner, _)) if owner.as_deref() == agent => {
+                            TokenVerdict::Allowed(hash)
+                        }
+                        Some(_) => TokenVerdict::Forbidden,
                     };
                     assert_eq!(tokens.authorize(Some(value), agent), want);
                 }
             }
-            assert_eq!(tokens.authorize(None, None), Verdict::Unauthenticated);
+            assert_eq!(tokens.authorize(None, None), TokenVerdict::Unauthenticated);
         }
     }
     // A file listing each presented bearer token's hash, for the endpoints in turn.
@@ -73,9 +75,9 @@ pub fn tokens(data: &[u8]) {
     for (owner, hash, value) in &listed {
         for agent in endpoints {
             let want = if agent == *owner {
-                Verdict::Allowed(Some(*hash))
+                TokenVerdict::Allowed(Some(*hash))
             } else {
-                Verdict::Forbidden
+                TokenVerdict::Forbidden
             };
             assert_eq!(tokens.authorize(Some(value), agent), want);
         }
@@ -85,7 +87,7 @@ pub fn tokens(data: &[u8]) {
         if !listed.iter().any(|(_, h, _)| Some(*h) == other_hash) {
             assert_eq!(
                 tokens.authorize(Some(&other), *owner),
-                Verdict::Unauthenticated
+                TokenVerdict::Unauthenticated
             );
         }
     }

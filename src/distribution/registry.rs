@@ -10,8 +10,10 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
 
 use crate::source::oci::MEDIA_MANIFEST;
-use crate::source::oci::credentials::{self, Found};
+use crate::source::oci::challenge::{self, TokenRealmError};
+use crate::source::oci::credentials::{self, FoundCredentials};
 use crate::source::oci::image::{Blob, Image};
+use crate::source::origin::Origin;
 use crate::support::escape;
 
 /// Where to push: a parsed `REGISTRY/REPOSITORY[:TAG]`.
@@ -136,8 +138,8 @@ async fn push_async(
 ) -> Result<String, PushError> {
     let registry = destination.registry().to_owned();
     // The one registry `--to` names: a SKILLFOLD_REGISTRY_AUTH naming no registry is for it.
-    let origin = credentials::Origin::registry(&registry, plain_http);
-    let found = origin.as_ref().map_or(Found::Anonymous, |o| {
+    let origin = Origin::registry(&registry, plain_http);
+    let found = origin.as_ref().map_or(FoundCredentials::Anonymous, |o| {
         credentials::lookup(o, credentials::Unscoped::CommandRegistry)
     });
     let auth = match found.credentials() {
@@ -162,14 +164,14 @@ async fn push_async(
     if let Some(origin) = &origin
         && found.credentials().is_some()
     {
-        let realms = crate::source::oci::pull::bearer_token_realms(&registry, plain_http)
+        let realms = challenge::bearer_token_realms(&registry, plain_http)
             .await
             .map_err(|e| match e {
-                crate::source::oci::pull::TokenRealmError::Unavailable(reason) => PushError::Unavailable {
+                TokenRealmError::Unavailable(reason) => PushError::Unavailable {
                     registry: registry.clone(),
                     reason,
                 },
-                crate::source::oci::pull::TokenRealmError::Malformed => PushError::Refused {
+                TokenRealmError::Malformed => PushError::Refused {
                     registry: registry.clone(),
                     reason: "the `WWW-Authenticate` challenge of its `/v2/` endpoint is not well formed, or names a token realm twice; no credential is sent".to_owned(),
                 },
@@ -225,8 +227,8 @@ async fn push_async(
 /// `SKILLFOLD_REGISTRY_TOKEN_REALMS` names for it. Refused before anything is sent otherwise.
 fn check_token_realm(
     registry: &str,
-    origin: &credentials::Origin,
-    found: &Found,
+    origin: &Origin,
+    found: &FoundCredentials,
     realm: &str,
 ) -> Result<(), PushError> {
     let shown = escape::text(realm);
@@ -240,7 +242,7 @@ fn check_token_realm(
     }
     let realm_origin = reqwest::Url::parse(realm)
         .ok()
-        .and_then(|url| credentials::Origin::of(&url))
+        .and_then(|url| Origin::of(&url))
         .ok_or_else(|| PushError::Refused {
             registry: registry.to_owned(),
             reason: format!("its token realm `{shown}` is not an http(s) URL"),
@@ -258,7 +260,7 @@ fn check_token_realm(
     })
 }
 
-fn classify(registry: &str, found: &Found, e: OciDistributionError) -> PushError {
+fn classify(registry: &str, found: &FoundCredentials, e: OciDistributionError) -> PushError {
     let registry = registry.to_owned();
     let reason = escape::text(&e.to_string()).to_string();
     let source_of_credentials = found.describe();

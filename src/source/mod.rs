@@ -19,7 +19,7 @@ pub mod code;
 #[cfg(feature = "git")]
 pub mod git;
 pub mod oci;
-#[cfg(any(feature = "git", feature = "http"))]
+#[cfg(any(feature = "git", feature = "oci", feature = "http"))]
 pub mod origin;
 pub mod signature;
 #[cfg(any(feature = "git", feature = "oci", feature = "http"))]

@@ -472,9 +472,9 @@ pub struct Link {
 
 impl Link {
     /// Marks a request under way until the guard is dropped (held by its answer's body).
-    pub fn busy(&self) -> Busy {
+    pub fn busy(&self) -> ActiveRequest {
         self.activity.idle_since.store(BUSY, Ordering::Release);
-        Busy { link: self.clone() }
+        ActiveRequest { link: self.clone() }
     }
 
     /// Whether it counts for a key already (it is never closed to make room then).
@@ -499,11 +499,11 @@ impl Link {
 
 /// A request under way on a connection; the connection is idle again once dropped.
 #[derive(Debug)]
-pub struct Busy {
+pub struct ActiveRequest {
     link: Link,
 }
 
-impl Drop for Busy {
+impl Drop for ActiveRequest {
     fn drop(&mut self) {
         let now = self.link.connections.now();
         self.link.activity.idle_since.store(now, Ordering::Release);

@@ -27,14 +27,14 @@ pub const SINGLE_HEADERS: [header::HeaderName; 3] =
 
 /// What the checks allow.
 #[derive(Debug, Clone)]
-pub struct Guard {
+pub struct HostOriginGuard {
     check_host: bool,
     origins: Vec<String>,
 }
 
 /// Why a request was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub enum GuardRefusal {
     /// No `Host`, or one that is not a valid authority (400).
     BadHost,
     /// A `Host` that does not name loopback (403).
@@ -45,26 +45,31 @@ pub enum Refusal {
     Repeated,
 }
 
-impl Refusal {
+impl GuardRefusal {
     /// What the client is told.
     pub fn message(self) -> &'static str {
         match self {
-            Refusal::BadHost => "a valid Host header is required",
-            Refusal::ForeignHost => {
+            GuardRefusal::BadHost => "a valid Host header is required",
+            GuardRefusal::ForeignHost => {
                 "this Host is not allowed: the server is bound to loopback (DNS rebinding protection)"
             }
-            Refusal::ForeignOrigin => {
+            GuardRefusal::ForeignOrigin => {
                 "this Origin is not allowed (--allow-origin lists the allowed ones)"
             }
-            Refusal::Repeated => "Host, Authorization and Origin may each be sent only once",
+            GuardRefusal::Repeated => "Host, Authorization and Origin may each be sent only once",
         }
     }
 }
 
-impl Guard {
+impl HostOriginGuard {
     /// The checks of a server bound to `loopback` or not, on `port`, serving `https` or not,
     /// with `allow_origins` (`scheme://host[:port]`).
-    pub fn new(loopback: bool, port: u16, https: bool, allow_origins: &[String]) -> Guard {
+    pub fn new(
+        loopback: bool,
+        port: u16,
+        https: bool,
+        allow_origins: &[String],
+    ) -> HostOriginGuard {
         let mut origins = allow_origins.to_vec();
         if loopback {
             let scheme = if https { "https" } else { "http" };
@@ -74,7 +79,7 @@ impl Guard {
                     .map(|host| format!("{scheme}://{host}:{port}")),
             );
         }
-        Guard {
+        HostOriginGuard {
             check_host: loopback,
             origins,
         }
@@ -86,22 +91,22 @@ impl Guard {
     }
 
     /// Whether a request with `headers` may go on.
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+    pub fn check(&self, headers: &HeaderMap) -> Result<(), GuardRefusal> {
         if SINGLE_HEADERS
             .iter()
             .any(|name| headers.get_all(name).iter().nth(1).is_some())
         {
-            return Err(Refusal::Repeated);
+            return Err(GuardRefusal::Repeated);
         }
         if self.check_host {
             let host = headers
                 .get(header::HOST)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.parse::<hyper::http::uri::Authority>().ok())
-                .ok_or(Refusal::BadHost)?;
+                .ok_or(GuardRefusal::BadHost)?;
             let name = normalize_host(host.host());
             if !LOOPBACK_HOSTS.contains(&name.as_str()) {
-                return Err(Refusal::ForeignHost);
+                return Err(GuardRefusal::ForeignHost);
             }
         }
         let Some(origin) = headers.get(header::ORIGIN) else {
@@ -111,7 +116,7 @@ impl Guard {
             .to_str()
             .ok()
             .and_then(parse_origin)
-            .ok_or(Refusal::ForeignOrigin)?;
+            .ok_or(GuardRefusal::ForeignOrigin)?;
         if self
             .origins
             .iter()
@@ -120,7 +125,7 @@ impl Guard {
         {
             Ok(())
         } else {
-            Err(Refusal::ForeignOrigin)
+            Err(GuardRefusal::ForeignOrigin)
         }
     }
 }
@@ -132,7 +137,7 @@ fn normalize_host(host: &str) -> String {
 }
 
 #[derive(Debug, PartialEq, Eq)]
-enum Origin {
+enum BrowserOrigin {
     Null,
     Tuple {
         scheme: String,
@@ -141,15 +146,15 @@ enum Origin {
     },
 }
 
-fn parse_origin(value: &str) -> Option<Origin> {
+fn parse_origin(value: &str) -> Option<BrowserOrigin> {
     let value = value.trim();
     if value.eq_ignore_ascii_case("null") {
-        return Some(Origin::Null);
+        return Some(BrowserOrigin::Null);
     }
     let uri: hyper::Uri = value.parse().ok()?;
     let scheme = uri.scheme_str()?.to_ascii_lowercase();
     let authority = uri.authority()?;
-    Some(Origin::Tuple {
+    Some(BrowserOrigin::Tuple {
         scheme,
         host: normalize_host(authority.host()),
         port: authority.port_u16(),
@@ -179,10 +184,10 @@ fn parse_allowed(value: &str) -> Option<Allowed> {
         None => (value, false),
     };
     Some(match parse_origin(base)? {
-        Origin::Null if !any => Allowed::Null,
-        Origin::Null => return None,
-        Origin::Tuple { port: Some(_), .. } if any => return None,
-        Origin::Tuple { scheme, host, port } => Allowed::Tuple {
+        BrowserOrigin::Null if !any => Allowed::Null,
+        BrowserOrigin::Null => return None,
+        BrowserOrigin::Tuple { port: Some(_), .. } if any => return None,
+        BrowserOrigin::Tuple { scheme, host, port } => Allowed::Tuple {
             scheme,
             host,
             port: port.map_or(Port::Any, Port::Exact),
@@ -191,12 +196,12 @@ fn parse_allowed(value: &str) -> Option<Allowed> {
 }
 
 impl Allowed {
-    fn admits(&self, origin: &Origin) -> bool {
+    fn admits(&self, origin: &BrowserOrigin) -> bool {
         match (self, origin) {
-            (Allowed::Null, Origin::Null) => true,
+            (Allowed::Null, BrowserOrigin::Null) => true,
             (
                 Allowed::Tuple { scheme, host, port },
-                Origin::Tuple {
+                BrowserOrigin::Tuple {
                     scheme: o_scheme,
                     host: o_host,
                     port: o_port,
@@ -239,7 +244,8 @@ mod tests {
 
     #[test]
     fn loopback_accepts_its_own_origins_and_refuses_the_rest() {
-        let guard = Guard::new(true, 8080, false, &["https://app.example.com:443".into()]);
+        let guard =
+            HostOriginGuard::new(true, 8080, false, &["https://app.example.com:443".into()]);
         for (host, origin) in [
             ("127.0.0.1:8080", Some("http://127.0.0.1:8080")),
             ("localhost:8080", Some("http://localhost:8080")),
@@ -256,33 +262,33 @@ mod tests {
             );
         }
         for (host, origin, refusal) in [
-            ("evil.example:8080", None, Refusal::ForeignHost),
-            ("127.0.0.1.evil.example", None, Refusal::ForeignHost),
+            ("evil.example:8080", None, GuardRefusal::ForeignHost),
+            ("127.0.0.1.evil.example", None, GuardRefusal::ForeignHost),
             (
                 "127.0.0.1:8080",
                 Some("http://evil.example"),
-                Refusal::ForeignOrigin,
+                GuardRefusal::ForeignOrigin,
             ),
             (
                 "127.0.0.1:8080",
                 Some("http://127.0.0.1:8081"),
-                Refusal::ForeignOrigin,
+                GuardRefusal::ForeignOrigin,
             ),
             (
                 "127.0.0.1:8080",
                 Some("https://127.0.0.1:8080"),
-                Refusal::ForeignOrigin,
+                GuardRefusal::ForeignOrigin,
             ),
             (
                 "127.0.0.1:8080",
                 Some("http://localhost"),
-                Refusal::ForeignOrigin,
+                GuardRefusal::ForeignOrigin,
             ),
-            ("127.0.0.1:8080", Some("null"), Refusal::ForeignOrigin),
+            ("127.0.0.1:8080", Some("null"), GuardRefusal::ForeignOrigin),
             (
                 "127.0.0.1:8080",
                 Some("not an origin"),
-                Refusal::ForeignOrigin,
+                GuardRefusal::ForeignOrigin,
             ),
         ] {
             assert_eq!(
@@ -291,13 +297,16 @@ mod tests {
                 "{host} {origin:?}"
             );
         }
-        assert_eq!(guard.check(&headers(None, None)), Err(Refusal::BadHost));
+        assert_eq!(
+            guard.check(&headers(None, None)),
+            Err(GuardRefusal::BadHost)
+        );
     }
 
     #[test]
     fn host_authorization_or_origin_written_twice_is_refused_everywhere() {
         for loopback in [true, false] {
-            let guard = Guard::new(loopback, 8080, false, &["http://app.example".into()]);
+            let guard = HostOriginGuard::new(loopback, 8080, false, &["http://app.example".into()]);
             for name in SINGLE_HEADERS {
                 let mut headers = headers(Some("127.0.0.1:8080"), Some("http://app.example"));
                 let value = headers
@@ -306,7 +315,7 @@ mod tests {
                     .unwrap_or_else(|| "Bearer t".parse().unwrap());
                 headers.insert(&name, value.clone());
                 headers.append(&name, value);
-                assert_eq!(guard.check(&headers), Err(Refusal::Repeated), "{name}");
+                assert_eq!(guard.check(&headers), Err(GuardRefusal::Repeated), "{name}");
             }
             let mut once = headers(Some("127.0.0.1:8080"), Some("http://app.example"));
             once.insert(header::AUTHORIZATION, "Bearer t".parse().unwrap());
@@ -316,7 +325,7 @@ mod tests {
 
     #[test]
     fn elsewhere_the_host_is_free_and_only_listed_origins_pass() {
-        let guard = Guard::new(false, 8080, true, &["https://app.example.com:*".into()]);
+        let guard = HostOriginGuard::new(false, 8080, true, &["https://app.example.com:*".into()]);
         assert_eq!(guard.check(&headers(Some("skills.internal"), None)), Ok(()));
         assert_eq!(
             guard.check(&headers(Some("x"), Some("https://app.example.com:9443"))),
@@ -324,7 +333,7 @@ mod tests {
         );
         assert_eq!(
             guard.check(&headers(Some("x"), Some("https://127.0.0.1:8080"))),
-            Err(Refusal::ForeignOrigin)
+            Err(GuardRefusal::ForeignOrigin)
         );
     }
 }

@@ -25,7 +25,8 @@ use hyper::body::Bytes;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
-use super::{Body, MAX_BODY_BYTES, json};
+use super::replies::json;
+use super::{Body, MAX_BODY_BYTES};
 use crate::mcp::framing::{self, INVALID_PARAMS, Verdict};
 
 /// A request as rmcp receives it: its own body (not a POST), or the POST body read and judged.

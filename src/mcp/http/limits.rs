@@ -17,7 +17,7 @@ use hyper::body::{Body, Bytes, Frame, SizeHint};
 
 /// Which bound a request in flight went over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Busy {
+pub enum InFlightFull {
     /// Its token's (`--max-in-flight-per-token`).
     Token,
     /// The server's (`--max-in-flight`).
@@ -54,14 +54,14 @@ impl InFlight {
     }
 
     /// A place for one more request of `token`, or the bound it would exceed.
-    pub fn enter(self: &Arc<Self>, token: Option<[u8; 32]>) -> Result<Flight, Busy> {
+    pub fn enter(self: &Arc<Self>, token: Option<[u8; 32]>) -> Result<Flight, InFlightFull> {
         let mut flights = self.flights();
         let mine = flights.per_token.get(&token).copied().unwrap_or(0);
         if mine >= self.max_per_token {
-            return Err(Busy::Token);
+            return Err(InFlightFull::Token);
         }
         if flights.total >= self.max_total {
-            return Err(Busy::Server);
+            return Err(InFlightFull::Server);
         }
         flights.total += 1;
         *flights.per_token.entry(token).or_insert(0) += 1;
@@ -207,9 +207,9 @@ mod tests {
         let one = Some([1; 32]);
         let two = Some([2; 32]);
         let held: Vec<Flight> = (0..2).map(|_| in_flight.enter(one).unwrap()).collect();
-        assert_eq!(in_flight.enter(one).unwrap_err(), Busy::Token);
+        assert_eq!(in_flight.enter(one).unwrap_err(), InFlightFull::Token);
         let other = in_flight.enter(two).unwrap();
-        assert_eq!(in_flight.enter(None).unwrap_err(), Busy::Server);
+        assert_eq!(in_flight.enter(None).unwrap_err(), InFlightFull::Server);
         drop(other);
         assert!(in_flight.enter(None).is_ok());
         drop(held);

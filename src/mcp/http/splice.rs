@@ -25,6 +25,7 @@ use hyper::body::{Body as _, Bytes, Frame, SizeHint};
 use hyper::{Response, StatusCode};
 
 use super::Body;
+use super::replies::{full, plain};
 
 /// How many bodies of snapshots no longer served are kept (for replayed streams).
 const RETIRED: usize = 8;
@@ -35,17 +36,17 @@ pub(crate) struct Splicer {
     /// `"skillfold-splice-<nonce>-`: how every placeholder begins once rmcp has serialised it.
     tag: String,
     finder: memchr::memmem::Finder<'static>,
-    entries: Mutex<Entries>,
+    entries: Mutex<PrebuiltBodies>,
 }
 
 #[derive(Debug, Default)]
-struct Entries {
+struct PrebuiltBodies {
     next: u64,
-    list: Vec<Entry>,
+    list: Vec<PrebuiltBody>,
 }
 
 #[derive(Debug)]
-struct Entry {
+struct PrebuiltBody {
     id: u64,
     /// The output's JSON text, as the snapshot holds it (`structuredContent`).
     json: Arc<str>,
@@ -78,7 +79,7 @@ impl Splicer {
         Some(Splicer {
             finder: memchr::memmem::Finder::new(tag.as_bytes()).into_owned(),
             tag,
-            entries: Mutex::new(Entries::default()),
+            entries: Mutex::new(PrebuiltBodies::default()),
         })
     }
 
@@ -107,7 +108,7 @@ impl Splicer {
                     entries.list.remove(oldest);
                 }
                 let string = serde_json::to_string(&**json).unwrap_or_default();
-                entries.list.push(Entry {
+                entries.list.push(PrebuiltBody {
                     id,
                     json: Arc::clone(json),
                     string: Bytes::from(string),
@@ -198,9 +199,9 @@ pub(crate) async fn response(splicer: &Arc<Splicer>, response: Response<Body>) -
         Err(never) => match never {},
     };
     match splicer.splice(&bytes) {
-        Ok(None) => Response::from_parts(parts, super::full(bytes)),
-        Ok(Some(spliced)) => Response::from_parts(parts, super::full(spliced)),
-        Err(Missing) => super::plain(
+        Ok(None) => Response::from_parts(parts, full(bytes)),
+        Ok(Some(spliced)) => Response::from_parts(parts, full(spliced)),
+        Err(Missing) => plain(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the answer refers to a snapshot no longer held; send the request again\n",
         ),

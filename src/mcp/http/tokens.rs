@@ -27,11 +27,11 @@ pub const MAX_TOKENS_BYTES: usize = 1024 * 1024;
 /// The tokens the server accepts, by hash.
 #[derive(Debug, Clone)]
 pub struct Tokens {
-    entries: Vec<Entry>,
+    entries: Vec<TokenEntry>,
 }
 
 #[derive(Debug, Clone)]
-struct Entry {
+struct TokenEntry {
     agent: Option<String>,
     sha256: [u8; 32],
 }
@@ -55,7 +55,7 @@ pub struct TokensError {
 
 /// The verdict on a request's credentials.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum TokenVerdict {
     /// Allowed; the hash of the token that allowed it (`None` without tokens).
     Allowed(Option<[u8; 32]>),
     /// No token, not a bearer token, or a token no entry lists: 401.
@@ -97,7 +97,7 @@ impl Tokens {
         })?;
         serde_json::from_str::<UniqueKeys>(text)
             .map_err(|e| error(escape::text(&e.to_string()).to_string()))?;
-        let mut entries: Vec<Entry> = Vec::new();
+        let mut entries: Vec<TokenEntry> = Vec::new();
         for (i, value) in raw.into_iter().enumerate() {
             // `agent: null` must be written: a forgotten key must not open the default endpoint.
             if value.get("agent").is_none() {
@@ -129,7 +129,7 @@ impl Tokens {
                     "entry {i}: this hash is listed twice; give each agent its own token"
                 )));
             }
-            entries.push(Entry {
+            entries.push(TokenEntry {
                 agent: entry.agent,
                 sha256,
             });
@@ -164,12 +164,12 @@ impl Tokens {
 
     /// The verdict on an `Authorization` header value (`None`: absent) for the endpoint of
     /// `agent` (`None`: `/mcp`).
-    pub fn authorize(&self, authorization: Option<&[u8]>, agent: Option<&str>) -> Verdict {
+    pub fn authorize(&self, authorization: Option<&[u8]>, agent: Option<&str>) -> TokenVerdict {
         let Some(token) = authorization.and_then(bearer) else {
-            return Verdict::Unauthenticated;
+            return TokenVerdict::Unauthenticated;
         };
         let presented: [u8; 32] = Sha256::digest(token).into();
-        let mut found: Option<&Entry> = None;
+        let mut found: Option<&TokenEntry> = None;
         for entry in &self.entries {
             // Every entry is compared, whatever matched before.
             if constant_time_eq(&entry.sha256, &presented) {
@@ -177,9 +177,11 @@ impl Tokens {
             }
         }
         match found {
-            None => Verdict::Unauthenticated,
-            Some(entry) if entry.agent.as_deref() == agent => Verdict::Allowed(Some(presented)),
-            Some(_) => Verdict::Forbidden,
+            None => TokenVerdict::Unauthenticated,
+            Some(entry) if entry.agent.as_deref() == agent => {
+                TokenVerdict::Allowed(Some(presented))
+            }
+            Some(_) => TokenVerdict::Forbidden,
         }
     }
 }
@@ -190,8 +192,8 @@ struct UniqueKeys;
 
 impl<'de> Deserialize<'de> for UniqueKeys {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Entries;
-        impl<'de> serde::de::Visitor<'de> for Entries {
+        struct UniqueKeysVisitor;
+        impl<'de> serde::de::Visitor<'de> for UniqueKeysVisitor {
             type Value = UniqueKeys;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON array of {agent, sha256} objects")
@@ -210,7 +212,7 @@ impl<'de> Deserialize<'de> for UniqueKeys {
                 }
             }
         }
-        deserializer.deserialize_seq(Entries)
+        deserializer.deserialize_seq(UniqueKeysVisitor)
     }
 }
 
@@ -326,23 +328,23 @@ mod tests {
         let writer: [u8; 32] = Sha256::digest(b"writer-token").into();
         assert_eq!(
             t.authorize(Some(b"Bearer writer-token"), Some("writer")),
-            Verdict::Allowed(Some(writer))
+            TokenVerdict::Allowed(Some(writer))
         );
         assert_eq!(
             t.authorize(Some(b"bearer writer-token"), Some("writer")),
-            Verdict::Allowed(Some(writer))
+            TokenVerdict::Allowed(Some(writer))
         );
         assert_eq!(
             t.authorize(Some(b"Bearer writer-token"), None),
-            Verdict::Forbidden
+            TokenVerdict::Forbidden
         );
         assert_eq!(
             t.authorize(Some(b"Bearer default-token"), Some("writer")),
-            Verdict::Forbidden
+            TokenVerdict::Forbidden
         );
         assert!(matches!(
             t.authorize(Some(b"Bearer default-token"), None),
-            Verdict::Allowed(Some(_))
+            TokenVerdict::Allowed(Some(_))
         ));
         for header in [
             None,
@@ -353,7 +355,7 @@ mod tests {
         ] {
             assert_eq!(
                 t.authorize(header, Some("writer")),
-                Verdict::Unauthenticated,
+                TokenVerdict::Unauthenticated,
                 "{header:?}"
             );
         }

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::PulledLayer;
 use super::code::DistributionCode;
-use super::unpack::LayerError;
+use super::layer_error::LayerError;
 use crate::format::file_set::FileSet;
 use crate::format::limits::Limits;
 use crate::format::problem::Problems;

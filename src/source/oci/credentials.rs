@@ -11,7 +11,7 @@
 //!   (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`): `auth` (base64 of
 //!   `USER:PASSWORD`) or `username` and `password`, matched as Docker keys them.
 //!
-//! A key (in either place) matches an origin when its host is the origin's host (ASCII case
+//! A key (in either place) is a [`Scope`]; it matches an origin when its host is the origin's host (ASCII case
 //! folded), its port the origin's port (a key without a port: the default port of the origin's
 //! scheme, 443 or 80) and, when the key names a scheme, that scheme: an `https://` key is never
 //! used over plain HTTP, an `http://` key never over HTTPS; a key without a scheme follows the
@@ -27,8 +27,9 @@
 use std::path::PathBuf;
 
 use base64::Engine as _;
-use reqwest::Url;
 use serde_json::Value;
+
+use crate::source::origin::{Origin, Scope};
 
 /// The largest Docker `config.json` read.
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
@@ -48,50 +49,6 @@ impl std::fmt::Debug for Credentials {
     }
 }
 
-/// A scheme, host and port: where a credential may go.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Origin {
-    /// `https` or `http`.
-    pub scheme: String,
-    /// The host, lowercase.
-    pub host: String,
-    /// The port (the scheme's default when the URL names none).
-    pub port: u16,
-}
-
-impl Origin {
-    /// The origin of `url`, when it is an `http(s)` URL with a host.
-    pub fn of(url: &Url) -> Option<Origin> {
-        let scheme = url.scheme();
-        if scheme != "https" && scheme != "http" {
-            return None;
-        }
-        Some(Origin {
-            scheme: scheme.to_owned(),
-            host: url.host_str()?.to_ascii_lowercase(),
-            port: url.port_or_known_default()?,
-        })
-    }
-
-    /// The origin of a registry `host[:port]` spoken to over HTTPS, or HTTP when `plain_http`.
-    pub fn registry(registry: &str, plain_http: bool) -> Option<Origin> {
-        let scheme = if plain_http { "http" } else { "https" };
-        Origin::of(&Url::parse(&format!("{scheme}://{registry}/")).ok()?)
-    }
-}
-
-impl std::fmt::Display for Origin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}://{}:{}",
-            self.scheme,
-            crate::support::escape::text(&self.host),
-            self.port
-        )
-    }
-}
-
 /// What a `SKILLFOLD_REGISTRY_AUTH` that names no registry is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unscoped {
@@ -103,7 +60,7 @@ pub enum Unscoped {
 
 /// Where credentials came from, for messages (never the credentials themselves).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
+pub enum FoundCredentials {
     /// None: anonymous.
     Anonymous,
     /// None, though `SKILLFOLD_REGISTRY_AUTH` is set: it names no registry, so it is sent to none.
@@ -114,14 +71,14 @@ pub enum Found {
     DockerConfig(PathBuf, Credentials),
 }
 
-impl Found {
+impl FoundCredentials {
     /// Where the credentials came from, for a message: never the credentials themselves.
     pub fn describe(&self) -> String {
         match self {
-            Found::Anonymous => "anonymous".to_owned(),
-            Found::UnscopedEnvironment => "anonymous: SKILLFOLD_REGISTRY_AUTH names no registry, so it is sent to none; write it as REGISTRY=USER:PASSWORD".to_owned(),
-            Found::Environment(_) => "credentials from SKILLFOLD_REGISTRY_AUTH".to_owned(),
-            Found::DockerConfig(path, _) => {
+            FoundCredentials::Anonymous => "anonymous".to_owned(),
+            FoundCredentials::UnscopedEnvironment => "anonymous: SKILLFOLD_REGISTRY_AUTH names no registry, so it is sent to none; write it as REGISTRY=USER:PASSWORD".to_owned(),
+            FoundCredentials::Environment(_) => "credentials from SKILLFOLD_REGISTRY_AUTH".to_owned(),
+            FoundCredentials::DockerConfig(path, _) => {
                 format!("credentials from {}", crate::support::escape::path(path))
             }
         }
@@ -130,24 +87,24 @@ impl Found {
     /// The credentials, if any.
     pub fn credentials(&self) -> Option<&Credentials> {
         match self {
-            Found::Anonymous | Found::UnscopedEnvironment => None,
-            Found::Environment(c) | Found::DockerConfig(_, c) => Some(c),
+            FoundCredentials::Anonymous | FoundCredentials::UnscopedEnvironment => None,
+            FoundCredentials::Environment(c) | FoundCredentials::DockerConfig(_, c) => Some(c),
         }
     }
 }
 
 /// The credentials configured for `origin` (a registry's), and nothing configured for another.
-pub fn lookup(origin: &Origin, unscoped: Unscoped) -> Found {
+pub fn lookup(origin: &Origin, unscoped: Unscoped) -> FoundCredentials {
     let mut unscoped_set = false;
     if let Some(value) = std::env::var_os("SKILLFOLD_REGISTRY_AUTH")
         && let Some(value) = value.to_str()
     {
         match environment(value) {
             Some((Some(scope), credentials)) if scope.matches(origin) => {
-                return Found::Environment(credentials);
+                return FoundCredentials::Environment(credentials);
             }
             Some((None, credentials)) if unscoped == Unscoped::CommandRegistry => {
-                return Found::Environment(credentials);
+                return FoundCredentials::Environment(credentials);
             }
             Some((None, _)) => unscoped_set = true,
             _ => {}
@@ -155,12 +112,12 @@ pub fn lookup(origin: &Origin, unscoped: Unscoped) -> Found {
     }
     let found = docker_config().and_then(|path| {
         let credentials = from_docker_config(&path, origin)?;
-        Some(Found::DockerConfig(path, credentials))
+        Some(FoundCredentials::DockerConfig(path, credentials))
     });
     match found {
         Some(found) => found,
-        None if unscoped_set => Found::UnscopedEnvironment,
-        None => Found::Anonymous,
+        None if unscoped_set => FoundCredentials::UnscopedEnvironment,
+        None => FoundCredentials::Anonymous,
     }
 }
 
@@ -202,49 +159,6 @@ fn named_realm(value: &str, registry: &Origin, realm: &Origin) -> bool {
         .filter_map(|entry| entry.split_once('='))
         .filter_map(|(r, t)| Some((Scope::parse(r)?, Scope::parse(t)?)))
         .any(|(r, t)| r.matches(registry) && t.matches(realm))
-}
-
-/// A registry key: `[scheme://]host[:port][/path]`, as `SKILLFOLD_REGISTRY_AUTH` and Docker's
-/// `auths` write it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Scope {
-    scheme: Option<String>,
-    host: String,
-    port: Option<u16>,
-}
-
-impl Scope {
-    fn parse(key: &str) -> Option<Scope> {
-        let (scheme, rest) = match key.split_once("://") {
-            Some((scheme, rest)) => (Some(scheme.to_ascii_lowercase()), rest),
-            None => (None, key),
-        };
-        if scheme
-            .as_deref()
-            .is_some_and(|s| s != "https" && s != "http")
-        {
-            return None;
-        }
-        let authority = rest.split('/').next().unwrap_or_default();
-        if authority.is_empty() || authority.contains('@') {
-            return None;
-        }
-        let url = Url::parse(&format!("https://{authority}/")).ok()?;
-        let host = url.host_str()?.to_ascii_lowercase();
-        // `Url` drops a port that is the default for https; read it from the text.
-        let port = match authority.rsplit_once(':') {
-            Some((_, port)) if !authority.ends_with(']') => Some(port.parse().ok()?),
-            _ => None,
-        };
-        Some(Scope { scheme, host, port })
-    }
-
-    fn matches(&self, origin: &Origin) -> bool {
-        let default = if origin.scheme == "https" { 443 } else { 80 };
-        self.host == origin.host
-            && self.port.unwrap_or(default) == origin.port
-            && self.scheme.as_deref().is_none_or(|s| s == origin.scheme)
-    }
 }
 
 /// `REGISTRY=USER:PASSWORD` (with its scope) or `USER:PASSWORD` (none). A value whose part before
@@ -357,7 +271,7 @@ mod tests {
 
     #[test]
     fn a_token_realm_is_named_for_one_registry_by_origin() {
-        let url = |u: &str| Origin::of(&Url::parse(u).unwrap()).unwrap();
+        let url = |u: &str| Origin::of(&reqwest::Url::parse(u).unwrap()).unwrap();
         let registry = origin("registry.example.com", false);
         let realm = url("https://auth.example.com/token");
         let list = "other.example.com=auth.example.com, registry.example.com=https://auth.example.com:443\tx=y";

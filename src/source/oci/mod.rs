@@ -1,10 +1,12 @@
 //! Verified bundles as OCI images (DESIGN §7 "OCI image shape"): the reproducible layer tar
 //! ([`tar`]), the image — layers, config, manifest and their annotations ([`image`]) — the strict
-//! reader of layers that came from a registry ([`unpack`]), and the pull of a digest-pinned image
-//! ([`pull`], feature `oci`, with [`credentials`]), one source's approved bundles read from
-//! pulled layers as `prepare` and the review both read them ([`approved`]), and the candidate images `outdated` and
-//! `update` weigh against a pin ([`candidate`]: a tag resolved to a digest, an image pulled and
-//! read as the pull of a pin is). [`crate::distribution`] writes images with the same pieces
+//! reader of layers that came from a registry ([`unpack`], by the [`tar_header`] grammar, refusing
+//! with a [`layer_error`]), and the pull of a digest-pinned image ([`pull`], feature `oci`,
+//! failing with a [`pull_error`]) through a registry [`session`] that answers the registry's
+//! [`challenge`]s with its [`credentials`], one source's approved bundles read from pulled layers
+//! as `prepare` and the review both read them ([`approved`]), and the candidate images `outdated`
+//! and `update` weigh against a pin ([`candidate`]: a tag resolved to a digest, an image pulled
+//! and read as the pull of a pin is). [`crate::distribution`] writes images with the same pieces
 //! (`skillfold push`).
 //!
 //! Media types: the image manifest [`MEDIA_MANIFEST`], the standard image config
@@ -17,13 +19,21 @@ pub mod approved;
 // Used by `outdated` and `update`, which come with the Git fetcher.
 #[cfg(feature = "git")]
 pub mod candidate;
+#[cfg(feature = "oci")]
+pub mod challenge;
 pub mod code;
 #[cfg(feature = "oci")]
 pub mod credentials;
 pub mod image;
+pub mod layer_error;
 #[cfg(feature = "oci")]
 pub mod pull;
+#[cfg(feature = "oci")]
+pub mod pull_error;
+#[cfg(feature = "oci")]
+pub mod session;
 pub mod tar;
+pub mod tar_header;
 pub mod unpack;
 
 /// The OCI image manifest media type.

@@ -42,8 +42,8 @@ use crate::format::limits::{self, Limits};
 use crate::format::problem::Problems;
 
 use super::code::DistributionCode;
-
-const BLOCK: usize = 512;
+use super::layer_error::{LayerError, malformed, refuse};
+use super::tar_header::{BLOCK, Pax, check_header, checked_path, header_path, padding, pax};
 
 /// The largest tar a layer may inflate to: the largest bundle the hard ceiling admits, plus a
 /// header and a PAX record block for each entry it may hold, plus the end blocks (128 MiB).
@@ -53,27 +53,6 @@ pub const MAX_LAYER_TAR_BYTES: u64 = limits::CEILING.bundle_bytes()
 
 /// The largest PAX extended header read (its records are held in memory).
 pub const MAX_PAX_BYTES: u64 = 64 * 1024;
-
-/// Why a layer is refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct LayerError {
-    /// The stable code.
-    pub code: DistributionCode,
-    /// What is wrong, naming the entry (escaped).
-    pub message: String,
-}
-
-fn refuse(code: DistributionCode, message: impl Into<String>) -> LayerError {
-    LayerError {
-        code,
-        message: message.into(),
-    }
-}
-
-fn malformed(message: impl Into<String>) -> LayerError {
-    refuse(DistributionCode::MalformedLayer, message)
-}
 
 /// The bundles of one layer: each wanted name found, with its files and the problems the rules
 /// found in them.
@@ -141,7 +120,7 @@ struct LayerReader<R>(R);
 /// A read error of the layer's reader, as opposed to an error found in its bytes.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-struct SourceError(std::io::Error);
+struct LayerReadError(std::io::Error);
 
 impl<R: Read> Read for LayerReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -149,7 +128,7 @@ impl<R: Read> Read for LayerReader<R> {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 e
             } else {
-                std::io::Error::other(SourceError(e))
+                std::io::Error::other(LayerReadError(e))
             }
         })
     }
@@ -157,10 +136,12 @@ impl<R: Read> Read for LayerReader<R> {
 
 /// The refusal for a read error met while reading `what`.
 fn io_refusal(e: std::io::Error, what: &str) -> LayerError {
-    if e.get_ref().is_some_and(|inner| inner.is::<SourceError>()) {
+    if e.get_ref()
+        .is_some_and(|inner| inner.is::<LayerReadError>())
+    {
         let inner = e
             .into_inner()
-            .and_then(|inner| inner.downcast::<SourceError>().ok())
+            .and_then(|inner| inner.downcast::<LayerReadError>().ok())
             .map(|source| source.0)
             .expect("checked above");
         if let Some(layer) = inner.get_ref().and_then(|i| i.downcast_ref::<LayerError>()) {
@@ -252,13 +233,6 @@ impl<R: Read> Stream<R> {
     }
 }
 
-/// The records of a PAX extended header that this reader applies to the entry that follows.
-struct Pax {
-    at: u64,
-    path: Option<String>,
-    size: Option<u64>,
-}
-
 /// The entries of an uncompressed tar, read as a stream to its end, keeping the bundles named in
 /// `wanted` (what the tests and the fuzz targets read).
 #[cfg(any(test, fuzzing))]
@@ -271,7 +245,9 @@ pub fn read_tar(
 }
 
 /// The entries of an uncompressed tar, read as a stream to its end, keeping the bundles `wanted`
-/// keeps; see the module documentation.
+/// keeps; see the module documentation. Each header block is, in this order: the end of the
+/// archive, or a PAX header for the entry after it, or an entry — a file or a directory every
+/// reader reads alike, at a path met once — whose data is kept, checked or read past.
 fn read_tar_matching(
     tar: impl Read,
     wanted: &dyn Fn(&str) -> bool,
@@ -279,105 +255,164 @@ fn read_tar_matching(
     offers: &mut dyn FnMut(&str),
 ) -> Result<Bundles, LayerError> {
     let mut stream = Stream { inner: tar, at: 0 };
-    let mut builders: BTreeMap<String, FileSetBuilder> = BTreeMap::new();
-    let mut seen: BTreeSet<String> = BTreeSet::new();
-    let mut folded: BTreeMap<String, String> = BTreeMap::new();
+    let mut paths = LayerPaths::default();
+    let mut kept = KeptBundles {
+        wanted,
+        limits,
+        offers,
+        builders: BTreeMap::new(),
+    };
     let mut pending: Option<Pax> = None;
     loop {
         let at = stream.at;
         let mut header = [0u8; BLOCK];
         stream.fill(&mut header, "the tar ends without its end blocks")?;
         if header.iter().all(|&b| b == 0) {
-            if let Some(pax) = pending {
-                return Err(malformed(format!(
-                    "the PAX header at byte {} is followed by no entry",
-                    pax.at
-                )));
-            }
-            let mut second = [0u8; BLOCK];
-            stream.fill(&mut second, "the tar ends after one end block")?;
-            if second.iter().any(|&b| b != 0) {
-                return Err(malformed(format!(
-                    "a lone zero block at byte {at}: readers that stop there do not see the \
-                     entries after it"
-                )));
-            }
-            stream.only_zeros_to_the_end()?;
+            end_of_archive(&mut stream, pending.as_ref(), at)?;
             break;
         }
-        let kind = header[156];
-        let declared = check_header(&header, at)?;
-        if stream
-            .reserve(declared.saturating_add(padding(declared)))
-            .is_err()
-        {
-            return Err(malformed(format!(
-                "entry at byte {at} declares {declared} bytes of data, more than a layer's tar \
-                 may hold ({MAX_LAYER_TAR_BYTES} bytes)"
-            )));
-        }
+        let declared = declared_size(&stream, &header, at)?;
         let data_short = format!("entry at byte {at}: its data runs past the end of the tar");
-        if kind == b'x' {
-            if let Some(pax) = &pending {
-                return Err(malformed(format!(
-                    "entry at byte {at}: a PAX header after the PAX header at byte {} (readers \
-                     disagree which entry its records apply to)",
-                    pax.at
-                )));
-            }
-            if declared > MAX_PAX_BYTES {
-                return Err(malformed(format!(
-                    "entry at byte {at}: a PAX header of {declared} bytes, over {MAX_PAX_BYTES}"
-                )));
-            }
-            let data = stream.take(declared, &data_short)?;
-            stream.skip(padding(declared), &data_short)?;
-            pending = Some(pax(&data, at)?);
+        if header[156] == b'x' {
+            let pax = pax_header(&mut stream, pending.as_ref(), declared, at, &data_short)?;
+            pending = Some(pax);
             continue;
         }
-        let pax = pending.take();
-        let header_name = header_path(&header, at)?;
+        let entry = LayerEntry::read(&header, pending.take(), declared, at)?;
+        let path = paths.admit(&entry)?;
+        kept.read_data(&mut stream, &entry, &path, &data_short)?;
+        stream.skip(padding(declared), &data_short)?;
+    }
+    Ok(kept.finish())
+}
+
+/// The end of the archive at byte `at`, its first zero block read: a second zero block, then
+/// nothing but zero bytes; a PAX header still `pending` is followed by no entry.
+fn end_of_archive<R: Read>(
+    stream: &mut Stream<R>,
+    pending: Option<&Pax>,
+    at: u64,
+) -> Result<(), LayerError> {
+    if let Some(pax) = pending {
+        return Err(malformed(format!(
+            "the PAX header at byte {} is followed by no entry",
+            pax.at
+        )));
+    }
+    let mut second = [0u8; BLOCK];
+    stream.fill(&mut second, "the tar ends after one end block")?;
+    if second.iter().any(|&b| b != 0) {
+        return Err(malformed(format!(
+            "a lone zero block at byte {at}: readers that stop there do not see the \
+             entries after it"
+        )));
+    }
+    stream.only_zeros_to_the_end()
+}
+
+/// The data size the (checked) `header` at byte `at` declares, refused when its data and padding
+/// would take the tar past its bound.
+fn declared_size<R: Read>(
+    stream: &Stream<R>,
+    header: &[u8; BLOCK],
+    at: u64,
+) -> Result<u64, LayerError> {
+    let declared = check_header(header, at)?;
+    if stream
+        .reserve(declared.saturating_add(padding(declared)))
+        .is_err()
+    {
+        return Err(malformed(format!(
+            "entry at byte {at} declares {declared} bytes of data, more than a layer's tar \
+             may hold ({MAX_LAYER_TAR_BYTES} bytes)"
+        )));
+    }
+    Ok(declared)
+}
+
+/// The records of the PAX header at byte `at` (its `declared` bytes of data read), for the entry
+/// after it: refused after another PAX header still `pending`, or over [`MAX_PAX_BYTES`].
+fn pax_header<R: Read>(
+    stream: &mut Stream<R>,
+    pending: Option<&Pax>,
+    declared: u64,
+    at: u64,
+    data_short: &str,
+) -> Result<Pax, LayerError> {
+    if let Some(pax) = pending {
+        return Err(malformed(format!(
+            "entry at byte {at}: a PAX header after the PAX header at byte {} (readers \
+             disagree which entry its records apply to)",
+            pax.at
+        )));
+    }
+    if declared > MAX_PAX_BYTES {
+        return Err(malformed(format!(
+            "entry at byte {at}: a PAX header of {declared} bytes, over {MAX_PAX_BYTES}"
+        )));
+    }
+    let data = stream.take(declared, data_short)?;
+    stream.skip(padding(declared), data_short)?;
+    pax(&data, at)
+}
+
+/// A file or a directory of the layer, as every reader reads its header.
+struct LayerEntry {
+    at: u64,
+    is_dir: bool,
+    /// Its data size.
+    declared: u64,
+    /// Its name: the PAX path when one was given, else the header's.
+    raw: String,
+    /// The name, escaped for messages.
+    shown: String,
+}
+
+impl LayerEntry {
+    /// The entry of `header` at byte `at`, declaring `declared` bytes, after the records `pax` of
+    /// the PAX header before it, if any: refused when it is a link or a special file, or when
+    /// readers would read its header differently.
+    fn read(
+        header: &[u8; BLOCK],
+        pax: Option<Pax>,
+        declared: u64,
+        at: u64,
+    ) -> Result<LayerEntry, LayerError> {
+        let header_name = header_path(header, at)?;
         let raw = match pax.as_ref().and_then(|p| p.path.clone()) {
             Some(path) => path,
             None => header_name.clone(),
         };
         let shown = crate::support::escape::text(&raw).to_string();
-        match kind {
-            b'0' | 0 | b'5' => {}
-            b'1' | b'2' => {
-                return Err(refuse(
-                    DistributionCode::LinkInLayer,
-                    format!(
-                        "`{shown}` is a {} link; links are never unpacked",
-                        if kind == b'1' { "hard" } else { "symbolic" }
-                    ),
-                ));
-            }
-            b'3' | b'4' | b'6' => {
-                return Err(refuse(
-                    DistributionCode::SpecialFileInLayer,
-                    format!(
-                        "`{shown}` is a device or FIFO; only files and directories are unpacked"
-                    ),
-                ));
-            }
-            other => {
-                return Err(refuse(
-                    DistributionCode::SpecialFileInLayer,
-                    format!(
-                        "`{shown}` has entry type {:?}; only files and directories are unpacked",
-                        other as char
-                    ),
-                ));
-            }
-        }
-        let is_dir = kind == b'5';
+        let kind = header[156];
+        only_files_and_directories(kind, &shown)?;
+        let entry = LayerEntry {
+            at,
+            is_dir: kind == b'5',
+            declared,
+            raw,
+            shown,
+        };
+        entry.read_alike(header, pax.as_ref(), &header_name)?;
+        Ok(entry)
+    }
+
+    /// Refuses what readers disagree on in a file's or directory's `header` (its own name
+    /// `header_name`, after the records `pax`): a link name, a PAX size other than the header's,
+    /// a directory with data, a regular file whose name ends in `/`.
+    fn read_alike(
+        &self,
+        header: &[u8; BLOCK],
+        pax: Option<&Pax>,
+        header_name: &str,
+    ) -> Result<(), LayerError> {
+        let (shown, at, declared, is_dir) = (&self.shown, self.at, self.declared, self.is_dir);
         if header[157..257].iter().any(|&b| b != 0) {
             return Err(malformed(format!(
                 "`{shown}` (entry at byte {at}) is a file or directory with a link name"
             )));
         }
-        if let Some(size) = pax.as_ref().and_then(|p| p.size)
+        if let Some(size) = pax.and_then(|p| p.size)
             && size != declared
         {
             return Err(malformed(format!(
@@ -393,20 +428,63 @@ fn read_tar_matching(
         }
         // Python's `tarfile` takes an old-style file whose own header name ends in `/` for a
         // directory even when a PAX path follows; every reader, the effective name.
-        if !is_dir && (raw.ends_with('/') || (kind == 0 && header_name.ends_with('/'))) {
+        if !is_dir && (self.raw.ends_with('/') || (header[156] == 0 && header_name.ends_with('/')))
+        {
             return Err(malformed(format!(
                 "`{shown}` (entry at byte {at}) is a regular file whose name ends in `/` (old \
                  readers take it for a directory and its data for entries)"
             )));
         }
-        let path = checked_path(&raw, &shown)?;
-        if !seen.insert(path.clone()) {
+        Ok(())
+    }
+}
+
+/// Refuses an entry of type `kind` that is not a regular file or a directory: links
+/// (`link_in_layer`), devices, FIFOs and every other type (`special_file_in_layer`).
+fn only_files_and_directories(kind: u8, shown: &str) -> Result<(), LayerError> {
+    match kind {
+        b'0' | 0 | b'5' => Ok(()),
+        b'1' | b'2' => Err(refuse(
+            DistributionCode::LinkInLayer,
+            format!(
+                "`{shown}` is a {} link; links are never unpacked",
+                if kind == b'1' { "hard" } else { "symbolic" }
+            ),
+        )),
+        b'3' | b'4' | b'6' => Err(refuse(
+            DistributionCode::SpecialFileInLayer,
+            format!("`{shown}` is a device or FIFO; only files and directories are unpacked"),
+        )),
+        other => Err(refuse(
+            DistributionCode::SpecialFileInLayer,
+            format!(
+                "`{shown}` has entry type {:?}; only files and directories are unpacked",
+                other as char
+            ),
+        )),
+    }
+}
+
+/// The paths of the layer met so far.
+#[derive(Default)]
+struct LayerPaths {
+    seen: BTreeSet<String>,
+    /// Each path by its lowercase spelling.
+    folded: BTreeMap<String, String>,
+}
+
+impl LayerPaths {
+    /// The checked path of `entry`, refused when it was met before, in this or another case.
+    fn admit(&mut self, entry: &LayerEntry) -> Result<String, LayerError> {
+        let shown = &entry.shown;
+        let path = checked_path(&entry.raw, shown)?;
+        if !self.seen.insert(path.clone()) {
             return Err(refuse(
                 DistributionCode::DuplicateInLayer,
                 format!("`{shown}` appears twice"),
             ));
         }
-        if let Some(other) = folded.insert(path.to_lowercase(), path.clone()) {
+        if let Some(other) = self.folded.insert(path.to_lowercase(), path.clone()) {
             return Err(refuse(
                 DistributionCode::DuplicateInLayer,
                 format!(
@@ -415,266 +493,79 @@ fn read_tar_matching(
                 ),
             ));
         }
+        Ok(path)
+    }
+}
+
+/// The bundles read so far: the file sets of those `wanted` keeps, and who is told of every
+/// bundle the layer offers.
+struct KeptBundles<'a> {
+    wanted: &'a dyn Fn(&str) -> bool,
+    limits: Limits,
+    offers: &'a mut dyn FnMut(&str),
+    builders: BTreeMap<String, FileSetBuilder>,
+}
+
+impl KeptBundles<'_> {
+    /// Reads the data of `entry` at `path`: a `SKILL.md` offers its bundle; the entry of a wanted
+    /// bundle goes into its file set (a file over its bound read past, counted), any other is read
+    /// past; a file outside any bundle folder refuses the layer.
+    fn read_data<R: Read>(
+        &mut self,
+        stream: &mut Stream<R>,
+        entry: &LayerEntry,
+        path: &str,
+        data_short: &str,
+    ) -> Result<(), LayerError> {
+        let (is_dir, declared) = (entry.is_dir, entry.declared);
         if !is_dir
             && let Some((bundle, file)) = path.split_once('/')
             && file == crate::format::limits::SKILL_MD
         {
-            offers(bundle);
+            (self.offers)(bundle);
         }
         if let Some((bundle, rest)) = path.split_once('/')
-            && wanted(bundle)
+            && (self.wanted)(bundle)
         {
-            let builder = builders
+            let limits = self.limits;
+            let builder = self
+                .builders
                 .entry(bundle.to_owned())
                 .or_insert_with(|| FileSetBuilder::with_limits(limits));
             if is_dir {
                 builder.count_entry();
             } else if declared > builder.limits().max_file_bytes(rest) {
                 builder.insert_oversized(rest, declared);
-                stream.skip(declared, &data_short)?;
+                stream.skip(declared, data_short)?;
             } else {
-                let bytes = stream.take(declared, &data_short)?;
+                let bytes = stream.take(declared, data_short)?;
                 builder.insert(rest, bytes);
             }
         } else if !path.contains('/') && !is_dir {
             return Err(refuse(
                 DistributionCode::UnsafePathInLayer,
-                format!("`{shown}` is a file outside any bundle folder"),
+                format!("`{}` is a file outside any bundle folder", entry.shown),
             ));
         } else {
-            stream.skip(declared, &data_short)?;
+            stream.skip(declared, data_short)?;
         }
-        stream.skip(padding(declared), &data_short)?;
+        Ok(())
     }
-    Ok(builders
-        .into_iter()
-        .map(|(name, builder)| (name, builder.finish()))
-        .collect())
+
+    /// The bundles kept, each with its files and the problems found in them.
+    fn finish(self) -> Bundles {
+        self.builders
+            .into_iter()
+            .map(|(name, builder)| (name, builder.finish()))
+            .collect()
+    }
 }
 
-/// The zero bytes after `size` bytes of data, to the next block.
-fn padding(size: u64) -> u64 {
-    (BLOCK as u64 - size % BLOCK as u64) % BLOCK as u64
-}
-
-/// The path of an entry, relative, without a trailing `/` or one leading `./`; refused when it is
-/// absolute or holds an empty, `.` or `..` segment.
-fn checked_path(raw: &str, shown: &str) -> Result<String, LayerError> {
-    if raw.starts_with('/') {
-        return Err(refuse(
-            DistributionCode::UnsafePathInLayer,
-            format!("`{shown}` is an absolute path"),
-        ));
-    }
-    let trimmed = raw.strip_prefix("./").unwrap_or(raw);
-    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
-    if trimmed.is_empty()
-        || trimmed
-            .split('/')
-            .any(|s| s.is_empty() || s == "." || s == "..")
-    {
-        return Err(refuse(
-            DistributionCode::UnsafePathInLayer,
-            format!("`{shown}` has an empty, `.` or `..` segment"),
-        ));
-    }
-    Ok(trimmed.to_owned())
-}
-
-/// The POSIX ustar magic and version.
-const USTAR: &[u8; 8] = b"ustar\x0000";
-/// The GNU tar magic and version.
-const GNU: &[u8; 8] = b"ustar  \0";
-
-/// Checks what every reader must read alike in a header (see the module documentation) and
-/// returns its size field.
-fn check_header(header: &[u8; BLOCK], at: u64) -> Result<u64, LayerError> {
-    check_checksum(header, at)?;
-    let bad = |what: &str| malformed(format!("entry at byte {at}: {what}"));
-    match &header[257..265] {
-        magic if magic == USTAR => {}
-        magic if magic == GNU => {
-            if header[345..500].iter().any(|&b| b != 0) {
-                return Err(bad(
-                    "a GNU header with data where ustar keeps a name prefix (readers disagree \
-                     whether it is part of the name)",
-                ));
-            }
-        }
-        _ => return Err(bad("neither a POSIX ustar nor a GNU tar header")),
-    }
-    for (range, field) in [
-        (0..100, "name"),
-        (157..257, "link name"),
-        (265..297, "user name"),
-        (297..329, "group name"),
-        (345..500, "name prefix"),
-    ] {
-        let bytes = &header[range];
-        if let Some(nul) = bytes.iter().position(|&b| b == 0)
-            && bytes[nul..].iter().any(|&b| b != 0)
-        {
-            return Err(bad(&format!("a {field} field with bytes after its NUL")));
-        }
-    }
-    for (range, field) in [
-        (100..108, "mode"),
-        (108..116, "owner"),
-        (116..124, "group"),
-        (136..148, "time"),
-        (329..337, "device major"),
-        (337..345, "device minor"),
-    ] {
-        let bytes = &header[range];
-        if !bytes.iter().all(|&b| b == 0) && octal(bytes).is_none() {
-            return Err(bad(&format!("a {field} field that is not octal digits")));
-        }
-    }
-    octal(&header[124..136]).ok_or_else(|| bad("a bad size field"))
-}
-
-fn check_checksum(header: &[u8], at: u64) -> Result<(), LayerError> {
-    let stored = octal(&header[148..156]);
-    let sum: u64 = header
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| {
-            if (148..156).contains(&i) {
-                u64::from(b' ')
-            } else {
-                u64::from(b)
-            }
-        })
-        .sum();
-    if stored != Some(sum) {
-        return Err(malformed(format!(
-            "entry at byte {at}: a bad header checksum"
-        )));
-    }
-    Ok(())
-}
-
-/// An octal field: optional leading spaces, octal digits, then only NULs and spaces. Anything
-/// else (base-256, a sign, a leading NUL, which Python's `tarfile` reads as an empty field and Go
-/// skips) is `None`.
-fn octal(field: &[u8]) -> Option<u64> {
-    let start = field.iter().position(|&b| b != b' ')?;
-    let digits = &field[start..];
-    let end = digits
-        .iter()
-        .position(|&b| b == 0 || b == b' ')
-        .unwrap_or(digits.len());
-    let (digits, rest) = digits.split_at(end);
-    if digits.is_empty()
-        || !digits.iter().all(|b| (b'0'..=b'7').contains(b))
-        || !rest.iter().all(|&b| b == 0 || b == b' ')
-    {
-        return None;
-    }
-    u64::from_str_radix(std::str::from_utf8(digits).ok()?, 8).ok()
-}
-
-/// The header's path: `prefix/name` (the prefix of a POSIX ustar header only), UTF-8.
-fn header_path(header: &[u8], at: u64) -> Result<String, LayerError> {
-    let field = |range: std::ops::Range<usize>| {
-        let bytes = &header[range];
-        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-        std::str::from_utf8(&bytes[..end])
-            .map(str::to_owned)
-            .map_err(|_| malformed(format!("entry at byte {at}: a path that is not UTF-8")))
-    };
-    let name = field(0..100)?;
-    let prefix = if &header[257..265] == USTAR {
-        field(345..500)?
-    } else {
-        String::new()
-    };
-    Ok(if prefix.is_empty() {
-        name
-    } else {
-        format!("{prefix}/{name}")
-    })
-}
-
-/// The records of a PAX extended header: `path` and `size` are applied, the times, owners and
-/// extended attributes ignored; a `linkpath` or a sparse file refuses the layer, as does any other
-/// record, a record twice or a NUL in one.
-fn pax(data: &[u8], at: u64) -> Result<Pax, LayerError> {
-    let bad = |why: &str| malformed(format!("entry at byte {at}: a malformed PAX header: {why}"));
-    let mut rest = data;
-    let mut found = Pax {
-        at,
-        path: None,
-        size: None,
-    };
-    let mut keys = BTreeSet::new();
-    while !rest.is_empty() {
-        let space = rest
-            .iter()
-            .position(|&b| b == b' ')
-            .ok_or_else(|| bad("a record without a length"))?;
-        let digits = &rest[..space];
-        let len: usize = (!digits.is_empty() && digits.iter().all(u8::is_ascii_digit))
-            .then(|| std::str::from_utf8(digits).ok()?.parse().ok())
-            .flatten()
-            .ok_or_else(|| bad("a record length that is not decimal digits"))?;
-        if len <= space + 1 || len > rest.len() || rest[len - 1] != b'\n' {
-            return Err(bad("a record length that does not end at a newline"));
-        }
-        let record = &rest[space + 1..len - 1];
-        if record.contains(&0) {
-            return Err(bad("a NUL in a record"));
-        }
-        let record = std::str::from_utf8(record).map_err(|_| bad("a record that is not UTF-8"))?;
-        let (key, value) = record
-            .split_once('=')
-            .ok_or_else(|| bad("a record without `=`"))?;
-        if !keys.insert(key.to_owned()) {
-            return Err(bad(&format!(
-                "the record `{}` twice",
-                crate::support::escape::text(key)
-            )));
-        }
-        match key {
-            "path" => found.path = Some(value.to_owned()),
-            "size" => {
-                found.size = Some(
-                    (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()))
-                        .then(|| value.parse().ok())
-                        .flatten()
-                        .ok_or_else(|| bad("a size that is not decimal digits"))?,
-                );
-            }
-            "linkpath" => {
-                return Err(refuse(
-                    DistributionCode::LinkInLayer,
-                    format!("entry at byte {at}: a PAX link target"),
-                ));
-            }
-            k if k.starts_with("GNU.sparse") => {
-                return Err(refuse(
-                    DistributionCode::SpecialFileInLayer,
-                    format!("entry at byte {at}: a sparse file"),
-                ));
-            }
-            "mtime" | "atime" | "ctime" | "uid" | "gid" | "uname" | "gname" => {}
-            k if k.starts_with("SCHILY.xattr.") || k.starts_with("LIBARCHIVE.xattr.") => {}
-            other => {
-                return Err(bad(&format!(
-                    "the record `{}`, which this reader does not take (other readers may apply \
-                     it)",
-                    crate::support::escape::text(other)
-                )));
-            }
-        }
-        rest = &rest[len..];
-    }
-    Ok(found)
-}
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::source::oci::tar::{TarFile, archive};
+    use crate::source::oci::tar_header::{GNU, USTAR};
 
     /// A raw ustar entry of `kind` (for entries our writer never makes).
     fn raw(path: &str, kind: u8, bytes: &[u8]) -> Vec<u8> {
@@ -882,26 +773,6 @@ mod tests {
             bundles["pdf"].0.get(&path["pdf/".len()..]),
             Some(&b"deep\n"[..])
         );
-    }
-
-    #[test]
-    fn size_fields_are_plain_octal_digits() {
-        assert_eq!(octal(b"00000000012\0"), Some(10));
-        assert_eq!(octal(b"12 \0"), Some(10));
-        assert_eq!(octal(b"  12\0"), Some(10));
-        for bad in [
-            &b"+0000000012"[..],
-            b"0000000009\0",
-            b"\0\0\0",
-            b"-1",
-            b"0x10",
-            // Python's `tarfile` reads a field that starts with NUL as empty (0), Go skips it.
-            b"\x0012\0",
-            b"12\x007",
-            b"\x80\0\0\x05",
-        ] {
-            assert_eq!(octal(bad), None, "{:?}", String::from_utf8_lossy(bad));
-        }
     }
 
     /// A header block from scratch: `name` in the name field, entry type `kind`, `size`, the

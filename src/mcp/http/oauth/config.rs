@@ -79,6 +79,7 @@ pub fn is_loopback_host(host: &str) -> bool {
 
 /// An `http(s)://` URL with no credentials, query or fragment; `https` unless the host is
 /// loopback.
+// A string, not a typed error: it is only ever shown, as the `message` of `OAuthError`.
 fn check_url(text: &str, key: &str) -> Result<reqwest::Url, String> {
     let url = reqwest::Url::parse(text).map_err(|e| format!("`{key}` is not a URL ({e})"))?;
     if !matches!(url.scheme(), "http" | "https") {
@@ -136,6 +137,7 @@ impl OAuthConfig {
 }
 
 /// Refuses what this file never needs: anchors, aliases, tags.
+// A string, not a typed error: it is only ever shown, as the `message` of `OAuthError`.
 fn plain(node: &Node, key: &str) -> Result<(), String> {
     if node.anchored || node.tag.is_some() || matches!(node.kind, NodeKind::Alias) {
         return Err(format!(
@@ -147,6 +149,7 @@ fn plain(node: &Node, key: &str) -> Result<(), String> {
 }
 
 /// The entries of a mapping, each key a plain string written once.
+// A string, not a typed error: it is only ever shown, as the `message` of `OAuthError`.
 fn mapping<'n>(node: &'n Node, key: &str) -> Result<Vec<(String, &'n Node)>, String> {
     plain(node, key)?;
     let NodeKind::Mapping { entries, .. } = &node.kind else {
@@ -179,6 +182,7 @@ fn mapping<'n>(node: &'n Node, key: &str) -> Result<Vec<(String, &'n Node)>, Str
 }
 
 /// A string scalar, non-empty, at most 2048 characters.
+// A string, not a typed error: it is only ever shown, as the `message` of `OAuthError`.
 fn string(node: &Node, key: &str) -> Result<String, String> {
     let Some((value, _)) = node.as_scalar().filter(|_| node.is_core_string()) else {
         return Err(format!(
@@ -199,6 +203,7 @@ fn is_null(node: &Node) -> bool {
     matches!(node.as_scalar(), Some((value, yaml::Style::Plain)) if matches!(value, "null" | "~"))
 }
 
+// A string, not a typed error: it is only ever shown, as the `message` of `OAuthError`.
 fn parse(text: &str, agents: &BTreeSet<String>) -> Result<OAuthConfig, String> {
     let root = yaml::parse(text)
         .map_err(|e| {
@@ -256,6 +261,7 @@ fn parse(text: &str, agents: &BTreeSet<String>) -> Result<OAuthConfig, String> {
     })
 }
 
+// A string, not a typed error: it is only ever shown, as the `message` of `OAuthError`.
 fn sequence<'n>(node: &'n Node, key: &str) -> Result<&'n [Node], String> {
     plain(node, key)?;
     match &node.kind {
@@ -267,6 +273,7 @@ fn sequence<'n>(node: &'n Node, key: &str) -> Result<&'n [Node], String> {
     }
 }
 
+// A string, not a typed error: it is only ever shown, as the `message` of `OAuthError`.
 fn parse_algorithms(node: &Node) -> Result<Vec<Algorithm>, String> {
     let items = sequence(node, "algorithms")?;
     if items.is_empty() {
@@ -294,6 +301,7 @@ fn parse_algorithms(node: &Node) -> Result<Vec<Algorithm>, String> {
     Ok(out)
 }
 
+// A string, not a typed error: it is only ever shown, as the `message` of `OAuthError`.
 fn parse_rules(node: &Node, agents: &BTreeSet<String>) -> Result<Vec<Rule>, String> {
     let items = sequence(node, "agents")?;
     if items.is_empty() {

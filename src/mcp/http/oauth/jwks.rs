@@ -12,7 +12,7 @@
 //!
 //! Every fetch is bounded: [`DEADLINE`] overall, at most [`MAX_DOCUMENT_BYTES`] counted while the
 //! body is read, at most [`MAX_REDIRECTS`] redirects, each on the issuer's origin (scheme, host and
-//! port), and `jwks_uri` must be on it too. `https://` is required except for a loopback issuer.
+//! port: [`crate::source::origin::same_origin`]), and `jwks_uri` must be on it too. `https://` is required except for a loopback issuer.
 //! The client is reqwest on rustls with ring, the crypto provider every fetcher of the crate
 //! installs ([`crate::source::tls`]); no credential is sent.
 
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::Url;
 
-use super::validate::{self, Key};
+use super::validate::{self, IssuerKey};
 use crate::mcp::http::metrics::Metrics;
 
 /// The bound on one discovery or key set fetch, from the request to the last byte.
@@ -46,9 +46,10 @@ pub const RETRY: Duration = Duration::from_secs(2);
 #[derive(Debug)]
 pub struct KeyCache {
     issuer: String,
-    origin: Url,
+    /// The issuer parsed: its origin is the one every fetch stays on.
+    issuer_url: Url,
     client: reqwest::Client,
-    keys: RwLock<Option<Arc<Vec<Key>>>>,
+    keys: RwLock<Option<Arc<Vec<IssuerKey>>>>,
     /// When the last fetch for an unknown `kid` started (for the cool-down).
     last_unknown_kid: Mutex<Option<Instant>>,
     /// Serialises fetches, so an unknown `kid` arriving many times fetches once.
@@ -61,9 +62,10 @@ pub struct KeyCache {
 impl KeyCache {
     /// A cache for `issuer` (already checked by the configuration), with no keys yet.
     pub fn new(issuer: &str, metrics: Arc<Metrics>) -> Result<KeyCache, String> {
-        let origin = Url::parse(issuer).map_err(|e| format!("the issuer is not a URL ({e})"))?;
+        let issuer_url =
+            Url::parse(issuer).map_err(|e| format!("the issuer is not a URL ({e})"))?;
         crate::source::tls::install_provider();
-        let allowed = origin.clone();
+        let allowed = issuer_url.clone();
         let policy = reqwest::redirect::Policy::custom(move |attempt| {
             if attempt.previous().len() > MAX_REDIRECTS {
                 attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
@@ -83,7 +85,7 @@ impl KeyCache {
             .map_err(|e| format!("cannot build the HTTPS client ({e})"))?;
         Ok(KeyCache {
             issuer: issuer.to_owned(),
-            origin,
+            issuer_url,
             client,
             keys: RwLock::new(None),
             last_unknown_kid: Mutex::new(None),
@@ -94,7 +96,7 @@ impl KeyCache {
     }
 
     /// The keys in the cache (`None`: none fetched yet).
-    pub fn keys(&self) -> Option<Arc<Vec<Key>>> {
+    pub fn keys(&self) -> Option<Arc<Vec<IssuerKey>>> {
         self.keys.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
@@ -159,7 +161,9 @@ impl KeyCache {
         }
     }
 
-    async fn fetch(&self) -> Result<Vec<Key>, String> {
+    // Strings, not typed errors, here and in `new`, `discover` and `get_json`: each is only ever
+    // shown (the warning, `/readyz`'s detail, `--oauth`'s refusal at start).
+    async fn fetch(&self) -> Result<Vec<IssuerKey>, String> {
         let jwks_uri = self.discover().await?;
         let document = self.get_json(&jwks_uri).await?;
         let keys = validate::parse_key_set(&document)?;
@@ -172,7 +176,7 @@ impl KeyCache {
     /// The `jwks_uri` of the issuer's metadata.
     async fn discover(&self) -> Result<Url, String> {
         let mut last = String::new();
-        for url in discovery_urls(&self.origin) {
+        for url in discovery_urls(&self.issuer_url) {
             match self.get_json(&url).await {
                 Ok(document) => return jwks_uri(&document, &self.issuer, &url),
                 Err(e) => last = e,
@@ -226,6 +230,7 @@ impl KeyCache {
     }
 }
 
+// A string, not a typed error: the server only shows it (the fetch's reason, via `discover`).
 /// The key set's URL that the metadata `document`, read from `at`, names for `issuer`: its
 /// `issuer` must be `issuer` and its `jwks_uri` a URL on the origin of `at` (the issuer's).
 pub fn jwks_uri(document: &serde_json::Value, issuer: &str, at: &Url) -> Result<Url, String> {

@@ -21,7 +21,7 @@ use sha2::{Digest as _, Sha256};
 
 use self::config::OAuthConfig;
 use self::jwks::KeyCache;
-use self::validate::Failure;
+use self::validate::JwtFailure;
 use super::metrics::Metrics;
 use crate::mcp::observe::Caller;
 
@@ -37,25 +37,25 @@ pub struct Principal {
 
 /// The verdict on a bearer token.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum OAuthVerdict {
     /// Valid, and a rule gives it this endpoint.
     Allowed(Principal),
     /// Valid, but the first rule it matches is another endpoint's, or none matches: 403.
     NoRule,
     /// Not valid: 401.
-    Invalid(Failure),
+    Invalid(JwtFailure),
     /// No key set yet: 503.
     NoKeys,
 }
 
-impl Outcome {
+impl OAuthVerdict {
     /// The bounded metrics label.
     pub fn label(&self) -> &'static str {
         match self {
-            Outcome::Allowed(_) => "ok",
-            Outcome::NoRule => "no_rule",
-            Outcome::Invalid(failure) => failure.label(),
-            Outcome::NoKeys => "no_keys",
+            OAuthVerdict::Allowed(_) => "ok",
+            OAuthVerdict::NoRule => "no_rule",
+            OAuthVerdict::Invalid(failure) => failure.label(),
+            OAuthVerdict::NoKeys => "no_keys",
         }
     }
 }
@@ -71,6 +71,7 @@ pub struct ResourceServer {
 
 impl ResourceServer {
     /// A resource server for `config`, reached at `base_url` unless `public_url` says otherwise.
+    // A string, not a typed error: it is only ever shown, as the `message` of `OAuthError`.
     pub fn new(
         config: OAuthConfig,
         base_url: &str,
@@ -152,16 +153,16 @@ impl ResourceServer {
     }
 
     /// The verdict on `token` at the endpoint at `path`, which serves `agent`.
-    pub async fn authorize(&self, token: &str, path: &str, agent: Option<&str>) -> Outcome {
+    pub async fn authorize(&self, token: &str, path: &str, agent: Option<&str>) -> OAuthVerdict {
         let parsed = match validate::parse(token, &self.config.algorithms) {
             Ok(parsed) => parsed,
-            Err(failure) => return Outcome::Invalid(failure),
+            Err(failure) => return OAuthVerdict::Invalid(failure),
         };
         let Some(mut keys) = self.keys.keys() else {
-            return Outcome::NoKeys;
+            return OAuthVerdict::NoKeys;
         };
         let mut verdict = parsed.verify(&keys);
-        if verdict == Err(Failure::UnknownKey) {
+        if verdict == Err(JwtFailure::UnknownKey) {
             // The issuer may have rotated its key: once per cool-down, the set is fetched again.
             // A token that waited for another's fetch uses what that fetch brought.
             self.keys.refresh_for_unknown_kid().await;
@@ -173,7 +174,7 @@ impl ResourceServer {
             }
         }
         if let Err(failure) = verdict {
-            return Outcome::Invalid(failure);
+            return OAuthVerdict::Invalid(failure);
         }
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -183,7 +184,7 @@ impl ResourceServer {
         let audiences: Vec<&str> = audiences.iter().map(String::as_str).collect();
         let identity = match parsed.check_claims(&self.config.issuer, &audiences, now) {
             Ok(identity) => identity,
-            Err(failure) => return Outcome::Invalid(failure),
+            Err(failure) => return OAuthVerdict::Invalid(failure),
         };
         let rule = self
             .config
@@ -193,7 +194,7 @@ impl ResourceServer {
         match rule {
             Some(rule) if rule.agent.as_deref() == agent => {
                 let key = principal_key(&self.config.issuer, &identity);
-                Outcome::Allowed(Principal {
+                OAuthVerdict::Allowed(Principal {
                     caller: Caller {
                         issuer: self.config.issuer.clone(),
                         sub: identity.sub,
@@ -202,7 +203,7 @@ impl ResourceServer {
                     key,
                 })
             }
-            _ => Outcome::NoRule,
+            _ => OAuthVerdict::NoRule,
         }
     }
 }

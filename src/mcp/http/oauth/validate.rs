@@ -75,7 +75,7 @@ impl Algorithm {
 
 /// A public key of the issuer's key set, ready to verify.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Key {
+pub struct IssuerKey {
     /// Its `kid`, if it has one.
     pub kid: Option<String>,
     /// The `alg` the key set pins it to, if any.
@@ -94,7 +94,7 @@ enum Material {
     Ed25519(Vec<u8>),
 }
 
-impl Key {
+impl IssuerKey {
     /// Whether this key can verify `alg` (by its type and curve, and its own `alg` if pinned).
     fn allows(&self, alg: Algorithm) -> bool {
         let by_type = match self.material {
@@ -134,7 +134,8 @@ impl Key {
 
 /// The usable keys of a JWKS document; keys of other types, curves, uses or operations are left
 /// out (a key set may hold encryption keys and algorithms this server does not verify).
-pub fn parse_key_set(document: &Value) -> Result<Vec<Key>, String> {
+// A string, not a typed error: it is only ever shown (the key cache's warning and `/readyz`).
+pub fn parse_key_set(document: &Value) -> Result<Vec<IssuerKey>, String> {
     let keys = document
         .get("keys")
         .and_then(Value::as_array)
@@ -169,7 +170,7 @@ fn verifies_signatures(key: &Value) -> bool {
     by_use && by_ops
 }
 
-fn parse_key(key: &Value) -> Option<Key> {
+fn parse_key(key: &Value) -> Option<IssuerKey> {
     if !verifies_signatures(key) {
         return None;
     }
@@ -204,16 +205,16 @@ fn parse_key(key: &Value) -> Option<Key> {
         }
         _ => return None,
     };
-    Some(Key {
+    Some(IssuerKey {
         kid: key.get("kid").and_then(Value::as_str).map(str::to_owned),
         alg,
         material,
     })
 }
 
-/// Why a token is refused; [`Failure::label`] is the metrics outcome.
+/// Why a token is refused; [`JwtFailure::label`] is the metrics outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
+pub enum JwtFailure {
     /// Not three base64url parts of JSON objects within the bounds, or a claim of the wrong type.
     Malformed,
     /// `alg` is not accepted (`none`, HS*, not configured, or not what the key allows), or a
@@ -235,19 +236,19 @@ pub enum Failure {
     NoSubject,
 }
 
-impl Failure {
+impl JwtFailure {
     /// The bounded label of the metrics.
     pub fn label(self) -> &'static str {
         match self {
-            Failure::Malformed => "malformed",
-            Failure::BadAlgorithm => "bad_algorithm",
-            Failure::UnknownKey => "unknown_key",
-            Failure::BadSignature => "bad_signature",
-            Failure::WrongIssuer => "wrong_issuer",
-            Failure::WrongAudience => "wrong_audience",
-            Failure::Expired => "expired",
-            Failure::NotYetValid => "not_yet_valid",
-            Failure::NoSubject => "no_subject",
+            JwtFailure::Malformed => "malformed",
+            JwtFailure::BadAlgorithm => "bad_algorithm",
+            JwtFailure::UnknownKey => "unknown_key",
+            JwtFailure::BadSignature => "bad_signature",
+            JwtFailure::WrongIssuer => "wrong_issuer",
+            JwtFailure::WrongAudience => "wrong_audience",
+            JwtFailure::Expired => "expired",
+            JwtFailure::NotYetValid => "not_yet_valid",
+            JwtFailure::NoSubject => "no_subject",
         }
     }
 }
@@ -344,41 +345,41 @@ impl<'de> serde::de::Visitor<'de> for Strict {
 }
 
 /// Takes a token apart and checks its header against `algorithms`.
-pub fn parse<'t>(token: &'t str, algorithms: &[Algorithm]) -> Result<Parsed<'t>, Failure> {
+pub fn parse<'t>(token: &'t str, algorithms: &[Algorithm]) -> Result<Parsed<'t>, JwtFailure> {
     if token.len() > MAX_TOKEN_BYTES {
-        return Err(Failure::Malformed);
+        return Err(JwtFailure::Malformed);
     }
     let mut parts = token.split('.');
     let (Some(header), Some(claims), Some(signature), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
     else {
-        return Err(Failure::Malformed);
+        return Err(JwtFailure::Malformed);
     };
     let header =
-        strict_object(&b64(header).ok_or(Failure::Malformed)?).ok_or(Failure::Malformed)?;
+        strict_object(&b64(header).ok_or(JwtFailure::Malformed)?).ok_or(JwtFailure::Malformed)?;
     let claims =
-        strict_object(&b64(claims).ok_or(Failure::Malformed)?).ok_or(Failure::Malformed)?;
-    let signature = b64(signature).ok_or(Failure::Malformed)?;
+        strict_object(&b64(claims).ok_or(JwtFailure::Malformed)?).ok_or(JwtFailure::Malformed)?;
+    let signature = b64(signature).ok_or(JwtFailure::Malformed)?;
     let alg = header
         .get("alg")
         .and_then(Value::as_str)
         .and_then(Algorithm::from_name)
         .filter(|alg| algorithms.contains(alg))
-        .ok_or(Failure::BadAlgorithm)?;
+        .ok_or(JwtFailure::BadAlgorithm)?;
     if header.contains_key("crit") {
-        return Err(Failure::BadAlgorithm);
+        return Err(JwtFailure::BadAlgorithm);
     }
     match header.get("typ") {
         None => {}
         Some(Value::String(typ))
             if ["jwt", "at+jwt", "application/at+jwt"]
                 .contains(&typ.to_ascii_lowercase().as_str()) => {}
-        Some(_) => return Err(Failure::BadAlgorithm),
+        Some(_) => return Err(JwtFailure::BadAlgorithm),
     }
     let kid = match header.get("kid") {
         None => None,
         Some(Value::String(kid)) => Some(kid.clone()),
-        Some(_) => return Err(Failure::Malformed),
+        Some(_) => return Err(JwtFailure::Malformed),
     };
     let signed_len = token.len() - token.rsplit('.').next().map_or(0, str::len) - 1;
     Ok(Parsed {
@@ -404,7 +405,7 @@ pub struct Identity {
 impl Parsed<'_> {
     /// Verifies the signature with a key `keys` give for its `kid` and `alg` (`Err(UnknownKey)`:
     /// no key has its `kid`; `Err(BadAlgorithm)`: none of those fits its `alg`).
-    pub fn verify(&self, keys: &[Key]) -> Result<(), Failure> {
+    pub fn verify(&self, keys: &[IssuerKey]) -> Result<(), JwtFailure> {
         match &self.kid {
             Some(kid) => {
                 let mut named = keys
@@ -412,11 +413,11 @@ impl Parsed<'_> {
                     .filter(|k| k.kid.as_deref() == Some(kid.as_str()))
                     .peekable();
                 if named.peek().is_none() {
-                    return Err(Failure::UnknownKey);
+                    return Err(JwtFailure::UnknownKey);
                 }
                 let mut fitting = named.filter(|k| k.allows(self.alg)).peekable();
                 if fitting.peek().is_none() {
-                    return Err(Failure::BadAlgorithm);
+                    return Err(JwtFailure::BadAlgorithm);
                 }
                 if fitting
                     .take(MAX_KEYS_PER_KID)
@@ -424,7 +425,7 @@ impl Parsed<'_> {
                 {
                     Ok(())
                 } else {
-                    Err(Failure::BadSignature)
+                    Err(JwtFailure::BadSignature)
                 }
             }
             None => {
@@ -433,8 +434,8 @@ impl Parsed<'_> {
                     (Some(key), None) if key.verify(self.alg, self.signed, &self.signature) => {
                         Ok(())
                     }
-                    (Some(_), None) => Err(Failure::BadSignature),
-                    _ => Err(Failure::UnknownKey),
+                    (Some(_), None) => Err(JwtFailure::BadSignature),
+                    _ => Err(JwtFailure::UnknownKey),
                 }
             }
         }
@@ -447,10 +448,10 @@ impl Parsed<'_> {
         issuer: &str,
         audiences: &[&str],
         now: f64,
-    ) -> Result<Identity, Failure> {
+    ) -> Result<Identity, JwtFailure> {
         let claims = self.claims;
         if claims.get("iss").and_then(Value::as_str) != Some(issuer) {
-            return Err(Failure::WrongIssuer);
+            return Err(JwtFailure::WrongIssuer);
         }
         let audience_held = match claims.get("aud") {
             Some(Value::String(aud)) => audiences.contains(&aud.as_str()),
@@ -461,36 +462,36 @@ impl Parsed<'_> {
             _ => false,
         };
         if !audience_held {
-            return Err(Failure::WrongAudience);
+            return Err(JwtFailure::WrongAudience);
         }
-        let time = |name: &str| -> Result<Option<f64>, Failure> {
+        let time = |name: &str| -> Result<Option<f64>, JwtFailure> {
             match claims.get(name) {
                 None => Ok(None),
-                Some(value) => value.as_f64().map(Some).ok_or(Failure::Malformed),
+                Some(value) => value.as_f64().map(Some).ok_or(JwtFailure::Malformed),
             }
         };
         match time("exp")? {
             Some(exp) if now <= exp + LEEWAY_SECONDS => {}
-            _ => return Err(Failure::Expired),
+            _ => return Err(JwtFailure::Expired),
         }
         for name in ["nbf", "iat"] {
             if let Some(at) = time(name)?
                 && at > now + LEEWAY_SECONDS
             {
-                return Err(Failure::NotYetValid);
+                return Err(JwtFailure::NotYetValid);
             }
         }
-        let text = |name: &str| -> Result<Option<String>, Failure> {
+        let text = |name: &str| -> Result<Option<String>, JwtFailure> {
             match claims.get(name) {
                 None => Ok(None),
                 Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
-                Some(_) => Err(Failure::Malformed),
+                Some(_) => Err(JwtFailure::Malformed),
             }
         };
         let sub = text("sub")?;
         let client_id = text("client_id")?;
         if sub.is_none() && client_id.is_none() {
-            return Err(Failure::NoSubject);
+            return Err(JwtFailure::NoSubject);
         }
         Ok(Identity {
             sub,

@@ -38,43 +38,43 @@ const RSA_KEY: &str = concat!(
 );
 
 /// A signing key made here, its JWK, and how it signs.
-enum Signer {
+enum TestSigner {
     Ed(sig::Ed25519KeyPair),
     Ec(sig::EcdsaKeyPair),
     Rsa(sig::RsaKeyPair),
 }
 
-impl Signer {
-    fn ed() -> Signer {
+impl TestSigner {
+    fn ed() -> TestSigner {
         let rng = SystemRandom::new();
         let pkcs8 = sig::Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
-        Signer::Ed(sig::Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap())
+        TestSigner::Ed(sig::Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap())
     }
 
-    fn ec() -> Signer {
+    fn ec() -> TestSigner {
         let rng = SystemRandom::new();
         let alg = &sig::ECDSA_P256_SHA256_FIXED_SIGNING;
         let pkcs8 = sig::EcdsaKeyPair::generate_pkcs8(alg, &rng).unwrap();
-        Signer::Ec(sig::EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).unwrap())
+        TestSigner::Ec(sig::EcdsaKeyPair::from_pkcs8(alg, pkcs8.as_ref(), &rng).unwrap())
     }
 
-    fn rsa() -> Signer {
+    fn rsa() -> TestSigner {
         let der = base64::engine::general_purpose::STANDARD
             .decode(RSA_KEY)
             .unwrap();
-        Signer::Rsa(sig::RsaKeyPair::from_der(&der).unwrap())
+        TestSigner::Rsa(sig::RsaKeyPair::from_der(&der).unwrap())
     }
 
     fn jwk(&self, kid: &str) -> Value {
         match self {
-            Signer::Rsa(pair) => {
+            TestSigner::Rsa(pair) => {
                 let public: sig::RsaPublicKeyComponents<Vec<u8>> = pair.public().into();
                 json!({"kty": "RSA", "kid": kid, "n": b64e(&public.n), "e": b64e(&public.e)})
             }
-            Signer::Ed(pair) => {
+            TestSigner::Ed(pair) => {
                 json!({"kty": "OKP", "crv": "Ed25519", "kid": kid, "x": b64e(pair.public_key().as_ref())})
             }
-            Signer::Ec(pair) => {
+            TestSigner::Ec(pair) => {
                 let point = pair.public_key().as_ref();
                 json!({"kty": "EC", "crv": "P-256", "kid": kid, "x": b64e(&point[1..33]), "y": b64e(&point[33..])})
             }
@@ -83,22 +83,22 @@ impl Signer {
 
     fn alg(&self) -> &'static str {
         match self {
-            Signer::Ed(_) => "EdDSA",
-            Signer::Ec(_) => "ES256",
-            Signer::Rsa(_) => "RS256",
+            TestSigner::Ed(_) => "EdDSA",
+            TestSigner::Ec(_) => "ES256",
+            TestSigner::Rsa(_) => "RS256",
         }
     }
 
     fn sign_raw(&self, header: &str, claims: &str) -> String {
         let signed = format!("{}.{}", b64e(header.as_bytes()), b64e(claims.as_bytes()));
         let signature = match self {
-            Signer::Ed(pair) => pair.sign(signed.as_bytes()).as_ref().to_vec(),
-            Signer::Ec(pair) => pair
+            TestSigner::Ed(pair) => pair.sign(signed.as_bytes()).as_ref().to_vec(),
+            TestSigner::Ec(pair) => pair
                 .sign(&SystemRandom::new(), signed.as_bytes())
                 .unwrap()
                 .as_ref()
                 .to_vec(),
-            Signer::Rsa(pair) => {
+            TestSigner::Rsa(pair) => {
                 let mut signature = vec![0; pair.public().modulus_len()];
                 pair.sign(
                     &sig::RSA_PKCS1_SHA256,
@@ -122,16 +122,20 @@ fn claims() -> Value {
     json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "bot", "client_id": "bot", "exp": NOW + 300.0, "iat": NOW, "scope": "a b"})
 }
 
-fn keys(signers: &[(&Signer, &str)]) -> Vec<Key> {
+fn keys(signers: &[(&TestSigner, &str)]) -> Vec<IssuerKey> {
     let set = json!({"keys": signers.iter().map(|(s, kid)| s.jwk(kid)).collect::<Vec<_>>()});
     parse_key_set(&set).unwrap()
 }
 
-fn judge(token: &str, keys: &[Key]) -> Result<Identity, Failure> {
+fn judge(token: &str, keys: &[IssuerKey]) -> Result<Identity, JwtFailure> {
     judge_with(token, keys, &Algorithm::ALL)
 }
 
-fn judge_with(token: &str, keys: &[Key], algorithms: &[Algorithm]) -> Result<Identity, Failure> {
+fn judge_with(
+    token: &str,
+    keys: &[IssuerKey],
+    algorithms: &[Algorithm],
+) -> Result<Identity, JwtFailure> {
     let parsed = parse(token, algorithms)?;
     parsed.verify(keys)?;
     parsed.check_claims(ISSUER, &[AUDIENCE], NOW)
@@ -139,7 +143,7 @@ fn judge_with(token: &str, keys: &[Key], algorithms: &[Algorithm]) -> Result<Ide
 
 #[test]
 fn a_token_signed_by_its_key_passes_every_check() {
-    for signer in [Signer::ed(), Signer::ec()] {
+    for signer in [TestSigner::ed(), TestSigner::ec()] {
         let keys = keys(&[(&signer, "k1")]);
         let token = signer.sign(
             json!({"alg": signer.alg(), "kid": "k1", "typ": "at+jwt"}),
@@ -153,7 +157,7 @@ fn a_token_signed_by_its_key_passes_every_check() {
 
 #[test]
 fn the_leeway_is_sixty_seconds_on_exp_nbf_and_iat() {
-    let signer = Signer::ed();
+    let signer = TestSigner::ed();
     let keys = keys(&[(&signer, "k")]);
     let header = json!({"alg": "EdDSA", "kid": "k"});
     let with = |name: &str, at: f64| {
@@ -162,27 +166,27 @@ fn the_leeway_is_sixty_seconds_on_exp_nbf_and_iat() {
         judge(&signer.sign(header.clone(), c), &keys).map(|_| ())
     };
     assert_eq!(with("exp", NOW - 59.0), Ok(()));
-    assert_eq!(with("exp", NOW - 61.0), Err(Failure::Expired));
+    assert_eq!(with("exp", NOW - 61.0), Err(JwtFailure::Expired));
     assert_eq!(with("nbf", NOW + 59.0), Ok(()));
-    assert_eq!(with("nbf", NOW + 61.0), Err(Failure::NotYetValid));
-    assert_eq!(with("iat", NOW + 61.0), Err(Failure::NotYetValid));
+    assert_eq!(with("nbf", NOW + 61.0), Err(JwtFailure::NotYetValid));
+    assert_eq!(with("iat", NOW + 61.0), Err(JwtFailure::NotYetValid));
     let mut no_exp = claims();
     no_exp.as_object_mut().unwrap().remove("exp");
     assert_eq!(
         judge(&signer.sign(header.clone(), no_exp), &keys).map(|_| ()),
-        Err(Failure::Expired)
+        Err(JwtFailure::Expired)
     );
     let mut text_exp = claims();
     text_exp["exp"] = json!("never");
     assert_eq!(
         judge(&signer.sign(header, text_exp), &keys).map(|_| ()),
-        Err(Failure::Malformed)
+        Err(JwtFailure::Malformed)
     );
 }
 
 #[test]
 fn the_issuer_and_the_audience_must_be_exactly_the_configured_ones() {
-    let signer = Signer::ed();
+    let signer = TestSigner::ed();
     let keys = keys(&[(&signer, "k")]);
     let header = json!({"alg": "EdDSA", "kid": "k"});
     let with = |name: &str, value: Value| {
@@ -196,13 +200,13 @@ fn the_issuer_and_the_audience_must_be_exactly_the_configured_ones() {
     );
     assert_eq!(
         with("aud", json!(["https://other.example"])),
-        Err(Failure::WrongAudience)
+        Err(JwtFailure::WrongAudience)
     );
     assert_eq!(
         with("aud", json!(format!("{AUDIENCE}/"))),
-        Err(Failure::WrongAudience)
+        Err(JwtFailure::WrongAudience)
     );
-    assert_eq!(with("aud", json!(null)), Err(Failure::WrongAudience));
+    assert_eq!(with("aud", json!(null)), Err(JwtFailure::WrongAudience));
     // Every accepted audience is accepted, alone or in an array; no other.
     let accepted = ["https://skills.example/mcp", "api://skills"];
     for aud in [
@@ -222,40 +226,43 @@ fn the_issuer_and_the_audience_must_be_exactly_the_configured_ones() {
     let parsed = parse(&token, &Algorithm::ALL).unwrap();
     assert_eq!(
         parsed.check_claims(ISSUER, &accepted, NOW).map(|_| ()),
-        Err(Failure::WrongAudience)
+        Err(JwtFailure::WrongAudience)
     );
     assert_eq!(
         with("iss", json!(format!("{ISSUER}/"))),
-        Err(Failure::WrongIssuer)
+        Err(JwtFailure::WrongIssuer)
     );
-    assert_eq!(with("iss", json!([ISSUER])), Err(Failure::WrongIssuer));
+    assert_eq!(with("iss", json!([ISSUER])), Err(JwtFailure::WrongIssuer));
     let mut anonymous = claims();
     anonymous.as_object_mut().unwrap().remove("sub");
     anonymous.as_object_mut().unwrap().remove("client_id");
     assert_eq!(
         judge(&signer.sign(header, anonymous), &keys).map(|_| ()),
-        Err(Failure::NoSubject)
+        Err(JwtFailure::NoSubject)
     );
 }
 
 #[test]
 fn the_algorithm_must_be_configured_and_fit_the_key() {
-    let ed = Signer::ed();
-    let ec = Signer::ec();
+    let ed = TestSigner::ed();
+    let ec = TestSigner::ec();
     let keys = keys(&[(&ed, "ed"), (&ec, "ec")]);
     // An Ed25519 signature presented as ES256 under the EC key, and the other way round.
     let token = ed.sign(json!({"alg": "EdDSA", "kid": "ec"}), claims());
-    assert_eq!(judge(&token, &keys).map(|_| ()), Err(Failure::BadAlgorithm));
+    assert_eq!(
+        judge(&token, &keys).map(|_| ()),
+        Err(JwtFailure::BadAlgorithm)
+    );
     let token = ed.sign(json!({"alg": "EdDSA", "kid": "ed"}), claims());
     assert_eq!(
         judge_with(&token, &keys, &[Algorithm::Es256]).map(|_| ()),
-        Err(Failure::BadAlgorithm)
+        Err(JwtFailure::BadAlgorithm)
     );
     for alg in ["none", "HS256", "HS512", "RS512", "ES384", "eddsa"] {
         let token = ed.sign(json!({"alg": alg, "kid": "ed"}), claims());
         assert_eq!(
             judge(&token, &keys).map(|_| ()),
-            Err(Failure::BadAlgorithm),
+            Err(JwtFailure::BadAlgorithm),
             "{alg}"
         );
     }
@@ -266,24 +273,30 @@ fn the_algorithm_must_be_configured_and_fit_the_key() {
     let token = ec.sign(json!({"alg": "ES256", "kid": "p"}), claims());
     assert_eq!(
         judge(&token, &pinned).map(|_| ()),
-        Err(Failure::BadAlgorithm)
+        Err(JwtFailure::BadAlgorithm)
     );
 }
 
 #[test]
 fn crit_and_a_foreign_typ_are_refused() {
-    let signer = Signer::ed();
+    let signer = TestSigner::ed();
     let keys = keys(&[(&signer, "k")]);
     let token = signer.sign(
         json!({"alg": "EdDSA", "kid": "k", "crit": ["exp"]}),
         claims(),
     );
-    assert_eq!(judge(&token, &keys).map(|_| ()), Err(Failure::BadAlgorithm));
+    assert_eq!(
+        judge(&token, &keys).map(|_| ()),
+        Err(JwtFailure::BadAlgorithm)
+    );
     let token = signer.sign(
         json!({"alg": "EdDSA", "kid": "k", "typ": "dpop+jwt"}),
         claims(),
     );
-    assert_eq!(judge(&token, &keys).map(|_| ()), Err(Failure::BadAlgorithm));
+    assert_eq!(
+        judge(&token, &keys).map(|_| ()),
+        Err(JwtFailure::BadAlgorithm)
+    );
     for typ in ["JWT", "at+jwt", "application/at+JWT"] {
         let token = signer.sign(json!({"alg": "EdDSA", "kid": "k", "typ": typ}), claims());
         assert!(judge(&token, &keys).is_ok(), "{typ}");
@@ -292,7 +305,7 @@ fn crit_and_a_foreign_typ_are_refused() {
 
 #[test]
 fn a_key_written_twice_deep_nesting_and_bad_encodings_are_malformed() {
-    let signer = Signer::ed();
+    let signer = TestSigner::ed();
     let keys = keys(&[(&signer, "k")]);
     let header = r#"{"alg":"EdDSA","kid":"k"}"#;
     let body = claims().to_string();
@@ -300,12 +313,12 @@ fn a_key_written_twice_deep_nesting_and_bad_encodings_are_malformed() {
     let twice = format!(r#"{{"iss":"https://evil.example",{}"#, &body[1..]);
     assert_eq!(
         judge(&signer.sign_raw(header, &twice), &keys).map(|_| ()),
-        Err(Failure::Malformed)
+        Err(JwtFailure::Malformed)
     );
     let twice_header = r#"{"alg":"EdDSA","kid":"k","kid":"k"}"#;
     assert_eq!(
         judge(&signer.sign_raw(twice_header, &body), &keys).map(|_| ()),
-        Err(Failure::Malformed)
+        Err(JwtFailure::Malformed)
     );
     let deep = format!(
         r#"{{"x":{}{},{}"#,
@@ -315,7 +328,7 @@ fn a_key_written_twice_deep_nesting_and_bad_encodings_are_malformed() {
     );
     assert_eq!(
         judge(&signer.sign_raw(header, &deep), &keys).map(|_| ()),
-        Err(Failure::Malformed)
+        Err(JwtFailure::Malformed)
     );
     let shallow = format!(r#"{{"x":{}{},{}"#, "[".repeat(8), "]".repeat(8), &body[1..]);
     assert!(judge(&signer.sign_raw(header, &shallow), &keys).is_ok());
@@ -337,7 +350,7 @@ fn a_key_written_twice_deep_nesting_and_bad_encodings_are_malformed() {
     ] {
         assert_eq!(
             judge(&bad, &keys).map(|_| ()),
-            Err(Failure::Malformed),
+            Err(JwtFailure::Malformed),
             "{bad:.80}"
         );
     }
@@ -352,40 +365,40 @@ fn a_key_written_twice_deep_nesting_and_bad_encodings_are_malformed() {
     );
     assert_eq!(
         judge(&forged, &keys).map(|_| ()),
-        Err(Failure::BadSignature)
+        Err(JwtFailure::BadSignature)
     );
 }
 
 #[test]
 fn a_token_without_kid_needs_exactly_one_fitting_key() {
-    let a = Signer::ed();
-    let b = Signer::ed();
-    let ec = Signer::ec();
+    let a = TestSigner::ed();
+    let b = TestSigner::ed();
+    let ec = TestSigner::ec();
     let token = a.sign(json!({"alg": "EdDSA"}), claims());
     assert!(judge(&token, &keys(&[(&a, "a"), (&ec, "ec")])).is_ok());
     assert_eq!(
         judge(&token, &keys(&[(&a, "a"), (&b, "b")])).map(|_| ()),
-        Err(Failure::UnknownKey)
+        Err(JwtFailure::UnknownKey)
     );
     let named = a.sign(json!({"alg": "EdDSA", "kid": "zzz"}), claims());
     assert_eq!(
         judge(&named, &keys(&[(&a, "a")])).map(|_| ()),
-        Err(Failure::UnknownKey)
+        Err(JwtFailure::UnknownKey)
     );
     // Another key under the token's kid: the signature fails.
     let token = a.sign(json!({"alg": "EdDSA", "kid": "b"}), claims());
     assert_eq!(
         judge(&token, &keys(&[(&b, "b")])).map(|_| ()),
-        Err(Failure::BadSignature)
+        Err(JwtFailure::BadSignature)
     );
 }
 
 #[test]
 fn keys_of_other_types_may_share_a_kid_and_the_one_that_fits_the_algorithm_verifies() {
-    let ed = Signer::ed();
-    let ec = Signer::ec();
-    let rsa = Signer::rsa();
-    let other_ed = Signer::ed();
+    let ed = TestSigner::ed();
+    let ec = TestSigner::ec();
+    let rsa = TestSigner::rsa();
+    let other_ed = TestSigner::ed();
     // The issue's case: an EC key and an RSA key under one kid, the EC key first.
     for order in [
         [(&ec, "same"), (&rsa, "same"), (&ed, "same")],
@@ -401,23 +414,26 @@ fn keys_of_other_types_may_share_a_kid_and_the_one_that_fits_the_algorithm_verif
     let set = keys(&[(&other_ed, "same"), (&ed, "same"), (&ec, "same")]);
     let token = ed.sign(json!({"alg": "EdDSA", "kid": "same"}), claims());
     assert!(judge(&token, &set).is_ok());
-    let stranger = Signer::ed();
+    let stranger = TestSigner::ed();
     let token = stranger.sign(json!({"alg": "EdDSA", "kid": "same"}), claims());
-    assert_eq!(judge(&token, &set).map(|_| ()), Err(Failure::BadSignature));
+    assert_eq!(
+        judge(&token, &set).map(|_| ()),
+        Err(JwtFailure::BadSignature)
+    );
     // At most MAX_KEYS_PER_KID of them are tried.
-    let decoys: Vec<Signer> = (0..MAX_KEYS_PER_KID).map(|_| Signer::ed()).collect();
-    let mut crowd: Vec<(&Signer, &str)> = decoys.iter().map(|d| (d, "same")).collect();
+    let decoys: Vec<TestSigner> = (0..MAX_KEYS_PER_KID).map(|_| TestSigner::ed()).collect();
+    let mut crowd: Vec<(&TestSigner, &str)> = decoys.iter().map(|d| (d, "same")).collect();
     crowd.push((&ed, "same"));
     let token = ed.sign(json!({"alg": "EdDSA", "kid": "same"}), claims());
     assert_eq!(
         judge(&token, &keys(&crowd)).map(|_| ()),
-        Err(Failure::BadSignature)
+        Err(JwtFailure::BadSignature)
     );
 }
 
 #[test]
 fn the_key_set_keeps_only_signing_keys_it_can_verify_with() {
-    let ed = Signer::ed();
+    let ed = TestSigner::ed();
     let mut encryption = ed.jwk("enc");
     encryption["use"] = json!("enc");
     let mut encrypt_ops = ed.jwk("encrypt-ops");

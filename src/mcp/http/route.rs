@@ -1,0 +1,203 @@
+//! The way of one request through `serve --listen`, as a list of named steps in the order they
+//! run ([`Server::route`]): refuse a foreign `Host` or `Origin`, answer a probe, find the
+//! endpoint, authenticate, count the connection for its token, check the session binding, enter
+//! the in-flight count, forward to rmcp, bind a new session, forget a deleted one. Each step either
+//! goes on or ends the request with its answer ([`Step`]); the answers are [`super::replies`].
+
+// A step's `Err` is the answer itself (as `jsonrpc::screen` and `authenticate` give it), built
+// only when the request ends there; boxing it would allocate on every refusal.
+#![expect(
+    clippy::result_large_err,
+    reason = "a step's Err is the response sent, moved once"
+)]
+
+use http_body_util::BodyExt as _;
+use hyper::body::Bytes;
+use hyper::{HeaderMap, Method, Request, Response, StatusCode, header};
+
+use super::replies::{
+    busy, foreign_session, full, guard_refusal, no_such_endpoint, no_such_session,
+    too_many_connections, too_many_in_flight_for_token, too_many_sessions,
+};
+use super::sessions::Binding;
+use super::{Body, Endpoint, Incoming, Server, connections, jsonrpc, limits, splice};
+
+/// What a step gives: `Ok` to go on, with what it found; `Err` with the answer that ends the
+/// request there (a refusal, or a probe's answer).
+pub(super) type Step<T> = Result<T, Response<Body>>;
+
+impl Server {
+    /// Answers one request and counts its status for the metrics.
+    pub(super) async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        let response = match self.route(request).await {
+            Ok(response) | Err(response) => response,
+        };
+        self.metrics.http_request(response.status().as_u16());
+        response
+    }
+
+    /// The steps of a request, in order; the first that answers ends it.
+    async fn route(&self, mut request: Request<Incoming>) -> Step<Response<Body>> {
+        self.refuse_foreign_origin(request.headers())?;
+        self.answer_probe(&request).await?;
+        let index = self.find_endpoint(request.uri().path())?;
+        let endpoint = &self.endpoints[index];
+        let (token, caller) = self.authenticate(request.headers(), endpoint).await?;
+        count_connection_for_token(&request, token)?;
+        if let Some(caller) = caller {
+            // For the audit record: who the access token named (never the token).
+            request.extensions_mut().insert(caller);
+        }
+        let binding = Binding {
+            endpoint: index,
+            token,
+        };
+        let session = self.check_session(&request, binding)?;
+        let method = request.method().clone();
+        let flight = self.enter_in_flight(session.as_deref(), token)?;
+        let mut response = self.forward(endpoint, request).await?;
+        if session.is_none() {
+            self.bind_new_session(endpoint, &response, binding).await?;
+        }
+        self.forget_deleted_session(&method, session.as_deref(), &mut response);
+        Ok(hold_in_flight(response, flight))
+    }
+
+    /// 1. The `Host` and `Origin` checks ([`super::guard`]), on every path, the probes and
+    ///    `/metrics` included: a page that rebinds a name to this address reads nothing.
+    fn refuse_foreign_origin(&self, headers: &HeaderMap) -> Step<()> {
+        self.guard.check(headers).map_err(guard_refusal)
+    }
+
+    // 2. The probes: `answer_probe`, in `probes.rs`.
+
+    /// 3. The endpoint at the request's path (its index), else 404.
+    fn find_endpoint(&self, path: &str) -> Step<usize> {
+        self.endpoints
+            .iter()
+            .position(|e| e.path == path)
+            .ok_or_else(no_such_endpoint)
+    }
+
+    // 4. Authentication: `authenticate`, in `auth.rs`.
+
+    /// 6. The session binding: a request naming a session (`Mcp-Session-Id`) must come to the
+    ///    endpoint and with the token that opened it (else 403). Every session is bound when it
+    ///    opens: an id that is not bound is no session of this server, or one that is gone (404).
+    ///    `Ok` with the session id, if the request names one.
+    fn check_session(&self, request: &Request<Incoming>, binding: Binding) -> Step<Option<String>> {
+        let session = request
+            .headers()
+            .get("mcp-session-id")
+            .map(|v| v.to_str().map(str::to_owned));
+        let session = match session {
+            None => None,
+            Some(Ok(id)) => Some(id),
+            Some(Err(_)) => return Err(no_such_session()),
+        };
+        if let Some(id) = &session {
+            match self.bindings().get(id).copied() {
+                Some(bound) if bound == binding => {}
+                Some(_) => return Err(foreign_session()),
+                None => return Err(no_such_session()),
+            }
+        }
+        Ok(session)
+    }
+
+    /// 7. A request without a session (the stateless 2026-07-28 path, or an `initialize`)
+    ///    holds a place in flight until its answer has been sent (429 over its token's bound,
+    ///    503 over the server's).
+    fn enter_in_flight(
+        &self,
+        session: Option<&str>,
+        token: Option<[u8; 32]>,
+    ) -> Step<Option<limits::Flight>> {
+        match session {
+            Some(_) => Ok(None),
+            None => match self.in_flight.enter(token) {
+                Ok(flight) => Ok(Some(flight)),
+                Err(limits::InFlightFull::Token) => Err(too_many_in_flight_for_token()),
+                Err(limits::InFlightFull::Server) => {
+                    Err(busy("too many requests in flight; try again later"))
+                }
+            },
+        }
+    }
+
+    /// 8. Forward to the endpoint's rmcp service. Every POST body is judged as stdio judges a
+    ///    line ([`jsonrpc`]) before rmcp reads it, within the request's place in flight (a body
+    ///    still arriving holds it); skill bodies are spliced into the answer ([`splice`]).
+    async fn forward(
+        &self,
+        endpoint: &Endpoint,
+        request: Request<Incoming>,
+    ) -> Step<Response<Body>> {
+        let request = jsonrpc::screen(request).await?;
+        let mut response = endpoint.service.handle(request).await;
+        if let Some(splicer) = &self.splicer {
+            response = splice::response(splicer, response).await;
+        }
+        Ok(response)
+    }
+
+    /// 9. For a request that named no session: rmcp opened a session, whatever headers asked for
+    ///    it: counted and bound here, or closed again (503).
+    async fn bind_new_session(
+        &self,
+        endpoint: &Endpoint,
+        response: &Response<Body>,
+        binding: Binding,
+    ) -> Step<()> {
+        if let Some(id) = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            && !self.admit(endpoint, id, binding).await
+        {
+            return Err(too_many_sessions());
+        }
+        Ok(())
+    }
+
+    /// 10. A `DELETE` that closed its session: its binding is forgotten.
+    fn forget_deleted_session(
+        &self,
+        method: &Method,
+        session: Option<&str>,
+        response: &mut Response<Body>,
+    ) {
+        if *method == Method::DELETE
+            && let Some(id) = session
+            && response.status().is_success()
+        {
+            self.bindings().remove(id);
+            // The session is gone: 204 (clients accept 200 or 204, not rmcp's 202).
+            if response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::NO_CONTENT;
+                *response.body_mut() = full(Bytes::new());
+                response.headers_mut().remove(header::CONTENT_LENGTH);
+            }
+        }
+    }
+}
+
+/// 5. Its connection counts for the token from now on, within the token's bound (else 429, and
+///    the connection closed).
+fn count_connection_for_token(request: &Request<Incoming>, token: Option<[u8; 32]>) -> Step<()> {
+    if let (Some(key), Some(link)) = (token, request.extensions().get::<connections::Link>())
+        && link.authenticated(key).is_err()
+    {
+        return Err(too_many_connections());
+    }
+    Ok(())
+}
+
+/// The answer holds the request's place in flight, if it took one, until its last byte.
+fn hold_in_flight(response: Response<Body>, flight: Option<limits::Flight>) -> Response<Body> {
+    match flight {
+        None => response,
+        Some(flight) => response.map(|body| limits::Holding::new(body, flight).boxed()),
+    }
+}
