@@ -32,7 +32,7 @@
 //! ```
 //! use skillfold::prelude::*;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+//! # let (skills, ..) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 //! let built = Runtime::builder()
 //!     .local("commit-message", "1.0.0", skills.join("commit-message"),
 //!            "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")

@@ -23,7 +23,7 @@ use crate::format::skill_name::SkillName;
 /// A bundle that passed every rule, with its digest.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let (skills, ..) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let bundle = skillfold::Bundle::read_dir(&skills.join("commit-message")).unwrap();
 /// assert_eq!(bundle.name().as_str(), "commit-message");
 /// assert_eq!(bundle.digest().to_string(), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e");

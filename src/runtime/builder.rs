@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use skillfold::Runtime;
-//! # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+//! # let (skills, ..) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 //! let built = Runtime::builder()
 //!     .local(
 //!         "commit-message",
@@ -46,7 +46,7 @@ use crate::support::error_code::ErrorCode;
 /// Builds a [`Runtime`] in code; see the module documentation.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let (skills, ..) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let built = skillfold::Runtime::builder()
 ///     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
 ///     .policy(|access| match access.reference {
@@ -68,7 +68,7 @@ pub struct RuntimeBuilder {
 /// One agent's extras, built in [`RuntimeBuilder::agent`].
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let (skills, ..) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let built = skillfold::Runtime::builder()
 ///     .agent("writer", |a| a.local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e"))
 ///     .build()
@@ -167,7 +167,7 @@ fn local_entry(name: String, version: String, directory: PathBuf, hash: String) 
 /// A built runtime and the bundles it refused.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let (skills, ..) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let built: skillfold::Built = skillfold::Runtime::builder()
 ///     .local("commit-message", "1.0.0", skills.join("commit-message"), &"0".repeat(64))
 ///     .build()

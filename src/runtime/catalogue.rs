@@ -28,12 +28,7 @@ use crate::runtime::tools::{
 /// The skills of one agent and the tools that serve them.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// # let built = skillfold::Runtime::builder()
-/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-/// #     .build()
-/// #     .unwrap();
-/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// # let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let prompt = catalogue.prompt().unwrap();
 /// assert!(prompt.contains("<name>\ncommit-message\n</name>"));
 /// let input = serde_json::json!({"name": "commit-message", "reference": null});
@@ -64,12 +59,7 @@ impl std::fmt::Debug for Catalogue {
 /// Why a catalogue cannot be built.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// # let built = skillfold::Runtime::builder()
-/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-/// #     .build()
-/// #     .unwrap();
-/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// # let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let unknown = built.runtime.catalogue(Some("nobody")).unwrap_err();
 /// assert_eq!(unknown.code().to_string(), "unknown_agent");
 /// ```

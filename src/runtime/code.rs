@@ -6,12 +6,7 @@ crate::support::error_code::error_codes! {
     /// Why a bundle is not served or a catalogue cannot be built.
     ///
     /// ```
-    /// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-    /// # let built = skillfold::Runtime::builder()
-    /// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-    /// #     .build()
-    /// #     .unwrap();
-    /// # let catalogue = built.runtime.catalogue(None).unwrap();
+    /// # let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
     /// let unknown = built.runtime.catalogue(Some("nobody")).unwrap_err();
     /// assert_eq!(unknown.code(), skillfold::RuntimeCode::UnknownAgent);
     /// ```

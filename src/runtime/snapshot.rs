@@ -48,12 +48,7 @@ use crate::support::error_code::ErrorCode;
 /// Where a snapshot came from.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// # let built = skillfold::Runtime::builder()
-/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-/// #     .build()
-/// #     .unwrap();
-/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// # let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let (_output, record) = catalogue
 ///     .call("load_skill", &serde_json::json!({"name": "commit-message", "reference": null}))
 ///     .unwrap();
@@ -96,12 +91,7 @@ impl Origin {
 /// One file of a snapshot: what was verified, and its bytes when they are held in memory.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// # let built = skillfold::Runtime::builder()
-/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-/// #     .build()
-/// #     .unwrap();
-/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// # let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let snapshot = catalogue.get("commit-message").unwrap();
 /// let file: &skillfold::StoredFile = snapshot.file("SKILL.md").unwrap();
 /// assert_eq!(file.size() as usize, snapshot.skill_md().len());
@@ -182,12 +172,7 @@ crate::support::error_code::coded_by_code!(FileReadError);
 /// A verified bundle.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// # let built = skillfold::Runtime::builder()
-/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-/// #     .build()
-/// #     .unwrap();
-/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// # let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let snapshot = catalogue.get("commit-message").unwrap();
 /// assert!(snapshot.body().starts_with('#') || !snapshot.body().is_empty());
 /// assert_eq!(snapshot.pin().hash.to_string(), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e");
@@ -418,7 +403,7 @@ pub type BundleLoad = Result<Arc<Snapshot>, LoadFailure>;
 /// A bundle that could not be loaded.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let (skills, ..) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let built = skillfold::Runtime::builder()
 ///     .local("commit-message", "1.0.0", skills.join("commit-message"), &"0".repeat(64))
 ///     .build()

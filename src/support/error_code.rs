@@ -83,7 +83,7 @@ pub(crate) struct CodeMeta {
 /// keeps that code's spelling, area and exit class; it serialises as the spelling.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let (skills, ..) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let built = skillfold::Runtime::builder()
 ///     .local("commit-message", "1.0.0", skills.join("commit-message"), &"0".repeat(64))
 ///     .build()

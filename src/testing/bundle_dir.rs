@@ -1,6 +1,6 @@
 //! A bundle written to a temporary directory: the fixture both the unit tests
 //! (`src/testing/temp_bundle.rs` adds what the format's tests need) and the integration tests
-//! (`tests/it/util.rs` includes this file) build bundles with. Plain std, `tempfile` and
+//! (`tests/it/support/world.rs` includes this file) build bundles with. Plain std, `tempfile` and
 //! `fs_err`, so it compiles in either crate.
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! `skillfold hash` end to end: output shapes, `--json`, `--expect`, exit statuses.
 
-use super::util::{TempBundle, assert_stderr_has, skill_md, skillfold, stderr, stdout};
+use super::support::bin::{assert_stderr_has, skillfold, stderr, stdout};
+use super::support::world::{TempBundle, skill_md};
 
 const V2_DIGEST: &str = "8a531fcd108297bda8aa470d42f427779daad537bb2a31addef29087b5ab9f9e";
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use skillfold::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 
-use super::util::{assert_stderr_has, skillfold_in, stderr};
+use super::support::bin::{assert_stderr_has, skillfold_in, stderr};
 
 fn check(dir: &std::path::Path) -> (Output, Duration) {
     let started = Instant::now();

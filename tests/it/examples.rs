@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::util::{skillfold, stderr, stdout};
+use super::support::bin::{skillfold, stderr, stdout};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
 
-use super::git_fixture::{Answer, HttpServer, Repo, Scripted, Serve, git, write_descriptor};
-use super::util::stderr;
+use super::support::bin::stderr;
+use super::support::git::{Repo, git, write_descriptor};
+use super::support::git_server::{Answer, HttpServer, Scripted, Serve};
 
 /// The bound on the peak RSS of every refused run, whatever the server sent.
 const RSS_CAP_KIB: u64 = 64 * 1024;
@@ -272,7 +273,7 @@ fn prepare_served(repo: &Repo, commit: &str, serve: &Serve, label: &str) -> (Out
         commit,
         &repo.digest("alpha"),
     );
-    let out = super::util::skillfold_in(&dir, &["prepare", "-c", "skillfold.yaml"]);
+    let out = super::support::bin::skillfold_in(&dir, &["prepare", "-c", "skillfold.yaml"]);
     (out, dir)
 }
 

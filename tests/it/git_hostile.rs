@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use super::git_fixture::{Answer, HttpServer, Redirect, Scripted, git, git_input, moved};
-use super::util::{skill_md, stderr};
+use super::support::bin::stderr;
+use super::support::git::{git, git_input};
+use super::support::git_server::{Answer, HttpServer, Redirect, Scripted, moved};
+use super::support::world::skill_md;
 
 /// A bare repository written object by object.
 struct Raw {
@@ -633,7 +635,7 @@ fn a_repository_url_that_redirects_on_its_origin_prepares() {
 }
 
 /// A credential helper in `dir` that logs the host of every request to `dir/asked` and answers
-/// [`USER`](super::git_fixture::USER) and its password only for the hosts in `answers`; and the
+/// [`USER`](super::support::git_server::USER) and its password only for the hosts in `answers`; and the
 /// Git configuration naming it.
 fn scoped_helper(dir: &Path, answers: &[String]) -> PathBuf {
     let script = dir.join("helper.sh");
@@ -643,8 +645,8 @@ fn scoped_helper(dir: &Path, answers: &[String]) -> PathBuf {
         .map(|host| {
             format!(
                 "  \"host={host}\") echo username={}; echo password={};;\n",
-                super::git_fixture::USER,
-                super::git_fixture::PASSWORD
+                super::support::git_server::USER,
+                super::support::git_server::PASSWORD
             )
         })
         .collect();
@@ -743,7 +745,7 @@ fn credentials_never_follow_a_redirect_to_another_origin() {
             before,
             "after_auth={after_auth}: the other origin accepted credentials:\n{err}"
         );
-        assert!(!err.contains(super::git_fixture::PASSWORD), "{err}");
+        assert!(!err.contains(super::support::git_server::PASSWORD), "{err}");
         if after_auth {
             // The redirect of a request that carried credentials is not followed at all.
             assert!(only(&asked, &first_host), "{asked}\n{err}");

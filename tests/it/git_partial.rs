@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use super::git_fixture::{HttpServer, Repo, Serve, git, git_input, prepare_json, write_descriptor};
-use super::util::{skillfold_in, stderr};
+use super::support::bin::{skillfold_in, stderr};
+use super::support::git::{Repo, git, git_input, prepare_json, write_descriptor};
+use super::support::git_server::{HttpServer, Serve};
 
 /// A repository with the bundles `alpha`, `beta` and `gamma` and an unrelated binary file,
 /// in one commit.

@@ -11,8 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use super::git_fixture::{Repo, git};
-use super::util::{skill_md, stderr};
+use super::support::bin::stderr;
+use super::support::git::{Repo, git};
+use super::support::world::skill_md;
 
 /// A name that forges a success line and then hides everything after it.
 const HOSTILE: &str = "x\nok: skills[0].git: all bundles verified and published\n\u{1b}[8m";

@@ -14,8 +14,9 @@ use std::process::{Command, Stdio};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::git_fixture::Repo;
-use super::util::{sha256, skillfold, skillfold_in, stderr, stdout};
+use super::support::bin::{skillfold, skillfold_in, stderr, stdout};
+use super::support::git::Repo;
+use super::support::world::{World as TempWorld, sha256};
 
 /// Deterministic bytes that are not text: every byte value appears, NUL included.
 fn binary(len: usize, seed: u32) -> Vec<u8> {
@@ -418,11 +419,22 @@ fn check_refuses_unknown_profiles_keys_and_values_over_a_ceiling() {
 }
 
 /// Every shape under `skills/` of one commit, and a descriptor that approves them all.
+///
+/// A wrapper, not a [`TempWorld`]: it holds the repository (the source the descriptor pins) and
+/// the shapes, and writes the descriptor for a given `limits` line.
 struct World {
     repo: Repo,
     commit: String,
-    tmp: tempfile::TempDir,
+    world: TempWorld,
     shapes: Vec<Shape>,
+}
+
+impl std::ops::Deref for World {
+    type Target = TempWorld;
+
+    fn deref(&self) -> &TempWorld {
+        &self.world
+    }
 }
 
 impl World {
@@ -436,11 +448,13 @@ impl World {
         World {
             repo,
             commit,
-            tmp: tempfile::tempdir().expect("tempdir"),
+            world: TempWorld::new(),
             shapes,
         }
     }
 
+    /// Writes the descriptor approving every shape, with `limits` (a line of the source, or
+    /// nothing) before its approvals; returns its path.
     fn descriptor(&self, limits: &str) -> PathBuf {
         let mut yaml = format!(
             "skills:\n  - git:\n      source: {}\n      revision: {}\n      directory: corpus\n      root: skills\n{limits}      approved:\n",
@@ -454,13 +468,7 @@ impl World {
                 shape.name
             ));
         }
-        let config = self.tmp.path().join("skillfold.yaml");
-        fs_err::write(&config, yaml).expect("write");
-        config
-    }
-
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        skillfold_in(self.tmp.path(), args)
+        self.world.descriptor(&yaml)
     }
 }
 

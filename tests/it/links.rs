@@ -4,9 +4,10 @@
 //! approved bundle, or as a folder on the path to one, still refuses the source; the default
 //! (`refuse`) is unchanged.
 
-use super::git_fixture::{HttpServer, Repo};
 use super::pin::{Setup, bundle_in, code, digest};
-use super::util::{stderr, stdout};
+use super::support::bin::{stderr, stdout};
+use super::support::git::Repo;
+use super::support::git_server::HttpServer;
 
 /// A repository with a root `AGENTS.md` → `CLAUDE.md` link and a link inside the unapproved
 /// bundle `gamma`; `alpha` and `beta` hold none.

@@ -9,21 +9,28 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use sha2::Digest as _;
 use skillfold::Catalogue;
 
-use super::git_fixture::Repo;
 use super::mcp_client::{Listening, Report, scenario};
-use super::util::{skillfold_in, stderr, stdout};
-
-const BIN: &str = env!("CARGO_BIN_EXE_skillfold");
+use super::support::bin::{BIN, skillfold_in, stderr, stdout};
+use super::support::git::Repo;
+use super::support::world::{World as TempWorld, sha256};
 
 /// Git bundles `alpha` (rich frontmatter, a reference whose name needs percent-encoding, a
 /// helper script) and `beta` as defaults; a local bundle `gamma` for agent `ops`.
 struct World {
     _repo: Repo,
-    tmp: tempfile::TempDir,
-    config: PathBuf,
+    world: TempWorld,
+}
+
+/// A wrapper, not a [`TempWorld`]: the Git repository (the source its descriptor pins) must live
+/// as long as the world, and the SDK sessions on it are this file's.
+impl std::ops::Deref for World {
+    type Target = TempWorld;
+
+    fn deref(&self) -> &TempWorld {
+        &self.world
+    }
 }
 
 impl World {
@@ -41,41 +48,21 @@ impl World {
         );
         repo.bundle("beta", "");
         let commit = repo.commit("bundles");
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let gamma = tmp.path().join("gamma");
-        fs_err::create_dir_all(&gamma).expect("mkdir");
-        fs_err::write(
-            gamma.join("SKILL.md"),
+        let world = TempWorld::new();
+        let gamma_hash = world.bundle(
+            "gamma",
             "---\nname: gamma\ndescription: The gamma skill.\n---\n# gamma\n",
-        )
-        .expect("write");
-        let gamma_hash = skillfold::Bundle::read_dir(&gamma)
-            .expect("gamma")
-            .digest()
-            .to_string();
-        let yaml = format!(
+            &[],
+        );
+        world.descriptor(&format!(
             "skills:\n  - git:\n      source: {url}\n      revision: {commit}\n      directory: corpus\n      root: skills\n      approved:\n        - {{ name: alpha, version: \"1.0.0\", hash: {a} }}\n        - {{ name: beta, version: \"1.0.0\", hash: {b} }}\nagents:\n  ops:\n    skills:\n      - local: {{ name: gamma, version: \"1\", directory: gamma, hash: {gamma_hash} }}\n",
             url = repo.file_url(),
             a = repo.digest("alpha"),
             b = repo.digest("beta"),
-        );
-        let config = tmp.path().join("skillfold.yaml");
-        fs_err::write(&config, yaml).expect("write");
-        let out = skillfold_in(tmp.path(), &["prepare", "-c", "skillfold.yaml"]);
+        ));
+        let out = world.run(&["prepare", "-c", "skillfold.yaml"]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        World {
-            _repo: repo,
-            tmp,
-            config,
-        }
-    }
-
-    fn catalogue(&self, agent: Option<&str>) -> Catalogue {
-        skillfold::Runtime::open(&self.config)
-            .expect("open")
-            .runtime
-            .catalogue(agent)
-            .expect("catalogue")
+        World { _repo: repo, world }
     }
 
     fn serve(&self, extra: &[&str]) -> Vec<String> {
@@ -113,11 +100,6 @@ fn file_uri(name: &str, path: &str) -> String {
     format!("skill://{name}/{}", segments.join("/"))
 }
 
-fn sha256(bytes: &[u8]) -> String {
-    let digest = sha2::Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The tool call result the library gives for `tool(input)`, as the MCP result must carry it.
 fn expected_call(catalogue: &Catalogue, tool: &str, input: &Value) -> (bool, Value, Option<Value>) {
     match catalogue.call(tool, input) {
@@ -126,11 +108,25 @@ fn expected_call(catalogue: &Catalogue, tool: &str, input: &Value) -> (bool, Val
     }
 }
 
+/// Checks one SDK session's report against the library, aspect by aspect.
 fn check_session(report: &Report, mode: &str, world: &World, remote: bool) {
     let r = &report.json;
     let catalogue = world.catalogue(Some("ops"));
+    check_handshake(report, mode);
+    check_instructions(r, world, &catalogue, remote);
+    check_tools(r, &catalogue);
+    check_calls(r, &catalogue);
+    check_output_schema(report);
+    let total_files = check_skills_list(r, &catalogue);
+    check_reads(r, total_files);
+    check_get(r, mode);
+    check_resources_list(r, total_files);
+    check_directory(r);
+}
 
-    // The handshake: the negotiated revision, the Skills extension, resources and tools.
+/// The handshake: the negotiated revision, the Skills extension, resources and tools.
+fn check_handshake(report: &Report, mode: &str) {
+    let r = &report.json;
     let version = if mode == "legacy" {
         "2025-11-25"
     } else {
@@ -143,8 +139,10 @@ fn check_session(report: &Report, mode: &str, world: &World, remote: bool) {
     );
     assert!(r["capabilities"]["resources"].is_object());
     assert!(r["capabilities"]["tools"].is_object());
+}
 
-    // Instructions: the agent's catalogue prompt, exactly what `skillfold prompt` prints.
+/// Instructions: the agent's catalogue prompt, exactly what `skillfold prompt` prints.
+fn check_instructions(r: &Value, world: &World, catalogue: &Catalogue, remote: bool) {
     let prompt = skillfold_in(
         world.tmp.path(),
         &["prompt", "-c", "skillfold.yaml", "--agent", "ops"],
@@ -157,8 +155,10 @@ fn check_session(report: &Report, mode: &str, world: &World, remote: bool) {
         assert_eq!(r["instructions"], stdout(&prompt));
         assert_eq!(r["instructions"], catalogue.prompt().unwrap());
     }
+}
 
-    // Tools: exactly the catalogue's — name, description, schema and hints — whatever they are.
+/// Tools: exactly the catalogue's — name, description, schema and hints — whatever they are.
+fn check_tools(r: &Value, catalogue: &Catalogue) {
     let tools = r["tools"].as_array().unwrap();
     let expected = catalogue.tools();
     assert_eq!(tools.len(), expected.len());
@@ -180,10 +180,12 @@ fn check_session(report: &Report, mode: &str, world: &World, remote: bool) {
     assert_eq!(load_skill["name"], "load_skill");
     assert_eq!(load_skill["annotations"]["readOnlyHint"], true);
     assert_eq!(load_skill["annotations"]["idempotentHint"], true);
+}
 
-    // Every call: the library's own result, as structured content and as text; errors are tool
-    // errors carrying the JSON error object as text only (structured content is for results that
-    // match the output schema); successes carry the record in `_meta`.
+/// Every call: the library's own result, as structured content and as text; errors are tool
+/// errors carrying the JSON error object as text only (structured content is for results that
+/// match the output schema); successes carry the record in `_meta`.
+fn check_calls(r: &Value, catalogue: &Catalogue) {
     let inputs = [
         (
             "body",
@@ -215,7 +217,7 @@ fn check_session(report: &Report, mode: &str, world: &World, remote: bool) {
     ];
     for (key, tool, input) in inputs {
         let call = &r["calls"][key];
-        let (is_error, structured, record) = expected_call(&catalogue, tool, &input);
+        let (is_error, structured, record) = expected_call(catalogue, tool, &input);
         assert_eq!(
             call["isError"].as_bool().unwrap_or(false),
             is_error,
@@ -250,18 +252,23 @@ fn check_session(report: &Report, mode: &str, world: &World, remote: bool) {
         r["calls"]["omitted_reference"]["structuredContent"],
         r["calls"]["body"]["structuredContent"]
     );
+}
 
-    // The SDK validated every successful result against the advertised output schema, and does
-    // refuse one that does not match it.
+/// The SDK validated every successful result against the advertised output schema, and does
+/// refuse one that does not match it.
+fn check_output_schema(report: &Report) {
+    let r = &report.json;
     assert_eq!(
         r["output_schema_checks"],
         json!({"listed": true, "tampered_refused": true}),
         "{}",
         report.stderr
     );
+}
 
-    // skills/list: one entry per skill; every file listed once with the digest and size of its
-    // exact bytes; the frontmatter verbatim; provenance in `_meta`.
+/// skills/list: one entry per skill; every file listed once with the digest and size of its
+/// exact bytes; the frontmatter verbatim; provenance in `_meta`. Returns the number of files.
+fn check_skills_list(r: &Value, catalogue: &Catalogue) -> usize {
     let skills = r["skills"].as_array().unwrap();
     let names: Vec<&str> = skills
         .iter()
@@ -320,8 +327,11 @@ fn check_session(report: &Report, mode: &str, world: &World, remote: bool) {
     );
     assert_eq!(skills[0]["_meta"]["skillfold/origin"]["kind"], "git");
     assert_eq!(skills[2]["_meta"]["skillfold/origin"]["kind"], "local");
+    total_files
+}
 
-    // Every listed file read back through resources/read verifies against the listing.
+/// Every listed file read back through resources/read verifies against the listing.
+fn check_reads(r: &Value, total_files: usize) {
     let reads = r["reads"].as_array().unwrap();
     assert_eq!(reads.len(), total_files);
     for read in reads {
@@ -339,16 +349,21 @@ fn check_session(report: &Report, mode: &str, world: &World, remote: bool) {
         mime("skill://alpha/scripts/hello.py"),
         Some(json!("text/x-python"))
     );
+}
 
-    // skills/get returns the same entry; unknown skills, files and directories are -32602
-    // (a 2025 session keeps rmcp's resource-not-found code for resources/read).
+/// skills/get returns the same entry; unknown skills, files and directories are -32602
+/// (a 2025 session keeps rmcp's resource-not-found code for resources/read).
+fn check_get(r: &Value, mode: &str) {
+    let skills = r["skills"].as_array().unwrap();
     assert_eq!(r["get"], skills[0]);
     assert_eq!(r["get_unknown"]["code"], -32602);
     let not_found = if mode == "legacy" { -32002 } else { -32602 };
     assert_eq!(r["read_unknown"]["code"], not_found);
     assert_eq!(r["directory_of_file"]["code"], -32602);
+}
 
-    // resources/list: every file once; SKILL.md named after its skill, with its description.
+/// resources/list: every file once; SKILL.md named after its skill, with its description.
+fn check_resources_list(r: &Value, total_files: usize) {
     let resources = r["resources"].as_array().unwrap();
     assert_eq!(resources.len(), total_files);
     let skill_md = resources
@@ -358,8 +373,10 @@ fn check_session(report: &Report, mode: &str, world: &World, remote: bool) {
     assert_eq!(skill_md["name"], "alpha");
     assert_eq!(skill_md["description"], "The alpha skill.");
     assert_eq!(skill_md["mimeType"], "text/markdown");
+}
 
-    // resources/directory/read of the skill root: its direct children.
+/// resources/directory/read of the skill root: its direct children.
+fn check_directory(r: &Value) {
     let children: Vec<(&str, &str)> = r["directory"]
         .as_array()
         .unwrap()
@@ -490,8 +507,16 @@ fn approve_hello(world: &World) {
 /// A repository whose second commit adds `beta`, and the descriptors of both commits.
 pub(super) struct ReloadWorld {
     _repo: Repo,
-    pub(super) tmp: tempfile::TempDir,
-    pub(super) config: PathBuf,
+    world: TempWorld,
+}
+
+/// A wrapper for the same reason as [`World`]: the repository outlives the world.
+impl std::ops::Deref for ReloadWorld {
+    type Target = TempWorld;
+
+    fn deref(&self) -> &TempWorld {
+        &self.world
+    }
 }
 
 fn git_descriptor(repo: &Repo, commit: &str, names: &[&str]) -> String {
@@ -519,24 +544,20 @@ impl ReloadWorld {
         repo.bundle("beta", "");
         let second = repo.commit("beta");
         let v2 = git_descriptor(&repo, &second, &["alpha", "beta"]);
-        let tmp = tempfile::tempdir().expect("tempdir");
+        let world = TempWorld::new();
         let write = |name: &str, text: &str| {
-            fs_err::write(tmp.path().join(name), text).expect("write");
+            fs_err::write(world.path(name), text).expect("write");
         };
         write("skillfold.yaml", &v1);
         write("v2.yaml", &v2);
         write("broken.yaml", "skills: [\n");
         write("v1.yaml", &v1);
-        let out = skillfold_in(tmp.path(), &["prepare", "-c", "skillfold.yaml"]);
+        let out = world.run(&["prepare", "-c", "skillfold.yaml"]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        let config = tmp.path().join("skillfold.yaml");
-        ReloadWorld {
-            _repo: repo,
-            tmp,
-            config,
-        }
+        ReloadWorld { _repo: repo, world }
     }
 
+    /// `name` inside the world, as an argument.
     pub(super) fn path(&self, name: &str) -> String {
         self.tmp.path().join(name).display().to_string()
     }

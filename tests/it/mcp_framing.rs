@@ -7,47 +7,34 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::path::PathBuf;
+
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_skillfold");
+use super::support::bin::BIN;
+use super::support::world::{World, local_entry};
+
 const WAIT: Duration = Duration::from_secs(30);
 /// The longest line `serve` reads over stdio: 4 MiB (docs/mcp.md); the tests at the bound show
 /// that the server holds this figure.
 const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// A descriptor serving one local bundle, `demo`, with one supporting file.
-pub(super) struct World {
-    pub(super) tmp: tempfile::TempDir,
-    pub(super) config: PathBuf,
-}
-
-impl World {
-    pub(super) fn new() -> World {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = tmp.path().join("demo");
-        fs_err::create_dir_all(dir.join("references")).expect("mkdir");
-        fs_err::write(
-            dir.join("SKILL.md"),
-            "---\nname: demo\ndescription: A demo skill.\n---\n# demo\n",
-        )
-        .expect("write");
-        fs_err::write(dir.join("references/notes.md"), "# notes\n").expect("write");
-        let hash = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
-        let config = tmp.path().join("skillfold.yaml");
-        fs_err::write(
-            &config,
-            format!(
-                "skills:\n  - local: {{ name: demo, version: '1', directory: demo, hash: {hash} }}\n"
-            ),
-        )
-        .expect("write");
-        World { tmp, config }
-    }
+pub(super) fn demo_world() -> World {
+    let world = World::new();
+    let hash = world.bundle(
+        "demo",
+        "---\nname: demo\ndescription: A demo skill.\n---\n# demo\n",
+        &[("references/notes.md", "# notes\n")],
+    );
+    world.descriptor(&format!(
+        "skills:\n{}",
+        local_entry("demo", "'1'", "demo", &hash)
+    ));
+    world
 }
 
 /// A running `skillfold serve` with its stdout read line by line on a thread.
@@ -194,7 +181,7 @@ fn code(answer: &Value) -> i64 {
 
 #[test]
 fn every_request_gets_exactly_one_answer_whatever_the_line() {
-    let world = World::new();
+    let world = demo_world();
     let mut server = Server::start(&world);
     server.initialize("2025-06-18");
     // (id, line, the error code it must get, or 0 for a result)
@@ -306,7 +293,7 @@ fn every_request_gets_exactly_one_answer_whatever_the_line() {
 
 #[test]
 fn a_200_mb_line_is_refused_in_bounded_memory_and_the_server_keeps_serving() {
-    let world = World::new();
+    let world = demo_world();
     let mut server = Server::start(&world);
     server.initialize("2025-06-18");
     // Exactly the bound: read and answered by rmcp. One byte more: refused with its id.
@@ -364,7 +351,7 @@ fn a_200_mb_line_is_refused_in_bounded_memory_and_the_server_keeps_serving() {
 
 #[test]
 fn output_schemas_are_listed_for_the_revisions_that_define_them() {
-    let world = World::new();
+    let world = demo_world();
     // The library's own definition of the tool, as a host gets it.
     let catalogue = skillfold::Runtime::open(&world.config)
         .expect("open")
@@ -398,7 +385,7 @@ fn output_schemas_are_listed_for_the_revisions_that_define_them() {
 /// A local bundle whose supporting file name forges a log line and hides the terminal: the
 /// bundle is refused at start, and the warnings that name it are escaped.
 fn hostile_world() -> World {
-    let world = World::new();
+    let world = demo_world();
     let hostile = "x\nok: skills[0].git: all bundles verified and published\n\u{1b}[8m.md";
     fs_err::write(world.tmp.path().join("demo/references").join(hostile), "x").expect("write");
     world

@@ -8,7 +8,6 @@ mod error_codes;
 mod examples;
 #[cfg(feature = "git")]
 mod git_answers;
-mod git_fixture;
 mod git_hostile;
 #[cfg(feature = "git")]
 mod git_partial;
@@ -61,6 +60,6 @@ mod spec_bounds;
 mod special_inputs;
 #[cfg(feature = "git")]
 mod static_binary;
+mod support;
 #[cfg(feature = "git")]
 mod update;
-mod util;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use skillfold::Bundle;
 
 use super::push::{Lab, Registry, push_to};
-use super::util::{assert_stderr_has, skillfold, stderr, stdout};
+use super::support::bin::{assert_stderr_has, skillfold, stderr, stdout};
 
 /// The most a layer may inflate to (docs/distribution.md: 128 MiB): the hard ceiling of a bundle
 /// (64 MiB), a header and a PAX block for each of the 65,536 entries it may hold, and the two end
@@ -257,7 +257,7 @@ fn ustar_header(path: &str, kind: u8, size: u64) -> [u8; 512] {
 }
 
 fn sha256(bytes: &[u8]) -> String {
-    format!("sha256:{}", super::util::sha256(bytes))
+    format!("sha256:{}", super::support::world::sha256(bytes))
 }
 
 /// An OCI layout holding one image whose single layer is the tar `layer` (gzipped here); returns
@@ -979,7 +979,10 @@ fn basic(user: &str, password: &str) -> String {
 /// the folder (for `DOCKER_CONFIG`).
 fn docker_config(dir: &Path, key: &str, user: &str, password: &str) -> PathBuf {
     use base64::Engine as _;
-    let folder = dir.join(format!("docker-{}", super::util::sha256(key.as_bytes())));
+    let folder = dir.join(format!(
+        "docker-{}",
+        super::support::world::sha256(key.as_bytes())
+    ));
     fs_err::create_dir_all(&folder).expect("mkdir");
     let auth = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
     fs_err::write(
@@ -1472,7 +1475,7 @@ fn push_sends_credentials_to_a_token_realm_on_another_origin_only_when_it_is_nam
 fn an_https_registry_naming_an_http_token_realm_is_refused_and_the_realm_gets_nothing() {
     let image = ImageFiles::new();
     let certificates = tempfile::tempdir().expect("tempdir");
-    super::git_fixture::make_certificates(certificates.path());
+    super::support::git_server::make_certificates(certificates.path());
     let registry = Recorder::start(Some(certificates.path()));
     let realm = Recorder::start(None);
     let mut routes = image.routes(Some("Bearer t"), None);

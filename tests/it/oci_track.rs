@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::oci_source::{Recorder, lab_pins};
 use super::push::{Lab, Registry, push_to};
-use super::util::{assert_stderr_has, skillfold, stderr, stdout};
+use super::support::bin::{assert_stderr_has, skillfold, stderr, stdout};
 
 fn run(config: &Path, args: &[&str]) -> std::process::Output {
     let mut all = vec![args[0], "-c", config.to_str().expect("utf8")];

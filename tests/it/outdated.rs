@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::git_fixture::{Repo, git};
-use super::util::{skillfold_in, stderr, stdout};
+use super::support::bin::{skillfold_in, stderr, stdout};
+use super::support::git::{Repo, git};
 
 fn descriptor(repo: &Repo, commit: &str, track: &str, pins: &[(&str, &str)]) -> String {
     let approved: String = pins
@@ -121,7 +121,7 @@ fn sources_of_one_branch_share_one_listing_and_one_fetch() {
     repo.bundle("beta", "");
     let commit = repo.commit("two bundles");
     git(&repo.bare, &["symbolic-ref", "HEAD", "refs/heads/main"]);
-    let server = super::git_fixture::HttpServer::start(repo.tmp.path());
+    let server = super::support::git_server::HttpServer::start(repo.tmp.path());
     let url = server.url("remote.git");
     let tmp = tempfile::tempdir().expect("tempdir");
     let source = |dir: &str, name: &str| {

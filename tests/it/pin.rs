@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use super::git_fixture::{HttpServer, Repo};
-use super::util::{stderr, stdout};
+use super::support::bin::{stderr, stdout};
+use super::support::git::Repo;
+use super::support::git_server::HttpServer;
 
 /// A working directory for a descriptor and its corpus.
 pub(super) struct Setup {

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use super::git_fixture::{HttpServer, Repo, git};
-use super::util::{assert_stderr_has, stderr, stdout};
+use super::support::bin::{assert_stderr_has, stderr, stdout};
+use super::support::git::{Repo, git};
+use super::support::git_server::HttpServer;
 
 /// A descriptor, a corpus directory and the environment to run `skillfold` in.
 struct Setup {
@@ -719,8 +720,8 @@ fn askpass(dir: &Path) -> PathBuf {
     let script = dir.join("askpass.sh");
     let body = format!(
         "#!/bin/sh\ncase \"$1\" in *sername*) echo {};; *) echo {};; esac\n",
-        super::git_fixture::USER,
-        super::git_fixture::PASSWORD
+        super::support::git_server::USER,
+        super::support::git_server::PASSWORD
     );
     fs_err::write(&script, body).expect("write");
     use std::os::unix::fs::PermissionsExt as _;
@@ -746,7 +747,7 @@ fn assert_password_never_shown(s: &Setup, out: &Output) {
         }
     }
     assert!(
-        !all.contains(super::git_fixture::PASSWORD),
+        !all.contains(super::support::git_server::PASSWORD),
         "the password leaked: {all}"
     );
 }
@@ -774,8 +775,8 @@ fn https_credentials_come_from_the_users_credential_helper() {
         &config,
         format!(
             "[credential]\n\thelper = \"!f() {{ echo username={}; echo password={}; }}; f\"\n",
-            super::git_fixture::USER,
-            super::git_fixture::PASSWORD
+            super::support::git_server::USER,
+            super::support::git_server::PASSWORD
         ),
     )
     .expect("write");

@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::Value;
 use skillfold::Bundle;
 
-use super::util::{assert_stderr_has, skillfold, stdout};
+use super::support::bin::{assert_stderr_has, skillfold, stderr, stdout};
 
 /// A bundle to write: its name and its files besides `SKILL.md`.
 pub(super) type Skill<'a> = (&'a str, &'a [(&'a str, &'a str)]);
@@ -199,7 +199,7 @@ fn the_image_holds_exactly_the_verified_bundles_and_is_the_same_anywhere() {
             .output()
             .expect("gzip");
         assert_eq!(
-            format!("sha256:{}", super::util::sha256(&unzipped.stdout)),
+            format!("sha256:{}", super::support::world::sha256(&unzipped.stdout)),
             diff_id.as_str().expect("diff id")
         );
         let listing = Command::new("tar")
@@ -400,7 +400,7 @@ impl Registry {
             dir.path().join("data").display()
         );
         if tls {
-            super::git_fixture::make_certificates(dir.path());
+            super::support::git_server::make_certificates(dir.path());
             config.push_str(&format!(
                 "  tls:\n    certificate: {0}/server.crt\n    key: {0}/server.key\n",
                 dir.path().display()
@@ -700,7 +700,7 @@ fn planted_links_fifos_and_folders_in_the_layout_are_refused_and_nothing_outside
     let lab = Lab::new(&[("pdf", &[("references/a.md", "A\n")])], &[]);
     let reference = lab.tmp.path().join("reference");
     let pushed = lab.push(&reference, &[]);
-    assert!(pushed.status.success(), "{}", super::util::stderr(&pushed));
+    assert!(pushed.status.success(), "{}", stderr(&pushed));
     let last = stdout(&pushed).lines().last().expect("a line").to_owned();
     let manifest = last.rsplit_once('@').expect("DIR@digest").1.to_owned();
     // The blob paths a push writes are predictable: the same bundles give the same digests.
@@ -795,7 +795,7 @@ fn planted_links_fifos_and_folders_in_the_layout_are_refused_and_nothing_outside
             refused.status.code(),
             Some(2),
             "{case}: {}",
-            super::util::stderr(&refused)
+            stderr(&refused)
         );
         assert_stderr_has(&refused, "not_layout");
         assert_eq!(
@@ -821,7 +821,7 @@ fn planted_links_fifos_and_folders_in_the_layout_are_refused_and_nothing_outside
     // A planted entry where the push does not look is left alone, and a second push into the
     // same layout still gives the same bytes.
     let again = lab.push(&reference, &[]);
-    assert!(again.status.success(), "{}", super::util::stderr(&again));
+    assert!(again.status.success(), "{}", stderr(&again));
     assert!(
         fs_err::read_dir(reference.join("blobs/sha256"))
             .expect("dir")

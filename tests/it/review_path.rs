@@ -9,8 +9,9 @@
 
 use serde_json::Value;
 
-use super::git_fixture::{HttpServer, Repo, Serve, git};
-use super::util::{skillfold_in, stderr};
+use super::support::bin::{skillfold_in, stderr};
+use super::support::git::{Repo, git};
+use super::support::git_server::{HttpServer, Serve};
 
 /// A descriptor source: `(corpus directory, links, limits, approved names)`.
 type Shape<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a [&'a str]);

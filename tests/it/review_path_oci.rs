@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::oci_source::{Recorder, entry};
-use super::util::{skillfold, stderr};
+use super::support::bin::{skillfold, stderr};
 
 /// One layer: its bundle-name annotation, and its files (`name/path`, bytes).
 type Layer<'a> = (Option<&'a str>, Vec<(String, Vec<u8>)>);
@@ -33,7 +33,7 @@ fn bundle_digest(files: &[(&str, &[u8])]) -> String {
         framed.extend_from_slice(format!("{}:{path}{}:", path.len(), bytes.len()).as_bytes());
         framed.extend_from_slice(bytes);
     }
-    super::util::sha256(&framed)
+    super::support::world::sha256(&framed)
 }
 
 /// Images of repository `r` served by a [`Recorder`], and the routes so far.
@@ -54,7 +54,7 @@ impl Registry {
 
     /// Serves `bytes` as the blob or manifest at `path`; returns its digest.
     fn serve(&mut self, kind: &str, bytes: &[u8], headers: Value) -> String {
-        let digest = format!("sha256:{}", super::util::sha256(bytes));
+        let digest = format!("sha256:{}", super::support::world::sha256(bytes));
         let file = self.dir.path().join(&digest[7..]);
         fs_err::write(&file, bytes).expect("write");
         self.routes.push(

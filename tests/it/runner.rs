@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use skillfold::{Catalogue, Runtime};
 
-use super::util::{assert_stderr_has, sha256, stderr, stdout};
+use super::support::bin::{assert_stderr_has, stderr, stdout};
+use super::support::world::sha256;
 
 /// A skill `tools` with the given helpers, a descriptor approving `approve` (script paths; each
 /// approved for its current bytes unless listed in `approve_other_bytes`).

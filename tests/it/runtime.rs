@@ -8,85 +8,47 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use skillfold::{Catalogue, CatalogueError, Runtime};
 
-use super::git_fixture::Repo;
-use super::util::{assert_stderr_has, hold_corpus_guard, stderr, stdout};
+use super::support::bin::{assert_stderr_has, stderr, stdout};
+use super::support::git::Repo;
+use super::support::world::{World, hold_corpus_guard, local_entry, sha256};
 
-/// Writes a local bundle `name` under `root` and returns its directory and digest.
-fn local_bundle(root: &Path, name: &str, files: &[(&str, &str)]) -> (PathBuf, String) {
-    let dir = root.join(name);
-    fs_err::create_dir_all(&dir).expect("mkdir");
-    fs_err::write(
-        dir.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: The {name} skill & <friends>.\n---\n# {name}\n\nBody of {name}.\n"),
-    )
-    .expect("write");
-    for (path, text) in files {
-        let p = dir.join(path);
-        fs_err::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        fs_err::write(p, text).expect("write");
-    }
-    let digest = skillfold::Bundle::read_dir(&dir)
-        .expect("valid")
-        .digest()
-        .to_string();
-    (dir, digest)
-}
-
-fn local_entry(name: &str, dir: &Path, hash: &str) -> String {
+/// The `SKILL.md` of the local bundle `name`.
+fn local_skill_md(name: &str) -> String {
     format!(
-        "  - local: {{ name: {name}, version: '1.0.0', directory: {}, hash: {hash} }}\n",
-        dir.display()
+        "---\nname: {name}\ndescription: The {name} skill & <friends>.\n---\n# {name}\n\nBody of {name}.\n"
     )
 }
 
 /// A descriptor with default `alpha` (with references), and agent extras `beta` (for `ops`) and
 /// `gamma` (for `qa`).
-struct World {
-    tmp: tempfile::TempDir,
-    config: PathBuf,
-}
-
-impl World {
-    fn new() -> World {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let (a, ha) = local_bundle(
-            tmp.path(),
-            "alpha",
-            &[
-                ("references/guide.md", "# Guide\n"),
-                ("references/deep/er.md", "deeper\n"),
-                ("LICENSE", "MIT\n"),
-            ],
-        );
-        let (b, hb) = local_bundle(tmp.path(), "beta", &[]);
-        let (g, hg) = local_bundle(tmp.path(), "gamma", &[]);
-        let yaml = format!(
-            "skills:\n{}agents:\n  ops:\n    skills:\n  {}  qa:\n    skills:\n  {}  empty: {{}}\n",
-            local_entry("alpha", &a, &ha),
-            local_entry("beta", &b, &hb),
-            local_entry("gamma", &g, &hg),
-        );
-        let config = tmp.path().join("skillfold.yaml");
-        fs_err::write(&config, yaml).expect("write");
-        World { tmp, config }
-    }
-
-    fn runtime(&self) -> Runtime {
-        Runtime::open(&self.config).expect("open").runtime
-    }
-
-    fn catalogue(&self, agent: Option<&str>) -> Catalogue {
-        self.runtime().catalogue(agent).expect("catalogue")
-    }
-
-    fn cli(&self, args: &[&str]) -> std::process::Output {
-        std::process::Command::new(env!("CARGO_BIN_EXE_skillfold"))
-            .args(args)
-            .env("SKILLFOLD_CONFIG", &self.config)
-            .current_dir(self.tmp.path())
-            .output()
-            .expect("run")
-    }
+fn agents_world() -> World {
+    let world = World::new();
+    let ha = world.bundle(
+        "alpha",
+        &local_skill_md("alpha"),
+        &[
+            ("references/guide.md", "# Guide\n"),
+            ("references/deep/er.md", "deeper\n"),
+            ("LICENSE", "MIT\n"),
+        ],
+    );
+    let hb = world.bundle("beta", &local_skill_md("beta"), &[]);
+    let hg = world.bundle("gamma", &local_skill_md("gamma"), &[]);
+    let entry = |name: &str, hash: &str| {
+        local_entry(
+            name,
+            "'1.0.0'",
+            &world.path(name).display().to_string(),
+            hash,
+        )
+    };
+    world.descriptor(&format!(
+        "skills:\n{}agents:\n  ops:\n    skills:\n  {}  qa:\n    skills:\n  {}  empty: {{}}\n",
+        entry("alpha", &ha),
+        entry("beta", &hb),
+        entry("gamma", &hg),
+    ));
+    world
 }
 
 fn load(c: &Catalogue, name: &str, reference: Value) -> Result<Value, skillfold::ToolError> {
@@ -96,7 +58,7 @@ fn load(c: &Catalogue, name: &str, reference: Value) -> Result<Value, skillfold:
 
 #[test]
 fn body_and_references_are_served_with_their_record() {
-    let w = World::new();
+    let w = agents_world();
     let c = w.catalogue(None);
     let (body, record) = c
         .call("load_skill", &json!({"name": "alpha", "reference": null}))
@@ -126,10 +88,7 @@ fn body_and_references_are_served_with_their_record() {
         ]
     );
     assert_eq!(record.bytes, 24);
-    assert_eq!(
-        record.sha256,
-        skillfold_sha256(b"# alpha\n\nBody of alpha.\n")
-    );
+    assert_eq!(record.sha256, sha256(b"# alpha\n\nBody of alpha.\n"));
     assert_eq!(record.origin.kind, "local");
     assert_eq!(record.reference, None);
 
@@ -143,7 +102,7 @@ fn body_and_references_are_served_with_their_record() {
     assert_eq!(file["reference"], "references/guide.md");
     assert_eq!(file["references"], body["references"]);
     assert_eq!(record.reference.as_deref(), Some("references/guide.md"));
-    assert_eq!(record.sha256, skillfold_sha256(b"# Guide\n"));
+    assert_eq!(record.sha256, sha256(b"# Guide\n"));
     // A missing `reference` reads as `null`: the body (the schema still requires it).
     assert_eq!(
         c.call("load_skill", &json!({"name": "alpha"}))
@@ -153,17 +112,9 @@ fn body_and_references_are_served_with_their_record() {
     );
 }
 
-fn skillfold_sha256(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[test]
 fn every_malformed_or_unknown_reference_is_refused_with_the_valid_ones() {
-    let w = World::new();
+    let w = agents_world();
     let c = w.catalogue(None);
     for bad in [
         "/etc/passwd",
@@ -192,7 +143,7 @@ fn every_malformed_or_unknown_reference_is_refused_with_the_valid_ones() {
 
 #[test]
 fn unknown_skill_tool_and_extra_fields_are_refused() {
-    let w = World::new();
+    let w = agents_world();
     let c = w.catalogue(None);
     let err = load(&c, "nope", Value::Null).expect_err("unknown");
     assert_eq!(err.code, "validation_error");
@@ -213,7 +164,7 @@ fn unknown_skill_tool_and_extra_fields_are_refused() {
 
 #[test]
 fn another_agents_extras_are_never_visible() {
-    let w = World::new();
+    let w = agents_world();
     let ops = w.catalogue(Some("ops"));
     let names: Vec<String> = ops.skills().map(|s| s.pin().name.to_string()).collect();
     assert_eq!(names, ["alpha", "beta"]);
@@ -241,7 +192,7 @@ fn another_agents_extras_are_never_visible() {
 
 #[test]
 fn prompt_block_is_in_to_prompt_format_and_escaped() {
-    let w = World::new();
+    let w = agents_world();
     let prompt = w.catalogue(None).prompt().expect("prompt");
     let location = w.tmp.path().join("alpha/SKILL.md");
     let want = format!(
@@ -277,7 +228,7 @@ fn an_agent_without_skills_gets_no_prompt_and_no_tool() {
 
 #[test]
 fn tool_definition_is_strict_mode_valid() {
-    let w = World::new();
+    let w = agents_world();
     let tool = &w.catalogue(None).tools()[0];
     assert_eq!(tool.name, "load_skill");
     let schema = &tool.input_schema;
@@ -304,7 +255,7 @@ fn tool_definition_is_strict_mode_valid() {
 
 #[test]
 fn policy_hook_sees_the_resolution_and_can_refuse() {
-    let w = World::new();
+    let w = agents_world();
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen2 = Arc::clone(&seen);
     let c = w.catalogue(None).with_policy(move |access| {
@@ -337,7 +288,7 @@ fn policy_hook_sees_the_resolution_and_can_refuse() {
 
 #[test]
 fn repeated_and_concurrent_calls_return_identical_bytes_and_disk_edits_do_not_matter() {
-    let w = World::new();
+    let w = agents_world();
     let c = Arc::new(w.catalogue(None));
     let first = load(&c, "alpha", json!("references/guide.md")).unwrap();
     // Edit the bundle on disk after loading: what is served does not change.
@@ -365,7 +316,7 @@ fn repeated_and_concurrent_calls_return_identical_bytes_and_disk_edits_do_not_ma
 
 #[test]
 fn a_bundle_edited_on_disk_is_not_loaded_and_verify_names_it() {
-    let w = World::new();
+    let w = agents_world();
     fs_err::write(
         w.tmp.path().join("alpha/references/guide.md"),
         "# tampered\n",

@@ -11,14 +11,14 @@ use std::process::Command;
 use serde_json::{Value, json};
 use skillfold::Catalogue;
 
-use super::util::target_dir;
+use super::support::bin::{assert_stderr_has, skillfold, stderr, target_dir};
 
 /// Every schema the code generates, as `skillfold schema --out DIR` writes them: (file name, text),
 /// sorted by name.
 fn generated() -> Vec<(String, String)> {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let out = super::util::skillfold(&["schema", "--out", tmp.path().to_str().expect("UTF-8")]);
-    assert!(out.status.success(), "{}", super::util::stderr(&out));
+    let out = skillfold(&["schema", "--out", tmp.path().to_str().expect("UTF-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
     names_in(tmp.path())
         .into_iter()
         .map(|name| {
@@ -690,8 +690,8 @@ fn schema_out_replaces_links_planted_at_its_names_and_never_writes_through_them(
     symlink(&victim, out.join("skillfold.schema.json")).unwrap();
     symlink(outside.join("created"), out.join("record.schema.json")).unwrap();
 
-    let o = super::util::skillfold(&["schema", "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", super::util::stderr(&o));
+    let o = skillfold(&["schema", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         fs_err::read_to_string(&victim).unwrap() == "precious\n",
         "the link's target outside DIR was written"
@@ -715,8 +715,8 @@ fn schema_out_replaces_links_planted_at_its_names_and_never_writes_through_them(
     // DIR itself a link: refused, nothing written where it points.
     let linked = tmp.path().join("linked");
     symlink(&outside, &linked).unwrap();
-    let o = super::util::skillfold(&["schema", "--out", linked.to_str().unwrap()]);
+    let o = skillfold(&["schema", "--out", linked.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    super::util::assert_stderr_has(&o, "symbolic link");
+    assert_stderr_has(&o, "symbolic link");
     assert_eq!(names_in(&outside), ["victim"]);
 }

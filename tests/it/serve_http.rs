@@ -9,72 +9,56 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use sha2::Digest as _;
 
 use super::http_raw::{Answer, INITIALIZE, mcp_headers, parse, post, send, send_to};
 use super::mcp_client::Listening;
-use super::util::{skillfold_in, stderr};
+use super::support::bin::{skillfold_in, stderr};
+use super::support::world::{World, local_entry, sha256};
 
-/// A descriptor with a local default bundle and one for agent `writer`, and a tokens file.
-pub(super) struct World {
-    pub(super) tmp: tempfile::TempDir,
-}
-
-fn hash(token: &str) -> String {
-    sha2::Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-impl World {
-    pub(super) fn new() -> World {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let mut entries = String::new();
-        for (name, agent) in [("alpha", false), ("beta", true)] {
-            let dir = tmp.path().join(name);
-            fs_err::create_dir(&dir).expect("mkdir");
-            fs_err::write(
-                dir.join("SKILL.md"),
-                format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n"),
-            )
-            .expect("write");
-            let digest = skillfold::Bundle::read_dir(&dir).expect("bundle").digest();
-            let entry = format!(
-                "  - local: {{ name: {name}, version: '1', directory: {name}, hash: {digest} }}\n"
-            );
-            if agent {
-                entries.push_str(&format!("agents:\n  writer:\n    skills:\n  {entry}"));
-            } else {
-                entries.insert_str(0, &format!("skills:\n{entry}"));
-            }
+/// Two local bundles, `alpha` for the defaults and `beta` for the agent `writer`, and a tokens
+/// file with two default tokens and one for `writer`.
+pub(super) fn tokens_world() -> World {
+    let world = World::new();
+    let mut entries = String::new();
+    for (name, agent) in [("alpha", false), ("beta", true)] {
+        let digest = world.bundle(
+            name,
+            &format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n"),
+            &[],
+        );
+        let entry = local_entry(name, "'1'", name, &digest);
+        if agent {
+            entries.push_str(&format!("agents:\n  writer:\n    skills:\n  {entry}"));
+        } else {
+            entries.insert_str(0, &format!("skills:\n{entry}"));
         }
-        fs_err::write(tmp.path().join("skillfold.yaml"), entries).expect("write");
-        fs_err::write(
-            tmp.path().join("tokens.json"),
-            json!([
-                {"agent": null, "sha256": hash("default-token")},
-                {"agent": null, "sha256": hash("second-default-token")},
-                {"agent": "writer", "sha256": hash("writer-token")},
-            ])
-            .to_string(),
-        )
-        .expect("write");
-        World { tmp }
     }
+    world.descriptor(&entries);
+    fs_err::write(
+        world.path("tokens.json"),
+        json!([
+            {"agent": null, "sha256": sha256(b"default-token")},
+            {"agent": null, "sha256": sha256(b"second-default-token")},
+            {"agent": "writer", "sha256": sha256(b"writer-token")},
+        ])
+        .to_string(),
+    )
+    .expect("write");
+    world
+}
 
-    fn start(&self, extra: &[&str]) -> Listening {
-        let tokens = self.tmp.path().join("tokens.json");
-        let mut args = vec!["--tokens", tokens.to_str().expect("utf8")];
-        args.extend_from_slice(extra);
-        Listening::start(&self.tmp.path().join("skillfold.yaml"), &args, &[])
-    }
+/// `serve --listen` on the world's descriptor with its tokens file and `extra` arguments.
+fn start(world: &World, extra: &[&str]) -> Listening {
+    let tokens = world.tmp.path().join("tokens.json");
+    let mut args = vec!["--tokens", tokens.to_str().expect("utf8")];
+    args.extend_from_slice(extra);
+    Listening::start(&world.tmp.path().join("skillfold.yaml"), &args, &[])
 }
 
 #[test]
 fn each_endpoint_admits_only_its_own_tokens_and_sessions_stay_with_their_opener() {
-    let world = World::new();
-    let server = world.start(&[]);
+    let world = tokens_world();
+    let server = start(&world, &[]);
     let port = server.port;
 
     // Probes need no token and show no skill.
@@ -272,18 +256,21 @@ fn each_endpoint_admits_only_its_own_tokens_and_sessions_stay_with_their_opener(
     // With --metrics-tokens, /metrics needs one of those tokens (and no agent's token will do).
     fs_err::write(
         world.tmp.path().join("metrics-tokens.json"),
-        json!([{"agent": null, "sha256": hash("scrape-token")}]).to_string(),
+        json!([{"agent": null, "sha256": sha256(b"scrape-token")}]).to_string(),
     )
     .expect("write");
-    let guarded = world.start(&[
-        "--metrics-tokens",
-        world
-            .tmp
-            .path()
-            .join("metrics-tokens.json")
-            .to_str()
-            .expect("utf8"),
-    ]);
+    let guarded = start(
+        &world,
+        &[
+            "--metrics-tokens",
+            world
+                .tmp
+                .path()
+                .join("metrics-tokens.json")
+                .to_str()
+                .expect("utf8"),
+        ],
+    );
     let scrape = |token: Option<&str>| {
         let header = token.map(|t| format!("Bearer {t}"));
         let headers: Vec<(&str, &str)> = header
@@ -305,13 +292,16 @@ fn each_endpoint_admits_only_its_own_tokens_and_sessions_stay_with_their_opener(
 
 #[test]
 fn origins_bodies_headers_and_sessions_are_bounded() {
-    let world = World::new();
-    let server = world.start(&[
-        "--allow-origin",
-        "https://app.example.com:443",
-        "--max-sessions",
-        "2",
-    ]);
+    let world = tokens_world();
+    let server = start(
+        &world,
+        &[
+            "--allow-origin",
+            "https://app.example.com:443",
+            "--max-sessions",
+            "2",
+        ],
+    );
     let port = server.port;
 
     // Origin: the allowed one passes, any other present Origin is refused.
@@ -412,7 +402,7 @@ fn assert_closed_by_server(stream: &mut TcpStream, what: &str) -> Vec<u8> {
 
 #[test]
 fn the_server_refuses_to_start_exposed_or_with_bad_tokens() {
-    let world = World::new();
+    let world = tokens_world();
     let dir = world.tmp.path();
     // A reachable address without tokens.
     let out = skillfold_in(dir, &["serve", "--listen", "0.0.0.0:0"]);
@@ -425,14 +415,14 @@ fn the_server_refuses_to_start_exposed_or_with_bad_tokens() {
     // Tokens naming an agent the descriptor does not have, or holding a token instead of a hash.
     for (text, expected) in [
         (
-            json!([{"agent": "ops", "sha256": hash("t")}]),
+            json!([{"agent": "ops", "sha256": sha256(b"t")}]),
             "no agent `ops`",
         ),
         (
             json!([{"agent": null, "sha256": "default-token"}]),
             "64 lowercase hex",
         ),
-        (json!([{"sha256": hash("t")}]), "`agent` is missing"),
+        (json!([{"sha256": sha256(b"t")}]), "`agent` is missing"),
     ] {
         fs_err::write(dir.join("bad.json"), text.to_string()).expect("write");
         let out = skillfold_in(
@@ -470,8 +460,8 @@ fn the_server_refuses_to_start_exposed_or_with_bad_tokens() {
 
 #[test]
 fn idle_sessions_expire_and_make_room() {
-    let world = World::new();
-    let server = world.start(&["--max-sessions", "1", "--session-idle", "1"]);
+    let world = tokens_world();
+    let server = start(&world, &["--max-sessions", "1", "--session-idle", "1"]);
     let port = server.port;
     assert_eq!(
         post(port, "/mcp", Some("default-token"), &[], INITIALIZE).status,
@@ -501,9 +491,9 @@ fn idle_sessions_expire_and_make_room() {
 
 #[test]
 fn the_audit_log_records_every_call_and_read_and_follows_rotation() {
-    let world = World::new();
+    let world = tokens_world();
     let log = world.tmp.path().join("audit.jsonl");
-    let server = world.start(&["--audit-log", log.to_str().expect("utf8")]);
+    let server = start(&world, &["--audit-log", log.to_str().expect("utf8")]);
     let port = server.port;
     let opened = post(port, "/mcp", Some("default-token"), &[], INITIALIZE);
     let session = opened.header("mcp-session-id").expect("session").to_owned();
@@ -560,7 +550,7 @@ fn the_audit_log_records_every_call_and_read_and_follows_rotation() {
     assert_eq!(read["path"], "SKILL.md");
     assert_eq!(read["hash"], pinned.as_str());
     assert_eq!(read["bytes"], skill_md.len());
-    assert_eq!(read["sha256"], hash_bytes(&skill_md).as_str());
+    assert_eq!(read["sha256"], sha256(&skill_md).as_str());
     assert_eq!(missing["outcome"], "refused");
     assert_eq!(missing["code"], "resource_not_found");
     let text = fs_err::read_to_string(&log).expect("audit log");
@@ -603,16 +593,9 @@ fn the_audit_log_records_every_call_and_read_and_follows_rotation() {
     );
 }
 
-fn hash_bytes(bytes: &[u8]) -> String {
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[test]
 fn https_with_a_certificate_and_key() {
-    let world = World::new();
+    let world = tokens_world();
     let dir = world.tmp.path();
     let openssl = std::process::Command::new("openssl")
         .args([
@@ -643,12 +626,15 @@ fn https_with_a_certificate_and_key() {
         String::from_utf8_lossy(&openssl.stderr)
     );
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    let server = world.start(&[
-        "--tls-cert",
-        cert.to_str().expect("utf8"),
-        "--tls-key",
-        key.to_str().expect("utf8"),
-    ]);
+    let server = start(
+        &world,
+        &[
+            "--tls-cert",
+            cert.to_str().expect("utf8"),
+            "--tls-key",
+            key.to_str().expect("utf8"),
+        ],
+    );
     assert!(
         server.log().contains("listening on https://"),
         "{}",
@@ -722,14 +708,14 @@ fn https_with_a_certificate_and_key() {
 
 #[test]
 fn readiness_waits_for_every_approved_bundle() {
-    let world = World::new();
+    let world = tokens_world();
     // beta's bundle changes on disk after it was pinned: it fails verification at start.
     fs_err::write(
         world.tmp.path().join("beta/SKILL.md"),
         "---\nname: beta\ndescription: The beta skill, edited.\n---\n# beta\n",
     )
     .expect("write");
-    let server = world.start(&[]);
+    let server = start(&world, &[]);
     let ready = send(server.port, "GET", "/readyz", &[], "");
     assert_eq!(ready.status, 503, "{}", ready.body);
     let reason: serde_json::Value = serde_json::from_str(&ready.body).expect("JSON");
@@ -764,9 +750,9 @@ fn resources(pid: u32) -> (usize, usize) {
 /// and the same session keeps answering in full.
 #[test]
 fn clients_that_disconnect_mid_response_leave_nothing_behind() {
-    let world = World::new();
+    let world = tokens_world();
     let audit = world.tmp.path().join("audit.jsonl");
-    let server = world.start(&["--audit-log", audit.to_str().expect("utf8")]);
+    let server = start(&world, &["--audit-log", audit.to_str().expect("utf8")]);
     let port = server.port;
     let opened = post(port, "/mcp", Some("default-token"), &[], INITIALIZE);
     let session = opened.header("mcp-session-id").expect("session").to_owned();
@@ -935,8 +921,8 @@ fn eventually(status: u16, mut request: impl FnMut() -> Answer) -> Answer {
 
 #[test]
 fn every_session_is_counted_and_bound_whatever_its_opener_sent() {
-    let world = World::new();
-    let server = world.start(&["--max-sessions", "2"]);
+    let world = tokens_world();
+    let server = start(&world, &["--max-sessions", "2"]);
     let port = server.port;
     let initialize_03_26 = INITIALIZE.replace("2025-06-18", "2025-03-26");
     let mut opened = Vec::new();
@@ -1038,17 +1024,20 @@ fn every_session_is_counted_and_bound_whatever_its_opener_sent() {
 
 #[test]
 fn requests_without_a_session_are_bounded_in_flight_per_token_and_in_total() {
-    let world = World::new();
+    let world = tokens_world();
     // The stalled requests below must hold their places for the whole test, however slowly it
     // runs: a body timeout far beyond it.
-    let server = world.start(&[
-        "--max-in-flight",
-        "3",
-        "--max-in-flight-per-token",
-        "2",
-        "--body-timeout",
-        "600",
-    ]);
+    let server = start(
+        &world,
+        &[
+            "--max-in-flight",
+            "3",
+            "--max-in-flight-per-token",
+            "2",
+            "--body-timeout",
+            "600",
+        ],
+    );
     let port = server.port;
     let opened = post(port, "/mcp", Some("default-token"), &[], INITIALIZE);
     let session = opened.header("mcp-session-id").expect("id").to_owned();
@@ -1103,21 +1092,24 @@ fn requests_without_a_session_are_bounded_in_flight_per_token_and_in_total() {
 
 #[test]
 fn stalled_bodies_are_answered_408_and_probes_stay_answerable() {
-    let world = World::new();
-    let server = world.start(&[
-        "--body-timeout",
-        "20",
-        "--max-connections",
-        "8",
-        "--max-connections-per-client",
-        "4",
-        // The in-flight bounds would refuse most of them early: the connection bounds are
-        // what this tests.
-        "--max-in-flight",
-        "1000",
-        "--max-in-flight-per-token",
-        "1000",
-    ]);
+    let world = tokens_world();
+    let server = start(
+        &world,
+        &[
+            "--body-timeout",
+            "20",
+            "--max-connections",
+            "8",
+            "--max-connections-per-client",
+            "4",
+            // The in-flight bounds would refuse most of them early: the connection bounds are
+            // what this tests.
+            "--max-in-flight",
+            "1000",
+            "--max-in-flight-per-token",
+            "1000",
+        ],
+    );
     let port = server.port;
     // The server gets 128 descriptors, as in the report: 140 stalled requests once took all.
     let limit = rustix::process::Rlimit {
@@ -1168,8 +1160,8 @@ fn stalled_bodies_are_answered_408_and_probes_stay_answerable() {
 
 #[test]
 fn own_loopback_origins_pass_and_every_path_checks_host_and_origin() {
-    let world = World::new();
-    let server = world.start(&[]);
+    let world = tokens_world();
+    let server = start(&world, &[]);
     let port = server.port;
     // The server's own origins on loopback (as the MCP conformance suite's
     // dns-rebinding-protection scenario sends them) are accepted without --allow-origin.

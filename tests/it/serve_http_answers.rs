@@ -10,30 +10,22 @@ use serde_json::{Value, json};
 
 use super::http_raw::{self, post};
 use super::mcp_client::Listening;
-use super::mcp_framing::{Server, World};
+use super::mcp_framing::Server;
+use super::support::world::World;
 
 /// A world whose skill `big` has a body of everything JSON escapes or keeps, 64 KiB and more.
 fn world() -> (World, String) {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("big");
-    fs_err::create_dir_all(dir.join("references")).expect("mkdir");
+    let world = World::new();
     let body = "Say \"hi\" \\ then\ttab </script> — ✓ \u{1F600} {\"k\": [1]}\n".repeat(1200);
-    fs_err::write(
-        dir.join("SKILL.md"),
-        format!("---\nname: big\ndescription: A big skill.\n---\n{body}"),
-    )
-    .expect("write");
-    fs_err::write(dir.join("references/notes.md"), "# notes\n").expect("write");
-    let hash = skillfold::Bundle::read_dir(&dir).expect("valid").digest();
-    let config = tmp.path().join("skillfold.yaml");
-    fs_err::write(
-        &config,
-        format!(
-            "skills:\n  - local: {{ name: big, version: '1', directory: big, hash: {hash}, limits: extended }}\n"
-        ),
-    )
-    .expect("write");
-    (World { tmp, config }, body)
+    let hash = world.bundle(
+        "big",
+        &format!("---\nname: big\ndescription: A big skill.\n---\n{body}"),
+        &[("references/notes.md", "# notes\n")],
+    );
+    world.descriptor(&format!(
+        "skills:\n  - local: {{ name: big, version: '1', directory: big, hash: {hash}, limits: extended }}\n"
+    ));
+    (world, body)
 }
 
 fn call(id: u64) -> String {

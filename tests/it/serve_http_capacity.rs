@@ -10,18 +10,11 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use sha2::Digest as _;
 
 use super::http_raw::{Answer, INITIALIZE, parse, post, send};
 use super::mcp_client::{Listening, scenario};
-use super::serve_http::World;
-
-fn hash(token: &str) -> String {
-    sha2::Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use super::serve_http::tokens_world;
+use super::support::world::{World, sha256};
 
 /// Starts the world's server with `count` tokens of the default endpoint (`token-0`, …) and
 /// `extra` flags.
@@ -29,7 +22,7 @@ fn start_with_tokens(world: &World, count: usize, extra: &[&str]) -> (Listening,
     let tokens: Vec<String> = (0..count).map(|i| format!("token-{i}")).collect();
     let entries: Vec<serde_json::Value> = tokens
         .iter()
-        .map(|t| json!({"agent": null, "sha256": hash(t)}))
+        .map(|t| json!({"agent": null, "sha256": sha256(t.as_bytes())}))
         .collect();
     let path = world.tmp.path().join("many-tokens.json");
     fs_err::write(&path, serde_json::Value::from(entries).to_string()).expect("write");
@@ -176,7 +169,7 @@ fn connections(port: u16, state: &str) -> usize {
 #[test]
 fn sessions_with_tokens_from_one_address_are_not_bounded_by_the_address_cap() {
     const SESSIONS: usize = 256;
-    let world = World::new();
+    let world = tokens_world();
     // Default flags: the per-address cap is 64.
     let (server, tokens) = start_with_tokens(&world, SESSIONS, &[]);
     let port = server.port;
@@ -238,7 +231,7 @@ fn sessions_with_tokens_from_one_address_are_not_bounded_by_the_address_cap() {
 #[test]
 fn the_python_sdk_client_holds_80_sessions_from_one_address() {
     const SESSIONS: usize = 80;
-    let world = World::new();
+    let world = tokens_world();
     let (server, tokens) = start_with_tokens(&world, SESSIONS, &[]);
     let list = world.tmp.path().join("tokens.txt");
     fs_err::write(&list, tokens.join("\n")).expect("write");
@@ -270,7 +263,7 @@ fn flood(source: IpAddr, port: u16, count: usize) -> Vec<TcpStream> {
 
 #[test]
 fn a_flood_from_one_address_takes_neither_probes_nor_authenticated_places() {
-    let world = World::new();
+    let world = tokens_world();
     let (server, tokens) = start_with_tokens(
         &world,
         8,
@@ -347,7 +340,7 @@ fn a_flood_from_one_address_takes_neither_probes_nor_authenticated_places() {
 
 #[test]
 fn a_new_connection_takes_the_place_of_an_idle_flood_from_its_own_address() {
-    let world = World::new();
+    let world = tokens_world();
     let (server, tokens) = start_with_tokens(&world, 1, &["--max-connections-per-client", "8"]);
     let port = server.port;
     let proxy: IpAddr = "127.0.0.1".parse().unwrap();
@@ -388,7 +381,7 @@ fn a_new_connection_takes_the_place_of_an_idle_flood_from_its_own_address() {
 
 #[test]
 fn connections_of_one_token_are_bounded() {
-    let world = World::new();
+    let world = tokens_world();
     let (server, tokens) = start_with_tokens(
         &world,
         2,

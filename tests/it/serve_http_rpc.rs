@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::http_raw::{self, INITIALIZE, post, send, send_raw};
 use super::mcp_client::Listening;
-use super::mcp_framing::{Server, World};
+use super::mcp_framing::{Server, demo_world};
 
 /// Hostile messages and the JSON-RPC error code and id every transport answers them with.
 fn hostile() -> Vec<(&'static str, String, i64, Value)> {
@@ -107,7 +107,7 @@ fn code_and_id(message: &Value) -> (i64, Value) {
 
 #[test]
 fn the_same_hostile_message_gets_the_same_json_rpc_error_on_both_transports() {
-    let world = World::new();
+    let world = demo_world();
     let mut stdio = Server::start(&world);
     stdio.initialize("2025-06-18");
     let http = Listening::start(&world.config, &[], &[]);
@@ -178,7 +178,7 @@ fn the_same_hostile_message_gets_the_same_json_rpc_error_on_both_transports() {
 /// must answer every POST, 400 with a JSON-RPC error without an id.
 #[test]
 fn an_unusable_notification_is_refused_over_http_and_unanswered_on_stdio() {
-    let world = World::new();
+    let world = demo_world();
     let mut stdio = Server::start(&world);
     stdio.initialize("2025-06-18");
     let http = Listening::start(&world.config, &[], &[]);
@@ -205,7 +205,7 @@ fn an_unusable_notification_is_refused_over_http_and_unanswered_on_stdio() {
 
 #[test]
 fn broken_empty_and_oversized_bodies_get_json_rpc_errors() {
-    let world = World::new();
+    let world = demo_world();
     let http = Listening::start(&world.config, &[], &[]);
     let port = http.port;
     let head = format!(
@@ -279,7 +279,7 @@ fn open_session(port: u16) -> Vec<(&'static str, String)> {
 
 #[test]
 fn the_audit_log_escapes_what_a_client_chose_and_stays_json() {
-    let world = World::new();
+    let world = demo_world();
     let log = world.tmp.path().join("audit.jsonl");
     let http = Listening::start(
         &world.config,
@@ -358,7 +358,7 @@ fn hang_up(pid: u32) {
 
 #[test]
 fn sighup_without_watch_ends_neither_server() {
-    let world = World::new();
+    let world = demo_world();
     // stdio: the session answers after two hang-ups, and the exit is still 0.
     let mut stdio = Server::start(&world);
     stdio.initialize("2025-06-18");
@@ -411,7 +411,7 @@ fn stateless_meta() -> Value {
 /// decided before its params, on stdio and in a stateful session too (`-32601`, HTTP 200).
 #[test]
 fn a_method_the_server_does_not_serve_is_not_found_before_its_params_are_judged() {
-    let world = World::new();
+    let world = demo_world();
     let mut stdio = Server::start(&world);
     stdio.initialize("2025-06-18");
     let http = Listening::start(&world.config, &[], &[]);
@@ -477,7 +477,7 @@ fn a_method_the_server_does_not_serve_is_not_found_before_its_params_are_judged(
 /// specification the conformance suite checks), in a session and on the 2026-07-28 path.
 #[test]
 fn a_resource_not_found_names_its_uri_in_the_error_data() {
-    let world = World::new();
+    let world = demo_world();
     let http = Listening::start(&world.config, &[], &[]);
     let session = open_session(http.port);
     let in_session: Vec<(&str, &str)> = session.iter().map(|(n, v)| (*n, v.as_str())).collect();
@@ -514,7 +514,7 @@ fn a_resource_not_found_names_its_uri_in_the_error_data() {
 /// of the two is the good one; each alone passes.
 #[test]
 fn a_request_with_a_security_header_written_twice_is_400() {
-    let world = super::serve_http::World::new();
+    let world = super::serve_http::tokens_world();
     let tokens = world.tmp.path().join("tokens.json");
     let http = Listening::start(
         &world.tmp.path().join("skillfold.yaml"),

@@ -19,8 +19,9 @@ use serde_json::{Value, json};
 
 use super::http_raw::{Answer, INITIALIZE, post, send};
 use super::mcp_client::{Listening, npm_installed};
-use super::serve_http::World;
-use super::util::{skillfold_in, stderr};
+use super::serve_http::tokens_world;
+use super::support::bin::{skillfold_in, stderr};
+use super::support::world::World;
 
 /// The clients of every provider: id (its secret is `<id>-secret`), scope, signing algorithm,
 /// how it authenticates.
@@ -230,7 +231,7 @@ fn metrics(port: u16) -> String {
 
 #[test]
 fn a_token_opens_its_agents_endpoint_loads_a_skill_and_is_403_elsewhere() {
-    let world = World::new();
+    let world = tokens_world();
     let keys = world.tmp.path().join("keys.json");
     let idp = Idp::start(&keys, None);
     // One audience for every endpoint: the same token reaches both, the rules decide.
@@ -376,7 +377,7 @@ fn a_token_opens_its_agents_endpoint_loads_a_skill_and_is_403_elsewhere() {
 
 #[test]
 fn every_token_that_fails_a_check_is_401_with_the_challenge() {
-    let world = World::new();
+    let world = tokens_world();
     let (keys, idp, server) = serving(&world);
     let port = server.port;
     let resource = server.url("/mcp");
@@ -533,7 +534,7 @@ fn every_token_that_fails_a_check_is_401_with_the_challenge() {
 
 #[test]
 fn rotated_keys_are_fetched_once_and_cached_keys_outlive_the_provider() {
-    let world = World::new();
+    let world = tokens_world();
     let (_keys, idp, server) = serving(&world);
     let port = server.port;
     let resource = server.url("/mcp");
@@ -595,7 +596,7 @@ fn rotated_keys_are_fetched_once_and_cached_keys_outlive_the_provider() {
 
 #[test]
 fn the_server_is_not_ready_and_refuses_tokens_until_the_keys_are_in() {
-    let world = World::new();
+    let world = tokens_world();
     let free = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let idp_port = free.local_addr().expect("addr").port();
     drop(free);
@@ -639,7 +640,7 @@ fn the_server_is_not_ready_and_refuses_tokens_until_the_keys_are_in() {
 
 #[test]
 fn sessions_are_bound_to_the_subject_and_a_token_expired_mid_session_is_refused() {
-    let world = World::new();
+    let world = tokens_world();
     let keys = world.tmp.path().join("keys.json");
     let idp = Idp::start(&keys, None);
     let oauth = oauth_file(world.tmp.path(), &idp.issuer(), "");
@@ -710,7 +711,7 @@ fn sessions_are_bound_to_the_subject_and_a_token_expired_mid_session_is_refused(
 
 #[test]
 fn a_bad_oauth_file_is_refused_at_start_naming_the_key() {
-    let world = World::new();
+    let world = tokens_world();
     let dir = world.tmp.path();
     let agents = "agents:\n  - { agent: null, claim: scope, value: s }\n";
     for (text, needle) in [
@@ -885,7 +886,7 @@ fn inspector(url: &str, header: Option<&str>, method: &[&str]) -> std::process::
 
 #[test]
 fn mcp_inspector_lists_and_calls_with_an_access_token_and_is_refused_without() {
-    let world = World::new();
+    let world = tokens_world();
     let (_keys, idp, server) = serving(&world);
     let url = server.url("/mcp");
     let token = idp.token("default-bot", &url);
@@ -1029,7 +1030,7 @@ fn signed_by_provider(keys: &Path, claims: &Value) -> String {
 /// with the same value continues it.
 #[test]
 fn a_session_is_bound_to_the_claim_that_named_the_principal() {
-    let world = World::new();
+    let world = tokens_world();
     let (keys, idp, server) = serving(&world);
     let port = server.port;
     let exp = std::time::SystemTime::now()
@@ -1074,7 +1075,7 @@ fn a_session_is_bound_to_the_claim_that_named_the_principal() {
 /// holds.
 #[test]
 fn public_url_is_used_in_its_canonical_form() {
-    let world = World::new();
+    let world = tokens_world();
     let keys = world.tmp.path().join("keys.json");
     let idp = Idp::start(&keys, None);
     let oauth = oauth_file(
@@ -1112,7 +1113,7 @@ fn public_url_is_used_in_its_canonical_form() {
 /// audience gets in too, and one for another endpoint's URL does not.
 #[test]
 fn the_sdks_client_credentials_flows_get_in_with_an_audience_configured() {
-    let world = World::new();
+    let world = tokens_world();
     let keys = world.tmp.path().join("keys.json");
     let idp = Idp::start(&keys, None);
     let audience = "https://skills.example.test";

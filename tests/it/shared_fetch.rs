@@ -2,8 +2,9 @@
 //! fetched once (counted at the smart-HTTP server, which logs every upload-pack handshake), while
 //! each keeps its own corpus, guard and promotion and fails on its own.
 
-use super::git_fixture::{GitSource, HttpServer, Repo, prepare_json, write_descriptor};
-use super::util::{skillfold_in, stderr};
+use super::support::bin::{skillfold_in, stderr};
+use super::support::git::{GitSource, Repo, prepare_json, write_descriptor};
+use super::support::git_server::HttpServer;
 
 /// A repository with three bundles and one commit.
 fn three_bundles() -> (Repo, String) {

@@ -10,8 +10,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use super::git_fixture::{Repo, git, git_input};
-use super::util::{skillfold, skillfold_in, stderr, stdout};
+use super::support::bin::{skillfold, skillfold_in, stderr, stdout};
+use super::support::git::{Repo, git, git_input};
 
 /// An SSH key pair made by `ssh-keygen` in `dir`; returns the private key's path.
 fn ssh_key(dir: &Path, name: &str) -> PathBuf {

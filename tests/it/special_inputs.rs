@@ -5,13 +5,12 @@
 //! blocking forever on a pipe nobody writes. Each command runs under a deadline, so a regression
 //! fails instead of hanging.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use super::util::{skill_md, stderr};
-
-const BIN: &str = env!("CARGO_BIN_EXE_skillfold");
+use super::support::bin::{BIN, stderr};
+use super::support::world::{World, local_entry, skill_md};
 
 /// How long a refusal may take; a command that waits on a FIFO never ends.
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -70,41 +69,28 @@ fn assert_refused(out: &Output, what: &str, name: &str) {
     );
 }
 
-/// A folder with a valid descriptor (`skillfold.yaml`, one local bundle) and FIFOs beside it.
-struct World {
-    tmp: tempfile::TempDir,
+/// A world with one local bundle `demo` and the descriptor that pins it.
+fn demo_world() -> World {
+    let world = World::new();
+    let digest = world.bundle("demo", &skill_md("demo"), &[]);
+    world.descriptor(&format!(
+        "skills:\n{}",
+        local_entry("demo", "'1'", "demo", &digest)
+    ));
+    world
 }
 
-impl World {
-    fn new() -> World {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = tmp.path().join("demo");
-        fs_err::create_dir(&dir).expect("mkdir");
-        fs_err::write(dir.join("SKILL.md"), skill_md("demo")).expect("write");
-        let digest = skillfold::Bundle::read_dir(&dir).expect("bundle").digest();
-        fs_err::write(
-            tmp.path().join("skillfold.yaml"),
-            format!("skills:\n  - local: {{ name: demo, version: '1', directory: demo, hash: {digest} }}\n"),
-        )
-        .expect("write");
-        World { tmp }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.tmp.path().join(name)
-    }
-
-    fn fifo(&self, name: &str) -> String {
-        let path = self.path(name);
-        mkfifo(&path);
-        path.to_str().expect("utf8").to_owned()
-    }
+/// A FIFO `name` in `world`, as a path argument.
+fn make_fifo(world: &World, name: &str) -> String {
+    let path = world.path(name);
+    mkfifo(&path);
+    path.to_str().expect("utf8").to_owned()
 }
 
 #[test]
 fn a_fifo_as_the_descriptor_is_refused_by_every_command() {
-    let world = World::new();
-    let fifo = world.fifo("fifo.yaml");
+    let world = demo_world();
+    let fifo = make_fifo(&world, "fifo.yaml");
     let mut commands: Vec<Vec<&str>> = vec![
         vec!["check"],
         vec!["prepare"],
@@ -157,8 +143,8 @@ fn a_fifo_as_the_descriptor_is_refused_by_every_command() {
 #[cfg(feature = "http")]
 #[test]
 fn fifos_as_the_server_s_tokens_and_certificates_are_refused() {
-    let world = World::new();
-    let tokens = world.fifo("tokens.json");
+    let world = demo_world();
+    let tokens = make_fifo(&world, "tokens.json");
     let listen = ["serve", "--listen", "127.0.0.1:0"];
     let mut args = listen.to_vec();
     args.extend(["--tokens", &tokens]);
@@ -176,8 +162,8 @@ fn fifos_as_the_server_s_tokens_and_certificates_are_refused() {
         "--metrics-tokens",
         "tokens.json",
     );
-    let cert = world.fifo("cert.pem");
-    let key = world.fifo("key.pem");
+    let cert = make_fifo(&world, "cert.pem");
+    let key = make_fifo(&world, "key.pem");
     let mut args = listen.to_vec();
     args.extend(["--tls-cert", &cert, "--tls-key", &key]);
     assert_refused(&run(world.tmp.path(), &args), "--tls-cert", "cert.pem");
@@ -185,7 +171,7 @@ fn fifos_as_the_server_s_tokens_and_certificates_are_refused() {
 
 #[test]
 fn a_fifo_where_a_skill_or_a_layout_file_belongs_is_refused() {
-    let world = World::new();
+    let world = demo_world();
     // validate DIR/SKILL.md and validate DIR, with SKILL.md a FIFO.
     let dir = world.path("piped");
     fs_err::create_dir(&dir).expect("mkdir");
@@ -215,8 +201,8 @@ fn a_fifo_where_a_skill_or_a_layout_file_belongs_is_refused() {
 
 #[test]
 fn a_fifo_as_allowed_signers_is_refused() {
-    let world = World::new();
-    world.fifo("allowed_signers");
+    let world = demo_world();
+    make_fifo(&world, "allowed_signers");
     fs_err::write(
         world.path("signed.yaml"),
         format!(

@@ -12,8 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::git_fixture::{HttpServer, Repo};
-use super::util::stderr;
+use super::support::bin::stderr;
+use super::support::git::Repo;
+use super::support::git_server::HttpServer;
 
 const TARGET: &str = "x86_64-unknown-linux-gnu";
 

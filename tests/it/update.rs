@@ -7,8 +7,8 @@
 
 use serde_json::Value;
 
-use super::git_fixture::{Repo, git};
-use super::util::{skillfold_in, stderr, stdout};
+use super::support::bin::{skillfold_in, stderr, stdout};
+use super::support::git::{Repo, git};
 
 /// A repository with `alpha` and `beta` pinned at its first commit, and a second commit where
 /// `alpha` changed (it declares version 2.0 and gains a file) and `beta` did not.

@@ -8,12 +8,7 @@ crate::support::error_code::error_codes! {
     /// Why a tool call was refused. The commands that call a tool exit 2 on any of them.
     ///
     /// ```
-    /// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-    /// # let built = skillfold::Runtime::builder()
-    /// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-    /// #     .build()
-    /// #     .unwrap();
-    /// # let catalogue = built.runtime.catalogue(None).unwrap();
+    /// # let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
     /// let refused = catalogue.call("no_such_tool", &serde_json::json!({})).unwrap_err();
     /// assert_eq!(refused.code, skillfold::ToolCode::UnknownTool);
     /// assert_eq!(refused.code.as_str(), "unknown_tool");

@@ -8,12 +8,7 @@
 //!
 //! ```
 //! use skillfold::ToolFormat;
-//! # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-//! # let built = skillfold::Runtime::builder()
-//! #     .local("commit-message", "1.0.0", skills.join("commit-message"),
-//! #            "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-//! #     .build().unwrap();
-//! # let catalogue = built.runtime.catalogue(None).unwrap();
+//! # let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 //! let body = serde_json::json!({
 //!     "model": "gpt-5",
 //!     "messages": [{"role": "system", "content": catalogue.prompt()}],
@@ -30,12 +25,7 @@ use super::ToolDefinition;
 /// A model API's shape for tool definitions.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// # let built = skillfold::Runtime::builder()
-/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-/// #     .build()
-/// #     .unwrap();
-/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// # let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let body = serde_json::json!({"tools": skillfold::ToolFormat::Anthropic.tools(&catalogue.tools())});
 /// assert_eq!(body["tools"][0]["name"], "load_skill");
 /// ```

@@ -34,12 +34,7 @@ use crate::runtime::snapshot::{Origin, Snapshot};
 /// A tool as offered to a model.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// # let built = skillfold::Runtime::builder()
-/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-/// #     .build()
-/// #     .unwrap();
-/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// # let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let menu: Vec<String> = catalogue
 ///     .tools()
 ///     .iter()
@@ -65,12 +60,7 @@ pub struct ToolDefinition {
 /// Behaviour hints for hosts, with the names MCP uses.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-/// # let built = skillfold::Runtime::builder()
-/// #     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-/// #     .build()
-/// #     .unwrap();
-/// # let catalogue = built.runtime.catalogue(None).unwrap();
+/// # let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let annotations: skillfold::ToolAnnotations = catalogue.tools()[0].annotations;
 /// assert!(annotations.read_only_hint && !annotations.open_world_hint);
 /// ```
@@ -106,12 +96,7 @@ impl ToolAnnotations {
     doc,
     doc = r#"
 ```
-# let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-# let built = skillfold::Runtime::builder()
-#     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-#     .build()
-#     .unwrap();
-# let catalogue = built.runtime.catalogue(None).unwrap();
+# let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 let refused = catalogue
     .call("load_skill", &serde_json::json!({"name": "commit-message", "reference": "../etc"}))
     .unwrap_err();
@@ -191,12 +176,7 @@ struct ToolErrorReply<'a> {
     doc,
     doc = r#"
 ```
-# let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
-# let built = skillfold::Runtime::builder()
-#     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
-#     .build()
-#     .unwrap();
-# let catalogue = built.runtime.catalogue(None).unwrap();
+# let (skills, built, catalogue) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 let input = serde_json::json!({"name": "commit-message", "reference": null});
 let (_output, record) = catalogue.call("load_skill", &input).unwrap();
 // For the host's transcript: what was served, from which pin, and the SHA-256 of the bytes.
@@ -232,7 +212,7 @@ pub struct Record {
 /// uses.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let (skills, ..) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let built = skillfold::Runtime::builder()
 ///     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
 ///     .policy(|access: &skillfold::Access<'_>| match (access.agent, access.reference) {
@@ -258,7 +238,7 @@ pub struct Access<'a> {
 /// The skill a call is about: a verified, pinned snapshot, or a discovered (unpinned) skill.
 ///
 /// ```
-/// # let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+/// # let (skills, ..) = include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/doctest/example.rs"));
 /// let built = skillfold::Runtime::builder()
 ///     .local("commit-message", "1.0.0", skills.join("commit-message"), "b83e94b7c3e63e32663143c05ad2bd91f1ef552dd3d76b881bd2a1d90463088e")
 ///     .policy(|access| match access.skill {

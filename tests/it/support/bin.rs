@@ -1,11 +1,11 @@
-//! Test helpers: bundles written to temporary directories, and the `skillfold` binary.
+//! The `skillfold` binary, run as a user runs it: its path, a run in a directory, and its
+//! output read back as text.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-#[path = "../../src/testing/bundle_dir.rs"]
-mod bundle_dir;
-pub use bundle_dir::{TempBundle, skill_md};
+/// The `skillfold` binary the tests run.
+pub const BIN: &str = env!("CARGO_BIN_EXE_skillfold");
 
 /// The target directory the test binaries were built into (tools the tests install live there).
 pub fn target_dir() -> PathBuf {
@@ -43,32 +43,4 @@ pub fn stderr(o: &Output) -> String {
 pub fn assert_stderr_has(o: &Output, needle: &str) {
     let err = stderr(o);
     assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
-}
-
-/// SHA-256 of `bytes`, lowercase hex.
-pub fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// Holds the guard of the prepared corpus at `corpus` (the `flock` a preparer takes on
-/// `.skillfold/guard`, which the binary honours) until the returned file is dropped.
-pub fn hold_corpus_guard(corpus: &Path) -> fs_err::File {
-    use std::os::fd::AsFd as _;
-    let file = fs_err::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(corpus.join(".skillfold/guard"))
-        .expect("open the guard file");
-    rustix::fs::flock(
-        file.file().as_fd(),
-        rustix::fs::FlockOperation::NonBlockingLockExclusive,
-    )
-    .expect("take the guard");
-    file
 }
