@@ -8,7 +8,7 @@ use crate::format::pin::Pin;
 use crate::source::git::candidate::CandidateTarget;
 use crate::support::escape;
 
-use super::UpdateError;
+use super::error::UpdateError;
 
 /// A selected source and what it moves to.
 pub(super) enum Selected<'p> {
