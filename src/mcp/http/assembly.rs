@@ -20,11 +20,10 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::signal::unix::Signal;
 
 use super::metrics::Metrics;
+use super::options::{HEADER_TIMEOUT, HttpOptions, MAX_BODY_BYTES};
 use super::replies::body_timed_out;
-use super::{
-    Endpoint, HEADER_TIMEOUT, HttpOptions, MAX_BODY_BYTES, Server, connections, guard, limits,
-    oauth, splice, tls,
-};
+use super::state::{Endpoint, Server};
+use super::{connections, guard, limits, oauth, splice, tls};
 use crate::mcp::observe::{Fanout, Observer};
 use crate::mcp::reload::{self, Lives};
 use crate::mcp::{ServeError, SkillsServer, audit, diag};

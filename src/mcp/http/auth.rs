@@ -6,9 +6,11 @@
 
 use hyper::{StatusCode, header};
 
+use super::body::Body;
+use super::oauth;
 use super::replies::{busy, oauth_refusal, token_for_another_endpoint, unauthorized};
+use super::state::{Endpoint, Server};
 use super::tokens::{self, TokenVerdict};
-use super::{Body, Endpoint, Server, oauth};
 use crate::mcp::observe::Caller;
 
 impl Server {

@@ -25,8 +25,9 @@ use hyper::body::Bytes;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
+use super::body::Body;
+use super::options::MAX_BODY_BYTES;
 use super::replies::json;
-use super::{Body, MAX_BODY_BYTES};
 use crate::mcp::framing::{self, INVALID_PARAMS, LineVerdict};
 
 /// A request as rmcp receives it: its own body (not a POST), or the POST body read and judged.

@@ -3,8 +3,8 @@
 //! Every catalogue the descriptor defines is served at its own endpoint: the defaults at `/mcp`,
 //! each agent's (its defaults plus its extras) at `/agents/<name>/mcp`; any other path is 404.
 //! With `--tls-cert` and `--tls-key` it serves HTTPS ([`tls`]).
-//! Each endpoint is rmcp's Streamable HTTP server ([`StreamableHttpService`]) over the same
-//! [`SkillsServer`] handler, [`Live`] catalogues and tools as stdio, with its own session manager,
+//! Each endpoint is rmcp's Streamable HTTP server ([`StreamableHttpService`](rmcp::transport::streamable_http_server::StreamableHttpService)) over the same
+//! [`SkillsServer`](super::SkillsServer) handler, [`Live`] catalogues and tools as stdio, with its own session manager,
 //! so a session exists only at the endpoint that opened it. hyper runs the connections (HTTP/1.1,
 //! headers within 10 s, `TCP_NODELAY`), admitted within the connection caps ([`connections`]:
 //! per client address until a credential is shown, then per token, and in total, with headroom
@@ -36,148 +36,34 @@
 
 mod assembly;
 mod auth;
+mod body;
 pub mod connections;
 pub mod guard;
 pub mod jsonrpc;
 pub mod limits;
 pub mod metrics;
 pub mod oauth;
+mod options;
 mod probes;
 mod replies;
 mod route;
 mod sessions;
 pub(crate) mod splice;
+mod state;
 pub mod tls;
 pub mod tokens;
 
-use std::collections::HashMap;
-use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http_body_util::combinators::BoxBody;
-use hyper::body::Bytes;
-use rmcp::transport::streamable_http_server::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-
+pub use self::options::{
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_MAX_CONNECTIONS_PER_TOKEN,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_IN_FLIGHT_PER_TOKEN, DEFAULT_MAX_SESSIONS, HttpOptions,
+};
 use super::reload::{self, Lives};
-use super::{Live, ServeError, Served, SkillsServer, diag, warn_unlisted};
+use super::{Live, ServeError, Served, diag, warn_unlisted};
 use crate::support::escape;
-
-use self::metrics::Metrics;
-use self::sessions::Binding;
-use self::tokens::Tokens;
-
-/// The most bytes of a request body (rmcp answers 413 beyond it, without reading the rest).
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-
-/// How long a client may take to send a request's headers before the connection is closed.
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The default bound on live sessions.
-pub const DEFAULT_MAX_SESSIONS: usize = 1024;
-
-/// The default bound on open connections (beyond it, [`connections::PROBE_HEADROOM`] more for
-/// probes).
-pub const DEFAULT_MAX_CONNECTIONS: usize = 2048;
-
-/// The default bound on open connections from one client address that have not yet presented a
-/// valid credential.
-pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: usize = 64;
-
-/// The default bound on open connections of one token (or one `--oauth` subject).
-pub const DEFAULT_MAX_CONNECTIONS_PER_TOKEN: usize = 512;
-
-/// The default bound on requests in flight that open no session (the stateless 2026-07-28
-/// path, and `initialize`).
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
-
-/// The default bound on such requests in flight of one token.
-pub const DEFAULT_MAX_IN_FLIGHT_PER_TOKEN: usize = 64;
-
-/// How to serve over HTTP.
-#[derive(Debug, Clone)]
-pub struct HttpOptions {
-    /// The descriptor.
-    pub config: PathBuf,
-    /// Where to listen.
-    pub listen: SocketAddr,
-    /// The tokens accepted (`None`: no authentication, allowed on loopback only unless
-    /// `insecure_no_auth`).
-    pub tokens: Option<Tokens>,
-    /// Accept the JWT access tokens of this identity provider (`--oauth FILE`), besides
-    /// `tokens` if both are given.
-    pub oauth: Option<oauth::config::OAuthConfig>,
-    /// Browser origins allowed to call (`scheme://host[:port]`); any other present `Origin` is
-    /// refused.
-    pub allow_origins: Vec<String>,
-    /// Serve a non-loopback address without tokens.
-    pub insecure_no_auth: bool,
-    /// At most this many live sessions.
-    pub max_sessions: usize,
-    /// Sessions idle this long are closed.
-    pub session_idle: Duration,
-    /// Reload on a change of the descriptor or `SIGHUP`.
-    pub watch: bool,
-    /// How often the descriptor is checked with `watch`.
-    pub poll_interval: Duration,
-    /// Where to append the audit log (`-`: stderr).
-    pub audit_log: Option<PathBuf>,
-    /// Serve HTTPS with this certificate chain and key (PEM files).
-    pub tls: Option<(PathBuf, PathBuf)>,
-    /// The tokens that may read `/metrics` (entries with `agent: null`); `None`: open.
-    pub metrics_tokens: Option<Tokens>,
-    /// How long a request body may take to arrive whole (then 408, and the connection closed).
-    pub body_timeout: Duration,
-    /// At most this many open connections.
-    pub max_connections: usize,
-    /// At most this many open connections from one client address that have not yet presented
-    /// a valid credential.
-    pub max_connections_per_client: usize,
-    /// At most this many open connections of one token (or `--oauth` subject).
-    pub max_connections_per_token: usize,
-    /// At most this many requests in flight that open no session.
-    pub max_in_flight: usize,
-    /// At most this many of them per token.
-    pub max_in_flight_per_token: usize,
-}
-
-/// One endpoint: a catalogue and its MCP service.
-struct Endpoint {
-    agent: Option<String>,
-    path: String,
-    live: Arc<Live>,
-    service: StreamableHttpService<SkillsServer, LocalSessionManager>,
-    sessions: Arc<LocalSessionManager>,
-}
-
-/// Everything a request needs: built once by [`assembly`], shared by every connection's task;
-/// a request goes through [`route`]'s steps ([`Server::handle`]).
-struct Server {
-    endpoints: Vec<Endpoint>,
-    tokens: Option<Tokens>,
-    bindings: Mutex<HashMap<String, Binding>>,
-    /// Held while a new session is counted and bound, so sessions opened together are
-    /// counted one after the other.
-    admission: tokio::sync::Mutex<()>,
-    max_sessions: usize,
-    metrics: Arc<Metrics>,
-    metrics_tokens: Option<Tokens>,
-    guard: guard::HostOriginGuard,
-    in_flight: Arc<limits::InFlight>,
-    body_timeout: Duration,
-    oauth: Option<Arc<oauth::ResourceServer>>,
-    /// Splices the prebuilt bytes of skill bodies into the answers ([`splice`]).
-    splicer: Option<Arc<splice::Splicer>>,
-}
-
-type Body = BoxBody<Bytes, Infallible>;
-
-/// A request's body as the server reads it: whole within the body timeout.
-type Incoming = limits::Deadline<hyper::body::Incoming>;
 
 /// The refusal of the address and token combination before anything starts.
 fn check_exposure(options: &HttpOptions) -> Result<(), ServeError> {
@@ -254,6 +140,9 @@ pub fn run(options: HttpOptions) -> Result<(), ServeError> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
+    use super::tokens::Tokens;
     use super::*;
 
     fn options(listen: &str, tokens: bool, insecure: bool) -> HttpOptions {

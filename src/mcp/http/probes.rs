@@ -10,9 +10,11 @@ use std::sync::atomic::AtomicBool;
 
 use hyper::{Method, Request, Response, StatusCode, header};
 
+use super::body::{Body, Incoming};
 use super::replies::{full, json, no_such_metadata, plain, probes_only, unauthorized};
 use super::route::Step;
-use super::{Body, Incoming, Server, limits, metrics, oauth};
+use super::state::Server;
+use super::{limits, metrics, oauth};
 
 impl Server {
     /// A request on a connection admitted for probes only: `GET /healthz` and `GET /readyz`

@@ -8,7 +8,7 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 use hyper::{Response, StatusCode, header};
 
-use super::Body;
+use super::body::Body;
 use super::guard;
 
 /// A whole body of `bytes`.

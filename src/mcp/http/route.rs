@@ -15,12 +15,13 @@ use http_body_util::BodyExt as _;
 use hyper::body::Bytes;
 use hyper::{HeaderMap, Method, Request, Response, StatusCode, header};
 
+use super::body::{Body, Incoming};
 use super::replies::{
     busy, foreign_session, full, guard_refusal, no_such_endpoint, no_such_session,
     too_many_connections, too_many_in_flight_for_token, too_many_sessions,
 };
-use super::sessions::Binding;
-use super::{Body, Endpoint, Incoming, Server, connections, jsonrpc, limits, splice};
+use super::state::{Binding, Endpoint, Server};
+use super::{connections, jsonrpc, limits, splice};
 
 /// What a step gives: `Ok` to go on, with what it found; `Err` with the answer that ends the
 /// request there (a refusal, or a probe's answer).

@@ -7,14 +7,7 @@ use std::collections::HashMap;
 
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
 
-use super::{Endpoint, Server};
-
-/// A session and who opened it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Binding {
-    pub(super) endpoint: usize,
-    pub(super) token: Option<[u8; 32]>,
-}
+use super::state::{Binding, Endpoint, Server};
 
 impl Server {
     /// Counts and binds a session rmcp has just opened, or closes it when `--max-sessions`

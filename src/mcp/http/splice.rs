@@ -24,7 +24,7 @@ use http_body_util::BodyExt as _;
 use hyper::body::{Body as _, Bytes, Frame, SizeHint};
 use hyper::{Response, StatusCode};
 
-use super::Body;
+use super::body::Body;
 use super::replies::{full, plain};
 
 /// How many bodies of snapshots no longer served are kept (for replayed streams).

@@ -12,6 +12,13 @@ use super::ResourceServer;
 /// The well-known prefix of RFC 9728.
 pub const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
+impl ResourceServer {
+    /// The URL of the RFC 9728 document of the endpoint at `path`.
+    pub fn metadata_url(&self, path: &str) -> String {
+        format!("{}{WELL_KNOWN}{path}", self.base_url)
+    }
+}
+
 /// The endpoint path a metadata request names (`/.well-known/oauth-protected-resource` alone
 /// is `/mcp`'s); `None` for a path outside the prefix.
 pub fn endpoint_path(request_path: &str) -> Option<&str> {

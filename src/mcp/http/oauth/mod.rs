@@ -104,11 +104,6 @@ impl ResourceServer {
         format!("{}{path}", self.base_url)
     }
 
-    /// The URL of the RFC 9728 document of the endpoint at `path`.
-    pub fn metadata_url(&self, path: &str) -> String {
-        format!("{}{}{path}", self.base_url, metadata::WELL_KNOWN)
-    }
-
     /// The `scope` values the rules give the endpoint of `agent`, each once, in rule order.
     pub fn scopes(&self, agent: Option<&str>) -> Vec<&str> {
         let mut scopes: Vec<&str> = Vec::new();
