@@ -92,6 +92,18 @@ enum PipeEvent {
 
 /// Runs the helper. `Err` when it could not be started.
 pub fn run(request: &RunRequest<'_>, limits: RunLimits) -> std::io::Result<RunOutcome> {
+    let mut child = helper_command(request).spawn()?;
+    let deadline = Instant::now() + limits.timeout;
+    let writer = feed_stdin(&mut child, request.source.to_vec());
+    let events = read_pipes(&mut child);
+    let outcome = collect(&mut child, &events, deadline, limits.output_cap);
+    let _ = writer.join();
+    Ok(outcome)
+}
+
+/// The helper's command: isolated Python running the bootstrap, a cleared environment but for
+/// [`PASSED_ENV`], piped standard streams, its own process group, killed with skillfold.
+fn helper_command(request: &RunRequest<'_>) -> Command {
     let mut command = Command::new(request.python);
     command
         .args(["-I", "-c", BOOTSTRAP, request.script])
@@ -129,35 +141,28 @@ pub fn run(request: &RunRequest<'_>, limits: RunLimits) -> std::io::Result<RunOu
             });
         }
     }
-    let mut child = command.spawn()?;
-    let started = Instant::now();
-    let deadline = started + limits.timeout;
+    command
+}
 
-    let (tx, rx) = mpsc::channel::<PipeEvent>();
+/// Writes the script's source to the helper's standard input on a thread of its own.
+fn feed_stdin(child: &mut Child, source: Vec<u8>) -> std::thread::JoinHandle<()> {
     let mut stdin = child.stdin.take();
-    let source = request.source.to_vec();
-    let writer = std::thread::spawn(move || {
+    std::thread::spawn(move || {
         if let Some(stdin) = stdin.as_mut() {
             // A helper that exits without reading is not an error here.
             let _ = stdin.write_all(&source);
         }
-    });
-    for (is_stdout, pipe) in [
-        (
-            true,
-            child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-        ),
-        (
-            false,
-            child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-        ),
-    ] {
+    })
+}
+
+/// One reader thread per output pipe; each sends what it reads, then [`PipeEvent::Eof`].
+fn read_pipes(child: &mut Child) -> mpsc::Receiver<PipeEvent> {
+    let (tx, rx) = mpsc::channel::<PipeEvent>();
+    let pipes: [(bool, Option<Box<dyn std::io::Read + Send>>); 2] = [
+        (true, child.stdout.take().map(|p| Box::new(p) as _)),
+        (false, child.stderr.take().map(|p| Box::new(p) as _)),
+    ];
+    for (is_stdout, pipe) in pipes {
         let tx = tx.clone();
         std::thread::spawn(move || {
             if let Some(mut pipe) = pipe {
@@ -175,33 +180,42 @@ pub fn run(request: &RunRequest<'_>, limits: RunLimits) -> std::io::Result<RunOu
             let _ = tx.send(PipeEvent::Eof);
         });
     }
-    drop(tx);
+    rx
+}
 
+/// Gathers the helper's output until it exits (its group is then killed and the pipes get a
+/// moment to drain), the deadline passes or the output outgrows `output_cap`.
+fn collect(
+    child: &mut Child,
+    events: &mpsc::Receiver<PipeEvent>,
+    deadline: Instant,
+    output_cap: usize,
+) -> RunOutcome {
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
     let mut eofs = 0;
     let mut exited: Option<i32> = None;
     let mut exited_at: Option<Instant> = None;
-    let outcome = loop {
+    loop {
         let now = Instant::now();
         if now >= deadline {
-            kill_group(&mut child);
-            break RunOutcome::TimedOut;
+            kill_group(child);
+            return RunOutcome::TimedOut;
         }
         // Once the helper has exited, its group was killed; give the pipes a moment to drain.
         if let Some(at) = exited_at
             && (eofs == 2 || now.duration_since(at) > Duration::from_secs(1))
         {
-            break RunOutcome::Exited {
+            return RunOutcome::Exited {
                 code: exited.unwrap_or(-1),
-                stdout: std::mem::take(&mut stdout),
-                stderr: std::mem::take(&mut stderr),
+                stdout,
+                stderr,
             };
         }
-        match rx.recv_timeout((deadline - now).min(Duration::from_millis(20))) {
+        match events.recv_timeout((deadline - now).min(Duration::from_millis(20))) {
             Ok(PipeEvent::Data(is_stdout, bytes)) => {
-                if stdout.len() + stderr.len() + bytes.len() > limits.output_cap {
-                    kill_group(&mut child);
-                    break RunOutcome::OutputLimit;
+                if stdout.len() + stderr.len() + bytes.len() > output_cap {
+                    kill_group(child);
+                    return RunOutcome::OutputLimit;
                 }
                 if is_stdout { &mut stdout } else { &mut stderr }.extend_from_slice(&bytes);
             }
@@ -213,11 +227,9 @@ pub fn run(request: &RunRequest<'_>, limits: RunLimits) -> std::io::Result<RunOu
         {
             exited = Some(status.code().unwrap_or(-1));
             exited_at = Some(Instant::now());
-            kill_group(&mut child);
+            kill_group(child);
         }
-    };
-    let _ = writer.join();
-    Ok(outcome)
+    }
 }
 
 /// SIGKILL to the helper's whole process group, then reap the helper.
