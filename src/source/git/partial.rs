@@ -346,6 +346,9 @@ impl Pack<'_> {
             },
             gix::protocol::fetch::Options {
                 shallow_file,
+                // The scratch repository is skillfold's own: the process umask, as for every
+                // file it writes.
+                shared_repository_permissions: Default::default(),
                 shallow: self.shallow,
                 tags: Tags::None,
                 reject_shallow_remote: false,
