@@ -63,5 +63,7 @@ mod special_inputs;
 #[cfg(feature = "git")]
 mod static_binary;
 mod support;
+#[cfg(feature = "http")]
+mod trace_context;
 #[cfg(feature = "git")]
 mod update;

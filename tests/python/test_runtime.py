@@ -272,7 +272,7 @@ def test_two_agents_each_get_their_own_bundle_under_one_name(scratch_skill):
     assert _bundle_digest(SKILLS / "csv-profiler") == ours
     b = skillfold.Runtime.builder()
     b.agent("analyst", lambda a: a.local("csv-profiler", version, str(SKILLS / "csv-profiler"), ours))
-    b.agent("other", lambda a: a.local("csv-profiler", "2.0", str(scratch_skill), theirs))
+    b.agent("other", lambda a: a.local("csv-profiler", version, str(scratch_skill), theirs))
     runtime = b.build()
     assert runtime.refused == []
     read = {"name": "csv-profiler", "reference": "references/interpreting-profiles.md"}
@@ -282,7 +282,7 @@ def test_two_agents_each_get_their_own_bundle_under_one_name(scratch_skill):
         assert record["hash"] == digest
     clash = skillfold.Runtime.builder()
     clash.agent("analyst", lambda a: (a.local("csv-profiler", version, str(SKILLS / "csv-profiler"), ours),
-                                      a.local("csv-profiler", "2.0", str(scratch_skill), theirs)))
+                                      a.local("csv-profiler", version, str(scratch_skill), theirs)))
     with pytest.raises(skillfold.ConfigurationError) as raised:
         clash.build()
     assert raised.value.code == "conflicting_pins"
