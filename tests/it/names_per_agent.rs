@@ -2,7 +2,8 @@
 //! pin different bundles under one name and each is served its own bytes — by `load`, over stdio
 //! (`serve --agent`) and per HTTP endpoint, in its prompt, its tools and its `skill://`
 //! resources, with audit lines naming the agent and the pin; the public `skill-creator` that two
-//! repositories both ship prepares and serves once per agent; a conflict inside one selection is
+//! repositories both ship prepares and serves once per agent, as do two roots of one commit (one
+//! fetch, two corpora); a conflict inside one selection is
 //! still refused naming both entries; `push` of the whole descriptor refuses what one image
 //! cannot hold, and `push --agent` pushes that agent's bytes.
 
@@ -238,6 +239,45 @@ fn skill_creator_from_two_repositories_prepares_and_serves_per_agent() {
             "{answer}"
         );
         server.close();
+    }
+    let verify = world.run(&["verify", "-c", "skillfold.yaml"]);
+    assert!(verify.status.success(), "{}", stderr(&verify));
+}
+
+#[test]
+fn two_roots_of_one_commit_give_two_agents_their_own_bundle_from_one_fetch() {
+    let repo = Repo::new();
+    for team in ["team-a", "team-b"] {
+        repo.write(
+            &format!("skills/{team}/pdf/SKILL.md"),
+            format!("---\nname: pdf\ndescription: The PDF skill of {team}.\n---\n# {team}\n")
+                .as_bytes(),
+        );
+    }
+    let commit = repo.commit("two teams");
+    let world = World::new();
+    let mut yaml = String::from("agents:\n");
+    for team in ["team-a", "team-b"] {
+        yaml.push_str(&format!(
+            "  {team}:\n    skills:\n      - git:\n          source: {}\n          revision: {commit}\n          \
+             directory: corpus-{team}\n          root: skills/{team}\n          approved:\n            \
+             - {{ name: pdf, version: '1', hash: {} }}\n",
+            repo.file_url(),
+            repo.digest(&format!("{team}/pdf")),
+        ));
+    }
+    world.descriptor(&yaml);
+    let (out, report) = prepare_json(world.tmp.path());
+    assert!(out.status.success(), "{}\n{report}", stderr(&out));
+    assert_eq!(
+        report["fetches"], 1,
+        "one (URL, commit), one fetch: {report}"
+    );
+    for team in ["team-a", "team-b"] {
+        let out = world.run(&["load", "-c", "skillfold.yaml", "--agent", team, "pdf"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let output: Value = serde_json::from_str(&stdout(&out)).expect("json");
+        assert_eq!(output["content"], format!("# {team}\n"));
     }
     let verify = world.run(&["verify", "-c", "skillfold.yaml"]);
     assert!(verify.status.success(), "{}", stderr(&verify));
