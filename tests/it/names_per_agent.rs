@@ -3,7 +3,8 @@
 //! (`serve --agent`) and per HTTP endpoint, in its prompt, its tools and its `skill://`
 //! resources, with audit lines naming the agent and the pin; the public `skill-creator` that two
 //! repositories both ship prepares and serves once per agent, as do two roots of one commit (one
-//! fetch, two corpora); a conflict inside one selection is
+//! fetch, two corpora), and `outdated` says which source of the name moved; a conflict inside one
+//! selection is
 //! still refused naming both entries; `push` of the whole descriptor refuses what one image
 //! cannot hold, and `push --agent` pushes that agent's bytes.
 
@@ -212,7 +213,7 @@ fn skill_creator_from_two_repositories_prepares_and_serves_per_agent() {
     {
         yaml.push_str(&format!(
             "  {agent}:\n    skills:\n      - git:\n          source: {}\n          revision: {commit}\n          \
-             directory: corpus-{agent}\n          root: skills\n          approved:\n            \
+             directory: corpus-{agent}\n          root: skills\n          track: main\n          approved:\n            \
              - {{ name: skill-creator, version: '1.0.0', hash: {} }}\n",
             repo.file_url(),
             repo.digest("skill-creator"),
@@ -242,6 +243,44 @@ fn skill_creator_from_two_repositories_prepares_and_serves_per_agent() {
     }
     let verify = world.run(&["verify", "-c", "skillfold.yaml"]);
     assert!(verify.status.success(), "{}", stderr(&verify));
+
+    // `outdated` says which source of the name moved: openai's changes, anthropic's does not.
+    openai.bundle("skill-creator", " (openai, revised)");
+    openai.commit("revise");
+    let out = world.run(&["outdated", "-c", "skillfold.yaml", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let status = |location: &str| {
+        report["sources"]
+            .as_array()
+            .and_then(|all| all.iter().find(|s| s["location"] == location))
+            .map(|s| {
+                (
+                    s["url"].clone(),
+                    s["bundles"][0]["name"].clone(),
+                    s["bundles"][0]["status"].clone(),
+                )
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        status("agents.claude.skills[0].git"),
+        (
+            json!(anthropic.file_url()),
+            json!("skill-creator"),
+            json!("unchanged")
+        ),
+        "{report}"
+    );
+    assert_eq!(
+        status("agents.codex.skills[0].git"),
+        (
+            json!(openai.file_url()),
+            json!("skill-creator"),
+            json!("changed")
+        ),
+        "{report}"
+    );
 }
 
 #[test]
