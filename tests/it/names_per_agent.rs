@@ -1,12 +1,11 @@
 //! Issue 37 §1: a name is unique per agent's effective selection, not per descriptor. Two agents
 //! pin different bundles under one name and each is served its own bytes — by `load`, over stdio
 //! (`serve --agent`) and per HTTP endpoint, in its prompt, its tools and its `skill://`
-//! resources, with audit lines naming the agent and the pin; the public `skill-creator` that two
+//! resources, with audit lines naming the agent and the pin. The public `skill-creator` that two
 //! repositories both ship prepares and serves once per agent, as do two roots of one commit (one
-//! fetch, two corpora), and `outdated` says which source of the name moved; a conflict inside one
-//! selection is
-//! still refused naming both entries; `push` of the whole descriptor refuses what one image
-//! cannot hold, and `push --agent` pushes that agent's bytes.
+//! fetch, two corpora), and `outdated` says which source of the name moved. A conflict inside one
+//! selection is still refused naming both entries; `push` of the whole descriptor refuses what one
+//! image cannot hold, and `push --agent` pushes that agent's bytes.
 
 use std::time::Duration;
 
