@@ -4,7 +4,9 @@
 //! exactly those bytes, the outcome and the error code. For a tool call it is the record the
 //! library gives hosts ([`crate::runtime::tools::Record`]). Never the content, never a token:
 //! the log holds only what identifies what was served. With `--oauth`, a line names who the
-//! access token named: `issuer`, `sub`, `client_id` (never the token). Lines are appended (the file is opened
+//! access token named: `issuer`, `sub`, `client_id` (never the token). When the request carried a
+//! valid W3C trace context (`params._meta.traceparent`, else the `traceparent` header), the line
+//! holds its `trace_id` and `span_id` ([`crate::mcp::trace_context`]); otherwise both are `null`. Lines are appended (the file is opened
 //! with `O_APPEND`, one write per line); [`AuditLog::reopen`] opens the path again, so a rotated
 //! log continues in a new file after `SIGHUP`.
 //!
@@ -21,6 +23,7 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 
 use crate::mcp::observe::{Caller, Observer, ResourceRead, ToolCall};
+use crate::mcp::trace_context::TraceParent;
 use crate::support::hex::sha256_hex;
 
 /// The most characters of a client-chosen value (a URI) kept in a line.
@@ -124,6 +127,7 @@ impl Observer for AuditLog {
         });
         if let Value::Object(map) = &mut line {
             caller_fields(map, call.caller);
+            trace_fields(map, call.trace, call.request_id);
         }
         if let (Some(record), Value::Object(map)) = (call.record, &mut line) {
             map.insert("skill".into(), json!(bounded(&record.skill)));
@@ -177,9 +181,29 @@ impl Observer for AuditLog {
         });
         if let Value::Object(map) = &mut line {
             caller_fields(map, read.caller);
+            trace_fields(map, read.trace, read.request_id);
         }
         self.write(&line);
     }
+}
+
+/// Where the request sits in a trace: its JSON-RPC `request_id` (a number, or a client's string
+/// bounded and escaped) and the W3C trace context it carried, `trace_id` and `span_id` (the
+/// caller's span), each validated lowercase hex ([`TraceParent::parse`]); `null` when it carried
+/// none or a malformed one.
+fn trace_fields(
+    map: &mut serde_json::Map<String, Value>,
+    trace: Option<&TraceParent>,
+    request_id: Option<&rmcp::model::RequestId>,
+) {
+    let request_id = match request_id {
+        Some(rmcp::model::NumberOrString::Number(n)) => json!(n),
+        Some(rmcp::model::NumberOrString::String(s)) => json!(bounded(s)),
+        None => Value::Null,
+    };
+    map.insert("request_id".into(), request_id);
+    map.insert("trace_id".into(), json!(trace.map(|t| &t.trace_id)));
+    map.insert("span_id".into(), json!(trace.map(|t| &t.span_id)));
 }
 
 /// With `--oauth`, who the access token named: `issuer`, `sub`, `client_id`, each bounded and

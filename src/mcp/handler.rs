@@ -24,6 +24,7 @@ use serde_json::Value;
 use super::live::Live;
 use super::observe;
 use super::tools::{call_result, tools_for};
+use super::trace_context::TraceParent;
 use crate::runtime::tools::load_skill;
 
 /// The MCP server handler over a [`Live`] catalogue.
@@ -104,6 +105,8 @@ impl SkillsServer {
             agent: self.agent.as_deref(),
             session: session_of(&context.extensions),
             caller: caller_of(&context.extensions),
+            trace: trace_of(context).as_ref(),
+            request_id: Some(&context.id),
             record: outcome.ok(),
             code: outcome.err(),
             tool: label,
@@ -132,6 +135,27 @@ fn session_of(extensions: &rmcp::model::Extensions) -> Option<&str> {
     {
         let _ = extensions;
         None
+    }
+}
+
+/// The W3C trace context of a request: its `_meta.traceparent`, else the HTTP request's
+/// `traceparent` header, whichever is valid first ([`TraceParent::of_request`]).
+fn trace_of(context: &RequestContext<RoleServer>) -> Option<TraceParent> {
+    let meta = context.meta.get_traceparent();
+    #[cfg(feature = "http")]
+    {
+        let headers = context
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .map(|parts| parts.headers.get_all("traceparent"));
+        TraceParent::of_request(
+            meta,
+            headers.into_iter().flatten().map(|value| value.as_bytes()),
+        )
+    }
+    #[cfg(not(feature = "http"))]
+    {
+        TraceParent::of_request(meta, [])
     }
 }
 
@@ -331,6 +355,8 @@ impl ServerHandler for SkillsServer {
                 agent: self.agent.as_deref(),
                 session: session_of(&context.extensions),
                 caller: caller_of(&context.extensions),
+                trace: trace_of(&context).as_ref(),
+                request_id: Some(&context.id),
                 uri: &request.uri,
                 pin: skill.map(|s| s.pin()),
                 contents: match &read {

@@ -50,6 +50,7 @@ pub mod http;
 pub mod observe;
 pub mod reload;
 pub mod skills_extension;
+pub mod trace_context;
 
 mod diagnostics;
 mod error;

@@ -12,6 +12,8 @@
 
 use std::time::Duration;
 
+use super::trace_context::TraceParent;
+
 /// How a request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -52,6 +54,11 @@ pub struct ToolCall<'a> {
     pub session: Option<&'a str>,
     /// Who the request's access token named (`None`: no `--oauth` token).
     pub caller: Option<&'a Caller>,
+    /// The W3C trace context the request carried, when valid.
+    pub trace: Option<&'a TraceParent>,
+    /// The JSON-RPC id of the request (client text when a string: observers must bound and
+    /// escape it).
+    pub request_id: Option<&'a rmcp::model::RequestId>,
     /// What the library records of a call that served content: skill, version, pinned hash,
     /// the file, bytes and their SHA-256.
     pub record: Option<&'a crate::runtime::tools::Record>,
@@ -76,6 +83,11 @@ pub struct ResourceRead<'a> {
     pub session: Option<&'a str>,
     /// Who the request's access token named (`None`: no `--oauth` token).
     pub caller: Option<&'a Caller>,
+    /// The W3C trace context the request carried, when valid.
+    pub trace: Option<&'a TraceParent>,
+    /// The JSON-RPC id of the request (client text when a string: observers must bound and
+    /// escape it).
+    pub request_id: Option<&'a rmcp::model::RequestId>,
     /// The resource asked for (client text: observers must escape or encode it).
     pub uri: &'a str,
     /// What was served.

@@ -68,10 +68,11 @@ pub fn summary(plan: &Plan) -> String {
     let gits = plan.git_sources().count();
     let images = plan.oci_sources().count();
     let locals = plan.sources.len() - gits - images;
-    let names: std::collections::BTreeSet<String> = plan
+    // Distinct pins: two agents' own bundles under one name are two skills.
+    let names: std::collections::BTreeSet<&crate::format::pin::Pin> = plan
         .sources
         .iter()
-        .flat_map(|s| s.pins().into_iter().map(|p| p.name.to_string()))
+        .flat_map(crate::descriptor::plan::Source::pins)
         .collect();
     let agents: Vec<&str> = plan.agents.keys().map(String::as_str).collect();
     let images = if images > 0 {

@@ -4,12 +4,14 @@
 //! approved bundle does not verify, nothing is written.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::descriptor::Plan;
 use crate::distribution::layout::{self, LayoutError};
 use crate::runtime::Runtime;
+use crate::runtime::catalogue::CatalogueError;
 use crate::runtime::snapshot::{LoadFailure, Snapshot};
 use crate::source::oci::code::DistributionCode;
 use crate::source::oci::image::{ImageBundle, Platform, Provenance, image};
@@ -82,9 +84,10 @@ pub enum PushError {
     /// Approved bundles did not verify (each with its own code).
     #[error("{} approved bundle(s) did not verify; nothing was written", .0.len())]
     NotVerified(Vec<LoadFailure>),
-    /// The agent's catalogue could not be built.
+    /// The agent's catalogue could not be built; or, without an agent, two agents' own bundles
+    /// share a name (one image holds one bundle per name).
     #[error("{0}")]
-    Catalogue(#[from] crate::runtime::catalogue::CatalogueError),
+    Catalogue(#[from] CatalogueError),
     /// No bundle to push.
     #[error("nothing to push: {0}")]
     Nothing(String),
@@ -132,22 +135,13 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
     if !failures.is_empty() {
         return Err(PushError::NotVerified(failures));
     }
-    let snapshots: Vec<&Snapshot> = match &options.agent {
-        Some(agent) => {
-            let catalogue = runtime.catalogue(Some(agent))?;
-            let names: Vec<String> = catalogue
-                .skills()
-                .map(|s| s.pin().name.to_string())
-                .collect();
-            runtime
-                .snapshots()
-                .filter(|s| names.contains(&s.pin().name.to_string()))
-                .map(AsRef::as_ref)
-                .collect()
-        }
-        None => runtime.snapshots().map(AsRef::as_ref).collect(),
+    // One agent's set is its catalogue (a name is unique in it); the whole descriptor's may give
+    // one name to two agents with different bytes, which one image cannot hold.
+    let snapshots: Vec<Arc<Snapshot>> = match &options.agent {
+        Some(agent) => runtime.catalogue(Some(agent))?.skills().cloned().collect(),
+        None => distinct(runtime.snapshots())?,
     };
-    let snapshots = distinct(snapshots);
+    let snapshots: Vec<&Snapshot> = snapshots.iter().map(AsRef::as_ref).collect();
     if snapshots.is_empty() {
         return Err(PushError::Nothing(match &options.agent {
             Some(agent) => format!(
@@ -202,16 +196,26 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
     })
 }
 
-/// One snapshot per name. A descriptor pins each name once (`check` refuses anything else) and
-/// every snapshot verified against its pin, so snapshots of one name hold the same bytes.
-fn distinct(snapshots: Vec<&Snapshot>) -> Vec<&Snapshot> {
-    let mut kept: Vec<&Snapshot> = Vec::new();
+/// One snapshot per name: snapshots of one pin count once (their bytes verified against it); two
+/// different bundles under one name (two agents' own `pdf`) are refused, naming both entries.
+fn distinct<'a>(
+    snapshots: impl Iterator<Item = &'a Arc<Snapshot>>,
+) -> Result<Vec<Arc<Snapshot>>, CatalogueError> {
+    let mut kept: Vec<Arc<Snapshot>> = Vec::new();
     for snapshot in snapshots {
-        if !kept.iter().any(|k| k.pin().name == snapshot.pin().name) {
-            kept.push(snapshot);
+        match kept.iter().find(|k| k.pin().name == snapshot.pin().name) {
+            Some(same) if same.same_content(snapshot) => {}
+            Some(other) => {
+                return Err(CatalogueError::Conflict {
+                    name: snapshot.pin().name.to_string(),
+                    first: other.origin().location.clone(),
+                    second: snapshot.origin().location.clone(),
+                });
+            }
+            None => kept.push(Arc::clone(snapshot)),
         }
     }
-    kept
+    Ok(kept)
 }
 
 /// The Git source and commit, when every bundle came from the same one.

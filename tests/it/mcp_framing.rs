@@ -47,9 +47,15 @@ pub(super) struct Server {
 
 impl Server {
     pub(super) fn start(world: &World) -> Server {
+        Server::start_with(world, &[])
+    }
+
+    /// `skillfold serve -c CONFIG EXTRA...` (e.g. `--agent NAME`).
+    pub(super) fn start_with(world: &World, extra: &[&str]) -> Server {
         let mut child = Command::new(BIN)
             .args(["serve", "-c"])
             .arg(&world.config)
+            .args(extra)
             .current_dir(world.tmp.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -25,6 +25,8 @@ mod mcp;
 mod mcp_client;
 #[cfg(feature = "mcp")]
 mod mcp_framing;
+#[cfg(all(feature = "http", feature = "git"))]
+mod names_per_agent;
 #[cfg(feature = "oci")]
 mod oci_source;
 #[cfg(all(feature = "oci", feature = "git"))]
@@ -61,5 +63,7 @@ mod special_inputs;
 #[cfg(feature = "git")]
 mod static_binary;
 mod support;
+#[cfg(feature = "http")]
+mod trace_context;
 #[cfg(feature = "git")]
 mod update;

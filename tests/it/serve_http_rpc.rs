@@ -84,7 +84,7 @@ fn hostile() -> Vec<(&'static str, String, i64, Value)> {
 }
 
 /// The JSON-RPC message in an HTTP answer's body: JSON, or the `data:` of an SSE event.
-fn message_of(answer: &http_raw::Answer) -> Value {
+pub(super) fn message_of(answer: &http_raw::Answer) -> Value {
     let body = answer.body.trim();
     let text = body
         .lines()
@@ -258,7 +258,12 @@ fn broken_empty_and_oversized_bodies_get_json_rpc_errors() {
 
 /// Opens a session of the 2025-06-18 revision at `/mcp`; the headers to send inside it.
 fn open_session(port: u16) -> Vec<(&'static str, String)> {
-    let opened = post(port, "/mcp", None, &[], INITIALIZE);
+    open_session_at(port, "/mcp")
+}
+
+/// Opens a session of the 2025-06-18 revision at the endpoint `path`; the headers to send inside it.
+pub(super) fn open_session_at(port: u16, path: &str) -> Vec<(&'static str, String)> {
+    let opened = post(port, path, None, &[], INITIALIZE);
     assert_eq!(opened.status, 200, "{}", opened.body);
     let session = opened.header("mcp-session-id").expect("a session id");
     let headers = vec![
@@ -268,7 +273,7 @@ fn open_session(port: u16) -> Vec<(&'static str, String)> {
     let borrowed: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
     let initialized = post(
         port,
-        "/mcp",
+        path,
         None,
         &borrowed,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,

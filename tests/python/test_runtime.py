@@ -2,6 +2,7 @@
 tool definitions per model API, tool calls and their records, refusals with their codes, the
 policy callable, and hostile input that must raise a Python exception, never crash."""
 
+import hashlib
 import json
 import threading
 
@@ -251,3 +252,38 @@ def test_catalogues_serve_many_threads_at_once_with_a_python_policy():
     for t in threads:
         t.join()
     assert errors == [] and counts["n"] == 1600
+
+
+def _bundle_digest(root):
+    """The `chamvi-skill-bundle-v1` digest (docs/format.md), written out for this test."""
+    h = hashlib.sha256(b"chamvi-skill-bundle-v1\n")
+    files = sorted((p.relative_to(root).as_posix(), p) for p in root.rglob("*") if p.is_file())
+    for rel, path in files:
+        data = path.read_bytes()
+        h.update(f"{len(rel.encode())}:".encode() + rel.encode() + f"{len(data)}:".encode() + data)
+    return h.hexdigest()
+
+
+def test_two_agents_each_get_their_own_bundle_under_one_name(scratch_skill):
+    """Issue 37 §1: a name is unique per agent, not per runtime."""
+    (scratch_skill / "references" / "interpreting-profiles.md").write_text("the other team's notes\n")
+    theirs = _bundle_digest(scratch_skill)
+    version, ours = PINS["csv-profiler"]
+    assert _bundle_digest(SKILLS / "csv-profiler") == ours
+    b = skillfold.Runtime.builder()
+    b.agent("analyst", lambda a: a.local("csv-profiler", version, str(SKILLS / "csv-profiler"), ours))
+    b.agent("other", lambda a: a.local("csv-profiler", version, str(scratch_skill), theirs))
+    runtime = b.build()
+    assert runtime.refused == []
+    read = {"name": "csv-profiler", "reference": "references/interpreting-profiles.md"}
+    for agent, digest, root in (("analyst", ours, SKILLS / "csv-profiler"), ("other", theirs, scratch_skill)):
+        output, record = runtime.catalogue(agent).call("load_skill", read)
+        assert output["content"] == (root / "references" / "interpreting-profiles.md").read_text()
+        assert record["hash"] == digest
+    clash = skillfold.Runtime.builder()
+    clash.agent("analyst", lambda a: (a.local("csv-profiler", version, str(SKILLS / "csv-profiler"), ours),
+                                      a.local("csv-profiler", version, str(scratch_skill), theirs)))
+    with pytest.raises(skillfold.ConfigurationError) as raised:
+        clash.build()
+    assert raised.value.code == "conflicting_pins"
+    assert raised.value.problems[0]["location"] == "agents.analyst.skills[1].local"

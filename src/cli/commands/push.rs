@@ -7,6 +7,7 @@ use clap::Args;
 use super::config::ConfigArg;
 use crate::cli::exit::{self, Exit};
 use crate::ops::push::{PushError, PushOptions, PushTarget, push};
+use crate::runtime::catalogue::CatalogueError;
 use crate::source::oci::image::Platform;
 
 /// Put every approved bundle (or one agent's) into one OCI image, verified first.
@@ -142,6 +143,13 @@ pub fn run(args: PushArgs) -> Exit {
             }
             let code = e.code();
             diag!("error: {e} [{code}]");
+            if matches!(&e, PushError::Catalogue(CatalogueError::Conflict { .. }))
+                && options.agent.is_none()
+            {
+                diag!(
+                    "hint: agents may each pin their own bundle under one name; push one agent's set with `--agent NAME`"
+                );
+            }
             exit::of(code)
         }
     }

@@ -3,7 +3,7 @@
 //! are its siblings ([`super::ImageReference`], [`super::check_branch`]); its result is a
 //! [`Plan`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
 use super::{
@@ -515,63 +515,9 @@ impl PlanChecker<'_> {
                 }
             }
         }
-        // One pin per name across the whole descriptor.
-        let mut seen: BTreeMap<SkillName, (Pin, String)> = BTreeMap::new();
-        let pins: Vec<(Pin, String)> = self
-            .plan
-            .sources
-            .iter()
-            .flat_map(|s| {
-                s.pins()
-                    .into_iter()
-                    .map(|p| (p.clone(), s.location().to_owned()))
-            })
-            .collect();
-        for (pin, location) in pins {
-            match seen.get(&pin.name) {
-                Some((other, other_at)) if other != &pin => self.problem(
-                    DescriptorCode::ConflictingPins,
-                    location,
-                    format!(
-                        "`{}` is pinned as {} here but as {} in {other_at}; a name has one pin",
-                        pin.name, pin, other
-                    ),
-                ),
-                Some(_) => {}
-                None => {
-                    seen.insert(pin.name.clone(), (pin, location));
-                }
-            }
-        }
-        // At most 16 unique names per agent (and for the defaults alone).
-        let mut agents: Vec<Option<String>> = vec![None];
-        agents.extend(self.plan.agents.keys().cloned().map(Some));
-        for agent in agents {
-            let names: BTreeSet<&SkillName> = self
-                .plan
-                .sources_for(agent.as_deref())
-                .into_iter()
-                .flat_map(|s| s.pins().into_iter().map(|p| &p.name))
-                .collect();
-            if names.len() > limits::MAX_BUNDLES_PER_CATALOGUE {
-                let (location, who) = match &agent {
-                    Some(a) => (
-                        format!("agents.{a}"),
-                        format!("agent `{}`", escape::text(a)),
-                    ),
-                    None => ("skills".to_owned(), "the defaults".to_owned()),
-                };
-                let count = names.len();
-                self.problem(
-                    DescriptorCode::TooManySkills,
-                    location,
-                    format!(
-                        "{who} would get {count} unique skills, over the bound of {}",
-                        limits::MAX_BUNDLES_PER_CATALOGUE
-                    ),
-                );
-            }
-        }
+        // One pin per name and at most 16 names in each effective selection.
+        let problems = super::selection::problems(&self.plan);
+        self.problems.extend(problems);
     }
 }
 

@@ -5,11 +5,13 @@
 //! hashes follow their grammars; `root` is a relative path inside the repository (hidden folders
 //! allowed: [`RootPath`](crate::format::root_path::RootPath)); a Git source approves at least
 //! one bundle and each name once. Across the file: Git corpora use distinct, non-nested
-//! directories; no name is approved twice with different pins; no agent ends up with more than
-//! 16 unique names (defaults plus its extras).
+//! directories. Per *effective selection* — the defaults alone, and each agent's defaults plus
+//! its extras — a name has one pin (two agents may each pin their own) and there are at most 16
+//! unique names.
 //!
 //! One concept per file: `types.rs` the checked plan ([`Plan`], its [`Source`]s and
-//! [`DescriptorProblem`]), `checker.rs` the rules above ([`check`]), and one file per grammar a
+//! [`DescriptorProblem`]), `checker.rs` the rules above ([`check`]), `selection.rs` those
+//! of an effective selection, and one file per grammar a
 //! value must follow: `image_reference.rs` ([`ImageReference`], an OCI image pinned by digest) and
 //! `branch_name.rs` ([`check_branch`], a branch `track` may follow). Their items are re-exported
 //! here.
@@ -17,6 +19,7 @@
 mod branch_name;
 mod checker;
 mod image_reference;
+mod selection;
 mod types;
 
 pub use self::branch_name::check_branch;

@@ -1,0 +1,207 @@
+//! The rules of an *effective selection*: what one agent gets (the defaults plus its extras), and
+//! the defaults alone (what a client with no agent gets). A name is unique per selection, not per
+//! descriptor: two agents may each pin their own `pdf` (another version, hash or source), since
+//! neither sees the other's extras. Within one selection a name has one pin (`conflicting_pins`
+//! names both entries; the same pin twice counts once) and there are at most 16 unique names
+//! (`too_many_skills`).
+//!
+//! Each conflict is reported once, at the later entry: a clash between two defaults in the
+//! defaults' own selection (not again for every agent), a clash of an agent's extra with a default
+//! or with an earlier extra of that agent in the agent's selection.
+
+use std::collections::BTreeMap;
+
+use super::{DescriptorProblem, Plan, Source};
+use crate::descriptor::code::DescriptorCode;
+use crate::format::limits;
+use crate::format::pin::Pin;
+use crate::format::skill_name::SkillName;
+use crate::support::escape;
+
+/// Every problem of the selections of `plan`: the defaults alone, then each agent's.
+pub(super) fn problems(plan: &Plan) -> Vec<DescriptorProblem> {
+    let mut problems = Vec::new();
+    let mut defaults = Selection::default();
+    for source in plan.sources_for(None) {
+        defaults.add(source, "the defaults", &mut problems);
+    }
+    defaults.bounded(None, &mut problems);
+    for (agent, extras) in &plan.agents {
+        let who = format!("agent `{}`", escape::text(agent));
+        let mut selection = defaults.clone();
+        for &index in extras {
+            selection.add(&plan.sources[index], &who, &mut problems);
+        }
+        selection.bounded(Some(agent), &mut problems);
+    }
+    problems
+}
+
+/// The pins of one selection so far, each with the entry that first gave it.
+#[derive(Clone, Default)]
+struct Selection {
+    pins: BTreeMap<SkillName, (Pin, String)>,
+}
+
+impl Selection {
+    /// Adds the pins of `source`, refusing a name already pinned otherwise in this selection.
+    fn add(&mut self, source: &Source, who: &str, problems: &mut Vec<DescriptorProblem>) {
+        for (pin, location) in entries(source) {
+            match self.pins.get(&pin.name) {
+                Some((other, other_at)) if other != pin => problems.push(DescriptorProblem {
+                    code: DescriptorCode::ConflictingPins,
+                    location: location.clone(),
+                    message: format!(
+                        "`{}` is pinned as {pin} here but as {other} in {other_at}; within the \
+                         selection of {who} a name has one pin",
+                        pin.name
+                    ),
+                }),
+                Some(_) => {}
+                None => {
+                    self.pins.insert(pin.name.clone(), (pin.clone(), location));
+                }
+            }
+        }
+    }
+
+    /// Refuses more unique names than a catalogue may hold.
+    fn bounded(&self, agent: Option<&String>, problems: &mut Vec<DescriptorProblem>) {
+        // Identical pins were kept once, conflicting ones refused: one key per unique name.
+        let count = self.pins.len();
+        if count <= limits::MAX_BUNDLES_PER_CATALOGUE {
+            return;
+        }
+        let (location, who) = match agent {
+            Some(a) => (
+                format!("agents.{a}"),
+                format!("agent `{}`", escape::text(a)),
+            ),
+            None => ("skills".to_owned(), "the defaults".to_owned()),
+        };
+        problems.push(DescriptorProblem {
+            code: DescriptorCode::TooManySkills,
+            location,
+            message: format!(
+                "{who} would get {count} unique skills, over the bound of {}",
+                limits::MAX_BUNDLES_PER_CATALOGUE
+            ),
+        });
+    }
+}
+
+/// The pins of `source`, each with its entry's location (`skills[0].git.approved[1]`,
+/// `agents.ops.skills[0].local`).
+fn entries(source: &Source) -> Vec<(&Pin, String)> {
+    match source {
+        Source::Git(git) => approved(&git.approved, source.location()),
+        Source::Oci(oci) => approved(&oci.approved, source.location()),
+        Source::Local(local) => vec![(&local.pin, source.location().to_owned())],
+    }
+}
+
+fn approved<'a>(pins: &'a [Pin], location: &str) -> Vec<(&'a Pin, String)> {
+    pins.iter()
+        .enumerate()
+        .map(|(i, pin)| (pin, format!("{location}.approved[{i}]")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::descriptor::parse;
+    use crate::descriptor::plan::{DescriptorProblem, check};
+
+    const H1: &str = "8a531fcd108297bda8aa470d42f427779daad537bb2a31addef29087b5ab9f9e";
+    const H2: &str = "9a531fcd108297bda8aa470d42f427779daad537bb2a31addef29087b5ab9f9e";
+
+    fn local(name: &str, hash: &str, dir: &str) -> String {
+        format!("{{ local: {{ name: {name}, version: '1', directory: {dir}, hash: {hash} }} }}")
+    }
+
+    fn problems(yaml: &str) -> Vec<DescriptorProblem> {
+        check(&parse(yaml).expect("parses"), Path::new("/base"))
+            .err()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn two_agents_may_pin_one_name_differently() {
+        let yaml = format!(
+            "skills: [{}]\nagents:\n  a:\n    skills: [{}]\n  b:\n    skills: [{}]\n",
+            local("common", H1, "/c"),
+            local("pdf", H1, "/a"),
+            local("pdf", H2, "/b"),
+        );
+        let plan = check(&parse(&yaml).expect("parses"), Path::new("/base")).expect("accepted");
+        let hash = |agent| plan.sources_for(Some(agent))[1].pins()[0].hash.to_string();
+        assert_eq!((hash("a"), hash("b")), (H1.to_owned(), H2.to_owned()));
+    }
+
+    #[test]
+    fn a_conflict_within_one_selection_is_refused_naming_both_entries() {
+        // Two extras of one agent.
+        let extras = format!(
+            "agents:\n  a:\n    skills: [{}, {}]\n",
+            local("pdf", H1, "/a"),
+            local("pdf", H2, "/b"),
+        );
+        // An extra against a default (a Git source's approved entry).
+        let against_default = format!(
+            "skills:\n  - git:\n      source: https://example.com/s.git\n      revision: \
+             0123456789abcdef0123456789abcdef01234567\n      directory: /d\n      approved:\n        \
+             - {{ name: other, version: '1', hash: {H1} }}\n        - {{ name: pdf, version: '1', hash: {H1} }}\n\
+             agents:\n  a:\n    skills: [{}]\n  b:\n    skills: []\n",
+            local("pdf", H2, "/b"),
+        );
+        // Two defaults: reported once, not again for each agent.
+        let defaults = format!(
+            "skills: [{}, {}]\nagents:\n  a:\n    skills: []\n  b:\n    skills: []\n",
+            local("pdf", H1, "/a"),
+            local("pdf", H2, "/b"),
+        );
+        for (yaml, here, there, who) in [
+            (
+                &extras,
+                "agents.a.skills[1].local",
+                "agents.a.skills[0].local",
+                "agent `a`",
+            ),
+            (
+                &against_default,
+                "agents.a.skills[0].local",
+                "skills[0].git.approved[1]",
+                "agent `a`",
+            ),
+            (
+                &defaults,
+                "skills[1].local",
+                "skills[0].local",
+                "the defaults",
+            ),
+        ] {
+            let got = problems(yaml);
+            assert_eq!(got.len(), 1, "{yaml}\n{got:#?}");
+            assert_eq!(got[0].code.as_str(), "conflicting_pins");
+            assert_eq!(got[0].location, here);
+            assert!(got[0].message.contains(there), "{}", got[0].message);
+            assert!(got[0].message.contains(who), "{}", got[0].message);
+        }
+    }
+
+    #[test]
+    fn the_same_pin_twice_counts_once() {
+        let sixteen: String = (0..15)
+            .map(|i| format!("{}, ", local(&format!("s{i}"), H1, "/l")))
+            .collect();
+        let yaml = format!(
+            "skills: [{sixteen}{}]\nagents:\n  a:\n    skills: [{}, {}]\n",
+            local("pdf", H1, "/a"),
+            local("pdf", H1, "/elsewhere"),
+            local("s3", H1, "/l"),
+        );
+        assert_eq!(problems(&yaml), Vec::new());
+    }
+}
