@@ -32,8 +32,9 @@ use std::path::Path;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::InstallError;
 use super::code::InstallCode;
+use super::error::InstallError;
+use super::record::RECORD_NAME;
 use crate::format::untrusted_fs::{self, UntrustedOpenError};
 use crate::support::escape;
 
@@ -271,20 +272,29 @@ pub fn remove(target: &Target, name: &str) -> Result<(), InstallError> {
     rustix::fs::fsync(dir).map_err(|errno| io(errno.into()))
 }
 
-/// Removes what an interrupted run left: every name of `names` that is the tool's own.
+/// Removes what an interrupted run left: every name of `names` that is the tool's own
+/// ([`is_own`]).
 pub fn remove_leftovers(target: &Target, names: &[Box<CStr>]) -> Result<usize, InstallError> {
     let mut removed = 0;
-    for name in names {
-        let Ok(text) = name.to_str() else { continue };
-        let record_temp = text.starts_with(&format!(".{}.tmp-", super::record::RECORD_NAME));
-        if text.starts_with(OWN_PREFIX) || record_temp {
-            remove_tree(target.fd.as_fd(), text, 0).map_err(|e| {
-                InstallError::io(&format!("{}/{}", target.shown, escape::text(text)), &e)
-            })?;
-            removed += 1;
-        }
+    for name in names.iter().filter(|n| is_own(n)) {
+        remove_entry(target.fd.as_fd(), name, 0).map_err(|e| {
+            InstallError::io(
+                &format!("{}/{}", target.shown, escape::bytes(name.to_bytes())),
+                &e,
+            )
+        })?;
+        removed += 1;
     }
     Ok(removed)
+}
+
+/// Whether `name` is one the tool writes besides the bundles and the record: its staging and
+/// renamed-aside folders (`.skillfold-install-…`), and the record's temporary files
+/// ([`untrusted_fs::replace_file`] names them `.<name>.tmp-…`).
+pub fn is_own(name: &CStr) -> bool {
+    let bytes = name.to_bytes();
+    bytes.starts_with(OWN_PREFIX.as_bytes())
+        || bytes.starts_with(format!(".{RECORD_NAME}.tmp-").as_bytes())
 }
 
 fn rename(

@@ -23,8 +23,9 @@ use rustix::fs::FileType;
 use serde::Serialize;
 
 use super::code::InstallCode;
+use super::error::InstallError;
 use super::record::Record;
-use super::{InstallError, folder, record};
+use super::{folder, record};
 use crate::corpus::manifest::{FileRecord, changed_files, file_records};
 use crate::corpus::pin_check::{self, VerifyError};
 use crate::descriptor::plan::Plan;
@@ -173,7 +174,7 @@ pub fn verify_installed(
     dir: &Path,
 ) -> Result<InstalledReport, InstallError> {
     let mut wanted: Vec<(&Pin, Limits)> = Vec::new();
-    for source in super::selection(plan, agent)? {
+    for source in super::selection::selection(plan, agent)? {
         let limits = source_limits(source);
         for pin in source.pins() {
             if !wanted.iter().any(|(p, _)| p.name == pin.name) {

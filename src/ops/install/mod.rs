@@ -28,9 +28,14 @@
 //!    with nothing changed writes nothing at all.
 
 pub mod code;
+mod error;
 pub mod folder;
 pub mod installed;
 pub mod record;
+mod selection;
+
+pub use error::InstallError;
+pub use selection::selection;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -39,66 +44,14 @@ use rustix::fs::FileType;
 use serde::Serialize;
 
 use crate::corpus::manifest::FileRecord;
-use crate::descriptor::plan::{Plan, Source};
+use crate::descriptor::plan::Plan;
 use crate::ops::prepare;
 use crate::runtime::Runtime;
-use crate::runtime::code::RuntimeCode;
 use crate::runtime::snapshot::Snapshot;
-use crate::support::error_code::{Coded, ErrorCode};
 use crate::support::escape;
 use code::InstallCode;
 use folder::{StagedFile, Target};
 use record::{Record, RecordBundle, RecordSource};
-
-/// Why `install` or `verify --installed` stopped. Nothing in the target folder was changed by a
-/// refusal found while planning; an I/O failure while applying leaves every bundle old or new.
-#[derive(Debug, Clone)]
-pub struct InstallError {
-    /// Stable code (an install code, or the code of the preparation or load that failed).
-    pub code: ErrorCode,
-    /// What went wrong, untrusted names escaped.
-    pub message: String,
-    /// Every problem, one per line, when there were several.
-    pub details: Vec<String>,
-}
-
-impl InstallError {
-    /// A failure with `code`.
-    pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> InstallError {
-        InstallError {
-            code: code.into(),
-            message: message.into(),
-            details: Vec::new(),
-        }
-    }
-
-    /// An I/O failure on `what` (already escaped): a read-only file system or a refused
-    /// permission is `install_not_writable` (exit 2: it will not succeed until someone changes
-    /// the folder), anything else — a full disk included — `install_io` (exit 1).
-    pub fn io(what: &str, e: &std::io::Error) -> InstallError {
-        use rustix::io::Errno;
-        let errno = e.raw_os_error().map(Errno::from_raw_os_error);
-        let code = match errno {
-            Some(Errno::ROFS | Errno::ACCESS | Errno::PERM) => InstallCode::InstallNotWritable,
-            _ => InstallCode::InstallIo,
-        };
-        InstallError::new(code, format!("`{what}`: {e}"))
-    }
-}
-
-impl std::fmt::Display for InstallError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} [{}]", self.message, self.code)
-    }
-}
-
-impl std::error::Error for InstallError {}
-
-impl Coded for InstallError {
-    fn error_code(&self) -> ErrorCode {
-        self.code
-    }
-}
 
 /// What `install` did with one bundle. Each command reports its own statuses, all spelled in
 /// kebab-case in `--json` (docs/cli.md).
@@ -150,21 +103,6 @@ pub struct InstallReport {
     pub foreign: Vec<String>,
     /// Whether the record was written.
     pub record_written: bool,
-}
-
-/// The sources `agent` sees (`None`: the defaults alone): the one place `install` and
-/// `verify --installed` ask the plan for an agent's selection.
-pub fn selection<'p>(plan: &'p Plan, agent: Option<&str>) -> Result<Vec<&'p Source>, InstallError> {
-    let indices = plan.source_indices(agent).ok_or_else(|| {
-        InstallError::new(
-            RuntimeCode::UnknownAgent,
-            format!(
-                "the descriptor names no agent `{}`",
-                escape::text(agent.unwrap_or_default())
-            ),
-        )
-    })?;
-    Ok(indices.into_iter().map(|i| &plan.sources[i]).collect())
 }
 
 /// One verified bundle to install: its snapshot and, per file, its record and mode.
@@ -414,11 +352,7 @@ fn plan_changes(
     let names = folder::names(target)?;
     let leftovers = names
         .iter()
-        .filter(|n| {
-            n.to_bytes().starts_with(folder::OWN_PREFIX.as_bytes())
-                || n.to_bytes()
-                    .starts_with(format!(".{}.tmp-", record::RECORD_NAME).as_bytes())
-        })
+        .filter(|n| folder::is_own(n))
         .cloned()
         .collect();
     let foreign = installed::foreign(&names, &selected, old);

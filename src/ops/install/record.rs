@@ -16,8 +16,8 @@ use std::os::fd::AsFd;
 
 use serde::{Deserialize, Serialize};
 
-use super::InstallError;
 use super::code::InstallCode;
+use super::error::InstallError;
 use crate::corpus::manifest::FileRecord;
 use crate::format::skill_name::SkillName;
 use crate::format::untrusted_fs::{self, UntrustedOpenError};
