@@ -114,6 +114,17 @@ fn ok(o: &Output) {
     );
 }
 
+/// Asserts that `o` exited with `status` and named `error_code` on stderr.
+#[track_caller]
+fn refused(o: &Output, status: i32, error_code: &str) {
+    assert_eq!(code(o), Some(status), "{}", stderr(o));
+    assert!(
+        stderr(o).contains(&format!("[{error_code}]")),
+        "{}",
+        stderr(o)
+    );
+}
+
 fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
 }
@@ -132,9 +143,11 @@ fn statuses(report: &serde_json::Value) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Every entry below `root` (not following links): relative path → (inode, mtime ns, mode,
-/// bytes for files).
-fn snapshot(root: &Path) -> BTreeMap<String, (u64, i64, u32, Option<Vec<u8>>)> {
+/// What [`snapshot`] keeps of one entry: inode, mtime in nanoseconds, mode, bytes for files.
+type Entry = (u64, i64, u32, Option<Vec<u8>>);
+
+/// Every entry below `root` (not following links), by relative path.
+fn snapshot(root: &Path) -> BTreeMap<String, Entry> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_owned()];
     while let Some(dir) = stack.pop() {
@@ -400,12 +413,7 @@ fn a_folder_it_did_not_install_with_a_selected_name_is_a_conflict_and_nothing_ch
     fs_err::write(claude.join("beta/SKILL.md"), "drifted\n").expect("write");
     let before = snapshot(&claude);
     let out = s.run(&["install", "--into", ".claude/skills", "--agent", "dev"]);
-    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[install_conflict]"),
-        "{}",
-        stderr(&out)
-    );
+    refused(&out, 2, "install_conflict");
     assert!(
         stderr(&out).contains(".claude/skills/delta`"),
         "{}",
@@ -422,12 +430,7 @@ fn links_at_the_target_or_at_a_bundle_name_are_refused_never_followed() {
     fs_err::create_dir_all(&elsewhere).expect("mkdir");
     std::os::unix::fs::symlink(&elsewhere, s.dir("linked")).expect("symlink");
     let out = s.run(&["install", "--into", "linked"]);
-    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[install_target_unsafe]"),
-        "{}",
-        stderr(&out)
-    );
+    refused(&out, 2, "install_target_unsafe");
     assert_eq!(
         fs_err::read_dir(&elsewhere).expect("ls").count(),
         0,
@@ -443,12 +446,7 @@ fn links_at_the_target_or_at_a_bundle_name_are_refused_never_followed() {
     fs_err::write(s.dir("outside/keep.md"), "keep\n").expect("write");
     std::os::unix::fs::symlink(s.dir("outside"), target.join("alpha")).expect("symlink");
     let out = s.run(&["install", "--into", "skills"]);
-    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[install_conflict]"),
-        "{}",
-        stderr(&out)
-    );
+    refused(&out, 2, "install_conflict");
     assert_eq!(fs_err::read_dir(s.dir("outside")).expect("ls").count(), 1);
     assert!(!target.join("beta").exists(), "nothing installed");
 
@@ -512,12 +510,7 @@ fn a_hostile_or_corrupt_record_is_refused_and_nothing_outside_is_deleted() {
         fs_err::write(&record, text).expect("write");
         let before = snapshot(&s.dir("skills"));
         let out = s.run(&["install", "--into", "skills"]);
-        assert_eq!(code(&out), Some(2), "{}", stderr(&out));
-        assert!(
-            stderr(&out).contains("[install_record_invalid]"),
-            "{}",
-            stderr(&out)
-        );
+        refused(&out, 2, "install_record_invalid");
         assert_eq!(snapshot(&s.dir("skills")), before);
         assert!(s.dir("victim/keep.md").exists());
         let out = s.run(&["verify", "--installed", "skills"]);
@@ -529,12 +522,7 @@ fn a_hostile_or_corrupt_record_is_refused_and_nothing_outside_is_deleted() {
     fs_err::write(s.dir("elsewhere.json"), &good).expect("write");
     std::os::unix::fs::symlink(s.dir("elsewhere.json"), &record).expect("symlink");
     let out = s.run(&["install", "--into", "skills"]);
-    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[install_record_invalid]"),
-        "{}",
-        stderr(&out)
-    );
+    refused(&out, 2, "install_record_invalid");
     // Removed, the record is gone: the installed folders are no longer known as ours.
     fs_err::remove_file(&record).expect("rm");
     let out = s.run(&["install", "--into", "skills"]);
@@ -665,12 +653,7 @@ fn a_read_only_target_exits_2_and_a_full_one_exits_1_with_the_previous_install_i
 
     mount.remount("ro");
     let out = s.run(&["install", "--into", "mnt/skills"]);
-    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("[install_not_writable]"),
-        "{}",
-        stderr(&out)
-    );
+    refused(&out, 2, "install_not_writable");
     assert_eq!(snapshot(&s.dir("mnt/skills")), before);
     mount.remount("rw");
 

@@ -29,7 +29,6 @@ use super::{folder, record};
 use crate::corpus::manifest::{FileRecord, changed_files, file_records};
 use crate::corpus::pin_check::{self, VerifyError};
 use crate::descriptor::plan::Plan;
-use crate::format::bundle::BundleError;
 use crate::format::code::ReadCode;
 use crate::format::limits::Limits;
 use crate::format::pin::Pin;
@@ -295,17 +294,8 @@ fn check_one(
                 b.code = Some(e.code());
             }
             b.details = match &e {
-                VerifyError::Load {
-                    source: BundleError::Invalid(invalid),
-                    ..
-                } => invalid
-                    .problems
-                    .as_slice()
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect(),
                 VerifyError::DigestMismatch(m) => m.changed.clone(),
-                _ => Vec::new(),
+                other => other.problem_lines(),
             };
             b
         }
