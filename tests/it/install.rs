@@ -525,13 +525,14 @@ fn a_hostile_or_corrupt_record_is_refused_and_nothing_outside_is_deleted() {
     refused(&out, 2, "install_record_invalid");
     // Removed, the record is gone: the installed folders are no longer known as ours.
     fs_err::remove_file(&record).expect("rm");
-    let out = s.run(&["install", "--into", "skills"]);
-    assert_eq!(code(&out), Some(2));
-    assert!(
-        stderr(&out).contains("[install_conflict]"),
-        "{}",
-        stderr(&out)
+    refused(
+        &s.run(&["install", "--into", "skills"]),
+        2,
+        "install_conflict",
     );
+    let out = s.run(&["verify", "--installed", "skills", "--json"]);
+    assert_eq!(code(&out), Some(2));
+    assert!(statuses(&json(&out)).values().all(|s| s == "unrecorded"));
 }
 
 #[test]

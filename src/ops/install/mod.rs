@@ -331,23 +331,7 @@ fn plan_changes(
         .iter()
         .map(|v| v.snapshot.pin().name.as_str())
         .collect();
-    let mut removals = Vec::new();
-    for gone in old
-        .bundles
-        .iter()
-        .filter(|b| !selected.contains(&b.name.as_str()))
-    {
-        // Only a folder is ours to remove; a link or file put there since is left alone.
-        if folder::kind_of(target, &gone.name)? == Some(FileType::Directory) {
-            entries.push(InstallEntry {
-                name: gone.name.clone(),
-                version: gone.version.clone(),
-                hash: gone.hash.clone(),
-                status: InstallStatus::Removed,
-            });
-            removals.push(gone.clone());
-        }
-    }
+    let removals = removals(target, &selected, old, &mut entries)?;
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     let names = folder::names(target)?;
     let leftovers = names
@@ -363,6 +347,34 @@ fn plan_changes(
         entries,
         foreign,
     })
+}
+
+/// The recorded bundles no longer selected whose folder is still there (each added to
+/// `entries` as `removed`). Only a folder is the tool's to remove; a link or a file put at a
+/// recorded name since is left alone.
+fn removals(
+    target: &Target,
+    selected: &[&str],
+    old: &Record,
+    entries: &mut Vec<InstallEntry>,
+) -> Result<Vec<RecordBundle>, InstallError> {
+    let mut removals = Vec::new();
+    for gone in old
+        .bundles
+        .iter()
+        .filter(|b| !selected.contains(&b.name.as_str()))
+    {
+        if folder::kind_of(target, &gone.name)? == Some(FileType::Directory) {
+            entries.push(InstallEntry {
+                name: gone.name.clone(),
+                version: gone.version.clone(),
+                hash: gone.hash.clone(),
+                status: InstallStatus::Removed,
+            });
+            removals.push(gone.clone());
+        }
+    }
+    Ok(removals)
 }
 
 /// The record entry of a verified bundle.
