@@ -439,6 +439,15 @@ fn links_at_the_target_or_at_a_bundle_name_are_refused_never_followed() {
     let out = s.run(&["verify", "--installed", "linked"]);
     assert_eq!(code(&out), Some(2), "{}", stderr(&out));
 
+    // DIR a dangling link: refused, and nothing created where it points.
+    std::os::unix::fs::symlink(s.dir("nowhere/skills"), s.dir("dangling")).expect("symlink");
+    refused(
+        &s.run(&["install", "--into", "dangling"]),
+        2,
+        "install_target_unsafe",
+    );
+    assert!(!s.dir("nowhere").exists());
+
     // DIR/<name> a link to a folder outside.
     let target = s.dir("skills");
     fs_err::create_dir_all(&target).expect("mkdir");

@@ -200,16 +200,23 @@ pub fn stage(target: &Target, name: &str, files: &[StagedFile<'_>]) -> Result<()
     let staged_c = cstr(staged.as_bytes()).map_err(|e| io(e.into_io()))?;
     let root =
         untrusted_fs::create_dir(&target.fd, &staged_c, 0o755).map_err(|e| io(e.into_io()))?;
-    for file in files {
-        write_file(&root, file).map_err(|e| {
-            InstallError::io(
-                &format!("{}/{staged}/{}", target.shown, escape::text(file.path)),
-                &e,
-            )
-        })?;
+    let written = files
+        .iter()
+        .try_for_each(|file| {
+            write_file(&root, file).map_err(|e| {
+                InstallError::io(
+                    &format!("{}/{staged}/{}", target.shown, escape::text(file.path)),
+                    &e,
+                )
+            })
+        })
+        .and_then(|()| rustix::fs::syncfs(&root).map_err(|errno| io(errno.into())));
+    if written.is_err() {
+        // What was staged is of no use (a full disk wants its space back); a crash here leaves
+        // it for the next run.
+        let _ = remove_tree(target.fd.as_fd(), &staged, 0);
     }
-    rustix::fs::syncfs(&root).map_err(|errno| io(errno.into()))?;
-    Ok(())
+    written
 }
 
 /// Creates `file` below the open directory `root`: its folders (`0755`), then the file itself,

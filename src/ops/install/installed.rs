@@ -289,14 +289,24 @@ fn check_one(
             } else {
                 InstalledStatus::Changed
             };
-            let mut b = outcome(pin, status, Some(e.to_string()));
+            let (error, details) = match &e {
+                // Said for an installed copy (the message of `DigestMismatch` speaks of a
+                // publication); each file changed, added or removed since the install (as the
+                // record lists them) is a detail line.
+                VerifyError::DigestMismatch(m) => (
+                    format!(
+                        "`{shown}` has digest {}, but the pin is {}",
+                        m.actual, m.expected
+                    ),
+                    m.changed.clone(),
+                ),
+                other => (other.to_string(), other.problem_lines()),
+            };
+            let mut b = outcome(pin, status, Some(error));
             if status == InstalledStatus::Unreadable {
                 b.code = Some(e.code());
             }
-            b.details = match &e {
-                VerifyError::DigestMismatch(m) => m.changed.clone(),
-                other => other.problem_lines(),
-            };
+            b.details = details;
             b
         }
     }
