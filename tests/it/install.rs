@@ -702,3 +702,44 @@ fn verify_installed_reports_a_missing_folder_and_json_shape() {
     let out = s.run(&["verify", "--agent", "dev"]);
     assert_eq!(code(&out), Some(2));
 }
+
+#[test]
+fn a_second_install_into_the_same_folder_is_refused_at_once_retryable() {
+    use std::os::fd::AsFd as _;
+    let s = Setup::new();
+    ok(&s.run(&["install", "--into", "skills"]));
+    let before = snapshot(&s.dir("skills"));
+    // The lock a running install holds on the open folder.
+    let held = fs_err::File::open(s.dir("skills")).expect("open the folder");
+    rustix::fs::flock(
+        held.file().as_fd(),
+        rustix::fs::FlockOperation::NonBlockingLockExclusive,
+    )
+    .expect("lock");
+    let out = s.run(&["install", "--into", "skills", "--agent", "dev"]);
+    refused(&out, 1, "install_io");
+    assert!(
+        stderr(&out).contains("another `install`"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(&s.dir("skills")), before);
+    drop(held);
+    ok(&s.run(&["install", "--into", "skills", "--agent", "dev"]));
+}
+
+#[test]
+fn a_target_with_too_many_entries_is_refused_before_it_is_inventoried() {
+    let s = Setup::new();
+    let target = s.dir("skills");
+    fs_err::create_dir_all(&target).expect("mkdir");
+    for i in 0..=4096 {
+        fs_err::write(target.join(format!("f{i}")), b"").expect("write");
+    }
+    refused(
+        &s.run(&["install", "--into", "skills"]),
+        2,
+        "install_target_unsafe",
+    );
+    assert!(!target.join("alpha").exists());
+}
