@@ -17,6 +17,7 @@
 //! | `preparation` | [`PrepareCode`] | fetching a commit, the corpus, its guard |
 //! | `distribution` | [`DistributionCode`] | OCI images: pushing and pulling |
 //! | `runtime` | [`RuntimeCode`] | loading bundles into a catalogue |
+//! | `install` | [`InstallCode`] | installing into an agent's folder, and checking it |
 //! | `mcp` | `ServeCode` | the MCP server (a build with the `mcp` feature) |
 //! | `tool` | [`ToolCode`] | a refused tool call |
 //! | `spec` | [`SpecCode`] | the skills-ref compatible commands |
@@ -46,6 +47,7 @@ pub use crate::format::code::{PinCode, ReadCode};
 pub use crate::format::problem::ProblemCode;
 #[cfg(feature = "mcp")]
 pub use crate::mcp::code::ServeCode;
+pub use crate::ops::install::code::InstallCode;
 pub use crate::runtime::code::RuntimeCode;
 pub use crate::runtime::tools::ToolCode;
 pub use crate::skills_ref::code::SpecCode;
@@ -78,6 +80,7 @@ pub fn registry() -> Vec<ErrorCode> {
         .chain(codes_of::<PrepareCode>())
         .chain(codes_of::<DistributionCode>())
         .chain(codes_of::<RuntimeCode>())
+        .chain(codes_of::<InstallCode>())
         .collect();
     // The MCP server's codes exist only in a build with the server.
     #[cfg(feature = "mcp")]

@@ -49,6 +49,7 @@ enum Command {
     Hash(commands::hash::HashArgs),
     Check(commands::check::CheckArgs),
     Prepare(commands::prepare::PrepareArgs),
+    Install(commands::install::InstallArgs),
     #[cfg(feature = "git")]
     Pin(commands::pin::PinArgs),
     #[cfg(feature = "git")]
@@ -103,6 +104,7 @@ pub fn main() -> ExitCode {
         Command::Hash(args) => commands::hash::run(args) as u8,
         Command::Check(args) => commands::check::run(args) as u8,
         Command::Prepare(args) => commands::prepare::run(args) as u8,
+        Command::Install(args) => commands::install::run(args) as u8,
         #[cfg(feature = "git")]
         Command::Pin(args) => commands::pin::run(args) as u8,
         #[cfg(feature = "git")]

@@ -107,6 +107,25 @@ impl VerifyError {
     }
 }
 
+impl VerifyError {
+    /// Every bundle rule broken, one line each, when the bundle was read but is invalid (what a
+    /// report lists as its details); none otherwise.
+    pub fn problem_lines(&self) -> Vec<String> {
+        match self {
+            VerifyError::Load {
+                source: crate::format::bundle::BundleError::Invalid(invalid),
+                ..
+            } => invalid
+                .problems
+                .as_slice()
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 crate::support::error_code::coded_by_code!(VerifyError, DigestMismatch);
 
 /// Verifies every bundle a manifest records, each read from `<dir>/<name>` under `limits` (the

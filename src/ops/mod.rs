@@ -1,5 +1,6 @@
 //! The operations behind the CLI commands, one module per command (and `target`, what `outdated`
-//! and `update` share: both look at another commit or image than a pin). The command line
+//! and `update` share: both look at another commit or image than a pin). `install` also holds
+//! `verify --installed`, the check of what it writes. The command line
 //! ([`crate::cli`]) parses arguments and calls these. Operations may use every layer below them
 //! (`support` up to `runtime`); of the layers above, [`crate::mcp`] (the reload's preparation)
 //! and [`crate::cli`] use them.
@@ -12,6 +13,7 @@
 
 pub mod check;
 pub mod hash;
+pub mod install;
 #[cfg(feature = "git")]
 pub mod outdated;
 #[cfg(feature = "git")]

@@ -17,6 +17,7 @@ const TABLES: &[(&str, &str)] = &[
     ("Preparation", "preparation"),
     ("Distribution", "distribution"),
     ("Runtime and catalogues", "runtime"),
+    ("Installing into agent folders", "install"),
     ("The MCP server", "mcp"),
     ("Tool errors", "tool"),
     ("Spec tooling", "spec"),

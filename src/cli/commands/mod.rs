@@ -3,6 +3,7 @@
 pub mod check;
 mod config;
 pub mod hash;
+pub mod install;
 pub mod load;
 #[cfg(feature = "git")]
 pub mod outdated;

@@ -96,13 +96,7 @@ pub fn run(args: PrepareArgs) -> Exit {
             return Exit::of(&e);
         }
     };
-    let interrupt = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // A second signal while the first is being handled exits at once.
-        let _ =
-            signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupt));
-        let _ = signal_hook::flag::register(signal, Arc::clone(&interrupt));
-    }
+    let interrupt = interrupt_on_signals();
     let progress = ProgressLines::new();
     let report = if args.rollback {
         prepare::rollback(&plan, &progress)
@@ -191,6 +185,18 @@ fn print_summary(report: &PrepareReport) {
     );
 }
 
+/// A flag SIGINT and SIGTERM set (a second signal while the first is being handled exits at
+/// once): what a preparation polls.
+pub(super) fn interrupt_on_signals() -> Arc<AtomicBool> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ =
+            signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&interrupt));
+        let _ = signal_hook::flag::register(signal, Arc::clone(&interrupt));
+    }
+    interrupt
+}
+
 fn write_termination_log(path: Option<&PathBuf>, lines: &[String]) {
     let Some(path) = path else { return };
     let mut text = lines.join("\n");
@@ -203,7 +209,7 @@ fn write_termination_log(path: Option<&PathBuf>, lines: &[String]) {
 }
 
 /// Progress: a live status line on a terminal, plain log lines otherwise (containers).
-struct ProgressLines {
+pub(super) struct ProgressLines {
     terminal: bool,
     status_shown: Mutex<bool>,
     /// When the last transfer line was logged (plain output keeps one every few seconds). Only
@@ -212,7 +218,7 @@ struct ProgressLines {
 }
 
 impl ProgressLines {
-    fn new() -> ProgressLines {
+    pub(super) fn new() -> ProgressLines {
         ProgressLines {
             terminal: std::io::stderr().is_terminal(),
             status_shown: Mutex::new(false),
@@ -227,7 +233,7 @@ impl ProgressLines {
         }
     }
 
-    fn finish(&self) {
+    pub(super) fn finish(&self) {
         let mut shown = self.status_shown.lock().unwrap_or_else(|e| e.into_inner());
         self.clear_status(&mut shown);
     }

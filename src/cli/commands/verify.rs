@@ -1,6 +1,11 @@
-//! `skillfold verify`: the CronJob check.
+//! `skillfold verify`: the CronJob check, and `verify --installed DIR`, the CI gate of an
+//! agent's folder.
 
+use std::path::PathBuf;
+
+use crate::ops::install::installed::{self, InstalledStatus};
 use crate::ops::verify;
+use crate::support::escape;
 use clap::Args;
 
 use super::config::ConfigArg;
@@ -12,6 +17,11 @@ use crate::cli::exit::Exit;
 /// its digest, and compares name, version and digest with the pin in the descriptor — no network.
 /// Run it as a Kubernetes CronJob (exit 2 fails the Job; exit 1 is worth a retry).
 ///
+/// With `--installed DIR`, checks an agent's folder that `install` wrote instead: every selected
+/// bundle there, its bytes equal to its pin, nothing installed that is no longer selected
+/// (folders skillfold did not install are listed and ignored); each changed, added or missing
+/// file is named. No corpus is read.
+///
 /// Exit status: 0 every bundle holds; 1 a corpus is being prepared right now, or a bundle could
 /// not be read (an I/O error); 2 a mismatch, a missing or unprepared bundle, or a bad descriptor
 /// (each named).
@@ -19,6 +29,15 @@ use crate::cli::exit::Exit;
 pub struct VerifyArgs {
     #[command(flatten)]
     config: ConfigArg,
+
+    /// Check the folder `install` wrote (e.g. `.claude/skills`) against the descriptor's pins,
+    /// instead of the corpora.
+    #[arg(long, value_name = "DIR")]
+    installed: Option<PathBuf>,
+
+    /// With `--installed`: the agent whose selection the folder holds (default: the defaults).
+    #[arg(long, value_name = "NAME", requires = "installed")]
+    agent: Option<String>,
 
     /// Print the report as JSON on stdout.
     #[arg(long)]
@@ -30,6 +49,9 @@ pub fn run(args: VerifyArgs) -> Exit {
         Ok(plan) => plan,
         Err(exit) => return exit,
     };
+    if let Some(dir) = &args.installed {
+        return run_installed(&plan, args.agent.as_deref(), dir, args.json);
+    }
     let report = verify::verify(plan);
     for b in &report.bundles {
         match (&b.error, b.code) {
@@ -55,4 +77,42 @@ pub fn run(args: VerifyArgs) -> Exit {
     }
     let exit = Exit::worst(report.failures());
     crate::cli::output::finish(exit, args.json, &report)
+}
+
+fn run_installed(
+    plan: &crate::descriptor::Plan,
+    agent: Option<&str>,
+    dir: &std::path::Path,
+    json: bool,
+) -> Exit {
+    let report = match installed::verify_installed(plan, agent, dir) {
+        Ok(report) => report,
+        Err(e) => {
+            diag!("error: {e}");
+            for detail in &e.details {
+                diag!("  {detail}");
+            }
+            return Exit::of(&e);
+        }
+    };
+    for b in &report.bundles {
+        let name = escape::text(&b.name);
+        match (b.status, &b.error) {
+            (InstalledStatus::Verified, _) | (_, None) => {
+                diag!("ok: {name} {} verified", escape::text(&b.version));
+            }
+            (status, Some(error)) => {
+                let code = b.code.map_or("failed", |c| c.as_str());
+                diag!("error: {name}: {} — {error} [{code}]", status.as_str());
+                for d in &b.details {
+                    diag!("  {d}");
+                }
+            }
+        }
+    }
+    for name in &report.foreign {
+        diag!("foreign: {name} (not installed by skillfold; ignored)");
+    }
+    let exit = Exit::worst(report.failures());
+    crate::cli::output::finish(exit, json, &report)
 }

@@ -289,18 +289,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
     let (status, error) = match result {
         Ok(_) => (PrepareStatus::Verified, None),
         Err(e) => {
-            let details = match &e {
-                pin_check::VerifyError::Load {
-                    source: crate::format::bundle::BundleError::Invalid(invalid),
-                    ..
-                } => invalid
-                    .problems
-                    .as_slice()
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect(),
-                _ => Vec::new(),
-            };
+            let details = e.problem_lines();
             let mut failure = SourceFailure::new(e.code(), e.to_string());
             failure.details = details;
             (PrepareStatus::Failed, Some(failure))

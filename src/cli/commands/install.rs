@@ -1,0 +1,102 @@
+//! `skillfold install --into DIR [--agent NAME]`: verified bundles into the folder an agent reads.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::config::ConfigArg;
+use super::prepare::{FetchTimeoutArg, ProgressLines, interrupt_on_signals};
+use crate::cli::exit::Exit;
+use crate::ops::install::{self, InstallReport};
+use crate::ops::prepare;
+use crate::support::escape;
+
+/// Install the agent's skills into the folder it reads, verified, atomically per bundle.
+///
+/// Writes the effective selection (the defaults, plus the agent's extras with `--agent`) into
+/// `DIR/<name>/…` from the verified corpus, preparing first — with every check of `prepare` —
+/// when a source's corpus is missing or not at its pin. Regular files only, the exact bytes,
+/// modes as the corpus has them; each bundle staged in DIR and renamed into place, so a reader
+/// sees the old bundle or the new one. `DIR/.skillfold-install.json` records what it installed:
+/// a bundle no longer selected is removed, a folder it did not install is never touched, and one
+/// that has a selected bundle's name is a refusal (`install_conflict`), nothing changed. A second
+/// run with nothing changed writes nothing. See docs/install.md.
+///
+/// Exit status: 0 installed (or unchanged); 1 retryable (a source unreachable, a guard held, a
+/// full disk, another install running); 2 configuration or verification (bad descriptor,
+/// unknown agent, a bundle that does not verify, a conflict, a link at the target, a corrupt
+/// record, a read-only target).
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+
+    /// The folder to install into (created if missing), e.g. `.claude/skills` or
+    /// `.agents/skills`.
+    #[arg(long, value_name = "DIR")]
+    into: PathBuf,
+
+    /// Install this agent's selection: the defaults plus its extras (default: the defaults).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+
+    #[command(flatten)]
+    fetch_timeout: FetchTimeoutArg,
+}
+
+pub fn run(args: InstallArgs) -> Exit {
+    let plan = match args.config.plan() {
+        Ok(plan) => plan,
+        Err(exit) => return exit,
+    };
+    let interrupt = interrupt_on_signals();
+    let progress = ProgressLines::new();
+    let result = install::install(
+        &plan,
+        args.agent.as_deref(),
+        &args.into,
+        &prepare::Options {
+            interrupt: &interrupt,
+            progress: &progress,
+            concurrency: 4,
+            fetch_timeout: args.fetch_timeout.fetch_timeout,
+        },
+    );
+    progress.finish();
+    match result {
+        Ok(report) => {
+            print_summary(&report);
+            crate::cli::output::finish(Exit::Ok, args.json, &report)
+        }
+        Err(e) => {
+            diag!("error: {e}");
+            for detail in &e.details {
+                diag!("  {detail}");
+            }
+            Exit::of(&e)
+        }
+    }
+}
+
+fn print_summary(report: &InstallReport) {
+    for b in &report.bundles {
+        diag!(
+            "{}: {} {}",
+            b.status.as_str(),
+            escape::text(&b.name),
+            escape::text(&b.version)
+        );
+    }
+    for name in &report.foreign {
+        diag!("foreign: {name} (not installed by skillfold; left alone)");
+    }
+    diag!(
+        "{} bundle(s) in `{}`",
+        report.bundles.len(),
+        escape::path(&report.directory)
+    );
+}

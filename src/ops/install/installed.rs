@@ -1,0 +1,349 @@
+//! What an installed folder holds compared with what it should: the comparison `install` uses to
+//! leave an identical bundle alone, and `skillfold verify --installed DIR [--agent NAME]`, the
+//! CI gate.
+//!
+//! `verify --installed` compares the folder with the **descriptor's pins**, not only with the
+//! record: each selected bundle `DIR/<name>` is read with the safe reader (no link followed,
+//! every bound checked), under its source's limits profile, and verified as `prepare` verifies a
+//! bundle (the bundle rules, name, declared version, the `chamvi-skill-bundle-v1` digest). The
+//! record says which folders the tool owns and, when it recorded the same pin, which files the
+//! bundle had, so a mismatch names each file changed, added or removed (escaped). It reads no
+//! corpus and needs no network: its cost is reading the installed bytes once.
+//!
+//! Statuses: `verified`; `changed` (the bytes differ from the pin, or the folder is a link or a
+//! file); `missing` (a selected bundle is not there); `unrecorded` (a folder of a selected name
+//! that the record does not name: not installed by skillfold); `unexpected` (installed, no
+//! longer selected, still there); `unreadable` (an I/O error, exit 1). Folders neither selected
+//! nor recorded are listed as `foreign` and ignored; hidden names are ignored.
+
+use std::ffi::CStr;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::FileType;
+use serde::Serialize;
+
+use super::code::InstallCode;
+use super::error::InstallError;
+use super::record::Record;
+use super::{folder, record};
+use crate::corpus::manifest::{FileRecord, changed_files, file_records};
+use crate::corpus::pin_check::{self, VerifyError};
+use crate::descriptor::plan::Plan;
+use crate::format::code::ReadCode;
+use crate::format::limits::Limits;
+use crate::format::pin::Pin;
+use crate::format::safe_read;
+use crate::support::error_code::{ErrorCode, ExitClass};
+use crate::support::escape;
+
+/// The differences between the installed copy at `path` and the verified files (`expected`, with
+/// `modes`): each path changed, added or removed, each mode that differs, or why the copy
+/// cannot be read as a bundle. Empty: identical. An I/O error is an error.
+pub fn differences(
+    path: &Path,
+    limits: Limits,
+    expected: &[FileRecord],
+    modes: &[u32],
+) -> Result<Vec<String>, InstallError> {
+    let outcome = match safe_read::read_bundle_dir_under(path, limits) {
+        Ok(outcome) => outcome,
+        Err(e) if e.code() == ReadCode::IoError => {
+            return Err(InstallError::io(
+                &escape::path(path).to_string(),
+                &std::io::Error::other(e.to_string()),
+            ));
+        }
+        Err(e) => return Ok(vec![e.to_string()]),
+    };
+    let mut found: Vec<String> = outcome
+        .problems
+        .as_slice()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    found.extend(changed_files(expected, &file_records(&outcome.files)));
+    if !found.is_empty() {
+        return Ok(found);
+    }
+    for (file, mode) in expected.iter().zip(modes) {
+        let now = folder::mode_at(path, &file.path)
+            .map_err(|e| InstallError::io(&escape::path(&path.join(&file.path)).to_string(), &e))?;
+        if now != *mode {
+            found.push(format!(
+                "{} (mode {now:o}, expected {mode:o})",
+                escape::text(&file.path)
+            ));
+        }
+    }
+    Ok(found)
+}
+
+/// The names of `names` that are neither selected nor recorded, nor hidden: folders someone
+/// else put there, escaped.
+pub fn foreign(names: &[Box<CStr>], selected: &[&str], record: &Record) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| !n.to_bytes().starts_with(b"."))
+        .filter(|n| {
+            n.to_str()
+                .map_or(true, |t| !selected.contains(&t) && record.get(t).is_none())
+        })
+        .map(|n| escape::bytes(n.to_bytes()).to_string())
+        .collect()
+}
+
+/// What `verify --installed` found of one bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InstalledStatus {
+    /// Its bytes equal its pin.
+    Verified,
+    /// Its bytes differ from its pin, or it is not a folder.
+    Changed,
+    /// Selected, not there.
+    Missing,
+    /// A folder of a selected name the record does not name.
+    Unrecorded,
+    /// Installed, no longer selected, still there.
+    Unexpected,
+    /// An I/O error kept it from being read.
+    Unreadable,
+}
+
+impl InstalledStatus {
+    /// The spelling of the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InstalledStatus::Verified => "verified",
+            InstalledStatus::Changed => "changed",
+            InstalledStatus::Missing => "missing",
+            InstalledStatus::Unrecorded => "unrecorded",
+            InstalledStatus::Unexpected => "unexpected",
+            InstalledStatus::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// One bundle of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct InstalledBundle {
+    /// Its name.
+    pub name: String,
+    /// The pinned version (the recorded one for `unexpected`).
+    pub version: String,
+    /// The pinned hash (the recorded one for `unexpected`).
+    pub hash: String,
+    /// See [`InstalledStatus`].
+    pub status: InstalledStatus,
+    /// Why it does not hold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Stable code of the failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<ErrorCode>,
+    /// Each file changed, added or removed, or each rule broken (escaped).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<String>,
+}
+
+/// The outcome of `verify --installed` (`--json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct InstalledReport {
+    /// The folder checked.
+    pub directory: PathBuf,
+    /// The agent (`null`: the defaults alone).
+    pub agent: Option<String>,
+    /// Every selected bundle, then every unexpected one, by name.
+    pub bundles: Vec<InstalledBundle>,
+    /// Folders neither selected nor installed by skillfold (ignored), escaped.
+    pub foreign: Vec<String>,
+}
+
+impl InstalledReport {
+    /// The code of every failure (what the exit status is taken from).
+    pub fn failures(&self) -> impl Iterator<Item = ErrorCode> + '_ {
+        self.bundles.iter().filter_map(|b| b.code)
+    }
+}
+
+/// Checks that `dir` holds exactly `agent`'s selection of `plan`, each bundle equal to its pin.
+pub fn verify_installed(
+    plan: &Plan,
+    agent: Option<&str>,
+    dir: &Path,
+) -> Result<InstalledReport, InstallError> {
+    let mut wanted: Vec<(&Pin, Limits)> = Vec::new();
+    for source in super::selection::selection(plan, agent)? {
+        let limits = source_limits(source);
+        for pin in source.pins() {
+            if !wanted.iter().any(|(p, _)| p.name == pin.name) {
+                wanted.push((pin, limits));
+            }
+        }
+    }
+    wanted.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    let mut report = InstalledReport {
+        directory: dir.to_owned(),
+        agent: agent.map(str::to_owned),
+        bundles: Vec::new(),
+        foreign: Vec::new(),
+    };
+    let Some(target) = folder::open_target(dir, false)? else {
+        for (pin, _) in &wanted {
+            report.bundles.push(outcome(
+                pin,
+                InstalledStatus::Missing,
+                Some(format!("`{}` does not exist", escape::path(dir))),
+            ));
+        }
+        return Ok(report);
+    };
+    let record = record::read(&target.fd, &target.shown)?
+        .map(|(r, _)| r)
+        .unwrap_or_default();
+    for (pin, limits) in &wanted {
+        report
+            .bundles
+            .push(check_one(&target, dir, pin, *limits, &record));
+    }
+    let selected: Vec<&str> = wanted.iter().map(|(p, _)| p.name.as_str()).collect();
+    for gone in record
+        .bundles
+        .iter()
+        .filter(|b| !selected.contains(&b.name.as_str()))
+    {
+        if folder::kind_of(&target, &gone.name)?.is_some() {
+            let mut b = outcome_of(
+                &gone.name,
+                &gone.version,
+                &gone.hash,
+                InstalledStatus::Unexpected,
+                None,
+            );
+            b.error = Some(format!(
+                "`{}/{}` was installed but is no longer selected; run `install` to remove it",
+                target.shown, gone.name
+            ));
+            report.bundles.push(b);
+        }
+    }
+    report.foreign = foreign(&folder::names(&target)?, &selected, &record);
+    Ok(report)
+}
+
+fn source_limits(source: &crate::descriptor::plan::Source) -> Limits {
+    use crate::descriptor::plan::Source;
+    match source {
+        Source::Git(g) => g.limits,
+        Source::Oci(o) => o.limits,
+        Source::Local(l) => l.limits,
+    }
+}
+
+/// One selected bundle of the folder against its pin.
+fn check_one(
+    target: &folder::Target,
+    dir: &Path,
+    pin: &Pin,
+    limits: Limits,
+    record: &Record,
+) -> InstalledBundle {
+    let name = pin.name.as_str();
+    let shown = format!("{}/{name}", target.shown);
+    match folder::kind_of(target, name) {
+        Ok(None) => {
+            return outcome(
+                pin,
+                InstalledStatus::Missing,
+                Some(format!("`{shown}` is missing")),
+            );
+        }
+        Ok(Some(FileType::Directory)) => {}
+        Ok(Some(_)) => {
+            return outcome(
+                pin,
+                InstalledStatus::Changed,
+                Some(format!(
+                    "`{shown}` is not a folder (a link or a file; never followed)"
+                )),
+            );
+        }
+        Err(e) => return failed(pin, InstalledStatus::Unreadable, e),
+    }
+    let Some(recorded) = record.get(name) else {
+        return outcome(
+            pin,
+            InstalledStatus::Unrecorded,
+            Some(format!(
+                "`{shown}` was not installed by skillfold (the record does not name it)"
+            )),
+        );
+    };
+    // The record's files name what changed only when it recorded this same pin.
+    let files = (recorded.hash == pin.hash.to_string()).then_some(recorded.files.as_slice());
+    match pin_check::verify_dir(&dir.join(name), pin, limits, files) {
+        Ok(_) => outcome(pin, InstalledStatus::Verified, None),
+        Err(e) => {
+            let status = if e.code().exit() == ExitClass::Retryable {
+                InstalledStatus::Unreadable
+            } else {
+                InstalledStatus::Changed
+            };
+            let (error, details) = match &e {
+                // Said for an installed copy (the message of `DigestMismatch` speaks of a
+                // publication); each file changed, added or removed since the install (as the
+                // record lists them) is a detail line.
+                VerifyError::DigestMismatch(m) => (
+                    format!(
+                        "`{shown}` has digest {}, but the pin is {}",
+                        m.actual, m.expected
+                    ),
+                    m.changed.clone(),
+                ),
+                other => (other.to_string(), other.problem_lines()),
+            };
+            let mut b = outcome(pin, status, Some(error));
+            if status == InstalledStatus::Unreadable {
+                b.code = Some(e.code());
+            }
+            b.details = details;
+            b
+        }
+    }
+}
+
+fn outcome(pin: &Pin, status: InstalledStatus, error: Option<String>) -> InstalledBundle {
+    outcome_of(
+        pin.name.as_str(),
+        pin.version.as_str(),
+        &pin.hash.to_string(),
+        status,
+        error,
+    )
+}
+
+fn outcome_of(
+    name: &str,
+    version: &str,
+    hash: &str,
+    status: InstalledStatus,
+    error: Option<String>,
+) -> InstalledBundle {
+    let code =
+        (status != InstalledStatus::Verified).then(|| ErrorCode::from(InstallCode::InstalledDrift));
+    InstalledBundle {
+        name: name.to_owned(),
+        version: version.to_owned(),
+        hash: hash.to_owned(),
+        status,
+        error,
+        code,
+        details: Vec::new(),
+    }
+}
+
+fn failed(pin: &Pin, status: InstalledStatus, e: InstallError) -> InstalledBundle {
+    let mut b = outcome(pin, status, Some(e.message));
+    b.code = Some(e.code);
+    b
+}

@@ -1,0 +1,457 @@
+//! `skillfold install --into DIR [--agent NAME]`: the agent's effective selection written into
+//! the folder an agent reads (`.claude/skills/`, `.agents/skills/`), as `DIR/<name>/…`, from the
+//! verified corpus — and `verify --installed`, the check that the folder still holds exactly
+//! that ([`installed`]).
+//!
+//! The steps, in order (each its own function below):
+//!
+//! 1. **Select**: the sources the agent sees, through the plan's one API for it
+//!    ([`Plan::source_indices`]); an agent the descriptor does not name is refused.
+//! 2. **Prepare**: those sources go through `prepare` itself ([`prepare::prepare`], every check
+//!    of it): a corpus that is missing or not at its pin is fetched and published; one at its
+//!    pin is only verified (no network); a local source is verified in place. Any failure stops
+//!    the install before the folder is touched.
+//! 3. **Load**: the selection is loaded as verified snapshots (the digest of every bundle is
+//!    recomputed from the bytes and compared with the descriptor's pin) and built into the
+//!    agent's catalogue, which refuses two bundles of one name and more than 16. What is
+//!    written is those verified bytes, each file's mode taken from the file they were read from
+//!    (permission bits without group or other write).
+//! 4. **Plan** ([`folder`], [`record`]): the folder is opened (or created) without following a
+//!    link, locked, its record read as untrusted input, and each selected name looked at: absent
+//!    (install), recorded and identical — bytes, paths and modes (unchanged), recorded and
+//!    different (replace), or anything not recorded: a conflict. Conflicts are reported together
+//!    and nothing is changed.
+//! 5. **Apply**: leftovers of an interrupted run are removed; when new names are installed, a
+//!    record claiming them is written first (so a crash never leaves a folder it wrote
+//!    unowned); each bundle is staged and swapped in atomically; bundles recorded but no longer
+//!    selected are removed; the record is written last, and only when it changes. A second run
+//!    with nothing changed writes nothing at all.
+
+pub mod code;
+mod error;
+pub mod folder;
+pub mod installed;
+pub mod record;
+mod selection;
+
+pub use error::InstallError;
+pub use selection::selection;
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::FileType;
+use serde::Serialize;
+
+use crate::corpus::manifest::FileRecord;
+use crate::descriptor::plan::Plan;
+use crate::ops::prepare;
+use crate::runtime::Runtime;
+use crate::runtime::snapshot::Snapshot;
+use crate::support::escape;
+use code::InstallCode;
+use folder::{StagedFile, Target};
+use record::{Record, RecordBundle, RecordSource};
+
+/// What `install` did with one bundle. Each command reports its own statuses, all spelled in
+/// kebab-case in `--json` (docs/cli.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InstallStatus {
+    /// Written (new, or replacing a different or changed copy).
+    Installed,
+    /// Already there, byte for byte and mode for mode: nothing written.
+    Unchanged,
+    /// Installed before, no longer selected: removed.
+    Removed,
+}
+
+impl InstallStatus {
+    /// The spelling of the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InstallStatus::Installed => "installed",
+            InstallStatus::Unchanged => "unchanged",
+            InstallStatus::Removed => "removed",
+        }
+    }
+}
+
+/// One bundle of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct InstallEntry {
+    /// Its name (`DIR/<name>`).
+    pub name: String,
+    /// The version installed (or removed).
+    pub version: String,
+    /// The hash installed (or removed).
+    pub hash: String,
+    /// `installed`, `unchanged` or `removed`.
+    pub status: InstallStatus,
+}
+
+/// The outcome of `install` (`--json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct InstallReport {
+    /// The target folder.
+    pub directory: PathBuf,
+    /// The agent (`null`: the defaults alone).
+    pub agent: Option<String>,
+    /// One entry per bundle, by name.
+    pub bundles: Vec<InstallEntry>,
+    /// Folders in the target that skillfold did not install (left alone), escaped.
+    pub foreign: Vec<String>,
+    /// Whether the record was written.
+    pub record_written: bool,
+}
+
+/// One verified bundle to install: its snapshot and, per file, its record and mode.
+struct Verified {
+    snapshot: std::sync::Arc<Snapshot>,
+    files: Vec<FileRecord>,
+    modes: Vec<u32>,
+}
+
+/// Installs `agent`'s selection of `plan` into `dir` (see the module doc).
+pub fn install(
+    plan: &Plan,
+    agent: Option<&str>,
+    dir: &Path,
+    options: &prepare::Options<'_>,
+) -> Result<InstallReport, InstallError> {
+    let sources = selection(plan, agent)?;
+    let selected = Plan {
+        defaults: (0..sources.len()).collect(),
+        sources: sources.into_iter().cloned().collect(),
+        ..Plan::default()
+    };
+    prepare_selection(&selected, options)?;
+    let verified = load_selection(selected)?;
+    let target = folder::open_target(dir, true)?.ok_or_else(|| {
+        InstallError::new(
+            InstallCode::InstallTargetUnsafe,
+            "the target folder could not be created",
+        )
+    })?;
+    folder::lock(&target)?;
+    let before = record::read(&target.fd, &target.shown)?;
+    let (old, old_bytes) = before.map_or((Record::default(), None), |(r, b)| (r, Some(b)));
+    let plan = plan_changes(&target, dir, &verified, &old)?;
+    let record_written = apply(&target, agent, &verified, &old, old_bytes.as_deref(), &plan)?;
+    Ok(InstallReport {
+        directory: dir.to_owned(),
+        agent: agent.map(str::to_owned),
+        bundles: plan.entries,
+        foreign: plan.foreign,
+        record_written,
+    })
+}
+
+/// Step 2: `prepare` on the selection; any failure stops the install.
+fn prepare_selection(selected: &Plan, options: &prepare::Options<'_>) -> Result<(), InstallError> {
+    let report = prepare::prepare(selected, options);
+    let failures: Vec<_> = report
+        .sources
+        .iter()
+        .filter_map(|s| s.error.as_ref().map(|e| (s, e)))
+        .collect();
+    let Some(worst) = failures
+        .iter()
+        .map(|(_, e)| e.code)
+        .max_by_key(|c| c.exit())
+    else {
+        return Ok(());
+    };
+    let mut error = InstallError::new(
+        worst,
+        "the selection could not be prepared; nothing was installed",
+    );
+    for (source, failure) in failures {
+        error.details.push(format!(
+            "{}: {} [{}]",
+            source.origin.location, failure.message, failure.code
+        ));
+        error
+            .details
+            .extend(failure.details.iter().map(|d| format!("  {d}")));
+    }
+    Err(error)
+}
+
+/// Step 3: the selection as verified snapshots, through the agent's catalogue.
+fn load_selection(selected: Plan) -> Result<Vec<Verified>, InstallError> {
+    let runtime = Runtime::load(selected);
+    let failures: Vec<_> = runtime.failures().collect();
+    if let Some(first) = failures.first() {
+        let worst = failures
+            .iter()
+            .map(|f| f.code)
+            .max_by_key(|c| c.exit())
+            .unwrap_or(first.code);
+        let mut error = InstallError::new(
+            worst,
+            "a selected bundle does not verify; nothing was installed",
+        );
+        for f in &failures {
+            error.details.push(f.to_string());
+            error
+                .details
+                .extend(f.details.iter().map(|d| format!("  {d}")));
+        }
+        return Err(error);
+    }
+    let catalogue = runtime
+        .catalogue(None)
+        .map_err(|e| InstallError::new(e.code(), e.to_string()))?;
+    catalogue.skills().map(verified).collect()
+}
+
+/// A snapshot's files: their records, and their modes read from where they were verified.
+fn verified(snapshot: &std::sync::Arc<Snapshot>) -> Result<Verified, InstallError> {
+    let mut files = Vec::new();
+    let mut modes = Vec::new();
+    for file in snapshot.files() {
+        let mode = match snapshot.dir() {
+            Some(dir) => folder::mode_at(dir, file.path()).map_err(|e| {
+                InstallError::io(
+                    &format!("{}/{}", escape::path(dir), escape::text(file.path())),
+                    &e,
+                )
+            })?,
+            None => 0o644,
+        };
+        files.push(FileRecord {
+            path: file.path().to_owned(),
+            size: file.size(),
+            sha256: file.sha256().to_owned(),
+        });
+        modes.push(mode & 0o755);
+    }
+    Ok(Verified {
+        snapshot: std::sync::Arc::clone(snapshot),
+        files,
+        modes,
+    })
+}
+
+/// What to do with one selected bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    /// `DIR/<name>` is absent: rename the staged copy in.
+    Install,
+    /// `DIR/<name>` is ours and differs: exchange it with the staged copy.
+    Replace,
+    /// `DIR/<name>` is ours and identical.
+    Keep,
+}
+
+/// The changes an install makes, found before any is made.
+struct Changes {
+    /// Per verified bundle, in the same order.
+    actions: Vec<Action>,
+    /// Recorded bundles no longer selected whose folder is still there.
+    removals: Vec<RecordBundle>,
+    /// Leftovers of an interrupted run (the tool's own names).
+    leftovers: Vec<Box<std::ffi::CStr>>,
+    /// The report's bundles.
+    entries: Vec<InstallEntry>,
+    /// Folders skillfold did not install, escaped.
+    foreign: Vec<String>,
+}
+
+/// Step 4: every selected name looked at; conflicts refused together, nothing changed.
+fn plan_changes(
+    target: &Target,
+    dir: &Path,
+    verified: &[Verified],
+    old: &Record,
+) -> Result<Changes, InstallError> {
+    let mut actions = Vec::new();
+    let mut conflicts = Vec::new();
+    let mut entries = Vec::new();
+    for bundle in verified {
+        let pin = bundle.snapshot.pin();
+        let name = pin.name.as_str();
+        let kind = folder::kind_of(target, name)?;
+        let action = match (kind, old.get(name)) {
+            (None, _) => Action::Install,
+            (Some(FileType::Directory), Some(_)) => {
+                let differences = installed::differences(
+                    &dir.join(name),
+                    bundle.snapshot.limits(),
+                    &bundle.files,
+                    &bundle.modes,
+                )?;
+                if differences.is_empty() {
+                    Action::Keep
+                } else {
+                    Action::Replace
+                }
+            }
+            (Some(FileType::Directory), None) => {
+                conflicts.push(format!(
+                    "`{}/{name}`: a folder skillfold did not install (the record does not name it)",
+                    target.shown
+                ));
+                continue;
+            }
+            (Some(_), _) => {
+                conflicts.push(format!(
+                    "`{}/{name}`: not a folder (a link or a file; never followed)",
+                    target.shown
+                ));
+                continue;
+            }
+        };
+        actions.push(action);
+        entries.push(InstallEntry {
+            name: name.to_owned(),
+            version: pin.version.as_str().to_owned(),
+            hash: pin.hash.to_string(),
+            status: if action == Action::Keep {
+                InstallStatus::Unchanged
+            } else {
+                InstallStatus::Installed
+            },
+        });
+    }
+    if !conflicts.is_empty() {
+        let mut error = InstallError::new(
+            InstallCode::InstallConflict,
+            format!(
+                "{} selected name(s) are taken in `{}` by what skillfold did not install; nothing was changed: move or remove them, then run again",
+                conflicts.len(),
+                target.shown
+            ),
+        );
+        error.details = conflicts;
+        return Err(error);
+    }
+    let selected: Vec<&str> = verified
+        .iter()
+        .map(|v| v.snapshot.pin().name.as_str())
+        .collect();
+    let removals = removals(target, &selected, old, &mut entries)?;
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    let names = folder::names(target)?;
+    let leftovers = names
+        .iter()
+        .filter(|n| folder::is_own(n))
+        .cloned()
+        .collect();
+    let foreign = installed::foreign(&names, &selected, old);
+    Ok(Changes {
+        actions,
+        removals,
+        leftovers,
+        entries,
+        foreign,
+    })
+}
+
+/// The recorded bundles no longer selected whose folder is still there (each added to
+/// `entries` as `removed`). Only a folder is the tool's to remove; a link or a file put at a
+/// recorded name since is left alone.
+fn removals(
+    target: &Target,
+    selected: &[&str],
+    old: &Record,
+    entries: &mut Vec<InstallEntry>,
+) -> Result<Vec<RecordBundle>, InstallError> {
+    let mut removals = Vec::new();
+    for gone in old
+        .bundles
+        .iter()
+        .filter(|b| !selected.contains(&b.name.as_str()))
+    {
+        if folder::kind_of(target, &gone.name)? == Some(FileType::Directory) {
+            entries.push(InstallEntry {
+                name: gone.name.clone(),
+                version: gone.version.clone(),
+                hash: gone.hash.clone(),
+                status: InstallStatus::Removed,
+            });
+            removals.push(gone.clone());
+        }
+    }
+    Ok(removals)
+}
+
+/// The record entry of a verified bundle.
+fn record_entry(bundle: &Verified) -> RecordBundle {
+    let pin = bundle.snapshot.pin();
+    let origin = bundle.snapshot.origin();
+    RecordBundle {
+        name: pin.name.to_string(),
+        version: pin.version.as_str().to_owned(),
+        hash: pin.hash.to_string(),
+        source: RecordSource {
+            kind: origin.kind.as_str().to_owned(),
+            location: origin.location.clone(),
+            url: origin.url.clone(),
+            commit: origin.commit.clone(),
+        },
+        files: bundle.files.clone(),
+    }
+}
+
+/// Step 5: leftovers, the claim, each bundle, the removals, the record.
+fn apply(
+    target: &Target,
+    agent: Option<&str>,
+    verified: &[Verified],
+    old: &Record,
+    old_bytes: Option<&[u8]>,
+    changes: &Changes,
+) -> Result<bool, InstallError> {
+    if !changes.leftovers.is_empty() {
+        folder::remove_leftovers(target, &changes.leftovers)?;
+    }
+    let claimed: Vec<RecordBundle> = verified
+        .iter()
+        .zip(&changes.actions)
+        .filter(|(v, a)| {
+            **a == Action::Install && old.get(v.snapshot.pin().name.as_str()).is_none()
+        })
+        .map(|(v, _)| record_entry(v))
+        .collect();
+    let mut written = false;
+    if !claimed.is_empty() {
+        let claim = Record::new(agent, old.bundles.iter().cloned().chain(claimed).collect());
+        written |= record::write(&target.fd, &target.shown, &claim, old_bytes)?;
+    }
+    for (bundle, action) in verified.iter().zip(&changes.actions) {
+        if *action == Action::Keep {
+            continue;
+        }
+        let name = bundle.snapshot.pin().name.as_str();
+        let bytes: Vec<Cow<'_, [u8]>> = bundle
+            .snapshot
+            .files()
+            .iter()
+            .map(|f| bundle.snapshot.read(f))
+            .collect::<Result<_, _>>()
+            .map_err(|e| InstallError::new(e.code(), e.to_string()))?;
+        let files: Vec<StagedFile<'_>> = bundle
+            .files
+            .iter()
+            .zip(&bytes)
+            .zip(&bundle.modes)
+            .map(|((record, bytes), mode)| StagedFile {
+                path: &record.path,
+                bytes,
+                mode: *mode,
+            })
+            .collect();
+        folder::stage(target, name, &files)?;
+        folder::swap_in(target, name, *action == Action::Replace)?;
+        crate::support::failpoint::hit("install-between-bundles");
+    }
+    for gone in &changes.removals {
+        folder::remove(target, &gone.name)?;
+    }
+    let record = Record::new(agent, verified.iter().map(record_entry).collect());
+    let current = if written { None } else { old_bytes };
+    written |= record::write(&target.fd, &target.shown, &record, current)?;
+    Ok(written)
+}
