@@ -52,6 +52,8 @@ enum Command {
     #[cfg(feature = "git")]
     Pin(commands::pin::PinArgs),
     #[cfg(feature = "git")]
+    Import(commands::import::ImportArgs),
+    #[cfg(feature = "git")]
     Outdated(commands::outdated::OutdatedArgs),
     #[cfg(feature = "git")]
     Update(commands::update::UpdateArgs),
@@ -105,6 +107,8 @@ pub fn main() -> ExitCode {
         Command::Prepare(args) => commands::prepare::run(args) as u8,
         #[cfg(feature = "git")]
         Command::Pin(args) => commands::pin::run(args) as u8,
+        #[cfg(feature = "git")]
+        Command::Import(args) => commands::import::run(args) as u8,
         #[cfg(feature = "git")]
         Command::Outdated(args) => commands::outdated::run(args) as u8,
         #[cfg(feature = "git")]

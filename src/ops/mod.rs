@@ -13,6 +13,8 @@
 pub mod check;
 pub mod hash;
 #[cfg(feature = "git")]
+pub mod import;
+#[cfg(feature = "git")]
 pub mod outdated;
 #[cfg(feature = "git")]
 pub mod pin;

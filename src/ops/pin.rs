@@ -313,6 +313,57 @@ pub fn pin_all(
     })
 }
 
+/// What [`pin_first`] found: the bundle, the root it was under, and the Git tree id of its
+/// folder.
+#[derive(Debug)]
+pub struct Found {
+    /// The root the bundle was found under.
+    pub root: Option<RootPath>,
+    /// The checked bundle.
+    pub bundle: Bundle,
+    /// The Git tree id of its folder.
+    pub tree: Option<String>,
+}
+
+/// Fetches `revision` of `url` as [`pin`] does (one fetch for every candidate) and takes bundle
+/// `name` from the first of `roots` that holds its folder, with every check of [`pin`]. When no
+/// root holds it, the refusal names the first folder looked for.
+pub fn pin_first(
+    url: &str,
+    revision: &CommitId,
+    roots: &[Option<RootPath>],
+    name: &SkillName,
+    policy: PinPolicy<'_>,
+    stop: Stop<'_>,
+) -> Result<Found, PinError> {
+    let folders: Vec<String> = roots
+        .iter()
+        .map(|root| bundle_folder(root.as_ref(), name))
+        .collect();
+    let wanted =
+        WantedBundles::Folders(folders.iter().map(|f| (f.clone(), policy.limits)).collect());
+    let (_temp, commit, _) = fetch(url, revision, policy.trust, (policy.links, &wanted), stop)?;
+    let mut missing = None;
+    for (root, folder) in roots.iter().zip(&folders) {
+        commit.check_path(folder)?;
+        match commit.take_named(root.as_ref(), name, policy.limits) {
+            Ok(bundle) => {
+                commit.check_links(std::slice::from_ref(folder))?;
+                return Ok(Found {
+                    root: root.clone(),
+                    tree: commit.folder_tree(folder),
+                    bundle,
+                });
+            }
+            Err(e @ TakeError::Missing { .. }) => {
+                missing.get_or_insert(e);
+            }
+            Err(e) => return Err(PinError::Bundles(vec![e])),
+        }
+    }
+    Err(PinError::Bundles(missing.into_iter().collect()))
+}
+
 /// The fetch and the signature check of a pin: the commit (in a temporary directory, removed
 /// when the returned guard drops) with the files of the `wanted` bundles, and who signed it,
 /// when `trust` is given.
@@ -438,12 +489,12 @@ fn limits_yaml(limits: Limits) -> String {
 
 /// `text` as a YAML double-quoted scalar: JSON's string escapes are a subset of YAML's, and
 /// [`json_text`] escapes the controls and invisible characters YAML would take raw.
-fn yaml_string(text: &str) -> String {
+pub(crate) fn yaml_string(text: &str) -> String {
     json_text::string(text)
 }
 
 /// A directory name for the corpus of `url`: its last path segment without `.git`.
-fn corpus_name(url: &str) -> String {
+pub(crate) fn corpus_name(url: &str) -> String {
     let last = url
         .trim_end_matches('/')
         .rsplit(['/', ':'])

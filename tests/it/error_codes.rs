@@ -18,6 +18,7 @@ const TABLES: &[(&str, &str)] = &[
     ("Distribution", "distribution"),
     ("Runtime and catalogues", "runtime"),
     ("The MCP server", "mcp"),
+    ("Importing lock files", "import"),
     ("Tool errors", "tool"),
     ("Spec tooling", "spec"),
     ("The command line", "command"),
