@@ -15,6 +15,8 @@ mod guides;
 mod hostile_output;
 #[cfg(feature = "http")]
 mod http_raw;
+#[cfg(feature = "git")]
+mod import;
 #[cfg(feature = "mcp")]
 mod limits;
 #[cfg(feature = "git")]

@@ -47,11 +47,12 @@ pub fn draft(lock: &str, resolved: &[Resolved], left_out: &[LeftOut]) -> String 
         directories.push(directory.clone());
         let _ = writeln!(out, "  - git:");
         let _ = writeln!(out, "      source: {}", yaml_string(&first.url));
-        let from = first
-            .from_ref
-            .as_ref()
-            .map(|r| format!("  # resolved from {r}"))
-            .unwrap_or_default();
+        // One ref for the whole source is named beside the revision, else beside each bundle.
+        let shared = group.iter().all(|e| e.from_ref == first.from_ref);
+        let from = match (&first.from_ref, shared) {
+            (Some(r), true) => format!("  # resolved from {r}"),
+            _ => String::new(),
+        };
         let _ = writeln!(out, "      revision: {}{from}", first.commit);
         let _ = writeln!(
             out,
@@ -61,8 +62,11 @@ pub fn draft(lock: &str, resolved: &[Resolved], left_out: &[LeftOut]) -> String 
             let _ = writeln!(out, "      root: {}", yaml_string(root.as_str()));
         }
         let _ = writeln!(out, "      approved:");
-        for entry in group {
+        for entry in &group {
             write_bundle(&mut out, entry);
+            if let (false, Some(r)) = (shared, &entry.from_ref) {
+                let _ = writeln!(out, "          # resolved from {r}");
+            }
         }
     }
     if !left_out.is_empty() {
