@@ -100,6 +100,19 @@ impl World {
         )
     }
 
+    /// Asserts `draft` passes `check` as printed, and with `prepare` that it also prepares.
+    fn assert_adoptable(&self, draft: &str, prepare: bool) {
+        let runs: &[&str] = if prepare {
+            &["check", "prepare"]
+        } else {
+            &["check"]
+        };
+        for command in runs {
+            let out = self.on_draft(draft, &[command]);
+            assert_eq!(code(&out), Some(0), "{command}: {}\n{draft}", stderr(&out));
+        }
+    }
+
     /// Writes `draft` as the run folder's descriptor (corpora inside the folder) and runs
     /// `args` on it.
     fn on_draft(&self, draft: &str, args: &[&str]) -> Output {
@@ -147,6 +160,15 @@ fn code(o: &Output) -> Option<i32> {
     o.status.code()
 }
 
+/// Asserts stderr `err` lists the entry `key` as left out, with `code` on its line.
+fn assert_left_out(err: &str, key: &str, code: &str) {
+    let line = err
+        .lines()
+        .find(|l| l.starts_with(&format!("left out: `{key}`")))
+        .unwrap_or_else(|| panic!("{key} listed: {err}"));
+    assert!(line.contains(code), "{line}");
+}
+
 #[test]
 fn a_project_lock_becomes_a_draft_that_check_accepts_and_prepare_verifies() {
     let w = World::new();
@@ -167,10 +189,7 @@ fn a_project_lock_becomes_a_draft_that_check_accepts_and_prepare_verifies() {
             "{draft}"
         );
     }
-    let check = w.on_draft(&draft, &["check"]);
-    assert_eq!(code(&check), Some(0), "{}\n{draft}", stderr(&check));
-    let prepare = w.on_draft(&draft, &["prepare"]);
-    assert_eq!(code(&prepare), Some(0), "{}\n{draft}", stderr(&prepare));
+    w.assert_adoptable(&draft, true);
 }
 
 #[test]
@@ -202,8 +221,7 @@ fn a_branch_is_resolved_once_and_written_as_its_commit_with_the_ref_named() {
         "{draft}"
     );
     assert!(err.contains("[lock_hash_mismatch]"), "{err}");
-    let check = w.on_draft(&draft, &["check"]);
-    assert_eq!(code(&check), Some(0), "{}\n{draft}", stderr(&check));
+    w.assert_adoptable(&draft, false);
 }
 
 #[test]
@@ -232,8 +250,7 @@ fn a_global_lock_compares_folder_hashes_and_reports_the_one_that_differs() {
         draft.contains("0123456789abcdef0123456789abcdef01234567"),
         "{draft}"
     );
-    let check = w.on_draft(&draft, &["check"]);
-    assert_eq!(code(&check), Some(0), "{}\n{draft}", stderr(&check));
+    w.assert_adoptable(&draft, false);
 }
 
 #[test]
@@ -271,10 +288,7 @@ fn a_toolhive_lock_pins_its_git_skills_and_lists_its_oci_one() {
         draft.contains(&format!("hash: {}", w.repo.digest("pdf"))),
         "{draft}"
     );
-    let check = w.on_draft(&draft, &["check"]);
-    assert_eq!(code(&check), Some(0), "{}\n{draft}", stderr(&check));
-    let prepare = w.on_draft(&draft, &["prepare"]);
-    assert_eq!(code(&prepare), Some(0), "{}\n{draft}", stderr(&prepare));
+    w.assert_adoptable(&draft, true);
 }
 
 #[test]
@@ -288,11 +302,7 @@ fn entries_that_cannot_be_resolved_are_listed_and_left_out() {
         ("docs", "[lock_unsupported_source]"),
         ("notes", "[lock_local_path]"),
     ] {
-        let line = err
-            .lines()
-            .find(|l| l.starts_with(&format!("left out: `{key}`")))
-            .unwrap_or_else(|| panic!("{key} listed: {err}"));
-        assert!(line.contains(code), "{line}");
+        assert_left_out(&err, key, code);
         assert!(draft.contains(&format!("#   - `{key}`: ")), "{draft}");
     }
     assert!(
@@ -307,8 +317,7 @@ fn entries_that_cannot_be_resolved_are_listed_and_left_out() {
         err.contains("1 of 4 entries in the draft; 3 left out"),
         "{err}"
     );
-    let check = w.on_draft(&draft, &["check"]);
-    assert_eq!(code(&check), Some(0), "{}\n{draft}", stderr(&check));
+    w.assert_adoptable(&draft, false);
 }
 
 #[test]
@@ -329,8 +338,7 @@ fn an_unreachable_host_is_retryable_and_the_draft_still_passes_check() {
         "{err}"
     );
     assert!(draft.contains("skills: []"), "{draft}");
-    let check = w.on_draft(&draft, &["check"]);
-    assert_eq!(code(&check), Some(0), "{}\n{draft}", stderr(&check));
+    w.assert_adoptable(&draft, false);
 }
 
 #[test]
@@ -346,11 +354,7 @@ fn local_paths_and_credentials_are_refused_never_fetched_never_echoed() {
         ("ev\\u{1b}[31mil", "[lock_local_path]"),
         ("token", "[lock_credentials]"),
     ] {
-        let line = err
-            .lines()
-            .find(|l| l.starts_with(&format!("left out: `{key}`")))
-            .unwrap_or_else(|| panic!("{key} listed: {err}"));
-        assert!(line.contains(code), "{line}");
+        assert_left_out(&err, key, code);
     }
     for text in [&err, &draft] {
         assert!(

@@ -151,12 +151,8 @@ pub fn rewrite(url: &str, rewrites: &[Rewrite]) -> String {
 /// a credential helper), and anything but `https://` and `http://`. The reason is escaped.
 pub fn check_url(url: &str) -> Result<(), (ImportCode, String)> {
     let shown = || {
-        escape::text(
-            &crate::descriptor::redact::RedactedUrl::new(url)
-                .as_str()
-                .to_owned(),
-        )
-        .to_string()
+        let redacted = crate::descriptor::redact::RedactedUrl::new(url);
+        escape::text(redacted.as_str()).to_string()
     };
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("file:")
