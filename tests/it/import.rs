@@ -309,6 +309,8 @@ fn entries_that_cannot_be_resolved_are_listed_and_left_out() {
         err.contains("hidden_path"),
         "the broken rule is named: {err}"
     );
+    // `broken` and `pdf` both follow `HEAD`: one ref listing, then one fetch each.
+    assert_eq!(w.server.fetches(), 3, "{:?}", w.server.requests());
     assert!(
         draft.contains("name: pdf") && !draft.contains("name: broken"),
         "{draft}"
@@ -417,12 +419,12 @@ fn hostile_files_are_refused_with_their_codes() {
         &write("deep.json", deep.as_bytes()),
         "lock_too_deep",
     );
-    let deep_yaml = format!("version: 1\nskills:\n{}x\n", "- ".repeat(50_000));
-    assert_refused(
-        dir.path(),
-        &write("deep.lock.yaml", deep_yaml.as_bytes()),
-        "lock_too_deep",
-    );
+    // 40 levels: past import's bound, within the YAML reader's own; 50,000: past both.
+    for levels in [40, 50_000] {
+        let deep_yaml = format!("version: 1\nskills:\n{}x\n", "- ".repeat(levels));
+        let lock = write("deep.lock.yaml", deep_yaml.as_bytes());
+        assert_refused(dir.path(), &lock, "lock_too_deep");
+    }
     // `gh skill` keeps its metadata in the frontmatter of each SKILL.md: not a lock file.
     let skill_md =
         b"---\nname: pdf\ndescription: d\nmetadata:\n  github-repo: acme/skills\n---\n# pdf\n";

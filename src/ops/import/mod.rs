@@ -155,8 +155,9 @@ pub fn import(path: &Path, rewrites: &[Rewrite], stop: Stop<'_>) -> Result<Impor
     let (format, entries) = read(path, rewrites)?;
     let mut resolved = Vec::new();
     let mut left_out = Vec::new();
+    let mut refs = resolve::RefCache::new();
     for entry in entries {
-        match entry.and_then(|entry| resolve::resolve(&entry, stop)) {
+        match entry.and_then(|entry| resolve::resolve(&entry, stop, &mut refs)) {
             Ok(r) => resolved.push(r),
             Err(l) => left_out.push(l),
         }

@@ -2,6 +2,8 @@
 //! commit fetched and the bundle taken exactly as `skillfold pin` does ([`crate::ops::pin`]),
 //! and the content hash the lock recorded compared with the bundle fetched.
 
+use std::collections::HashMap;
+
 use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
 use crate::format::root_path::RootPath;
@@ -40,8 +42,18 @@ pub struct Resolved {
     pub uncompared: Option<String>,
 }
 
+/// The refs resolved so far, by repository URL and ref (`None` for the remote's `HEAD`): each
+/// is looked up once per run, so entries following one branch get one commit even when the
+/// branch moves while `import` runs.
+pub type RefCache =
+    HashMap<(String, Option<String>), Result<(CommitId, String), (ErrorCode, String)>>;
+
 /// Resolves `entry`: the commit, the bundle at it and the comparison of the recorded hash.
-pub fn resolve(entry: &LockEntry, stop: Stop<'_>) -> Result<Resolved, LeftOut> {
+pub fn resolve(
+    entry: &LockEntry,
+    stop: Stop<'_>,
+    refs: &mut RefCache,
+) -> Result<Resolved, LeftOut> {
     let left_out = |code: ErrorCode, reason: String| LeftOut {
         key: entry.key.clone(),
         code,
@@ -56,10 +68,10 @@ pub fn resolve(entry: &LockEntry, stop: Stop<'_>) -> Result<Resolved, LeftOut> {
                 .as_ref()
                 .map(|n| format!("the lock's ref `{}`", escape::text(n))),
         ),
-        At::Ref(name) => at_ref(&entry.url, RefQuery::BranchOrTag(name), stop)
+        At::Ref(name) => cached(refs, &entry.url, Some(name), stop)
             .map(|(c, full)| (c, Some(format!("`{}` ({full})", escape::text(name)))))
             .map_err(|(code, reason)| left_out(code, reason))?,
-        At::Head => at_ref(&entry.url, RefQuery::Head, stop)
+        At::Head => cached(refs, &entry.url, None, stop)
             .map(|(c, full)| (c, Some(format!("the remote's `HEAD` ({full})"))))
             .map_err(|(code, reason)| left_out(code, reason))?,
     };
@@ -117,6 +129,22 @@ fn candidates(folder: &Folder) -> Result<(Vec<Option<RootPath>>, SkillName), Str
             Ok((roots, name))
         }
     }
+}
+
+/// [`at_ref`] for `name` (a branch or tag; `None` for the remote's `HEAD`) on `url`, looked up
+/// once per run.
+fn cached(
+    refs: &mut RefCache,
+    url: &str,
+    name: Option<&str>,
+    stop: Stop<'_>,
+) -> Result<(CommitId, String), (ErrorCode, String)> {
+    refs.entry((url.to_owned(), name.map(str::to_owned)))
+        .or_insert_with(|| {
+            let query = name.map_or(RefQuery::Head, RefQuery::BranchOrTag);
+            at_ref(url, query, stop)
+        })
+        .clone()
 }
 
 /// The commit `query` names on `url` now, and the full name of the ref.
