@@ -313,8 +313,8 @@ pub fn pin_all(
     })
 }
 
-/// What [`pin_first`] found: the bundle, the root it was under, and the Git tree id of its
-/// folder.
+/// What [`pin_each`] found of one bundle: the bundle, the root it was under, and the Git tree
+/// id of its folder.
 #[derive(Debug)]
 pub struct Found {
     /// The root the bundle was found under.
@@ -325,33 +325,54 @@ pub struct Found {
     pub tree: Option<String>,
 }
 
-/// Fetches `revision` of `url` as [`pin`] does (one fetch for every candidate) and takes bundle
-/// `name` from the first of `roots` that holds its folder, with every check of [`pin`]. When no
-/// root holds it, the refusal names the first folder looked for.
-pub fn pin_first(
+/// A bundle [`pin_each`] looks for: its name, and the roots to look under, in order.
+pub type Sought = (Vec<Option<RootPath>>, SkillName);
+
+/// Fetches `revision` of `url` once, as [`pin`] does, and takes each `sought` bundle from the
+/// first of its roots that holds its folder, with every check of [`pin`]: a refusal of the
+/// commit as a whole is the outer error, a refusal of one bundle its own (when no root holds
+/// it, naming the first folder looked for).
+pub fn pin_each(
     url: &str,
     revision: &CommitId,
-    roots: &[Option<RootPath>],
-    name: &SkillName,
+    sought: &[Sought],
     policy: PinPolicy<'_>,
     stop: Stop<'_>,
-) -> Result<Found, PinError> {
-    let folders: Vec<String> = roots
-        .iter()
-        .map(|root| bundle_folder(root.as_ref(), name))
-        .collect();
-    let wanted =
-        WantedBundles::Folders(folders.iter().map(|f| (f.clone(), policy.limits)).collect());
+) -> Result<Vec<Result<Found, PinError>>, PinError> {
+    let mut folders: Vec<(String, Limits)> = Vec::new();
+    for (roots, name) in sought {
+        for root in roots {
+            let folder = bundle_folder(root.as_ref(), name);
+            if !folders.iter().any(|(f, _)| *f == folder) {
+                folders.push((folder, policy.limits));
+            }
+        }
+    }
+    let wanted = WantedBundles::Folders(folders);
     let (_temp, commit, _) = fetch(url, revision, policy.trust, (policy.links, &wanted), stop)?;
+    Ok(sought
+        .iter()
+        .map(|(roots, name)| find(&commit, roots, name, policy.limits))
+        .collect())
+}
+
+/// Bundle `name` under the first of `roots` that holds its folder in `commit`.
+fn find(
+    commit: &PinnedCommit,
+    roots: &[Option<RootPath>],
+    name: &SkillName,
+    limits: Limits,
+) -> Result<Found, PinError> {
     let mut missing = None;
-    for (root, folder) in roots.iter().zip(&folders) {
-        commit.check_path(folder)?;
-        match commit.take_named(root.as_ref(), name, policy.limits) {
+    for root in roots {
+        let folder = bundle_folder(root.as_ref(), name);
+        commit.check_path(&folder)?;
+        match commit.take_named(root.as_ref(), name, limits) {
             Ok(bundle) => {
-                commit.check_links(std::slice::from_ref(folder))?;
+                commit.check_links(std::slice::from_ref(&folder))?;
                 return Ok(Found {
                     root: root.clone(),
-                    tree: commit.folder_tree(folder),
+                    tree: commit.folder_tree(&folder),
                     bundle,
                 });
             }

@@ -153,11 +153,18 @@ impl Imported {
 /// Reads the lock file at `path` and resolves every entry (see the module docs).
 pub fn import(path: &Path, rewrites: &[Rewrite], stop: Stop<'_>) -> Result<Imported, ImportError> {
     let (format, entries) = read(path, rewrites)?;
-    let mut resolved = Vec::new();
+    let mut planned = Vec::new();
     let mut left_out = Vec::new();
     let mut refs = resolve::RefCache::new();
     for entry in entries {
-        match entry.and_then(|entry| resolve::resolve(&entry, stop, &mut refs)) {
+        match entry.and_then(|entry| resolve::plan(entry, stop, &mut refs)) {
+            Ok(p) => planned.push(p),
+            Err(l) => left_out.push(l),
+        }
+    }
+    let mut resolved = Vec::new();
+    for outcome in resolve::fetch(planned, stop) {
+        match outcome {
             Ok(r) => resolved.push(r),
             Err(l) => left_out.push(l),
         }

@@ -1,6 +1,7 @@
-//! One lock entry to one pin: the moving ref resolved once from the server's ref listing, the
-//! commit fetched and the bundle taken exactly as `skillfold pin` does ([`crate::ops::pin`]),
-//! and the content hash the lock recorded compared with the bundle fetched.
+//! Lock entries to pins, in two steps: [`plan`] finds each entry's commit (a moving ref resolved
+//! once from the server's ref listing), [`fetch`] fetches each repository and commit once and
+//! takes the bundles exactly as `skillfold pin` does ([`crate::ops::pin`]), then compares the
+//! content hash each lock recorded with the bundle fetched.
 
 use std::collections::HashMap;
 
@@ -48,18 +49,24 @@ pub struct Resolved {
 pub type RefCache =
     HashMap<(String, Option<String>), Result<(CommitId, String), (ErrorCode, String)>>;
 
-/// Resolves `entry`: the commit, the bundle at it and the comparison of the recorded hash.
-pub fn resolve(
-    entry: &LockEntry,
-    stop: Stop<'_>,
-    refs: &mut RefCache,
-) -> Result<Resolved, LeftOut> {
+/// A lock entry whose commit is known: what is left to fetch.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    entry: LockEntry,
+    commit: CommitId,
+    from_ref: Option<String>,
+    sought: pin::Sought,
+}
+
+/// The commit of `entry` (a moving ref looked up once per run, in `refs`) and where its bundle
+/// is looked for.
+pub fn plan(entry: LockEntry, stop: Stop<'_>, refs: &mut RefCache) -> Result<Planned, LeftOut> {
     let left_out = |code: ErrorCode, reason: String| LeftOut {
         key: entry.key.clone(),
         code,
         reason,
     };
-    let (roots, name) = candidates(&entry.folder)
+    let sought = candidates(&entry.folder)
         .map_err(|reason| left_out(ImportCode::LockInvalidEntry.into(), reason))?;
     let (commit, from_ref) = match &entry.at {
         At::Commit(commit, named) => (
@@ -75,32 +82,75 @@ pub fn resolve(
             .map(|(c, full)| (c, Some(format!("the remote's `HEAD` ({full})"))))
             .map_err(|(code, reason)| left_out(code, reason))?,
     };
+    Ok(Planned {
+        entry,
+        commit,
+        from_ref,
+        sought,
+    })
+}
+
+/// Fetches the bundles of `planned`, one fetch per repository and commit (as `pin` fetches),
+/// and compares each lock's recorded hash: each entry resolved or left out, in the order given
+/// within each fetch.
+pub fn fetch(planned: Vec<Planned>, stop: Stop<'_>) -> Vec<Result<Resolved, LeftOut>> {
+    let mut groups: Vec<Vec<Planned>> = Vec::new();
+    for p in planned {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].entry.url == p.entry.url && g[0].commit == p.commit)
+        {
+            Some(group) => group.push(p),
+            None => groups.push(vec![p]),
+        }
+    }
     let policy = PinPolicy {
         limits: Limits::default(),
         trust: None,
         links: crate::descriptor::Links::Refuse,
     };
-    let found = pin::pin_first(&entry.url, &commit, &roots, &name, policy, stop)
-        .map_err(|e| left_out(e.code(), refusal(&e)))?;
-    let (mismatch, uncompared) = match &entry.recorded {
+    let mut out = Vec::new();
+    for group in groups {
+        let sought: Vec<pin::Sought> = group.iter().map(|p| p.sought.clone()).collect();
+        match pin::pin_each(&group[0].entry.url, &group[0].commit, &sought, policy, stop) {
+            Ok(found) => out.extend(group.into_iter().zip(found).map(|(p, f)| resolved(p, f))),
+            Err(e) => out.extend(group.into_iter().map(|p| Err(left_out(&p, &e)))),
+        }
+    }
+    out
+}
+
+/// The entry `p` left out for `e`.
+fn left_out(p: &Planned, e: &PinError) -> LeftOut {
+    LeftOut {
+        key: p.entry.key.clone(),
+        code: e.code(),
+        reason: refusal(e),
+    }
+}
+
+/// `p` with what its fetch found.
+fn resolved(p: Planned, found: Result<pin::Found, PinError>) -> Result<Resolved, LeftOut> {
+    let found = found.map_err(|e| left_out(&p, &e))?;
+    let (mismatch, uncompared) = match &p.entry.recorded {
         None => (None, None),
         Some(recorded) => compare(recorded, &found),
     };
     Ok(Resolved {
-        key: entry.key.clone(),
-        url: entry.url.clone(),
-        commit,
-        from_ref,
+        key: p.entry.key,
+        url: p.entry.url,
+        commit: p.commit,
+        from_ref: p.from_ref,
         root: found.root,
         bundle: PinnedBundle::from(&found.bundle),
-        lock_version: entry.version.clone(),
+        lock_version: p.entry.version,
         mismatch,
         uncompared,
     })
 }
 
 /// The roots to look under and the skill name, from where the lock says the bundle is.
-fn candidates(folder: &Folder) -> Result<(Vec<Option<RootPath>>, SkillName), String> {
+fn candidates(folder: &Folder) -> Result<pin::Sought, String> {
     let shown = |f: &str| escape::text(f).to_string();
     match folder {
         Folder::Path(path) => {
