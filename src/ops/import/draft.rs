@@ -152,3 +152,110 @@ fn groups(resolved: &[Resolved]) -> Vec<Vec<&Resolved>> {
     }
     groups
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::SkillSource;
+    use crate::format::bundle::Bundle;
+    use crate::format::file_set::FileSetBuilder;
+    use crate::format::pin::CommitId;
+    use crate::format::root_path::RootPath;
+    use crate::ops::pin::PinnedBundle;
+
+    fn bundle(name: &str, version: Option<&str>) -> PinnedBundle {
+        let declared = version
+            .map(|v| format!("version: {v}\n"))
+            .unwrap_or_default();
+        let mut files = FileSetBuilder::new();
+        files.insert(
+            "SKILL.md",
+            format!("---\nname: {name}\ndescription: d\n{declared}---\nbody\n").into_bytes(),
+        );
+        let (files, problems) = files.finish();
+        PinnedBundle::from(&Bundle::check(files, problems).expect("a valid bundle"))
+    }
+
+    fn resolved(url: &str, commit: char, root: &str, bundle: PinnedBundle) -> Resolved {
+        Resolved {
+            key: bundle.name().to_string(),
+            url: url.to_owned(),
+            commit: CommitId::parse(&commit.to_string().repeat(40)).expect("commit"),
+            from_ref: None,
+            root: Some(RootPath::parse(root).expect("root")),
+            bundle,
+            lock_version: None,
+            mismatch: None,
+            uncompared: None,
+        }
+    }
+
+    #[test]
+    fn the_draft_reads_back_as_written_and_nothing_from_the_lock_adds_a_line() {
+        let url = "https://git.example.com/acme/skills.git";
+        let mut a = resolved(url, 'a', "skills/.x #: x", bundle("pdf", Some("1.2.0")));
+        // Text from a lock reaches the draft escaped, as the readers and `resolve` escape it.
+        let esc = |t: &str| escape::text(t).to_string();
+        a.key = esc("pdf\n  - git: {}\u{1b}[8m");
+        a.from_ref = Some(format!("`{}` (refs/heads/main)", esc("main\nrevision: 0")));
+        a.mismatch = Some(esc("differs\nskills: []"));
+        let mut b = resolved(url, 'b', "skills", bundle("csv", Some("latest")));
+        b.lock_version = Some("2.0.0".to_owned());
+        let mut c = resolved(url, 'b', "skills", bundle("md", None));
+        c.lock_version = Some("^1.0".to_owned());
+        let left = [LeftOut::new(
+            "bad\nkey",
+            crate::ops::import::code::ImportCode::LockLocalPath,
+            esc("why\nnot"),
+        )];
+        let draft = draft("`lock`", &[a, b, c], &left);
+        assert!(!draft.contains('\u{1b}'), "{draft}");
+        for line in draft.lines() {
+            assert!(
+                line.starts_with('#') || line.starts_with("skills") || line.starts_with("  "),
+                "a line a lock value made: {line:?}\n{draft}"
+            );
+        }
+        let parsed = crate::descriptor::parse(&draft).expect("a descriptor");
+        assert_eq!(parsed.skills.len(), 2, "{draft}");
+        let SkillSource::Git(first) = &parsed.skills[0] else {
+            panic!("git")
+        };
+        assert_eq!(first.root.as_deref(), Some("skills/.x #: x"));
+        assert_eq!(first.approved[0].version, "1.2.0");
+        let SkillSource::Git(second) = &parsed.skills[1] else {
+            panic!("git")
+        };
+        // Two sources of one repository get distinct corpora.
+        assert_ne!(first.directory, second.directory);
+        // A declared version that is not a label is not used; the lock's is, when it is one.
+        assert_eq!(
+            second.approved[0].version,
+            format!("commit-{}", "b".repeat(12))
+        );
+        assert_eq!(
+            second.approved[1].version,
+            format!("commit-{}", "b".repeat(12))
+        );
+        assert!(draft.contains("the bundle declares `latest`"), "{draft}");
+    }
+
+    #[test]
+    fn the_lock_version_is_taken_when_the_bundle_declares_none() {
+        let mut r = resolved("https://h/a/b.git", 'c', "skills", bundle("pdf", None));
+        r.lock_version = Some("2.0.0".to_owned());
+        let draft = draft("`lock`", &[r], &[]);
+        let parsed = crate::descriptor::parse(&draft).expect("a descriptor");
+        let SkillSource::Git(git) = &parsed.skills[0] else {
+            panic!("git")
+        };
+        assert_eq!(git.approved[0].version, "2.0.0", "{draft}");
+        let empty = super::draft("`lock`", &[], &[]);
+        assert!(
+            crate::descriptor::parse(&empty)
+                .expect("a descriptor")
+                .skills
+                .is_empty()
+        );
+    }
+}
