@@ -32,6 +32,10 @@ use tree::TreeError;
 /// of a few hundred skills is far smaller.
 pub const MAX_LOCK_BYTES: u64 = 1024 * 1024;
 
+/// The most entries `import` resolves from one lock, counted before anything is fetched: each
+/// may cost a ref listing and a fetch, and a real lock holds tens.
+pub const MAX_ENTRIES: usize = 1024;
+
 /// The lock formats `import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -68,6 +72,14 @@ pub enum ImportError {
         path: String,
         /// Its size (at least).
         size: u64,
+    },
+    /// The file holds more than [`MAX_ENTRIES`] entries.
+    #[error("{path}: {count} entries, over the {MAX_ENTRIES} `import` resolves from one lock")]
+    TooManyEntries {
+        /// The file, escaped.
+        path: String,
+        /// How many it holds.
+        count: usize,
     },
     /// The file nests deeper than [`tree::MAX_DEPTH`].
     #[error("{path}: nested deeper than {} levels", tree::MAX_DEPTH)]
@@ -109,7 +121,9 @@ impl ImportError {
     pub fn code(&self) -> ImportCode {
         match self {
             ImportError::Unreadable(_) => ImportCode::LockUnreadable,
-            ImportError::TooLarge { .. } => ImportCode::LockTooLarge,
+            ImportError::TooLarge { .. } | ImportError::TooManyEntries { .. } => {
+                ImportCode::LockTooLarge
+            }
             ImportError::TooDeep { .. } => ImportCode::LockTooDeep,
             ImportError::Syntax { .. } => ImportCode::LockSyntax,
             ImportError::DuplicateKey { .. } => ImportCode::LockDuplicateKey,
@@ -234,6 +248,17 @@ pub fn read(
     };
     let version = value.get("version");
     let skills = value.get("skills");
+    let count = match skills {
+        Some(Value::Object(map)) => map.len(),
+        Some(Value::Array(list)) => list.len(),
+        _ => 0,
+    };
+    if count > MAX_ENTRIES {
+        return Err(ImportError::TooManyEntries {
+            path: shown.clone(),
+            count,
+        });
+    }
     match (json, version.and_then(Value::as_u64), skills) {
         (true, Some(1), Some(Value::Object(skills))) => Ok((
             Format::SkillsProject,
@@ -316,6 +341,12 @@ mod tests {
     fn hostile_files_are_refused_with_their_codes() {
         let huge = vec![b' '; usize::try_from(MAX_LOCK_BYTES).unwrap() + 1];
         assert_eq!(code_of(&huge), ImportCode::LockTooLarge);
+        let entries = |n: usize| format!("version: 1\nskills:\n{}", "- name: x\n".repeat(n));
+        assert!(read(write(entries(MAX_ENTRIES).as_bytes()).path(), &[]).is_ok());
+        assert_eq!(
+            code_of(entries(MAX_ENTRIES + 1).as_bytes()),
+            ImportCode::LockTooLarge
+        );
         let deep = format!(
             "{{\"skills\": {}{}}}",
             "[".repeat(10_000),
