@@ -19,6 +19,7 @@
 //! | `runtime` | [`RuntimeCode`] | loading bundles into a catalogue |
 //! | `install` | [`InstallCode`] | installing into an agent's folder, and checking it |
 //! | `mcp` | `ServeCode` | the MCP server (a build with the `mcp` feature) |
+//! | `import` | `ImportCode` | `skillfold import`: another tool's lock file (a build with the `git` feature) |
 //! | `tool` | [`ToolCode`] | a refused tool call |
 //! | `spec` | [`SpecCode`] | the skills-ref compatible commands |
 //! | `command` | [`CommandCode`] | the command line itself (a lost stdout, a usage error) |
@@ -47,6 +48,8 @@ pub use crate::format::code::{PinCode, ReadCode};
 pub use crate::format::problem::ProblemCode;
 #[cfg(feature = "mcp")]
 pub use crate::mcp::code::ServeCode;
+#[cfg(feature = "git")]
+pub use crate::ops::import::code::ImportCode;
 pub use crate::ops::install::code::InstallCode;
 pub use crate::runtime::code::RuntimeCode;
 pub use crate::runtime::tools::ToolCode;
@@ -85,6 +88,9 @@ pub fn registry() -> Vec<ErrorCode> {
     // The MCP server's codes exist only in a build with the server.
     #[cfg(feature = "mcp")]
     codes.extend(codes_of::<ServeCode>());
+    // `import` exists only in a build that fetches from Git.
+    #[cfg(feature = "git")]
+    codes.extend(codes_of::<ImportCode>());
     codes.extend(codes_of::<ToolCode>());
     codes.extend(codes_of::<SpecCode>());
     codes.extend(codes_of::<CommandCode>());

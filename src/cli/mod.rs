@@ -53,6 +53,8 @@ enum Command {
     #[cfg(feature = "git")]
     Pin(commands::pin::PinArgs),
     #[cfg(feature = "git")]
+    Import(commands::import::ImportArgs),
+    #[cfg(feature = "git")]
     Outdated(commands::outdated::OutdatedArgs),
     #[cfg(feature = "git")]
     Update(commands::update::UpdateArgs),
@@ -107,6 +109,8 @@ pub fn main() -> ExitCode {
         Command::Install(args) => commands::install::run(args) as u8,
         #[cfg(feature = "git")]
         Command::Pin(args) => commands::pin::run(args) as u8,
+        #[cfg(feature = "git")]
+        Command::Import(args) => commands::import::run(args) as u8,
         #[cfg(feature = "git")]
         Command::Outdated(args) => commands::outdated::run(args) as u8,
         #[cfg(feature = "git")]

@@ -15,6 +15,8 @@ pub mod check;
 pub mod hash;
 pub mod install;
 #[cfg(feature = "git")]
+pub mod import;
+#[cfg(feature = "git")]
 pub mod outdated;
 #[cfg(feature = "git")]
 pub mod pin;

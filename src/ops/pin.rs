@@ -313,6 +313,78 @@ pub fn pin_all(
     })
 }
 
+/// What [`pin_each`] found of one bundle: the bundle, the root it was under, and the Git tree
+/// id of its folder.
+#[derive(Debug)]
+pub struct Found {
+    /// The root the bundle was found under.
+    pub root: Option<RootPath>,
+    /// The checked bundle.
+    pub bundle: Bundle,
+    /// The Git tree id of its folder.
+    pub tree: Option<String>,
+}
+
+/// A bundle [`pin_each`] looks for: its name, and the roots to look under, in order.
+pub type Sought = (Vec<Option<RootPath>>, SkillName);
+
+/// Fetches `revision` of `url` once, as [`pin`] does, and takes each `sought` bundle from the
+/// first of its roots that holds its folder, with every check of [`pin`]: a refusal of the
+/// commit as a whole is the outer error, a refusal of one bundle its own (when no root holds
+/// it, naming the first folder looked for).
+pub fn pin_each(
+    url: &str,
+    revision: &CommitId,
+    sought: &[Sought],
+    policy: PinPolicy<'_>,
+    stop: Stop<'_>,
+) -> Result<Vec<Result<Found, PinError>>, PinError> {
+    let mut folders: Vec<(String, Limits)> = Vec::new();
+    for (roots, name) in sought {
+        for root in roots {
+            let folder = bundle_folder(root.as_ref(), name);
+            if !folders.iter().any(|(f, _)| *f == folder) {
+                folders.push((folder, policy.limits));
+            }
+        }
+    }
+    let wanted = WantedBundles::Folders(folders);
+    let (_temp, commit, _) = fetch(url, revision, policy.trust, (policy.links, &wanted), stop)?;
+    Ok(sought
+        .iter()
+        .map(|(roots, name)| find(&commit, roots, name, policy.limits))
+        .collect())
+}
+
+/// Bundle `name` under the first of `roots` that holds its folder in `commit`.
+fn find(
+    commit: &PinnedCommit,
+    roots: &[Option<RootPath>],
+    name: &SkillName,
+    limits: Limits,
+) -> Result<Found, PinError> {
+    let mut missing = None;
+    for root in roots {
+        let folder = bundle_folder(root.as_ref(), name);
+        commit.check_path(&folder)?;
+        match commit.take_named(root.as_ref(), name, limits) {
+            Ok(bundle) => {
+                commit.check_links(std::slice::from_ref(&folder))?;
+                return Ok(Found {
+                    root: root.clone(),
+                    tree: commit.folder_tree(&folder),
+                    bundle,
+                });
+            }
+            Err(e @ TakeError::Missing { .. }) => {
+                missing.get_or_insert(e);
+            }
+            Err(e) => return Err(PinError::Bundles(vec![e])),
+        }
+    }
+    Err(PinError::Bundles(missing.into_iter().collect()))
+}
+
 /// The fetch and the signature check of a pin: the commit (in a temporary directory, removed
 /// when the returned guard drops) with the files of the `wanted` bundles, and who signed it,
 /// when `trust` is given.
@@ -438,12 +510,12 @@ fn limits_yaml(limits: Limits) -> String {
 
 /// `text` as a YAML double-quoted scalar: JSON's string escapes are a subset of YAML's, and
 /// [`json_text`] escapes the controls and invisible characters YAML would take raw.
-fn yaml_string(text: &str) -> String {
+pub(crate) fn yaml_string(text: &str) -> String {
     json_text::string(text)
 }
 
 /// A directory name for the corpus of `url`: its last path segment without `.git`.
-fn corpus_name(url: &str) -> String {
+pub(crate) fn corpus_name(url: &str) -> String {
     let last = url
         .trim_end_matches('/')
         .rsplit(['/', ':'])

@@ -19,6 +19,7 @@ const TABLES: &[(&str, &str)] = &[
     ("Runtime and catalogues", "runtime"),
     ("Installing into agent folders", "install"),
     ("The MCP server", "mcp"),
+    ("Importing lock files", "import"),
     ("Tool errors", "tool"),
     ("Spec tooling", "spec"),
     ("The command line", "command"),

@@ -16,6 +16,7 @@ mod hostile_output;
 #[cfg(feature = "http")]
 mod http_raw;
 #[cfg(feature = "git")]
+mod import;
 mod install;
 #[cfg(feature = "mcp")]
 mod limits;

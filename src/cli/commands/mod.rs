@@ -3,6 +3,8 @@
 pub mod check;
 mod config;
 pub mod hash;
+#[cfg(feature = "git")]
+pub mod import;
 pub mod install;
 pub mod load;
 #[cfg(feature = "git")]

@@ -398,6 +398,15 @@ impl PinnedCommit {
         }
     }
 
+    /// The id of the tree at `folder` (what other tools record as a skill folder's hash), when
+    /// the commit holds a folder there.
+    pub fn folder_tree(&self, folder: &str) -> Option<String> {
+        match self.descend(folder) {
+            Ok(Descent::Tree(id, _)) => Some(id.to_string()),
+            _ => None,
+        }
+    }
+
     /// The names of the folders directly under `root` that hold a `SKILL.md` file: the bundles
     /// the commit offers, approved or not, sorted.
     pub fn bundle_names(&self, root: Option<&RootPath>) -> Result<Vec<String>, CommitError> {
