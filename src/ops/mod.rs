@@ -13,9 +13,9 @@
 
 pub mod check;
 pub mod hash;
-pub mod install;
 #[cfg(feature = "git")]
 pub mod import;
+pub mod install;
 #[cfg(feature = "git")]
 pub mod outdated;
 #[cfg(feature = "git")]
