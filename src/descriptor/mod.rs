@@ -44,6 +44,7 @@ pub mod code;
 pub mod edit;
 pub mod kind;
 pub mod plan;
+pub mod publishers;
 pub mod redact;
 pub mod runner;
 pub mod signers;

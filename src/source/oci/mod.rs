@@ -26,6 +26,7 @@ pub mod code;
 pub mod credentials;
 pub mod image;
 pub mod layer_error;
+pub mod publisher;
 #[cfg(feature = "oci")]
 pub mod pull;
 #[cfg(feature = "oci")]
