@@ -10,6 +10,7 @@ use crate::descriptor::signers::Signer;
 use crate::format::bundle::Bundle;
 use crate::format::limits::Limits;
 use crate::format::pin::Pin;
+use crate::source::oci::publisher::Verified;
 use crate::support::escape;
 use crate::support::hex;
 
@@ -53,6 +54,11 @@ pub struct ManifestSource {
     /// signature again without the network.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit_object: Option<String>,
+    /// Who published the image, when the source requires a publisher's signature (`verify` of
+    /// an `oci` source): the signer and the signature material that verified, so `verify`
+    /// checks it again without the network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<Verified>,
 }
 
 /// One bundle of a generation.

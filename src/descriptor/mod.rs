@@ -154,6 +154,48 @@ pub struct OciSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$"))]
     pub track: Option<String>,
+    /// Who may publish the image: `prepare` (and `outdated`/`update`, for a candidate) refuses
+    /// it unless a signature over the pinned manifest digest verifies under one of these keys or
+    /// identities. Without it, the publisher is not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<PublisherSpec>,
+}
+
+/// The publisher policy of an OCI source's image: cosign keys, Sigstore identities, or both (any
+/// one valid signature suffices).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PublisherSpec {
+    /// A PEM public key (relative paths resolve against the descriptor's folder): ECDSA P-256
+    /// (what `cosign generate-key-pair` makes), P-384, Ed25519 or RSA of at least 2048 bits. A
+    /// cosign signature by it suffices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cosign_key: Option<PathBuf>,
+    /// Keyless signatures: a Fulcio certificate for one of these identities, chaining to the
+    /// trusted root, with a transparency-log entry its logs vouch for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigstore: Option<SigstoreSpec>,
+}
+
+/// Keyless (Sigstore) verification of an image's publisher.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SigstoreSpec {
+    /// The Sigstore trusted root (protobuf JSON, as `sigstore` clients fetch it with TUF), pinned
+    /// in review; relative paths resolve against the descriptor's folder.
+    pub trusted_root: PathBuf,
+    /// The identities whose certificates are accepted, each matched exactly.
+    pub identities: Vec<IdentitySpec>,
+}
+
+/// An OIDC identity, matched exactly: no patterns.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdentitySpec {
+    /// The OIDC issuer URL (e.g. `https://token.actions.githubusercontent.com`).
+    pub issuer: String,
+    /// The certificate's subject: a URI (a workflow) or an email address.
+    pub subject: String,
 }
 
 /// A Git source: a repository, one full commit id, and the approved bundles in it.

@@ -65,6 +65,10 @@ pub struct SourceOutdated {
     /// commit, folders of an image; none when the tag names the pinned image, which is not
     /// pulled).
     pub available: Vec<String>,
+    /// Who published the head image, when the source checks its publisher (`verify` of an
+    /// `oci` source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<crate::source::oci::publisher::Signer>,
     /// Why the head could not be read or fetched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<SourceError>,
@@ -247,6 +251,7 @@ fn git_source<'p>(
         head: None,
         bundles: Vec::new(),
         available: Vec::new(),
+        publisher: None,
         error: None,
     };
     match heads.get(git, interrupt, deadline) {
@@ -287,6 +292,7 @@ fn oci_source(
         head: None,
         bundles: Vec::new(),
         available: Vec::new(),
+        publisher: None,
         error: None,
     };
     let digest = match digest {
@@ -303,6 +309,14 @@ fn oci_source(
         // The pinned image: its bundles are the pins (prepare checks them); nothing is pulled.
         report.bundles = oci.approved.iter().map(unchanged).collect();
         return report;
+    }
+    // The head is judged as `prepare` would judge it: who published it first.
+    match images.publisher(oci, &digest, deadline) {
+        Ok(publisher) => report.publisher = publisher,
+        Err(error) => {
+            report.error = Some(error);
+            return report;
+        }
     }
     match images.read(oci, &digest, deadline) {
         Ok(head) => compare(

@@ -17,6 +17,8 @@ use crate::format::bundle::Bundle;
 use crate::source::error::SourceError;
 use crate::source::git::commit::TakeError;
 use crate::source::oci::candidate::{self as image, ImageCandidate, ImageTakeError, PulledImage};
+use crate::source::oci::publisher::material::SignatureMaterial;
+use crate::source::oci::publisher::{self, Signer as ImageSigner};
 
 /// Which source an entry of the `outdated` or `update` report is about (flattened into it).
 #[derive(Debug, Clone, Serialize)]
@@ -60,6 +62,8 @@ pub(crate) struct Images {
     sharing: Vec<(ImageKey, String, image::Sharing)>,
     /// `(registry, repository, plain_http)`, the digest, and the image.
     pulled: Vec<(ImageKey, String, Result<PulledImage, SourceError>)>,
+    /// `(registry, repository, plain_http)`, the digest, and its signature material.
+    material: Vec<(ImageKey, String, Result<SignatureMaterial, SourceError>)>,
 }
 
 /// Which repository, spoken to how.
@@ -143,6 +147,57 @@ impl Images {
             }
         };
         &self.pulled[index].2
+    }
+
+    /// Who published the image `digest` of `oci`'s repository, judged under `oci`'s publisher
+    /// policy as `prepare` judges its pin (`None` when the source does not check it); the
+    /// signature material is fetched once per image for every source that shares it. A
+    /// candidate no configured key or identity signed is refused (`image_unsigned`,
+    /// `image_signature_refused`): a signer change is a reviewed change of `verify`.
+    pub(crate) fn publisher(
+        &mut self,
+        oci: &OciSource,
+        digest: &str,
+        deadline: std::time::Duration,
+    ) -> Result<Option<ImageSigner>, SourceError> {
+        let Some(policy) = &oci.publisher else {
+            return Ok(None);
+        };
+        let key = image_key(oci);
+        let index = match self
+            .material
+            .iter()
+            .position(|(k, d, _)| *k == key && d == digest)
+        {
+            Some(index) => index,
+            None => {
+                let mut reference = oci.reference.clone();
+                reference.digest = digest.to_owned();
+                let material = publisher::fetch_material(&reference, oci.plain_http, deadline)
+                    .map_err(|(code, message)| SourceError {
+                        code: code.into(),
+                        message,
+                    });
+                self.material.push((key, digest.to_owned(), material));
+                self.material.len() - 1
+            }
+        };
+        let material = self.material[index].2.as_ref().map_err(Clone::clone)?;
+        publisher::verify(material, digest, policy)
+            .map(|verified| Some(verified.signer))
+            .map_err(|rejected| {
+                let image = format!("{}@{digest}", oci.repository());
+                let refusal = publisher::Refusal::of(&image, &rejected);
+                let mut message = refusal.message;
+                for detail in refusal.details {
+                    message.push_str("; ");
+                    message.push_str(&detail);
+                }
+                SourceError {
+                    code: refusal.code.into(),
+                    message,
+                }
+            })
     }
 
     /// `oci`'s approved bundles of the image `digest` of its repository, read as `prepare`

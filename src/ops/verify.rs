@@ -149,8 +149,10 @@ pub fn verify(plan: Plan) -> VerifyReport {
         });
     }
     for source in &runtime.plan().sources {
-        if let Source::Git(git) = source {
-            recheck_signature(git, &mut bundles);
+        match source {
+            Source::Git(git) => recheck_signature(git, &mut bundles),
+            Source::Oci(oci) => recheck_publisher(oci, &mut bundles),
+            Source::Local(_) => {}
         }
     }
     bundles.sort_by(|a, b| (&a.location, &a.name).cmp(&(&b.location, &b.name)));
@@ -190,5 +192,48 @@ fn recheck_signature(git: &crate::descriptor::plan::GitSource, bundles: &mut [Bu
             "the published commit's signature no longer holds: {e}"
         ));
         bundle.code = Some(e.code().into());
+    }
+}
+
+/// For an OCI source with a publisher policy: checks the signature material its published
+/// manifest records again, offline, under today's `verify`, and fails every verified bundle of
+/// the source when none is recorded or it no longer holds (the keys or identities changed, or
+/// the manifest was edited): `publisher_changed`.
+fn recheck_publisher(oci: &crate::descriptor::plan::OciSource, bundles: &mut [BundleCheck]) {
+    use crate::source::oci::code::DistributionCode;
+    use crate::source::oci::publisher;
+    let Some(policy) = &oci.publisher else { return };
+    let Ok(Some(current)) = crate::corpus::Corpus::at(&oci.directory).current() else {
+        return;
+    };
+    let source = &current.manifest.source;
+    if source.commit != oci.reference.digest {
+        return;
+    }
+    let why = match &source.publisher {
+        None => "the published generation records no publisher's signature".to_owned(),
+        Some(recorded) => match publisher::verify(&recorded.material, &source.commit, policy) {
+            Ok(now) if now.signer == recorded.signer => return,
+            Ok(now) => format!(
+                "the recorded signature now verifies as {}, not as the recorded {}",
+                now.signer, recorded.signer
+            ),
+            Err(rejected) => {
+                let reasons: Vec<String> = rejected.iter().map(ToString::to_string).collect();
+                format!(
+                    "the recorded signature no longer verifies under `verify`: {}",
+                    reasons.join("; ")
+                )
+            }
+        },
+    };
+    for bundle in bundles
+        .iter_mut()
+        .filter(|b| b.location == oci.location && b.status == VerifyStatus::Verified)
+    {
+        bundle.status = VerifyStatus::Failed;
+        bundle.limits = None;
+        bundle.error = Some(format!("who published the image: {why}"));
+        bundle.code = Some(DistributionCode::PublisherChanged.into());
     }
 }

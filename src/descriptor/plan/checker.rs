@@ -11,13 +11,17 @@ use super::{
     Source, check_branch,
 };
 use crate::descriptor::code::DescriptorCode;
+use crate::descriptor::publishers::key::PublicKey;
+use crate::descriptor::publishers::trusted_root::TrustedRoot;
+use crate::descriptor::publishers::{Identity, PublisherPolicy, SigstorePolicy};
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::{Blocklist, RunnerConfig, ScriptPolicy};
 use crate::descriptor::signers::TrustPolicy;
 #[cfg(feature = "signatures")]
 use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, SignersError};
 use crate::descriptor::{
-    Descriptor, GitSpec, LimitsSpec, LocalSpec, OciSpec, PinSpec, SkillSource, VerifySpec,
+    Descriptor, GitSpec, LimitsSpec, LocalSpec, OciSpec, PinSpec, PublisherSpec, SigstoreSpec,
+    SkillSource, VerifySpec,
 };
 use crate::format::bundle_path::BundlePath;
 use crate::format::limits::{self, Limits};
@@ -324,6 +328,7 @@ impl PlanChecker<'_> {
         let directory = self.directory(&spec.directory, format!("{location}.directory"));
         let approved = self.approved(&spec.approved, location, "an OCI source");
         let limits = self.limits(spec.limits.as_ref(), location);
+        let publisher = self.publisher(spec.verify.as_ref(), location);
         if let Some(track) = &spec.track
             && let Err(why) = super::check_tag(track)
         {
@@ -343,8 +348,112 @@ impl PlanChecker<'_> {
             approved,
             limits: limits?,
             track: spec.track.clone(),
+            publisher: publisher?,
             location: location.to_owned(),
         })
+    }
+
+    /// The publisher policy an OCI source's `verify` names, its key and trusted root read and
+    /// parsed now.
+    fn publisher(
+        &mut self,
+        spec: Option<&PublisherSpec>,
+        location: &str,
+    ) -> Option<Option<std::sync::Arc<PublisherPolicy>>> {
+        let Some(spec) = spec else {
+            return Some(None);
+        };
+        let at = format!("{location}.verify");
+        if spec.cosign_key.is_none() && spec.sigstore.is_none() {
+            self.problem(
+                DescriptorCode::InvalidTrustPolicy,
+                at,
+                "`verify` needs `cosign_key`, `sigstore` or both",
+            );
+            return None;
+        }
+        let keys = match &spec.cosign_key {
+            None => Some(Vec::new()),
+            Some(path) => self
+                .policy_file(path, format!("{at}.cosign_key"), PublicKey::read)
+                .map(|key| vec![key]),
+        };
+        let sigstore = match &spec.sigstore {
+            None => Some(None),
+            Some(sigstore) => self.sigstore(sigstore, &format!("{at}.sigstore")).map(Some),
+        };
+        Some(Some(std::sync::Arc::new(PublisherPolicy {
+            keys: keys?,
+            sigstore: sigstore?,
+        })))
+    }
+
+    /// The keyless part of a publisher policy: the trusted root read, the identities checked.
+    fn sigstore(&mut self, spec: &SigstoreSpec, at: &str) -> Option<SigstorePolicy> {
+        let root = self.policy_file(
+            &spec.trusted_root,
+            format!("{at}.trusted_root"),
+            TrustedRoot::read,
+        );
+        if spec.identities.is_empty() {
+            self.problem(
+                DescriptorCode::InvalidTrustPolicy,
+                format!("{at}.identities"),
+                "list at least one identity (`issuer` and `subject`)",
+            );
+        }
+        let mut identities = Vec::new();
+        for (i, identity) in spec.identities.iter().enumerate() {
+            let here = format!("{at}.identities[{i}]");
+            let issuer = identity.issuer.as_str();
+            if !issuer.starts_with("https://") || issuer.len() <= "https://".len() {
+                self.problem(
+                    DescriptorCode::InvalidTrustPolicy,
+                    format!("{here}.issuer"),
+                    format!(
+                        "`{}` is not an `https://` OIDC issuer URL",
+                        escape::text(issuer)
+                    ),
+                );
+            }
+            if identity.subject.is_empty() || identity.subject.chars().any(char::is_control) {
+                self.problem(
+                    DescriptorCode::InvalidTrustPolicy,
+                    format!("{here}.subject"),
+                    "the subject is empty or holds a control character",
+                );
+            }
+            let identity = Identity {
+                issuer: identity.issuer.clone(),
+                subject: identity.subject.clone(),
+            };
+            if identities.contains(&identity) {
+                self.problem(
+                    DescriptorCode::InvalidTrustPolicy,
+                    here,
+                    "this identity is listed twice",
+                );
+            }
+            identities.push(identity);
+        }
+        Some(SigstorePolicy {
+            root: root?,
+            identities,
+        })
+    }
+
+    /// Reads the policy file `path` (relative to the descriptor's folder) with `read`; `None`,
+    /// and a problem naming the file and the rule, when it is refused.
+    fn policy_file<T>(
+        &mut self,
+        path: &Path,
+        location: String,
+        read: impl Fn(&Path) -> Result<T, String>,
+    ) -> Option<T> {
+        let path = self.directory(path, location.clone())?;
+        read(&path)
+            .map_err(|e| self.problem(DescriptorCode::InvalidTrustPolicy, location, e))
+            .ok()
     }
 
     /// The approved pins of a corpus source, each checked, names unique within the source.

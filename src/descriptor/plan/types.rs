@@ -112,6 +112,8 @@ pub struct OciSource {
         expect(dead_code, reason = "only `outdated` and `update` follow a tag")
     )]
     pub track: Option<String>,
+    /// Who may publish the image (`verify`); `None`: the publisher is not checked.
+    pub publisher: Option<std::sync::Arc<crate::descriptor::publishers::PublisherPolicy>>,
     /// Where it is written in the descriptor.
     pub location: String,
 }

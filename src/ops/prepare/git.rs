@@ -42,9 +42,10 @@ pub(super) fn prepare_commit(
             root: git.root.as_ref().map(ToString::to_string),
             links: git.links,
             trust: git.trust.as_deref(),
+            publisher: None,
         };
         match CorpusRun::new(target, options).and_then(CorpusRun::start) {
-            Ok(Start::UpToDate(generation, signer)) => {
+            Ok(Start::UpToDate(generation, signer, _)) => {
                 report.origin.generation = Some(generation);
                 report.signer = signer;
                 report.bundles = bundle_reports(&git.approved, git.limits, PrepareStatus::UpToDate);
@@ -78,7 +79,7 @@ pub(super) fn prepare_commit(
             let signed = run.check_signature(commit)?;
             reports[*slot].1.signer = signed.as_ref().map(|(s, _)| s.clone());
             let bundles = run.stage_bundles(commit, staging)?;
-            run.run.publish(staging, bundles, signed)
+            run.run.publish(staging, bundles, signed, None)
         });
         let report = &mut reports[*slot].1;
         match result {
@@ -129,6 +130,7 @@ impl SourceReport {
             fetch: None,
             bundles: bundle_reports(&git.approved, git.limits, PrepareStatus::Failed),
             signer: None,
+            publisher: None,
             error: None,
         }
     }

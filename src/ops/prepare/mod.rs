@@ -167,13 +167,16 @@ pub struct SourceReport {
     pub bundles: Vec<BundleReport>,
     /// Who signed the commit, when the source requires a signature.
     pub signer: Option<crate::descriptor::signers::Signer>,
+    /// Who published the image, when the source checks its publisher (`verify` of an `oci`
+    /// source).
+    pub publisher: Option<crate::source::oci::publisher::Signer>,
     /// Why it failed, if it did.
     pub error: Option<SourceFailure>,
 }
 
 impl Serialize for SourceReport {
     /// `{kind, location, directory, url, commit, generation, links, fetch, bundles, signer,
-    /// error}`: the origin's fields flattened, in the order the report has always had
+    /// publisher, error}`: the origin's fields flattened, in the order the report has always had
     /// (`directory` after `location`), absent ones left out.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
@@ -200,6 +203,9 @@ impl Serialize for SourceReport {
         map.serialize_entry("bundles", &self.bundles)?;
         if let Some(signer) = &self.signer {
             map.serialize_entry("signer", signer)?;
+        }
+        if let Some(publisher) = &self.publisher {
+            map.serialize_entry("publisher", publisher)?;
         }
         if let Some(error) = &self.error {
             map.serialize_entry("error", error)?;
@@ -302,6 +308,7 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
         fetch: None,
         bundles: bundle_reports(pins, local.limits, status),
         signer: None,
+        publisher: None,
         error,
     }
 }
@@ -440,6 +447,7 @@ mod tests {
             fetch: None,
             bundles: bundle_reports(&[pin], Limits::default(), PrepareStatus::UpToDate),
             signer: None,
+            publisher: None,
             error: Some(SourceFailure::new(PrepareCode::GuardHeld, "held")),
         };
         let json = serde_json::to_string(&report).expect("json");

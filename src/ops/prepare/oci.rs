@@ -15,6 +15,7 @@ use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
 use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::OciSource;
+use crate::descriptor::publishers::PublisherPolicy;
 use crate::format::bundle::Bundle;
 use crate::format::file_set::FileSet;
 use crate::format::problem::Problems;
@@ -22,6 +23,8 @@ use crate::runtime::snapshot::Origin;
 use crate::source::oci::PulledLayer as Layer;
 use crate::source::oci::approved::ApprovedBundles;
 use crate::source::oci::code::DistributionCode;
+use crate::source::oci::publisher::material::SignatureMaterial;
+use crate::source::oci::publisher::{self, Refusal, Verified};
 
 impl SourceReport {
     /// The report of an OCI source before anything happened: every bundle `failed`.
@@ -37,6 +40,7 @@ impl SourceReport {
             fetch: None,
             bundles: bundle_reports(&oci.approved, oci.limits, PrepareStatus::Failed),
             signer: None,
+            publisher: None,
             error: None,
         }
     }
@@ -60,10 +64,12 @@ pub(super) fn prepare_image(
             root: None,
             links: crate::descriptor::Links::Refuse,
             trust: None,
+            publisher: oci.publisher.as_deref(),
         };
         match CorpusRun::new(target, options).and_then(CorpusRun::start) {
-            Ok(Start::UpToDate(generation, _)) => {
+            Ok(Start::UpToDate(generation, _, publisher)) => {
                 report.origin.generation = Some(generation);
+                report.publisher = publisher;
                 report.bundles = bundle_reports(&oci.approved, oci.limits, PrepareStatus::UpToDate);
             }
             Ok(Start::Fetch(run, staging)) => pending.push((reports.len(), oci, run, staging)),
@@ -71,18 +77,21 @@ pub(super) fn prepare_image(
         }
         reports.push((index, report));
     }
-    let Some((_, first, first_run, first_staging)) = pending.first() else {
+    // Who published the image, before any layer is read: a source whose `verify` no signature
+    // satisfies fails here, and the others go on.
+    let pending = judge_publishers(pending, &mut reports, options);
+    let Some((_, first, first_run, first_staging, _)) = pending.first() else {
         return reports;
     };
     let wanted: BTreeSet<String> = pending
         .iter()
-        .flat_map(|(_, oci, _, _)| oci.approved.iter().map(|p| p.name.to_string()))
+        .flat_map(|(_, oci, _, _, _)| oci.approved.iter().map(|p| p.name.to_string()))
         .collect();
     // One pull serves every source of the image: it may read what all of them may together;
     // each source's own layers are held to its own bound when it reads them.
     let max_bytes = pending
         .iter()
-        .map(|(_, oci, _, _)| max_pull_bytes(oci.limits))
+        .map(|(_, oci, _, _, _)| max_pull_bytes(oci.limits))
         .fold(0u64, u64::saturating_add);
     // The layers stream into files beside the first source's staging (removed with the leftovers
     // of a crashed run), and are read from there one at a time.
@@ -94,15 +103,17 @@ pub(super) fn prepare_image(
     let pulled = fs_err::create_dir(&store)
         .map_err(|e| io_failure(&e.into()))
         .and_then(|()| pull(first, first_run, &wanted, &store, max_bytes));
-    for (slot, oci, run, staging) in &pending {
+    for (slot, oci, run, staging, verified) in pending {
+        let publisher = verified.as_ref().map(|v| v.signer.clone());
         let result = pulled
             .as_ref()
             .map_err(Clone::clone)
-            .and_then(|layers| stage_and_publish(oci, run, staging, layers));
-        let report = &mut reports[*slot].1;
+            .and_then(|layers| stage_and_publish(oci, &run, &staging, layers, verified));
+        let report = &mut reports[slot].1;
         match result {
             Ok(generation) => {
                 report.origin.generation = Some(generation);
+                report.publisher = publisher;
                 report.bundles =
                     bundle_reports(&oci.approved, oci.limits, PrepareStatus::Published);
             }
@@ -118,11 +129,73 @@ pub(super) fn prepare_image(
     reports
 }
 
+/// A source whose guard is held and whose staging folder is made, waiting for the pull (its slot
+/// in the reports, the source, the run, the staging, and who published the image if it asks).
+type Pending<'a> = (
+    usize,
+    &'a OciSource,
+    Box<CorpusRun<'a>>,
+    Staging,
+    Option<Verified>,
+);
+
+/// Judges who published the image for every pending source whose `verify` asks, on signature
+/// material fetched once for all of them: a source no signature satisfies fails (its staging
+/// removed), the others stay pending with their verdict.
+fn judge_publishers<'a>(
+    pending: Vec<(usize, &'a OciSource, Box<CorpusRun<'a>>, Staging)>,
+    reports: &mut [(usize, SourceReport)],
+    options: &Options<'_>,
+) -> Vec<Pending<'a>> {
+    let asking = pending
+        .iter()
+        .find(|(_, oci, _, _)| oci.publisher.is_some());
+    let material = asking.map(|(_, oci, run, _)| fetch_material(oci, run));
+    let mut kept = Vec::with_capacity(pending.len());
+    for (slot, oci, run, staging) in pending {
+        let verdict = match (&oci.publisher, &material) {
+            (None, _) | (_, None) => Ok(None),
+            (Some(_), Some(Err(failure))) => Err(failure.clone()),
+            (Some(policy), Some(Ok(material))) => {
+                run.step("checking who published the image");
+                judge(oci, policy, material).map(|verified| {
+                    run.step(&format!("published by {}", verified.signer));
+                    Some(verified)
+                })
+            }
+        };
+        match verdict {
+            Ok(verified) => kept.push((slot, oci, run, staging, verified)),
+            Err(failure) => {
+                let _ = fs_err::remove_dir_all(&staging.dir);
+                reports[slot].1.fail(failure, options);
+            }
+        }
+    }
+    kept
+}
+
+/// The verdict on `material` for `oci`'s pinned image under its publisher policy, as a failure
+/// of the source when no signature satisfies it.
+fn judge(
+    oci: &OciSource,
+    policy: &PublisherPolicy,
+    material: &SignatureMaterial,
+) -> Result<Verified, SourceFailure> {
+    publisher::verify(material, &oci.reference.digest, policy).map_err(|rejected| {
+        let refusal = Refusal::of(&oci.reference.to_string(), &rejected);
+        let mut failure = SourceFailure::new(refusal.code, refusal.message);
+        failure.details = refusal.details;
+        failure
+    })
+}
+
 fn stage_and_publish(
     oci: &OciSource,
     run: &CorpusRun<'_>,
     staging: &Staging,
     layers: &[Layer],
+    verified: Option<Verified>,
 ) -> Result<String, SourceFailure> {
     let mut bundles = unpack_bundles(oci, run, layers)?;
     let mut recorded = Vec::new();
@@ -166,7 +239,7 @@ fn stage_and_publish(
         failure.details = details;
         return Err(failure);
     }
-    run.publish(staging, recorded, None)
+    run.publish(staging, recorded, None, verified)
 }
 
 /// This source's approved bundles, read from the pulled layers as every command reads them
@@ -208,6 +281,17 @@ fn pull(
         deadline: run.options.fetch_timeout,
     })
     .map_err(|e| SourceFailure::new(e.code, e.message))
+}
+
+/// The signature material the registry holds for `oci`'s pinned image, within the source's
+/// deadline and with the registry's credentials, as for the pull.
+fn fetch_material(
+    oci: &OciSource,
+    run: &CorpusRun<'_>,
+) -> Result<SignatureMaterial, SourceFailure> {
+    run.step(&format!("fetching the signatures of {}", oci.reference));
+    publisher::fetch_material(&oci.reference, oci.plain_http, run.options.fetch_timeout)
+        .map_err(|(code, message)| SourceFailure::new(code, message))
 }
 
 /// The most layer bytes a source under `limits` may pull.

@@ -12,9 +12,11 @@ use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
 use crate::corpus::{Corpus, CorpusGuard, Manifest};
 use crate::descriptor::plan::CorpusRef;
+use crate::descriptor::publishers::PublisherPolicy;
 use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::pin::Pin;
 use crate::source::code::PrepareCode;
+use crate::source::oci::publisher::{self, Signer as ImageSigner, Verified};
 
 /// What a run prepares: the corpus, and what its manifest records of the source.
 pub(super) struct RunTarget<'a> {
@@ -28,13 +30,16 @@ pub(super) struct RunTarget<'a> {
     pub links: crate::descriptor::Links,
     /// Who may sign the source's commit, when signatures are checked.
     pub trust: Option<&'a TrustPolicy>,
+    /// Who may publish the source's image, when its publisher is checked.
+    pub publisher: Option<&'a PublisherPolicy>,
 }
 
 /// What a source needs once its guard is held.
 pub(super) enum Start<'a> {
-    /// `current` already holds this revision with these pins, and verifies: the generation, and
-    /// who signed its commit (when the source requires a signature).
-    UpToDate(String, Option<Signer>),
+    /// `current` already holds this revision with these pins, and verifies: the generation, who
+    /// signed its commit (when the source requires a signature) and who published its image
+    /// (when the source checks the publisher).
+    UpToDate(String, Option<Signer>, Option<ImageSigner>),
     /// A fetch, then staging into this folder.
     Fetch(Box<CorpusRun<'a>>, Staging),
 }
@@ -87,9 +92,9 @@ impl<'a> CorpusRun<'a> {
 
     /// Stops at a published generation that already holds the pins, or makes a staging folder.
     pub fn start(self) -> Result<Start<'a>, SourceFailure> {
-        if let Some((generation, signer)) = self.up_to_date()? {
+        if let Some((generation, signer, publisher)) = self.up_to_date()? {
             self.step("up to date (verified, no fetch)");
-            return Ok(Start::UpToDate(generation, signer));
+            return Ok(Start::UpToDate(generation, signer, publisher));
         }
         self.check_interrupt()?;
         let staging = self
@@ -121,9 +126,15 @@ impl<'a> CorpusRun<'a> {
         Ok(())
     }
 
-    /// The published generation (and who signed its commit), if it already holds this revision
-    /// and these pins and verifies.
-    fn up_to_date(&self) -> Result<Option<(String, Option<Signer>)>, SourceFailure> {
+    /// The published generation (and who signed its commit, who published its image), if it
+    /// already holds this revision and these pins and verifies.
+    #[expect(
+        clippy::type_complexity,
+        reason = "the generation and the two signers a report shows"
+    )]
+    fn up_to_date(
+        &self,
+    ) -> Result<Option<(String, Option<Signer>, Option<ImageSigner>)>, SourceFailure> {
         let current = match self.corpus.current() {
             Ok(Some(current)) => current,
             Ok(None) => return Ok(None),
@@ -158,6 +169,14 @@ impl<'a> CorpusRun<'a> {
                         )
                         .is_ok()
                     })
+            })
+            // The recorded image signature verifies again under today's publisher policy,
+            // offline (a signer still named in the policy is not enough either).
+            && target.publisher.is_none_or(|policy| {
+                m.source.publisher.as_ref().is_some_and(|recorded| {
+                    publisher::verify(&recorded.material, &m.source.commit, policy)
+                        .is_ok_and(|now| now.signer == recorded.signer)
+                })
             });
         if !same_source || pinned != held {
             return Ok(None);
@@ -169,7 +188,12 @@ impl<'a> CorpusRun<'a> {
             ));
             return Ok(None);
         }
-        Ok(Some((current.id, current.manifest.source.signer)))
+        let source = current.manifest.source;
+        Ok(Some((
+            current.id,
+            source.signer,
+            source.publisher.map(|p| p.signer),
+        )))
     }
 
     /// Verifies the staged bytes again and publishes them with their manifest.
@@ -178,6 +202,7 @@ impl<'a> CorpusRun<'a> {
         staging: &Staging,
         bundles: Vec<ManifestBundle>,
         signed: Option<(Signer, Option<String>)>,
+        publisher: Option<Verified>,
     ) -> Result<String, SourceFailure> {
         let (signer, commit_object) = signed.unzip();
         self.check_interrupt()?;
@@ -208,6 +233,7 @@ impl<'a> CorpusRun<'a> {
                 links: self.target.links,
                 signer,
                 commit_object: commit_object.flatten(),
+                publisher,
             },
             bundles,
         };
@@ -274,6 +300,7 @@ mod tests {
             url: "https://example.com/skills.git".to_owned(),
             root: None,
             trust: None,
+            publisher: None,
             links: crate::descriptor::Links::Refuse,
         };
         let run = CorpusRun::new(target, &options).expect("run");
@@ -286,7 +313,9 @@ mod tests {
             limits: Limits::default(),
             files: Vec::new(),
         }];
-        let failure = run.publish(&staging, bundles, None).expect_err("refused");
+        let failure = run
+            .publish(&staging, bundles, None, None)
+            .expect_err("refused");
         assert_eq!(
             failure.code,
             ErrorCode::from(PrepareCode::CorpusStagingUnverified)

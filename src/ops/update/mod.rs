@@ -112,6 +112,10 @@ pub struct SourceUpdate {
     /// Who signed the target, when the source has a `verify` policy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signer: Option<Signer>,
+    /// Who published the target image, when the source checks its publisher (`verify` of an
+    /// `oci` source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publisher: Option<crate::source::oci::publisher::Signer>,
     /// Each approved bundle.
     pub bundles: Vec<BundleUpdate>,
     /// Why the target cannot be used.
@@ -286,6 +290,7 @@ fn git_update<'p>(
         from: git.revision.to_string(),
         to: None,
         signer: None,
+        publisher: None,
         bundles: Vec::new(),
         error: None,
     };
@@ -337,6 +342,7 @@ fn oci_update(
         from: oci.reference.digest.clone(),
         to: None,
         signer: None,
+        publisher: None,
         bundles: Vec::new(),
         error: None,
     };
@@ -354,6 +360,13 @@ fn oci_update(
     report.to = Some(digest.clone());
     // The checks `prepare` runs on this source, on the image it would pin and on the pinned one
     // (for the diff): each read as `prepare` reads it.
+    match images.publisher(oci, &digest, deadline) {
+        Ok(publisher) => report.publisher = publisher,
+        Err(error) => {
+            report.error = Some(error);
+            return (report, None);
+        }
+    }
     let candidate = match images.read(oci, &digest, deadline) {
         Ok(candidate) => candidate,
         Err(error) => {

@@ -97,6 +97,9 @@ fn source_section(out: &mut String, source: &SourceUpdate) {
             signer.format
         );
     }
+    if let Some(publisher) = &source.publisher {
+        let _ = writeln!(out, "- Published by {publisher}");
+    }
     if let Some(error) = &source.error {
         let kind = if error.is_retryable() {
             "Could not be fetched"

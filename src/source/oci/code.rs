@@ -56,4 +56,13 @@ crate::support::error_code::error_codes! {
     /// The tag an `oci` source tracks (or `update --to` names) is not in its repository: like a
     /// branch a Git server does not have, a configuration error.
     TagNotFound = "tag_not_found",
+    /// The source's `verify` requires a publisher's signature and the registry holds none for
+    /// the pinned manifest digest (no cosign signature tag, no Sigstore bundle referrer).
+    ImageUnsigned = "image_unsigned",
+    /// The registry holds signatures for the image, and none binds the pinned digest and
+    /// verifies under a configured key or identity (each is listed with why).
+    ImageSignatureRefused = "image_signature_refused",
+    /// The image signature material recorded with a published generation no longer verifies
+    /// under the source's `verify` (the keys or identities changed, or the manifest was edited).
+    PublisherChanged = "publisher_changed",
 }

@@ -20,6 +20,8 @@ pub mod tlog;
 
 use serde::{Deserialize, Serialize};
 
+use super::code::DistributionCode;
+use crate::descriptor::plan::ImageReference;
 use crate::descriptor::publishers::PublisherPolicy;
 use material::SignatureMaterial;
 
@@ -39,6 +41,24 @@ pub enum Signer {
         /// The subject (SAN).
         subject: String,
     },
+}
+
+impl std::fmt::Display for Signer {
+    /// `the key sha256:…`, or `SUBJECT (issuer ISSUER)`, escaped.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::support::escape;
+        match self {
+            Signer::Key { fingerprint } => {
+                write!(f, "the key `{}`", escape::text(fingerprint))
+            }
+            Signer::Identity { issuer, subject } => write!(
+                f,
+                "`{}` (issuer `{}`)",
+                escape::text(subject),
+                escape::text(issuer)
+            ),
+        }
+    }
 }
 
 /// Why one signature did not count.
@@ -70,6 +90,24 @@ pub enum Rejection {
     LogEntryMismatch,
 }
 
+impl Rejection {
+    /// The rejection's name, as reports write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rejection::Malformed => "malformed",
+            Rejection::NotThisImage => "not_this_image",
+            Rejection::BadSignature => "bad_signature",
+            Rejection::NotConfigured => "not_configured",
+            Rejection::CertificateUntrusted => "certificate_untrusted",
+            Rejection::CertificateExpired => "certificate_expired",
+            Rejection::IdentityNotAllowed => "identity_not_allowed",
+            Rejection::LogEntryMissing => "log_entry_missing",
+            Rejection::LogEntryInvalid => "log_entry_invalid",
+            Rejection::LogEntryMismatch => "log_entry_mismatch",
+        }
+    }
+}
+
 /// One signature that did not count, where it was found and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Rejected {
@@ -79,6 +117,18 @@ pub struct Rejected {
     pub rejection: Rejection,
     /// What exactly (escaped; never raw input).
     pub detail: String,
+}
+
+impl std::fmt::Display for Rejected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} [{}]",
+            crate::support::escape::text(&self.found_at),
+            self.detail,
+            self.rejection.as_str()
+        )
+    }
 }
 
 /// The verdict on an image's signature material: the signer, or every rejection (none: the
@@ -93,6 +143,69 @@ pub struct Verified {
     pub signer: Signer,
     /// The one signature that verified, alone.
     pub material: SignatureMaterial,
+}
+
+/// Why an image's publisher was refused: the code, the message, and each signature's rejection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// `image_unsigned` (no signature) or `image_signature_refused`.
+    pub code: DistributionCode,
+    /// What happened.
+    pub message: String,
+    /// Each signature that did not count, and why.
+    pub details: Vec<String>,
+}
+
+impl Refusal {
+    /// The refusal of `image` (as messages name it) when no signature in `rejected` (none:
+    /// unsigned) satisfies the policy.
+    pub fn of(image: &str, rejected: &[Rejected]) -> Refusal {
+        if rejected.is_empty() {
+            return Refusal {
+                code: DistributionCode::ImageUnsigned,
+                message: format!(
+                    "the source requires a publisher's signature and the registry holds none for {image} (no cosign signature tag, no Sigstore bundle referrer)"
+                ),
+                details: Vec::new(),
+            };
+        }
+        Refusal {
+            code: DistributionCode::ImageSignatureRefused,
+            message: format!(
+                "none of the {} signature(s) of {image} verifies under the source's `verify`",
+                rejected.len()
+            ),
+            details: rejected.iter().map(Rejected::to_string).collect(),
+        }
+    }
+}
+
+/// The signature material the registry holds for `reference`, within `deadline`, with the
+/// registry's credentials scoped as for a pull ([`fetch::fetch`]); a build without the registry
+/// client refuses (`oci_disabled`).
+pub fn fetch_material(
+    reference: &ImageReference,
+    plain_http: bool,
+    deadline: std::time::Duration,
+) -> Result<SignatureMaterial, (DistributionCode, String)> {
+    #[cfg(feature = "oci")]
+    {
+        fetch::fetch(&fetch::MaterialRequest {
+            reference,
+            plain_http,
+            deadline,
+        })
+        .map_err(|e| (e.code, e.message))
+    }
+    #[cfg(not(feature = "oci"))]
+    {
+        let _ = (reference, plain_http, deadline);
+        Err((
+            DistributionCode::OciDisabled,
+            "this build of skillfold has no registry client (built without the `oci` feature)"
+                .to_owned(),
+        ))
+    }
 }
 
 /// Judges `material` for the image pinned at `pinned` (`sha256:<hex>`) against `policy`, at no
