@@ -15,6 +15,8 @@ mod guides;
 mod hostile_output;
 #[cfg(feature = "http")]
 mod http_raw;
+#[cfg(all(feature = "oci", feature = "git"))]
+mod image_signatures;
 #[cfg(feature = "git")]
 mod import;
 mod install;

@@ -1,0 +1,487 @@
+//! Who published an image, end to end from the CLI against Debian's `docker-registry` on
+//! loopback: images pushed with `skillfold push`, signed by an independent signer written here
+//! from the cosign v2 format (the simple-signing payload, signed by `openssl`, attached at the
+//! tag `sha256-<hex>.sig` over the registry's HTTP API with `curl`), and prepared from a
+//! descriptor whose `verify` names the key. The signer is recorded, `verify` checks it again
+//! offline, and every refusal leaves nothing published: unsigned, another key, a signature
+//! copied from another image, a tampered payload; `check` names a bad key with its rule; and a
+//! candidate image in `update` is judged as `prepare` judges its pin.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use super::oci_source::lab_pins;
+use super::push::{Lab, Registry, push_to};
+use super::support::bin::{assert_stderr_has, skillfold, stderr, stdout};
+
+/// A P-256 key pair made by `openssl` in `dir` as `NAME.pem` (private) and `NAME.pub` (SPKI);
+/// returns the public key's path.
+fn key_pair(dir: &Path, name: &str) -> std::path::PathBuf {
+    let private = dir.join(format!("{name}.pem"));
+    let public = dir.join(format!("{name}.pub"));
+    openssl(
+        &[
+            "ecparam",
+            "-name",
+            "prime256v1",
+            "-genkey",
+            "-noout",
+            "-out",
+        ],
+        &private,
+    );
+    let made = Command::new("openssl")
+        .args(["pkey", "-in"])
+        .arg(&private)
+        .arg("-pubout")
+        .arg("-out")
+        .arg(&public)
+        .output()
+        .expect("openssl");
+    assert!(made.status.success(), "{}", stderr(&made));
+    public
+}
+
+fn openssl(args: &[&str], last: &Path) {
+    let made = Command::new("openssl")
+        .args(args)
+        .arg(last)
+        .output()
+        .expect("openssl (scripts/test installs it)");
+    assert!(made.status.success(), "{}", stderr(&made));
+}
+
+/// `sha256:` and the hex SHA-256 of the key's DER SubjectPublicKeyInfo, as `openssl` computes it.
+fn fingerprint(public: &Path) -> String {
+    let der = Command::new("openssl")
+        .args(["pkey", "-pubin", "-outform", "DER", "-in"])
+        .arg(public)
+        .output()
+        .expect("openssl");
+    assert!(der.status.success());
+    format!("sha256:{}", super::support::world::sha256(&der.stdout))
+}
+
+/// The simple-signing payload cosign signs for `repository` (`REGISTRY/REPOSITORY`) at `digest`.
+fn payload(repository: &str, digest: &str) -> Vec<u8> {
+    format!(
+        r#"{{"critical":{{"identity":{{"docker-reference":"{repository}"}},"image":{{"docker-manifest-digest":"{digest}"}},"type":"cosign container image signature"}},"optional":null}}"#
+    )
+    .into_bytes()
+}
+
+/// The base64 ECDSA (SHA-256, DER) signature of `message` by the private key `NAME.pem`.
+fn sign(dir: &Path, name: &str, message: &[u8]) -> String {
+    let input = dir.join("to-sign");
+    fs_err::write(&input, message).expect("write");
+    let made = Command::new("openssl")
+        .args(["dgst", "-sha256", "-sign"])
+        .arg(dir.join(format!("{name}.pem")))
+        .arg(&input)
+        .output()
+        .expect("openssl");
+    assert!(made.status.success(), "{}", stderr(&made));
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(made.stdout)
+}
+
+/// The registry's HTTP API, driven with `curl`.
+struct Api<'a> {
+    registry: &'a Registry,
+    dir: &'a Path,
+}
+
+impl Api<'_> {
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}/v2/{path}", self.registry.port)
+    }
+
+    /// Uploads `bytes` as a blob of `repository` (a monolithic upload); returns its digest.
+    fn blob(&self, repository: &str, bytes: &[u8]) -> String {
+        let digest = format!("sha256:{}", super::support::world::sha256(bytes));
+        let file = self.dir.join("blob");
+        fs_err::write(&file, bytes).expect("write");
+        let started = Command::new("curl")
+            .args(["-sS", "-f", "-i", "-X", "POST"])
+            .arg(self.url(&format!("{repository}/blobs/uploads/")))
+            .output()
+            .expect("curl");
+        assert!(started.status.success(), "{}", stderr(&started));
+        let head = stdout(&started);
+        let location = head
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("location")
+                    .then(|| value.trim().to_owned())
+            })
+            .expect("an upload location");
+        let location = if location.starts_with('/') {
+            format!("http://127.0.0.1:{}{location}", self.registry.port)
+        } else {
+            location
+        };
+        let separator = if location.contains('?') { '&' } else { '?' };
+        let put = Command::new("curl")
+            .args([
+                "-sS",
+                "-f",
+                "-X",
+                "PUT",
+                "-H",
+                "Content-Type: application/octet-stream",
+            ])
+            .arg("--data-binary")
+            .arg(format!("@{}", file.display()))
+            .arg(format!("{location}{separator}digest={digest}"))
+            .output()
+            .expect("curl");
+        assert!(put.status.success(), "{}", stderr(&put));
+        digest
+    }
+
+    /// Puts the manifest `manifest` at `reference` (a tag) of `repository`.
+    fn manifest(&self, repository: &str, reference: &str, manifest: &Value) {
+        let file = self.dir.join("manifest.json");
+        fs_err::write(&file, manifest.to_string()).expect("write");
+        let put = Command::new("curl")
+            .args(["-sS", "-f", "-X", "PUT", "-H"])
+            .arg("Content-Type: application/vnd.oci.image.manifest.v1+json")
+            .arg("--data-binary")
+            .arg(format!("@{}", file.display()))
+            .arg(self.url(&format!("{repository}/manifests/{reference}")))
+            .output()
+            .expect("curl");
+        assert!(put.status.success(), "{}", stderr(&put));
+    }
+
+    /// Attaches `signatures` (payload, base64 signature) to the image `digest` of `repository`
+    /// in the cosign v2 layout: one manifest at the tag `sha256-<hex>.sig`, a layer each.
+    fn attach(&self, repository: &str, digest: &str, signatures: &[(Vec<u8>, String)]) {
+        let config = br#"{"architecture":"","config":{},"created":"0001-01-01T00:00:00Z","history":[{"created":"0001-01-01T00:00:00Z"}],"os":"","rootfs":{"type":"layers","diff_ids":[]}}"#;
+        let config_digest = self.blob(repository, config);
+        let layers: Vec<Value> = signatures
+            .iter()
+            .map(|(payload, signature)| {
+                json!({
+                    "mediaType": "application/vnd.dev.cosign.simplesigning.v1+json",
+                    "digest": self.blob(repository, payload),
+                    "size": payload.len(),
+                    "annotations": {"dev.cosignproject.cosign/signature": signature},
+                })
+            })
+            .collect();
+        let manifest = json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                "digest": config_digest, "size": config.len()},
+            "layers": layers,
+        });
+        let tag = format!("sha256-{}.sig", &digest["sha256:".len()..]);
+        self.manifest(repository, &tag, &manifest);
+    }
+}
+
+/// A descriptor in `dir` with one `oci` source pinning `reference`, approving `pins`, whose
+/// `verify` is `verify` (YAML flow mapping; none when empty); returns its path.
+fn descriptor(
+    dir: &Path,
+    reference: &str,
+    pins: &[(String, String)],
+    verify: &str,
+) -> std::path::PathBuf {
+    let mut yaml = format!(
+        "skills:\n  - oci:\n      reference: {reference}\n      directory: corpus\n      plain_http: true\n      track: stable\n"
+    );
+    if !verify.is_empty() {
+        yaml.push_str(&format!("      verify: {verify}\n"));
+    }
+    yaml.push_str("      approved:\n");
+    for (name, hash) in pins {
+        yaml.push_str(&format!(
+            "        - {{ name: {name}, version: '1.0', hash: {hash} }}\n"
+        ));
+    }
+    let path = dir.join("signed.yaml");
+    fs_err::write(&path, yaml).expect("write");
+    path
+}
+
+fn run(config: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec![args[0], "-c", config.to_str().expect("utf8")];
+    all.extend_from_slice(&args[1..]);
+    skillfold(&all)
+}
+
+/// The image pushed from `lab` to `repository:tag`: `(REGISTRY/REPOSITORY, digest)`.
+fn pushed(lab: &Lab, registry: &Registry, repository: &str, tag: &str) -> (String, String) {
+    let out = push_to(
+        lab,
+        &registry.repository(&format!("{repository}:{tag}")),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reference = stdout(&out).trim().to_owned();
+    let (name, digest) = reference.rsplit_once('@').expect("@");
+    (name.to_owned(), digest.to_owned())
+}
+
+#[test]
+fn a_key_signed_image_is_prepared_with_its_signer_recorded_and_checked_again_offline() {
+    let lab = Lab::new(&[("pdf", &[("references/forms.md", "# Forms\n")])], &[]);
+    let dir = lab.tmp.path();
+    let registry = Registry::start(&[]);
+    let api = Api {
+        registry: &registry,
+        dir,
+    };
+    let (name, digest) = pushed(&lab, &registry, "platform/signed", "stable");
+    let key = key_pair(dir, "release");
+    let signed = payload(&name, &digest);
+    let signature = sign(dir, "release", &signed);
+    api.attach("platform/signed", &digest, &[(signed, signature)]);
+    let config = descriptor(
+        dir,
+        &format!("{name}@{digest}"),
+        &lab_pins(&lab),
+        "{ cosign_key: release.pub }",
+    );
+
+    let checked = run(&config, &["check"]);
+    assert_eq!(checked.status.code(), Some(0), "{}", stderr(&checked));
+    let prepared = run(&config, &["prepare", "--json"]);
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
+    let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
+    let expected = json!({"key": {"fingerprint": fingerprint(&key)}});
+    assert_eq!(report["sources"][0]["publisher"], expected);
+    let manifests = dir.join("corpus/.skillfold/manifests");
+    let recorded: Value = serde_json::from_slice(
+        &fs_err::read(
+            fs_err::read_dir(&manifests)
+                .expect("manifests")
+                .next()
+                .expect("one")
+                .expect("entry")
+                .path(),
+        )
+        .expect("read"),
+    )
+    .expect("json");
+    assert_eq!(recorded["source"]["publisher"]["signer"], expected);
+    let verified = run(&config, &["verify"]);
+    assert_eq!(verified.status.code(), Some(0), "{}", stderr(&verified));
+
+    // The warm path checks the recorded signature again, with the registry gone.
+    drop(registry);
+    let warm = run(&config, &["prepare", "--json"]);
+    assert_eq!(warm.status.code(), Some(0), "{}", stderr(&warm));
+    let report: Value = serde_json::from_slice(&warm.stdout).expect("json");
+    assert_eq!(report["fetches"], 0);
+    assert_eq!(report["sources"][0]["publisher"], expected);
+
+    // Another key in `verify`: the published generation no longer shows who published it.
+    key_pair(dir, "other");
+    let moved = descriptor(
+        dir,
+        &format!("{name}@{digest}"),
+        &lab_pins(&lab),
+        "{ cosign_key: other.pub }",
+    );
+    let refused = run(&moved, &["verify"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_stderr_has(&refused, "publisher_changed");
+    // And `prepare` does not take the warm path: it must fetch again (the registry is gone).
+    let cold = run(&moved, &["prepare"]);
+    assert_eq!(cold.status.code(), Some(1), "{}", stderr(&cold));
+    assert!(dir.join("corpus/current/pdf/SKILL.md").exists());
+}
+
+#[test]
+fn unsigned_wrongly_signed_copied_and_tampered_signatures_are_refused_and_nothing_is_published() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let dir = lab.tmp.path();
+    let registry = Registry::start(&[]);
+    let api = Api {
+        registry: &registry,
+        dir,
+    };
+    key_pair(dir, "release");
+    key_pair(dir, "stranger");
+    let pins = lab_pins(&lab);
+    let (name, digest) = pushed(&lab, &registry, "platform/a", "stable");
+    let (other_name, other_digest) = pushed(&lab, &registry, "platform/b", "stable");
+    let verify = "{ cosign_key: release.pub }";
+    let config = descriptor(dir, &format!("{name}@{digest}"), &pins, verify);
+    let refused = |code: &str, rejection: Option<&str>| {
+        let out = run(&config, &["prepare"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_stderr_has(&out, &format!("[{code}]"));
+        if let Some(rejection) = rejection {
+            assert_stderr_has(&out, &format!("[{rejection}]"));
+        }
+        assert!(!dir.join("corpus/current").exists(), "nothing is published");
+    };
+
+    // No signature at all.
+    refused("image_unsigned", None);
+    // Signed by a key the descriptor does not name.
+    let good = payload(&name, &digest);
+    api.attach(
+        "platform/a",
+        &digest,
+        &[(good.clone(), sign(dir, "stranger", &good))],
+    );
+    refused("image_signature_refused", Some("bad_signature"));
+    // A valid signature by the configured key, of another image, copied to this one's tag.
+    let theirs = payload(&other_name, &other_digest);
+    api.attach(
+        "platform/a",
+        &digest,
+        &[(theirs.clone(), sign(dir, "release", &theirs))],
+    );
+    refused("image_signature_refused", Some("not_this_image"));
+    // The payload changed after signing (it still names this digest).
+    let tampered = payload("evil.example/other", &digest);
+    api.attach(
+        "platform/a",
+        &digest,
+        &[(tampered, sign(dir, "release", &good))],
+    );
+    refused("image_signature_refused", Some("bad_signature"));
+    // Any one valid signature suffices: a bad one beside a good one.
+    api.attach(
+        "platform/a",
+        &digest,
+        &[
+            (good.clone(), sign(dir, "stranger", &good)),
+            (good.clone(), sign(dir, "release", &good)),
+        ],
+    );
+    let out = run(&config, &["prepare"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn check_names_a_bad_publisher_policy_with_its_rule() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let pins = [("pdf".to_owned(), "0".repeat(64))];
+    let reference = format!("127.0.0.1:1/r@sha256:{}", "1".repeat(64));
+    key_pair(dir, "p256");
+    openssl(
+        &[
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:1024",
+            "-out",
+        ],
+        &dir.join("rsa1024.pem"),
+    );
+    openssl(
+        &[
+            "pkey",
+            "-pubout",
+            "-in",
+            dir.join("rsa1024.pem").to_str().expect("utf8"),
+            "-out",
+        ],
+        &dir.join("rsa1024.pub"),
+    );
+    for (verify, location) in [
+        ("{}", "skills[0].oci.verify"),
+        (
+            "{ cosign_key: missing.pub }",
+            "skills[0].oci.verify.cosign_key",
+        ),
+        (
+            "{ cosign_key: p256.pem }",
+            "skills[0].oci.verify.cosign_key",
+        ),
+        (
+            "{ cosign_key: rsa1024.pub }",
+            "skills[0].oci.verify.cosign_key",
+        ),
+        (
+            "{ sigstore: { trusted_root: p256.pub, identities: [] } }",
+            "skills[0].oci.verify.sigstore.identities",
+        ),
+        (
+            "{ cosign_key: p256.pub, sigstore: { trusted_root: p256.pub, identities: [ { issuer: 'http://insecure', subject: me } ] } }",
+            "skills[0].oci.verify.sigstore.identities[0].issuer",
+        ),
+        (
+            "{ cosign_key: p256.pub, sigstore: { trusted_root: p256.pub, identities: [ { issuer: 'https://issuer', subject: me } ] } }",
+            "skills[0].oci.verify.sigstore.trusted_root",
+        ),
+    ] {
+        let config = descriptor(dir, &reference, &pins, verify);
+        let out = run(&config, &["check"]);
+        assert_eq!(out.status.code(), Some(2), "{verify}: {}", stderr(&out));
+        assert_stderr_has(&out, &format!("{location}: "));
+        assert_stderr_has(&out, "[invalid_trust_policy]");
+    }
+}
+
+#[test]
+fn update_judges_a_candidate_image_as_prepare_judges_its_pin() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let dir = lab.tmp.path();
+    let registry = Registry::start(&[]);
+    let api = Api {
+        registry: &registry,
+        dir,
+    };
+    let key = key_pair(dir, "release");
+    let pins = lab_pins(&lab);
+    let (name, pinned) = pushed(&lab, &registry, "platform/u", "v1");
+    // The tracked tag names another image (the same bundles in another order of pushes makes the
+    // same digest, so change a bundle).
+    let changed = Lab::new(&[("pdf", &[("references/new.md", "# New\n")])], &[]);
+    let (_, candidate) = pushed(&changed, &registry, "platform/u", "stable");
+    assert_ne!(pinned, candidate);
+    let config = descriptor(
+        dir,
+        &format!("{name}@{pinned}"),
+        &pins,
+        "{ cosign_key: release.pub }",
+    );
+
+    // Unsigned candidate: refused, the descriptor untouched.
+    let before = fs_err::read_to_string(&config).expect("read");
+    let out = run(&config, &["update", "--write", "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        report["sources"][0]["error"]["code"], "image_unsigned",
+        "{report}"
+    );
+    assert_eq!(fs_err::read_to_string(&config).expect("read"), before);
+    let outdated = run(&config, &["outdated", "--json"]);
+    let report: Value = serde_json::from_slice(&outdated.stdout).expect("json");
+    assert_eq!(
+        report["sources"][0]["error"]["code"], "image_unsigned",
+        "{report}"
+    );
+
+    // Signed by the key: the review names the publisher, and the write goes through.
+    let signed = payload(&name, &candidate);
+    let signature = sign(dir, "release", &signed);
+    api.attach("platform/u", &candidate, &[(signed, signature)]);
+    let out = run(&config, &["update", "--write", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        report["sources"][0]["publisher"],
+        json!({"key": {"fingerprint": fingerprint(&key)}})
+    );
+    assert!(
+        fs_err::read_to_string(&config)
+            .expect("read")
+            .contains(&candidate)
+    );
+}
