@@ -656,7 +656,16 @@ mod tests {
     /// The SubjectPublicKeyInfo of an RSA key of `modulus` (its DER INTEGER contents) and
     /// `exponent`.
     fn rsa_spki(modulus: &[u8], exponent: &[u8]) -> Vec<u8> {
-        let rsa_public_key = tlv(0x30, &[tlv(0x02, modulus), tlv(0x02, exponent)].concat());
+        rsa_spki_then(modulus, exponent, &[])
+    }
+
+    /// [`rsa_spki`] with `trailing` bytes after the RSAPublicKey, in the BIT STRING.
+    fn rsa_spki_then(modulus: &[u8], exponent: &[u8], trailing: &[u8]) -> Vec<u8> {
+        let rsa_public_key = [
+            tlv(0x30, &[tlv(0x02, modulus), tlv(0x02, exponent)].concat()),
+            trailing.to_vec(),
+        ]
+        .concat();
         let algorithm = [
             tlv(
                 0x06,
@@ -726,6 +735,11 @@ mod tests {
         assert_eq!(
             PublicKey::from_spki_der(&rsa_spki(&huge, &[0x01, 0x00, 0x01])).unwrap_err(),
             "an RSA key of 8200 bits: at most 8192"
+        );
+        assert_eq!(
+            PublicKey::from_spki_der(&rsa_spki_then(&modulus, &[0x01, 0x00, 0x01], &[0x05, 0x00]))
+                .unwrap_err(),
+            "trailing bytes after the RSAPublicKey"
         );
         // A negative modulus.
         let message =
@@ -840,6 +854,16 @@ mod tests {
         ]);
         let message = PublicKey::from_spki_der(&fs_err::read(compressed).unwrap()).unwrap_err();
         assert!(message.contains("not an uncompressed point"), "{message}");
+        // A BIT STRING whose last bits are unused: 03 42 00 04 … becomes 03 42 01 04 ….
+        let at = der.len() - 68;
+        assert_eq!(&der[at..at + 4], &[0x03, 0x42, 0x00, 0x04]);
+        let mut unused_bits = der.clone();
+        unused_bits[at + 2] = 1;
+        *unused_bits.last_mut().unwrap() &= 0xfe;
+        assert_eq!(
+            PublicKey::from_spki_der(&unused_bits).unwrap_err(),
+            "the SubjectPublicKeyInfo's key BIT STRING does not hold whole bytes"
+        );
         // A point off the curve: the last byte of y changed.
         let mut off_curve = der.clone();
         let last = off_curve.len() - 1;
