@@ -46,6 +46,26 @@ pub struct PushOptions {
     pub target: PushTarget,
     /// The platform recorded in the image config.
     pub platform: Platform,
+    /// Sign the pushed image with this cosign key (`--sign-key`; a registry target only): the
+    /// signature goes to the image's `sha256-<hex>.sig` tag in the cosign v2 layout.
+    #[cfg(feature = "oci")]
+    pub sign_key: Option<Arc<crate::distribution::sign::SigningKey>>,
+}
+
+/// The cosign signature pushed beside the image.
+#[derive(Debug, Clone, Serialize)]
+pub struct PushedSignature {
+    /// `REGISTRY/REPOSITORY:sha256-<hex>.sig`.
+    pub reference: String,
+    /// The tag, `sha256-<hex>.sig`.
+    pub tag: String,
+    /// The digest of the `.sig` manifest at the tag.
+    pub manifest_digest: String,
+    /// The signing key's fingerprint (`sha256:` and the hex SHA-256 of its DER public key), as
+    /// `verify.cosign_key` reports it.
+    pub key: String,
+    /// Whether the tag already held a signature of this image by this key (nothing pushed).
+    pub already_signed: bool,
 }
 
 /// One bundle of the image.
@@ -76,6 +96,9 @@ pub struct PushReport {
     pub tag: Option<String>,
     /// The bundles, by name.
     pub bundles: Vec<PushedBundle>,
+    /// The cosign signature, when `--sign-key` signed the image.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<PushedSignature>,
 }
 
 /// Why nothing was pushed.
@@ -101,6 +124,18 @@ pub enum PushError {
     #[cfg(feature = "oci")]
     #[error("{0}")]
     Registry(#[from] crate::distribution::registry::UploadError),
+    /// The image was pushed, and its signature was not.
+    #[cfg(feature = "oci")]
+    #[error("the image {reference} was pushed, but its signature was not: {source}")]
+    Signature {
+        /// The image, pinned by digest.
+        reference: String,
+        /// Why.
+        source: crate::distribution::registry::UploadError,
+    },
+    /// `--sign-key` with an OCI layout: a layout has no registry tag for the signature.
+    #[error("--sign-key signs an image pushed to a registry (--to); an OCI layout is not signed")]
+    SignLayout,
 }
 
 impl PushError {
@@ -119,6 +154,9 @@ impl PushError {
             PushError::Layout(LayoutError::Io(_)) => DistributionCode::WriteFailed.into(),
             #[cfg(feature = "oci")]
             PushError::Registry(e) => e.code().into(),
+            #[cfg(feature = "oci")]
+            PushError::Signature { source, .. } => source.code().into(),
+            PushError::SignLayout => crate::codes::CommandCode::InvalidUsage.into(),
         }
     }
 }
@@ -127,6 +165,10 @@ crate::support::error_code::coded_by_code!(PushError);
 
 /// Verifies the bundles and writes the image.
 pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> {
+    #[cfg(feature = "oci")]
+    if options.sign_key.is_some() && matches!(options.target, PushTarget::Layout { .. }) {
+        return Err(PushError::SignLayout);
+    }
     let runtime = match &options.agent {
         Some(agent) => Runtime::load_for(plan, Some(agent))?,
         None => Runtime::load(plan),
@@ -163,6 +205,7 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
         });
     }
     let built = image(&bundles, provenance(&snapshots).as_ref(), &options.platform);
+    let mut signature = None;
     let (reference, digest, tag) = match &options.target {
         PushTarget::Layout { dir, tag } => {
             let digest = layout::write(dir, &built, tag.as_deref())?;
@@ -175,6 +218,25 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
         } => {
             let digest = crate::distribution::registry::push(&built, destination, *plain_http)?;
             let reference = format!("{}@{digest}", destination.repository());
+            if let Some(key) = &options.sign_key {
+                let pushed = crate::distribution::registry::push_signature(
+                    destination,
+                    *plain_http,
+                    &digest,
+                    key,
+                )
+                .map_err(|source| PushError::Signature {
+                    reference: reference.clone(),
+                    source,
+                })?;
+                signature = Some(PushedSignature {
+                    reference: format!("{}:{}", destination.repository(), pushed.tag),
+                    tag: pushed.tag,
+                    manifest_digest: pushed.manifest_digest,
+                    key: key.public_key().fingerprint(),
+                    already_signed: pushed.already_signed,
+                });
+            }
             (reference, digest, destination.tag().map(str::to_owned))
         }
     };
@@ -193,6 +255,7 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
                 size: l.blob.size(),
             })
             .collect(),
+        signature,
     })
 }
 
