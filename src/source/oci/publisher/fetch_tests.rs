@@ -1115,3 +1115,248 @@ fn a_digest_that_is_not_sha256_is_refused_before_any_request() {
     assert_eq!(error.code, DistributionCode::MalformedImage);
     assert!(server.seen().is_empty());
 }
+
+// ---- Debian's `docker-registry` ------------------------------------------------------------
+
+/// Debian's `docker-registry` (the CNCF distribution registry 2.8) on a free loopback port, as
+/// `tests/it/push.rs` starts it; `None` (the test skips, saying so) when it is not installed
+/// (`scripts/test` installs it).
+struct DistributionRegistry {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl DistributionRegistry {
+    fn start() -> Option<DistributionRegistry> {
+        let dir = tempfile::tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let config = format!(
+            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: test\n",
+            dir.path().join("data").display()
+        );
+        let path = dir.path().join("config.yml");
+        fs_err::write(&path, config).unwrap();
+        let child = match std::process::Command::new("docker-registry")
+            .arg("serve")
+            .arg(&path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(e) => {
+                eprintln!(
+                    "SKIPPED: docker-registry is not installed ({e}); scripts/test installs it"
+                );
+                return None;
+            }
+        };
+        let registry = DistributionRegistry {
+            child,
+            port,
+            _dir: dir,
+        };
+        let started = std::time::Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed().as_secs() < 20,
+                "the registry did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(registry)
+    }
+
+    /// One HTTP/1.1 request; the status, the headers (lowercased names) and the body.
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> (u16, HashMap<String, String>, Vec<u8>) {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.port,
+            body.len()
+        );
+        if let Some(content_type) = content_type {
+            head.push_str(&format!("Content-Type: {content_type}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(body).unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).unwrap();
+        let split = answer
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("an HTTP answer");
+        let head = String::from_utf8_lossy(&answer[..split]).into_owned();
+        let mut lines = head.split("\r\n");
+        let status = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .and_then(|s| s.parse().ok())
+            .unwrap();
+        let headers = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+            .collect();
+        (status, headers, answer[split + 4..].to_vec())
+    }
+
+    /// Uploads `bytes` as a blob (a monolithic upload); its descriptor.
+    fn blob(&self, bytes: &[u8]) -> Value {
+        let (status, headers, _) = self.request("POST", &v2("blobs/uploads/"), None, b"");
+        assert_eq!(status, 202, "the upload was not started");
+        let location = &headers["location"];
+        let location = location
+            .strip_prefix(&format!("http://127.0.0.1:{}", self.port))
+            .unwrap_or(location);
+        let separator = if location.contains('?') { '&' } else { '?' };
+        let d = digest(bytes);
+        let (status, _, body) = self.request(
+            "PUT",
+            &format!("{location}{separator}digest={d}"),
+            Some("application/octet-stream"),
+            bytes,
+        );
+        assert_eq!(status, 201, "{}", String::from_utf8_lossy(&body));
+        json!({"digest": d, "size": bytes.len()})
+    }
+
+    /// Puts `manifest` at `reference` (a tag or its digest); its descriptor.
+    fn manifest(&self, reference: &str, manifest: &Value) -> Value {
+        let media_type = manifest["mediaType"].as_str().unwrap();
+        let bytes = manifest.to_string().into_bytes();
+        let (status, _, body) = self.request(
+            "PUT",
+            &v2(&format!("manifests/{reference}")),
+            Some(media_type),
+            &bytes,
+        );
+        assert_eq!(status, 201, "{}", String::from_utf8_lossy(&body));
+        json!({"mediaType": media_type, "digest": digest(&bytes), "size": bytes.len()})
+    }
+}
+
+impl Drop for DistributionRegistry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn docker_registry_serves_both_layouts_through_the_referrers_tag_schema() {
+    let Some(registry) = DistributionRegistry::start() else {
+        return;
+    };
+    // The image: a config and one layer.
+    let config = registry.blob(b"{\"architecture\":\"amd64\",\"os\":\"linux\"}");
+    let mut layer = registry.blob(b"not really a tar");
+    layer["mediaType"] = json!("application/vnd.oci.image.layer.v1.tar+gzip");
+    let mut config_descriptor = config.clone();
+    config_descriptor["mediaType"] = json!("application/vnd.oci.image.config.v1+json");
+    let image = registry.manifest(
+        "v1",
+        &json!({"schemaVersion": 2, "mediaType": MEDIA_MANIFEST,
+                "config": config_descriptor, "layers": [layer]}),
+    );
+    let pinned = image["digest"].as_str().unwrap().to_owned();
+    let hex = &pinned["sha256:".len()..];
+
+    // cosign ≤ v2: the `.sig` manifest, one simple-signing layer with its signature annotation.
+    let payload = format!(
+        r#"{{"critical":{{"identity":{{"docker-reference":"127.0.0.1/acme/skills"}},"image":{{"docker-manifest-digest":"{pinned}"}},"type":"cosign container image signature"}},"optional":null}}"#
+    );
+    let mut signature_layer = registry.blob(payload.as_bytes());
+    signature_layer["mediaType"] = json!(SIMPLE_SIGNING);
+    signature_layer["annotations"] = json!({"dev.cosignproject.cosign/signature": "MEUCIQ=="});
+    let mut empty = registry.blob(b"{}");
+    empty["mediaType"] = json!("application/vnd.oci.image.config.v1+json");
+    registry.manifest(
+        &format!("sha256-{hex}.sig"),
+        &json!({"schemaVersion": 2, "mediaType": MEDIA_MANIFEST, "config": empty,
+                "layers": [signature_layer]}),
+    );
+
+    // cosign v3: a bundle referrer, listed by the `sha256-<hex>` tag index (this registry has no
+    // referrers API).
+    let bundle = br#"{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}"#;
+    let mut bundle_layer = registry.blob(bundle);
+    bundle_layer["mediaType"] = json!(BUNDLE_V03);
+    let mut empty_config = registry.blob(b"{}");
+    empty_config["mediaType"] = json!("application/vnd.oci.empty.v1+json");
+    let referrer = json!({
+        "schemaVersion": 2, "mediaType": MEDIA_MANIFEST, "artifactType": BUNDLE_V03,
+        "config": empty_config, "layers": [bundle_layer],
+        "subject": image,
+        "annotations": {"dev.sigstore.bundle.predicateType": COSIGN_SIGN_PREDICATE},
+    });
+    let referrer_digest = digest(referrer.to_string().as_bytes());
+    let mut referrer_descriptor = registry.manifest(&referrer_digest, &referrer);
+    referrer_descriptor["artifactType"] = json!(BUNDLE_V03);
+    registry.manifest(
+        &format!("sha256-{hex}"),
+        &json!({"schemaVersion": 2, "mediaType": MEDIA_INDEX,
+                "manifests": [referrer_descriptor]}),
+    );
+
+    // What it answers for the referrers API: 404, so the tag schema is the way.
+    let (status, _, _) = registry.request("GET", &v2(&format!("referrers/{pinned}")), None, b"");
+    assert_eq!(status, 404, "docker-registry now serves the referrers API");
+
+    let reference = ImageReference {
+        registry: format!("127.0.0.1:{}", registry.port),
+        repository: REPOSITORY.to_owned(),
+        digest: pinned.clone(),
+    };
+    let material = fetch(&MaterialRequest {
+        reference: &reference,
+        plain_http: true,
+        deadline: Duration::from_secs(60),
+    })
+    .unwrap();
+    assert_eq!(material.cosign.len(), 1);
+    assert_eq!(material.cosign[0].payload, payload);
+    assert_eq!(
+        material.cosign[0].annotations["dev.cosignproject.cosign/signature"],
+        "MEUCIQ=="
+    );
+    assert_eq!(
+        material.cosign[0].found_at,
+        format!("`sha256-{hex}.sig` layer 0")
+    );
+    assert_eq!(material.bundles.len(), 1);
+    assert_eq!(material.bundles[0].json.as_bytes(), bundle.as_slice());
+    assert_eq!(material.bundles[0].media_type, BUNDLE_V03);
+    assert_eq!(
+        material.bundles[0].found_at,
+        format!("referrer {referrer_digest} (listed by the tag `sha256-{hex}`)")
+    );
+
+    // An image without signatures in the same registry: empty material, not an error.
+    let unsigned = registry.manifest(
+        "v2",
+        &json!({"schemaVersion": 2, "mediaType": MEDIA_MANIFEST,
+                "config": config_descriptor, "layers": [], "annotations": {"v": "2"}}),
+    );
+    let reference = ImageReference {
+        digest: unsigned["digest"].as_str().unwrap().to_owned(),
+        ..reference
+    };
+    let material = fetch(&MaterialRequest {
+        reference: &reference,
+        plain_http: true,
+        deadline: Duration::from_secs(60),
+    })
+    .unwrap();
+    assert_eq!(material, SignatureMaterial::default());
+}
