@@ -92,8 +92,9 @@ pub fn pull(request: &PullRequest<'_>) -> Result<Vec<PulledLayer>, PullError> {
 
 /// Runs `work` on a runtime of its own (one thread, I/O and time enabled) within `deadline`:
 /// past it, `work` is dropped, its connections closed, and the failure is `pull_deadline`,
-/// saying `late`.
-fn run_within<T>(
+/// saying `late`. The signature material's fetch ([`super::publisher::fetch`]) runs within
+/// its deadline the same way.
+pub(super) fn run_within<T>(
     deadline: std::time::Duration,
     work: impl std::future::Future<Output = Result<T, PullError>>,
     late: impl FnOnce() -> String,
