@@ -312,7 +312,9 @@ fn unsigned_wrongly_signed_copied_and_tampered_signatures_are_refused_and_nothin
     key_pair(dir, "stranger");
     let pins = lab_pins(&lab);
     let (name, digest) = pushed(&lab, &registry, "platform/a", "stable");
-    let (other_name, other_digest) = pushed(&lab, &registry, "platform/b", "stable");
+    let other = Lab::new(&[("pdf", &[("references/other.md", "# Other\n")])], &[]);
+    let (other_name, other_digest) = pushed(&other, &registry, "platform/b", "stable");
+    assert_ne!(digest, other_digest);
     let verify = "{ cosign_key: release.pub }";
     let config = descriptor(dir, &format!("{name}@{digest}"), &pins, verify);
     let refused = |code: &str, rejection: Option<&str>| {
