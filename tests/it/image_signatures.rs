@@ -487,3 +487,65 @@ fn update_judges_a_candidate_image_as_prepare_judges_its_pin() {
             .contains(&candidate)
     );
 }
+
+#[test]
+fn an_image_signed_by_push_sign_key_is_prepared_under_its_public_key() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let dir = lab.tmp.path();
+    let registry = Registry::start(&[]);
+    // An unencrypted PKCS#8 P-256 key, as `openssl genpkey` writes it, and its public half.
+    let private = dir.join("push.key");
+    openssl(
+        &[
+            "genpkey",
+            "-algorithm",
+            "EC",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-out",
+        ],
+        &private,
+    );
+    let public = dir.join("push.pub");
+    openssl(
+        &[
+            "pkey",
+            "-pubout",
+            "-in",
+            private.to_str().expect("utf8"),
+            "-out",
+        ],
+        &public,
+    );
+    let config = lab.config();
+    let out = Command::new(env!("CARGO_BIN_EXE_skillfold"))
+        .args([
+            "push",
+            "-c",
+            config.to_str().expect("utf8"),
+            "--plain-http",
+            "--to",
+        ])
+        .arg(registry.repository("platform/self-signed:v1"))
+        .arg("--sign-key")
+        .arg(&private)
+        .env("DOCKER_CONFIG", dir.join("no-docker-config"))
+        .env_remove("SKILLFOLD_REGISTRY_AUTH")
+        .output()
+        .expect("run skillfold");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reference = stdout(&out)
+        .lines()
+        .rfind(|l| l.contains('@'))
+        .expect("the pushed reference")
+        .trim()
+        .to_owned();
+    let descriptor = descriptor(dir, &reference, &lab_pins(&lab), "{ cosign_key: push.pub }");
+    let prepared = run(&descriptor, &["prepare", "--json"]);
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
+    let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
+    assert_eq!(
+        report["sources"][0]["publisher"],
+        json!({"key": {"fingerprint": fingerprint(&public)}})
+    );
+}
