@@ -324,8 +324,8 @@ async fn push_signature_async(
         registry: connection.registry.clone(),
         reason,
     };
-    let layer = sign::SignatureLayer::new(key, &destination.repository(), digest)
-        .map_err(|reason| refused(reason))?;
+    let layer =
+        sign::SignatureLayer::new(key, &destination.repository(), digest).map_err(&refused)?;
     let tag = sign::signature_tag(digest);
     let reference = &destination.reference;
     let base = format!(

@@ -53,6 +53,7 @@ pub struct PushOptions {
 }
 
 /// The cosign signature pushed beside the image.
+#[cfg(feature = "oci")]
 #[derive(Debug, Clone, Serialize)]
 pub struct PushedSignature {
     /// `REGISTRY/REPOSITORY:sha256-<hex>.sig`.
@@ -97,6 +98,7 @@ pub struct PushReport {
     /// The bundles, by name.
     pub bundles: Vec<PushedBundle>,
     /// The cosign signature, when `--sign-key` signed the image.
+    #[cfg(feature = "oci")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signature: Option<PushedSignature>,
 }
@@ -134,6 +136,7 @@ pub enum PushError {
         source: crate::distribution::registry::UploadError,
     },
     /// `--sign-key` with an OCI layout: a layout has no registry tag for the signature.
+    #[cfg(feature = "oci")]
     #[error("--sign-key signs an image pushed to a registry (--to); an OCI layout is not signed")]
     SignLayout,
 }
@@ -156,6 +159,7 @@ impl PushError {
             PushError::Registry(e) => e.code().into(),
             #[cfg(feature = "oci")]
             PushError::Signature { source, .. } => source.code().into(),
+            #[cfg(feature = "oci")]
             PushError::SignLayout => crate::codes::CommandCode::InvalidUsage.into(),
         }
     }
@@ -205,6 +209,7 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
         });
     }
     let built = image(&bundles, provenance(&snapshots).as_ref(), &options.platform);
+    #[cfg(feature = "oci")]
     let mut signature = None;
     let (reference, digest, tag) = match &options.target {
         PushTarget::Layout { dir, tag } => {
@@ -255,6 +260,7 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
                 size: l.blob.size(),
             })
             .collect(),
+        #[cfg(feature = "oci")]
         signature,
     })
 }

@@ -161,6 +161,7 @@ pub fn run(args: PushArgs) -> Exit {
                     b.size
                 );
             }
+            #[cfg(feature = "oci")]
             if let Some(signature) = &report.signature {
                 let state = if signature.already_signed {
                     "already signed by this key"
