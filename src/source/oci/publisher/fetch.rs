@@ -21,6 +21,8 @@
 //! | one referrer's manifest | [`MAX_REFERRER_MANIFEST_BYTES`], declared and read |
 //! | one bundle | [`MAX_BUNDLE_BYTES`], declared and read |
 //!
+//! All together one fetch reads at most [`MAX_FETCHED_BYTES`] (17.5 MiB).
+//!
 //! An answer over a bound is `image_too_large`; a blob or manifest fetched by digest must have
 //! exactly its declared size and digest, and a manifest fetched by tag the digest the registry's
 //! `Docker-Content-Digest` names, if it names one (`digest_mismatch`); an answer that is not the
@@ -85,6 +87,14 @@ pub const MAX_BUNDLE_REFERRERS: usize = 16;
 pub const MAX_REFERRER_MANIFEST_BYTES: u64 = 64 * 1024;
 /// The largest Sigstore bundle read.
 pub const MAX_BUNDLE_BYTES: u64 = 512 * 1024;
+
+/// The most bytes one fetch reads, all answers together: the `.sig` manifest and its layers,
+/// the referrers index's pages (or the tag index, smaller), and each bundle referrer's manifest
+/// and bundle — 18,350,080 bytes (17.5 MiB).
+pub const MAX_FETCHED_BYTES: u64 = MAX_SIGNATURE_MANIFEST_BYTES
+    + MAX_SIGNATURE_LAYERS as u64 * MAX_SIGNATURE_PAYLOAD_BYTES
+    + MAX_REFERRERS_PAGES as u64 * MAX_REFERRERS_INDEX_BYTES
+    + MAX_BUNDLE_REFERRERS as u64 * (MAX_REFERRER_MANIFEST_BYTES + MAX_BUNDLE_BYTES);
 
 /// The media type of a cosign ≤ v2 signature layer (a simple-signing payload).
 pub const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";

@@ -1360,3 +1360,52 @@ fn docker_registry_serves_both_layouts_through_the_referrers_tag_schema() {
     .unwrap();
     assert_eq!(material, SignatureMaterial::default());
 }
+
+#[test]
+fn a_referrers_index_that_is_not_an_image_index_is_refused() {
+    let manifest = json!({"schemaVersion": 2, "mediaType": MEDIA_MANIFEST, "manifests": []});
+    let docker_list = json!({"schemaVersion": 2,
+        "mediaType": "application/vnd.docker.distribution.manifest.list.v2+json", "manifests": []});
+    for body in [
+        manifest,
+        docker_list,
+        json!({"schemaVersion": 2}),
+        json!("x"),
+    ] {
+        // From the referrers API …
+        let mut content = Content::default();
+        content.routes.insert(
+            referrers_path(),
+            Reply::json(&body).header("Content-Type", MEDIA_INDEX),
+        );
+        refused(content.serve().fetch(), DistributionCode::MalformedImage);
+        // … and from the tag schema.
+        let mut content = Content::default();
+        content.routes.insert(tag_index_path(), Reply::json(&body));
+        refused(content.serve().fetch(), DistributionCode::MalformedImage);
+    }
+}
+
+#[test]
+fn a_docker_v2_signature_manifest_is_read() {
+    // What older cosign releases (go-containerregistry's default) wrote.
+    let mut content = Content::default();
+    let payload = simple_signing_payload();
+    content.sig_manifest(&[(SIMPLE_SIGNING, &payload, json!({}))]);
+    let Some(Reply {
+        body: Body::Bytes(bytes),
+        ..
+    }) = content.routes.get(&sig_path()).cloned()
+    else {
+        unreachable!()
+    };
+    let mut manifest: Value = serde_json::from_slice(&bytes).unwrap();
+    manifest["mediaType"] = json!(MEDIA_DOCKER_MANIFEST);
+    content.routes.insert(sig_path(), Reply::json(&manifest));
+    assert_eq!(content.serve().fetch().unwrap().cosign.len(), 1);
+}
+
+#[test]
+fn the_most_bytes_one_fetch_reads_is_the_documented_figure() {
+    assert_eq!(MAX_FETCHED_BYTES, 18_350_080);
+}
