@@ -362,3 +362,299 @@ pub fn rfc3339(text: &str) -> Result<i64, String> {
     };
     Ok(seconds - offset)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    const FIXTURE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sigstore/trusted_root.json"
+    );
+
+    fn fixture() -> Value {
+        serde_json::from_slice(&fs_err::read(FIXTURE).unwrap()).unwrap()
+    }
+
+    fn signed_at() -> i64 {
+        let meta: Value = serde_json::from_slice(
+            &fs_err::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/sigstore/meta.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        meta["signed_at"].as_i64().unwrap()
+    }
+
+    fn refusal(document: &Value) -> String {
+        TrustedRoot::parse(&serde_json::to_vec(document).unwrap()).unwrap_err()
+    }
+
+    /// `change` applied to the fixture makes the root refused with a message holding `rule`.
+    fn refused(change: impl FnOnce(&mut Value), rule: &str) {
+        let mut document = fixture();
+        change(&mut document);
+        let error = refusal(&document);
+        assert!(error.contains(rule), "{error:?} does not say {rule:?}");
+    }
+
+    #[test]
+    fn the_sigstore_js_root_is_read() {
+        let root = TrustedRoot::read(Path::new(FIXTURE)).unwrap();
+        assert_eq!(root.authorities.len(), 1);
+        assert_eq!(root.authorities[0].chain.len(), 1);
+        assert_eq!(root.authorities[0].valid_from, signed_at() - 3600);
+        assert_eq!(root.authorities[0].valid_until, None);
+        assert_eq!(root.logs.len(), 1);
+        let log = &root.logs[0];
+        assert_eq!(
+            crate::support::hex::sha256_hex(log.key.spki_der()),
+            log.log_id
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>(),
+            "a Rekor v1 log id is the SHA-256 of its key"
+        );
+        assert_eq!(log.valid_from, signed_at() - 3600);
+        assert_eq!(log.valid_until, None);
+    }
+
+    #[test]
+    fn every_spelling_of_the_media_type_and_field_names_is_read() {
+        for media_type in MEDIA_TYPES {
+            let mut document = fixture();
+            document["mediaType"] = json!(media_type);
+            TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        }
+        // The proto's own field names, as protobuf JSON readers accept them.
+        let text = serde_json::to_string(&fixture())
+            .unwrap()
+            .replace("\"certificateAuthorities\"", "\"certificate_authorities\"")
+            .replace("\"certChain\"", "\"cert_chain\"")
+            .replace("\"rawBytes\"", "\"raw_bytes\"")
+            .replace("\"validFor\"", "\"valid_for\"")
+            .replace("\"publicKey\"", "\"public_key\"")
+            .replace("\"logId\"", "\"log_id\"")
+            .replace("\"keyId\"", "\"key_id\"")
+            .replace("\"mediaType\"", "\"media_type\"");
+        let root = TrustedRoot::parse(text.as_bytes()).unwrap();
+        assert_eq!((root.authorities.len(), root.logs.len()), (1, 1));
+    }
+
+    #[test]
+    fn the_end_of_a_window_is_read() {
+        let mut document = fixture();
+        document["certificateAuthorities"][0]["validFor"]["end"] =
+            json!("2030-01-02T03:04:05.123Z");
+        document["tlogs"][0]["publicKey"]["validFor"]["end"] = json!("2030-01-02T05:04:05+02:00");
+        let root = TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        assert_eq!(root.authorities[0].valid_until, Some(1_893_553_445));
+        assert_eq!(root.logs[0].valid_until, Some(1_893_553_445));
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_refused_before_it_is_parsed() {
+        let big = vec![b' '; MAX_FILE as usize + 1];
+        assert!(TrustedRoot::parse(&big).unwrap_err().contains("limit"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trusted_root.json");
+        fs_err::write(&path, &big).unwrap();
+        assert!(TrustedRoot::read(&path).unwrap_err().contains("limit"));
+    }
+
+    #[test]
+    fn what_is_not_a_trusted_root_is_refused() {
+        assert!(
+            TrustedRoot::parse(b"{")
+                .unwrap_err()
+                .contains("not a Sigstore trusted root")
+        );
+        assert!(
+            TrustedRoot::parse(b"[]")
+                .unwrap_err()
+                .contains("not a Sigstore trusted root")
+        );
+        refused(
+            |d| d["mediaType"] = json!("application/vnd.dev.sigstore.bundle.v0.3+json"),
+            "`mediaType`",
+        );
+        refused(
+            |d| {
+                d.as_object_mut()
+                    .unwrap()
+                    .remove("mediaType")
+                    .map(drop)
+                    .unwrap()
+            },
+            "`mediaType`",
+        );
+        refused(|d| d["mediaType"] = json!("a\u{1b}[8m"), "a\\u{1b}[8m");
+    }
+
+    #[test]
+    fn authorities_are_counted_and_required() {
+        refused(
+            |d| d["certificateAuthorities"] = json!([]),
+            "no Fulcio certificate authority",
+        );
+        refused(
+            |d| {
+                let one = d["certificateAuthorities"][0].clone();
+                d["certificateAuthorities"] = Value::Array(vec![one; MAX_AUTHORITIES + 1]);
+            },
+            "over the limit of 32",
+        );
+        refused(
+            |d| d["certificateAuthorities"][0]["certChain"]["certificates"] = json!([]),
+            "`certificateAuthorities[0]`.certChain.certificates: no certificate",
+        );
+        refused(
+            |d| {
+                let chain = &mut d["certificateAuthorities"][0]["certChain"]["certificates"];
+                let one = chain[0].clone();
+                *chain = Value::Array(vec![one; MAX_CHAIN + 1]);
+            },
+            "over the limit of 8",
+        );
+    }
+
+    fn first_certificate(document: &mut Value) -> &mut Value {
+        &mut document["certificateAuthorities"][0]["certChain"]["certificates"][0]["rawBytes"]
+    }
+
+    #[test]
+    fn each_certificate_is_read_as_x509() {
+        let at = "`certificateAuthorities[0]`.certChain.certificates[0].rawBytes";
+        let cert = first_certificate;
+        refused(
+            |d| *cert(d) = json!("not base64!"),
+            &format!("{at}: not standard base64"),
+        );
+        refused(
+            |d| *cert(d) = json!("MAA="),
+            &format!("{at}: not an X.509 certificate"),
+        );
+        refused(
+            |d| *cert(d) = json!("A".repeat(100_000)),
+            &format!("{at}: over the 65536-byte limit"),
+        );
+        refused(
+            |d| {
+                cert(d).take();
+            },
+            &format!("{at}: missing"),
+        );
+        // A byte of the signature changed still parses; a byte of the structure does not.
+        refused(
+            |d| {
+                use base64::Engine as _;
+                let engine = base64::engine::general_purpose::STANDARD;
+                let mut der = engine.decode(cert(d).as_str().unwrap()).unwrap();
+                der[1] ^= 0x01;
+                *cert(d) = json!(engine.encode(der));
+            },
+            &format!("{at}: not an X.509 certificate"),
+        );
+    }
+
+    #[test]
+    fn windows_need_a_start_and_an_order() {
+        refused(
+            |d| {
+                d["certificateAuthorities"][0]["validFor"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("start");
+            },
+            "`certificateAuthorities[0]`.validFor.start: missing",
+        );
+        refused(
+            |d| {
+                d["certificateAuthorities"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("validFor");
+            },
+            "`certificateAuthorities[0]`.validFor: missing",
+        );
+        refused(
+            |d| {
+                d["tlogs"][0]["publicKey"]["validFor"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("start");
+            },
+            "`tlogs[0]`.publicKey.validFor.start: missing",
+        );
+        refused(
+            |d| d["tlogs"][0]["publicKey"]["validFor"]["end"] = json!("2001-01-01T00:00:00Z"),
+            "`tlogs[0]`.publicKey.validFor: ends before it starts",
+        );
+        refused(
+            |d| d["certificateAuthorities"][0]["validFor"]["start"] = json!("yesterday"),
+            "is not an RFC 3339 time",
+        );
+    }
+
+    #[test]
+    fn logs_are_counted_and_their_keys_read() {
+        refused(
+            |d| d["tlogs"] = json!([]),
+            "`tlogs` names no transparency log",
+        );
+        refused(
+            |d| {
+                let one = d["tlogs"][0].clone();
+                d["tlogs"] = Value::Array(vec![one; MAX_LOGS + 1]);
+            },
+            "over the limit of 32",
+        );
+        refused(
+            |d| d["tlogs"][0]["publicKey"]["rawBytes"] = json!("AAAA"),
+            "`tlogs[0]`.publicKey.rawBytes: not a usable log key",
+        );
+        refused(
+            |d| {
+                d["tlogs"][0].as_object_mut().unwrap().remove("publicKey");
+            },
+            "`tlogs[0]`.publicKey: missing",
+        );
+        refused(
+            |d| {
+                d["tlogs"][0].as_object_mut().unwrap().remove("logId");
+            },
+            "`tlogs[0]`.logId.keyId: missing",
+        );
+        refused(
+            |d| d["tlogs"][0]["logId"]["keyId"] = json!(""),
+            "`tlogs[0]`.logId.keyId: empty",
+        );
+    }
+
+    #[test]
+    fn rfc3339_times_are_read_to_the_second() {
+        assert_eq!(rfc3339("1970-01-01T00:00:00Z"), Ok(0));
+        assert_eq!(rfc3339("2021-01-12T11:53:27Z"), Ok(1_610_452_407));
+        assert_eq!(rfc3339("2021-01-12T11:53:27.999999999Z"), Ok(1_610_452_407));
+        assert_eq!(rfc3339("2021-01-12T12:53:27+01:00"), Ok(1_610_452_407));
+        assert_eq!(rfc3339("2021-01-12T10:53:27-01:00"), Ok(1_610_452_407));
+        for wrong in [
+            "",
+            "2021-01-12",
+            "2021-01-12 11:53:27Z",
+            "2021-01-12T11:53:27",
+            "2021-02-30T11:53:27Z",
+            "2021-01-12T11:53:60Z",
+            "2021-01-12T11:53:27.Z",
+            "2021-01-12T11:53:27+1:00",
+            "2021-01-12T11:53:27+24:00",
+            "+021-01-12T11:53:27Z",
+            "2021-01-12T11:53:27.0000000000Z",
+        ] {
+            assert!(rfc3339(wrong).is_err(), "{wrong:?}");
+        }
+    }
+}
