@@ -313,3 +313,627 @@ fn identity(leaf: &Certificate) -> Result<Identity, String> {
     }
     Ok(Identity { issuer, subject })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    use base64::Engine as _;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::descriptor::publishers::trusted_root::CertificateAuthority;
+
+    const ISSUER: &str = "https://token.actions.githubusercontent.com";
+    const SUBJECT: &str =
+        "https://github.com/acme/skills/.github/workflows/release.yml@refs/heads/main";
+
+    // ---- the sigstore-js fixtures (tests/fixtures/sigstore) ----
+
+    fn fixture_path(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sigstore")
+            .join(name)
+    }
+
+    fn fixture_json(name: &str) -> Value {
+        serde_json::from_slice(&fs_err::read(fixture_path(name)).unwrap()).unwrap()
+    }
+
+    fn fixture_root(name: &str) -> TrustedRoot {
+        TrustedRoot::read(&fixture_path(name)).unwrap()
+    }
+
+    /// The leaf of a v0.3 bundle and its entry's integrated time.
+    fn bundle_leaf(name: &str) -> (Vec<u8>, i64) {
+        let bundle = fixture_json(name);
+        let material = &bundle["verificationMaterial"];
+        let leaf = base64::engine::general_purpose::STANDARD
+            .decode(material["certificate"]["rawBytes"].as_str().unwrap())
+            .unwrap();
+        let time = material["tlogEntries"][0]["integratedTime"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        (leaf, time)
+    }
+
+    fn pem_blocks(text: &str) -> Vec<Vec<u8>> {
+        text.split("-----BEGIN CERTIFICATE-----")
+            .skip(1)
+            .map(|block| {
+                let body: String = block
+                    .split("-----END CERTIFICATE-----")
+                    .next()
+                    .unwrap()
+                    .split_whitespace()
+                    .collect();
+                base64::engine::general_purpose::STANDARD
+                    .decode(body)
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sigstore_js_leaves_are_certified() {
+        let root = fixture_root("trusted_root.json");
+        let meta = fixture_json("meta.json");
+        let (issuer, subject) = (
+            meta["issuer"].as_str().unwrap(),
+            meta["subject"].as_str().unwrap(),
+        );
+        for bundle in [
+            "message.bundle.json",
+            "dsse.bundle.json",
+            "legacy-issuer/message.bundle.json",
+        ] {
+            let (leaf, time) = bundle_leaf(bundle);
+            let certified =
+                verify(&root, &leaf, &[], time).unwrap_or_else(|e| panic!("{bundle}: {e:?}"));
+            assert_eq!(certified.identity.issuer, issuer, "{bundle}");
+            assert_eq!(certified.identity.subject, subject, "{bundle}");
+            let spki = Certificate::parse(&leaf).unwrap().spki;
+            assert_eq!(certified.key.spki_der(), spki.as_slice(), "{bundle}");
+        }
+        // cosign v2's annotations: the leaf and the chain as PEM, the time in the Rekor bundle.
+        let cosign = fixture_json("cosign-v2.json");
+        let annotations = &cosign["annotations"];
+        let leaf = pem_blocks(
+            annotations["dev.sigstore.cosign/certificate"]
+                .as_str()
+                .unwrap(),
+        );
+        let chain = pem_blocks(annotations["dev.sigstore.cosign/chain"].as_str().unwrap());
+        let rekor: Value =
+            serde_json::from_str(annotations["dev.sigstore.cosign/bundle"].as_str().unwrap())
+                .unwrap();
+        let time = rekor["Payload"]["integratedTime"].as_i64().unwrap();
+        let certified = verify(&root, &leaf[0], &chain, time).unwrap();
+        assert_eq!(certified.identity.subject, subject);
+    }
+
+    #[test]
+    fn sigstore_js_refusals_are_refused() {
+        let root = fixture_root("trusted_root.json");
+        let (leaf, time) = bundle_leaf("other-ca/message.bundle.json");
+        assert_eq!(
+            verify(&root, &leaf, &[], time).unwrap_err().0,
+            Rejection::CertificateUntrusted
+        );
+        let (leaf, time) = bundle_leaf("expired/message.bundle.json");
+        assert_eq!(
+            verify(&root, &leaf, &[], time).unwrap_err().0,
+            Rejection::CertificateExpired
+        );
+        let (leaf, time) = bundle_leaf("no-issuer/message.bundle.json");
+        let (rejection, detail) = verify(&root, &leaf, &[], time).unwrap_err();
+        assert_eq!(rejection, Rejection::Malformed);
+        assert!(detail.contains("names no OIDC issuer"), "{detail}");
+        let (leaf, time) = bundle_leaf("message.bundle.json");
+        let (rejection, detail) = verify(
+            &fixture_root("trusted_root.ca-ended.json"),
+            &leaf,
+            &[],
+            time,
+        )
+        .unwrap_err();
+        assert_eq!(rejection, Rejection::CertificateExpired);
+        assert!(
+            detail.contains("the trusted root trusts it from"),
+            "{detail}"
+        );
+        // The identity is read, not judged: another subject is certified as what it is.
+        let (leaf, time) = bundle_leaf("other-subject/message.bundle.json");
+        assert_eq!(
+            verify(&root, &leaf, &[], time).unwrap().identity.subject,
+            format!("{SUBJECT}-other")
+        );
+    }
+
+    // ---- certificates made by openssl ----
+
+    /// A scratch PKI: keys and certificates made by the openssl CLI in a temporary folder.
+    struct Pki {
+        dir: tempfile::TempDir,
+        serial: std::cell::Cell<u32>,
+    }
+
+    /// A certificate and its key's file.
+    struct Issued {
+        der: Vec<u8>,
+        pem: PathBuf,
+        key: PathBuf,
+    }
+
+    impl Issued {
+        fn read(&self) -> Certificate {
+            Certificate::parse(&self.der).unwrap()
+        }
+    }
+
+    fn openssl(args: &[&str]) {
+        let output = Command::new("openssl").args(args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02X}")).collect()
+    }
+
+    impl Pki {
+        fn new() -> Pki {
+            let dir = tempfile::tempdir().unwrap();
+            let legacy = hex(ISSUER.as_bytes());
+            let leaf = format!(
+                "keyUsage = critical, digitalSignature\n\
+                 extendedKeyUsage = codeSigning\n\
+                 subjectKeyIdentifier = hash\n\
+                 authorityKeyIdentifier = keyid\n"
+            );
+            let san = format!("subjectAltName = critical, URI:{SUBJECT}\n");
+            let v2 = format!("1.3.6.1.4.1.57264.1.8 = ASN1:UTF8String:{ISSUER}\n");
+            let v1 = format!("1.3.6.1.4.1.57264.1.1 = DER:{legacy}\n");
+            let config = format!(
+                "[req]\ndistinguished_name = dn\n[dn]\n\
+                 [root]\nbasicConstraints = critical, CA:true\nkeyUsage = critical, keyCertSign, cRLSign\nsubjectKeyIdentifier = hash\n\
+                 [intermediate]\nbasicConstraints = critical, CA:true, pathlen:0\nkeyUsage = critical, keyCertSign, cRLSign\nextendedKeyUsage = codeSigning\nsubjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid\n\
+                 [intermediate_any]\nbasicConstraints = critical, CA:true\nkeyUsage = critical, keyCertSign, cRLSign\nsubjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid\n\
+                 [leaf]\n{leaf}{san}{v2}{v1}\
+                 [leaf_email]\n{leaf}subjectAltName = critical, email:release@acme.example\n{v2}\
+                 [leaf_legacy_issuer]\n{leaf}{san}{v1}\
+                 [leaf_no_issuer]\n{leaf}{san}\
+                 [leaf_issuers_disagree]\n{leaf}{san}{v2}1.3.6.1.4.1.57264.1.1 = DER:{}\n\
+                 [leaf_two_sans]\n{leaf}subjectAltName = critical, URI:{SUBJECT}, email:release@acme.example\n{v2}\
+                 [leaf_no_san]\n{leaf}{v2}\
+                 [leaf_dns_san]\n{leaf}subjectAltName = critical, DNS:acme.example\n{v2}\
+                 [leaf_server_auth]\nkeyUsage = critical, digitalSignature\nextendedKeyUsage = serverAuth\n{san}{v2}\
+                 [leaf_no_eku]\nkeyUsage = critical, digitalSignature\n{san}{v2}\
+                 [leaf_no_digital_signature]\nkeyUsage = critical, keyEncipherment\nextendedKeyUsage = codeSigning\n{san}{v2}\
+                 [leaf_no_key_usage]\nextendedKeyUsage = codeSigning\n{san}{v2}\
+                 [leaf_ca]\nbasicConstraints = critical, CA:true\nkeyUsage = critical, digitalSignature, keyCertSign\nextendedKeyUsage = codeSigning\n{san}{v2}\
+                 [leaf_unknown_critical]\n{leaf}{san}{v2}1.2.3.4 = critical, ASN1:NULL\n",
+                hex(b"https://accounts.example")
+            );
+            fs_err::write(dir.path().join("openssl.cnf"), config).unwrap();
+            Pki {
+                dir,
+                serial: std::cell::Cell::new(1),
+            }
+        }
+
+        fn path(&self, name: &str) -> PathBuf {
+            self.dir.path().join(name)
+        }
+
+        fn key(&self, name: &str) -> PathBuf {
+            let key = self.path(&format!("{name}.key"));
+            openssl(&[
+                "genpkey",
+                "-algorithm",
+                "EC",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-out",
+                key.to_str().unwrap(),
+            ]);
+            key
+        }
+
+        fn finish(&self, name: &str, key: PathBuf) -> Issued {
+            let pem = self.path(&format!("{name}.pem"));
+            let der = self.path(&format!("{name}.der"));
+            openssl(&[
+                "x509",
+                "-in",
+                pem.to_str().unwrap(),
+                "-outform",
+                "DER",
+                "-out",
+                der.to_str().unwrap(),
+            ]);
+            Issued {
+                der: fs_err::read(der).unwrap(),
+                pem,
+                key,
+            }
+        }
+
+        /// A self-signed CA certificate valid `days`.
+        fn root(&self, name: &str, days: u32) -> Issued {
+            let key = self.key(name);
+            let pem = self.path(&format!("{name}.pem"));
+            openssl(&[
+                "req",
+                "-x509",
+                "-new",
+                "-key",
+                key.to_str().unwrap(),
+                "-subj",
+                &format!("/O=skillfold test/CN={name}"),
+                "-days",
+                &days.to_string(),
+                "-config",
+                self.path("openssl.cnf").to_str().unwrap(),
+                "-extensions",
+                "root",
+                "-out",
+                pem.to_str().unwrap(),
+            ]);
+            self.finish(name, key)
+        }
+
+        /// A certificate for a new key, issued by `issuer` with the extensions of `section`.
+        fn issue(&self, name: &str, issuer: &Issued, section: &str, days: u32) -> Issued {
+            let key = self.key(name);
+            let csr = self.path(&format!("{name}.csr"));
+            let pem = self.path(&format!("{name}.pem"));
+            openssl(&[
+                "req",
+                "-new",
+                "-key",
+                key.to_str().unwrap(),
+                "-subj",
+                &format!("/O=skillfold test/CN={name}"),
+                "-config",
+                self.path("openssl.cnf").to_str().unwrap(),
+                "-out",
+                csr.to_str().unwrap(),
+            ]);
+            let serial = self.serial.get() + 1;
+            self.serial.set(serial);
+            openssl(&[
+                "x509",
+                "-req",
+                "-in",
+                csr.to_str().unwrap(),
+                "-CA",
+                issuer.pem.to_str().unwrap(),
+                "-CAkey",
+                issuer.key.to_str().unwrap(),
+                "-set_serial",
+                &serial.to_string(),
+                "-days",
+                &days.to_string(),
+                "-extfile",
+                self.path("openssl.cnf").to_str().unwrap(),
+                "-extensions",
+                section,
+                "-out",
+                pem.to_str().unwrap(),
+            ]);
+            self.finish(name, key)
+        }
+    }
+
+    /// A trusted root of one authority with this chain (leaf-most first), valid from the epoch.
+    fn root_of(chain: &[&Issued]) -> TrustedRoot {
+        root_with(chain, 0, None)
+    }
+
+    fn root_with(chain: &[&Issued], valid_from: i64, valid_until: Option<i64>) -> TrustedRoot {
+        TrustedRoot {
+            authorities: vec![CertificateAuthority {
+                chain: chain.iter().map(|c| c.der.clone()).collect(),
+                valid_from,
+                valid_until,
+            }],
+            logs: Vec::new(),
+        }
+    }
+
+    /// A moment the leaf is valid: a minute after it starts (the certificates' own times, not
+    /// the clock's).
+    fn during(leaf: &Issued) -> i64 {
+        leaf.read().not_before + 60
+    }
+
+    /// The Fulcio-like setting: a root, an intermediate (pathlen 0, codeSigning) and the trusted
+    /// root naming both.
+    fn fulcio(pki: &Pki) -> (Issued, Issued) {
+        let root = pki.root("fulcio-root", 3650);
+        let intermediate = pki.issue("fulcio-intermediate", &root, "intermediate", 3650);
+        (root, intermediate)
+    }
+
+    fn refusal(
+        root: &TrustedRoot,
+        leaf: &Issued,
+        chain: &[&Issued],
+        time: i64,
+    ) -> (Rejection, String) {
+        let chain: Vec<Vec<u8>> = chain.iter().map(|c| c.der.clone()).collect();
+        verify(root, &leaf.der, &chain, time).unwrap_err()
+    }
+
+    fn assert_refused(refused: (Rejection, String), rejection: Rejection, says: &str) {
+        assert_eq!(refused.0, rejection, "{}", refused.1);
+        assert!(
+            refused.1.contains(says),
+            "{:?} does not say {says:?}",
+            refused.1
+        );
+    }
+
+    #[test]
+    fn a_leaf_through_the_roots_intermediate_is_certified() {
+        let pki = Pki::new();
+        let (root, intermediate) = fulcio(&pki);
+        let trusted = root_of(&[&intermediate, &root]);
+        let leaf = pki.issue("leaf", &intermediate, "leaf", 1);
+        let certified = verify(&trusted, &leaf.der, &[], during(&leaf)).unwrap();
+        assert_eq!(
+            certified.identity,
+            Identity {
+                issuer: ISSUER.to_owned(),
+                subject: SUBJECT.to_owned()
+            }
+        );
+        assert_eq!(certified.key.spki_der(), leaf.read().spki.as_slice());
+        // The chain a signature carries changes nothing when it repeats the root's.
+        let carried = [intermediate.der.clone(), root.der.clone()];
+        verify(&trusted, &leaf.der, &carried, during(&leaf)).unwrap();
+        // Both ends of the leaf's validity count.
+        let read = leaf.read();
+        verify(&trusted, &leaf.der, &[], read.not_before).unwrap();
+        verify(&trusted, &leaf.der, &[], read.not_after).unwrap();
+        // An email subject and the legacy issuer extension alone.
+        let email = pki.issue("email", &intermediate, "leaf_email", 1);
+        let certified = verify(&trusted, &email.der, &[], during(&email)).unwrap();
+        assert_eq!(certified.identity.subject, "release@acme.example");
+        let legacy = pki.issue("legacy", &intermediate, "leaf_legacy_issuer", 1);
+        let certified = verify(&trusted, &legacy.der, &[], during(&legacy)).unwrap();
+        assert_eq!(certified.identity.issuer, ISSUER);
+    }
+
+    #[test]
+    fn a_leaf_of_another_ca_is_untrusted() {
+        let pki = Pki::new();
+        let (root, intermediate) = fulcio(&pki);
+        let trusted = root_of(&[&intermediate, &root]);
+        let other_root = pki.root("other-root", 3650);
+        let leaf = pki.issue("leaf", &other_root, "leaf", 1);
+        assert_refused(
+            refusal(&trusted, &leaf, &[], during(&leaf)),
+            Rejection::CertificateUntrusted,
+            "UnknownIssuer",
+        );
+        // The chain it carries, its own root included, adds no trust.
+        assert_refused(
+            refusal(&trusted, &leaf, &[&other_root], during(&leaf)),
+            Rejection::CertificateUntrusted,
+            "UnknownIssuer",
+        );
+        // Nor does an intermediate the trusted root's own root signed, when the trusted root
+        // does not list it.
+        let root_only = root_of(&[&root]);
+        let leaf = pki.issue("leaf-2", &intermediate, "leaf", 1);
+        assert_refused(
+            refusal(&root_only, &leaf, &[&intermediate], during(&leaf)),
+            Rejection::CertificateUntrusted,
+            "UnknownIssuer",
+        );
+        // With no authority at all.
+        let empty = TrustedRoot {
+            authorities: Vec::new(),
+            logs: Vec::new(),
+        };
+        assert_refused(
+            refusal(&empty, &leaf, &[], during(&leaf)),
+            Rejection::CertificateUntrusted,
+            "no usable certificate authority",
+        );
+    }
+
+    #[test]
+    fn a_leaf_not_valid_when_it_signed_is_expired() {
+        let pki = Pki::new();
+        let (root, intermediate) = fulcio(&pki);
+        let trusted = root_of(&[&intermediate, &root]);
+        let leaf = pki.issue("leaf", &intermediate, "leaf", 1);
+        let read = leaf.read();
+        for time in [read.not_after + 1, read.not_before - 1] {
+            assert_refused(
+                refusal(&trusted, &leaf, &[], time),
+                Rejection::CertificateExpired,
+                "the certificate was valid from",
+            );
+        }
+    }
+
+    #[test]
+    fn an_intermediate_or_root_not_valid_when_it_signed_is_expired() {
+        let pki = Pki::new();
+        // An intermediate of one day, a leaf of thirty: signed on the leaf's second day.
+        let root = pki.root("root", 3650);
+        let short = pki.issue("short-intermediate", &root, "intermediate", 1);
+        let leaf = pki.issue("leaf", &short, "leaf", 30);
+        let time = short.read().not_after + 1;
+        assert!(leaf.read().valid_at(time));
+        assert_refused(
+            refusal(&root_of(&[&short, &root]), &leaf, &[], time),
+            Rejection::CertificateExpired,
+            "a certificate of the chain was not valid",
+        );
+        // A root of one day (webpki does not check a trust anchor's dates; we do).
+        let short_root = pki.root("short-root", 1);
+        let intermediate = pki.issue("intermediate", &short_root, "intermediate", 30);
+        let leaf = pki.issue("leaf-2", &intermediate, "leaf", 30);
+        let time = short_root.read().not_after + 1;
+        assert!(leaf.read().valid_at(time) && intermediate.read().valid_at(time));
+        assert_refused(
+            refusal(&root_of(&[&intermediate, &short_root]), &leaf, &[], time),
+            Rejection::CertificateExpired,
+            "its root certificate was valid from",
+        );
+    }
+
+    #[test]
+    fn an_authority_outside_its_window_is_expired() {
+        let pki = Pki::new();
+        let (root, intermediate) = fulcio(&pki);
+        let leaf = pki.issue("leaf", &intermediate, "leaf", 1);
+        let time = during(&leaf);
+        let ended = root_with(&[&intermediate, &root], 0, Some(time - 1));
+        assert_refused(
+            refusal(&ended, &leaf, &[], time),
+            Rejection::CertificateExpired,
+            "the trusted root trusts it from",
+        );
+        let not_yet = root_with(&[&intermediate, &root], time + 1, None);
+        assert_refused(
+            refusal(&not_yet, &leaf, &[], time),
+            Rejection::CertificateExpired,
+            "the trusted root trusts it from",
+        );
+        // Both ends of the window count.
+        verify(
+            &root_with(&[&intermediate, &root], time, Some(time)),
+            &leaf.der,
+            &[],
+            time,
+        )
+        .unwrap();
+        // A second authority, in its window, still certifies.
+        let mut two = root_with(&[&intermediate, &root], 0, Some(time - 1));
+        two.authorities
+            .push(root_of(&[&intermediate, &root]).authorities.remove(0));
+        verify(&two, &leaf.der, &[], time).unwrap();
+    }
+
+    #[test]
+    fn a_leaf_must_be_for_code_signing() {
+        let pki = Pki::new();
+        let (root, intermediate) = fulcio(&pki);
+        let trusted = root_of(&[&intermediate, &root]);
+        for (section, says) in [
+            ("leaf_server_auth", "does not allow codeSigning"),
+            ("leaf_no_eku", "has no extendedKeyUsage"),
+            (
+                "leaf_no_digital_signature",
+                "does not allow digitalSignature",
+            ),
+            ("leaf_no_key_usage", "has no keyUsage"),
+            ("leaf_ca", "is a CA certificate"),
+            (
+                "leaf_unknown_critical",
+                "unknown critical extension 1.2.3.4",
+            ),
+        ] {
+            let leaf = pki.issue(section, &intermediate, section, 1);
+            assert_refused(
+                refusal(&trusted, &leaf, &[], during(&leaf)),
+                Rejection::CertificateUntrusted,
+                says,
+            );
+        }
+    }
+
+    #[test]
+    fn the_identity_must_be_one_and_readable() {
+        let pki = Pki::new();
+        let (root, intermediate) = fulcio(&pki);
+        let trusted = root_of(&[&intermediate, &root]);
+        for (section, says) in [
+            ("leaf_no_issuer", "names no OIDC issuer"),
+            ("leaf_issuers_disagree", "the issuer extensions disagree"),
+            ("leaf_two_sans", "2 subject alternative names, not one"),
+            ("leaf_no_san", "no subject alternative name"),
+            ("leaf_dns_san", "not a URI, an email or a Fulcio username"),
+        ] {
+            let leaf = pki.issue(section, &intermediate, section, 1);
+            assert_refused(
+                refusal(&trusted, &leaf, &[], during(&leaf)),
+                Rejection::Malformed,
+                says,
+            );
+        }
+    }
+
+    #[test]
+    fn issuers_must_be_cas_within_their_path_length() {
+        let pki = Pki::new();
+        let (root, intermediate) = fulcio(&pki);
+        // Under the pathlen-0 intermediate, another CA, then the leaf.
+        let below = pki.issue("below", &intermediate, "intermediate_any", 30);
+        let leaf = pki.issue("leaf", &below, "leaf", 1);
+        assert_refused(
+            refusal(
+                &root_of(&[&below, &intermediate, &root]),
+                &leaf,
+                &[],
+                during(&leaf),
+            ),
+            Rejection::CertificateUntrusted,
+            "PathLenConstraintViolated",
+        );
+        // A leaf issued by a leaf.
+        let signer = pki.issue("signer", &intermediate, "leaf", 30);
+        let leaf = pki.issue("leaf-of-leaf", &signer, "leaf", 1);
+        let refused = refusal(
+            &root_of(&[&signer, &intermediate, &root]),
+            &leaf,
+            &[],
+            during(&leaf),
+        );
+        assert_eq!(refused.0, Rejection::CertificateUntrusted, "{}", refused.1);
+    }
+
+    #[test]
+    fn what_is_not_a_certificate_is_malformed() {
+        let pki = Pki::new();
+        let (root, intermediate) = fulcio(&pki);
+        let trusted = root_of(&[&intermediate, &root]);
+        let leaf = pki.issue("leaf", &intermediate, "leaf", 1);
+        let time = during(&leaf);
+        let (rejection, detail) = verify(&trusted, b"not DER", &[], time).unwrap_err();
+        assert_eq!(rejection, Rejection::Malformed);
+        assert!(detail.contains("not X.509"), "{detail}");
+        let (rejection, detail) =
+            verify(&trusted, &leaf.der, &[b"junk".to_vec()], time).unwrap_err();
+        assert_eq!(rejection, Rejection::Malformed);
+        assert!(
+            detail.contains("chain certificate 0 is not X.509"),
+            "{detail}"
+        );
+        let many = vec![intermediate.der.clone(); MAX_CARRIED_CHAIN + 1];
+        let (rejection, detail) = verify(&trusted, &leaf.der, &many, time).unwrap_err();
+        assert_eq!(rejection, Rejection::Malformed);
+        assert!(detail.contains("over the limit of 8"), "{detail}");
+        // A flipped bit in the leaf's signature: it still reads, and no longer chains.
+        let mut forged = leaf.der.clone();
+        let last = forged.len() - 2;
+        forged[last] ^= 0x01;
+        let (rejection, _) = verify(&trusted, &forged, &[], time).unwrap_err();
+        assert_eq!(rejection, Rejection::CertificateUntrusted);
+        // A time before 1970 certifies nothing.
+        let (rejection, _) = verify(&trusted, &leaf.der, &[], -1).unwrap_err();
+        assert_ne!(rejection, Rejection::CertificateUntrusted);
+    }
+}
