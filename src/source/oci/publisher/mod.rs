@@ -15,6 +15,7 @@ pub mod dsse;
 pub mod fetch;
 pub mod keyless;
 pub mod material;
+pub mod pem;
 pub mod simple_signing;
 pub mod tlog;
 
