@@ -17,6 +17,8 @@ pub mod keyless;
 pub mod material;
 pub mod pem;
 pub mod simple_signing;
+#[cfg(test)]
+mod test_support;
 pub mod tlog;
 
 use serde::{Deserialize, Serialize};

@@ -708,3 +708,7 @@ impl InclusionProof {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "tlog_tests.rs"]
+mod tests;
