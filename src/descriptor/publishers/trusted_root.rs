@@ -3,8 +3,50 @@
 //! the Fulcio certificate authorities (each a chain and a validity window) and the transparency
 //! logs' keys (each with its log id and validity window). Read with the descriptor, bounded;
 //! timestamp authorities and CT logs are read past, not used (see docs/security.md).
+//!
+//! Rules, each refusal naming the field: the file is at most [`MAX_FILE`] bytes (checked before
+//! it is parsed); `mediaType` is `application/vnd.dev.sigstore.trustedroot+json;version=0.1` or
+//! its newer spellings `application/vnd.dev.sigstore.trustedroot.v0.1+json` and
+//! `application/vnd.dev.sigstore.trustedroot.v0.2+json` (the same message); at least one and at
+//! most [`MAX_AUTHORITIES`] certificate authorities, each with 1 to [`MAX_CHAIN`] certificates
+//! (standard base64 of DER, each read as an X.509 certificate, the last usable as a trust
+//! anchor) and a `validFor` with a `start`; at least one and at most [`MAX_LOGS`] transparency
+//! logs, each with `publicKey.rawBytes` (a DER SubjectPublicKeyInfo of a kind
+//! [`PublicKey`](super::key::PublicKey) verifies), `publicKey.validFor.start` and
+//! `logId.keyId`. Times are RFC 3339 (`2021-01-12T11:53:27Z`, fractions and offsets allowed).
+//! Field names are protobuf JSON's (lowerCamelCase, or the proto's snake_case); unknown fields
+//! are read past, as protobuf JSON readers do.
+//!
+//! A log's id is taken as the root gives it, not recomputed from its key, as sigstore-go does:
+//! for a Rekor v1 log it is the SHA-256 of the key's SubjectPublicKeyInfo, but the public-good
+//! root names its Rekor v2 log (`log2025-1`) by another id, and refusing that would refuse the
+//! root every Sigstore user pins.
+
+pub mod x509;
 
 use std::path::Path;
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use crate::support::escape;
+
+/// The largest trusted root file read (the public-good root is about 7 KiB).
+pub const MAX_FILE: u64 = 1024 * 1024;
+/// The most certificate authorities a root may name.
+pub const MAX_AUTHORITIES: usize = 32;
+/// The most certificates in one authority's chain.
+pub const MAX_CHAIN: usize = 8;
+/// The most transparency logs a root may name.
+pub const MAX_LOGS: usize = 32;
+
+/// The media types of a trusted root.
+pub const MEDIA_TYPES: [&str; 3] = [
+    "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+    "application/vnd.dev.sigstore.trustedroot.v0.1+json",
+    "application/vnd.dev.sigstore.trustedroot.v0.2+json",
+];
 
 /// One Fulcio certificate authority.
 #[derive(Debug, Clone)]
@@ -42,13 +84,577 @@ pub struct TrustedRoot {
 impl TrustedRoot {
     /// Parses a trusted root's JSON; the error names the rule broken.
     pub fn parse(json: &[u8]) -> Result<TrustedRoot, String> {
-        let _ = json;
-        Err("not implemented yet".to_owned())
+        if json.len() as u64 > MAX_FILE {
+            return Err(format!(
+                "a trusted root of {} bytes, over the {MAX_FILE}-byte limit",
+                json.len()
+            ));
+        }
+        let document: Document = serde_json::from_slice(json)
+            .map_err(|e| format!("not a Sigstore trusted root (protobuf JSON): {e}"))?;
+        let media_type = document.media_type.as_deref().unwrap_or("");
+        if !MEDIA_TYPES.contains(&media_type) {
+            return Err(format!(
+                "`mediaType` is `{}`, not `{}`",
+                escape::text(media_type),
+                MEDIA_TYPES[0]
+            ));
+        }
+        let authorities = document.certificate_authorities.unwrap_or_default();
+        if authorities.is_empty() {
+            return Err(
+                "`certificateAuthorities` names no Fulcio certificate authority".to_owned(),
+            );
+        }
+        if authorities.len() > MAX_AUTHORITIES {
+            return Err(format!(
+                "`certificateAuthorities` names {} authorities, over the limit of {MAX_AUTHORITIES}",
+                authorities.len()
+            ));
+        }
+        let logs = document.tlogs.unwrap_or_default();
+        if logs.is_empty() {
+            return Err("`tlogs` names no transparency log".to_owned());
+        }
+        if logs.len() > MAX_LOGS {
+            return Err(format!(
+                "`tlogs` names {} logs, over the limit of {MAX_LOGS}",
+                logs.len()
+            ));
+        }
+        Ok(TrustedRoot {
+            authorities: authorities
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| authority(a).map_err(|e| format!("`certificateAuthorities[{i}]`{e}")))
+                .collect::<Result<_, _>>()?,
+            logs: logs
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| log(l).map_err(|e| format!("`tlogs[{i}]`{e}")))
+                .collect::<Result<_, _>>()?,
+        })
     }
 
     /// Reads and parses the file at `path` (bounded).
     pub fn read(path: &Path) -> Result<TrustedRoot, String> {
-        let _ = path;
-        Err("not implemented yet".to_owned())
+        use std::io::Read as _;
+        let file = fs_err::File::open(path).map_err(|e| e.to_string())?;
+        let mut json = Vec::new();
+        file.take(MAX_FILE + 1)
+            .read_to_end(&mut json)
+            .map_err(|e| e.to_string())?;
+        if json.len() as u64 > MAX_FILE {
+            return Err(format!("a trusted root over the {MAX_FILE}-byte limit"));
+        }
+        TrustedRoot::parse(&json)
+    }
+}
+
+/// The trusted root as protobuf JSON spells it (what is read; the rest is read past).
+#[derive(Deserialize)]
+struct Document {
+    #[serde(rename = "mediaType", alias = "media_type")]
+    media_type: Option<String>,
+    tlogs: Option<Vec<LogInstance>>,
+    #[serde(rename = "certificateAuthorities", alias = "certificate_authorities")]
+    certificate_authorities: Option<Vec<Authority>>,
+    #[allow(dead_code)]
+    ctlogs: Option<IgnoredAny>,
+    #[allow(dead_code)]
+    #[serde(rename = "timestampAuthorities", alias = "timestamp_authorities")]
+    timestamp_authorities: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct LogInstance {
+    #[serde(rename = "publicKey", alias = "public_key")]
+    public_key: Option<LogPublicKey>,
+    #[serde(rename = "logId", alias = "log_id")]
+    log_id: Option<LogId>,
+}
+
+#[derive(Deserialize)]
+struct LogPublicKey {
+    #[serde(rename = "rawBytes", alias = "raw_bytes")]
+    raw_bytes: Option<String>,
+    #[serde(rename = "validFor", alias = "valid_for")]
+    valid_for: Option<TimeRange>,
+}
+
+#[derive(Deserialize)]
+struct LogId {
+    #[serde(rename = "keyId", alias = "key_id")]
+    key_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Authority {
+    #[serde(rename = "certChain", alias = "cert_chain")]
+    cert_chain: Option<CertChain>,
+    #[serde(rename = "validFor", alias = "valid_for")]
+    valid_for: Option<TimeRange>,
+}
+
+#[derive(Deserialize)]
+struct CertChain {
+    certificates: Option<Vec<RawBytes>>,
+}
+
+#[derive(Deserialize)]
+struct RawBytes {
+    #[serde(rename = "rawBytes", alias = "raw_bytes")]
+    raw_bytes: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TimeRange {
+    start: Option<String>,
+    end: Option<String>,
+}
+
+fn authority(authority: Authority) -> Result<CertificateAuthority, String> {
+    let certificates = authority
+        .cert_chain
+        .and_then(|c| c.certificates)
+        .unwrap_or_default();
+    if certificates.is_empty() {
+        return Err(".certChain.certificates: no certificate".to_owned());
+    }
+    if certificates.len() > MAX_CHAIN {
+        return Err(format!(
+            ".certChain.certificates: {} certificates, over the limit of {MAX_CHAIN}",
+            certificates.len()
+        ));
+    }
+    let mut chain = Vec::with_capacity(certificates.len());
+    for (i, certificate) in certificates.into_iter().enumerate() {
+        let at = format!(".certChain.certificates[{i}].rawBytes");
+        let der = base64_field(certificate.raw_bytes.as_deref(), x509::MAX_CERTIFICATE)
+            .map_err(|e| format!("{at}: {e}"))?;
+        x509::Certificate::parse(&der)
+            .map_err(|e| format!("{at}: not an X.509 certificate: {e}"))?;
+        chain.push(der);
+    }
+    if let Some(root) = chain.last() {
+        let root = rustls_pki_types::CertificateDer::from(root.as_slice());
+        webpki::anchor_from_trusted_cert(&root).map_err(|e| {
+            format!(".certChain.certificates (last): not usable as a trust anchor: {e}")
+        })?;
+    }
+    let (valid_from, valid_until) =
+        window(authority.valid_for).map_err(|e| format!(".validFor{e}"))?;
+    Ok(CertificateAuthority {
+        chain,
+        valid_from,
+        valid_until,
+    })
+}
+
+fn log(instance: LogInstance) -> Result<LogKey, String> {
+    let public_key = instance.public_key.ok_or(".publicKey: missing")?;
+    // A DER SubjectPublicKeyInfo of an RSA 4096-bit key is about 550 bytes.
+    let spki = base64_field(public_key.raw_bytes.as_deref(), 16 * 1024)
+        .map_err(|e| format!(".publicKey.rawBytes: {e}"))?;
+    let key = super::key::PublicKey::from_spki_der(&spki)
+        .map_err(|e| format!(".publicKey.rawBytes: not a usable log key: {e}"))?;
+    let log_id = base64_field(instance.log_id.and_then(|l| l.key_id).as_deref(), 64)
+        .map_err(|e| format!(".logId.keyId: {e}"))?;
+    if log_id.is_empty() {
+        return Err(".logId.keyId: empty".to_owned());
+    }
+    let (valid_from, valid_until) =
+        window(public_key.valid_for).map_err(|e| format!(".publicKey.validFor{e}"))?;
+    Ok(LogKey {
+        log_id,
+        key,
+        valid_from,
+        valid_until,
+    })
+}
+
+/// Standard base64 (protobuf JSON's `bytes`), its encoded length bounded before decoding.
+fn base64_field(text: Option<&str>, max_decoded: usize) -> Result<Vec<u8>, String> {
+    let text = text.ok_or("missing")?;
+    if text.len() > max_decoded.div_ceil(3) * 4 {
+        return Err(format!("over the {max_decoded}-byte limit"));
+    }
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("not standard base64: {e}"))
+}
+
+/// A `validFor` range: its start (required) and end (optional), Unix seconds.
+fn window(range: Option<TimeRange>) -> Result<(i64, Option<i64>), String> {
+    let range = range.ok_or(": missing")?;
+    let start = range.start.as_deref().ok_or(".start: missing")?;
+    let start = rfc3339(start).map_err(|e| format!(".start: {e}"))?;
+    let end = match range.end.as_deref() {
+        Some(end) => Some(rfc3339(end).map_err(|e| format!(".end: {e}"))?),
+        None => None,
+    };
+    if end.is_some_and(|end| end < start) {
+        return Err(": ends before it starts".to_owned());
+    }
+    Ok((start, end))
+}
+
+/// Unix seconds of an RFC 3339 time (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`); a fraction
+/// is dropped (times are compared to the second).
+pub fn rfc3339(text: &str) -> Result<i64, String> {
+    let wrong = || format!("`{}` is not an RFC 3339 time", escape::text(text));
+    let bytes = text.as_bytes();
+    if text.len() < 20 || text.len() > 40 || !text.is_ascii() {
+        return Err(wrong());
+    }
+    let number = |range: std::ops::Range<usize>| -> Result<i64, String> {
+        let part = &text[range];
+        if part.bytes().all(|b| b.is_ascii_digit()) {
+            part.parse().map_err(|_| wrong())
+        } else {
+            Err(wrong())
+        }
+    };
+    if bytes[4] != b'-'
+        || bytes[7] != b'-'
+        || !matches!(bytes[10], b'T' | b't')
+        || bytes[13] != b':'
+        || bytes[16] != b':'
+    {
+        return Err(wrong());
+    }
+    let seconds = x509::unix_time(
+        number(0..4)?,
+        number(5..7)?,
+        number(8..10)?,
+        number(11..13)?,
+        number(14..16)?,
+        number(17..19)?,
+    )
+    .ok_or_else(wrong)?;
+    let mut rest = &text[19..];
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || digits > 9 {
+            return Err(wrong());
+        }
+        rest = &fraction[digits..];
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        _ if rest.len() == 6
+            && matches!(rest.as_bytes()[0], b'+' | b'-')
+            && rest.as_bytes()[3] == b':' =>
+        {
+            let hours = number(text.len() - 5..text.len() - 3)?;
+            let minutes = number(text.len() - 2..text.len())?;
+            if hours > 23 || minutes > 59 {
+                return Err(wrong());
+            }
+            let offset = hours * 3600 + minutes * 60;
+            if rest.starts_with('-') {
+                -offset
+            } else {
+                offset
+            }
+        }
+        _ => return Err(wrong()),
+    };
+    Ok(seconds - offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    const FIXTURE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sigstore/trusted_root.json"
+    );
+
+    fn fixture() -> Value {
+        serde_json::from_slice(&fs_err::read(FIXTURE).unwrap()).unwrap()
+    }
+
+    fn signed_at() -> i64 {
+        let meta: Value = serde_json::from_slice(
+            &fs_err::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/sigstore/meta.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        meta["signed_at"].as_i64().unwrap()
+    }
+
+    fn refusal(document: &Value) -> String {
+        TrustedRoot::parse(&serde_json::to_vec(document).unwrap()).unwrap_err()
+    }
+
+    /// `change` applied to the fixture makes the root refused with a message holding `rule`.
+    fn refused(change: impl FnOnce(&mut Value), rule: &str) {
+        let mut document = fixture();
+        change(&mut document);
+        let error = refusal(&document);
+        assert!(error.contains(rule), "{error:?} does not say {rule:?}");
+    }
+
+    #[test]
+    fn the_sigstore_js_root_is_read() {
+        let root = TrustedRoot::read(Path::new(FIXTURE)).unwrap();
+        assert_eq!(root.authorities.len(), 1);
+        assert_eq!(root.authorities[0].chain.len(), 1);
+        assert_eq!(root.authorities[0].valid_from, signed_at() - 3600);
+        assert_eq!(root.authorities[0].valid_until, None);
+        assert_eq!(root.logs.len(), 1);
+        let log = &root.logs[0];
+        assert_eq!(
+            crate::support::hex::sha256_hex(log.key.spki_der()),
+            log.log_id
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>(),
+            "a Rekor v1 log id is the SHA-256 of its key"
+        );
+        assert_eq!(log.valid_from, signed_at() - 3600);
+        assert_eq!(log.valid_until, None);
+    }
+
+    #[test]
+    fn every_spelling_of_the_media_type_and_field_names_is_read() {
+        for media_type in MEDIA_TYPES {
+            let mut document = fixture();
+            document["mediaType"] = json!(media_type);
+            TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        }
+        // The proto's own field names, as protobuf JSON readers accept them.
+        let text = serde_json::to_string(&fixture())
+            .unwrap()
+            .replace("\"certificateAuthorities\"", "\"certificate_authorities\"")
+            .replace("\"certChain\"", "\"cert_chain\"")
+            .replace("\"rawBytes\"", "\"raw_bytes\"")
+            .replace("\"validFor\"", "\"valid_for\"")
+            .replace("\"publicKey\"", "\"public_key\"")
+            .replace("\"logId\"", "\"log_id\"")
+            .replace("\"keyId\"", "\"key_id\"")
+            .replace("\"mediaType\"", "\"media_type\"");
+        let root = TrustedRoot::parse(text.as_bytes()).unwrap();
+        assert_eq!((root.authorities.len(), root.logs.len()), (1, 1));
+    }
+
+    #[test]
+    fn the_end_of_a_window_is_read() {
+        let mut document = fixture();
+        document["certificateAuthorities"][0]["validFor"]["end"] =
+            json!("2030-01-02T03:04:05.123Z");
+        document["tlogs"][0]["publicKey"]["validFor"]["end"] = json!("2030-01-02T05:04:05+02:00");
+        let root = TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        assert_eq!(root.authorities[0].valid_until, Some(1_893_553_445));
+        assert_eq!(root.logs[0].valid_until, Some(1_893_553_445));
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_refused_before_it_is_parsed() {
+        let big = vec![b' '; MAX_FILE as usize + 1];
+        assert!(TrustedRoot::parse(&big).unwrap_err().contains("limit"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trusted_root.json");
+        fs_err::write(&path, &big).unwrap();
+        assert!(TrustedRoot::read(&path).unwrap_err().contains("limit"));
+    }
+
+    #[test]
+    fn what_is_not_a_trusted_root_is_refused() {
+        assert!(
+            TrustedRoot::parse(b"{")
+                .unwrap_err()
+                .contains("not a Sigstore trusted root")
+        );
+        assert!(
+            TrustedRoot::parse(b"[]")
+                .unwrap_err()
+                .contains("not a Sigstore trusted root")
+        );
+        refused(
+            |d| d["mediaType"] = json!("application/vnd.dev.sigstore.bundle.v0.3+json"),
+            "`mediaType`",
+        );
+        refused(
+            |d| {
+                d.as_object_mut()
+                    .unwrap()
+                    .remove("mediaType")
+                    .map(drop)
+                    .unwrap()
+            },
+            "`mediaType`",
+        );
+        refused(|d| d["mediaType"] = json!("a\u{1b}[8m"), "a\\u{1b}[8m");
+    }
+
+    #[test]
+    fn authorities_are_counted_and_required() {
+        refused(
+            |d| d["certificateAuthorities"] = json!([]),
+            "no Fulcio certificate authority",
+        );
+        refused(
+            |d| {
+                let one = d["certificateAuthorities"][0].clone();
+                d["certificateAuthorities"] = Value::Array(vec![one; MAX_AUTHORITIES + 1]);
+            },
+            "over the limit of 32",
+        );
+        refused(
+            |d| d["certificateAuthorities"][0]["certChain"]["certificates"] = json!([]),
+            "`certificateAuthorities[0]`.certChain.certificates: no certificate",
+        );
+        refused(
+            |d| {
+                let chain = &mut d["certificateAuthorities"][0]["certChain"]["certificates"];
+                let one = chain[0].clone();
+                *chain = Value::Array(vec![one; MAX_CHAIN + 1]);
+            },
+            "over the limit of 8",
+        );
+    }
+
+    fn first_certificate(document: &mut Value) -> &mut Value {
+        &mut document["certificateAuthorities"][0]["certChain"]["certificates"][0]["rawBytes"]
+    }
+
+    #[test]
+    fn each_certificate_is_read_as_x509() {
+        let at = "`certificateAuthorities[0]`.certChain.certificates[0].rawBytes";
+        let cert = first_certificate;
+        refused(
+            |d| *cert(d) = json!("not base64!"),
+            &format!("{at}: not standard base64"),
+        );
+        refused(
+            |d| *cert(d) = json!("MAA="),
+            &format!("{at}: not an X.509 certificate"),
+        );
+        refused(
+            |d| *cert(d) = json!("A".repeat(100_000)),
+            &format!("{at}: over the 65536-byte limit"),
+        );
+        refused(
+            |d| {
+                cert(d).take();
+            },
+            &format!("{at}: missing"),
+        );
+        // A byte of the signature changed still parses; a byte of the structure does not.
+        refused(
+            |d| {
+                use base64::Engine as _;
+                let engine = base64::engine::general_purpose::STANDARD;
+                let mut der = engine.decode(cert(d).as_str().unwrap()).unwrap();
+                der[1] ^= 0x01;
+                *cert(d) = json!(engine.encode(der));
+            },
+            &format!("{at}: not an X.509 certificate"),
+        );
+    }
+
+    #[test]
+    fn windows_need_a_start_and_an_order() {
+        refused(
+            |d| {
+                d["certificateAuthorities"][0]["validFor"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("start");
+            },
+            "`certificateAuthorities[0]`.validFor.start: missing",
+        );
+        refused(
+            |d| {
+                d["certificateAuthorities"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("validFor");
+            },
+            "`certificateAuthorities[0]`.validFor: missing",
+        );
+        refused(
+            |d| {
+                d["tlogs"][0]["publicKey"]["validFor"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("start");
+            },
+            "`tlogs[0]`.publicKey.validFor.start: missing",
+        );
+        refused(
+            |d| d["tlogs"][0]["publicKey"]["validFor"]["end"] = json!("2001-01-01T00:00:00Z"),
+            "`tlogs[0]`.publicKey.validFor: ends before it starts",
+        );
+        refused(
+            |d| d["certificateAuthorities"][0]["validFor"]["start"] = json!("yesterday"),
+            "is not an RFC 3339 time",
+        );
+    }
+
+    #[test]
+    fn logs_are_counted_and_their_keys_read() {
+        refused(
+            |d| d["tlogs"] = json!([]),
+            "`tlogs` names no transparency log",
+        );
+        refused(
+            |d| {
+                let one = d["tlogs"][0].clone();
+                d["tlogs"] = Value::Array(vec![one; MAX_LOGS + 1]);
+            },
+            "over the limit of 32",
+        );
+        refused(
+            |d| d["tlogs"][0]["publicKey"]["rawBytes"] = json!("AAAA"),
+            "`tlogs[0]`.publicKey.rawBytes: not a usable log key",
+        );
+        refused(
+            |d| {
+                d["tlogs"][0].as_object_mut().unwrap().remove("publicKey");
+            },
+            "`tlogs[0]`.publicKey: missing",
+        );
+        refused(
+            |d| {
+                d["tlogs"][0].as_object_mut().unwrap().remove("logId");
+            },
+            "`tlogs[0]`.logId.keyId: missing",
+        );
+        refused(
+            |d| d["tlogs"][0]["logId"]["keyId"] = json!(""),
+            "`tlogs[0]`.logId.keyId: empty",
+        );
+    }
+
+    #[test]
+    fn rfc3339_times_are_read_to_the_second() {
+        assert_eq!(rfc3339("1970-01-01T00:00:00Z"), Ok(0));
+        assert_eq!(rfc3339("2021-01-12T11:53:27Z"), Ok(1_610_452_407));
+        assert_eq!(rfc3339("2021-01-12T11:53:27.999999999Z"), Ok(1_610_452_407));
+        assert_eq!(rfc3339("2021-01-12T12:53:27+01:00"), Ok(1_610_452_407));
+        assert_eq!(rfc3339("2021-01-12T10:53:27-01:00"), Ok(1_610_452_407));
+        for wrong in [
+            "",
+            "2021-01-12",
+            "2021-01-12 11:53:27Z",
+            "2021-01-12T11:53:27",
+            "2021-02-30T11:53:27Z",
+            "2021-01-12T11:53:60Z",
+            "2021-01-12T11:53:27.Z",
+            "2021-01-12T11:53:27+1:00",
+            "2021-01-12T11:53:27+24:00",
+            "+021-01-12T11:53:27Z",
+            "2021-01-12T11:53:27.0000000000Z",
+        ] {
+            assert!(rfc3339(wrong).is_err(), "{wrong:?}");
+        }
     }
 }

@@ -1,0 +1,626 @@
+//! A bounded reader of the X.509 certificates Sigstore uses (RFC 5280, DER): the fields the
+//! trusted root and the Fulcio checks need (validity, names, key, extensions), read without
+//! trusting a length or a count. The chain's signatures and its path rules are checked by
+//! rustls-webpki (see [`crate::source::oci::publisher::certificate`]); this reader only tells
+//! what a certificate says.
+//!
+//! Rules: DER only (definite, minimal lengths; one-byte tags), a certificate of at most
+//! [`MAX_CERTIFICATE`] bytes, a version 3 `TBSCertificate` with its fields in order, at most
+//! [`MAX_EXTENSIONS`] extensions (each OID once), at most [`MAX_NAMES`] subject alternative
+//! names; times as `UTCTime` (`YYMMDDHHMMSSZ`, years 1950–2049) or `GeneralizedTime`
+//! (`YYYYMMDDHHMMSSZ`).
+
+/// The largest certificate read (a Fulcio leaf is about 1–3 KiB).
+pub const MAX_CERTIFICATE: usize = 64 * 1024;
+/// The most extensions one certificate may carry.
+pub const MAX_EXTENSIONS: usize = 64;
+/// The most subject alternative names read.
+pub const MAX_NAMES: usize = 16;
+
+const SEQUENCE: u8 = 0x30;
+const SET: u8 = 0x31;
+const BOOLEAN: u8 = 0x01;
+const INTEGER: u8 = 0x02;
+const BIT_STRING: u8 = 0x03;
+const OCTET_STRING: u8 = 0x04;
+const OID: u8 = 0x06;
+const UTF8_STRING: u8 = 0x0c;
+const UTC_TIME: u8 = 0x17;
+const GENERALIZED_TIME: u8 = 0x18;
+const VERSION_TAG: u8 = 0xa0;
+const EXTENSIONS_TAG: u8 = 0xa3;
+
+/// `id-ce-basicConstraints` (2.5.29.19).
+pub const OID_BASIC_CONSTRAINTS: &[u8] = &[0x55, 0x1d, 0x13];
+/// `id-ce-keyUsage` (2.5.29.15).
+pub const OID_KEY_USAGE: &[u8] = &[0x55, 0x1d, 0x0f];
+/// `id-ce-extKeyUsage` (2.5.29.37).
+pub const OID_EXTENDED_KEY_USAGE: &[u8] = &[0x55, 0x1d, 0x25];
+/// `id-ce-subjectAltName` (2.5.29.17).
+pub const OID_SUBJECT_ALT_NAME: &[u8] = &[0x55, 0x1d, 0x11];
+/// `id-kp-codeSigning` (1.3.6.1.5.5.7.3.3).
+pub const OID_CODE_SIGNING: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x03];
+/// Fulcio's OIDC issuer, legacy form (1.3.6.1.4.1.57264.1.1): the raw string as the value.
+pub const OID_FULCIO_ISSUER_V1: &[u8] =
+    &[0x2b, 0x06, 0x01, 0x04, 0x01, 0x83, 0xbf, 0x30, 0x01, 0x01];
+/// Fulcio's OIDC issuer (1.3.6.1.4.1.57264.1.8): a DER `UTF8String`.
+pub const OID_FULCIO_ISSUER_V2: &[u8] =
+    &[0x2b, 0x06, 0x01, 0x04, 0x01, 0x83, 0xbf, 0x30, 0x01, 0x08];
+/// Fulcio's `otherName` SAN type for a username (1.3.6.1.4.1.57264.1.7).
+pub const OID_FULCIO_USERNAME: &[u8] =
+    &[0x2b, 0x06, 0x01, 0x04, 0x01, 0x83, 0xbf, 0x30, 0x01, 0x07];
+
+/// One DER element: its tag and content.
+#[derive(Debug, Clone, Copy)]
+struct Element<'a> {
+    tag: u8,
+    content: &'a [u8],
+}
+
+/// Reads DER elements one after another from a slice.
+struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn new(input: &'a [u8]) -> Reader<'a> {
+        Reader { rest: input }
+    }
+
+    fn at_end(&self) -> bool {
+        self.rest.is_empty()
+    }
+
+    fn peek_tag(&self) -> Option<u8> {
+        self.rest.first().copied()
+    }
+
+    /// The next element (any tag), its length checked against what is left.
+    fn any(&mut self) -> Result<Element<'a>, String> {
+        let (&tag, after_tag) = self
+            .rest
+            .split_first()
+            .ok_or("a DER element is cut short")?;
+        if tag & 0x1f == 0x1f {
+            return Err("a DER tag of the high-number form".to_owned());
+        }
+        let (&first, after_first) = after_tag.split_first().ok_or("a DER length is cut short")?;
+        let (length, after_length) = if first < 0x80 {
+            (usize::from(first), after_first)
+        } else {
+            let count = usize::from(first & 0x7f);
+            if count == 0 || count > 4 {
+                return Err(
+                    "a DER length of an unsupported form (indefinite or over 4 bytes)".to_owned(),
+                );
+            }
+            let bytes = after_first
+                .get(..count)
+                .ok_or("a DER length is cut short")?;
+            if bytes[0] == 0 {
+                return Err("a DER length that is not minimal".to_owned());
+            }
+            let length = bytes
+                .iter()
+                .fold(0usize, |sum, &b| (sum << 8) | usize::from(b));
+            if length < 0x80 {
+                return Err("a DER length that is not minimal".to_owned());
+            }
+            (length, &after_first[count..])
+        };
+        if length > after_length.len() {
+            return Err("a DER element runs past its container".to_owned());
+        }
+        let (content, rest) = after_length.split_at(length);
+        self.rest = rest;
+        Ok(Element { tag, content })
+    }
+
+    /// The next element, which must have tag `tag`.
+    fn expect(&mut self, tag: u8, what: &str) -> Result<&'a [u8], String> {
+        let element = self.any()?;
+        if element.tag != tag {
+            return Err(format!(
+                "{what}: expected DER tag 0x{tag:02x}, found 0x{:02x}",
+                element.tag
+            ));
+        }
+        Ok(element.content)
+    }
+
+    /// The next element if it has tag `tag`.
+    fn optional(&mut self, tag: u8) -> Result<Option<&'a [u8]>, String> {
+        if self.peek_tag() == Some(tag) {
+            Ok(Some(self.any()?.content))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Nothing may follow.
+    fn finish(&self, what: &str) -> Result<(), String> {
+        if self.at_end() {
+            Ok(())
+        } else {
+            Err(format!("{what}: bytes after its end"))
+        }
+    }
+}
+
+/// The content of the single element `input` holds, which must have tag `tag` and nothing after.
+fn only(input: &[u8], tag: u8, what: &str) -> Result<Vec<u8>, String> {
+    let mut reader = Reader::new(input);
+    let content = reader.expect(tag, what)?;
+    reader.finish(what)?;
+    Ok(content.to_vec())
+}
+
+/// One extension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extension {
+    /// Its OID, DER content bytes.
+    pub oid: Vec<u8>,
+    /// Whether it is critical.
+    pub critical: bool,
+    /// Its value (the OCTET STRING's content).
+    pub value: Vec<u8>,
+}
+
+/// A subject alternative name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AltName {
+    /// `rfc822Name`.
+    Email(String),
+    /// `uniformResourceIdentifier`.
+    Uri(String),
+    /// `otherName` of this type OID, with this UTF-8 value (if it is a `UTF8String`).
+    Other {
+        /// The type OID.
+        type_oid: Vec<u8>,
+        /// The value, if a `UTF8String`.
+        value: Option<String>,
+    },
+    /// Any other kind (DNS name, IP address, directory name, …), by its context tag number.
+    Unsupported(u8),
+}
+
+/// What a certificate says, read.
+#[derive(Debug, Clone)]
+pub struct Certificate {
+    /// The whole certificate, DER.
+    pub der: Vec<u8>,
+    /// Not valid before (Unix seconds).
+    pub not_before: i64,
+    /// Not valid after (Unix seconds).
+    pub not_after: i64,
+    /// The issuer's distinguished name, DER (the whole `Name` element content).
+    pub issuer: Vec<u8>,
+    /// The subject's distinguished name, DER content.
+    pub subject: Vec<u8>,
+    /// The `SubjectPublicKeyInfo`, DER (the whole element).
+    pub spki: Vec<u8>,
+    /// The extensions, in order.
+    pub extensions: Vec<Extension>,
+}
+
+impl Certificate {
+    /// Reads a DER certificate; the error says which rule it breaks.
+    pub fn parse(der: &[u8]) -> Result<Certificate, String> {
+        if der.len() > MAX_CERTIFICATE {
+            return Err(format!(
+                "a certificate of {} bytes, over the {MAX_CERTIFICATE}-byte limit",
+                der.len()
+            ));
+        }
+        let mut outer = Reader::new(der);
+        let certificate = outer.expect(SEQUENCE, "the certificate")?;
+        outer.finish("the certificate")?;
+        let mut parts = Reader::new(certificate);
+        let tbs = parts.expect(SEQUENCE, "tbsCertificate")?;
+        parts.expect(SEQUENCE, "signatureAlgorithm")?;
+        parts.expect(BIT_STRING, "signatureValue")?;
+        parts.finish("the certificate")?;
+
+        let mut fields = Reader::new(tbs);
+        let version = fields
+            .optional(VERSION_TAG)?
+            .ok_or("not an X.509 version 3 certificate (no version field)")?;
+        if only(version, INTEGER, "version")? != [2] {
+            return Err("not an X.509 version 3 certificate".to_owned());
+        }
+        fields.expect(INTEGER, "serialNumber")?;
+        fields.expect(SEQUENCE, "signature")?;
+        let issuer = fields.expect(SEQUENCE, "issuer")?;
+        let validity = fields.expect(SEQUENCE, "validity")?;
+        let subject = fields.expect(SEQUENCE, "subject")?;
+        let spki_start = fields.rest;
+        fields.expect(SEQUENCE, "subjectPublicKeyInfo")?;
+        let spki = &spki_start[..spki_start.len() - fields.rest.len()];
+        // issuerUniqueID [1] and subjectUniqueID [2] (RFC 5280 forbids them for CAs that conform;
+        // read past like every verifier does).
+        fields.optional(0x81)?;
+        fields.optional(0x82)?;
+        let extensions = match fields.optional(EXTENSIONS_TAG)? {
+            Some(wrapped) => read_extensions(wrapped)?,
+            None => Vec::new(),
+        };
+        fields.finish("tbsCertificate")?;
+        for name in [issuer, subject] {
+            check_name(name)?;
+        }
+
+        let mut times = Reader::new(validity);
+        let not_before = read_time(&mut times, "notBefore")?;
+        let not_after = read_time(&mut times, "notAfter")?;
+        times.finish("validity")?;
+
+        Ok(Certificate {
+            der: der.to_vec(),
+            not_before,
+            not_after,
+            issuer: issuer.to_vec(),
+            subject: subject.to_vec(),
+            spki: spki.to_vec(),
+            extensions,
+        })
+    }
+
+    /// The extension with OID `oid`, if present.
+    pub fn extension(&self, oid: &[u8]) -> Option<&Extension> {
+        self.extensions.iter().find(|e| e.oid == oid)
+    }
+
+    /// Whether it is valid at `time` (Unix seconds; both ends included).
+    pub fn valid_at(&self, time: i64) -> bool {
+        self.not_before <= time && time <= self.not_after
+    }
+
+    /// `basicConstraints`: (cA, pathLenConstraint), if the extension is present.
+    pub fn basic_constraints(&self) -> Result<Option<(bool, Option<u64>)>, String> {
+        let Some(extension) = self.extension(OID_BASIC_CONSTRAINTS) else {
+            return Ok(None);
+        };
+        let mut outer = Reader::new(&extension.value);
+        let sequence = outer.expect(SEQUENCE, "basicConstraints")?;
+        outer.finish("basicConstraints")?;
+        let mut fields = Reader::new(sequence);
+        let ca = match fields.optional(BOOLEAN)? {
+            Some([0xff]) => true,
+            Some(_) => {
+                return Err(
+                    "basicConstraints: cA is not a DER TRUE (DEFAULT FALSE is omitted)".to_owned(),
+                );
+            }
+            None => false,
+        };
+        let path_length = match fields.optional(INTEGER)? {
+            Some(bytes) => Some(small_unsigned(bytes, "basicConstraints pathLenConstraint")?),
+            None => None,
+        };
+        fields.finish("basicConstraints")?;
+        Ok(Some((ca, path_length)))
+    }
+
+    /// Whether `keyUsage` is present with the bit `bit` set (0: digitalSignature, 5:
+    /// keyCertSign); `None` when the extension is absent.
+    pub fn key_usage(&self, bit: u8) -> Result<Option<bool>, String> {
+        let Some(extension) = self.extension(OID_KEY_USAGE) else {
+            return Ok(None);
+        };
+        let bits = only(&extension.value, BIT_STRING, "keyUsage")?;
+        let (&unused, flags) = bits.split_first().ok_or("keyUsage: an empty BIT STRING")?;
+        if unused > 7 || (flags.is_empty() && unused != 0) {
+            return Err("keyUsage: a malformed BIT STRING".to_owned());
+        }
+        let byte = usize::from(bit / 8);
+        Ok(Some(
+            flags
+                .get(byte)
+                .is_some_and(|b| b & (0x80 >> (bit % 8)) != 0),
+        ))
+    }
+
+    /// The `extendedKeyUsage` purposes (OID contents); `None` when the extension is absent.
+    pub fn extended_key_usage(&self) -> Result<Option<Vec<Vec<u8>>>, String> {
+        let Some(extension) = self.extension(OID_EXTENDED_KEY_USAGE) else {
+            return Ok(None);
+        };
+        let sequence = only(&extension.value, SEQUENCE, "extendedKeyUsage")?;
+        let mut reader = Reader::new(&sequence);
+        let mut purposes = Vec::new();
+        while !reader.at_end() {
+            if purposes.len() == MAX_EXTENSIONS {
+                return Err(format!("extendedKeyUsage: over {MAX_EXTENSIONS} purposes"));
+            }
+            purposes.push(reader.expect(OID, "extendedKeyUsage purpose")?.to_vec());
+        }
+        Ok(Some(purposes))
+    }
+
+    /// The subject alternative names; empty when the extension is absent.
+    pub fn alt_names(&self) -> Result<Vec<AltName>, String> {
+        let Some(extension) = self.extension(OID_SUBJECT_ALT_NAME) else {
+            return Ok(Vec::new());
+        };
+        let sequence = only(&extension.value, SEQUENCE, "subjectAltName")?;
+        let mut reader = Reader::new(&sequence);
+        let mut names = Vec::new();
+        while !reader.at_end() {
+            if names.len() == MAX_NAMES {
+                return Err(format!("subjectAltName: over {MAX_NAMES} names"));
+            }
+            let element = reader.any()?;
+            let name = match element.tag {
+                // rfc822Name [1] IMPLICIT IA5String
+                0x81 => AltName::Email(ia5(element.content, "an rfc822Name")?),
+                // uniformResourceIdentifier [6] IMPLICIT IA5String
+                0x86 => AltName::Uri(ia5(element.content, "a URI name")?),
+                // otherName [0] IMPLICIT SEQUENCE { type-id OID, value [0] EXPLICIT ANY }
+                0xa0 => {
+                    let mut fields = Reader::new(element.content);
+                    let type_oid = fields.expect(OID, "otherName type-id")?.to_vec();
+                    let explicit = fields.expect(0xa0, "otherName value")?;
+                    fields.finish("otherName")?;
+                    let mut inner = Reader::new(explicit);
+                    let value = inner.any()?;
+                    inner.finish("otherName value")?;
+                    let value = (value.tag == UTF8_STRING)
+                        .then(|| std::str::from_utf8(value.content).ok().map(str::to_owned))
+                        .flatten();
+                    AltName::Other { type_oid, value }
+                }
+                tag => AltName::Unsupported(tag & 0x1f),
+            };
+            names.push(name);
+        }
+        Ok(names)
+    }
+}
+
+fn read_extensions(wrapped: &[u8]) -> Result<Vec<Extension>, String> {
+    let list = only(wrapped, SEQUENCE, "extensions")?;
+    let mut reader = Reader::new(&list);
+    let mut extensions: Vec<Extension> = Vec::new();
+    while !reader.at_end() {
+        if extensions.len() == MAX_EXTENSIONS {
+            return Err(format!("over {MAX_EXTENSIONS} extensions"));
+        }
+        let mut fields = Reader::new(reader.expect(SEQUENCE, "an extension")?);
+        let oid = fields.expect(OID, "an extension's extnID")?.to_vec();
+        let critical = match fields.optional(BOOLEAN)? {
+            Some([0xff]) => true,
+            Some(_) => {
+                return Err(
+                    "an extension's critical flag is not a DER TRUE (DEFAULT FALSE is omitted)"
+                        .to_owned(),
+                );
+            }
+            None => false,
+        };
+        let value = fields
+            .expect(OCTET_STRING, "an extension's extnValue")?
+            .to_vec();
+        fields.finish("an extension")?;
+        if extensions.iter().any(|e| e.oid == oid) {
+            return Err(format!("the extension {} appears twice", oid_text(&oid)));
+        }
+        extensions.push(Extension {
+            oid,
+            critical,
+            value,
+        });
+    }
+    Ok(extensions)
+}
+
+/// A `Name` is a SEQUENCE OF SET OF AttributeTypeAndValue: checked to be well formed.
+fn check_name(name: &[u8]) -> Result<(), String> {
+    let mut sets = Reader::new(name);
+    while !sets.at_end() {
+        let mut attributes = Reader::new(sets.expect(SET, "a distinguished name's RDN")?);
+        while !attributes.at_end() {
+            let mut pair = Reader::new(attributes.expect(SEQUENCE, "a name attribute")?);
+            pair.expect(OID, "a name attribute's type")?;
+            pair.any()?;
+            pair.finish("a name attribute")?;
+        }
+    }
+    Ok(())
+}
+
+fn ia5(content: &[u8], what: &str) -> Result<String, String> {
+    if !content.is_ascii() {
+        return Err(format!("{what} that is not IA5 (ASCII)"));
+    }
+    String::from_utf8(content.to_vec()).map_err(|_| format!("{what} that is not ASCII"))
+}
+
+/// A non-negative DER INTEGER of at most 8 bytes of value.
+fn small_unsigned(bytes: &[u8], what: &str) -> Result<u64, String> {
+    let (&first, _) = bytes
+        .split_first()
+        .ok_or(format!("{what}: an empty INTEGER"))?;
+    if first & 0x80 != 0 {
+        return Err(format!("{what}: negative"));
+    }
+    let digits = if first == 0 && bytes.len() > 1 {
+        &bytes[1..]
+    } else {
+        bytes
+    };
+    if digits.len() > 8 {
+        return Err(format!("{what}: too large"));
+    }
+    Ok(digits
+        .iter()
+        .fold(0u64, |sum, &b| (sum << 8) | u64::from(b)))
+}
+
+fn read_time(reader: &mut Reader<'_>, what: &str) -> Result<i64, String> {
+    let element = reader.any()?;
+    let text = std::str::from_utf8(element.content)
+        .ok()
+        .filter(|t| t.is_ascii())
+        .ok_or(format!("{what}: not ASCII"))?;
+    let (year, rest) = match (element.tag, text.len()) {
+        (UTC_TIME, 13) => {
+            let yy = digits(&text[..2], what)?;
+            (if yy < 50 { 2000 + yy } else { 1900 + yy }, &text[2..])
+        }
+        (GENERALIZED_TIME, 15) => (digits(&text[..4], what)?, &text[4..]),
+        _ => {
+            return Err(format!(
+                "{what}: not a UTCTime YYMMDDHHMMSSZ or GeneralizedTime YYYYMMDDHHMMSSZ"
+            ));
+        }
+    };
+    if !rest.ends_with('Z') {
+        return Err(format!("{what}: not in UTC (Z)"));
+    }
+    let month = digits(&rest[0..2], what)?;
+    let day = digits(&rest[2..4], what)?;
+    let hour = digits(&rest[4..6], what)?;
+    let minute = digits(&rest[6..8], what)?;
+    let second = digits(&rest[8..10], what)?;
+    unix_time(year, month, day, hour, minute, second)
+        .ok_or(format!("{what}: not a valid date and time"))
+}
+
+fn digits(text: &str, what: &str) -> Result<i64, String> {
+    if !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{what}: not digits"));
+    }
+    text.parse().map_err(|_| format!("{what}: not digits"))
+}
+
+/// Unix seconds of a UTC date and time, if it is a valid one (seconds 0–59).
+pub fn unix_time(
+    year: i64,
+    month: i64,
+    day: i64,
+    hour: i64,
+    minute: i64,
+    second: i64,
+) -> Option<i64> {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > month_days[usize::try_from(month - 1).ok()?]
+        || !(0..24).contains(&hour)
+        || !(0..60).contains(&minute)
+        || !(0..60).contains(&second)
+    {
+        return None;
+    }
+    // Days from 1970-01-01 (Howard Hinnant's days_from_civil).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
+/// The dotted form of an OID's DER content (for messages).
+pub fn oid_text(oid: &[u8]) -> String {
+    let mut arcs: Vec<u64> = Vec::new();
+    let mut value: u64 = 0;
+    for &byte in oid {
+        value = (value << 7) | u64::from(byte & 0x7f);
+        if byte & 0x80 == 0 {
+            if arcs.is_empty() {
+                let first = (value / 40).min(2);
+                arcs.push(first);
+                arcs.push(value - first * 40);
+            } else {
+                arcs.push(value);
+            }
+            value = 0;
+        }
+        if value > u64::MAX >> 8 {
+            return "(an OID too long to show)".to_owned();
+        }
+    }
+    arcs.iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The single DER `UTF8String` in `value`.
+pub fn utf8_string(value: &[u8]) -> Result<String, String> {
+    let content = only(value, UTF8_STRING, "a UTF8String")?;
+    String::from_utf8(content).map_err(|_| "a UTF8String that is not UTF-8".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_convert_to_unix_seconds() {
+        assert_eq!(unix_time(1970, 1, 1, 0, 0, 0), Some(0));
+        assert_eq!(unix_time(2000, 2, 29, 0, 0, 0), Some(951_782_400));
+        assert_eq!(unix_time(2026, 12, 31, 0, 0, 0), Some(1_798_675_200));
+        assert_eq!(unix_time(2001, 2, 29, 0, 0, 0), None);
+        assert_eq!(unix_time(2001, 13, 1, 0, 0, 0), None);
+        assert_eq!(unix_time(2001, 1, 1, 24, 0, 0), None);
+    }
+
+    #[test]
+    fn oids_show_dotted() {
+        assert_eq!(oid_text(OID_FULCIO_ISSUER_V2), "1.3.6.1.4.1.57264.1.8");
+        assert_eq!(oid_text(OID_CODE_SIGNING), "1.3.6.1.5.5.7.3.3");
+        assert_eq!(oid_text(OID_BASIC_CONSTRAINTS), "2.5.29.19");
+    }
+
+    #[test]
+    fn lengths_are_bounded_and_minimal() {
+        // A length that runs past the input.
+        assert!(Reader::new(&[0x30, 0x05, 0x00]).any().is_err());
+        // Indefinite length.
+        assert!(Reader::new(&[0x30, 0x80, 0x00, 0x00]).any().is_err());
+        // A long form for a short length.
+        assert!(Reader::new(&[0x30, 0x81, 0x01, 0x00]).any().is_err());
+        // A leading zero in a long form.
+        assert!(Reader::new(&[0x30, 0x82, 0x00, 0x80]).any().is_err());
+        // Over four length bytes.
+        assert!(Reader::new(&[0x30, 0x85, 1, 0, 0, 0, 0]).any().is_err());
+        // A high-number tag.
+        assert!(Reader::new(&[0x1f, 0x01, 0x00]).any().is_err());
+        assert!(Reader::new(&[0x04, 0x01, 0x07]).any().is_ok());
+    }
+
+    #[test]
+    fn not_a_certificate_is_refused() {
+        for input in [
+            &b""[..],
+            b"\x30\x00",
+            b"not DER at all",
+            &[0x30, 0x03, 0x30, 0x01, 0x00],
+        ] {
+            assert!(Certificate::parse(input).is_err(), "{input:?}");
+        }
+        assert!(
+            Certificate::parse(&vec![0u8; MAX_CERTIFICATE + 1])
+                .unwrap_err()
+                .contains("limit")
+        );
+    }
+}
