@@ -88,6 +88,16 @@ pub enum Signed<'a> {
         /// The DER leaf certificate or SubjectPublicKeyInfo that verifies it.
         verifier_der: &'a [u8],
     },
+    /// A signature over a message known only by its SHA-256 (a bundle's `messageSignature`):
+    /// a `hashedrekord` as [`Signed::Message`].
+    MessageDigest {
+        /// The message's SHA-256.
+        digest: &'a [u8],
+        /// The signature.
+        signature: &'a [u8],
+        /// The DER leaf certificate or SubjectPublicKeyInfo that verifies it.
+        verifier_der: &'a [u8],
+    },
     /// A DSSE envelope (`dsse`, or `intoto`): its payload type, payload, signature and verifier.
     Dsse {
         /// The payload type.
@@ -414,27 +424,38 @@ fn body_is_about(body: &[u8], signed: Signed<'_>) -> Result<(), (Rejection, Stri
     let kind = value.get("kind").and_then(serde_json::Value::as_str);
     let version = value.get("apiVersion").and_then(serde_json::Value::as_str);
     let spec = value.get("spec").unwrap_or(&serde_json::Value::Null);
+    let message_digest: [u8; 32];
+    let hashed = match signed {
+        Signed::Message {
+            message,
+            signature,
+            verifier_der,
+        } => {
+            message_digest = Sha256::digest(message).into();
+            Some((&message_digest[..], signature, verifier_der))
+        }
+        Signed::MessageDigest {
+            digest,
+            signature,
+            verifier_der,
+        } => Some((digest, signature, verifier_der)),
+        Signed::Dsse { .. } => None,
+    };
     match (signed, kind, version) {
-        (
-            Signed::Message {
-                message,
-                signature,
-                verifier_der,
-            },
-            Some("hashedrekord"),
-            Some("0.0.1"),
-        ) => {
-            expect_sha256(
-                spec.pointer("/data/hash"),
-                &Sha256::digest(message),
-                "message",
-            )?;
+        (Signed::Message { .. } | Signed::MessageDigest { .. }, Some("hashedrekord"), Some("0.0.1")) => {
+            let Some((digest, signature, verifier_der)) = hashed else {
+                return Err(mismatch("no message signature"));
+            };
+            expect_sha256(spec.pointer("/data/hash"), digest, "message")?;
             expect_bytes(
                 spec.pointer("/signature/content"),
                 signature,
                 "the signature",
             )?;
-            expect_verifier(spec.pointer("/signature/publicKey/content"), verifier_der)
+            expect_verifier(
+                spec.pointer("/signature/publicKey/content"),
+                verifier_der,
+            )
         }
         (
             Signed::Dsse {
@@ -466,7 +487,7 @@ fn body_is_about(body: &[u8], signed: Signed<'_>) -> Result<(), (Rejection, Stri
             escape::text(kind.unwrap_or("?")),
             escape::text(version.unwrap_or("?")),
             match signed {
-                Signed::Message { .. } => "hashedrekord 0.0.1",
+                Signed::Message { .. } | Signed::MessageDigest { .. } => "hashedrekord 0.0.1",
                 Signed::Dsse { .. } => "dsse 0.0.1",
             }
         ))),
