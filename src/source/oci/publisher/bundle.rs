@@ -381,7 +381,9 @@ impl Read {
                     .and_then(serde_json::Value::as_array)
                     .map(Vec::as_slice)
                     .unwrap_or_default();
-                if certificates.is_empty() || certificates.len() > 1 + certificate::MAX_CARRIED_CHAIN {
+                if certificates.is_empty()
+                    || certificates.len() > 1 + certificate::MAX_CARRIED_CHAIN
+                {
                     return Err(format!(
                         "the bundle's chain holds {} certificates (1 to {} read)",
                         certificates.len(),
@@ -461,8 +463,7 @@ impl Read {
                         escape::text(algorithm.unwrap_or("?"))
                     ));
                 }
-                let digest =
-                    base64_of(message.pointer("/messageDigest/digest"), "message digest")?;
+                let digest = base64_of(message.pointer("/messageDigest/digest"), "message digest")?;
                 if digest.len() != 32 {
                     return Err("the message digest is not 32 bytes".into());
                 }

@@ -442,7 +442,11 @@ fn body_is_about(body: &[u8], signed: Signed<'_>) -> Result<(), (Rejection, Stri
         Signed::Dsse { .. } => None,
     };
     match (signed, kind, version) {
-        (Signed::Message { .. } | Signed::MessageDigest { .. }, Some("hashedrekord"), Some("0.0.1")) => {
+        (
+            Signed::Message { .. } | Signed::MessageDigest { .. },
+            Some("hashedrekord"),
+            Some("0.0.1"),
+        ) => {
             let Some((digest, signature, verifier_der)) = hashed else {
                 return Err(mismatch("no message signature"));
             };
@@ -452,10 +456,7 @@ fn body_is_about(body: &[u8], signed: Signed<'_>) -> Result<(), (Rejection, Stri
                 signature,
                 "the signature",
             )?;
-            expect_verifier(
-                spec.pointer("/signature/publicKey/content"),
-                verifier_der,
-            )
+            expect_verifier(spec.pointer("/signature/publicKey/content"), verifier_der)
         }
         (
             Signed::Dsse {
