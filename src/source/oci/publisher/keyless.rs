@@ -1,7 +1,22 @@
 //! Keyless signatures: a Fulcio certificate and a transparency-log entry, judged against the
 //! source's `sigstore` policy (the trusted root and the identities), offline.
+//!
+//! A cosign ≤ v2 keyless layer carries the leaf (`dev.sigstore.cosign/certificate`, PEM), the
+//! chain (`…/chain`, PEM, adding no trust: see [`super::certificate`]) and the Rekor bundle
+//! (`…/bundle`: the entry's body, integrated time, index, log id and signed entry timestamp).
+//! It counts when, in this order: `policy.sigstore` is configured (`NotConfigured`); the
+//! certificates are PEM certificates within bounds (`Malformed`); the Rekor bundle is present
+//! (`LogEntryMissing`: cosign ≤ v2 refuses a keyless signature without one unless told to ignore
+//! the log, which skillfold never does) and verifies, its `hashedrekord` body being about this
+//! payload, signature and leaf ([`super::tlog::verify`]); the leaf chains to the trusted root
+//! at the entry's integrated time ([`super::certificate::verify`]); its identity is exactly a
+//! configured one (`IdentityNotAllowed`); and the signature verifies under its key as cosign ≤
+//! v2 checks it (ECDSA over SHA-256: [`PublicKey::verify`], `BadSignature`).
+//!
+//! [`PublicKey::verify`]: crate::descriptor::publishers::key::PublicKey::verify
 
-use super::{Rejection, Signer};
+use super::tlog::{self, LogEntry, Signed};
+use super::{Rejection, Signer, bundle, certificate, pem};
 use crate::descriptor::publishers::PublisherPolicy;
 
 /// Judges a cosign ≤ v2 keyless signature: `signature` over `payload`, the PEM leaf
@@ -14,6 +29,48 @@ pub fn judge_v2(
     bundle: Option<&str>,
     policy: &PublisherPolicy,
 ) -> Result<Signer, (Rejection, String)> {
-    let _ = (payload, signature, certificate, chain, bundle, policy);
-    Err((Rejection::NotConfigured, "not implemented yet".to_owned()))
+    let malformed = |e: String| (Rejection::Malformed, e);
+    let sigstore = policy.sigstore.as_ref().ok_or_else(|| {
+        (
+            Rejection::NotConfigured,
+            "a keyless (certificate) signature, and `verify` has no `sigstore`".to_owned(),
+        )
+    })?;
+    let leaf = pem::certificates(certificate, 1)
+        .map_err(|e| malformed(format!("the certificate annotation: {e}")))?
+        .remove(0);
+    let chain = match chain {
+        Some(text) => pem::certificates(text, certificate::MAX_CARRIED_CHAIN)
+            .map_err(|e| malformed(format!("the chain annotation: {e}")))?,
+        None => Vec::new(),
+    };
+    let bundle = bundle.ok_or_else(|| {
+        (
+            Rejection::LogEntryMissing,
+            "a keyless signature without its Rekor bundle annotation".to_owned(),
+        )
+    })?;
+    let entry = LogEntry::from_cosign_bundle(bundle).map_err(malformed)?;
+    let signed = Signed::Message {
+        message: payload,
+        signature,
+        verifier_der: &leaf,
+    };
+    let signed_at = tlog::verify(&sigstore.root, &entry, signed)?;
+    let certified = certificate::verify(&sigstore.root, &leaf, &chain, signed_at)?;
+    let identity = bundle::allowed(&certified.identity, &sigstore.identities)?;
+    if !certified.key.verify(payload, signature) {
+        return Err((
+            Rejection::BadSignature,
+            "the signature does not verify under its certificate's key".to_owned(),
+        ));
+    }
+    Ok(Signer::Identity {
+        issuer: identity.issuer.clone(),
+        subject: identity.subject.clone(),
+    })
 }
+
+#[cfg(test)]
+#[path = "keyless_tests.rs"]
+mod tests;

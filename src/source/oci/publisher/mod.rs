@@ -15,7 +15,10 @@ pub mod dsse;
 pub mod fetch;
 pub mod keyless;
 pub mod material;
+pub mod pem;
 pub mod simple_signing;
+#[cfg(test)]
+mod test_support;
 pub mod tlog;
 
 use serde::{Deserialize, Serialize};
