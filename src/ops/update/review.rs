@@ -225,6 +225,7 @@ mod tests {
                 from: "a".repeat(40),
                 to: Some("b".repeat(40)),
                 signer: None,
+                publisher: None,
                 bundles: vec![
                     BundleUpdate {
                         name: "pdf".into(),
