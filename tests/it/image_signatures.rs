@@ -16,6 +16,10 @@ use super::oci_source::lab_pins;
 use super::push::{Lab, Registry, push_to};
 use super::support::bin::{assert_stderr_has, skillfold, stderr, stdout};
 
+const MEDIA_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+const MEDIA_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+const MEDIA_BUNDLE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
+
 /// A P-256 key pair made by `openssl` in `dir` as `NAME.pem` (private) and `NAME.pub` (SPKI);
 /// returns the public key's path.
 fn key_pair(dir: &Path, name: &str) -> std::path::PathBuf {
@@ -144,32 +148,109 @@ impl Api<'_> {
 
     /// Puts the manifest `manifest` at `reference` (a tag) of `repository`.
     fn manifest(&self, repository: &str, reference: &str, manifest: &Value) {
+        self.put_manifest(repository, reference, manifest, MEDIA_MANIFEST);
+    }
+
+    /// Puts `manifest` (of media type `media_type`) at `reference` (a tag or its digest) of
+    /// `repository`; returns its digest and size.
+    fn put_manifest(
+        &self,
+        repository: &str,
+        reference: &str,
+        manifest: &Value,
+        media_type: &str,
+    ) -> (String, usize) {
+        let bytes = manifest.to_string();
         let file = self.dir.join("manifest.json");
-        fs_err::write(&file, manifest.to_string()).expect("write");
+        fs_err::write(&file, &bytes).expect("write");
         let put = Command::new("curl")
             .args(["-sS", "-f", "-X", "PUT", "-H"])
-            .arg("Content-Type: application/vnd.oci.image.manifest.v1+json")
+            .arg(format!("Content-Type: {media_type}"))
             .arg("--data-binary")
             .arg(format!("@{}", file.display()))
             .arg(self.url(&format!("{repository}/manifests/{reference}")))
             .output()
             .expect("curl");
         assert!(put.status.success(), "{}", stderr(&put));
+        (
+            format!("sha256:{}", super::support::world::sha256(bytes.as_bytes())),
+            bytes.len(),
+        )
+    }
+
+    /// The bytes of the manifest `reference` of `repository`.
+    fn get_manifest(&self, repository: &str, reference: &str) -> Vec<u8> {
+        let got = Command::new("curl")
+            .args(["-sS", "-f", "-H"])
+            .arg(format!("Accept: {MEDIA_MANIFEST}"))
+            .arg(self.url(&format!("{repository}/manifests/{reference}")))
+            .output()
+            .expect("curl");
+        assert!(got.status.success(), "{}", stderr(&got));
+        got.stdout
+    }
+
+    /// Attaches the Sigstore bundle `bundle` to the image `digest` of `repository` as cosign v3
+    /// does, through the referrers tag schema (Debian's `docker-registry` has no referrers API):
+    /// a manifest whose `subject` is the image and whose one layer is the bundle, listed by the
+    /// index at the tag `sha256-<hex>`.
+    fn refer(&self, repository: &str, digest: &str, bundle: &[u8]) {
+        let image = self.get_manifest(repository, digest);
+        let empty = self.blob(repository, b"{}");
+        let referrer = json!({
+            "schemaVersion": 2,
+            "mediaType": MEDIA_MANIFEST,
+            "artifactType": MEDIA_BUNDLE,
+            "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": empty, "size": 2},
+            "layers": [{"mediaType": MEDIA_BUNDLE, "digest": self.blob(repository, bundle),
+                "size": bundle.len()}],
+            "subject": {"mediaType": MEDIA_MANIFEST, "digest": digest, "size": image.len()},
+            "annotations": {"dev.sigstore.bundle.predicateType": "https://sigstore.dev/cosign/sign/v1"},
+        });
+        let referrer_digest = format!(
+            "sha256:{}",
+            super::support::world::sha256(referrer.to_string().as_bytes())
+        );
+        let (_, size) = self.put_manifest(repository, &referrer_digest, &referrer, MEDIA_MANIFEST);
+        let index = json!({
+            "schemaVersion": 2,
+            "mediaType": MEDIA_INDEX,
+            "manifests": [{"mediaType": MEDIA_MANIFEST, "digest": referrer_digest, "size": size,
+                "artifactType": MEDIA_BUNDLE,
+                "annotations": {"dev.sigstore.bundle.predicateType": "https://sigstore.dev/cosign/sign/v1"}}],
+        });
+        let tag = format!("sha256-{}", &digest["sha256:".len()..]);
+        self.put_manifest(repository, &tag, &index, MEDIA_INDEX);
     }
 
     /// Attaches `signatures` (payload, base64 signature) to the image `digest` of `repository`
     /// in the cosign v2 layout: one manifest at the tag `sha256-<hex>.sig`, a layer each.
     fn attach(&self, repository: &str, digest: &str, signatures: &[(Vec<u8>, String)]) {
+        let annotated: Vec<(Vec<u8>, Value)> = signatures
+            .iter()
+            .map(|(payload, signature)| {
+                (
+                    payload.clone(),
+                    json!({"dev.cosignproject.cosign/signature": signature}),
+                )
+            })
+            .collect();
+        self.attach_annotated(repository, digest, &annotated);
+    }
+
+    /// [`Api::attach`] with each layer's whole annotations given (keyless signatures carry the
+    /// certificate, chain and Rekor bundle beside the signature).
+    fn attach_annotated(&self, repository: &str, digest: &str, signatures: &[(Vec<u8>, Value)]) {
         let config = br#"{"architecture":"","config":{},"created":"0001-01-01T00:00:00Z","history":[{"created":"0001-01-01T00:00:00Z"}],"os":"","rootfs":{"type":"layers","diff_ids":[]}}"#;
         let config_digest = self.blob(repository, config);
         let layers: Vec<Value> = signatures
             .iter()
-            .map(|(payload, signature)| {
+            .map(|(payload, annotations)| {
                 json!({
                     "mediaType": "application/vnd.dev.cosign.simplesigning.v1+json",
                     "digest": self.blob(repository, payload),
                     "size": payload.len(),
-                    "annotations": {"dev.cosignproject.cosign/signature": signature},
+                    "annotations": annotations,
                 })
             })
             .collect();
@@ -548,4 +629,123 @@ fn an_image_signed_by_push_sign_key_is_prepared_under_its_public_key() {
         report["sources"][0]["publisher"],
         json!({"key": {"fingerprint": fingerprint(&public)}})
     );
+}
+
+/// The identity the keyless signatures of these tests are made for.
+const ISSUER: &str = "https://token.actions.githubusercontent.com";
+const SUBJECT: &str =
+    "https://github.com/acme/skills/.github/workflows/release.yml@refs/heads/main";
+
+/// Keyless signatures of the image `digest` (named `reference`) made by sigstore-js with
+/// @sigstore/mock's Fulcio and Rekor (`tests/sigstore/make-fixtures.mjs`, installed by `npm ci`),
+/// for [`ISSUER`] and [`SUBJECT`], written into `out`; the script fails unless sigstore-js's
+/// own verifier gives the verdicts it expects.
+#[cfg(feature = "mcp")]
+fn keyless_signatures(out: &Path, reference: &str, digest: &str) {
+    let harness = super::mcp_client::npm_installed(
+        "tests/sigstore",
+        "sigstore-fixtures",
+        Some("make-fixtures.mjs"),
+    );
+    let made = Command::new("node")
+        .arg(harness.join("make-fixtures.mjs"))
+        .args([
+            "--digest",
+            digest,
+            "--reference",
+            reference,
+            "--issuer",
+            ISSUER,
+        ])
+        .args(["--subject", SUBJECT, "--out"])
+        .arg(out)
+        .output()
+        .expect("node");
+    assert!(made.status.success(), "{}{}", stdout(&made), stderr(&made));
+}
+
+#[cfg(feature = "mcp")]
+#[test]
+fn keyless_signatures_in_both_layouts_are_prepared_for_the_configured_identity_only() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let dir = lab.tmp.path();
+    let registry = Registry::start(&[]);
+    let api = Api {
+        registry: &registry,
+        dir,
+    };
+    let pins = lab_pins(&lab);
+    // Two repositories of one image: one signed in the cosign v2 layout, one in cosign v3's.
+    let (v2_name, digest) = pushed(&lab, &registry, "platform/v2", "stable");
+    let (v3_name, v3_digest) = pushed(&lab, &registry, "platform/v3", "stable");
+    assert_eq!(digest, v3_digest);
+    let signed = dir.join("signed");
+    keyless_signatures(&signed, &v2_name, &digest);
+    let fs_json = |path: &Path| -> Value {
+        serde_json::from_slice(&fs_err::read(path).expect("read")).expect("json")
+    };
+    let v2 = fs_json(&signed.join("cosign-v2.json"));
+    api.attach_annotated(
+        "platform/v2",
+        &digest,
+        &[(
+            v2["payload"].as_str().expect("payload").as_bytes().to_vec(),
+            v2["annotations"].clone(),
+        )],
+    );
+    api.refer(
+        "platform/v3",
+        &digest,
+        &fs_err::read(signed.join("dsse.bundle.json")).expect("read"),
+    );
+    fs_err::copy(
+        signed.join("trusted_root.json"),
+        dir.join("trusted_root.json"),
+    )
+    .expect("copy");
+    let sigstore = |subject: &str| {
+        format!(
+            "{{ sigstore: {{ trusted_root: trusted_root.json, identities: [ {{ issuer: '{ISSUER}', subject: '{subject}' }} ] }} }}"
+        )
+    };
+    let expected = json!({"identity": {"issuer": ISSUER, "subject": SUBJECT}});
+    for name in [&v2_name, &v3_name] {
+        let _ = fs_err::remove_dir_all(dir.join("corpus"));
+        let config = descriptor(dir, &format!("{name}@{digest}"), &pins, &sigstore(SUBJECT));
+        let prepared = run(&config, &["prepare", "--json"]);
+        assert_eq!(
+            prepared.status.code(),
+            Some(0),
+            "{name}: {}",
+            stderr(&prepared)
+        );
+        let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
+        assert_eq!(report["sources"][0]["publisher"], expected, "{name}");
+        let verified = run(&config, &["verify"]);
+        assert_eq!(
+            verified.status.code(),
+            Some(0),
+            "{name}: {}",
+            stderr(&verified)
+        );
+
+        // Another subject: the same signatures are refused, and nothing is published.
+        let _ = fs_err::remove_dir_all(dir.join("corpus"));
+        let other = descriptor(
+            dir,
+            &format!("{name}@{digest}"),
+            &pins,
+            &sigstore(&format!("{SUBJECT}-other")),
+        );
+        let refused = run(&other, &["prepare"]);
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{name}: {}",
+            stderr(&refused)
+        );
+        assert_stderr_has(&refused, "[image_signature_refused]");
+        assert_stderr_has(&refused, "[identity_not_allowed]");
+        assert!(!dir.join("corpus/current").exists());
+    }
 }
