@@ -106,20 +106,29 @@ def main():
         hashed = subprocess.run([exe, "hash", *sorted(
             os.path.join(skills, d) for d in os.listdir(skills))],
             check=True, capture_output=True, text=True).stdout
-        pins = [(os.path.basename(d), h) for h, d in (l.split("  ", 1) for l in hashed.splitlines())]
+        def version(folder):
+            """The `metadata.version` the bundle's SKILL.md declares (pins must say the same)."""
+            with open(os.path.join(folder, "SKILL.md")) as f:
+                for line in f.read().split("\n---", 1)[0].splitlines():
+                    if line.strip().startswith("version:"):
+                        return line.split(":", 1)[1].strip().strip('"')
+            return "1.0.0"
+
+        pins = [(os.path.basename(d), h, version(d))
+                for h, d in (l.split("  ", 1) for l in hashed.splitlines())]
         local = os.path.join(base, "local.yaml")
         with open(local, "w") as f:
             f.write("skills:\n" + "".join(
-                f'  - local: {{ name: {n}, version: "1.0.0", directory: {skills}/{n}, hash: {h} }}\n'
-                for n, h in pins))
+                f'  - local: {{ name: {n}, version: "{v}", directory: {skills}/{n}, hash: {h} }}\n'
+                for n, h, v in pins))
         pushed = subprocess.run([exe, "push", "-c", local, "--plain-http", "--to",
                                  f"{REGISTRY}/bench/signed:v1"],
                                 check=True, capture_output=True, text=True, env=env).stdout
         reference = pushed.strip().splitlines()[-1]
         name, digest = reference.rsplit("@", 1)
         repository = name.split("/", 1)[1]
-        entries = "".join(f'        - {{ name: {n}, version: "1.0.0", hash: {h} }}\n'
-                          for n, h in pins)
+        entries = "".join(f'        - {{ name: {n}, version: "{v}", hash: {h} }}\n'
+                          for n, h, v in pins)
 
         key, pub = os.path.join(base, "release.pem"), os.path.join(base, "release.pub")
         subprocess.run(["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout",
