@@ -19,6 +19,8 @@
 //! - [`oci_layer`]: an image layer's tar, read by the strict reader of `oci:` sources.
 //! - [`signers`]: an allowed-signers file (`verify.allowed_signers`).
 //! - [`signature`]: a raw commit object: Git's header split and the signature verdict.
+//! - [`image_signature`]: one signature of an image (a cosign ≤ v2 layer or a Sigstore bundle),
+//!   judged offline against a fixed publisher policy.
 //! - [`descriptor_edit`]: the in-place editor of `update --write`.
 //! - [`tokens`] (feature `http`): the tokens file of `serve --listen` and the bearer verdicts.
 //! - [`oci_pull`] (feature `oci`): a manifest and its blobs, pulled from a registry on 127.0.0.1.
@@ -79,6 +81,12 @@ mod signatures;
 pub(crate) use signatures::fuzz_trust_policy;
 #[cfg(feature = "signatures")]
 pub use signatures::{signature, signers};
+
+#[path = "harness/image_signatures.rs"]
+mod image_signatures;
+pub use image_signatures::image_signature;
+#[cfg(test)]
+pub(crate) use image_signatures::{FUZZ_PINNED, fuzz_material, fuzz_publisher_policy};
 
 #[cfg(feature = "http")]
 #[path = "harness/tokens.rs"]

@@ -564,3 +564,42 @@ fn http_request_seeds_reach_each_answer() {
             .map_or("no answer".to_owned(), |a| a.status.to_string())
     });
 }
+
+#[test]
+fn image_signature_seeds_hold_the_invariants() {
+    replay("image_signature", fuzz_entry::image_signature);
+}
+
+/// The seeds (sigstore-js's keyless signatures of `tests/fixtures/sigstore/`, in both layouts,
+/// and its refusal variants) reach the verdicts sigstore-js gave them (its `oracle.json`).
+#[test]
+fn image_signature_seeds_reach_each_verdict() {
+    use crate::source::oci::publisher;
+    let policy = fuzz_entry::fuzz_publisher_policy();
+    let want = [
+        ("cosign-v2", "accepted"),
+        ("dsse-bundle", "accepted"),
+        // A message signature over the simple-signing payload binds the payload, not the
+        // manifest: the bundle alone does not carry the payload that names the digest, so it
+        // does not sign this image (sigstore-js, given the payload as the artifact, accepts).
+        ("message-bundle", "not_this_image"),
+        ("message-v02-bundle", "not_this_image"),
+        ("other-subject-dsse", "identity_not_allowed"),
+        ("other-ca-cosign-v2", "certificate_untrusted"),
+        ("other-log-dsse", "log_entry_invalid"),
+        ("expired-dsse", "certificate_expired"),
+        ("no-issuer-cosign-v2", "malformed"),
+        // The keyless signature without its certificate: a key signature no listed key makes.
+        ("key-bad-signature", "bad_signature"),
+    ];
+    assert_outcomes("image_signature", &want, |bytes| {
+        match publisher::verify(
+            &fuzz_entry::fuzz_material(bytes),
+            fuzz_entry::FUZZ_PINNED,
+            &policy,
+        ) {
+            Ok(_) => "accepted".to_owned(),
+            Err(rejected) => rejected[0].rejection.as_str().to_owned(),
+        }
+    });
+}
