@@ -11,8 +11,8 @@
 //! most [`MAX_AUTHORITIES`] certificate authorities, each with 1 to [`MAX_CHAIN`] certificates
 //! (standard base64 of DER, each read as an X.509 certificate, the last usable as a trust
 //! anchor) and a `validFor` with a `start`; at least one and at most [`MAX_LOGS`] transparency
-//! logs, each with `publicKey.rawBytes` (a DER SubjectPublicKeyInfo of a kind
-//! [`PublicKey`](super::key::PublicKey) verifies), `publicKey.validFor.start` and
+//! logs, each with `hashAlgorithm` `SHA2_256`, `publicKey.rawBytes` (a DER SubjectPublicKeyInfo
+//! of a kind [`PublicKey`](super::key::PublicKey) verifies), `publicKey.validFor.start` and
 //! `logId.keyId`. Times are RFC 3339 (`2021-01-12T11:53:27Z`, fractions and offsets allowed).
 //! Field names are protobuf JSON's (lowerCamelCase, or the proto's snake_case); unknown fields
 //! are read past, as protobuf JSON readers do.
@@ -168,6 +168,8 @@ struct Document {
 
 #[derive(Deserialize)]
 struct LogInstance {
+    #[serde(rename = "hashAlgorithm", alias = "hash_algorithm")]
+    hash_algorithm: Option<String>,
     #[serde(rename = "publicKey", alias = "public_key")]
     public_key: Option<LogPublicKey>,
     #[serde(rename = "logId", alias = "log_id")]
@@ -252,6 +254,14 @@ fn authority(authority: Authority) -> Result<CertificateAuthority, String> {
 }
 
 fn log(instance: LogInstance) -> Result<LogKey, String> {
+    // The Merkle tree's hash; sigstore-go refuses any other (or none), and so does this reader.
+    let hash = instance.hash_algorithm.as_deref().unwrap_or("");
+    if hash != "SHA2_256" {
+        return Err(format!(
+            ".hashAlgorithm: `{}`, not `SHA2_256`",
+            escape::text(hash)
+        ));
+    }
     let public_key = instance.public_key.ok_or(".publicKey: missing")?;
     // A DER SubjectPublicKeyInfo of an RSA 4096-bit key is about 550 bytes.
     let spki = base64_field(public_key.raw_bytes.as_deref(), 16 * 1024)
@@ -631,6 +641,19 @@ mod tests {
         refused(
             |d| d["tlogs"][0]["logId"]["keyId"] = json!(""),
             "`tlogs[0]`.logId.keyId: empty",
+        );
+        refused(
+            |d| d["tlogs"][0]["hashAlgorithm"] = json!("SHA2_384"),
+            "`tlogs[0]`.hashAlgorithm: `SHA2_384`, not `SHA2_256`",
+        );
+        refused(
+            |d| {
+                d["tlogs"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("hashAlgorithm");
+            },
+            "`tlogs[0]`.hashAlgorithm: ``, not `SHA2_256`",
         );
     }
 
