@@ -476,6 +476,31 @@ mod tests {
     }
 
     #[test]
+    fn hostile_json_is_refused_or_read_past_within_the_bound() {
+        // Nesting far deeper than serde_json's recursion limit: refused, no stack overflow.
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(
+            TrustedRoot::parse(deep.as_bytes())
+                .unwrap_err()
+                .contains("not a Sigstore trusted root")
+        );
+        let mut document = fixture();
+        document["ctlogs"] = json!([[[[[[[[{"a": [1, 2, 3]}]]]]]]]]);
+        document["timestampAuthorities"] = Value::Array(vec![json!({"x": "y"}); 50_000]);
+        assert!(serde_json::to_vec(&document).unwrap().len() < MAX_FILE as usize);
+        TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        // A field of the wrong kind is refused, not guessed at.
+        refused(
+            |d| d["tlogs"] = json!({"0": {}}),
+            "not a Sigstore trusted root",
+        );
+        refused(
+            |d| d["certificateAuthorities"][0]["validFor"]["start"] = json!(1_600_000_000),
+            "not a Sigstore trusted root",
+        );
+    }
+
+    #[test]
     fn what_is_not_a_trusted_root_is_refused() {
         assert!(
             TrustedRoot::parse(b"{")
