@@ -90,8 +90,13 @@ impl TrustedRoot {
                 json.len()
             ));
         }
-        let document: Document = serde_json::from_slice(json)
-            .map_err(|e| format!("not a Sigstore trusted root (protobuf JSON): {e}"))?;
+        let document: Document = serde_json::from_slice(json).map_err(|e| {
+            // serde's message quotes what it found: escaped like everything from outside.
+            format!(
+                "not a Sigstore trusted root (protobuf JSON): {}",
+                escape::text(&e.to_string())
+            )
+        })?;
         let media_type = document.media_type.as_deref().unwrap_or("");
         if !MEDIA_TYPES.contains(&media_type) {
             return Err(format!(
@@ -139,11 +144,12 @@ impl TrustedRoot {
     /// Reads and parses the file at `path` (bounded).
     pub fn read(path: &Path) -> Result<TrustedRoot, String> {
         use std::io::Read as _;
-        let file = fs_err::File::open(path).map_err(|e| e.to_string())?;
+        let unreadable = |e: std::io::Error| escape::text(&e.to_string()).to_string();
+        let file = fs_err::File::open(path).map_err(unreadable)?;
         let mut json = Vec::new();
         file.take(MAX_FILE + 1)
             .read_to_end(&mut json)
-            .map_err(|e| e.to_string())?;
+            .map_err(unreadable)?;
         if json.len() as u64 > MAX_FILE {
             return Err(format!("a trusted root over the {MAX_FILE}-byte limit"));
         }
@@ -527,6 +533,13 @@ mod tests {
             "`mediaType`",
         );
         refused(|d| d["mediaType"] = json!("a\u{1b}[8m"), "a\\u{1b}[8m");
+        // What serde quotes is escaped too.
+        let error = TrustedRoot::parse(b"{\"tlogs\": \"\\u202e\\u001b[8m\"}").unwrap_err();
+        assert!(error.contains("invalid type: string"), "{error:?}");
+        assert!(
+            !error.contains('\u{202e}') && !error.contains('\u{1b}'),
+            "{error:?}"
+        );
     }
 
     #[test]
