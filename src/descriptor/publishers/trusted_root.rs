@@ -28,7 +28,6 @@ use std::path::Path;
 
 use base64::Engine as _;
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 
 use crate::support::escape;
 
@@ -157,7 +156,8 @@ impl TrustedRoot {
     }
 }
 
-/// The trusted root as protobuf JSON spells it (what is read; the rest is read past).
+/// The trusted root as protobuf JSON spells it: what is read. The rest (`ctlogs`,
+/// `timestampAuthorities`, `subject`, `uri`, `keyDetails`, …) is read past without being held.
 #[derive(Deserialize)]
 struct Document {
     #[serde(rename = "mediaType", alias = "media_type")]
@@ -165,11 +165,6 @@ struct Document {
     tlogs: Option<Vec<LogInstance>>,
     #[serde(rename = "certificateAuthorities", alias = "certificate_authorities")]
     certificate_authorities: Option<Vec<Authority>>,
-    #[allow(dead_code)]
-    ctlogs: Option<IgnoredAny>,
-    #[allow(dead_code)]
-    #[serde(rename = "timestampAuthorities", alias = "timestamp_authorities")]
-    timestamp_authorities: Option<IgnoredAny>,
 }
 
 #[derive(Deserialize)]
