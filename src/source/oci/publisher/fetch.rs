@@ -138,8 +138,9 @@ pub fn fetch(request: &MaterialRequest<'_>) -> Result<SignatureMaterial, PullErr
     })
 }
 
-/// [`fetch`] as one future, on a tokio runtime with I/O and time enabled.
-async fn fetch_async(request: &MaterialRequest<'_>) -> Result<SignatureMaterial, PullError> {
+/// [`fetch`] as one future, on a tokio runtime with I/O and time enabled: a caller that already
+/// runs one (a pull and its signatures under one deadline) awaits it within its own deadline.
+pub async fn fetch_async(request: &MaterialRequest<'_>) -> Result<SignatureMaterial, PullError> {
     let reference = request.reference;
     let Some(hex) = reference
         .digest

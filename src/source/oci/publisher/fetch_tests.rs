@@ -1409,3 +1409,89 @@ fn a_docker_v2_signature_manifest_is_read() {
 fn the_most_bytes_one_fetch_reads_is_the_documented_figure() {
     assert_eq!(MAX_FETCHED_BYTES, 18_350_080);
 }
+
+#[test]
+fn what_the_registry_names_is_escaped_in_messages() {
+    let hostile = "application/x\u{1b}[2J\u{7}\nforged: line";
+    let mut content = Content::default();
+    content.routes.insert(
+        sig_path(),
+        Reply::json(&json!({"schemaVersion": 2, "mediaType": hostile, "layers": []})),
+    );
+    let message = refused(content.serve().fetch(), DistributionCode::MalformedImage);
+    assert!(!message.contains(['\u{1b}', '\u{7}', '\n']), "{message:?}");
+    // A bundle layer's media type, a referrer's subject.
+    let mut content = Content::default();
+    let mut layer = content.blob(b"{}");
+    layer["mediaType"] = json!(hostile);
+    let manifest = referrer_manifest(BUNDLE_V03, &[layer], &pinned());
+    let descriptor = content.referrer(&manifest, BUNDLE_V03);
+    content.referrers_api(vec![descriptor]);
+    let message = refused(content.serve().fetch(), DistributionCode::MalformedImage);
+    assert!(!message.contains(['\u{1b}', '\u{7}', '\n']), "{message:?}");
+    let mut content = Content::default();
+    let manifest = referrer_manifest(BUNDLE_V03, &[], hostile);
+    let descriptor = content.referrer(&manifest, BUNDLE_V03);
+    content.referrers_api(vec![descriptor]);
+    let message = refused(content.serve().fetch(), DistributionCode::MalformedImage);
+    assert!(!message.contains(['\u{1b}', '\u{7}', '\n']), "{message:?}");
+}
+
+#[test]
+fn deeply_nested_json_within_the_bound_is_refused_not_overflowed() {
+    let depth = 100_000;
+    let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let mut content = Content::default();
+    content
+        .routes
+        .insert(sig_path(), Reply::bytes(200, nested.clone()));
+    refused(content.serve().fetch(), DistributionCode::MalformedImage);
+    let mut content = Content::default();
+    content.routes.insert(
+        referrers_path(),
+        Reply::bytes(200, nested).header("Content-Type", MEDIA_INDEX),
+    );
+    refused(content.serve().fetch(), DistributionCode::MalformedImage);
+}
+
+#[test]
+fn descriptors_without_a_sha256_digest_or_a_size_are_refused() {
+    let payload = simple_signing_payload();
+    let good = digest(&payload);
+    for (digest_value, size) in [
+        (json!(good.to_uppercase()), json!(payload.len())),
+        (
+            json!(format!("sha512:{}", "a".repeat(128))),
+            json!(payload.len()),
+        ),
+        (json!(format!("{good}/../x")), json!(payload.len())),
+        (json!(null), json!(payload.len())),
+        (json!(good), json!(-1)),
+        (json!(good), json!(1.5)),
+        (json!(good), json!("12")),
+        (json!(good), json!(null)),
+    ] {
+        let mut content = Content::default();
+        content.blob(&payload);
+        sig_manifest_with_layer(
+            &mut content,
+            json!({"mediaType": SIMPLE_SIGNING, "digest": digest_value, "size": size}),
+        );
+        let message = refused(content.serve().fetch(), DistributionCode::MalformedImage);
+        assert!(message.contains("layer 0"), "{message}");
+    }
+    // The largest size JSON can say is over the bound, not an overflow.
+    let mut content = Content::default();
+    sig_manifest_with_layer(
+        &mut content,
+        json!({"mediaType": SIMPLE_SIGNING, "digest": good, "size": u64::MAX}),
+    );
+    refused(content.serve().fetch(), DistributionCode::ImageTooLarge);
+    // In the referrers index too.
+    let mut content = Content::default();
+    content.referrers_api(vec![
+        json!({"mediaType": MEDIA_MANIFEST, "digest": "sha256:x",
+                                      "size": 10, "artifactType": BUNDLE_V03}),
+    ]);
+    refused(content.serve().fetch(), DistributionCode::MalformedImage);
+}
