@@ -1149,7 +1149,9 @@ impl DistributionRegistry {
         {
             Ok(child) => child,
             Err(e) => {
-                eprintln!(
+                // The skip is said on the test's stderr (cargo test shows it).
+                let _ = writeln!(
+                    std::io::stderr(),
                     "SKIPPED: docker-registry is not installed ({e}); scripts/test installs it"
                 );
                 return None;
