@@ -24,8 +24,7 @@
 //! All together one fetch reads at most [`MAX_FETCHED_BYTES`] (17.5 MiB).
 //!
 //! An answer over a bound is `image_too_large`; a blob or manifest fetched by digest must have
-//! exactly its declared size and digest, and a manifest fetched by tag the digest the registry's
-//! `Docker-Content-Digest` names, if it names one (`digest_mismatch`); an answer that is not the
+//! exactly its declared size and digest (`digest_mismatch`); an answer that is not the
 //! JSON it must be, a payload or bundle that is not UTF-8, is `malformed_image`. Nothing the
 //! registry sent is put in a message unescaped.
 //!
@@ -114,7 +113,6 @@ const PREDICATE_ANNOTATION: &str = "dev.sigstore.bundle.predicateType";
 /// The predicate type of cosign v3's signature of an image (`cosign sign`).
 const COSIGN_SIGN_PREDICATE: &str = "https://sigstore.dev/cosign/sign/v1";
 const MEDIA_DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
-const DOCKER_CONTENT_DIGEST: &str = "docker-content-digest";
 
 /// What to fetch the signature material of.
 pub struct MaterialRequest<'a> {
@@ -504,8 +502,11 @@ impl Fetcher<'_> {
         Ok(())
     }
 
-    /// The manifest or index at `tag`, at most `bound` bytes and equal to the digest the
-    /// registry names for it, if it names one; `None` when there is no such tag (404).
+    /// The manifest or index at `tag`, at most `bound` bytes; `None` when there is no such tag
+    /// (404). Its `Docker-Content-Digest` is not relied on (nothing here is named by the tag's
+    /// digest: the layers and referrers it lists are checked against their own digests, and the
+    /// signatures bind the pinned digest), as go-containerregistry does not check it for tags:
+    /// registries get it wrong.
     async fn at_tag(
         &mut self,
         tag: &str,
@@ -522,34 +523,7 @@ impl Fetcher<'_> {
             return Ok(None);
         }
         let response = self.session.judge(response, bound, what)?;
-        let named = match response.headers().get(DOCKER_CONTENT_DIGEST) {
-            None => None,
-            Some(value) => Some(
-                value
-                    .to_str()
-                    .ok()
-                    .filter(|v| is_sha256_digest(v))
-                    .map(str::to_owned)
-                    .ok_or_else(|| {
-                        self.malformed(format!(
-                            "the registry's `Docker-Content-Digest` for {what} is not `sha256:` and 64 lowercase hex digits"
-                        ))
-                    })?,
-            ),
-        };
         let body = self.session.read_body(response, bound, what).await?;
-        if let Some(named) = named {
-            let digest = sha256(&body);
-            if named != digest {
-                return Err(fail(
-                    DistributionCode::DigestMismatch,
-                    format!(
-                        "the registry names {what} of {} {named}, but its bytes have digest {digest}",
-                        self.reference
-                    ),
-                ));
-            }
-        }
         Ok(Some(body))
     }
 
