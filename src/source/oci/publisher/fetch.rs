@@ -432,37 +432,36 @@ impl Fetcher<'_> {
         Ok(descriptors)
     }
 
-    /// The URL of the next page of the referrers index, from the answer's `Link` header (at
-    /// `url`): on the registry's origin.
+    /// The URL of the next page of the referrers index, from the answer's `Link` header(s) (at
+    /// `url`; RFC 8288): the one link whose `rel` is `next`, on the registry's origin; other
+    /// links (`prev`, …) are ignored.
     fn next_page(&self, url: &str, headers: &HeaderMap) -> Result<Option<String>, PullError> {
-        let mut links = headers.get_all(LINK).iter();
-        let Some(link) = links.next() else {
-            return Ok(None);
-        };
         let malformed = || {
             self.malformed(
-                "the referrers index's `Link` header is not one `<URL>; rel=\"next\"` on the registry's origin"
+                "the referrers index's `Link` header is not `<URL>; rel=\"next\"` on the registry's origin, once"
                     .to_owned(),
             )
         };
-        if links.next().is_some() {
-            return Err(malformed());
+        let mut next = None;
+        for value in headers.get_all(LINK) {
+            let value = value.to_str().map_err(|_| malformed())?;
+            for (target, params) in links(value).ok_or_else(malformed)? {
+                if !params.iter().any(|(name, value)| {
+                    name.eq_ignore_ascii_case("rel")
+                        && value
+                            .split_ascii_whitespace()
+                            .any(|rel| rel.eq_ignore_ascii_case("next"))
+                }) {
+                    continue;
+                }
+                if next.replace(target).is_some() {
+                    return Err(malformed());
+                }
+            }
         }
-        let link = link.to_str().map_err(|_| malformed())?;
-        let (target, params) = link
-            .trim()
-            .strip_prefix('<')
-            .and_then(|rest| rest.split_once('>'))
-            .ok_or_else(malformed)?;
-        let is_next = params.split(';').any(|param| {
-            param
-                .trim()
-                .strip_prefix("rel=")
-                .is_some_and(|rel| rel.trim_matches('"') == "next")
-        });
-        if !is_next {
+        let Some(target) = next else {
             return Ok(None);
-        }
+        };
         let here = Url::parse(url).map_err(|_| malformed())?;
         let next = here.join(target).map_err(|_| malformed())?;
         if Origin::of(&next).is_none() || Origin::of(&next) != Origin::of(&here) {
@@ -655,6 +654,29 @@ fn optional_string<'v>(
         Some(Value::String(value)) => Ok(Some(value)),
         Some(_) => Err(()),
     }
+}
+
+/// The links of one `Link` header value (RFC 8288): each `<target>` and its parameters (name,
+/// value unquoted); `None` when it is not of that form.
+fn links(value: &str) -> Option<Vec<(&str, Vec<(&str, &str)>)>> {
+    let mut found = Vec::new();
+    let mut rest = value.trim();
+    while !rest.is_empty() {
+        let (target, after) = rest.strip_prefix('<')?.split_once('>')?;
+        // The parameters run to the next link (`, <`) or the end.
+        let (params, next) = match after.find(", <").or_else(|| after.find(",<")) {
+            Some(at) => (&after[..at], &after[at + 1..]),
+            None => (after, ""),
+        };
+        let mut parsed = Vec::new();
+        for param in params.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, value) = param.split_once('=')?;
+            parsed.push((name.trim(), value.trim().trim_matches('"')));
+        }
+        found.push((target, parsed));
+        rest = next.trim();
+    }
+    Some(found)
 }
 
 /// Whether an answer of the referrers API says the registry has none: 404 (the distribution

@@ -1495,3 +1495,54 @@ fn descriptors_without_a_sha256_digest_or_a_size_are_refused() {
     ]);
     refused(content.serve().fetch(), DistributionCode::MalformedImage);
 }
+
+#[test]
+fn the_next_link_is_found_among_others() {
+    let mut content = Content::default();
+    let first = content.bundle_referrer(BUNDLE_V03, b"{\"page\":1}");
+    let second = content.bundle_referrer(BUNDLE_V03, b"{\"page\":2}");
+    content.routes.insert(
+        referrers_path(),
+        Reply::json(&index(vec![first]))
+            .header("Content-Type", MEDIA_INDEX)
+            .header(
+                "Link",
+                &format!(
+                    "<{0}?prev>; rel=\"prev\", <{0}?p=2>; title=\"a, b\"; rel=\"next\"",
+                    referrers_path()
+                ),
+            ),
+    );
+    content.routes.insert(
+        format!("{}?p=2", referrers_path()),
+        Reply::json(&index(vec![second]))
+            .header("Content-Type", MEDIA_INDEX)
+            .header("Link", &format!("<{}>; rel=\"prev\"", referrers_path())),
+    );
+    let server = content.serve();
+    let material = server.fetch().unwrap();
+    assert_eq!(material.bundles.len(), 2);
+    assert!(!server.requested(&format!("{}?prev", referrers_path())));
+}
+
+#[test]
+fn two_next_links_or_a_malformed_link_are_refused() {
+    for link in [
+        format!(
+            "<{0}?a>; rel=\"next\", <{0}?b>; rel=\"next\"",
+            referrers_path()
+        ),
+        format!("{}?a; rel=\"next\"", referrers_path()),
+        format!("<{}?a>; rel", referrers_path()),
+    ] {
+        let mut content = Content::default();
+        content.routes.insert(
+            referrers_path(),
+            Reply::json(&index(Vec::new()))
+                .header("Content-Type", MEDIA_INDEX)
+                .header("Link", &link),
+        );
+        let message = refused(content.serve().fetch(), DistributionCode::MalformedImage);
+        assert!(message.contains("`Link`"), "{link}: {message}");
+    }
+}
