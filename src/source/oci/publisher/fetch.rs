@@ -445,7 +445,7 @@ impl Fetcher<'_> {
         let mut next = None;
         for value in headers.get_all(LINK) {
             let value = value.to_str().map_err(|_| malformed())?;
-            for (target, params) in links(value).ok_or_else(malformed)? {
+            for Link { target, params } in links(value).ok_or_else(malformed)? {
                 if !params.iter().any(|(name, value)| {
                     name.eq_ignore_ascii_case("rel")
                         && value
@@ -656,9 +656,16 @@ fn optional_string<'v>(
     }
 }
 
-/// The links of one `Link` header value (RFC 8288): each `<target>` and its parameters (name,
-/// value unquoted); `None` when it is not of that form.
-fn links(value: &str) -> Option<Vec<(&str, Vec<(&str, &str)>)>> {
+/// One link of a `Link` header (RFC 8288).
+struct Link<'a> {
+    /// Between `<` and `>`.
+    target: &'a str,
+    /// Its parameters: name, value unquoted.
+    params: Vec<(&'a str, &'a str)>,
+}
+
+/// The links of one `Link` header value; `None` when it is not of that form.
+fn links(value: &str) -> Option<Vec<Link<'_>>> {
     let mut found = Vec::new();
     let mut rest = value.trim();
     while !rest.is_empty() {
@@ -673,7 +680,10 @@ fn links(value: &str) -> Option<Vec<(&str, Vec<(&str, &str)>)>> {
             let (name, value) = param.split_once('=')?;
             parsed.push((name.trim(), value.trim().trim_matches('"')));
         }
-        found.push((target, parsed));
+        found.push(Link {
+            target,
+            params: parsed,
+        });
         rest = next.trim();
     }
     Some(found)
