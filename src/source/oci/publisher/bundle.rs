@@ -112,8 +112,6 @@ pub enum Content {
 /// A bundle, read.
 #[derive(Debug, Clone)]
 pub struct Read {
-    /// Its version.
-    pub version: Version,
     /// The verification material.
     pub material: Material,
     /// The log entries (at most [`MAX_LOG_ENTRIES`]).
@@ -355,7 +353,6 @@ impl Read {
             .get("verificationMaterial")
             .ok_or("the bundle has no `verificationMaterial`")?;
         let read = Read {
-            version,
             material: Self::material(material, version)?,
             entries: Self::entries(material, version)?,
             content: Self::content(&value)?,

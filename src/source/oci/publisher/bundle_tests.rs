@@ -18,7 +18,7 @@ fn fixture_path(name: &str) -> String {
 }
 
 fn fixture_text(name: &str) -> String {
-    std::fs::read_to_string(fixture_path(name)).unwrap()
+    fs_err::read_to_string(fixture_path(name)).unwrap()
 }
 
 fn meta() -> serde_json::Value {

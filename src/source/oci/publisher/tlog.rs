@@ -460,15 +460,16 @@ fn body_is_about(body: &[u8], signed: Signed<'_>) -> Result<(), (Rejection, Stri
         }
         (
             Signed::Dsse {
+                payload_type,
                 payload,
                 signature,
                 verifier_der,
-                ..
             },
             Some("dsse"),
             Some("0.0.1"),
         ) => {
-            expect_sha256(spec.get("payloadHash"), &Sha256::digest(payload), "payload")?;
+            let what = format!("`{}` payload", escape::text(payload_type));
+            expect_sha256(spec.get("payloadHash"), &Sha256::digest(payload), &what)?;
             let signatures = spec
                 .get("signatures")
                 .and_then(serde_json::Value::as_array)

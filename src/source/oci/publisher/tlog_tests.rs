@@ -458,7 +458,7 @@ fn fixture_root(name: &str) -> TrustedRoot {
         "{}/tests/fixtures/sigstore/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
-    let root: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let root: serde_json::Value = serde_json::from_slice(&fs_err::read(path).unwrap()).unwrap();
     let decode = |v: &serde_json::Value| {
         base64::engine::general_purpose::STANDARD
             .decode(v.as_str().unwrap())
@@ -483,13 +483,13 @@ fn fixture(name: &str) -> serde_json::Value {
         "{}/tests/fixtures/sigstore/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    serde_json::from_slice(&fs_err::read(path).unwrap()).unwrap()
 }
 
 #[test]
 fn the_entries_sigstore_js_wrote_against_the_mock_log_verify() {
     let root = fixture_root("trusted_root.json");
-    let payload = std::fs::read(format!(
+    let payload = fs_err::read(format!(
         "{}/tests/fixtures/sigstore/payload.json",
         env!("CARGO_MANIFEST_DIR")
     ))
@@ -543,7 +543,7 @@ fn the_entries_sigstore_js_wrote_against_the_mock_log_verify() {
         LogEntry::from_bundle_json(&bundle["verificationMaterial"]["tlogEntries"][0]).unwrap();
     let leaf = decode(&bundle["verificationMaterial"]["certificate"]["rawBytes"]);
     let signature = decode(&bundle["messageSignature"]["signature"]);
-    let payload = std::fs::read(format!(
+    let payload = fs_err::read(format!(
         "{}/tests/fixtures/sigstore/payload.json",
         env!("CARGO_MANIFEST_DIR")
     ))
