@@ -16,6 +16,8 @@ pub mod fetch;
 pub mod keyless;
 pub mod material;
 pub mod pem;
+#[cfg(test)]
+mod sigstore_python_tests;
 pub mod simple_signing;
 #[cfg(test)]
 mod test_support;
