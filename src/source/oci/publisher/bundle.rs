@@ -130,9 +130,17 @@ pub fn judge(
 ) -> Result<Signer, (Rejection, String)> {
     let read = Read::parse(bundle).map_err(|e| (Rejection::Malformed, e))?;
     binds(&read.content, pinned)?;
+    judge_signature(&read, policy)
+}
+
+/// Steps 3 and 4 on a bundle read: who signed it, whatever it binds.
+pub(super) fn judge_signature(
+    read: &Read,
+    policy: &PublisherPolicy,
+) -> Result<Signer, (Rejection, String)> {
     match &read.material {
-        Material::Certificate { leaf, chain } => judge_keyless(&read, leaf, chain, policy),
-        Material::PublicKey => judge_key(&read, policy),
+        Material::Certificate { leaf, chain } => judge_keyless(read, leaf, chain, policy),
+        Material::PublicKey => judge_key(read, policy),
     }
 }
 

@@ -9,6 +9,8 @@
 
 pub mod bundle;
 pub mod certificate;
+#[cfg(test)]
+mod conformance_tests;
 pub mod cosign_v2;
 pub mod dsse;
 #[cfg(feature = "oci")]
