@@ -8,3 +8,5 @@
 pub mod layout;
 #[cfg(feature = "oci")]
 pub mod registry;
+#[cfg(feature = "oci")]
+pub mod sign;

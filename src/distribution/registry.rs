@@ -4,6 +4,7 @@
 //! `plain_http` (a registry on a trusted network or loopback). A registry that cannot be reached
 //! or answers 5xx is a retryable failure; a refusal (credentials, a bad name) is not.
 
+use base64::Engine as _;
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::OciDistributionError;
 use oci_client::secrets::RegistryAuth;
@@ -12,7 +13,9 @@ use oci_client::{Client, Reference, RegistryOperation};
 use crate::source::oci::MEDIA_MANIFEST;
 use crate::source::oci::challenge::{self, TokenRealmError};
 use crate::source::oci::credentials::{self, FoundCredentials};
+use crate::source::oci::image::sha256;
 use crate::source::oci::image::{Blob, Image};
+use crate::source::oci::pull::MAX_MANIFEST_BYTES;
 use crate::source::origin::Origin;
 use crate::support::escape;
 
@@ -132,11 +135,32 @@ pub fn push(
     runtime.block_on(push_async(image, destination, plain_http))
 }
 
-async fn push_async(
-    image: &Image,
-    destination: &Destination,
-    plain_http: bool,
-) -> Result<String, UploadError> {
+/// The Docker image manifest media type (a `.sig` image cosign wrote with Docker media types).
+const MEDIA_DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
+
+/// A client authenticated for pushing to one destination.
+struct Connection {
+    client: Client,
+    /// For the bounded reads oci-client does not bound (an existing `.sig` image); it drops
+    /// `Authorization` on a redirect to another origin.
+    http: reqwest::Client,
+    registry: String,
+    found: FoundCredentials,
+    /// What `Authorization` a request made outside oci-client carries: the bearer token oci-client
+    /// obtained, or the Basic credentials it would send.
+    authorization: Option<String>,
+    scheme: &'static str,
+}
+
+impl Connection {
+    fn classify(&self, e: OciDistributionError) -> UploadError {
+        classify(&self.registry, &self.found, e)
+    }
+}
+
+/// Connects to `destination`'s registry and authenticates for a push (credentials checked
+/// against the token realm first).
+async fn connect(destination: &Destination, plain_http: bool) -> Result<Connection, UploadError> {
     let registry = destination.registry().to_owned();
     // The one registry `--to` names: a SKILLFOLD_REGISTRY_AUTH naming no registry is for it.
     let origin = Origin::registry(&registry, plain_http);
@@ -182,12 +206,46 @@ async fn push_async(
         }
     }
     let client = Client::new(config);
-    let classify = |e: OciDistributionError| classify(&registry, &found, e);
-    let reference = &destination.reference;
-    client
-        .auth(reference, &auth, RegistryOperation::Push)
+    let token = client
+        .auth(&destination.reference, &auth, RegistryOperation::Push)
         .await
-        .map_err(classify)?;
+        .map_err(|e| classify(&registry, &found, e))?;
+    let authorization = match (token, found.credentials()) {
+        (Some(token), _) => Some(format!("Bearer {token}")),
+        (None, Some(c)) => Some(format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", c.user, c.password))
+        )),
+        (None, None) => None,
+    };
+    let http = reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .read_timeout(std::time::Duration::from_secs(60))
+        .redirect(reqwest::redirect::Policy::limited(5))
+        .build()
+        .map_err(|e| UploadError::Unavailable {
+            registry: registry.clone(),
+            reason: escape::text(&e.to_string()).to_string(),
+        })?;
+    Ok(Connection {
+        client,
+        http,
+        registry,
+        found,
+        authorization,
+        scheme: if plain_http { "http" } else { "https" },
+    })
+}
+
+async fn push_async(
+    image: &Image,
+    destination: &Destination,
+    plain_http: bool,
+) -> Result<String, UploadError> {
+    let connection = connect(destination, plain_http).await?;
+    let client = &connection.client;
+    let classify = |e: OciDistributionError| connection.classify(e);
+    let reference = &destination.reference;
     let blobs: Vec<&Blob> = image
         .layers
         .iter()
@@ -221,6 +279,197 @@ async fn push_async(
         .await
         .map_err(classify)?;
     Ok(image.manifest.digest.clone())
+}
+
+/// A signature pushed beside an image (`push --sign-key`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushedSignature {
+    /// The `.sig` tag: `sha256-<hex>.sig`.
+    pub tag: String,
+    /// The digest of the `.sig` manifest now at the tag.
+    pub manifest_digest: String,
+    /// Whether a layer with the same payload already held a signature by this key (nothing
+    /// pushed, as cosign does).
+    pub already_signed: bool,
+}
+
+/// Pushes `key`'s cosign signature of the image `digest` (just pushed to `destination`) at the
+/// image's `sha256-<hex>.sig` tag, appended to the `.sig` image already there if any.
+pub fn push_signature(
+    destination: &Destination,
+    plain_http: bool,
+    digest: &str,
+    key: &crate::distribution::sign::SigningKey,
+) -> Result<PushedSignature, UploadError> {
+    crate::source::tls::install_provider();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UploadError::Unavailable {
+            registry: destination.registry().to_owned(),
+            reason: escape::text(&e.to_string()).to_string(),
+        })?;
+    runtime.block_on(push_signature_async(destination, plain_http, digest, key))
+}
+
+async fn push_signature_async(
+    destination: &Destination,
+    plain_http: bool,
+    digest: &str,
+    key: &crate::distribution::sign::SigningKey,
+) -> Result<PushedSignature, UploadError> {
+    use crate::distribution::sign;
+    let connection = connect(destination, plain_http).await?;
+    let refused = |reason: String| UploadError::Refused {
+        registry: connection.registry.clone(),
+        reason,
+    };
+    let layer =
+        sign::SignatureLayer::new(key, &destination.repository(), digest).map_err(&refused)?;
+    let tag = sign::signature_tag(digest);
+    let reference = &destination.reference;
+    let base = format!(
+        "{}://{}/v2/{}",
+        connection.scheme,
+        reference.registry(),
+        reference.repository()
+    );
+    let accept = [MEDIA_MANIFEST, MEDIA_DOCKER_MANIFEST].join(", ");
+    let existing = bounded_get(
+        &connection,
+        &format!("{base}/manifests/{tag}"),
+        Some(&accept),
+        MAX_MANIFEST_BYTES,
+        "the existing signature manifest",
+    )
+    .await?;
+    let image = match existing {
+        None => sign::new_signature_image(&layer),
+        Some(manifest) => match sign::existing(&manifest, &layer, key.public_key())
+            .map_err(refused)?
+        {
+            sign::Existing::AlreadySigned => {
+                return Ok(PushedSignature {
+                    tag,
+                    manifest_digest: sha256(&manifest),
+                    already_signed: true,
+                });
+            }
+            sign::Existing::Append {
+                config_digest,
+                config_size,
+            } => {
+                let config = bounded_get(
+                    &connection,
+                    &format!("{base}/blobs/{config_digest}"),
+                    None,
+                    config_size,
+                    "the existing signature config",
+                )
+                .await?
+                .ok_or_else(|| refused("the existing signature config is missing".to_owned()))?;
+                sign::append_signature(&manifest, &config, &layer).map_err(refused)?
+            }
+        },
+    };
+    let client = &connection.client;
+    let classify = |e: OciDistributionError| connection.classify(e);
+    for (bytes, blob_digest) in [
+        (layer.payload.clone(), sha256(&layer.payload)),
+        (image.config.clone(), sha256(&image.config)),
+    ] {
+        if !client
+            .blob_exists(reference, &blob_digest)
+            .await
+            .map_err(classify)?
+        {
+            client
+                .push_blob(reference, bytes, &blob_digest)
+                .await
+                .map_err(classify)?;
+        }
+    }
+    let target = Reference::with_tag(
+        reference.registry().to_owned(),
+        reference.repository().to_owned(),
+        tag.clone(),
+    );
+    let content_type = reqwest::header::HeaderValue::from_str(&image.media_type).map_err(|_| {
+        refused("the existing signature manifest's media type is not a header value".to_owned())
+    })?;
+    let manifest_digest = sha256(&image.manifest);
+    client
+        .push_manifest_raw(&target, image.manifest.clone(), content_type)
+        .await
+        .map_err(classify)?;
+    Ok(PushedSignature {
+        tag,
+        manifest_digest,
+        already_signed: false,
+    })
+}
+
+/// GETs `url` with the connection's authorization: `None` when the registry has nothing there
+/// (404), else the body, refused over `bound` bytes before more is read.
+async fn bounded_get(
+    connection: &Connection,
+    url: &str,
+    accept: Option<&str>,
+    bound: u64,
+    what: &str,
+) -> Result<Option<Vec<u8>>, UploadError> {
+    use reqwest::header::{ACCEPT, AUTHORIZATION};
+    let registry = connection.registry.clone();
+    let unavailable = |e: reqwest::Error| UploadError::Unavailable {
+        registry: registry.clone(),
+        reason: format!("{what}: {}", escape::text(&e.to_string())),
+    };
+    let refused = |reason: String| UploadError::Refused {
+        registry: registry.clone(),
+        reason: format!("{what}: {reason}"),
+    };
+    let mut request = connection.http.get(url);
+    if let Some(accept) = accept {
+        request = request.header(ACCEPT, accept);
+    }
+    if let Some(authorization) = &connection.authorization {
+        request = request.header(AUTHORIZATION, authorization);
+    }
+    let mut response = request.send().await.map_err(unavailable)?;
+    let status = response.status();
+    if status == reqwest::StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
+    if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+        return Err(UploadError::Denied {
+            registry: registry.clone(),
+            source_of_credentials: connection.found.describe(),
+            reason: format!("{what}: HTTP {status}"),
+        });
+    }
+    if status.is_server_error() {
+        return Err(UploadError::Unavailable {
+            registry: registry.clone(),
+            reason: format!("{what}: HTTP {status}"),
+        });
+    }
+    if !status.is_success() {
+        return Err(refused(format!("HTTP {status}")));
+    }
+    if response
+        .content_length()
+        .is_some_and(|length| length > bound)
+    {
+        return Err(refused(format!("over {bound} bytes")));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(unavailable)? {
+        if (body.len() + chunk.len()) as u64 > bound {
+            return Err(refused(format!("over {bound} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
 }
 
 /// Whether the credentials `found` for the registry at `origin` may go to the token `realm` its

@@ -46,6 +46,27 @@ pub struct PushOptions {
     pub target: PushTarget,
     /// The platform recorded in the image config.
     pub platform: Platform,
+    /// Sign the pushed image with this cosign key (`--sign-key`; a registry target only): the
+    /// signature goes to the image's `sha256-<hex>.sig` tag in the cosign v2 layout.
+    #[cfg(feature = "oci")]
+    pub sign_key: Option<Arc<crate::distribution::sign::SigningKey>>,
+}
+
+/// The cosign signature pushed beside the image.
+#[cfg(feature = "oci")]
+#[derive(Debug, Clone, Serialize)]
+pub struct PushedSignature {
+    /// `REGISTRY/REPOSITORY:sha256-<hex>.sig`.
+    pub reference: String,
+    /// The tag, `sha256-<hex>.sig`.
+    pub tag: String,
+    /// The digest of the `.sig` manifest at the tag.
+    pub manifest_digest: String,
+    /// The signing key's fingerprint (`sha256:` and the hex SHA-256 of its DER public key), as
+    /// `verify.cosign_key` reports it.
+    pub key: String,
+    /// Whether the tag already held a signature of this image by this key (nothing pushed).
+    pub already_signed: bool,
 }
 
 /// One bundle of the image.
@@ -76,6 +97,10 @@ pub struct PushReport {
     pub tag: Option<String>,
     /// The bundles, by name.
     pub bundles: Vec<PushedBundle>,
+    /// The cosign signature, when `--sign-key` signed the image.
+    #[cfg(feature = "oci")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<PushedSignature>,
 }
 
 /// Why nothing was pushed.
@@ -101,6 +126,19 @@ pub enum PushError {
     #[cfg(feature = "oci")]
     #[error("{0}")]
     Registry(#[from] crate::distribution::registry::UploadError),
+    /// The image was pushed, and its signature was not.
+    #[cfg(feature = "oci")]
+    #[error("the image {reference} was pushed, but its signature was not: {source}")]
+    Signature {
+        /// The image, pinned by digest.
+        reference: String,
+        /// Why.
+        source: crate::distribution::registry::UploadError,
+    },
+    /// `--sign-key` with an OCI layout: a layout has no registry tag for the signature.
+    #[cfg(feature = "oci")]
+    #[error("--sign-key signs an image pushed to a registry (--to); an OCI layout is not signed")]
+    SignLayout,
 }
 
 impl PushError {
@@ -119,6 +157,10 @@ impl PushError {
             PushError::Layout(LayoutError::Io(_)) => DistributionCode::WriteFailed.into(),
             #[cfg(feature = "oci")]
             PushError::Registry(e) => e.code().into(),
+            #[cfg(feature = "oci")]
+            PushError::Signature { source, .. } => source.code().into(),
+            #[cfg(feature = "oci")]
+            PushError::SignLayout => crate::codes::CommandCode::InvalidUsage.into(),
         }
     }
 }
@@ -127,6 +169,10 @@ crate::support::error_code::coded_by_code!(PushError);
 
 /// Verifies the bundles and writes the image.
 pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> {
+    #[cfg(feature = "oci")]
+    if options.sign_key.is_some() && matches!(options.target, PushTarget::Layout { .. }) {
+        return Err(PushError::SignLayout);
+    }
     let runtime = match &options.agent {
         Some(agent) => Runtime::load_for(plan, Some(agent))?,
         None => Runtime::load(plan),
@@ -163,6 +209,8 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
         });
     }
     let built = image(&bundles, provenance(&snapshots).as_ref(), &options.platform);
+    #[cfg(feature = "oci")]
+    let mut signature = None;
     let (reference, digest, tag) = match &options.target {
         PushTarget::Layout { dir, tag } => {
             let digest = layout::write(dir, &built, tag.as_deref())?;
@@ -175,6 +223,25 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
         } => {
             let digest = crate::distribution::registry::push(&built, destination, *plain_http)?;
             let reference = format!("{}@{digest}", destination.repository());
+            if let Some(key) = &options.sign_key {
+                let pushed = crate::distribution::registry::push_signature(
+                    destination,
+                    *plain_http,
+                    &digest,
+                    key,
+                )
+                .map_err(|source| PushError::Signature {
+                    reference: reference.clone(),
+                    source,
+                })?;
+                signature = Some(PushedSignature {
+                    reference: format!("{}:{}", destination.repository(), pushed.tag),
+                    tag: pushed.tag,
+                    manifest_digest: pushed.manifest_digest,
+                    key: key.public_key().fingerprint(),
+                    already_signed: pushed.already_signed,
+                });
+            }
             (reference, digest, destination.tag().map(str::to_owned))
         }
     };
@@ -193,6 +260,8 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
                 size: l.blob.size(),
             })
             .collect(),
+        #[cfg(feature = "oci")]
+        signature,
     })
 }
 

@@ -41,6 +41,8 @@ mod pin;
 mod prepare;
 mod public_errors;
 mod push;
+#[cfg(feature = "oci")]
+mod push_sign;
 #[cfg(feature = "git")]
 mod review_path;
 #[cfg(all(feature = "oci", feature = "git"))]

@@ -61,6 +61,23 @@ pub struct PushArgs {
     #[arg(long, value_name = "OS/ARCH", default_value = "linux/amd64", value_parser = parse_platform)]
     platform: Platform,
 
+    /// Sign the pushed image with this cosign private key, as `cosign sign --key FILE` does: the
+    /// signature goes to the image's `sha256-<hex>.sig` tag (cosign's v2 layout, which every cosign
+    /// verifies), appended to the signatures already there. FILE is what `cosign
+    /// generate-key-pair` writes (an `ENCRYPTED SIGSTORE PRIVATE KEY`, or the older `ENCRYPTED
+    /// COSIGN PRIVATE KEY`; its password from COSIGN_PASSWORD, which may be empty but must be
+    /// set), or an unencrypted PKCS#8 `PRIVATE KEY`; ECDSA P-256 only. The key is read before
+    /// anything is pushed. Registry only (`--to`): an OCI layout has no tag for the signature and
+    /// is refused; sign it with cosign once it is copied to a registry.
+    #[cfg(feature = "oci")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "to",
+        conflicts_with = "oci_layout"
+    )]
+    sign_key: Option<PathBuf>,
+
     /// Print the report as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -108,10 +125,29 @@ pub fn run(args: PushArgs) -> Exit {
             return exit::of(code);
         }
     };
+    #[cfg(feature = "oci")]
+    let sign_key = match &args.sign_key {
+        Some(path) => {
+            use std::os::unix::ffi::OsStringExt;
+            // As cosign reads it: set (even empty) is the password; unset is refused.
+            let password = std::env::var_os("COSIGN_PASSWORD").map(OsStringExt::into_vec);
+            match crate::distribution::sign::SigningKey::read(path, password.as_deref()) {
+                Ok(key) => Some(std::sync::Arc::new(key)),
+                Err(e) => {
+                    let code = crate::codes::CommandCode::InvalidUsage;
+                    diag!("error: {e}; nothing was pushed [{code}]");
+                    return exit::of(code);
+                }
+            }
+        }
+        None => None,
+    };
     let options = PushOptions {
         agent: args.agent,
         target,
         platform: args.platform,
+        #[cfg(feature = "oci")]
+        sign_key,
     };
     match push(plan, &options) {
         Ok(report) => {
@@ -123,6 +159,19 @@ pub fn run(args: PushArgs) -> Exit {
                     b.hash,
                     b.layer,
                     b.size
+                );
+            }
+            #[cfg(feature = "oci")]
+            if let Some(signature) = &report.signature {
+                let state = if signature.already_signed {
+                    "already signed by this key"
+                } else {
+                    "signature pushed"
+                };
+                diag!(
+                    "ok: {state}: {} (key {})",
+                    crate::support::escape::text(&signature.reference),
+                    signature.key
                 );
             }
             if args.json {

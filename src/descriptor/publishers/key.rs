@@ -872,7 +872,8 @@ mod tests {
             PublicKey::from_spki_der(&off_curve).unwrap_err(),
             "an EC point not on its curve"
         );
-        assert!(PublicKey::from_spki_der(&vec![0x30; MAX_SPKI_BYTES + 1]).is_err());
+        let message = PublicKey::from_spki_der(&vec![0x30; MAX_SPKI_BYTES + 1]).unwrap_err();
+        assert_eq!(message, "a SubjectPublicKeyInfo of 4097 bytes: at most 4096");
     }
 
     #[test]

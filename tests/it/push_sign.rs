@@ -1,0 +1,464 @@
+//! `skillfold push --to … --sign-key FILE`: a cosign key file made by an independent
+//! implementation of cosign's format (`tests/cosign/cosign_key.py`: Python's `hashlib.scrypt`,
+//! PyNaCl's secretbox, `cryptography`'s keys, in a venv under the target directory) signs the
+//! pushed image; the `.sig` manifest and payload fetched back over plain HTTP from Debian's
+//! `docker-registry` are checked independently (`cryptography` and `openssl dgst -verify`), the
+//! payload binds the pushed digest, a second signature is appended and an identical one is not;
+//! and every bad key (wrong password, another curve, a tampered envelope, hostile scrypt
+//! parameters) is refused with nothing pushed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use super::push::{Lab, Registry};
+use super::support::bin::{assert_stderr_has, stderr, target_dir};
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The venv's Python with the packages `tests/cosign/requirements.txt` pins, made when missing
+/// or stale.
+fn python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let requirements = manifest_dir().join("tests/cosign/requirements.txt");
+        let wanted = fs_err::read(&requirements).expect("tests/cosign/requirements.txt");
+        let venv = target_dir().join("cosign-key-venv");
+        let python = venv.join("bin/python");
+        let stamp = venv.join("skillfold-requirements.txt");
+        if fs_err::read(&stamp).ok().as_deref() == Some(wanted.as_slice()) && python.exists() {
+            return python;
+        }
+        if venv.exists() {
+            fs_err::remove_dir_all(&venv).expect("remove the stale venv");
+        }
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+        run(Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-input",
+                "-r",
+            ])
+            .arg(&requirements));
+        fs_err::write(&stamp, &wanted).expect("write the venv stamp");
+        python
+    })
+}
+
+fn run(command: &mut Command) -> Output {
+    let out = command.output().expect("run");
+    assert!(
+        out.status.success(),
+        "{command:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `cosign_key.py ARGS` with `COSIGN_PASSWORD=password`.
+fn cosign_key(args: &[&str], password: &str) -> Output {
+    Command::new(python())
+        .arg(manifest_dir().join("tests/cosign/cosign_key.py"))
+        .args(args)
+        .env("COSIGN_PASSWORD", password)
+        .output()
+        .expect("run cosign_key.py")
+}
+
+/// A key pair made by cosign_key.py in `dir` as `NAME.key` and `NAME.pub`, with `extra` options.
+fn make_key(dir: &Path, name: &str, password: &str, extra: &[&str]) -> (PathBuf, PathBuf) {
+    let key = dir.join(format!("{name}.key"));
+    let public = dir.join(format!("{name}.pub"));
+    let mut args = vec![
+        "make",
+        key.to_str().expect("utf8"),
+        public.to_str().expect("utf8"),
+    ];
+    args.extend_from_slice(extra);
+    let made = cosign_key(&args, password);
+    assert!(made.status.success(), "{}", stderr(&made));
+    (key, public)
+}
+
+/// `skillfold push --to TO --plain-http --json --sign-key KEY` with `COSIGN_PASSWORD` as given
+/// (`None`: unset).
+fn push_signed(lab: &Lab, to: &str, key: &Path, password: Option<&str>) -> Output {
+    let config = lab.config();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skillfold"));
+    command
+        .args(["push", "-c", config.to_str().expect("utf8"), "--to", to])
+        .args(["--plain-http", "--json", "--sign-key"])
+        .arg(key)
+        .env_remove("SKILLFOLD_REGISTRY_AUTH")
+        .env_remove("COSIGN_PASSWORD")
+        .env("DOCKER_CONFIG", lab.tmp.path().join("no-docker-config"));
+    if let Some(password) = password {
+        command.env("COSIGN_PASSWORD", password);
+    }
+    command.output().expect("run skillfold")
+}
+
+/// GET `http://127.0.0.1:PORT/v2/REPO/PATH` (the registry is anonymous): the body, or `None`
+/// on 404.
+fn get(registry: &Registry, repo: &str, path: &str, accept: &str) -> Option<Vec<u8>> {
+    let out = Command::new("curl")
+        .args(["-s", "-w", "\n%{http_code}", "-H"])
+        .arg(format!("Accept: {accept}"))
+        .arg(format!(
+            "http://127.0.0.1:{}/v2/{repo}/{path}",
+            registry.port
+        ))
+        .output()
+        .expect("curl");
+    let mut body = out.stdout;
+    let split = body.iter().rposition(|&b| b == b'\n').expect("status");
+    let status = String::from_utf8(body.split_off(split + 1)).expect("utf8");
+    body.pop();
+    match status.as_str() {
+        "200" => Some(body),
+        "404" => None,
+        other => panic!("GET {path}: HTTP {other}"),
+    }
+}
+
+const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+
+fn sig_manifest(registry: &Registry, digest: &str) -> Option<Value> {
+    let tag = format!("{}.sig", digest.replace(':', "-"));
+    get(
+        registry,
+        "platform/skills",
+        &format!("manifests/{tag}"),
+        OCI_MANIFEST,
+    )
+    .map(|bytes| serde_json::from_slice(&bytes).expect("json"))
+}
+
+fn blob(registry: &Registry, digest: &str) -> Vec<u8> {
+    get(
+        registry,
+        "platform/skills",
+        &format!("blobs/{digest}"),
+        "*/*",
+    )
+    .expect("the blob")
+}
+
+/// `sha256:` and the hex SHA-256 of the DER of the PEM public key at `public` (openssl).
+fn openssl_fingerprint(public: &Path) -> String {
+    let der = run(Command::new("openssl")
+        .args(["pkey", "-pubin", "-outform", "DER", "-in"])
+        .arg(public));
+    let tmp = public.with_extension("der");
+    fs_err::write(&tmp, &der.stdout).expect("write");
+    let sum = run(Command::new("sha256sum").arg(&tmp));
+    let hex = String::from_utf8(sum.stdout).expect("utf8");
+    format!("sha256:{}", hex.split_whitespace().next().expect("hex"))
+}
+
+/// Checks every signature layer of `manifest` independently: `cryptography` (cosign_key.py
+/// verify) and `openssl dgst -sha256 -verify` with the public key of its layer, and that the
+/// payload binds `digest` and names `repository`.
+fn check_layer(
+    registry: &Registry,
+    layer: &Value,
+    public: &Path,
+    digest: &str,
+    repository: &str,
+    dir: &Path,
+) {
+    assert_eq!(
+        layer["mediaType"],
+        "application/vnd.dev.cosign.simplesigning.v1+json"
+    );
+    let payload = blob(registry, layer["digest"].as_str().expect("digest"));
+    assert_eq!(layer["size"].as_u64(), Some(payload.len() as u64));
+    // The bytes cosign writes, binding the pushed digest.
+    assert_eq!(
+        String::from_utf8(payload.clone()).expect("utf8"),
+        format!(
+            "{{\"critical\":{{\"identity\":{{\"docker-reference\":\"{repository}\"}},\"image\":{{\"docker-manifest-digest\":\"{digest}\"}},\"type\":\"cosign container image signature\"}},\"optional\":null}}"
+        )
+    );
+    let signature = layer["annotations"]["dev.cosignproject.cosign/signature"]
+        .as_str()
+        .expect("the signature annotation");
+    let payload_file = dir.join("payload.json");
+    fs_err::write(&payload_file, &payload).expect("write");
+    let verified = cosign_key(
+        &[
+            "verify",
+            public.to_str().expect("utf8"),
+            payload_file.to_str().expect("utf8"),
+            signature,
+        ],
+        "",
+    );
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+    use base64::Engine as _;
+    let signature_file = dir.join("signature.der");
+    fs_err::write(
+        &signature_file,
+        base64::engine::general_purpose::STANDARD
+            .decode(signature)
+            .expect("base64"),
+    )
+    .expect("write");
+    run(Command::new("openssl")
+        .args(["dgst", "-sha256", "-verify"])
+        .arg(public)
+        .arg("-signature")
+        .arg(&signature_file)
+        .arg(&payload_file));
+    // A flipped payload byte does not verify (the oracle refuses too).
+    let mut tampered = payload.clone();
+    tampered[20] ^= 1;
+    fs_err::write(&payload_file, &tampered).expect("write");
+    let refused = cosign_key(
+        &[
+            "verify",
+            public.to_str().expect("utf8"),
+            payload_file.to_str().expect("utf8"),
+            signature,
+        ],
+        "",
+    );
+    assert_eq!(refused.status.code(), Some(1));
+}
+
+#[test]
+fn an_independently_made_cosign_key_signs_the_pushed_image_and_a_second_key_appends() {
+    let lab = Lab::new(&[("pdf", &[("references/forms.md", "# Forms\n")])], &[]);
+    let registry = Registry::start(&[]);
+    let dir = lab.tmp.path();
+    let (key, public) = make_key(dir, "cosign", "correct horse", &[]);
+    let to = registry.repository("platform/skills:v1");
+    let repository = registry.repository("platform/skills");
+
+    let pushed = push_signed(&lab, &to, &key, Some("correct horse"));
+    assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+    assert!(!stderr(&pushed).contains("correct horse"));
+    let report: Value = serde_json::from_slice(&pushed.stdout).expect("json");
+    let digest = report["digest"].as_str().expect("digest").to_owned();
+    let tag = format!("sha256-{}.sig", &digest[7..]);
+    let fingerprint = openssl_fingerprint(&public);
+    assert_eq!(report["signature"]["tag"], tag.as_str());
+    assert_eq!(
+        report["signature"]["reference"],
+        format!("{repository}:{tag}")
+    );
+    assert_eq!(report["signature"]["key"], fingerprint.as_str());
+    assert_eq!(report["signature"]["already_signed"], false);
+    assert_stderr_has(
+        &pushed,
+        &format!("signature pushed: {repository}:{tag} (key {fingerprint})"),
+    );
+
+    let manifest = sig_manifest(&registry, &digest).expect("the .sig manifest");
+    assert_eq!(manifest["schemaVersion"], 2);
+    assert_eq!(manifest["mediaType"], OCI_MANIFEST);
+    let layers = manifest["layers"].as_array().expect("layers");
+    assert_eq!(layers.len(), 1);
+    check_layer(&registry, &layers[0], &public, &digest, &repository, dir);
+    // The config as cosign (go-containerregistry) writes it.
+    let config = blob(
+        &registry,
+        manifest["config"]["digest"].as_str().expect("digest"),
+    );
+    assert_eq!(
+        String::from_utf8(config).expect("utf8"),
+        format!(
+            "{{\"architecture\":\"\",\"created\":\"0001-01-01T00:00:00Z\",\"history\":[{{\"created\":\"0001-01-01T00:00:00Z\"}}],\"os\":\"\",\"rootfs\":{{\"type\":\"layers\",\"diff_ids\":[\"{}\"]}},\"config\":{{}}}}",
+            layers[0]["digest"].as_str().expect("digest")
+        )
+    );
+    assert_eq!(
+        report["signature"]["manifest_digest"].as_str(),
+        Some(
+            skillfold_sha256(
+                &get(
+                    &registry,
+                    "platform/skills",
+                    &format!("manifests/{tag}"),
+                    OCI_MANIFEST
+                )
+                .expect("manifest")
+            )
+            .as_str()
+        )
+    );
+
+    // The same key again: its signature of this payload is there already; nothing is added.
+    let again = push_signed(&lab, &to, &key, Some("correct horse"));
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let report: Value = serde_json::from_slice(&again.stdout).expect("json");
+    assert_eq!(report["signature"]["already_signed"], true);
+    assert_stderr_has(&again, "already signed by this key");
+    assert_eq!(sig_manifest(&registry, &digest), Some(manifest.clone()));
+
+    // Another key (an unencrypted PKCS#8 file) appends its layer after the first.
+    let (plain, plain_public) = make_key(dir, "plain", "", &["--plain"]);
+    let appended = push_signed(&lab, &to, &plain, None);
+    assert_eq!(appended.status.code(), Some(0), "{}", stderr(&appended));
+    let after = sig_manifest(&registry, &digest).expect("the .sig manifest");
+    let layers = after["layers"].as_array().expect("layers");
+    assert_eq!(layers.len(), 2);
+    assert_eq!(layers[0], manifest["layers"][0]);
+    check_layer(&registry, &layers[0], &public, &digest, &repository, dir);
+    check_layer(
+        &registry,
+        &layers[1],
+        &plain_public,
+        &digest,
+        &repository,
+        dir,
+    );
+    let config: Value = serde_json::from_slice(&blob(
+        &registry,
+        after["config"]["digest"].as_str().expect("digest"),
+    ))
+    .expect("json");
+    assert_eq!(
+        config["rootfs"]["diff_ids"].as_array().map(Vec::len),
+        Some(2)
+    );
+    assert_eq!(config["history"].as_array().map(Vec::len), Some(2));
+
+    // The older `ENCRYPTED COSIGN PRIVATE KEY` label, and an empty password, sign too.
+    let (old, old_public) = make_key(dir, "old", "", &["--label", "ENCRYPTED COSIGN PRIVATE KEY"]);
+    let signed = push_signed(&lab, &to, &old, Some(""));
+    assert_eq!(signed.status.code(), Some(0), "{}", stderr(&signed));
+    let last = sig_manifest(&registry, &digest).expect("manifest");
+    let layers = last["layers"].as_array().expect("layers");
+    assert_eq!(layers.len(), 3);
+    check_layer(
+        &registry,
+        &layers[2],
+        &old_public,
+        &digest,
+        &repository,
+        dir,
+    );
+}
+
+fn skillfold_sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(bytes);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// Nothing at all is in the registry: no repository was created.
+fn assert_nothing_pushed(registry: &Registry) {
+    let repositories = registry.dir().join("data/docker/registry/v2/repositories");
+    assert!(
+        !repositories.exists()
+            || fs_err::read_dir(&repositories)
+                .expect("dir")
+                .next()
+                .is_none(),
+        "something was pushed"
+    );
+}
+
+#[test]
+fn a_bad_key_is_refused_before_anything_is_pushed() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let registry = Registry::start(&[]);
+    let dir = lab.tmp.path();
+    let to = registry.repository("platform/skills:v1");
+    let (key, _) = make_key(dir, "cosign", "right-Pa55", &[]);
+
+    let wrong = push_signed(&lab, &to, &key, Some("wrong-Pa55"));
+    assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
+    assert_stderr_has(&wrong, "does not open with the password in COSIGN_PASSWORD");
+    assert!(!stderr(&wrong).contains("wrong-Pa55") && !stderr(&wrong).contains("right-Pa55"));
+    assert!(wrong.stdout.is_empty());
+
+    let unset = push_signed(&lab, &to, &key, None);
+    assert_eq!(unset.status.code(), Some(2));
+    assert_stderr_has(&unset, "set COSIGN_PASSWORD");
+
+    // A key on another curve, or of another algorithm.
+    for (name, curve) in [("p384", "P-384"), ("ed", "ed25519")] {
+        let (other, _) = make_key(dir, name, "pw", &["--curve", curve]);
+        let refused = push_signed(&lab, &to, &other, Some("pw"));
+        assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+        assert_stderr_has(&refused, "signs with ECDSA P-256 keys");
+    }
+
+    // A tampered envelope: one ciphertext character changed (the authenticator refuses it).
+    let text = fs_err::read_to_string(&key).expect("read");
+    let body: String = text.lines().filter(|l| !l.starts_with("-----")).collect();
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let envelope = String::from_utf8(engine.decode(body).expect("base64")).expect("utf8");
+    let mut parsed: Value = serde_json::from_str(&envelope).expect("json");
+    let mut ciphertext = engine
+        .decode(parsed["ciphertext"].as_str().expect("ciphertext"))
+        .expect("base64");
+    ciphertext[40] ^= 1;
+    parsed["ciphertext"] = Value::String(engine.encode(ciphertext));
+    let tampered = dir.join("tampered.key");
+    fs_err::write(
+        &tampered,
+        format!(
+            "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\n{}\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n",
+            engine.encode(parsed.to_string())
+        ),
+    )
+    .expect("write");
+    let refused = push_signed(&lab, &to, &tampered, Some("right-Pa55"));
+    assert_eq!(refused.status.code(), Some(2));
+    assert_stderr_has(&refused, "does not open with the password");
+
+    // Hostile scrypt parameters are refused before any derivation (the file was sealed with a
+    // random key: deriving N = 2^30 would take minutes and a GiB).
+    for params in [
+        ["--n", "1073741824", "--r", "8", "--p", "1"],
+        ["--n", "65536", "--r", "1024", "--p", "1"],
+        ["--n", "65536", "--r", "8", "--p", "64"],
+        ["--n", "1024", "--r", "8", "--p", "1"],
+    ] {
+        let mut extra = params.to_vec();
+        extra.push("--no-derive");
+        let (hostile, _) = make_key(dir, "hostile", "pw", &extra);
+        let refused = push_signed(&lab, &to, &hostile, Some("pw"));
+        assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+        assert_stderr_has(&refused, "are not one of the sets cosign reads");
+    }
+
+    // A public key where the private one belongs.
+    let (_, public) = make_key(dir, "pub", "pw", &[]);
+    let refused = push_signed(&lab, &to, &public, Some("pw"));
+    assert_eq!(refused.status.code(), Some(2));
+    assert_stderr_has(&refused, "a PEM `PUBLIC KEY` block");
+
+    assert_nothing_pushed(&registry);
+
+    // An OCI layout is not signed: refused by the parser.
+    let layout = dir.join("layout");
+    let config = lab.config();
+    let refused = Command::new(env!("CARGO_BIN_EXE_skillfold"))
+        .args(["push", "-c", config.to_str().expect("utf8"), "--oci-layout"])
+        .arg(&layout)
+        .arg("--sign-key")
+        .arg(&key)
+        .output()
+        .expect("run");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(!layout.exists());
+}
