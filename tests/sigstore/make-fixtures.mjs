@@ -161,12 +161,20 @@ function withIssuerExtensions(ca, keep) {
   };
 }
 
-// The mock Rekor logs a proposed entry as it comes; Rekor logs a `dsse` entry (v0.0.1) in its
-// canonical form instead (the envelope's and payload's hashes and the signatures with their
-// verifiers), which verifiers compare with the bundle: made so here.
+// The mock Rekor logs a proposed entry as it comes; Rekor canonicalizes it first, which
+// verifiers rely on (sigstore-python rebuilds the body it expects and compares): the verifier's
+// PEM re-encoded (64-column lines), and a `dsse` entry (v0.0.1) stored as the envelope's and
+// payload's hashes and the signatures with their verifiers. Made so here.
 function asRekorStores(handler) {
   return (body) => {
     const proposed = JSON.parse(body);
+    const canonicalPem = (base64Pem) =>
+      Buffer.from(pem(new X509Certificate(Buffer.from(base64Pem, "base64")).raw)).toString("base64");
+    if (proposed.kind === "hashedrekord") {
+      const key = proposed.spec.signature.publicKey;
+      key.content = canonicalPem(key.content);
+      return handler(JSON.stringify(proposed));
+    }
     if (proposed.kind !== "dsse") return handler(body);
     const content = proposed.spec.proposedContent;
     const envelope = JSON.parse(content.envelope);
@@ -180,12 +188,24 @@ function asRekorStores(handler) {
           payloadHash: { algorithm: "sha256", value: sha256(Buffer.from(envelope.payload, "base64")) },
           signatures: envelope.signatures.map((signature, index) => ({
             signature: signature.sig,
-            verifier: content.verifiers[index],
+            verifier: canonicalPem(content.verifiers[index]),
           })),
         },
       }),
     );
   };
+}
+
+// Protobuf JSON leaves out a field at its default value: sigstore-js writes no `logIndex` for
+// the mock's proof of index 0 and no empty `hashes`. sigstore-python requires both: written out
+// (the same message).
+function withExplicitProof(bundle) {
+  for (const entry of bundle.verificationMaterial.tlogEntries) {
+    if (entry.inclusionProof) {
+      entry.inclusionProof = { logIndex: "0", hashes: [], ...entry.inclusionProof };
+    }
+  }
+  return bundle;
 }
 
 function pem(der) {
@@ -390,11 +410,11 @@ async function main() {
       retry: 0,
       timeout: 5000,
     };
-    const v02 = await sign(payload, signOptions);
+    const v02 = withExplicitProof(await sign(payload, signOptions));
     const v03 = asV03(v02);
     const chain = [variant.fulcio === "other" ? otherCA.rootCertificate : ca.rootCertificate];
     const cosign = asCosignV2(v02, payload, chain);
-    const dsse = await attest(statement, IN_TOTO_PAYLOAD_TYPE, signOptions);
+    const dsse = withExplicitProof(await attest(statement, IN_TOTO_PAYLOAD_TYPE, signOptions));
     write(`${variant.dir}message.v02.bundle.json`, v02);
     write(`${variant.dir}message.bundle.json`, v03);
     write(`${variant.dir}cosign-v2.json`, cosign);

@@ -11,8 +11,8 @@
 //! most [`MAX_AUTHORITIES`] certificate authorities, each with 1 to [`MAX_CHAIN`] certificates
 //! (standard base64 of DER, each read as an X.509 certificate, the last usable as a trust
 //! anchor) and a `validFor` with a `start`; at least one and at most [`MAX_LOGS`] transparency
-//! logs, each with `publicKey.rawBytes` (a DER SubjectPublicKeyInfo of a kind
-//! [`PublicKey`](super::key::PublicKey) verifies), `publicKey.validFor.start` and
+//! logs, each with `hashAlgorithm` `SHA2_256`, `publicKey.rawBytes` (a DER SubjectPublicKeyInfo
+//! of a kind [`PublicKey`](super::key::PublicKey) verifies), `publicKey.validFor.start` and
 //! `logId.keyId`. Times are RFC 3339 (`2021-01-12T11:53:27Z`, fractions and offsets allowed).
 //! Field names are protobuf JSON's (lowerCamelCase, or the proto's snake_case); unknown fields
 //! are read past, as protobuf JSON readers do.
@@ -28,7 +28,6 @@ use std::path::Path;
 
 use base64::Engine as _;
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 
 use crate::support::escape;
 
@@ -90,8 +89,13 @@ impl TrustedRoot {
                 json.len()
             ));
         }
-        let document: Document = serde_json::from_slice(json)
-            .map_err(|e| format!("not a Sigstore trusted root (protobuf JSON): {e}"))?;
+        let document: Document = serde_json::from_slice(json).map_err(|e| {
+            // serde's message quotes what it found: escaped like everything from outside.
+            format!(
+                "not a Sigstore trusted root (protobuf JSON): {}",
+                escape::text(&e.to_string())
+            )
+        })?;
         let media_type = document.media_type.as_deref().unwrap_or("");
         if !MEDIA_TYPES.contains(&media_type) {
             return Err(format!(
@@ -139,11 +143,12 @@ impl TrustedRoot {
     /// Reads and parses the file at `path` (bounded).
     pub fn read(path: &Path) -> Result<TrustedRoot, String> {
         use std::io::Read as _;
-        let file = fs_err::File::open(path).map_err(|e| e.to_string())?;
+        let unreadable = |e: std::io::Error| escape::text(&e.to_string()).to_string();
+        let file = fs_err::File::open(path).map_err(unreadable)?;
         let mut json = Vec::new();
         file.take(MAX_FILE + 1)
             .read_to_end(&mut json)
-            .map_err(|e| e.to_string())?;
+            .map_err(unreadable)?;
         if json.len() as u64 > MAX_FILE {
             return Err(format!("a trusted root over the {MAX_FILE}-byte limit"));
         }
@@ -151,7 +156,8 @@ impl TrustedRoot {
     }
 }
 
-/// The trusted root as protobuf JSON spells it (what is read; the rest is read past).
+/// The trusted root as protobuf JSON spells it: what is read. The rest (`ctlogs`,
+/// `timestampAuthorities`, `subject`, `uri`, `keyDetails`, …) is read past without being held.
 #[derive(Deserialize)]
 struct Document {
     #[serde(rename = "mediaType", alias = "media_type")]
@@ -159,15 +165,12 @@ struct Document {
     tlogs: Option<Vec<LogInstance>>,
     #[serde(rename = "certificateAuthorities", alias = "certificate_authorities")]
     certificate_authorities: Option<Vec<Authority>>,
-    #[allow(dead_code)]
-    ctlogs: Option<IgnoredAny>,
-    #[allow(dead_code)]
-    #[serde(rename = "timestampAuthorities", alias = "timestamp_authorities")]
-    timestamp_authorities: Option<IgnoredAny>,
 }
 
 #[derive(Deserialize)]
 struct LogInstance {
+    #[serde(rename = "hashAlgorithm", alias = "hash_algorithm")]
+    hash_algorithm: Option<String>,
     #[serde(rename = "publicKey", alias = "public_key")]
     public_key: Option<LogPublicKey>,
     #[serde(rename = "logId", alias = "log_id")]
@@ -252,6 +255,14 @@ fn authority(authority: Authority) -> Result<CertificateAuthority, String> {
 }
 
 fn log(instance: LogInstance) -> Result<LogKey, String> {
+    // The Merkle tree's hash; sigstore-go refuses any other (or none), and so does this reader.
+    let hash = instance.hash_algorithm.as_deref().unwrap_or("");
+    if hash != "SHA2_256" {
+        return Err(format!(
+            ".hashAlgorithm: `{}`, not `SHA2_256`",
+            escape::text(hash)
+        ));
+    }
     let public_key = instance.public_key.ok_or(".publicKey: missing")?;
     // A DER SubjectPublicKeyInfo of an RSA 4096-bit key is about 550 bytes.
     let spki = base64_field(public_key.raw_bytes.as_deref(), 16 * 1024)
@@ -466,6 +477,31 @@ mod tests {
     }
 
     #[test]
+    fn hostile_json_is_refused_or_read_past_within_the_bound() {
+        // Nesting far deeper than serde_json's recursion limit: refused, no stack overflow.
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(
+            TrustedRoot::parse(deep.as_bytes())
+                .unwrap_err()
+                .contains("not a Sigstore trusted root")
+        );
+        let mut document = fixture();
+        document["ctlogs"] = json!([[[[[[[[{"a": [1, 2, 3]}]]]]]]]]);
+        document["timestampAuthorities"] = Value::Array(vec![json!({"x": "y"}); 50_000]);
+        assert!(serde_json::to_vec(&document).unwrap().len() < MAX_FILE as usize);
+        TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        // A field of the wrong kind is refused, not guessed at.
+        refused(
+            |d| d["tlogs"] = json!({"0": {}}),
+            "not a Sigstore trusted root",
+        );
+        refused(
+            |d| d["certificateAuthorities"][0]["validFor"]["start"] = json!(1_600_000_000),
+            "not a Sigstore trusted root",
+        );
+    }
+
+    #[test]
     fn what_is_not_a_trusted_root_is_refused() {
         assert!(
             TrustedRoot::parse(b"{")
@@ -492,6 +528,13 @@ mod tests {
             "`mediaType`",
         );
         refused(|d| d["mediaType"] = json!("a\u{1b}[8m"), "a\\u{1b}[8m");
+        // What serde quotes is escaped too.
+        let error = TrustedRoot::parse(b"{\"tlogs\": \"\\u202e\\u001b[8m\"}").unwrap_err();
+        assert!(error.contains("invalid type: string"), "{error:?}");
+        assert!(
+            !error.contains('\u{202e}') && !error.contains('\u{1b}'),
+            "{error:?}"
+        );
     }
 
     #[test]
@@ -631,6 +674,19 @@ mod tests {
         refused(
             |d| d["tlogs"][0]["logId"]["keyId"] = json!(""),
             "`tlogs[0]`.logId.keyId: empty",
+        );
+        refused(
+            |d| d["tlogs"][0]["hashAlgorithm"] = json!("SHA2_384"),
+            "`tlogs[0]`.hashAlgorithm: `SHA2_384`, not `SHA2_256`",
+        );
+        refused(
+            |d| {
+                d["tlogs"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("hashAlgorithm");
+            },
+            "`tlogs[0]`.hashAlgorithm: ``, not `SHA2_256`",
         );
     }
 

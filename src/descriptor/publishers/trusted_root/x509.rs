@@ -184,19 +184,14 @@ pub enum AltName {
     Unsupported(u8),
 }
 
-/// What a certificate says, read.
+/// What a certificate says, read (its names are checked to be well formed, not kept: the
+/// chain's names are webpki's to match).
 #[derive(Debug, Clone)]
 pub struct Certificate {
-    /// The whole certificate, DER.
-    pub der: Vec<u8>,
     /// Not valid before (Unix seconds).
     pub not_before: i64,
     /// Not valid after (Unix seconds).
     pub not_after: i64,
-    /// The issuer's distinguished name, DER (the whole `Name` element content).
-    pub issuer: Vec<u8>,
-    /// The subject's distinguished name, DER content.
-    pub subject: Vec<u8>,
     /// The `SubjectPublicKeyInfo`, DER (the whole element).
     pub spki: Vec<u8>,
     /// The extensions, in order.
@@ -255,11 +250,8 @@ impl Certificate {
         times.finish("validity")?;
 
         Ok(Certificate {
-            der: der.to_vec(),
             not_before,
             not_after,
-            issuer: issuer.to_vec(),
-            subject: subject.to_vec(),
             spki: spki.to_vec(),
             extensions,
         })

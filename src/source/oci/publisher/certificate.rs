@@ -491,12 +491,10 @@ mod tests {
         fn new() -> Pki {
             let dir = tempfile::tempdir().unwrap();
             let legacy = hex(ISSUER.as_bytes());
-            let leaf = format!(
-                "keyUsage = critical, digitalSignature\n\
+            let leaf = "keyUsage = critical, digitalSignature\n\
                  extendedKeyUsage = codeSigning\n\
                  subjectKeyIdentifier = hash\n\
-                 authorityKeyIdentifier = keyid\n"
-            );
+                 authorityKeyIdentifier = keyid\n";
             let san = format!("subjectAltName = critical, URI:{SUBJECT}\n");
             let v2 = format!("1.3.6.1.4.1.57264.1.8 = ASN1:UTF8String:{ISSUER}\n");
             let v1 = format!("1.3.6.1.4.1.57264.1.1 = DER:{legacy}\n");
@@ -935,5 +933,62 @@ mod tests {
         // A time before 1970 certifies nothing.
         let (rejection, _) = verify(&trusted, &leaf.der, &[], -1).unwrap_err();
         assert_ne!(rejection, Rejection::CertificateUntrusted);
+    }
+
+    // ---- hostile input ----
+
+    #[test]
+    fn no_truncation_of_a_leaf_reads_or_certifies() {
+        let root = fixture_root("trusted_root.json");
+        let (leaf, time) = bundle_leaf("message.bundle.json");
+        for length in 0..leaf.len() {
+            assert!(Certificate::parse(&leaf[..length]).is_err(), "{length}");
+            let (rejection, _) = verify(&root, &leaf[..length], &[], time).unwrap_err();
+            assert_eq!(rejection, Rejection::Malformed, "{length}");
+        }
+        // Nor a byte after its end.
+        let mut longer = leaf.clone();
+        longer.push(0);
+        assert_eq!(
+            verify(&root, &longer, &[], time).unwrap_err().0,
+            Rejection::Malformed
+        );
+    }
+
+    #[test]
+    fn no_single_bit_change_of_a_leaf_is_certified() {
+        let root = fixture_root("trusted_root.json");
+        let (leaf, time) = bundle_leaf("message.bundle.json");
+        verify(&root, &leaf, &[], time).unwrap();
+        for index in 0..leaf.len() {
+            for bit in [0x01u8, 0x80] {
+                let mut changed = leaf.clone();
+                changed[index] ^= bit;
+                assert!(
+                    verify(&root, &changed, &[], time).is_err(),
+                    "byte {index} ^ {bit:#04x} still certified"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_changed_root_certificate_certifies_nothing() {
+        let (leaf, time) = bundle_leaf("message.bundle.json");
+        let good = fixture_root("trusted_root.json");
+        let anchor = good.authorities[0].chain[0].clone();
+        // Every byte of the root's key changed in turn: the leaf's signature no longer verifies.
+        let spki = Certificate::parse(&anchor).unwrap().spki;
+        let at = anchor
+            .windows(spki.len())
+            .position(|w| w == spki.as_slice())
+            .unwrap();
+        for index in at + spki.len() - 32..at + spki.len() {
+            let mut changed = anchor.clone();
+            changed[index] ^= 0x01;
+            let mut root = good.clone();
+            root.authorities[0].chain[0] = changed;
+            assert!(verify(&root, &leaf, &[], time).is_err(), "key byte {index}");
+        }
     }
 }
