@@ -558,3 +558,18 @@ fn the_entries_sigstore_js_wrote_against_the_mock_log_verify() {
         Rejection::LogEntryInvalid
     );
 }
+
+#[test]
+fn a_checkpoint_with_more_signature_lines_than_the_bound_is_invalid() {
+    let case = Case::new();
+    let mut entry = with_proof(case.entry(), &case.log, 0, 1);
+    if let Some(proof) = &mut entry.proof {
+        let other = checkpoint(&TestKey::p256(), 1, &[0; 32]);
+        let line = other[other.find("\n\n").unwrap() + 2..].to_owned();
+        proof
+            .checkpoint
+            .push_str(&line.repeat(MAX_CHECKPOINT_SIGNATURES));
+        assert!(proof.checkpoint.len() <= MAX_CHECKPOINT);
+    }
+    assert_eq!(rejection(case.verify(&entry)), Rejection::LogEntryInvalid);
+}
