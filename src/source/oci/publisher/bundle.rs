@@ -34,7 +34,7 @@ use base64::Engine as _;
 
 use super::material::SigstoreBundle;
 use super::tlog::{self, LogEntry, Signed};
-use super::{Rejection, Signer, certificate, dsse};
+use super::{Rejection, Signer, certificate, dsse, strict_json};
 use crate::descriptor::publishers::key::{KeyKind, PublicKey};
 use crate::descriptor::publishers::{Identity, PublisherPolicy};
 use crate::support::{escape, hex};
@@ -342,8 +342,7 @@ impl Read {
                 escape::text(&bundle.media_type)
             )
         })?;
-        let value: serde_json::Value =
-            serde_json::from_str(&bundle.json).map_err(|_| "the bundle is not JSON".to_owned())?;
+        let value = strict_json::parse(&bundle.json).map_err(|e| format!("the bundle: {e}"))?;
         let media_type = value
             .get("mediaType")
             .and_then(serde_json::Value::as_str)

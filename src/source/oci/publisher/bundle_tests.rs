@@ -700,3 +700,19 @@ fn hostile_bundles_are_refused_without_harm() {
     let refused = judge(&sigstore_bundle(V03, json.to_string()), &pinned, &policy).unwrap_err();
     assert_eq!(refused.0, Rejection::Malformed, "{}", refused.1);
 }
+
+#[test]
+fn a_bundle_giving_a_field_twice_is_malformed() {
+    let case = KeyCase::new();
+    let good = case.json(Vec::new()).to_string();
+    let twice = good.replacen(
+        "\"dsseEnvelope\":",
+        "\"messageSignature\":{},\"messageSignature\":",
+        1,
+    );
+    assert_ne!(good, twice);
+    let pinned = format!("sha256:{SUBJECT}");
+    let refused = judge(&sigstore_bundle(V03, twice), &pinned, &case.policy()).unwrap_err();
+    assert_eq!(refused.0, Rejection::Malformed, "{}", refused.1);
+    assert!(refused.1.contains("twice"), "{}", refused.1);
+}

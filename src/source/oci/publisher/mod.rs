@@ -21,6 +21,7 @@ pub mod pem;
 #[cfg(test)]
 mod sigstore_python_tests;
 pub mod simple_signing;
+pub mod strict_json;
 #[cfg(test)]
 mod test_support;
 pub mod tlog;

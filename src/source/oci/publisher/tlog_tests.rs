@@ -311,6 +311,10 @@ fn a_body_about_another_message_signature_or_verifier_is_a_mismatch() {
                 .into_bytes(),
         ),
         ("not JSON", b"not json".to_vec()),
+        (
+            "a key twice",
+            br#"{"kind":"hashedrekord","kind":"dsse"}"#.to_vec(),
+        ),
     ];
     for (name, body) in bodies {
         let entry = entry(&case.log, body, 42, TIME);
