@@ -61,7 +61,8 @@ pub struct CertificateAuthority {
 /// One transparency log's key.
 #[derive(Debug, Clone)]
 pub struct LogKey {
-    /// The log id (SHA-256 of the key's DER SubjectPublicKeyInfo, as Rekor names it).
+    /// The log id, as the root gives it (`logId.keyId`): for a Rekor v1 log the SHA-256 of the
+    /// key's DER SubjectPublicKeyInfo, as Rekor names it (not recomputed: see the module doc).
     pub log_id: Vec<u8>,
     /// The key.
     pub key: super::key::PublicKey,
