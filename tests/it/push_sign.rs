@@ -92,6 +92,17 @@ fn make_key(dir: &Path, name: &str, password: &str, extra: &[&str]) -> (PathBuf,
 /// `skillfold push --to TO --plain-http --json --sign-key KEY` with `COSIGN_PASSWORD` as given
 /// (`None`: unset).
 fn push_signed(lab: &Lab, to: &str, key: &Path, password: Option<&str>) -> Output {
+    push_signed_with(lab, to, key, password, &[])
+}
+
+/// [`push_signed`] with extra environment `env`.
+fn push_signed_with(
+    lab: &Lab,
+    to: &str,
+    key: &Path,
+    password: Option<&str>,
+    env: &[(&str, &str)],
+) -> Output {
     let config = lab.config();
     let mut command = Command::new(env!("CARGO_BIN_EXE_skillfold"));
     command
@@ -104,13 +115,29 @@ fn push_signed(lab: &Lab, to: &str, key: &Path, password: Option<&str>) -> Outpu
     if let Some(password) = password {
         command.env("COSIGN_PASSWORD", password);
     }
+    command.envs(env.iter().copied());
     command.output().expect("run skillfold")
 }
 
 /// GET `http://127.0.0.1:PORT/v2/REPO/PATH` (the registry is anonymous): the body, or `None`
 /// on 404.
 fn get(registry: &Registry, repo: &str, path: &str, accept: &str) -> Option<Vec<u8>> {
-    let out = Command::new("curl")
+    get_as(registry, repo, path, accept, None)
+}
+
+/// [`get`] as `user` (`USER:PASSWORD`, HTTP Basic) when given.
+fn get_as(
+    registry: &Registry,
+    repo: &str,
+    path: &str,
+    accept: &str,
+    user: Option<&str>,
+) -> Option<Vec<u8>> {
+    let mut command = Command::new("curl");
+    if let Some(user) = user {
+        command.args(["-u", user]);
+    }
+    let out = command
         .args(["-s", "-w", "\n%{http_code}", "-H"])
         .arg(format!("Accept: {accept}"))
         .arg(format!(
@@ -461,4 +488,77 @@ fn a_bad_key_is_refused_before_anything_is_pushed() {
         .expect("run");
     assert_eq!(refused.status.code(), Some(2));
     assert!(!layout.exists());
+}
+
+#[test]
+fn a_registry_with_credentials_gets_the_signature_with_them() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let registry = Registry::start(&[("ci", "s3cret-Pa55")]);
+    let dir = lab.tmp.path();
+    let (key, public) = make_key(dir, "cosign", "pw", &[]);
+    let to = registry.repository("platform/skills:v1");
+    let auth = [("SKILLFOLD_REGISTRY_AUTH", "ci:s3cret-Pa55")];
+    let pushed = push_signed_with(&lab, &to, &key, Some("pw"), &auth);
+    assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+    assert!(!stderr(&pushed).contains("s3cret-Pa55"));
+    let report: Value = serde_json::from_slice(&pushed.stdout).expect("json");
+    let digest = report["digest"].as_str().expect("digest");
+    let tag = format!("{}.sig", digest.replace(':', "-"));
+    let user = Some("ci:s3cret-Pa55");
+    let manifest: Value = serde_json::from_slice(
+        &get_as(
+            &registry,
+            "platform/skills",
+            &format!("manifests/{tag}"),
+            OCI_MANIFEST,
+            user,
+        )
+        .expect("the .sig manifest"),
+    )
+    .expect("json");
+    let layer = &manifest["layers"][0];
+    let payload = get_as(
+        &registry,
+        "platform/skills",
+        &format!("blobs/{}", layer["digest"].as_str().expect("digest")),
+        "*/*",
+        user,
+    )
+    .expect("payload");
+    let payload_file = dir.join("payload.json");
+    fs_err::write(&payload_file, &payload).expect("write");
+    let signature = layer["annotations"]["dev.cosignproject.cosign/signature"]
+        .as_str()
+        .expect("signature");
+    let verified = cosign_key(
+        &[
+            "verify",
+            public.to_str().expect("utf8"),
+            payload_file.to_str().expect("utf8"),
+            signature,
+        ],
+        "",
+    );
+    assert!(verified.status.success());
+    // A second key appends through the same credentials (the existing manifest and config read
+    // with them).
+    let (second, _) = make_key(dir, "second", "pw", &[]);
+    let appended = push_signed_with(&lab, &to, &second, Some("pw"), &auth);
+    assert_eq!(appended.status.code(), Some(0), "{}", stderr(&appended));
+    let manifest: Value = serde_json::from_slice(
+        &get_as(
+            &registry,
+            "platform/skills",
+            &format!("manifests/{tag}"),
+            OCI_MANIFEST,
+            user,
+        )
+        .expect("the .sig manifest"),
+    )
+    .expect("json");
+    assert_eq!(manifest["layers"].as_array().map(Vec::len), Some(2));
+    // Without credentials the image push is refused, and so nothing is signed.
+    let anonymous = push_signed(&lab, &to, &key, Some("pw"));
+    assert_eq!(anonymous.status.code(), Some(2));
+    assert_stderr_has(&anonymous, "[registry_denied]");
 }

@@ -34,7 +34,7 @@ use base64::Engine as _;
 
 use super::material::SigstoreBundle;
 use super::tlog::{self, LogEntry, Signed};
-use super::{Rejection, Signer, certificate, dsse};
+use super::{Rejection, Signer, certificate, dsse, strict_json};
 use crate::descriptor::publishers::key::{KeyKind, PublicKey};
 use crate::descriptor::publishers::{Identity, PublisherPolicy};
 use crate::support::{escape, hex};
@@ -112,8 +112,6 @@ pub enum Content {
 /// A bundle, read.
 #[derive(Debug, Clone)]
 pub struct Read {
-    /// Its version.
-    pub version: Version,
     /// The verification material.
     pub material: Material,
     /// The log entries (at most [`MAX_LOG_ENTRIES`]).
@@ -132,9 +130,17 @@ pub fn judge(
 ) -> Result<Signer, (Rejection, String)> {
     let read = Read::parse(bundle).map_err(|e| (Rejection::Malformed, e))?;
     binds(&read.content, pinned)?;
+    judge_signature(&read, policy)
+}
+
+/// Steps 3 and 4 on a bundle read: who signed it, whatever it binds.
+pub(super) fn judge_signature(
+    read: &Read,
+    policy: &PublisherPolicy,
+) -> Result<Signer, (Rejection, String)> {
     match &read.material {
-        Material::Certificate { leaf, chain } => judge_keyless(&read, leaf, chain, policy),
-        Material::PublicKey => judge_key(&read, policy),
+        Material::Certificate { leaf, chain } => judge_keyless(read, leaf, chain, policy),
+        Material::PublicKey => judge_key(read, policy),
     }
 }
 
@@ -336,8 +342,7 @@ impl Read {
                 escape::text(&bundle.media_type)
             )
         })?;
-        let value: serde_json::Value =
-            serde_json::from_str(&bundle.json).map_err(|_| "the bundle is not JSON".to_owned())?;
+        let value = strict_json::parse(&bundle.json).map_err(|e| format!("the bundle: {e}"))?;
         let media_type = value
             .get("mediaType")
             .and_then(serde_json::Value::as_str)
@@ -355,7 +360,6 @@ impl Read {
             .get("verificationMaterial")
             .ok_or("the bundle has no `verificationMaterial`")?;
         let read = Read {
-            version,
             material: Self::material(material, version)?,
             entries: Self::entries(material, version)?,
             content: Self::content(&value)?,

@@ -18,7 +18,7 @@ fn fixture_path(name: &str) -> String {
 }
 
 fn fixture_text(name: &str) -> String {
-    std::fs::read_to_string(fixture_path(name)).unwrap()
+    fs_err::read_to_string(fixture_path(name)).unwrap()
 }
 
 fn meta() -> serde_json::Value {
@@ -647,4 +647,72 @@ fn bundles_outside_the_format_are_malformed() {
         let refused = judge(&sigstore_bundle(V03, json), &pinned, &policy).unwrap_err();
         assert_eq!(refused.0, Rejection::Malformed);
     }
+}
+
+#[test]
+fn hostile_bundles_are_refused_without_harm() {
+    let case = KeyCase::new();
+    let policy = case.policy();
+    let pinned = format!("sha256:{SUBJECT}");
+    let deep = format!(
+        "{{\"mediaType\":\"{V03}\",\"x\":{}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let huge_string = format!(
+        "{{\"mediaType\":\"{V03}\",\"x\":\"{}\"}}",
+        "A".repeat(MAX_BUNDLE)
+    );
+    let endless = "[".repeat(MAX_BUNDLE + 1);
+    let wrong_kinds = [
+        serde_json::json!({"mediaType": V03, "verificationMaterial": [], "dsseEnvelope": 1}),
+        serde_json::json!({"mediaType": 3}),
+        serde_json::json!([]),
+        serde_json::json!({"mediaType": V03, "verificationMaterial": {"publicKey": {}, "tlogEntries": {}}}),
+    ];
+    let mut inputs = vec![deep, huge_string, endless, String::new(), "\u{0}".into()];
+    inputs.extend(wrong_kinds.iter().map(serde_json::Value::to_string));
+    for json in inputs {
+        let refused = judge(&sigstore_bundle(V03, json), &pinned, &policy).unwrap_err();
+        assert_eq!(refused.0, Rejection::Malformed, "{}", refused.1);
+    }
+    // Over-long fields inside the bound: a checkpoint and a body over theirs.
+    let mut json = case.json(Vec::new());
+    let log = TestKey::p256();
+    let verifier = pem("PUBLIC KEY", &case.key.spki());
+    let mut entry = with_proof(
+        entry(
+            &log,
+            dsse_body(&case.statement, &[(&case.signature, &verifier)]),
+            5,
+            1_700_000_000,
+        ),
+        &log,
+        0,
+        0,
+    );
+    if let Some(proof) = &mut entry.proof {
+        proof
+            .checkpoint
+            .push_str(&"\u{2014} x AAAAAAA=\n".repeat(400));
+    }
+    json["verificationMaterial"]["tlogEntries"] = serde_json::json!([entry_json(&entry, "dsse")]);
+    let refused = judge(&sigstore_bundle(V03, json.to_string()), &pinned, &policy).unwrap_err();
+    assert_eq!(refused.0, Rejection::Malformed, "{}", refused.1);
+}
+
+#[test]
+fn a_bundle_giving_a_field_twice_is_malformed() {
+    let case = KeyCase::new();
+    let good = case.json(Vec::new()).to_string();
+    let twice = good.replacen(
+        "\"dsseEnvelope\":",
+        "\"messageSignature\":{},\"messageSignature\":",
+        1,
+    );
+    assert_ne!(good, twice);
+    let pinned = format!("sha256:{SUBJECT}");
+    let refused = judge(&sigstore_bundle(V03, twice), &pinned, &case.policy()).unwrap_err();
+    assert_eq!(refused.0, Rejection::Malformed, "{}", refused.1);
+    assert!(refused.1.contains("twice"), "{}", refused.1);
 }

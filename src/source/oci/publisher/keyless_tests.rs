@@ -14,7 +14,7 @@ use crate::source::oci::publisher::material::CosignSignature;
 use crate::source::oci::publisher::test_support::*;
 
 fn fixture_text(name: &str) -> String {
-    std::fs::read_to_string(format!(
+    fs_err::read_to_string(format!(
         "{}/tests/fixtures/sigstore/{name}",
         env!("CARGO_MANIFEST_DIR")
     ))

@@ -9,6 +9,8 @@
 
 pub mod bundle;
 pub mod certificate;
+#[cfg(test)]
+mod conformance_tests;
 pub mod cosign_v2;
 pub mod dsse;
 #[cfg(feature = "oci")]
@@ -16,7 +18,10 @@ pub mod fetch;
 pub mod keyless;
 pub mod material;
 pub mod pem;
+#[cfg(test)]
+mod sigstore_python_tests;
 pub mod simple_signing;
+pub mod strict_json;
 #[cfg(test)]
 mod test_support;
 pub mod tlog;

@@ -419,8 +419,10 @@ impl<'a> Checkpoint<'a> {
 
 /// Step 5: the body is about `signed`.
 fn body_is_about(body: &[u8], signed: Signed<'_>) -> Result<(), (Rejection, String)> {
-    let value: serde_json::Value =
-        serde_json::from_slice(body).map_err(|_| mismatch("the log entry's body is not JSON"))?;
+    let value = std::str::from_utf8(body)
+        .ok()
+        .and_then(|text| super::strict_json::parse(text).ok())
+        .ok_or_else(|| mismatch("the log entry's body is not JSON (or gives a key twice)"))?;
     let kind = value.get("kind").and_then(serde_json::Value::as_str);
     let version = value.get("apiVersion").and_then(serde_json::Value::as_str);
     let spec = value.get("spec").unwrap_or(&serde_json::Value::Null);
@@ -460,15 +462,16 @@ fn body_is_about(body: &[u8], signed: Signed<'_>) -> Result<(), (Rejection, Stri
         }
         (
             Signed::Dsse {
+                payload_type,
                 payload,
                 signature,
                 verifier_der,
-                ..
             },
             Some("dsse"),
             Some("0.0.1"),
         ) => {
-            expect_sha256(spec.get("payloadHash"), &Sha256::digest(payload), "payload")?;
+            let what = format!("`{}` payload", escape::text(payload_type));
+            expect_sha256(spec.get("payloadHash"), &Sha256::digest(payload), &what)?;
             let signatures = spec
                 .get("signatures")
                 .and_then(serde_json::Value::as_array)
@@ -660,8 +663,8 @@ impl LogEntry {
                 2 * MAX_BODY
             ));
         }
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|_| "the Rekor bundle annotation is not JSON")?;
+        let value = super::strict_json::parse(text)
+            .map_err(|e| format!("the Rekor bundle annotation: {e}"))?;
         let payload = value
             .get("Payload")
             .ok_or("the Rekor bundle annotation has no `Payload`")?;

@@ -311,6 +311,10 @@ fn a_body_about_another_message_signature_or_verifier_is_a_mismatch() {
                 .into_bytes(),
         ),
         ("not JSON", b"not json".to_vec()),
+        (
+            "a key twice",
+            br#"{"kind":"hashedrekord","kind":"dsse"}"#.to_vec(),
+        ),
     ];
     for (name, body) in bodies {
         let entry = entry(&case.log, body, 42, TIME);
@@ -458,7 +462,7 @@ fn fixture_root(name: &str) -> TrustedRoot {
         "{}/tests/fixtures/sigstore/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
-    let root: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let root: serde_json::Value = serde_json::from_slice(&fs_err::read(path).unwrap()).unwrap();
     let decode = |v: &serde_json::Value| {
         base64::engine::general_purpose::STANDARD
             .decode(v.as_str().unwrap())
@@ -483,13 +487,13 @@ fn fixture(name: &str) -> serde_json::Value {
         "{}/tests/fixtures/sigstore/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    serde_json::from_slice(&fs_err::read(path).unwrap()).unwrap()
 }
 
 #[test]
 fn the_entries_sigstore_js_wrote_against_the_mock_log_verify() {
     let root = fixture_root("trusted_root.json");
-    let payload = std::fs::read(format!(
+    let payload = fs_err::read(format!(
         "{}/tests/fixtures/sigstore/payload.json",
         env!("CARGO_MANIFEST_DIR")
     ))
@@ -543,7 +547,7 @@ fn the_entries_sigstore_js_wrote_against_the_mock_log_verify() {
         LogEntry::from_bundle_json(&bundle["verificationMaterial"]["tlogEntries"][0]).unwrap();
     let leaf = decode(&bundle["verificationMaterial"]["certificate"]["rawBytes"]);
     let signature = decode(&bundle["messageSignature"]["signature"]);
-    let payload = std::fs::read(format!(
+    let payload = fs_err::read(format!(
         "{}/tests/fixtures/sigstore/payload.json",
         env!("CARGO_MANIFEST_DIR")
     ))
@@ -557,4 +561,19 @@ fn the_entries_sigstore_js_wrote_against_the_mock_log_verify() {
         rejection(verify(&root, &entry, signed)),
         Rejection::LogEntryInvalid
     );
+}
+
+#[test]
+fn a_checkpoint_with_more_signature_lines_than_the_bound_is_invalid() {
+    let case = Case::new();
+    let mut entry = with_proof(case.entry(), &case.log, 0, 1);
+    if let Some(proof) = &mut entry.proof {
+        let other = checkpoint(&TestKey::p256(), 1, &[0; 32]);
+        let line = other[other.find("\n\n").unwrap() + 2..].to_owned();
+        proof
+            .checkpoint
+            .push_str(&line.repeat(MAX_CHECKPOINT_SIGNATURES));
+        assert!(proof.checkpoint.len() <= MAX_CHECKPOINT);
+    }
+    assert_eq!(rejection(case.verify(&entry)), Rejection::LogEntryInvalid);
 }

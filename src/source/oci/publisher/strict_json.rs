@@ -1,0 +1,106 @@
+//! JSON as the signature material's readers take it: a [`serde_json::Value`] whose objects have
+//! no duplicate keys. Protobuf JSON (how sigstore-go reads a bundle) refuses a field given twice,
+//! where `serde_json` keeps the last; a bundle read two ways by two verifiers is refused here.
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// Parses `text`, refusing an object with a key given twice; the error says what is wrong.
+pub fn parse(text: &str) -> Result<serde_json::Value, String> {
+    serde_json::from_str::<Unique>(text)
+        .map(|unique| unique.0)
+        .map_err(|e| {
+            if e.is_data() {
+                format!(
+                    "not JSON as read: {}",
+                    crate::support::escape::text(&e.to_string())
+                )
+            } else {
+                "not JSON".to_owned()
+            }
+        })
+}
+
+struct Unique(serde_json::Value);
+
+impl<'de> Deserialize<'de> for Unique {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Unique, D::Error> {
+        deserializer.deserialize_any(UniqueVisitor).map(Unique)
+    }
+}
+
+struct UniqueVisitor;
+
+impl<'de> Visitor<'de> for UniqueVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, Into::into))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Unique(value)) = seq.next_element()? {
+            out.push(value);
+        }
+        Ok(out.into())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let Unique(value) = map.next_value()?;
+            if out.insert(key.clone(), value).is_some() {
+                return Err(de::Error::custom(format!("the key `{key}` is given twice")));
+            }
+        }
+        Ok(out.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_json_and_refuses_a_key_given_twice_at_any_depth() {
+        let value = parse(r#"{"a":[1,-2,1.5,"x",null,true,{"b":{}}]}"#).unwrap();
+        assert_eq!(value["a"][6]["b"], serde_json::json!({}));
+        assert!(parse(r#"{"a":1,"a":2}"#).unwrap_err().contains("twice"));
+        assert!(
+            parse(r#"{"a":[{"b":1,"b":1}]}"#)
+                .unwrap_err()
+                .contains("twice")
+        );
+        assert_eq!(parse("{").unwrap_err(), "not JSON");
+        assert!(parse(&format!("{}{}", "[".repeat(10_000), "]".repeat(10_000))).is_err());
+    }
+}
