@@ -95,6 +95,10 @@ pub const MAX_FETCHED_BYTES: u64 = MAX_SIGNATURE_MANIFEST_BYTES
     + MAX_REFERRERS_PAGES as u64 * MAX_REFERRERS_INDEX_BYTES
     + MAX_BUNDLE_REFERRERS as u64 * (MAX_REFERRER_MANIFEST_BYTES + MAX_BUNDLE_BYTES);
 
+// The bounds above are held together in memory at worst (each answer is read whole): they must
+// stay well under the 32 MiB a cold `prepare`'s anonymous memory is held to (BENCHMARKS.md).
+const _: () = assert!(MAX_FETCHED_BYTES < 32 * 1024 * 1024);
+
 /// The media type of a cosign ≤ v2 signature layer (a simple-signing payload).
 pub const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 /// The media types of a Sigstore bundle: the form sigstore-go (and so cosign v3) writes for
