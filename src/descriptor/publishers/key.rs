@@ -873,7 +873,10 @@ mod tests {
             "an EC point not on its curve"
         );
         let message = PublicKey::from_spki_der(&vec![0x30; MAX_SPKI_BYTES + 1]).unwrap_err();
-        assert_eq!(message, "a SubjectPublicKeyInfo of 4097 bytes: at most 4096");
+        assert_eq!(
+            message,
+            "a SubjectPublicKeyInfo of 4097 bytes: at most 4096"
+        );
     }
 
     #[test]
