@@ -34,7 +34,8 @@ use spki::der::{Decode as _, Reader as _, SliceReader};
 
 use crate::descriptor::publishers::key::{KeyKind, PublicKey};
 use crate::source::oci::image::sha256;
-use crate::source::oci::publisher::cosign_v2::{ANNOTATION_SIGNATURE, MEDIA_SIMPLE_SIGNING};
+use crate::source::oci::publisher::cosign_v2::ANNOTATION_SIGNATURE;
+use crate::source::oci::publisher::fetch::SIMPLE_SIGNING as MEDIA_SIMPLE_SIGNING;
 use crate::source::oci::{MEDIA_CONFIG, MEDIA_MANIFEST};
 use crate::support::escape;
 

@@ -264,12 +264,7 @@ pub struct Options<'a> {
     /// Sources prepared at the same time.
     pub concurrency: usize,
     /// The overall deadline of each fetch (Git) or pull (OCI), besides the transports' idle
-    /// timeouts: past it the source fails, retryable, and nothing of it is published. Read only
-    /// by the fetchers (a build without `git` and `oci` has local sources only).
-    #[cfg_attr(
-        not(any(feature = "git", feature = "oci")),
-        expect(dead_code, reason = "read only by the fetchers")
-    )]
+    /// timeouts: past it the source fails, retryable, and nothing of it is published.
     pub fetch_timeout: std::time::Duration,
 }
 

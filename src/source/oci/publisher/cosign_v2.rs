@@ -17,8 +17,6 @@ pub const ANNOTATION_CERTIFICATE: &str = "dev.sigstore.cosign/certificate";
 pub const ANNOTATION_CHAIN: &str = "dev.sigstore.cosign/chain";
 /// The layer annotation holding the Rekor bundle (signed entry timestamp and entry) as JSON.
 pub const ANNOTATION_BUNDLE: &str = "dev.sigstore.cosign/bundle";
-/// The media type of a simple-signing payload layer.
-pub const MEDIA_SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 
 /// Judges one signature layer for the image at `pinned`: its payload must bind `pinned`, then a
 /// certificate annotation makes it keyless ([`super::keyless::judge_v2`]), else a configured key

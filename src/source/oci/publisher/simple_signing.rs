@@ -118,6 +118,7 @@ pub fn digest_of(payload: &[u8]) -> Result<String, String> {
 }
 
 /// The payload cosign writes for `reference` (`REGISTRY/REPOSITORY`) at `digest`.
+#[cfg(any(feature = "oci", test))]
 pub fn payload(reference: &str, digest: &str) -> Vec<u8> {
     let string = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
     format!(
