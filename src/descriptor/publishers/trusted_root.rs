@@ -1,8 +1,9 @@
 //! The Sigstore trusted root (`verify.sigstore.trusted_root`; the protobuf-specs
 //! `TrustedRoot` message as JSON, media type `application/vnd.dev.sigstore.trustedroot+json;version=0.1`):
-//! the Fulcio certificate authorities (each a chain and a validity window) and the transparency
-//! logs' keys (each with its log id and validity window). Read with the descriptor, bounded;
-//! timestamp authorities and CT logs are read past, not used (see docs/security.md).
+//! the Fulcio certificate authorities (each a chain and a validity window), the transparency
+//! logs' keys and the certificate transparency (CT) logs' keys (each with its log id and validity
+//! window). Read with the descriptor, bounded; timestamp authorities are read past, not used (see
+//! docs/security.md).
 //!
 //! Rules, each refusal naming the field: the file is at most [`MAX_FILE`] bytes (checked before
 //! it is parsed); `mediaType` is `application/vnd.dev.sigstore.trustedroot+json;version=0.1` or
@@ -13,7 +14,10 @@
 //! anchor) and a `validFor` with a `start`; at least one and at most [`MAX_LOGS`] transparency
 //! logs, each with `hashAlgorithm` `SHA2_256`, `publicKey.rawBytes` (a DER SubjectPublicKeyInfo
 //! of a kind [`PublicKey`](super::key::PublicKey) verifies), `publicKey.validFor.start` and
-//! `logId.keyId`. Times are RFC 3339 (`2021-01-12T11:53:27Z`, fractions and offsets allowed).
+//! `logId.keyId`; at most [`MAX_LOGS`] CT logs (`ctlogs`), each read by the same rules. A root
+//! without CT logs is read, but every keyless signature is then refused: a Fulcio leaf must carry
+//! an SCT from a CT log the root names, as cosign, sigstore-go and sigstore-js require. Times are
+//! RFC 3339 (`2021-01-12T11:53:27Z`, fractions and offsets allowed).
 //! Field names are protobuf JSON's (lowerCamelCase, or the proto's snake_case); unknown fields
 //! are read past, as protobuf JSON readers do.
 //!
@@ -79,6 +83,9 @@ pub struct TrustedRoot {
     pub authorities: Vec<CertificateAuthority>,
     /// The transparency logs' keys.
     pub logs: Vec<LogKey>,
+    /// The certificate transparency logs' keys (`ctlogs`), which sign a Fulcio leaf's SCTs; none
+    /// means no keyless signature verifies.
+    pub ct_logs: Vec<LogKey>,
 }
 
 impl TrustedRoot {
@@ -127,6 +134,13 @@ impl TrustedRoot {
                 logs.len()
             ));
         }
+        let ct_logs = document.ctlogs.unwrap_or_default();
+        if ct_logs.len() > MAX_LOGS {
+            return Err(format!(
+                "`ctlogs` names {} logs, over the limit of {MAX_LOGS}",
+                ct_logs.len()
+            ));
+        }
         Ok(TrustedRoot {
             authorities: authorities
                 .into_iter()
@@ -137,6 +151,11 @@ impl TrustedRoot {
                 .into_iter()
                 .enumerate()
                 .map(|(i, l)| log(l).map_err(|e| format!("`tlogs[{i}]`{e}")))
+                .collect::<Result<_, _>>()?,
+            ct_logs: ct_logs
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| log(l).map_err(|e| format!("`ctlogs[{i}]`{e}")))
                 .collect::<Result<_, _>>()?,
         })
     }
@@ -157,13 +176,14 @@ impl TrustedRoot {
     }
 }
 
-/// The trusted root as protobuf JSON spells it: what is read. The rest (`ctlogs`,
+/// The trusted root as protobuf JSON spells it: what is read. The rest (
 /// `timestampAuthorities`, `subject`, `uri`, `keyDetails`, …) is read past without being held.
 #[derive(Deserialize)]
 struct Document {
     #[serde(rename = "mediaType", alias = "media_type")]
     media_type: Option<String>,
     tlogs: Option<Vec<LogInstance>>,
+    ctlogs: Option<Vec<LogInstance>>,
     #[serde(rename = "certificateAuthorities", alias = "certificate_authorities")]
     certificate_authorities: Option<Vec<Authority>>,
 }
@@ -487,7 +507,7 @@ mod tests {
                 .contains("not a Sigstore trusted root")
         );
         let mut document = fixture();
-        document["ctlogs"] = json!([[[[[[[[{"a": [1, 2, 3]}]]]]]]]]);
+        document["aFutureSection"] = json!([[[[[[[[{"a": [1, 2, 3]}]]]]]]]]);
         document["timestampAuthorities"] = Value::Array(vec![json!({"x": "y"}); 50_000]);
         assert!(serde_json::to_vec(&document).unwrap().len() < MAX_FILE as usize);
         TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
@@ -689,6 +709,62 @@ mod tests {
             },
             "`tlogs[0]`.hashAlgorithm: ``, not `SHA2_256`",
         );
+    }
+
+    #[test]
+    fn ct_logs_are_read_counted_and_optional() {
+        let root = TrustedRoot::read(Path::new(FIXTURE)).unwrap();
+        assert_eq!(root.ct_logs.len(), 1);
+        let ct_log = &root.ct_logs[0];
+        assert_eq!(ct_log.log_id.len(), 32);
+        assert_eq!(ct_log.valid_from, signed_at() - 3600);
+        assert_eq!(ct_log.valid_until, None);
+
+        // None: read (every keyless signature is then refused, by the certificate check).
+        let mut document = fixture();
+        document.as_object_mut().unwrap().remove("ctlogs");
+        let root = TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        assert!(root.ct_logs.is_empty());
+        let mut document = fixture();
+        document["ctlogs"] = json!([]);
+        let root = TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        assert!(root.ct_logs.is_empty());
+
+        refused(
+            |d| {
+                let one = d["ctlogs"][0].clone();
+                d["ctlogs"] = Value::Array(vec![one; MAX_LOGS + 1]);
+            },
+            "`ctlogs` names 33 logs, over the limit of 32",
+        );
+        refused(
+            |d| d["ctlogs"][0]["publicKey"]["rawBytes"] = json!("AAAA"),
+            "`ctlogs[0]`.publicKey.rawBytes: not a usable log key",
+        );
+        refused(
+            |d| {
+                d["ctlogs"][0].as_object_mut().unwrap().remove("logId");
+            },
+            "`ctlogs[0]`.logId.keyId: missing",
+        );
+        refused(
+            |d| d["ctlogs"][0]["logId"]["keyId"] = json!(""),
+            "`ctlogs[0]`.logId.keyId: empty",
+        );
+        refused(
+            |d| {
+                d["ctlogs"][0]["publicKey"]["validFor"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("start");
+            },
+            "`ctlogs[0]`.publicKey.validFor.start: missing",
+        );
+        refused(
+            |d| d["ctlogs"][0]["hashAlgorithm"] = json!("SHA2_384"),
+            "`ctlogs[0]`.hashAlgorithm: `SHA2_384`, not `SHA2_256`",
+        );
+        refused(|d| d["ctlogs"] = json!({}), "not a Sigstore trusted root");
     }
 
     #[test]
