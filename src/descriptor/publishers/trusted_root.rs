@@ -14,7 +14,8 @@
 //! anchor) and a `validFor` with a `start`; at least one and at most [`MAX_LOGS`] transparency
 //! logs, each with `hashAlgorithm` `SHA2_256`, `publicKey.rawBytes` (a DER SubjectPublicKeyInfo
 //! of a kind [`PublicKey`](super::key::PublicKey) verifies), `publicKey.validFor.start` and
-//! `logId.keyId`; at most [`MAX_LOGS`] CT logs (`ctlogs`), each read by the same rules. A root
+//! `logId.keyId`; at most [`MAX_LOGS`] CT logs (`ctlogs`), each read by the same rules but one:
+//! a CT log whose key is not of a kind we verify is left out (see `ct_log`). A root
 //! without CT logs is read, but every keyless signature is then refused: a Fulcio leaf must carry
 //! an SCT from a CT log the root names, as cosign, sigstore-go and sigstore-js require. Times are
 //! RFC 3339 (`2021-01-12T11:53:27Z`, fractions and offsets allowed).
@@ -155,8 +156,11 @@ impl TrustedRoot {
             ct_logs: ct_logs
                 .into_iter()
                 .enumerate()
-                .map(|(i, l)| log(l).map_err(|e| format!("`ctlogs[{i}]`{e}")))
-                .collect::<Result<_, _>>()?,
+                .map(|(i, l)| ct_log(l).map_err(|e| format!("`ctlogs[{i}]`{e}")))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .flatten()
+                .collect(),
         })
     }
 
@@ -276,6 +280,20 @@ fn authority(authority: Authority) -> Result<CertificateAuthority, String> {
 }
 
 fn log(instance: LogInstance) -> Result<LogKey, String> {
+    log_entry(instance, false)?
+        .ok_or_else(|| ".publicKey.rawBytes: not a usable log key".to_owned())
+}
+
+/// A CT log: read by the rules of a transparency log, but one whose key is not a DER
+/// SubjectPublicKeyInfo of a kind [`PublicKey`](super::key::PublicKey) verifies is left out, not
+/// refused: the staging root still lists an old CT log by a PKCS#1 RSA key, and refusing it would
+/// refuse that root. Leaving a CT log out only makes its SCTs count for nothing (fail closed).
+fn ct_log(instance: LogInstance) -> Result<Option<LogKey>, String> {
+    log_entry(instance, true)
+}
+
+/// One log of `tlogs` or `ctlogs`; `None` when its key is not usable and `skip_unusable_key`.
+fn log_entry(instance: LogInstance, skip_unusable_key: bool) -> Result<Option<LogKey>, String> {
     // The Merkle tree's hash; sigstore-go refuses any other (or none), and so does this reader.
     let hash = instance.hash_algorithm.as_deref().unwrap_or("");
     if hash != "SHA2_256" {
@@ -288,8 +306,6 @@ fn log(instance: LogInstance) -> Result<LogKey, String> {
     // A DER SubjectPublicKeyInfo of an RSA 4096-bit key is about 550 bytes.
     let spki = base64_field(public_key.raw_bytes.as_deref(), 16 * 1024)
         .map_err(|e| format!(".publicKey.rawBytes: {e}"))?;
-    let key = super::key::PublicKey::from_spki_der(&spki)
-        .map_err(|e| format!(".publicKey.rawBytes: not a usable log key: {e}"))?;
     let log_id = base64_field(instance.log_id.and_then(|l| l.key_id).as_deref(), 64)
         .map_err(|e| format!(".logId.keyId: {e}"))?;
     if log_id.is_empty() {
@@ -297,12 +313,17 @@ fn log(instance: LogInstance) -> Result<LogKey, String> {
     }
     let (valid_from, valid_until) =
         window(public_key.valid_for).map_err(|e| format!(".publicKey.validFor{e}"))?;
-    Ok(LogKey {
+    let key = match super::key::PublicKey::from_spki_der(&spki) {
+        Ok(key) => key,
+        Err(_) if skip_unusable_key => return Ok(None),
+        Err(e) => return Err(format!(".publicKey.rawBytes: not a usable log key: {e}")),
+    };
+    Ok(Some(LogKey {
         log_id,
         key,
         valid_from,
         valid_until,
-    })
+    }))
 }
 
 /// Standard base64 (protobuf JSON's `bytes`), its encoded length bounded before decoding.
@@ -737,9 +758,21 @@ mod tests {
             },
             "`ctlogs` names 33 logs, over the limit of 32",
         );
+        // A key of a kind not verified (here the PKCS#1 RSA key the staging root lists for its old
+        // CT log `ctfe.sigstage.dev/test`) leaves that log out; the root is read.
+        let mut document = fixture();
+        let pkcs1_rsa = "MIICCgKCAgEA27A2MPQXm0I0v7/Ly5BIauDjRZF5Jor9vU+QheoE2UIIsZHcyYq3slHzSSHy2lLj1ZD2d91CtJ492ZXqnBmsr4TwZ9jQ05tW2mGIRI8u2DqN8LpuNYZGz/f9SZrjhQQmUttqWmtu3UoLfKz6NbNXUnoo+NhZFcFRLXJ8VporVhuiAmL7zqT53cXR3yQfFPCUDeGnRksnlhVIAJc3AHZZSHQJ8DEXMhh35TVv2nYhTI3rID7GwjXXw4ocz7RGDD37ky6p39Tl5NB71gT1eSqhZhGHEYHIPXraEBd5+3w9qIuLWlp5Ej/K6Mu4ELioXKCUimCbwy+Cs8UhHFlqcyg4AysOHJwIadXIa8LsY51jnVSGrGOEBZevopmQPNPtyfFY3dmXSS+6Z3RD2Gd6oDnNGJzpSyEk410Ag5uvNDfYzJLCWX9tU8lIxNwdFYmIwpd89HijyRyoGnoJ3entd63cvKfuuix5r+GHyKp1Xm1L5j5AWM6P+z0xigwkiXnt+adexAl1J9wdDxv/pUFEESRF4DG8DFGVtbdH6aR1A5/vD4krO4tC1QYUSeyL5Mvsw8WRqIFHcXtgybtxylljvNcGMV1KXQC8UFDmpGZVDSHx6v3e/BHMrZ7gjoCCfVMZ/cFcQi0W2AIHPYEMH/C95J2r4XbHMRdYXpovpOoT5Ca78gsCAwEAAQ==";
+        document["ctlogs"][0]["publicKey"]["rawBytes"] = json!(pkcs1_rsa);
+        let root = TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        assert!(root.ct_logs.is_empty());
+        // The same key for a transparency log refuses the root, as before.
         refused(
-            |d| d["ctlogs"][0]["publicKey"]["rawBytes"] = json!("AAAA"),
-            "`ctlogs[0]`.publicKey.rawBytes: not a usable log key",
+            |d| d["tlogs"][0]["publicKey"]["rawBytes"] = json!(pkcs1_rsa),
+            "`tlogs[0]`.publicKey.rawBytes: not a usable log key",
+        );
+        refused(
+            |d| d["ctlogs"][0]["publicKey"]["rawBytes"] = json!("not base64!"),
+            "`ctlogs[0]`.publicKey.rawBytes: not standard base64",
         );
         refused(
             |d| {
