@@ -682,6 +682,70 @@ mod tests {
     }
 
     #[test]
+    fn wrapped_elements_read_back_with_minimal_lengths() {
+        for size in [0usize, 1, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x1_0000] {
+            let content = vec![0x5a; size];
+            let wrapped = der_wrap(SEQUENCE, &content);
+            let mut reader = Reader::new(&wrapped);
+            assert_eq!(reader.expect(SEQUENCE, "it").unwrap(), content.as_slice());
+            assert!(reader.at_end(), "{size}");
+        }
+    }
+
+    #[test]
+    fn removing_an_extension_keeps_every_other_byte() {
+        // tbsCertificate: version, serial, [3] { SEQUENCE { ext A, ext B } }.
+        let extension = |oid: u8, value: &[u8]| {
+            let mut body = der_wrap(OID, &[oid]);
+            body.extend(der_wrap(OCTET_STRING, value));
+            der_wrap(SEQUENCE, &body)
+        };
+        let (a, b) = (extension(1, &[0xaa; 200]), extension(2, &[0xbb]));
+        let head = [
+            der_wrap(VERSION_TAG, &der_wrap(INTEGER, &[2])),
+            der_wrap(INTEGER, &[7]),
+        ]
+        .concat();
+        let tbs_of = |extensions: &[u8]| {
+            let mut content = head.clone();
+            if !extensions.is_empty() {
+                content.extend(der_wrap(EXTENSIONS_TAG, &der_wrap(SEQUENCE, extensions)));
+            }
+            der_wrap(SEQUENCE, &content)
+        };
+        let certificate_of = |tbs: Vec<u8>| der_wrap(SEQUENCE, &tbs);
+        let both = certificate_of(tbs_of(&[a.clone(), b.clone()].concat()));
+        assert_eq!(tbs_without_extension(&both, &[1]).unwrap(), tbs_of(&b));
+        assert_eq!(tbs_without_extension(&both, &[2]).unwrap(), tbs_of(&a));
+        // The last one removed: no empty [3] left behind.
+        let one = certificate_of(tbs_of(&b));
+        assert_eq!(tbs_without_extension(&one, &[2]).unwrap(), tbs_of(&[]));
+        // Absent, twice, or no extensions at all: refused.
+        assert!(
+            tbs_without_extension(&both, &[3])
+                .unwrap_err()
+                .contains("0 times")
+        );
+        let twice = certificate_of(tbs_of(&[b.clone(), b.clone()].concat()));
+        assert!(
+            tbs_without_extension(&twice, &[2])
+                .unwrap_err()
+                .contains("2 times")
+        );
+        let none = certificate_of(tbs_of(&[]));
+        assert!(
+            tbs_without_extension(&none, &[2])
+                .unwrap_err()
+                .contains("no extensions")
+        );
+        // Something after the extensions, or not a certificate.
+        let mut after = tbs_of(&b)[..].to_vec();
+        after = [after[2..].to_vec(), der_wrap(INTEGER, &[1])].concat();
+        assert!(tbs_without_extension(&certificate_of(der_wrap(SEQUENCE, &after)), &[2]).is_err());
+        assert!(tbs_without_extension(b"junk", &[2]).is_err());
+    }
+
+    #[test]
     fn not_a_certificate_is_refused() {
         for input in [
             &b""[..],

@@ -1243,7 +1243,12 @@ mod tests {
             error.contains("SCT 0:") && error.contains("SCT 1:"),
             "{error}"
         );
+        // One byte more inside the SCT's own length.
+        let mut trailing = ((one.len() - 2 + 1) as u16).to_be_bytes().to_vec();
+        trailing.extend_from_slice(&one[2..]);
+        trailing.push(0);
         for (body, says) in [
+            (with(&trailing), "bytes after its signature"),
             (Vec::new(), "cut short"),
             (vec![0, 0], "an empty SCT list"),
             ([list, &[0][..]].concat(), "bytes after the SCT list"),
