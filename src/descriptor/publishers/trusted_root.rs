@@ -1,8 +1,9 @@
 //! The Sigstore trusted root (`verify.sigstore.trusted_root`; the protobuf-specs
 //! `TrustedRoot` message as JSON, media type `application/vnd.dev.sigstore.trustedroot+json;version=0.1`):
-//! the Fulcio certificate authorities (each a chain and a validity window) and the transparency
-//! logs' keys (each with its log id and validity window). Read with the descriptor, bounded;
-//! timestamp authorities and CT logs are read past, not used (see docs/security.md).
+//! the Fulcio certificate authorities (each a chain and a validity window), the transparency
+//! logs' keys and the certificate transparency (CT) logs' keys (each with its log id and validity
+//! window). Read with the descriptor, bounded; timestamp authorities are read past, not used (see
+//! docs/security.md).
 //!
 //! Rules, each refusal naming the field: the file is at most [`MAX_FILE`] bytes (checked before
 //! it is parsed); `mediaType` is `application/vnd.dev.sigstore.trustedroot+json;version=0.1` or
@@ -13,7 +14,11 @@
 //! anchor) and a `validFor` with a `start`; at least one and at most [`MAX_LOGS`] transparency
 //! logs, each with `hashAlgorithm` `SHA2_256`, `publicKey.rawBytes` (a DER SubjectPublicKeyInfo
 //! of a kind [`PublicKey`](super::key::PublicKey) verifies), `publicKey.validFor.start` and
-//! `logId.keyId`. Times are RFC 3339 (`2021-01-12T11:53:27Z`, fractions and offsets allowed).
+//! `logId.keyId`; at most [`MAX_LOGS`] CT logs (`ctlogs`), each read by the same rules but one:
+//! a CT log whose key is not of a kind we verify is left out (see `ct_log`). A root
+//! without CT logs is read, but every keyless signature is then refused: a Fulcio leaf must carry
+//! an SCT from a CT log the root names, as cosign, sigstore-go and sigstore-js require. Times are
+//! RFC 3339 (`2021-01-12T11:53:27Z`, fractions and offsets allowed).
 //! Field names are protobuf JSON's (lowerCamelCase, or the proto's snake_case); unknown fields
 //! are read past, as protobuf JSON readers do.
 //!
@@ -79,6 +84,9 @@ pub struct TrustedRoot {
     pub authorities: Vec<CertificateAuthority>,
     /// The transparency logs' keys.
     pub logs: Vec<LogKey>,
+    /// The certificate transparency logs' keys (`ctlogs`), which sign a Fulcio leaf's SCTs; none
+    /// means no keyless signature verifies.
+    pub ct_logs: Vec<LogKey>,
 }
 
 impl TrustedRoot {
@@ -127,6 +135,13 @@ impl TrustedRoot {
                 logs.len()
             ));
         }
+        let ct_logs = document.ctlogs.unwrap_or_default();
+        if ct_logs.len() > MAX_LOGS {
+            return Err(format!(
+                "`ctlogs` names {} logs, over the limit of {MAX_LOGS}",
+                ct_logs.len()
+            ));
+        }
         Ok(TrustedRoot {
             authorities: authorities
                 .into_iter()
@@ -138,6 +153,14 @@ impl TrustedRoot {
                 .enumerate()
                 .map(|(i, l)| log(l).map_err(|e| format!("`tlogs[{i}]`{e}")))
                 .collect::<Result<_, _>>()?,
+            ct_logs: ct_logs
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| ct_log(l).map_err(|e| format!("`ctlogs[{i}]`{e}")))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .flatten()
+                .collect(),
         })
     }
 
@@ -157,13 +180,14 @@ impl TrustedRoot {
     }
 }
 
-/// The trusted root as protobuf JSON spells it: what is read. The rest (`ctlogs`,
+/// The trusted root as protobuf JSON spells it: what is read. The rest (
 /// `timestampAuthorities`, `subject`, `uri`, `keyDetails`, …) is read past without being held.
 #[derive(Deserialize)]
 struct Document {
     #[serde(rename = "mediaType", alias = "media_type")]
     media_type: Option<String>,
     tlogs: Option<Vec<LogInstance>>,
+    ctlogs: Option<Vec<LogInstance>>,
     #[serde(rename = "certificateAuthorities", alias = "certificate_authorities")]
     certificate_authorities: Option<Vec<Authority>>,
 }
@@ -256,6 +280,20 @@ fn authority(authority: Authority) -> Result<CertificateAuthority, String> {
 }
 
 fn log(instance: LogInstance) -> Result<LogKey, String> {
+    log_entry(instance, false)?
+        .ok_or_else(|| ".publicKey.rawBytes: not a usable log key".to_owned())
+}
+
+/// A CT log: read by the rules of a transparency log, but one whose key is not a DER
+/// SubjectPublicKeyInfo of a kind [`PublicKey`](super::key::PublicKey) verifies is left out, not
+/// refused: the staging root still lists an old CT log by a PKCS#1 RSA key, and refusing it would
+/// refuse that root. Leaving a CT log out only makes its SCTs count for nothing (fail closed).
+fn ct_log(instance: LogInstance) -> Result<Option<LogKey>, String> {
+    log_entry(instance, true)
+}
+
+/// One log of `tlogs` or `ctlogs`; `None` when its key is not usable and `skip_unusable_key`.
+fn log_entry(instance: LogInstance, skip_unusable_key: bool) -> Result<Option<LogKey>, String> {
     // The Merkle tree's hash; sigstore-go refuses any other (or none), and so does this reader.
     let hash = instance.hash_algorithm.as_deref().unwrap_or("");
     if hash != "SHA2_256" {
@@ -268,8 +306,6 @@ fn log(instance: LogInstance) -> Result<LogKey, String> {
     // A DER SubjectPublicKeyInfo of an RSA 4096-bit key is about 550 bytes.
     let spki = base64_field(public_key.raw_bytes.as_deref(), 16 * 1024)
         .map_err(|e| format!(".publicKey.rawBytes: {e}"))?;
-    let key = super::key::PublicKey::from_spki_der(&spki)
-        .map_err(|e| format!(".publicKey.rawBytes: not a usable log key: {e}"))?;
     let log_id = base64_field(instance.log_id.and_then(|l| l.key_id).as_deref(), 64)
         .map_err(|e| format!(".logId.keyId: {e}"))?;
     if log_id.is_empty() {
@@ -277,12 +313,17 @@ fn log(instance: LogInstance) -> Result<LogKey, String> {
     }
     let (valid_from, valid_until) =
         window(public_key.valid_for).map_err(|e| format!(".publicKey.validFor{e}"))?;
-    Ok(LogKey {
+    let key = match super::key::PublicKey::from_spki_der(&spki) {
+        Ok(key) => key,
+        Err(_) if skip_unusable_key => return Ok(None),
+        Err(e) => return Err(format!(".publicKey.rawBytes: not a usable log key: {e}")),
+    };
+    Ok(Some(LogKey {
         log_id,
         key,
         valid_from,
         valid_until,
-    })
+    }))
 }
 
 /// Standard base64 (protobuf JSON's `bytes`), its encoded length bounded before decoding.
@@ -487,7 +528,7 @@ mod tests {
                 .contains("not a Sigstore trusted root")
         );
         let mut document = fixture();
-        document["ctlogs"] = json!([[[[[[[[{"a": [1, 2, 3]}]]]]]]]]);
+        document["aFutureSection"] = json!([[[[[[[[{"a": [1, 2, 3]}]]]]]]]]);
         document["timestampAuthorities"] = Value::Array(vec![json!({"x": "y"}); 50_000]);
         assert!(serde_json::to_vec(&document).unwrap().len() < MAX_FILE as usize);
         TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
@@ -689,6 +730,74 @@ mod tests {
             },
             "`tlogs[0]`.hashAlgorithm: ``, not `SHA2_256`",
         );
+    }
+
+    #[test]
+    fn ct_logs_are_read_counted_and_optional() {
+        let root = TrustedRoot::read(Path::new(FIXTURE)).unwrap();
+        assert_eq!(root.ct_logs.len(), 1);
+        let ct_log = &root.ct_logs[0];
+        assert_eq!(ct_log.log_id.len(), 32);
+        assert_eq!(ct_log.valid_from, signed_at() - 3600);
+        assert_eq!(ct_log.valid_until, None);
+
+        // None: read (every keyless signature is then refused, by the certificate check).
+        let mut document = fixture();
+        document.as_object_mut().unwrap().remove("ctlogs");
+        let root = TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        assert!(root.ct_logs.is_empty());
+        let mut document = fixture();
+        document["ctlogs"] = json!([]);
+        let root = TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        assert!(root.ct_logs.is_empty());
+
+        refused(
+            |d| {
+                let one = d["ctlogs"][0].clone();
+                d["ctlogs"] = Value::Array(vec![one; MAX_LOGS + 1]);
+            },
+            "`ctlogs` names 33 logs, over the limit of 32",
+        );
+        // A key of a kind not verified (here the PKCS#1 RSA key the staging root lists for its old
+        // CT log `ctfe.sigstage.dev/test`) leaves that log out; the root is read.
+        let mut document = fixture();
+        let pkcs1_rsa = "MIICCgKCAgEA27A2MPQXm0I0v7/Ly5BIauDjRZF5Jor9vU+QheoE2UIIsZHcyYq3slHzSSHy2lLj1ZD2d91CtJ492ZXqnBmsr4TwZ9jQ05tW2mGIRI8u2DqN8LpuNYZGz/f9SZrjhQQmUttqWmtu3UoLfKz6NbNXUnoo+NhZFcFRLXJ8VporVhuiAmL7zqT53cXR3yQfFPCUDeGnRksnlhVIAJc3AHZZSHQJ8DEXMhh35TVv2nYhTI3rID7GwjXXw4ocz7RGDD37ky6p39Tl5NB71gT1eSqhZhGHEYHIPXraEBd5+3w9qIuLWlp5Ej/K6Mu4ELioXKCUimCbwy+Cs8UhHFlqcyg4AysOHJwIadXIa8LsY51jnVSGrGOEBZevopmQPNPtyfFY3dmXSS+6Z3RD2Gd6oDnNGJzpSyEk410Ag5uvNDfYzJLCWX9tU8lIxNwdFYmIwpd89HijyRyoGnoJ3entd63cvKfuuix5r+GHyKp1Xm1L5j5AWM6P+z0xigwkiXnt+adexAl1J9wdDxv/pUFEESRF4DG8DFGVtbdH6aR1A5/vD4krO4tC1QYUSeyL5Mvsw8WRqIFHcXtgybtxylljvNcGMV1KXQC8UFDmpGZVDSHx6v3e/BHMrZ7gjoCCfVMZ/cFcQi0W2AIHPYEMH/C95J2r4XbHMRdYXpovpOoT5Ca78gsCAwEAAQ==";
+        document["ctlogs"][0]["publicKey"]["rawBytes"] = json!(pkcs1_rsa);
+        let root = TrustedRoot::parse(&serde_json::to_vec(&document).unwrap()).unwrap();
+        assert!(root.ct_logs.is_empty());
+        // The same key for a transparency log refuses the root, as before.
+        refused(
+            |d| d["tlogs"][0]["publicKey"]["rawBytes"] = json!(pkcs1_rsa),
+            "`tlogs[0]`.publicKey.rawBytes: not a usable log key",
+        );
+        refused(
+            |d| d["ctlogs"][0]["publicKey"]["rawBytes"] = json!("not base64!"),
+            "`ctlogs[0]`.publicKey.rawBytes: not standard base64",
+        );
+        refused(
+            |d| {
+                d["ctlogs"][0].as_object_mut().unwrap().remove("logId");
+            },
+            "`ctlogs[0]`.logId.keyId: missing",
+        );
+        refused(
+            |d| d["ctlogs"][0]["logId"]["keyId"] = json!(""),
+            "`ctlogs[0]`.logId.keyId: empty",
+        );
+        refused(
+            |d| {
+                d["ctlogs"][0]["publicKey"]["validFor"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("start");
+            },
+            "`ctlogs[0]`.publicKey.validFor.start: missing",
+        );
+        refused(
+            |d| d["ctlogs"][0]["hashAlgorithm"] = json!("SHA2_384"),
+            "`ctlogs[0]`.hashAlgorithm: `SHA2_384`, not `SHA2_256`",
+        );
+        refused(|d| d["ctlogs"] = json!({}), "not a Sigstore trusted root");
     }
 
     #[test]

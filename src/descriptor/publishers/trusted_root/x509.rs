@@ -405,6 +405,88 @@ fn read_extensions(wrapped: &[u8]) -> Result<Vec<Extension>, String> {
     Ok(extensions)
 }
 
+/// The content of `value`, which must be one DER OCTET STRING and nothing after (an extension
+/// whose value wraps an OCTET STRING, as the SCT list's does).
+pub fn octet_string(value: &[u8], what: &str) -> Result<Vec<u8>, String> {
+    only(value, OCTET_STRING, what)
+}
+
+/// The DER `tbsCertificate` of the certificate `der` with the one extension of OID `oid`
+/// removed, re-encoded: the extensions SEQUENCE, its `[3]` wrapper (left out when no extension
+/// remains, as DER's encoders do) and the TBS SEQUENCE get their lengths recomputed; every other
+/// byte is the certificate's own. What RFC 6962 §3.2 signs for a precertificate. The certificate
+/// must hold that extension exactly once.
+pub fn tbs_without_extension(der: &[u8], oid: &[u8]) -> Result<Vec<u8>, String> {
+    if der.len() > MAX_CERTIFICATE {
+        return Err(format!(
+            "a certificate of {} bytes, over the {MAX_CERTIFICATE}-byte limit",
+            der.len()
+        ));
+    }
+    let mut outer = Reader::new(der);
+    let certificate = outer.expect(SEQUENCE, "the certificate")?;
+    outer.finish("the certificate")?;
+    let tbs = Reader::new(certificate).expect(SEQUENCE, "tbsCertificate")?;
+    let mut fields = Reader::new(tbs);
+    let mut before_extensions = None;
+    let mut kept = Vec::new();
+    let mut removed = 0usize;
+    while !fields.at_end() {
+        let start = tbs.len() - fields.rest.len();
+        let element = fields.any()?;
+        if element.tag != EXTENSIONS_TAG {
+            continue;
+        }
+        fields.finish("tbsCertificate")?;
+        before_extensions = Some(&tbs[..start]);
+        let list = only(element.content, SEQUENCE, "extensions")?;
+        let mut extensions = Reader::new(&list);
+        let mut count = 0usize;
+        while !extensions.at_end() {
+            count += 1;
+            if count > MAX_EXTENSIONS {
+                return Err(format!("over {MAX_EXTENSIONS} extensions"));
+            }
+            let rest_before = extensions.rest;
+            let content = extensions.expect(SEQUENCE, "an extension")?;
+            let whole = &rest_before[..rest_before.len() - extensions.rest.len()];
+            if Reader::new(content).expect(OID, "an extension's extnID")? == oid {
+                removed += 1;
+            } else {
+                kept.extend_from_slice(whole);
+            }
+        }
+    }
+    let before_extensions = before_extensions.ok_or("the certificate has no extensions")?;
+    if removed != 1 {
+        return Err(format!(
+            "the extension {} appears {removed} times, not once",
+            oid_text(oid)
+        ));
+    }
+    let mut content = before_extensions.to_vec();
+    if !kept.is_empty() {
+        content.extend(der_wrap(EXTENSIONS_TAG, &der_wrap(SEQUENCE, &kept)));
+    }
+    Ok(der_wrap(SEQUENCE, &content))
+}
+
+/// A DER element of tag `tag` around `content`, its length in the minimal form.
+fn der_wrap(tag: u8, content: &[u8]) -> Vec<u8> {
+    let length = content.len();
+    let mut out = vec![tag];
+    if length < 0x80 {
+        out.push(length as u8);
+    } else {
+        let bytes = length.to_be_bytes();
+        let skip = bytes.iter().take_while(|&&b| b == 0).count();
+        out.push(0x80 | (bytes.len() - skip) as u8);
+        out.extend_from_slice(&bytes[skip..]);
+    }
+    out.extend_from_slice(content);
+    out
+}
+
 /// A `Name` is a SEQUENCE OF SET OF AttributeTypeAndValue: checked to be well formed.
 fn check_name(name: &[u8]) -> Result<(), String> {
     let mut sets = Reader::new(name);
@@ -597,6 +679,70 @@ mod tests {
         // A high-number tag.
         assert!(Reader::new(&[0x1f, 0x01, 0x00]).any().is_err());
         assert!(Reader::new(&[0x04, 0x01, 0x07]).any().is_ok());
+    }
+
+    #[test]
+    fn wrapped_elements_read_back_with_minimal_lengths() {
+        for size in [0usize, 1, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x1_0000] {
+            let content = vec![0x5a; size];
+            let wrapped = der_wrap(SEQUENCE, &content);
+            let mut reader = Reader::new(&wrapped);
+            assert_eq!(reader.expect(SEQUENCE, "it").unwrap(), content.as_slice());
+            assert!(reader.at_end(), "{size}");
+        }
+    }
+
+    #[test]
+    fn removing_an_extension_keeps_every_other_byte() {
+        // tbsCertificate: version, serial, [3] { SEQUENCE { ext A, ext B } }.
+        let extension = |oid: u8, value: &[u8]| {
+            let mut body = der_wrap(OID, &[oid]);
+            body.extend(der_wrap(OCTET_STRING, value));
+            der_wrap(SEQUENCE, &body)
+        };
+        let (a, b) = (extension(1, &[0xaa; 200]), extension(2, &[0xbb]));
+        let head = [
+            der_wrap(VERSION_TAG, &der_wrap(INTEGER, &[2])),
+            der_wrap(INTEGER, &[7]),
+        ]
+        .concat();
+        let tbs_of = |extensions: &[u8]| {
+            let mut content = head.clone();
+            if !extensions.is_empty() {
+                content.extend(der_wrap(EXTENSIONS_TAG, &der_wrap(SEQUENCE, extensions)));
+            }
+            der_wrap(SEQUENCE, &content)
+        };
+        let certificate_of = |tbs: Vec<u8>| der_wrap(SEQUENCE, &tbs);
+        let both = certificate_of(tbs_of(&[a.clone(), b.clone()].concat()));
+        assert_eq!(tbs_without_extension(&both, &[1]).unwrap(), tbs_of(&b));
+        assert_eq!(tbs_without_extension(&both, &[2]).unwrap(), tbs_of(&a));
+        // The last one removed: no empty [3] left behind.
+        let one = certificate_of(tbs_of(&b));
+        assert_eq!(tbs_without_extension(&one, &[2]).unwrap(), tbs_of(&[]));
+        // Absent, twice, or no extensions at all: refused.
+        assert!(
+            tbs_without_extension(&both, &[3])
+                .unwrap_err()
+                .contains("0 times")
+        );
+        let twice = certificate_of(tbs_of(&[b.clone(), b.clone()].concat()));
+        assert!(
+            tbs_without_extension(&twice, &[2])
+                .unwrap_err()
+                .contains("2 times")
+        );
+        let none = certificate_of(tbs_of(&[]));
+        assert!(
+            tbs_without_extension(&none, &[2])
+                .unwrap_err()
+                .contains("no extensions")
+        );
+        // Something after the extensions, or not a certificate.
+        let mut after = tbs_of(&b)[..].to_vec();
+        after = [after[2..].to_vec(), der_wrap(INTEGER, &[1])].concat();
+        assert!(tbs_without_extension(&certificate_of(der_wrap(SEQUENCE, &after)), &[2]).is_err());
+        assert!(tbs_without_extension(b"junk", &[2]).is_err());
     }
 
     #[test]

@@ -10,7 +10,10 @@
 //! names purposes. Around it, on our own reader ([`x509`]): the anchor valid at the signing time
 //! too (as Go's verifier, and so sigstore-go and cosign, require), the authority's `validFor`
 //! covering it, and the leaf a code-signing certificate (`keyUsage` digitalSignature,
-//! `extendedKeyUsage` codeSigning, not a CA, no critical extension but those four).
+//! `extendedKeyUsage` codeSigning, not a CA, no critical extension but those four). Then the
+//! leaf's embedded SCTs ([`sct`]): at least one signed by a CT log the trusted root names, over
+//! the leaf as a precertificate issued by the CA that signed it on that path; a leaf without
+//! one is untrusted, whatever else holds (cosign, sigstore-go and sigstore-js refuse it too).
 //!
 //! The chain a signature carries (`chain_der`: cosign's `chain` annotation, a bundle's
 //! `x509CertificateChain` after the leaf) adds no trust and no path: only the root's own
@@ -24,6 +27,8 @@
 //! Fulcio's username `otherName` (1.3.6.1.4.1.57264.1.7); a leaf with no SAN or more than one is
 //! refused (stricter than sigstore-go, which takes the first kind it finds: a certificate naming
 //! two identities names none we can match exactly).
+
+mod sct;
 
 use std::time::Duration;
 
@@ -77,13 +82,35 @@ pub struct Certified {
 
 /// Checks the leaf `leaf_der` (with the intermediates a signature carries, `chain_der`,
 /// possibly empty) against `root`'s authorities at `signed_at` (Unix seconds): a chain to one of
-/// them valid then, a code-signing leaf; the identity it certifies, read.
+/// them valid then, a code-signing leaf, an SCT from one of `root`'s CT logs; the identity it
+/// certifies, read.
 pub fn verify(
     root: &TrustedRoot,
     leaf_der: &[u8],
     chain_der: &[Vec<u8>],
     signed_at: i64,
 ) -> Result<Certified, (Rejection, String)> {
+    let chained = chain(root, leaf_der, chain_der, signed_at)?;
+    sct::check(root, leaf_der, &chained.leaf, &chained.issuer_spki)
+        .map_err(|e| (Rejection::CertificateUntrusted, e))?;
+    Ok(chained.certified)
+}
+
+/// A leaf whose chain holds: what it certifies, the leaf as read, and the DER
+/// SubjectPublicKeyInfo of the CA that signed it on the path built.
+struct Chained {
+    certified: Certified,
+    leaf: Certificate,
+    issuer_spki: Vec<u8>,
+}
+
+/// All of [`verify`] but the SCTs: the chain, the leaf's purpose and identity.
+fn chain(
+    root: &TrustedRoot,
+    leaf_der: &[u8],
+    chain_der: &[Vec<u8>],
+    signed_at: i64,
+) -> Result<Chained, (Rejection, String)> {
     let malformed = |e: String| (Rejection::Malformed, e);
     let leaf = Certificate::parse(leaf_der)
         .map_err(|e| malformed(format!("the certificate is not X.509: {e}")))?;
@@ -133,7 +160,7 @@ pub fn verify(
             .map(|der| CertificateDer::from(der.as_slice()))
             .collect();
         let anchors = [anchor];
-        let path = end_entity.verify_for_usage(
+        let path = match end_entity.verify_for_usage(
             ALGORITHMS,
             &anchors,
             &intermediates,
@@ -141,9 +168,10 @@ pub fn verify(
             webpki::KeyUsage::required_if_present(x509::OID_CODE_SIGNING),
             None,
             None,
-        );
-        if let Err(error) = path {
-            refusals.push(match error {
+        ) {
+            Ok(path) => path,
+            Err(error) => {
+                refusals.push(match error {
                 webpki::Error::CertExpired { .. } | webpki::Error::CertNotValidYet { .. } => (
                     Rejection::CertificateExpired,
                     format!(
@@ -156,8 +184,9 @@ pub fn verify(
                     format!("certificate authority {index}: {error}"),
                 ),
             });
-            continue;
-        }
+                continue;
+            }
+        };
         // The path holds; now what webpki leaves to its caller.
         let Ok(anchor_read) = Certificate::parse(anchor_der) else {
             continue;
@@ -189,7 +218,11 @@ pub fn verify(
             ));
             continue;
         }
-        return Ok(Certified { key, identity });
+        return Ok(Chained {
+            certified: Certified { key, identity },
+            leaf,
+            issuer_spki: path.issuer_spki().as_ref().to_vec(),
+        });
     }
     // An authority that would have certified it but for the time says more than "untrusted".
     let chosen = refusals
@@ -630,6 +663,17 @@ mod tests {
         }
     }
 
+    /// The chain checks of [`verify`] without its SCT check, for openssl's leaves, which carry
+    /// none (that `verify` refuses them is its own test).
+    fn chain_only(
+        root: &TrustedRoot,
+        leaf_der: &[u8],
+        chain_der: &[Vec<u8>],
+        signed_at: i64,
+    ) -> Result<Certified, (Rejection, String)> {
+        chain(root, leaf_der, chain_der, signed_at).map(|chained| chained.certified)
+    }
+
     /// A trusted root of one authority with this chain (leaf-most first), valid from the epoch.
     fn root_of(chain: &[&Issued]) -> TrustedRoot {
         root_with(chain, 0, None)
@@ -643,6 +687,7 @@ mod tests {
                 valid_until,
             }],
             logs: Vec::new(),
+            ct_logs: Vec::new(),
         }
     }
 
@@ -667,7 +712,7 @@ mod tests {
         time: i64,
     ) -> (Rejection, String) {
         let chain: Vec<Vec<u8>> = chain.iter().map(|c| c.der.clone()).collect();
-        verify(root, &leaf.der, &chain, time).unwrap_err()
+        chain_only(root, &leaf.der, &chain, time).unwrap_err()
     }
 
     fn assert_refused(refused: (Rejection, String), rejection: Rejection, says: &str) {
@@ -685,7 +730,7 @@ mod tests {
         let (root, intermediate) = fulcio(&pki);
         let trusted = root_of(&[&intermediate, &root]);
         let leaf = pki.issue("leaf", &intermediate, "leaf", 1);
-        let certified = verify(&trusted, &leaf.der, &[], during(&leaf)).unwrap();
+        let certified = chain_only(&trusted, &leaf.der, &[], during(&leaf)).unwrap();
         assert_eq!(
             certified.identity,
             Identity {
@@ -696,17 +741,17 @@ mod tests {
         assert_eq!(certified.key.spki_der(), leaf.read().spki.as_slice());
         // The chain a signature carries changes nothing when it repeats the root's.
         let carried = [intermediate.der.clone(), root.der.clone()];
-        verify(&trusted, &leaf.der, &carried, during(&leaf)).unwrap();
+        chain_only(&trusted, &leaf.der, &carried, during(&leaf)).unwrap();
         // Both ends of the leaf's validity count.
         let read = leaf.read();
-        verify(&trusted, &leaf.der, &[], read.not_before).unwrap();
-        verify(&trusted, &leaf.der, &[], read.not_after).unwrap();
+        chain_only(&trusted, &leaf.der, &[], read.not_before).unwrap();
+        chain_only(&trusted, &leaf.der, &[], read.not_after).unwrap();
         // An email subject and the legacy issuer extension alone.
         let email = pki.issue("email", &intermediate, "leaf_email", 1);
-        let certified = verify(&trusted, &email.der, &[], during(&email)).unwrap();
+        let certified = chain_only(&trusted, &email.der, &[], during(&email)).unwrap();
         assert_eq!(certified.identity.subject, "release@acme.example");
         let legacy = pki.issue("legacy", &intermediate, "leaf_legacy_issuer", 1);
-        let certified = verify(&trusted, &legacy.der, &[], during(&legacy)).unwrap();
+        let certified = chain_only(&trusted, &legacy.der, &[], during(&legacy)).unwrap();
         assert_eq!(certified.identity.issuer, ISSUER);
     }
 
@@ -741,6 +786,7 @@ mod tests {
         let empty = TrustedRoot {
             authorities: Vec::new(),
             logs: Vec::new(),
+            ct_logs: Vec::new(),
         };
         assert_refused(
             refusal(&empty, &leaf, &[], during(&leaf)),
@@ -811,7 +857,7 @@ mod tests {
             "the trusted root trusts it from",
         );
         // Both ends of the window count.
-        verify(
+        chain_only(
             &root_with(&[&intermediate, &root], time, Some(time)),
             &leaf.der,
             &[],
@@ -822,7 +868,7 @@ mod tests {
         let mut two = root_with(&[&intermediate, &root], 0, Some(time - 1));
         two.authorities
             .push(root_of(&[&intermediate, &root]).authorities.remove(0));
-        verify(&two, &leaf.der, &[], time).unwrap();
+        chain_only(&two, &leaf.der, &[], time).unwrap();
     }
 
     #[test]
@@ -910,28 +956,28 @@ mod tests {
         let trusted = root_of(&[&intermediate, &root]);
         let leaf = pki.issue("leaf", &intermediate, "leaf", 1);
         let time = during(&leaf);
-        let (rejection, detail) = verify(&trusted, b"not DER", &[], time).unwrap_err();
+        let (rejection, detail) = chain_only(&trusted, b"not DER", &[], time).unwrap_err();
         assert_eq!(rejection, Rejection::Malformed);
         assert!(detail.contains("not X.509"), "{detail}");
         let (rejection, detail) =
-            verify(&trusted, &leaf.der, &[b"junk".to_vec()], time).unwrap_err();
+            chain_only(&trusted, &leaf.der, &[b"junk".to_vec()], time).unwrap_err();
         assert_eq!(rejection, Rejection::Malformed);
         assert!(
             detail.contains("chain certificate 0 is not X.509"),
             "{detail}"
         );
         let many = vec![intermediate.der.clone(); MAX_CARRIED_CHAIN + 1];
-        let (rejection, detail) = verify(&trusted, &leaf.der, &many, time).unwrap_err();
+        let (rejection, detail) = chain_only(&trusted, &leaf.der, &many, time).unwrap_err();
         assert_eq!(rejection, Rejection::Malformed);
         assert!(detail.contains("over the limit of 8"), "{detail}");
         // A flipped bit in the leaf's signature: it still reads, and no longer chains.
         let mut forged = leaf.der.clone();
         let last = forged.len() - 2;
         forged[last] ^= 0x01;
-        let (rejection, _) = verify(&trusted, &forged, &[], time).unwrap_err();
+        let (rejection, _) = chain_only(&trusted, &forged, &[], time).unwrap_err();
         assert_eq!(rejection, Rejection::CertificateUntrusted);
         // A time before 1970 certifies nothing.
-        let (rejection, _) = verify(&trusted, &leaf.der, &[], -1).unwrap_err();
+        let (rejection, _) = chain_only(&trusted, &leaf.der, &[], -1).unwrap_err();
         assert_ne!(rejection, Rejection::CertificateUntrusted);
     }
 
@@ -990,5 +1036,251 @@ mod tests {
             root.authorities[0].chain[0] = changed;
             assert!(verify(&root, &leaf, &[], time).is_err(), "key byte {index}");
         }
+    }
+
+    // ---- SCTs ----
+
+    /// The fixture leaf, its time, the fixture root and the DER SubjectPublicKeyInfo of the CA
+    /// that issued the leaf (the root's one certificate).
+    fn sct_setting() -> (Vec<u8>, i64, TrustedRoot, Vec<u8>) {
+        let (leaf, time) = bundle_leaf("message.bundle.json");
+        let root = fixture_root("trusted_root.json");
+        let issuer_spki = Certificate::parse(&root.authorities[0].chain[0])
+            .unwrap()
+            .spki;
+        (leaf, time, root, issuer_spki)
+    }
+
+    fn sct_refusal(root: &TrustedRoot, leaf: &[u8], issuer_spki: &[u8]) -> String {
+        let read = Certificate::parse(leaf).unwrap();
+        sct::check(root, leaf, &read, issuer_spki).unwrap_err()
+    }
+
+    #[test]
+    fn the_sigstore_js_leaves_carry_an_sct_of_the_roots_ct_log() {
+        let (leaf, _, root, issuer_spki) = sct_setting();
+        let read = Certificate::parse(&leaf).unwrap();
+        assert!(read.extension(sct::OID_SCT_LIST).is_some());
+        sct::check(&root, &leaf, &read, &issuer_spki).unwrap();
+        // Another issuer's key hash is another signed text.
+        let other =
+            Certificate::parse(&fixture_root("trusted_root.json").authorities[0].chain[0]).unwrap();
+        let mut wrong_issuer = other.spki.clone();
+        let last = wrong_issuer.len() - 1;
+        wrong_issuer[last] ^= 0x01;
+        let error = sct_refusal(&root, &leaf, &wrong_issuer);
+        assert!(error.contains("does not verify"), "{error}");
+    }
+
+    #[test]
+    fn a_root_without_the_leafs_ct_log_refuses_it() {
+        let (leaf, time, good, issuer_spki) = sct_setting();
+        // No CT log at all.
+        let mut root = good.clone();
+        root.ct_logs.clear();
+        let (rejection, detail) = verify(&root, &leaf, &[], time).unwrap_err();
+        assert_eq!(rejection, Rejection::CertificateUntrusted, "{detail}");
+        assert!(detail.contains("names no CT log"), "{detail}");
+        // A CT log of another id (the transparency log's).
+        let mut root = good.clone();
+        root.ct_logs = good.logs.clone();
+        let (rejection, detail) = verify(&root, &leaf, &[], time).unwrap_err();
+        assert_eq!(rejection, Rejection::CertificateUntrusted, "{detail}");
+        assert!(
+            detail.contains("which the trusted root does not name"),
+            "{detail}"
+        );
+        // The leaf's log id with another key (the transparency log's).
+        let mut root = good.clone();
+        root.ct_logs[0].key = good.logs[0].key.clone();
+        let error = sct_refusal(&root, &leaf, &issuer_spki);
+        assert!(error.contains("does not verify"), "{error}");
+        // The log not valid at the SCT's timestamp: starting after it, or ended before it.
+        let mut root = good.clone();
+        root.ct_logs[0].valid_from = time + 3600;
+        let error = sct_refusal(&root, &leaf, &issuer_spki);
+        assert!(error.contains("outside the validity"), "{error}");
+        let mut root = good.clone();
+        root.ct_logs[0].valid_until = Some(good.ct_logs[0].valid_from);
+        let error = sct_refusal(&root, &leaf, &issuer_spki);
+        assert!(error.contains("outside the validity"), "{error}");
+        // Both at once: the one that is right is enough.
+        let mut root = good.clone();
+        root.ct_logs.insert(0, good.logs[0].clone());
+        verify(&root, &leaf, &[], time).unwrap();
+    }
+
+    #[test]
+    fn a_leaf_without_an_sct_is_untrusted() {
+        let pki = Pki::new();
+        let (root, intermediate) = fulcio(&pki);
+        let leaf = pki.issue("leaf", &intermediate, "leaf", 1);
+        let mut trusted = root_of(&[&intermediate, &root]);
+        chain_only(&trusted, &leaf.der, &[], during(&leaf)).unwrap();
+        for ct_logs in [Vec::new(), fixture_root("trusted_root.json").ct_logs] {
+            trusted.ct_logs = ct_logs;
+            assert_refused(
+                verify(&trusted, &leaf.der, &[], during(&leaf)).unwrap_err(),
+                Rejection::CertificateUntrusted,
+                "carries no SCT",
+            );
+        }
+    }
+
+    #[test]
+    fn no_single_bit_change_of_the_sct_list_verifies() {
+        let (leaf, _, root, issuer_spki) = sct_setting();
+        let value = Certificate::parse(&leaf)
+            .unwrap()
+            .extension(sct::OID_SCT_LIST)
+            .unwrap()
+            .value
+            .clone();
+        let at = leaf
+            .windows(value.len())
+            .position(|w| w == value.as_slice())
+            .unwrap();
+        let mut refused = 0;
+        for index in at..at + value.len() {
+            for bit in [0x01, 0x80] {
+                let mut changed = leaf.clone();
+                changed[index] ^= bit;
+                // A change that breaks the certificate's DER is refused before the SCTs.
+                let Ok(read) = Certificate::parse(&changed) else {
+                    continue;
+                };
+                assert!(
+                    sct::check(&root, &changed, &read, &issuer_spki).is_err(),
+                    "byte {index} bit {bit:#x}"
+                );
+                refused += 1;
+            }
+        }
+        assert!(refused > 2 * 100, "{refused}");
+        // The signature's last byte, the timestamp's last byte: each its own refusal.
+        let signature_end = at + value.len() - 1;
+        let mut changed = leaf.clone();
+        changed[signature_end] ^= 0x01;
+        let error = sct_refusal(&root, &changed, &issuer_spki);
+        assert!(error.contains("does not verify"), "{error}");
+    }
+
+    #[test]
+    fn a_change_of_the_leafs_tbs_breaks_its_sct() {
+        let (leaf, _, root, issuer_spki) = sct_setting();
+        // The serial number's last byte (the leaf's CA signature is not checked here: this is
+        // the SCT's own check of what it signed).
+        let read = Certificate::parse(&leaf).unwrap();
+        let at = leaf
+            .windows(read.spki.len())
+            .position(|w| w == read.spki.as_slice())
+            .unwrap();
+        let mut changed = leaf.clone();
+        changed[at + read.spki.len() - 1] ^= 0x01;
+        let error = sct_refusal(&root, &changed, &issuer_spki);
+        assert!(error.contains("does not verify"), "{error}");
+    }
+
+    #[test]
+    fn hostile_sct_lists_are_refused_within_their_bounds() {
+        let (leaf, _, root, issuer_spki) = sct_setting();
+        let value = Certificate::parse(&leaf)
+            .unwrap()
+            .extension(sct::OID_SCT_LIST)
+            .unwrap()
+            .value
+            .clone();
+        // The value: OCTET STRING (04 len) around a 2-byte list length and the SCTs.
+        let header = if value[1] < 0x80 {
+            2
+        } else {
+            2 + usize::from(value[1] & 0x7f)
+        };
+        let list = &value[header..];
+        let one = &list[2..];
+        let with = |entries: &[u8]| -> Vec<u8> {
+            let mut body = (entries.len() as u16).to_be_bytes().to_vec();
+            body.extend_from_slice(entries);
+            body
+        };
+        let read = |body: &[u8]| -> Result<(), String> {
+            // The check reads the list before anything else; a stand-in certificate whose
+            // extension holds `body` is not needed: the reader is reached through `check` with
+            // the extension replaced in a parsed copy.
+            let mut parsed = Certificate::parse(&leaf).unwrap();
+            let extension = parsed
+                .extensions
+                .iter_mut()
+                .find(|e| e.oid == sct::OID_SCT_LIST)
+                .unwrap();
+            let mut wrapped = vec![0x04];
+            if body.len() < 0x80 {
+                wrapped.push(body.len() as u8);
+            } else if body.len() < 0x100 {
+                wrapped.extend_from_slice(&[0x81, body.len() as u8]);
+            } else {
+                wrapped.extend_from_slice(&[0x82, (body.len() >> 8) as u8, body.len() as u8]);
+            }
+            wrapped.extend_from_slice(body);
+            extension.value = wrapped;
+            sct::check(&root, &leaf, &parsed, &issuer_spki)
+        };
+        read(list).unwrap();
+        // Too many SCTs: refused by count, before any is judged.
+        let many: Vec<u8> = one.repeat(sct::MAX_SCTS + 1);
+        let error = read(&with(&many)).unwrap_err();
+        assert!(error.contains("over 16 SCTs"), "{error}");
+        // As many as allowed, the good one last: read and verified.
+        let mut bad = one.to_vec();
+        let last = bad.len() - 1;
+        bad[last] ^= 0x01;
+        let mut entries = bad.repeat(sct::MAX_SCTS - 1);
+        entries.extend_from_slice(one);
+        read(&with(&entries)).unwrap();
+        // Only bad ones: each named.
+        let error = read(&with(&bad.repeat(2))).unwrap_err();
+        assert!(
+            error.contains("SCT 0:") && error.contains("SCT 1:"),
+            "{error}"
+        );
+        // One byte more inside the SCT's own length.
+        let mut trailing = ((one.len() - 2 + 1) as u16).to_be_bytes().to_vec();
+        trailing.extend_from_slice(&one[2..]);
+        trailing.push(0);
+        for (body, says) in [
+            (with(&trailing), "bytes after its signature"),
+            (Vec::new(), "cut short"),
+            (vec![0, 0], "an empty SCT list"),
+            ([list, &[0][..]].concat(), "bytes after the SCT list"),
+            (with(&one[..one.len() - 1]), "cut short"),
+            (with(&[0, 1, 0]), "cut short"),
+            (with(&[one, &[0, 0]][..].concat()), "cut short"),
+        ] {
+            let error = read(&body).unwrap_err();
+            assert!(error.contains(says), "{error:?} does not say {says:?}");
+        }
+        // A version other than v1 does not count.
+        let mut v2 = one.to_vec();
+        v2[2] = 1;
+        let error = read(&with(&v2)).unwrap_err();
+        assert!(error.contains("version 1, not v1"), "{error}");
+        // Another hash algorithm, another signature algorithm: not counted.
+        let extensions_length = usize::from(u16::from_be_bytes([one[2 + 41], one[2 + 42]]));
+        let algorithms = 2 + 43 + extensions_length;
+        for (offset, value, says) in [(0, 5, "hash algorithm 5"), (1, 1, "signature algorithm 1")] {
+            let mut changed = one.to_vec();
+            changed[algorithms + offset] = value;
+            let error = read(&with(&changed)).unwrap_err();
+            assert!(error.contains(says), "{error:?} does not say {says:?}");
+        }
+        // Not an OCTET STRING inside the extension.
+        let mut parsed = Certificate::parse(&leaf).unwrap();
+        for extension in &mut parsed.extensions {
+            if extension.oid == sct::OID_SCT_LIST {
+                extension.value[0] = 0x30;
+            }
+        }
+        let error = sct::check(&root, &leaf, &parsed, &issuer_spki).unwrap_err();
+        assert!(error.contains("its SCT list"), "{error}");
     }
 }
