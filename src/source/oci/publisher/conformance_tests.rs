@@ -150,9 +150,9 @@ const EXPECTED: &[(&str, Option<Rejection>)] = &[
     ),
     ("intoto-with-custom-trust-root", Some(Malformed)),
     ("invalid-checkpoint-signature_fail", Some(LogEntryInvalid)),
-    // KNOWN GAP (suite: refuse): the leaf's SCT does not verify under the root's CT log key;
-    // `certificate::verify` does not check SCTs yet (sigstore-go and sigstore-python do).
-    ("invalid-ct-key_fail", None),
+    // The leaf's SCT is from a CT log the root does not name (as sigstore-go and
+    // sigstore-python refuse it).
+    ("invalid-ct-key_fail", Some(CertificateUntrusted)),
     // Its old proof has no checkpoint: refused when read.
     ("invalid-inclusion-proof_fail", Some(Malformed)),
     ("managed-key-and-trusted-root", None),

@@ -111,6 +111,7 @@ pub fn root_with_logs(logs: Vec<LogKey>) -> TrustedRoot {
     TrustedRoot {
         authorities: Vec::new(),
         logs,
+        ct_logs: Vec::new(),
     }
 }
 
