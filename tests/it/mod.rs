@@ -65,8 +65,6 @@ mod serve_oauth;
 mod shared_fetch;
 mod signatures;
 // sigstore-js and sigstore-python keyless fixtures (npm_installed lives in mcp_client).
-#[cfg(feature = "mcp")]
-mod sigstore_harness;
 mod skills_ref_golden;
 mod spec_bounds;
 mod special_inputs;
