@@ -160,7 +160,7 @@ impl PushError {
             #[cfg(feature = "oci")]
             PushError::Signature { source, .. } => source.code().into(),
             #[cfg(feature = "oci")]
-            PushError::SignLayout => crate::codes::CommandCode::InvalidUsage.into(),
+            PushError::SignLayout => DistributionCode::SignKeyRefused.into(),
         }
     }
 }

@@ -412,6 +412,7 @@ fn a_bad_key_is_refused_before_anything_is_pushed() {
     let wrong = push_signed(&lab, &to, &key, Some("wrong-Pa55"));
     assert_eq!(wrong.status.code(), Some(2), "{}", stderr(&wrong));
     assert_stderr_has(&wrong, "does not open with the password in COSIGN_PASSWORD");
+    assert_stderr_has(&wrong, "[sign_key_refused]");
     assert!(!stderr(&wrong).contains("wrong-Pa55") && !stderr(&wrong).contains("right-Pa55"));
     assert!(wrong.stdout.is_empty());
 

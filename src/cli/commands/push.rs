@@ -134,7 +134,7 @@ pub fn run(args: PushArgs) -> Exit {
             match crate::distribution::sign::SigningKey::read(path, password.as_deref()) {
                 Ok(key) => Some(std::sync::Arc::new(key)),
                 Err(e) => {
-                    let code = crate::codes::CommandCode::InvalidUsage;
+                    let code = crate::source::oci::code::DistributionCode::SignKeyRefused;
                     diag!("error: {e}; nothing was pushed [{code}]");
                     return exit::of(code);
                 }

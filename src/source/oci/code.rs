@@ -65,4 +65,8 @@ crate::support::error_code::error_codes! {
     /// The image signature material recorded with a published generation no longer verifies
     /// under the source's `verify` (the keys or identities changed, or the manifest was edited).
     PublisherChanged = "publisher_changed",
+    /// The key `push --sign-key` names cannot sign: unreadable, not a cosign or PKCS#8 ECDSA
+    /// P-256 private key, `COSIGN_PASSWORD` unset or wrong, key-derivation parameters cosign
+    /// never writes; or the output is an OCI layout, which has no tag for a signature.
+    SignKeyRefused = "sign_key_refused",
 }
