@@ -749,3 +749,75 @@ fn keyless_signatures_in_both_layouts_are_prepared_for_the_configured_identity_o
         assert!(!dir.join("corpus/current").exists());
     }
 }
+
+/// A cosign v3 bundle signed with a key, written here from the format: a DSSE envelope of the
+/// in-toto statement `cosign sign` makes for `reference` at `digest` (predicate
+/// `https://sigstore.dev/cosign/sign/v1`), signed over DSSE's pre-authentication encoding by the
+/// private key `NAME.pem`, the key named by a hint, no log entry.
+fn key_bundle(dir: &Path, name: &str, reference: &str, digest: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let statement = json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": [{"name": reference, "digest": {"sha256": &digest["sha256:".len()..]}}],
+        "predicateType": "https://sigstore.dev/cosign/sign/v1",
+        "predicate": {},
+    })
+    .to_string();
+    let payload_type = "application/vnd.in-toto+json";
+    let mut pae = format!(
+        "DSSEv1 {} {payload_type} {} ",
+        payload_type.len(),
+        statement.len()
+    )
+    .into_bytes();
+    pae.extend_from_slice(statement.as_bytes());
+    let signature = sign(dir, name, &pae);
+    json!({
+        "mediaType": MEDIA_BUNDLE,
+        "verificationMaterial": {"publicKey": {"hint": name}},
+        "dsseEnvelope": {
+            "payload": b64(statement.as_bytes()),
+            "payloadType": payload_type,
+            "signatures": [{"sig": signature}],
+        },
+    })
+    .to_string()
+    .into_bytes()
+}
+
+#[test]
+fn a_key_signed_cosign_v3_bundle_is_prepared_and_one_of_another_image_is_not() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let dir = lab.tmp.path();
+    let registry = Registry::start(&[]);
+    let api = Api {
+        registry: &registry,
+        dir,
+    };
+    let key = key_pair(dir, "release");
+    let pins = lab_pins(&lab);
+    let (name, digest) = pushed(&lab, &registry, "platform/v3key", "stable");
+    let config = descriptor(
+        dir,
+        &format!("{name}@{digest}"),
+        &pins,
+        "{ cosign_key: release.pub }",
+    );
+    // A bundle by the key for another image, attached to this one: refused.
+    let other = format!("sha256:{}", "a".repeat(64));
+    api.refer("platform/v3key", &digest, &key_bundle(dir, "release", &name, &other));
+    let refused = run(&config, &["prepare"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_stderr_has(&refused, "[not_this_image]");
+    assert!(!dir.join("corpus/current").exists());
+    // The bundle for this image (the tag index now lists it instead).
+    api.refer("platform/v3key", &digest, &key_bundle(dir, "release", &name, &digest));
+    let prepared = run(&config, &["prepare", "--json"]);
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
+    let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
+    assert_eq!(
+        report["sources"][0]["publisher"],
+        json!({"key": {"fingerprint": fingerprint(&key)}})
+    );
+}
