@@ -185,6 +185,7 @@ fn every_fuzz_target_has_seeds_replayed_here() {
         "oci_layer",
         "signers",
         "signature",
+        "image_signature",
         "descriptor_edit",
         "tokens",
         "oci_pull",

@@ -806,13 +806,21 @@ fn a_key_signed_cosign_v3_bundle_is_prepared_and_one_of_another_image_is_not() {
     );
     // A bundle by the key for another image, attached to this one: refused.
     let other = format!("sha256:{}", "a".repeat(64));
-    api.refer("platform/v3key", &digest, &key_bundle(dir, "release", &name, &other));
+    api.refer(
+        "platform/v3key",
+        &digest,
+        &key_bundle(dir, "release", &name, &other),
+    );
     let refused = run(&config, &["prepare"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert_stderr_has(&refused, "[not_this_image]");
     assert!(!dir.join("corpus/current").exists());
     // The bundle for this image (the tag index now lists it instead).
-    api.refer("platform/v3key", &digest, &key_bundle(dir, "release", &name, &digest));
+    api.refer(
+        "platform/v3key",
+        &digest,
+        &key_bundle(dir, "release", &name, &digest),
+    );
     let prepared = run(&config, &["prepare", "--json"]);
     assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
     let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
