@@ -19,31 +19,7 @@ fn manifest_dir() -> &'static Path {
 pub fn python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON.get_or_init(|| {
-        let requirements = manifest_dir().join("tests/mcp/requirements.txt");
-        let wanted = fs_err::read(&requirements).expect("tests/mcp/requirements.txt");
-        let venv = target_dir().join("mcp-client-venv");
-        let python = venv.join("bin/python");
-        let stamp = venv.join("skillfold-requirements.txt");
-        if fs_err::read(&stamp).ok().as_deref() == Some(wanted.as_slice()) && python.exists() {
-            return python;
-        }
-        if venv.exists() {
-            fs_err::remove_dir_all(&venv).expect("remove the stale venv");
-        }
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-        run(Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-input",
-                "-r",
-            ])
-            .arg(&requirements));
-        fs_err::write(&stamp, &wanted).expect("write the venv stamp");
-        python
+        super::support::venv::python_with("tests/mcp/requirements.txt", "mcp-client-venv")
     })
 }
 

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use super::push::{Lab, Registry};
-use super::support::bin::{assert_stderr_has, stderr, target_dir};
+use super::support::bin::{assert_stderr_has, stderr};
 
 fn manifest_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,31 +25,7 @@ fn manifest_dir() -> &'static Path {
 fn python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON.get_or_init(|| {
-        let requirements = manifest_dir().join("tests/cosign/requirements.txt");
-        let wanted = fs_err::read(&requirements).expect("tests/cosign/requirements.txt");
-        let venv = target_dir().join("cosign-key-venv");
-        let python = venv.join("bin/python");
-        let stamp = venv.join("skillfold-requirements.txt");
-        if fs_err::read(&stamp).ok().as_deref() == Some(wanted.as_slice()) && python.exists() {
-            return python;
-        }
-        if venv.exists() {
-            fs_err::remove_dir_all(&venv).expect("remove the stale venv");
-        }
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-        run(Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-input",
-                "-r",
-            ])
-            .arg(&requirements));
-        fs_err::write(&stamp, &wanted).expect("write the venv stamp");
-        python
+        super::support::venv::python_with("tests/cosign/requirements.txt", "cosign-key-venv")
     })
 }
 

@@ -4,11 +4,13 @@
 //!   descriptor that pins them ([`world::World`]), and the smaller fixtures of that kind;
 //! - [`git`]: Git repositories made with the real `git` CLI, and descriptors of their commits;
 //! - [`git_server`]: Git servers on 127.0.0.1 (smart HTTP through lighttpd, or scripted bytes);
-//! - [`bin`]: the `skillfold` binary, run as a user runs it.
+//! - [`bin`]: the `skillfold` binary, run as a user runs it;
+//! - [`venv`]: Python virtual environments of pinned packages under the target directory.
 //!
 //! What only one test file needs stays in that file.
 
 pub mod bin;
 pub mod git;
 pub mod git_server;
+pub mod venv;
 pub mod world;
