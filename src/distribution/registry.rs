@@ -118,20 +118,26 @@ impl UploadError {
 
 crate::support::error_code::coded_by_code!(UploadError);
 
+/// A runtime of its own (one thread, I/O and time) for one upload to `destination`, with the TLS
+/// provider installed.
+fn runtime_for(destination: &Destination) -> Result<tokio::runtime::Runtime, UploadError> {
+    crate::source::tls::install_provider();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UploadError::Unavailable {
+            registry: destination.registry().to_owned(),
+            reason: escape::text(&e.to_string()).to_string(),
+        })
+}
+
 /// Pushes `image` to `destination`; returns the manifest digest the registry acknowledged.
 pub fn push(
     image: &Image,
     destination: &Destination,
     plain_http: bool,
 ) -> Result<String, UploadError> {
-    crate::source::tls::install_provider();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| UploadError::Unavailable {
-            registry: destination.registry().to_owned(),
-            reason: escape::text(&e.to_string()).to_string(),
-        })?;
+    let runtime = runtime_for(destination)?;
     runtime.block_on(push_async(image, destination, plain_http))
 }
 
@@ -301,14 +307,7 @@ pub fn push_signature(
     digest: &str,
     key: &crate::distribution::sign::SigningKey,
 ) -> Result<PushedSignature, UploadError> {
-    crate::source::tls::install_provider();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| UploadError::Unavailable {
-            registry: destination.registry().to_owned(),
-            reason: escape::text(&e.to_string()).to_string(),
-        })?;
+    let runtime = runtime_for(destination)?;
     runtime.block_on(push_signature_async(destination, plain_http, digest, key))
 }
 

@@ -34,9 +34,9 @@ use base64::Engine as _;
 
 use super::material::SigstoreBundle;
 use super::tlog::{self, LogEntry, Signed};
-use super::{Rejection, Signer, certificate, dsse, strict_json};
+use super::{Rejection, Signer, certificate, dsse, keyless, strict_json};
+use crate::descriptor::publishers::PublisherPolicy;
 use crate::descriptor::publishers::key::{KeyKind, PublicKey};
-use crate::descriptor::publishers::{Identity, PublisherPolicy};
 use crate::support::{escape, hex};
 
 /// The largest bundle read.
@@ -188,39 +188,13 @@ fn judge_keyless(
             "a keyless bundle without a transparency-log entry".to_owned(),
         )
     })?;
-    let signed_at = tlog::verify(&sigstore.root, entry, signed(&read.content, leaf))?;
-    let certified = certificate::verify(&sigstore.root, leaf, chain, signed_at)?;
-    let identity = allowed(&certified.identity, &sigstore.identities)?;
-    if !content_verifies(&certified.key, &read.content) {
-        return Err((
-            Rejection::BadSignature,
-            "the signature does not verify under its certificate's key".to_owned(),
-        ));
-    }
-    Ok(Signer::Identity {
-        issuer: identity.issuer.clone(),
-        subject: identity.subject.clone(),
-    })
-}
-
-/// The configured identity `certified` is, exactly.
-pub fn allowed<'p>(
-    certified: &Identity,
-    identities: &'p [Identity],
-) -> Result<&'p Identity, (Rejection, String)> {
-    identities
-        .iter()
-        .find(|identity| *identity == certified)
-        .ok_or_else(|| {
-            (
-                Rejection::IdentityNotAllowed,
-                format!(
-                    "the certificate is for issuer `{}` and subject `{}`, not a configured identity",
-                    escape::text(&certified.issuer),
-                    escape::text(&certified.subject)
-                ),
-            )
-        })
+    keyless::certified_signer(
+        sigstore,
+        entry,
+        signed(&read.content, leaf),
+        (leaf, chain),
+        |key| content_verifies(key, &read.content),
+    )
 }
 
 /// Step 4: a configured key, and its log entry if present and a trusted root is configured.

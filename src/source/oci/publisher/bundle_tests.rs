@@ -2,6 +2,7 @@
 //! root, each refusal variant, and hand-made bundles for each check on its own.
 
 use super::*;
+use crate::descriptor::publishers::Identity;
 use crate::descriptor::publishers::SigstorePolicy;
 use crate::descriptor::publishers::trusted_root::TrustedRoot;
 use crate::source::oci::publisher::test_support::*;

@@ -16,8 +16,10 @@
 //! [`PublicKey::verify`]: crate::descriptor::publishers::key::PublicKey::verify
 
 use super::tlog::{self, LogEntry, Signed};
-use super::{Rejection, Signer, bundle, certificate, pem};
-use crate::descriptor::publishers::PublisherPolicy;
+use super::{Rejection, Signer, certificate, pem};
+use crate::descriptor::publishers::key::PublicKey;
+use crate::descriptor::publishers::{Identity, PublisherPolicy, SigstorePolicy};
+use crate::support::escape;
 
 /// Judges a cosign ≤ v2 keyless signature: `signature` over `payload`, the PEM leaf
 /// `certificate`, the PEM `chain` and the Rekor `bundle` annotation (JSON), if present.
@@ -56,10 +58,27 @@ pub fn judge_v2(
         signature,
         verifier_der: &leaf,
     };
-    let signed_at = tlog::verify(&sigstore.root, &entry, signed)?;
-    let certified = certificate::verify(&sigstore.root, &leaf, &chain, signed_at)?;
-    let identity = bundle::allowed(&certified.identity, &sigstore.identities)?;
-    if !certified.key.verify(payload, signature) {
+    certified_signer(sigstore, &entry, signed, (&leaf, &chain), |key| {
+        key.verify(payload, signature)
+    })
+}
+
+/// What a keyless signature must pass once read, in either layout: its log entry `entry`, about
+/// `signed`, verified under the trusted root; the leaf (with the chain it carries, `certificates`)
+/// certified at the entry's integrated time; its identity one of the configured ones, exactly;
+/// and the signature under the leaf's key (`verifies`).
+pub fn certified_signer(
+    sigstore: &SigstorePolicy,
+    entry: &LogEntry,
+    signed: Signed<'_>,
+    certificates: (&[u8], &[Vec<u8>]),
+    verifies: impl FnOnce(&PublicKey) -> bool,
+) -> Result<Signer, (Rejection, String)> {
+    let (leaf, chain) = certificates;
+    let signed_at = tlog::verify(&sigstore.root, entry, signed)?;
+    let certified = certificate::verify(&sigstore.root, leaf, chain, signed_at)?;
+    let identity = allowed(&certified.identity, &sigstore.identities)?;
+    if !verifies(&certified.key) {
         return Err((
             Rejection::BadSignature,
             "the signature does not verify under its certificate's key".to_owned(),
@@ -69,6 +88,26 @@ pub fn judge_v2(
         issuer: identity.issuer.clone(),
         subject: identity.subject.clone(),
     })
+}
+
+/// The configured identity `certified` is, exactly.
+pub fn allowed<'p>(
+    certified: &Identity,
+    identities: &'p [Identity],
+) -> Result<&'p Identity, (Rejection, String)> {
+    identities
+        .iter()
+        .find(|identity| *identity == certified)
+        .ok_or_else(|| {
+            (
+                Rejection::IdentityNotAllowed,
+                format!(
+                    "the certificate is for issuer `{}` and subject `{}`, not a configured identity",
+                    escape::text(&certified.issuer),
+                    escape::text(&certified.subject)
+                ),
+            )
+        })
 }
 
 #[cfg(test)]
