@@ -4,7 +4,7 @@ image with `verify: { cosign_key }` against the same image without `verify`, in 
 
 Usage: python3 benches/prepare_signed.py [ROUNDS]   (default 15)
 Environment: SKILLFOLD_BIN (a binary built beforehand; else the release build of this tree),
-REGISTRY_PORT (default 18182), BENCH_TMPDIR (where the corpora go).
+REGISTRY_PORT (default 18181, as benches/prepare_oci_vs_git.py), BENCH_TMPDIR (where the corpora go).
 
 1. Pushes the bundled example skills (the five bundles of examples/skills, pinned by `skillfold
    hash`) with `skillfold push --to` to Debian's `docker-registry` on 127.0.0.1:$REGISTRY_PORT.
@@ -25,36 +25,17 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from prepare_vs_git import ROOT, release_binary, run_measured  # noqa: E402
+from prepare_oci_vs_git import REGISTRY_PORT, start_registry  # noqa: E402
 
-REGISTRY_PORT = int(os.environ.get("REGISTRY_PORT", "18182"))
 REGISTRY = f"127.0.0.1:{REGISTRY_PORT}"
-
-
-def start_registry(state):
-    config = os.path.join(state, "registry.yml")
-    with open(config, "w") as f:
-        f.write(f"version: 0.1\nlog:\n  level: warn\n"
-                f"storage:\n  filesystem:\n    rootdirectory: {state}/registry\n"
-                f"http:\n  addr: {REGISTRY}\n  secret: bench\n")
-    proc = subprocess.Popen(["docker-registry", "serve", config],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", REGISTRY_PORT), timeout=1).close()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("docker-registry did not start")
 
 
 def put_blob(repository, data):
@@ -101,7 +82,7 @@ def main():
     try:
         state = os.path.join(base, "server")
         os.makedirs(state)
-        registry = start_registry(state)
+        registry, _ = start_registry(state)
         skills = os.path.join(ROOT, "examples", "skills")
         hashed = subprocess.run([exe, "hash", *sorted(
             os.path.join(skills, d) for d in os.listdir(skills))],
