@@ -45,8 +45,7 @@ impl std::fmt::Display for Signer {
 }
 
 /// Why one signature did not count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rejection {
     /// The material cannot be read (not JSON, a field missing or of the wrong kind, over a bound).
     Malformed,
@@ -92,7 +91,7 @@ impl Rejection {
 }
 
 /// One signature that did not count, where it was found and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejected {
     /// Where the registry holds it (e.g. `sha256-….sig layer 0`, `referrer sha256:…`).
     pub found_at: String,
