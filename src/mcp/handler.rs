@@ -21,7 +21,7 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use super::live::Live;
+use super::live::{Live, Served};
 use super::observe;
 use super::tools::{call_result, tools_for};
 use super::trace_context::TraceParent;
@@ -87,12 +87,33 @@ impl SkillsServer {
     }
 }
 
+/// Where a request came from, as observers are told: the MCP session, who the access token
+/// named, the W3C trace context and the JSON-RPC id.
+pub(crate) struct Origin<'a> {
+    pub(crate) session: Option<&'a str>,
+    pub(crate) caller: Option<&'a observe::Caller>,
+    pub(crate) trace: Option<TraceParent>,
+    pub(crate) request_id: &'a rmcp::model::RequestId,
+}
+
+impl<'a> Origin<'a> {
+    /// The origin of the request of `context`, as rmcp hands it to the handler.
+    fn of(context: &'a RequestContext<RoleServer>) -> Origin<'a> {
+        Origin {
+            session: session_of(&context.extensions),
+            caller: caller_of(&context.extensions),
+            trace: trace_of(context),
+            request_id: &context.id,
+        }
+    }
+}
+
 impl SkillsServer {
     /// Tells the observer, if any, of a tool call: its record when served, else the code of its
     /// refusal; `bytes` of text answered.
     fn observe_call(
         &self,
-        context: &RequestContext<RoleServer>,
+        origin: &Origin<'_>,
         label: &str,
         started: std::time::Instant,
         outcome: Result<&crate::runtime::tools::Record, &str>,
@@ -103,10 +124,10 @@ impl SkillsServer {
         };
         observer.tool_call(&observe::ToolCall {
             agent: self.agent.as_deref(),
-            session: session_of(&context.extensions),
-            caller: caller_of(&context.extensions),
-            trace: trace_of(context).as_ref(),
-            request_id: Some(&context.id),
+            session: origin.session,
+            caller: origin.caller,
+            trace: origin.trace.as_ref(),
+            request_id: Some(origin.request_id),
             record: outcome.ok(),
             code: outcome.err(),
             tool: label,
@@ -119,6 +140,92 @@ impl SkillsServer {
             bytes,
         });
     }
+
+    /// The name observers see for a call of `name`: itself when the catalogue has such a tool,
+    /// else `unknown` (a client's made-up names would otherwise grow their label sets without
+    /// bound).
+    fn label(served: &Served, name: &str) -> String {
+        if served.tools().iter().any(|t| t.name == name) {
+            name.to_owned()
+        } else {
+            "unknown".to_owned()
+        }
+    }
+
+    /// Tells the observer, if any, of the `result` of a call that answered `outcome`.
+    fn observe_result(
+        &self,
+        origin: &Origin<'_>,
+        label: &str,
+        started: std::time::Instant,
+        outcome: Result<&crate::runtime::tools::Record, &str>,
+        result: &rmcp::model::CallToolResult,
+    ) {
+        if self.observer.is_none() {
+            return;
+        }
+        let bytes = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text())
+            .map(|t| t.text.len())
+            .sum();
+        self.observe_call(origin, label, started, outcome, bytes);
+    }
+
+    /// `load_skill` of `name` for a body, answered from the snapshot in memory with the
+    /// placeholders of its prebuilt bytes, which the HTTP layer splices into the answer
+    /// ([`super::http::splice`]); a refusal is answered as any other. `None` when this is no
+    /// such call (another tool, a reference, no splicer, no skills): the call is then made as
+    /// any other (and made only once).
+    #[cfg(feature = "http")]
+    pub(crate) fn call_body_spliced(
+        &self,
+        name: &str,
+        arguments: Option<&rmcp::model::JsonObject>,
+        origin: &Origin<'_>,
+    ) -> Option<Result<rmcp::model::CallToolResult, ErrorData>> {
+        let splicer = self.splicer.as_ref()?;
+        if name != load_skill::NAME
+            || arguments
+                .and_then(|a| a.get("reference"))
+                .is_some_and(|r| !r.is_null())
+        {
+            return None;
+        }
+        let served = self.live.current();
+        let started = std::time::Instant::now();
+        let input = Value::Object(arguments.cloned().unwrap_or_default());
+        // A host's policy hook that panics fails the call, as on the blocking pool.
+        let called = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            served.catalogue().call_body(&input).map(|called| {
+                called.map(|(skill, record)| (Arc::clone(load_skill::body_json(skill)), record))
+            })
+        })) {
+            Ok(called) => called?,
+            Err(_) => return Some(Err(panicked())),
+        };
+        let label = Self::label(&served, name);
+        Some(Ok(match called {
+            Ok((json, record)) => {
+                let (text, structured) = splicer.placeholders(&json);
+                let result = super::tools::placeholder_result(text, structured, &record);
+                self.observe_call(origin, &label, started, Ok(&record), json.len());
+                result
+            }
+            Err(error) => {
+                let code = error.code.as_str();
+                let result = call_result(Err(error), None);
+                self.observe_result(origin, &label, started, Err(code), &result);
+                result
+            }
+        }))
+    }
+}
+
+/// The error of a tool call whose host policy hook panicked.
+fn panicked() -> ErrorData {
+    ErrorData::internal_error("the tool call failed: it panicked", None)
 }
 
 /// The MCP session a request came in, from the HTTP request rmcp passes along (`None` over
@@ -233,15 +340,17 @@ impl ServerHandler for SkillsServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let origin = Origin::of(&context);
+        // Over HTTP the body's prebuilt bytes are spliced into the answer rmcp writes.
+        #[cfg(feature = "http")]
+        if let Some(answered) =
+            self.call_body_spliced(&request.name, request.arguments.as_ref(), &origin)
+        {
+            return answered.map(CallToolResponse::Complete);
+        }
         let served = self.live.current();
         let name = request.name.into_owned();
-        // Observers see only the names of tools that exist: a client's made-up names would
-        // otherwise grow their label sets without bound.
-        let label = if served.tools().iter().any(|t| t.name == name) {
-            name.clone()
-        } else {
-            "unknown".to_owned()
-        };
+        let label = Self::label(&served, &name);
         let started = std::time::Instant::now();
         let input = Value::Object(request.arguments.unwrap_or_default());
         // `load_skill` for a body reads only the snapshot in memory and is answered here; every
@@ -249,43 +358,12 @@ impl ServerHandler for SkillsServer {
         // be read again from disk) runs on the blocking pool.
         let in_memory =
             name == load_skill::NAME && input.get("reference").is_none_or(Value::is_null);
-        // A host's policy hook that panics fails the call, as on the blocking pool.
-        let unwound = |_| ErrorData::internal_error("the tool call failed: it panicked", None);
-        // Over HTTP the body's prebuilt bytes are spliced into the answer rmcp writes; a refusal
-        // there is answered as any other (the call is not made twice).
-        #[cfg(feature = "http")]
-        let refused = match &self.splicer {
-            Some(splicer) if in_memory => {
-                let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    served.catalogue().call_body(&input).map(|called| {
-                        called.map(|(skill, record)| {
-                            (Arc::clone(load_skill::body_json(skill)), record)
-                        })
-                    })
-                }))
-                .map_err(unwound)?;
-                match called {
-                    Some(Ok((json, record))) => {
-                        let (text, structured) = splicer.placeholders(&json);
-                        let result = super::tools::placeholder_result(text, structured, &record);
-                        self.observe_call(&context, &label, started, Ok(&record), json.len());
-                        return Ok(CallToolResponse::Complete(result));
-                    }
-                    Some(Err(error)) => Some(Err(error)),
-                    None => None,
-                }
-            }
-            _ => None,
-        };
-        #[cfg(not(feature = "http"))]
-        let refused = None;
-        let outcome = if let Some(refused) = refused {
-            refused
-        } else if in_memory {
+        let outcome = if in_memory {
+            // A host's policy hook that panics fails the call, as on the blocking pool.
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 served.catalogue().call(&name, &input)
             }))
-            .map_err(unwound)?
+            .map_err(|_| panicked())?
         } else {
             let called = name.clone();
             let serving = Arc::clone(&served);
@@ -311,18 +389,12 @@ impl ServerHandler for SkillsServer {
         });
         let result = call_result(outcome, prebuilt.as_deref());
         if let Some(observed) = observed {
-            let bytes = result
-                .content
-                .iter()
-                .filter_map(|c| c.as_text())
-                .map(|t| t.text.len())
-                .sum();
-            self.observe_call(
-                &context,
+            self.observe_result(
+                &origin,
                 &label,
                 started,
                 observed.as_ref().map_err(|c| *c),
-                bytes,
+                &result,
             );
         }
         Ok(CallToolResponse::Complete(result))

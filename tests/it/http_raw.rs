@@ -68,25 +68,54 @@ pub fn send_raw(port: u16, request: &[u8]) -> Answer {
     parse(&raw)
 }
 
-/// Splits a raw answer into status, headers and body.
+/// Splits a raw answer into status, headers and body (a chunked body decoded).
 pub fn parse(raw: &[u8]) -> Answer {
-    let text = String::from_utf8_lossy(raw);
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or((raw, &[][..]), |at| (&raw[..at], &raw[at + 4..]));
+    let head = String::from_utf8_lossy(split.0);
     let mut lines = head.lines();
     let status = lines
         .next()
         .and_then(|l| l.split(' ').nth(1))
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let headers = lines
+    let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
         .collect();
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
+    let body = match chunked.then(|| dechunk(split.1)).flatten() {
+        Some(body) => body,
+        None => split.1.to_vec(),
+    };
     Answer {
         status,
         headers,
-        body: body.to_owned(),
+        body: String::from_utf8_lossy(&body).into_owned(),
     }
+}
+
+/// The data of a chunked body (what came of it, if it was cut short); `None` when it is not
+/// chunked encoding at all.
+fn dechunk(mut raw: &[u8]) -> Option<Vec<u8>> {
+    let mut data = Vec::new();
+    while !raw.is_empty() {
+        let end = raw.windows(2).position(|w| w == b"\r\n")?;
+        let size = std::str::from_utf8(&raw[..end]).ok()?;
+        let size = usize::from_str_radix(size.split(';').next()?.trim(), 16).ok()?;
+        raw = &raw[end + 2..];
+        if size == 0 {
+            break;
+        }
+        let take = size.min(raw.len());
+        data.extend_from_slice(&raw[..take]);
+        raw = raw.get(take + 2..).unwrap_or_default();
+    }
+    Some(data)
 }
 
 /// An `initialize` request of the 2025-06-18 revision.

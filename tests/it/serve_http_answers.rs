@@ -1,8 +1,10 @@
 //! The answers of `skillfold serve --listen` to `load_skill` for a body, which the server
 //! splices together from bytes built once per snapshot: byte for byte the answer stdio sends
 //! for the same request (a body full of what JSON escapes, on every call, at the revisions with
-//! and without `structuredContent` objects kept), and on the stateless 2026-07-28 path the same
-//! body, with no placeholder left anywhere.
+//! and without `structuredContent` objects kept), whether the direct lane answers it (one JSON
+//! object, on a ready session) or rmcp does (an SSE event: before the session is ready, or a
+//! request the lane leaves to rmcp); on the stateless 2026-07-28 path the same body, with no
+//! placeholder left anywhere.
 
 use std::time::Duration;
 
@@ -34,9 +36,27 @@ fn call(id: u64) -> String {
     .to_string()
 }
 
-/// The `data:` of the one SSE event of an answer, as the server wrote it.
+/// The one JSON object the direct lane answers with, as the server wrote it.
+fn json_of(answer: &http_raw::Answer) -> &str {
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(
+        answer.header("content-type"),
+        Some("application/json"),
+        "the direct lane answers: {:.300}",
+        answer.body
+    );
+    answer.body.as_str()
+}
+
+/// The `data:` of the one SSE event of an answer, as rmcp wrote it.
 fn data_of(answer: &http_raw::Answer) -> &str {
     assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(
+        answer.header("content-type"),
+        Some("text/event-stream"),
+        "rmcp answers: {:.300}",
+        answer.body
+    );
     let data: Vec<&str> = answer
         .body
         .lines()
@@ -68,20 +88,39 @@ fn a_body_is_answered_over_http_with_the_bytes_stdio_sends() {
             ("Mcp-Session-Id", session.as_str()),
             ("MCP-Protocol-Version", protocol),
         ];
+        // Before `notifications/initialized` rmcp answers (an SSE event), after it the direct
+        // lane (one JSON object); the first call builds the bytes, the next ones reuse them.
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        assert_eq!(
-            post(http.port, "/mcp", None, &headers, initialized).status,
-            202
-        );
-        // The first call builds the bytes, the next ones reuse them.
-        for id in [5, 6, 7] {
+        for id in [4, 5, 6, 7] {
+            if id == 5 {
+                assert_eq!(
+                    post(http.port, "/mcp", None, &headers, initialized).status,
+                    202
+                );
+            }
             stdio.line(&call(id));
             let expected = stdio
                 .next_line(Duration::from_secs(30))
                 .expect("an answer on stdio");
             let answer = post(http.port, "/mcp", None, &headers, &call(id));
-            let got = data_of(&answer);
-            assert!(got == expected, "{protocol}, call {id}: the answers differ");
+            let got = if id == 4 {
+                data_of(&answer)
+            } else {
+                json_of(&answer)
+            };
+            let at = got
+                .bytes()
+                .zip(expected.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(got.len().min(expected.len()));
+            assert!(
+                got == expected,
+                "{protocol}, call {id}: the answers differ at {at} ({} vs {}): {:?} vs {:?}",
+                got.len(),
+                expected.len(),
+                &got[at.saturating_sub(40)..(at + 80).min(got.len())],
+                &expected[at.saturating_sub(40)..(at + 80).min(expected.len())]
+            );
             let message: Value = serde_json::from_str(got).expect("json");
             assert!(
                 message["result"]["structuredContent"]["content"] == body.as_str(),

@@ -23,7 +23,7 @@ use super::metrics::Metrics;
 use super::options::{HEADER_TIMEOUT, HttpOptions, MAX_BODY_BYTES};
 use super::replies::body_timed_out;
 use super::state::{Endpoint, Server};
-use super::{connections, guard, limits, oauth, splice, tls};
+use super::{connections, guard, limits, oauth, sessions, splice, tls};
 use crate::mcp::observe::{Fanout, Observer};
 use crate::mcp::reload::{self, Lives};
 use crate::mcp::{ServeError, SkillsServer, audit, diag};
@@ -68,7 +68,7 @@ pub(super) async fn serve(
     let server = Arc::new(Server {
         endpoints,
         tokens: options.tokens.clone(),
-        bindings: Mutex::new(HashMap::new()),
+        sessions: Mutex::new(HashMap::new()),
         admission: tokio::sync::Mutex::new(()),
         max_sessions: options.max_sessions,
         metrics: Arc::clone(&metrics),
@@ -85,6 +85,10 @@ pub(super) async fn serve(
         options.max_connections_per_token,
         Arc::clone(&metrics),
     );
+    tokio::spawn(sessions::expire_idle(
+        Arc::clone(&server),
+        options.session_idle,
+    ));
     let paths: Vec<&str> = server.endpoints.iter().map(|e| e.path.as_str()).collect();
     diag(format_args!(
         "skillfold serve: listening on {scheme}://{bound} ({})",
@@ -183,8 +187,7 @@ fn observer(
 }
 
 /// One endpoint per catalogue: the defaults at `/mcp`, each agent's at `/agents/<name>/mcp`,
-/// each an rmcp service with its own session manager (sessions idle for `--session-idle` are
-/// closed).
+/// each an rmcp service with its own session manager and one handler, cloned for each session.
 fn endpoints(
     lives: &Lives,
     options: &HttpOptions,
@@ -195,28 +198,26 @@ fn endpoints(
     lives
         .iter()
         .map(|(agent, live)| {
-            let observer = Arc::clone(observer);
+            // Sessions idle for `--session-idle` are closed by the server, which sees every
+            // request ([`sessions::expire_idle`]), not by rmcp, which does not.
             let mut manager = LocalSessionManager::default();
-            manager.session_config.keep_alive = Some(options.session_idle);
+            manager.session_config.keep_alive = None;
             let sessions = Arc::new(manager);
-            let handler_live = Arc::clone(live);
-            let watch = options.watch;
-            let endpoint_agent = agent.clone();
-            let splicer = splicer.cloned();
+            // Remote clients get `skill://` locations, never the server's paths.
+            let handler = SkillsServer::new(Arc::clone(live), options.watch)
+                .remote()
+                .observed(agent.as_deref(), Arc::clone(observer))
+                .spliced(splicer.cloned());
+            let session_handler = handler.clone();
             Endpoint {
                 agent: agent.clone(),
                 path: agent
                     .as_ref()
                     .map_or_else(|| "/mcp".to_owned(), |a| format!("/agents/{a}/mcp")),
                 live: Arc::clone(live),
+                handler,
                 service: StreamableHttpService::new(
-                    move || {
-                        // Remote clients get `skill://` locations, never the server's paths.
-                        Ok(SkillsServer::new(Arc::clone(&handler_live), watch)
-                            .remote()
-                            .observed(endpoint_agent.as_deref(), Arc::clone(&observer))
-                            .spliced(splicer.clone()))
-                    },
+                    move || Ok(session_handler.clone()),
                     Arc::clone(&sessions),
                     config.clone(),
                 ),

@@ -22,6 +22,7 @@
 
 use http_body_util::{BodyExt as _, Either, Full};
 use hyper::body::Bytes;
+use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
@@ -31,9 +32,44 @@ use super::replies::json;
 use crate::mcp::framing::{self, INVALID_PARAMS, LineVerdict};
 
 /// A request as rmcp receives it: its own body (not a POST), or the POST body read and judged.
-pub type Screened<B> = Request<Either<B, Full<Bytes>>>;
+pub type ForRmcp<B> = Request<Either<B, Full<Bytes>>>;
 
-/// Reads and judges the body of a POST: `Ok` with the request to hand to rmcp, `Err` with the
+/// A request that passed the judge.
+pub enum Screened<B> {
+    /// A POST: its head, and its body read whole.
+    Post(Parts, Bytes),
+    /// Any other method, untouched.
+    Other(Request<B>),
+}
+
+impl<B> Screened<B> {
+    /// The request as rmcp receives it.
+    pub fn for_rmcp(self) -> ForRmcp<B> {
+        match self {
+            Screened::Post(parts, body) => {
+                Request::from_parts(parts, Either::Right(Full::new(body)))
+            }
+            Screened::Other(request) => request.map(Either::Left),
+        }
+    }
+
+    /// A POST of the notification `notifications/initialized`.
+    pub fn is_initialized_notification(&self) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Notification<'a> {
+            #[serde(borrow)]
+            method: &'a str,
+            id: Option<serde::de::IgnoredAny>,
+        }
+        match self {
+            Screened::Post(_, body) => serde_json::from_slice::<Notification<'_>>(body)
+                .is_ok_and(|n| n.id.is_none() && n.method == "notifications/initialized"),
+            Screened::Other(_) => false,
+        }
+    }
+}
+
+/// Reads and judges the body of a POST: `Ok` with the request to go on with, `Err` with the
 /// answer to send instead.
 pub async fn screen<B>(request: Request<B>) -> Result<Screened<B>, Response<Body>>
 where
@@ -41,12 +77,12 @@ where
     B::Error: std::fmt::Display,
 {
     if request.method() != Method::POST {
-        return Ok(request.map(Either::Left));
+        return Ok(Screened::Other(request));
     }
     let (parts, body) = request.into_parts();
     let bytes = read_body(body, MAX_BODY_BYTES).await?;
     match judge(&bytes) {
-        None => Ok(Request::from_parts(parts, Either::Right(Full::new(bytes)))),
+        None => Ok(Screened::Post(parts, bytes)),
         Some(refusal) => Err(refusal),
     }
 }

@@ -38,6 +38,7 @@ mod assembly;
 mod auth;
 mod body;
 pub mod connections;
+mod direct;
 pub mod guard;
 pub mod jsonrpc;
 pub mod limits;

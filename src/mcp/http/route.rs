@@ -1,8 +1,9 @@
 //! The way of one request through `serve --listen`, as a list of named steps in the order they
 //! run ([`Server::route`]): refuse a foreign `Host` or `Origin`, answer a probe, find the
 //! endpoint, authenticate, count the connection for its token, check the session binding, enter
-//! the in-flight count, forward to rmcp, bind a new session, forget a deleted one. Each step either
-//! goes on or ends the request with its answer ([`Step`]); the answers are [`super::replies`].
+//! the in-flight count, answer a body call on the direct lane or forward to rmcp, bind a new
+//! session, note a session ready, forget a deleted one. Each step either goes on or ends the
+//! request with its answer ([`Step`]); the answers are [`super::replies`].
 
 // A step's `Err` is the answer itself (as `jsonrpc::screen` and `authenticate` give it), built
 // only when the request ends there; boxing it would allocate on every refusal.
@@ -20,8 +21,9 @@ use super::replies::{
     busy, foreign_session, full, guard_refusal, no_such_endpoint, no_such_session,
     too_many_connections, too_many_in_flight_for_token, too_many_sessions,
 };
+use super::sessions::Found;
 use super::state::{Binding, Endpoint, Server};
-use super::{connections, jsonrpc, limits, splice};
+use super::{connections, direct, jsonrpc, limits, splice};
 
 /// What a step gives: `Ok` to go on, with what it found; `Err` with the answer that ends the
 /// request there (a refusal, or a probe's answer).
@@ -55,12 +57,21 @@ impl Server {
         };
         let session = self.check_session(&request, binding)?;
         let method = request.method().clone();
-        let flight = self.enter_in_flight(session.as_deref(), token)?;
-        let mut response = self.forward(endpoint, request).await?;
-        if session.is_none() {
-            self.bind_new_session(endpoint, &response, binding).await?;
+        let flight = self.enter_in_flight(session.as_ref().map(|s| s.id.as_str()), token)?;
+        let request = jsonrpc::screen(request).await?;
+        if let Some(answer) = self
+            .answer_directly(endpoint, session.as_ref(), &request)
+            .await
+        {
+            return Ok(answer);
         }
-        self.forget_deleted_session(&method, session.as_deref(), &mut response);
+        let initialized = request.is_initialized_notification();
+        let mut response = self.forward(endpoint, request).await;
+        match &session {
+            None => self.bind_new_session(endpoint, &response, binding).await?,
+            Some(session) => self.note_ready(session, initialized, &response),
+        }
+        self.forget_deleted_session(&method, session.as_ref(), &mut response);
         Ok(hold_in_flight(response, flight))
     }
 
@@ -85,25 +96,26 @@ impl Server {
     /// 6. The session binding: a request naming a session (`Mcp-Session-Id`) must come to the
     ///    endpoint and with the token that opened it (else 403). Every session is bound when it
     ///    opens: an id that is not bound is no session of this server, or one that is gone (404).
-    ///    `Ok` with the session id, if the request names one.
-    fn check_session(&self, request: &Request<Incoming>, binding: Binding) -> Step<Option<String>> {
-        let session = request
-            .headers()
-            .get("mcp-session-id")
-            .map(|v| v.to_str().map(str::to_owned));
-        let session = match session {
-            None => None,
-            Some(Ok(id)) => Some(id),
-            Some(Err(_)) => return Err(no_such_session()),
+    ///    `Ok` with the session, if the request names one.
+    fn check_session(
+        &self,
+        request: &Request<Incoming>,
+        binding: Binding,
+    ) -> Step<Option<NamedSession>> {
+        let Some(id) = request.headers().get("mcp-session-id") else {
+            return Ok(None);
         };
-        if let Some(id) = &session {
-            match self.bindings().get(id).copied() {
-                Some(bound) if bound == binding => {}
-                Some(_) => return Err(foreign_session()),
-                None => return Err(no_such_session()),
-            }
+        let Ok(id) = id.to_str() else {
+            return Err(no_such_session());
+        };
+        match self.session(id, binding) {
+            Found::Bound { ready } => Ok(Some(NamedSession {
+                id: id.to_owned(),
+                ready,
+            })),
+            Found::Foreign => Err(foreign_session()),
+            Found::Unknown => Err(no_such_session()),
         }
-        Ok(session)
     }
 
     /// 7. A request without a session (the stateless 2026-07-28 path, or an `initialize`)
@@ -126,24 +138,43 @@ impl Server {
         }
     }
 
-    /// 8. Forward to the endpoint's rmcp service. Every POST body is judged as stdio judges a
-    ///    line ([`jsonrpc`]) before rmcp reads it, within the request's place in flight (a body
-    ///    still arriving holds it); skill bodies are spliced into the answer ([`splice`]).
+    /// 8. A `tools/call` of `load_skill` for a body on a ready session is answered on the
+    ///    direct lane ([`direct`]), without rmcp; every POST body has been judged as stdio judges
+    ///    a line ([`jsonrpc`]) before, within the request's place in flight (a body still
+    ///    arriving holds it).
+    async fn answer_directly(
+        &self,
+        endpoint: &Endpoint,
+        session: Option<&NamedSession>,
+        request: &jsonrpc::Screened<Incoming>,
+    ) -> Option<Response<Body>> {
+        let (Some(splicer), Some(session), jsonrpc::Screened::Post(parts, body)) =
+            (&self.splicer, session, request)
+        else {
+            return None;
+        };
+        if !session.ready {
+            return None;
+        }
+        direct::answer(endpoint, splicer, &session.id, parts, body).await
+    }
+
+    /// 9. Anything else goes to the endpoint's rmcp service; skill bodies are spliced into its
+    ///    answer ([`splice`]).
     async fn forward(
         &self,
         endpoint: &Endpoint,
-        request: Request<Incoming>,
-    ) -> Step<Response<Body>> {
-        let request = jsonrpc::screen(request).await?;
-        let mut response = endpoint.service.handle(request).await;
-        if let Some(splicer) = &self.splicer {
-            response = splice::response(splicer, response).await;
+        request: jsonrpc::Screened<Incoming>,
+    ) -> Response<Body> {
+        let response = endpoint.service.handle(request.for_rmcp()).await;
+        match &self.splicer {
+            Some(splicer) => splice::response(splicer, response).await,
+            None => response,
         }
-        Ok(response)
     }
 
-    /// 9. For a request that named no session: rmcp opened a session, whatever headers asked for
-    ///    it: counted and bound here, or closed again (503).
+    /// 10. For a request that named no session: rmcp opened a session, whatever headers asked for
+    ///     it: counted and bound here, or closed again (503).
     async fn bind_new_session(
         &self,
         endpoint: &Endpoint,
@@ -162,18 +193,26 @@ impl Server {
         Ok(())
     }
 
-    /// 10. A `DELETE` that closed its session: its binding is forgotten.
+    /// 11. A session whose client said `notifications/initialized`, which rmcp took (202), is
+    ///     ready: the direct lane answers on it from now on.
+    fn note_ready(&self, session: &NamedSession, initialized: bool, response: &Response<Body>) {
+        if initialized && !session.ready && response.status() == StatusCode::ACCEPTED {
+            self.session_ready(&session.id);
+        }
+    }
+
+    /// 12. A `DELETE` that closed its session: its binding is forgotten.
     fn forget_deleted_session(
         &self,
         method: &Method,
-        session: Option<&str>,
+        session: Option<&NamedSession>,
         response: &mut Response<Body>,
     ) {
         if *method == Method::DELETE
-            && let Some(id) = session
+            && let Some(session) = session
             && response.status().is_success()
         {
-            self.bindings().remove(id);
+            self.forget_session(&session.id);
             // The session is gone: 204 (clients accept 200 or 204, not rmcp's 202).
             if response.status() == StatusCode::ACCEPTED {
                 *response.status_mut() = StatusCode::NO_CONTENT;
@@ -182,6 +221,13 @@ impl Server {
             }
         }
     }
+}
+
+/// The session a request names, bound as the request came.
+struct NamedSession {
+    id: String,
+    /// Initialised: the direct lane may answer on it.
+    ready: bool,
 }
 
 /// 5. Its connection counts for the token from now on, within the token's bound (else 429, and

@@ -14,6 +14,9 @@
 //! the process (an answer whose placeholder names bytes no longer held ends there instead; the
 //! bytes of a replaced snapshot are kept for [`RETIRED`] more snapshots, for streams replayed
 //! after a reload).
+//!
+//! Nothing is copied: a spliced answer is a list of pieces ([`Pieces`]) — slices of what rmcp
+//! wrote and the prebuilt bytes themselves — that hyper writes out with one vectored write.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -50,8 +53,27 @@ struct PrebuiltBody {
     id: u64,
     /// The output's JSON text, as the snapshot holds it (`structuredContent`).
     json: Arc<str>,
+    /// The same bytes, shared with `json` (not a copy), as pieces of answers are.
+    json_bytes: Bytes,
     /// The same text as a JSON string, quotes included (the text content).
     string: Bytes,
+}
+
+impl PrebuiltBody {
+    /// Its snapshot is no longer served: the text is held only here (by the entry and by the
+    /// owner of its bytes).
+    fn retired(&self) -> bool {
+        Arc::strong_count(&self.json) == 2
+    }
+}
+
+/// The snapshot's JSON text as the owner of [`Bytes`] that share it.
+struct SharedText(Arc<str>);
+
+impl AsRef<[u8]> for SharedText {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
 }
 
 /// Which of an entry's bytes a placeholder stands for.
@@ -94,16 +116,9 @@ impl Splicer {
                 let id = entries.next;
                 entries.next += 1;
                 // Held only here: its snapshot is no longer served.
-                let retired = entries
-                    .list
-                    .iter()
-                    .filter(|e| Arc::strong_count(&e.json) == 1)
-                    .count();
+                let retired = entries.list.iter().filter(|e| e.retired()).count();
                 if retired >= RETIRED
-                    && let Some(oldest) = entries
-                        .list
-                        .iter()
-                        .position(|e| Arc::strong_count(&e.json) == 1)
+                    && let Some(oldest) = entries.list.iter().position(PrebuiltBody::retired)
                 {
                     entries.list.remove(oldest);
                 }
@@ -111,6 +126,7 @@ impl Splicer {
                 entries.list.push(PrebuiltBody {
                     id,
                     json: Arc::clone(json),
+                    json_bytes: Bytes::from_owner(SharedText(Arc::clone(json))),
                     string: Bytes::from(string),
                 });
                 id
@@ -125,20 +141,21 @@ impl Splicer {
         )
     }
 
-    /// `bytes` with every placeholder (quoted, as serialised) replaced by what it stands for;
+    /// `bytes` with every placeholder (quoted, as serialised) replaced by what it stands for, as
+    /// the pieces to send in order (slices of `bytes` and the prebuilt bytes, none copied);
     /// `None` when there is none.
-    pub(crate) fn splice(&self, bytes: &[u8]) -> Result<Option<Bytes>, Missing> {
+    pub(crate) fn splice(&self, bytes: &Bytes) -> Result<Option<Vec<Bytes>>, Missing> {
         let mut found = self.finder.find_iter(bytes).peekable();
         if found.peek().is_none() {
             return Ok(None);
         }
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let mut pieces: Vec<&[u8]> = Vec::new();
+        let mut pieces = Vec::new();
         let mut at = 0;
         for start in found {
             let (id, part, read) = parse(&bytes[start + self.tag.len()..]).ok_or(Missing)?;
             let entry = entries.list.iter().find(|e| e.id == id).ok_or(Missing)?;
-            let (from, piece): (usize, &[u8]) = match part {
+            let (from, piece) = match part {
                 Part::Text => (start, &entry.string),
                 // The object's opening brace is the byte before the tag.
                 Part::Structured => (
@@ -146,22 +163,22 @@ impl Splicer {
                         .checked_sub(1)
                         .filter(|&b| bytes[b] == b'{')
                         .ok_or(Missing)?,
-                    entry.json.as_bytes(),
+                    &entry.json_bytes,
                 ),
             };
             if from < at {
                 return Err(Missing);
             }
-            pieces.push(&bytes[at..from]);
-            pieces.push(piece);
+            if from > at {
+                pieces.push(bytes.slice(at..from));
+            }
+            pieces.push(piece.clone());
             at = start + self.tag.len() + read;
         }
-        pieces.push(&bytes[at..]);
-        let mut out = Vec::with_capacity(pieces.iter().map(|p| p.len()).sum());
-        for piece in pieces {
-            out.extend_from_slice(piece);
+        if at < bytes.len() {
+            pieces.push(bytes.slice(at..));
         }
-        Ok(Some(Bytes::from(out)))
+        Ok(Some(pieces))
     }
 }
 
@@ -188,6 +205,7 @@ pub(crate) async fn response(splicer: &Arc<Splicer>, response: Response<Body>) -
             Spliced {
                 inner,
                 splicer: Arc::clone(splicer),
+                pending: Vec::new(),
                 ended: false,
             }
             .boxed()
@@ -200,19 +218,27 @@ pub(crate) async fn response(splicer: &Arc<Splicer>, response: Response<Body>) -
     };
     match splicer.splice(&bytes) {
         Ok(None) => Response::from_parts(parts, full(bytes)),
-        Ok(Some(spliced)) => Response::from_parts(parts, full(spliced)),
-        Err(Missing) => plain(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "the answer refers to a snapshot no longer held; send the request again\n",
-        ),
+        Ok(Some(pieces)) => Response::from_parts(parts, Pieces::new(pieces).boxed()),
+        Err(Missing) => gone(),
     }
 }
 
+/// The answer to a request whose answer names bytes no longer held.
+pub(super) fn gone() -> Response<Body> {
+    plain(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the answer refers to a snapshot no longer held; send the request again\n",
+    )
+}
+
 /// An event stream with its placeholders spliced, frame by frame (rmcp writes one event per
-/// frame); a frame whose placeholder names bytes no longer held ends the stream.
+/// frame), each spliced frame sent as its pieces; a frame whose placeholder names bytes no
+/// longer held ends the stream.
 struct Spliced {
     inner: Body,
     splicer: Arc<Splicer>,
+    /// The pieces of the frame being sent, in reverse order.
+    pending: Vec<Bytes>,
     ended: bool,
 }
 
@@ -224,6 +250,9 @@ impl hyper::body::Body for Spliced {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if let Some(piece) = self.pending.pop() {
+            return Poll::Ready(Some(Ok(Frame::data(piece))));
+        }
         if self.ended {
             return Poll::Ready(None);
         }
@@ -237,7 +266,12 @@ impl hyper::body::Body for Spliced {
         };
         match self.splicer.splice(&data) {
             Ok(None) => Poll::Ready(Some(Ok(Frame::data(data)))),
-            Ok(Some(spliced)) => Poll::Ready(Some(Ok(Frame::data(spliced)))),
+            Ok(Some(mut pieces)) => {
+                pieces.reverse();
+                let first = pieces.pop().unwrap_or_default();
+                self.pending = pieces;
+                Poll::Ready(Some(Ok(Frame::data(first))))
+            }
             Err(Missing) => {
                 self.ended = true;
                 Poll::Ready(None)
@@ -246,11 +280,54 @@ impl hyper::body::Body for Spliced {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.ended || self.inner.is_end_stream()
+        self.pending.is_empty() && (self.ended || self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
         SizeHint::default()
+    }
+}
+
+/// A whole body sent as its pieces, one frame each, its length exact (`Content-Length`):
+/// hyper writes the pieces out with one vectored write, none copied.
+pub(super) struct Pieces {
+    /// The pieces not yet sent, in reverse order.
+    rest: Vec<Bytes>,
+    length: u64,
+}
+
+impl Pieces {
+    pub(super) fn new(mut pieces: Vec<Bytes>) -> Pieces {
+        pieces.retain(|p| !p.is_empty());
+        pieces.reverse();
+        let length = pieces.iter().map(|p| p.len() as u64).sum();
+        Pieces {
+            rest: pieces,
+            length,
+        }
+    }
+}
+
+impl hyper::body::Body for Pieces {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Poll::Ready(self.rest.pop().map(|piece| {
+            self.length -= piece.len() as u64;
+            Ok(Frame::data(piece))
+        }))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.rest.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.length)
     }
 }
 

@@ -1,6 +1,7 @@
-//! The state of `serve --listen` every request reads: the endpoints (one catalogue and its rmcp
-//! service each) and the server around them (tokens, session bindings, caps, metrics, the guard,
-//! OAuth and the splicer), built once by [`super::assembly`] and shared by every connection.
+//! The state of `serve --listen` every request reads: the endpoints (one catalogue, its handler
+//! and its rmcp service each) and the server around them (tokens, sessions, caps, metrics, the
+//! guard, OAuth and the splicer), built once by [`super::assembly`] and shared by every
+//! connection.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -10,6 +11,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::metrics::Metrics;
+use super::sessions::Session;
 use super::tokens::Tokens;
 use super::{guard, limits, oauth, splice};
 use crate::mcp::{Live, SkillsServer};
@@ -19,6 +21,9 @@ pub(super) struct Endpoint {
     pub(super) agent: Option<String>,
     pub(super) path: String,
     pub(super) live: Arc<Live>,
+    /// The handler every session of the endpoint gets, for the calls the direct lane answers
+    /// ([`super::direct`]).
+    pub(super) handler: SkillsServer,
     pub(super) service: StreamableHttpService<SkillsServer, LocalSessionManager>,
     pub(super) sessions: Arc<LocalSessionManager>,
 }
@@ -28,7 +33,8 @@ pub(super) struct Endpoint {
 pub(super) struct Server {
     pub(super) endpoints: Vec<Endpoint>,
     pub(super) tokens: Option<Tokens>,
-    pub(super) bindings: Mutex<HashMap<String, Binding>>,
+    /// The live sessions by id ([`super::sessions`]).
+    pub(super) sessions: Mutex<HashMap<String, Session>>,
     /// Held while a new session is counted and bound, so sessions opened together are
     /// counted one after the other.
     pub(super) admission: tokio::sync::Mutex<()>,
