@@ -59,6 +59,8 @@ mod serve_http_answers;
 #[cfg(feature = "http")]
 mod serve_http_capacity;
 #[cfg(feature = "http")]
+mod serve_http_direct;
+#[cfg(feature = "http")]
 mod serve_http_rpc;
 #[cfg(feature = "http")]
 mod serve_oauth;

@@ -1,0 +1,207 @@
+//! The direct lane of `skillfold serve --listen` (issue 37 §3): `tools/call` of `load_skill` for
+//! a body on a ready session is answered without rmcp, as one JSON object; everything the lane
+//! must leave to rmcp still goes there (a reference, another tool, a session not yet ready, a
+//! 2026-07-28 request, headers rmcp refuses), the audit log records the lane's calls as rmcp's,
+//! and a session the lane alone serves is not closed as idle while it is used, and is once it is
+//! not.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::http_raw::{self, post, send};
+use super::mcp_client::Listening;
+use super::mcp_framing::demo_world;
+use super::serve_http_rpc::{message_of, open_session_at};
+
+fn call(id: u64, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "load_skill", "arguments": arguments}})
+    .to_string()
+}
+
+fn body_call(id: u64) -> String {
+    call(id, json!({"name": "demo", "reference": null}))
+}
+
+/// Who answered: `json` (the direct lane, or rmcp's own JSON refusals) or `sse` (rmcp).
+fn answered_as(answer: &http_raw::Answer) -> &str {
+    match answer.header("content-type") {
+        Some("application/json") => "json",
+        Some("text/event-stream") => "sse",
+        other => panic!("{} {other:?}: {}", answer.status, answer.body),
+    }
+}
+
+fn borrowed<'a>(headers: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    headers.iter().map(|(n, v)| (*n, v.as_str())).collect()
+}
+
+#[test]
+fn the_direct_lane_answers_body_calls_on_ready_sessions_and_leaves_the_rest_to_rmcp() {
+    let world = demo_world();
+    let log = world.path("audit.jsonl");
+    let http = Listening::start(
+        &world.config,
+        &["--audit-log", log.to_str().expect("utf8")],
+        &[],
+    );
+    let port = http.port;
+    let session = open_session_at(port, "/mcp");
+    let headers = borrowed(&session);
+
+    // A body: the lane, a JSON-RPC answer with the body.
+    let direct = post(port, "/mcp", None, &headers, &body_call(1));
+    assert_eq!(answered_as(&direct), "json");
+    let message = message_of(&direct);
+    assert_eq!(message["id"], 1);
+    assert_eq!(
+        message["result"]["structuredContent"]["content"],
+        "# demo\n"
+    );
+    // A string id comes back as it was sent.
+    let named = post(
+        port,
+        "/mcp",
+        None,
+        &headers,
+        &body_call(0).replace("\"id\":0", "\"id\":\"call-7\""),
+    );
+    assert_eq!(answered_as(&named), "json");
+    assert_eq!(message_of(&named)["id"], "call-7");
+    // A refused body call (no such skill) is answered on the lane too, as a tool error.
+    let missing = post(
+        port,
+        "/mcp",
+        None,
+        &headers,
+        &call(2, json!({"name": "nope", "reference": null})),
+    );
+    assert_eq!(answered_as(&missing), "json");
+    assert_eq!(message_of(&missing)["result"]["isError"], true);
+
+    // What the lane leaves to rmcp: a reference, another tool, a 2026-07-28 request on the
+    // session, and headers rmcp refuses.
+    let reference = post(
+        port,
+        "/mcp",
+        None,
+        &headers,
+        &call(
+            3,
+            json!({"name": "demo", "reference": "references/notes.md"}),
+        ),
+    );
+    assert_eq!(answered_as(&reference), "sse");
+    assert_eq!(
+        message_of(&reference)["result"]["structuredContent"]["content"],
+        "# notes\n"
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}).to_string();
+    assert_eq!(
+        answered_as(&post(port, "/mcp", None, &headers, &list)),
+        "sse"
+    );
+    let mut newer = headers.clone();
+    newer.retain(|(n, _)| *n != "MCP-Protocol-Version");
+    newer.push(("MCP-Protocol-Version", "2026-07-28"));
+    let newer = post(port, "/mcp", None, &newer, &body_call(5));
+    assert!(
+        !(newer.status == 200 && answered_as(&newer) == "json" && newer.body.contains("# demo")),
+        "a 2026-07-28 request went down the lane: {}",
+        newer.body
+    );
+    let json_only = send(
+        port,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json"),
+            ("Mcp-Session-Id", session[0].1.as_str()),
+        ],
+        &body_call(6),
+    );
+    assert_eq!(json_only.status, 406, "rmcp's answer: {}", json_only.body);
+
+    // The audit log has the lane's calls as rmcp's: session, tool, outcome, request id.
+    let mut text = String::new();
+    for _ in 0..200 {
+        text = fs_err::read_to_string(&log).unwrap_or_default();
+        if text.lines().count() >= 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let first = &lines[0];
+    assert_eq!(first["session"], session[0].1.as_str(), "{first}");
+    assert_eq!(first["tool"], "load_skill", "{first}");
+    assert_eq!(first["outcome"], "ok", "{first}");
+    assert_eq!(first["request_id"], 1, "{first}");
+    assert_eq!(lines[1]["request_id"], "call-7", "{text}");
+    assert_eq!(lines[2]["outcome"], "refused", "{text}");
+
+    // A deleted session is gone for the lane too.
+    let deleted = send(
+        port,
+        "DELETE",
+        "/mcp",
+        &[("Mcp-Session-Id", session[0].1.as_str())],
+        "",
+    );
+    assert_eq!(deleted.status, 204, "{}", deleted.body);
+    assert_eq!(
+        post(port, "/mcp", None, &headers, &body_call(7)).status,
+        404
+    );
+}
+
+#[test]
+fn a_session_the_lane_serves_is_not_idle_while_used_and_expires_when_left() {
+    let world = demo_world();
+    let http = Listening::start(&world.config, &["--session-idle", "2"], &[]);
+    let port = http.port;
+    let session = open_session_at(port, "/mcp");
+    let headers = borrowed(&session);
+    // Used on the lane alone for more than twice the idle time: never closed. (The calls are
+    // 100 ms apart: the two seconds are a bound no pause between calls comes near.)
+    let started = Instant::now();
+    let mut id = 0;
+    while started.elapsed() < Duration::from_secs(5) {
+        id += 1;
+        let answer = post(port, "/mcp", None, &headers, &body_call(id));
+        assert_eq!(answer.status, 200, "call {id}: {}", answer.body);
+        assert_eq!(answered_as(&answer), "json");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // rmcp still has the session.
+    let list = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list"}).to_string();
+    let listed = post(port, "/mcp", None, &headers, &list);
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert!(message_of(&listed)["result"]["tools"].is_array());
+    // Left alone, it is closed (watched on `/metrics`, which names no session): then 404 on
+    // the lane and at rmcp. The minute guards against hanging; it is not a margin.
+    let left = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(250));
+        let metrics = send(port, "GET", "/metrics", &[], "");
+        assert_eq!(metrics.status, 200, "{}", metrics.body);
+        if metrics.body.lines().any(|l| l == "skillfold_sessions 0") {
+            break;
+        }
+        assert!(
+            left.elapsed() < Duration::from_secs(60),
+            "the idle session never expired: {}",
+            http.log()
+        );
+    }
+    assert_eq!(
+        post(port, "/mcp", None, &headers, &body_call(0)).status,
+        404
+    );
+    assert_eq!(post(port, "/mcp", None, &headers, &list).status, 404);
+}
