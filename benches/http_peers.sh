@@ -6,13 +6,17 @@
 #   skillfold-stateless  the same process on the stateless 2026-07-28 path (no session);
 #   typescript           the official TypeScript SDK's server (benches/peers/ts_server.cjs), stateful;
 #   python               the official Python SDK's MCPServer (benches/peers/python_server.py), stateful;
-#   lighttpd             a static file of the size of skillfold's answer: the ceiling of HTTP here.
+#   lighttpd             a static file of skillfold's answer (its bytes): the ceiling of HTTP here.
 # and, when named in SERVERS, the cost of authentication (every request with a bearer token):
 #   skillfold-static     stateful, `--tokens` (a SHA-256 hash file);
 #   skillfold-oauth      stateful, `--oauth`: an RS256 JWT access token of the test identity
 #                        provider (tests/oidc, npm ci into target/oidc-provider as its tests do),
 #                        validated against its JWKS on every request.
-# Each answer is checked to carry the body before anything is timed. The servers are loaded in
+# Each answer is checked to carry the body before anything is timed, and during each timed run
+# the bytes read per call must be those of a whole answer (else every call of the run counts as
+# an error); with CHECK_EACH=1 wrk's Lua also checks every answer for the body, for
+# every server alike — a cost to the client (buffering and scanning each 134 KB answer) that
+# weighs as much as a server's own, so that the ratios then tell little about the servers. The servers are loaded in
 # turn at each connection count (wrk: 2 threads), for ROUNDS rounds, so that a load the machine
 # gets from elsewhere falls on all of them alike; then a table of the medians over the rounds:
 # calls/s, p50, p99, errors (all rounds), the server's RSS, and each ratio to the ceiling and to
@@ -25,6 +29,7 @@
 #   PERF=1 benches/http_peers.sh                       # perf record -g skillfold's stateful runs
 #                                                      #   (target/perf-<conns>.data)
 #   ANSWER_OUT=answer.txt benches/http_peers.sh        # keep skillfold's checked answer
+#   CHECK_EACH=1 benches/http_peers.sh                 # wrk checks every answer (see above)
 #
 # wrk and lighttpd are installed with apt-get when missing; the Python SDK comes from the venv
 # the tests use (target/mcp-client-venv, tests/mcp/requirements.txt), the TypeScript SDK from
@@ -215,10 +220,15 @@ if wants typescript; then
 fi
 
 if wants lighttpd; then
-  size=134600
-  if [ -f "$dir/answer-skillfold" ]; then size=$(wc -c < "$dir/answer-skillfold"); fi
+  # skillfold's checked answer itself (else as many bytes, the word the client checks for in
+  # the middle), so that wrk's check of every answer does the same work on it.
   mkdir -p "$dir/www"
-  head -c "$size" /dev/zero | tr '\0' x > "$dir/www/answer.txt"
+  if [ -f "$dir/answer-skillfold" ]; then
+    cp "$dir/answer-skillfold" "$dir/www/answer.txt"
+  else
+    python3 -c 'import sys; half = "x" * 67290; sys.stdout.write(half + "\"structuredContent\"" + half)' > "$dir/www/answer.txt"
+  fi
+  size=$(wc -c < "$dir/www/answer.txt")
   port=$(free_port)
   cat > "$dir/lighttpd.conf" <<CONF
 server.document-root = "$dir/www"
@@ -238,15 +248,18 @@ fi
 # $dir/results unless a fourth argument says `warm-up`.
 load() {
   local name=$1 c=$2 d=$3 warm=${4:-}
-  local env=(SESSION="${session[$name]:-}" TOKEN="${token[$name]:-}")
+  local env=(SESSION="${session[$name]:-}" TOKEN="${token[$name]:-}" CHECK_EACH="${CHECK_EACH:-}")
   local script=(-s "$here/benches/wrk_load_skill.lua")
   case $name in
-    lighttpd) script=() ;;
-    skillfold-stateless) env=(STATELESS=1) ;;
+    # The ceiling: a GET of the file, with the same client (and the same check, if any).
+    lighttpd) env=(STATIC=1 CHECK_EACH="${CHECK_EACH:-}") ;;
+    skillfold-stateless) env=(STATELESS=1 CHECK_EACH="${CHECK_EACH:-}") ;;
   esac
   env "${env[@]}" wrk -t2 -c"$c" -d"$d" --latency "${script[@]}" "${url[$name]}" > "$dir/wrk-out" 2> "$dir/wrk-err"
   if [ "$warm" = warm-up ]; then return 0; fi
-  python3 - "$name" "$c" "$dir/results" "$dir/wrk-out" <<'PY'
+  local answer=$dir/answer-$name
+  if [ "$name" = lighttpd ]; then answer=$dir/www/answer.txt; fi
+  python3 - "$name" "$c" "$dir/results" "$dir/wrk-out" "$(wc -c < "$answer")" <<'PY'
 import re, sys
 out = open(sys.argv[4]).read()
 def ms(text):
@@ -258,6 +271,14 @@ p99 = ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))
 errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
 errors += int((re.search(r"Non-2xx or 3xx responses: (\d+)", out) or [0, 0])[1])
 errors += int((re.search(r"bad answers: (\d+)", out) or [0, 0])[1])
+# Every call must have read a whole answer (headers come on top): on average at least 99 % of
+# the checked answer's bytes, as wrk rounds what it read to three significant figures.
+calls, read, unit = re.search(r"(\d+) requests in \S+, ([\d.]+)(B|KB|MB|GB|TB) read", out).groups()
+per_call = float(read) * 1024 ** "B KB MB GB TB".split().index(unit) / max(int(calls), 1)
+if per_call < 0.99 * int(sys.argv[5]):
+    print(f"{sys.argv[1]}, {sys.argv[2]} connections: {per_call:.0f} bytes read per call, "
+          f"under the {sys.argv[5]} of an answer")
+    errors += int(calls)
 with open(sys.argv[3], "a") as f:
     f.write(f"{sys.argv[1]} {sys.argv[2]} {rate} {p50} {p99} {errors}\n")
 if errors:

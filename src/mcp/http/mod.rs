@@ -20,7 +20,8 @@
 //! token's subject) that opened it: the same session id with
 //! another token, or at another endpoint, is refused with 403, an unknown id with 404, and a
 //! session beyond `--max-sessions` is closed again and answered 503 with `Retry-After`; sessions
-//! idle for `--session-idle` are closed by rmcp; `DELETE` answers 204. Requests that open no
+//! idle for `--session-idle` are closed ([`sessions`]); `DELETE` answers 204. `load_skill` for a
+//! body on an initialised session is answered on the direct lane, without rmcp ([`direct`]). Requests that open no
 //! session (the stateless 2026-07-28 path, `initialize`) are bounded in flight per token and
 //! in total. `GET /healthz` answers 200 while the process
 //! runs; `GET /readyz` answers 200 when every catalogue was built from all the bundles it
