@@ -219,3 +219,22 @@ pub fn npm_installed(source: &str, name: &str, script: Option<&str>) -> PathBuf 
         dir
     }
 }
+
+/// The lines of the audit log at `log` once it holds `count` of them (each one JSON object);
+/// the ten seconds guard against hanging.
+pub fn audit_lines(log: &Path, count: usize) -> Vec<serde_json::Value> {
+    for _ in 0..200 {
+        let text = fs_err::read_to_string(log).unwrap_or_default();
+        if text.lines().count() >= count {
+            return text
+                .lines()
+                .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+                .collect();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!(
+        "{count} audit lines: {}",
+        fs_err::read_to_string(log).unwrap_or_default()
+    );
+}

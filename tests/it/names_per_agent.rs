@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::http_raw::post;
-use super::mcp_client::Listening;
+use super::mcp_client::{Listening, audit_lines};
 use super::mcp_framing::Server;
 use super::serve_http_rpc::{message_of, open_session_at};
 use super::support::bin::{stderr, stdout};
@@ -160,7 +160,7 @@ fn two_agents_get_their_own_bytes_under_one_name_over_stdio_and_http() {
     assert_eq!(defaults["result"]["isError"], true, "{defaults}");
 
     // The audit log names the agent and the pin each call was served from.
-    let lines: Vec<Value> = eventually_lines(&log, 5);
+    let lines: Vec<Value> = audit_lines(&log, 5);
     for (agent, version, digest) in [("alpha", "1.0", &a), ("beta", "2.0", &b)] {
         let of_agent: Vec<&Value> = lines.iter().filter(|l| l["agent"] == agent).collect();
         assert_eq!(of_agent.len(), 2, "{lines:#?}");
@@ -178,24 +178,6 @@ fn two_agents_get_their_own_bytes_under_one_name_over_stdio_and_http() {
                 .any(|l| l["agent"] == agent && l["sha256"] == sha256(md.as_bytes()))
         );
     }
-}
-
-/// The audit log's lines once it holds `count` of them.
-fn eventually_lines(log: &std::path::Path, count: usize) -> Vec<Value> {
-    for _ in 0..200 {
-        let text = fs_err::read_to_string(log).unwrap_or_default();
-        if text.lines().count() >= count {
-            return text
-                .lines()
-                .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-                .collect();
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!(
-        "{count} audit lines: {}",
-        fs_err::read_to_string(log).unwrap_or_default()
-    );
 }
 
 #[test]

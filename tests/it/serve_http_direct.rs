@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::http_raw::{self, post, send};
-use super::mcp_client::Listening;
+use super::mcp_client::{Listening, audit_lines};
 use super::mcp_framing::demo_world;
 use super::serve_http_rpc::{message_of, open_session_at};
 
@@ -125,25 +125,14 @@ fn the_direct_lane_answers_body_calls_on_ready_sessions_and_leaves_the_rest_to_r
     assert_eq!(json_only.status, 406, "rmcp's answer: {}", json_only.body);
 
     // The audit log has the lane's calls as rmcp's: session, tool, outcome, request id.
-    let mut text = String::new();
-    for _ in 0..200 {
-        text = fs_err::read_to_string(&log).unwrap_or_default();
-        if text.lines().count() >= 4 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect();
+    let lines = audit_lines(&log, 4);
     let first = &lines[0];
     assert_eq!(first["session"], session[0].1.as_str(), "{first}");
     assert_eq!(first["tool"], "load_skill", "{first}");
     assert_eq!(first["outcome"], "ok", "{first}");
     assert_eq!(first["request_id"], 1, "{first}");
-    assert_eq!(lines[1]["request_id"], "call-7", "{text}");
-    assert_eq!(lines[2]["outcome"], "refused", "{text}");
+    assert_eq!(lines[1]["request_id"], "call-7", "{lines:?}");
+    assert_eq!(lines[2]["outcome"], "refused", "{lines:?}");
 
     // A deleted session is gone for the lane too.
     let deleted = send(

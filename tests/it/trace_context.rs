@@ -2,12 +2,10 @@
 //! `traceparent` header) is written into its audit line as `trace_id` and `span_id`; `_meta` wins
 //! over the header; a malformed or hostile value is ignored and never written.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use super::http_raw::post;
-use super::mcp_client::Listening;
+use super::mcp_client::{Listening, audit_lines};
 use super::mcp_framing::demo_world;
 use super::serve_http_rpc::{message_of, open_session_at};
 
@@ -75,18 +73,8 @@ fn trace_ids_reach_the_audit_line_and_malformed_ones_are_ignored() {
     send(read, None);
 
     let want = 5 + hostile.len();
-    let mut text = String::new();
-    for _ in 0..200 {
-        text = fs_err::read_to_string(&log).unwrap_or_default();
-        if text.lines().count() >= want {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
-        .collect();
+    let lines = audit_lines(&log, want);
+    let text = fs_err::read_to_string(&log).expect("audit log");
     assert_eq!(lines.len(), want, "{text}");
     let ids = |line: &Value| (line["trace_id"].clone(), line["span_id"].clone());
     let of = |trace: &str, span: &str| (json!(trace), json!(span));
