@@ -423,12 +423,13 @@ impl ServerHandler for SkillsServer {
                 .strip_prefix("skill://")
                 .and_then(|rest| rest.split('/').next())
                 .and_then(|name| served.catalogue().get(name));
+            let origin = Origin::of(&context);
             observer.resource_read(&observe::ResourceRead {
                 agent: self.agent.as_deref(),
-                session: session_of(&context.extensions),
-                caller: caller_of(&context.extensions),
-                trace: trace_of(&context).as_ref(),
-                request_id: Some(&context.id),
+                session: origin.session,
+                caller: origin.caller,
+                trace: origin.trace.as_ref(),
+                request_id: Some(origin.request_id),
                 uri: &request.uri,
                 pin: skill.map(|s| s.pin()),
                 contents: match &read {
