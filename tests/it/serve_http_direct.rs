@@ -111,6 +111,16 @@ fn the_direct_lane_answers_body_calls_on_ready_sessions_and_leaves_the_rest_to_r
         "a 2026-07-28 request went down the lane: {}",
         newer.body
     );
+    let inline = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": {"name": "load_skill", "arguments": {"name": "demo", "reference": null},
+                   "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let inline = post(port, "/mcp", None, &headers, &inline.to_string());
+    assert!(
+        !(inline.status == 200 && answered_as(&inline) == "json" && inline.body.contains("# demo")),
+        "a request naming 2026-07-28 in its _meta went down the lane: {}",
+        inline.body
+    );
     let json_only = send(
         port,
         "POST",
