@@ -19,8 +19,8 @@
 # weighs as much as a server's own, so that the ratios then tell little about the servers. The servers are loaded in
 # turn at each connection count (wrk: 2 threads), for ROUNDS rounds, so that a load the machine
 # gets from elsewhere falls on all of them alike; then a table of the medians over the rounds:
-# calls/s, p50, p99, errors (all rounds), the server's RSS, and each ratio to the ceiling and to
-# the peers.
+# calls/s, p50, p99, errors (all rounds), the server's CPU time per call (user + system, all its
+# threads), its RSS, and each ratio to the ceiling and to the peers.
 #
 #   benches/http_peers.sh [BIN]                        # default: target/release/skillfold
 #   CONNS="2 8 64" DURATION=5s ROUNDS=3 benches/http_peers.sh   # the defaults
@@ -244,6 +244,11 @@ CONF
   echo "lighttpd: a static file of $size bytes"
 fi
 
+# The CPU time (user + system, in clock ticks) process PID and its threads have used so far.
+cpu_ticks() {
+  awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
 # Loads NAME with C connections for D; appends "name conns calls/s p50_ms p99_ms errors" to
 # $dir/results unless a fourth argument says `warm-up`.
 load() {
@@ -255,11 +260,14 @@ load() {
     lighttpd) env=(STATIC=1 CHECK_EACH="${CHECK_EACH:-}") ;;
     skillfold-stateless) env=(STATELESS=1 CHECK_EACH="${CHECK_EACH:-}") ;;
   esac
+  local cpu_before
+  cpu_before=$(cpu_ticks "${pid[$name]}")
   env "${env[@]}" wrk -t2 -c"$c" -d"$d" --latency "${script[@]}" "${url[$name]}" > "$dir/wrk-out" 2> "$dir/wrk-err"
+  local cpu=$(( $(cpu_ticks "${pid[$name]}") - cpu_before ))
   if [ "$warm" = warm-up ]; then return 0; fi
   local answer=$dir/answer-$name
   if [ "$name" = lighttpd ]; then answer=$dir/www/answer.txt; fi
-  python3 - "$name" "$c" "$dir/results" "$dir/wrk-out" "$(wc -c < "$answer")" <<'PY'
+  python3 - "$name" "$c" "$dir/results" "$dir/wrk-out" "$(wc -c < "$answer")" "$cpu" "$(getconf CLK_TCK)" <<'PY'
 import re, sys
 out = open(sys.argv[4]).read()
 def ms(text):
@@ -280,7 +288,9 @@ if per_call < 0.99 * int(sys.argv[5]):
           f"under the {sys.argv[5]} of an answer")
     errors += int(calls)
 with open(sys.argv[3], "a") as f:
-    f.write(f"{sys.argv[1]} {sys.argv[2]} {rate} {p50} {p99} {errors}\n")
+    # The server's CPU (user + system) per call, in µs.
+    cpu_us = int(sys.argv[6]) / int(sys.argv[7]) * 1e6 / max(int(calls), 1)
+    f.write(f"{sys.argv[1]} {sys.argv[2]} {rate} {p50} {p99} {errors} {cpu_us}\n")
 if errors:
     detail = [l.strip() for l in out.splitlines() if re.search(r"errors|Non-2xx|bad answers", l)]
     print(f"{sys.argv[1]}, {sys.argv[2]} connections: {'; '.join(detail)}")
@@ -318,20 +328,21 @@ for line in open(sys.argv[1]):
 rss = {n: (int(r) / 1024, int(h) / 1024) for n, r, h in (l.split() for l in open(sys.argv[2]))}
 rows = [
     (n, c, statistics.median(f[0] for f in fs), statistics.median(f[1] for f in fs),
-     statistics.median(f[2] for f in fs), int(sum(f[3] for f in fs)))
+     statistics.median(f[2] for f in fs), int(sum(f[3] for f in fs)),
+     statistics.median(f[4] for f in fs))
     for (n, c), fs in runs.items()
 ]
 rows.sort(key=lambda row: int(row[1]))
 rate = {(n, c): r for n, c, r, *_ in rows}
 print()
 print(f"medians of {sys.argv[3]} rounds")
-print("| server | conns | calls/s | p50 ms | p99 ms | errors | RSS MiB (peak) | × ceiling | × TypeScript | × Python |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-for n, c, r, p50, p99, errors in rows:
+print("| server | conns | calls/s | p50 ms | p99 ms | errors | CPU µs/call | RSS MiB (peak) | × ceiling | × TypeScript | × Python |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for n, c, r, p50, p99, errors, cpu in rows:
     def ratio(peer):
         other = rate.get((peer, c))
         return f"{r / other:.2f}×" if other and peer != n else "—"
     now, peak = rss.get(n, (0, 0))
-    print(f"| {n} | {c} | {r:,.0f} | {float(p50):.2f} | {float(p99):.2f} | {errors} | {now:.1f} ({peak:.1f}) "
+    print(f"| {n} | {c} | {r:,.0f} | {float(p50):.2f} | {float(p99):.2f} | {errors} | {cpu:.0f} | {now:.1f} ({peak:.1f}) "
           f"| {ratio('lighttpd')} | {ratio('typescript')} | {ratio('python')} |")
 PY
