@@ -73,15 +73,28 @@ pub(super) fn prepare_commit(
     fetches.fetch_add(1, Ordering::Relaxed);
     let fetched = first.fetch(&store, &pending);
     let how = fetched.as_ref().ok().map(fetched_how);
-    for (slot, run, staging) in &pending {
-        reports[*slot].1.fetch = how;
-        let result = fetched.as_ref().map_err(Clone::clone).and_then(|commit| {
-            let signed = run.check_signature(commit)?;
-            reports[*slot].1.signer = signed.as_ref().map(|(s, _)| s.clone());
-            let bundles = run.stage_bundles(commit, staging)?;
-            run.run.publish(staging, bundles, signed, None)
-        });
+    let finished = match &fetched {
+        Ok(commit) => {
+            // Each source's signature, staging, verification and promotion are its own, so they
+            // run side by side, a handle on the fetched commit per worker.
+            let workers = options
+                .concurrency
+                .min(crate::support::parallel::cores())
+                .clamp(1, pending.len());
+            let commits = vec![commit.clone(); workers];
+            crate::support::parallel::map_with(&pending, commits, |commit, (_, run, staging)| {
+                run.finish(commit, staging)
+            })
+        }
+        Err(failure) => pending
+            .iter()
+            .map(|_| (None, Err(failure.clone())))
+            .collect(),
+    };
+    for ((slot, run, staging), (signer, result)) in pending.iter().zip(finished) {
         let report = &mut reports[*slot].1;
+        report.fetch = how;
+        report.signer = signer;
         match result {
             Ok(generation) => {
                 report.origin.generation = Some(generation);
@@ -158,6 +171,24 @@ type SharedCommit = crate::source::git::commit::PinnedCommit;
 type SharedCommit = std::convert::Infallible;
 
 impl GitRun<'_> {
+    /// Everything after the fetch, for this source: who signed the commit (when required; kept
+    /// even when a later step fails), then its bundles staged, verified and published.
+    fn finish(
+        &self,
+        commit: &SharedCommit,
+        staging: &Staging,
+    ) -> (Option<Signer>, Result<String, SourceFailure>) {
+        let signed = match self.check_signature(commit) {
+            Ok(signed) => signed,
+            Err(failure) => return (None, Err(failure)),
+        };
+        let signer = signed.as_ref().map(|(s, _)| s.clone());
+        let published = self
+            .stage_bundles(commit, staging)
+            .and_then(|bundles| self.run.publish(staging, bundles, signed, None));
+        (signer, published)
+    }
+
     /// Fetches the pinned commit into `store` and walks its whole tree, with the files of the
     /// approved bundles of every source in `sharing` (this one's too).
     #[cfg(feature = "git")]
