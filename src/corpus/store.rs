@@ -512,14 +512,15 @@ impl Staging {
     pub fn write_bundle(&self, name: &str, files: &FileSet) -> Result<PathBuf, CorpusError> {
         let root = self.dir.join(name);
         fs_err::create_dir(&root)?;
+        // The folders made so far: a file's folder is made once, not looked up per file.
+        let mut made: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for (path, bytes) in files.iter() {
-            let target = root.join(path.as_str());
-            if let Some(parent) = target.parent()
-                && !parent.exists()
+            if let Some((folder, _)) = path.as_str().rsplit_once('/')
+                && made.insert(folder)
             {
-                fs_err::create_dir_all(parent)?;
+                fs_err::create_dir_all(root.join(folder))?;
             }
-            write_new(&target, bytes, 0o444)?;
+            write_new(&root.join(path.as_str()), bytes, 0o444)?;
         }
         Ok(root)
     }
@@ -837,6 +838,41 @@ mod tests {
             entries(&tmp.path().join(META).join("manifests")),
             ["g1.json"]
         );
+    }
+
+    // A bundle's folders are made once each, at any depth and in any order the code-point order
+    // of the paths brings them (a deeper folder before its parent's own files); every file is
+    // written read-only with its exact bytes.
+    #[test]
+    fn a_staged_bundle_holds_every_file_of_nested_folders() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        let staging = corpus.stage("nested").expect("staged");
+        let paths = [
+            "SKILL.md",
+            "a/b/c/deep.md",
+            "a/b/mid.md",
+            "a/top.md",
+            "a-b/side.md",
+            "z.md",
+        ];
+        let mut builder = crate::format::file_set::FileSetBuilder::new();
+        for path in paths {
+            builder.insert(path, format!("# {path}\n").into_bytes());
+        }
+        let (files, problems) = builder.finish();
+        assert!(problems.as_slice().is_empty(), "{problems:?}");
+        let root = staging.write_bundle("hello", &files).expect("written");
+        for path in paths {
+            let file = root.join(path);
+            assert_eq!(
+                fs_err::read(&file).expect("read"),
+                format!("# {path}\n").into_bytes()
+            );
+            let mode = fs_err::metadata(&file).expect("meta").permissions().mode();
+            assert_eq!(mode & 0o222, 0, "{path} is writable");
+        }
     }
 
     // After a publication only the new generation and the one it replaced stay on disk, each
