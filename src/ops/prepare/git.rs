@@ -32,28 +32,17 @@ pub(super) fn prepare_commit(
     options: &Options<'_>,
     fetches: &AtomicUsize,
 ) -> Vec<(usize, SourceReport)> {
+    // Each source's guard, leftovers and warm check (its published generation verified again)
+    // are its own: they run side by side too.
+    let started =
+        crate::support::parallel::map(sources, workers(options, sources.len()), |&(_, git)| {
+            start(git, options)
+        });
     let mut reports = Vec::with_capacity(sources.len());
     let mut pending: Vec<(usize, GitRun<'_>, Staging)> = Vec::new();
-    for &(index, git) in sources {
-        let mut report = SourceReport::git(git);
-        let target = RunTarget {
-            corpus: git.corpus(),
-            url: git.shown.as_str().to_owned(),
-            root: git.root.as_ref().map(ToString::to_string),
-            links: git.links,
-            trust: git.trust.as_deref(),
-            publisher: None,
-        };
-        match CorpusRun::new(target, options).and_then(CorpusRun::start) {
-            Ok(Start::UpToDate(generation, signer, _)) => {
-                report.origin.generation = Some(generation);
-                report.signer = signer;
-                report.bundles = bundle_reports(&git.approved, git.limits, PrepareStatus::UpToDate);
-            }
-            Ok(Start::Fetch(run, staging)) => {
-                pending.push((reports.len(), GitRun { git, run: *run }, staging));
-            }
-            Err(failure) => report.fail(failure, options),
+    for (&(index, _), (report, run)) in sources.iter().zip(started) {
+        if let Some((run, staging)) = run {
+            pending.push((reports.len(), run, staging));
         }
         reports.push((index, report));
     }
@@ -77,11 +66,7 @@ pub(super) fn prepare_commit(
         Ok(commit) => {
             // Each source's signature, staging, verification and promotion are its own, so they
             // run side by side, a handle on the fetched commit per worker.
-            let workers = options
-                .concurrency
-                .min(crate::support::parallel::cores())
-                .clamp(1, pending.len());
-            let commits = vec![commit.clone(); workers];
+            let commits = vec![commit.clone(); workers(options, pending.len())];
             crate::support::parallel::map_with(&pending, commits, |commit, (_, run, staging)| {
                 run.finish(commit, staging)
             })
@@ -111,6 +96,45 @@ pub(super) fn prepare_commit(
     drop(fetched);
     let _ = fs_err::remove_dir_all(&store);
     reports
+}
+
+/// How many sources of one commit are worked on at once: `--concurrency`, at most one per core
+/// and one per source.
+fn workers(options: &Options<'_>, sources: usize) -> usize {
+    options
+        .concurrency
+        .min(crate::support::parallel::cores())
+        .clamp(1, sources.max(1))
+}
+
+/// Takes `git`'s corpus guard and checks its published generation: the report of a source that
+/// is up to date (or failed), or the run and staging folder of one that needs the fetch.
+fn start<'a>(
+    git: &'a GitSource,
+    options: &'a Options<'a>,
+) -> (SourceReport, Option<(GitRun<'a>, Staging)>) {
+    let mut report = SourceReport::git(git);
+    let target = RunTarget {
+        corpus: git.corpus(),
+        url: git.shown.as_str().to_owned(),
+        root: git.root.as_ref().map(ToString::to_string),
+        links: git.links,
+        trust: git.trust.as_deref(),
+        publisher: None,
+    };
+    match CorpusRun::new(target, options).and_then(CorpusRun::start) {
+        Ok(Start::UpToDate(generation, signer, _)) => {
+            report.origin.generation = Some(generation);
+            report.signer = signer;
+            report.bundles = bundle_reports(&git.approved, git.limits, PrepareStatus::UpToDate);
+            (report, None)
+        }
+        Ok(Start::Fetch(run, staging)) => (report, Some((GitRun { git, run: *run }, staging))),
+        Err(failure) => {
+            report.fail(failure, options);
+            (report, None)
+        }
+    }
 }
 
 /// `partial` when the commit came as its trees and then the approved blobs, `full` when it came
