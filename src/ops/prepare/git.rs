@@ -7,6 +7,12 @@
 //!
 //! The shared object store is the fetch folder of the first source that needs it (on that
 //! corpus's file system, under its guard, which this job holds until the store is removed).
+//!
+//! Because the sources are independent, their work runs side by side on up to
+//! `min(--concurrency, cores)` workers: before the fetch, each takes its guard and checks its
+//! published generation (the warm path); after it, each checks the signature, takes, stages,
+//! verifies and publishes its bundles, with a gix handle of its own on the fetched commit. Only
+//! the fetched objects are shared; every corpus gets its own copy of the bytes, verified there.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
