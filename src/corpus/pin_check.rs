@@ -14,6 +14,7 @@ use crate::format::code::PinCode;
 use crate::format::digest::BundleDigest;
 use crate::format::limits::Limits;
 use crate::format::pin::Pin;
+use crate::format::safe_read;
 use crate::support::error_code::ErrorCode;
 use crate::support::escape;
 
@@ -143,6 +144,43 @@ pub fn verify_recorded(
     Ok(())
 }
 
+/// Verifies a copy of bundles that verified when they were taken (a staged generation): each,
+/// read back from `<dir>/<name>` with the safe reader under `limits`, must hold exactly the
+/// files of its pin — its digest, over every path and byte, equal to the pin's. The bundle rules
+/// are not run a second time: bytes whose digest is the pin's are the bytes that passed them.
+/// What the reader refuses (a link, a special file, a bound) is reported as [`verify_dir`]
+/// reports it.
+pub fn verify_copy(
+    dir: &Path,
+    bundles: &[ManifestBundle],
+    limits: Limits,
+) -> Result<(), VerifyError> {
+    for bundle in bundles {
+        let bundle_dir = dir.join(bundle.pin.name.as_str());
+        let read = safe_read::read_bundle_dir_under(&bundle_dir, limits).map_err(|source| {
+            VerifyError::Load {
+                dir: bundle_dir.clone(),
+                source: source.into(),
+            }
+        })?;
+        if read.problems.has_errors() {
+            verify_dir(&bundle_dir, &bundle.pin, limits, Some(&bundle.files))?;
+            continue;
+        }
+        let actual = BundleDigest::of(&read.files);
+        if actual != bundle.pin.hash {
+            return Err(VerifyError::DigestMismatch(Box::new(DigestMismatch {
+                name: bundle.pin.name.to_string(),
+                expected: bundle.pin.hash,
+                actual,
+                changed: changed_files(&bundle.files, &file_records(&read.files)),
+                dir: bundle_dir,
+            })));
+        }
+    }
+    Ok(())
+}
+
 /// Reads `dir` with the safe reader under `limits` and verifies it against `pin`.
 pub fn verify_dir(
     dir: &Path,
@@ -194,4 +232,77 @@ pub fn verify_bundle(
         })));
     }
     Ok(bundle)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::{VerifyError, verify_copy};
+    use crate::corpus::manifest::ManifestBundle;
+    use crate::format::bundle::Bundle;
+    use crate::format::limits::Limits;
+    use crate::format::pin::Pin;
+
+    const SKILL: &[u8] = b"---\nname: hello\ndescription: Says hello.\n---\n# Hello\n";
+
+    /// A copy of `hello` under `dir` and the record of what verified.
+    fn copy(dir: &std::path::Path) -> ManifestBundle {
+        let root = dir.join("hello");
+        fs_err::create_dir_all(root.join("references")).expect("mkdir");
+        fs_err::write(root.join("SKILL.md"), SKILL).expect("write");
+        fs_err::write(root.join("references/notes.md"), b"notes\n").expect("write");
+        let bundle = Bundle::read_dir(&root).expect("valid");
+        let pin = Pin {
+            name: "hello".parse().expect("name"),
+            version: "1".parse().expect("version"),
+            hash: bundle.digest(),
+        };
+        ManifestBundle::of(&pin, "hello".to_owned(), &bundle)
+    }
+
+    // The staged copy is held to its pin over every path and byte: an identical copy passes; a
+    // changed file, an added file or a removed one is a digest mismatch naming the file; what the
+    // reader refuses (a symbolic link) keeps the full check's code.
+    #[test]
+    fn a_copy_verifies_only_when_it_holds_exactly_the_pinned_files() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let record = copy(tmp.path());
+        let limits = Limits::default();
+        verify_copy(tmp.path(), std::slice::from_ref(&record), limits).expect("identical");
+        let notes = tmp.path().join("hello/references/notes.md");
+        let cases: [(&str, &dyn Fn()); 3] = [
+            ("references/notes.md", &|| {
+                fs_err::set_permissions(&notes, std::fs::Permissions::from_mode(0o644))
+                    .expect("chmod");
+                fs_err::write(&notes, b"changed\n").expect("write");
+            }),
+            ("references/extra.md", &|| {
+                fs_err::write(tmp.path().join("hello/references/extra.md"), b"x\n").expect("write");
+            }),
+            ("references/notes.md", &|| {
+                fs_err::remove_file(&notes).expect("rm")
+            }),
+        ];
+        for (changed, change) in cases {
+            let _ = fs_err::remove_dir_all(tmp.path().join("hello"));
+            let record = copy(tmp.path());
+            change();
+            let err = verify_copy(tmp.path(), std::slice::from_ref(&record), limits)
+                .expect_err("refused");
+            let VerifyError::DigestMismatch(mismatch) = &err else {
+                panic!("{err}");
+            };
+            assert!(
+                mismatch.changed.iter().any(|c| c.contains(changed)),
+                "{changed}: {err}"
+            );
+        }
+        let _ = fs_err::remove_dir_all(tmp.path().join("hello"));
+        let record = copy(tmp.path());
+        std::os::unix::fs::symlink("SKILL.md", tmp.path().join("hello/link.md")).expect("link");
+        let err =
+            verify_copy(tmp.path(), std::slice::from_ref(&record), limits).expect_err("refused");
+        assert!(matches!(err, VerifyError::Load { .. }), "{err}");
+    }
 }

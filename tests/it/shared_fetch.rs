@@ -189,3 +189,45 @@ fn a_fetch_that_fails_fails_every_source_that_shares_it() {
     assert_eq!(codes[0], codes[1]);
     assert_ne!(codes[0], "none");
 }
+
+// The sources of one commit are checked and published side by side (one worker per core), yet
+// each corpus stays its own: a file changed in one published corpus makes that corpus (and only
+// it) prepare again, the others stay up to date, and no corpus ever holds the changed bytes.
+#[test]
+fn a_change_in_one_corpus_of_a_shared_commit_is_caught_there_and_reaches_no_other() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (repo, commit) = three_bundles();
+    let url = repo.file_url();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let beta = ("beta", repo.digest("beta"));
+    let sources: Vec<GitSource<'_>> = vec![
+        (&url, &commit, "corpus/one", vec![beta.clone()]),
+        (&url, &commit, "corpus/two", vec![beta.clone()]),
+        (&url, &commit, "corpus/three", vec![beta]),
+    ];
+    write_descriptor(dir.path(), &sources);
+    let (out, report) = prepare_json(dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(statuses(&report), ["published"; 3]);
+    let skill = |corpus: &str| {
+        dir.path()
+            .join("corpus")
+            .join(corpus)
+            .join("current/beta/SKILL.md")
+    };
+    let original = fs_err::read(skill("one")).expect("read");
+    let changed = skill("two");
+    fs_err::set_permissions(&changed, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    fs_err::write(&changed, b"---\nname: beta\ndescription: Changed.\n---\n").expect("write");
+    let (out, report) = prepare_json(dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(statuses(&report), ["up-to-date", "published", "up-to-date"]);
+    assert_eq!(report["fetches"], 1);
+    for corpus in ["one", "two", "three"] {
+        assert_eq!(
+            fs_err::read(skill(corpus)).expect("read"),
+            original,
+            "{corpus}"
+        );
+    }
+}

@@ -7,6 +7,12 @@
 //!
 //! The shared object store is the fetch folder of the first source that needs it (on that
 //! corpus's file system, under its guard, which this job holds until the store is removed).
+//!
+//! Because the sources are independent, their work runs side by side on up to
+//! `min(--concurrency, cores)` workers: before the fetch, each takes its guard and checks its
+//! published generation (the warm path); after it, each checks the signature, takes, stages,
+//! verifies and publishes its bundles, with a gix handle of its own on the fetched commit. Only
+//! the fetched objects are shared; every corpus gets its own copy of the bytes, verified there.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -32,28 +38,17 @@ pub(super) fn prepare_commit(
     options: &Options<'_>,
     fetches: &AtomicUsize,
 ) -> Vec<(usize, SourceReport)> {
+    // Each source's guard, leftovers and warm check (its published generation verified again)
+    // are its own: they run side by side too.
+    let started =
+        crate::support::parallel::map(sources, workers(options, sources.len()), |&(_, git)| {
+            start(git, options)
+        });
     let mut reports = Vec::with_capacity(sources.len());
     let mut pending: Vec<(usize, GitRun<'_>, Staging)> = Vec::new();
-    for &(index, git) in sources {
-        let mut report = SourceReport::git(git);
-        let target = RunTarget {
-            corpus: git.corpus(),
-            url: git.shown.as_str().to_owned(),
-            root: git.root.as_ref().map(ToString::to_string),
-            links: git.links,
-            trust: git.trust.as_deref(),
-            publisher: None,
-        };
-        match CorpusRun::new(target, options).and_then(CorpusRun::start) {
-            Ok(Start::UpToDate(generation, signer, _)) => {
-                report.origin.generation = Some(generation);
-                report.signer = signer;
-                report.bundles = bundle_reports(&git.approved, git.limits, PrepareStatus::UpToDate);
-            }
-            Ok(Start::Fetch(run, staging)) => {
-                pending.push((reports.len(), GitRun { git, run: *run }, staging));
-            }
-            Err(failure) => report.fail(failure, options),
+    for (&(index, _), (report, run)) in sources.iter().zip(started) {
+        if let Some((run, staging)) = run {
+            pending.push((reports.len(), run, staging));
         }
         reports.push((index, report));
     }
@@ -73,15 +68,24 @@ pub(super) fn prepare_commit(
     fetches.fetch_add(1, Ordering::Relaxed);
     let fetched = first.fetch(&store, &pending);
     let how = fetched.as_ref().ok().map(fetched_how);
-    for (slot, run, staging) in &pending {
-        reports[*slot].1.fetch = how;
-        let result = fetched.as_ref().map_err(Clone::clone).and_then(|commit| {
-            let signed = run.check_signature(commit)?;
-            reports[*slot].1.signer = signed.as_ref().map(|(s, _)| s.clone());
-            let bundles = run.stage_bundles(commit, staging)?;
-            run.run.publish(staging, bundles, signed, None)
-        });
+    let finished = match &fetched {
+        Ok(commit) => {
+            // Each source's signature, staging, verification and promotion are its own, so they
+            // run side by side, a handle on the fetched commit per worker.
+            let commits = vec![commit.clone(); workers(options, pending.len())];
+            crate::support::parallel::map_with(&pending, commits, |commit, (_, run, staging)| {
+                run.finish(commit, staging)
+            })
+        }
+        Err(failure) => pending
+            .iter()
+            .map(|_| (None, Err(failure.clone())))
+            .collect(),
+    };
+    for ((slot, run, staging), (signer, result)) in pending.iter().zip(finished) {
         let report = &mut reports[*slot].1;
+        report.fetch = how;
+        report.signer = signer;
         match result {
             Ok(generation) => {
                 report.origin.generation = Some(generation);
@@ -98,6 +102,45 @@ pub(super) fn prepare_commit(
     drop(fetched);
     let _ = fs_err::remove_dir_all(&store);
     reports
+}
+
+/// How many sources of one commit are worked on at once: `--concurrency`, at most one per core
+/// and one per source.
+fn workers(options: &Options<'_>, sources: usize) -> usize {
+    options
+        .concurrency
+        .min(crate::support::parallel::cores())
+        .clamp(1, sources.max(1))
+}
+
+/// Takes `git`'s corpus guard and checks its published generation: the report of a source that
+/// is up to date (or failed), or the run and staging folder of one that needs the fetch.
+fn start<'a>(
+    git: &'a GitSource,
+    options: &'a Options<'a>,
+) -> (SourceReport, Option<(GitRun<'a>, Staging)>) {
+    let mut report = SourceReport::git(git);
+    let target = RunTarget {
+        corpus: git.corpus(),
+        url: git.shown.as_str().to_owned(),
+        root: git.root.as_ref().map(ToString::to_string),
+        links: git.links,
+        trust: git.trust.as_deref(),
+        publisher: None,
+    };
+    match CorpusRun::new(target, options).and_then(CorpusRun::start) {
+        Ok(Start::UpToDate(generation, signer, _)) => {
+            report.origin.generation = Some(generation);
+            report.signer = signer;
+            report.bundles = bundle_reports(&git.approved, git.limits, PrepareStatus::UpToDate);
+            (report, None)
+        }
+        Ok(Start::Fetch(run, staging)) => (report, Some((GitRun { git, run: *run }, staging))),
+        Err(failure) => {
+            report.fail(failure, options);
+            (report, None)
+        }
+    }
 }
 
 /// `partial` when the commit came as its trees and then the approved blobs, `full` when it came
@@ -158,6 +201,24 @@ type SharedCommit = crate::source::git::commit::PinnedCommit;
 type SharedCommit = std::convert::Infallible;
 
 impl GitRun<'_> {
+    /// Everything after the fetch, for this source: who signed the commit (when required; kept
+    /// even when a later step fails), then its bundles staged, verified and published.
+    fn finish(
+        &self,
+        commit: &SharedCommit,
+        staging: &Staging,
+    ) -> (Option<Signer>, Result<String, SourceFailure>) {
+        let signed = match self.check_signature(commit) {
+            Ok(signed) => signed,
+            Err(failure) => return (None, Err(failure)),
+        };
+        let signer = signed.as_ref().map(|(s, _)| s.clone());
+        let published = self
+            .stage_bundles(commit, staging)
+            .and_then(|bundles| self.run.publish(staging, bundles, signed, None));
+        (signer, published)
+    }
+
     /// Fetches the pinned commit into `store` and walks its whole tree, with the files of the
     /// approved bundles of every source in `sharing` (this one's too).
     #[cfg(feature = "git")]

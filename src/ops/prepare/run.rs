@@ -196,7 +196,8 @@ impl<'a> CorpusRun<'a> {
         )))
     }
 
-    /// Verifies the staged bytes again and publishes them with their manifest.
+    /// Verifies the staged bytes again (read back, each bundle's digest against its pin:
+    /// [`pin_check::verify_copy`]) and publishes them with their manifest.
     pub fn publish(
         &self,
         staging: &Staging,
@@ -210,14 +211,12 @@ impl<'a> CorpusRun<'a> {
         // Bytes that verified when taken and do not when read back from staging are a disk
         // problem (retryable), whatever the reader says: a code of its own; the reader's code is
         // kept in the message.
-        pin_check::verify_recorded(&staging.dir, &bundles, self.target.corpus.limits).map_err(
-            |e| {
-                SourceFailure::new(
-                    PrepareCode::CorpusStagingUnverified,
-                    format!("the staged copy does not verify ({}): {e}", e.code()),
-                )
-            },
-        )?;
+        pin_check::verify_copy(&staging.dir, &bundles, self.target.corpus.limits).map_err(|e| {
+            SourceFailure::new(
+                PrepareCode::CorpusStagingUnverified,
+                format!("the staged copy does not verify ({}): {e}", e.code()),
+            )
+        })?;
         self.check_interrupt()?;
         self.step("publishing");
         let mut bundles = bundles;

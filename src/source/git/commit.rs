@@ -40,7 +40,9 @@ pub enum WantedBundles<'a> {
     },
 }
 
-/// A commit whose whole tree passed the policy walk.
+/// A commit whose whole tree passed the policy walk. A clone is another handle on the same
+/// object database (with object caches of its own), for another thread.
+#[derive(Clone)]
 pub struct PinnedCommit {
     fetched: fetch::FetchedCommit,
     summary: Summary,

@@ -101,6 +101,7 @@ impl Full {
 }
 
 /// A repository holding the pinned commit.
+#[derive(Clone)]
 pub struct FetchedCommit {
     /// The bare repository.
     pub repo: gix::Repository,

@@ -44,7 +44,15 @@ pub(super) fn connect<'remote, 'repo>(
     Ok(remote.to_connection_with_transport(transport))
 }
 
-/// gix's reqwest client, each answer body wrapped in an [`Answer`].
+/// How much of a request body is handed to gix's HTTP thread at once. gix writes a request one
+/// packet line at a time into a pipe whose every write waits for that thread to take it (a
+/// rendezvous): unbuffered, the request for 2,942 blobs by id was ~3,000 thread hand-offs
+/// (9,300 `futex` and 7,400 `sched_yield` calls, 18 % of a cold `prepare`'s CPU). gix flushes
+/// the body before it reads the answer, so nothing waits in this buffer while it does.
+const REQUEST_BUFFER_BYTES: usize = 64 * 1024;
+
+/// gix's reqwest client, each answer body wrapped in an [`Answer`] and each request body
+/// buffered ([`REQUEST_BUFFER_BYTES`]).
 struct BoundedHttp {
     inner: http::reqwest::Remote,
     until: Instant,
@@ -71,7 +79,7 @@ fn asks_v2<S: AsRef<str>>(headers: &[S]) -> bool {
 impl Http for BoundedHttp {
     type Headers = <http::reqwest::Remote as Http>::Headers;
     type ResponseBody = Answer<<http::reqwest::Remote as Http>::ResponseBody>;
-    type PostBody = <http::reqwest::Remote as Http>::PostBody;
+    type PostBody = std::io::BufWriter<<http::reqwest::Remote as Http>::PostBody>;
 
     fn get(
         &mut self,
@@ -108,7 +116,7 @@ impl Http for BoundedHttp {
             body,
         } = self.inner.post(url, base_url, headers, body)?;
         Ok(PostResponse {
-            post_body,
+            post_body: std::io::BufWriter::with_capacity(REQUEST_BUFFER_BYTES, post_body),
             headers,
             body: self.answer(body, kind),
         })
