@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::io_failure;
 use super::run::{CorpusRun, RunTarget, Start};
 use super::{Options, PrepareStatus, SourceFailure, SourceReport, bundle_reports, short};
+#[cfg(feature = "git")]
 use crate::corpus::manifest::ManifestBundle;
 #[cfg(feature = "git")]
 use crate::corpus::pin_check;
@@ -69,14 +70,7 @@ pub(super) fn prepare_commit(
     let fetched = first.fetch(&store, &pending);
     let how = fetched.as_ref().ok().map(fetched_how);
     let finished = match &fetched {
-        Ok(commit) => {
-            // Each source's signature, staging, verification and promotion are its own, so they
-            // run side by side, a handle on the fetched commit per worker.
-            let commits = vec![commit.clone(); workers(options, pending.len())];
-            crate::support::parallel::map_with(&pending, commits, |commit, (_, run, staging)| {
-                run.finish(commit, staging)
-            })
-        }
+        Ok(commit) => finish_side_by_side(commit, &pending, options),
         Err(failure) => pending
             .iter()
             .map(|_| (None, Err(failure.clone())))
@@ -143,6 +137,30 @@ fn start<'a>(
     }
 }
 
+/// What happened after the fetch to each source of `pending`: each source's signature, staging,
+/// verification and promotion are its own, so they run side by side, a handle on the fetched
+/// commit per worker.
+#[cfg(feature = "git")]
+fn finish_side_by_side(
+    commit: &SharedCommit,
+    pending: &[(usize, GitRun<'_>, Staging)],
+    options: &Options<'_>,
+) -> Vec<(Option<Signer>, Result<String, SourceFailure>)> {
+    let commits = vec![commit.clone(); workers(options, pending.len())];
+    crate::support::parallel::map_with(pending, commits, |commit, (_, run, staging)| {
+        run.finish(commit, staging)
+    })
+}
+
+#[cfg(not(feature = "git"))]
+fn finish_side_by_side(
+    commit: &SharedCommit,
+    _pending: &[(usize, GitRun<'_>, Staging)],
+    _options: &Options<'_>,
+) -> Vec<(Option<Signer>, Result<String, SourceFailure>)> {
+    match *commit {}
+}
+
 /// `partial` when the commit came as its trees and then the approved blobs, `full` when it came
 /// whole (the server offers no partial fetch, or refused it).
 #[cfg(feature = "git")]
@@ -201,8 +219,10 @@ type SharedCommit = crate::source::git::commit::PinnedCommit;
 type SharedCommit = std::convert::Infallible;
 
 impl GitRun<'_> {
-    /// Everything after the fetch, for this source: who signed the commit (when required; kept
+    /// Everything after the fetch, for this source (a build without the fetcher has no fetched
+    /// commit): who signed the commit (when required; kept
     /// even when a later step fails), then its bundles staged, verified and published.
+    #[cfg(feature = "git")]
     fn finish(
         &self,
         commit: &SharedCommit,
@@ -347,15 +367,6 @@ impl GitRun<'_> {
         Ok(bundles)
     }
 
-    #[cfg(not(feature = "git"))]
-    fn stage_bundles(
-        &self,
-        commit: &SharedCommit,
-        _staging: &Staging,
-    ) -> Result<Vec<ManifestBundle>, SourceFailure> {
-        match *commit {}
-    }
-
     /// Checks the commit's signature when the source requires one (`verify`): who signed it,
     /// and the commit object (kept in the manifest when it is UTF-8 text).
     #[cfg(feature = "git")]
@@ -378,14 +389,6 @@ impl GitRun<'_> {
             signer.fingerprint
         ));
         Ok(Some((signer, String::from_utf8(object).ok())))
-    }
-
-    #[cfg(not(feature = "git"))]
-    fn check_signature(
-        &self,
-        commit: &SharedCommit,
-    ) -> Result<Option<(Signer, Option<String>)>, SourceFailure> {
-        match *commit {}
     }
 }
 
