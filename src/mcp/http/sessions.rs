@@ -13,18 +13,7 @@ use std::time::{Duration, Instant};
 
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
 
-use super::state::{Binding, Endpoint, Server};
-
-/// A live session as the server knows it.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Session {
-    /// Who opened it, and where.
-    pub(super) binding: Binding,
-    /// The client has said `notifications/initialized` (and rmcp took it).
-    pub(super) ready: bool,
-    /// When a request last named it.
-    last_request: Instant,
-}
+use super::state::{Binding, Endpoint, Server, Session};
 
 /// What the route finds for a request's session id.
 pub(super) enum Found {

@@ -5,13 +5,12 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::metrics::Metrics;
-use super::sessions::Session;
 use super::tokens::Tokens;
 use super::{guard, limits, oauth, splice};
 use crate::mcp::{Live, SkillsServer};
@@ -54,4 +53,15 @@ pub(super) struct Server {
 pub(super) struct Binding {
     pub(super) endpoint: usize,
     pub(super) token: Option<[u8; 32]>,
+}
+
+/// A live session as the server knows it ([`super::sessions`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Session {
+    /// Who opened it, and where.
+    pub(super) binding: Binding,
+    /// The client has said `notifications/initialized` (and rmcp took it).
+    pub(super) ready: bool,
+    /// When a request last named it.
+    pub(super) last_request: Instant,
 }
