@@ -130,7 +130,7 @@ impl VerifyError {
 crate::support::error_code::coded_by_code!(VerifyError, DigestMismatch);
 
 /// Verifies every bundle a manifest records, each read from `<dir>/<name>` under `limits` (the
-/// descriptor's profile) against its pin and recorded files: a staged, published or previous
+/// descriptor's profile) against its pin and recorded files: a published or previous
 /// generation.
 pub fn verify_recorded(
     dir: &Path,
