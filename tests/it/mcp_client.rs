@@ -23,16 +23,6 @@ pub fn python() -> &'static Path {
     })
 }
 
-fn run(command: &mut Command) {
-    let out = command.output().expect("run a venv setup step");
-    assert!(
-        out.status.success(),
-        "{command:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// What a scenario printed, and the server's and client's stderr.
 pub struct Report {
     pub json: Value,
@@ -207,9 +197,11 @@ pub fn npm_installed(source: &str, name: &str, script: Option<&str>) -> PathBuf 
             for file in ["package.json", "package-lock.json"] {
                 fs_err::copy(source.join(file), dir.join(file)).expect("copy");
             }
-            run(Command::new("npm")
-                .args(["ci", "--no-audit", "--no-fund", "--silent"])
-                .current_dir(&dir));
+            super::support::venv::run(
+                Command::new("npm")
+                    .args(["ci", "--no-audit", "--no-fund", "--silent"])
+                    .current_dir(&dir),
+            );
             fs_err::write(&stamp, &lock).expect("write the stamp");
         }
         // The script itself is copied on every run, so an edit needs no reinstall.

@@ -37,7 +37,8 @@ pub fn python_with(requirements: &str, name: &str) -> PathBuf {
     python
 }
 
-fn run(command: &mut Command) {
+/// Runs a set-up step (a venv, a package install), failing the test with its output if it fails.
+pub fn run(command: &mut Command) {
     let out = command.output().expect("run a venv setup step");
     assert!(
         out.status.success(),
