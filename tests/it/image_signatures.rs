@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::oci_source::lab_pins;
 use super::push::{Lab, Registry, push_to};
-use super::support::bin::{assert_stderr_has, skillfold, stderr, stdout};
+use super::support::bin::{assert_stderr_has, skillfold_with, stderr, stdout};
 
 const MEDIA_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 const MEDIA_INDEX: &str = "application/vnd.oci.image.index.v1+json";
@@ -291,12 +291,6 @@ fn descriptor(
     path
 }
 
-fn run(config: &Path, args: &[&str]) -> std::process::Output {
-    let mut all = vec![args[0], "-c", config.to_str().expect("utf8")];
-    all.extend_from_slice(&args[1..]);
-    skillfold(&all)
-}
-
 /// The image pushed from `lab` to `repository:tag`: `(REGISTRY/REPOSITORY, digest)`.
 fn pushed(lab: &Lab, registry: &Registry, repository: &str, tag: &str) -> (String, String) {
     let out = push_to(
@@ -331,9 +325,9 @@ fn a_key_signed_image_is_prepared_with_its_signer_recorded_and_checked_again_off
         "{ cosign_key: release.pub }",
     );
 
-    let checked = run(&config, &["check"]);
+    let checked = skillfold_with(&config, &["check"]);
     assert_eq!(checked.status.code(), Some(0), "{}", stderr(&checked));
-    let prepared = run(&config, &["prepare", "--json"]);
+    let prepared = skillfold_with(&config, &["prepare", "--json"]);
     assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
     let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
     let expected = json!({"key": {"fingerprint": fingerprint(&key)}});
@@ -352,12 +346,12 @@ fn a_key_signed_image_is_prepared_with_its_signer_recorded_and_checked_again_off
     )
     .expect("json");
     assert_eq!(recorded["source"]["publisher"]["signer"], expected);
-    let verified = run(&config, &["verify"]);
+    let verified = skillfold_with(&config, &["verify"]);
     assert_eq!(verified.status.code(), Some(0), "{}", stderr(&verified));
 
     // The warm path checks the recorded signature again, with the registry gone.
     drop(registry);
-    let warm = run(&config, &["prepare", "--json"]);
+    let warm = skillfold_with(&config, &["prepare", "--json"]);
     assert_eq!(warm.status.code(), Some(0), "{}", stderr(&warm));
     let report: Value = serde_json::from_slice(&warm.stdout).expect("json");
     assert_eq!(report["fetches"], 0);
@@ -371,11 +365,11 @@ fn a_key_signed_image_is_prepared_with_its_signer_recorded_and_checked_again_off
         &lab_pins(&lab),
         "{ cosign_key: other.pub }",
     );
-    let refused = run(&moved, &["verify"]);
+    let refused = skillfold_with(&moved, &["verify"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert_stderr_has(&refused, "publisher_changed");
     // And `prepare` does not take the warm path: it must fetch again (the registry is gone).
-    let cold = run(&moved, &["prepare"]);
+    let cold = skillfold_with(&moved, &["prepare"]);
     assert_eq!(cold.status.code(), Some(1), "{}", stderr(&cold));
     assert!(dir.join("corpus/current/pdf/SKILL.md").exists());
 }
@@ -399,7 +393,7 @@ fn unsigned_wrongly_signed_copied_and_tampered_signatures_are_refused_and_nothin
     let verify = "{ cosign_key: release.pub }";
     let config = descriptor(dir, &format!("{name}@{digest}"), &pins, verify);
     let refused = |code: &str, rejection: Option<&str>| {
-        let out = run(&config, &["prepare"]);
+        let out = skillfold_with(&config, &["prepare"]);
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert_stderr_has(&out, &format!("[{code}]"));
         if let Some(rejection) = rejection {
@@ -443,7 +437,7 @@ fn unsigned_wrongly_signed_copied_and_tampered_signatures_are_refused_and_nothin
             (good.clone(), sign(dir, "release", &good)),
         ],
     );
-    let out = run(&config, &["prepare"]);
+    let out = skillfold_with(&config, &["prepare"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
@@ -503,7 +497,7 @@ fn check_names_a_bad_publisher_policy_with_its_rule() {
         ),
     ] {
         let config = descriptor(dir, &reference, &pins, verify);
-        let out = run(&config, &["check"]);
+        let out = skillfold_with(&config, &["check"]);
         assert_eq!(out.status.code(), Some(2), "{verify}: {}", stderr(&out));
         assert_stderr_has(&out, &format!("{location}: "));
         assert_stderr_has(&out, "[invalid_trust_policy]");
@@ -536,7 +530,7 @@ fn update_judges_a_candidate_image_as_prepare_judges_its_pin() {
 
     // Unsigned candidate: refused, the descriptor untouched.
     let before = fs_err::read_to_string(&config).expect("read");
-    let out = run(&config, &["update", "--write", "--json"]);
+    let out = skillfold_with(&config, &["update", "--write", "--json"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let report: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(
@@ -544,7 +538,7 @@ fn update_judges_a_candidate_image_as_prepare_judges_its_pin() {
         "{report}"
     );
     assert_eq!(fs_err::read_to_string(&config).expect("read"), before);
-    let outdated = run(&config, &["outdated", "--json"]);
+    let outdated = skillfold_with(&config, &["outdated", "--json"]);
     let report: Value = serde_json::from_slice(&outdated.stdout).expect("json");
     assert_eq!(
         report["sources"][0]["error"]["code"], "image_unsigned",
@@ -555,7 +549,7 @@ fn update_judges_a_candidate_image_as_prepare_judges_its_pin() {
     let signed = payload(&name, &candidate);
     let signature = sign(dir, "release", &signed);
     api.attach("platform/u", &candidate, &[(signed, signature)]);
-    let out = run(&config, &["update", "--write", "--json"]);
+    let out = skillfold_with(&config, &["update", "--write", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(
@@ -622,7 +616,7 @@ fn an_image_signed_by_push_sign_key_is_prepared_under_its_public_key() {
         .trim()
         .to_owned();
     let descriptor = descriptor(dir, &reference, &lab_pins(&lab), "{ cosign_key: push.pub }");
-    let prepared = run(&descriptor, &["prepare", "--json"]);
+    let prepared = skillfold_with(&descriptor, &["prepare", "--json"]);
     assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
     let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
     assert_eq!(
@@ -712,7 +706,7 @@ fn keyless_signatures_in_both_layouts_are_prepared_for_the_configured_identity_o
     for name in [&v2_name, &v3_name] {
         let _ = fs_err::remove_dir_all(dir.join("corpus"));
         let config = descriptor(dir, &format!("{name}@{digest}"), &pins, &sigstore(SUBJECT));
-        let prepared = run(&config, &["prepare", "--json"]);
+        let prepared = skillfold_with(&config, &["prepare", "--json"]);
         assert_eq!(
             prepared.status.code(),
             Some(0),
@@ -721,7 +715,7 @@ fn keyless_signatures_in_both_layouts_are_prepared_for_the_configured_identity_o
         );
         let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
         assert_eq!(report["sources"][0]["publisher"], expected, "{name}");
-        let verified = run(&config, &["verify"]);
+        let verified = skillfold_with(&config, &["verify"]);
         assert_eq!(
             verified.status.code(),
             Some(0),
@@ -737,7 +731,7 @@ fn keyless_signatures_in_both_layouts_are_prepared_for_the_configured_identity_o
             &pins,
             &sigstore(&format!("{SUBJECT}-other")),
         );
-        let refused = run(&other, &["prepare"]);
+        let refused = skillfold_with(&other, &["prepare"]);
         assert_eq!(
             refused.status.code(),
             Some(2),
@@ -811,7 +805,7 @@ fn a_key_signed_cosign_v3_bundle_is_prepared_and_one_of_another_image_is_not() {
         &digest,
         &key_bundle(dir, "release", &name, &other),
     );
-    let refused = run(&config, &["prepare"]);
+    let refused = skillfold_with(&config, &["prepare"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert_stderr_has(&refused, "[not_this_image]");
     assert!(!dir.join("corpus/current").exists());
@@ -821,7 +815,7 @@ fn a_key_signed_cosign_v3_bundle_is_prepared_and_one_of_another_image_is_not() {
         &digest,
         &key_bundle(dir, "release", &name, &digest),
     );
-    let prepared = run(&config, &["prepare", "--json"]);
+    let prepared = skillfold_with(&config, &["prepare", "--json"]);
     assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
     let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
     assert_eq!(

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use skillfold::Bundle;
 
 use super::push::{Lab, Registry, push_to};
-use super::support::bin::{assert_stderr_has, skillfold, stderr, stdout};
+use super::support::bin::{assert_stderr_has, skillfold_with, stderr, stdout};
 
 /// The most a layer may inflate to (docs/distribution.md: 128 MiB): the hard ceiling of a bundle
 /// (64 MiB), a header and a PAX block for each of the 65,536 entries it may hold, and the two end
@@ -36,12 +36,6 @@ fn oci_descriptor(dir: &Path, reference: &str, pins: &[(String, String)]) -> Pat
     path
 }
 
-fn run(config: &Path, args: &[&str]) -> std::process::Output {
-    let mut all = vec![args[0], "-c", config.to_str().expect("utf8")];
-    all.extend_from_slice(&args[1..]);
-    skillfold(&all)
-}
-
 // The human summary of `prepare` names an OCI source by the image it pins
 // (`REGISTRY/REPOSITORY@sha256:…`), as it names a Git source by URL and commit, never by its
 // corpus directory — on success and on failure.
@@ -55,7 +49,7 @@ fn the_prepare_summary_names_the_image_not_the_corpus_directory() {
     let config = oci_descriptor(lab.tmp.path(), &reference, &lab_pins(&lab));
     let corpus = lab.tmp.path().join("corpus");
 
-    let prepared = run(&config, &["prepare"]);
+    let prepared = skillfold_with(&config, &["prepare"]);
     assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
     assert_stderr_has(
         &prepared,
@@ -73,7 +67,7 @@ fn the_prepare_summary_names_the_image_not_the_corpus_directory() {
         &reference,
         &[("nothere".to_owned(), "0".repeat(64))],
     );
-    let refused = run(&missing, &["prepare"]);
+    let refused = skillfold_with(&missing, &["prepare"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert_stderr_has(&refused, &format!("error: skills[0].oci: {reference}: "));
 }
@@ -94,7 +88,7 @@ fn a_pushed_image_is_prepared_by_digest_verified_served_and_kept_without_the_reg
     let pins = lab_pins(&lab);
     let config = oci_descriptor(lab.tmp.path(), &reference, &pins);
 
-    let prepared = run(&config, &["prepare", "--json"]);
+    let prepared = skillfold_with(&config, &["prepare", "--json"]);
     assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
     let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
     assert_eq!(report["sources"][0]["kind"], "oci");
@@ -103,13 +97,13 @@ fn a_pushed_image_is_prepared_by_digest_verified_served_and_kept_without_the_reg
         reference.rsplit_once('@').expect("@").1
     );
     assert_eq!(report["fetches"], 1);
-    let verified = run(&config, &["verify"]);
+    let verified = skillfold_with(&config, &["verify"]);
     assert_eq!(verified.status.code(), Some(0), "{}", stderr(&verified));
-    let loaded = run(&config, &["load", "pdf", "references/forms.md"]);
+    let loaded = skillfold_with(&config, &["load", "pdf", "references/forms.md"]);
     assert_eq!(loaded.status.code(), Some(0), "{}", stderr(&loaded));
     let output: Value = serde_json::from_slice(&loaded.stdout).expect("json");
     assert_eq!(output["content"], "# Forms\n");
-    let prompt = run(&config, &["prompt"]);
+    let prompt = skillfold_with(&config, &["prompt"]);
     assert_eq!(prompt.status.code(), Some(0), "{}", stderr(&prompt));
     assert!(
         stdout(&prompt).contains("<name>\npdf\n</name>"),
@@ -119,7 +113,7 @@ fn a_pushed_image_is_prepared_by_digest_verified_served_and_kept_without_the_reg
 
     // The registry is gone: the warm path verifies what is published and needs no network.
     drop(registry);
-    let warm = run(&config, &["prepare", "--json"]);
+    let warm = skillfold_with(&config, &["prepare", "--json"]);
     assert_eq!(warm.status.code(), Some(0), "{}", stderr(&warm));
     let report: Value = serde_json::from_slice(&warm.stdout).expect("json");
     assert_eq!(report["fetches"], 0);
@@ -135,7 +129,7 @@ fn a_pushed_image_is_prepared_by_digest_verified_served_and_kept_without_the_reg
         ),
         &pins,
     );
-    let down = run(&moved, &["prepare"]);
+    let down = skillfold_with(&moved, &["prepare"]);
     assert_eq!(down.status.code(), Some(1), "{}", stderr(&down));
     assert_stderr_has(&down, "[registry_unavailable]");
     assert!(lab.tmp.path().join("corpus/current/pdf/SKILL.md").exists());
@@ -201,7 +195,7 @@ fn check_refuses_references_not_pinned_by_digest() {
         ),
     ] {
         let config = oci_descriptor(tmp.path(), reference, &pins);
-        let out = run(&config, &["check"]);
+        let out = skillfold_with(&config, &["check"]);
         assert_eq!(out.status.code(), Some(2), "{reference}: {}", stderr(&out));
         assert_stderr_has(&out, &format!("[{code}]"));
     }
@@ -210,7 +204,7 @@ fn check_refuses_references_not_pinned_by_digest() {
         &format!("127.0.0.1:5000/platform/skills@sha256:{}", "a".repeat(64)),
         &pins,
     );
-    assert_eq!(run(&good, &["check"]).status.code(), Some(0));
+    assert_eq!(skillfold_with(&good, &["check"]).status.code(), Some(0));
 }
 
 /// A ustar entry with any type flag (for entries `push` never writes), its size field `declared`
@@ -435,7 +429,7 @@ fn hostile_images_are_refused_and_nothing_is_published() {
             &reference,
             &[("pdf".to_owned(), digest.clone())],
         );
-        let refused = run(&config, &["prepare"]);
+        let refused = skillfold_with(&config, &["prepare"]);
         assert_eq!(
             refused.status.code(),
             Some(2),
@@ -488,7 +482,7 @@ fn hostile_images_are_refused_and_nothing_is_published() {
         ),
         &[("pdf".to_owned(), digest.clone())],
     );
-    let refused = run(&config, &["prepare"]);
+    let refused = skillfold_with(&config, &["prepare"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert_stderr_has(&refused, "[image_index]");
 
@@ -501,7 +495,7 @@ fn hostile_images_are_refused_and_nothing_is_published() {
             ("docx".to_owned(), "0".repeat(64)),
         ],
     );
-    let refused = run(&config, &["prepare"]);
+    let refused = skillfold_with(&config, &["prepare"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert_stderr_has(&refused, "[bundle_not_in_image]");
     assert!(!tmp.path().join("corpus/current").exists());
@@ -523,7 +517,7 @@ fn sources_of_one_image_share_one_pull() {
     }
     let config = lab.tmp.path().join("two.yaml");
     fs_err::write(&config, yaml).expect("write");
-    let prepared = run(&config, &["prepare", "--json"]);
+    let prepared = skillfold_with(&config, &["prepare", "--json"]);
     assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
     let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
     assert_eq!(report["fetches"], 1, "{report}");
@@ -723,7 +717,7 @@ fn a_registry_that_serves_other_bytes_is_refused_and_one_that_fails_is_retried()
             &reference,
             &[("pdf".to_owned(), pin_digest.clone())],
         );
-        let out = run(&config, &["prepare"]);
+        let out = skillfold_with(&config, &["prepare"]);
         let _ = server.kill();
         let _ = server.wait();
         assert_eq!(out.status.code(), Some(status), "{mode}: {}", stderr(&out));

@@ -14,13 +14,7 @@ use serde_json::{Value, json};
 
 use super::oci_source::{Recorder, lab_pins};
 use super::push::{Lab, Registry, push_to};
-use super::support::bin::{assert_stderr_has, skillfold, stderr, stdout};
-
-fn run(config: &Path, args: &[&str]) -> std::process::Output {
-    let mut all = vec![args[0], "-c", config.to_str().expect("utf8")];
-    all.extend_from_slice(&args[1..]);
-    skillfold(&all)
-}
+use super::support::bin::{assert_stderr_has, skillfold, skillfold_with, stderr, stdout};
 
 fn json_of(out: &std::process::Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
@@ -99,7 +93,7 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
     fs_err::write(&config, &both).expect("write");
 
     // outdated: changed, removed, available; the same shapes as for Git.
-    let out = run(&config, &["outdated", "--json"]);
+    let out = skillfold_with(&config, &["outdated", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = json_of(&out);
     let source = &report["sources"][0];
@@ -118,7 +112,7 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
     assert_stderr_has(&out, "platform/skills:stable: pinned sha256:");
 
     // update: docx cannot be pinned at the target, so nothing is written.
-    let out = run(&config, &["update", "--write"]);
+    let out = skillfold_with(&config, &["update", "--write"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_stderr_has(&out, "no folder `docx` at the target");
     assert_eq!(fs_err::read_to_string(&config).expect("read"), both);
@@ -126,7 +120,7 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
     // Without docx: the review, then the rewrite of the digest and the pdf hash alone.
     let before = styled(&first, "stable", &[("pdf", &pdf1)]);
     fs_err::write(&config, &before).expect("write");
-    let out = run(&config, &["update"]);
+    let out = skillfold_with(&config, &["update"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let review = stdout(&out);
     assert!(
@@ -149,7 +143,7 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
     assert_stderr_has(&out, "review only: nothing written");
     assert_eq!(fs_err::read_to_string(&config).expect("read"), before);
 
-    let out = run(&config, &["update", "--json"]);
+    let out = skillfold_with(&config, &["update", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = json_of(&out);
     assert_eq!(report["sources"][0]["kind"], "oci");
@@ -161,7 +155,7 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
     );
     assert_eq!(report["scalars"], 2, "{report}");
 
-    let out = run(&config, &["update", "--write"]);
+    let out = skillfold_with(&config, &["update", "--write"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let expected = format!(
         "# Skills from the platform registry (reviewed weekly)\n\
@@ -177,27 +171,27 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
     assert_eq!(fs_err::read_to_string(&config).expect("read"), expected);
 
     // The new pins prepare and verify; the tag now names the pin.
-    let out = run(&config, &["prepare"]);
+    let out = skillfold_with(&config, &["prepare"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         work.path()
             .join("corpus/current/pdf/references/forms.md")
             .exists()
     );
-    let out = run(&config, &["verify"]);
+    let out = skillfold_with(&config, &["verify"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let out = run(&config, &["outdated", "--json"]);
+    let out = skillfold_with(&config, &["outdated", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = json_of(&out);
     assert_eq!(report["sources"][0]["head"], digest_of(&second));
     assert_eq!(report["sources"][0]["bundles"][0]["status"], "unchanged");
-    let out = run(&config, &["update"]);
+    let out = skillfold_with(&config, &["update"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_stderr_has(&out, "nothing to update");
 
     // --to a tag and --to a digest: back to v1, review only.
     for to in ["v1", digest_of(&first)] {
-        let out = run(&config, &["update", "--to", to, "--json"]);
+        let out = skillfold_with(&config, &["update", "--to", to, "--json"]);
         assert_eq!(out.status.code(), Some(0), "{to}: {}", stderr(&out));
         let report = json_of(&out);
         assert_eq!(report["sources"][0]["to"], digest_of(&first), "{report}");
@@ -213,12 +207,12 @@ fn a_moved_tag_is_reported_reviewed_written_and_then_prepared() {
     let missing = work.path().join("missing.yaml");
     fs_err::write(&missing, styled(&second, "nothere", &[("pdf", &pdf2)])).expect("write");
     for command in ["outdated", "update"] {
-        let out = run(&missing, &[command]);
+        let out = skillfold_with(&missing, &[command]);
         assert_eq!(out.status.code(), Some(2), "{command}: {}", stderr(&out));
         assert_stderr_has(&out, "has no tag `nothere` in `platform/skills`");
         assert_stderr_has(&out, "[tag_not_found]");
     }
-    let out = run(&config, &["update", "--to", "v9"]);
+    let out = skillfold_with(&config, &["update", "--to", "v9"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_stderr_has(&out, "[tag_not_found]");
 }
@@ -312,7 +306,7 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
         json!({"Docker-Content-Digest": image.digest})
     )]));
     let config = image.descriptor(&host, &image.digest);
-    let out = run(&config, &["outdated", "--json"]);
+    let out = skillfold_with(&config, &["outdated", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = json_of(&out);
     assert_eq!(report["sources"][0]["head"], image.digest.as_str());
@@ -336,7 +330,7 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
         ),
     )
     .expect("write");
-    let out = run(&two, &["outdated", "--json"]);
+    let out = skillfold_with(&two, &["outdated", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         json_of(&out)["sources"].as_array().expect("sources").len(),
@@ -355,7 +349,7 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
     routes.extend(image.by_digest(&image.digest));
     registry.routes(&Value::Array(routes));
     let config = image.descriptor(&host, &other('1'));
-    let out = run(&config, &["outdated", "--json"]);
+    let out = skillfold_with(&config, &["outdated", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = json_of(&out);
     assert_eq!(
@@ -371,7 +365,7 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
     registry.routes(&Value::Array(routes));
     let config = image.descriptor(&host, &image.digest);
     for command in ["outdated", "update"] {
-        let out = run(&config, &[command]);
+        let out = skillfold_with(&config, &[command]);
         assert_eq!(out.status.code(), Some(2), "{command}: {}", stderr(&out));
         assert_stderr_has(&out, "[digest_mismatch]");
     }
@@ -380,7 +374,7 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
     let mut lying = manifest.clone();
     lying["headers"]["Docker-Content-Digest"] = json!(other('3'));
     registry.routes(&json!([head(json!({})), lying]));
-    let out = run(&config, &["outdated"]);
+    let out = skillfold_with(&config, &["outdated"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_stderr_has(
         &out,
@@ -392,7 +386,7 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
     registry.routes(&json!([head(
         json!({"Docker-Content-Digest": "sha256:abc"})
     )]));
-    let out = run(&config, &["outdated"]);
+    let out = skillfold_with(&config, &["outdated"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_stderr_has(&out, "[malformed_image]");
 
@@ -402,14 +396,14 @@ fn a_tag_is_resolved_by_its_manifest_digest_and_a_lying_or_oversized_answer_is_r
     for length in [true, false] {
         registry.routes(&json!([head(json!({})), {"path": "/v2/r/manifests/stable",
             "status": 200, "file": big, "length": length}]));
-        let out = run(&config, &["outdated"]);
+        let out = skillfold_with(&config, &["outdated"]);
         assert_eq!(out.status.code(), Some(2), "{length}: {}", stderr(&out));
         assert_stderr_has(&out, "[image_too_large]");
     }
 
     // A tag the registry does not have.
     registry.routes(&json!([]));
-    let out = run(&config, &["outdated"]);
+    let out = skillfold_with(&config, &["outdated"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_stderr_has(&out, "[tag_not_found]");
 }
@@ -429,7 +423,7 @@ fn a_registry_that_does_not_answer_head_is_read_with_a_get() {
         head["status"] = json!(status);
         registry.routes(&json!([head, manifest]));
         let before = registry.methods().len();
-        let out = run(&config, &["outdated", "--json"]);
+        let out = skillfold_with(&config, &["outdated", "--json"]);
         assert_eq!(out.status.code(), Some(0), "{status}: {}", stderr(&out));
         let report = json_of(&out);
         assert_eq!(
@@ -454,7 +448,7 @@ fn a_registry_that_does_not_answer_head_is_read_with_a_get() {
         head["status"] = json!(status);
         registry.routes(&json!([head, manifest]));
         let before = registry.methods().len();
-        let out = run(&config, &["outdated"]);
+        let out = skillfold_with(&config, &["outdated"]);
         assert_eq!(out.status.code(), Some(exit), "{status}: {}", stderr(&out));
         assert_stderr_has(&out, &format!("[{code}]"));
         assert_eq!(registry.methods().len(), before + 1, "{status}: no GET");
@@ -484,7 +478,7 @@ fn a_track_that_is_not_a_tag_and_a_target_that_does_not_fit_are_refused_before_a
     };
     for bad in ["'.hidden'", "'a/b'", "'v1:x'", "''", &"a".repeat(129)] {
         let config = write("bad.yaml", format!("skills:\n{}", oci(Some(bad))));
-        let out = run(&config, &["check"]);
+        let out = skillfold_with(&config, &["check"]);
         assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
         assert_stderr_has(&out, "skills[0].oci.track");
         assert_stderr_has(&out, "is not an OCI tag: a tag is 1 to 128 characters");
@@ -511,24 +505,24 @@ fn a_track_that_is_not_a_tag_and_a_target_that_does_not_fit_are_refused_before_a
         (vec!["update", "skills[1].oci"], "[not_tracked]"),
         (vec!["update", "pdf", "--write"], "[not_tracked]"),
     ] {
-        let out = run(&config, &args);
+        let out = skillfold_with(&config, &args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert_stderr_has(&out, code);
     }
-    let out = run(&config, &["update", "--to", &digest]);
+    let out = skillfold_with(&config, &["update", "--to", &digest]);
     assert_stderr_has(&out, "skills[0].git: `sha256:");
-    let out = run(&config, &["update", "--to", "abcdef012345", "docx"]);
+    let out = skillfold_with(&config, &["update", "--to", "abcdef012345", "docx"]);
     assert_stderr_has(&out, "abbreviated");
 
     // Not named, the untracked source is left out of `update` and reported by `outdated`.
-    let out = run(&config, &["update", "--json", "--fetch-timeout", "5"]);
+    let out = skillfold_with(&config, &["update", "--json", "--fetch-timeout", "5"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let report = json_of(&out);
     let sources = report["sources"].as_array().expect("sources");
     assert_eq!(sources.len(), 1, "{report}");
     assert_eq!(sources[0]["location"], "skills[0].git");
     let only = write("untracked.yaml", format!("skills:\n{}", oci(None)));
-    let out = run(&only, &["outdated", "--json"]);
+    let out = skillfold_with(&only, &["outdated", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = json_of(&out);
     assert_eq!(report["sources"][0]["kind"], "oci");

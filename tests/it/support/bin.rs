@@ -21,6 +21,13 @@ pub fn skillfold(args: &[&str]) -> Output {
     skillfold_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
+/// Runs `skillfold COMMAND -c CONFIG REST...` for `args` = `[COMMAND, REST...]`.
+pub fn skillfold_with(config: &Path, args: &[&str]) -> Output {
+    let mut all = vec![args[0], "-c", config.to_str().expect("utf8")];
+    all.extend_from_slice(&args[1..]);
+    skillfold(&all)
+}
+
 /// Runs the `skillfold` binary in `cwd`.
 pub fn skillfold_in(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skillfold"))
