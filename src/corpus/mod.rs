@@ -1,9 +1,10 @@
 //! The managed corpus of one Git or OCI source: where preparation publishes verified bundles and
 //! where the runtime reads them. [`store`] writes and opens generations, [`guard`] is the preparer's
 //! lock, [`manifest`] records what a generation holds and where it came from, and [`pin_check`]
-//! verifies a bundle against its pin, after a fetch and on every read. It may use the layers below it:
-//! [`crate::support`], [`crate::format`], [`crate::descriptor`] (the signer a manifest records)
-//! and [`crate::source`] (whose `preparation` codes it shares).
+//! verifies a bundle against its pin, after a fetch and on every read, and [`publish`] makes a
+//! staged generation `current` (one corpus, or the corpora of one commit together). It may use
+//! the layers below it: [`crate::support`], [`crate::format`], [`crate::descriptor`] (the signer
+//! a manifest records) and [`crate::source`] (whose `preparation` codes it shares).
 //!
 //! # Layout
 //!
@@ -25,14 +26,15 @@
 //!
 //! `current` is a relative symbolic link that the store flips with one `rename(2)`: a reader that
 //! opens `current` once sees the old generation or the new one, never a mix. Generations are
-//! written in `staging/`, fsynced, re-read and verified, moved into `generations/`, and only
-//! then linked. A crash at any step leaves `current` pointing to a complete, verified generation;
-//! leftovers are removed by the next preparer. The generation that `current` replaced is kept for
-//! rollback; older ones are removed.
+//! written in `staging/`, re-read and verified, made durable, moved into `generations/`, and
+//! only then linked ([`publish`]). A crash at any step leaves `current` pointing to a complete,
+//! verified generation; leftovers are removed by the next preparer. The generation that
+//! `current` replaced is kept for rollback; older ones are removed.
 
 pub mod guard;
 pub mod manifest;
 pub mod pin_check;
+pub mod publish;
 pub mod store;
 
 pub use guard::CorpusGuard;

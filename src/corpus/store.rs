@@ -43,7 +43,7 @@ fn is_staged_store(name: &[u8]) -> bool {
 /// A corpus directory.
 #[derive(Debug, Clone)]
 pub struct Corpus {
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
 }
 
 /// A published (or staged) generation.
@@ -152,7 +152,9 @@ impl Corpus {
 
     /// Builds `.skillfold/` with its folders under a name of this process's own, then renames it
     /// into place. If another preparer's rename came first (ours then fails: its store is not
-    /// empty), that store is used and ours is removed.
+    /// empty), that store is used and ours is removed. Nothing is synced here: a store lost to a
+    /// power cut holds nothing yet, and the next preparer makes it again; the publication's
+    /// `syncfs` makes it durable before any `current` refers to it.
     fn make_store(&self) -> Result<(), CorpusError> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -170,7 +172,7 @@ impl Corpus {
             fs_err::rename(&staged, self.meta())
         })();
         match made {
-            Ok(()) => sync_dir(&self.dir),
+            Ok(()) => Ok(()),
             Err(e) => {
                 // Ours may be gone already: a preparer holding the guard removes staged stores.
                 let _ = remove_tree(&staged);
@@ -232,15 +234,15 @@ impl Corpus {
         Ok(())
     }
 
-    fn meta(&self) -> PathBuf {
+    pub(super) fn meta(&self) -> PathBuf {
         self.dir.join(META)
     }
 
-    fn generation_dir(&self, id: &str) -> PathBuf {
+    pub(super) fn generation_dir(&self, id: &str) -> PathBuf {
         self.meta().join("generations").join(id)
     }
 
-    fn manifest_path(&self, id: &str) -> PathBuf {
+    pub(super) fn manifest_path(&self, id: &str) -> PathBuf {
         self.meta().join("manifests").join(format!("{id}.json"))
     }
 
@@ -268,7 +270,7 @@ impl Corpus {
     }
 
     /// The id a store link points to; `None` if the link does not exist.
-    fn link_target(&self, link: &Path) -> Result<Option<String>, CorpusError> {
+    pub(super) fn link_target(&self, link: &Path) -> Result<Option<String>, CorpusError> {
         let target = match fs_err::read_link(link) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -395,114 +397,6 @@ impl Corpus {
         fs_err::create_dir(&dir)?;
         Ok(Staging { id, dir })
     }
-
-    /// Publishes a staged generation whose bundles the caller has verified: writes its
-    /// manifest, moves it into `generations/`, records the generation it replaces, flips
-    /// `current` with one rename, and removes generations no longer needed.
-    pub fn publish(
-        &self,
-        staging: &Staging,
-        mut manifest: Manifest,
-    ) -> Result<Generation, CorpusError> {
-        // Every staged file and directory is on disk before anything refers to them.
-        let staged = fs_err::File::open(&staging.dir)?;
-        rustix::fs::syncfs(&staged).map_err(std::io::Error::from)?;
-        failpoint::hit("staged");
-        manifest.generation = staging.id.clone();
-        let id = staging.id.clone();
-        let manifest_path = self.manifest_path(&id);
-        let tmp = manifest_path.with_extension("json.tmp");
-        write_synced(
-            &tmp,
-            &serde_json::to_vec_pretty(&manifest).unwrap_or_default(),
-            0o444,
-        )?;
-        fs_err::rename(&tmp, &manifest_path)?;
-        sync_dir(&self.meta().join("manifests"))?;
-        failpoint::hit("manifest-written");
-
-        fs_err::rename(&staging.dir, self.generation_dir(&id))?;
-        sync_dir(&self.meta().join("generations"))?;
-        sync_dir(&self.meta().join("staging"))?;
-        failpoint::hit("generation-renamed");
-
-        let replaced = self.link_target(&self.dir.join(CURRENT))?;
-        if let Some(old) = &replaced {
-            self.record_previous(old)?;
-        }
-        failpoint::hit("previous-recorded");
-        self.flip_current(&id)?;
-        failpoint::hit("link-flipped");
-
-        // Published. Removing what is no longer needed is housekeeping: if it fails, the next
-        // preparation tries again; it never turns a published generation into a failure.
-        let _ = self.remove_unneeded(&id, replaced.as_deref());
-        failpoint::hit("cleaned");
-        Ok(Generation {
-            dir: self.generation_dir(&id),
-            id,
-            manifest,
-        })
-    }
-
-    /// Points `current` at the previous generation (which becomes the new "previous" in turn).
-    pub fn rollback(&self) -> Result<Generation, CorpusError> {
-        let Some(previous) = self.previous()? else {
-            return Err(CorpusError::NoPrevious(self.dir.clone()));
-        };
-        let current = self.link_target(&self.dir.join(CURRENT))?;
-        if current.as_deref() == Some(previous.id.as_str()) {
-            return Err(CorpusError::NoPrevious(self.dir.clone()));
-        }
-        if let Some(old) = &current {
-            self.record_previous(old)?;
-        }
-        self.flip_current(&previous.id)?;
-        Ok(previous)
-    }
-
-    /// Writes the id of the generation being replaced to `previous` (via a temporary file that a
-    /// crash may leave behind; it is replaced, and removed with the other leftovers).
-    fn record_previous(&self, id: &str) -> Result<(), CorpusError> {
-        let path = self.meta().join("previous");
-        let tmp = path.with_extension("tmp");
-        if fs_err::symlink_metadata(&tmp).is_ok() {
-            fs_err::remove_file(&tmp)?;
-        }
-        write_synced(&tmp, id.as_bytes(), 0o644)?;
-        fs_err::rename(&tmp, &path)?;
-        Ok(())
-    }
-
-    fn flip_current(&self, id: &str) -> Result<(), CorpusError> {
-        let next = self.meta().join("current.next");
-        if fs_err::symlink_metadata(&next).is_ok() {
-            fs_err::remove_file(&next)?;
-        }
-        std::os::unix::fs::symlink(format!(".skillfold/generations/{id}"), &next).map_err(|e| {
-            std::io::Error::new(e.kind(), format!("{e} when creating `{}`", next.display()))
-        })?;
-        failpoint::hit("link-created");
-        fs_err::rename(&next, self.dir.join(CURRENT))?;
-        sync_dir(&self.dir)?;
-        Ok(())
-    }
-
-    fn remove_unneeded(&self, keep: &str, previous: Option<&str>) -> Result<(), CorpusError> {
-        for entry in fs_err::read_dir(self.meta().join("generations"))? {
-            let entry = entry?;
-            let id = entry.file_name().to_string_lossy().into_owned();
-            if id == keep || Some(id.as_str()) == previous {
-                continue;
-            }
-            remove_tree(&entry.path())?;
-            let manifest = self.manifest_path(&id);
-            if manifest.exists() {
-                fs_err::remove_file(manifest)?;
-            }
-        }
-        Ok(())
-    }
 }
 
 impl Staging {
@@ -566,7 +460,7 @@ fn valid_id(id: &str) -> bool {
 }
 
 /// Creates `path` (which must not exist, and is never followed) and writes `bytes`.
-fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<fs_err::File, CorpusError> {
+pub(super) fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<fs_err::File, CorpusError> {
     use std::io::Write as _;
     let mut file = fs_err::OpenOptions::new()
         .write(true)
@@ -578,19 +472,13 @@ fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<fs_err::File, Corpu
     Ok(file)
 }
 
-/// Like [`write_new`], then fsyncs the file.
-fn write_synced(path: &Path, bytes: &[u8], mode: u32) -> Result<(), CorpusError> {
-    write_new(path, bytes, mode)?.sync_all()?;
-    Ok(())
-}
-
-fn sync_dir(dir: &Path) -> Result<(), CorpusError> {
+pub(super) fn sync_dir(dir: &Path) -> Result<(), CorpusError> {
     fs_err::File::open(dir)?.sync_all()?;
     Ok(())
 }
 
 /// Removes a tree we wrote (read-only files included).
-fn remove_tree(path: &Path) -> Result<(), CorpusError> {
+pub(super) fn remove_tree(path: &Path) -> Result<(), CorpusError> {
     let meta = fs_err::symlink_metadata(path)?;
     if meta.is_dir() {
         // Directories are ours and writable; make sure of it before removing their entries.

@@ -231,3 +231,97 @@ fn a_change_in_one_corpus_of_a_shared_commit_is_caught_there_and_reaches_no_othe
         );
     }
 }
+
+// The corpora of one commit are published together, each step made durable for all of them at
+// once: a crash at any step still leaves every corpus on its old generation or its new one, and
+// the next preparation publishes them all.
+#[test]
+#[cfg_attr(
+    not(feature = "failpoints"),
+    ignore = "needs the `failpoints` feature (scripts/test turns it on)"
+)]
+fn a_crash_at_any_step_of_a_shared_publication_leaves_each_corpus_old_or_new() {
+    let (repo, old) = three_bundles();
+    let old_alpha = repo.digest("alpha");
+    repo.write("skills/alpha/notes.md", b"# alpha v2\n");
+    let new = repo.commit("alpha v2");
+    let new_alpha = repo.digest("alpha");
+    let url = repo.file_url();
+    let corpora = ["corpus/one", "corpus/two", "corpus/three"];
+    let sources = |commit: &str, alpha: &str| -> String {
+        let mut text = String::from("skills:\n");
+        for (corpus, other) in corpora.iter().zip(["beta", "gamma", "beta"]) {
+            text.push_str(&format!(
+                "  - git:\n      source: {url}\n      revision: {commit}\n      directory: {corpus}\n      root: skills\n      approved:\n        - {{ name: alpha, version: '1.0.0', hash: {alpha} }}\n        - {{ name: {other}, version: '1.0.0', hash: {} }}\n",
+                repo.digest(other)
+            ));
+        }
+        text
+    };
+    for point in [
+        "staged",
+        "manifest-written",
+        "generation-renamed",
+        "previous-recorded",
+        "link-created",
+        "link-flipped",
+        "cleaned",
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("skillfold.yaml");
+        fs_err::write(&config, sources(&old, &old_alpha)).expect("write");
+        let (out, _) = prepare_json(dir.path());
+        assert_eq!(out.status.code(), Some(0), "{point}: {}", stderr(&out));
+        fs_err::write(&config, sources(&new, &new_alpha)).expect("write");
+        let crashed = std::process::Command::new(env!("CARGO_BIN_EXE_skillfold"))
+            .current_dir(dir.path())
+            .args(["prepare", "-c", "skillfold.yaml"])
+            .env("SKILLFOLD_FAILPOINT", point)
+            .output()
+            .expect("run");
+        assert_ne!(crashed.status.code(), Some(0), "{point}: must abort");
+        for corpus in corpora {
+            // `current` is the old generation or the new one, whole: its files are those its
+            // manifest pins (alpha without or with its notes).
+            let corpus = dir.path().join(corpus);
+            let id = fs_err::read_link(corpus.join("current")).expect("current is a link");
+            let id = id.file_name().expect("generation id").to_string_lossy();
+            let manifest: serde_json::Value = serde_json::from_slice(
+                &fs_err::read(corpus.join(format!(".skillfold/manifests/{id}.json")))
+                    .expect("its manifest"),
+            )
+            .expect("json");
+            let pinned = manifest["bundles"]
+                .as_array()
+                .expect("bundles")
+                .iter()
+                .find(|b| b["pin"]["name"] == "alpha")
+                .map(|b| b["pin"]["hash"].as_str().unwrap_or("").to_owned())
+                .expect("alpha is published");
+            let has_notes = corpus.join("current/alpha/notes.md").is_file();
+            let expected = if has_notes { &new_alpha } else { &old_alpha };
+            assert_eq!(&pinned, expected, "{point}: {} is a mix", corpus.display());
+            assert!(corpus.join("current/alpha/SKILL.md").is_file(), "{point}");
+        }
+        let (again, report) = prepare_json(dir.path());
+        assert_eq!(again.status.code(), Some(0), "{point}: {}", stderr(&again));
+        assert!(
+            report["fetches"].as_u64().is_some_and(|n| n <= 1),
+            "{point}"
+        );
+        for corpus in corpora {
+            let corpus = dir.path().join(corpus);
+            assert_eq!(
+                fs_err::read(corpus.join("current/alpha/notes.md")).expect("new alpha"),
+                b"# alpha v2\n",
+                "{point}"
+            );
+            for sub in ["staging", "fetch"] {
+                let left = fs_err::read_dir(corpus.join(".skillfold").join(sub))
+                    .map(|d| d.count())
+                    .unwrap_or(0);
+                assert_eq!(left, 0, "{point}: {sub} left in {}", corpus.display());
+            }
+        }
+    }
+}

@@ -10,9 +10,11 @@
 //!
 //! Because the sources are independent, their work runs side by side on up to
 //! `min(--concurrency, cores)` workers: before the fetch, each takes its guard and checks its
-//! published generation (the warm path); after it, each checks the signature, takes, stages,
-//! verifies and publishes its bundles, with a gix handle of its own on the fetched commit. Only
-//! the fetched objects are shared; every corpus gets its own copy of the bytes, verified there.
+//! published generation (the warm path); after it, each checks the signature, takes, stages and
+//! verifies its bundles, with a gix handle of its own on the fetched commit. Only the fetched
+//! objects are shared; every corpus gets its own copy of the bytes, verified there. The verified
+//! corpora are then published together ([`crate::corpus::publish::publish_together`]): the same
+//! steps as one at a time, each made durable by one `syncfs` per file system for all of them.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -20,6 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::io_failure;
 use super::run::{CorpusRun, RunTarget, Start};
 use super::{Options, PrepareStatus, SourceFailure, SourceReport, bundle_reports, short};
+use crate::corpus::Manifest;
 #[cfg(feature = "git")]
 use crate::corpus::manifest::ManifestBundle;
 #[cfg(feature = "git")]
@@ -69,14 +72,15 @@ pub(super) fn prepare_commit(
     fetches.fetch_add(1, Ordering::Relaxed);
     let fetched = first.fetch(&store, &pending);
     let how = fetched.as_ref().ok().map(fetched_how);
-    let finished = match &fetched {
+    let verified = match &fetched {
         Ok(commit) => finish_side_by_side(commit, &pending, options),
         Err(failure) => pending
             .iter()
             .map(|_| (None, Err(failure.clone())))
             .collect(),
     };
-    for ((slot, run, staging), (signer, result)) in pending.iter().zip(finished) {
+    let published = publish_verified(&pending, verified, options);
+    for ((slot, run, staging), (signer, result)) in pending.iter().zip(published) {
         let report = &mut reports[*slot].1;
         report.fetch = how;
         report.signer = signer;
@@ -105,6 +109,39 @@ fn workers(options: &Options<'_>, sources: usize) -> usize {
         .concurrency
         .min(crate::support::parallel::cores())
         .clamp(1, sources.max(1))
+}
+
+/// Publishes the sources of `pending` whose staged bundles verified (`verified`, in the same
+/// order) together: one `syncfs` per file system and step for all their corpora
+/// ([`CorpusRun::publish_together`]). Each result is the source's signer and its generation, or
+/// why it was not published.
+fn publish_verified(
+    pending: &[(usize, GitRun<'_>, Staging)],
+    verified: Vec<(Option<Signer>, Result<Manifest, SourceFailure>)>,
+    options: &Options<'_>,
+) -> Vec<(Option<Signer>, Result<String, SourceFailure>)> {
+    let mut results: Vec<(Option<Signer>, Result<String, SourceFailure>)> =
+        Vec::with_capacity(pending.len());
+    let mut ready = Vec::new();
+    let mut slots = Vec::new();
+    for ((_, run, staging), (signer, manifest)) in pending.iter().zip(verified) {
+        match manifest {
+            Ok(manifest) => {
+                slots.push(results.len());
+                ready.push((&run.run, staging, manifest));
+                results.push((signer, Ok(String::new())));
+            }
+            Err(failure) => results.push((signer, Err(failure))),
+        }
+    }
+    let workers = workers(options, ready.len());
+    for (slot, published) in slots
+        .into_iter()
+        .zip(CorpusRun::publish_together(ready, workers))
+    {
+        results[slot].1 = published;
+    }
+    results
 }
 
 /// Takes `git`'s corpus guard and checks its published generation: the report of a source that
@@ -137,15 +174,16 @@ fn start<'a>(
     }
 }
 
-/// What happened after the fetch to each source of `pending`: each source's signature, staging,
-/// verification and promotion are its own, so they run side by side, a handle on the fetched
-/// commit per worker.
+/// What happened after the fetch to each source of `pending`: each source's signature, staging
+/// and verification are its own, so they run side by side, a handle on the fetched commit per
+/// worker. Each result is the source's signer and the manifest its verified staging is to be
+/// published with.
 #[cfg(feature = "git")]
 fn finish_side_by_side(
     commit: &SharedCommit,
     pending: &[(usize, GitRun<'_>, Staging)],
     options: &Options<'_>,
-) -> Vec<(Option<Signer>, Result<String, SourceFailure>)> {
+) -> Vec<(Option<Signer>, Result<Manifest, SourceFailure>)> {
     let commits = vec![commit.clone(); workers(options, pending.len())];
     crate::support::parallel::map_with(pending, commits, |commit, (_, run, staging)| {
         run.finish(commit, staging)
@@ -157,7 +195,7 @@ fn finish_side_by_side(
     commit: &SharedCommit,
     _pending: &[(usize, GitRun<'_>, Staging)],
     _options: &Options<'_>,
-) -> Vec<(Option<Signer>, Result<String, SourceFailure>)> {
+) -> Vec<(Option<Signer>, Result<Manifest, SourceFailure>)> {
     match *commit {}
 }
 
@@ -219,24 +257,25 @@ type SharedCommit = crate::source::git::commit::PinnedCommit;
 type SharedCommit = std::convert::Infallible;
 
 impl GitRun<'_> {
-    /// Everything after the fetch, for this source (a build without the fetcher has no fetched
-    /// commit): who signed the commit (when required; kept
-    /// even when a later step fails), then its bundles staged, verified and published.
+    /// Everything after the fetch up to the publication, for this source (a build without the
+    /// fetcher has no fetched commit): who signed the commit (when required; kept even when a
+    /// later step fails), then its bundles staged and verified, with the manifest to publish
+    /// them with.
     #[cfg(feature = "git")]
     fn finish(
         &self,
         commit: &SharedCommit,
         staging: &Staging,
-    ) -> (Option<Signer>, Result<String, SourceFailure>) {
+    ) -> (Option<Signer>, Result<Manifest, SourceFailure>) {
         let signed = match self.check_signature(commit) {
             Ok(signed) => signed,
             Err(failure) => return (None, Err(failure)),
         };
         let signer = signed.as_ref().map(|(s, _)| s.clone());
-        let published = self
+        let verified = self
             .stage_bundles(commit, staging)
-            .and_then(|bundles| self.run.publish(staging, bundles, signed, None));
-        (signer, published)
+            .and_then(|bundles| self.run.verify_staged(staging, bundles, signed, None));
+        (signer, verified)
     }
 
     /// Fetches the pinned commit into `store` and walks its whole tree, with the files of the

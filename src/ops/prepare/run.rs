@@ -8,9 +8,9 @@ use std::sync::atomic::Ordering;
 
 use super::{Options, SourceFailure, io_failure};
 use crate::corpus::manifest::{self, ManifestBundle, ManifestSource};
-use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
 use crate::corpus::{Corpus, CorpusGuard, Manifest};
+use crate::corpus::{pin_check, publish};
 use crate::descriptor::plan::CorpusRef;
 use crate::descriptor::publishers::PublisherPolicy;
 use crate::descriptor::signers::{Signer, TrustPolicy};
@@ -205,6 +205,25 @@ impl<'a> CorpusRun<'a> {
         signed: Option<(Signer, Option<String>)>,
         publisher: Option<Verified>,
     ) -> Result<String, SourceFailure> {
+        let manifest = self.verify_staged(staging, bundles, signed, publisher)?;
+        self.step("publishing");
+        let generation = self
+            .corpus
+            .publish(staging, manifest)
+            .map_err(|e| io_failure(&e))?;
+        self.step(&format!("published generation {}", generation.id));
+        Ok(generation.id)
+    }
+
+    /// Verifies the staged bytes again (read back, each bundle's digest against its pin:
+    /// [`pin_check::verify_copy`]) and returns the manifest to publish them with.
+    pub fn verify_staged(
+        &self,
+        staging: &Staging,
+        bundles: Vec<ManifestBundle>,
+        signed: Option<(Signer, Option<String>)>,
+        publisher: Option<Verified>,
+    ) -> Result<Manifest, SourceFailure> {
         let (signer, commit_object) = signed.unzip();
         self.check_interrupt()?;
         self.step("verifying the staged bytes");
@@ -218,10 +237,9 @@ impl<'a> CorpusRun<'a> {
             )
         })?;
         self.check_interrupt()?;
-        self.step("publishing");
         let mut bundles = bundles;
         bundles.sort_by(|a, b| a.pin.name.cmp(&b.pin.name));
-        let manifest = Manifest {
+        Ok(Manifest {
             format: manifest::FORMAT.to_owned(),
             generation: String::new(),
             created_unix: crate::support::time::now_unix(),
@@ -235,13 +253,38 @@ impl<'a> CorpusRun<'a> {
                 publisher,
             },
             bundles,
-        };
-        let generation = self
-            .corpus
-            .publish(staging, manifest)
-            .map_err(|e| io_failure(&e))?;
-        self.step(&format!("published generation {}", generation.id));
-        Ok(generation.id)
+        })
+    }
+
+    /// Publishes each run's verified staging with its manifest ([`Self::verify_staged`]),
+    /// together: one `syncfs` per file system and step for all of them
+    /// ([`publish::publish_together`]), on up to `workers` threads. Each result is its run's
+    /// generation, or why it was not published.
+    pub fn publish_together<'r>(
+        runs: Vec<(&'r CorpusRun<'a>, &'r Staging, Manifest)>,
+        workers: usize,
+    ) -> Vec<Result<String, SourceFailure>> {
+        let (items, runs): (Vec<publish::Publication<'r>>, Vec<&CorpusRun<'a>>) = runs
+            .into_iter()
+            .map(|(run, staging, manifest)| {
+                run.step("publishing");
+                let item = publish::Publication {
+                    corpus: &run.corpus,
+                    staging,
+                    manifest,
+                };
+                (item, run)
+            })
+            .unzip();
+        publish::publish_together(&items, workers)
+            .into_iter()
+            .zip(runs)
+            .map(|(published, run)| {
+                let generation = published.map_err(|e| io_failure(&e))?;
+                run.step(&format!("published generation {}", generation.id));
+                Ok(generation.id)
+            })
+            .collect()
     }
 }
 
