@@ -303,6 +303,47 @@ fn fail_unsynced(steps: &mut [Step], items: &[Publication<'_>], synced: impl Fn(
     }
 }
 
+/// Runs `work`, which stages generations and calls its argument with each staged folder, while a
+/// thread of its own starts writing them to the disk (one `syncfs` at a time, of the file system
+/// of the folder staged last): the first `syncfs` of [`publish_together`] then finds most of
+/// them written, instead of writing them all while every corpus waits. A head start only: it
+/// changes nothing of what is durable when. A file system that fails to sync here is an error
+/// (returned beside `work`'s result) even if the later `syncfs` succeeds, since that one may no
+/// longer report a write that failed before it began.
+pub fn writing_early<R>(
+    work: impl FnOnce(&(dyn Fn(&Path) + Sync)) -> R,
+) -> (R, Result<(), CorpusError>) {
+    let (staged, folders) = std::sync::mpsc::channel::<std::path::PathBuf>();
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || {
+            let mut failed = None;
+            while let Ok(mut folder) = folders.recv() {
+                while let Ok(later) = folders.try_recv() {
+                    folder = later;
+                }
+                if let Err(e) = sync_file_system(&folder) {
+                    failed.get_or_insert(e);
+                }
+            }
+            failed
+        });
+        let notify = |folder: &Path| {
+            // The writer ends only after every sender is gone: it cannot have hung up here.
+            let _ = staged.send(folder.to_owned());
+        };
+        let result = work(&notify);
+        drop(staged);
+        let early = match writer.join() {
+            Ok(None) => Ok(()),
+            Ok(Some(e)) => Err(e),
+            Err(_) => Err(CorpusError::Io(std::io::Error::other(
+                "the thread writing staged files early stopped",
+            ))),
+        };
+        (result, early)
+    })
+}
+
 /// Makes everything written on the file system of `dir` durable (`syncfs(2)`).
 fn sync_file_system(dir: &Path) -> Result<(), CorpusError> {
     let folder = fs_err::File::open(dir)?;
@@ -403,6 +444,29 @@ mod tests {
             assert_eq!(&corpus.previous().expect("readable").expect("one").id, old);
         }
         assert!(corpora[2].previous().expect("readable").is_none());
+    }
+
+    // The work's result comes back once every staged folder it named was handed to the writer
+    // (from any thread); a folder whose file system cannot be synced is an error of its own.
+    #[test]
+    fn writing_early_returns_the_work_and_any_failure_to_write() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (sum, written) = super::writing_early(|staged| {
+            crate::support::parallel::map(&[1, 2, 3, 4], 2, |n| {
+                staged(tmp.path());
+                n * 2
+            })
+            .into_iter()
+            .sum::<i32>()
+        });
+        assert_eq!(sum, 20);
+        written.expect("written");
+        let gone = tmp.path().join("gone");
+        let ((), written) = super::writing_early(|staged| staged(&gone));
+        assert!(
+            written.is_err(),
+            "a folder that cannot be synced is a failure"
+        );
     }
 
     // A corpus whose step fails (here: its staged generation is gone) is not published and keeps

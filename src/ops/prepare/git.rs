@@ -176,8 +176,9 @@ fn start<'a>(
 
 /// What happened after the fetch to each source of `pending`: each source's signature, staging
 /// and verification are its own, so they run side by side, a handle on the fetched commit per
-/// worker. Each result is the source's signer and the manifest its verified staging is to be
-/// published with.
+/// worker, while the stagings already verified are written to the disk
+/// ([`crate::corpus::publish::writing_early`]). Each result is the source's signer and the
+/// manifest its verified staging is to be published with.
 #[cfg(feature = "git")]
 fn finish_side_by_side(
     commit: &SharedCommit,
@@ -185,9 +186,31 @@ fn finish_side_by_side(
     options: &Options<'_>,
 ) -> Vec<(Option<Signer>, Result<Manifest, SourceFailure>)> {
     let commits = vec![commit.clone(); workers(options, pending.len())];
-    crate::support::parallel::map_with(pending, commits, |commit, (_, run, staging)| {
-        run.finish(commit, staging)
-    })
+    let finish = |staged: &(dyn Fn(&std::path::Path) + Sync)| {
+        crate::support::parallel::map_with(pending, commits, |commit, (_, run, staging)| {
+            let verified = run.finish(commit, staging);
+            if verified.1.is_ok() {
+                staged(&staging.dir);
+            }
+            verified
+        })
+    };
+    // One source has nothing to overlap its writing with.
+    if pending.len() <= 1 {
+        return finish(&|_| {});
+    }
+    let (verified, written) = crate::corpus::publish::writing_early(finish);
+    match written {
+        Ok(()) => verified,
+        // A file system that failed to write what was staged: nothing staged is published.
+        Err(e) => {
+            let failure = io_failure(&e);
+            verified
+                .into_iter()
+                .map(|(signer, result)| (signer, result.and(Err(failure.clone()))))
+                .collect()
+        }
+    }
 }
 
 #[cfg(not(feature = "git"))]
