@@ -310,6 +310,7 @@ fn fail_unsynced(steps: &mut [Step], items: &[Publication<'_>], synced: impl Fn(
 /// changes nothing of what is durable when. A file system that fails to sync here is an error
 /// (returned beside `work`'s result) even if the later `syncfs` succeeds, since that one may no
 /// longer report a write that failed before it began.
+#[cfg(any(feature = "git", test))]
 pub fn writing_early<R>(
     work: impl FnOnce(&(dyn Fn(&Path) + Sync)) -> R,
 ) -> (R, Result<(), CorpusError>) {
@@ -385,7 +386,7 @@ fn sync_file_systems<'p>(
 #[cfg(test)]
 mod tests {
     use super::{Publication, publish_together};
-    use crate::corpus::store::{CURRENT, Corpus};
+    use crate::corpus::store::{CURRENT, Corpus, Staging};
     use crate::corpus::{Manifest, manifest::FORMAT};
 
     fn manifest() -> Manifest {
@@ -399,6 +400,29 @@ mod tests {
         .expect("a manifest")
     }
 
+    /// Three new corpora `a`, `b` and `c` under `root`: their folders and the corpora.
+    fn three_corpora(root: &std::path::Path) -> (Vec<std::path::PathBuf>, Vec<Corpus>) {
+        let dirs: Vec<_> = ["a", "b", "c"].iter().map(|n| root.join(n)).collect();
+        let corpora = dirs
+            .iter()
+            .map(|d| Corpus::create(d).expect("created"))
+            .collect();
+        (dirs, corpora)
+    }
+
+    /// Each corpus's staging with a fresh manifest, ready to publish together.
+    fn publications<'a>(corpora: &'a [Corpus], stagings: &'a [Staging]) -> Vec<Publication<'a>> {
+        corpora
+            .iter()
+            .zip(stagings)
+            .map(|(corpus, staging)| Publication {
+                corpus,
+                staging,
+                manifest: manifest(),
+            })
+            .collect()
+    }
+
     fn current(dir: &std::path::Path) -> Option<String> {
         Corpus::at(dir).current().expect("readable").map(|g| g.id)
     }
@@ -408,11 +432,7 @@ mod tests {
     #[test]
     fn corpora_published_together_each_get_their_generation_and_previous() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let dirs: Vec<_> = ["a", "b", "c"].iter().map(|n| tmp.path().join(n)).collect();
-        let corpora: Vec<Corpus> = dirs
-            .iter()
-            .map(|d| Corpus::create(d).expect("created"))
-            .collect();
+        let (dirs, corpora) = three_corpora(tmp.path());
         // `a` and `b` hold a generation already; `c` is new.
         let mut before = Vec::new();
         for corpus in &corpora[..2] {
@@ -423,16 +443,7 @@ mod tests {
             .iter()
             .map(|c| c.stage("new").expect("staged"))
             .collect();
-        let items: Vec<Publication<'_>> = corpora
-            .iter()
-            .zip(&stagings)
-            .map(|(corpus, staging)| Publication {
-                corpus,
-                staging,
-                manifest: manifest(),
-            })
-            .collect();
-        let published = publish_together(&items, 2);
+        let published = publish_together(&publications(&corpora, &stagings), 2);
         for ((dir, staging), result) in dirs.iter().zip(&stagings).zip(published) {
             let generation = result.expect("published");
             assert_eq!(generation.id, staging.id);
@@ -474,11 +485,7 @@ mod tests {
     #[test]
     fn a_corpus_that_fails_a_step_fails_alone() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let dirs: Vec<_> = ["a", "b", "c"].iter().map(|n| tmp.path().join(n)).collect();
-        let corpora: Vec<Corpus> = dirs
-            .iter()
-            .map(|d| Corpus::create(d).expect("created"))
-            .collect();
+        let (dirs, corpora) = three_corpora(tmp.path());
         let old = corpora[1]
             .publish(&corpora[1].stage("old").expect("staged"), manifest())
             .expect("published")
@@ -488,16 +495,7 @@ mod tests {
             .map(|c| c.stage("new").expect("staged"))
             .collect();
         fs_err::remove_dir(&stagings[1].dir).expect("removed");
-        let items: Vec<Publication<'_>> = corpora
-            .iter()
-            .zip(&stagings)
-            .map(|(corpus, staging)| Publication {
-                corpus,
-                staging,
-                manifest: manifest(),
-            })
-            .collect();
-        let published = publish_together(&items, 2);
+        let published = publish_together(&publications(&corpora, &stagings), 2);
         assert!(
             published[0].is_ok() && published[2].is_ok(),
             "{published:?}"

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use super::support::bin::{assert_stderr_has, stderr, stdout};
-use super::support::git::{Repo, git};
+use super::support::git::{PUBLICATION_STEPS, Repo, git};
 use super::support::git_server::HttpServer;
 
 /// A descriptor, a corpus directory and the environment to run `skillfold` in.
@@ -680,15 +680,7 @@ fn a_crash_at_any_step_of_promotion_leaves_the_old_or_the_new_generation() {
         .iter()
         .map(|(n, _, h)| (n.clone(), h.clone()))
         .collect();
-    for point in [
-        "staged",
-        "manifest-written",
-        "generation-renamed",
-        "previous-recorded",
-        "link-created",
-        "link-flipped",
-        "cleaned",
-    ] {
+    for point in PUBLICATION_STEPS {
         let s = Setup::new();
         s.git_source(&repo.file_url(), &commit, &as_refs(&old_pins));
         assert_eq!(code(&s.run(&["prepare"])), Some(0));

@@ -3,7 +3,7 @@
 //! each keeps its own corpus, guard and promotion and fails on its own.
 
 use super::support::bin::{skillfold_in, stderr};
-use super::support::git::{GitSource, Repo, prepare_json, write_descriptor};
+use super::support::git::{GitSource, PUBLICATION_STEPS, Repo, prepare_json, write_descriptor};
 use super::support::git_server::HttpServer;
 
 /// A repository with three bundles and one commit.
@@ -258,15 +258,7 @@ fn a_crash_at_any_step_of_a_shared_publication_leaves_each_corpus_old_or_new() {
         }
         text
     };
-    for point in [
-        "staged",
-        "manifest-written",
-        "generation-renamed",
-        "previous-recorded",
-        "link-created",
-        "link-flipped",
-        "cleaned",
-    ] {
+    for point in PUBLICATION_STEPS {
         let dir = tempfile::tempdir().expect("tempdir");
         let config = dir.path().join("skillfold.yaml");
         fs_err::write(&config, sources(&old, &old_alpha)).expect("write");

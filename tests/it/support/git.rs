@@ -151,6 +151,18 @@ impl Repo {
 }
 
 /// A Git source of a descriptor: URL, commit, corpus directory and `(name, hash)` pins.
+/// The steps of a publication, in order, each a fail point (`SKILLFOLD_FAILPOINT`) where the
+/// crash tests abort a preparation.
+pub const PUBLICATION_STEPS: [&str; 7] = [
+    "staged",
+    "manifest-written",
+    "generation-renamed",
+    "previous-recorded",
+    "link-created",
+    "link-flipped",
+    "cleaned",
+];
+
 pub type GitSource<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, String)>);
 
 /// Writes `dir/skillfold.yaml` with `sources` (each under `root: skills`, versions `1.0.0`).
