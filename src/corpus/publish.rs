@@ -61,7 +61,7 @@ impl Corpus {
         manifest: Manifest,
     ) -> Result<Generation, CorpusError> {
         // Every staged file and directory is on disk before anything refers to them.
-        sync_file_system(&staging.dir)?;
+        staging.opened.sync()?;
         failpoint::hit("staged");
         let placed = self.place(staging, &manifest, Durability::EachStep)?;
         self.flip_current(&placed.generation.id, Durability::EachStep)?;
@@ -208,14 +208,26 @@ pub fn publish_together(
     if let [one] = items {
         return vec![one.corpus.publish(one.staging, one.manifest.clone())];
     }
-    let mut steps: Vec<Step> =
-        sync_file_systems(items.iter().map(|p| Some(p.staging.dir.as_path())))
-            .into_iter()
-            .map(|synced| match synced {
-                Ok(()) => Step::Staged,
-                Err(e) => Step::Failed(e),
-            })
-            .collect();
+    let stagings: Vec<Option<&OpenedFolder>> =
+        items.iter().map(|p| Some(&p.staging.opened)).collect();
+    // The corpus folders through which the later steps are synced, opened before they write.
+    let corpora: Vec<Result<OpenedFolder, CorpusError>> = items
+        .iter()
+        .map(|p| OpenedFolder::open(&p.corpus.dir))
+        .collect();
+    let mut steps: Vec<Step> = sync_file_systems(&stagings)
+        .into_iter()
+        .zip(&corpora)
+        .map(|(synced, corpus)| match (synced, corpus) {
+            (Ok(()), Ok(_)) => Ok(()),
+            (Err(e), _) => Err(e),
+            (_, Err(e)) => Err(CorpusError::Io(std::io::Error::other(e.to_string()))),
+        })
+        .map(|synced| match synced {
+            Ok(()) => Step::Staged,
+            Err(e) => Step::Failed(e),
+        })
+        .collect();
     failpoint::hit("staged");
 
     let placed = map(&pair(items, &steps), workers, |(p, step)| {
@@ -231,7 +243,7 @@ pub fn publish_together(
             None => {}
         }
     }
-    fail_unsynced(&mut steps, items, |step| matches!(step, Step::Placed(_)));
+    fail_unsynced(&mut steps, &corpora, |step| matches!(step, Step::Placed(_)));
 
     let flipped = map(&pair(items, &steps), workers, |(p, step)| match step {
         Step::Placed(placed) => Some(
@@ -247,7 +259,9 @@ pub fn publish_together(
             (before, _) => *step = before,
         }
     }
-    fail_unsynced(&mut steps, items, |step| matches!(step, Step::Flipped(_)));
+    fail_unsynced(&mut steps, &corpora, |step| {
+        matches!(step, Step::Flipped(_))
+    });
 
     map(&pair(items, &steps), workers, |(p, step)| {
         if let Step::Flipped(placed) = step {
@@ -287,15 +301,20 @@ fn pair<'i, 'a>(
     items.iter().zip(steps).collect()
 }
 
-/// Syncs the file system of each corpus whose step is `synced` (once per file system), and
-/// fails the corpora whose file system did not sync.
-fn fail_unsynced(steps: &mut [Step], items: &[Publication<'_>], synced: impl Fn(&Step) -> bool) {
-    let outcomes = sync_file_systems(
-        items
-            .iter()
-            .zip(steps.iter())
-            .map(|(p, step)| synced(step).then_some(p.corpus.dir.as_path())),
-    );
+/// Syncs the file system of each corpus whose step is `synced` (once per file system, through
+/// the corpus folders opened before the steps), and fails the corpora whose file system did not
+/// sync.
+fn fail_unsynced(
+    steps: &mut [Step],
+    corpora: &[Result<OpenedFolder, CorpusError>],
+    synced: impl Fn(&Step) -> bool,
+) {
+    let folders: Vec<Option<&OpenedFolder>> = corpora
+        .iter()
+        .zip(steps.iter())
+        .map(|(corpus, step)| corpus.as_ref().ok().filter(|_| synced(step)))
+        .collect();
+    let outcomes = sync_file_systems(&folders);
     for (step, outcome) in steps.iter_mut().zip(outcomes) {
         if let Err(e) = outcome {
             *step = Step::Failed(e);
@@ -345,40 +364,71 @@ pub fn writing_early<R>(
     })
 }
 
-/// Makes everything written on the file system of `dir` durable (`syncfs(2)`).
+/// Makes everything written on the file system of `dir` durable (`syncfs(2)`), through a
+/// descriptor opened now: for the early writes of [`writing_early`], whose failures are reported
+/// on their own.
+#[cfg(any(feature = "git", test))]
 fn sync_file_system(dir: &Path) -> Result<(), CorpusError> {
-    let folder = fs_err::File::open(dir)?;
-    rustix::fs::syncfs(&folder).map_err(std::io::Error::from)?;
-    Ok(())
+    OpenedFolder::open(dir)?.sync()
 }
 
-/// [`sync_file_system`] for each file system that holds one of `dirs`, once per file system;
-/// each `Some` path's result is its file system's (`None` paths are skipped and get `Ok`).
-fn sync_file_systems<'p>(
-    dirs: impl Iterator<Item = Option<&'p Path>>,
-) -> Vec<Result<(), CorpusError>> {
-    let dirs: Vec<Option<&Path>> = dirs.collect();
-    let devices: Vec<Option<std::io::Result<u64>>> = dirs
-        .iter()
-        .map(|dir| dir.map(|d| fs_err::metadata(d).map(|m| m.dev())))
-        .collect();
+/// A folder opened at a known moment. Since Linux 5.8, `syncfs(2)` reports a write that failed
+/// on the file system only through a descriptor opened before the failure: the publication
+/// syncs through folders opened before it wrote what the sync makes durable (a staging folder
+/// when it was made, the corpus folders before the manifests are written), never through one
+/// opened just before the sync.
+#[derive(Debug)]
+pub struct OpenedFolder {
+    file: std::fs::File,
+    opened: std::time::Instant,
+    device: u64,
+}
+
+impl OpenedFolder {
+    /// Opens `dir`.
+    pub fn open(dir: &Path) -> Result<OpenedFolder, CorpusError> {
+        let opened = std::time::Instant::now();
+        let file = fs_err::File::open(dir)?.into_parts().0;
+        let device = file.metadata()?.dev();
+        Ok(OpenedFolder {
+            file,
+            opened,
+            device,
+        })
+    }
+
+    /// `syncfs(2)` of its file system.
+    fn sync(&self) -> Result<(), CorpusError> {
+        rustix::fs::syncfs(&self.file).map_err(std::io::Error::from)?;
+        Ok(())
+    }
+}
+
+/// One `syncfs` per file system among `folders`, each through the folder opened first on it;
+/// each `Some` folder's result is its file system's (`None` is skipped and gets `Ok`).
+fn sync_file_systems(folders: &[Option<&OpenedFolder>]) -> Vec<Result<(), CorpusError>> {
     let mut synced: Vec<(u64, Result<(), String>)> = Vec::new();
-    dirs.iter()
-        .zip(devices)
-        .map(|(dir, device)| match (dir, device) {
-            (None, _) | (_, None) => Ok(()),
-            (Some(_), Some(Err(e))) => Err(CorpusError::Io(e)),
-            (Some(dir), Some(Ok(device))) => {
-                let outcome = match synced.iter().find(|(d, _)| *d == device) {
-                    Some((_, outcome)) => outcome.clone(),
-                    None => {
-                        let outcome = sync_file_system(dir).map_err(|e| e.to_string());
-                        synced.push((device, outcome.clone()));
-                        outcome
-                    }
-                };
-                outcome.map_err(|message| CorpusError::Io(std::io::Error::other(message)))
-            }
+    folders
+        .iter()
+        .map(|folder| {
+            let Some(folder) = folder else {
+                return Ok(());
+            };
+            let outcome = match synced.iter().find(|(d, _)| *d == folder.device) {
+                Some((_, outcome)) => outcome.clone(),
+                None => {
+                    let first = folders
+                        .iter()
+                        .flatten()
+                        .filter(|f| f.device == folder.device)
+                        .min_by_key(|f| f.opened)
+                        .unwrap_or(folder);
+                    let outcome = first.sync().map_err(|e| e.to_string());
+                    synced.push((folder.device, outcome.clone()));
+                    outcome
+                }
+            };
+            outcome.map_err(|message| CorpusError::Io(std::io::Error::other(message)))
         })
         .collect()
 }
@@ -478,6 +528,25 @@ mod tests {
             written.is_err(),
             "a folder that cannot be synced is a failure"
         );
+    }
+
+    // The staged files are synced through the staging folder opened when it was made, not
+    // through the path opened again at the sync (which would miss a write that failed in
+    // between): a staging whose path is gone by then still syncs.
+    #[test]
+    fn stagings_are_synced_through_the_folder_opened_when_they_were_made() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (_, corpora) = three_corpora(tmp.path());
+        let stagings: Vec<Staging> = corpora
+            .iter()
+            .map(|c| c.stage("new").expect("staged"))
+            .collect();
+        fs_err::remove_dir(&stagings[0].dir).expect("removed");
+        let folders: Vec<_> = stagings.iter().map(|s| Some(&s.opened)).collect();
+        for outcome in super::sync_file_systems(&folders) {
+            outcome.expect("synced through the folder opened before");
+        }
+        assert!(super::sync_file_system(&stagings[0].dir).is_err());
     }
 
     // A corpus whose step fails (here: its staged generation is gone) is not published and keeps

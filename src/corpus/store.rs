@@ -64,6 +64,8 @@ pub struct Staging {
     pub id: String,
     /// Where it is being written.
     pub dir: PathBuf,
+    /// That folder, opened when it was made: its files are made durable through it.
+    pub(super) opened: super::publish::OpenedFolder,
 }
 
 /// Failures of the store.
@@ -395,7 +397,8 @@ impl Corpus {
         let id = format!("{nanos:x}-{hint}");
         let dir = self.meta().join("staging").join(&id);
         fs_err::create_dir(&dir)?;
-        Ok(Staging { id, dir })
+        let opened = super::publish::OpenedFolder::open(&dir)?;
+        Ok(Staging { id, dir, opened })
     }
 }
 
