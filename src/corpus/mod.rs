@@ -2,7 +2,8 @@
 //! where the runtime reads them. [`store`] writes and opens generations, [`guard`] is the preparer's
 //! lock, [`manifest`] records what a generation holds and where it came from, and [`pin_check`]
 //! verifies a bundle against its pin, after a fetch and on every read, and [`publish`] makes a
-//! staged generation `current` (one corpus, or the corpora of one commit together). It may use
+//! staged generation `current` (one corpus, or the corpora of one commit together), making each
+//! step durable through [`durable`]. It may use
 //! the layers below it: [`crate::support`], [`crate::format`], [`crate::descriptor`] (the signer
 //! a manifest records) and [`crate::source`] (whose `preparation` codes it shares).
 //!
@@ -31,6 +32,7 @@
 //! verified generation; leftovers are removed by the next preparer. The generation that
 //! `current` replaced is kept for rollback; older ones are removed.
 
+pub mod durable;
 pub mod guard;
 pub mod manifest;
 pub mod pin_check;

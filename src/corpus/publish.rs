@@ -12,10 +12,10 @@
 //! time would take one `syncfs` and five `fsync`s each: each `syncfs` writes what every corpus
 //! of the phase changed, and no corpus starts the next step before it returns.
 
-use std::os::unix::fs::MetadataExt as _;
-use std::path::Path;
-
 use super::Manifest;
+#[cfg(any(feature = "git", test))]
+use super::durable::sync_file_system;
+use super::durable::{OpenedFolder, sync_file_systems};
 use super::store::{
     CURRENT, Corpus, CorpusError, Generation, Staging, remove_tree, sync_dir, write_new,
 };
@@ -211,7 +211,7 @@ pub fn publish_together(
     let stagings: Vec<Option<&OpenedFolder>> =
         items.iter().map(|p| Some(&p.staging.opened)).collect();
     // The corpus folders through which the later steps are synced, opened before they write.
-    let corpora: Vec<Result<OpenedFolder, CorpusError>> = items
+    let corpora: Vec<std::io::Result<OpenedFolder>> = items
         .iter()
         .map(|p| OpenedFolder::open(&p.corpus.dir))
         .collect();
@@ -219,13 +219,9 @@ pub fn publish_together(
         .into_iter()
         .zip(&corpora)
         .map(|(synced, corpus)| match (synced, corpus) {
-            (Ok(()), Ok(_)) => Ok(()),
-            (Err(e), _) => Err(e),
-            (_, Err(e)) => Err(CorpusError::Io(std::io::Error::other(e.to_string()))),
-        })
-        .map(|synced| match synced {
-            Ok(()) => Step::Staged,
-            Err(e) => Step::Failed(e),
+            (Ok(()), Ok(_)) => Step::Staged,
+            (Err(e), _) => Step::Failed(e.into()),
+            (_, Err(e)) => Step::Failed(std::io::Error::new(e.kind(), e.to_string()).into()),
         })
         .collect();
     failpoint::hit("staged");
@@ -306,7 +302,7 @@ fn pair<'i, 'a>(
 /// sync.
 fn fail_unsynced(
     steps: &mut [Step],
-    corpora: &[Result<OpenedFolder, CorpusError>],
+    corpora: &[std::io::Result<OpenedFolder>],
     synced: impl Fn(&Step) -> bool,
 ) {
     let folders: Vec<Option<&OpenedFolder>> = corpora
@@ -317,7 +313,7 @@ fn fail_unsynced(
     let outcomes = sync_file_systems(&folders);
     for (step, outcome) in steps.iter_mut().zip(outcomes) {
         if let Err(e) = outcome {
-            *step = Step::Failed(e);
+            *step = Step::Failed(e.into());
         }
     }
 }
@@ -331,7 +327,7 @@ fn fail_unsynced(
 /// longer report a write that failed before it began.
 #[cfg(any(feature = "git", test))]
 pub fn writing_early<R>(
-    work: impl FnOnce(&(dyn Fn(&Path) + Sync)) -> R,
+    work: impl FnOnce(&(dyn Fn(&std::path::Path) + Sync)) -> R,
 ) -> (R, Result<(), CorpusError>) {
     let (staged, folders) = std::sync::mpsc::channel::<std::path::PathBuf>();
     std::thread::scope(|scope| {
@@ -347,7 +343,7 @@ pub fn writing_early<R>(
             }
             failed
         });
-        let notify = |folder: &Path| {
+        let notify = |folder: &std::path::Path| {
             // The writer ends only after every sender is gone: it cannot have hung up here.
             let _ = staged.send(folder.to_owned());
         };
@@ -355,82 +351,13 @@ pub fn writing_early<R>(
         drop(staged);
         let early = match writer.join() {
             Ok(None) => Ok(()),
-            Ok(Some(e)) => Err(e),
+            Ok(Some(e)) => Err(e.into()),
             Err(_) => Err(CorpusError::Io(std::io::Error::other(
                 "the thread writing staged files early stopped",
             ))),
         };
         (result, early)
     })
-}
-
-/// Makes everything written on the file system of `dir` durable (`syncfs(2)`), through a
-/// descriptor opened now: for the early writes of [`writing_early`], whose failures are reported
-/// on their own.
-#[cfg(any(feature = "git", test))]
-fn sync_file_system(dir: &Path) -> Result<(), CorpusError> {
-    OpenedFolder::open(dir)?.sync()
-}
-
-/// A folder opened at a known moment. Since Linux 5.8, `syncfs(2)` reports a write that failed
-/// on the file system only through a descriptor opened before the failure: the publication
-/// syncs through folders opened before it wrote what the sync makes durable (a staging folder
-/// when it was made, the corpus folders before the manifests are written), never through one
-/// opened just before the sync.
-#[derive(Debug)]
-pub struct OpenedFolder {
-    file: std::fs::File,
-    opened: std::time::Instant,
-    device: u64,
-}
-
-impl OpenedFolder {
-    /// Opens `dir`.
-    pub fn open(dir: &Path) -> Result<OpenedFolder, CorpusError> {
-        let opened = std::time::Instant::now();
-        let file = fs_err::File::open(dir)?.into_parts().0;
-        let device = file.metadata()?.dev();
-        Ok(OpenedFolder {
-            file,
-            opened,
-            device,
-        })
-    }
-
-    /// `syncfs(2)` of its file system.
-    fn sync(&self) -> Result<(), CorpusError> {
-        rustix::fs::syncfs(&self.file).map_err(std::io::Error::from)?;
-        Ok(())
-    }
-}
-
-/// One `syncfs` per file system among `folders`, each through the folder opened first on it;
-/// each `Some` folder's result is its file system's (`None` is skipped and gets `Ok`).
-fn sync_file_systems(folders: &[Option<&OpenedFolder>]) -> Vec<Result<(), CorpusError>> {
-    let mut synced: Vec<(u64, Result<(), String>)> = Vec::new();
-    folders
-        .iter()
-        .map(|folder| {
-            let Some(folder) = folder else {
-                return Ok(());
-            };
-            let outcome = match synced.iter().find(|(d, _)| *d == folder.device) {
-                Some((_, outcome)) => outcome.clone(),
-                None => {
-                    let first = folders
-                        .iter()
-                        .flatten()
-                        .filter(|f| f.device == folder.device)
-                        .min_by_key(|f| f.opened)
-                        .unwrap_or(folder);
-                    let outcome = first.sync().map_err(|e| e.to_string());
-                    synced.push((folder.device, outcome.clone()));
-                    outcome
-                }
-            };
-            outcome.map_err(|message| CorpusError::Io(std::io::Error::other(message)))
-        })
-        .collect()
 }
 
 #[cfg(test)]

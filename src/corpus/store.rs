@@ -65,7 +65,7 @@ pub struct Staging {
     /// Where it is being written.
     pub dir: PathBuf,
     /// That folder, opened when it was made: its files are made durable through it.
-    pub(super) opened: super::publish::OpenedFolder,
+    pub(super) opened: super::durable::OpenedFolder,
 }
 
 /// Failures of the store.
@@ -397,7 +397,7 @@ impl Corpus {
         let id = format!("{nanos:x}-{hint}");
         let dir = self.meta().join("staging").join(&id);
         fs_err::create_dir(&dir)?;
-        let opened = super::publish::OpenedFolder::open(&dir)?;
+        let opened = super::durable::OpenedFolder::open(&dir)?;
         Ok(Staging { id, dir, opened })
     }
 }

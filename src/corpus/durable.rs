@@ -1,0 +1,75 @@
+//! Making what was written durable: `syncfs(2)` of a file system through a folder opened before
+//! the writes it is to make durable ([`OpenedFolder`]), once per file system for many folders.
+//! Since Linux 5.8 a `syncfs` reports a write that failed on its file system only through a
+//! descriptor opened before the failure; a folder opened just before the sync would miss it.
+
+use std::os::unix::fs::MetadataExt as _;
+use std::path::Path;
+
+/// Makes everything written on the file system of `dir` durable (`syncfs(2)`), through a
+/// descriptor opened now: for the early writes of [`super::publish::writing_early`], whose
+/// failures are reported on their own.
+#[cfg(any(feature = "git", test))]
+pub(super) fn sync_file_system(dir: &Path) -> std::io::Result<()> {
+    OpenedFolder::open(dir)?.sync()
+}
+
+/// A folder opened at a known moment. Since Linux 5.8, `syncfs(2)` reports a write that failed
+/// on the file system only through a descriptor opened before the failure: the publication
+/// syncs through folders opened before it wrote what the sync makes durable (a staging folder
+/// when it was made, the corpus folders before the manifests are written), never through one
+/// opened just before the sync.
+#[derive(Debug)]
+pub struct OpenedFolder {
+    file: std::fs::File,
+    opened: std::time::Instant,
+    device: u64,
+}
+
+impl OpenedFolder {
+    /// Opens `dir`.
+    pub fn open(dir: &Path) -> std::io::Result<OpenedFolder> {
+        let opened = std::time::Instant::now();
+        let file = fs_err::File::open(dir)?.into_parts().0;
+        let device = file.metadata()?.dev();
+        Ok(OpenedFolder {
+            file,
+            opened,
+            device,
+        })
+    }
+
+    /// `syncfs(2)` of its file system.
+    pub(super) fn sync(&self) -> std::io::Result<()> {
+        rustix::fs::syncfs(&self.file).map_err(std::io::Error::from)
+    }
+}
+
+/// One `syncfs` per file system among `folders`, each through the folder opened first on it;
+/// each `Some` folder's result is its file system's (`None` is skipped and gets `Ok`).
+pub(super) fn sync_file_systems(folders: &[Option<&OpenedFolder>]) -> Vec<std::io::Result<()>> {
+    let mut synced: Vec<(u64, Result<(), String>)> = Vec::new();
+    folders
+        .iter()
+        .map(|folder| {
+            let Some(folder) = folder else {
+                return Ok(());
+            };
+            let outcome = match synced.iter().find(|(d, _)| *d == folder.device) {
+                Some((_, outcome)) => outcome.clone(),
+                None => {
+                    let first = folders
+                        .iter()
+                        .flatten()
+                        .filter(|f| f.device == folder.device)
+                        .min_by_key(|f| f.opened)
+                        .unwrap_or(folder);
+                    let outcome = first.sync().map_err(|e| e.to_string());
+                    synced.push((folder.device, outcome.clone()));
+                    outcome
+                }
+            };
+            outcome.map_err(std::io::Error::other)
+        })
+        .collect()
+}
