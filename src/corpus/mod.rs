@@ -3,9 +3,9 @@
 //! lock, [`manifest`] records what a generation holds and where it came from, and [`pin_check`]
 //! verifies a bundle against its pin, after a fetch and on every read, and [`publish`] makes a
 //! staged generation `current` (one corpus, or the corpora of one commit together), making each
-//! step durable through [`durable`]. It may use
-//! the layers below it: [`crate::support`], [`crate::format`], [`crate::descriptor`] (the signer
-//! a manifest records) and [`crate::source`] (whose `preparation` codes it shares).
+//! step durable through [`durable`]. It may use the layers below it: [`crate::support`],
+//! [`crate::format`], [`crate::descriptor`] (the signer a manifest records) and
+//! [`crate::source`] (whose `preparation` codes it shares).
 //!
 //! # Layout
 //!
