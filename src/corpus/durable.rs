@@ -45,31 +45,31 @@ impl OpenedFolder {
     }
 }
 
+/// A failed sync, kept to be given to every folder of its file system (an `io::Error` is not
+/// `Clone`): its kind and message.
+type Failed = (std::io::ErrorKind, String);
+
 /// One `syncfs` per file system among `folders`, each through the folder opened first on it;
 /// each `Some` folder's result is its file system's (`None` is skipped and gets `Ok`).
 pub(super) fn sync_file_systems(folders: &[Option<&OpenedFolder>]) -> Vec<std::io::Result<()>> {
-    let mut synced: Vec<(u64, Result<(), String>)> = Vec::new();
+    let mut by_age: Vec<&OpenedFolder> = folders.iter().flatten().copied().collect();
+    by_age.sort_by_key(|folder| folder.opened);
+    let mut synced: Vec<(u64, Result<(), Failed>)> = Vec::new();
+    for folder in by_age {
+        if !synced.iter().any(|(device, _)| *device == folder.device) {
+            let outcome = folder.sync().map_err(|e| (e.kind(), e.to_string()));
+            synced.push((folder.device, outcome));
+        }
+    }
     folders
         .iter()
         .map(|folder| {
-            let Some(folder) = folder else {
-                return Ok(());
-            };
-            let outcome = match synced.iter().find(|(d, _)| *d == folder.device) {
-                Some((_, outcome)) => outcome.clone(),
-                None => {
-                    let first = folders
-                        .iter()
-                        .flatten()
-                        .filter(|f| f.device == folder.device)
-                        .min_by_key(|f| f.opened)
-                        .unwrap_or(folder);
-                    let outcome = first.sync().map_err(|e| e.to_string());
-                    synced.push((folder.device, outcome.clone()));
-                    outcome
-                }
-            };
-            outcome.map_err(std::io::Error::other)
+            let outcome = folder
+                .and_then(|folder| synced.iter().find(|(device, _)| *device == folder.device));
+            match outcome {
+                Some((_, Err((kind, message)))) => Err(std::io::Error::new(*kind, message.clone())),
+                _ => Ok(()),
+            }
         })
         .collect()
 }

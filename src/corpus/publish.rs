@@ -58,12 +58,12 @@ impl Corpus {
     pub fn publish(
         &self,
         staging: &Staging,
-        manifest: Manifest,
+        manifest: &Manifest,
     ) -> Result<Generation, CorpusError> {
         // Every staged file and directory is on disk before anything refers to them.
         staging.opened.sync()?;
         failpoint::hit("staged");
-        let placed = self.place(staging, &manifest, Durability::EachStep)?;
+        let placed = self.place(staging, manifest, Durability::EachStep)?;
         self.flip_current(&placed.generation.id, Durability::EachStep)?;
         self.finish(&placed);
         Ok(placed.generation)
@@ -206,7 +206,7 @@ pub fn publish_together(
     use crate::support::parallel::map;
 
     if let [one] = items {
-        return vec![one.corpus.publish(one.staging, one.manifest.clone())];
+        return vec![one.corpus.publish(one.staging, &one.manifest)];
     }
     let stagings: Vec<Option<&OpenedFolder>> =
         items.iter().map(|p| Some(&p.staging.opened)).collect();
@@ -414,7 +414,7 @@ mod tests {
         let mut before = Vec::new();
         for corpus in &corpora[..2] {
             let staging = corpus.stage("old").expect("staged");
-            before.push(corpus.publish(&staging, manifest()).expect("published").id);
+            before.push(corpus.publish(&staging, &manifest()).expect("published").id);
         }
         let stagings: Vec<_> = corpora
             .iter()
@@ -483,7 +483,7 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let (dirs, corpora) = three_corpora(tmp.path());
         let old = corpora[1]
-            .publish(&corpora[1].stage("old").expect("staged"), manifest())
+            .publish(&corpora[1].stage("old").expect("staged"), &manifest())
             .expect("published")
             .id;
         let stagings: Vec<_> = corpora

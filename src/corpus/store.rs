@@ -810,9 +810,7 @@ mod tests {
         let mut ids = Vec::new();
         for hint in ["one", "two", "three"] {
             let staging = corpus.stage(hint).expect("staged");
-            let published = corpus
-                .publish(&staging, manifest.clone())
-                .expect("published");
+            let published = corpus.publish(&staging, &manifest).expect("published");
             ids.push(published.id);
         }
         let mut kept = vec![ids[1].clone(), ids[2].clone()];

@@ -120,28 +120,36 @@ fn publish_verified(
     verified: Vec<(Option<Signer>, Result<Manifest, SourceFailure>)>,
     options: &Options<'_>,
 ) -> Vec<(Option<Signer>, Result<String, SourceFailure>)> {
-    let mut results: Vec<(Option<Signer>, Result<String, SourceFailure>)> =
-        Vec::with_capacity(pending.len());
     let mut ready = Vec::new();
-    let mut slots = Vec::new();
+    let mut outcomes: Vec<(Option<Signer>, Result<(), SourceFailure>)> =
+        Vec::with_capacity(pending.len());
     for ((_, run, staging), (signer, manifest)) in pending.iter().zip(verified) {
-        match manifest {
+        let outcome = match manifest {
             Ok(manifest) => {
-                slots.push(results.len());
                 ready.push((&run.run, staging, manifest));
-                results.push((signer, Ok(String::new())));
+                Ok(())
             }
-            Err(failure) => results.push((signer, Err(failure))),
-        }
+            Err(failure) => Err(failure),
+        };
+        outcomes.push((signer, outcome));
     }
     let workers = workers(options, ready.len());
-    for (slot, published) in slots
+    // One generation per source that verified, in the order of `pending`.
+    let mut published = CorpusRun::publish_together(ready, workers).into_iter();
+    outcomes
         .into_iter()
-        .zip(CorpusRun::publish_together(ready, workers))
-    {
-        results[slot].1 = published;
-    }
-    results
+        .map(|(signer, verified)| {
+            let generation = verified.and_then(|()| {
+                published.next().unwrap_or_else(|| {
+                    Err(SourceFailure::new(
+                        PrepareCode::CorpusIo,
+                        "the publication ended before this source",
+                    ))
+                })
+            });
+            (signer, generation)
+        })
+        .collect()
 }
 
 /// Takes `git`'s corpus guard and checks its published generation: the report of a source that

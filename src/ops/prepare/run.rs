@@ -207,10 +207,16 @@ impl<'a> CorpusRun<'a> {
     ) -> Result<String, SourceFailure> {
         let manifest = self.verify_staged(staging, bundles, signed, publisher)?;
         self.step("publishing");
-        let generation = self
-            .corpus
-            .publish(staging, manifest)
-            .map_err(|e| io_failure(&e))?;
+        self.published(self.corpus.publish(staging, &manifest))
+    }
+
+    /// The id of the generation a publication of this run made, said on the progress display,
+    /// or why it failed.
+    fn published(
+        &self,
+        published: Result<crate::corpus::store::Generation, crate::corpus::CorpusError>,
+    ) -> Result<String, SourceFailure> {
+        let generation = published.map_err(|e| io_failure(&e))?;
         self.step(&format!("published generation {}", generation.id));
         Ok(generation.id)
     }
@@ -279,11 +285,7 @@ impl<'a> CorpusRun<'a> {
         publish::publish_together(&items, workers)
             .into_iter()
             .zip(runs)
-            .map(|(published, run)| {
-                let generation = published.map_err(|e| io_failure(&e))?;
-                run.step(&format!("published generation {}", generation.id));
-                Ok(generation.id)
-            })
+            .map(|(published, run)| run.published(published))
             .collect()
     }
 }
