@@ -403,15 +403,47 @@ impl Corpus {
 }
 
 impl Staging {
+    /// Makes the folder `<staging>/<name>/` and its `subfolders` (relative paths, each after its
+    /// parent) ahead of [`write_bundle`](Self::write_bundle), which then finds them made: a Git
+    /// source does it while the server still sends the files, so that making folders (~12 µs
+    /// each on ext4) is not left to the staging. Best effort: it stops at the first folder it
+    /// cannot make, never follows a link in place of the bundle's folder, and what it did not
+    /// make is made, or fails, when the bundle is written.
+    #[cfg(any(feature = "git", test))]
+    pub fn make_folders(&self, name: &str, subfolders: &[String]) {
+        use rustix::fs::{Mode, OFlags};
+        let root = self.dir.join(name);
+        if rustix::fs::mkdir(&root, Mode::from_raw_mode(0o777)).is_err() {
+            return;
+        }
+        let Ok(folder) = rustix::fs::open(
+            &root,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return;
+        };
+        for sub in subfolders {
+            if rustix::fs::mkdirat(&folder, sub.as_str(), Mode::from_raw_mode(0o777)).is_err() {
+                return;
+            }
+        }
+    }
+
     /// Writes `files` as `<staging>/<name>/<path>`: new read-only regular files, never following
     /// or overwriting anything. They reach the disk when the generation is published (one
     /// `syncfs` for all of them, rather than one `fsync` per file). Files and folders are made
     /// relative to the bundle's folder (`openat`, `mkdirat`), so the corpus path is not walked
-    /// again for each of them, and each folder is made once.
+    /// again for each of them, and each folder is made once; folders made ahead
+    /// ([`make_folders`](Self::make_folders)) are used as they are.
     pub fn write_bundle(&self, name: &str, files: &FileSet) -> Result<PathBuf, CorpusError> {
         use rustix::fs::{Mode, OFlags};
         let root = self.dir.join(name);
-        fs_err::create_dir(&root)?;
+        match fs_err::create_dir(&root) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
+            // Made ahead, or not a folder: opening it below refuses anything but a folder.
+            _ => {}
+        }
         let named = |path: &str, e: rustix::io::Errno| {
             let e = std::io::Error::from(e);
             std::io::Error::new(
@@ -782,13 +814,9 @@ mod tests {
             "a-b/side.md",
             "z.md",
         ];
-        let mut builder = crate::format::file_set::FileSetBuilder::new();
-        for path in paths {
-            builder.insert(path, format!("# {path}\n").into_bytes());
-        }
-        let (files, problems) = builder.finish();
-        assert!(problems.as_slice().is_empty(), "{problems:?}");
-        let root = staging.write_bundle("hello", &files).expect("written");
+        let root = staging
+            .write_bundle("hello", &file_set(&paths))
+            .expect("written");
         for path in paths {
             let file = root.join(path);
             assert_eq!(
@@ -798,6 +826,58 @@ mod tests {
             let mode = fs_err::metadata(&file).expect("meta").permissions().mode();
             assert_eq!(mode & 0o222, 0, "{path} is writable");
         }
+    }
+
+    fn file_set(paths: &[&str]) -> FileSet {
+        let mut builder = crate::format::file_set::FileSetBuilder::new();
+        for path in paths {
+            builder.insert(path, format!("# {path}\n").into_bytes());
+        }
+        let (files, problems) = builder.finish();
+        assert!(problems.as_slice().is_empty(), "{problems:?}");
+        files
+    }
+
+    #[test]
+    fn folders_made_ahead_are_used_by_the_bundle_written_into_them() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        let staging = corpus.stage("ahead").expect("staged");
+        let subfolders = ["a", "a/b", "a/b/c", "a-b"].map(String::from);
+        staging.make_folders("hello", &subfolders);
+        for sub in &subfolders {
+            assert!(staging.dir.join("hello").join(sub).is_dir(), "{sub} made");
+        }
+        let paths = ["SKILL.md", "a/b/c/deep.md", "a/top.md", "a-b/side.md"];
+        let root = staging
+            .write_bundle("hello", &file_set(&paths))
+            .expect("written into the folders made ahead");
+        for path in paths {
+            assert_eq!(
+                fs_err::read(root.join(path)).expect("read"),
+                format!("# {path}\n").into_bytes()
+            );
+        }
+    }
+
+    #[test]
+    fn a_link_in_place_of_a_bundle_folder_is_never_followed() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        let staging = corpus.stage("linked").expect("staged");
+        std::os::unix::fs::symlink(outside.path(), staging.dir.join("hello")).expect("link");
+        staging.make_folders("hello", &["a".to_owned()]);
+        assert!(
+            staging
+                .write_bundle("hello", &file_set(&["SKILL.md", "a/x.md"]))
+                .is_err()
+        );
+        assert_eq!(
+            entries(outside.path()),
+            Vec::<String>::new(),
+            "nothing written through the link"
+        );
     }
 
     // After a publication only the new generation and the one it replaced stay on disk, each

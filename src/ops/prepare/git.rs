@@ -318,7 +318,7 @@ impl GitRun<'_> {
         sharing: &[(usize, GitRun<'_>, Staging)],
     ) -> Result<SharedCommit, SourceFailure> {
         use crate::source::git::approved;
-        use crate::source::git::commit::PinnedCommit;
+        use crate::source::git::commit::{Layout, PinnedCommit, bundle_folder};
 
         let url = escape::text(self.git.shown.as_str());
         self.run.step(&format!(
@@ -334,15 +334,38 @@ impl GitRun<'_> {
                 .transfer(&self.git.location, &line);
         };
         let wanted = approved::wanted(sharing.iter().map(|(_, run, _)| run.git));
-        let commit = PinnedCommit::fetch(
-            &self.git.url,
-            &self.git.revision,
-            store,
-            (self.git.links, &wanted),
-            self.run.options.interrupt,
-            self.run.options.fetch_timeout,
-            &report,
-        )
+        // While the server sends the files, a thread makes the stagings' folders.
+        let commit = std::thread::scope(|scope| {
+            let mut make_folders = |layout: &Layout| {
+                let folders: std::collections::HashMap<&str, &Vec<String>> = layout
+                    .iter()
+                    .map(|(folder, subfolders)| (folder.as_str(), subfolders))
+                    .collect();
+                let mut ahead = Vec::new();
+                for (_, run, staging) in sharing {
+                    for pin in &run.git.approved {
+                        let folder = bundle_folder(run.git.root.as_ref(), &pin.name);
+                        if let Some(&subfolders) = folders.get(folder.as_str()) {
+                            ahead.push((staging, pin.name.as_str(), subfolders.clone()));
+                        }
+                    }
+                }
+                scope.spawn(move || {
+                    for (staging, name, subfolders) in ahead {
+                        staging.make_folders(name, &subfolders);
+                    }
+                });
+            };
+            PinnedCommit::fetch_laid_out(
+                &self.git.url,
+                &self.git.revision,
+                store,
+                (self.git.links, &wanted),
+                (self.run.options.interrupt, self.run.options.fetch_timeout),
+                &report,
+                &mut make_folders,
+            )
+        })
         .map_err(commit_failure)?;
         if commit.used_fallback() {
             self.run.note("the server refused to send the commit by id; fetched its branches and tags instead");

@@ -208,10 +208,34 @@ impl PinnedCommit {
         url: &str,
         revision: &CommitId,
         git_dir: &Path,
-        (links, wanted): (Links, &WantedBundles<'_>),
+        wanted: (Links, &WantedBundles<'_>),
         interrupt: &AtomicBool,
         deadline: std::time::Duration,
         report: fetch::Report<'_>,
+    ) -> Result<PinnedCommit, CommitError> {
+        Self::fetch_laid_out(
+            url,
+            revision,
+            git_dir,
+            wanted,
+            (interrupt, deadline),
+            report,
+            &mut |_| {},
+        )
+    }
+
+    /// [`fetch`](Self::fetch), telling `laid_out` the folders of the wanted bundles as soon as
+    /// the trees are walked, when their blobs are still to be fetched (a partial fetch): what
+    /// needs only the folders can be done while the server sends the files. A whole-commit
+    /// fetch has every blob by then, and does not call it.
+    pub fn fetch_laid_out(
+        url: &str,
+        revision: &CommitId,
+        git_dir: &Path,
+        (links, wanted): (Links, &WantedBundles<'_>),
+        (interrupt, deadline): (&AtomicBool, std::time::Duration),
+        report: fetch::Report<'_>,
+        laid_out: &mut dyn FnMut(&Layout),
     ) -> Result<PinnedCommit, CommitError> {
         let mut walked = None;
         let fetched = fetch::fetch_commit(
@@ -221,14 +245,17 @@ impl PinnedCommit {
             interrupt,
             deadline,
             report,
-            &mut |repo, commit| {
+            &mut |repo, commit, blobs_follow| {
                 let summary = tree::walk(repo, commit, interrupt)?;
                 if links == Links::Refuse
                     && let Err(refused) = refuse_links(revision, &summary)
                 {
                     return Err(refused);
                 }
-                let request = blob_request(repo, commit, &summary, wanted)?;
+                let (request, layout) = blob_request(repo, commit, &summary, wanted)?;
+                if blobs_follow {
+                    laid_out(&layout);
+                }
                 walked = Some(summary);
                 Ok(request)
             },
@@ -564,6 +591,11 @@ fn tree_entries(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<TreeEnt
         .collect()
 }
 
+/// The folders of the bundles a fetch wants, from the commit's trees: each bundle's folder in
+/// the repository and the folders below it that hold its files, relative to it, each after its
+/// parent (see [`PinnedCommit::fetch_laid_out`]).
+pub type Layout = Vec<(String, Vec<String>)>;
+
 /// The folder of bundle `name` in the repository.
 pub fn bundle_folder(root: Option<&RootPath>, name: &SkillName) -> String {
     match root {
@@ -620,7 +652,7 @@ fn blob_request(
     commit: gix::ObjectId,
     summary: &Summary,
     wanted: &WantedBundles<'_>,
-) -> Result<partial::BlobRequest, CommitError> {
+) -> Result<(partial::BlobRequest, Layout), CommitError> {
     let folders = match wanted {
         WantedBundles::Folders(folders) => folders.clone(),
         WantedBundles::All { root, limits, max } => {
@@ -640,12 +672,15 @@ fn blob_request(
     };
     let mut seen = std::collections::HashSet::new();
     let mut request = partial::BlobRequest::default();
+    let mut layout = Layout::with_capacity(folders.len());
     for (folder, limits) in &folders {
-        for id in select::wanted_blobs(repo, commit, summary.root, folder, *limits)? {
+        let wanted = select::wanted_blobs(repo, commit, summary.root, folder, *limits)?;
+        for id in wanted.blobs {
             if seen.insert(id) {
                 request.ids.push(id);
             }
         }
+        layout.push((folder.clone(), wanted.subfolders));
         request.object_bytes = request
             .object_bytes
             .max(limits.skill_md_bytes())
@@ -661,5 +696,5 @@ fn blob_request(
                 .saturating_add(tree::MAX_PATH_BYTES as u64);
         }
     }
-    Ok(request)
+    Ok((request, layout))
 }

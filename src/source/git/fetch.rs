@@ -261,7 +261,7 @@ fn fetch_with<E: From<FetchError>>(
         }
         .into());
     }
-    select(&repo, id)?;
+    select(&repo, id, false)?;
     Ok(FetchedCommit {
         repo,
         commit: id,
@@ -369,9 +369,10 @@ fn refused_filter(e: &gix::Error) -> bool {
 }
 
 /// Chooses the blobs to fetch once the commit's trees are in the repository (see
-/// [`fetch_commit`]).
+/// [`fetch_commit`]); its last argument says whether they are still to be fetched (a partial
+/// fetch) or came with the whole commit.
 pub type Select<'a, E> =
-    &'a mut dyn FnMut(&gix::Repository, gix::ObjectId) -> Result<partial::BlobRequest, E>;
+    &'a mut dyn FnMut(&gix::Repository, gix::ObjectId, bool) -> Result<partial::BlobRequest, E>;
 
 /// A failure of the whole-commit fetch after a partial one gave up: the fetch's (to classify),
 /// an answer without the commit or with too many objects (how many), or the selection's.

@@ -84,7 +84,8 @@ pub(super) enum Failed<E> {
 /// Fetches commit `id` from `url` into `repo` at depth 1 over one connection: without blobs
 /// when `partial` and the server offers `filter`, then (after `select` has chosen them from the
 /// trees) exactly the blobs it asks for, those the first pack did not already hold. `select` is
-/// called once the trees are in `repo`, whatever was fetched.
+/// called once the trees are in `repo`, whatever was fetched, and told whether the blobs are
+/// still to come.
 pub(super) fn fetch_pinned<E>(
     repo: &gix::Repository,
     url: &str,
@@ -92,7 +93,7 @@ pub(super) fn fetch_pinned<E>(
     stops: &Stops<'_>,
     root: &gix::progress::prodash::tree::Root,
     partial: bool,
-    select: &mut dyn FnMut(&gix::Repository, gix::ObjectId) -> Result<BlobRequest, E>,
+    select: &mut dyn FnMut(&gix::Repository, gix::ObjectId, bool) -> Result<BlobRequest, E>,
 ) -> Result<Arrived, Failed<E>> {
     use gix::protocol::transport::client::TransportWithoutIO as _;
 
@@ -143,7 +144,7 @@ pub(super) fn fetch_pinned<E>(
     if !repo.has_object(id) {
         return Err(Failed::CommitAbsent);
     }
-    let request = select(repo, id).map_err(Failed::Select)?;
+    let request = select(repo, id, filter).map_err(Failed::Select)?;
     if !filter {
         return Ok(Arrived::Whole);
     }

@@ -61,30 +61,52 @@ pub fn select_bundle(
     Ok(Some(builder.finish()))
 }
 
-/// The blobs that [`select_bundle`] reads for the bundle in `folder` under the same `limits`
-/// (none when the tree has no such folder or the bundle is refused before any file is read),
-/// found from the trees alone: what a partial fetch asks the server for.
+/// What [`select_bundle`] reads for the bundle in a folder, found from the trees alone.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct WantedFolder {
+    /// The blobs of its files: what a partial fetch asks the server for.
+    pub blobs: Vec<gix::ObjectId>,
+    /// The folders below the bundle's folder that hold those files, relative to it, each after
+    /// its parent.
+    pub subfolders: Vec<String>,
+}
+
+/// What [`select_bundle`] reads for the bundle in `folder` under the same `limits` (nothing
+/// when the tree has no such folder or the bundle is refused before any file is read).
 pub fn wanted_blobs(
     repo: &gix::Repository,
     commit: gix::ObjectId,
     root: gix::ObjectId,
     folder: &str,
     limits: Limits,
-) -> Result<Vec<gix::ObjectId>, TreeError> {
+) -> Result<WantedFolder, TreeError> {
     let reader = FolderReader {
         repo,
         commit,
         folder,
     };
     let Some(tree) = reader.folder_tree(root)? else {
-        return Ok(Vec::new());
+        return Ok(WantedFolder::default());
     };
     let mut builder = FileSetBuilder::with_limits(limits);
     let planned = reader.plan_with(tree, &mut builder, &mut |_, _| Ok(0))?;
     if builder.is_exhausted() {
-        return Ok(Vec::new());
+        return Ok(WantedFolder::default());
     }
-    Ok(planned.into_iter().map(|(_, id)| id).collect())
+    let mut subfolders: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (path, _) in &planned {
+        let path = path.as_str();
+        for (at, _) in path.match_indices('/') {
+            if seen.insert(&path[..at]) {
+                subfolders.push(path[..at].to_owned());
+            }
+        }
+    }
+    Ok(WantedFolder {
+        blobs: planned.into_iter().map(|(_, id)| id).collect(),
+        subfolders,
+    })
 }
 
 struct FolderReader<'a> {
@@ -252,6 +274,24 @@ mod tests {
         let good = repo.tree(&entries);
         let skills = repo.tree(&[("40000", b"good", &good)]);
         repo.tree(&[("40000", b"skills", &skills)])
+    }
+
+    #[test]
+    fn the_wanted_subfolders_are_those_holding_a_file_each_after_its_parent() {
+        let repo = TestRepo::new();
+        let file = repo.blob(b"x");
+        let deep = repo.tree(&[("100644", b"c.md", &file)]);
+        let refs = repo.tree(&[("100644", b"b.md", &file), ("40000", b"deep", &deep)]);
+        let root = skill(&repo, &[("40000", b"refs", &refs)]);
+        let commit = repo.commit(&root);
+        let root = gix::ObjectId::from_hex(root.as_bytes()).expect("id");
+        let wanted =
+            wanted_blobs(&repo.open(), commit, root, "skills/good", limits::CHAMVI).expect("reads");
+        assert_eq!(wanted.subfolders, ["refs", "refs/deep"]);
+        assert_eq!(wanted.blobs.len(), 3);
+        let absent =
+            wanted_blobs(&repo.open(), commit, root, "skills/none", limits::CHAMVI).expect("reads");
+        assert_eq!(absent, WantedFolder::default());
     }
 
     #[test]
