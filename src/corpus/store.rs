@@ -430,6 +430,17 @@ impl Staging {
         }
     }
 
+    /// Whether folders cost so little to make here that handing them to another thread
+    /// ([`make_folders`](Self::make_folders)) costs more than it saves: on tmpfs a `mkdir` is a
+    /// few µs (31 agents × 16 bundles: 3–5 ms slower with the folders made ahead, 3–9 ms faster
+    /// on ext4).
+    #[cfg(any(feature = "git", test))]
+    pub fn folders_are_cheap(&self) -> bool {
+        const TMPFS_MAGIC: u64 = 0x0102_1994;
+        rustix::fs::statfs(&self.dir)
+            .is_ok_and(|stats| u64::try_from(stats.f_type).is_ok_and(|kind| kind == TMPFS_MAGIC))
+    }
+
     /// Writes `files` as `<staging>/<name>/<path>`: new read-only regular files, never following
     /// or overwriting anything. They reach the disk when the generation is published (one
     /// `syncfs` for all of them, rather than one `fsync` per file). Files and folders are made
@@ -856,6 +867,34 @@ mod tests {
             assert_eq!(
                 fs_err::read(root.join(path)).expect("read"),
                 format!("# {path}\n").into_bytes()
+            );
+        }
+    }
+
+    #[test]
+    fn folders_are_cheap_on_tmpfs_only() {
+        // coreutils' `stat` names the file system type: the oracle.
+        let kind = |dir: &Path| {
+            let out = std::process::Command::new("stat")
+                .args(["-f", "-c", "%T"])
+                .arg(dir)
+                .output()
+                .expect("stat runs");
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        };
+        let shm = Path::new("/dev/shm");
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for parent in [shm, here].into_iter().filter(|dir| dir.is_dir()) {
+            let tmp = tempfile::tempdir_in(parent).expect("tempdir");
+            let staging = Corpus::create(tmp.path())
+                .expect("created")
+                .stage("kind")
+                .expect("staged");
+            assert_eq!(
+                staging.folders_are_cheap(),
+                kind(tmp.path()) == "tmpfs",
+                "{}",
+                parent.display()
             );
         }
     }

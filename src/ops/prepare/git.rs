@@ -334,7 +334,8 @@ impl GitRun<'_> {
                 .transfer(&self.git.location, &line);
         };
         let wanted = approved::wanted(sharing.iter().map(|(_, run, _)| run.git));
-        // While the server sends the files, a thread makes the stagings' folders.
+        // While the server sends the files, a thread makes the stagings' folders, where that
+        // costs more than handing them over.
         let commit = std::thread::scope(|scope| {
             let mut make_folders = |layout: &Layout| {
                 let folders: std::collections::HashMap<&str, &Vec<String>> = layout
@@ -343,12 +344,18 @@ impl GitRun<'_> {
                     .collect();
                 let mut ahead = Vec::new();
                 for (_, run, staging) in sharing {
+                    if staging.folders_are_cheap() {
+                        continue;
+                    }
                     for pin in &run.git.approved {
                         let folder = bundle_folder(run.git.root.as_ref(), &pin.name);
                         if let Some(&subfolders) = folders.get(folder.as_str()) {
                             ahead.push((staging, pin.name.as_str(), subfolders.clone()));
                         }
                     }
+                }
+                if ahead.is_empty() {
+                    return;
                 }
                 scope.spawn(move || {
                     for (staging, name, subfolders) in ahead {
