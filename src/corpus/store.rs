@@ -411,16 +411,12 @@ impl Staging {
     /// make is made, or fails, when the bundle is written.
     #[cfg(any(feature = "git", test))]
     pub fn make_folders(&self, name: &str, subfolders: &[String]) {
-        use rustix::fs::{Mode, OFlags};
+        use rustix::fs::Mode;
         let root = self.dir.join(name);
         if rustix::fs::mkdir(&root, Mode::from_raw_mode(0o777)).is_err() {
             return;
         }
-        let Ok(folder) = rustix::fs::open(
-            &root,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) else {
+        let Ok(folder) = open_bundle_folder(&root) else {
             return;
         };
         for sub in subfolders {
@@ -462,12 +458,7 @@ impl Staging {
                 format!("{e} when creating `{}`", root.join(path).display()),
             )
         };
-        let folder = rustix::fs::open(
-            &root,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| named("", e))?;
+        let folder = open_bundle_folder(&root).map_err(|e| named("", e))?;
         // The folders made so far (each prefix of a file's folder), by their relative paths.
         let mut made: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for (path, bytes) in files.iter() {
@@ -498,6 +489,17 @@ impl Staging {
         }
         Ok(root)
     }
+}
+
+/// Opens a bundle's folder in a staging, to make its files and folders relative to it: a
+/// folder, never a link in its place.
+fn open_bundle_folder(root: &Path) -> rustix::io::Result<rustix::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::open(
+        root,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
 }
 
 /// Ids are ours: `[0-9a-z-]`, never `.` or `/`.
@@ -882,9 +884,11 @@ mod tests {
                 .expect("stat runs");
             String::from_utf8_lossy(&out.stdout).trim().to_owned()
         };
-        let shm = Path::new("/dev/shm");
-        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-        for parent in [shm, here].into_iter().filter(|dir| dir.is_dir()) {
+        let temp = std::env::temp_dir();
+        for parent in [Path::new("/dev/shm"), &temp]
+            .into_iter()
+            .filter(|dir| dir.is_dir())
+        {
             let tmp = tempfile::tempdir_in(parent).expect("tempdir");
             let staging = Corpus::create(tmp.path())
                 .expect("created")
