@@ -403,15 +403,16 @@ impl Corpus {
 }
 
 impl Staging {
-    /// Makes the folder `<staging>/<name>/` and its `subfolders` (relative paths, each after its
-    /// parent) ahead of [`write_bundle`](Self::write_bundle), which then finds them made: a Git
-    /// source does it while the server still sends the files, so that making folders (~12 µs
-    /// each on ext4) is not left to the staging. Best effort: it stops at the first folder it
-    /// cannot make, never follows a link in place of the bundle's folder, and what it did not
-    /// make is made, or fails, when the bundle is written.
+    /// Makes the folder `<staging>/<name>/`, its `subfolders` (relative paths, each after its
+    /// parent) and its `files` (relative paths, empty, writable by their owner) ahead of
+    /// [`write_bundle`](Self::write_bundle), which then finds them made and writes into them: a
+    /// Git source does it while the server still sends the files, so that making folders and
+    /// files (~12 µs and ~4 µs each on ext4) is not left to the staging. Best effort: it stops at
+    /// the first folder or file it cannot make, never follows a link in place of the bundle's
+    /// folder, and what it did not make is made, or fails, when the bundle is written.
     #[cfg(any(feature = "git", test))]
-    pub fn make_folders(&self, name: &str, subfolders: &[String]) {
-        use rustix::fs::Mode;
+    pub fn make_ahead(&self, name: &str, subfolders: &[String], files: &[String]) {
+        use rustix::fs::{Mode, OFlags};
         let root = self.dir.join(name);
         if rustix::fs::mkdir(&root, Mode::from_raw_mode(0o777)).is_err() {
             return;
@@ -424,12 +425,25 @@ impl Staging {
                 return;
             }
         }
+        for file in files {
+            // Read bits as a file of `write_bundle` gets them (0o444 less the umask), and the
+            // owner's write bit until it is written.
+            let made = rustix::fs::openat(
+                &folder,
+                file.as_str(),
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o644),
+            );
+            if made.is_err() {
+                return;
+            }
+        }
     }
 
-    /// Whether folders cost so little to make here that handing them to another thread
-    /// ([`make_folders`](Self::make_folders)) costs more than it saves: on tmpfs a `mkdir` is a
-    /// few µs (31 agents × 16 bundles: 3–5 ms slower with the folders made ahead, 3–9 ms faster
-    /// on ext4).
+    /// Whether folders and files cost so little to make here that handing them to another thread
+    /// ([`make_ahead`](Self::make_ahead)) costs more than it saves: on tmpfs a `mkdir` is a few
+    /// µs (31 agents × 16 bundles: 3–5 ms slower with the folders made ahead, 3–9 ms faster on
+    /// ext4).
     #[cfg(any(feature = "git", test))]
     pub fn folders_are_cheap(&self) -> bool {
         const TMPFS_MAGIC: u64 = 0x0102_1994;
@@ -438,13 +452,14 @@ impl Staging {
     }
 
     /// Writes `files` as `<staging>/<name>/<path>`: new read-only regular files, never following
-    /// or overwriting anything. They reach the disk when the generation is published (one
-    /// `syncfs` for all of them, rather than one `fsync` per file). Files and folders are made
-    /// relative to the bundle's folder (`openat`, `mkdirat`), so the corpus path is not walked
-    /// again for each of them, and each folder is made once; folders made ahead
-    /// ([`make_folders`](Self::make_folders)) are used as they are.
+    /// or overwriting anything but the empty files made ahead for them. They reach the disk when
+    /// the generation is published (one `syncfs` for all of them, rather than one `fsync` per
+    /// file). Files and folders are made relative to the bundle's folder (`openat`, `mkdirat`),
+    /// so the corpus path is not walked again for each of them, and each folder is made once;
+    /// folders and files made ahead ([`make_ahead`](Self::make_ahead)) are used as they are
+    /// ([`open_for_writing`]), each file made read-only once written.
     pub fn write_bundle(&self, name: &str, files: &FileSet) -> Result<PathBuf, CorpusError> {
-        use rustix::fs::{Mode, OFlags};
+        use rustix::fs::Mode;
         let root = self.dir.join(name);
         match fs_err::create_dir(&root) {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
@@ -473,22 +488,76 @@ impl Staging {
                     }
                 }
             }
-            let file = rustix::fs::openat(
-                &folder,
-                path,
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o444),
-            )
-            .map_err(|e| named(path, e))?;
-            std::io::Write::write_all(&mut std::fs::File::from(file), bytes).map_err(|e| {
+            let (file, read_only) = open_for_writing(&folder, path).map_err(|e| named(path, e))?;
+            let mut file = std::fs::File::from(file);
+            std::io::Write::write_all(&mut file, bytes).map_err(|e| {
                 std::io::Error::new(
                     e.kind(),
                     format!("{e} when writing `{}`", root.join(path).display()),
                 )
             })?;
+            if let Some(mode) = read_only {
+                rustix::fs::fchmod(&file, mode).map_err(|e| named(path, e))?;
+            }
         }
         Ok(root)
     }
+}
+
+/// Opens the file `path` of a bundle's `folder` in a staging to write it: made new and read-only
+/// (`O_EXCL`, never through a link), or the empty file [`Staging::make_ahead`] made there, with
+/// the mode to give it once written (its read bits). Anything else in its place is refused
+/// (`EEXIST`), and nothing is opened through a link or a FIFO. A file made ahead that its owner
+/// may not write (a umask without the owner's write bit, for a process without
+/// `CAP_DAC_OVERRIDE`) is made again.
+fn open_for_writing(
+    folder: &rustix::fd::OwnedFd,
+    path: &str,
+) -> rustix::io::Result<(rustix::fd::OwnedFd, Option<rustix::fs::Mode>)> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    use rustix::io::Errno;
+    let create = || {
+        rustix::fs::openat(
+            folder,
+            path,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o444),
+        )
+    };
+    match create() {
+        Err(Errno::EXIST) => {}
+        made => return made.map(|file| (file, None)),
+    }
+    let opened = rustix::fs::openat(
+        folder,
+        path,
+        OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    );
+    match opened {
+        Ok(file) => match made_ahead(&rustix::fs::fstat(&file)?) {
+            Some(mode) => Ok((file, Some(mode))),
+            None => Err(Errno::EXIST),
+        },
+        Err(Errno::ACCESS)
+            if rustix::fs::statat(folder, path, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|stat| made_ahead(&stat).is_some()) =>
+        {
+            rustix::fs::unlinkat(folder, path, AtFlags::empty())?;
+            create().map(|file| (file, None))
+        }
+        Err(_) => Err(Errno::EXIST),
+    }
+}
+
+/// The read-only mode of a file [`Staging::make_ahead`] made, if `stat` is one: an empty regular
+/// file of one link, owned by this process's user.
+fn made_ahead(stat: &rustix::fs::Stat) -> Option<rustix::fs::Mode> {
+    let regular =
+        rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile;
+    let ours = stat.st_uid == rustix::process::geteuid().as_raw();
+    (regular && ours && stat.st_size == 0 && stat.st_nlink == 1)
+        .then(|| rustix::fs::Mode::from_raw_mode(stat.st_mode & 0o444))
 }
 
 /// Opens a bundle's folder in a staging, to make its files and folders relative to it: a
@@ -851,26 +920,146 @@ mod tests {
         files
     }
 
+    /// The mode of each file of `paths` under `root`, by path.
+    fn modes(root: &Path, paths: &[&str]) -> Vec<u32> {
+        use std::os::unix::fs::PermissionsExt as _;
+        paths
+            .iter()
+            .map(|path| {
+                fs_err::metadata(root.join(path))
+                    .expect("meta")
+                    .permissions()
+                    .mode()
+            })
+            .collect()
+    }
+
+    // The folders and files made ahead are the ones the bundle is written into: every file
+    // holds its exact bytes and ends with the mode a file written without them gets.
     #[test]
-    fn folders_made_ahead_are_used_by_the_bundle_written_into_them() {
+    fn folders_and_files_made_ahead_are_used_by_the_bundle_written_into_them() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let corpus = Corpus::create(tmp.path()).expect("created");
         let staging = corpus.stage("ahead").expect("staged");
         let subfolders = ["a", "a/b", "a/b/c", "a-b"].map(String::from);
-        staging.make_folders("hello", &subfolders);
+        let paths = ["SKILL.md", "a/b/c/deep.md", "a/top.md", "a-b/side.md"];
+        let files = paths.map(String::from);
+        staging.make_ahead("hello", &subfolders, &files);
         for sub in &subfolders {
             assert!(staging.dir.join("hello").join(sub).is_dir(), "{sub} made");
         }
-        let paths = ["SKILL.md", "a/b/c/deep.md", "a/top.md", "a-b/side.md"];
+        for file in &files {
+            let made = fs_err::metadata(staging.dir.join("hello").join(file)).expect("made");
+            assert!(made.is_file() && made.len() == 0, "{file} made empty");
+        }
         let root = staging
             .write_bundle("hello", &file_set(&paths))
-            .expect("written into the folders made ahead");
+            .expect("written into the folders and files made ahead");
         for path in paths {
             assert_eq!(
                 fs_err::read(root.join(path)).expect("read"),
                 format!("# {path}\n").into_bytes()
             );
         }
+        let plain = corpus.stage("plain").expect("staged");
+        let written = plain
+            .write_bundle("hello", &file_set(&paths))
+            .expect("written");
+        assert_eq!(modes(&root, &paths), modes(&written, &paths));
+        assert!(modes(&root, &paths).iter().all(|mode| mode & 0o222 == 0));
+    }
+
+    // Only an empty regular file of one link is taken for a file made ahead: a file with
+    // bytes, a second link to a file elsewhere, a symbolic link or a FIFO in its place is
+    // refused, and nothing it leads to is written (or waited for).
+    #[test]
+    fn only_an_empty_file_of_one_link_is_written_in_place() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        let target = outside.path().join("target");
+        // Each plants something at the file's place, or says it cannot here (a device node and
+        // another owner need privileges).
+        type Plant = fn(&Path, &Path) -> bool;
+        let plants: [(&str, Plant); 6] = [
+            ("bytes", |_, at| {
+                fs_err::write(at, "planted").expect("write");
+                true
+            }),
+            ("hard link", |target, at| {
+                fs_err::write(target, "").expect("write");
+                fs_err::hard_link(target, at).expect("link");
+                true
+            }),
+            ("symbolic link", |target, at| {
+                fs_err::write(target, "").expect("write");
+                std::os::unix::fs::symlink(target, at).expect("link");
+                true
+            }),
+            ("fifo", |_, at| {
+                let fifo = rustix::fs::FileType::Fifo;
+                let mode = rustix::fs::Mode::from_raw_mode(0o600);
+                rustix::fs::mknodat(rustix::fs::CWD, at, fifo, mode, 0).expect("fifo");
+                true
+            }),
+            ("device", |_, at| {
+                // The device of /dev/null: written to, it would swallow the bundle's bytes.
+                let device = rustix::fs::FileType::CharacterDevice;
+                let mode = rustix::fs::Mode::from_raw_mode(0o600);
+                let null = rustix::fs::makedev(1, 3);
+                rustix::fs::mknodat(rustix::fs::CWD, at, device, mode, null).is_ok()
+            }),
+            ("another owner", |_, at| {
+                fs_err::write(at, "").expect("write");
+                let nobody = rustix::fs::Uid::from_raw(65534);
+                rustix::fs::chown(at, Some(nobody), None).is_ok()
+            }),
+        ];
+        let mut refused = Vec::new();
+        for (what, plant) in plants {
+            let staging = corpus.stage("planted").expect("staged");
+            staging.make_ahead("hello", &[], &[]);
+            let at = staging.dir.join("hello").join("SKILL.md");
+            if !plant(&target, &at) {
+                continue;
+            }
+            let err = staging
+                .write_bundle("hello", &file_set(&["SKILL.md"]))
+                .expect_err(what);
+            assert_eq!(err.code(), "corpus_io", "{what}: {err}");
+            match what {
+                "bytes" => assert_eq!(fs_err::read_to_string(&at).expect("read"), "planted"),
+                "hard link" | "symbolic link" => {
+                    assert_eq!(fs_err::read(&target).expect("read"), b"", "{what}");
+                }
+                _ => {}
+            }
+            let _ = fs_err::remove_file(&target);
+            refused.push(what);
+        }
+        assert!(refused.len() >= 4, "{refused:?}");
+    }
+
+    // A file made ahead that its owner may not write (as a umask without the owner's write bit
+    // makes it) is still written: in place when the process may override file permissions (as
+    // root), made again otherwise. Either way it ends with its bytes and read-only.
+    #[test]
+    fn a_file_made_ahead_without_the_owners_write_bit_is_still_written() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        let staging = corpus.stage("masked").expect("staged");
+        staging.make_ahead("hello", &[], &["SKILL.md".to_owned()]);
+        let at = staging.dir.join("hello").join("SKILL.md");
+        fs_err::set_permissions(&at, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+        let root = staging
+            .write_bundle("hello", &file_set(&["SKILL.md"]))
+            .expect("written");
+        assert_eq!(
+            fs_err::read(root.join("SKILL.md")).expect("read"),
+            b"# SKILL.md\n"
+        );
+        assert_eq!(modes(&root, &["SKILL.md"])[0] & 0o777, 0o444);
     }
 
     #[test]
@@ -910,7 +1099,7 @@ mod tests {
         let corpus = Corpus::create(tmp.path()).expect("created");
         let staging = corpus.stage("linked").expect("staged");
         std::os::unix::fs::symlink(outside.path(), staging.dir.join("hello")).expect("link");
-        staging.make_folders("hello", &["a".to_owned()]);
+        staging.make_ahead("hello", &["a".to_owned()], &["a/x.md".to_owned()]);
         assert!(
             staging
                 .write_bundle("hello", &file_set(&["SKILL.md", "a/x.md"]))

@@ -319,6 +319,7 @@ impl GitRun<'_> {
     ) -> Result<SharedCommit, SourceFailure> {
         use crate::source::git::approved;
         use crate::source::git::commit::{Layout, PinnedCommit, bundle_folder};
+        use crate::source::git::select::BundleLayout;
 
         let url = escape::text(self.git.shown.as_str());
         self.run.step(&format!(
@@ -334,13 +335,13 @@ impl GitRun<'_> {
                 .transfer(&self.git.location, &line);
         };
         let wanted = approved::wanted(sharing.iter().map(|(_, run, _)| run.git));
-        // While the server sends the files, a thread makes the stagings' folders, where that
-        // costs more than handing them over.
+        // While the server sends the files, a thread makes the stagings' folders and (empty)
+        // files, where that costs more than handing them over.
         let commit = std::thread::scope(|scope| {
-            let mut make_folders = |layout: &Layout| {
-                let folders: std::collections::HashMap<&str, &Vec<String>> = layout
+            let mut make_ahead = |layout: &Layout| {
+                let folders: std::collections::HashMap<&str, &BundleLayout> = layout
                     .iter()
-                    .map(|(folder, subfolders)| (folder.as_str(), subfolders))
+                    .map(|(folder, bundle)| (folder.as_str(), bundle))
                     .collect();
                 let mut ahead = Vec::new();
                 for (_, run, staging) in sharing {
@@ -349,8 +350,8 @@ impl GitRun<'_> {
                     }
                     for pin in &run.git.approved {
                         let folder = bundle_folder(run.git.root.as_ref(), &pin.name);
-                        if let Some(&subfolders) = folders.get(folder.as_str()) {
-                            ahead.push((staging, pin.name.as_str(), subfolders.clone()));
+                        if let Some(&bundle) = folders.get(folder.as_str()) {
+                            ahead.push((staging, pin.name.as_str(), bundle.clone()));
                         }
                     }
                 }
@@ -358,8 +359,8 @@ impl GitRun<'_> {
                     return;
                 }
                 scope.spawn(move || {
-                    for (staging, name, subfolders) in ahead {
-                        staging.make_folders(name, &subfolders);
+                    for (staging, name, bundle) in ahead {
+                        staging.make_ahead(name, &bundle.subfolders, &bundle.files);
                     }
                 });
             };
@@ -370,7 +371,7 @@ impl GitRun<'_> {
                 (self.git.links, &wanted),
                 (self.run.options.interrupt, self.run.options.fetch_timeout),
                 &report,
-                &mut make_folders,
+                &mut make_ahead,
             )
         })
         .map_err(commit_failure)?;

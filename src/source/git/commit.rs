@@ -224,9 +224,9 @@ impl PinnedCommit {
         )
     }
 
-    /// [`fetch`](Self::fetch), telling `laid_out` the folders of the wanted bundles as soon as
-    /// the trees are walked, when their blobs are still to be fetched (a partial fetch): what
-    /// needs only the folders can be done while the server sends the files. A whole-commit
+    /// [`fetch`](Self::fetch), telling `laid_out` where the files of the wanted bundles go as
+    /// soon as the trees are walked, when their blobs are still to be fetched (a partial fetch):
+    /// what needs only their paths can be done while the server sends the files. A whole-commit
     /// fetch has every blob by then, and does not call it.
     pub fn fetch_laid_out(
         url: &str,
@@ -591,10 +591,9 @@ fn tree_entries(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<TreeEnt
         .collect()
 }
 
-/// The folders of the bundles a fetch wants, from the commit's trees: each bundle's folder in
-/// the repository and the folders below it that hold its files, relative to it, each after its
-/// parent (see [`PinnedCommit::fetch_laid_out`]).
-pub type Layout = Vec<(String, Vec<String>)>;
+/// Where the files of the bundles a fetch wants go, from the commit's trees: each bundle's folder
+/// in the repository and the folders and files below it (see [`PinnedCommit::fetch_laid_out`]).
+pub type Layout = Vec<(String, select::BundleLayout)>;
 
 /// The folder of bundle `name` in the repository.
 pub fn bundle_folder(root: Option<&RootPath>, name: &SkillName) -> String {
@@ -680,7 +679,7 @@ fn blob_request(
                 request.ids.push(id);
             }
         }
-        layout.push((folder.clone(), wanted.subfolders));
+        layout.push((folder.clone(), wanted.layout));
         request.object_bytes = request
             .object_bytes
             .max(limits.skill_md_bytes())
