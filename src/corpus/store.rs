@@ -403,15 +403,15 @@ impl Corpus {
 }
 
 impl Staging {
-    /// Makes the folder `<staging>/<name>/`, its `subfolders` (relative paths, each after its
-    /// parent) and its `files` (relative paths, empty, writable by their owner) ahead of
-    /// [`write_bundle`](Self::write_bundle), which then finds them made and writes into them: a
-    /// Git source does it while the server still sends the files, so that making folders and
-    /// files (~12 µs and ~4 µs each on ext4) is not left to the staging. Best effort: it stops at
-    /// the first folder or file it cannot make, never follows a link in place of the bundle's
-    /// folder, and what it did not make is made, or fails, when the bundle is written.
+    /// Makes the folder `<staging>/<name>/`, its `files` (relative paths; empty, writable by
+    /// their owner) and the folders that hold them ahead of [`write_bundle`](Self::write_bundle),
+    /// which then finds them made and writes into them: a Git source does it while the server
+    /// still sends the files, so that making folders and files (~12 µs and ~4 µs each on ext4) is
+    /// not left to the staging. Best effort: it stops at the first folder or file it cannot make,
+    /// never follows a link in place of the bundle's folder, and what it did not make is made, or
+    /// fails, when the bundle is written.
     #[cfg(any(feature = "git", test))]
-    pub fn make_ahead(&self, name: &str, subfolders: &[String], files: &[String]) {
+    pub fn make_ahead(&self, name: &str, files: &[String]) {
         use rustix::fs::{Mode, OFlags};
         let root = self.dir.join(name);
         if rustix::fs::mkdir(&root, Mode::from_raw_mode(0o777)).is_err() {
@@ -420,21 +420,20 @@ impl Staging {
         let Ok(folder) = open_bundle_folder(&root) else {
             return;
         };
-        for sub in subfolders {
-            if rustix::fs::mkdirat(&folder, sub.as_str(), Mode::from_raw_mode(0o777)).is_err() {
+        let mut made = std::collections::HashSet::new();
+        for file in files {
+            if make_parents(&folder, file, &mut made).is_err() {
                 return;
             }
-        }
-        for file in files {
             // Read bits as a file of `write_bundle` gets them (0o444 less the umask), and the
             // owner's write bit until it is written.
-            let made = rustix::fs::openat(
+            let created = rustix::fs::openat(
                 &folder,
                 file.as_str(),
                 OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 Mode::from_raw_mode(0o644),
             );
-            if made.is_err() {
+            if created.is_err() {
                 return;
             }
         }
@@ -459,7 +458,6 @@ impl Staging {
     /// folders and files made ahead ([`make_ahead`](Self::make_ahead)) are used as they are
     /// ([`open_for_writing`]), each file made read-only once written.
     pub fn write_bundle(&self, name: &str, files: &FileSet) -> Result<PathBuf, CorpusError> {
-        use rustix::fs::Mode;
         let root = self.dir.join(name);
         match fs_err::create_dir(&root) {
             Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
@@ -474,21 +472,13 @@ impl Staging {
             )
         };
         let folder = open_bundle_folder(&root).map_err(|e| named("", e))?;
-        // The folders made so far (each prefix of a file's folder), by their relative paths.
-        let mut made: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let owner = rustix::process::geteuid();
+        let mut made = std::collections::HashSet::new();
         for (path, bytes) in files.iter() {
             let path = path.as_str();
-            let mut slashes = path.match_indices('/').map(|(at, _)| at);
-            for at in slashes.by_ref() {
-                let sub = &path[..at];
-                if made.insert(sub) {
-                    match rustix::fs::mkdirat(&folder, sub, Mode::from_raw_mode(0o777)) {
-                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                        Err(e) => return Err(named(sub, e).into()),
-                    }
-                }
-            }
-            let (file, read_only) = open_for_writing(&folder, path).map_err(|e| named(path, e))?;
+            make_parents(&folder, path, &mut made).map_err(|(sub, e)| named(sub, e))?;
+            let (file, read_only) =
+                open_for_writing(&folder, path, owner).map_err(|e| named(path, e))?;
             let mut file = std::fs::File::from(file);
             std::io::Write::write_all(&mut file, bytes).map_err(|e| {
                 std::io::Error::new(
@@ -504,6 +494,27 @@ impl Staging {
     }
 }
 
+/// Makes the folders that hold `path` below a bundle's `folder` (each prefix before a `/`,
+/// outermost first) that `made` does not list yet, and lists them there: each is made once per
+/// bundle, and one that exists already (made ahead) is used as it is. On failure, the folder
+/// that could not be made and why.
+fn make_parents<'p>(
+    folder: &rustix::fd::OwnedFd,
+    path: &'p str,
+    made: &mut std::collections::HashSet<&'p str>,
+) -> Result<(), (&'p str, rustix::io::Errno)> {
+    for (at, _) in path.match_indices('/') {
+        let sub = &path[..at];
+        if made.insert(sub) {
+            match rustix::fs::mkdirat(folder, sub, rustix::fs::Mode::from_raw_mode(0o777)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err((sub, e)),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Opens the file `path` of a bundle's `folder` in a staging to write it: made new and read-only
 /// (`O_EXCL`, never through a link), or the empty file [`Staging::make_ahead`] made there, with
 /// the mode to give it once written (its read bits). Anything else in its place is refused
@@ -513,6 +524,7 @@ impl Staging {
 fn open_for_writing(
     folder: &rustix::fd::OwnedFd,
     path: &str,
+    owner: rustix::process::Uid,
 ) -> rustix::io::Result<(rustix::fd::OwnedFd, Option<rustix::fs::Mode>)> {
     use rustix::fs::{AtFlags, Mode, OFlags};
     use rustix::io::Errno;
@@ -535,13 +547,13 @@ fn open_for_writing(
         Mode::empty(),
     );
     match opened {
-        Ok(file) => match made_ahead(&rustix::fs::fstat(&file)?) {
+        Ok(file) => match made_ahead(&rustix::fs::fstat(&file)?, owner) {
             Some(mode) => Ok((file, Some(mode))),
             None => Err(Errno::EXIST),
         },
         Err(Errno::ACCESS)
             if rustix::fs::statat(folder, path, AtFlags::SYMLINK_NOFOLLOW)
-                .is_ok_and(|stat| made_ahead(&stat).is_some()) =>
+                .is_ok_and(|stat| made_ahead(&stat, owner).is_some()) =>
         {
             rustix::fs::unlinkat(folder, path, AtFlags::empty())?;
             create().map(|file| (file, None))
@@ -551,11 +563,11 @@ fn open_for_writing(
 }
 
 /// The read-only mode of a file [`Staging::make_ahead`] made, if `stat` is one: an empty regular
-/// file of one link, owned by this process's user.
-fn made_ahead(stat: &rustix::fs::Stat) -> Option<rustix::fs::Mode> {
+/// file of one link, owned by `owner` (this process's effective user).
+fn made_ahead(stat: &rustix::fs::Stat, owner: rustix::process::Uid) -> Option<rustix::fs::Mode> {
     let regular =
         rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile;
-    let ours = stat.st_uid == rustix::process::geteuid().as_raw();
+    let ours = stat.st_uid == owner.as_raw();
     (regular && ours && stat.st_size == 0 && stat.st_nlink == 1)
         .then(|| rustix::fs::Mode::from_raw_mode(stat.st_mode & 0o444))
 }
@@ -941,11 +953,10 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let corpus = Corpus::create(tmp.path()).expect("created");
         let staging = corpus.stage("ahead").expect("staged");
-        let subfolders = ["a", "a/b", "a/b/c", "a-b"].map(String::from);
         let paths = ["SKILL.md", "a/b/c/deep.md", "a/top.md", "a-b/side.md"];
         let files = paths.map(String::from);
-        staging.make_ahead("hello", &subfolders, &files);
-        for sub in &subfolders {
+        staging.make_ahead("hello", &files);
+        for sub in ["a", "a/b", "a/b/c", "a-b"] {
             assert!(staging.dir.join("hello").join(sub).is_dir(), "{sub} made");
         }
         for file in &files {
@@ -1018,7 +1029,7 @@ mod tests {
         let mut refused = Vec::new();
         for (what, plant) in plants {
             let staging = corpus.stage("planted").expect("staged");
-            staging.make_ahead("hello", &[], &[]);
+            staging.make_ahead("hello", &[]);
             let at = staging.dir.join("hello").join("SKILL.md");
             if !plant(&target, &at) {
                 continue;
@@ -1049,7 +1060,7 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let corpus = Corpus::create(tmp.path()).expect("created");
         let staging = corpus.stage("masked").expect("staged");
-        staging.make_ahead("hello", &[], &["SKILL.md".to_owned()]);
+        staging.make_ahead("hello", &["SKILL.md".to_owned()]);
         let at = staging.dir.join("hello").join("SKILL.md");
         fs_err::set_permissions(&at, std::fs::Permissions::from_mode(0o444)).expect("chmod");
         let root = staging
@@ -1099,7 +1110,7 @@ mod tests {
         let corpus = Corpus::create(tmp.path()).expect("created");
         let staging = corpus.stage("linked").expect("staged");
         std::os::unix::fs::symlink(outside.path(), staging.dir.join("hello")).expect("link");
-        staging.make_ahead("hello", &["a".to_owned()], &["a/x.md".to_owned()]);
+        staging.make_ahead("hello", &["a/x.md".to_owned()]);
         assert!(
             staging
                 .write_bundle("hello", &file_set(&["SKILL.md", "a/x.md"]))

@@ -319,7 +319,6 @@ impl GitRun<'_> {
     ) -> Result<SharedCommit, SourceFailure> {
         use crate::source::git::approved;
         use crate::source::git::commit::{Layout, PinnedCommit, bundle_folder};
-        use crate::source::git::select::BundleLayout;
 
         let url = escape::text(self.git.shown.as_str());
         self.run.step(&format!(
@@ -338,11 +337,7 @@ impl GitRun<'_> {
         // While the server sends the files, a thread makes the stagings' folders and (empty)
         // files, where that costs more than handing them over.
         let commit = std::thread::scope(|scope| {
-            let mut make_ahead = |layout: &Layout| {
-                let folders: std::collections::HashMap<&str, &BundleLayout> = layout
-                    .iter()
-                    .map(|(folder, bundle)| (folder.as_str(), bundle))
-                    .collect();
+            let mut make_ahead = |layout: Layout| {
                 let mut ahead = Vec::new();
                 for (_, run, staging) in sharing {
                     if staging.folders_are_cheap() {
@@ -350,17 +345,17 @@ impl GitRun<'_> {
                     }
                     for pin in &run.git.approved {
                         let folder = bundle_folder(run.git.root.as_ref(), &pin.name);
-                        if let Some(&bundle) = folders.get(folder.as_str()) {
-                            ahead.push((staging, pin.name.as_str(), bundle.clone()));
-                        }
+                        ahead.push((staging, pin.name.as_str(), folder));
                     }
                 }
                 if ahead.is_empty() {
                     return;
                 }
                 scope.spawn(move || {
-                    for (staging, name, bundle) in ahead {
-                        staging.make_ahead(name, &bundle.subfolders, &bundle.files);
+                    for (staging, name, folder) in ahead {
+                        if let Some(files) = layout.get(&folder) {
+                            staging.make_ahead(name, files);
+                        }
                     }
                 });
             };

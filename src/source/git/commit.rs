@@ -235,7 +235,7 @@ impl PinnedCommit {
         (links, wanted): (Links, &WantedBundles<'_>),
         (interrupt, deadline): (&AtomicBool, std::time::Duration),
         report: fetch::Report<'_>,
-        laid_out: &mut dyn FnMut(&Layout),
+        laid_out: &mut dyn FnMut(Layout),
     ) -> Result<PinnedCommit, CommitError> {
         let mut walked = None;
         let fetched = fetch::fetch_commit(
@@ -254,7 +254,7 @@ impl PinnedCommit {
                 }
                 let (request, layout) = blob_request(repo, commit, &summary, wanted)?;
                 if blobs_follow {
-                    laid_out(&layout);
+                    laid_out(layout);
                 }
                 walked = Some(summary);
                 Ok(request)
@@ -591,9 +591,10 @@ fn tree_entries(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<TreeEnt
         .collect()
 }
 
-/// Where the files of the bundles a fetch wants go, from the commit's trees: each bundle's folder
-/// in the repository and the folders and files below it (see [`PinnedCommit::fetch_laid_out`]).
-pub type Layout = Vec<(String, select::BundleLayout)>;
+/// Where the files of the bundles a fetch wants go, from the commit's trees: by each bundle's
+/// folder in the repository, its files relative to that folder (see
+/// [`PinnedCommit::fetch_laid_out`]).
+pub type Layout = std::collections::HashMap<String, Vec<String>>;
 
 /// The folder of bundle `name` in the repository.
 pub fn bundle_folder(root: Option<&RootPath>, name: &SkillName) -> String {
@@ -679,7 +680,7 @@ fn blob_request(
                 request.ids.push(id);
             }
         }
-        layout.push((folder.clone(), wanted.layout));
+        layout.insert(folder.clone(), wanted.files);
         request.object_bytes = request
             .object_bytes
             .max(limits.skill_md_bytes())

@@ -66,17 +66,7 @@ pub fn select_bundle(
 pub struct WantedFolder {
     /// The blobs of its files: what a partial fetch asks the server for.
     pub blobs: Vec<gix::ObjectId>,
-    /// Where its files go below the bundle's folder.
-    pub layout: BundleLayout,
-}
-
-/// The folders and files of a bundle below its folder, relative to it, as a staging holds them
-/// once the bundle is written.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct BundleLayout {
-    /// The folders that hold its files, each after its parent.
-    pub subfolders: Vec<String>,
-    /// Its files.
+    /// Its files, relative to the bundle's folder: where the staging writes those blobs.
     pub files: Vec<String>,
 }
 
@@ -102,21 +92,11 @@ pub fn wanted_blobs(
     if builder.is_exhausted() {
         return Ok(WantedFolder::default());
     }
-    let mut layout = BundleLayout::default();
-    let mut seen = std::collections::HashSet::new();
-    for (path, _) in &planned {
-        let path = path.as_str();
-        for (at, _) in path.match_indices('/') {
-            if seen.insert(&path[..at]) {
-                layout.subfolders.push(path[..at].to_owned());
-            }
-        }
-        layout.files.push(path.to_owned());
-    }
-    Ok(WantedFolder {
-        blobs: planned.into_iter().map(|(_, id)| id).collect(),
-        layout,
-    })
+    let (files, blobs) = planned
+        .into_iter()
+        .map(|(path, id)| (path.as_str().to_owned(), id))
+        .unzip();
+    Ok(WantedFolder { blobs, files })
 }
 
 struct FolderReader<'a> {
@@ -287,7 +267,7 @@ mod tests {
     }
 
     #[test]
-    fn the_wanted_layout_is_every_file_and_each_folder_holding_one_after_its_parent() {
+    fn the_wanted_files_are_every_file_of_the_bundle_at_any_depth() {
         let repo = TestRepo::new();
         let file = repo.blob(b"x");
         let deep = repo.tree(&[("100644", b"c.md", &file)]);
@@ -297,11 +277,7 @@ mod tests {
         let root = gix::ObjectId::from_hex(root.as_bytes()).expect("id");
         let wanted =
             wanted_blobs(&repo.open(), commit, root, "skills/good", limits::CHAMVI).expect("reads");
-        assert_eq!(wanted.layout.subfolders, ["refs", "refs/deep"]);
-        assert_eq!(
-            wanted.layout.files,
-            ["SKILL.md", "refs/b.md", "refs/deep/c.md"]
-        );
+        assert_eq!(wanted.files, ["SKILL.md", "refs/b.md", "refs/deep/c.md"]);
         assert_eq!(wanted.blobs.len(), 3);
         let absent =
             wanted_blobs(&repo.open(), commit, root, "skills/none", limits::CHAMVI).expect("reads");
