@@ -406,3 +406,11 @@ fn a_path_that_moved_is_found() {
     );
     assert!(found.iter().all(|(_, p)| !Path::new(ROOT).join(p).exists()));
 }
+
+/// The README stays a front page: at most 250 lines (the rest belongs in `docs/`).
+#[test]
+fn the_readme_is_at_most_250_lines() {
+    let text = fs_err::read_to_string(Path::new(ROOT).join("README.md")).expect("read README.md");
+    let lines = text.lines().count();
+    assert!(lines <= 250, "README.md has {lines} lines, at most 250");
+}
