@@ -119,6 +119,9 @@ print(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))\n";
     let seen = result["stdout"].as_str().expect("stdout");
     assert!(!seen.contains("TOP-SECRET"), "{seen}");
     assert!(seen.starts_with("closed 9\n"), "{seen}");
+    // No other descriptor either (the cargo jobserver's, say): only the standard three and the
+    // one the listing itself opened.
+    assert!(seen.ends_with("\n[0, 1, 2, 3]\n"), "{seen}");
 }
 
 /// Prints its working directory, then the skill's `scripts/data.txt` read by a relative path.
