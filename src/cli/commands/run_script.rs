@@ -9,8 +9,9 @@ use crate::cli::exit::Exit;
 ///
 /// Only helpers whose exact bytes are approved in the descriptor (`scripts.allowlist`) or in
 /// `SKILLFOLD_SKILL_SCRIPT_ALLOWLIST` run: with `python3 -I`, the verified bytes on stdin, the
-/// skill's directory as working directory, a reduced environment, a 30 s timeout and a 256 KiB
-/// output cap, in a process group that is killed afterwards. The result is `{skill, script,
+/// skill's directory as working directory (a private copy of its verified files once a later
+/// `prepare` removed it), no descriptor but stdin, stdout and stderr, a reduced environment, a
+/// 30 s timeout and a 256 KiB output cap, in a process group that is killed afterwards. The result is `{skill, script,
 /// exit_code, stdout, stderr}`; a refusal prints `{"error": {code, message, ...}}` on stderr.
 ///
 /// Exit status: 0 the helper ran and exited 0; 2 refused or failed (see the error code).

@@ -362,18 +362,19 @@ fn run_helper(
         exec::RunError::Spawn(e) => match exec::workdir::vanished(&workdir) {
             Some(gone) => refuse(ToolCode::WorkdirMissing, gone.to_string()),
             None => refuse(
-            ToolCode::SpawnFailed,
-            format!(
-                "cannot start `{}` in `{}`: {}",
-                escape::path(&config.python),
-                escape::path(workdir.path()),
-                escape::text(&e.to_string())
-            ),
+                ToolCode::SpawnFailed,
+                format!(
+                    "cannot start `{}` in `{}`: {}",
+                    escape::path(&config.python),
+                    escape::path(workdir.path()),
+                    escape::text(&e.to_string())
+                ),
             ),
         },
-        exec::RunError::Descriptors(_) => {
-            refuse(ToolCode::SpawnFailed, escape::text(&e.to_string()).to_string())
-        }
+        exec::RunError::Descriptors(_) => refuse(
+            ToolCode::SpawnFailed,
+            escape::text(&e.to_string()).to_string(),
+        ),
     })
 }
 

@@ -111,7 +111,11 @@ print(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))\n";
     };
     // The shell does hand descriptor 7 on: a program it starts reads the secret.
     let direct = shell("\"$PYTHON\" -c \"$PROBE\"");
-    assert!(stdout(&direct).contains("open TOP-SECRET-42"), "{}", stdout(&direct));
+    assert!(
+        stdout(&direct).contains("open TOP-SECRET-42"),
+        "{}",
+        stdout(&direct)
+    );
 
     let out = shell("\"$BIN\" run-script tools scripts/probe.py");
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
@@ -143,7 +147,10 @@ fn call_where(catalogue: &skillfold::Catalogue) -> Result<Value, skillfold::Tool
 #[test]
 fn a_helper_runs_in_a_private_copy_once_its_skill_directory_is_gone() {
     let lab = Lab::new(
-        &[("scripts/where.py", WHERE), ("scripts/data.txt", "verified")],
+        &[
+            ("scripts/where.py", WHERE),
+            ("scripts/data.txt", "verified"),
+        ],
         &["scripts/where.py"],
         "",
     );
@@ -170,7 +177,10 @@ fn a_helper_runs_in_a_private_copy_once_its_skill_directory_is_gone() {
 #[test]
 fn a_gone_directory_that_held_a_file_of_the_skill_is_named() {
     let lab = Lab::new(
-        &[("scripts/where.py", WHERE), ("scripts/data.txt", "verified")],
+        &[
+            ("scripts/where.py", WHERE),
+            ("scripts/data.txt", "verified"),
+        ],
         &["scripts/where.py"],
         "",
     );
@@ -200,7 +210,8 @@ fn a_gone_directory_that_held_a_file_of_the_skill_is_named() {
     let err = call_where(&catalogue).expect_err("refused");
     assert_eq!(err.code, "workdir_missing", "{}", err.message);
     assert!(
-        err.message.contains(&dir.display().to_string()) && err.message.contains("scripts/blob.bin"),
+        err.message.contains(&dir.display().to_string())
+            && err.message.contains("scripts/blob.bin"),
         "{}",
         err.message
     );
