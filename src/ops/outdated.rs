@@ -15,7 +15,9 @@
 //! Either way each approved bundle is `unchanged` (same digest), `changed` (the new digest and
 //! declared version), `removed` (no folder any more) or `invalid` (it breaks a rule at the head;
 //! the problems are listed), and the bundles at the head that are not approved are listed as
-//! `available` ([`compare`] is the one place that decides). Each source is checked as `prepare`
+//! `available` ([`compare`] is the one place that decides). A bundle whose declared version can
+//! never be pinned (`latest`, `^1.2`) is `invalid` too, with the problem line `update` refuses it
+//! with ([`crate::ops::update::declared_label`]). Each source is checked as `prepare`
 //! checks it, through the same code ([`ApprovedSource`] for Git: its own `links` policy and
 //! limits; [`crate::source::oci::approved`] for images: its own limits, the layers its
 //! annotations give it, its own pull bound), and holds in memory what `prepare` would: its own
@@ -31,6 +33,7 @@ use serde::Serialize;
 use crate::descriptor::plan::{GitSource, OciSource, Plan, Source};
 use crate::format::pin::Pin;
 use crate::ops::target::{Images, SourceId, Taken};
+use crate::ops::update::declared_label;
 use crate::source::error::SourceError;
 use crate::source::git::approved::{self, ApprovedSource};
 use crate::source::git::candidate::{Candidate, CandidateTarget};
@@ -372,11 +375,18 @@ fn bundle_report(pin: &Pin, taken: Taken) -> BundleOutdated {
     let mut entry = unchanged(pin);
     match taken {
         Taken::Bundle(bundle) if bundle.digest() == pin.hash => {}
-        Taken::Bundle(bundle) => {
-            entry.status = OutdatedStatus::Changed;
-            entry.new_hash = Some(bundle.digest().to_string());
-            entry.new_version = bundle.declared_version().map(str::to_owned);
-        }
+        // A version `update` would refuse to pin is `invalid` here too, with its problem line.
+        Taken::Bundle(bundle) => match bundle.declared_version().map(declared_label) {
+            Some(Err(problem)) => {
+                entry.status = OutdatedStatus::Invalid;
+                entry.problems = vec![problem];
+            }
+            _ => {
+                entry.status = OutdatedStatus::Changed;
+                entry.new_hash = Some(bundle.digest().to_string());
+                entry.new_version = bundle.declared_version().map(str::to_owned);
+            }
+        },
         Taken::Missing => entry.status = OutdatedStatus::Removed,
         Taken::Invalid(problems) => {
             entry.status = OutdatedStatus::Invalid;

@@ -9,11 +9,34 @@
 //! the user's site-packages. The environment holds only `PATH LANG LC_ALL LC_CTYPE TZ TMPDIR
 //! SSL_CERT_FILE SSL_CERT_DIR` (from the parent, when set) and `SKILLFOLD_REPLAY=off`.
 //!
+//! **Descriptors.** The helper gets standard input, output and error, and no other descriptor of
+//! skillfold's: not one skillfold inherited without close-on-exec (`exec 7<secret.txt` in the
+//! shell that started it). Right before each spawn the parent lists its open descriptors above 2
+//! (`/proc/self/fd`, else `/dev/fd`); between fork and exec the child marks each of them
+//! close-on-exec (`fcntl(F_SETFD)`), so exec closes them all. Why so:
+//! - In the child only async-signal-safe calls may be made: the list is built before the fork
+//!   and only read there, and `fcntl` is a plain system call (no allocation, no lock).
+//! - The child does not close them outright: the standard library keeps a close-on-exec pipe
+//!   open in it to report a failed exec, and closing that pipe would turn "cannot start the
+//!   interpreter" into a silent exit. (`close_range(3, ~0, CLOSE_RANGE_CLOEXEC)` would do it in
+//!   one call, but rustix offers no wrapper for it and libc is no dependency of ours.)
+//! - The parent's own descriptors are left as they are: marking them close-on-exec there would
+//!   change what a host embedding the library passes to its own children.
+//! - A descriptor another thread opens between the listing and the fork is not in the list:
+//!   the standard library and skillfold open every descriptor close-on-exec, and the ones this
+//!   guards against were inherited when skillfold started.
+//!
+//! If neither listing can be read, no helper starts ([`RunError::Descriptors`]).
+//!
 //! The helper leads its own process group. The whole group receives SIGKILL when the timeout
 //! passes, when stdout and stderr together exceed the cap, and after the helper exits (so no
 //! grandchild outlives it). A process group is not a sandbox: see the README's security model.
 
+#[path = "runner_workdir.rs"]
+pub mod workdir;
+
 use std::io::{Read as _, Write as _};
+use std::os::fd::RawFd;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -90,9 +113,25 @@ enum PipeEvent {
     Eof,
 }
 
+/// Why a helper was not started.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// skillfold's open descriptors could not be listed, so none could be kept from the helper.
+    #[error(
+        "cannot list skillfold's open file descriptors (/proc/self/fd, /dev/fd) to keep them from the helper: {0}"
+    )]
+    Descriptors(#[source] std::io::Error),
+    /// The interpreter could not be started in the working directory.
+    #[error("{0}")]
+    Spawn(#[source] std::io::Error),
+}
+
 /// Runs the helper. `Err` when it could not be started.
-pub fn run(request: &RunRequest<'_>, limits: RunLimits) -> std::io::Result<RunOutcome> {
-    let mut child = helper_command(request).spawn()?;
+pub fn run(request: &RunRequest<'_>, limits: RunLimits) -> Result<RunOutcome, RunError> {
+    let inherited = open_descriptors().map_err(RunError::Descriptors)?;
+    let mut child = helper_command(request, inherited)
+        .spawn()
+        .map_err(RunError::Spawn)?;
     let deadline = Instant::now() + limits.timeout;
     let writer = feed_stdin(&mut child, request.source.to_vec());
     let events = read_pipes(&mut child);
@@ -101,9 +140,27 @@ pub fn run(request: &RunRequest<'_>, limits: RunLimits) -> std::io::Result<RunOu
     Ok(outcome)
 }
 
+/// The descriptors above 2 open in this process now: the entries of `/proc/self/fd` (else
+/// `/dev/fd`), the one the listing itself used included (harmless: marking a closed descriptor
+/// fails, and one reused by then was opened close-on-exec).
+fn open_descriptors() -> std::io::Result<Vec<RawFd>> {
+    let entries = fs_err::read_dir("/proc/self/fd").or_else(|_| fs_err::read_dir("/dev/fd"))?;
+    let mut fds = Vec::new();
+    for entry in entries {
+        let name = entry?.file_name();
+        if let Some(fd) = name.to_str().and_then(|n| n.parse::<RawFd>().ok())
+            && fd > 2
+        {
+            fds.push(fd);
+        }
+    }
+    Ok(fds)
+}
+
 /// The helper's command: isolated Python running the bootstrap, a cleared environment but for
-/// [`PASSED_ENV`], piped standard streams, its own process group, killed with skillfold.
-fn helper_command(request: &RunRequest<'_>) -> Command {
+/// [`PASSED_ENV`], piped standard streams, its own process group, killed with skillfold, and
+/// none of `inherited` (the descriptors above 2 open before the spawn) left open after exec.
+fn helper_command(request: &RunRequest<'_>, inherited: Vec<RawFd>) -> Command {
     let mut command = Command::new(request.python);
     command
         .args(["-I", "-c", BOOTSTRAP, request.script])
@@ -123,21 +180,27 @@ fn helper_command(request: &RunRequest<'_>) -> Command {
     {
         use std::os::unix::process::CommandExt as _;
         command.process_group(0);
-    }
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::process::CommandExt as _;
-        // The helper leads its own group, so a Ctrl-C or a SIGKILL aimed at skillfold does not
-        // reach it: have the kernel kill it when skillfold's spawning thread goes away.
         #[allow(unsafe_code)]
-        // SAFETY: the closure runs in the child between fork and exec. It makes one
-        // async-signal-safe system call (`prctl`), allocates nothing and touches no lock.
+        // SAFETY: the closure runs in the child between fork and exec. It makes only
+        // async-signal-safe system calls (`prctl` on Linux, `fcntl`), allocates nothing (the
+        // list was built before the fork) and touches no lock. `borrow_raw` is sound for the
+        // call it serves: a descriptor closed since the listing only makes `fcntl` fail
+        // (`EBADF`, ignored), and nothing else in the child uses these descriptors.
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
+                // The helper leads its own group, so a Ctrl-C or a SIGKILL aimed at skillfold
+                // does not reach it: have the kernel kill it when skillfold's spawning thread
+                // goes away.
+                #[cfg(target_os = "linux")]
                 rustix::process::set_parent_process_death_signal(Some(
                     rustix::process::Signal::KILL,
                 ))
-                .map_err(std::io::Error::from)
+                .map_err(std::io::Error::from)?;
+                for &fd in &inherited {
+                    let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
+                    let _ = rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::CLOEXEC);
+                }
+                Ok(())
             });
         }
     }

@@ -173,3 +173,50 @@ fn a_head_whose_folder_names_another_bundle_is_invalid_not_changed() {
     let problems = bundle["problems"].to_string();
     assert!(problems.contains("[name_mismatch]"), "{problems}");
 }
+
+// A head whose bundle declares a version that can never be pinned is `invalid` for `outdated`,
+// with the very problem line `update` refuses it with (`invalid_version`): never `changed`.
+#[test]
+fn a_head_declaring_an_unpinnable_version_is_invalid_as_update_refuses_it() {
+    let repo = Repo::new();
+    repo.bundle("alpha", "");
+    let pinned = repo.commit("alpha");
+    git(&repo.bare, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    let alpha = repo.digest("alpha");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    fs_err::write(
+        tmp.path().join("skillfold.yaml"),
+        descriptor(&repo, &pinned, "", &[("alpha", &alpha)]),
+    )
+    .expect("write");
+    let long = "1".repeat(129);
+    for version in [
+        "latest",
+        "\"1.0 beta\"",
+        "\"^1.2\"",
+        long.as_str(),
+        "\"1.0\\u0001\"",
+    ] {
+        repo.write(
+            "skills/alpha/SKILL.md",
+            format!("---\nname: alpha\ndescription: The alpha skill.\nversion: {version}\n---\n# alpha\n").as_bytes(),
+        );
+        repo.commit(&format!("alpha declares {version}"));
+        let out = skillfold_in(tmp.path(), &["outdated", "-c", "skillfold.yaml", "--json"]);
+        assert_eq!(out.status.code(), Some(0), "{version}: {}", stderr(&out));
+        let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        let seen = &report["sources"][0]["bundles"][0];
+        assert_eq!(seen["status"], "invalid", "{version}: {seen}");
+        assert!(seen["new_hash"].is_null(), "{version}: {seen}");
+
+        let out = skillfold_in(tmp.path(), &["update", "-c", "skillfold.yaml", "--json"]);
+        let report: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        let refused = &report["sources"][0]["bundles"][0];
+        assert_eq!(refused["status"], "refused", "{version}: {refused}");
+        assert_eq!(seen["problems"], refused["problems"], "{version}");
+        assert!(
+            seen["problems"].to_string().contains("[invalid_version]"),
+            "{version}: {seen}"
+        );
+    }
+}

@@ -581,3 +581,5 @@ fn call_async_runs_a_helper_without_blocking_the_executor() {
         runtime.block_on(c.call_async("load_skill", &json!({"name": "tools", "reference": null})));
     assert_eq!(body.expect("served").1.skill, "tools");
 }
+
+mod start;

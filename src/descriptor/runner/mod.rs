@@ -9,7 +9,8 @@
 //! The checks, in order, each with its code: input shape (`invalid_args`), path rules
 //! (`invalid_path`, `unknown_skill`, `not_found`), blocklist (`blocked_tool`), replay guard
 //! (`replay_blocked`), approval by hash (`not_approved`), then execution (`timeout`,
-//! `output_limit`, `script_failed`, `spawn_failed`, `unsupported_platform`). The code lives in
+//! `output_limit`, `script_failed`, `spawn_failed`, `workdir_missing`, `unsupported_platform`).
+//! The code lives in
 //! [`crate::runtime::tools::run_script`]; this module holds the configuration.
 
 pub mod blocklist;

@@ -593,6 +593,20 @@ fn review_bundles(
     (pins.len() == approved.len()).then_some(pins)
 }
 
+/// The label a bundle's declared `version` gives its pin, or the problem line (code
+/// `invalid_version`) when it can never be pinned (`latest`, `^1.2`, a space, over 128
+/// characters): the one judgement of `update` (which refuses the bundle) and `outdated` (which
+/// reports it `invalid`).
+pub(crate) fn declared_label(declared: &str) -> Result<VersionLabel, String> {
+    VersionLabel::parse(declared).map_err(|e| {
+        format!(
+            "the bundle declares version `{}`, which cannot be pinned: {e} [{}]",
+            escape::text(declared),
+            ErrorCode::from(DescriptorCode::InvalidVersion)
+        )
+    })
+}
+
 /// The pin `bundle` gets: its digest, and the version it declares (the pinned one when it
 /// declares none, unless that is the placeholder).
 // A String: a problem line of the bundle's report (its code already in brackets); only shown.
@@ -602,13 +616,7 @@ fn new_pin(
     placeholder: bool,
 ) -> Result<Pin, String> {
     let version = match bundle.declared_version() {
-        Some(declared) => VersionLabel::parse(declared).map_err(|e| {
-            format!(
-                "the bundle declares version `{}`, which cannot be pinned: {e} [{}]",
-                escape::text(declared),
-                ErrorCode::from(DescriptorCode::InvalidVersion)
-            )
-        })?,
+        Some(declared) => declared_label(declared)?,
         None if placeholder => {
             return Err(format!(
                 "the pin's version is the placeholder `{}` and the bundle declares none: write the release label by hand [{}]",

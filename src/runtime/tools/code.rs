@@ -44,6 +44,9 @@ crate::support::error_code::error_codes! {
     UnsupportedPlatform = "unsupported_platform",
     /// The interpreter could not start.
     SpawnFailed = "spawn_failed",
+    /// The helper's working directory (the skill's directory) is gone and cannot be stood in
+    /// for.
+    WorkdirMissing = "workdir_missing",
     /// The reference file is over its bound.
     TooLarge = "too_large",
     /// The reference file is not UTF-8 text.

@@ -88,7 +88,8 @@ impl ToolAnnotations {
 /// named something that does not exist. The codes (a `ToolCode`): `unknown_tool`,
 /// `validation_error`, `policy_denied` (every tool); `invalid_args`, `unknown_skill`,
 /// `invalid_path`, `not_found`, `blocked_tool`, `replay_blocked`, `not_approved`, `timeout`,
-/// `output_limit`, `script_failed`, `unsupported_platform`, `spawn_failed` (`skill_run_script`);
+/// `output_limit`, `script_failed`, `unsupported_platform`, `spawn_failed`, `workdir_missing`
+/// (`skill_run_script`);
 /// `invalid_args`, `unknown_skill`, `invalid_path`, `not_found`, `too_large`, `not_text`
 /// (`skill_read_reference`).
 // The example is for rustdoc only: schemars turns doc comments into schema descriptions.

@@ -328,7 +328,8 @@ fn run_limits(config: &RunnerConfig) -> exec::RunLimits {
 }
 
 /// 6. The run: on Unix only (process groups), in the directory the verified bytes were read
-///    from (a corpus generation, not `current`).
+///    from (a corpus generation, not `current`), or in a private copy of the skill's verified
+///    files once that directory is gone ([`exec::workdir`]).
 fn run_helper(
     config: &RunnerConfig,
     skill: &Snapshot,
@@ -343,28 +344,37 @@ fn run_helper(
             "helpers run only on Unix (process groups)",
         ));
     }
-    let Some(cwd) = skill.dir() else {
-        return Err(refuse(
-            ToolCode::SpawnFailed,
-            "the skill was not read from a directory; helpers need one to run in",
-        ));
-    };
+    let workdir = exec::workdir::choose(skill).map_err(|e| {
+        let code = match e {
+            exec::workdir::WorkDirError::NoDirectory => ToolCode::SpawnFailed,
+            _ => ToolCode::WorkdirMissing,
+        };
+        refuse(code, e.to_string())
+    })?;
     let request = exec::RunRequest {
         python: &config.python,
-        cwd,
+        cwd: workdir.path(),
         script,
         source,
         args,
     };
-    exec::run(&request, limits).map_err(|e| {
-        refuse(
-            ToolCode::SpawnFailed,
-            format!(
-                "cannot start `{}`: {}",
-                escape::path(&config.python),
-                escape::text(&e.to_string())
+    exec::run(&request, limits).map_err(|e| match e {
+        exec::RunError::Spawn(e) => match exec::workdir::vanished(&workdir) {
+            Some(gone) => refuse(ToolCode::WorkdirMissing, gone.to_string()),
+            None => refuse(
+                ToolCode::SpawnFailed,
+                format!(
+                    "cannot start `{}` in `{}`: {}",
+                    escape::path(&config.python),
+                    escape::path(workdir.path()),
+                    escape::text(&e.to_string())
+                ),
             ),
-        )
+        },
+        exec::RunError::Descriptors(_) => refuse(
+            ToolCode::SpawnFailed,
+            escape::text(&e.to_string()).to_string(),
+        ),
     })
 }
 
