@@ -514,7 +514,8 @@ pub(crate) fn yaml_string(text: &str) -> String {
     json_text::string(text)
 }
 
-/// A directory name for the corpus of `url`: its last path segment without `.git`.
+/// A directory name for the corpus of `url`: its last path segment without `.git`, `skills`
+/// when nothing is left or only dots (`/..git` must not name the base's parent, or the base).
 pub(crate) fn corpus_name(url: &str) -> String {
     let last = url
         .trim_end_matches('/')
@@ -526,7 +527,7 @@ pub(crate) fn corpus_name(url: &str) -> String {
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         .collect();
-    if name.is_empty() {
+    if name.chars().all(|c| c == '.') {
         "skills".to_owned()
     } else {
         name

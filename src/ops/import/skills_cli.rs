@@ -1,16 +1,17 @@
 //! The lock files of vercel's `skills` CLI (`npx skills`): the project lock `skills-lock.json`
-//! (version 1: per skill `source`, `sourceType`, `ref`, `computedHash`) and the global lock
-//! `~/.agents/.skill-lock.json` (version 3: per skill `source`, `sourceType`, `sourceUrl`,
-//! `skillPath`, `skillFolderHash`, `ref`). docs/import.md lists the fields relied on and where
+//! (version 1: per skill `source`, `sourceType`, `sourceUrl`, `ref`, `skillPath`,
+//! `computedHash`) and the global lock `~/.agents/.skill-lock.json` (version 3: the same with
+//! `skillFolderHash` for `computedHash`). docs/import.md lists the fields relied on and where
 //! the format is defined.
 
 use serde_json::{Map, Value};
 
 use crate::format::pin::CommitId;
-use crate::support::escape;
 
 use super::code::ImportCode;
-use super::entry::{At, Folder, LeftOut, LockEntry, Recorded, Rewrite, check_url, rewrite};
+use super::entry::{
+    At, Folder, LeftOut, LockEntry, Recorded, Rewrite, check_url, rewrite, shown,
+};
 
 /// Which of the two lock files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,39 +75,48 @@ fn entry(
         },
         None => At::Head,
     };
-    let (folder, recorded) = match scope {
-        Scope::Project => (
-            Folder::Named(key.to_owned()),
-            text("computedHash")?
-                .filter(|h| !h.is_empty())
-                .map(|h| Recorded::SkillsFolderHash(h.to_owned())),
-        ),
-        Scope::Global => (
-            match text("skillPath")?.map(skill_folder) {
-                Some(path) if path.is_empty() => {
-                    return Err(refuse(
-                        ImportCode::LockUnsupportedSource,
-                        "the skill is the repository's root folder; skillfold takes a bundle \
-                         from a folder named after it"
-                            .to_owned(),
-                    ));
-                }
-                Some(path) => Folder::Path(path),
-                None => Folder::Named(key.to_owned()),
-            },
-            text("skillFolderHash")?
-                .filter(|h| !h.is_empty())
-                .map(|h| Recorded::GitTree(h.to_owned())),
-        ),
+    // Both locks name the folder in `skillPath` (the project lock since the CLI's 1.5).
+    let folder = match text("skillPath")?.map(skill_folder) {
+        Some(path) if path.is_empty() => {
+            return Err(refuse(
+                ImportCode::LockUnsupportedSource,
+                "the skill is the repository's root folder; skillfold takes a bundle from a \
+                 folder named after it"
+                    .to_owned(),
+            ));
+        }
+        Some(path) => Folder::Path(path),
+        None => Folder::Named(key.to_owned()),
+    };
+    let recorded = match scope {
+        Scope::Project => text("computedHash")?
+            .filter(|h| !h.is_empty())
+            .map(|h| Recorded::SkillsFolderHash(h.to_owned())),
+        Scope::Global => text("skillFolderHash")?
+            .filter(|h| !h.is_empty())
+            .map(global_folder_hash),
     };
     Ok(LockEntry {
-        key: escape::text(key).to_string(),
+        key: shown(key),
         url,
         at,
         folder,
         recorded,
         version: None,
     })
+}
+
+/// The global lock's `skillFolderHash` by its form: the CLI records the Git tree id GitHub's
+/// tree listing gives (40 hex digits) when it has one, and otherwise (a `git` or `gitlab`
+/// source it cloned, a GitHub one whose listing failed, a local folder) the content hash it
+/// writes as the project lock's `computedHash` (SHA-256, 64 hex digits).
+fn global_folder_hash(value: &str) -> Recorded {
+    let content = value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit());
+    if content {
+        Recorded::SkillsGlobalContent(value.to_owned())
+    } else {
+        Recorded::GitTree(value.to_owned())
+    }
 }
 
 /// The Git URL of an entry's source, by its `sourceType`.
@@ -126,14 +136,14 @@ fn repository_url(
             ImportCode::LockLocalPath,
             format!(
                 "`{}` is a local folder; `import` fetches only from servers",
-                escape::text(source)
+                shown(source)
             ),
         )),
         other => Err((
             ImportCode::LockUnsupportedSource,
             format!(
                 "source type `{}` is not a Git repository skillfold can pin",
-                escape::text(other)
+                shown(other)
             ),
         )),
     }
