@@ -177,7 +177,10 @@ mod tests {
         for secret in ["T1", "T2", "T3", "T4"] {
             assert!(!out.contains(secret), "{out}");
         }
-        assert!(out.contains("`https://***@host/a.git` and git://***@h/o/r#***"), "{out}");
+        assert!(
+            out.contains("`https://***@host/a.git` and git://***@h/o/r#***"),
+            "{out}"
+        );
         assert!(out.contains("ssh://git@h/x `https://h/ok`"), "{out}");
         assert_eq!(scrub_urls("no url: a@b"), "no url: a@b");
         assert_eq!(scrub_urls("://@x"), "://***@x");

@@ -540,6 +540,19 @@ mod tests {
     use crate::format::file_set::FileSetBuilder;
 
     #[test]
+    fn a_corpus_name_is_never_only_dots() {
+        for (url, name) in [
+            ("https://h/a/skills.git", "skills"),
+            ("https://h/a/..git", "skills"),
+            ("https://h/a/...git", "skills"),
+            ("https://h/a/.x.git", ".x"),
+            ("https://h/a/%2e%2e", "2e2e"),
+        ] {
+            assert_eq!(corpus_name(url), name, "{url}");
+        }
+    }
+
+    #[test]
     fn the_entry_quotes_what_it_prints_so_nothing_adds_a_line_or_a_key() {
         let url = "https://example.com/s.git\n    directory: /\n# x: \"y\" \\";
         let root = RootPath::parse("skills/.x #: x").expect("a root");

@@ -523,7 +523,10 @@ fn a_project_lock_skill_path_names_the_folder() {
     let (draft, err) = (stdout(&out), stderr(&out));
     assert_eq!(code(&out), Some(0), "{err}\n{draft}");
     assert!(draft.contains("root: \"plugins/x/skills\""), "{draft}");
-    assert!(draft.contains("name: gamma") && draft.contains("name: pdf"), "{draft}");
+    assert!(
+        draft.contains("name: gamma") && draft.contains("name: pdf"),
+        "{draft}"
+    );
     assert!(draft.contains(&format!("revision: {head}")), "{draft}");
     // `pdf`'s `sourceUrl` names the repository (its `git` source, as the CLI writes it).
     assert!(
@@ -558,7 +561,8 @@ fn a_global_lock_content_hash_is_compared_as_the_content_hash_it_is() {
 #[test]
 fn a_link_to_a_lock_is_refused_never_followed() {
     let w = World::new();
-    let lock = w.lock("skills-lock.json");
+    let lock = w.dir.path().join("skills-lock.json");
+    fs_err::write(&lock, r#"{"version": 1, "skills": {}}"#).expect("write");
     let link = w.dir.path().join("linked-skills-lock.json");
     std::os::unix::fs::symlink(&lock, &link).expect("symlink");
     assert_refused(w.dir.path(), &link, "lock_unreadable");
@@ -637,7 +641,7 @@ fn check_refuses_a_corpus_directory_whose_last_component_is_dots() {
     let out = w.import(&w.lock("skills-lock.json"));
     let draft = stdout(&out);
     assert_eq!(code(&out), Some(0), "{}", stderr(&out));
-    let directory = "/var/lib/skillfold/skills ";
+    let directory = "/var/lib/skillfold/remote ";
     assert!(draft.contains(directory), "{draft}");
     // `..` last is the base's parent (`prepare` would manage `/var/lib`), `.` the base.
     for last in ["..", ".", "../", "./"] {

@@ -82,7 +82,10 @@ pub fn plan(entry: LockEntry, stop: Stop<'_>, refs: &mut RefCache) -> Result<Pla
             check_branch(name).map_err(|why| {
                 left_out(
                     ImportCode::LockInvalidEntry.into(),
-                    format!("the ref `{}` is not a branch or tag name: {why}", shown(name)),
+                    format!(
+                        "the ref `{}` is not a branch or tag name: {why}",
+                        shown(name)
+                    ),
                 )
             })?;
             cached(refs, &entry.url, Some(name), stop)

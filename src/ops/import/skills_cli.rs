@@ -9,9 +9,7 @@ use serde_json::{Map, Value};
 use crate::format::pin::CommitId;
 
 use super::code::ImportCode;
-use super::entry::{
-    At, Folder, LeftOut, LockEntry, Recorded, Rewrite, check_url, rewrite, shown,
-};
+use super::entry::{At, Folder, LeftOut, LockEntry, Recorded, Rewrite, check_url, rewrite, shown};
 
 /// Which of the two lock files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,8 +176,14 @@ mod tests {
                 "csv": {"source": "https://git.example.com/t/s.git", "sourceType": "git",
                         "ref": "0123456789abcdef0123456789abcdef01234567", "computedHash": "cd"},
                 "mine": {"source": "./skills/mine", "sourceType": "local", "computedHash": "ef"},
-                "npm": {"source": "@acme/skills", "sourceType": "node_modules", "computedHash": "ef"}
+                "npm": {"source": "@acme/skills", "sourceType": "node_modules", "computedHash": "ef"},
+                "gamma": {"source": "acme/skills", "sourceType": "github",
+                          "skillPath": "plugins/x/skills/gamma/SKILL.md", "computedHash": "ab"}
             }}"#,
+        );
+        assert_eq!(
+            got[4].as_ref().expect("gamma").folder,
+            Folder::Path("plugins/x/skills/gamma".to_owned())
         );
         let csv = got[1].as_ref().expect("csv");
         assert_eq!(csv.url, "https://git.example.com/t/s.git");
@@ -206,7 +210,7 @@ mod tests {
     fn a_global_lock_entry_names_its_folder_and_tree() {
         let got = read(
             Scope::Global,
-            r#"{"version": 3, "skills": {
+            &r#"{"version": 3, "skills": {
                 "pdf": {"source": "acme/skills", "sourceType": "github",
                         "sourceUrl": "https://github.com/acme/skills.git",
                         "skillPath": "skills/pdf/SKILL.md", "skillFolderHash": "1234"},
@@ -214,8 +218,15 @@ mod tests {
                          "skillFolderHash": "1"},
                 "bad": {"source": "acme/x", "sourceType": "github",
                         "sourceUrl": "https://me:ghp_secret@github.com/acme/x.git"},
-                "odd": {"source": 3, "sourceType": "github"}
-            }}"#,
+                "odd": {"source": 3, "sourceType": "github"},
+                "cloned": {"source": "https://git.example.com/a/b.git", "sourceType": "git",
+                           "skillPath": "skills/cloned/SKILL.md", "skillFolderHash": "%H"}
+            }}"#
+            .replace("%H", &"ab".repeat(32)),
+        );
+        assert_eq!(
+            got[4].as_ref().expect("cloned").recorded,
+            Some(Recorded::SkillsGlobalContent("ab".repeat(32)))
         );
         assert_eq!(
             got[2].as_ref().unwrap_err().code,

@@ -8,9 +8,7 @@ use serde_json::Value;
 use crate::format::pin::CommitId;
 
 use super::code::ImportCode;
-use super::entry::{
-    At, Folder, LeftOut, LockEntry, Recorded, Rewrite, check_url, rewrite, shown,
-};
+use super::entry::{At, Folder, LeftOut, LockEntry, Recorded, Rewrite, check_url, rewrite, shown};
 
 /// Reads the entries of a ToolHive lock (`skills` is its `skills` list).
 pub fn entries(skills: &[Value], rewrites: &[Rewrite]) -> Vec<Result<LockEntry, LeftOut>> {
@@ -76,10 +74,7 @@ fn entry(index: usize, value: &Value, rewrites: &[Rewrite]) -> Result<LockEntry,
             Err(_) => {
                 return Err(refuse(
                     ImportCode::LockInvalidEntry,
-                    format!(
-                        "`digest` `{}` is not a full commit id",
-                        shown(digest)
-                    ),
+                    format!("`digest` `{}` is not a full commit id", shown(digest)),
                 ));
             }
         },
