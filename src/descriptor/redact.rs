@@ -2,7 +2,8 @@
 //!
 //! A Git URL may carry `user:password@` or a token in its query string. [`RedactedUrl`] keeps the
 //! scheme, host, port and path and replaces any user information with `***` and any query with
-//! `?***`, so nothing secret is ever printed. Only the fetcher sees the original.
+//! `?***`, so nothing secret is ever printed. Only the fetcher sees the original. [`scrub_urls`]
+//! does the same for every URL quoted in a free text (a message that quotes a lock file).
 
 use std::fmt;
 
@@ -78,6 +79,31 @@ impl fmt::Debug for RedactedUrl {
     }
 }
 
+/// `text` (a message or a comment that may quote URLs it did not make) with every URL in it shown
+/// as [`RedactedUrl`] shows it: each `scheme://` runs to the next space, backtick, quote or angle
+/// bracket, and loses everything up to its last `@` and any query or fragment. For the texts
+/// that quote values from outside (a lock file `import` reads) before they are printed.
+pub fn scrub_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(sep) = rest.find("://") {
+        let scheme_start = rest[..sep]
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let after = sep + 3;
+        let end = rest[after..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '<' | '>'))
+            .map_or(rest.len(), |i| after + i);
+        out.push_str(&rest[..scheme_start]);
+        out.push_str(RedactedUrl::new(&rest[scheme_start..end]).as_str());
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Replaces every occurrence of `secret_url`'s credentials in `text` (an error message from a
 /// library that may echo the URL) with the redacted form (the fetcher's errors).
 #[cfg(feature = "git")]
@@ -141,6 +167,25 @@ mod tests {
             let r = RedactedUrl::new(url);
             assert_eq!((r.as_str(), r.had_credentials()), (shown, secret), "{url}");
         }
+    }
+
+    #[test]
+    fn every_url_in_a_text_loses_its_credentials() {
+        let text = "`https://u:T1@host/a.git` and git://x:T2@h/o/r#p, \
+                    (oci://T3@ghcr.io/a:1) \"https://h/x?token=T4\" ssh://git@h/x `https://h/ok`";
+        let out = scrub_urls(text);
+        for secret in ["T1", "T2", "T3", "T4"] {
+            assert!(!out.contains(secret), "{out}");
+        }
+        assert!(
+            out.contains("`https://***@host/a.git` and git://***@h/o/r#***"),
+            "{out}"
+        );
+        assert!(out.contains("ssh://git@h/x `https://h/ok`"), "{out}");
+        assert_eq!(scrub_urls("no url: a@b"), "no url: a@b");
+        assert_eq!(scrub_urls("://@x"), "://***@x");
+        assert_eq!(scrub_urls("ends with https://"), "ends with https://");
+        assert_eq!(scrub_urls("é://u:T5@h"), "é://***@h");
     }
 
     #[test]

@@ -514,7 +514,8 @@ pub(crate) fn yaml_string(text: &str) -> String {
     json_text::string(text)
 }
 
-/// A directory name for the corpus of `url`: its last path segment without `.git`.
+/// A directory name for the corpus of `url`: its last path segment without `.git`, `skills`
+/// when nothing is left or only dots (`/..git` must not name the base's parent, or the base).
 pub(crate) fn corpus_name(url: &str) -> String {
     let last = url
         .trim_end_matches('/')
@@ -526,7 +527,7 @@ pub(crate) fn corpus_name(url: &str) -> String {
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         .collect();
-    if name.is_empty() {
+    if name.chars().all(|c| c == '.') {
         "skills".to_owned()
     } else {
         name
@@ -537,6 +538,19 @@ pub(crate) fn corpus_name(url: &str) -> String {
 mod tests {
     use super::*;
     use crate::format::file_set::FileSetBuilder;
+
+    #[test]
+    fn a_corpus_name_is_never_only_dots() {
+        for (url, name) in [
+            ("https://h/a/skills.git", "skills"),
+            ("https://h/a/..git", "skills"),
+            ("https://h/a/...git", "skills"),
+            ("https://h/a/.x.git", ".x"),
+            ("https://h/a/%2e%2e", "2e2e"),
+        ] {
+            assert_eq!(corpus_name(url), name, "{url}");
+        }
+    }
 
     #[test]
     fn the_entry_quotes_what_it_prints_so_nothing_adds_a_line_or_a_key() {

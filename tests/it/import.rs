@@ -55,7 +55,9 @@ impl World {
 
     /// The fixture `name` with this world's values, written into the run folder.
     fn lock(&self, name: &str) -> PathBuf {
-        let mut text = fixture(name).replace("{COMMIT}", &self.commit);
+        let mut text = fixture(name)
+            .replace("{COMMIT}", &self.commit)
+            .replace("{URL}", &self.url());
         for skill in ["pdf", "csv"] {
             let upper = skill.to_uppercase();
             let files = self.files(skill);
@@ -454,4 +456,221 @@ fn hostile_files_are_refused_with_their_codes() {
     )
     .expect("mkfifo");
     assert_refused(dir.path(), &fifo, "lock_unreadable");
+}
+
+/// Asserts no text of `out` holds `ghp_` (every token of the credential fixtures starts so).
+fn assert_no_token(out: &Output) {
+    for text in [stderr(out), stdout(out)] {
+        assert!(!text.contains("ghp_"), "a token printed:\n{text}");
+    }
+}
+
+#[test]
+fn credentials_are_never_printed_whatever_an_entry_is_left_out_for() {
+    let w = World::new();
+    // ToolHive: user information in a `git://` reference, an `https://` or `oci://` source,
+    // and a malformed reference.
+    let out = w.import(&w.lock("hostile-credentials.lock.yaml"));
+    let err = stderr(&out);
+    assert_eq!(code(&out), Some(2), "{err}");
+    for (key, code) in [
+        ("gitcreds", "[lock_credentials]"),
+        ("httpscreds", "[lock_unsupported_source]"),
+        ("ocicreds", "[lock_unsupported_source]"),
+        ("malformed", "[lock_invalid_entry]"),
+    ] {
+        assert_left_out(&err, key, code);
+    }
+    assert!(err.contains("`oci://***@ghcr.io/"), "{err}");
+    assert!(stdout(&out).contains("#   - `httpscreds`: `https://***@github.com/"));
+    assert_no_token(&out);
+    // The `skills` CLI: a local source, a source type and a key that hold a URL.
+    let out = w.import(&w.lock("hostile-credentials.json"));
+    let err = stderr(&out);
+    assert_eq!(code(&out), Some(2), "{err}");
+    assert_left_out(&err, "mine", "[lock_local_path]");
+    assert_left_out(&err, "odd", "[lock_unsupported_source]");
+    assert_left_out(&err, "https://***@git.example.com/me", "[lock_local_path]");
+    assert_no_token(&out);
+    assert_eq!(w.server.fetches(), 0, "nothing fetched");
+}
+
+#[test]
+fn a_project_lock_skill_path_names_the_folder() {
+    let w = World::new();
+    // A plugin's skill, where the `skills` CLI 1.7.4 finds and records it.
+    let folder = "plugins/x/skills/gamma";
+    w.repo.write(
+        &format!("{folder}/SKILL.md"),
+        b"---\nname: gamma\ndescription: The gamma skill.\n---\n# gamma\n",
+    );
+    w.repo
+        .write(&format!("{folder}/references/guide.md"), b"# Guide\n");
+    let head = w.repo.commit("a plugin");
+    let gamma: Vec<(String, Vec<u8>)> = ["SKILL.md", "references/guide.md"]
+        .iter()
+        .map(|p| {
+            let bytes = fs_err::read(w.repo.work.join(folder).join(p)).expect("read");
+            (p.to_string(), bytes)
+        })
+        .collect();
+    let lock = w.lock("skills-lock-skill-path.json");
+    let text = fs_err::read_to_string(&lock)
+        .expect("read")
+        .replace("{GAMMA_HASH}", &skills_hash(&gamma));
+    fs_err::write(&lock, text).expect("write");
+    let out = w.import(&lock);
+    let (draft, err) = (stdout(&out), stderr(&out));
+    assert_eq!(code(&out), Some(0), "{err}\n{draft}");
+    assert!(draft.contains("root: \"plugins/x/skills\""), "{draft}");
+    assert!(
+        draft.contains("name: gamma") && draft.contains("name: pdf"),
+        "{draft}"
+    );
+    assert!(draft.contains(&format!("revision: {head}")), "{draft}");
+    // `pdf`'s `sourceUrl` names the repository (its `git` source, as the CLI writes it).
+    assert!(
+        draft.contains(&format!("source: \"{}\"", w.url())),
+        "{draft}"
+    );
+    w.assert_adoptable(&draft, true);
+}
+
+#[test]
+fn a_global_lock_content_hash_is_compared_as_the_content_hash_it_is() {
+    let w = World::new();
+    // A `git` source: the CLI records its own content hash as `skillFolderHash` (64 hex
+    // digits), not a tree id; `csv`'s is `pdf`'s, a real mismatch.
+    let out = w.import(&w.lock("skill-lock-global-git.json"));
+    let (draft, err) = (stdout(&out), stderr(&out));
+    assert_eq!(code(&out), Some(2), "{err}\n{draft}");
+    let mismatch: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("[lock_hash_mismatch]"))
+        .collect();
+    assert_eq!(mismatch.len(), 1, "{err}");
+    assert!(mismatch[0].contains("`csv`"), "{err}");
+    assert!(
+        mismatch[0].contains(&skills_hash(&w.files("csv"))),
+        "the content hash of `csv` given: {err}"
+    );
+    assert_eq!(draft.matches("# MISMATCH").count(), 1, "{draft}");
+    w.assert_adoptable(&draft, false);
+}
+
+#[test]
+fn a_link_to_a_lock_is_refused_never_followed() {
+    let w = World::new();
+    let lock = w.dir.path().join("skills-lock.json");
+    fs_err::write(&lock, r#"{"version": 1, "skills": {}}"#).expect("write");
+    let link = w.dir.path().join("linked-skills-lock.json");
+    std::os::unix::fs::symlink(&lock, &link).expect("symlink");
+    assert_refused(w.dir.path(), &link, "lock_unreadable");
+    let out = skillfold_in(w.dir.path(), &["import", link.to_str().unwrap()]);
+    assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
+    assert_eq!(w.server.fetches(), 0, "nothing fetched");
+}
+
+#[test]
+fn yaml_flow_nesting_past_the_scanners_bound_is_too_deep() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for levels in [1_000, 100_000] {
+        let deep = format!(
+            "version: 1\nskills: {}{}\n",
+            "[".repeat(levels),
+            "]".repeat(levels)
+        );
+        let path = dir.path().join("deep-flow.lock.yaml");
+        fs_err::write(&path, deep).expect("write");
+        assert_refused(dir.path(), &path, "lock_too_deep");
+    }
+}
+
+#[test]
+fn a_ref_that_is_no_ref_name_is_a_configuration_error_told_before_any_connection() {
+    let w = World::new();
+    let lock = w.dir.path().join("skills-lock.json");
+    fs_err::write(
+        &lock,
+        r#"{"version": 1, "skills": {"pdf": {"source": "acme/skills", "sourceType": "github",
+            "ref": "nope\n# x"}}}"#,
+    )
+    .expect("write");
+    let out = w.import(&lock);
+    let (draft, err) = (stdout(&out), stderr(&out));
+    assert_eq!(code(&out), Some(2), "{err}\n{draft}");
+    assert_left_out(&err, "pdf", "[lock_invalid_entry]");
+    assert!(err.contains("`nope\\n# x`"), "escaped: {err}");
+    assert!(w.server.requests().is_empty(), "{:?}", w.server.requests());
+    w.assert_adoptable(&draft, false);
+}
+
+#[test]
+fn a_repository_named_only_by_dots_gets_a_corpus_of_its_own_and_check_refuses_dots() {
+    let w = World::new();
+    for name in ["..git", "...git"] {
+        git(
+            w.repo.tmp.path(),
+            &["clone", "-q", "--bare", "remote.git", name],
+        );
+        let lock = w.dir.path().join("skills-lock.json");
+        fs_err::write(
+            &lock,
+            format!(
+                r#"{{"version": 1, "skills": {{"pdf": {{"source": "{}", "sourceType": "git",
+                    "ref": "{}"}}}}}}"#,
+                w.server.url(name),
+                w.commit
+            ),
+        )
+        .expect("write");
+        let out = skillfold_in(w.dir.path(), &["import", lock.to_str().unwrap()]);
+        let (draft, err) = (stdout(&out), stderr(&out));
+        assert_eq!(code(&out), Some(0), "{name}: {err}\n{draft}");
+        assert!(
+            draft.contains("directory: /var/lib/skillfold/skills "),
+            "{name}: {draft}"
+        );
+        w.assert_adoptable(&draft, false);
+    }
+}
+
+#[test]
+fn check_refuses_a_corpus_directory_whose_last_component_is_dots() {
+    let w = World::new();
+    let out = w.import(&w.lock("skills-lock.json"));
+    let draft = stdout(&out);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let directory = "/var/lib/skillfold/remote ";
+    assert!(draft.contains(directory), "{draft}");
+    // `..` last is the base's parent (`prepare` would manage `/var/lib`), `.` the base.
+    for last in ["..", ".", "../", "./"] {
+        let bad = draft.replace(directory, &format!("/var/lib/skillfold/{last} "));
+        let out = w.on_draft(&bad, &["check"]);
+        assert_eq!(code(&out), Some(2), "{last}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("invalid_directory"),
+            "{last}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn a_dangling_link_on_the_way_to_the_install_folder_is_unsafe_not_an_io_error() {
+    let w = World::new();
+    let out = w.import(&w.lock("skills-lock.json"));
+    let draft = stdout(&out);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let nowhere = w.dir.path().join("nowhere");
+    std::os::unix::fs::symlink(&nowhere, w.dir.path().join("dangling")).expect("symlink");
+    let into = w.dir.path().join("dangling/agent/skills");
+    let out = w.on_draft(&draft, &["install", "--into", into.to_str().unwrap()]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("install_target_unsafe"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!nowhere.exists(), "nothing created where it points");
 }

@@ -150,6 +150,28 @@ impl PlanChecker<'_> {
         Some(out)
     }
 
+    /// The `directory` of a corpus `prepare` manages: as [`Self::directory`], and its last
+    /// component must name a folder of its own (`/srv/x/..` is `/srv`, `.` the descriptor's
+    /// folder, whose other entries `prepare` would take for its own).
+    fn corpus_directory(&mut self, dir: &Path, location: String) -> Option<PathBuf> {
+        let text = dir.as_os_str().as_encoded_bytes();
+        let last = text
+            .rsplit(|b| *b == b'/')
+            .find(|segment| !segment.is_empty());
+        if matches!(last, Some(b"." | b"..")) {
+            self.problem(
+                DescriptorCode::InvalidDirectory,
+                location,
+                format!(
+                    "`{}` ends in `.` or `..`: a corpus is a folder of its own, named last",
+                    escape::path(dir)
+                ),
+            );
+            return None;
+        }
+        self.directory(dir, location)
+    }
+
     /// A plain relative path (no scheme, not `host:path`) names a repository relative to the
     /// descriptor's folder, like every other path in the file.
     fn source_url(&self, source: &str) -> String {
@@ -191,7 +213,7 @@ impl PlanChecker<'_> {
                 )
             })
             .ok();
-        let directory = self.directory(&spec.directory, format!("{location}.directory"));
+        let directory = self.corpus_directory(&spec.directory, format!("{location}.directory"));
         let root = match spec.root.as_deref().map(|r| r.trim_end_matches('/')) {
             None | Some("") => None,
             Some(root) => match RootPath::parse(root) {
@@ -325,7 +347,7 @@ impl PlanChecker<'_> {
                 );
             })
             .ok();
-        let directory = self.directory(&spec.directory, format!("{location}.directory"));
+        let directory = self.corpus_directory(&spec.directory, format!("{location}.directory"));
         let approved = self.approved(&spec.approved, location, "an OCI source");
         let limits = self.limits(spec.limits.as_ref(), location);
         let publisher = self.publisher(spec.verify.as_ref(), location);

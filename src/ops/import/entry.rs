@@ -3,6 +3,7 @@
 //! hash the lock recorded, if any. Each format's reader builds these; the URL rules every entry
 //! passes before anything is fetched live here too.
 
+use crate::descriptor::redact::RedactedUrl;
 use crate::format::pin::CommitId;
 use crate::support::escape;
 
@@ -55,8 +56,12 @@ pub const SEARCHED_ROOTS: &[&str] = &["skills", "", ".agents/skills", ".claude/s
 pub enum Recorded {
     /// `computedHash` of a `skills-lock.json`: SHA-256 over each file's path and bytes.
     SkillsFolderHash(String),
-    /// `skillFolderHash` of the `skills` CLI's global lock: the Git tree id of the folder.
+    /// `skillFolderHash` of the `skills` CLI's global lock, 40 hex digits: the Git tree id of
+    /// the folder.
     GitTree(String),
+    /// `skillFolderHash` of the `skills` CLI's global lock, 64 hex digits: the CLI's own content
+    /// hash (as [`Recorded::SkillsFolderHash`]), recorded for a source not listed by GitHub.
+    SkillsGlobalContent(String),
     /// `contentDigest` of a `toolhive.lock.yaml`: `sha256:` and SHA-256 over each file's path
     /// and the SHA-256 of its bytes.
     ToolhiveContent(String),
@@ -67,7 +72,7 @@ impl Recorded {
     pub fn field(&self) -> &'static str {
         match self {
             Recorded::SkillsFolderHash(_) => "computedHash",
-            Recorded::GitTree(_) => "skillFolderHash",
+            Recorded::GitTree(_) | Recorded::SkillsGlobalContent(_) => "skillFolderHash",
             Recorded::ToolhiveContent(_) => "contentDigest",
         }
     }
@@ -75,9 +80,10 @@ impl Recorded {
     /// The recorded value.
     pub fn value(&self) -> &str {
         match self {
-            Recorded::SkillsFolderHash(v) | Recorded::GitTree(v) | Recorded::ToolhiveContent(v) => {
-                v
-            }
+            Recorded::SkillsFolderHash(v)
+            | Recorded::GitTree(v)
+            | Recorded::SkillsGlobalContent(v)
+            | Recorded::ToolhiveContent(v) => v,
         }
     }
 }
@@ -101,11 +107,19 @@ impl LeftOut {
         reason: String,
     ) -> LeftOut {
         LeftOut {
-            key: escape::text(key).to_string(),
+            key: shown(key),
             code: code.into(),
             reason,
         }
     }
+}
+
+/// A value of the lock as a message or a comment quotes it: escaped, and, if it holds a URL,
+/// with everything from its `://` to its last `@` and any query or fragment replaced by `***`
+/// ([`RedactedUrl`]), wherever the value's own delimiters are. Every lock value a reason quotes
+/// passes here; [`super::redact`] then scrubs each whole message once more before any is written.
+pub fn shown(value: &str) -> String {
+    escape::text(RedactedUrl::new(value).as_str()).to_string()
 }
 
 /// A URL prefix rewrite (`--rewrite FROM=TO`), applied to every repository URL of the lock
@@ -147,13 +161,11 @@ pub fn rewrite(url: &str, rewrites: &[Rewrite]) -> String {
 }
 
 /// Refuses a URL `import` never fetches: a local path or `file://` URL (a lock must not make the
-/// tool read the machine it runs on), user information or a query (credentials, which belong in
-/// a credential helper), and anything but `https://` and `http://`. The reason is escaped.
+/// tool read the machine it runs on), user information, a query or a fragment (credentials,
+/// which belong in a credential helper), and anything but `https://` and `http://`. The reason
+/// is escaped and shows the URL redacted.
 pub fn check_url(url: &str) -> Result<(), (ImportCode, String)> {
-    let shown = || {
-        let redacted = crate::descriptor::redact::RedactedUrl::new(url);
-        escape::text(redacted.as_str()).to_string()
-    };
+    let shown = || shown(url);
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("file:")
         || url.starts_with('/')
@@ -178,7 +190,8 @@ pub fn check_url(url: &str) -> Result<(), (ImportCode, String)> {
         ));
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    if authority.contains('@') || url.contains('?') {
+    // A fragment is no part of a repository URL, and `check` takes it for a token as a query.
+    if authority.contains('@') || url.contains(['?', '#']) {
         return Err((
             ImportCode::LockCredentials,
             format!(
@@ -222,6 +235,7 @@ mod tests {
             "https://user:token@github.com/a/b.git",
             "https://token@github.com/a/b.git",
             "https://github.com/a/b.git?access_token=x",
+            "https://github.com/a/b.git#x",
         ] {
             let (code, reason) = check_url(url).unwrap_err();
             assert_eq!(code, ImportCode::LockCredentials, "{url}");

@@ -17,8 +17,11 @@ pub mod tree;
 
 use std::path::Path;
 
+use rustix::fs::FileType;
 use serde_json::Value;
 
+use crate::descriptor::redact::scrub_urls;
+use crate::format::untrusted_fs;
 use crate::ops::pin::Stop;
 use crate::support::error_code::ErrorCode;
 use crate::support::escape;
@@ -183,6 +186,7 @@ pub fn import(path: &Path, rewrites: &[Rewrite], stop: Stop<'_>) -> Result<Impor
             Err(l) => left_out.push(l),
         }
     }
+    redact(&mut resolved, &mut left_out);
     let shown = escape::path(path).to_string();
     let draft = draft::draft(
         &format!("`{shown}`, {}", format.describe()),
@@ -197,13 +201,40 @@ pub fn import(path: &Path, rewrites: &[Rewrite], stop: Stop<'_>) -> Result<Impor
     })
 }
 
+/// The one choke point between what `import` found and what it writes: every text the report
+/// on stderr or a comment of the draft shows (each entry's name and reason, the ref it was
+/// resolved from, a mismatch, a note), whoever made it, with each URL in it redacted
+/// ([`scrub_urls`]), so no message carries a lock's credentials.
+fn redact(resolved: &mut [Resolved], left_out: &mut [LeftOut]) {
+    let scrub = |text: &mut String| *text = scrub_urls(text);
+    for l in left_out {
+        scrub(&mut l.key);
+        scrub(&mut l.reason);
+    }
+    for r in resolved {
+        scrub(&mut r.key);
+        [&mut r.from_ref, &mut r.mismatch, &mut r.uncompared]
+            .into_iter()
+            .flatten()
+            .for_each(scrub);
+    }
+}
+
 /// Reads the lock file at `path`: its format and entries (each ready to resolve, or left out).
 pub fn read(
     path: &Path,
     rewrites: &[Rewrite],
 ) -> Result<(Format, Vec<Result<LockEntry, LeftOut>>), ImportError> {
     let shown = escape::path(path).to_string();
-    let bytes = crate::format::untrusted_fs::read_input(path, MAX_LOCK_BYTES)
+    // A link at the file's own name is refused, not followed as other inputs' are: a lock file
+    // comes with a project (a pull request may change it, or plant a link to a file elsewhere).
+    if rustix::fs::lstat(path).is_ok_and(|st| untrusted_fs::kind(&st) == FileType::Symlink) {
+        return Err(ImportError::Unreadable(format!(
+            "`{shown}`: is a symbolic link; `import` reads the lock file itself, never through \
+             a link (give the path it points to)"
+        )));
+    }
+    let bytes = untrusted_fs::read_input(path, MAX_LOCK_BYTES)
         .map_err(|e| ImportError::Unreadable(escape::text(&e.to_string()).to_string()))?
         .map_err(|size| ImportError::TooLarge {
             path: shown.clone(),
@@ -229,7 +260,7 @@ pub fn read(
         },
         TreeError::DuplicateKey(key) => ImportError::DuplicateKey {
             path: shown.clone(),
-            key,
+            key: scrub_urls(&key),
         },
         // Text that is neither JSON nor YAML, in a file not named like a YAML lock, is some
         // other file (a SKILL.md, where `gh skill` keeps its metadata): an unknown format.
@@ -277,7 +308,7 @@ pub fn read(
         (_, _, Some(_)) if version.is_some_and(|v| !matches!(v.as_u64(), Some(1 | 3))) => {
             Err(unknown(format!(
                 "`version` {} is not a version of a format `import` reads",
-                escape::text(&version.map(Value::to_string).unwrap_or_default())
+                entry::shown(&version.map(Value::to_string).unwrap_or_default())
             )))
         }
         _ => Err(unknown(

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use crate::descriptor::plan::check_branch;
 use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
 use crate::format::root_path::RootPath;
@@ -15,7 +16,7 @@ use crate::support::error_code::ErrorCode;
 use crate::support::escape;
 
 use super::code::ImportCode;
-use super::entry::{At, Folder, LeftOut, LockEntry, Recorded, SEARCHED_ROOTS};
+use super::entry::{At, Folder, LeftOut, LockEntry, Recorded, SEARCHED_ROOTS, shown};
 use super::hashes;
 
 /// A lock entry resolved to a pin.
@@ -73,11 +74,24 @@ pub fn plan(entry: LockEntry, stop: Stop<'_>, refs: &mut RefCache) -> Result<Pla
             commit.clone(),
             named
                 .as_ref()
-                .map(|n| format!("the lock's ref `{}`", escape::text(n))),
+                .map(|n| format!("the lock's ref `{}`", shown(n))),
         ),
-        At::Ref(name) => cached(refs, &entry.url, Some(name), stop)
-            .map(|(c, full)| (c, Some(format!("`{}` ({full})", escape::text(name)))))
-            .map_err(|(code, reason)| left_out(code, reason))?,
+        At::Ref(name) => {
+            // A name no server lists (a control character, `..`, a space) is the lock's error,
+            // told before any connection, not a fetch that fails.
+            check_branch(name).map_err(|why| {
+                left_out(
+                    ImportCode::LockInvalidEntry.into(),
+                    format!(
+                        "the ref `{}` is not a branch or tag name: {why}",
+                        shown(name)
+                    ),
+                )
+            })?;
+            cached(refs, &entry.url, Some(name), stop)
+                .map(|(c, full)| (c, Some(format!("`{}` ({full})", shown(name)))))
+                .map_err(|(code, reason)| left_out(code, reason))?
+        }
         At::Head => cached(refs, &entry.url, None, stop)
             .map(|(c, full)| (c, Some(format!("the remote's `HEAD` ({full})"))))
             .map_err(|(code, reason)| left_out(code, reason))?,
@@ -151,7 +165,6 @@ fn resolved(p: Planned, found: Result<pin::Found, PinError>) -> Result<Resolved,
 
 /// The roots to look under and the skill name, from where the lock says the bundle is.
 fn candidates(folder: &Folder) -> Result<pin::Sought, String> {
-    let shown = |f: &str| escape::text(f).to_string();
     match folder {
         Folder::Path(path) => {
             let (root, last) = match path.rsplit_once('/') {
@@ -236,12 +249,14 @@ fn refusal(e: &PinError) -> String {
 fn compare(recorded: &Recorded, found: &pin::Found) -> (Option<String>, Option<String>) {
     let files = found.bundle.files();
     let computed = match recorded {
-        Recorded::SkillsFolderHash(_) => hashes::skills_folder_hash(files),
+        Recorded::SkillsFolderHash(_) | Recorded::SkillsGlobalContent(_) => {
+            hashes::skills_folder_hash(files)
+        }
         Recorded::GitTree(_) => found.tree.clone(),
         Recorded::ToolhiveContent(_) => Some(hashes::toolhive_content_digest(files)),
     };
     let field = recorded.field();
-    let said = escape::text(recorded.value()).to_string();
+    let said = shown(recorded.value());
     match computed {
         None => (
             None,

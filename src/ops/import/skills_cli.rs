@@ -1,16 +1,15 @@
 //! The lock files of vercel's `skills` CLI (`npx skills`): the project lock `skills-lock.json`
-//! (version 1: per skill `source`, `sourceType`, `ref`, `computedHash`) and the global lock
-//! `~/.agents/.skill-lock.json` (version 3: per skill `source`, `sourceType`, `sourceUrl`,
-//! `skillPath`, `skillFolderHash`, `ref`). docs/import.md lists the fields relied on and where
+//! (version 1: per skill `source`, `sourceType`, `sourceUrl`, `ref`, `skillPath`,
+//! `computedHash`) and the global lock `~/.agents/.skill-lock.json` (version 3: the same with
+//! `skillFolderHash` for `computedHash`). docs/import.md lists the fields relied on and where
 //! the format is defined.
 
 use serde_json::{Map, Value};
 
 use crate::format::pin::CommitId;
-use crate::support::escape;
 
 use super::code::ImportCode;
-use super::entry::{At, Folder, LeftOut, LockEntry, Recorded, Rewrite, check_url, rewrite};
+use super::entry::{At, Folder, LeftOut, LockEntry, Recorded, Rewrite, check_url, rewrite, shown};
 
 /// Which of the two lock files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,39 +73,48 @@ fn entry(
         },
         None => At::Head,
     };
-    let (folder, recorded) = match scope {
-        Scope::Project => (
-            Folder::Named(key.to_owned()),
-            text("computedHash")?
-                .filter(|h| !h.is_empty())
-                .map(|h| Recorded::SkillsFolderHash(h.to_owned())),
-        ),
-        Scope::Global => (
-            match text("skillPath")?.map(skill_folder) {
-                Some(path) if path.is_empty() => {
-                    return Err(refuse(
-                        ImportCode::LockUnsupportedSource,
-                        "the skill is the repository's root folder; skillfold takes a bundle \
-                         from a folder named after it"
-                            .to_owned(),
-                    ));
-                }
-                Some(path) => Folder::Path(path),
-                None => Folder::Named(key.to_owned()),
-            },
-            text("skillFolderHash")?
-                .filter(|h| !h.is_empty())
-                .map(|h| Recorded::GitTree(h.to_owned())),
-        ),
+    // Both locks name the folder in `skillPath` (the project lock since the CLI's 1.5).
+    let folder = match text("skillPath")?.map(skill_folder) {
+        Some(path) if path.is_empty() => {
+            return Err(refuse(
+                ImportCode::LockUnsupportedSource,
+                "the skill is the repository's root folder; skillfold takes a bundle from a \
+                 folder named after it"
+                    .to_owned(),
+            ));
+        }
+        Some(path) => Folder::Path(path),
+        None => Folder::Named(key.to_owned()),
+    };
+    let recorded = match scope {
+        Scope::Project => text("computedHash")?
+            .filter(|h| !h.is_empty())
+            .map(|h| Recorded::SkillsFolderHash(h.to_owned())),
+        Scope::Global => text("skillFolderHash")?
+            .filter(|h| !h.is_empty())
+            .map(global_folder_hash),
     };
     Ok(LockEntry {
-        key: escape::text(key).to_string(),
+        key: shown(key),
         url,
         at,
         folder,
         recorded,
         version: None,
     })
+}
+
+/// The global lock's `skillFolderHash` by its form: the CLI records the Git tree id GitHub's
+/// tree listing gives (40 hex digits) when it has one, and otherwise (a `git` or `gitlab`
+/// source it cloned, a GitHub one whose listing failed, a local folder) the content hash it
+/// writes as the project lock's `computedHash` (SHA-256, 64 hex digits).
+fn global_folder_hash(value: &str) -> Recorded {
+    let content = value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit());
+    if content {
+        Recorded::SkillsGlobalContent(value.to_owned())
+    } else {
+        Recorded::GitTree(value.to_owned())
+    }
 }
 
 /// The Git URL of an entry's source, by its `sourceType`.
@@ -126,14 +134,14 @@ fn repository_url(
             ImportCode::LockLocalPath,
             format!(
                 "`{}` is a local folder; `import` fetches only from servers",
-                escape::text(source)
+                shown(source)
             ),
         )),
         other => Err((
             ImportCode::LockUnsupportedSource,
             format!(
                 "source type `{}` is not a Git repository skillfold can pin",
-                escape::text(other)
+                shown(other)
             ),
         )),
     }
@@ -168,8 +176,14 @@ mod tests {
                 "csv": {"source": "https://git.example.com/t/s.git", "sourceType": "git",
                         "ref": "0123456789abcdef0123456789abcdef01234567", "computedHash": "cd"},
                 "mine": {"source": "./skills/mine", "sourceType": "local", "computedHash": "ef"},
-                "npm": {"source": "@acme/skills", "sourceType": "node_modules", "computedHash": "ef"}
+                "npm": {"source": "@acme/skills", "sourceType": "node_modules", "computedHash": "ef"},
+                "gamma": {"source": "acme/skills", "sourceType": "github",
+                          "skillPath": "plugins/x/skills/gamma/SKILL.md", "computedHash": "ab"}
             }}"#,
+        );
+        assert_eq!(
+            got[4].as_ref().expect("gamma").folder,
+            Folder::Path("plugins/x/skills/gamma".to_owned())
         );
         let csv = got[1].as_ref().expect("csv");
         assert_eq!(csv.url, "https://git.example.com/t/s.git");
@@ -196,7 +210,7 @@ mod tests {
     fn a_global_lock_entry_names_its_folder_and_tree() {
         let got = read(
             Scope::Global,
-            r#"{"version": 3, "skills": {
+            &r#"{"version": 3, "skills": {
                 "pdf": {"source": "acme/skills", "sourceType": "github",
                         "sourceUrl": "https://github.com/acme/skills.git",
                         "skillPath": "skills/pdf/SKILL.md", "skillFolderHash": "1234"},
@@ -204,8 +218,15 @@ mod tests {
                          "skillFolderHash": "1"},
                 "bad": {"source": "acme/x", "sourceType": "github",
                         "sourceUrl": "https://me:ghp_secret@github.com/acme/x.git"},
-                "odd": {"source": 3, "sourceType": "github"}
-            }}"#,
+                "odd": {"source": 3, "sourceType": "github"},
+                "cloned": {"source": "https://git.example.com/a/b.git", "sourceType": "git",
+                           "skillPath": "skills/cloned/SKILL.md", "skillFolderHash": "%H"}
+            }}"#
+            .replace("%H", &"ab".repeat(32)),
+        );
+        assert_eq!(
+            got[4].as_ref().expect("cloned").recorded,
+            Some(Recorded::SkillsGlobalContent("ab".repeat(32)))
         );
         assert_eq!(
             got[2].as_ref().unwrap_err().code,

@@ -6,10 +6,9 @@
 use serde_json::Value;
 
 use crate::format::pin::CommitId;
-use crate::support::escape;
 
 use super::code::ImportCode;
-use super::entry::{At, Folder, LeftOut, LockEntry, Recorded, Rewrite, check_url, rewrite};
+use super::entry::{At, Folder, LeftOut, LockEntry, Recorded, Rewrite, check_url, rewrite, shown};
 
 /// Reads the entries of a ToolHive lock (`skills` is its `skills` list).
 pub fn entries(skills: &[Value], rewrites: &[Rewrite]) -> Vec<Result<LockEntry, LeftOut>> {
@@ -53,7 +52,7 @@ fn entry(index: usize, value: &Value, rewrites: &[Rewrite]) -> Result<LockEntry,
             format!(
                 "`{}` is a registry or OCI skill; skillfold pins ToolHive's `git://` skills \
                  (its OCI sources read skillfold's own image layout)",
-                escape::text(source)
+                shown(source)
             ),
         ));
     };
@@ -75,17 +74,14 @@ fn entry(index: usize, value: &Value, rewrites: &[Rewrite]) -> Result<LockEntry,
             Err(_) => {
                 return Err(refuse(
                     ImportCode::LockInvalidEntry,
-                    format!(
-                        "`digest` `{}` is not a full commit id",
-                        escape::text(digest)
-                    ),
+                    format!("`digest` `{}` is not a full commit id", shown(digest)),
                 ));
             }
         },
         None => reference_ref.map_or(At::Head, At::Ref),
     };
     Ok(LockEntry {
-        key: escape::text(&key).to_string(),
+        key: shown(&key),
         url,
         at,
         folder: Folder::Path(path),
@@ -95,6 +91,8 @@ fn entry(index: usize, value: &Value, rewrites: &[Rewrite]) -> Result<LockEntry,
 }
 
 /// `git://host/owner/repo[@ref][#path]` as its HTTPS URL, ref and folder (as ToolHive reads it).
+/// An `@` in the host part is user information, kept in the URL for [`check_url`] to refuse
+/// (`lock_credentials`), never taken for a ref.
 fn parse_git_reference(
     reference: &str,
 ) -> Result<(String, Option<String>, Option<String>), String> {
@@ -106,19 +104,24 @@ fn parse_git_reference(
         ),
         None => (rest, None),
     };
-    let (repository, git_ref) = match rest.split_once('@') {
-        Some((repository, r)) => (repository, Some(r.to_owned()).filter(|r| !r.is_empty())),
+    let Some((host, rest)) = rest.split_once('/') else {
+        return Err(not_a_reference(reference));
+    };
+    let (repo, git_ref) = match rest.split_once('@') {
+        Some((repo, r)) => (repo, Some(r.to_owned()).filter(|r| !r.is_empty())),
         None => (rest, None),
     };
-    match repository.split_once('/') {
-        Some((host, repo)) if !host.is_empty() && repo.contains('/') => {
-            Ok((format!("https://{repository}"), git_ref, path))
-        }
-        _ => Err(format!(
-            "`{}` is not `git://host/owner/repo[@ref][#path]`",
-            escape::text(reference)
-        )),
+    if host.is_empty() || !repo.contains('/') {
+        return Err(not_a_reference(reference));
     }
+    Ok((format!("https://{host}/{repo}"), git_ref, path))
+}
+
+fn not_a_reference(reference: &str) -> String {
+    format!(
+        "`{}` is not a `git://` reference (HOST/OWNER/REPO, then `@REF` and `#PATH` if any)",
+        shown(reference)
+    )
 }
 
 #[cfg(test)]

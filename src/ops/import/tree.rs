@@ -54,7 +54,11 @@ pub fn yaml(text: &str) -> Result<Value, TreeError> {
     match yaml::parse(text) {
         Ok(Some(node)) => from_node(&node, 0),
         Ok(None) => Ok(Value::Object(Map::new())),
-        Err(e) if e.message.contains("nested deeper") => Err(TreeError::TooDeep),
+        // The reader's own bound, and the scanner's on flow collections (`[[[…` past 255
+        // levels, refused while scanning ahead, before the reader sees the 64th).
+        Err(e) if e.message.contains("nested deeper") || e.message.contains("recursion limit") => {
+            Err(TreeError::TooDeep)
+        }
         Err(e) => Err(TreeError::Syntax(format!(
             "line {} column {}: {}",
             e.position.line,
@@ -267,6 +271,13 @@ mod tests {
             yaml(&format!("{}x\n", "- ".repeat(100_000))),
             Err(TreeError::TooDeep)
         );
+        // Flow collections, past the reader's bound and past the scanner's.
+        for levels in [40, 100, 300, 1_000, 100_000] {
+            let flow = format!("skills: {}{}\n", "[".repeat(levels), "]".repeat(levels));
+            assert_eq!(yaml(&flow), Err(TreeError::TooDeep), "{levels}");
+            let flow = format!("skills: {}x{}\n", "{a: ".repeat(levels), "}".repeat(levels));
+            assert_eq!(yaml(&flow), Err(TreeError::TooDeep), "{levels}");
+        }
     }
 
     #[test]

@@ -94,6 +94,10 @@ pub fn open_target(path: &Path, create: bool) -> Result<Option<Target>, InstallE
                 Some(name) => missing.push(name),
                 None => return Err(unsafe_target(&shown, &UntrustedOpenError::NotADirectory)),
             },
+            // A file, or a loop of links, on the way.
+            Err(errno @ (Errno::NOTDIR | Errno::LOOP)) => {
+                return Err(unsafe_target(&shown, &UntrustedOpenError::Io(errno)));
+            }
             Err(errno) => return Err(InstallError::io(&shown, &errno.into())),
         }
     }
@@ -103,7 +107,20 @@ pub fn open_target(path: &Path, create: bool) -> Result<Option<Target>, InstallE
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
     )
-    .map_err(|errno| InstallError::io(&escape::path(ancestor).to_string(), &errno.into()))?;
+    .map_err(|errno| match errno {
+        // It exists (`lstat` saw it) yet cannot be opened as a folder: a link that points to
+        // nothing, or to a file, or a loop of links, on the way to the target.
+        Errno::NOENT | Errno::NOTDIR | Errno::LOOP => InstallError::new(
+            InstallCode::InstallTargetUnsafe,
+            format!(
+                "the target folder `{shown}` cannot be used: `{}` on the way to it is not a \
+                 folder ({})",
+                escape::path(ancestor),
+                std::io::Error::from(errno)
+            ),
+        ),
+        errno => InstallError::io(&escape::path(ancestor).to_string(), &errno.into()),
+    })?;
     for name in missing.iter().rev() {
         let c = cstr(name.as_encoded_bytes()).map_err(|e| unsafe_target(&shown, &e))?;
         dir = untrusted_fs::create_dir(&dir, &c, 0o755).map_err(|e| match e {
