@@ -121,8 +121,8 @@ pub fn remove_tree(dir: impl AsFd, name: &CStr) -> Result<(), Errno> {
         Err(UntrustedOpenError::Io(errno)) => return Err(errno),
         Err(UntrustedOpenError::NotRegular) => return Err(Errno::NOTDIR),
     };
-    // Our folders are ours to empty; one we made read-only (none yet) is made writable first.
-    let _ = ensure_writable(&folder);
+    // A folder without its owner's write bit is given it before its entries are removed.
+    let _ = ensure_writable(folder.as_fd());
     for entry in names(&folder)? {
         remove_tree(&folder, &entry)?;
     }

@@ -164,15 +164,21 @@ impl Corpus {
     /// Makes the corpus directory if it is missing (and the folders above it), with [`SHARED`]
     /// whatever the umask: others may read it, never rename `.skillfold/` or `current` there.
     fn make_dir(&self) -> Result<(), CorpusError> {
-        use fs_err::os::unix::fs::DirBuilderExt as _;
-        if fs_err::metadata(&self.dir).is_ok() {
-            return Ok(());
+        use std::os::unix::fs::PermissionsExt as _;
+        let missing: Vec<&Path> = self
+            .dir
+            .ancestors()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .take_while(|dir| fs_err::symlink_metadata(dir).is_err())
+            .collect();
+        for dir in missing.into_iter().rev() {
+            match fs_err::create_dir(dir) {
+                Ok(()) => fs_err::set_permissions(dir, std::fs::Permissions::from_mode(SHARED))?,
+                // Made meanwhile by another preparer.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e.into()),
+            }
         }
-        let mut builder = fs_err::DirBuilder::new();
-        builder.recursive(true).mode(SHARED);
-        builder.create(&self.dir)?;
-        let made = folders::open_below(&self.dir, &[]).map_err(|e| refused(&self.dir, e))?;
-        folders::ensure_mode(&made, SHARED).map_err(|e| named_io(&self.dir, e))?;
         Ok(())
     }
 
@@ -202,9 +208,9 @@ impl Corpus {
         .map_err(std::io::Error::other)?;
         let corpus = folders::open_below(&self.dir, &[]).map_err(|e| refused(&self.dir, e))?;
         let made = (|| -> Result<(), Errno> {
-            let store = folders::make(&corpus, &staged, SHARED, true).map_err(errno_of)?;
+            let store = folders::make(&corpus, &staged, SHARED, true).map_err(folders::errno_of)?;
             for (sub, mode) in STORE_FOLDERS {
-                folders::make(&store, sub, mode, true).map_err(errno_of)?;
+                folders::make(&store, sub, mode, true).map_err(folders::errno_of)?;
             }
             failpoint::pause("store-staged");
             rustix::fs::renameat(&corpus, staged.as_c_str(), &corpus, META_NAME)
@@ -1182,6 +1188,83 @@ mod tests {
             Vec::<String>::new(),
             "nothing written through the link"
         );
+    }
+
+    // A folder of a bundle made ahead and then swapped for a link (as another user could in a
+    // staging anyone may enter) is never written through: the bundle is refused and nothing
+    // lands outside the corpus, whichever folder on the way was swapped. A link planted before
+    // the folders are made ahead is not followed either.
+    #[test]
+    fn a_folder_swapped_for_a_link_after_being_made_ahead_is_never_written_through() {
+        let paths = ["SKILL.md", "references/a.md", "references/deep/b.md"];
+        for (swapped, before) in [
+            ("references", false),
+            ("references/deep", false),
+            ("references", true),
+        ] {
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let outside = tempfile::tempdir().expect("tempdir");
+            let corpus = Corpus::create(tmp.path()).expect("created");
+            let staging = corpus.stage("swapped").expect("staged");
+            let bundle = staging.dir.join("hello");
+            let swap = || {
+                let at = bundle.join(swapped);
+                if at.exists() {
+                    fs_err::rename(&at, staging.dir.join("moved")).expect("move away");
+                }
+                std::os::unix::fs::symlink(outside.path(), &at).expect("link");
+            };
+            if before {
+                fs_err::create_dir(&bundle).expect("mkdir");
+                swap();
+            }
+            staging.make_ahead("hello", &paths.map(String::from));
+            if !before {
+                swap();
+            }
+            let err = staging
+                .write_bundle("hello", &file_set(&paths))
+                .expect_err("refused");
+            assert_eq!(err.code(), "corpus_io", "{swapped}: {err}");
+            assert!(err.to_string().contains(swapped), "{swapped}: {err}");
+            assert_eq!(
+                entries(outside.path()),
+                Vec::<String>::new(),
+                "{swapped}: nothing written through the link"
+            );
+        }
+    }
+
+    // Leftover removal never follows a link: one in place of `staging/`, `fetch/` or
+    // `manifests/` is refused, naming it, and what it leads to keeps its files; a link inside
+    // `staging/` is removed as a name.
+    #[test]
+    fn leftover_removal_never_empties_what_a_link_leads_to() {
+        for sub in ["staging", "fetch", "manifests"] {
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let victim = tempfile::tempdir().expect("tempdir");
+            fs_err::write(victim.path().join("precious"), "keep").expect("write");
+            let corpus = Corpus::create(tmp.path()).expect("created");
+            let link = tmp.path().join(META).join(sub);
+            fs_err::remove_dir(&link).expect("rmdir");
+            std::os::unix::fs::symlink(victim.path(), &link).expect("link");
+            let err = corpus.remove_leftovers().expect_err("refused");
+            assert_eq!(err.code(), "corpus_not_managed", "{sub}: {err}");
+            assert!(err.to_string().contains(&format!("{sub}`")), "{err}");
+            assert_eq!(entries(victim.path()), ["precious"], "{sub}");
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let victim = tempfile::tempdir().expect("tempdir");
+        fs_err::write(victim.path().join("precious"), "keep").expect("write");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        let staging = tmp.path().join(META).join("staging");
+        std::os::unix::fs::symlink(victim.path(), staging.join("left")).expect("link");
+        assert_eq!(
+            corpus.remove_leftovers().expect("removed"),
+            [staging.join("left")]
+        );
+        assert_eq!(entries(&staging), Vec::<String>::new());
+        assert_eq!(entries(victim.path()), ["precious"]);
     }
 
     // After a publication only the new generation and the one it replaced stay on disk, each
