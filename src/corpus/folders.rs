@@ -195,11 +195,9 @@ impl<'f> BundleFolders<'f> {
                 let end = at + segment.len();
                 let sub = &path[..end];
                 let failed = |errno| (sub, errno);
-                let name = untrusted_fs::component(segment)
-                    .map_err(|e| failed(errno_of(e)))?;
+                let name = untrusted_fs::component(segment).map_err(|e| failed(errno_of(e)))?;
                 let parent = self.chain.last().map_or(self.root, |(_, fd)| fd.as_fd());
-                let opened =
-                    make(parent, &name, SHARED, false).map_err(|e| failed(errno_of(e)))?;
+                let opened = make(parent, &name, SHARED, false).map_err(|e| failed(errno_of(e)))?;
                 self.chain.push((sub.to_owned(), opened));
                 at = end + 1;
             }
@@ -259,8 +257,11 @@ mod tests {
         let tree = tmp.path().join("tree");
         fs_err::create_dir_all(tree.join("a/b")).expect("mkdir");
         fs_err::write(tree.join("a/b/file"), "x").expect("write");
-        fs_err::set_permissions(tree.join("a/b/file"), std::fs::Permissions::from_mode(0o444))
-            .expect("chmod");
+        fs_err::set_permissions(
+            tree.join("a/b/file"),
+            std::fs::Permissions::from_mode(0o444),
+        )
+        .expect("chmod");
         std::os::unix::fs::symlink(outside.path(), tree.join("a/link")).expect("link");
         fs_err::set_permissions(tree.join("a/b"), std::fs::Permissions::from_mode(0o555))
             .expect("chmod");

@@ -16,9 +16,7 @@ use super::Manifest;
 #[cfg(any(feature = "git", test))]
 use super::durable::sync_file_system;
 use super::durable::{OpenedFolder, sync_file_systems};
-use super::store::{
-    CURRENT, Corpus, CorpusError, Generation, Staging, sync_dir, write_new,
-};
+use super::store::{CURRENT, Corpus, CorpusError, Generation, Staging, sync_dir, write_new};
 use crate::support::failpoint;
 
 /// How a publication step makes what it changed durable before it returns.
@@ -189,8 +187,8 @@ impl Corpus {
                 continue;
             }
             folders::remove_tree(&generations, &name).map_err(std::io::Error::from)?;
-            let manifest = std::ffi::CString::new(format!("{id}.json"))
-                .map_err(std::io::Error::other)?;
+            let manifest =
+                std::ffi::CString::new(format!("{id}.json")).map_err(std::io::Error::other)?;
             folders::remove_tree(&manifests, &manifest).map_err(std::io::Error::from)?;
         }
         Ok(())

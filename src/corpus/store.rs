@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 
 use super::folders::{self, PRIVATE, SHARED};
 use super::guard::{CorpusGuard, GuardError};
-use crate::format::untrusted_fs::UntrustedOpenError;
-use rustix::io::Errno;
 use super::manifest::{FORMAT, Manifest};
 use crate::format::file_set::FileSet;
+use crate::format::untrusted_fs::UntrustedOpenError;
 use crate::source::code::PrepareCode;
 use crate::support::escape;
 use crate::support::failpoint;
+use rustix::io::Errno;
 
 /// The name of the published link.
 pub const CURRENT: &str = "current";
@@ -201,11 +201,9 @@ impl Corpus {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or(0);
-        let staged = std::ffi::CString::new(format!(
-            "{STAGED_STORE}{}-{nanos:x}",
-            std::process::id()
-        ))
-        .map_err(std::io::Error::other)?;
+        let staged =
+            std::ffi::CString::new(format!("{STAGED_STORE}{}-{nanos:x}", std::process::id()))
+                .map_err(std::io::Error::other)?;
         let corpus = folders::open_below(&self.dir, &[]).map_err(|e| refused(&self.dir, e))?;
         let made = (|| -> Result<(), Errno> {
             let store = folders::make(&corpus, &staged, SHARED, true).map_err(folders::errno_of)?;
@@ -223,7 +221,10 @@ impl Corpus {
                 if self.exists()? {
                     Ok(())
                 } else {
-                    Err(named_io(&self.dir.join(staged.to_string_lossy().as_ref()), e))
+                    Err(named_io(
+                        &self.dir.join(staged.to_string_lossy().as_ref()),
+                        e,
+                    ))
                 }
             }
         }
@@ -435,16 +436,17 @@ impl Corpus {
     /// did not publish, the scratch of a fetch), without following a link on the way; a path
     /// elsewhere is left alone and refused.
     pub fn remove_scratch(&self, path: &Path) -> Result<(), CorpusError> {
-        let sub = [c"staging", c"fetch"].into_iter().find(|sub| {
-            path.parent() == Some(&self.meta().join(sub.to_string_lossy().as_ref()))
-        });
+        let sub = [c"staging", c"fetch"]
+            .into_iter()
+            .find(|sub| path.parent() == Some(&self.meta().join(sub.to_string_lossy().as_ref())));
         let (Some(sub), Some(name)) = (sub, path.file_name()) else {
             return Err(CorpusError::NotManaged {
                 path: path.to_owned(),
                 reason: "it is not a folder of the store's staging or fetch".into(),
             });
         };
-        let name = std::ffi::CString::new(name.as_encoded_bytes()).map_err(std::io::Error::other)?;
+        let name =
+            std::ffi::CString::new(name.as_encoded_bytes()).map_err(std::io::Error::other)?;
         let folder = self.open_own(Some(sub))?;
         folders::remove_tree(&folder, &name).map_err(|e| named_io(path, e))
     }

@@ -52,7 +52,12 @@ fn the_stores_folders_have_their_modes_whatever_the_umask() {
         let url = repo.file_url();
         write_descriptor(
             tmp.path(),
-            &[(&url, &commit, "corpus", vec![("alpha", repo.digest("alpha"))])],
+            &[(
+                &url,
+                &commit,
+                "corpus",
+                vec![("alpha", repo.digest("alpha"))],
+            )],
         );
         let out = run(tmp.path(), umask, &["prepare"]);
         assert_eq!(out.status.code(), Some(0), "{umask}: {}", stderr(&out));
@@ -84,7 +89,12 @@ fn store_folders_left_writable_by_others_get_their_modes_back() {
     let url = repo.file_url();
     write_descriptor(
         tmp.path(),
-        &[(&url, &commit, "corpus", vec![("alpha", repo.digest("alpha"))])],
+        &[(
+            &url,
+            &commit,
+            "corpus",
+            vec![("alpha", repo.digest("alpha"))],
+        )],
     );
     let meta = tmp.path().join("corpus/.skillfold");
     for sub in ["generations", "manifests", "staging", "fetch"] {
@@ -112,7 +122,12 @@ fn a_link_in_place_of_staging_or_fetch_is_refused_and_never_emptied() {
         let url = repo.file_url();
         write_descriptor(
             tmp.path(),
-            &[(&url, &commit, "corpus", vec![("alpha", repo.digest("alpha"))])],
+            &[(
+                &url,
+                &commit,
+                "corpus",
+                vec![("alpha", repo.digest("alpha"))],
+            )],
         );
         let out = run(tmp.path(), "022", &["prepare"]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -164,7 +179,10 @@ fn assert_shared(out: &Output, what: &str) {
     for location in ["skills[0].git", "skills[1].git"] {
         assert!(err.contains(location), "{what}: {location} in {err}");
     }
-    assert!(err.contains("/alias`") && err.contains("/real`"), "{what}: {err}");
+    assert!(
+        err.contains("/alias`") && err.contains("/real`"),
+        "{what}: {err}"
+    );
 }
 
 // Two sources whose directories differ as text (`check` passes) but are one folder through a
@@ -191,13 +209,19 @@ fn directories_that_are_one_folder_through_a_link_are_refused_naming_both() {
         assert_shared(&out, &what);
         let report: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
         for source in report["sources"].as_array().expect("sources") {
-            assert_eq!(source["error"]["code"], "shared_directory", "{what}: {source}");
+            assert_eq!(
+                source["error"]["code"], "shared_directory",
+                "{what}: {source}"
+            );
         }
         assert!(
             fs_err::symlink_metadata(tmp.path().join("real/current")).is_err(),
             "{what}: nothing published"
         );
-        assert_shared(&run(tmp.path(), "022", &["verify"]), &format!("verify, {what}"));
+        assert_shared(
+            &run(tmp.path(), "022", &["verify"]),
+            &format!("verify, {what}"),
+        );
     }
 }
 
