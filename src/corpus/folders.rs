@@ -6,7 +6,8 @@
 //! refused, never written or emptied through. Only the corpus directory itself is opened by its
 //! path, and may be a link (to a volume, say).
 //!
-//! Folders are made with an explicit mode, whatever the umask ([`make`]): [`SHARED`] (`0755`)
+//! Folders are made with an explicit mode, whatever the umask ([`make`]), and existing ones lose
+//! any bit beyond it ([`restrict`]): [`SHARED`] (`0755`)
 //! for what readers of `current` go through (the corpus directory, `.skillfold/`,
 //! `generations/`, `manifests/` and every folder of a generation), [`PRIVATE`] (`0700`) for
 //! `staging/` and `fetch/`, which no other user may enter: nobody else can swap a folder there
@@ -52,14 +53,15 @@ pub fn make(
     }
 }
 
-/// Gives the open `folder` exactly `mode` if it has another (a store folder made by an earlier
-/// version under a permissive umask). Fails where the process may not (the folder is another
-/// user's): such a folder is not written into.
-pub fn ensure_mode(folder: impl AsFd, mode: u32) -> Result<(), Errno> {
+/// Takes from the open `folder` any permission bit `allowed` lacks (a store folder made by an
+/// earlier version under a permissive umask: `0777` becomes `0755`, or `0700`), never adding
+/// one: a folder an operator closed further stays as it is. Fails where the process may not
+/// (the folder is another user's): such a folder is not written into.
+pub fn restrict(folder: impl AsFd, allowed: u32) -> Result<(), Errno> {
     let folder = folder.as_fd();
-    let stat = rustix::fs::fstat(folder)?;
-    if stat.st_mode & 0o7777 != mode {
-        rustix::fs::fchmod(folder, Mode::from_raw_mode(mode))?;
+    let mode = rustix::fs::fstat(folder)?.st_mode & 0o7777;
+    if mode & 0o777 & !allowed != 0 {
+        rustix::fs::fchmod(folder, Mode::from_raw_mode(mode & (0o7000 | allowed)))?;
     }
     Ok(())
 }

@@ -4,7 +4,8 @@
 //! verifies a bundle against its pin, after a fetch and on every read, and [`publish`] makes a
 //! staged generation `current` (one corpus, or the corpora of one commit together), making each
 //! step durable through [`durable`]; [`folders`] makes, reaches and empties the store's own
-//! folders without following a link, each with its mode; [`shared_dir`] finds corpus directories
+//! folders without following a link, each with its mode, and [`leftovers`] removes what a
+//! preparation leaves there; [`shared_dir`] finds corpus directories
 //! that are one folder on disk. It may use the layers below it: [`crate::support`],
 //! [`crate::format`], [`crate::descriptor`] (the signer a manifest records) and
 //! [`crate::source`] (whose `preparation` codes it shares).
@@ -44,6 +45,7 @@
 pub mod durable;
 pub mod folders;
 pub mod guard;
+pub mod leftovers;
 pub mod manifest;
 pub mod pin_check;
 pub mod publish;
