@@ -39,6 +39,23 @@ impl OpenedFolder {
         })
     }
 
+    /// A folder opened now, by the caller (without following a link on its way).
+    pub fn of(folder: std::os::fd::OwnedFd) -> std::io::Result<OpenedFolder> {
+        let opened = std::time::Instant::now();
+        let file = std::fs::File::from(folder);
+        let device = file.metadata()?.dev();
+        Ok(OpenedFolder {
+            file,
+            opened,
+            device,
+        })
+    }
+
+    /// Its descriptor.
+    pub(super) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        std::os::fd::AsFd::as_fd(&self.file)
+    }
+
     /// `syncfs(2)` of its file system.
     pub(super) fn sync(&self) -> std::io::Result<()> {
         rustix::fs::syncfs(&self.file).map_err(std::io::Error::from)

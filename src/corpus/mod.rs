@@ -3,7 +3,10 @@
 //! lock, [`manifest`] records what a generation holds and where it came from, and [`pin_check`]
 //! verifies a bundle against its pin, after a fetch and on every read, and [`publish`] makes a
 //! staged generation `current` (one corpus, or the corpora of one commit together), making each
-//! step durable through [`durable`]. It may use the layers below it: [`crate::support`],
+//! step durable through [`durable`]; [`folders`] makes, reaches and empties the store's own
+//! folders without following a link, each with its mode, and [`leftovers`] removes what a
+//! preparation leaves there; [`shared_dir`] finds corpus directories
+//! that are one folder on disk. It may use the layers below it: [`crate::support`],
 //! [`crate::format`], [`crate::descriptor`] (the signer a manifest records) and
 //! [`crate::source`] (whose `preparation` codes it shares).
 //!
@@ -31,12 +34,22 @@
 //! only then linked ([`publish`]). A crash at any step leaves `current` pointing to a complete,
 //! verified generation; leftovers are removed by the next preparer. The generation that
 //! `current` replaced is kept for rollback; older ones are removed.
+//!
+//! Nothing inside the corpus directory is followed where the store writes or removes: its
+//! folders are opened one name at a time relative to a descriptor ([`folders`]), and a link in
+//! place of one of its own folders is refused (`corpus_not_managed`). Its folders get explicit
+//! modes whatever the umask: `0755` for what readers of `current` go through (the corpus
+//! directory when skillfold makes it, `.skillfold/`, `generations/`, `manifests/` and every
+//! folder of a generation), `0700` for `staging/` and `fetch/`.
 
 pub mod durable;
+pub mod folders;
 pub mod guard;
+pub mod leftovers;
 pub mod manifest;
 pub mod pin_check;
 pub mod publish;
+pub mod shared_dir;
 pub mod store;
 
 pub use guard::CorpusGuard;

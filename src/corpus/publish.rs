@@ -16,9 +16,7 @@ use super::Manifest;
 #[cfg(any(feature = "git", test))]
 use super::durable::sync_file_system;
 use super::durable::{OpenedFolder, sync_file_systems};
-use super::store::{
-    CURRENT, Corpus, CorpusError, Generation, Staging, remove_tree, sync_dir, write_new,
-};
+use super::store::{CURRENT, Corpus, CorpusError, Generation, Staging, sync_dir, write_new};
 use crate::support::failpoint;
 
 /// How a publication step makes what it changed durable before it returns.
@@ -176,18 +174,22 @@ impl Corpus {
         Ok(())
     }
 
+    /// Removes every generation but `keep` and `previous`, with its manifest, without following
+    /// a link on the way ([`super::folders::remove_tree`]).
     fn remove_unneeded(&self, keep: &str, previous: Option<&str>) -> Result<(), CorpusError> {
-        for entry in fs_err::read_dir(self.meta().join("generations"))? {
-            let entry = entry?;
-            let id = entry.file_name().to_string_lossy().into_owned();
-            if id == keep || Some(id.as_str()) == previous {
+        use super::folders;
+        let generations = self.open_own(Some(c"generations"))?;
+        let manifests = self.open_own(Some(c"manifests"))?;
+        let names = folders::names(&generations).map_err(std::io::Error::from)?;
+        for name in names {
+            let id = name.to_string_lossy();
+            if id == keep || Some(id.as_ref()) == previous {
                 continue;
             }
-            remove_tree(&entry.path())?;
-            let manifest = self.manifest_path(&id);
-            if manifest.exists() {
-                fs_err::remove_file(manifest)?;
-            }
+            folders::remove_tree(&generations, &name).map_err(std::io::Error::from)?;
+            let manifest =
+                std::ffi::CString::new(format!("{id}.json")).map_err(std::io::Error::other)?;
+            folders::remove_tree(&manifests, &manifest).map_err(std::io::Error::from)?;
         }
         Ok(())
     }

@@ -1,31 +1,43 @@
 //! Generations on disk: staging, publishing by one atomic link flip, rollback, and removal of
 //! what is no longer needed. See the module doc of [`crate::corpus`] for the layout.
 
-use std::os::unix::fs::PermissionsExt as _;
+use std::ffi::CStr;
+use std::os::fd::{AsFd as _, OwnedFd};
 
 use fs_err::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
+use super::folders::{self, PRIVATE, SHARED};
 use super::guard::{CorpusGuard, GuardError};
 use super::manifest::{FORMAT, Manifest};
 use crate::format::file_set::FileSet;
+use crate::format::untrusted_fs::UntrustedOpenError;
 use crate::source::code::PrepareCode;
 use crate::support::escape;
 use crate::support::failpoint;
+use rustix::io::Errno;
 
 /// The name of the published link.
 pub const CURRENT: &str = "current";
 /// The store's own folder.
 pub const META: &str = ".skillfold";
-/// The folders of the store.
-const STORE_FOLDERS: [&str; 4] = ["generations", "manifests", "staging", "fetch"];
+/// The folders of the store, each with its mode: readers of `current` go through the
+/// generations (and read the manifests); only the preparer's user enters staging and fetch.
+const STORE_FOLDERS: [(&CStr, u32); 4] = [
+    (c"generations", SHARED),
+    (c"manifests", SHARED),
+    (c"staging", PRIVATE),
+    (c"fetch", PRIVATE),
+];
+/// The store's own folder, as a name.
+const META_NAME: &CStr = c".skillfold";
 /// How the name of a store being made begins (`.skillfold.new-<pid>-<nanos>`, beside where it
 /// goes).
 const STAGED_STORE: &str = ".skillfold.new-";
 
 /// Whether `name` is that of a store being made: [`STAGED_STORE`], then `<pid>-<nanos>` (digits,
 /// hexadecimal digits and one `-`).
-fn is_staged_store(name: &[u8]) -> bool {
+pub(super) fn is_staged_store(name: &[u8]) -> bool {
     name.strip_prefix(STAGED_STORE.as_bytes())
         .and_then(|rest| {
             let dash = rest.iter().position(|&b| b == b'-')?;
@@ -132,15 +144,42 @@ impl Corpus {
     pub fn create(dir: &Path) -> Result<Corpus, CorpusError> {
         let corpus = Corpus::at(dir);
         corpus.check_manageable()?;
-        fs_err::create_dir_all(dir)?;
+        corpus.make_dir()?;
         if !corpus.exists()? {
             corpus.make_store()?;
         }
-        // A `.skillfold/` made by hand (or before the store had every folder) is completed.
-        for sub in STORE_FOLDERS {
-            fs_err::create_dir_all(corpus.meta().join(sub))?;
+        // A `.skillfold/` made by hand (or before the store had every folder, or by an earlier
+        // version under a permissive umask) is completed, each folder held to its mode; a link
+        // in place of one is refused.
+        let meta = corpus.open_own(None)?;
+        folders::restrict(&meta, SHARED).map_err(|e| named_io(&corpus.meta(), e))?;
+        for (sub, mode) in STORE_FOLDERS {
+            let path = corpus.meta().join(sub.to_string_lossy().as_ref());
+            let folder = folders::make(&meta, sub, mode, false).map_err(|e| refused(&path, e))?;
+            folders::restrict(&folder, mode).map_err(|e| named_io(&path, e))?;
         }
         Ok(corpus)
+    }
+
+    /// Makes the corpus directory if it is missing (and the folders above it), with [`SHARED`]
+    /// whatever the umask: others may read it, never rename `.skillfold/` or `current` there.
+    fn make_dir(&self) -> Result<(), CorpusError> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let missing: Vec<&Path> = self
+            .dir
+            .ancestors()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .take_while(|dir| fs_err::symlink_metadata(dir).is_err())
+            .collect();
+        for dir in missing.into_iter().rev() {
+            match fs_err::create_dir(dir) {
+                Ok(()) => fs_err::set_permissions(dir, std::fs::Permissions::from_mode(SHARED))?,
+                // Made meanwhile by another preparer.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
     }
 
     /// Whether the store's folder `.skillfold/` exists (as a directory, not followed).
@@ -152,36 +191,40 @@ impl Corpus {
         }
     }
 
-    /// Builds `.skillfold/` with its folders under a name of this process's own, then renames it
-    /// into place. If another preparer's rename came first (ours then fails: its store is not
-    /// empty), that store is used and ours is removed. Nothing is synced here: a store lost to a
-    /// power cut holds nothing yet, and the next preparer makes it again; the publication's
-    /// `syncfs` makes it durable before any `current` refers to it.
+    /// Builds `.skillfold/` with its folders (each with its mode) under a name of this
+    /// process's own, then renames it into place. If another preparer's rename came first (ours
+    /// then fails: its store is not empty), that store is used and ours is removed. Nothing is
+    /// synced here: a store lost to a power cut holds nothing yet, and the next preparer makes it
+    /// again; the publication's `syncfs` makes it durable before any `current` refers to it.
     fn make_store(&self) -> Result<(), CorpusError> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or(0);
-        let staged = self
-            .dir
-            .join(format!("{STAGED_STORE}{}-{nanos:x}", std::process::id()));
-        let made = (|| -> std::io::Result<()> {
-            fs_err::create_dir(&staged)?;
-            for sub in STORE_FOLDERS {
-                fs_err::create_dir(staged.join(sub))?;
+        let staged =
+            std::ffi::CString::new(format!("{STAGED_STORE}{}-{nanos:x}", std::process::id()))
+                .map_err(std::io::Error::other)?;
+        let corpus = folders::open_below(&self.dir, &[]).map_err(|e| refused(&self.dir, e))?;
+        let made = (|| -> Result<(), Errno> {
+            let store = folders::make(&corpus, &staged, SHARED, true).map_err(folders::errno_of)?;
+            for (sub, mode) in STORE_FOLDERS {
+                folders::make(&store, sub, mode, true).map_err(folders::errno_of)?;
             }
             failpoint::pause("store-staged");
-            fs_err::rename(&staged, self.meta())
+            rustix::fs::renameat(&corpus, staged.as_c_str(), &corpus, META_NAME)
         })();
         match made {
             Ok(()) => Ok(()),
             Err(e) => {
                 // Ours may be gone already: a preparer holding the guard removes staged stores.
-                let _ = remove_tree(&staged);
+                let _ = folders::remove_tree(&corpus, &staged);
                 if self.exists()? {
                     Ok(())
                 } else {
-                    Err(e.into())
+                    Err(named_io(
+                        &self.dir.join(staged.to_string_lossy().as_ref()),
+                        e,
+                    ))
                 }
             }
         }
@@ -336,54 +379,26 @@ impl Corpus {
         self.generation(&id).map(Some)
     }
 
-    /// Removes what an interrupted or crashed preparer left: staging and fetch folders, a link
-    /// not yet flipped, and manifests of generations that were never moved into place.
-    /// Call it with the guard held.
-    pub fn remove_leftovers(&self) -> Result<Vec<PathBuf>, CorpusError> {
-        let mut removed = Vec::new();
-        for sub in ["staging", "fetch"] {
-            for entry in fs_err::read_dir(self.meta().join(sub))? {
-                let path = entry?.path();
-                remove_tree(&path)?;
-                removed.push(path);
+    /// `.skillfold/`, or its folder `sub`, opened without following a link on the way (only the
+    /// corpus directory itself may be one); a link or anything but a folder there is refused
+    /// ([`CorpusError::NotManaged`], naming it).
+    pub(super) fn open_own(&self, sub: Option<&CStr>) -> Result<OwnedFd, CorpusError> {
+        let meta = folders::open_below(&self.dir, &[META_NAME]).map_err(|e| {
+            // Tell the corpus directory's own failure from `.skillfold`'s.
+            match folders::open_below(&self.dir, &[]) {
+                Err(e) => refused(&self.dir, e),
+                Ok(_) => refused(&self.meta(), e),
             }
+        })?;
+        match sub {
+            None => Ok(meta),
+            Some(sub) => crate::format::untrusted_fs::open_dir(&meta, sub)
+                .map_err(|e| refused(&self.meta().join(sub.to_string_lossy().as_ref()), e)),
         }
-        // Stores another preparer was making when this one's rename came first. Removing one
-        // that is still being made is harmless (its maker then finds this store and uses it),
-        // but may fail while it is: a housekeeping failure, never this run's.
-        for entry in fs_err::read_dir(&self.dir)? {
-            let entry = entry?;
-            if is_staged_store(entry.file_name().as_encoded_bytes())
-                && fs_err::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir())
-                && remove_tree(&entry.path()).is_ok()
-            {
-                removed.push(entry.path());
-            }
-        }
-        for stale in ["current.next", "previous.tmp"] {
-            let path = self.meta().join(stale);
-            if fs_err::symlink_metadata(&path).is_ok() {
-                fs_err::remove_file(&path)?;
-                removed.push(path);
-            }
-        }
-        for entry in fs_err::read_dir(self.meta().join("manifests"))? {
-            let path = entry?.path();
-            let id = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let orphan =
-                path.extension().is_none_or(|e| e != "json") || !self.generation_dir(&id).is_dir();
-            if orphan {
-                fs_err::remove_file(&path)?;
-                removed.push(path);
-            }
-        }
-        Ok(removed)
     }
 
-    /// Starts a new generation in `staging/`.
+    /// Starts a new generation in `staging/`: a folder of its own ([`SHARED`], since it becomes
+    /// a generation), made and opened without following a link on the way.
     pub fn stage(&self, hint: &str) -> Result<Staging, CorpusError> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -396,10 +411,38 @@ impl Corpus {
             .collect();
         let id = format!("{nanos:x}-{hint}");
         let dir = self.meta().join("staging").join(&id);
-        fs_err::create_dir(&dir)?;
-        let opened = super::durable::OpenedFolder::open(&dir)?;
+        let staging = self.open_own(Some(c"staging"))?;
+        let name = std::ffi::CString::new(id.as_str()).map_err(std::io::Error::other)?;
+        let made = folders::make(&staging, &name, SHARED, true).map_err(|e| refused(&dir, e))?;
+        let opened = super::durable::OpenedFolder::of(made)?;
         Ok(Staging { id, dir, opened })
     }
+}
+
+/// Why a folder of the store could not be opened or made: a link or anything but a folder in
+/// its place is not the store's ([`CorpusError::NotManaged`]); any other failure is I/O.
+pub(super) fn refused(path: &Path, e: UntrustedOpenError) -> CorpusError {
+    let what = match e {
+        UntrustedOpenError::Symlink => "a symbolic link",
+        UntrustedOpenError::NotADirectory => "not a directory",
+        other => return named_io(path, folders::errno_of(other)),
+    };
+    CorpusError::NotManaged {
+        path: path.to_owned(),
+        reason: format!(
+            "it is {what} where skillfold keeps a folder of its own, and skillfold never follows \
+             a link where it writes or removes; move it away"
+        ),
+    }
+}
+
+/// A failure of the system call `errno` on `path`, as I/O naming the path.
+pub(super) fn named_io(path: &Path, errno: Errno) -> CorpusError {
+    let e = std::io::Error::from(errno);
+    CorpusError::Io(std::io::Error::new(
+        e.kind(),
+        format!("{e}: `{}`", path.display()),
+    ))
 }
 
 impl Staging {
@@ -413,23 +456,19 @@ impl Staging {
     #[cfg(any(feature = "git", test))]
     pub fn make_ahead(&self, name: &str, files: &[String]) {
         use rustix::fs::{Mode, OFlags};
-        let root = self.dir.join(name);
-        if rustix::fs::mkdir(&root, Mode::from_raw_mode(0o777)).is_err() {
-            return;
-        }
-        let Ok(folder) = open_bundle_folder(&root) else {
+        let Ok(folder) = self.bundle_folder(name) else {
             return;
         };
-        let mut made = std::collections::HashSet::new();
+        let mut folders = folders::BundleFolders::new(folder.as_fd());
         for file in files {
-            if make_parents(&folder, file, &mut made).is_err() {
+            let Ok((parent, file)) = folders.parent_of(file) else {
                 return;
-            }
+            };
             // Read bits as a file of `write_bundle` gets them (0o444 less the umask), and the
             // owner's write bit until it is written.
             let created = rustix::fs::openat(
-                &folder,
-                file.as_str(),
+                parent,
+                &*file,
                 OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 Mode::from_raw_mode(0o644),
             );
@@ -439,6 +478,13 @@ impl Staging {
         }
     }
 
+    /// Makes the folder of the bundle `name` in this staging ([`SHARED`]), or opens the one made
+    /// ahead, relative to the staging's own folder: never a link in its place.
+    fn bundle_folder(&self, name: &str) -> Result<OwnedFd, UntrustedOpenError> {
+        let name = crate::format::untrusted_fs::component(name)?;
+        folders::make(self.opened.fd(), &name, SHARED, false)
+    }
+
     /// Whether folders and files cost so little to make here that handing them to another thread
     /// ([`make_ahead`](Self::make_ahead)) costs more than it saves: on tmpfs a `mkdir` is a few
     /// µs (31 agents × 16 bundles: 3–5 ms slower with the folders made ahead, 3–9 ms faster on
@@ -446,7 +492,7 @@ impl Staging {
     #[cfg(any(feature = "git", test))]
     pub fn folders_are_cheap(&self) -> bool {
         const TMPFS_MAGIC: u64 = 0x0102_1994;
-        rustix::fs::statfs(&self.dir)
+        rustix::fs::fstatfs(self.opened.fd())
             .is_ok_and(|stats| u64::try_from(stats.f_type).is_ok_and(|kind| kind == TMPFS_MAGIC))
     }
 
@@ -459,26 +505,23 @@ impl Staging {
     /// ([`open_for_writing`]), each file made read-only once written.
     pub fn write_bundle(&self, name: &str, files: &FileSet) -> Result<PathBuf, CorpusError> {
         let root = self.dir.join(name);
-        match fs_err::create_dir(&root) {
-            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
-            // Made ahead, or not a folder: opening it below refuses anything but a folder.
-            _ => {}
-        }
-        let named = |path: &str, e: rustix::io::Errno| {
+        let named = |path: &str, e: Errno| {
             let e = std::io::Error::from(e);
             std::io::Error::new(
                 e.kind(),
                 format!("{e} when creating `{}`", root.join(path).display()),
             )
         };
-        let folder = open_bundle_folder(&root).map_err(|e| named("", e))?;
+        let folder = self
+            .bundle_folder(name)
+            .map_err(|e| named("", folders::errno_of(e)))?;
         let owner = rustix::process::geteuid();
-        let mut made = std::collections::HashSet::new();
+        let mut folders = folders::BundleFolders::new(folder.as_fd());
         for (path, bytes) in files.iter() {
             let path = path.as_str();
-            make_parents(&folder, path, &mut made).map_err(|(sub, e)| named(sub, e))?;
+            let (parent, file_name) = folders.parent_of(path).map_err(|(sub, e)| named(sub, e))?;
             let (file, read_only) =
-                open_for_writing(&folder, path, owner).map_err(|e| named(path, e))?;
+                open_for_writing(parent, &file_name, owner).map_err(|e| named(path, e))?;
             let mut file = std::fs::File::from(file);
             std::io::Write::write_all(&mut file, bytes).map_err(|e| {
                 std::io::Error::new(
@@ -494,44 +537,22 @@ impl Staging {
     }
 }
 
-/// Makes the folders that hold `path` below a bundle's `folder` (each prefix before a `/`,
-/// outermost first) that `made` does not list yet, and lists them there: each is made once per
-/// bundle, and one that exists already (made ahead) is used as it is. On failure, the folder
-/// that could not be made and why.
-fn make_parents<'p>(
-    folder: &rustix::fd::OwnedFd,
-    path: &'p str,
-    made: &mut std::collections::HashSet<&'p str>,
-) -> Result<(), (&'p str, rustix::io::Errno)> {
-    for (at, _) in path.match_indices('/') {
-        let sub = &path[..at];
-        if made.insert(sub) {
-            match rustix::fs::mkdirat(folder, sub, rustix::fs::Mode::from_raw_mode(0o777)) {
-                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                Err(e) => return Err((sub, e)),
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Opens the file `path` of a bundle's `folder` in a staging to write it: made new and read-only
+/// Opens the file `name` of a `folder` of a bundle in a staging to write it: made new and read-only
 /// (`O_EXCL`, never through a link), or the empty file [`Staging::make_ahead`] made there, with
 /// the mode to give it once written (its read bits). Anything else in its place is refused
 /// (`EEXIST`), and nothing is opened through a link or a FIFO. A file made ahead that its owner
 /// may not write (a umask without the owner's write bit, for a process without
 /// `CAP_DAC_OVERRIDE`) is made again.
 fn open_for_writing(
-    folder: &rustix::fd::OwnedFd,
-    path: &str,
+    folder: std::os::fd::BorrowedFd<'_>,
+    name: &CStr,
     owner: rustix::process::Uid,
-) -> rustix::io::Result<(rustix::fd::OwnedFd, Option<rustix::fs::Mode>)> {
+) -> rustix::io::Result<(OwnedFd, Option<rustix::fs::Mode>)> {
     use rustix::fs::{AtFlags, Mode, OFlags};
-    use rustix::io::Errno;
     let create = || {
         rustix::fs::openat(
             folder,
-            path,
+            name,
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::from_raw_mode(0o444),
         )
@@ -542,7 +563,7 @@ fn open_for_writing(
     }
     let opened = rustix::fs::openat(
         folder,
-        path,
+        name,
         OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
         Mode::empty(),
     );
@@ -552,10 +573,10 @@ fn open_for_writing(
             None => Err(Errno::EXIST),
         },
         Err(Errno::ACCESS)
-            if rustix::fs::statat(folder, path, AtFlags::SYMLINK_NOFOLLOW)
+            if rustix::fs::statat(folder, name, AtFlags::SYMLINK_NOFOLLOW)
                 .is_ok_and(|stat| made_ahead(&stat, owner).is_some()) =>
         {
-            rustix::fs::unlinkat(folder, path, AtFlags::empty())?;
+            rustix::fs::unlinkat(folder, name, AtFlags::empty())?;
             create().map(|file| (file, None))
         }
         Err(_) => Err(Errno::EXIST),
@@ -570,17 +591,6 @@ fn made_ahead(stat: &rustix::fs::Stat, owner: rustix::process::Uid) -> Option<ru
     let ours = stat.st_uid == owner.as_raw();
     (regular && ours && stat.st_size == 0 && stat.st_nlink == 1)
         .then(|| rustix::fs::Mode::from_raw_mode(stat.st_mode & 0o444))
-}
-
-/// Opens a bundle's folder in a staging, to make its files and folders relative to it: a
-/// folder, never a link in its place.
-fn open_bundle_folder(root: &Path) -> rustix::io::Result<rustix::fd::OwnedFd> {
-    use rustix::fs::{Mode, OFlags};
-    rustix::fs::open(
-        root,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
 }
 
 /// Ids are ours: `[0-9a-z-]`, never `.` or `/`.
@@ -603,19 +613,6 @@ pub(super) fn write_new(path: &Path, bytes: &[u8], mode: u32) -> Result<fs_err::
 
 pub(super) fn sync_dir(dir: &Path) -> Result<(), CorpusError> {
     fs_err::File::open(dir)?.sync_all()?;
-    Ok(())
-}
-
-/// Removes a tree we wrote (read-only files included).
-pub(super) fn remove_tree(path: &Path) -> Result<(), CorpusError> {
-    let meta = fs_err::symlink_metadata(path)?;
-    if meta.is_dir() {
-        // Directories are ours and writable; make sure of it before removing their entries.
-        fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
-        fs_err::remove_dir_all(path)?;
-    } else {
-        fs_err::remove_file(path)?;
-    }
     Ok(())
 }
 
@@ -1121,6 +1118,83 @@ mod tests {
             Vec::<String>::new(),
             "nothing written through the link"
         );
+    }
+
+    // A folder of a bundle made ahead and then swapped for a link (as another user could in a
+    // staging anyone may enter) is never written through: the bundle is refused and nothing
+    // lands outside the corpus, whichever folder on the way was swapped. A link planted before
+    // the folders are made ahead is not followed either.
+    #[test]
+    fn a_folder_swapped_for_a_link_after_being_made_ahead_is_never_written_through() {
+        let paths = ["SKILL.md", "references/a.md", "references/deep/b.md"];
+        for (swapped, before) in [
+            ("references", false),
+            ("references/deep", false),
+            ("references", true),
+        ] {
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let outside = tempfile::tempdir().expect("tempdir");
+            let corpus = Corpus::create(tmp.path()).expect("created");
+            let staging = corpus.stage("swapped").expect("staged");
+            let bundle = staging.dir.join("hello");
+            let swap = || {
+                let at = bundle.join(swapped);
+                if at.exists() {
+                    fs_err::rename(&at, staging.dir.join("moved")).expect("move away");
+                }
+                std::os::unix::fs::symlink(outside.path(), &at).expect("link");
+            };
+            if before {
+                fs_err::create_dir(&bundle).expect("mkdir");
+                swap();
+            }
+            staging.make_ahead("hello", &paths.map(String::from));
+            if !before {
+                swap();
+            }
+            let err = staging
+                .write_bundle("hello", &file_set(&paths))
+                .expect_err("refused");
+            assert_eq!(err.code(), "corpus_io", "{swapped}: {err}");
+            assert!(err.to_string().contains(swapped), "{swapped}: {err}");
+            assert_eq!(
+                entries(outside.path()),
+                Vec::<String>::new(),
+                "{swapped}: nothing written through the link"
+            );
+        }
+    }
+
+    // Leftover removal never follows a link: one in place of `staging/`, `fetch/` or
+    // `manifests/` is refused, naming it, and what it leads to keeps its files; a link inside
+    // `staging/` is removed as a name.
+    #[test]
+    fn leftover_removal_never_empties_what_a_link_leads_to() {
+        for sub in ["staging", "fetch", "manifests"] {
+            let tmp = tempfile::tempdir().expect("tempdir");
+            let victim = tempfile::tempdir().expect("tempdir");
+            fs_err::write(victim.path().join("precious"), "keep").expect("write");
+            let corpus = Corpus::create(tmp.path()).expect("created");
+            let link = tmp.path().join(META).join(sub);
+            fs_err::remove_dir(&link).expect("rmdir");
+            std::os::unix::fs::symlink(victim.path(), &link).expect("link");
+            let err = corpus.remove_leftovers().expect_err("refused");
+            assert_eq!(err.code(), "corpus_not_managed", "{sub}: {err}");
+            assert!(err.to_string().contains(&format!("{sub}`")), "{err}");
+            assert_eq!(entries(victim.path()), ["precious"], "{sub}");
+        }
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let victim = tempfile::tempdir().expect("tempdir");
+        fs_err::write(victim.path().join("precious"), "keep").expect("write");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        let staging = tmp.path().join(META).join("staging");
+        std::os::unix::fs::symlink(victim.path(), staging.join("left")).expect("link");
+        assert_eq!(
+            corpus.remove_leftovers().expect("removed"),
+            [staging.join("left")]
+        );
+        assert_eq!(entries(&staging), Vec::<String>::new());
+        assert_eq!(entries(victim.path()), ["precious"]);
     }
 
     // After a publication only the new generation and the one it replaced stay on disk, each

@@ -80,8 +80,22 @@ impl VerifyReport {
     }
 }
 
-/// Verifies every source of `plan`.
+/// Verifies every source of `plan`. The bundles of sources whose corpus directories are one
+/// folder on disk fail with `shared_directory`, whatever was read there: one corpus cannot hold
+/// what two sources pin.
 pub fn verify(plan: Plan) -> VerifyReport {
+    let shared: Vec<(String, crate::ops::prepare::SourceFailure)> =
+        crate::ops::prepare::shared_directories(&plan, false)
+            .into_iter()
+            .filter_map(|(index, failure)| {
+                let location = match &plan.sources[index] {
+                    Source::Git(git) => git.location.clone(),
+                    Source::Oci(oci) => oci.location.clone(),
+                    Source::Local(_) => return None,
+                };
+                Some((location, failure))
+            })
+            .collect();
     let mut being_prepared = Vec::new();
     let mut busy_locations = Vec::new();
     for corpus in plan.corpora() {
@@ -153,6 +167,18 @@ pub fn verify(plan: Plan) -> VerifyReport {
             Source::Git(git) => recheck_signature(git, &mut bundles),
             Source::Oci(oci) => recheck_publisher(oci, &mut bundles),
             Source::Local(_) => {}
+        }
+    }
+    for (location, failure) in &shared {
+        for bundle in bundles.iter_mut().filter(|b| &b.location == location) {
+            bundle.status = VerifyStatus::Failed;
+            bundle.limits = None;
+            bundle.error = Some(format!(
+                "`{}` ({location}) is not verified: {}",
+                bundle.name, failure.message
+            ));
+            bundle.code = Some(failure.code);
+            bundle.details = Vec::new();
         }
     }
     bundles.sort_by(|a, b| (&a.location, &a.name).cmp(&(&b.location, &b.name)));

@@ -2,6 +2,8 @@
 
 mod builder;
 mod cli_hash;
+#[cfg(feature = "git")]
+mod corpus_folders;
 mod descriptor_bounds;
 mod doc_paths;
 mod error_codes;

@@ -92,13 +92,13 @@ pub(super) fn prepare_commit(
             }
             Err(failure) => {
                 // Leave the published generation alone; remove what this run wrote.
-                let _ = fs_err::remove_dir_all(&staging.dir);
+                let _ = run.run.corpus.remove_scratch(&staging.dir);
                 report.fail(failure, options);
             }
         }
     }
     drop(fetched);
-    let _ = fs_err::remove_dir_all(&store);
+    let _ = first.run.corpus.remove_scratch(&store);
     reports
 }
 

@@ -20,6 +20,7 @@ mod jobs;
 mod oci;
 mod run;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -36,8 +37,9 @@ use crate::support::escape;
 use crate::descriptor::kind::SourceKind;
 use crate::runtime::snapshot::Origin;
 
-use crate::corpus::pin_check;
 use crate::corpus::{Corpus, Manifest};
+use crate::corpus::{pin_check, shared_dir};
+use crate::descriptor::code::DescriptorCode;
 
 pub use jobs::prepare;
 
@@ -308,6 +310,46 @@ fn verify_local(local: &LocalSource, options: &Options<'_>) -> SourceReport {
     }
 }
 
+/// The Git and OCI sources of `plan` whose corpus directories are one folder on disk, or one
+/// inside the other (through a link or a mount: `check` compares them as text), by descriptor
+/// index, each with its failure (`shared_directory`) naming the other source. With `make`, each
+/// corpus directory is first made as preparing it would ([`Corpus::create`], whose failures its
+/// own run reports), so that directories that do not exist yet are compared too.
+pub(crate) fn shared_directories(plan: &Plan, make: bool) -> BTreeMap<usize, SourceFailure> {
+    let corpora: Vec<(usize, CorpusRef<'_>)> = plan
+        .sources
+        .iter()
+        .enumerate()
+        .filter_map(|(index, source)| match source {
+            Source::Git(git) => Some((index, git.corpus())),
+            Source::Oci(oci) => Some((index, oci.corpus())),
+            Source::Local(_) => None,
+        })
+        .collect();
+    let mut refused = BTreeMap::new();
+    if corpora.len() < 2 {
+        return refused;
+    }
+    if make {
+        for (_, corpus) in &corpora {
+            let _ = Corpus::create(corpus.directory);
+        }
+    }
+    let directories: Vec<&std::path::Path> = corpora.iter().map(|(_, c)| c.directory).collect();
+    let locations: Vec<&str> = corpora.iter().map(|(_, c)| c.location).collect();
+    for shared in shared_dir::shared_directories(&directories) {
+        for this in [shared.first, shared.second] {
+            refused.entry(corpora[this].0).or_insert_with(|| {
+                SourceFailure::new(
+                    DescriptorCode::SharedDirectory,
+                    shared.message(this, &locations, &directories),
+                )
+            });
+        }
+    }
+    refused
+}
+
 fn io_failure(e: &crate::corpus::CorpusError) -> SourceFailure {
     SourceFailure::new(e.code(), e.to_string())
 }
@@ -321,10 +363,12 @@ fn short(commit: &str) -> &str {
 /// be changed to pin what is published again, or `verify` will report the difference.
 pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
     let started = Instant::now();
+    let mut refused = shared_directories(plan, false);
     let sources = plan
         .sources
         .iter()
-        .filter_map(|source| {
+        .enumerate()
+        .filter_map(|(index, source)| {
             // What is rolled back to is known only once it is found.
             let (mut report, corpus) = match source {
                 Source::Git(git) => (SourceReport::git(git), git.corpus()),
@@ -333,6 +377,10 @@ pub fn rollback(plan: &Plan, progress: &dyn Progress) -> PrepareReport {
             };
             report.origin.commit = None;
             report.bundles = Vec::new();
+            if let Some(failure) = refused.remove(&index) {
+                report.error = Some(failure);
+                return Some(report);
+            }
             match rollback_one(corpus, progress) {
                 Ok((id, manifest)) => {
                     report.origin.commit = Some(manifest.source.commit.clone());

@@ -99,6 +99,7 @@ pub(super) fn prepare_image(
         .corpus
         .fetch_dir(&first_staging.id)
         .with_extension("layers");
+    let scratch = first_run.corpus.clone();
     fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let pulled = fs_err::create_dir(&store)
         .map_err(|e| io_failure(&e.into()))
@@ -119,13 +120,13 @@ pub(super) fn prepare_image(
             }
             Err(failure) => {
                 // Leave the published generation alone; remove what this run wrote.
-                let _ = fs_err::remove_dir_all(&staging.dir);
+                let _ = run.corpus.remove_scratch(&staging.dir);
                 report.fail(failure, options);
             }
         }
     }
     drop(pulled);
-    let _ = fs_err::remove_dir_all(&store);
+    let _ = scratch.remove_scratch(&store);
     reports
 }
 
@@ -167,7 +168,7 @@ fn judge_publishers<'a>(
         match verdict {
             Ok(verified) => kept.push((slot, oci, run, staging, verified)),
             Err(failure) => {
-                let _ = fs_err::remove_dir_all(&staging.dir);
+                let _ = run.corpus.remove_scratch(&staging.dir);
                 reports[slot].1.fail(failure, options);
             }
         }
