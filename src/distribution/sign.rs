@@ -19,7 +19,11 @@
 //! `dev.cosignproject.cosign/signature` annotation, in the image at tag `sha256-<hex>.sig` whose
 //! config and manifest are the bytes cosign (go-containerregistry) writes ([`SignatureImage`]).
 //! An existing `.sig` image gets the new layer appended, unless a layer with the same payload
-//! already carries a signature this key verifies (cosign's duplicate detector).
+//! already carries a signature this key verifies (cosign's duplicate detector). Where cosign
+//! appends up to 1,000 layers, this stops where the verifier stops reading: a `.sig` image that
+//! would hold more than [`MAX_SIGNATURE_LAYERS`] layers, or a manifest over
+//! [`MAX_SIGNATURE_MANIFEST_BYTES`], with the new signature is refused
+//! ([`SignatureImageError::OverBound`]) rather than written for `prepare` to refuse.
 
 use std::path::Path;
 
@@ -51,8 +55,13 @@ pub const MAX_CIPHERTEXT_BYTES: usize = 16 * 1024;
 /// accepts (its legacy, standard, the one cosign writes, and OWASP sets).
 pub const ACCEPTED_SCRYPT: [(u64, u32, u32); 3] =
     [(1 << 15, 8, 1), (1 << 16, 8, 1), (1 << 17, 8, 1)];
-/// The most signature layers a `.sig` image may hold before one is appended (cosign's bound).
-pub const MAX_SIGNATURE_LAYERS: usize = 1000;
+/// The most signature layers a `.sig` image may hold with the one appended: the bound the
+/// verifier reads (`prepare`, `outdated`, `update`), one constant for both sides, so `push` never
+/// writes a `.sig` image they refuse (cosign's own bound, 1,000, is higher).
+pub use crate::source::oci::publisher::fetch::MAX_SIGNATURE_LAYERS;
+/// The most bytes of a `.sig` manifest, the existing one and the one with the new layer: the
+/// verifier's bound too.
+pub use crate::source::oci::publisher::fetch::MAX_SIGNATURE_MANIFEST_BYTES;
 /// The most bytes of an existing `.sig` image's config read.
 pub const MAX_SIGNATURE_CONFIG_BYTES: u64 = 1024 * 1024;
 
@@ -443,6 +452,18 @@ pub struct SignatureImage {
     pub media_type: String,
 }
 
+/// Why the `.sig` image a registry holds does not take the new signature.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureImageError {
+    /// It is not a `.sig` image as cosign writes it (the rule broken).
+    #[error("{0}")]
+    Unreadable(String),
+    /// With the new signature it would be over what the verifier reads (its layers or its
+    /// manifest's bytes): written, `prepare` would refuse the image's every signature.
+    #[error("{0}")]
+    OverBound(String),
+}
+
 /// What the `.sig` image a registry holds asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Existing {
@@ -484,26 +505,36 @@ pub fn new_signature_image(layer: &SignatureLayer) -> SignatureImage {
 
 /// What the `.sig` `manifest` a registry holds asks for before `layer` is added: nothing when
 /// a layer with the same payload holds a signature `key` verifies (cosign's duplicate detector),
-/// else its config. Refused when it cannot be read or holds too many layers.
+/// else its config. Refused when it cannot be read, or when the verifier would refuse it: over
+/// [`MAX_SIGNATURE_MANIFEST_BYTES`] or [`MAX_SIGNATURE_LAYERS`] layers already, or at that many
+/// with no signature by this key among them.
 pub fn existing(
     manifest: &[u8],
     layer: &SignatureLayer,
     key: &PublicKey,
-) -> Result<Existing, String> {
-    let manifest: Value = serde_json::from_slice(manifest)
-        .map_err(|_| "the existing signature manifest is not JSON".to_owned())?;
+) -> Result<Existing, SignatureImageError> {
+    use SignatureImageError::{OverBound, Unreadable};
+    let unreadable = |why: &str| Unreadable(format!("the existing signature manifest {why}"));
+    if manifest.len() as u64 > MAX_SIGNATURE_MANIFEST_BYTES {
+        return Err(OverBound(format!(
+            "the existing signature manifest is {} bytes, over the {MAX_SIGNATURE_MANIFEST_BYTES} a verifier (`prepare`) reads",
+            manifest.len()
+        )));
+    }
+    let manifest: Value =
+        serde_json::from_slice(manifest).map_err(|_| unreadable("is not JSON"))?;
     if manifest.get("schemaVersion") != Some(&json!(2)) {
-        return Err("the existing signature manifest is not schemaVersion 2".to_owned());
+        return Err(unreadable("is not schemaVersion 2"));
     }
     let layers = manifest
         .get("layers")
         .and_then(Value::as_array)
-        .ok_or_else(|| "the existing signature manifest has no `layers` array".to_owned())?;
-    if layers.len() >= MAX_SIGNATURE_LAYERS {
-        return Err(format!(
-            "the existing signature manifest holds {} layers: at most {MAX_SIGNATURE_LAYERS} with the new one",
+        .ok_or_else(|| unreadable("has no `layers` array"))?;
+    if layers.len() > MAX_SIGNATURE_LAYERS {
+        return Err(OverBound(format!(
+            "the existing signature manifest holds {} layers, over the {MAX_SIGNATURE_LAYERS} a verifier (`prepare`) reads",
             layers.len()
-        ));
+        )));
     }
     let payload_digest = sha256(&layer.payload);
     let duplicate = layers.iter().any(|existing| {
@@ -519,16 +550,24 @@ pub fn existing(
     if duplicate {
         return Ok(Existing::AlreadySigned);
     }
+    if layers.len() >= MAX_SIGNATURE_LAYERS {
+        return Err(OverBound(format!(
+            "the existing signature manifest holds {} layers, none signed by this key: at most {MAX_SIGNATURE_LAYERS} with the new one, what a verifier (`prepare`) reads",
+            layers.len()
+        )));
+    }
     let config = manifest
         .get("config")
-        .ok_or_else(|| "the existing signature manifest has no `config`".to_owned())?;
+        .ok_or_else(|| unreadable("has no `config`"))?;
     let config_digest = config
         .get("digest")
         .and_then(Value::as_str)
         .filter(|d| crate::descriptor::plan::is_sha256_digest(d))
         .ok_or_else(|| {
-            "the existing signature config's digest is not `sha256:` and 64 lowercase hex digits"
-                .to_owned()
+            Unreadable(
+                "the existing signature config's digest is not `sha256:` and 64 lowercase hex digits"
+                    .to_owned(),
+            )
         })?
         .to_owned();
     let config_size = config
@@ -536,9 +575,9 @@ pub fn existing(
         .and_then(Value::as_u64)
         .filter(|size| *size <= MAX_SIGNATURE_CONFIG_BYTES)
         .ok_or_else(|| {
-            format!(
+            Unreadable(format!(
                 "the existing signature config's size is missing or over {MAX_SIGNATURE_CONFIG_BYTES} bytes"
-            )
+            ))
         })?;
     Ok(Existing::Append {
         config_digest,
@@ -548,8 +587,25 @@ pub fn existing(
 
 /// The `.sig` image `manifest` (checked by [`existing`]) with `layer` appended, as cosign's
 /// `mutate.Append` makes it: the layer's descriptor after the others, its diff ID and an empty
-/// history entry after theirs in `config` (the bytes of the config the manifest names).
+/// history entry after theirs in `config` (the bytes of the config the manifest names). Refused
+/// when the manifest it makes is over [`MAX_SIGNATURE_MANIFEST_BYTES`].
 pub fn append_signature(
+    manifest: &[u8],
+    config: &[u8],
+    layer: &SignatureLayer,
+) -> Result<SignatureImage, SignatureImageError> {
+    let image = append(manifest, config, layer).map_err(SignatureImageError::Unreadable)?;
+    if image.manifest.len() as u64 > MAX_SIGNATURE_MANIFEST_BYTES {
+        return Err(SignatureImageError::OverBound(format!(
+            "the signature manifest with the new signature would be {} bytes, over the {MAX_SIGNATURE_MANIFEST_BYTES} a verifier (`prepare`) reads",
+            image.manifest.len()
+        )));
+    }
+    Ok(image)
+}
+
+/// [`append_signature`], unbounded.
+fn append(
     manifest: &[u8],
     config: &[u8],
     layer: &SignatureLayer,
@@ -902,7 +958,9 @@ mod tests {
         assert_eq!(config["rootfs"]["diff_ids"].as_array().unwrap().len(), 2);
         assert_eq!(config["history"].as_array().unwrap().len(), 2);
         // A config that is not the one the manifest names is refused.
-        let message = append_signature(&image.manifest, b"{}", &second).unwrap_err();
+        let message = append_signature(&image.manifest, b"{}", &second)
+            .unwrap_err()
+            .to_string();
         assert!(message.contains("does not have the digest"), "{message}");
     }
 
@@ -912,10 +970,16 @@ mod tests {
         let public = key.public_key();
         let image = new_signature_image(&first);
         let mut manifest: Value = serde_json::from_slice(&image.manifest).unwrap();
-        let refused = |m: &Value| existing(m.to_string().as_bytes(), &first, public).unwrap_err();
+        let refused = |m: &Value| {
+            match existing(m.to_string().as_bytes(), &first, public).unwrap_err() {
+                SignatureImageError::Unreadable(why) => why,
+                other => panic!("{other:?}"),
+            }
+        };
         assert!(
             existing(b"[", &first, public)
                 .unwrap_err()
+                .to_string()
                 .contains("not JSON")
         );
         let mut v1 = manifest.clone();
@@ -924,9 +988,7 @@ mod tests {
         let mut no_layers = manifest.clone();
         no_layers["layers"] = json!({});
         assert!(refused(&no_layers).contains("no `layers` array"));
-        let mut many = manifest.clone();
-        many["layers"] = Value::Array(vec![json!({}); MAX_SIGNATURE_LAYERS]);
-        assert!(refused(&many).contains("at most 1000"));
+
         // A layer that is not a duplicate, so the config is wanted: its descriptor is checked.
         manifest["layers"][0]["annotations"][ANNOTATION_SIGNATURE] = json!("AAAA");
         let mut big = manifest.clone();
@@ -951,14 +1013,99 @@ mod tests {
         assert!(
             config_of(&config)
                 .unwrap_err()
+                .to_string()
                 .contains("`history` is not an array")
         );
         config["rootfs"] = json!({});
         assert!(
             config_of(&config)
                 .unwrap_err()
+                .to_string()
                 .contains("no `rootfs.diff_ids`")
         );
+    }
+
+    /// A `.sig` manifest of `count` layers, each another key's signature of the same payload,
+    /// and its config.
+    fn signed_by_others(count: usize) -> (Vec<u8>, Vec<u8>) {
+        let (_, first) = layer(DIGEST);
+        let mut image = new_signature_image(&first);
+        for _ in 1..count {
+            let (_, next) = layer(DIGEST);
+            image = append(&image.manifest, &image.config, &next).unwrap();
+        }
+        (image.manifest, image.config)
+    }
+
+    #[test]
+    fn a_signature_is_appended_only_while_the_verifier_reads_every_layer() {
+        use crate::source::oci::publisher::fetch;
+        // One bound for both sides: what `push` may write is what the fetch reads.
+        assert_eq!(MAX_SIGNATURE_LAYERS, fetch::MAX_SIGNATURE_LAYERS);
+        let (key, mine) = layer(DIGEST);
+        // One short of the bound: appended, to exactly the bound.
+        let (manifest, config) = signed_by_others(MAX_SIGNATURE_LAYERS - 1);
+        assert!(matches!(
+            existing(&manifest, &mine, key.public_key()),
+            Ok(Existing::Append { .. })
+        ));
+        let full = append_signature(&manifest, &config, &mine).unwrap();
+        let layers = |bytes: &[u8]| {
+            serde_json::from_slice::<Value>(bytes).unwrap()["layers"]
+                .as_array()
+                .unwrap()
+                .len()
+        };
+        assert_eq!(layers(&full.manifest), MAX_SIGNATURE_LAYERS);
+        // At the bound: this key's signature is there (nothing to push), another's is refused.
+        assert_eq!(
+            existing(&full.manifest, &mine, key.public_key()),
+            Ok(Existing::AlreadySigned)
+        );
+        let (other_key, other) = layer(DIGEST);
+        let Err(SignatureImageError::OverBound(why)) =
+            existing(&full.manifest, &other, other_key.public_key())
+        else {
+            panic!("appended past the bound the verifier reads");
+        };
+        assert!(
+            why.contains(&format!("at most {MAX_SIGNATURE_LAYERS} with the new one")),
+            "{why}"
+        );
+        // Over the bound already (cosign wrote more): refused, even with this key's signature.
+        let over = append(&full.manifest, &full.config, &other).unwrap();
+        assert!(matches!(
+            existing(&over.manifest, &mine, key.public_key()),
+            Err(SignatureImageError::OverBound(_))
+        ));
+    }
+
+    #[test]
+    fn a_signature_manifest_over_the_verifiers_bytes_is_not_written() {
+        let (key, mine) = layer(DIGEST);
+        let (manifest, config) = signed_by_others(1);
+        // Another signer's layer with a large annotation (a keyless certificate chain, say).
+        let mut padded: Value = serde_json::from_slice(&manifest).unwrap();
+        let room = MAX_SIGNATURE_MANIFEST_BYTES as usize - manifest.len() - 64;
+        padded["layers"][0]["annotations"]["dev.sigstore.cosign/chain"] = json!("A".repeat(room));
+        let padded = padded.to_string().into_bytes();
+        assert!(padded.len() as u64 <= MAX_SIGNATURE_MANIFEST_BYTES);
+        assert!(matches!(
+            existing(&padded, &mine, key.public_key()),
+            Ok(Existing::Append { .. })
+        ));
+        let Err(SignatureImageError::OverBound(why)) = append_signature(&padded, &config, &mine)
+        else {
+            panic!("a manifest over the verifier's bound was made");
+        };
+        assert!(why.contains("would be"), "{why}");
+        // An existing manifest over the bound is refused before it is read.
+        let mut huge = padded.clone();
+        huge.extend(std::iter::repeat_n(b' ', 1024));
+        assert!(matches!(
+            existing(&huge, &mine, key.public_key()),
+            Err(SignatureImageError::OverBound(_))
+        ));
     }
 
     #[test]

@@ -160,6 +160,10 @@ fn judge_publishers<'a>(
                 run.step("checking who published the image");
                 judge(oci, policy, material).map(|verified| {
                     run.step(&format!("published by {}", verified.signer));
+                    // What was skipped unread beside it, said once it no longer matters.
+                    for skipped in &material.skipped {
+                        run.note(&format!("skipped {skipped}"));
+                    }
                     Some(verified)
                 })
             }

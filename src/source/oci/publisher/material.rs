@@ -1,11 +1,13 @@
 //! The signature material of one image as the registry held it: cosign ≤ v2 signature layers
 //! (a simple-signing payload and the layer's annotations) and Sigstore bundles (cosign v3),
-//! each with where it was found. Serialisable: the corpus manifest records the material that
+//! each with where it was found, and the referrers skipped unread. Serialisable: the corpus manifest records the material that
 //! verified, so `verify` re-checks it offline.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+use super::verdict::Rejected;
 
 /// Every signature the registry holds for one manifest digest, in the order they are tried.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,6 +19,11 @@ pub struct SignatureMaterial {
     /// Sigstore bundles (cosign v3), from referrers or the `sha256-<hex>` tag index.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bundles: Vec<SigstoreBundle>,
+    /// The referrers listed as signatures that could not be fetched or read (gone, malformed,
+    /// over their bound), skipped as cosign skips them, each with why ([`super::Rejection::Unreadable`]).
+    /// What the fetch saw, never recorded: the corpus manifest keeps only what verified.
+    #[serde(skip)]
+    pub skipped: Vec<Rejected>,
 }
 
 /// One layer of a cosign ≤ v2 signature manifest.

@@ -70,6 +70,10 @@ pub enum Rejection {
     LogEntryInvalid,
     /// The log entry is about another signature, key or payload.
     LogEntryMismatch,
+    /// A referrer listed as a signature could not be fetched or read (its manifest or bundle
+    /// gone, not what its descriptor names, malformed, over its bound): skipped, as cosign skips
+    /// what it cannot read.
+    Unreadable,
 }
 
 impl Rejection {
@@ -86,6 +90,7 @@ impl Rejection {
             Rejection::LogEntryMissing => "log_entry_missing",
             Rejection::LogEntryInvalid => "log_entry_invalid",
             Rejection::LogEntryMismatch => "log_entry_mismatch",
+            Rejection::Unreadable => "unreadable",
         }
     }
 }
