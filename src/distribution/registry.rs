@@ -336,7 +336,10 @@ async fn push_signature_async(
     let not_taken = |e: sign::SignatureImageError| match e {
         sign::SignatureImageError::Unreadable(reason) => refused(reason),
         sign::SignatureImageError::OverBound(reason) => UploadError::OverBound {
-            reason: format!("the signature tag `{}`: {reason}", sign::signature_tag(digest)),
+            reason: format!(
+                "the signature tag `{}`: {reason}",
+                sign::signature_tag(digest)
+            ),
         },
     };
     let layer =

@@ -970,12 +970,11 @@ mod tests {
         let public = key.public_key();
         let image = new_signature_image(&first);
         let mut manifest: Value = serde_json::from_slice(&image.manifest).unwrap();
-        let refused = |m: &Value| {
-            match existing(m.to_string().as_bytes(), &first, public).unwrap_err() {
+        let refused =
+            |m: &Value| match existing(m.to_string().as_bytes(), &first, public).unwrap_err() {
                 SignatureImageError::Unreadable(why) => why,
                 other => panic!("{other:?}"),
-            }
-        };
+            };
         assert!(
             existing(b"[", &first, public)
                 .unwrap_err()

@@ -31,14 +31,7 @@ fn key_pair_on(dir: &Path, name: &str, curve: &str) -> std::path::PathBuf {
     let private = dir.join(format!("{name}.pem"));
     let public = dir.join(format!("{name}.pub"));
     openssl(
-        &[
-            "ecparam",
-            "-name",
-            curve,
-            "-genkey",
-            "-noout",
-            "-out",
-        ],
+        &["ecparam", "-name", curve, "-genkey", "-noout", "-out"],
         &private,
     );
     let made = Command::new("openssl")
@@ -957,11 +950,19 @@ fn unreadable_referrers_are_skipped_beside_a_valid_signature_and_refused_alone()
     assert_stderr_has(&refused, "(image_not_found) [unreadable]");
     assert_stderr_has(&refused, &format!("referrer {two_digest}"));
     assert_stderr_has(&refused, "(malformed_image) [unreadable]");
-    assert!(!stderr(&refused).contains("[image_not_found]"), "{}", stderr(&refused));
+    assert!(
+        !stderr(&refused).contains("[image_not_found]"),
+        "{}",
+        stderr(&refused)
+    );
     assert!(!dir.join("corpus/current").exists());
 
     // Beside a valid signature: prepared, and what was skipped is said.
-    let valid = api.referrer(repository, &digest, &key_bundle(dir, "release", &name, &digest));
+    let valid = api.referrer(
+        repository,
+        &digest,
+        &key_bundle(dir, "release", &name, &digest),
+    );
     fs_err::create_dir_all(&revision).expect("mkdir");
     fs_err::write(revision.join("link"), &gone).expect("link");
     api.list_referrers(repository, &digest, &[dangling, malformed, valid]);
@@ -1038,10 +1039,9 @@ fn a_p384_key_verifies_sha256_in_a_sig_layer_and_sha384_in_a_bundle_as_documente
     let prepared = prepare(&v3, &digest);
     assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
     // What docs/security.md says of it.
-    let security = fs_err::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/security.md"),
-    )
-    .expect("read");
+    let security =
+        fs_err::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/security.md"))
+            .expect("read");
     let said = security.split_whitespace().collect::<Vec<_>>().join(" ");
     for claim in [
         "ECDSA with SHA-256 whatever the curve (P-384 too)",
@@ -1049,6 +1049,9 @@ fn a_p384_key_verifies_sha256_in_a_sig_layer_and_sha384_in_a_bundle_as_documente
         "sigstore-js 5 differs for P-384",
         "skillfold interoperates with cosign and sigstore-go",
     ] {
-        assert!(said.contains(claim), "docs/security.md does not say: {claim}");
+        assert!(
+            said.contains(claim),
+            "docs/security.md does not say: {claim}"
+        );
     }
 }

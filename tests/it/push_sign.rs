@@ -495,7 +495,14 @@ fn openssl_key(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     let private = dir.join(format!("{name}.key"));
     let public = dir.join(format!("{name}.pub"));
     run(Command::new("openssl")
-        .args(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out"])
+        .args([
+            "genpkey",
+            "-algorithm",
+            "EC",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-out",
+        ])
         .arg(&private));
     run(Command::new("openssl")
         .args(["pkey", "-pubout", "-in"])
@@ -553,11 +560,19 @@ fn push_appends_no_signature_past_what_prepare_reads() {
     let (key, public) = openssl_key(dir, "mine");
     let appended = push_signed(&lab, &to, &key, None);
     assert_eq!(appended.status.code(), Some(0), "{}", stderr(&appended));
-    let layer_count =
-        |registry: &Registry| sig_manifest(registry, digest).expect("the .sig")["layers"].as_array().map(Vec::len);
+    let layer_count = |registry: &Registry| {
+        sig_manifest(registry, digest).expect("the .sig")["layers"]
+            .as_array()
+            .map(Vec::len)
+    };
     assert_eq!(layer_count(&registry), Some(MAX));
     assert_eq!(public, dir.join("mine.pub"));
-    let source = descriptor(dir, &format!("{name}@{digest}"), &super::oci_source::lab_pins(&lab), "{ cosign_key: mine.pub }");
+    let source = descriptor(
+        dir,
+        &format!("{name}@{digest}"),
+        &super::oci_source::lab_pins(&lab),
+        "{ cosign_key: mine.pub }",
+    );
     let prepared = super::support::bin::skillfold_with(&source, &["prepare"]);
     assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
 
@@ -566,14 +581,24 @@ fn push_appends_no_signature_past_what_prepare_reads() {
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     let report: Value = serde_json::from_slice(&again.stdout).expect("json");
     assert_eq!(report["signature"]["already_signed"], true);
-    let before = get(&registry, "platform/skills", &format!("manifests/{tag}"), OCI_MANIFEST);
+    let before = get(
+        &registry,
+        "platform/skills",
+        &format!("manifests/{tag}"),
+        OCI_MANIFEST,
+    );
     let (other, _) = openssl_key(dir, "other");
     let refused = push_signed(&lab, &to, &other, None);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert_stderr_has(&refused, "[image_too_large]");
     assert_stderr_has(&refused, &format!("at most {MAX} with the new one"));
     assert_stderr_has(&refused, "was pushed, but its signature was not");
-    let after = get(&registry, "platform/skills", &format!("manifests/{tag}"), OCI_MANIFEST);
+    let after = get(
+        &registry,
+        "platform/skills",
+        &format!("manifests/{tag}"),
+        OCI_MANIFEST,
+    );
     assert_eq!(before, after, "the .sig image was rewritten");
     let prepared = super::support::bin::skillfold_with(&source, &["prepare"]);
     assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));

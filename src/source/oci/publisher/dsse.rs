@@ -175,8 +175,8 @@ mod tests {
             assert!(refused.1.contains("given twice"), "{}", refused.1);
         }
         // A top-level key twice too (a second `predicateType`).
-        let text = String::from_utf8(statement(serde_json::json!([{"digest": {"sha256": HEX}}])))
-            .unwrap();
+        let text =
+            String::from_utf8(statement(serde_json::json!([{"digest": {"sha256": HEX}}]))).unwrap();
         let twice = text.replacen(
             "\"predicateType\"",
             "\"predicateType\":\"https://slsa.dev/provenance/v1\",\"predicateType\"",

@@ -67,12 +67,12 @@ use serde_json::Value;
 use super::material::{CosignSignature, SignatureMaterial, SigstoreBundle};
 use super::{Rejected, Rejection};
 use crate::descriptor::plan::{ImageReference, is_sha256_digest};
+use crate::source::oci::MEDIA_MANIFEST;
 use crate::source::oci::code::DistributionCode;
 use crate::source::oci::image::sha256;
 use crate::source::oci::pull::run_within;
 use crate::source::oci::pull_error::{PullError, fail};
 use crate::source::oci::session::Session;
-use crate::source::oci::MEDIA_MANIFEST;
 use crate::support::escape;
 
 /// The largest `sha256-<hex>.sig` manifest read: its layers' annotations hold the signatures,
@@ -273,7 +273,9 @@ impl Fetcher<'_> {
 
     /// The Sigstore bundles attached as referrers of the pinned digest, and the referrers skipped
     /// because they could not be fetched or read ([`skippable`]).
-    async fn sigstore_bundles(&mut self) -> Result<(Vec<SigstoreBundle>, Vec<Rejected>), PullError> {
+    async fn sigstore_bundles(
+        &mut self,
+    ) -> Result<(Vec<SigstoreBundle>, Vec<Rejected>), PullError> {
         let (listed, descriptors) = match self.referrers_api().await? {
             Some(descriptors) => (Listed::Api, descriptors),
             None => (Listed::Tag, self.referrers_tag().await?),

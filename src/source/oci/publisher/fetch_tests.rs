@@ -1056,7 +1056,11 @@ fn a_dangling_referrer_is_skipped_beside_a_valid_one_and_said() {
             skipped.detail
         );
         // Said once, without the image every message of the fetch names.
-        assert!(!skipped.detail.contains("signature material of"), "{}", skipped.detail);
+        assert!(
+            !skipped.detail.contains("signature material of"),
+            "{}",
+            skipped.detail
+        );
     }
 }
 

@@ -131,7 +131,10 @@ mod tests {
         };
         let pinned = format!("sha256:{}", "1".repeat(64));
         let material = SignatureMaterial {
-            skipped: vec![unreadable("referrer sha256:aa"), unreadable("referrer sha256:bb")],
+            skipped: vec![
+                unreadable("referrer sha256:aa"),
+                unreadable("referrer sha256:bb"),
+            ],
             ..SignatureMaterial::default()
         };
         let rejected = verify(&material, &pinned, &policy).unwrap_err();
@@ -141,7 +144,11 @@ mod tests {
         // `image_not_found` the fetch of a dangling referrer once failed with.
         assert_eq!(refusal.code, DistributionCode::ImageSignatureRefused);
         assert_eq!(refusal.details.len(), 2);
-        assert!(refusal.details[0].ends_with("[unreadable]"), "{:?}", refusal.details);
+        assert!(
+            refusal.details[0].ends_with("[unreadable]"),
+            "{:?}",
+            refusal.details
+        );
         // Beside a judged signature, the skipped ones come after it.
         let bundle = material::SigstoreBundle {
             media_type: "application/vnd.dev.sigstore.bundle.v0.3+json".to_owned(),
@@ -156,7 +163,11 @@ mod tests {
         let found: Vec<&str> = rejected.iter().map(|r| r.found_at.as_str()).collect();
         assert_eq!(
             found,
-            ["referrer sha256:cc", "referrer sha256:aa", "referrer sha256:bb"]
+            [
+                "referrer sha256:cc",
+                "referrer sha256:aa",
+                "referrer sha256:bb"
+            ]
         );
     }
 }
