@@ -64,8 +64,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use super::material::{CosignSignature, SignatureMaterial, SigstoreBundle};
-use super::{Rejected, Rejection};
+use super::material::{CosignSignature, SignatureMaterial, SigstoreBundle, Skipped};
 use crate::descriptor::plan::{ImageReference, is_sha256_digest};
 use crate::source::oci::MEDIA_MANIFEST;
 use crate::source::oci::code::DistributionCode;
@@ -273,9 +272,7 @@ impl Fetcher<'_> {
 
     /// The Sigstore bundles attached as referrers of the pinned digest, and the referrers skipped
     /// because they could not be fetched or read ([`skippable`]).
-    async fn sigstore_bundles(
-        &mut self,
-    ) -> Result<(Vec<SigstoreBundle>, Vec<Rejected>), PullError> {
+    async fn sigstore_bundles(&mut self) -> Result<(Vec<SigstoreBundle>, Vec<Skipped>), PullError> {
         let (listed, descriptors) = match self.referrers_api().await? {
             Some(descriptors) => (Listed::Api, descriptors),
             None => (Listed::Tag, self.referrers_tag().await?),
@@ -310,9 +307,8 @@ impl Fetcher<'_> {
             }
             match self.bundle(&descriptor, listed).await {
                 Ok(bundle) => bundles.push(bundle),
-                Err(e) if skippable(e.code) => skipped.push(Rejected {
+                Err(e) if skippable(e.code) => skipped.push(Skipped {
                     found_at: self.found_at(&descriptor, listed),
-                    rejection: Rejection::Unreadable,
                     detail: self.skipped_because(e),
                 }),
                 Err(e) => return Err(e),

@@ -7,8 +7,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::verdict::Rejected;
-
 /// Every signature the registry holds for one manifest digest, in the order they are tried.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,10 +18,20 @@ pub struct SignatureMaterial {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bundles: Vec<SigstoreBundle>,
     /// The referrers listed as signatures that could not be fetched or read (gone, malformed,
-    /// over their bound), skipped as cosign skips them, each with why ([`super::Rejection::Unreadable`]).
-    /// What the fetch saw, never recorded: the corpus manifest keeps only what verified.
+    /// over their bound), skipped as cosign skips them; the verdict counts each as a rejection
+    /// (`unreadable`). What the fetch saw, never recorded: the corpus manifest keeps only what
+    /// verified.
     #[serde(skip)]
-    pub skipped: Vec<Rejected>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// A signature the registry lists and the fetch could not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Where it was listed (`referrer sha256:…`).
+    pub found_at: String,
+    /// Why, with the code the fetch would have failed with (escaped).
+    pub detail: String,
 }
 
 /// One layer of a cosign ≤ v2 signature manifest.

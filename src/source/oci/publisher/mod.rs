@@ -106,7 +106,7 @@ pub fn verify(material: &SignatureMaterial, pinned: &str, policy: &PublisherPoli
             }),
         }
     }
-    rejected.extend(material.skipped.iter().cloned());
+    rejected.extend(material.skipped.iter().map(Rejected::from));
     Err(rejected)
 }
 
@@ -115,10 +115,9 @@ mod tests {
     use super::*;
     use crate::descriptor::publishers::PublisherPolicy;
 
-    fn unreadable(at: &str) -> Rejected {
-        Rejected {
+    fn unreadable(at: &str) -> material::Skipped {
+        material::Skipped {
             found_at: at.to_owned(),
-            rejection: Rejection::Unreadable,
             detail: "the registry answered HTTP 404 (image_not_found)".to_owned(),
         }
     }
@@ -138,7 +137,12 @@ mod tests {
             ..SignatureMaterial::default()
         };
         let rejected = verify(&material, &pinned, &policy).unwrap_err();
-        assert_eq!(rejected, material.skipped);
+        for (rejected, skipped) in rejected.iter().zip(&material.skipped) {
+            assert_eq!(rejected.found_at, skipped.found_at);
+            assert_eq!(rejected.detail, skipped.detail);
+            assert_eq!(rejected.rejection, Rejection::Unreadable);
+        }
+        assert_eq!(rejected.len(), 2);
         let refusal = Refusal::of("r.example/a@x", &rejected);
         // Exit 2, a verification refusal: not `image_unsigned`, not the retryable
         // `image_not_found` the fetch of a dangling referrer once failed with.

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::material::SignatureMaterial;
+use super::material::{SignatureMaterial, Skipped};
 use crate::source::oci::code::DistributionCode;
 
 /// Who signed a verified image: a configured key, or a configured Sigstore identity.
@@ -104,6 +104,17 @@ pub struct Rejected {
     pub rejection: Rejection,
     /// What exactly (escaped; never raw input).
     pub detail: String,
+}
+
+impl From<&Skipped> for Rejected {
+    /// A referrer the fetch skipped, as the verdict counts it: `unreadable`.
+    fn from(skipped: &Skipped) -> Rejected {
+        Rejected {
+            found_at: skipped.found_at.clone(),
+            rejection: Rejection::Unreadable,
+            detail: skipped.detail.clone(),
+        }
+    }
 }
 
 impl std::fmt::Display for Rejected {
