@@ -56,12 +56,11 @@ pub fn fuzz_material(data: &[u8]) -> SignatureMaterial {
                 annotations: layer.annotations,
                 found_at: "fuzz".to_owned(),
             }],
-            bundles: Vec::new(),
+            ..SignatureMaterial::default()
         },
         // The registry names a bundle with the media type it declares (its `mediaType`, as its
         // referrer's `artifactType`).
         Err(_) => SignatureMaterial {
-            cosign: Vec::new(),
             bundles: vec![SigstoreBundle {
                 media_type: serde_json::from_slice::<serde_json::Value>(data)
                     .ok()
@@ -70,6 +69,7 @@ pub fn fuzz_material(data: &[u8]) -> SignatureMaterial {
                 json: String::from_utf8_lossy(data).into_owned(),
                 found_at: "fuzz".to_owned(),
             }],
+            ..SignatureMaterial::default()
         },
     }
 }

@@ -101,6 +101,13 @@ pub enum UploadError {
         /// What it said (escaped).
         reason: String,
     },
+    /// What the push would write is over a bound the verifier reads within (the `.sig` image
+    /// `push --sign-key` appends to): nothing is written for `prepare` to refuse.
+    #[error("{reason}; nothing was written, as `prepare` would refuse it")]
+    OverBound {
+        /// What is over which bound.
+        reason: String,
+    },
 }
 
 impl UploadError {
@@ -112,6 +119,7 @@ impl UploadError {
             UploadError::Unavailable { .. } => DistributionCode::RegistryUnavailable,
             UploadError::Denied { .. } => DistributionCode::RegistryDenied,
             UploadError::Refused { .. } => DistributionCode::RegistryRefused,
+            UploadError::OverBound { .. } => DistributionCode::ImageTooLarge,
         }
     }
 }
@@ -323,6 +331,17 @@ async fn push_signature_async(
         registry: connection.registry.clone(),
         reason,
     };
+    // The `.sig` image there does not take the signature: unreadable (as a refusal), or full
+    // for the verifier (nothing written that `prepare` would refuse).
+    let not_taken = |e: sign::SignatureImageError| match e {
+        sign::SignatureImageError::Unreadable(reason) => refused(reason),
+        sign::SignatureImageError::OverBound(reason) => UploadError::OverBound {
+            reason: format!(
+                "the signature tag `{}`: {reason}",
+                sign::signature_tag(digest)
+            ),
+        },
+    };
     let layer =
         sign::SignatureLayer::new(key, &destination.repository(), digest).map_err(&refused)?;
     let tag = sign::signature_tag(digest);
@@ -345,7 +364,7 @@ async fn push_signature_async(
     let image = match existing {
         None => sign::new_signature_image(&layer),
         Some(manifest) => match sign::existing(&manifest, &layer, key.public_key())
-            .map_err(refused)?
+            .map_err(&not_taken)?
         {
             sign::Existing::AlreadySigned => {
                 return Ok(PushedSignature {
@@ -367,7 +386,7 @@ async fn push_signature_async(
                 )
                 .await?
                 .ok_or_else(|| refused("the existing signature config is missing".to_owned()))?;
-                sign::append_signature(&manifest, &config, &layer).map_err(refused)?
+                sign::append_signature(&manifest, &config, &layer).map_err(&not_taken)?
             }
         },
     };

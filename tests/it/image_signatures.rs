@@ -23,17 +23,15 @@ const MEDIA_BUNDLE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
 /// A P-256 key pair made by `openssl` in `dir` as `NAME.pem` (private) and `NAME.pub` (SPKI);
 /// returns the public key's path.
 fn key_pair(dir: &Path, name: &str) -> std::path::PathBuf {
+    key_pair_on(dir, name, "prime256v1")
+}
+
+/// [`key_pair`] on the named `curve` (`openssl ecparam -name`).
+fn key_pair_on(dir: &Path, name: &str, curve: &str) -> std::path::PathBuf {
     let private = dir.join(format!("{name}.pem"));
     let public = dir.join(format!("{name}.pub"));
     openssl(
-        &[
-            "ecparam",
-            "-name",
-            "prime256v1",
-            "-genkey",
-            "-noout",
-            "-out",
-        ],
+        &["ecparam", "-name", curve, "-genkey", "-noout", "-out"],
         &private,
     );
     let made = Command::new("openssl")
@@ -48,7 +46,7 @@ fn key_pair(dir: &Path, name: &str) -> std::path::PathBuf {
     public
 }
 
-fn openssl(args: &[&str], last: &Path) {
+pub(super) fn openssl(args: &[&str], last: &Path) {
     let made = Command::new("openssl")
         .args(args)
         .arg(last)
@@ -58,7 +56,7 @@ fn openssl(args: &[&str], last: &Path) {
 }
 
 /// `sha256:` and the hex SHA-256 of the key's DER SubjectPublicKeyInfo, as `openssl` computes it.
-fn fingerprint(public: &Path) -> String {
+pub(super) fn fingerprint(public: &Path) -> String {
     let der = Command::new("openssl")
         .args(["pkey", "-pubin", "-outform", "DER", "-in"])
         .arg(public)
@@ -69,7 +67,7 @@ fn fingerprint(public: &Path) -> String {
 }
 
 /// The simple-signing payload cosign signs for `repository` (`REGISTRY/REPOSITORY`) at `digest`.
-fn payload(repository: &str, digest: &str) -> Vec<u8> {
+pub(super) fn payload(repository: &str, digest: &str) -> Vec<u8> {
     format!(
         r#"{{"critical":{{"identity":{{"docker-reference":"{repository}"}},"image":{{"docker-manifest-digest":"{digest}"}},"type":"cosign container image signature"}},"optional":null}}"#
     )
@@ -78,10 +76,15 @@ fn payload(repository: &str, digest: &str) -> Vec<u8> {
 
 /// The base64 ECDSA (SHA-256, DER) signature of `message` by the private key `NAME.pem`.
 fn sign(dir: &Path, name: &str, message: &[u8]) -> String {
+    sign_with(dir, name, message, "-sha256")
+}
+
+/// [`sign`] over the hash `hash` (`openssl dgst` option: `-sha256`, `-sha384`).
+fn sign_with(dir: &Path, name: &str, message: &[u8], hash: &str) -> String {
     let input = dir.join("to-sign");
     fs_err::write(&input, message).expect("write");
     let made = Command::new("openssl")
-        .args(["dgst", "-sha256", "-sign"])
+        .args(["dgst", hash, "-sign"])
         .arg(dir.join(format!("{name}.pem")))
         .arg(&input)
         .output()
@@ -92,9 +95,9 @@ fn sign(dir: &Path, name: &str, message: &[u8]) -> String {
 }
 
 /// The registry's HTTP API, driven with `curl`.
-struct Api<'a> {
-    registry: &'a Registry,
-    dir: &'a Path,
+pub(super) struct Api<'a> {
+    pub(super) registry: &'a Registry,
+    pub(super) dir: &'a Path,
 }
 
 impl Api<'_> {
@@ -103,7 +106,7 @@ impl Api<'_> {
     }
 
     /// Uploads `bytes` as a blob of `repository` (a monolithic upload); returns its digest.
-    fn blob(&self, repository: &str, bytes: &[u8]) -> String {
+    pub(super) fn blob(&self, repository: &str, bytes: &[u8]) -> String {
         let digest = format!("sha256:{}", super::support::world::sha256(bytes));
         let file = self.dir.join("blob");
         fs_err::write(&file, bytes).expect("write");
@@ -153,7 +156,7 @@ impl Api<'_> {
 
     /// Puts `manifest` (of media type `media_type`) at `reference` (a tag or its digest) of
     /// `repository`; returns its digest and size.
-    fn put_manifest(
+    pub(super) fn put_manifest(
         &self,
         repository: &str,
         reference: &str,
@@ -195,6 +198,13 @@ impl Api<'_> {
     /// a manifest whose `subject` is the image and whose one layer is the bundle, listed by the
     /// index at the tag `sha256-<hex>`.
     fn refer(&self, repository: &str, digest: &str, bundle: &[u8]) {
+        let descriptor = self.referrer(repository, digest, bundle);
+        self.list_referrers(repository, digest, &[descriptor]);
+    }
+
+    /// The referrer manifest of the Sigstore bundle `bundle` for the image `digest`, put by its
+    /// digest; its descriptor in a referrers index.
+    fn referrer(&self, repository: &str, digest: &str, bundle: &[u8]) -> Value {
         let image = self.get_manifest(repository, digest);
         let empty = self.blob(repository, b"{}");
         let referrer = json!({
@@ -212,12 +222,16 @@ impl Api<'_> {
             super::support::world::sha256(referrer.to_string().as_bytes())
         );
         let (_, size) = self.put_manifest(repository, &referrer_digest, &referrer, MEDIA_MANIFEST);
+        bundle_descriptor(&referrer_digest, size)
+    }
+
+    /// Lists `descriptors` as the referrers of the image `digest`: the index at the tag
+    /// `sha256-<hex>` (the referrers tag schema).
+    fn list_referrers(&self, repository: &str, digest: &str, descriptors: &[Value]) {
         let index = json!({
             "schemaVersion": 2,
             "mediaType": MEDIA_INDEX,
-            "manifests": [{"mediaType": MEDIA_MANIFEST, "digest": referrer_digest, "size": size,
-                "artifactType": MEDIA_BUNDLE,
-                "annotations": {"dev.sigstore.bundle.predicateType": "https://sigstore.dev/cosign/sign/v1"}}],
+            "manifests": descriptors,
         });
         let tag = format!("sha256-{}", &digest["sha256:".len()..]);
         self.put_manifest(repository, &tag, &index, MEDIA_INDEX);
@@ -266,9 +280,17 @@ impl Api<'_> {
     }
 }
 
+/// The descriptor of a cosign v3 signature referrer (a Sigstore bundle artifact) of `digest` and
+/// `size`, as a referrers index lists it.
+fn bundle_descriptor(digest: &str, size: usize) -> Value {
+    json!({"mediaType": MEDIA_MANIFEST, "digest": digest, "size": size,
+        "artifactType": MEDIA_BUNDLE,
+        "annotations": {"dev.sigstore.bundle.predicateType": "https://sigstore.dev/cosign/sign/v1"}})
+}
+
 /// A descriptor in `dir` with one `oci` source pinning `reference`, approving `pins`, whose
 /// `verify` is `verify` (YAML flow mapping; none when empty); returns its path.
-fn descriptor(
+pub(super) fn descriptor(
     dir: &Path,
     reference: &str,
     pins: &[(String, String)],
@@ -749,8 +771,6 @@ fn keyless_signatures_in_both_layouts_are_prepared_for_the_configured_identity_o
 /// `https://sigstore.dev/cosign/sign/v1`), signed over DSSE's pre-authentication encoding by the
 /// private key `NAME.pem`, the key named by a hint, no log entry.
 fn key_bundle(dir: &Path, name: &str, reference: &str, digest: &str) -> Vec<u8> {
-    use base64::Engine as _;
-    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
     let statement = json!({
         "_type": "https://in-toto.io/Statement/v1",
         "subject": [{"name": reference, "digest": {"sha256": &digest["sha256:".len()..]}}],
@@ -758,6 +778,14 @@ fn key_bundle(dir: &Path, name: &str, reference: &str, digest: &str) -> Vec<u8> 
         "predicate": {},
     })
     .to_string();
+    statement_bundle(dir, name, &statement, "-sha256")
+}
+
+/// A bundle of the DSSE envelope of `statement` (its exact bytes), signed over `hash` by the
+/// private key `NAME.pem`, the key named by a hint, no log entry.
+fn statement_bundle(dir: &Path, name: &str, statement: &str, hash: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
     let payload_type = "application/vnd.in-toto+json";
     let mut pae = format!(
         "DSSEv1 {} {payload_type} {} ",
@@ -766,7 +794,7 @@ fn key_bundle(dir: &Path, name: &str, reference: &str, digest: &str) -> Vec<u8> 
     )
     .into_bytes();
     pae.extend_from_slice(statement.as_bytes());
-    let signature = sign(dir, name, &pae);
+    let signature = sign_with(dir, name, &pae, hash);
     json!({
         "mediaType": MEDIA_BUNDLE,
         "verificationMaterial": {"publicKey": {"hint": name}},
@@ -822,4 +850,208 @@ fn a_key_signed_cosign_v3_bundle_is_prepared_and_one_of_another_image_is_not() {
         report["sources"][0]["publisher"],
         json!({"key": {"fingerprint": fingerprint(&key)}})
     );
+}
+
+#[test]
+fn a_statement_whose_subject_digest_is_given_twice_is_refused() {
+    // Signed by the configured key: the subject's digest names another image, then the pinned
+    // one. A reader keeping the last key would bind the pinned image; the statement is read as
+    // the bundle is, and a key given twice refuses it.
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let dir = lab.tmp.path();
+    let registry = Registry::start(&[]);
+    let api = Api {
+        registry: &registry,
+        dir,
+    };
+    key_pair(dir, "release");
+    let (name, digest) = pushed(&lab, &registry, "platform/twice", "stable");
+    let other = "a".repeat(64);
+    let hex = &digest["sha256:".len()..];
+    let statement = format!(
+        r#"{{"_type":"https://in-toto.io/Statement/v1","subject":[{{"name":"{name}","digest":{{"sha256":"{other}","sha256":"{hex}"}}}}],"predicateType":"https://sigstore.dev/cosign/sign/v1","predicate":{{}}}}"#
+    );
+    api.refer(
+        "platform/twice",
+        &digest,
+        &statement_bundle(dir, "release", &statement, "-sha256"),
+    );
+    let config = descriptor(
+        dir,
+        &format!("{name}@{digest}"),
+        &lab_pins(&lab),
+        "{ cosign_key: release.pub }",
+    );
+    let refused = skillfold_with(&config, &["prepare"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_stderr_has(&refused, "[image_signature_refused]");
+    assert_stderr_has(&refused, "given twice");
+    assert_stderr_has(&refused, "[malformed]");
+    assert!(!dir.join("corpus/current").exists());
+}
+
+#[test]
+fn unreadable_referrers_are_skipped_beside_a_valid_signature_and_refused_alone() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let dir = lab.tmp.path();
+    let registry = Registry::start(&[]);
+    let api = Api {
+        registry: &registry,
+        dir,
+    };
+    let key = key_pair(dir, "release");
+    let pins = lab_pins(&lab);
+    let repository = "platform/dangling";
+    let (name, digest) = pushed(&lab, &registry, repository, "stable");
+    let config = descriptor(
+        dir,
+        &format!("{name}@{digest}"),
+        &pins,
+        "{ cosign_key: release.pub }",
+    );
+    // A referrer whose manifest is gone since it was listed (the registry checks that what an
+    // index lists exists: it is taken away beneath it, as a deletion does), and one whose
+    // manifest holds two layers, not one bundle.
+    let dangling = api.referrer(repository, &digest, b"{\"gone\":1}");
+    let gone = dangling["digest"].as_str().expect("digest").to_owned();
+    let image = api.get_manifest(repository, &digest);
+    let empty = api.blob(repository, b"{}");
+    let second = api.blob(repository, b"{\"second\":1}");
+    let two_layers = json!({
+        "schemaVersion": 2,
+        "mediaType": MEDIA_MANIFEST,
+        "artifactType": MEDIA_BUNDLE,
+        "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": empty, "size": 2},
+        "layers": [{"mediaType": MEDIA_BUNDLE, "digest": empty, "size": 2},
+            {"mediaType": MEDIA_BUNDLE, "digest": second, "size": 12}],
+        "subject": {"mediaType": MEDIA_MANIFEST, "digest": digest, "size": image.len()},
+    });
+    let two_digest = format!(
+        "sha256:{}",
+        super::support::world::sha256(two_layers.to_string().as_bytes())
+    );
+    let (_, two_size) = api.put_manifest(repository, &two_digest, &two_layers, MEDIA_MANIFEST);
+    let malformed = bundle_descriptor(&two_digest, two_size);
+
+    // Alone, they leave no signature: refused as unverified (exit 2), not retried as a missing
+    // image (exit 1, `image_not_found`), each named with why.
+    api.list_referrers(repository, &digest, &[dangling.clone(), malformed.clone()]);
+    let revision = registry
+        .dir()
+        .join("data/docker/registry/v2/repositories")
+        .join(repository)
+        .join("_manifests/revisions/sha256")
+        .join(&gone["sha256:".len()..]);
+    fs_err::remove_dir_all(&revision).expect("the referrer's revision");
+    let refused = skillfold_with(&config, &["prepare"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_stderr_has(&refused, "[image_signature_refused]");
+    assert_stderr_has(&refused, &format!("referrer {gone}"));
+    assert_stderr_has(&refused, "(image_not_found) [unreadable]");
+    assert_stderr_has(&refused, &format!("referrer {two_digest}"));
+    assert_stderr_has(&refused, "(malformed_image) [unreadable]");
+    assert!(
+        !stderr(&refused).contains("[image_not_found]"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!dir.join("corpus/current").exists());
+
+    // Beside a valid signature: prepared, and what was skipped is said.
+    let valid = api.referrer(
+        repository,
+        &digest,
+        &key_bundle(dir, "release", &name, &digest),
+    );
+    fs_err::create_dir_all(&revision).expect("mkdir");
+    fs_err::write(revision.join("link"), &gone).expect("link");
+    api.list_referrers(repository, &digest, &[dangling, malformed, valid]);
+    fs_err::remove_dir_all(&revision).expect("the referrer's revision");
+    let prepared = skillfold_with(&config, &["prepare", "--json"]);
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
+    let report: Value = serde_json::from_slice(&prepared.stdout).expect("json");
+    assert_eq!(
+        report["sources"][0]["publisher"],
+        json!({"key": {"fingerprint": fingerprint(&key)}})
+    );
+    assert_stderr_has(&prepared, &format!("skipped referrer {gone}"));
+    assert_stderr_has(&prepared, &format!("skipped referrer {two_digest}"));
+    let verified = skillfold_with(&config, &["verify"]);
+    assert_eq!(verified.status.code(), Some(0), "{}", stderr(&verified));
+}
+
+#[test]
+fn a_p384_key_verifies_sha256_in_a_sig_layer_and_sha384_in_a_bundle_as_documented() {
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let dir = lab.tmp.path();
+    let registry = Registry::start(&[]);
+    let api = Api {
+        registry: &registry,
+        dir,
+    };
+    key_pair_on(dir, "p384", "secp384r1");
+    let pins = lab_pins(&lab);
+    let prepare = |name: &str, digest: &str| {
+        let _ = fs_err::remove_dir_all(dir.join("corpus"));
+        let config = descriptor(
+            dir,
+            &format!("{name}@{digest}"),
+            &pins,
+            "{ cosign_key: p384.pub }",
+        );
+        skillfold_with(&config, &["prepare"])
+    };
+    // cosign <= v2's layer: SHA-256 whatever the curve (`cosign verify --key`).
+    let (v2, digest) = pushed(&lab, &registry, "platform/p384v2", "stable");
+    let signed = payload(&v2, &digest);
+    let sha384 = sign_with(dir, "p384", &signed, "-sha384");
+    api.attach("platform/p384v2", &digest, &[(signed.clone(), sha384)]);
+    let refused = prepare(&v2, &digest);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_stderr_has(&refused, "[bad_signature]");
+    let sha256 = sign_with(dir, "p384", &signed, "-sha256");
+    api.attach("platform/p384v2", &digest, &[(signed, sha256)]);
+    let prepared = prepare(&v2, &digest);
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
+    // A bundle: SHA-384, the key's own hash, as sigstore-go and cosign v3 sign it; SHA-256 (what
+    // sigstore-js 5 uses for every EC key) is refused.
+    let (v3, digest) = pushed(&lab, &registry, "platform/p384v3", "stable");
+    let statement = json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": [{"name": v3, "digest": {"sha256": &digest["sha256:".len()..]}}],
+        "predicateType": "https://sigstore.dev/cosign/sign/v1",
+        "predicate": {},
+    })
+    .to_string();
+    api.refer(
+        "platform/p384v3",
+        &digest,
+        &statement_bundle(dir, "p384", &statement, "-sha256"),
+    );
+    let refused = prepare(&v3, &digest);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_stderr_has(&refused, "[bad_signature]");
+    api.refer(
+        "platform/p384v3",
+        &digest,
+        &statement_bundle(dir, "p384", &statement, "-sha384"),
+    );
+    let prepared = prepare(&v3, &digest);
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
+    // What docs/security.md says of it.
+    let security =
+        fs_err::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/security.md"))
+            .expect("read");
+    let said = security.split_whitespace().collect::<Vec<_>>().join(" ");
+    for claim in [
+        "ECDSA with SHA-256 whatever the curve (P-384 too)",
+        "**P-384 with SHA-384**",
+        "sigstore-js 5 differs for P-384",
+        "skillfold interoperates with cosign and sigstore-go",
+    ] {
+        assert!(
+            said.contains(claim),
+            "docs/security.md does not say: {claim}"
+        );
+    }
 }

@@ -453,7 +453,8 @@ fn a_bad_key_is_refused_before_anything_is_pushed() {
 
     assert_nothing_pushed(&registry);
 
-    // An OCI layout is not signed: refused by the parser.
+    // An OCI layout is not signed: refused with the code the docs give, before the key is read
+    // (no password asked), nothing written.
     let layout = dir.join("layout");
     let config = lab.config();
     let refused = Command::new(env!("CARGO_BIN_EXE_skillfold"))
@@ -461,10 +462,146 @@ fn a_bad_key_is_refused_before_anything_is_pushed() {
         .arg(&layout)
         .arg("--sign-key")
         .arg(&key)
+        .env_remove("COSIGN_PASSWORD")
         .output()
         .expect("run");
-    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_stderr_has(&refused, "an OCI layout is not signed");
+    assert_stderr_has(&refused, "[sign_key_refused]");
+    assert!(!stderr(&refused).contains("COSIGN_PASSWORD"));
     assert!(!layout.exists());
+
+    // docs/cli.md names the codes the binary prints: a wrong password and a layout are both
+    // `sign_key_refused`.
+    let cli = fs_err::read_to_string(manifest_dir().join("docs/cli.md")).expect("read");
+    let row = cli
+        .lines()
+        .find(|l| l.starts_with("| `--sign-key FILE`"))
+        .expect("the --sign-key row of docs/cli.md");
+    assert!(
+        row.contains("wrong or unset password included: exit 2, `sign_key_refused`"),
+        "{row}"
+    );
+    assert!(
+        row.contains("with `--oci-layout` it is refused (`sign_key_refused`"),
+        "{row}"
+    );
+    assert!(!row.contains("invalid_usage"), "{row}");
+}
+
+/// An unencrypted PKCS#8 P-256 key made by `openssl genpkey` in `dir` as `NAME.key`, and its
+/// public half `NAME.pub`.
+fn openssl_key(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let private = dir.join(format!("{name}.key"));
+    let public = dir.join(format!("{name}.pub"));
+    run(Command::new("openssl")
+        .args([
+            "genpkey",
+            "-algorithm",
+            "EC",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-out",
+        ])
+        .arg(&private));
+    run(Command::new("openssl")
+        .args(["pkey", "-pubout", "-in"])
+        .arg(&private)
+        .arg("-out")
+        .arg(&public));
+    (private, public)
+}
+
+#[test]
+fn push_appends_no_signature_past_what_prepare_reads() {
+    use super::image_signatures::{Api, descriptor, payload};
+    // The layers `prepare` reads of a `.sig` manifest (`publisher::fetch::MAX_SIGNATURE_LAYERS`,
+    // the bound `push` shares: a unit test of `distribution::sign` holds them equal).
+    const MAX: usize = 64;
+    let lab = Lab::new(&[("pdf", &[])], &[]);
+    let registry = Registry::start(&[]);
+    let dir = lab.tmp.path();
+    let api = Api {
+        registry: &registry,
+        dir,
+    };
+    let to = registry.repository("platform/skills:v1");
+    let pushed = super::push::push_to(&lab, &to, &[]);
+    assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
+    let reference = String::from_utf8(pushed.stdout).expect("utf8");
+    let (name, digest) = reference.trim().rsplit_once('@').expect("@");
+    // Others' signatures at the `.sig` tag, one short of what `prepare` reads.
+    let signed = payload(name, digest);
+    let blob = api.blob("platform/skills", &signed);
+    let config = br#"{"architecture":"","config":{},"created":"0001-01-01T00:00:00Z","history":[],"os":"","rootfs":{"type":"layers","diff_ids":[]}}"#;
+    let config_digest = api.blob("platform/skills", config);
+    use base64::Engine as _;
+    let layers: Vec<Value> = (0..MAX - 1)
+        .map(|n| {
+            serde_json::json!({
+                "mediaType": "application/vnd.dev.cosign.simplesigning.v1+json",
+                "digest": blob, "size": signed.len(),
+                "annotations": {"dev.cosignproject.cosign/signature":
+                    base64::engine::general_purpose::STANDARD.encode(format!("not a signature {n}"))},
+            })
+        })
+        .collect();
+    let sig = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST,
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+            "digest": config_digest, "size": config.len()},
+        "layers": layers,
+    });
+    let tag = format!("{}.sig", digest.replace(':', "-"));
+    api.put_manifest("platform/skills", &tag, &sig, OCI_MANIFEST);
+
+    // The last layer `prepare` reads is this key's.
+    let (key, public) = openssl_key(dir, "mine");
+    let appended = push_signed(&lab, &to, &key, None);
+    assert_eq!(appended.status.code(), Some(0), "{}", stderr(&appended));
+    let layer_count = |registry: &Registry| {
+        sig_manifest(registry, digest).expect("the .sig")["layers"]
+            .as_array()
+            .map(Vec::len)
+    };
+    assert_eq!(layer_count(&registry), Some(MAX));
+    assert_eq!(public, dir.join("mine.pub"));
+    let source = descriptor(
+        dir,
+        &format!("{name}@{digest}"),
+        &super::oci_source::lab_pins(&lab),
+        "{ cosign_key: mine.pub }",
+    );
+    let prepared = super::support::bin::skillfold_with(&source, &["prepare"]);
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
+
+    // Full: this key again is already there; another key is refused, nothing written.
+    let again = push_signed(&lab, &to, &key, None);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let report: Value = serde_json::from_slice(&again.stdout).expect("json");
+    assert_eq!(report["signature"]["already_signed"], true);
+    let before = get(
+        &registry,
+        "platform/skills",
+        &format!("manifests/{tag}"),
+        OCI_MANIFEST,
+    );
+    let (other, _) = openssl_key(dir, "other");
+    let refused = push_signed(&lab, &to, &other, None);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_stderr_has(&refused, "[image_too_large]");
+    assert_stderr_has(&refused, &format!("at most {MAX} with the new one"));
+    assert_stderr_has(&refused, "was pushed, but its signature was not");
+    let after = get(
+        &registry,
+        "platform/skills",
+        &format!("manifests/{tag}"),
+        OCI_MANIFEST,
+    );
+    assert_eq!(before, after, "the .sig image was rewritten");
+    let prepared = super::support::bin::skillfold_with(&source, &["prepare"]);
+    assert_eq!(prepared.status.code(), Some(0), "{}", stderr(&prepared));
 }
 
 #[test]

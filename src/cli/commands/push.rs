@@ -67,15 +67,12 @@ pub struct PushArgs {
     /// generate-key-pair` writes (an `ENCRYPTED SIGSTORE PRIVATE KEY`, or the older `ENCRYPTED
     /// COSIGN PRIVATE KEY`; its password from COSIGN_PASSWORD, which may be empty but must be
     /// set), or an unencrypted PKCS#8 `PRIVATE KEY`; ECDSA P-256 only. The key is read before
-    /// anything is pushed. Registry only (`--to`): an OCI layout has no tag for the signature and
-    /// is refused; sign it with cosign once it is copied to a registry.
+    /// anything is pushed; a key that cannot sign (a wrong password too) is `sign_key_refused`.
+    /// Registry only (`--to`): with `--oci-layout` it is refused (`sign_key_refused`, nothing
+    /// written), as a layout has no tag for the signature; sign it with cosign once it is copied
+    /// to a registry.
     #[cfg(feature = "oci")]
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "to",
-        conflicts_with = "oci_layout"
-    )]
+    #[arg(long, value_name = "FILE")]
     sign_key: Option<PathBuf>,
 
     /// Print the report as JSON on stdout.
@@ -125,6 +122,14 @@ pub fn run(args: PushArgs) -> Exit {
             return exit::of(code);
         }
     };
+    // Refused here, before the key is read (its password is not asked for nothing).
+    #[cfg(feature = "oci")]
+    if args.sign_key.is_some() && matches!(target, PushTarget::Layout { .. }) {
+        let e = PushError::SignLayout;
+        let code = e.code();
+        diag!("error: {e}; nothing was written [{code}]");
+        return exit::of(code);
+    }
     #[cfg(feature = "oci")]
     let sign_key = match &args.sign_key {
         Some(path) => {

@@ -24,7 +24,7 @@ use crate::source::oci::PulledLayer as Layer;
 use crate::source::oci::approved::ApprovedBundles;
 use crate::source::oci::code::DistributionCode;
 use crate::source::oci::publisher::material::SignatureMaterial;
-use crate::source::oci::publisher::{self, Refusal, Verified};
+use crate::source::oci::publisher::{self, Refusal, Rejected, Verified};
 
 impl SourceReport {
     /// The report of an OCI source before anything happened: every bundle `failed`.
@@ -161,6 +161,10 @@ fn judge_publishers<'a>(
                 run.step("checking who published the image");
                 judge(oci, policy, material).map(|verified| {
                     run.step(&format!("published by {}", verified.signer));
+                    // What was skipped unread beside it, said once it no longer matters.
+                    for skipped in &material.skipped {
+                        run.note(&format!("skipped {}", Rejected::from(skipped)));
+                    }
                     Some(verified)
                 })
             }

@@ -5,11 +5,13 @@
 //! `application/vnd.in-toto+json`, `_type` `https://in-toto.io/Statement/v1`, predicate type
 //! `https://sigstore.dev/cosign/sign/v1`) whose `subject` names the manifest digest. The
 //! statement binds the pinned image when one subject's `digest.sha256` is the pinned digest's
-//! hex, as sigstore-go's artifact-digest policy matches it. Only that predicate type counts as
-//! an image signature: an attestation about the image (a provenance, an SBOM) over the same
-//! digest says something else, and is refused.
+//! hex, as sigstore-go's artifact-digest policy matches it. The statement is read as the bundle
+//! is ([`strict_json`]): a key given twice at any depth (two `sha256` in a subject's digest, read
+//! as the last by one verifier and refused or read as the first by another) refuses it. Only that
+//! predicate type counts as an image signature: an attestation about the image (a provenance, an
+//! SBOM) over the same digest says something else, and is refused.
 
-use super::Rejection;
+use super::{Rejection, strict_json};
 use crate::support::escape;
 
 /// The payload type of an in-toto statement.
@@ -55,8 +57,14 @@ pub fn binds(payload_type: &str, payload: &[u8], pinned: &str) -> Result<(), (Re
             payload.len()
         )));
     }
-    let statement: serde_json::Value = serde_json::from_slice(payload)
-        .map_err(|_| malformed("the envelope's payload is not JSON".to_owned()))?;
+    // Read as the bundle around it is read: a key given twice (a subject digest two verifiers
+    // would read two ways) refuses the statement.
+    let statement = std::str::from_utf8(payload)
+        .map_err(|_| malformed("the envelope's payload is not UTF-8".to_owned()))
+        .and_then(|text| {
+            strict_json::parse(text)
+                .map_err(|e| malformed(format!("the envelope's payload is {e}")))
+        })?;
     let statement_type = statement.get("_type").and_then(serde_json::Value::as_str);
     if !statement_type.is_some_and(|t| STATEMENT_TYPES.contains(&t)) {
         return Err(malformed(format!(
@@ -151,6 +159,34 @@ mod tests {
             let refused = binds(IN_TOTO_PAYLOAD_TYPE, &payload, PINNED).unwrap_err();
             assert_eq!(refused.0, Rejection::NotThisImage);
         }
+    }
+
+    #[test]
+    fn a_statement_with_a_key_given_twice_is_malformed_whichever_comes_last() {
+        // The subject's digest names another image first and the pinned one last (what a
+        // last-key-wins reader binds), or the reverse (what a first-key reader binds).
+        let other = "00".repeat(32);
+        for (first, last) in [(other.as_str(), HEX), (HEX, other.as_str())] {
+            let payload = format!(
+                r#"{{"_type":"https://in-toto.io/Statement/v1","subject":[{{"digest":{{"sha256":"{first}","sha256":"{last}"}}}}],"predicateType":"{COSIGN_SIGN_PREDICATE}","predicate":{{}}}}"#
+            );
+            let refused = binds(IN_TOTO_PAYLOAD_TYPE, payload.as_bytes(), PINNED).unwrap_err();
+            assert_eq!(refused.0, Rejection::Malformed, "{}", refused.1);
+            assert!(refused.1.contains("given twice"), "{}", refused.1);
+        }
+        // A top-level key twice too (a second `predicateType`).
+        let text =
+            String::from_utf8(statement(serde_json::json!([{"digest": {"sha256": HEX}}]))).unwrap();
+        let twice = text.replacen(
+            "\"predicateType\"",
+            "\"predicateType\":\"https://slsa.dev/provenance/v1\",\"predicateType\"",
+            1,
+        );
+        let refused = binds(IN_TOTO_PAYLOAD_TYPE, twice.as_bytes(), PINNED).unwrap_err();
+        assert_eq!(refused.0, Rejection::Malformed, "{}", refused.1);
+        // A payload that is not UTF-8.
+        let refused = binds(IN_TOTO_PAYLOAD_TYPE, &[0xc3, 0x28], PINNED).unwrap_err();
+        assert_eq!(refused.0, Rejection::Malformed);
     }
 
     #[test]

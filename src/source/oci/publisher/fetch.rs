@@ -28,6 +28,16 @@
 //! JSON it must be, a payload or bundle that is not UTF-8, is `malformed_image`. Nothing the
 //! registry sent is put in a message unescaped.
 //!
+//! One exception, as cosign skips what it cannot read: a bundle referrer the listing names whose
+//! manifest or bundle cannot be fetched or read — gone (a dangling referrer), not of its declared
+//! digest or size, not one bundle layer about the pinned digest, over its own bound (nothing past
+//! it read) — is skipped and kept with why in [`SignatureMaterial::skipped`]. The verdict lists
+//! it among the rejections (`unreadable`): beside a valid signature it does not matter, and an
+//! image whose only signatures are unreadable is refused as one no signature satisfies, not
+//! retried. Every bound holds all the same: a skipped referrer counts toward
+//! [`MAX_BUNDLE_REFERRERS`], so a flood of them still ends the fetch, and a listing that is not
+//! an index of descriptors, or a registry that denies, fails or stalls, still fails it.
+//!
 //! What is kept, in the order the verdict tries it:
 //! 1. every layer of the `sha256-<hex>.sig` manifest whose media type is cosign's simple-signing
 //!    type ([`SIMPLE_SIGNING`]), as a [`CosignSignature`]. cosign itself reads every layer of
@@ -51,19 +61,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use reqwest::header::{CONTENT_TYPE, HeaderMap, LINK};
-use reqwest::{Method, StatusCode, Url};
+use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use super::material::{CosignSignature, SignatureMaterial, SigstoreBundle};
+use super::material::{CosignSignature, SignatureMaterial, SigstoreBundle, Skipped};
 use crate::descriptor::plan::{ImageReference, is_sha256_digest};
+use crate::source::oci::MEDIA_MANIFEST;
 use crate::source::oci::code::DistributionCode;
 use crate::source::oci::image::sha256;
 use crate::source::oci::pull::run_within;
 use crate::source::oci::pull_error::{PullError, fail};
 use crate::source::oci::session::Session;
-use crate::source::oci::{MEDIA_INDEX, MEDIA_MANIFEST};
-use crate::source::origin::Origin;
 use crate::support::escape;
 
 /// The largest `sha256-<hex>.sig` manifest read: its layers' annotations hold the signatures,
@@ -169,8 +177,12 @@ pub async fn fetch_async(request: &MaterialRequest<'_>) -> Result<SignatureMater
         hex,
     };
     let cosign = fetcher.cosign_signatures().await?;
-    let bundles = fetcher.sigstore_bundles().await?;
-    Ok(SignatureMaterial { cosign, bundles })
+    let (bundles, skipped) = fetcher.sigstore_bundles().await?;
+    Ok(SignatureMaterial {
+        cosign,
+        bundles,
+        skipped,
+    })
 }
 
 /// The requests of one fetch: the session and the image.
@@ -258,14 +270,16 @@ impl Fetcher<'_> {
         Ok(signatures)
     }
 
-    /// The Sigstore bundles attached as referrers of the pinned digest.
-    async fn sigstore_bundles(&mut self) -> Result<Vec<SigstoreBundle>, PullError> {
+    /// The Sigstore bundles attached as referrers of the pinned digest, and the referrers skipped
+    /// because they could not be fetched or read ([`skippable`]).
+    async fn sigstore_bundles(&mut self) -> Result<(Vec<SigstoreBundle>, Vec<Skipped>), PullError> {
         let (listed, descriptors) = match self.referrers_api().await? {
             Some(descriptors) => (Listed::Api, descriptors),
             None => (Listed::Tag, self.referrers_tag().await?),
         };
         let mut seen = BTreeSet::new();
         let mut bundles = Vec::new();
+        let mut skipped = Vec::new();
         for (index, entry) in descriptors.iter().enumerate() {
             let entry_what = format!("referrer {index} of {}", self.listing(listed));
             let Some(object) = entry.as_object() else {
@@ -291,9 +305,38 @@ impl Fetcher<'_> {
                     self.listing(listed)
                 )));
             }
-            bundles.push(self.bundle(&descriptor, listed).await?);
+            match self.bundle(&descriptor, listed).await {
+                Ok(bundle) => bundles.push(bundle),
+                Err(e) if skippable(e.code) => skipped.push(Skipped {
+                    found_at: self.found_at(&descriptor, listed),
+                    detail: self.skipped_because(e),
+                }),
+                Err(e) => return Err(e),
+            }
         }
-        Ok(bundles)
+        Ok((bundles, skipped))
+    }
+
+    /// Where the referrer `descriptor` was found, as a verdict names it.
+    fn found_at(&self, descriptor: &Descriptor, listed: Listed) -> String {
+        match listed {
+            Listed::Api => format!("referrer {}", descriptor.digest),
+            Listed::Tag => format!(
+                "referrer {} (listed by the tag `sha256-{}`)",
+                descriptor.digest, self.hex
+            ),
+        }
+    }
+
+    /// Why a referrer was skipped: `error`'s message (escaped, as every message here) without
+    /// the image every message of this fetch names, and its code.
+    fn skipped_because(&self, error: PullError) -> String {
+        let prefix = format!("the signature material of {}: ", self.reference);
+        let message = error
+            .message
+            .strip_prefix(&prefix)
+            .unwrap_or(&error.message);
+        format!("{message} ({})", error.code.as_str())
     }
 
     /// The referrer `descriptor` (a Sigstore bundle artifact): its manifest, then its one bundle
@@ -375,134 +418,11 @@ impl Fetcher<'_> {
         let json = self.blob(&layer_descriptor, &layer_what).await?;
         let json = String::from_utf8(json)
             .map_err(|_| self.malformed(format!("{layer_what} is not UTF-8")))?;
-        let found_at = match listed {
-            Listed::Api => format!("referrer {}", descriptor.digest),
-            Listed::Tag => format!(
-                "referrer {} (listed by the tag `sha256-{}`)",
-                descriptor.digest, self.hex
-            ),
-        };
         Ok(SigstoreBundle {
             media_type: (*media_type).to_owned(),
             json,
-            found_at,
+            found_at: self.found_at(descriptor, listed),
         })
-    }
-
-    /// The descriptors the referrers API lists for the pinned digest, every page; `None` when
-    /// the registry has no referrers API.
-    async fn referrers_api(&mut self) -> Result<Option<Vec<Value>>, PullError> {
-        let what = "the referrers index";
-        let mut url = format!("{}/referrers/{}", self.session.base, self.reference.digest);
-        let mut descriptors = Vec::new();
-        for page in 0..MAX_REFERRERS_PAGES {
-            let response = self
-                .session
-                .answer(&Method::GET, &url, Some(MEDIA_INDEX), what)
-                .await?;
-            if page == 0 && no_referrers_api(response.status(), response.headers()) {
-                return Ok(None);
-            }
-            let response = self
-                .session
-                .judge(response, MAX_REFERRERS_INDEX_BYTES, what)?;
-            let next = self.next_page(&url, response.headers())?;
-            let body = self
-                .session
-                .read_body(response, MAX_REFERRERS_INDEX_BYTES, what)
-                .await?;
-            self.index_descriptors(&body, what, &mut descriptors)?;
-            match next {
-                Some(next) => url = next,
-                None => return Ok(Some(descriptors)),
-            }
-        }
-        Err(self.too_large(format!(
-            "{what} has more than {MAX_REFERRERS_PAGES} pages, the most read"
-        )))
-    }
-
-    /// The descriptors the `sha256-<hex>` tag index lists (none when there is no such tag).
-    async fn referrers_tag(&mut self) -> Result<Vec<Value>, PullError> {
-        let tag = format!("sha256-{}", self.hex);
-        let what = format!("the referrers tag index `{tag}`");
-        let mut descriptors = Vec::new();
-        if let Some(body) = self
-            .at_tag(&tag, MEDIA_INDEX, MAX_REFERRERS_INDEX_BYTES, &what)
-            .await?
-        {
-            self.index_descriptors(&body, &what, &mut descriptors)?;
-        }
-        Ok(descriptors)
-    }
-
-    /// The URL of the next page of the referrers index, from the answer's `Link` header(s) (at
-    /// `url`; RFC 8288): the one link whose `rel` is `next`, on the registry's origin; other
-    /// links (`prev`, …) are ignored.
-    fn next_page(&self, url: &str, headers: &HeaderMap) -> Result<Option<String>, PullError> {
-        let malformed = || {
-            self.malformed(
-                "the referrers index's `Link` header is not `<URL>; rel=\"next\"` on the registry's origin, once"
-                    .to_owned(),
-            )
-        };
-        let mut next = None;
-        for value in headers.get_all(LINK) {
-            let value = value.to_str().map_err(|_| malformed())?;
-            for Link { target, params } in links(value).ok_or_else(malformed)? {
-                if !params.iter().any(|(name, value)| {
-                    name.eq_ignore_ascii_case("rel")
-                        && value
-                            .split_ascii_whitespace()
-                            .any(|rel| rel.eq_ignore_ascii_case("next"))
-                }) {
-                    continue;
-                }
-                if next.replace(target).is_some() {
-                    return Err(malformed());
-                }
-            }
-        }
-        let Some(target) = next else {
-            return Ok(None);
-        };
-        let here = Url::parse(url).map_err(|_| malformed())?;
-        let next = here.join(target).map_err(|_| malformed())?;
-        if Origin::of(&next).is_none() || Origin::of(&next) != Origin::of(&here) {
-            return Err(malformed());
-        }
-        Ok(Some(next.to_string()))
-    }
-
-    /// Appends the descriptors of the image index `body` to `descriptors`, within
-    /// [`MAX_REFERRER_DESCRIPTORS`] all together.
-    fn index_descriptors(
-        &self,
-        body: &[u8],
-        what: &str,
-        descriptors: &mut Vec<Value>,
-    ) -> Result<(), PullError> {
-        let mut index = self.json_object(body, what)?;
-        let media_type = optional_string(&index, "mediaType")
-            .map_err(|()| self.malformed(format!("{what} has a `mediaType` that is not a string")))?
-            .unwrap_or(MEDIA_INDEX);
-        if media_type != MEDIA_INDEX {
-            return Err(self.malformed(format!(
-                "{what} has media type `{}`, not an OCI image index",
-                escape::text(media_type)
-            )));
-        }
-        let Some(Value::Array(manifests)) = index.remove("manifests") else {
-            return Err(self.malformed(format!("{what} has no `manifests` list")));
-        };
-        if descriptors.len() + manifests.len() > MAX_REFERRER_DESCRIPTORS {
-            return Err(self.too_large(format!(
-                "{what} lists {} descriptors, over the bound of {MAX_REFERRER_DESCRIPTORS}",
-                descriptors.len() + manifests.len()
-            )));
-        }
-        descriptors.extend(manifests);
-        Ok(())
     }
 
     /// The manifest or index at `tag`, at most `bound` bytes; `None` when there is no such tag
@@ -648,6 +568,22 @@ impl Fetcher<'_> {
     }
 }
 
+/// Whether a referrer whose fetch failed with `code` is skipped (and reported) rather than
+/// failing the whole fetch: what is about that one referrer — its manifest or bundle gone
+/// (`image_not_found`), not what its descriptor names (`digest_mismatch`), not a bundle
+/// referrer as read (`malformed_image`), over its own bound, nothing past it read
+/// (`image_too_large`). cosign skips a referrer it cannot read too. What is about the registry
+/// (denied, unavailable, refusing, the deadline) still fails the fetch.
+fn skippable(code: DistributionCode) -> bool {
+    matches!(
+        code,
+        DistributionCode::ImageNotFound
+            | DistributionCode::DigestMismatch
+            | DistributionCode::MalformedImage
+            | DistributionCode::ImageTooLarge
+    )
+}
+
 /// The string at `key` of `object`: `Ok(None)` when absent, `Err` when not a string.
 fn optional_string<'v>(
     object: &'v serde_json::Map<String, Value>,
@@ -660,56 +596,8 @@ fn optional_string<'v>(
     }
 }
 
-/// One link of a `Link` header (RFC 8288).
-struct Link<'a> {
-    /// Between `<` and `>`.
-    target: &'a str,
-    /// Its parameters: name, value unquoted.
-    params: Vec<(&'a str, &'a str)>,
-}
-
-/// The links of one `Link` header value; `None` when it is not of that form.
-fn links(value: &str) -> Option<Vec<Link<'_>>> {
-    let mut found = Vec::new();
-    let mut rest = value.trim();
-    while !rest.is_empty() {
-        let (target, after) = rest.strip_prefix('<')?.split_once('>')?;
-        // The parameters run to the next link (`, <`) or the end.
-        let (params, next) = match after.find(", <").or_else(|| after.find(",<")) {
-            Some(at) => (&after[..at], &after[at + 1..]),
-            None => (after, ""),
-        };
-        let mut parsed = Vec::new();
-        for param in params.split(';').map(str::trim).filter(|p| !p.is_empty()) {
-            let (name, value) = param.split_once('=')?;
-            parsed.push((name.trim(), value.trim().trim_matches('"')));
-        }
-        found.push(Link {
-            target,
-            params: parsed,
-        });
-        rest = next.trim();
-    }
-    Some(found)
-}
-
-/// Whether an answer of the referrers API says the registry has none: 404 (the distribution
-/// spec's signal), and as go-containerregistry also reads them, 400, 406, or a 200 that is not an
-/// OCI image index.
-fn no_referrers_api(status: StatusCode, headers: &HeaderMap) -> bool {
-    match status {
-        StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST | StatusCode::NOT_ACCEPTABLE => true,
-        StatusCode::OK => {
-            let content_type = headers
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default();
-            let media_type = content_type.split(';').next().unwrap_or_default().trim();
-            !media_type.eq_ignore_ascii_case(MEDIA_INDEX)
-        }
-        _ => false,
-    }
-}
+#[path = "referrers.rs"]
+mod referrers;
 
 #[cfg(test)]
 #[path = "fetch_tests.rs"]

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::source::oci::MEDIA_INDEX;
 
 const REPOSITORY: &str = "acme/skills";
 /// The pinned image's digest in every scripted test (no image is served: only its signatures).
@@ -331,6 +332,23 @@ fn simple_signing_payload() -> Vec<u8> {
         pinned()
     )
     .into_bytes()
+}
+
+/// The one referrer `result` skipped (no bundle read), checked to say why with `code`.
+fn skipped(
+    result: Result<SignatureMaterial, PullError>,
+    code: DistributionCode,
+) -> super::super::material::Skipped {
+    let material = result.unwrap();
+    assert!(material.bundles.is_empty(), "{material:?}");
+    assert_eq!(material.skipped.len(), 1, "{material:?}");
+    let skipped = material.skipped[0].clone();
+    assert!(
+        skipped.detail.ends_with(&format!("({})", code.as_str())),
+        "{}",
+        skipped.detail
+    );
+    skipped
 }
 
 fn refused(result: Result<SignatureMaterial, PullError>, code: DistributionCode) -> String {
@@ -881,28 +899,35 @@ fn too_many_bundle_referrers_are_refused() {
 }
 
 #[test]
-fn a_bundle_declared_over_its_bound_is_refused_unread() {
+fn a_bundle_declared_over_its_bound_is_skipped_unread() {
     let mut content = Content::default();
     let bundle = vec![b' '; MAX_BUNDLE_BYTES as usize + 1];
     let descriptor = content.bundle_referrer(BUNDLE_V03, &bundle);
-    content.referrers_api(vec![descriptor]);
+    content.referrers_api(vec![descriptor.clone()]);
     let server = content.serve();
-    let message = refused(server.fetch(), DistributionCode::ImageTooLarge);
+    let skipped = skipped(server.fetch(), DistributionCode::ImageTooLarge);
     assert!(
-        message.contains(&format!("over the bound of {MAX_BUNDLE_BYTES}")),
-        "{message}"
+        skipped
+            .detail
+            .contains(&format!("over the bound of {MAX_BUNDLE_BYTES}")),
+        "{}",
+        skipped.detail
+    );
+    assert_eq!(
+        skipped.found_at,
+        format!("referrer {}", descriptor["digest"].as_str().unwrap())
     );
     assert!(!server.requested(&blob_path(&digest(&bundle))));
 }
 
 #[test]
-fn a_referrer_manifest_declared_over_its_bound_is_refused_unread() {
+fn a_referrer_manifest_declared_over_its_bound_is_skipped_unread() {
     let mut content = Content::default();
     let mut descriptor = content.bundle_referrer(BUNDLE_V03, b"{}");
     descriptor["size"] = json!(MAX_REFERRER_MANIFEST_BYTES + 1);
     content.referrers_api(vec![descriptor.clone()]);
     let server = content.serve();
-    refused(server.fetch(), DistributionCode::ImageTooLarge);
+    skipped(server.fetch(), DistributionCode::ImageTooLarge);
     let path = v2(&format!(
         "manifests/{}",
         descriptor["digest"].as_str().unwrap()
@@ -911,7 +936,7 @@ fn a_referrer_manifest_declared_over_its_bound_is_refused_unread() {
 }
 
 #[test]
-fn a_referrer_manifest_with_another_digest_is_refused() {
+fn a_referrer_manifest_with_another_digest_is_skipped() {
     let mut content = Content::default();
     let descriptor = content.bundle_referrer(BUNDLE_V03, b"{}");
     let path = v2(&format!(
@@ -930,11 +955,11 @@ fn a_referrer_manifest_with_another_digest_is_refused() {
     tampered[last - 1] = b' ';
     content.routes.insert(path, Reply::bytes(200, tampered));
     content.referrers_api(vec![descriptor]);
-    refused(content.serve().fetch(), DistributionCode::DigestMismatch);
+    skipped(content.serve().fetch(), DistributionCode::DigestMismatch);
 }
 
 #[test]
-fn a_bundle_with_another_digest_is_refused() {
+fn a_bundle_with_another_digest_is_skipped() {
     let mut content = Content::default();
     let descriptor = content.bundle_referrer(BUNDLE_V03, b"{\"a\":1}");
     content.routes.insert(
@@ -942,11 +967,11 @@ fn a_bundle_with_another_digest_is_refused() {
         Reply::bytes(200, "{\"a\":2}"),
     );
     content.referrers_api(vec![descriptor]);
-    refused(content.serve().fetch(), DistributionCode::DigestMismatch);
+    skipped(content.serve().fetch(), DistributionCode::DigestMismatch);
 }
 
 #[test]
-fn a_referrer_of_another_image_is_refused() {
+fn a_referrer_of_another_image_is_skipped() {
     let mut content = Content::default();
     let mut layer = content.blob(b"{}");
     layer["mediaType"] = json!(BUNDLE_V03);
@@ -954,19 +979,23 @@ fn a_referrer_of_another_image_is_refused() {
     let manifest = referrer_manifest(BUNDLE_V03, &[layer.clone()], &other);
     let descriptor = content.referrer(&manifest, BUNDLE_V03);
     content.referrers_api(vec![descriptor]);
-    let message = refused(content.serve().fetch(), DistributionCode::MalformedImage);
-    assert!(message.contains("`subject`"), "{message}");
+    let skipped_one = skipped(content.serve().fetch(), DistributionCode::MalformedImage);
+    assert!(
+        skipped_one.detail.contains("`subject`"),
+        "{}",
+        skipped_one.detail
+    );
     // No subject at all.
     let mut content = Content::default();
     let mut manifest = referrer_manifest(BUNDLE_V03, &[layer], &pinned());
     manifest.as_object_mut().unwrap().remove("subject");
     let descriptor = content.referrer(&manifest, BUNDLE_V03);
     content.referrers_api(vec![descriptor]);
-    refused(content.serve().fetch(), DistributionCode::MalformedImage);
+    skipped(content.serve().fetch(), DistributionCode::MalformedImage);
 }
 
 #[test]
-fn a_bundle_referrer_not_of_one_bundle_layer_is_refused() {
+fn a_bundle_referrer_not_of_one_bundle_layer_is_skipped() {
     let mut content = Content::default();
     let mut bundle = content.blob(b"{}");
     bundle["mediaType"] = json!(BUNDLE_V03);
@@ -977,16 +1006,111 @@ fn a_bundle_referrer_not_of_one_bundle_layer_is_refused() {
         let descriptor = content.referrer(&manifest, BUNDLE_V03);
         content.referrers_api(vec![descriptor]);
         let server = Server::routes(content.routes.clone());
-        refused(server.fetch(), DistributionCode::MalformedImage);
+        skipped(server.fetch(), DistributionCode::MalformedImage);
     }
 }
 
 #[test]
-fn a_bundle_that_is_not_utf8_is_refused() {
+fn a_bundle_that_is_not_utf8_is_skipped() {
     let mut content = Content::default();
     let descriptor = content.bundle_referrer(BUNDLE_V03, &[0xc3, 0x28]);
     content.referrers_api(vec![descriptor]);
-    refused(content.serve().fetch(), DistributionCode::MalformedImage);
+    skipped(content.serve().fetch(), DistributionCode::MalformedImage);
+}
+
+#[test]
+fn a_dangling_referrer_is_skipped_beside_a_valid_one_and_said() {
+    // Listed by the tag index: one referrer whose manifest is gone, one whose bundle is gone,
+    // and one that reads.
+    let mut content = Content::default();
+    let gone_manifest = content.bundle_referrer(BUNDLE_V03, b"{\"gone\":\"manifest\"}");
+    let gone_path = v2(&format!(
+        "manifests/{}",
+        gone_manifest["digest"].as_str().unwrap()
+    ));
+    content.routes.remove(&gone_path);
+    let gone_bundle = content.bundle_referrer(BUNDLE_V03, b"{\"gone\":\"bundle\"}");
+    content
+        .routes
+        .remove(&blob_path(&digest(b"{\"gone\":\"bundle\"}")));
+    let good = content.bundle_referrer(BUNDLE_V03, b"{\"good\":1}");
+    content.referrers_tag(vec![gone_manifest.clone(), gone_bundle.clone(), good]);
+    let material = content.serve().fetch().unwrap();
+    assert_eq!(material.bundles.len(), 1);
+    assert_eq!(material.bundles[0].json, "{\"good\":1}");
+    let found: Vec<&str> = material
+        .skipped
+        .iter()
+        .map(|s| s.found_at.as_str())
+        .collect();
+    let listed = |d: &Value| {
+        format!(
+            "referrer {} (listed by the tag `sha256-{PINNED_HEX}`)",
+            d["digest"].as_str().unwrap()
+        )
+    };
+    assert_eq!(found, [listed(&gone_manifest), listed(&gone_bundle)]);
+    for skipped in &material.skipped {
+        assert!(
+            skipped.detail.contains("HTTP 404") && skipped.detail.ends_with("(image_not_found)"),
+            "{}",
+            skipped.detail
+        );
+        // Said once, without the image every message of the fetch names.
+        assert!(
+            !skipped.detail.contains("signature material of"),
+            "{}",
+            skipped.detail
+        );
+    }
+}
+
+#[test]
+fn a_flood_of_unreadable_referrers_still_ends_the_fetch() {
+    let mut content = Content::default();
+    let descriptors: Vec<Value> = (0..=MAX_BUNDLE_REFERRERS)
+        .map(|n| {
+            let d = content.bundle_referrer(BUNDLE_V03, format!("{{\"n\":{n}}}").as_bytes());
+            content
+                .routes
+                .remove(&v2(&format!("manifests/{}", d["digest"].as_str().unwrap())));
+            d
+        })
+        .collect();
+    content.referrers_api(descriptors);
+    let server = content.serve();
+    let message = refused(server.fetch(), DistributionCode::ImageTooLarge);
+    assert!(
+        message.contains(&format!("more than {MAX_BUNDLE_REFERRERS}")),
+        "{message}"
+    );
+    let fetched = server
+        .seen()
+        .iter()
+        .filter(|s| s.path.starts_with(&v2("manifests/sha256:")))
+        .count();
+    assert_eq!(fetched, MAX_BUNDLE_REFERRERS);
+}
+
+#[test]
+fn a_registry_failing_or_refusing_a_referrer_still_fails_the_fetch() {
+    for (status, code) in [
+        (401, DistributionCode::RegistryDenied),
+        (503, DistributionCode::RegistryUnavailable),
+        (418, DistributionCode::RegistryRefused),
+    ] {
+        let mut content = Content::default();
+        let descriptor = content.bundle_referrer(BUNDLE_V03, b"{}");
+        content.routes.insert(
+            v2(&format!(
+                "manifests/{}",
+                descriptor["digest"].as_str().unwrap()
+            )),
+            Reply::bytes(status, "no"),
+        );
+        content.referrers_api(vec![descriptor]);
+        refused(content.serve().fetch(), code);
+    }
 }
 
 #[test]
@@ -1427,13 +1551,13 @@ fn what_the_registry_names_is_escaped_in_messages() {
     let manifest = referrer_manifest(BUNDLE_V03, &[layer], &pinned());
     let descriptor = content.referrer(&manifest, BUNDLE_V03);
     content.referrers_api(vec![descriptor]);
-    let message = refused(content.serve().fetch(), DistributionCode::MalformedImage);
+    let message = skipped(content.serve().fetch(), DistributionCode::MalformedImage).detail;
     assert!(!message.contains(['\u{1b}', '\u{7}', '\n']), "{message:?}");
     let mut content = Content::default();
     let manifest = referrer_manifest(BUNDLE_V03, &[], hostile);
     let descriptor = content.referrer(&manifest, BUNDLE_V03);
     content.referrers_api(vec![descriptor]);
-    let message = refused(content.serve().fetch(), DistributionCode::MalformedImage);
+    let message = skipped(content.serve().fetch(), DistributionCode::MalformedImage).detail;
     assert!(!message.contains(['\u{1b}', '\u{7}', '\n']), "{message:?}");
 }
 

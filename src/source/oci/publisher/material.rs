@@ -1,6 +1,6 @@
 //! The signature material of one image as the registry held it: cosign ≤ v2 signature layers
 //! (a simple-signing payload and the layer's annotations) and Sigstore bundles (cosign v3),
-//! each with where it was found. Serialisable: the corpus manifest records the material that
+//! each with where it was found, and the referrers skipped unread. Serialisable: the corpus manifest records the material that
 //! verified, so `verify` re-checks it offline.
 
 use std::collections::BTreeMap;
@@ -17,6 +17,21 @@ pub struct SignatureMaterial {
     /// Sigstore bundles (cosign v3), from referrers or the `sha256-<hex>` tag index.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bundles: Vec<SigstoreBundle>,
+    /// The referrers listed as signatures that could not be fetched or read (gone, malformed,
+    /// over their bound), skipped as cosign skips them; the verdict counts each as a rejection
+    /// (`unreadable`). What the fetch saw, never recorded: the corpus manifest keeps only what
+    /// verified.
+    #[serde(skip)]
+    pub skipped: Vec<Skipped>,
+}
+
+/// A signature the registry lists and the fetch could not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Where it was listed (`referrer sha256:…`).
+    pub found_at: String,
+    /// Why, with the code the fetch would have failed with (escaped).
+    pub detail: String,
 }
 
 /// One layer of a cosign ≤ v2 signature manifest.

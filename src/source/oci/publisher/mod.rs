@@ -65,7 +65,9 @@ pub fn fetch_material(
 
 /// Judges `material` for the image pinned at `pinned` (`sha256:<hex>`) against `policy`, at no
 /// network: the first signature (in `material`'s order) that binds `pinned` and verifies under
-/// a configured key or identity decides.
+/// a configured key or identity decides. When none does, every signature's rejection is
+/// returned, the referrers the fetch skipped last (`unreadable`): an image whose only
+/// signatures could not be read is refused as one no signature satisfies.
 pub fn verify(material: &SignatureMaterial, pinned: &str, policy: &PublisherPolicy) -> Verdict {
     let mut rejected = Vec::new();
     for signature in &material.cosign {
@@ -75,7 +77,7 @@ pub fn verify(material: &SignatureMaterial, pinned: &str, policy: &PublisherPoli
                     signer,
                     material: SignatureMaterial {
                         cosign: vec![signature.clone()],
-                        bundles: Vec::new(),
+                        ..SignatureMaterial::default()
                     },
                 });
             }
@@ -92,8 +94,8 @@ pub fn verify(material: &SignatureMaterial, pinned: &str, policy: &PublisherPoli
                 return Ok(Verified {
                     signer,
                     material: SignatureMaterial {
-                        cosign: Vec::new(),
                         bundles: vec![bundle.clone()],
+                        ..SignatureMaterial::default()
                     },
                 });
             }
@@ -104,5 +106,72 @@ pub fn verify(material: &SignatureMaterial, pinned: &str, policy: &PublisherPoli
             }),
         }
     }
+    rejected.extend(material.skipped.iter().map(Rejected::from));
     Err(rejected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::descriptor::publishers::PublisherPolicy;
+
+    fn unreadable(at: &str) -> material::Skipped {
+        material::Skipped {
+            found_at: at.to_owned(),
+            detail: "the registry answered HTTP 404 (image_not_found)".to_owned(),
+        }
+    }
+
+    #[test]
+    fn skipped_referrers_alone_are_a_refused_signature_not_an_unsigned_image() {
+        let policy = PublisherPolicy {
+            keys: Vec::new(),
+            sigstore: None,
+        };
+        let pinned = format!("sha256:{}", "1".repeat(64));
+        let material = SignatureMaterial {
+            skipped: vec![
+                unreadable("referrer sha256:aa"),
+                unreadable("referrer sha256:bb"),
+            ],
+            ..SignatureMaterial::default()
+        };
+        let rejected = verify(&material, &pinned, &policy).unwrap_err();
+        for (rejected, skipped) in rejected.iter().zip(&material.skipped) {
+            assert_eq!(rejected.found_at, skipped.found_at);
+            assert_eq!(rejected.detail, skipped.detail);
+            assert_eq!(rejected.rejection, Rejection::Unreadable);
+        }
+        assert_eq!(rejected.len(), 2);
+        let refusal = Refusal::of("r.example/a@x", &rejected);
+        // Exit 2, a verification refusal: not `image_unsigned`, not the retryable
+        // `image_not_found` the fetch of a dangling referrer once failed with.
+        assert_eq!(refusal.code, DistributionCode::ImageSignatureRefused);
+        assert_eq!(refusal.details.len(), 2);
+        assert!(
+            refusal.details[0].ends_with("[unreadable]"),
+            "{:?}",
+            refusal.details
+        );
+        // Beside a judged signature, the skipped ones come after it.
+        let bundle = material::SigstoreBundle {
+            media_type: "application/vnd.dev.sigstore.bundle.v0.3+json".to_owned(),
+            json: "{".to_owned(),
+            found_at: "referrer sha256:cc".to_owned(),
+        };
+        let material = SignatureMaterial {
+            bundles: vec![bundle],
+            ..material
+        };
+        let rejected = verify(&material, &pinned, &policy).unwrap_err();
+        let found: Vec<&str> = rejected.iter().map(|r| r.found_at.as_str()).collect();
+        assert_eq!(
+            found,
+            [
+                "referrer sha256:cc",
+                "referrer sha256:aa",
+                "referrer sha256:bb"
+            ]
+        );
+    }
 }

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::material::SignatureMaterial;
+use super::material::{SignatureMaterial, Skipped};
 use crate::source::oci::code::DistributionCode;
 
 /// Who signed a verified image: a configured key, or a configured Sigstore identity.
@@ -70,6 +70,10 @@ pub enum Rejection {
     LogEntryInvalid,
     /// The log entry is about another signature, key or payload.
     LogEntryMismatch,
+    /// A referrer listed as a signature could not be fetched or read (its manifest or bundle
+    /// gone, not what its descriptor names, malformed, over its bound): skipped, as cosign skips
+    /// what it cannot read.
+    Unreadable,
 }
 
 impl Rejection {
@@ -86,6 +90,7 @@ impl Rejection {
             Rejection::LogEntryMissing => "log_entry_missing",
             Rejection::LogEntryInvalid => "log_entry_invalid",
             Rejection::LogEntryMismatch => "log_entry_mismatch",
+            Rejection::Unreadable => "unreadable",
         }
     }
 }
@@ -99,6 +104,17 @@ pub struct Rejected {
     pub rejection: Rejection,
     /// What exactly (escaped; never raw input).
     pub detail: String,
+}
+
+impl From<&Skipped> for Rejected {
+    /// A referrer the fetch skipped, as the verdict counts it: `unreadable`.
+    fn from(skipped: &Skipped) -> Rejected {
+        Rejected {
+            found_at: skipped.found_at.clone(),
+            rejection: Rejection::Unreadable,
+            detail: skipped.detail.clone(),
+        }
+    }
 }
 
 impl std::fmt::Display for Rejected {
