@@ -36,9 +36,21 @@ pub struct InstallArgs {
     #[arg(long, value_name = "DIR")]
     into: PathBuf,
 
-    /// Install this agent's selection: the defaults plus its extras (default: the defaults).
+    /// Install this agent's selection: the defaults plus its extras (default: the agent the
+    /// folder's record remembers, or the defaults for a folder without a record).
     #[arg(long, value_name = "NAME")]
     agent: Option<String>,
+
+    /// Install `--agent`'s selection (or, without it, the defaults) into a folder installed for
+    /// another agent: the recorded selection's other bundles are removed.
+    #[arg(long)]
+    switch_agent: bool,
+
+    /// Replace (or, when no longer selected, remove) a bundle skillfold installed whose files
+    /// changed since — edited by hand, or written over by another tool: what it holds is lost.
+    /// Without it such a folder is a conflict, left as it is.
+    #[arg(long)]
+    replace_changed: bool,
 
     /// Print the report as JSON on stdout.
     #[arg(long)]
@@ -57,7 +69,11 @@ pub fn run(args: InstallArgs) -> Exit {
     let progress = ProgressLines::new();
     let result = install::install(
         &plan,
-        args.agent.as_deref(),
+        install::AgentRequest {
+            agent: args.agent.as_deref(),
+            switch: args.switch_agent,
+        },
+        args.replace_changed,
         &args.into,
         &prepare::Options {
             interrupt: &interrupt,
@@ -94,9 +110,21 @@ fn print_summary(report: &InstallReport) {
     for name in &report.foreign {
         diag!("foreign: {name} (not installed by skillfold; left alone)");
     }
+    // What the folder holds now, and what left it.
+    let removed = report
+        .bundles
+        .iter()
+        .filter(|b| b.status == install::InstallStatus::Removed)
+        .count();
     diag!(
-        "{} bundle(s) in `{}`",
-        report.bundles.len(),
-        escape::path(&report.directory)
+        "{} bundle(s) in `{}` for {}{}",
+        report.bundles.len() - removed,
+        escape::path(&report.directory),
+        install::agent_shown(report.agent.as_deref()),
+        if removed == 0 {
+            String::new()
+        } else {
+            format!("; {removed} removed")
+        },
     );
 }
