@@ -17,7 +17,7 @@ use super::support::git::Repo;
 use super::support::git_server::HttpServer;
 use super::support::world::World;
 
-/// A Git repository with `alpha` and `beta`, served on 127.0.0.1, and a world whose descriptor
+/// A Git repository with `alpha` (with an executable helper) and `beta`, served on 127.0.0.1, and a world whose descriptor
 /// pins both (defaults), a local `gamma` with an executable helper (defaults), and a local
 /// `delta` for the agent `dev` only.
 struct Setup {
@@ -33,6 +33,13 @@ impl Setup {
     fn new() -> Setup {
         let repo = Repo::new();
         repo.bundle("alpha", "");
+        // A helper of mode 100755 in the pinned commit.
+        repo.write("skills/alpha/scripts/run.sh", b"#!/bin/sh\necho alpha\n");
+        fs_err::set_permissions(
+            repo.work.join("skills/alpha/scripts/run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .expect("chmod");
         repo.bundle("beta", "");
         let commit = repo.commit("alpha and beta");
         let server = HttpServer::start(repo.tmp.path());
@@ -257,7 +264,7 @@ fn installs_the_selection_into_the_claude_and_agents_layouts_as_regular_files_wi
         &fs_err::read(claude.join(".skillfold-install.json")).expect("record"),
     )
     .expect("json");
-    assert_eq!(record["format"], "skillfold-install-v1");
+    assert_eq!(record["format"], "skillfold-install-v2");
     let alpha = &record["bundles"][0];
     assert_eq!(
         (alpha["name"].as_str(), alpha["hash"].as_str()),
@@ -537,7 +544,7 @@ fn a_hostile_or_corrupt_record_is_refused_and_nothing_outside_is_deleted() {
         good.replacen("\"name\": \"alpha\"", "\"name\": \"/tmp\"", 1),
         good.replacen("\"name\": \"alpha\"", "\"name\": \".hidden\"", 1),
         good.replacen("\"name\": \"beta\"", "\"name\": \"alpha\"", 1),
-        good.replacen("skillfold-install-v1", "skillfold-install-v9", 1),
+        good.replacen("skillfold-install-v2", "skillfold-install-v9", 1),
         good.replacen("\"format\"", "\"unknown\": 1, \"format\"", 1),
         "not json".to_owned(),
         format!("{}{good}", " ".repeat(1024 * 1024)),
@@ -1019,4 +1026,102 @@ fn folders_removed_or_overwritten_by_another_tool_are_caught_and_restored() {
         files(&s.dir("corpus/current/alpha"))
     );
     ok(&s.run(&["verify", "--installed", ".agents/skills"]));
+}
+
+/// The executable bit of a Git tree entry is pinned by the commit id: it reaches the corpus
+/// (`0555`, recorded in the manifest) and the installed folder, the record says so, and
+/// `verify --installed` reports a mode drift that `install` repairs.
+#[test]
+fn a_helper_executable_in_the_pinned_commit_is_installed_executable_and_its_mode_verified() {
+    let s = Setup::new();
+    ok(&s.run(&["install", "--into", "skills"]));
+    let mode = |rel: &str| {
+        fs_err::metadata(s.dir(rel))
+            .expect("stat")
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    assert_eq!(mode("corpus/current/alpha/scripts/run.sh") & 0o111, 0o111);
+    assert_eq!(mode("corpus/current/alpha/SKILL.md") & 0o333, 0);
+    assert_eq!(
+        mode("skills/alpha/scripts/run.sh"),
+        mode("corpus/current/alpha/scripts/run.sh")
+    );
+    assert_eq!(mode("skills/alpha/SKILL.md") & 0o111, 0);
+    let run = std::process::Command::new(s.dir("skills/alpha/scripts/run.sh"))
+        .output()
+        .expect("runs");
+    assert_eq!(run.stdout, b"alpha\n");
+    // The manifest and the record say which file is executable, and only that one.
+    let manifests = s.dir("corpus/.skillfold/manifests");
+    let manifest = fs_err::read_dir(&manifests)
+        .expect("ls")
+        .next()
+        .expect("one")
+        .expect("e");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&fs_err::read(manifest.path()).expect("read")).expect("json");
+    let record: serde_json::Value =
+        serde_json::from_slice(&fs_err::read(s.dir("skills/.skillfold-install.json")).expect("r"))
+            .expect("json");
+    for files in [
+        &manifest["bundles"][0]["files"],
+        &record["bundles"][0]["files"],
+    ] {
+        let marked: Vec<&str> = files
+            .as_array()
+            .expect("files")
+            .iter()
+            .filter(|f| f["executable"] == true)
+            .map(|f| f["path"].as_str().expect("path"))
+            .collect();
+        assert_eq!(marked, ["scripts/run.sh"], "{files}");
+    }
+    ok(&s.run(&["verify", "--installed", "skills"]));
+
+    // The execute bit lost, a file made group-writable: both named; `install` repairs them.
+    let set = |rel: &str, mode: u32| {
+        fs_err::set_permissions(s.dir(rel), std::fs::Permissions::from_mode(mode)).expect("chmod")
+    };
+    set("skills/alpha/scripts/run.sh", 0o444);
+    set("skills/gamma/SKILL.md", 0o664);
+    let out = s.run(&["verify", "--installed", "skills", "--json"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    for needle in [
+        "scripts/run.sh (mode 444, expected executable)",
+        "SKILL.md (mode 664, writable by group or others)",
+    ] {
+        assert!(stderr(&out).contains(needle), "{needle}: {}", stderr(&out));
+    }
+    let report = json(&out);
+    assert_eq!(statuses(&report)["alpha"], "changed");
+    assert_eq!(statuses(&report)["gamma"], "changed");
+    let out = s.run(&["install", "--into", "skills", "--json"]);
+    ok(&out);
+    assert_eq!(statuses(&json(&out))["alpha"], "installed");
+    assert_eq!(
+        mode("skills/alpha/scripts/run.sh"),
+        mode("corpus/current/alpha/scripts/run.sh")
+    );
+    ok(&s.run(&["verify", "--installed", "skills"]));
+
+    // A record written before execute bits were recorded is still read (those bits unchecked)
+    // and written anew by the next install.
+    let path = s.dir("skills/.skillfold-install.json");
+    let old = fs_err::read_to_string(&path)
+        .expect("record")
+        .replace("skillfold-install-v2", "skillfold-install-v1")
+        .replace(",\n          \"executable\": true", "");
+    assert!(!old.contains("executable"), "{old}");
+    fs_err::write(&path, old).expect("write");
+    ok(&s.run(&["verify", "--installed", "skills"]));
+    let out = s.run(&["install", "--into", "skills", "--json"]);
+    ok(&out);
+    assert_eq!(json(&out)["record_written"], true);
+    assert!(
+        fs_err::read_to_string(&path)
+            .expect("r")
+            .contains("skillfold-install-v2")
+    );
 }

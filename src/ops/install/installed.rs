@@ -13,9 +13,11 @@
 //! corpus and needs no network: its cost is reading the installed bytes once.
 //!
 //! Statuses: `verified`; `changed` (the bytes differ from the pin, or the folder is a link or a
-//! file); `missing` (a selected bundle is not there); `unrecorded` (a folder of a selected name
-//! that the record does not name: not installed by skillfold); `unexpected` (installed, no
-//! longer selected, still there); `unreadable` (an I/O error, exit 1). Folders neither selected
+//! file, or a file's mode is not one `install` writes: writable by group or others, setuid, or
+//! — as the record says for this pin — an execute bit other than installed); `missing` (a
+//! selected bundle is not there); `unrecorded` (a folder of a selected name that the record does
+//! not name: not installed by skillfold); `unexpected` (installed, no longer selected, still
+//! there); `unreadable` (an I/O error, exit 1). Folders neither selected
 //! nor recorded are listed as `foreign` and ignored; hidden names are ignored.
 
 use std::ffi::CStr;
@@ -323,8 +325,25 @@ fn check_one(
     };
     // The record's files name what changed only when it recorded this same pin.
     let files = (recorded.hash == pin.hash.to_string()).then_some(recorded.files.as_slice());
+    // What the record says of each file's execute bit holds for this pin's files, when it says.
+    let executable =
+        (files.is_some() && record.records_modes()).then_some(recorded.files.as_slice());
     match pin_check::verify_dir(&dir.join(name), pin, limits, files) {
-        Ok(_) => outcome(pin, InstalledStatus::Verified, None),
+        Ok(bundle) => match mode_drift(&dir.join(name), &bundle, executable) {
+            Ok(drift) if drift.is_empty() => outcome(pin, InstalledStatus::Verified, None),
+            Ok(drift) => {
+                let mut b = outcome(
+                    pin,
+                    InstalledStatus::Changed,
+                    Some(format!(
+                        "`{shown}` holds the pinned bytes, but file modes are not those `install` writes"
+                    )),
+                );
+                b.details = drift;
+                b
+            }
+            Err(e) => failed(pin, InstalledStatus::Unreadable, e),
+        },
         Err(e) => {
             let status = if e.code().exit() == ExitClass::Retryable {
                 InstalledStatus::Unreadable
@@ -352,6 +371,38 @@ fn check_one(
             b
         }
     }
+}
+
+/// The files of the verified copy at `path` whose mode is not one `install` writes: writable by
+/// group or others, setuid, setgid or sticky — or, where the record says (`executable`, the
+/// files of this pin), with an execute bit other than recorded. One line each, escaped.
+fn mode_drift(
+    path: &Path,
+    bundle: &crate::format::bundle::Bundle,
+    executable: Option<&[FileRecord]>,
+) -> Result<Vec<String>, InstallError> {
+    let mut drift = Vec::new();
+    for (file, _) in bundle.files().iter() {
+        let file = file.as_str();
+        let mode = folder::mode_at(path, file)
+            .map_err(|e| InstallError::io(&escape::path(&path.join(file)).to_string(), &e))?;
+        let expected = executable.and_then(|r| r.iter().find(|f| f.path == file));
+        let why = if mode & 0o7000 != 0 {
+            Some("setuid, setgid or sticky")
+        } else if mode & 0o022 != 0 {
+            Some("writable by group or others")
+        } else {
+            match expected.map(|f| f.executable) {
+                Some(true) if mode & 0o100 == 0 => Some("expected executable"),
+                Some(false) if mode & 0o111 != 0 => Some("expected not executable"),
+                _ => None,
+            }
+        };
+        if let Some(why) = why {
+            drift.push(format!("{} (mode {mode:o}, {why})", escape::text(file)));
+        }
+    }
+    Ok(drift)
 }
 
 fn outcome(pin: &Pin, status: InstalledStatus, error: Option<String>) -> InstalledBundle {

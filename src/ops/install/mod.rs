@@ -19,7 +19,9 @@
 //!    recomputed from the bytes and compared with the descriptor's pin) and built into the
 //!    agent's catalogue, which refuses two bundles of one name and more than 16. What is
 //!    written is those verified bytes, each file's mode taken from the file they were read from
-//!    (permission bits without group or other write).
+//!    (permission bits without group or other write, never setuid): for a Git or OCI source the
+//!    corpus's, where `prepare` gave an executable file (`100755` in the pinned tree, an execute
+//!    bit in the pinned layer) `0555` and any other `0444`; for a local source its own.
 //! 4. **Plan** ([`folder`], [`record`]): the folder is opened (or created) without following a
 //!    link, locked, its record read as untrusted input, and each selected name looked at: absent
 //!    (install), recorded and identical — bytes, paths and modes (unchanged), recorded and
@@ -265,12 +267,14 @@ fn verified(snapshot: &std::sync::Arc<Snapshot>) -> Result<Verified, InstallErro
             })?,
             None => 0o644,
         };
+        let mode = mode & 0o755;
         files.push(FileRecord {
             path: file.path().to_owned(),
             size: file.size(),
             sha256: file.sha256().to_owned(),
+            executable: mode & 0o111 != 0,
         });
-        modes.push(mode & 0o755);
+        modes.push(mode);
     }
     Ok(Verified {
         snapshot: std::sync::Arc::clone(snapshot),
