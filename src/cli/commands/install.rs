@@ -17,10 +17,12 @@ use crate::support::escape;
 /// `DIR/<name>/…` from the verified corpus, preparing first — with every check of `prepare` —
 /// when a source's corpus is missing or not at its pin. Regular files only, the exact bytes,
 /// modes as the corpus has them; each bundle staged in DIR and renamed into place, so a reader
-/// sees the old bundle or the new one. `DIR/.skillfold-install.json` records what it installed:
+/// sees the old bundle or the new one. `DIR/.skillfold-install.json` records what it installed
+/// and for which agent (taken when `--agent` is not given; another one needs `--switch-agent`):
 /// a bundle no longer selected is removed, a folder it did not install is never touched, and one
-/// that has a selected bundle's name is a refusal (`install_conflict`), nothing changed. A second
-/// run with nothing changed writes nothing. See docs/install.md.
+/// that has a selected bundle's name is a refusal (`install_conflict`), nothing changed. What it
+/// owns is proven by content: a recorded folder whose files changed is a conflict too, unless
+/// `--replace-changed`. A second run with nothing changed writes nothing. See docs/install.md.
 ///
 /// Exit status: 0 installed (or unchanged); 1 retryable (a source unreachable, a guard held, a
 /// full disk, another install running); 2 configuration or verification (bad descriptor,
