@@ -1,7 +1,9 @@
 //! The manifest of a published generation (`.skillfold/manifests/<id>.json`): for each bundle
 //! its pin, its source (a Git repository's URL without credentials, commit and root, or an OCI
 //! image's repository and manifest digest), its folder and every file's `{path, size, sha256}` —
-//! so verification can say which file changed and hosts can check each read. The `format` field versions the file; an unknown format is never read as this one.
+//! so verification can say which file changed and hosts can check each read — and whether its
+//! source marks it executable (`executable`, written only when true), which the digest does not
+//! cover but the pinned commit or image does. The `format` field versions the file; an unknown format is never read as this one.
 
 use serde::{Deserialize, Serialize};
 
@@ -87,6 +89,12 @@ pub struct FileRecord {
     pub size: u64,
     /// SHA-256, lowercase hex.
     pub sha256: String,
+    /// Whether the source marks it executable (a Git tree's `100755`, an image layer's execute
+    /// bit; for an install record, whether it was installed with an execute bit). Written only
+    /// when true; a manifest or record written before it existed reads as `false`. Not part of
+    /// the bundle digest, and not compared by [`changed_files`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub executable: bool,
 }
 
 impl ManifestBundle {
@@ -109,6 +117,7 @@ pub fn file_records(files: &crate::format::file_set::FileSet) -> Vec<FileRecord>
             path: path.as_str().to_owned(),
             size: bytes.len() as u64,
             sha256: hex::sha256_hex(bytes),
+            executable: files.is_executable(path.as_str()),
         })
         .collect()
 }
@@ -124,7 +133,7 @@ pub fn changed_files(recorded: &[FileRecord], now: &[FileRecord]) -> Vec<String>
     let mut changed: Vec<String> = Vec::new();
     for (path, record) in &before {
         match after.get(path) {
-            Some(now) if now == record => {}
+            Some(now) if (now.size, &now.sha256) == (record.size, &record.sha256) => {}
             Some(_) => changed.push(format!("{} (changed)", escape::text(path))),
             None => changed.push(format!("{} (removed)", escape::text(path))),
         }

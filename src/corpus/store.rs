@@ -496,7 +496,9 @@ impl Staging {
             .is_ok_and(|stats| u64::try_from(stats.f_type).is_ok_and(|kind| kind == TMPFS_MAGIC))
     }
 
-    /// Writes `files` as `<staging>/<name>/<path>`: new read-only regular files, never following
+    /// Writes `files` as `<staging>/<name>/<path>`: new read-only regular files (`0444`, or
+    /// `0555` for one its source marks executable: a Git tree's `100755`, an image layer's
+    /// execute bit, less the umask), never following
     /// or overwriting anything but the empty files made ahead for them. They reach the disk when
     /// the generation is published (one `syncfs` for all of them, rather than one `fsync` per
     /// file). Files and folders are made relative to the bundle's folder (`openat`, `mkdirat`),
@@ -520,8 +522,9 @@ impl Staging {
         for (path, bytes) in files.iter() {
             let path = path.as_str();
             let (parent, file_name) = folders.parent_of(path).map_err(|(sub, e)| named(sub, e))?;
-            let (file, read_only) =
-                open_for_writing(parent, &file_name, owner).map_err(|e| named(path, e))?;
+            let executable = files.is_executable(path);
+            let (file, read_only) = open_for_writing(parent, &file_name, owner, executable)
+                .map_err(|e| named(path, e))?;
             let mut file = std::fs::File::from(file);
             std::io::Write::write_all(&mut file, bytes).map_err(|e| {
                 std::io::Error::new(
@@ -542,19 +545,23 @@ impl Staging {
 /// the mode to give it once written (its read bits). Anything else in its place is refused
 /// (`EEXIST`), and nothing is opened through a link or a FIFO. A file made ahead that its owner
 /// may not write (a umask without the owner's write bit, for a process without
-/// `CAP_DAC_OVERRIDE`) is made again.
+/// `CAP_DAC_OVERRIDE`) is made again. An `executable` file gets an execute bit beside each read
+/// bit.
 fn open_for_writing(
     folder: std::os::fd::BorrowedFd<'_>,
     name: &CStr,
     owner: rustix::process::Uid,
+    executable: bool,
 ) -> rustix::io::Result<(OwnedFd, Option<rustix::fs::Mode>)> {
     use rustix::fs::{AtFlags, Mode, OFlags};
+    let with_execute =
+        |read: u32| Mode::from_raw_mode(read | if executable { read >> 2 } else { 0 });
     let create = || {
         rustix::fs::openat(
             folder,
             name,
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o444),
+            with_execute(0o444),
         )
     };
     match create() {
@@ -569,7 +576,7 @@ fn open_for_writing(
     );
     match opened {
         Ok(file) => match made_ahead(&rustix::fs::fstat(&file)?, owner) {
-            Some(mode) => Ok((file, Some(mode))),
+            Some(mode) => Ok((file, Some(with_execute(mode.as_raw_mode())))),
             None => Err(Errno::EXIST),
         },
         Err(Errno::ACCESS)
@@ -941,6 +948,34 @@ mod tests {
                     .mode()
             })
             .collect()
+    }
+
+    // A file its source marks executable gets an execute bit beside each read bit, written
+    // fresh or into a file made ahead; the others none, and none is writable.
+    #[test]
+    fn an_executable_file_is_written_with_execute_bits() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let corpus = Corpus::create(tmp.path()).expect("created");
+        let paths = ["SKILL.md", "scripts/run.sh"];
+        let mut builder = crate::format::file_set::FileSetBuilder::new();
+        for path in paths {
+            builder.insert(path, format!("# {path}\n").into_bytes());
+        }
+        builder.mark_executable("scripts/run.sh");
+        let files = builder.finish().0;
+        for ahead in [false, true] {
+            let staging = corpus.stage("exec").expect("staged");
+            if ahead {
+                staging.make_ahead("hello", &paths.map(String::from));
+            }
+            let root = staging.write_bundle("hello", &files).expect("written");
+            let [skill, script] = modes(&root, &paths)[..] else {
+                unreachable!()
+            };
+            assert_eq!(skill & 0o111, 0, "made ahead: {ahead}");
+            assert_eq!(script & 0o111, (script & 0o444) >> 2, "made ahead: {ahead}");
+            assert!(script & 0o100 != 0 && (skill | script) & 0o222 == 0);
+        }
     }
 
     // The folders and files made ahead are the ones the bundle is written into: every file

@@ -34,9 +34,18 @@ pub struct FileSet {
     partial: bool,
     /// The profile it was read under; the content rules follow it.
     limits: Limits,
+    /// The files the source marks executable (a Git tree's `100755`, an image layer's execute
+    /// bits): covered by the pinned commit or digest, though not by the bundle digest.
+    executable: BTreeSet<String>,
 }
 
 impl FileSet {
+    /// Whether the source marks the file at `path` executable (never for a folder on disk: a
+    /// local source's modes are read where it is).
+    pub fn is_executable(&self, path: &str) -> bool {
+        self.executable.contains(path)
+    }
+
     /// The files, in code-point order of their paths.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&BundlePath, &[u8])> {
         self.files.iter().map(|(p, b)| (p, b.as_slice()))
@@ -97,6 +106,8 @@ pub struct FileSetBuilder {
     entries_exceeded: bool,
     /// Directories implied by [`FileSetBuilder::insert`] paths, counted once each.
     implied_dirs: BTreeSet<String>,
+    /// Paths the source marks executable.
+    executable: BTreeSet<String>,
 }
 
 impl Default for FileSetBuilder {
@@ -122,6 +133,7 @@ impl FileSetBuilder {
             total_bytes: 0,
             entries_exceeded: false,
             implied_dirs: BTreeSet::new(),
+            executable: BTreeSet::new(),
         }
     }
 
@@ -210,6 +222,12 @@ impl FileSetBuilder {
     pub fn add_oversized(&mut self, path: BundlePath, size: u64) {
         self.total_bytes += size;
         self.problems.push(too_large(&self.limits, &path, size));
+    }
+
+    /// Marks the file at `path` executable, as the source says (a Git tree entry of mode
+    /// `100755`, an image layer entry with an execute bit); kept only if the file is admitted.
+    pub fn mark_executable(&mut self, path: &str) {
+        self.executable.insert(path.to_owned());
     }
 
     /// Records a problem found by the source (a symlink, an unreadable name, ...).
@@ -311,10 +329,13 @@ impl FileSetBuilder {
                 .with_bound(self.limits.bundle_bytes(), total),
             );
         }
+        let mut executable = self.executable;
+        executable.retain(|path| self.files.contains_key(path.as_str()));
         let files = FileSet {
             files: self.files,
             partial: self.entries_exceeded,
             limits: self.limits,
+            executable,
         };
         (files, self.problems)
     }

@@ -17,7 +17,7 @@ use super::support::git::Repo;
 use super::support::git_server::HttpServer;
 use super::support::world::World;
 
-/// A Git repository with `alpha` and `beta`, served on 127.0.0.1, and a world whose descriptor
+/// A Git repository with `alpha` (with an executable helper) and `beta`, served on 127.0.0.1, and a world whose descriptor
 /// pins both (defaults), a local `gamma` with an executable helper (defaults), and a local
 /// `delta` for the agent `dev` only.
 struct Setup {
@@ -33,6 +33,13 @@ impl Setup {
     fn new() -> Setup {
         let repo = Repo::new();
         repo.bundle("alpha", "");
+        // A helper of mode 100755 in the pinned commit.
+        repo.write("skills/alpha/scripts/run.sh", b"#!/bin/sh\necho alpha\n");
+        fs_err::set_permissions(
+            repo.work.join("skills/alpha/scripts/run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .expect("chmod");
         repo.bundle("beta", "");
         let commit = repo.commit("alpha and beta");
         let server = HttpServer::start(repo.tmp.path());
@@ -257,7 +264,7 @@ fn installs_the_selection_into_the_claude_and_agents_layouts_as_regular_files_wi
         &fs_err::read(claude.join(".skillfold-install.json")).expect("record"),
     )
     .expect("json");
-    assert_eq!(record["format"], "skillfold-install-v1");
+    assert_eq!(record["format"], "skillfold-install-v2");
     let alpha = &record["bundles"][0];
     assert_eq!(
         (alpha["name"].as_str(), alpha["hash"].as_str()),
@@ -283,14 +290,8 @@ fn installs_the_selection_into_the_claude_and_agents_layouts_as_regular_files_wi
         files(&s.dir("local/delta"))
     );
     ok(&s.run(&["verify", "--installed", ".agents/skills", "--agent", "dev"]));
-    // The defaults alone are not what that folder holds.
-    let out = s.run(&["verify", "--installed", ".agents/skills"]);
-    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("delta: unexpected"),
-        "{}",
-        stderr(&out)
-    );
+    // Without `--agent`, the agent the folder's record remembers.
+    ok(&s.run(&["verify", "--installed", ".agents/skills"]));
 }
 
 #[test]
@@ -356,13 +357,33 @@ fn drift_is_named_by_verify_and_repaired_by_install() {
         .map(|(a, b)| (a.to_owned(), b.to_owned()))
         .into()
     );
-    let out = s.run(&["install", "--into", ".claude/skills", "--json"]);
+    // Edited folders may hold someone's work: a conflict naming each, nothing changed (the
+    // missing `beta` is not restored either), and the option that takes them named.
+    let before = snapshot(&claude);
+    let out = s.run(&["install", "--into", ".claude/skills"]);
+    refused(&out, 2, "install_conflict");
+    for needle in [
+        "`.claude/skills/alpha`: recorded, but its files are not what skillfold installed there (references/guide.md (changed), references/added.md (added))",
+        "`.claude/skills/gamma`",
+        "--replace-changed",
+    ] {
+        assert!(stderr(&out).contains(needle), "{needle}: {}", stderr(&out));
+    }
+    assert_eq!(snapshot(&claude), before, "nothing changed");
+    let out = s.run(&[
+        "install",
+        "--into",
+        ".claude/skills",
+        "--replace-changed",
+        "--json",
+    ]);
     ok(&out);
     assert!(statuses(&json(&out)).values().all(|s| s == "installed"));
     ok(&s.run(&["verify", "--installed", ".claude/skills"]));
     assert_eq!(files(&claude.join("gamma")), files(&s.dir("local/gamma")));
 
-    // A mode changed is repaired too (bytes are what the pin covers; install keeps the modes).
+    // A mode changed is repaired without asking: the bytes still prove the folder is the one
+    // installed (the pin covers bytes; install keeps the modes).
     fs_err::set_permissions(
         claude.join("gamma/scripts/run.py"),
         std::fs::Permissions::from_mode(0o644),
@@ -386,7 +407,13 @@ fn unselected_bundles_are_removed_and_foreign_folders_kept_and_listed() {
     fs_err::create_dir_all(agents.join("mine/sub")).expect("mkdir");
     fs_err::write(agents.join("mine/sub/notes.md"), "mine\n").expect("write");
     fs_err::write(agents.join("README.md"), "mine\n").expect("write");
-    let out = s.run(&["install", "--into", ".agents/skills", "--json"]);
+    let out = s.run(&[
+        "install",
+        "--into",
+        ".agents/skills",
+        "--switch-agent",
+        "--json",
+    ]);
     ok(&out);
     let report = json(&out);
     assert_eq!(statuses(&report)["delta"], "removed");
@@ -409,10 +436,17 @@ fn a_folder_it_did_not_install_with_a_selected_name_is_a_conflict_and_nothing_ch
     // A new selected name, `delta`, is already a folder of the operator's.
     fs_err::create_dir_all(claude.join("delta")).expect("mkdir");
     fs_err::write(claude.join("delta/SKILL.md"), "operator's\n").expect("write");
-    // And an installed bundle drifted: it would be repaired, but not while a conflict stands.
+    // And an installed bundle was edited: a conflict too (its content no longer proves it ours).
     fs_err::write(claude.join("beta/SKILL.md"), "drifted\n").expect("write");
     let before = snapshot(&claude);
-    let out = s.run(&["install", "--into", ".claude/skills", "--agent", "dev"]);
+    let out = s.run(&[
+        "install",
+        "--into",
+        ".claude/skills",
+        "--agent",
+        "dev",
+        "--switch-agent",
+    ]);
     refused(&out, 2, "install_conflict");
     assert!(
         stderr(&out).contains(".claude/skills/delta`"),
@@ -510,7 +544,7 @@ fn a_hostile_or_corrupt_record_is_refused_and_nothing_outside_is_deleted() {
         good.replacen("\"name\": \"alpha\"", "\"name\": \"/tmp\"", 1),
         good.replacen("\"name\": \"alpha\"", "\"name\": \".hidden\"", 1),
         good.replacen("\"name\": \"beta\"", "\"name\": \"alpha\"", 1),
-        good.replacen("skillfold-install-v1", "skillfold-install-v9", 1),
+        good.replacen("skillfold-install-v2", "skillfold-install-v9", 1),
         good.replacen("\"format\"", "\"unknown\": 1, \"format\"", 1),
         "not json".to_owned(),
         format!("{}{good}", " ".repeat(1024 * 1024)),
@@ -716,7 +750,15 @@ fn a_second_install_into_the_same_folder_is_refused_at_once_retryable() {
         rustix::fs::FlockOperation::NonBlockingLockExclusive,
     )
     .expect("lock");
-    let out = s.run(&["install", "--into", "skills", "--agent", "dev"]);
+    let switch = [
+        "install",
+        "--into",
+        "skills",
+        "--agent",
+        "dev",
+        "--switch-agent",
+    ];
+    let out = s.run(&switch);
     refused(&out, 1, "install_io");
     assert!(
         stderr(&out).contains("another `install`"),
@@ -725,7 +767,7 @@ fn a_second_install_into_the_same_folder_is_refused_at_once_retryable() {
     );
     assert_eq!(snapshot(&s.dir("skills")), before);
     drop(held);
-    ok(&s.run(&["install", "--into", "skills", "--agent", "dev"]));
+    ok(&s.run(&switch));
 }
 
 #[test]
@@ -742,4 +784,344 @@ fn a_target_with_too_many_entries_is_refused_before_it_is_inventoried() {
         "install_target_unsafe",
     );
     assert!(!target.join("alpha").exists());
+}
+
+/// The folder remembers its agent: `verify --installed` and `install` without `--agent` take
+/// the record's, never the defaults that would remove the agent's extras.
+#[test]
+fn without_agent_the_recorded_agent_is_used_and_its_extras_are_never_removed() {
+    let s = Setup::new();
+    ok(&s.run(&["install", "--into", "skills", "--agent", "dev"]));
+    let before = snapshot(&s.dir("skills"));
+    // The CI recipe: no `--agent`.
+    let out = s.run(&["verify", "--installed", "skills", "--json"]);
+    ok(&out);
+    assert_eq!(json(&out)["agent"], "dev");
+    assert_eq!(statuses(&json(&out)).len(), 4);
+    assert!(!stderr(&out).contains("remove"), "{}", stderr(&out));
+    // A fresh clone's command: nothing removed, nothing written.
+    let out = s.run(&["install", "--into", "skills", "--json"]);
+    ok(&out);
+    let report = json(&out);
+    assert_eq!(report["agent"], "dev");
+    assert!(
+        statuses(&report).values().all(|s| s == "unchanged"),
+        "{report}"
+    );
+    assert_eq!(snapshot(&s.dir("skills")), before, "nothing changed");
+    assert!(
+        stderr(&out).contains("4 bundle(s) in `skills` for agent `dev`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Another selection than the recorded one is refused, naming both, unless `--switch-agent`
+/// asks for it; the summary then counts what is left and what was removed.
+#[test]
+fn another_agent_than_the_recorded_one_is_refused_unless_switch_agent_is_given() {
+    let s = Setup::new();
+    ok(&s.run(&["install", "--into", "skills"]));
+    let before = snapshot(&s.dir("skills"));
+    for args in [
+        &["install", "--into", "skills", "--agent", "dev"][..],
+        &["verify", "--installed", "skills", "--agent", "dev"][..],
+    ] {
+        let out = s.run(args);
+        refused(&out, 2, "install_agent_mismatch");
+        let err = stderr(&out);
+        assert!(
+            err.contains("the defaults") && err.contains("`dev`"),
+            "{err}"
+        );
+        assert_eq!(snapshot(&s.dir("skills")), before, "nothing changed");
+    }
+    assert!(
+        stderr(&s.run(&["install", "--into", "skills", "--agent", "dev"]))
+            .contains("--switch-agent")
+    );
+    let out = s.run(&[
+        "install",
+        "--into",
+        "skills",
+        "--agent",
+        "dev",
+        "--switch-agent",
+        "--json",
+    ]);
+    ok(&out);
+    assert_eq!(statuses(&json(&out))["delta"], "installed");
+    ok(&s.run(&["verify", "--installed", "skills"]));
+    // Back to the defaults: refused without the flag, then `delta` removed and counted apart.
+    let out = s.run(&["install", "--into", "skills", "--agent", "dev"]);
+    ok(&out);
+    let out = s.run(&["install", "--into", "skills", "--switch-agent", "--json"]);
+    ok(&out);
+    let report = json(&out);
+    assert!(report["agent"].is_null());
+    assert_eq!(statuses(&report)["delta"], "removed");
+    assert!(
+        stderr(&out).contains("3 bundle(s) in `skills` for the defaults; 1 removed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!s.dir("skills/delta").exists());
+    // A record of the defaults: `verify` and `install` without `--agent` check the defaults.
+    ok(&s.run(&["verify", "--installed", "skills"]));
+}
+
+/// Edits `DIR/.skillfold-install.json` with `edit`.
+fn forge(record: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&fs_err::read(record).expect("record")).expect("json");
+    edit(&mut value);
+    fs_err::write(record, serde_json::to_vec_pretty(&value).expect("json")).expect("write");
+}
+
+/// A record entry for `name` listing `files` (path, bytes) with `hash`.
+fn entry(name: &str, hash: &str, files: &[(&str, &[u8])]) -> serde_json::Value {
+    let files: Vec<serde_json::Value> = files
+        .iter()
+        .map(|(path, bytes)| {
+            serde_json::json!({
+                "path": path,
+                "size": bytes.len(),
+                "sha256": super::support::world::sha256(bytes),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "name": name,
+        "version": "1.0.0",
+        "hash": hash,
+        "source": {"kind": "local", "location": "skills[9].local"},
+        "files": files,
+    })
+}
+
+/// A planted record never makes `install` remove or overwrite a folder it did not write:
+/// ownership is proven by the folder's content, not by the record.
+#[test]
+fn a_forged_record_entry_never_removes_or_overwrites_a_folder_install_did_not_write() {
+    let s = Setup::new();
+    ok(&s.run(&["install", "--into", "skills"]));
+    let record = s.dir("skills/.skillfold-install.json");
+    let good = fs_err::read(&record).expect("record");
+    let notes: &[u8] = b"---\nname: my-notes\ndescription: Mine.\n---\n# Notes\n";
+    fs_err::create_dir_all(s.dir("skills/my-notes")).expect("mkdir");
+    fs_err::write(s.dir("skills/my-notes/SKILL.md"), notes).expect("write");
+    let zero = "0".repeat(64);
+    // Listed with a file it does not hold, then with its exact files but a hash that is not
+    // their digest: either way not what install wrote.
+    for files in [
+        &[("SKILL.md", &b"other"[..])][..],
+        &[("SKILL.md", notes)][..],
+    ] {
+        forge(&record, |r| {
+            r["bundles"]
+                .as_array_mut()
+                .expect("bundles")
+                .push(entry("my-notes", &zero, files));
+        });
+        let before = snapshot(&s.dir("skills"));
+        let out = s.run(&["install", "--into", "skills"]);
+        refused(&out, 2, "install_conflict");
+        assert!(
+            stderr(&out).contains("`skills/my-notes`"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).contains("removed:"), "{}", stderr(&out));
+        assert_eq!(snapshot(&s.dir("skills")), before, "nothing changed");
+        fs_err::write(&record, &good).expect("write");
+    }
+    assert_eq!(
+        fs_err::read(s.dir("skills/my-notes/SKILL.md")).expect("kept"),
+        notes
+    );
+
+    // A selected name the user made, claimed by a planted entry (copied from a real record).
+    let s = Setup::new();
+    ok(&s.run(&["install", "--into", "skills"]));
+    let good: serde_json::Value =
+        serde_json::from_slice(&fs_err::read(s.dir("skills/.skillfold-install.json")).expect("r"))
+            .expect("json");
+    let t = Setup::new();
+    fs_err::create_dir_all(t.dir("mine/alpha")).expect("mkdir");
+    let own: &[u8] = b"---\nname: alpha\ndescription: My own alpha.\n---\n# Mine\n";
+    fs_err::write(t.dir("mine/alpha/SKILL.md"), own).expect("write");
+    let planted = serde_json::json!({
+        "format": good["format"],
+        "agent": null,
+        "bundles": [good["bundles"][0].clone()],
+    });
+    fs_err::write(
+        t.dir("mine/.skillfold-install.json"),
+        serde_json::to_vec(&planted).expect("json"),
+    )
+    .expect("write");
+    let out = t.run(&["install", "--into", "mine"]);
+    refused(&out, 2, "install_conflict");
+    assert!(stderr(&out).contains("`mine/alpha`"), "{}", stderr(&out));
+    assert_eq!(
+        fs_err::read(t.dir("mine/alpha/SKILL.md")).expect("kept"),
+        own
+    );
+    assert!(!t.dir("mine/beta").exists(), "nothing installed");
+}
+
+/// The migration section's promise: `skills remove --all` (every installed folder deleted) and
+/// `skills add` writing over one are caught by `verify --installed`, and `install` restores
+/// them (the overwritten one when `--replace-changed` says its content may go).
+#[test]
+fn folders_removed_or_overwritten_by_another_tool_are_caught_and_restored() {
+    let s = Setup::new();
+    ok(&s.run(&["install", "--into", ".agents/skills"]));
+    let agents = s.dir(".agents/skills");
+    let installed = snapshot(&agents);
+    // `skills remove --all`.
+    for name in ["alpha", "beta", "gamma"] {
+        fs_err::remove_dir_all(agents.join(name)).expect("rm");
+    }
+    let out = s.run(&["verify", "--installed", ".agents/skills", "--json"]);
+    assert_eq!(code(&out), Some(2));
+    assert!(statuses(&json(&out)).values().all(|s| s == "missing"));
+    ok(&s.run(&["install", "--into", ".agents/skills"]));
+    ok(&s.run(&["verify", "--installed", ".agents/skills"]));
+    assert_eq!(
+        files(&agents.join("alpha")),
+        files(&s.dir("corpus/current/alpha"))
+    );
+    assert_eq!(snapshot(&agents).len(), installed.len());
+
+    // `skills add` writes its own copy of `alpha` over the installed one.
+    fs_err::remove_dir_all(agents.join("alpha")).expect("rm");
+    fs_err::create_dir_all(agents.join("alpha")).expect("mkdir");
+    fs_err::write(
+        agents.join("alpha/SKILL.md"),
+        "---\nname: alpha\ndescription: Another tool's alpha.\n---\n# alpha\n",
+    )
+    .expect("write");
+    let out = s.run(&["verify", "--installed", ".agents/skills", "--json"]);
+    assert_eq!(code(&out), Some(2));
+    assert_eq!(statuses(&json(&out))["alpha"], "changed");
+    let out = s.run(&["install", "--into", ".agents/skills"]);
+    refused(&out, 2, "install_conflict");
+    assert!(
+        stderr(&out).contains("--replace-changed"),
+        "{}",
+        stderr(&out)
+    );
+    let out = s.run(&[
+        "install",
+        "--into",
+        ".agents/skills",
+        "--replace-changed",
+        "--json",
+    ]);
+    ok(&out);
+    assert_eq!(statuses(&json(&out))["alpha"], "installed");
+    assert_eq!(
+        files(&agents.join("alpha")),
+        files(&s.dir("corpus/current/alpha"))
+    );
+    ok(&s.run(&["verify", "--installed", ".agents/skills"]));
+}
+
+/// The executable bit of a Git tree entry is pinned by the commit id: it reaches the corpus
+/// (`0555`, recorded in the manifest) and the installed folder, the record says so, and
+/// `verify --installed` reports a mode drift that `install` repairs.
+#[test]
+fn a_helper_executable_in_the_pinned_commit_is_installed_executable_and_its_mode_verified() {
+    let s = Setup::new();
+    ok(&s.run(&["install", "--into", "skills"]));
+    let mode = |rel: &str| {
+        fs_err::metadata(s.dir(rel))
+            .expect("stat")
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    assert_eq!(mode("corpus/current/alpha/scripts/run.sh") & 0o111, 0o111);
+    assert_eq!(mode("corpus/current/alpha/SKILL.md") & 0o333, 0);
+    assert_eq!(
+        mode("skills/alpha/scripts/run.sh"),
+        mode("corpus/current/alpha/scripts/run.sh")
+    );
+    assert_eq!(mode("skills/alpha/SKILL.md") & 0o111, 0);
+    let run = std::process::Command::new(s.dir("skills/alpha/scripts/run.sh"))
+        .output()
+        .expect("runs");
+    assert_eq!(run.stdout, b"alpha\n");
+    // The manifest and the record say which file is executable, and only that one.
+    let manifests = s.dir("corpus/.skillfold/manifests");
+    let manifest = fs_err::read_dir(&manifests)
+        .expect("ls")
+        .next()
+        .expect("one")
+        .expect("e");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&fs_err::read(manifest.path()).expect("read")).expect("json");
+    let record: serde_json::Value =
+        serde_json::from_slice(&fs_err::read(s.dir("skills/.skillfold-install.json")).expect("r"))
+            .expect("json");
+    for files in [
+        &manifest["bundles"][0]["files"],
+        &record["bundles"][0]["files"],
+    ] {
+        let marked: Vec<&str> = files
+            .as_array()
+            .expect("files")
+            .iter()
+            .filter(|f| f["executable"] == true)
+            .map(|f| f["path"].as_str().expect("path"))
+            .collect();
+        assert_eq!(marked, ["scripts/run.sh"], "{files}");
+    }
+    ok(&s.run(&["verify", "--installed", "skills"]));
+
+    // The execute bit lost, a file made group-writable: both named; `install` repairs them.
+    let set = |rel: &str, mode: u32| {
+        fs_err::set_permissions(s.dir(rel), std::fs::Permissions::from_mode(mode)).expect("chmod")
+    };
+    set("skills/alpha/scripts/run.sh", 0o444);
+    set("skills/gamma/SKILL.md", 0o664);
+    let out = s.run(&["verify", "--installed", "skills", "--json"]);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    for needle in [
+        "scripts/run.sh (mode 444, expected executable)",
+        "SKILL.md (mode 664, writable by group or others)",
+    ] {
+        assert!(stderr(&out).contains(needle), "{needle}: {}", stderr(&out));
+    }
+    let report = json(&out);
+    assert_eq!(statuses(&report)["alpha"], "changed");
+    assert_eq!(statuses(&report)["gamma"], "changed");
+    let out = s.run(&["install", "--into", "skills", "--json"]);
+    ok(&out);
+    assert_eq!(statuses(&json(&out))["alpha"], "installed");
+    assert_eq!(
+        mode("skills/alpha/scripts/run.sh"),
+        mode("corpus/current/alpha/scripts/run.sh")
+    );
+    ok(&s.run(&["verify", "--installed", "skills"]));
+
+    // A record written before execute bits were recorded is still read (those bits unchecked)
+    // and written anew by the next install.
+    let path = s.dir("skills/.skillfold-install.json");
+    let old = fs_err::read_to_string(&path)
+        .expect("record")
+        .replace("skillfold-install-v2", "skillfold-install-v1")
+        .replace(",\n          \"executable\": true", "");
+    assert!(!old.contains("executable"), "{old}");
+    fs_err::write(&path, old).expect("write");
+    ok(&s.run(&["verify", "--installed", "skills"]));
+    let out = s.run(&["install", "--into", "skills", "--json"]);
+    ok(&out);
+    assert_eq!(json(&out)["record_written"], true);
+    assert!(
+        fs_err::read_to_string(&path)
+            .expect("r")
+            .contains("skillfold-install-v2")
+    );
 }

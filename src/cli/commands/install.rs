@@ -17,10 +17,12 @@ use crate::support::escape;
 /// `DIR/<name>/…` from the verified corpus, preparing first — with every check of `prepare` —
 /// when a source's corpus is missing or not at its pin. Regular files only, the exact bytes,
 /// modes as the corpus has them; each bundle staged in DIR and renamed into place, so a reader
-/// sees the old bundle or the new one. `DIR/.skillfold-install.json` records what it installed:
+/// sees the old bundle or the new one. `DIR/.skillfold-install.json` records what it installed
+/// and for which agent (taken when `--agent` is not given; another one needs `--switch-agent`):
 /// a bundle no longer selected is removed, a folder it did not install is never touched, and one
-/// that has a selected bundle's name is a refusal (`install_conflict`), nothing changed. A second
-/// run with nothing changed writes nothing. See docs/install.md.
+/// that has a selected bundle's name is a refusal (`install_conflict`), nothing changed. What it
+/// owns is proven by content: a recorded folder whose files changed is a conflict too, unless
+/// `--replace-changed`. A second run with nothing changed writes nothing. See docs/install.md.
 ///
 /// Exit status: 0 installed (or unchanged); 1 retryable (a source unreachable, a guard held, a
 /// full disk, another install running); 2 configuration or verification (bad descriptor,
@@ -36,9 +38,21 @@ pub struct InstallArgs {
     #[arg(long, value_name = "DIR")]
     into: PathBuf,
 
-    /// Install this agent's selection: the defaults plus its extras (default: the defaults).
+    /// Install this agent's selection: the defaults plus its extras (default: the agent the
+    /// folder's record remembers, or the defaults for a folder without a record).
     #[arg(long, value_name = "NAME")]
     agent: Option<String>,
+
+    /// Install `--agent`'s selection (or, without it, the defaults) into a folder installed for
+    /// another agent: the recorded selection's other bundles are removed.
+    #[arg(long)]
+    switch_agent: bool,
+
+    /// Replace (or, when no longer selected, remove) a bundle skillfold installed whose files
+    /// changed since — edited by hand, or written over by another tool: what it holds is lost.
+    /// Without it such a folder is a conflict, left as it is.
+    #[arg(long)]
+    replace_changed: bool,
 
     /// Print the report as JSON on stdout.
     #[arg(long)]
@@ -57,7 +71,11 @@ pub fn run(args: InstallArgs) -> Exit {
     let progress = ProgressLines::new();
     let result = install::install(
         &plan,
-        args.agent.as_deref(),
+        install::AgentRequest {
+            agent: args.agent.as_deref(),
+            switch: args.switch_agent,
+        },
+        args.replace_changed,
         &args.into,
         &prepare::Options {
             interrupt: &interrupt,
@@ -94,9 +112,21 @@ fn print_summary(report: &InstallReport) {
     for name in &report.foreign {
         diag!("foreign: {name} (not installed by skillfold; left alone)");
     }
+    // What the folder holds now, and what left it.
+    let removed = report
+        .bundles
+        .iter()
+        .filter(|b| b.status == install::InstallStatus::Removed)
+        .count();
     diag!(
-        "{} bundle(s) in `{}`",
-        report.bundles.len(),
-        escape::path(&report.directory)
+        "{} bundle(s) in `{}` for {}{}",
+        report.bundles.len() - removed,
+        escape::path(&report.directory),
+        install::agent_shown(report.agent.as_deref()),
+        if removed == 0 {
+            String::new()
+        } else {
+            format!("; {removed} removed")
+        },
     );
 }

@@ -35,7 +35,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "DIR")]
     installed: Option<PathBuf>,
 
-    /// With `--installed`: the agent whose selection the folder holds (default: the defaults).
+    /// With `--installed`: the agent whose selection the folder holds (default: the agent its
+    /// record remembers; another than that one is refused).
     #[arg(long, value_name = "NAME", requires = "installed")]
     agent: Option<String>,
 
@@ -113,6 +114,11 @@ fn run_installed(
     for name in &report.foreign {
         diag!("foreign: {name} (not installed by skillfold; ignored)");
     }
+    diag!(
+        "checked `{}` for {}",
+        escape::path(&report.directory),
+        crate::ops::install::agent_shown(report.agent.as_deref())
+    );
     let exit = Exit::worst(report.failures());
     crate::cli::output::finish(exit, json, &report)
 }

@@ -20,6 +20,9 @@ crate::support::error_code::error_codes! {
     /// Writing the target failed otherwise (a full disk, an I/O error); what was installed
     /// before is intact.
     InstallIo = "install_io" => Retryable,
+    /// The folder was installed for another agent (or for the defaults) than the one asked
+    /// for; nothing was changed. `install --switch-agent` changes it.
+    InstallAgentMismatch = "install_agent_mismatch",
     /// `verify --installed`: an installed bundle's files differ from its pin (a file changed,
     /// added or removed), a selected bundle is missing, or one no longer selected is still there.
     InstalledDrift = "installed_drift",

@@ -1,6 +1,8 @@
 //! What an installed folder holds compared with what it should: the comparison `install` uses to
 //! leave an identical bundle alone, and `skillfold verify --installed DIR [--agent NAME]`, the
-//! CI gate.
+//! CI gate. Without `--agent` it checks the selection of the agent the folder's record
+//! remembers (the defaults for a folder without one); another `--agent` than the record's is
+//! refused (`install_agent_mismatch`), as `install` refuses it.
 //!
 //! `verify --installed` compares the folder with the **descriptor's pins**, not only with the
 //! record: each selected bundle `DIR/<name>` is read with the safe reader (no link followed,
@@ -11,9 +13,11 @@
 //! corpus and needs no network: its cost is reading the installed bytes once.
 //!
 //! Statuses: `verified`; `changed` (the bytes differ from the pin, or the folder is a link or a
-//! file); `missing` (a selected bundle is not there); `unrecorded` (a folder of a selected name
-//! that the record does not name: not installed by skillfold); `unexpected` (installed, no
-//! longer selected, still there); `unreadable` (an I/O error, exit 1). Folders neither selected
+//! file, or a file's mode is not one `install` writes: writable by group or others, setuid, or
+//! — as the record says for this pin — an execute bit other than installed); `missing` (a
+//! selected bundle is not there); `unrecorded` (a folder of a selected name that the record does
+//! not name: not installed by skillfold); `unexpected` (installed, no longer selected, still
+//! there); `unreadable` (an I/O error, exit 1). Folders neither selected
 //! nor recorded are listed as `foreign` and ignored; hidden names are ignored.
 
 use std::ffi::CStr;
@@ -24,27 +28,45 @@ use serde::Serialize;
 
 use super::code::InstallCode;
 use super::error::InstallError;
-use super::record::Record;
+use super::record::{Record, RecordBundle};
 use super::{folder, record};
 use crate::corpus::manifest::{FileRecord, changed_files, file_records};
 use crate::corpus::pin_check::{self, VerifyError};
 use crate::descriptor::plan::Plan;
 use crate::format::code::ReadCode;
+use crate::format::digest::BundleDigest;
 use crate::format::limits::Limits;
 use crate::format::pin::Pin;
 use crate::format::safe_read;
 use crate::support::error_code::{ErrorCode, ExitClass};
 use crate::support::escape;
 
-/// The differences between the installed copy at `path` and the verified files (`expected`, with
-/// `modes`): each path changed, added or removed, each mode that differs, or why the copy
-/// cannot be read as a bundle. Empty: identical. An I/O error is an error.
-pub fn differences(
+/// What a folder at a recorded name holds, judged by its content: what `install` owns is
+/// proven by content, not by a record anyone can edit (a record is committed with the folder,
+/// so a pull request can plant one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Held {
+    /// The verified bundle, byte for byte and mode for mode: nothing to write.
+    Same,
+    /// What `install` wrote there: the verified bundle's bytes with other modes, or exactly the
+    /// files its record entry lists (every path, size and SHA-256), whose digest is the entry's
+    /// hash. `install` may replace or remove it.
+    Ours,
+    /// Neither: edited since, written over by another tool, or never the tool's (a record naming
+    /// someone's folder). Never replaced or removed unless asked (`--replace-changed`); each
+    /// line says what differs from the record entry, escaped.
+    Foreign(Vec<String>),
+}
+
+/// Judges the folder at `path`, read with the safe reader under `limits`, against its record
+/// entry `recorded` and, for a selected name, the verified files `expected` with their `modes`.
+/// An I/O error is an error.
+pub fn judge(
     path: &Path,
     limits: Limits,
-    expected: &[FileRecord],
-    modes: &[u32],
-) -> Result<Vec<String>, InstallError> {
+    recorded: &RecordBundle,
+    expected: Option<(&[FileRecord], &[u32])>,
+) -> Result<Held, InstallError> {
     let outcome = match safe_read::read_bundle_dir_under(path, limits) {
         Ok(outcome) => outcome,
         Err(e) if e.code() == ReadCode::IoError => {
@@ -53,29 +75,37 @@ pub fn differences(
                 &std::io::Error::other(e.to_string()),
             ));
         }
-        Err(e) => return Ok(vec![e.to_string()]),
+        Err(e) => return Ok(Held::Foreign(vec![e.to_string()])),
     };
-    let mut found: Vec<String> = outcome
-        .problems
-        .as_slice()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    found.extend(changed_files(expected, &file_records(&outcome.files)));
-    if !found.is_empty() {
-        return Ok(found);
+    if outcome.problems.has_errors() {
+        let problems = outcome.problems.as_slice().iter();
+        return Ok(Held::Foreign(problems.map(ToString::to_string).collect()));
     }
-    for (file, mode) in expected.iter().zip(modes) {
-        let now = folder::mode_at(path, &file.path)
-            .map_err(|e| InstallError::io(&escape::path(&path.join(&file.path)).to_string(), &e))?;
-        if now != *mode {
-            found.push(format!(
-                "{} (mode {now:o}, expected {mode:o})",
-                escape::text(&file.path)
-            ));
+    let now = file_records(&outcome.files);
+    if let Some((expected, modes)) = expected
+        && changed_files(expected, &now).is_empty()
+    {
+        for (file, mode) in expected.iter().zip(modes) {
+            let found = folder::mode_at(path, &file.path).map_err(|e| {
+                InstallError::io(&escape::path(&path.join(&file.path)).to_string(), &e)
+            })?;
+            if found != *mode {
+                return Ok(Held::Ours);
+            }
         }
+        return Ok(Held::Same);
     }
-    Ok(found)
+    let changed = changed_files(&recorded.files, &now);
+    if !changed.is_empty() {
+        return Ok(Held::Foreign(changed));
+    }
+    if BundleDigest::of(&outcome.files).to_string() != recorded.hash {
+        return Ok(Held::Foreign(vec![format!(
+            "the record's hash {} is not the digest of these files",
+            escape::text(&recorded.hash)
+        )]));
+    }
+    Ok(Held::Ours)
 }
 
 /// The names of `names` that are neither selected nor recorded, nor hidden: folders someone
@@ -166,14 +196,27 @@ impl InstalledReport {
     }
 }
 
-/// Checks that `dir` holds exactly `agent`'s selection of `plan`, each bundle equal to its pin.
+/// Checks that `dir` holds exactly the selection of `plan` for the agent `agent` settles with
+/// the folder's record ([`super::agent_for`]: the recorded agent without `--agent`), each bundle
+/// equal to its pin.
 pub fn verify_installed(
     plan: &Plan,
     agent: Option<&str>,
     dir: &Path,
 ) -> Result<InstalledReport, InstallError> {
+    let target = folder::open_target(dir, false)?;
+    let record = match &target {
+        Some(target) => record::read(&target.fd, &target.shown)?.map(|(r, _)| r),
+        None => None,
+    };
+    let request = super::AgentRequest {
+        agent,
+        switch: false,
+    };
+    let shown_dir = escape::path(dir).to_string();
+    let agent = super::agent_for(request, record.as_ref(), &shown_dir, "verify")?;
     let mut wanted: Vec<(&Pin, Limits)> = Vec::new();
-    for source in super::selection::selection(plan, agent)? {
+    for source in super::selection::selection(plan, agent.as_deref())? {
         let limits = source_limits(source);
         for pin in source.pins() {
             if !wanted.iter().any(|(p, _)| p.name == pin.name) {
@@ -184,23 +227,21 @@ pub fn verify_installed(
     wanted.sort_by(|a, b| a.0.name.cmp(&b.0.name));
     let mut report = InstalledReport {
         directory: dir.to_owned(),
-        agent: agent.map(str::to_owned),
+        agent,
         bundles: Vec::new(),
         foreign: Vec::new(),
     };
-    let Some(target) = folder::open_target(dir, false)? else {
+    let Some(target) = target else {
         for (pin, _) in &wanted {
             report.bundles.push(outcome(
                 pin,
                 InstalledStatus::Missing,
-                Some(format!("`{}` does not exist", escape::path(dir))),
+                Some(format!("`{shown_dir}` does not exist")),
             ));
         }
         return Ok(report);
     };
-    let record = record::read(&target.fd, &target.shown)?
-        .map(|(r, _)| r)
-        .unwrap_or_default();
+    let record = record.unwrap_or_default();
     for (pin, limits) in &wanted {
         report
             .bundles
@@ -220,9 +261,12 @@ pub fn verify_installed(
                 InstalledStatus::Unexpected,
                 None,
             );
+            // Said, never advised: what removes it is the operator's decision.
             b.error = Some(format!(
-                "`{}/{}` was installed but is no longer selected; run `install` to remove it",
-                target.shown, gone.name
+                "`{}/{}` was installed but is not in the selection of {}",
+                target.shown,
+                gone.name,
+                super::agent_shown(report.agent.as_deref())
             ));
             report.bundles.push(b);
         }
@@ -281,8 +325,25 @@ fn check_one(
     };
     // The record's files name what changed only when it recorded this same pin.
     let files = (recorded.hash == pin.hash.to_string()).then_some(recorded.files.as_slice());
+    // What the record says of each file's execute bit holds for this pin's files, when it says.
+    let executable =
+        (files.is_some() && record.records_modes()).then_some(recorded.files.as_slice());
     match pin_check::verify_dir(&dir.join(name), pin, limits, files) {
-        Ok(_) => outcome(pin, InstalledStatus::Verified, None),
+        Ok(bundle) => match mode_drift(&dir.join(name), &bundle, executable) {
+            Ok(drift) if drift.is_empty() => outcome(pin, InstalledStatus::Verified, None),
+            Ok(drift) => {
+                let mut b = outcome(
+                    pin,
+                    InstalledStatus::Changed,
+                    Some(format!(
+                        "`{shown}` holds the pinned bytes, but file modes are not those `install` writes"
+                    )),
+                );
+                b.details = drift;
+                b
+            }
+            Err(e) => failed(pin, InstalledStatus::Unreadable, e),
+        },
         Err(e) => {
             let status = if e.code().exit() == ExitClass::Retryable {
                 InstalledStatus::Unreadable
@@ -310,6 +371,38 @@ fn check_one(
             b
         }
     }
+}
+
+/// The files of the verified copy at `path` whose mode is not one `install` writes: writable by
+/// group or others, setuid, setgid or sticky — or, where the record says (`executable`, the
+/// files of this pin), with an execute bit other than recorded. One line each, escaped.
+fn mode_drift(
+    path: &Path,
+    bundle: &crate::format::bundle::Bundle,
+    executable: Option<&[FileRecord]>,
+) -> Result<Vec<String>, InstallError> {
+    let mut drift = Vec::new();
+    for (file, _) in bundle.files().iter() {
+        let file = file.as_str();
+        let mode = folder::mode_at(path, file)
+            .map_err(|e| InstallError::io(&escape::path(&path.join(file)).to_string(), &e))?;
+        let expected = executable.and_then(|r| r.iter().find(|f| f.path == file));
+        let why = if mode & 0o7000 != 0 {
+            Some("setuid, setgid or sticky")
+        } else if mode & 0o022 != 0 {
+            Some("writable by group or others")
+        } else {
+            match expected.map(|f| f.executable) {
+                Some(true) if mode & 0o100 == 0 => Some("expected executable"),
+                Some(false) if mode & 0o111 != 0 => Some("expected not executable"),
+                _ => None,
+            }
+        };
+        if let Some(why) = why {
+            drift.push(format!("{} (mode {mode:o}, {why})", escape::text(file)));
+        }
+    }
+    Ok(drift)
 }
 
 fn outcome(pin: &Pin, status: InstalledStatus, error: Option<String>) -> InstalledBundle {

@@ -5,8 +5,12 @@
 //!
 //! The steps, in order (each its own function below):
 //!
-//! 1. **Select**: the sources the agent sees, through the plan's one API for it
-//!    ([`Plan::source_indices`]); an agent the descriptor does not name is refused.
+//! 1. **Select**: the agent first: the folder remembers the agent it was installed for (its
+//!    record), and without `--agent` that is the one taken; another one than the record's is
+//!    refused unless `--switch-agent` asks for it ([`agent_for`]), since installing another
+//!    selection removes the recorded one's extras. Then the sources that agent sees, through
+//!    the plan's one API for it ([`Plan::source_indices`]); an agent the descriptor does not
+//!    name is refused.
 //! 2. **Prepare**: those sources go through `prepare` itself ([`prepare::prepare`], every check
 //!    of it): a corpus that is missing or not at its pin is fetched and published; one at its
 //!    pin is only verified (no network); a local source is verified in place. Any failure stops
@@ -15,7 +19,9 @@
 //!    recomputed from the bytes and compared with the descriptor's pin) and built into the
 //!    agent's catalogue, which refuses two bundles of one name and more than 16. What is
 //!    written is those verified bytes, each file's mode taken from the file they were read from
-//!    (permission bits without group or other write).
+//!    (permission bits without group or other write, never setuid): for a Git or OCI source the
+//!    corpus's, where `prepare` gave an executable file (`100755` in the pinned tree, an execute
+//!    bit in the pinned layer) `0555` and any other `0444`; for a local source its own.
 //! 4. **Plan** ([`folder`], [`record`]): the folder is opened (or created) without following a
 //!    link, locked, its record read as untrusted input, and each selected name looked at: absent
 //!    (install), recorded and identical — bytes, paths and modes (unchanged), recorded and
@@ -35,7 +41,7 @@ pub mod record;
 mod selection;
 
 pub use error::InstallError;
-pub use selection::selection;
+pub use selection::{AgentRequest, agent_for, agent_shown, selection};
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -51,6 +57,7 @@ use crate::runtime::snapshot::Snapshot;
 use crate::support::escape;
 use code::InstallCode;
 use folder::{StagedFile, Target};
+use installed::Held;
 use record::{Record, RecordBundle, RecordSource};
 
 /// What `install` did with one bundle. Each command reports its own statuses, all spelled in
@@ -112,14 +119,25 @@ struct Verified {
     modes: Vec<u32>,
 }
 
-/// Installs `agent`'s selection of `plan` into `dir` (see the module doc).
+/// Installs the selection of `plan` for the agent `request` settles ([`agent_for`]: the
+/// folder's recorded agent unless another is asked for explicitly) into `dir` (see the module
+/// doc); `replace_changed` (`--replace-changed`) lets it replace or remove a recorded folder
+/// whose content changed since it was installed.
 pub fn install(
     plan: &Plan,
-    agent: Option<&str>,
+    request: AgentRequest<'_>,
+    replace_changed: bool,
     dir: &Path,
     options: &prepare::Options<'_>,
 ) -> Result<InstallReport, InstallError> {
-    let sources = selection(plan, agent)?;
+    let shown_dir = escape::path(dir).to_string();
+    let recorded = match folder::open_target(dir, false)? {
+        Some(target) => record::read(&target.fd, &target.shown)?.map(|(r, _)| r),
+        None => None,
+    };
+    let agent = agent_for(request, recorded.as_ref(), &shown_dir, "install")?;
+    let agent = agent.as_deref();
+    let sources = selection(plan, agent).map_err(|e| from_record(e, request, &shown_dir))?;
     let selected = Plan {
         defaults: (0..sources.len()).collect(),
         sources: sources.into_iter().cloned().collect(),
@@ -135,8 +153,26 @@ pub fn install(
     })?;
     folder::lock(&target)?;
     let before = record::read(&target.fd, &target.shown)?;
+    // The record read before preparing settled the agent; one written since must agree.
+    if agent_for(
+        request,
+        before.as_ref().map(|(r, _)| r),
+        &target.shown,
+        "install",
+    )?
+    .as_deref()
+        != agent
+    {
+        return Err(InstallError::new(
+            InstallCode::InstallIo,
+            format!(
+                "the record of `{}` changed while the selection was prepared; run again",
+                target.shown
+            ),
+        ));
+    }
     let (old, old_bytes) = before.map_or((Record::default(), None), |(r, b)| (r, Some(b)));
-    let plan = plan_changes(&target, dir, &verified, &old)?;
+    let plan = plan_changes(&target, dir, &verified, &old, replace_changed)?;
     let record_written = apply(&target, agent, &verified, &old, old_bytes.as_deref(), &plan)?;
     Ok(InstallReport {
         directory: dir.to_owned(),
@@ -145,6 +181,17 @@ pub fn install(
         foreign: plan.foreign,
         record_written,
     })
+}
+
+/// An unknown agent that the record named (not `--agent`): said so, with the way out.
+fn from_record(mut e: InstallError, request: AgentRequest<'_>, shown_dir: &str) -> InstallError {
+    if request.agent.is_none() && !request.switch {
+        e.details.push(format!(
+            "the agent is the one the record `{shown_dir}/{}` remembers; to install another selection, pass `--agent NAME --switch-agent` (or `--switch-agent` alone for the defaults)",
+            record::RECORD_NAME
+        ));
+    }
+    e
 }
 
 /// Step 2: `prepare` on the selection; any failure stops the install.
@@ -220,12 +267,14 @@ fn verified(snapshot: &std::sync::Arc<Snapshot>) -> Result<Verified, InstallErro
             })?,
             None => 0o644,
         };
+        let mode = mode & 0o755;
         files.push(FileRecord {
             path: file.path().to_owned(),
             size: file.size(),
             sha256: file.sha256().to_owned(),
+            executable: mode & 0o111 != 0,
         });
-        modes.push(mode & 0o755);
+        modes.push(mode);
     }
     Ok(Verified {
         snapshot: std::sync::Arc::clone(snapshot),
@@ -259,15 +308,18 @@ struct Changes {
     foreign: Vec<String>,
 }
 
-/// Step 4: every selected name looked at; conflicts refused together, nothing changed.
+/// Step 4: every selected name looked at, and every recorded one no longer selected; conflicts
+/// refused together, nothing changed. A recorded folder is the tool's to replace or remove only
+/// when its content proves it ([`installed::judge`]); `replace_changed` takes a changed one too.
 fn plan_changes(
     target: &Target,
     dir: &Path,
     verified: &[Verified],
     old: &Record,
+    replace_changed: bool,
 ) -> Result<Changes, InstallError> {
     let mut actions = Vec::new();
-    let mut conflicts = Vec::new();
+    let mut conflicts = Conflicts::default();
     let mut entries = Vec::new();
     for bundle in verified {
         let pin = bundle.snapshot.pin();
@@ -275,28 +327,28 @@ fn plan_changes(
         let kind = folder::kind_of(target, name)?;
         let action = match (kind, old.get(name)) {
             (None, _) => Action::Install,
-            (Some(FileType::Directory), Some(_)) => {
-                let differences = installed::differences(
-                    &dir.join(name),
-                    bundle.snapshot.limits(),
-                    &bundle.files,
-                    &bundle.modes,
-                )?;
-                if differences.is_empty() {
-                    Action::Keep
-                } else {
-                    Action::Replace
+            (Some(FileType::Directory), Some(recorded)) => {
+                let expected = Some((bundle.files.as_slice(), bundle.modes.as_slice()));
+                let limits = bundle.snapshot.limits();
+                match installed::judge(&dir.join(name), limits, recorded, expected)? {
+                    Held::Same => Action::Keep,
+                    Held::Ours => Action::Replace,
+                    Held::Foreign(_) if replace_changed => Action::Replace,
+                    Held::Foreign(why) => {
+                        conflicts.changed(&target.shown, name, &why);
+                        continue;
+                    }
                 }
             }
             (Some(FileType::Directory), None) => {
-                conflicts.push(format!(
+                conflicts.lines.push(format!(
                     "`{}/{name}`: a folder skillfold did not install (the record does not name it)",
                     target.shown
                 ));
                 continue;
             }
             (Some(_), _) => {
-                conflicts.push(format!(
+                conflicts.lines.push(format!(
                     "`{}/{name}`: not a folder (a link or a file; never followed)",
                     target.shown
                 ));
@@ -315,23 +367,20 @@ fn plan_changes(
             },
         });
     }
-    if !conflicts.is_empty() {
-        let mut error = InstallError::new(
-            InstallCode::InstallConflict,
-            format!(
-                "{} selected name(s) are taken in `{}` by what skillfold did not install; nothing was changed: move or remove them, then run again",
-                conflicts.len(),
-                target.shown
-            ),
-        );
-        error.details = conflicts;
-        return Err(error);
-    }
     let selected: Vec<&str> = verified
         .iter()
         .map(|v| v.snapshot.pin().name.as_str())
         .collect();
-    let removals = removals(target, &selected, old, &mut entries)?;
+    let removals = removals(
+        target,
+        dir,
+        &selected,
+        old,
+        replace_changed,
+        &mut conflicts,
+        &mut entries,
+    )?;
+    conflicts.refuse(&target.shown)?;
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     let names = folder::names(target)?;
     let leftovers = names
@@ -349,13 +398,68 @@ fn plan_changes(
     })
 }
 
-/// The recorded bundles no longer selected whose folder is still there (each added to
-/// `entries` as `removed`). Only a folder is the tool's to remove; a link or a file put at a
-/// recorded name since is left alone.
+/// The folders `install` will not touch, found while planning.
+#[derive(Default)]
+struct Conflicts {
+    /// One line each, escaped.
+    lines: Vec<String>,
+    /// Whether one of them is a recorded folder that changed (what `--replace-changed` takes).
+    changed: bool,
+}
+
+impl Conflicts {
+    /// The recorded folder `name` whose content is not what was installed: `why`, the first
+    /// few differences.
+    fn changed(&mut self, shown: &str, name: &str, why: &[String]) {
+        const SHOWN: usize = 4;
+        let mut said = why
+            .iter()
+            .take(SHOWN)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if why.len() > SHOWN {
+            said.push_str(&format!(", and {} more", why.len() - SHOWN));
+        }
+        self.lines.push(format!(
+            "`{shown}/{name}`: recorded, but its files are not what skillfold installed there ({said}): edited since, or written by another tool"
+        ));
+        self.changed = true;
+    }
+
+    /// The refusal, when there is anything to refuse.
+    fn refuse(self, shown: &str) -> Result<(), InstallError> {
+        if self.lines.is_empty() {
+            return Ok(());
+        }
+        let option = if self.changed {
+            "; to overwrite (or remove) the changed ones with what is pinned, losing what they hold, pass `--replace-changed`"
+        } else {
+            ""
+        };
+        let mut error = InstallError::new(
+            InstallCode::InstallConflict,
+            format!(
+                "{} folder(s) in `{shown}` are not what skillfold installed; nothing was changed: move or remove them, then run again{option}",
+                self.lines.len(),
+            ),
+        );
+        error.details = self.lines;
+        Err(error)
+    }
+}
+
+/// The recorded bundles no longer selected whose folder is still there and holds what was
+/// installed (each added to `entries` as `removed`). Only a folder is the tool's to remove; a
+/// link or a file put at a recorded name since is left alone; a folder whose content changed is
+/// a conflict (unless `replace_changed`).
 fn removals(
     target: &Target,
+    dir: &Path,
     selected: &[&str],
     old: &Record,
+    replace_changed: bool,
+    conflicts: &mut Conflicts,
     entries: &mut Vec<InstallEntry>,
 ) -> Result<Vec<RecordBundle>, InstallError> {
     let mut removals = Vec::new();
@@ -364,15 +468,26 @@ fn removals(
         .iter()
         .filter(|b| !selected.contains(&b.name.as_str()))
     {
-        if folder::kind_of(target, &gone.name)? == Some(FileType::Directory) {
-            entries.push(InstallEntry {
-                name: gone.name.clone(),
-                version: gone.version.clone(),
-                hash: gone.hash.clone(),
-                status: InstallStatus::Removed,
-            });
-            removals.push(gone.clone());
+        if folder::kind_of(target, &gone.name)? != Some(FileType::Directory) {
+            continue;
         }
+        // Its profile is no longer known: read under the hard ceiling (a record entry naming
+        // a larger folder cannot match it).
+        let path = dir.join(&gone.name);
+        match installed::judge(&path, crate::format::limits::CEILING, gone, None)? {
+            Held::Foreign(why) if !replace_changed => {
+                conflicts.changed(&target.shown, &gone.name, &why);
+                continue;
+            }
+            _ => {}
+        }
+        entries.push(InstallEntry {
+            name: gone.name.clone(),
+            version: gone.version.clone(),
+            hash: gone.hash.clone(),
+            status: InstallStatus::Removed,
+        });
+        removals.push(gone.clone());
     }
     Ok(removals)
 }

@@ -1,6 +1,8 @@
 //! The record of an install, `DIR/.skillfold-install.json`: which bundles `install` wrote into
-//! the folder (name, version, hash, where each came from, every file's `{path, size, sha256}`),
-//! so it knows what it owns and `verify --installed` can name the files that changed.
+//! the folder (name, version, hash, where each came from, every file's `{path, size, sha256}`
+//! and whether it was installed executable), so `install` can prove by content which folders it
+//! wrote and `verify --installed` can name the files (and modes) that changed. Format
+//! [`FORMAT`]; a [`FORMAT_V1`] record (no `executable`) is still read.
 //!
 //! The record is read as untrusted input: opened beneath the folder without following a link,
 //! at most [`MAX_RECORD_BYTES`], JSON of the format [`FORMAT`] with no unknown field, every name
@@ -25,8 +27,12 @@ use crate::format::untrusted_fs::{self, UntrustedOpenError};
 /// The file name of the record in the target folder.
 pub const RECORD_NAME: &str = ".skillfold-install.json";
 
-/// The format of the record; another is never read as this one.
-pub const FORMAT: &str = "skillfold-install-v1";
+/// The format of the record written; another is never read as this one, except [`FORMAT_V1`].
+pub const FORMAT: &str = "skillfold-install-v2";
+
+/// The format before each file's `executable` was recorded: read (its files' execute bits are
+/// unknown, so `verify --installed` does not check them), and written as [`FORMAT`] next time.
+pub const FORMAT_V1: &str = "skillfold-install-v1";
 
 /// The largest record read (16 bundles of 64 files fit many times over).
 pub const MAX_RECORD_BYTES: u64 = 1024 * 1024;
@@ -92,6 +98,11 @@ impl Record {
         self.bundles.iter().find(|b| b.name == name)
     }
 
+    /// Whether each file's `executable` is recorded (not in a [`FORMAT_V1`] record).
+    pub fn records_modes(&self) -> bool {
+        self.format == FORMAT
+    }
+
     /// The bytes written to disk.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
@@ -134,7 +145,7 @@ pub fn read(dir: impl AsFd, shown: &str) -> Result<Option<(Record, Vec<u8>)>, In
     })?;
     let record: Record =
         serde_json::from_slice(&bytes).map_err(|e| invalid(format!("is not a record ({e})")))?;
-    if record.format != FORMAT {
+    if record.format != FORMAT && record.format != FORMAT_V1 {
         return Err(invalid(format!(
             "has the format `{}`, not `{FORMAT}`",
             crate::support::escape::text(&record.format)

@@ -10,7 +10,8 @@
 //!    counted (the walk stops at the first entry over the profile's entry bound), its name checked,
 //!    directories are checked against the depth bound, and each file is admitted by the file
 //!    count bound and sized from its object header. A file over its size bound is refused from
-//!    that header. Gitlinks and links refuse the bundle; none is followed.
+//!    that header. Gitlinks and links refuse the bundle; none is followed. A file of mode
+//!    `100755` is marked executable: the commit id pins that bit as it pins the bytes.
 //! 2. **Read.** Unless the entry bound stopped the plan (the bundle is refused then, and the file
 //!    set is marked partial), the planned blobs are inflated: at most the profile's file count,
 //!    each at most its bound. A Git LFS pointer ([`super::lfs`]) is refused: its content is not in the
@@ -162,6 +163,10 @@ impl FolderReader<'_> {
                         if builder.begin_file(&path).is_none() {
                             continue;
                         }
+                        // The executable bit is part of the tree the commit id pins.
+                        if entry.mode.kind() == EntryKind::BlobExecutable {
+                            builder.mark_executable(path.as_str());
+                        }
                         let size = size(oid, &path)?;
                         if size > builder.limits().max_file_bytes(path.as_str()) {
                             builder.add_oversized(path, size);
@@ -282,6 +287,18 @@ mod tests {
         let absent =
             wanted_blobs(&repo.open(), commit, root, "skills/none", limits::CHAMVI).expect("reads");
         assert_eq!(absent, WantedFolder::default());
+    }
+
+    #[test]
+    fn a_file_of_mode_100755_is_marked_executable() {
+        let repo = TestRepo::new();
+        let script = repo.blob(b"echo hi\n");
+        let scripts = repo.tree(&[("100755", b"run.sh", &script), ("100644", b"x.md", &script)]);
+        let root = skill(&repo, &[("40000", b"scripts", &scripts)]);
+        let (files, problems) = select(&repo, &root).expect("reads").expect("present");
+        assert!(!problems.has_errors());
+        assert!(files.is_executable("scripts/run.sh"));
+        assert!(!files.is_executable("scripts/x.md") && !files.is_executable("SKILL.md"));
     }
 
     #[test]

@@ -103,6 +103,12 @@ pub(super) fn check_header(header: &[u8; BLOCK], at: u64) -> Result<u64, LayerEr
     octal(&header[124..136]).ok_or_else(|| bad("a bad size field"))
 }
 
+/// Whether the (checked) `header` gives its entry an execute bit: the image digest pins the
+/// mode as it pins the bytes.
+pub(super) fn executable(header: &[u8; BLOCK]) -> bool {
+    octal(&header[100..108]).is_some_and(|mode| mode & 0o111 != 0)
+}
+
 fn check_checksum(header: &[u8], at: u64) -> Result<(), LayerError> {
     let stored = octal(&header[148..156]);
     let sum: u64 = header

@@ -9,7 +9,9 @@
 //! spellings that differ only in case refuse the whole layer, wherever they are — not only inside
 //! the bundles being taken. Entries are `<name>/<path>`; the files of the wanted bundles go through
 //! [`FileSetBuilder`] (the path grammar and the bounds of the source's limits profile, a file over
-//! its bound never read into memory), the rest is only checked.
+//! its bound never read into memory), the rest is only checked. A file whose mode has an execute
+//! bit is marked executable (the image digest pins its mode as it pins its bytes); no other mode
+//! bit is kept.
 //!
 //! What is published is what this reader saw, and a container runtime mounting the same image (Go's
 //! `archive/tar`), GNU tar or Python's `tarfile` must see the same entries. So every header whose
@@ -43,7 +45,9 @@ use crate::format::problem::Problems;
 
 use super::code::DistributionCode;
 use super::layer_error::{LayerError, malformed, refuse};
-use super::tar_header::{BLOCK, Pax, check_header, checked_path, header_path, padding, pax};
+use super::tar_header::{
+    BLOCK, Pax, check_header, checked_path, executable, header_path, padding, pax,
+};
 
 /// The largest tar a layer may inflate to: the largest bundle the hard ceiling admits, plus a
 /// header and a PAX record block for each entry it may hold, plus the end blocks (128 MiB).
@@ -362,6 +366,8 @@ struct LayerEntry {
     is_dir: bool,
     /// Its data size.
     declared: u64,
+    /// Whether its mode has an execute bit (kept for a file of a wanted bundle).
+    executable: bool,
     /// Its name: the PAX path when one was given, else the header's.
     raw: String,
     /// The name, escaped for messages.
@@ -390,6 +396,7 @@ impl LayerEntry {
             at,
             is_dir: kind == b'5',
             declared,
+            executable: executable(header),
             raw,
             shown,
         };
@@ -540,6 +547,9 @@ impl KeptBundles<'_> {
             } else {
                 let bytes = stream.take(declared, data_short)?;
                 builder.insert(rest, bytes);
+                if entry.executable {
+                    builder.mark_executable(rest);
+                }
             }
         } else if !path.contains('/') && !is_dir {
             return Err(refuse(
@@ -624,6 +634,27 @@ mod tests {
             set.get(&format!("{}/deep.md", "d".repeat(180))),
             Some(&b"deep\n"[..])
         );
+    }
+
+    #[test]
+    fn a_file_with_an_execute_bit_is_marked_executable() {
+        let file = |path: &str, mode: u32| {
+            let bytes = b"echo hi\n";
+            let header = crate::source::oci::tar::ustar_header(path, "", b'0', mode, 8);
+            let mut out = header.to_vec();
+            out.extend_from_slice(bytes);
+            out.resize(out.len().div_ceil(BLOCK) * BLOCK, 0);
+            out
+        };
+        let mut extra = file("pdf/run.sh", 0o755);
+        extra.extend(file("pdf/group.sh", 0o654));
+        extra.extend(file("pdf/plain.md", 0o644));
+        let tar = layer_with(extra);
+        let bundles = read_tar(&tar[..], &wanted(), limits::CHAMVI).expect("read");
+        let (set, problems) = &bundles["pdf"];
+        assert!(!problems.has_errors(), "{problems:?}");
+        assert!(set.is_executable("run.sh") && set.is_executable("group.sh"));
+        assert!(!set.is_executable("plain.md") && !set.is_executable("SKILL.md"));
     }
 
     #[test]
