@@ -534,7 +534,7 @@ fn pin_prints_an_entry_that_prepare_accepts_once_versions_are_filled() {
     let corpus = s.corpus();
     let mut descriptor = format!(
         "skills:\n{}",
-        entry.replace("/var/lib/skillfold/remote", corpus.to_str().unwrap())
+        entry.replace("/var/lib/skillfold/git-remote-skills", corpus.to_str().unwrap())
     );
     // Unfilled placeholders are refused by `check`.
     fs_err::write(s.config(), &descriptor).expect("write");
