@@ -50,10 +50,7 @@ impl Setup {
                 false => format!("{line}\n"),
             })
             .collect();
-        let descriptor = format!(
-            "skills:\n{}",
-            entry.replace("\"<version>\"", "\"1.0.0\"")
-        );
+        let descriptor = format!("skills:\n{}", entry.replace("\"<version>\"", "\"1.0.0\""));
         fs_err::write(self.config(), descriptor).expect("write descriptor");
     }
 }
@@ -626,7 +623,10 @@ fn tagged() -> (Repo, String, String) {
     super::support::git::git(&repo.work, &["tag", "-a", "v1", "-m", "release 1", &first]);
     let bare = repo.bare.to_str().expect("utf8").to_owned();
     super::support::git::git(&repo.work, &["push", "-q", &bare, "v1"]);
-    repo.write("skills/alpha/references/guide.md", b"# Guide for alpha, better\n");
+    repo.write(
+        "skills/alpha/references/guide.md",
+        b"# Guide for alpha, better\n",
+    );
     let second = repo.commit("alpha improved");
     super::support::git::git(&repo.bare, &["symbolic-ref", "HEAD", "refs/heads/main"]);
     (repo, first, second)
@@ -664,8 +664,7 @@ fn a_branch_or_a_tag_is_resolved_once_and_the_entry_says_from_what_and_when() {
             .lines()
             .find(|l| l.starts_with("    revision: "))
             .expect("a revision line");
-        let prefix =
-            format!("    revision: {commit}  # resolved from `{name}` ({full}) on ");
+        let prefix = format!("    revision: {commit}  # resolved from `{name}` ({full}) on ");
         assert!(line.starts_with(&prefix), "{line}");
         assert!(ends_with_a_utc_time(line), "{line}");
         assert!(
@@ -733,7 +732,12 @@ fn inserted(text: &str, at: &str, lines: &str) -> String {
     format!("{}{lines}{}", &text[..i], &text[i..])
 }
 
-fn write_args<'a>(url: &'a str, revision: &'a str, names: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+fn write_args<'a>(
+    url: &'a str,
+    revision: &'a str,
+    names: &[&'a str],
+    more: &[&'a str],
+) -> Vec<&'a str> {
     let mut args = pin_args(url, revision, "skills");
     args.extend(names);
     args.push("--write");
@@ -763,7 +767,10 @@ fn write_appends_to_the_defaults_keeping_every_other_byte_and_check_refuses_the_
         err.contains("a new source at skills[1].git") && err.contains("approving beta"),
         "{err}"
     );
-    assert!(err.contains("[version_placeholder]") && err.contains("--version LABEL"), "{err}");
+    assert!(
+        err.contains("[version_placeholder]") && err.contains("--version LABEL"),
+        "{err}"
+    );
     // `check` refuses the placeholder with its own code, naming the option that fills it.
     let check = s.run(&["check"]);
     assert_eq!(code(&check), Some(2), "{}", stderr(&check));
@@ -802,14 +809,24 @@ fn write_into_an_agent_new_or_existing_with_a_version_then_prepare() {
         &url,
         &first,
         &["beta"],
-        &["--agent", "writer", "--version", "2026.12.07", "--directory", corpus],
+        &[
+            "--agent",
+            "writer",
+            "--version",
+            "2026.12.07",
+            "--directory",
+            corpus,
+        ],
     ));
     assert_eq!(code(&out), Some(0), "{}", stderr(&out));
     let block = format!(
         "    - git:\n        source: \"{url}\"\n        revision: {first}\n        directory: {corpus}  # the corpus `prepare` manages\n        root: \"skills\"\n        approved:\n          - name: beta\n            hash: {hash}\n            version: \"2026.12.07\"\n"
     );
     let with_writer = inserted(&before, "scripts:", &block);
-    assert_eq!(fs_err::read_to_string(s.config()).expect("read"), with_writer);
+    assert_eq!(
+        fs_err::read_to_string(s.config()).expect("read"),
+        with_writer
+    );
     assert!(
         stderr(&out).contains("a new source at agents.writer.skills[1].git"),
         "{}",
@@ -825,13 +842,20 @@ fn write_into_an_agent_new_or_existing_with_a_version_then_prepare() {
     ));
     assert_eq!(code(&out), Some(0), "{}", stderr(&out));
     let after = fs_err::read_to_string(s.config()).expect("read");
-    assert!(after.starts_with(&with_writer.replace("scripts:\n  timeout_seconds: 10   # seconds\n", "")), "{after}");
+    assert!(
+        after
+            .starts_with(&with_writer.replace("scripts:\n  timeout_seconds: 10   # seconds\n", "")),
+        "{after}"
+    );
     let added = &after[with_writer.find("scripts:").unwrap()..];
     assert!(
         added.starts_with("  ops:\n    skills:\n      - git:\n          source: "),
         "{after}"
     );
-    assert!(after.ends_with("scripts:\n  timeout_seconds: 10   # seconds\n"), "{after}");
+    assert!(
+        after.ends_with("scripts:\n  timeout_seconds: 10   # seconds\n"),
+        "{after}"
+    );
     let check = s.run(&["check"]);
     assert_eq!(code(&check), Some(0), "{}", stderr(&check));
     // The written entry prepares: the corpus given by `--directory` holds the bundle.
@@ -846,7 +870,9 @@ fn write_into_an_agent_new_or_existing_with_a_version_then_prepare() {
 
 /// Whether the setup's corpus publishes `name`.
 fn corpus_holds(s: &Setup, name: &str) -> bool {
-    s.corpus().join(format!("current/{name}/SKILL.md")).is_file()
+    s.corpus()
+        .join(format!("current/{name}/SKILL.md"))
+        .is_file()
 }
 
 #[test]
@@ -895,8 +921,17 @@ fn write_adds_to_a_source_of_the_same_commit_and_refuses_a_name_approved_with_an
         &["alpha"],
         &["--version", "2", "--agent", "next"],
     ));
-    assert_eq!(code(&out), Some(2), "the agent also gets the defaults' alpha: {}", stderr(&out));
-    assert!(stderr(&out).contains("[conflicting_pins]"), "{}", stderr(&out));
+    assert_eq!(
+        code(&out),
+        Some(2),
+        "the agent also gets the defaults' alpha: {}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("[conflicting_pins]"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -910,7 +945,13 @@ fn two_repositories_named_skills_under_different_owners_get_different_directorie
         fs_err::create_dir(&path).expect("mkdir");
         super::support::git::git(
             &path,
-            &["clone", "-q", "--bare", repo.bare.to_str().expect("utf8"), "skills.git"],
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                repo.bare.to_str().expect("utf8"),
+                "skills.git",
+            ],
         );
         let url = format!("file://{}/skills.git", path.display());
         let mut args = pin_args(&url, &first, "skills");
@@ -924,7 +965,10 @@ fn two_repositories_named_skills_under_different_owners_get_different_directorie
             .and_then(|l| l.split("  #").next())
             .expect("a directory")
             .to_owned();
-        assert_eq!(directory, format!("/var/lib/skillfold/{owner}-skills-skills"));
+        assert_eq!(
+            directory,
+            format!("/var/lib/skillfold/{owner}-skills-skills")
+        );
         directories.push(directory);
     }
     assert_ne!(directories[0], directories[1]);
@@ -935,7 +979,12 @@ fn update_says_when_bytes_change_under_an_unchanged_label_and_version_sets_one()
     let (repo, first, second) = tagged();
     let url = repo.file_url();
     let s = Setup::new();
-    let mut args = write_args(&url, &first, &["alpha", "beta"], &["--version", "2026.12.07"]);
+    let mut args = write_args(
+        &url,
+        &first,
+        &["alpha", "beta"],
+        &["--version", "2026.12.07"],
+    );
     args.extend(["--directory", "corpus"]);
     let out = s.run(&args);
     assert_eq!(code(&out), Some(0), "{}", stderr(&out));
@@ -950,7 +999,10 @@ fn update_says_when_bytes_change_under_an_unchanged_label_and_version_sets_one()
     );
     assert!(!err.contains("beta: its bytes"), "beta is unchanged: {err}");
     let kept = fs_err::read_to_string(s.config()).expect("read");
-    assert!(kept.contains(&second) && kept.matches("\"2026.12.07\"").count() == 2, "{kept}");
+    assert!(
+        kept.contains(&second) && kept.matches("\"2026.12.07\"").count() == 2,
+        "{kept}"
+    );
     // `--version` labels the bundles whose bytes change, and only those.
     fs_err::write(s.config(), &before).expect("write");
     let out = s.run(&["update", "--write", "--version", "2027.01.15"]);
@@ -959,7 +1011,9 @@ fn update_says_when_bytes_change_under_an_unchanged_label_and_version_sets_one()
     let labelled = fs_err::read_to_string(s.config()).expect("read");
     let alpha = digest(&repo, "skills/alpha");
     assert!(
-        labelled.contains(&format!("- name: alpha\n          hash: {alpha}\n          version: \"2027.01.15\"")),
+        labelled.contains(&format!(
+            "- name: alpha\n          hash: {alpha}\n          version: \"2027.01.15\""
+        )),
         "{labelled}"
     );
     assert!(

@@ -7,12 +7,12 @@ use crate::descriptor::signers::TrustPolicy;
 #[cfg(feature = "signatures")]
 use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys};
 use crate::format::limits::Limits;
-use crate::format::version::VersionLabel;
 use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
+use crate::format::version::VersionLabel;
 use crate::ops::pin::{self, entry::Entry, revision::Revision};
-use crate::source::git::candidate::CandidateTarget;
 use crate::source::code::PrepareCode;
+use crate::source::git::candidate::CandidateTarget;
 use crate::support::escape;
 use clap::Args;
 

@@ -198,7 +198,10 @@ fn under_empty(
         NodeKind::Sequence { items, flow: true } if items.is_empty() => {
             Some(empty_flow(text, value, ']').ok_or_else(|| refused("not an empty `[]`"))?)
         }
-        NodeKind::Mapping { entries, flow: true } if entries.is_empty() => {
+        NodeKind::Mapping {
+            entries,
+            flow: true,
+        } if entries.is_empty() => {
             Some(empty_flow(text, value, '}').ok_or_else(|| refused("not an empty `{}`"))?)
         }
         NodeKind::Sequence { flow: true, .. } | NodeKind::Mapping { flow: true, .. } => {
@@ -345,4 +348,3 @@ fn agent_block(agent: &str, item: &str, column: usize) -> String {
 #[cfg(test)]
 #[path = "append_tests.rs"]
 mod tests;
-

@@ -86,9 +86,14 @@ fn approved_entries_go_at_the_end_of_their_list() {
     let edits = append_approved(FILE, "skills[0].git", items).expect("edits");
     assert_eq!(
         apply(FILE, edits).expect("applied"),
-        with(FILE, "\n# trailing comment", "        - name: b\n          hash: h2\n")
+        with(
+            FILE,
+            "\n# trailing comment",
+            "        - name: b\n          hash: h2\n"
+        )
     );
-    let text = "agents:\n  w:\n    skills:\n      - git: { source: x, approved: [ { name: p } ] }\n";
+    let text =
+        "agents:\n  w:\n    skills:\n      - git: { source: x, approved: [ { name: p } ] }\n";
     let err = append_approved(text, "agents.w.skills[0].git", items).expect_err("flow");
     assert_eq!(err.line, 4, "{err}");
     assert!(err.message.contains("flow style"), "{err}");
@@ -101,7 +106,10 @@ fn a_flow_list_with_items_is_refused_with_its_line() {
     let text = "# one\nskills: [ { local: { name: a } } ]\n";
     let err = append_source(text, Scope::Defaults, ITEM).expect_err("flow");
     assert_eq!(err.line, 2, "{err}");
-    assert!(err.message.contains("`skills` is written in flow style"), "{err}");
+    assert!(
+        err.message.contains("`skills` is written in flow style"),
+        "{err}"
+    );
     let err = append_source("[a]\n", Scope::Defaults, ITEM).expect_err("not a mapping");
     assert!(err.message.contains("not a mapping"), "{err}");
 }

@@ -256,7 +256,6 @@ fn sanitized(part: &str) -> String {
     out.trim_matches('-').to_owned()
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,7 +344,11 @@ mod tests {
     fn default_directories_differ_by_owner_and_root_and_stay_one_segment() {
         let root = |r: &str| RootPath::parse(r).expect("a root");
         for (url, root, name) in [
-            ("https://github.com/anthropics/skills.git", None, "anthropics-skills"),
+            (
+                "https://github.com/anthropics/skills.git",
+                None,
+                "anthropics-skills",
+            ),
             ("https://github.com/openai/skills", None, "openai-skills"),
             (
                 "https://github.com/openai/skills.git",

@@ -181,7 +181,9 @@ pub fn write(request: &WriteRequest<'_>) -> Result<Written, WriteError> {
                 same: Some(location),
                 ..
             } => written.already.push((bundle.name().clone(), location)),
-            _ if adding.iter().any(|b: &PinnedBundle| b.name() == bundle.name()) => {}
+            _ if adding
+                .iter()
+                .any(|b: &PinnedBundle| b.name() == bundle.name()) => {}
             _ => adding.push(bundle.clone()),
         }
     }
@@ -376,7 +378,8 @@ fn free_directory(loaded: &descriptor::Loaded, wanted: &str) -> String {
         .collect();
     let taken = |dir: &str| {
         let dir = Path::new(dir);
-        used.iter().any(|u| u.starts_with(dir) || dir.starts_with(u))
+        used.iter()
+            .any(|u| u.starts_with(dir) || dir.starts_with(u))
     };
     let mut candidate = wanted.to_owned();
     let mut n = 1;
@@ -441,12 +444,17 @@ fn read_back(
     {
         rest.agents.remove(agent);
     }
-    let expected = added.iter().map(|b| (b.name().as_str(), b.digest().to_string()));
+    let expected = added
+        .iter()
+        .map(|b| (b.name().as_str(), b.digest().to_string()));
     let same_pins = appended.len() == added.len()
         && appended.iter().zip(expected).all(|(pin, (name, hash))| {
             pin.name == name
                 && pin.hash == hash
-                && request.entry.version.is_none_or(|v| pin.version == v.as_str())
+                && request
+                    .entry
+                    .version
+                    .is_none_or(|v| pin.version == v.as_str())
         });
     if !same_pins {
         return Err("the approved entries are not the reviewed ones".to_owned());
