@@ -60,7 +60,7 @@ pub enum PinError {
         /// The repository, without credentials.
         url: RedactedUrl,
         /// Why the listing does not resolve it.
-        error: crate::source::git::fetch_error::FetchError,
+        error: Box<crate::source::git::fetch_error::FetchError>,
     },
     /// Some named bundles cannot be pinned.
     #[error("{} bundle(s) cannot be pinned", .0.len())]

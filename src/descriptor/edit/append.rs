@@ -244,10 +244,10 @@ fn dash_column(text: &str, list: &Node, first: &Node) -> usize {
     let start = line_start(text, first.position.line);
     let line = &text[start..];
     let prefix: String = line.chars().take(first.position.column - 1).collect();
-    if prefix.trim_start_matches(' ').starts_with('-') {
-        if let Some(dash) = prefix.rfind('-') {
-            return dash;
-        }
+    if prefix.trim_start_matches(' ').starts_with('-')
+        && let Some(dash) = prefix.rfind('-')
+    {
+        return dash;
     }
     list.position.column - 1
 }

@@ -79,7 +79,7 @@ pub fn resolve(url: &str, target: &CandidateTarget, stop: Stop<'_>) -> Result<Re
     let refused = |error| PinError::Ref {
         name: escape::text(name).to_string(),
         url: shown.clone(),
-        error,
+        error: Box::new(error),
     };
     let (object, full) = refs::resolve_ref(
         url,

@@ -21,7 +21,6 @@ use std::path::Path;
 
 use crate::descriptor::edit::{self, EditError, Scope};
 use crate::descriptor::{self, Descriptor, PinSpec, SkillSource};
-use crate::format::digest::BundleDigest;
 use crate::format::skill_name::SkillName;
 use crate::ops::check::CheckError;
 use crate::ops::update::rewrite::{self, RewriteError};
@@ -82,13 +81,13 @@ pub enum WriteError {
         /// The descriptor.
         path: std::path::PathBuf,
         /// The bundle.
-        name: SkillName,
+        name: String,
         /// Where the other approval is written.
         location: String,
         /// Its hash (escaped).
         there: String,
         /// The reviewed hash.
-        here: BundleDigest,
+        here: String,
     },
     /// The descriptor cannot be appended to in place.
     #[error("`{}`: {error}; nothing was written", escape::path(.path))]
@@ -171,10 +170,10 @@ pub fn write(request: &WriteRequest<'_>) -> Result<Written, WriteError> {
             } => {
                 return Err(WriteError::Conflict {
                     path: path.to_owned(),
-                    name: bundle.name().clone(),
+                    name: bundle.name().to_string(),
                     location,
                     there: escape::text(&there).to_string(),
-                    here: bundle.digest(),
+                    here,
                 });
             }
             Approvals {
