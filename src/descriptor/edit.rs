@@ -1,4 +1,6 @@
-//! In-place rewrites of a descriptor's pins, for `skillfold update --write`.
+//! In-place rewrites of a descriptor's pins, for `skillfold update --write`, and appended
+//! entries, for `skillfold pin --write` ([`append_source`], [`append_approved`]: only new lines
+//! inserted).
 //!
 //! The descriptor is the operator's file: comments, key order, quoting, flow or block style and
 //! line endings are theirs. A rewrite therefore never re-serialises it. [`locate`] reads the text
@@ -11,11 +13,15 @@
 //! text, touching no other byte. A scalar that cannot be rewritten in place (a block scalar, an
 //! alias, one with an anchor or a tag, an empty value) is refused with its line, never worked around.
 
+mod append;
+
 use std::ops::Range;
 
 use crate::descriptor::code::DescriptorCode;
 use crate::format::yaml::{self, Node, NodeKind, Style};
 use crate::support::escape;
+
+pub use append::{Scope, append_approved, append_source};
 
 /// A scalar an update may rewrite: where it is written, and what it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -61,6 +61,10 @@ use crate::support::escape;
 pub use bounds::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 pub use plan::{DescriptorProblem, Plan, check};
 
+/// The version `pin` writes for the reviewer to replace: `check` refuses it
+/// (`version_placeholder`), and `update` fills it from the version the bundle declares.
+pub const VERSION_PLACEHOLDER: &str = "<version>";
+
 /// Where the descriptor is looked for when no `-c/--config` or `SKILLFOLD_CONFIG` is given.
 pub const DEFAULT_PATH: &str = "skillfold.yaml";
 

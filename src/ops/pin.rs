@@ -2,8 +2,16 @@
 //! every check, and prints the descriptor entry that pins the named bundles ([`pin`]) or every
 //! valid bundle under the root, with the refused ones and why ([`pin_all`]). It never writes a
 //! corpus; the fetch goes to a temporary directory that is removed afterwards.
+//!
+//! - [`revision`]: `--revision` as given, a full commit id or a branch or tag resolved once from
+//!   the server's ref listing (the look-up `update --to` and `import` use).
+//! - [`entry`]: the descriptor entry, and the default corpus directory it names.
+//! - [`write`]: `pin --write`, the entry appended to the descriptor in place.
 
-use std::fmt::Write as _;
+pub mod entry;
+pub mod revision;
+pub mod write;
+
 use std::sync::atomic::AtomicBool;
 
 use crate::descriptor::Links;
@@ -20,10 +28,9 @@ use crate::source::git::commit::{
     CommitError, PinnedCommit, SeenLink, TakeError, WantedBundles, bundle_folder,
 };
 use crate::support::error_code::ErrorCode;
-use crate::support::{escape, json_text};
+use crate::support::escape;
 
-/// The placeholder the reviewer must replace; `check` refuses it (`<` is range syntax).
-pub const VERSION_PLACEHOLDER: &str = "<version>";
+pub use crate::descriptor::VERSION_PLACEHOLDER;
 
 /// The most folders holding a `SKILL.md` that `pin --all` takes under one root, counted before
 /// any is read: each is read and hashed in full, and a tree can name one folder many times at
@@ -45,6 +52,16 @@ pub enum PinError {
     /// The commit could not be fetched or is refused.
     #[error(transparent)]
     Commit(#[from] CommitError),
+    /// `--revision` names a branch or tag the server's ref listing does not resolve.
+    #[error("`--revision {name}` names no commit of `{url}`: {error}")]
+    Ref {
+        /// The name given, escaped for display.
+        name: String,
+        /// The repository, without credentials.
+        url: RedactedUrl,
+        /// Why the listing does not resolve it.
+        error: Box<crate::source::git::fetch_error::FetchError>,
+    },
     /// Some named bundles cannot be pinned.
     #[error("{} bundle(s) cannot be pinned", .0.len())]
     Bundles(Vec<TakeError>),
@@ -79,9 +96,26 @@ impl PinError {
             PinError::CredentialsInUrl(_) => DescriptorCode::CredentialsInUrl.into(),
             PinError::Temp(_) => PrepareCode::IoError.into(),
             PinError::Commit(e) => e.code().into(),
+            PinError::Ref { error, .. } => error.code().into(),
             PinError::Bundles(_) => PrepareCode::VerificationFailed.into(),
             PinError::NoBundles { .. } => PrepareCode::NoBundles.into(),
             PinError::TooManyBundles { .. } => PrepareCode::TooManyBundles.into(),
+        }
+    }
+}
+
+impl PinError {
+    /// A line that says what to do next, when there is one: for a name the server does not
+    /// resolve, the command that lists its branches and tags.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            PinError::Ref { url, .. } => Some(format!(
+                "list the branches and tags the server has with `git ls-remote --heads --tags {}`, \
+                 or give the full commit id",
+                escape::text(url.as_str())
+            )),
+            PinError::Commit(CommitError::Fetch(fetch)) => fetch.hint().map(str::to_owned),
+            _ => None,
         }
     }
 }
@@ -415,205 +449,4 @@ fn fetch(
     Ok((temp, commit, signer))
 }
 
-/// The descriptor entry for the pinned bundles (checked under `limits` and `links`, which the
-/// entry names unless they are the defaults; with the key files (`verify` keys and paths) and
-/// who signed the commit when its signature was checked), with a reminder of what a pin is
-/// worth.
-pub fn descriptor_entry(
-    url: &str,
-    revision: &CommitId,
-    root: Option<&RootPath>,
-    (limits, links): (Limits, Links),
-    trust: Option<(&[(&str, &std::path::Path)], &Signer)>,
-    bundles: &[PinnedBundle],
-) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# A pin is only as good as the review of the bytes it names: read every file of"
-    );
-    let _ = writeln!(
-        out,
-        "# these bundles at this commit, then replace each `{VERSION_PLACEHOLDER}` with the reviewed release."
-    );
-    let _ = writeln!(out, "- git:");
-    // Values from the command line and the commit are written as YAML strings, so none can
-    // end the line or add a key; the declared version is only a comment, escaped.
-    let _ = writeln!(out, "    source: {}", yaml_string(url));
-    let _ = writeln!(out, "    revision: {revision}");
-    let _ = writeln!(
-        out,
-        "    directory: /var/lib/skillfold/{}  # the corpus `prepare` manages",
-        corpus_name(url)
-    );
-    if let Some(root) = root {
-        let _ = writeln!(out, "    root: {}", yaml_string(root.as_str()));
-    }
-    if !limits.is_default() {
-        let _ = writeln!(
-            out,
-            "    limits: {}  # approves bounds beyond the chamvi default{}",
-            limits_yaml(limits),
-            if limits.binary() {
-                " and binary files"
-            } else {
-                ""
-            }
-        );
-    }
-    if !links.is_refuse() {
-        let _ = writeln!(
-            out,
-            "    links: {}  # symbolic links outside the approved bundles are skipped",
-            links.as_str()
-        );
-    }
-    if let Some((files, signer)) = trust {
-        let _ = writeln!(
-            out,
-            "    verify:  # signed by {} ({})",
-            escape::text(&signer.principal),
-            signer.fingerprint
-        );
-        for (key, path) in files {
-            let _ = writeln!(out, "      {key}: {}", yaml_string(&path.to_string_lossy()));
-        }
-    }
-    let _ = writeln!(out, "    approved:");
-    for bundle in bundles {
-        let declared = bundle
-            .declared_version()
-            .map(|v| format!("  # the bundle declares `{}`", escape::text(v)))
-            .unwrap_or_default();
-        let version = format!("\"{VERSION_PLACEHOLDER}\"{declared}");
-        let _ = writeln!(out, "      - name: {}", bundle.name());
-        let _ = writeln!(out, "        hash: {}", bundle.digest());
-        let _ = writeln!(out, "        version: {version}");
-    }
-    out
-}
-
-/// A profile as a descriptor value: its name, or a flow mapping of every key.
-fn limits_yaml(limits: Limits) -> String {
-    match limits.name() {
-        Some(name) => name.to_owned(),
-        None => {
-            let pairs: Vec<String> = limits
-                .to_string()
-                .split(',')
-                .map(|pair| pair.replacen('=', ": ", 1))
-                .collect();
-            format!("{{{}}}", pairs.join(", "))
-        }
-    }
-}
-
-/// `text` as a YAML double-quoted scalar: JSON's string escapes are a subset of YAML's, and
-/// [`json_text`] escapes the controls and invisible characters YAML would take raw.
-pub(crate) fn yaml_string(text: &str) -> String {
-    json_text::string(text)
-}
-
-/// A directory name for the corpus of `url`: its last path segment without `.git`, `skills`
-/// when nothing is left or only dots (`/..git` must not name the base's parent, or the base).
-pub(crate) fn corpus_name(url: &str) -> String {
-    let last = url
-        .trim_end_matches('/')
-        .rsplit(['/', ':'])
-        .next()
-        .unwrap_or("skills");
-    let name: String = last
-        .trim_end_matches(".git")
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        .collect();
-    if name.chars().all(|c| c == '.') {
-        "skills".to_owned()
-    } else {
-        name
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::format::file_set::FileSetBuilder;
-
-    #[test]
-    fn a_corpus_name_is_never_only_dots() {
-        for (url, name) in [
-            ("https://h/a/skills.git", "skills"),
-            ("https://h/a/..git", "skills"),
-            ("https://h/a/...git", "skills"),
-            ("https://h/a/.x.git", ".x"),
-            ("https://h/a/%2e%2e", "2e2e"),
-        ] {
-            assert_eq!(corpus_name(url), name, "{url}");
-        }
-    }
-
-    #[test]
-    fn the_entry_quotes_what_it_prints_so_nothing_adds_a_line_or_a_key() {
-        let url = "https://example.com/s.git\n    directory: /\n# x: \"y\" \\";
-        let root = RootPath::parse("skills/.x #: x").expect("a root");
-        let mut files = FileSetBuilder::new();
-        files.insert(
-            "SKILL.md",
-            b"---\nname: demo\ndescription: d\nversion: \"1\\n        hash: 0\\u001b[8m\"\n---\nbody\n"
-                .to_vec(),
-        );
-        let (files, problems) = files.finish();
-        let bundle = Bundle::check(files, problems).expect("a valid bundle");
-        let digest = bundle.digest().to_string();
-        let commit = CommitId::parse(&"a".repeat(40)).expect("commit");
-        let entry = descriptor_entry(
-            url,
-            &commit,
-            Some(&root),
-            (Limits::default(), Links::Refuse),
-            None,
-            &[PinnedBundle::from(&bundle)],
-        );
-        assert!(!entry.contains('\u{1b}'), "{entry}");
-        let parsed: serde_yaml::Value = serde_yaml::from_str(&entry).expect("YAML");
-        let git = &parsed[0]["git"];
-        assert_eq!(git["source"].as_str(), Some(url));
-        assert_eq!(git["root"].as_str(), Some("skills/.x #: x"));
-        let approved = git["approved"].as_sequence().expect("approved");
-        assert_eq!(approved.len(), 1);
-        assert_eq!(approved[0]["version"].as_str(), Some(VERSION_PLACEHOLDER));
-        assert_eq!(approved[0]["hash"].as_str(), Some(digest.as_str()));
-        assert!(
-            entry.contains("declares `1\\n        hash: 0\\u{1b}[8m`"),
-            "{entry}"
-        );
-        assert!(
-            !entry.contains("limits"),
-            "the default is not written: {entry}"
-        );
-    }
-
-    #[test]
-    fn the_entry_names_a_raised_profile_so_the_descriptor_reads_it_back() {
-        for spec in ["extended", "file_bytes=1MiB,binary=true"] {
-            let limits = Limits::parse(spec).expect("a profile");
-            let commit = CommitId::parse(&"a".repeat(40)).expect("commit");
-            let entry = descriptor_entry(
-                "https://example.com/s.git",
-                &commit,
-                None,
-                (limits, Links::Refuse),
-                None,
-                &[],
-            );
-            let parsed: crate::descriptor::Descriptor =
-                serde_yaml::from_str(&format!("skills:\n{entry}")).expect("a descriptor");
-            let crate::descriptor::SkillSource::Git(git) = &parsed.skills[0] else {
-                panic!("a git source");
-            };
-            let written = git.limits.as_ref().expect("limits written");
-            let read = written.resolve().expect("a valid profile");
-            assert_eq!(read, limits, "{entry}");
-        }
-    }
-}
+pub(crate) use entry::{corpus_name, yaml_string};

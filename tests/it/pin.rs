@@ -42,12 +42,15 @@ impl Setup {
     /// The entry `pin` printed as this setup's descriptor, its corpus here and every version
     /// filled in.
     pub(super) fn adopt(&self, entry: &str) {
-        let descriptor = format!(
-            "skills:\n{}",
-            entry
-                .replace("/var/lib/skillfold/remote", self.corpus().to_str().unwrap())
-                .replace("\"<version>\"", "\"1.0.0\"")
-        );
+        let corpus = format!("    directory: {}", self.corpus().to_str().unwrap());
+        let entry: String = entry
+            .lines()
+            .map(|line| match line.starts_with("    directory: ") {
+                true => format!("{corpus}\n"),
+                false => format!("{line}\n"),
+            })
+            .collect();
+        let descriptor = format!("skills:\n{}", entry.replace("\"<version>\"", "\"1.0.0\""));
         fs_err::write(self.config(), descriptor).expect("write descriptor");
     }
 }
@@ -605,4 +608,418 @@ fn pin_all_matches_its_root_by_bytes_not_by_a_lossy_reading() {
         .collect();
     assert_eq!(pinned, ["beta"], "{report}");
     assert_eq!(report["refused"], serde_json::json!([]), "{report}");
+}
+
+// --- refs resolved once, `--write`, `--version`, default directories ------------------------
+
+/// A repository with `alpha` and `beta` under `skills` at a first commit (tagged `v1`, an
+/// annotated tag) and `alpha` changed at a second one, the head of `main`: the first commit, the
+/// second, and the repository.
+fn tagged() -> (Repo, String, String) {
+    let repo = Repo::new();
+    bundle_in(&repo, "skills", "alpha");
+    bundle_in(&repo, "skills", "beta");
+    let first = repo.commit("alpha and beta");
+    super::support::git::git(&repo.work, &["tag", "-a", "v1", "-m", "release 1", &first]);
+    let bare = repo.bare.to_str().expect("utf8").to_owned();
+    super::support::git::git(&repo.work, &["push", "-q", &bare, "v1"]);
+    repo.write(
+        "skills/alpha/references/guide.md",
+        b"# Guide for alpha, better\n",
+    );
+    let second = repo.commit("alpha improved");
+    super::support::git::git(&repo.bare, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    (repo, first, second)
+}
+
+/// Whether `comment` ends with an RFC 3339 UTC time to the second.
+fn ends_with_a_utc_time(line: &str) -> bool {
+    let time = line.rsplit(' ').next().unwrap_or_default();
+    time.len() == 20
+        && time.ends_with('Z')
+        && time.as_bytes()[10] == b'T'
+        && time.starts_with("20")
+        && time
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| matches!(i, 4 | 7 | 10 | 13 | 16 | 19) || b.is_ascii_digit())
+}
+
+#[test]
+fn a_branch_or_a_tag_is_resolved_once_and_the_entry_says_from_what_and_when() {
+    let (repo, first, second) = tagged();
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    for (name, full, commit) in [
+        ("main", "refs/heads/main", &second),
+        ("v1", "refs/tags/v1", &first),
+    ] {
+        let mut args = pin_args(&url, name, "skills");
+        args.push("alpha");
+        let out = s.run(&args);
+        assert_eq!(code(&out), Some(0), "{name}: {}", stderr(&out));
+        let entry = stdout(&out);
+        let line = entry
+            .lines()
+            .find(|l| l.starts_with("    revision: "))
+            .expect("a revision line");
+        let prefix = format!("    revision: {commit}  # resolved from `{name}` ({full}) on ");
+        assert!(line.starts_with(&prefix), "{line}");
+        assert!(ends_with_a_utc_time(line), "{line}");
+        assert!(
+            stderr(&out).contains(&format!("resolved `{name}` ({full}) to {commit}")),
+            "{}",
+            stderr(&out)
+        );
+        assert!(
+            entry.contains(&digest(&repo, "skills/alpha")) == (name == "main"),
+            "{entry}"
+        );
+        // The descriptor holds the full id: it checks, and prepares that commit.
+        s.adopt(&entry);
+        let check = s.run(&["check"]);
+        assert_eq!(code(&check), Some(0), "{}", stderr(&check));
+    }
+}
+
+#[test]
+fn a_ref_the_server_does_not_list_is_refused_naming_the_command_that_lists_refs() {
+    let (repo, _, _) = tagged();
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    let mut args = pin_args(&url, "no-such-branch", "skills");
+    args.push("alpha");
+    let out = s.run(&args);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let err = stderr(&out);
+    assert!(
+        err.contains("`--revision no-such-branch` names no commit of")
+            && err.contains("refs/heads/no-such-branch` or `refs/tags/no-such-branch")
+            && err.contains("[fetch_invalid]"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("hint: list the branches and tags the server has with `git ls-remote --heads --tags {url}`")),
+        "{err}"
+    );
+    // An abbreviated id is no name to look up: refused before anything is asked.
+    let mut args = pin_args("http://127.0.0.1:9/git/remote.git", "0123abc", "skills");
+    args.push("alpha");
+    let out = s.run(&args);
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("looks like an abbreviated commit id"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A descriptor in an operator's own style: comments, a local source, an agent with an
+/// indentless list, a trailing comment.
+const OWN: &str = "# the platform team's skills\nskills:   # every agent gets these\n  - local: { name: notes, version: '3', directory: /opt/notes, hash: HASH }\n\n# reviewed weekly\nagents:\n  writer:\n    skills:\n    - local: { name: style, version: '1', directory: /opt/style, hash: HASH }\n      # style guide\nscripts:\n  timeout_seconds: 10   # seconds\n";
+
+fn own(repo: &Repo) -> String {
+    // Any valid digest: `check` reads no local bundle.
+    OWN.replace("HASH", &digest(repo, "skills/beta"))
+}
+
+/// `text` with `inserted` before the first occurrence of `at`.
+fn inserted(text: &str, at: &str, lines: &str) -> String {
+    let i = text.find(at).unwrap_or_else(|| panic!("{at:?} in {text}"));
+    format!("{}{lines}{}", &text[..i], &text[i..])
+}
+
+fn write_args<'a>(
+    url: &'a str,
+    revision: &'a str,
+    names: &[&'a str],
+    more: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = pin_args(url, revision, "skills");
+    args.extend(names);
+    args.push("--write");
+    args.extend(more);
+    args
+}
+
+#[test]
+fn write_appends_to_the_defaults_keeping_every_other_byte_and_check_refuses_the_placeholder() {
+    let (repo, first, _) = tagged();
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    let before = own(&repo);
+    fs_err::write(s.config(), &before).expect("write");
+    let out = s.run(&write_args(&url, &first, &["beta"], &[]));
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "", "written, not printed");
+    let hash = digest(&repo, "skills/beta");
+    let block = format!(
+        "  - git:\n      source: \"{url}\"\n      revision: {first}\n      directory: /var/lib/skillfold/git-remote-skills  # the corpus `prepare` manages\n      root: \"skills\"\n      approved:\n        - name: beta\n          hash: {hash}\n          version: \"<version>\"\n"
+    );
+    let after = fs_err::read_to_string(s.config()).expect("read");
+    assert_eq!(after, inserted(&before, "\n# reviewed weekly", &block));
+    let err = stderr(&out);
+    assert!(
+        err.contains("a new source at skills[1].git") && err.contains("approving beta"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[version_placeholder]") && err.contains("--version LABEL"),
+        "{err}"
+    );
+    // `check` refuses the placeholder with its own code, naming the option that fills it.
+    let check = s.run(&["check"]);
+    assert_eq!(code(&check), Some(2), "{}", stderr(&check));
+    let err = stderr(&check);
+    assert!(
+        err.contains("skills[1].git.approved[0].version")
+            && err.contains("[version_placeholder]")
+            && err.contains("--version LABEL")
+            && !err.contains("version_range"),
+        "{err}"
+    );
+    // The same pin again: nothing to add, nothing written.
+    let out = s.run(&write_args(&url, &first, &["beta"], &[]));
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("beta: already approved with this hash at skills[1].git.approved[0]"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs_err::read_to_string(s.config()).expect("read"), after);
+}
+
+#[test]
+fn write_into_an_agent_new_or_existing_with_a_version_then_prepare() {
+    let (repo, first, _) = tagged();
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    let before = own(&repo);
+    fs_err::write(s.config(), &before).expect("write");
+    let corpus = s.corpus();
+    let corpus = corpus.to_str().expect("utf8");
+    let hash = digest(&repo, "skills/beta");
+    // An agent that has a list: the entry goes after its last item, at its indentation.
+    let out = s.run(&write_args(
+        &url,
+        &first,
+        &["beta"],
+        &[
+            "--agent",
+            "writer",
+            "--version",
+            "2026.12.07",
+            "--directory",
+            corpus,
+        ],
+    ));
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let block = format!(
+        "    - git:\n        source: \"{url}\"\n        revision: {first}\n        directory: {corpus}  # the corpus `prepare` manages\n        root: \"skills\"\n        approved:\n          - name: beta\n            hash: {hash}\n            version: \"2026.12.07\"\n"
+    );
+    let with_writer = inserted(&before, "scripts:", &block);
+    assert_eq!(
+        fs_err::read_to_string(s.config()).expect("read"),
+        with_writer
+    );
+    assert!(
+        stderr(&out).contains("a new source at agents.writer.skills[1].git"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("placeholder"), "{}", stderr(&out));
+    // A new agent: made after the last one, with its `skills`.
+    let out = s.run(&write_args(
+        &url,
+        &first,
+        &["alpha"],
+        &["--agent", "ops", "--version", "2026.12.07"],
+    ));
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let after = fs_err::read_to_string(s.config()).expect("read");
+    assert!(
+        after
+            .starts_with(&with_writer.replace("scripts:\n  timeout_seconds: 10   # seconds\n", "")),
+        "{after}"
+    );
+    let added = &after[with_writer.find("scripts:").unwrap()..];
+    assert!(
+        added.starts_with("  ops:\n    skills:\n      - git:\n          source: "),
+        "{after}"
+    );
+    assert!(
+        after.ends_with("scripts:\n  timeout_seconds: 10   # seconds\n"),
+        "{after}"
+    );
+    let check = s.run(&["check"]);
+    assert_eq!(code(&check), Some(0), "{}", stderr(&check));
+    // The written entry prepares: the corpus given by `--directory` holds the bundle.
+    let prep = s.run(&["prepare", "--json"]);
+    assert!(
+        corpus_holds(&s, "beta"),
+        "{}\n{}",
+        stderr(&prep),
+        stdout(&prep)
+    );
+}
+
+/// Whether the setup's corpus publishes `name`.
+fn corpus_holds(s: &Setup, name: &str) -> bool {
+    s.corpus()
+        .join(format!("current/{name}/SKILL.md"))
+        .is_file()
+}
+
+#[test]
+fn write_adds_to_a_source_of_the_same_commit_and_refuses_a_name_approved_with_another_hash() {
+    let (repo, first, second) = tagged();
+    let server = HttpServer::start(repo.tmp.path());
+    let url = server.url("remote.git");
+    let s = Setup::new();
+    // No descriptor yet: it is made.
+    let out = s.run(&write_args(&url, &first, &["alpha"], &["--version", "1"]));
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let made = fs_err::read_to_string(s.config()).expect("made");
+    assert!(made.starts_with("skills:\n  - git:\n"), "{made}");
+    // The same URL, commit and root: beta joins alpha's source.
+    let out = s.run(&write_args(&url, &first, &["beta"], &["--version", "1"]));
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("beta added to skills[0].git"),
+        "{}",
+        stderr(&out)
+    );
+    let both = fs_err::read_to_string(s.config()).expect("read");
+    let hash = digest(&repo, "skills/beta");
+    assert_eq!(
+        both,
+        format!("{made}        - name: beta\n          hash: {hash}\n          version: \"1\"\n")
+    );
+    assert_eq!(both.matches("- git:").count(), 1, "{both}");
+    let check = s.run(&["check"]);
+    assert_eq!(code(&check), Some(0), "{}", stderr(&check));
+    // alpha at the next commit has other bytes: another pin of the same name in the defaults.
+    let out = s.run(&write_args(&url, &second, &["alpha"], &["--version", "2"]));
+    assert_eq!(code(&out), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`alpha` is already approved at skills[0].git.approved[0] with hash")
+            && err.contains("[conflicting_pins]")
+            && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert_eq!(fs_err::read_to_string(s.config()).expect("read"), both);
+    // An agent gets the defaults too: for it, the other alpha is a conflict as well.
+    let out = s.run(&write_args(
+        &url,
+        &second,
+        &["alpha"],
+        &["--version", "2", "--agent", "next"],
+    ));
+    assert_eq!(
+        code(&out),
+        Some(2),
+        "the agent also gets the defaults' alpha: {}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("[conflicting_pins]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn two_repositories_named_skills_under_different_owners_get_different_directories() {
+    let (repo, first, _) = tagged();
+    let s = Setup::new();
+    let mut directories = Vec::new();
+    for owner in ["anthropics", "openai"] {
+        // The same repository, copied to `<owner>/skills.git`.
+        let path = repo.tmp.path().join(owner);
+        fs_err::create_dir(&path).expect("mkdir");
+        super::support::git::git(
+            &path,
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                repo.bare.to_str().expect("utf8"),
+                "skills.git",
+            ],
+        );
+        let url = format!("file://{}/skills.git", path.display());
+        let mut args = pin_args(&url, &first, "skills");
+        args.push("beta");
+        let out = s.run(&args);
+        assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+        let entry = stdout(&out);
+        let directory = entry
+            .lines()
+            .find_map(|l| l.strip_prefix("    directory: "))
+            .and_then(|l| l.split("  #").next())
+            .expect("a directory")
+            .to_owned();
+        assert_eq!(
+            directory,
+            format!("/var/lib/skillfold/{owner}-skills-skills")
+        );
+        directories.push(directory);
+    }
+    assert_ne!(directories[0], directories[1]);
+}
+
+#[test]
+fn update_says_when_bytes_change_under_an_unchanged_label_and_version_sets_one() {
+    let (repo, first, second) = tagged();
+    let url = repo.file_url();
+    let s = Setup::new();
+    let mut args = write_args(
+        &url,
+        &first,
+        &["alpha", "beta"],
+        &["--version", "2026.12.07"],
+    );
+    args.extend(["--directory", "corpus"]);
+    let out = s.run(&args);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let before = fs_err::read_to_string(s.config()).expect("read");
+    // alpha changed at `main`, declaring no version: its label would stay.
+    let out = s.run(&["update", "--write"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("note: skills[0].git: alpha: its bytes change but its version stays `2026.12.07`: give `--version LABEL`"),
+        "{err}"
+    );
+    assert!(!err.contains("beta: its bytes"), "beta is unchanged: {err}");
+    let kept = fs_err::read_to_string(s.config()).expect("read");
+    assert!(
+        kept.contains(&second) && kept.matches("\"2026.12.07\"").count() == 2,
+        "{kept}"
+    );
+    // `--version` labels the bundles whose bytes change, and only those.
+    fs_err::write(s.config(), &before).expect("write");
+    let out = s.run(&["update", "--write", "--version", "2027.01.15"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
+    let labelled = fs_err::read_to_string(s.config()).expect("read");
+    let alpha = digest(&repo, "skills/alpha");
+    assert!(
+        labelled.contains(&format!(
+            "- name: alpha\n          hash: {alpha}\n          version: \"2027.01.15\""
+        )),
+        "{labelled}"
+    );
+    assert!(
+        labelled.contains("- name: beta\n") && labelled.matches("\"2026.12.07\"").count() == 1,
+        "{labelled}"
+    );
+    let check = s.run(&["check"]);
+    assert_eq!(code(&check), Some(0), "{}", stderr(&check));
 }

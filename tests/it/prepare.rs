@@ -516,6 +516,7 @@ fn rollback_to_a_previous_generation_that_does_not_verify_is_refused_with_its_ow
 fn pin_prints_an_entry_that_prepare_accepts_once_versions_are_filled() {
     let (repo, commit) = two_bundles();
     let s = Setup::new();
+    let corpus = s.corpus();
     let out = s.run(&[
         "pin",
         "--source",
@@ -524,6 +525,8 @@ fn pin_prints_an_entry_that_prepare_accepts_once_versions_are_filled() {
         &commit,
         "--root",
         "skills",
+        "--directory",
+        corpus.to_str().unwrap(),
         "alpha",
         "beta",
     ]);
@@ -531,11 +534,7 @@ fn pin_prints_an_entry_that_prepare_accepts_once_versions_are_filled() {
     let entry = stdout(&out);
     assert!(entry.contains("only as good as the review"), "{entry}");
     assert!(entry.contains(&repo.digest("alpha")) && entry.contains(&repo.digest("beta")));
-    let corpus = s.corpus();
-    let mut descriptor = format!(
-        "skills:\n{}",
-        entry.replace("/var/lib/skillfold/remote", corpus.to_str().unwrap())
-    );
+    let mut descriptor = format!("skills:\n{entry}");
     // Unfilled placeholders are refused by `check`.
     fs_err::write(s.config(), &descriptor).expect("write");
     assert_eq!(code(&s.run(&["check"])), Some(2));

@@ -7,45 +7,62 @@ use crate::descriptor::signers::TrustPolicy;
 #[cfg(feature = "signatures")]
 use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys};
 use crate::format::limits::Limits;
-use crate::format::pin::CommitId;
 use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
-use crate::ops::pin;
+use crate::format::version::VersionLabel;
+use crate::ops::pin::{self, entry::Entry, revision::Revision};
 use crate::source::code::PrepareCode;
+use crate::source::git::candidate::CandidateTarget;
 use crate::support::escape;
 use clap::Args;
 
 use crate::cli::exit::{self, Exit};
 
-/// Fetch one commit and print the descriptor entry that pins the named bundles.
+/// Fetch one commit and print the descriptor entry that pins the named bundles, or write it
+/// into the descriptor.
 ///
 /// The reviewer's helper: the commit is fetched exactly as `prepare` fetches it and every check
 /// applies (no symlink anywhere in the tree, bundle rules, bounds). The printed `git:` entry
-/// holds each bundle's hash and a version placeholder to replace with the reviewed release.
-/// Nothing is written to any corpus, and it is never meant to run at startup. To pin a local
-/// directory, use `skillfold hash DIR`.
+/// holds the full commit id, each bundle's hash and a version placeholder to replace with the
+/// reviewed release (or the label `--version` gives). Nothing is written to any corpus, and it
+/// is never meant to run at startup. To pin a local directory, use `skillfold hash DIR`.
+///
+/// `--revision` may name a branch or a tag: it is resolved once, now, from the server's ref
+/// listing, and the entry holds the full commit id with a comment saying what it was resolved
+/// from and when.
+///
+/// With `--write`, the entry is appended to the descriptor (`-c`) instead of printed: to the
+/// defaults' `skills`, or to an agent's (`--agent`, made when missing); to the `approved` list
+/// of a source of the same URL, commit and root when there is one. Every other byte of the file
+/// stays; the new file is read back and checked before it replaces the old one.
 ///
 /// With `--all` instead of names, every folder under the root holding a `SKILL.md` is taken:
 /// the valid bundles are pinned and the refused ones listed on stderr with every reason (the
 /// first step of reviewing a whole repository).
 ///
-/// Exit status: 0 printed (with `--all`: at least one bundle pinned, refusals still listed); 1
-/// the source could not be fetched; 2 a refused commit or bundle (with `--all`: none pinned).
+/// Exit status: 0 printed or written (with `--all`: at least one bundle pinned, refusals still
+/// listed); 1 the source could not be fetched or the descriptor written; 2 a refused commit or
+/// bundle (with `--all`: none pinned), a ref the server does not list, or an entry the
+/// descriptor cannot take.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  skillfold pin --source https://github.com/acme/skills.git \\\n    \
     --revision 0123456789abcdef0123456789abcdef01234567 --root skills pdf docx\n  \
+    skillfold pin --source https://github.com/acme/skills.git --revision v1.2.0 \\\n    \
+    --root skills pdf --write --version 2026.12.07 -c skillfold.yaml\n  \
     skillfold pin --source https://github.com/acme/skills.git \\\n    \
-    --revision 0123456789abcdef0123456789abcdef01234567 --root skills/.curated --all"
+    --revision main --root skills/.curated --all"
 )]
 pub struct PinArgs {
     /// Repository URL (no credentials in it).
     #[arg(long, value_name = "URL")]
     source: String,
 
-    /// The full commit id to review (40 or 64 hex digits).
-    #[arg(long, value_name = "COMMIT", value_parser = parse_commit)]
-    revision: CommitId,
+    /// The commit to review: a full commit id (40 or 64 hex digits), or a branch or tag name,
+    /// resolved once from the server's ref listing (the entry records the full id and what it
+    /// was resolved from).
+    #[arg(long, value_name = "REF", value_parser = parse_revision)]
+    revision: CandidateTarget,
 
     /// Folder in the repository holding `<name>/SKILL.md` (hidden folders such as
     /// `skills/.curated` allowed; `..`, `.`, empty segments and absolute paths refused).
@@ -89,13 +106,49 @@ pub struct PinArgs {
     #[arg(long)]
     json: bool,
 
+    /// Append the entry to the descriptor (`-c`) instead of printing it; the file is made
+    /// when there is none.
+    #[arg(long)]
+    write: bool,
+
+    /// With `--write`: the agent whose extras get the entry (made when missing); without it,
+    /// the defaults.
+    #[arg(long, value_name = "NAME", requires = "write", value_parser = parse_agent)]
+    agent: Option<String>,
+
+    /// The release label of every pinned bundle, in place of the `"<version>"` placeholder
+    /// (see docs/updates.md for a convention).
+    #[arg(long, value_name = "LABEL", value_parser = super::update::parse_version)]
+    version: Option<VersionLabel>,
+
+    /// The corpus directory of the entry (relative paths resolve against the descriptor's
+    /// folder). Default: `/var/lib/skillfold/<owner>-<repo>[-<root>]`, with `-2`, `-3` added by
+    /// `--write` when another source uses it.
+    #[arg(long, value_name = "DIR")]
+    directory: Option<String>,
+
+    #[command(flatten)]
+    config: super::config::ConfigArg,
+
     #[command(flatten)]
     fetch_timeout: super::prepare::FetchTimeoutArg,
 }
 
 // A String: clap's value parser shows it to the operator with the flag; nothing matches it.
-fn parse_commit(s: &str) -> Result<CommitId, String> {
-    CommitId::parse(s).map_err(|e| e.to_string())
+fn parse_revision(s: &str) -> Result<CandidateTarget, String> {
+    CandidateTarget::parse(s)
+}
+
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
+fn parse_agent(s: &str) -> Result<String, String> {
+    if crate::descriptor::plan::valid_agent_name(s) {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "`{}`: an agent name is 1-64 characters of `A-Z a-z 0-9 . _ -`, starting with a letter or digit",
+            escape::text(s)
+        ))
+    }
 }
 
 // A String: clap's value parser shows it to the operator with the flag; nothing matches it.
@@ -132,12 +185,38 @@ pub fn run(args: PinArgs) -> Exit {
     .into_iter()
     .filter_map(|(key, path)| path.map(|p| (key, p)))
     .collect();
+    let stop = pin::Stop {
+        interrupt: &interrupt,
+        deadline: args.fetch_timeout.fetch_timeout,
+    };
+    let revision = match pin::revision::resolve(&args.source, &args.revision, stop) {
+        Ok(revision) => revision,
+        Err(e) => return refused(&e),
+    };
+    if let Some(from) = &revision.from {
+        diag!(
+            "resolved `{}` ({}) to {}",
+            escape::text(&from.name),
+            escape::text(&from.full),
+            revision.commit
+        );
+    }
+    let directory = args
+        .directory
+        .clone()
+        .unwrap_or_else(|| pin::entry::default_directory(&args.source, args.root.as_ref()));
+    let shown = Shown {
+        args: &args,
+        revision: &revision,
+        directory: &directory,
+        files: &files,
+    };
     if args.all {
-        return run_all(&args, trust.as_ref(), &files, &interrupt);
+        return run_all(&shown, trust.as_ref(), stop);
     }
     match pin::pin(
         &args.source,
-        &args.revision,
+        &revision.commit,
         args.root.as_ref(),
         &args.names,
         pin::PinPolicy {
@@ -145,25 +224,17 @@ pub fn run(args: PinArgs) -> Exit {
             trust: trust.as_ref(),
             links: args.links,
         },
-        pin::Stop {
-            interrupt: &interrupt,
-            deadline: args.fetch_timeout.fetch_timeout,
-        },
+        stop,
     ) {
         Ok(pinned) => {
             show_links(&pinned.links);
-            crate::cli::output::print(&pin::descriptor_entry(
-                &args.source,
-                &args.revision,
-                args.root.as_ref(),
-                (args.limits, args.links),
-                pinned.signer.as_ref().map(|s| (files.as_slice(), s)),
-                &pinned
-                    .bundles
-                    .iter()
-                    .map(pin::PinnedBundle::from)
-                    .collect::<Vec<_>>(),
-            ))
+            let bundles: Vec<pin::PinnedBundle> =
+                pinned.bundles.iter().map(pin::PinnedBundle::from).collect();
+            let entry = shown.entry(pinned.signer.as_ref());
+            if args.write {
+                return write(&shown, entry, &bundles);
+            }
+            crate::cli::output::print(&pin::entry::descriptor_entry(&entry, &bundles))
         }
         Err(pin::PinError::Bundles(errors)) => {
             for e in errors {
@@ -175,6 +246,81 @@ pub fn run(args: PinArgs) -> Exit {
         }
         Err(e) => refused(&e),
     }
+}
+
+/// What the entry says beside the bundles: the arguments, the commit, the directory and the
+/// key files.
+struct Shown<'a> {
+    args: &'a PinArgs,
+    revision: &'a Revision,
+    directory: &'a str,
+    files: &'a [(&'a str, &'a std::path::Path)],
+}
+
+impl<'a> Shown<'a> {
+    /// The entry, with who signed the commit when its signature was checked.
+    fn entry(&self, signer: Option<&'a crate::descriptor::signers::Signer>) -> Entry<'a> {
+        Entry {
+            url: &self.args.source,
+            revision: self.revision,
+            root: self.args.root.as_ref(),
+            limits: self.args.limits,
+            links: self.args.links,
+            trust: signer.map(|s| (self.files, s)),
+            directory: self.directory,
+            version: self.args.version.as_ref(),
+        }
+    }
+}
+
+/// `pin --write`: the entry appended to the descriptor, and what was done said on stderr.
+fn write(shown: &Shown<'_>, entry: Entry<'_>, bundles: &[pin::PinnedBundle]) -> Exit {
+    let path = &shown.args.config.path;
+    let request = pin::write::WriteRequest {
+        path,
+        agent: shown.args.agent.as_deref(),
+        entry,
+        directory_given: shown.args.directory.is_some(),
+        bundles,
+    };
+    let written = match pin::write::write(&request) {
+        Ok(written) => written,
+        Err(e) => {
+            diag!("error: {e} [{}]", e.code());
+            return exit::of(e.code());
+        }
+    };
+    let file = escape::path(path);
+    for (name, location) in &written.already {
+        diag!("{name}: already approved with this hash at {location}; left as it is");
+    }
+    if !written.written {
+        diag!("nothing written to `{file}`: every bundle is already approved");
+        return Exit::Ok;
+    }
+    let names: Vec<&str> = written.added.iter().map(|n| n.as_str()).collect();
+    match &written.directory {
+        Some(directory) => diag!(
+            "wrote `{file}`: a new source at {} (corpus `{}`) approving {}",
+            written.location,
+            escape::text(directory),
+            names.join(", ")
+        ),
+        None => diag!(
+            "wrote `{file}`: {} added to {}",
+            names.join(", "),
+            written.location
+        ),
+    }
+    if shown.args.version.is_none() {
+        diag!(
+            "note: each version is the placeholder `{}`, which `check` refuses \
+             [{}]: write the release label you reviewed, or pin again with `--version LABEL`",
+            pin::VERSION_PLACEHOLDER,
+            crate::descriptor::code::DescriptorCode::VersionPlaceholder
+        );
+    }
+    Exit::Ok
 }
 
 /// Lists the symbolic links outside the pinned bundles (`--links outside-bundles`).
@@ -191,7 +337,8 @@ fn show_links(links: &pin::OutsideLinks) {
     }
 }
 
-/// Reports a pin refused as a whole (the fetch, the tree, the signature) and its exit status.
+/// Reports a pin refused as a whole (the ref, the fetch, the tree, the signature) and its exit
+/// status.
 fn refused(e: &pin::PinError) -> Exit {
     diag!("error: {e} [{}]", e.code());
     if let pin::PinError::Commit(crate::source::git::commit::CommitError::Symlinks {
@@ -202,26 +349,17 @@ fn refused(e: &pin::PinError) -> Exit {
             diag!("  symbolic link: {}", escape::text(p));
         }
     }
-    if let pin::PinError::Commit(crate::source::git::commit::CommitError::Fetch(fetch)) = e
-        && let Some(hint) = fetch.hint()
-    {
+    if let Some(hint) = e.hint() {
         diag!("  hint: {hint}");
     }
     exit::of(e.code())
 }
 
 /// `pin --all`: the entry for every valid bundle under the root on stdout (or the JSON report),
-/// every refused folder on stderr with its reasons.
-fn run_all(
-    args: &PinArgs,
-    trust: Option<&TrustPolicy>,
-    files: &[(&str, &std::path::Path)],
-    interrupt: &AtomicBool,
-) -> Exit {
-    let stop = pin::Stop {
-        interrupt,
-        deadline: args.fetch_timeout.fetch_timeout,
-    };
+/// every refused folder on stderr with its reasons; with `--write`, the entry appended to the
+/// descriptor instead of printed.
+fn run_all(shown: &Shown<'_>, trust: Option<&TrustPolicy>, stop: pin::Stop<'_>) -> Exit {
+    let args = shown.args;
     let root = args.root.as_ref();
     let shown_root = root.map_or_else(|| "/".to_owned(), |r| escape::text(r.as_str()).to_string());
     let policy = pin::PinPolicy {
@@ -229,14 +367,14 @@ fn run_all(
         trust,
         links: args.links,
     };
-    let (pinned, refusals, links) =
-        match pin::pin_all(&args.source, &args.revision, root, policy, stop) {
-            Ok(all) => (Some((all.bundles, all.signer)), all.refused, all.links),
-            Err(pin::PinError::NoBundles { refused, .. }) => {
-                (None, refused, pin::OutsideLinks::default())
-            }
-            Err(e) => return refused(&e),
-        };
+    let commit = &shown.revision.commit;
+    let (pinned, refusals, links) = match pin::pin_all(&args.source, commit, root, policy, stop) {
+        Ok(all) => (Some((all.bundles, all.signer)), all.refused, all.links),
+        Err(pin::PinError::NoBundles { refused, .. }) => {
+            (None, refused, pin::OutsideLinks::default())
+        }
+        Err(e) => return refused(&e),
+    };
     show_links(&links);
     for r in &refusals {
         diag!("refused: {} [{}]", r.folder, r.code);
@@ -245,14 +383,7 @@ fn run_all(
         }
     }
     let entry = pinned.as_ref().map(|(bundles, signer)| {
-        pin::descriptor_entry(
-            &args.source,
-            &args.revision,
-            root,
-            (args.limits, args.links),
-            signer.as_ref().map(|s| (files, s)),
-            bundles,
-        )
+        pin::entry::descriptor_entry(&shown.entry(signer.as_ref()), bundles)
     });
     let (bundles, signer) = match &pinned {
         Some((bundles, signer)) => (bundles.as_slice(), signer.as_ref()),
@@ -279,14 +410,18 @@ fn run_all(
                  bundles you review, or give some to agents"
             );
         }
-        Exit::Ok
+        if args.write {
+            write(shown, shown.entry(signer), bundles)
+        } else {
+            Exit::Ok
+        }
     };
     if args.json {
         let report = AllReport {
             source: crate::descriptor::redact::RedactedUrl::new(&args.source)
                 .as_str()
                 .to_owned(),
-            revision: args.revision.as_str(),
+            revision: commit.as_str(),
             root: root.map(RootPath::as_str),
             limits: args
                 .limits
@@ -313,8 +448,8 @@ fn run_all(
         return crate::cli::output::finish(exit, true, &report);
     }
     match &entry {
-        Some(entry) => exit.worse(crate::cli::output::print(entry)),
-        None => exit,
+        Some(entry) if !args.write => exit.worse(crate::cli::output::print(entry)),
+        _ => exit,
     }
 }
 

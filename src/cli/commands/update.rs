@@ -3,7 +3,8 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::ops::update::{self, UpdateRequest, review};
+use crate::format::version::VersionLabel;
+use crate::ops::update::{self, UpdateRequest, UpdateStatus, review};
 use crate::support::escape;
 use clap::Args;
 
@@ -60,6 +61,12 @@ pub struct UpdateArgs {
     #[arg(long)]
     write: bool,
 
+    /// The release label of each bundle whose digest changes and which declares no version of
+    /// its own (a `"<version>"` placeholder it fills too); without it, such a bundle keeps its
+    /// label.
+    #[arg(long, value_name = "LABEL", value_parser = parse_version)]
+    version: Option<VersionLabel>,
+
     /// Print the report as JSON on stdout instead of the Markdown review.
     #[arg(long)]
     json: bool,
@@ -75,6 +82,7 @@ pub fn run(args: UpdateArgs) -> Exit {
         selectors: &args.sources,
         to: args.to.as_deref(),
         write: args.write,
+        version: args.version.as_ref(),
         fetch_timeout: args.fetch_timeout.fetch_timeout,
     };
     let report = match update::update(&request, &interrupt) {
@@ -102,6 +110,7 @@ pub fn run(args: UpdateArgs) -> Exit {
             }
         }
     }
+    same_label_notice(&report);
     let shown = args.config.path.display().to_string();
     if let Some(error) = &report.rewrite_error {
         diag!("error: {} [{}]", error.message, error.code);
@@ -129,4 +138,33 @@ pub fn run(args: UpdateArgs) -> Exit {
     exit.worse(crate::cli::output::print(&review::markdown(
         &report, &shown,
     )))
+}
+
+/// Says of each bundle whose bytes change under an unchanged label that it does, and which
+/// option sets a new one: a label names one reviewed release.
+fn same_label_notice(report: &update::UpdateReport) {
+    for source in &report.sources {
+        for bundle in &source.bundles {
+            let moved = bundle.status == UpdateStatus::Changed
+                && bundle.new_hash.as_deref() != Some(bundle.old_hash.as_str())
+                && bundle.new_version.as_deref() == Some(bundle.old_version.as_str());
+            if moved {
+                diag!(
+                    "note: {}: {}: its bytes change but its version stays `{}`: give \
+                     `--version LABEL` to label the new release",
+                    source.id.location,
+                    bundle.name,
+                    escape::text(&bundle.old_version)
+                );
+            }
+        }
+    }
+}
+
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
+pub(super) fn parse_version(s: &str) -> Result<VersionLabel, String> {
+    if s == crate::descriptor::VERSION_PLACEHOLDER {
+        return Err("the placeholder is not a label: give the release label you reviewed".into());
+    }
+    VersionLabel::parse(s).map_err(|e| e.to_string())
 }

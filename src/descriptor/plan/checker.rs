@@ -85,7 +85,9 @@ pub(crate) fn check_in_build(
     }
 }
 
-fn valid_agent_name(name: &str) -> bool {
+/// Whether `name` may name an agent: 1-64 characters of `A-Z a-z 0-9 . _ -`, starting with a
+/// letter or digit.
+pub fn valid_agent_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
         && name.len() <= 64
@@ -538,15 +540,30 @@ impl PlanChecker<'_> {
                 )
             })
             .ok();
-        let version = VersionLabel::parse(version)
-            .map_err(|e| {
-                self.problem(
-                    DescriptorCode::InvalidVersion,
-                    format!("{location}.version"),
-                    e.to_string(),
-                )
-            })
-            .ok();
+        let version = if version == crate::descriptor::VERSION_PLACEHOLDER {
+            // `pin`'s placeholder is no label a reviewer gave: its own refusal, naming the option
+            // that fills it.
+            self.problem(
+                DescriptorCode::VersionPlaceholder,
+                format!("{location}.version"),
+                format!(
+                    "the version is still `pin`'s placeholder `{}`: write the release label you \
+                     reviewed (or give `pin --write` a `--version LABEL`)",
+                    crate::descriptor::VERSION_PLACEHOLDER
+                ),
+            );
+            None
+        } else {
+            VersionLabel::parse(version)
+                .map_err(|e| {
+                    self.problem(
+                        DescriptorCode::InvalidVersion,
+                        format!("{location}.version"),
+                        e.to_string(),
+                    )
+                })
+                .ok()
+        };
         let hash = hash
             .parse()
             .map_err(|e: crate::format::digest::DigestParseError| {

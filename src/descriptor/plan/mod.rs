@@ -23,7 +23,7 @@ mod selection;
 mod types;
 
 pub use self::branch_name::check_branch;
-pub use self::checker::check;
+pub use self::checker::{check, valid_agent_name};
 #[cfg(feature = "oci")]
 pub use self::image_reference::is_sha256_digest;
 pub use self::image_reference::{ImageReference, ReferenceError, check_tag};

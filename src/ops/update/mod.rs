@@ -74,6 +74,9 @@ pub struct UpdateRequest<'a> {
     pub to: Option<&'a str>,
     /// Rewrite the descriptor when every selected source passes.
     pub write: bool,
+    /// The label of each bundle whose digest changes and which declares no version
+    /// (`--version`; a placeholder it fills too). `None`: the pinned label stays.
+    pub version: Option<&'a VersionLabel>,
     /// The overall deadline of each ref listing and fetch (`--fetch-timeout`).
     pub fetch_timeout: std::time::Duration,
 }
@@ -233,7 +236,7 @@ pub fn update(
                 git,
                 target,
                 &mut fetches,
-                &placeholder,
+                (&placeholder, request.version),
                 interrupt,
                 request.fetch_timeout,
             ),
@@ -241,7 +244,7 @@ pub fn update(
                 (oci, target),
                 digest,
                 &mut images,
-                &placeholder,
+                (&placeholder, request.version),
                 request.fetch_timeout,
             ),
         };
@@ -279,7 +282,7 @@ fn git_update<'p>(
     git: &'p GitSource,
     target: &CandidateTarget,
     fetches: &mut Fetches<'p>,
-    placeholder: &dyn Fn(usize) -> bool,
+    placeholder: Labels<'_>,
     interrupt: &AtomicBool,
     deadline: std::time::Duration,
 ) -> (SourceUpdate, Option<Change>) {
@@ -332,7 +335,7 @@ fn oci_update(
     (oci, target): (&OciSource, &ImageTarget),
     digest: Option<Result<String, SourceError>>,
     images: &mut Images,
-    placeholder: &dyn Fn(usize) -> bool,
+    placeholder: Labels<'_>,
     deadline: std::time::Duration,
 ) -> (SourceUpdate, Option<Change>) {
     let mut report = SourceUpdate {
@@ -473,7 +476,7 @@ fn review_source(
     git: &GitSource,
     candidate: &Candidate,
     old: &Candidate,
-    placeholder: &dyn Fn(usize) -> bool,
+    placeholder: Labels<'_>,
     report: &mut SourceUpdate,
 ) -> Option<Change> {
     report.to = Some(candidate.id.to_string());
@@ -521,7 +524,7 @@ fn review_bundles(
     folder: &dyn Fn(&SkillName) -> String,
     take_new: &dyn Fn(&Pin) -> Taken,
     take_old: &dyn Fn(&Pin) -> Option<Bundle>,
-    placeholder: &dyn Fn(usize) -> bool,
+    (placeholder, label): Labels<'_>,
     report: &mut SourceUpdate,
 ) -> Option<Vec<Pin>> {
     let mut pins = Vec::new();
@@ -562,7 +565,7 @@ fn review_bundles(
                     old_files.as_ref().map(|b| b.files()),
                     bundle.files(),
                 );
-                match new_pin(pin, &bundle, placeholder(i)) {
+                match new_pin(pin, &bundle, placeholder(i), label) {
                     Err(problem) => entry.problems.push(problem),
                     Ok(new) => {
                         let folder = folder(&pin.name);
@@ -607,19 +610,26 @@ pub(crate) fn declared_label(declared: &str) -> Result<VersionLabel, String> {
     })
 }
 
-/// The pin `bundle` gets: its digest, and the version it declares (the pinned one when it
-/// declares none, unless that is the placeholder).
+/// Which approved entries hold `pin`'s placeholder (by index), and the label `--version` gives.
+type Labels<'a> = (&'a dyn Fn(usize) -> bool, Option<&'a VersionLabel>);
+
+/// The pin `bundle` gets: its digest, and the version it declares; when it declares none, the
+/// `label` given if its digest changes or its version is the placeholder, else the pinned one.
 // A String: a problem line of the bundle's report (its code already in brackets); only shown.
 fn new_pin(
     pin: &Pin,
     bundle: &crate::format::bundle::Bundle,
     placeholder: bool,
+    label: Option<&VersionLabel>,
 ) -> Result<Pin, String> {
     let version = match bundle.declared_version() {
         Some(declared) => declared_label(declared)?,
+        None if label.is_some() && (placeholder || bundle.digest() != pin.hash) => {
+            label.cloned().unwrap_or_else(|| pin.version.clone())
+        }
         None if placeholder => {
             return Err(format!(
-                "the pin's version is the placeholder `{}` and the bundle declares none: write the release label by hand [{}]",
+                "the pin's version is the placeholder `{}` and the bundle declares none: give `--version LABEL`, or write the release label by hand [{}]",
                 crate::ops::pin::VERSION_PLACEHOLDER,
                 DescriptorCode::VersionPlaceholder
             ));

@@ -106,7 +106,7 @@ pub enum RewriteError {
         detail: String,
     },
     /// The file changed after it was read.
-    #[error("`{}` changed while the update ran; nothing was written: run the update again", escape::path(.path))]
+    #[error("`{}` changed while it was being rewritten; nothing was written: run the command again", escape::path(.path))]
     Changed {
         /// The descriptor.
         path: PathBuf,
