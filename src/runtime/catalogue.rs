@@ -86,9 +86,9 @@ pub enum CatalogueError {
         /// The second source.
         second: String,
     },
-    /// The descriptor has no such agent.
-    #[error("no agent `{0}` in the descriptor")]
-    UnknownAgent(String),
+    /// The descriptor has no such agent (its agents and the closest named).
+    #[error(transparent)]
+    UnknownAgent(#[from] crate::descriptor::plan::UnknownAgent),
 }
 
 impl CatalogueError {

@@ -196,6 +196,5 @@ impl Runtime {
 
 /// The sources `agent` sees, or the error for an agent the descriptor does not name.
 fn indices_for(plan: &Plan, agent: Option<&str>) -> Result<Vec<usize>, CatalogueError> {
-    plan.source_indices(agent)
-        .ok_or_else(|| CatalogueError::UnknownAgent(agent.unwrap_or_default().to_owned()))
+    Ok(plan.agent_indices(agent)?)
 }

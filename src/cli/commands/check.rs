@@ -29,9 +29,7 @@ pub fn run(args: CheckArgs) -> Exit {
             check::summary(&plan)
         )),
         Err(e) => {
-            for line in e.lines() {
-                diag!("error: {line}");
-            }
+            crate::cli::output::check_error(&e);
             Exit::of(&e)
         }
     }

@@ -6,7 +6,7 @@ use crate::format::bundle::{Bundle, BundleError};
 use crate::format::code::PinCode;
 use crate::format::digest::BundleDigest;
 use crate::format::limits::Limits;
-use crate::ops::hash::{self, HashReport};
+use crate::ops::hash::{self, HashRefusal, HashReport};
 use crate::support::escape;
 use clap::Args;
 
@@ -98,7 +98,7 @@ pub fn run(args: HashArgs) -> Exit {
                     continue;
                 }
                 if args.json {
-                    reports.push(HashReport::of(&bundle));
+                    reports.push(Report::Valid(HashReport::of(&bundle)));
                 } else if args.dirs.len() == 1 {
                     lines.push_str(&format!("{}\n", bundle.digest()));
                 } else {
@@ -106,20 +106,29 @@ pub fn run(args: HashArgs) -> Exit {
                     lines.push_str(&format!("{}  {shown}\n", bundle.digest()));
                 }
             }
-            Err(BundleError::Invalid(invalid)) => {
-                for problem in invalid.problems.as_slice() {
-                    let level = if problem.is_error() {
-                        "error"
-                    } else {
-                        "warning"
-                    };
-                    diag!("{level}: {}", problem.display_under(dir));
+            Err(error) => {
+                if let BundleError::Invalid(invalid) = &error {
+                    let problems = invalid.problems.as_slice();
+                    let lines: Vec<String> = problems
+                        .iter()
+                        .map(|problem| {
+                            let level = if problem.is_error() {
+                                "error"
+                            } else {
+                                "warning"
+                            };
+                            format!("{level}: {}", problem.display_under(dir))
+                        })
+                        .collect();
+                    let hint = hash::hint(problems);
+                    crate::cli::output::details("", &lines, hint.as_ref());
+                } else {
+                    diag!("error: {error} [{}]", error.code());
                 }
-                exit = exit.worse(exit::of(invalid.code()));
-            }
-            Err(BundleError::Read(e)) => {
-                diag!("error: {e} [{}]", e.code());
-                exit = exit.worse(exit::of(e.code()));
+                exit = exit.worse(exit::of(error.code()));
+                if args.json {
+                    reports.push(Report::Refused(HashRefusal::of(dir, &error)));
+                }
             }
         }
     }
@@ -135,6 +144,14 @@ pub fn run(args: HashArgs) -> Exit {
         return exit;
     }
     exit.worse(crate::cli::output::print(&lines))
+}
+
+/// One directory of `hash --json`: its report, or why it is refused.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Report {
+    Valid(HashReport),
+    Refused(HashRefusal),
 }
 
 fn print_warnings(dir: &Path, bundle: &Bundle) {
