@@ -111,7 +111,7 @@ impl Hint {
     /// `installed_drift` with the command that repairs the folder, as the reader can run it.
     pub fn repair(command: &str) -> Hint {
         Hint {
-            text: format!("`{command}` repairs it, once you have reviewed what changed"),
+            text: format!("`{command}` repairs it; review what changed first"),
             doc: INSTALL_DOC,
         }
     }

@@ -57,7 +57,7 @@ impl fmt::Display for UnknownAgent {
             escape::text(&self.agent)
         )?;
         if let Some(close) = self.closest() {
-            write!(f, "; did you mean `{}`?", escape::text(close))?;
+            write!(f, " (did you mean `{}`?)", escape::text(close))?;
         }
         if self.known.is_empty() {
             return f.write_str("; it names no agents, only the defaults (give no agent)");
@@ -108,7 +108,7 @@ mod tests {
         let e = unknown("reviewr", &["ops", "reviewer", "sec"]);
         assert_eq!(
             e.to_string(),
-            "the descriptor names no agent `reviewr`; did you mean `reviewer`?; its agents: \
+            "the descriptor names no agent `reviewr` (did you mean `reviewer`?); its agents: \
              `ops`, `reviewer`, `sec`"
         );
         assert_eq!(unknown("xyz", &["ops", "sec"]).closest(), None);
