@@ -124,7 +124,6 @@ pub use descriptor::DescriptorError;
 pub use descriptor::code::DescriptorCode;
 pub use descriptor::kind::SourceKind;
 pub use descriptor::plan::DescriptorProblem;
-pub use descriptor::plan::UnknownAgent;
 pub use descriptor::runner::policy::ApprovalSpec;
 pub use descriptor::syntax::SyntaxError;
 pub use descriptor::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};

@@ -81,6 +81,15 @@ impl SyntaxError {
     }
 }
 
+impl crate::support::error_code::Coded for SyntaxError {
+    /// Always `descriptor_syntax`.
+    fn error_code(&self) -> crate::support::error_code::ErrorCode {
+        crate::descriptor::code::DescriptorCode::DescriptorSyntax.into()
+    }
+}
+
+impl std::error::Error for SyntaxError {}
+
 impl fmt::Display for SyntaxError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.at {

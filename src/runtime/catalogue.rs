@@ -86,9 +86,10 @@ pub enum CatalogueError {
         /// The second source.
         second: String,
     },
-    /// The descriptor has no such agent (its agents and the closest named).
-    #[error(transparent)]
-    UnknownAgent(#[from] crate::descriptor::plan::UnknownAgent),
+    /// The descriptor has no such agent: the refusal as every command words it, naming the
+    /// descriptor's agents and the closest ([`crate::descriptor::plan::UnknownAgent`]).
+    #[error("{0}")]
+    UnknownAgent(String),
 }
 
 impl CatalogueError {
