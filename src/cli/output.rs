@@ -106,7 +106,7 @@ pub fn finish(exit: Exit, json: bool, report: &impl serde::Serialize) -> Exit {
 pub const MAX_DETAILS: usize = 10;
 
 /// Writes the details of a refusal on stderr, each after `indent`: the first [`MAX_DETAILS`],
-/// then how many more there are and where to find them (`… N more (`--json` for all)`), then the
+/// then how many more there are and where to find them (``… N more (`--json` for all)``), then the
 /// hint, when there is one, as a `hint:` line (the one rendering of
 /// [`Hint`](crate::format::hint::Hint) for every command).
 pub fn details(indent: &str, lines: &[String], hint: Option<&crate::format::hint::Hint>) {

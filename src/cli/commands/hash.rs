@@ -18,8 +18,9 @@ use crate::codes::CommandCode;
 /// Every rule of the bundle format is checked: `SKILL.md` frontmatter (strict YAML, `name`,
 /// `description`), UTF-8 text files without NUL bytes, no symlinks, special files or hidden
 /// paths, and every size bound of the limits profile (`chamvi` unless `--limits` names
-/// another; the digest never depends on it). All problems are printed on stderr, one per line, as
-/// `error: DIR/PATH: what is wrong [code]`.
+/// another; the digest never depends on it). Problems are printed on stderr, one per line, as
+/// `error: DIR/PATH: what is wrong [code]`: the first ten, then how many more (`--json` lists
+/// them all), and a `hint:` line when `--limits extended` would accept them.
 ///
 /// With one directory the digest alone is printed; with several, `DIGEST  DIR` per line, as
 /// `sha256sum` does. Pin the digest in `skillfold.yaml` after reviewing the bundle's bytes.
@@ -40,7 +41,8 @@ pub struct HashArgs {
     dirs: Vec<PathBuf>,
 
     /// Print a JSON report instead: `{name, description, hash, ignored_fields, files: [{path,
-    /// size, sha256}], warnings}`; an array of them for several directories.
+    /// size, sha256}], warnings}`, or `{directory, code, message, problems, hint}` for a refused
+    /// directory; an array of them for several directories.
     #[arg(long)]
     json: bool,
 
