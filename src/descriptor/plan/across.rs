@@ -1,8 +1,8 @@
 //! The checks across entries, in the same pass as the checks of each entry: distinct, non-nested
-//! corpus directories (`shared_directory`), and the rules of each effective selection
+//! corpus directories (`shared_directory`) here, and the rules of each effective selection
 //! (`selection.rs`: `conflicting_pins`, `too_many_skills`).
 //!
-//! They run on the [`EntryFacts`] the checker records for every entry, valid or not: its corpus
+//! Both run on the [`EntryFacts`] the checker records for every entry, valid or not: its corpus
 //! directory and the pins that parsed, each with its location. An entry refused for a bad commit
 //! id still has its directory and its pins, so a descriptor with both a broken entry and one
 //! skill too many is told both in one `check` (docs/descriptor.md: every problem is listed).
@@ -60,7 +60,7 @@ impl Entries {
     }
 }
 
-/// Every problem across `entries`: shared corpus directories, then each selection's.
+/// The shared corpus directories of `entries` (each selection's problems are `selection.rs`'s).
 pub(super) fn problems(entries: &Entries) -> Vec<DescriptorProblem> {
     let mut problems = Vec::new();
     let corpora: Vec<(&PathBuf, &str)> = entries
@@ -83,6 +83,5 @@ pub(super) fn problems(entries: &Entries) -> Vec<DescriptorProblem> {
             }
         }
     }
-    problems.extend(super::selection::problems(entries));
     problems
 }
