@@ -125,6 +125,7 @@ pub use descriptor::code::DescriptorCode;
 pub use descriptor::kind::SourceKind;
 pub use descriptor::plan::DescriptorProblem;
 pub use descriptor::runner::policy::ApprovalSpec;
+pub use descriptor::syntax::SyntaxError;
 pub use descriptor::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 pub use format::bundle::Bundle;
 pub use format::bundle::{BundleError, InvalidBundle};

@@ -102,6 +102,51 @@ pub fn finish(exit: Exit, json: bool, report: &impl serde::Serialize) -> Exit {
     }
 }
 
+/// The detail lines a refusal shows on stderr; `--json` reports hold them all.
+pub const MAX_DETAILS: usize = 10;
+
+/// Writes the details of a refusal on stderr, each after `indent`: the first [`MAX_DETAILS`],
+/// then how many more there are and where to find them (``… N more (`--json` for all)``), then the
+/// hint, when there is one, as a `hint:` line (the one rendering of
+/// [`Hint`](crate::format::hint::Hint) for every command).
+pub fn details(indent: &str, lines: &[String], hint: Option<&crate::format::hint::Hint>) {
+    details_with(indent, lines, "`--json` for all", hint);
+}
+
+/// [`details`], saying how to see them all with `all` (for a command whose `--json` does not
+/// report this refusal).
+pub fn details_with(
+    indent: &str,
+    lines: &[String],
+    all: &str,
+    hint: Option<&crate::format::hint::Hint>,
+) {
+    for line in lines.iter().take(MAX_DETAILS) {
+        diag!("{indent}{line}");
+    }
+    if lines.len() > MAX_DETAILS {
+        diag!("{indent}… {} more ({all})", lines.len() - MAX_DETAILS);
+    }
+    if let Some(hint) = hint {
+        diag!("{indent}hint: {hint}");
+    }
+}
+
+/// The lines of a descriptor that cannot be used, as every command prints them: `error: ` and
+/// each problem, and under a syntax error the offending line with a caret. Returns what was
+/// printed (the termination log of `prepare` keeps it too).
+pub fn check_error(e: &crate::ops::check::CheckError) -> Vec<String> {
+    let mut printed = Vec::new();
+    for line in e.lines() {
+        printed.push(format!("error: {line}"));
+    }
+    printed.extend(e.excerpt_lines());
+    for line in &printed {
+        diag!("{line}");
+    }
+    printed
+}
+
 /// click's `echo` to stdout or stderr, for the skills-ref compatible commands
 /// ([`crate::cli::agentskills`]): `text` and a newline, ANSI CSI sequences stripped when the
 /// stream is not a terminal; like click, a failed write is not reported.

@@ -32,6 +32,7 @@
 //! - [`plan`]: the static checks and the plan they produce.
 //! - [`edit`]: in-place rewrites of the pins (`update --write`), every other byte kept.
 //! - [`redact`]: URLs with credentials removed, for every message.
+//! - [`syntax`]: a file that is not a descriptor, said with its line, a caret and plain words.
 //! - [`runner`]: the script runner's configuration the plan carries — approvals by SHA-256,
 //!   the blocklist, limits.
 //! - [`signers`]: the trust policy of a Git source — an allowed-signers file (SSH) and an
@@ -48,6 +49,7 @@ pub mod publishers;
 pub mod redact;
 pub mod runner;
 pub mod signers;
+pub mod syntax;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -60,6 +62,7 @@ use crate::support::escape;
 
 pub use bounds::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 pub use plan::{DescriptorProblem, Plan, check};
+pub use syntax::SyntaxError;
 
 /// The version `pin` writes for the reviewer to replace: `check` refuses it
 /// (`version_placeholder`), and `update` fills it from the version the bundle declares.
@@ -461,17 +464,27 @@ pub enum DescriptorError {
         /// Its 1-based column.
         column: usize,
     },
-    /// The file is not a descriptor (not UTF-8, YAML syntax, unknown key, wrong shape).
-    #[error("{}: {}", escape::path(.path), escape::text(.message))]
+    /// The file is not a descriptor (not UTF-8, YAML syntax, unknown key, wrong shape), shown as
+    /// `FILE:LINE:COLUMN: what is wrong`; [`DescriptorError::excerpt_lines`] show the line.
+    #[error("{}{}{}", escape::path(.path), if .error.at.is_some() { ":" } else { ": " }, .error)]
     Syntax {
         /// The descriptor's path.
         path: PathBuf,
-        /// What the parser reported, with line and column.
-        message: String,
+        /// What is wrong, and where.
+        error: SyntaxError,
     },
 }
 
 impl DescriptorError {
+    /// The offending line and a caret under the column, to show under a syntax error (none for
+    /// other errors, or without a position).
+    pub fn excerpt_lines(&self) -> Vec<String> {
+        match self {
+            DescriptorError::Syntax { error, .. } => error.excerpt_lines(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Stable error code.
     pub fn code(&self) -> DescriptorCode {
         match self {
@@ -497,9 +510,9 @@ pub enum ParseError {
         /// 1-based column.
         column: usize,
     },
-    /// YAML syntax, unknown key, wrong shape: the parser's message, with line and column.
-    #[error("{}", escape::text(.0))]
-    Syntax(String),
+    /// YAML syntax, unknown key, wrong shape: what is wrong, and where.
+    #[error("{0}")]
+    Syntax(SyntaxError),
 }
 
 /// A parsed descriptor and the folder its relative paths are resolved against.
@@ -531,10 +544,10 @@ pub fn read_text(path: &Path) -> Result<String, DescriptorError> {
         })?;
     String::from_utf8(bytes).map_err(|e| DescriptorError::Syntax {
         path: path.to_owned(),
-        message: format!(
+        error: SyntaxError::plain(format!(
             "not UTF-8 text (an invalid byte at offset {})",
             e.utf8_error().valid_up_to()
-        ),
+        )),
     })
 }
 
@@ -547,9 +560,9 @@ pub fn from_text(path: &Path, text: &str) -> Result<Loaded, DescriptorError> {
             line,
             column,
         },
-        ParseError::Syntax(message) => DescriptorError::Syntax {
+        ParseError::Syntax(error) => DescriptorError::Syntax {
             path: path.to_owned(),
-            message,
+            error,
         },
     })?;
     let absolute = std::path::absolute(path).map_err(DescriptorError::Read)?;
@@ -572,9 +585,11 @@ pub fn parse(text: &str) -> Result<Descriptor, ParseError> {
     }
     bounds::check_nesting(text).map_err(|refusal| match refusal {
         bounds::BoundsRefusal::TooDeep { line, column } => ParseError::TooDeep { line, column },
-        bounds::BoundsRefusal::Syntax(message) => ParseError::Syntax(message),
+        bounds::BoundsRefusal::Syntax { info, line, column } => {
+            ParseError::Syntax(SyntaxError::new(text, &info, Some((line, column))))
+        }
     })?;
-    serde_yaml::from_str(text).map_err(|e| ParseError::Syntax(e.to_string()))
+    serde_yaml::from_str(text).map_err(|e| ParseError::Syntax(SyntaxError::of_serde(text, &e)))
 }
 
 /// The JSON Schema of the descriptor, as committed in `schemas/skillfold.schema.json`.

@@ -204,25 +204,36 @@ pub fn is_binary(bytes: &[u8]) -> bool {
     bytes.contains(&0) || std::str::from_utf8(bytes).is_err()
 }
 
-/// UTF-8 with no NUL byte.
+/// UTF-8 with no NUL byte. A file that is not text is one problem, whatever makes it so: a NUL
+/// byte (`nul_byte`, the usual mark of a binary file, whether or not it is also invalid UTF-8),
+/// else invalid UTF-8 (`not_utf8`).
 fn check_text(path: &str, bytes: &[u8], problems: &mut Problems) {
-    if let Some(at) = bytes.iter().position(|&b| b == 0) {
-        problems.push(Problem::error(
+    let nul = bytes.iter().position(|&b| b == 0);
+    let bad_utf8 = std::str::from_utf8(bytes).err().map(|e| e.valid_up_to());
+    let problem = match (nul, bad_utf8) {
+        (None, None) => return,
+        (Some(at), None) => Problem::error(
             ProblemCode::NulByte,
             Some(path),
             format!("binary content: NUL byte at offset {at}; bundle files must be text"),
-        ));
-    }
-    if let Err(e) = std::str::from_utf8(bytes) {
-        problems.push(Problem::error(
+        ),
+        (Some(at), Some(bad)) => Problem::error(
+            ProblemCode::NulByte,
+            Some(path),
+            format!(
+                "binary content: NUL byte at offset {at}, not valid UTF-8 from offset {bad}; \
+                 bundle files must be text"
+            ),
+        ),
+        (None, Some(bad)) => Problem::error(
             ProblemCode::NotUtf8,
             Some(path),
             format!(
-                "not valid UTF-8 (first bad byte at offset {}); bundle files must be UTF-8 text",
-                e.valid_up_to()
+                "not valid UTF-8 (first bad byte at offset {bad}); bundle files must be UTF-8 text"
             ),
-        ));
-    }
+        ),
+    };
+    problems.push(problem);
 }
 
 /// Whether an error about the file at `path` is already recorded.
@@ -328,12 +339,20 @@ mod tests {
         let got = codes(bundle(&[
             ("SKILL.md", b"---\nname: Bad\ndescription: ''\n---\n"),
             ("a.bin", b"\x00\xff"),
+            ("latin1.md", b"caf\xe9"),
             (".hidden", b"x"),
         ]));
         use ProblemCode::*;
         for want in [HiddenPath, NulByte, NotUtf8, NameInvalid, DescriptionBlank] {
             assert!(got.contains(&want), "{want:?} missing from {got:?}");
         }
+        // One problem a file that is not text, whatever makes it so.
+        assert_eq!(
+            got.iter()
+                .filter(|c| matches!(c, NulByte | NotUtf8))
+                .count(),
+            2
+        );
     }
 
     #[test]

@@ -18,6 +18,8 @@
 //!   and full commit ids.
 //! - [`digest`]: the `chamvi-skill-bundle-v1` digest, its grammar in the module doc.
 //! - [`bundle`]: a checked bundle (content rules + frontmatter + digest), or every problem.
+//! - [`hint`]: the one table from an error code to its hint (the option that would accept the
+//!   refusal, or the command that repairs it, and its page).
 //! - [`problem`]: problems with stable codes, paths, bounds and messages; [`code`]: the codes
 //!   of reading a bundle directory and of checking a bundle against its pin (declared with
 //!   [`crate::support::error_code::error_codes!`], the machinery of
@@ -29,6 +31,7 @@ pub mod code;
 pub mod digest;
 pub mod file_set;
 pub mod frontmatter;
+pub mod hint;
 pub mod limits;
 pub mod pin;
 pub mod problem;

@@ -151,8 +151,8 @@ pub fn prepare_and_load_all(
 /// The part of `plan` that `agent` sees, as a plan of its own: its sources are the defaults.
 fn agent_plan(plan: &Plan, agent: Option<&str>) -> Result<Plan, CatalogueError> {
     let indices = plan
-        .source_indices(agent)
-        .ok_or_else(|| CatalogueError::UnknownAgent(agent.unwrap_or_default().to_owned()))?;
+        .agent_indices(agent)
+        .map_err(|e| CatalogueError::UnknownAgent(e.to_string()))?;
     let sources: Vec<_> = indices.iter().map(|&i| plan.sources[i].clone()).collect();
     Ok(Plan {
         defaults: (0..sources.len()).collect(),

@@ -36,6 +36,16 @@ impl CheckError {
     }
 }
 
+impl CheckError {
+    /// Under a syntax error, the offending line and a caret under its column (none otherwise).
+    pub fn excerpt_lines(&self) -> Vec<String> {
+        match self {
+            CheckError::Load(e) => e.excerpt_lines(),
+            CheckError::Problems { .. } => Vec::new(),
+        }
+    }
+}
+
 impl crate::support::error_code::Coded for CheckError {
     /// The descriptor's code: the loader's, or the worst of the problems' (each is listed with
     /// its own in [`CheckError::lines`]).

@@ -3,14 +3,17 @@
 //! Directories are checked in parallel (one worker per core); results come back in argument
 //! order.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::format::bundle::{Bundle, BundleError, is_binary};
 use crate::format::digest::BundleDigest;
+use crate::format::hint::{Hint, Via};
 use crate::format::limits::Limits;
-use crate::support::hex;
+use crate::format::problem::Problem;
+use crate::support::error_code::ErrorCode;
+use crate::support::{escape, hex};
 
 /// The JSON report of one bundle (`skillfold hash --json`).
 #[derive(Debug, Clone, Serialize)]
@@ -29,6 +32,49 @@ pub struct HashReport {
     pub files: Vec<FileEntry>,
     /// Warnings such as case collisions (empty when none).
     pub warnings: Vec<String>,
+}
+
+/// The JSON report of a directory that is not a valid bundle (`skillfold hash --json`): every
+/// problem, and the hint when an option accepts them.
+#[derive(Debug, Clone, Serialize)]
+pub struct HashRefusal {
+    /// The directory, as given (escaped).
+    pub directory: String,
+    /// Stable code: `invalid_bundle`, or why the directory could not be read.
+    pub code: ErrorCode,
+    /// What is wrong.
+    pub message: String,
+    /// Every problem, errors and warnings (none when the directory could not be read).
+    pub problems: Vec<Problem>,
+    /// What would accept them, as a flag of `hash` (`--limits extended`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<Hint>,
+}
+
+impl HashRefusal {
+    /// The refusal of `dir` for `error`.
+    pub fn of(dir: &Path, error: &BundleError) -> HashRefusal {
+        let problems = match error {
+            BundleError::Invalid(invalid) => invalid.problems.as_slice().to_vec(),
+            BundleError::Read(_) => Vec::new(),
+        };
+        HashRefusal {
+            directory: escape::path(dir).to_string(),
+            code: error.code().into(),
+            message: error.to_string(),
+            hint: hint(&problems),
+            problems,
+        }
+    }
+}
+
+/// The hint of a bundle's problems, as a flag of `hash` (and `pin`): the first error's that
+/// has one.
+pub fn hint(problems: &[Problem]) -> Option<Hint> {
+    problems
+        .iter()
+        .filter(|p| p.is_error())
+        .find_map(|p| Hint::of(p.code.as_str(), Via::Flags))
 }
 
 /// One file of a [`HashReport`].

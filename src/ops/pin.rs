@@ -86,6 +86,9 @@ pub enum PinError {
         root: String,
         /// Every folder holding a `SKILL.md`, and why it was refused.
         refused: Vec<RefusedFolder>,
+        /// The hidden folders under the root that hold bundles (`skills/.curated`), as roots,
+        /// escaped: what `--root` may name instead.
+        hidden: Vec<String>,
     },
 }
 
@@ -328,9 +331,11 @@ pub fn pin_all(
         }
     }
     if bundles.is_empty() {
+        let hidden = commit.hidden_roots(root)?;
         return Err(PinError::NoBundles {
             root: shown_root(),
             refused,
+            hidden: hidden.iter().map(|h| escape::text(h).to_string()).collect(),
         });
     }
     // Links inside the refused folders are outside every pinned bundle.

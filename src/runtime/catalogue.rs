@@ -86,8 +86,9 @@ pub enum CatalogueError {
         /// The second source.
         second: String,
     },
-    /// The descriptor has no such agent.
-    #[error("no agent `{0}` in the descriptor")]
+    /// The descriptor has no such agent: the refusal as every command words it, naming the
+    /// descriptor's agents and the closest ([`crate::descriptor::plan::UnknownAgent`]).
+    #[error("{0}")]
     UnknownAgent(String),
 }
 

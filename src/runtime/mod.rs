@@ -196,6 +196,6 @@ impl Runtime {
 
 /// The sources `agent` sees, or the error for an agent the descriptor does not name.
 fn indices_for(plan: &Plan, agent: Option<&str>) -> Result<Vec<usize>, CatalogueError> {
-    plan.source_indices(agent)
-        .ok_or_else(|| CatalogueError::UnknownAgent(agent.unwrap_or_default().to_owned()))
+    plan.agent_indices(agent)
+        .map_err(|e| CatalogueError::UnknownAgent(e.to_string()))
 }

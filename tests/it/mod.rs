@@ -14,6 +14,8 @@ mod git_hostile;
 #[cfg(feature = "git")]
 mod git_partial;
 mod guides;
+#[cfg(feature = "git")]
+mod hints;
 mod hostile_output;
 #[cfg(feature = "http")]
 mod http_raw;

@@ -33,6 +33,7 @@ fn coded() -> &'static [&'static str] {
         OpenError,
         PathRefusal,
         SkillNameError,
+        SyntaxError,
         ToolError,
         VerifyError,
         VersionError,

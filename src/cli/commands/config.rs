@@ -24,9 +24,7 @@ impl ConfigArg {
         crate::ops::check::load_plan(&self.path)
             .map(|(_, plan)| plan)
             .map_err(|e| {
-                for line in e.lines() {
-                    diag!("error: {line}");
-                }
+                crate::cli::output::check_error(&e);
                 crate::cli::exit::Exit::of(&e)
             })
     }

@@ -6,7 +6,7 @@ use crate::format::bundle::{Bundle, BundleError};
 use crate::format::code::PinCode;
 use crate::format::digest::BundleDigest;
 use crate::format::limits::Limits;
-use crate::ops::hash::{self, HashReport};
+use crate::ops::hash::{self, HashRefusal, HashReport};
 use crate::support::escape;
 use clap::Args;
 
@@ -18,8 +18,9 @@ use crate::codes::CommandCode;
 /// Every rule of the bundle format is checked: `SKILL.md` frontmatter (strict YAML, `name`,
 /// `description`), UTF-8 text files without NUL bytes, no symlinks, special files or hidden
 /// paths, and every size bound of the limits profile (`chamvi` unless `--limits` names
-/// another; the digest never depends on it). All problems are printed on stderr, one per line, as
-/// `error: DIR/PATH: what is wrong [code]`.
+/// another; the digest never depends on it). Problems are printed on stderr, one per line, as
+/// `error: DIR/PATH: what is wrong [code]`: the first ten, then how many more (`--json` lists
+/// them all), and a `hint:` line when `--limits extended` would accept them.
 ///
 /// With one directory the digest alone is printed; with several, `DIGEST  DIR` per line, as
 /// `sha256sum` does. Pin the digest in `skillfold.yaml` after reviewing the bundle's bytes.
@@ -40,7 +41,8 @@ pub struct HashArgs {
     dirs: Vec<PathBuf>,
 
     /// Print a JSON report instead: `{name, description, hash, ignored_fields, files: [{path,
-    /// size, sha256}], warnings}`; an array of them for several directories.
+    /// size, sha256}], warnings}`, or `{directory, code, message, problems, hint}` for a refused
+    /// directory; an array of them for several directories.
     #[arg(long)]
     json: bool,
 
@@ -98,7 +100,7 @@ pub fn run(args: HashArgs) -> Exit {
                     continue;
                 }
                 if args.json {
-                    reports.push(HashReport::of(&bundle));
+                    reports.push(Report::Valid(HashReport::of(&bundle)));
                 } else if args.dirs.len() == 1 {
                     lines.push_str(&format!("{}\n", bundle.digest()));
                 } else {
@@ -106,20 +108,29 @@ pub fn run(args: HashArgs) -> Exit {
                     lines.push_str(&format!("{}  {shown}\n", bundle.digest()));
                 }
             }
-            Err(BundleError::Invalid(invalid)) => {
-                for problem in invalid.problems.as_slice() {
-                    let level = if problem.is_error() {
-                        "error"
-                    } else {
-                        "warning"
-                    };
-                    diag!("{level}: {}", problem.display_under(dir));
+            Err(error) => {
+                if let BundleError::Invalid(invalid) = &error {
+                    let problems = invalid.problems.as_slice();
+                    let lines: Vec<String> = problems
+                        .iter()
+                        .map(|problem| {
+                            let level = if problem.is_error() {
+                                "error"
+                            } else {
+                                "warning"
+                            };
+                            format!("{level}: {}", problem.display_under(dir))
+                        })
+                        .collect();
+                    let hint = hash::hint(problems);
+                    crate::cli::output::details("", &lines, hint.as_ref());
+                } else {
+                    diag!("error: {error} [{}]", error.code());
                 }
-                exit = exit.worse(exit::of(invalid.code()));
-            }
-            Err(BundleError::Read(e)) => {
-                diag!("error: {e} [{}]", e.code());
-                exit = exit.worse(exit::of(e.code()));
+                exit = exit.worse(exit::of(error.code()));
+                if args.json {
+                    reports.push(Report::Refused(HashRefusal::of(dir, &error)));
+                }
             }
         }
     }
@@ -135,6 +146,14 @@ pub fn run(args: HashArgs) -> Exit {
         return exit;
     }
     exit.worse(crate::cli::output::print(&lines))
+}
+
+/// One directory of `hash --json`: its report, or why it is refused.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Report {
+    Valid(HashReport),
+    Refused(HashRefusal),
 }
 
 fn print_warnings(dir: &Path, bundle: &Bundle) {

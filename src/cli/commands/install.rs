@@ -92,9 +92,12 @@ pub fn run(args: InstallArgs) -> Exit {
         }
         Err(e) => {
             diag!("error: {e}");
-            for detail in &e.details {
-                diag!("  {detail}");
-            }
+            let hint = crate::format::hint::Hint::of_refusal(
+                e.code.as_str(),
+                &e.details,
+                crate::format::hint::Via::Descriptor,
+            );
+            crate::cli::output::details("  ", &e.details, hint.as_ref());
             Exit::of(&e)
         }
     }

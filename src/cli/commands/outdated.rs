@@ -3,6 +3,7 @@
 use std::sync::atomic::AtomicBool;
 
 use crate::descriptor::kind::SourceKind;
+use crate::format::hint::{Hint, Via};
 use crate::ops::outdated::{self, OutdatedStatus};
 use crate::support::escape;
 use clap::Args;
@@ -90,7 +91,6 @@ pub fn run(args: OutdatedArgs) -> Exit {
                         .map(|v| format!(" (declares `{}`)", escape::text(v)))
                         .unwrap_or_default()
                 ),
-                OutdatedStatus::Invalid => format!(": {}", b.problems.join("; ")),
                 _ => String::new(),
             };
             diag!(
@@ -100,6 +100,10 @@ pub fn run(args: OutdatedArgs) -> Exit {
                 escape::text(&b.version),
                 b.hash
             );
+            if b.status == OutdatedStatus::Invalid {
+                let hint = Hint::of_lines(b.problems.iter().map(String::as_str), Via::Descriptor);
+                crate::cli::output::details("    ", &b.problems, hint.as_ref());
+            }
         }
         for name in &source.available {
             diag!("  available {}", escape::text(name));

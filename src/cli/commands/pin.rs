@@ -6,6 +6,7 @@ use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::signers::TrustPolicy;
 #[cfg(feature = "signatures")]
 use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys};
+use crate::format::hint::{Hint, Via};
 use crate::format::limits::Limits;
 use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
@@ -238,9 +239,14 @@ pub fn run(args: PinArgs) -> Exit {
         }
         Err(pin::PinError::Bundles(errors)) => {
             for e in errors {
-                for line in e.lines() {
-                    diag!("error: {line}");
-                }
+                let lines: Vec<String> = e.lines().iter().map(|l| format!("error: {l}")).collect();
+                let hint = Hint::of_refusal(e.code().as_str(), &lines, Via::Flags);
+                crate::cli::output::details_with(
+                    "",
+                    &lines,
+                    "`--all --json` for all",
+                    hint.as_ref(),
+                );
             }
             exit::of(PrepareCode::VerificationFailed)
         }
@@ -348,6 +354,9 @@ fn refused(e: &pin::PinError) -> Exit {
         for p in paths {
             diag!("  symbolic link: {}", escape::text(p));
         }
+        if let Some(hint) = Hint::of(e.code().as_str(), Via::Flags) {
+            diag!("  hint: {hint}");
+        }
     }
     if let Some(hint) = e.hint() {
         diag!("  hint: {hint}");
@@ -368,19 +377,35 @@ fn run_all(shown: &Shown<'_>, trust: Option<&TrustPolicy>, stop: pin::Stop<'_>) 
         links: args.links,
     };
     let commit = &shown.revision.commit;
-    let (pinned, refusals, links) = match pin::pin_all(&args.source, commit, root, policy, stop) {
-        Ok(all) => (Some((all.bundles, all.signer)), all.refused, all.links),
-        Err(pin::PinError::NoBundles { refused, .. }) => {
-            (None, refused, pin::OutsideLinks::default())
-        }
-        Err(e) => return refused(&e),
-    };
+    let (pinned, refusals, links, hidden) =
+        match pin::pin_all(&args.source, commit, root, policy, stop) {
+            Ok(all) => (
+                Some((all.bundles, all.signer)),
+                all.refused,
+                all.links,
+                None,
+            ),
+            Err(pin::PinError::NoBundles {
+                refused, hidden, ..
+            }) => (
+                None,
+                refused,
+                pin::OutsideLinks::default(),
+                Hint::hidden_roots(&hidden),
+            ),
+            Err(e) => return refused(&e),
+        };
     show_links(&links);
+    let refusals: Vec<RefusedReport<'_>> = refusals
+        .iter()
+        .map(|folder| RefusedReport {
+            hint: Hint::of_refusal(folder.code.as_str(), &folder.problems, Via::Flags),
+            folder,
+        })
+        .collect();
     for r in &refusals {
-        diag!("refused: {} [{}]", r.folder, r.code);
-        for line in &r.problems {
-            diag!("  {line}");
-        }
+        diag!("refused: {} [{}]", r.folder.folder, r.folder.code);
+        crate::cli::output::details("  ", &r.folder.problems, r.hint.as_ref());
     }
     let entry = pinned.as_ref().map(|(bundles, signer)| {
         pin::entry::descriptor_entry(&shown.entry(signer.as_ref()), bundles)
@@ -395,6 +420,9 @@ fn run_all(shown: &Shown<'_>, trust: Option<&TrustPolicy>, stop: pin::Stop<'_>) 
             refusals.len(),
             PrepareCode::NoBundles
         );
+        if let Some(hint) = &hidden {
+            diag!("hint: {hint}");
+        }
         exit::of(PrepareCode::NoBundles)
     } else {
         diag!(
@@ -441,6 +469,7 @@ fn run_all(shown: &Shown<'_>, trust: Option<&TrustPolicy>, stop: pin::Stop<'_>) 
                 })
                 .collect(),
             refused: &refusals,
+            hint: hidden.as_ref(),
             links: args.links.as_str(),
             skipped_links: &links.listed,
             entry: entry.as_deref(),
@@ -462,10 +491,22 @@ struct AllReport<'a> {
     limits: String,
     signer: Option<SignerReport<'a>>,
     pinned: Vec<PinnedReport<'a>>,
-    refused: &'a [pin::RefusedFolder],
+    refused: &'a [RefusedReport<'a>],
+    /// `no_bundles` with bundles in hidden folders under the root: the `--root` to give.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<&'a Hint>,
     links: &'static str,
     skipped_links: &'a [crate::source::git::commit::SeenLink],
     entry: Option<&'a str>,
+}
+
+/// A refused folder of `pin --all --json`: `{folder, code, problems, hint}`.
+#[derive(serde::Serialize)]
+struct RefusedReport<'a> {
+    #[serde(flatten)]
+    folder: &'a pin::RefusedFolder,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<Hint>,
 }
 
 #[derive(serde::Serialize)]

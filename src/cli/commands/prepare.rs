@@ -88,10 +88,7 @@ pub fn run(args: PrepareArgs) -> Exit {
     let (_, plan) = match check::load_plan(&args.config.path) {
         Ok(ok) => ok,
         Err(e) => {
-            let lines = e.lines();
-            for line in &lines {
-                diag!("error: {line}");
-            }
+            let lines = crate::cli::output::check_error(&e);
             write_termination_log(args.termination_log.as_ref(), &lines);
             return Exit::of(&e);
         }
@@ -171,9 +168,7 @@ fn print_summary(report: &PrepareReport) {
                     e.message,
                     e.code
                 );
-                for detail in &e.details {
-                    diag!("  {detail}");
-                }
+                crate::cli::output::details("  ", &e.details, e.hint().as_ref());
             }
         }
     }

@@ -34,9 +34,12 @@ pub fn catalogue(args: &AgentArgs) -> Result<Catalogue, Exit> {
     let runtime = Runtime::load_for(plan, args.agent.as_deref()).map_err(fail)?;
     for failure in runtime.failures() {
         diag!("warning: {failure} [{}]", failure.code);
-        for detail in &failure.details {
-            diag!("  {detail}");
-        }
+        let hint = crate::format::hint::Hint::of_refusal(
+            failure.code.as_str(),
+            &failure.details,
+            crate::format::hint::Via::Descriptor,
+        );
+        crate::cli::output::details("  ", &failure.details, hint.as_ref());
     }
     if let Some(Err(e)) = runtime.guides() {
         diag!("warning: {e}");

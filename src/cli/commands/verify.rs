@@ -3,8 +3,11 @@
 
 use std::path::PathBuf;
 
+use crate::format::hint::{Hint, Via};
+use crate::ops::install::code::InstallCode;
 use crate::ops::install::installed::{self, InstalledStatus};
 use crate::ops::verify;
+use crate::support::error_code::ErrorCode;
 use crate::support::escape;
 use clap::Args;
 
@@ -51,7 +54,7 @@ pub fn run(args: VerifyArgs) -> Exit {
         Err(exit) => return exit,
     };
     if let Some(dir) = &args.installed {
-        return run_installed(&plan, args.agent.as_deref(), dir, args.json);
+        return run_installed(&plan, &args, dir);
     }
     let report = verify::verify(plan);
     for b in &report.bundles {
@@ -63,13 +66,10 @@ pub fn run(args: VerifyArgs) -> Exit {
                     verify::VerifyStatus::BeingPrepared => "busy",
                     other => other.as_str(),
                 };
-                diag!(
-                    "{level}: {error} [{}]",
-                    code.map_or("failed", |c| c.as_str())
-                );
-                for d in &b.details {
-                    diag!("  {d}");
-                }
+                let code = code.map_or("failed", |c| c.as_str());
+                diag!("{level}: {error} [{code}]");
+                let hint = Hint::of_refusal(code, &b.details, Via::Descriptor);
+                crate::cli::output::details("  ", &b.details, hint.as_ref());
             }
         }
     }
@@ -80,19 +80,12 @@ pub fn run(args: VerifyArgs) -> Exit {
     crate::cli::output::finish(exit, args.json, &report)
 }
 
-fn run_installed(
-    plan: &crate::descriptor::Plan,
-    agent: Option<&str>,
-    dir: &std::path::Path,
-    json: bool,
-) -> Exit {
-    let report = match installed::verify_installed(plan, agent, dir) {
+fn run_installed(plan: &crate::descriptor::Plan, args: &VerifyArgs, dir: &std::path::Path) -> Exit {
+    let report = match installed::verify_installed(plan, args.agent.as_deref(), dir) {
         Ok(report) => report,
         Err(e) => {
             diag!("error: {e}");
-            for detail in &e.details {
-                diag!("  {detail}");
-            }
+            crate::cli::output::details("  ", &e.details, None);
             return Exit::of(&e);
         }
     };
@@ -105,14 +98,19 @@ fn run_installed(
             (status, Some(error)) => {
                 let code = b.code.map_or("failed", |c| c.as_str());
                 diag!("error: {name}: {} — {error} [{code}]", status.as_str());
-                for d in &b.details {
-                    diag!("  {d}");
-                }
+                crate::cli::output::details("  ", &b.details, None);
             }
         }
     }
     for name in &report.foreign {
         diag!("foreign: {name} (not installed by skillfold; ignored)");
+    }
+    let drift = report
+        .failures()
+        .any(|c| c == ErrorCode::from(InstallCode::InstalledDrift));
+    let hint = drift.then(|| Hint::repair(&repair_command(args, dir)));
+    if let Some(hint) = &hint {
+        diag!("hint: {hint}");
     }
     diag!(
         "checked `{}` for {}",
@@ -120,5 +118,35 @@ fn run_installed(
         crate::ops::install::agent_shown(report.agent.as_deref())
     );
     let exit = Exit::worst(report.failures());
-    crate::cli::output::finish(exit, json, &report)
+    crate::cli::output::finish(
+        exit,
+        args.json,
+        &InstalledJson {
+            report: &report,
+            hint: hint.as_ref(),
+        },
+    )
+}
+
+/// The `skillfold install` that repairs the folder `verify --installed` checked: the same
+/// descriptor, agent and folder (escaped as every shown value is).
+fn repair_command(args: &VerifyArgs, dir: &std::path::Path) -> String {
+    let mut command = "skillfold install".to_owned();
+    if args.config.path != std::path::Path::new(crate::descriptor::DEFAULT_PATH) {
+        command.push_str(&format!(" --config {}", escape::path(&args.config.path)));
+    }
+    if let Some(agent) = &args.agent {
+        command.push_str(&format!(" --agent {}", escape::text(agent)));
+    }
+    command.push_str(&format!(" --into {}", escape::path(dir)));
+    command
+}
+
+/// `verify --installed --json`: the report, and the command that repairs a drift as `hint`.
+#[derive(serde::Serialize)]
+struct InstalledJson<'a> {
+    #[serde(flatten)]
+    report: &'a installed::InstalledReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<&'a Hint>,
 }

@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
+use super::across::{Entries, EntryFacts};
 use super::{
     DescriptorProblem, GitSource, ImageReference, LocalSource, OciSource, Plan, ReferenceError,
     Source, check_branch,
@@ -49,9 +50,13 @@ pub(crate) fn check_in_build(
         signatures,
         problems: Vec::new(),
         plan: Plan::default(),
+        entries: Entries::default(),
+        current: EntryFacts::default(),
     };
     for (i, entry) in descriptor.skills.iter().enumerate() {
-        if let Some(index) = c.entry(entry, &format!("skills[{i}]")) {
+        let (index, facts) = c.entry(entry, &format!("skills[{i}]"));
+        c.entries.defaults.push(facts);
+        if let Some(index) = index {
             c.plan.defaults.push(index);
         }
     }
@@ -64,12 +69,14 @@ pub(crate) fn check_in_build(
             );
         }
         let mut extras = Vec::new();
+        let mut facts = Vec::new();
         for (i, entry) in spec.skills.iter().enumerate() {
-            if let Some(index) = c.entry(entry, &format!("agents.{agent}.skills[{i}]")) {
-                extras.push(index);
-            }
+            let (index, fact) = c.entry(entry, &format!("agents.{agent}.skills[{i}]"));
+            facts.push(fact);
+            extras.extend(index);
         }
         c.plan.agents.insert(agent.clone(), extras);
+        c.entries.agents.insert(agent.clone(), facts);
     }
     if let Some(scripts) = &descriptor.scripts {
         c.scripts(scripts);
@@ -77,7 +84,11 @@ pub(crate) fn check_in_build(
     if let Some(guides) = &descriptor.guides {
         c.plan.guides = c.directory(guides, "guides".to_owned());
     }
-    c.cross_checks();
+    // Across entries, on the facts of every entry, valid or not: one pass lists every problem.
+    let across = super::across::problems(&c.entries);
+    c.problems.extend(across);
+    let selections = super::selection::problems(&c.entries);
+    c.problems.extend(selections);
     if c.problems.is_empty() {
         Ok(c.plan)
     } else {
@@ -100,6 +111,10 @@ struct PlanChecker<'a> {
     signatures: bool,
     problems: Vec<DescriptorProblem>,
     plan: Plan,
+    /// What the checks across entries need of every entry, valid or not.
+    entries: Entries,
+    /// The facts of the entry being checked.
+    current: EntryFacts,
 }
 
 impl PlanChecker<'_> {
@@ -116,16 +131,30 @@ impl PlanChecker<'_> {
         });
     }
 
-    fn entry(&mut self, entry: &SkillSource, location: &str) -> Option<usize> {
+    /// Checks one entry: its index in the plan when it is valid, and the index of its facts
+    /// (recorded either way).
+    fn entry(&mut self, entry: &SkillSource, location: &str) -> (Option<usize>, usize) {
+        let at = match entry {
+            SkillSource::Git(_) => format!("{location}.git"),
+            SkillSource::Local(_) => format!("{location}.local"),
+            SkillSource::Oci(_) => format!("{location}.oci"),
+        };
+        self.current = EntryFacts {
+            location: at.clone(),
+            ..EntryFacts::default()
+        };
         let source = match entry {
-            SkillSource::Git(spec) => self.git(spec, &format!("{location}.git")).map(Source::Git),
-            SkillSource::Local(spec) => self
-                .local(spec, &format!("{location}.local"))
-                .map(Source::Local),
-            SkillSource::Oci(spec) => self.oci(spec, &format!("{location}.oci")).map(Source::Oci),
-        }?;
+            SkillSource::Git(spec) => self.git(spec, &at).map(Source::Git),
+            SkillSource::Local(spec) => self.local(spec, &at).map(Source::Local),
+            SkillSource::Oci(spec) => self.oci(spec, &at).map(Source::Oci),
+        };
+        self.entries.entries.push(std::mem::take(&mut self.current));
+        let facts = self.entries.entries.len() - 1;
+        let Some(source) = source else {
+            return (None, facts);
+        };
         self.plan.sources.push(source);
-        Some(self.plan.sources.len() - 1)
+        (Some(self.plan.sources.len() - 1), facts)
     }
 
     pub(super) fn directory(&mut self, dir: &Path, location: String) -> Option<PathBuf> {
@@ -216,6 +245,7 @@ impl PlanChecker<'_> {
             })
             .ok();
         let directory = self.corpus_directory(&spec.directory, format!("{location}.directory"));
+        self.current.corpus.clone_from(&directory);
         let root = match spec.root.as_deref().map(|r| r.trim_end_matches('/')) {
             None | Some("") => None,
             Some(root) => match RootPath::parse(root) {
@@ -350,6 +380,7 @@ impl PlanChecker<'_> {
             })
             .ok();
         let directory = self.corpus_directory(&spec.directory, format!("{location}.directory"));
+        self.current.corpus.clone_from(&directory);
         let approved = self.approved(&spec.approved, location, "an OCI source");
         let limits = self.limits(spec.limits.as_ref(), location);
         let publisher = self.publisher(spec.verify.as_ref(), location);
@@ -494,6 +525,7 @@ impl PlanChecker<'_> {
         for (i, pin) in specs.iter().enumerate() {
             let at = format!("{location}.approved[{i}]");
             if let Some(pin) = self.pin(&pin.name, &pin.version, &pin.hash, &at) {
+                self.current.pin(&pin, at.clone());
                 if !names.insert(pin.name.clone()) {
                     self.problem(
                         DescriptorCode::DuplicateName,
@@ -509,6 +541,9 @@ impl PlanChecker<'_> {
 
     fn local(&mut self, spec: &LocalSpec, location: &str) -> Option<LocalSource> {
         let pin = self.pin(&spec.name, &spec.version, &spec.hash, location);
+        if let Some(pin) = &pin {
+            self.current.pin(pin, location.to_owned());
+        }
         let directory = self.directory(&spec.directory, format!("{location}.directory"));
         let limits = self.limits(spec.limits.as_ref(), location);
         Some(LocalSource {
@@ -634,38 +669,6 @@ impl PlanChecker<'_> {
             None => {}
         }
         self.plan.runner = runner;
-    }
-
-    fn cross_checks(&mut self) {
-        // Distinct, non-nested corpus directories.
-        let gits: Vec<(PathBuf, String)> = self
-            .plan
-            .git_sources()
-            .map(|g| (g.directory.clone(), g.location.clone()))
-            .chain(
-                self.plan
-                    .oci_sources()
-                    .map(|o| (o.directory.clone(), o.location.clone())),
-            )
-            .collect();
-        for (i, (a, at_a)) in gits.iter().enumerate() {
-            for (b, at_b) in &gits[i + 1..] {
-                if a.starts_with(b) || b.starts_with(a) {
-                    self.problem(
-                        DescriptorCode::SharedDirectory,
-                        format!("{at_b}.directory"),
-                        format!(
-                            "`{}` overlaps the corpus of {at_a} (`{}`); each Git or OCI source needs its own directory",
-                            escape::path(b),
-                            escape::path(a)
-                        ),
-                    );
-                }
-            }
-        }
-        // One pin per name and at most 16 names in each effective selection.
-        let problems = super::selection::problems(&self.plan);
-        self.problems.extend(problems);
     }
 }
 

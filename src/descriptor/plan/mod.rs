@@ -10,17 +10,21 @@
 //! unique names.
 //!
 //! One concept per file: `types.rs` the checked plan ([`Plan`], its [`Source`]s and
-//! [`DescriptorProblem`]), `checker.rs` the rules above ([`check`]), `selection.rs` those
-//! of an effective selection, and one file per grammar a
+//! [`DescriptorProblem`]), `checker.rs` the rules above ([`check`]), `across.rs` those
+//! across entries (run on what every entry holds, valid or not), `selection.rs` those of an
+//! effective selection, and one file per grammar a
 //! value must follow: `image_reference.rs` ([`ImageReference`], an OCI image pinned by digest) and
-//! `branch_name.rs` ([`check_branch`], a branch `track` may follow). Their items are re-exported
+//! `branch_name.rs` ([`check_branch`], a branch `track` may follow); `unknown_agent.rs` the one
+//! wording of an agent the plan does not name ([`UnknownAgent`]). Their items are re-exported
 //! here.
 
+mod across;
 mod branch_name;
 mod checker;
 mod image_reference;
 mod selection;
 mod types;
+mod unknown_agent;
 
 pub use self::branch_name::check_branch;
 pub use self::checker::{check, valid_agent_name};
@@ -30,3 +34,4 @@ pub use self::image_reference::{ImageReference, ReferenceError, check_tag};
 pub use self::types::{
     CorpusRef, DescriptorProblem, GitSource, LocalSource, OciSource, Plan, Source, worst_code,
 };
+pub use self::unknown_agent::UnknownAgent;

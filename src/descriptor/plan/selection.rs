@@ -11,26 +11,27 @@
 
 use std::collections::BTreeMap;
 
-use super::{DescriptorProblem, Plan, Source};
+use super::DescriptorProblem;
+use super::across::{Entries, EntryFacts};
 use crate::descriptor::code::DescriptorCode;
 use crate::format::limits;
 use crate::format::pin::Pin;
 use crate::format::skill_name::SkillName;
 use crate::support::escape;
 
-/// Every problem of the selections of `plan`: the defaults alone, then each agent's.
-pub(super) fn problems(plan: &Plan) -> Vec<DescriptorProblem> {
+/// Every problem of the selections of `entries`: the defaults alone, then each agent's.
+pub(super) fn problems(entries: &Entries) -> Vec<DescriptorProblem> {
     let mut problems = Vec::new();
     let mut defaults = Selection::default();
-    for source in plan.sources_for(None) {
-        defaults.add(source, "the defaults", &mut problems);
+    for entry in entries.selection(None) {
+        defaults.add(entry, "the defaults", &mut problems);
     }
     defaults.bounded(None, &mut problems);
-    for (agent, extras) in &plan.agents {
+    for (agent, extras) in &entries.agents {
         let who = format!("agent `{}`", escape::text(agent));
         let mut selection = defaults.clone();
         for &index in extras {
-            selection.add(&plan.sources[index], &who, &mut problems);
+            selection.add(&entries.entries[index], &who, &mut problems);
         }
         selection.bounded(Some(agent), &mut problems);
     }
@@ -44,9 +45,9 @@ struct Selection {
 }
 
 impl Selection {
-    /// Adds the pins of `source`, refusing a name already pinned otherwise in this selection.
-    fn add(&mut self, source: &Source, who: &str, problems: &mut Vec<DescriptorProblem>) {
-        for (pin, location) in entries(source) {
+    /// Adds the pins of `entry`, refusing a name already pinned otherwise in this selection.
+    fn add(&mut self, entry: &EntryFacts, who: &str, problems: &mut Vec<DescriptorProblem>) {
+        for (pin, location) in &entry.pins {
             match self.pins.get(&pin.name) {
                 Some((other, other_at)) if other != pin => problems.push(DescriptorProblem {
                     code: DescriptorCode::ConflictingPins,
@@ -59,7 +60,8 @@ impl Selection {
                 }),
                 Some(_) => {}
                 None => {
-                    self.pins.insert(pin.name.clone(), (pin.clone(), location));
+                    self.pins
+                        .insert(pin.name.clone(), (pin.clone(), location.clone()));
                 }
             }
         }
@@ -88,23 +90,6 @@ impl Selection {
             ),
         });
     }
-}
-
-/// The pins of `source`, each with its entry's location (`skills[0].git.approved[1]`,
-/// `agents.ops.skills[0].local`).
-fn entries(source: &Source) -> Vec<(&Pin, String)> {
-    match source {
-        Source::Git(git) => approved(&git.approved, source.location()),
-        Source::Oci(oci) => approved(&oci.approved, source.location()),
-        Source::Local(local) => vec![(&local.pin, source.location().to_owned())],
-    }
-}
-
-fn approved<'a>(pins: &'a [Pin], location: &str) -> Vec<(&'a Pin, String)> {
-    pins.iter()
-        .enumerate()
-        .map(|(i, pin)| (pin, format!("{location}.approved[{i}]")))
-        .collect()
 }
 
 #[cfg(test)]

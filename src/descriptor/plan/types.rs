@@ -202,15 +202,6 @@ impl Source {
             Source::Local(l) => vec![&l.pin],
         }
     }
-
-    /// Where it is written in the descriptor.
-    pub fn location(&self) -> &str {
-        match self {
-            Source::Git(g) => &g.location,
-            Source::Oci(o) => &o.location,
-            Source::Local(l) => &l.location,
-        }
-    }
 }
 
 /// A checked descriptor: every source once, and which agent gets which.
@@ -265,8 +256,16 @@ impl Plan {
         Some(self.defaults.iter().chain(extras).copied().collect())
     }
 
+    /// [`source_indices`](Self::source_indices), or the refusal of an agent the descriptor
+    /// does not name (every caller words it so).
+    pub fn agent_indices(&self, agent: Option<&str>) -> Result<Vec<usize>, super::UnknownAgent> {
+        self.source_indices(agent)
+            .ok_or_else(|| super::UnknownAgent::new(agent.unwrap_or_default(), self.agents.keys()))
+    }
+
     /// The sources an agent sees: the defaults, then its extras (`None` for the defaults alone;
     /// the defaults alone too for an agent the descriptor does not name).
+    #[cfg(test)]
     pub fn sources_for(&self, agent: Option<&str>) -> Vec<&Source> {
         self.source_indices(agent)
             .unwrap_or_else(|| self.defaults.clone())

@@ -120,8 +120,8 @@ impl Tokens {
                 && !agents.contains(agent)
             {
                 return Err(error(format!(
-                    "entry {i}: the descriptor names no agent `{}`",
-                    escape::text(agent)
+                    "entry {i}: {}",
+                    crate::descriptor::plan::UnknownAgent::new(agent, agents)
                 )));
             }
             if entries.iter().any(|e| e.sha256 == sha256) {

@@ -4,7 +4,6 @@
 
 use crate::descriptor::plan::{Plan, Source};
 use crate::runtime::code::RuntimeCode;
-use crate::support::escape;
 
 use super::code::InstallCode;
 use super::error::InstallError;
@@ -13,15 +12,9 @@ use super::record::{RECORD_NAME, Record};
 /// The sources `agent` sees (`None`: the defaults alone): the one place `install` and
 /// `verify --installed` ask the plan for an agent's selection.
 pub fn selection<'p>(plan: &'p Plan, agent: Option<&str>) -> Result<Vec<&'p Source>, InstallError> {
-    let indices = plan.source_indices(agent).ok_or_else(|| {
-        InstallError::new(
-            RuntimeCode::UnknownAgent,
-            format!(
-                "the descriptor names no agent `{}`",
-                escape::text(agent.unwrap_or_default())
-            ),
-        )
-    })?;
+    let indices = plan
+        .agent_indices(agent)
+        .map_err(|e| InstallError::new(RuntimeCode::UnknownAgent, e.to_string()))?;
     Ok(indices.into_iter().map(|i| &plan.sources[i]).collect())
 }
 

@@ -28,6 +28,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::descriptor::plan::{CorpusRef, LocalSource, Plan, Source};
+use crate::format::hint::{Hint, Via};
 use crate::format::limits::Limits;
 use crate::format::pin::Pin;
 use crate::source::code::PrepareCode;
@@ -65,6 +66,12 @@ impl SourceFailure {
         }
     }
 
+    /// What would accept it, named as a key of the descriptor (the human output and the
+    /// report's `hint` both show this one).
+    pub fn hint(&self) -> Option<Hint> {
+        Hint::of_refusal(self.code.as_str(), &self.details, Via::Descriptor)
+    }
+
     /// Retryable or invalid: the exit class of its code.
     pub fn severity(&self) -> ExitClass {
         self.code.exit()
@@ -79,7 +86,7 @@ impl Coded for SourceFailure {
 
 impl Serialize for SourceFailure {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        /// The report's shape: `{code, message, severity, details}`.
+        /// The report's shape: `{code, message, severity, details, hint}`.
         #[derive(Serialize)]
         struct FailureWire<'a> {
             code: ErrorCode,
@@ -87,12 +94,15 @@ impl Serialize for SourceFailure {
             severity: ExitClass,
             #[serde(skip_serializing_if = "<[String]>::is_empty")]
             details: &'a [String],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            hint: Option<Hint>,
         }
         FailureWire {
             code: self.code,
             message: &self.message,
             severity: self.severity(),
             details: &self.details,
+            hint: self.hint(),
         }
         .serialize(serializer)
     }

@@ -7,9 +7,8 @@ use std::sync::atomic::AtomicBool;
 
 use super::fetch::{self, FetchPath};
 use super::fetch_error::FetchError;
-use super::partial;
-use super::select;
 use super::tree::{self, Summary, TreeError};
+use super::{partial, select};
 use crate::descriptor::Links;
 use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::bundle::Bundle;
@@ -20,6 +19,7 @@ use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::source::signature::{self, SignatureError};
 use gix::bstr::BString;
+mod hidden;
 
 /// The bundles whose files a fetch brings. A partial fetch asks the server for their blobs
 /// alone (and for those of the symbolic links it reports, under `links: outside-bundles`): only

@@ -345,8 +345,8 @@ fn parse_rules(node: &Node, agents: &BTreeSet<String>) -> Result<Vec<Rule>, Stri
             && !agents.contains(name)
         {
             return Err(format!(
-                "{at}.agent: the descriptor names no agent `{}`",
-                escape::text(name)
+                "{at}.agent: {}",
+                crate::descriptor::plan::UnknownAgent::new(name, agents)
             ));
         }
         rules.push(Rule {
