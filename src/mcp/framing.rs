@@ -40,6 +40,9 @@ use tokio::io::{
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+#[path = "framing_keys.rs"]
+mod keys;
+
 /// The largest message the server reads: the bytes of one line before its `\n`. A longer line is
 /// refused with `-32600` (and discarded without being held in memory); the server keeps serving.
 /// A tool input is small (a skill name and a path); 4 MiB leaves room for any client metadata.
@@ -49,6 +52,8 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 pub const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC: the JSON is not a valid request (or is too large to be read).
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC: the method is not served.
+pub const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC: the params do not fit the method.
 pub const INVALID_PARAMS: i64 = -32602;
 
@@ -72,9 +77,18 @@ pub enum LineVerdict {
     Ignore(String),
 }
 
-/// Judges one line (without its `\n`).
+/// The UTF-8 byte order mark: RFC 8259 §8.1 forbids sending one and lets a parser ignore it.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `message` without a leading byte order mark, which both transports ignore: a message that
+/// starts with one is judged and handed to rmcp without it.
+pub fn without_bom(message: &[u8]) -> &[u8] {
+    message.strip_prefix(BOM).unwrap_or(message)
+}
+
+/// Judges one line (without its `\n`; a leading byte order mark is ignored, [`without_bom`]).
 pub fn judge(line: &[u8]) -> LineVerdict {
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let line = without_bom(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return LineVerdict::Skip;
     }
@@ -102,6 +116,19 @@ pub fn judge(line: &[u8]) -> LineVerdict {
         || !["method", "result", "error"]
             .iter()
             .any(|k| fields.contains_key(*k));
+    if let Some(repeated) = keys::repeated_key(line) {
+        // Written twice at the top, even the `id` is not the message's own: `null` then.
+        let id = answer_to.filter(|_| !repeated.top_level);
+        return refuse_or_ignore(
+            answerable,
+            id,
+            INVALID_REQUEST,
+            &format!(
+                "invalid request: the key {} is written twice in one object",
+                quoted_key(&repeated.key)
+            ),
+        );
+    }
     if fields.get("jsonrpc") != Some(&json!("2.0")) {
         return refuse_or_ignore(
             answerable,
@@ -171,6 +198,21 @@ pub fn unreadable(why: &str) -> Value {
 }
 
 #[cfg(feature = "http")]
+/// The answer to a request of `method`, which the protocol revision it was sent on removed:
+/// `-32601` with its `id`, as rmcp answers the methods it does not serve.
+pub fn removed_method(id: Value, method: &str, revision: &str) -> Value {
+    error_response(
+        id,
+        METHOD_NOT_FOUND,
+        &format!(
+            "method not found: `{}` is not part of protocol revision {}",
+            crate::support::escape::text(method),
+            crate::support::escape::text(revision)
+        ),
+    )
+}
+
+#[cfg(feature = "http")]
 /// The answer a transport that must answer every message (HTTP) gives to one that stdio leaves
 /// unanswered ([`LineVerdict::Ignore`]): `-32600`, `id: null`, with why it cannot be used.
 pub fn unusable(why: &str) -> Value {
@@ -179,6 +221,13 @@ pub fn unusable(why: &str) -> Value {
         INVALID_REQUEST,
         &format!("invalid request: {why}"),
     )
+}
+
+/// A key as an error message names it: escaped, quoted, at most 64 characters.
+fn quoted_key(key: &str) -> String {
+    let cut: String = key.chars().take(64).collect();
+    let more = if cut.len() < key.len() { "…" } else { "" };
+    format!("`{}{more}`", crate::support::escape::text(&cut))
 }
 
 fn refuse_or_ignore(answerable: bool, id: Option<Value>, code: i64, why: &str) -> LineVerdict {
@@ -470,6 +519,9 @@ async fn read_client<R: AsyncRead + Unpin>(
             Ok(Some(ClientLine::Whole(line))) => match judge(&line) {
                 LineVerdict::Forward => {
                     let mut message = line;
+                    if message.starts_with(BOM) {
+                        message.drain(..BOM.len());
+                    }
                     message.push(b'\n');
                     if to_rmcp.write_all(&message).await.is_err() {
                         break;

@@ -76,6 +76,7 @@ pub(super) async fn serve(
         guard,
         in_flight: limits::InFlight::new(options.max_in_flight, options.max_in_flight_per_token),
         body_timeout: options.body_timeout,
+        write_timeout: options.write_timeout,
         oauth,
         splicer,
     });
@@ -282,7 +283,7 @@ async fn serve_connection(
         connections::Admission::Probe(slot) => (slot, true),
         connections::Admission::Wait(_) | connections::Admission::Refused => return,
     };
-    let stream = prepare(stream);
+    let stream = limits::WriteDeadline::new(prepare(stream), server.write_timeout);
     let limit = if probe {
         connections::PROBE_HEADER_TIMEOUT
     } else {

@@ -1,5 +1,5 @@
 //! What `serve --listen` is told: the options of the command line and the defaults of its
-//! bounds (request body, header time, sessions, connections, requests in flight).
+//! bounds (request body, header time, write time, sessions, connections, requests in flight).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -13,6 +13,9 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// How long a client may take to send a request's headers before the connection is closed.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The default bound on how long an answer's bytes may wait for the client to take them.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The default bound on live sessions.
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
@@ -69,6 +72,9 @@ pub struct HttpOptions {
     pub metrics_tokens: Option<Tokens>,
     /// How long a request body may take to arrive whole (then 408, and the connection closed).
     pub body_timeout: Duration,
+    /// How long an answer's bytes may wait for the client to take them (then the connection is
+    /// closed).
+    pub write_timeout: Duration,
     /// At most this many open connections.
     pub max_connections: usize,
     /// At most this many open connections from one client address that have not yet presented
