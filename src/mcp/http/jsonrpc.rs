@@ -24,7 +24,7 @@ use http_body_util::{BodyExt as _, Either, Full};
 use hyper::body::Bytes;
 use hyper::http::request::Parts;
 use hyper::{HeaderMap, Method, Request, Response, StatusCode, header};
-use rmcp::model::{InitializeResultMethod, ProtocolVersion};
+use rmcp::model::{ConstString as _, InitializeResultMethod, ProtocolVersion};
 use serde_json::Value;
 
 use super::body::Body;

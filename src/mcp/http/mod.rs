@@ -61,8 +61,7 @@ use std::time::Duration;
 
 pub use self::options::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_MAX_CONNECTIONS_PER_TOKEN,
-    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_IN_FLIGHT_PER_TOKEN, DEFAULT_MAX_SESSIONS,
-    DEFAULT_WRITE_TIMEOUT, HttpOptions,
+    DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_IN_FLIGHT_PER_TOKEN, DEFAULT_MAX_SESSIONS, HttpOptions,
 };
 use super::reload::{self, Lives};
 use super::{Live, ServeError, Served, diag, warn_unlisted};
@@ -165,7 +164,7 @@ mod tests {
             tls: None,
             metrics_tokens: None,
             body_timeout: Duration::from_secs(10),
-            write_timeout: DEFAULT_WRITE_TIMEOUT,
+            write_timeout: Duration::from_secs(10),
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_connections_per_client: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
             max_connections_per_token: DEFAULT_MAX_CONNECTIONS_PER_TOKEN,

@@ -14,9 +14,6 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// How long a client may take to send a request's headers before the connection is closed.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The default bound on how long an answer's bytes may wait for the client to take them.
-pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// The default bound on live sessions.
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
