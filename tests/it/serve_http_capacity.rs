@@ -490,3 +490,68 @@ fn connections_of_one_token_are_bounded() {
         "{metrics}"
     );
 }
+
+/// A client that pipelines requests and never reads the answers: once the answers it leaves
+/// unread fill the buffers and `--write-timeout` passes, the server closes the connection (its
+/// socket and buffers are free again), while probes and other clients are served throughout.
+#[test]
+fn a_client_that_never_reads_its_answers_is_closed_after_the_write_timeout() {
+    let world = tokens_world();
+    let (server, _) = start_with_tokens(&world, 1, &["--write-timeout", "0.2"]);
+    let port = server.port;
+    // A small receive window, so the answers fill it fast.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .expect("a runtime");
+    let stream = runtime
+        .block_on(async {
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            socket.set_recv_buffer_size(4096)?;
+            socket
+                .connect(SocketAddr::from(([127, 0, 0, 1], port)))
+                .await
+        })
+        .expect("connect");
+    let mut stream = stream.into_std().expect("std");
+    stream.set_nonblocking(false).expect("blocking");
+    stream
+        .set_write_timeout(Some(Duration::from_millis(100)))
+        .expect("timeout");
+    let request = format!("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    let requests = request.repeat(1000).into_bytes();
+    // Pipelines requests (4 MiB at most), reading nothing, until the server closes the
+    // connection: a write then fails with a reset or a broken pipe.
+    let started = Instant::now();
+    let (mut at, mut sent) = (0, 0usize);
+    let closed = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "still open after {sent} bytes of requests"
+        );
+        match stream.write(&requests[at..]) {
+            Ok(n) => {
+                sent += n;
+                at = (at + n) % requests.len();
+                if sent > 4 * 1024 * 1024 {
+                    // Past 4 MiB the client only waits for the close.
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => break e,
+        }
+        assert_eq!(send(port, "GET", "/healthz", &[], "").status, 200);
+    };
+    assert!(
+        matches!(
+            closed.kind(),
+            std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+        ),
+        "{closed}"
+    );
+}
