@@ -708,6 +708,31 @@ mod tests {
     }
 
     #[test]
+    fn a_key_written_twice_is_invalid_request_without_the_id_when_it_is_at_the_top() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        ] {
+            let answer = reply(line);
+            assert_eq!(code_and_id(&answer), (INVALID_REQUEST, Value::Null), "{line}");
+            assert!(answer.as_object().unwrap().contains_key("id"), "{line}");
+        }
+        let nested = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","name":"b","arguments":{}}}"#;
+        let answer = reply(nested);
+        assert_eq!(code_and_id(&answer), (INVALID_REQUEST, json!(3)));
+        assert!(
+            answer["error"]["message"].as_str().unwrap().contains("`name`"),
+            "{answer}"
+        );
+        // A notification is never answered, whatever is wrong with it.
+        assert!(matches!(
+            judge(br#"{"jsonrpc":"2.0","method":"notifications/initialized","method":"x"}"#),
+            LineVerdict::Ignore(_)
+        ));
+    }
+
+    #[test]
     fn notifications_and_responses_are_never_answered() {
         for line in [
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#,

@@ -160,6 +160,8 @@ fn the_same_hostile_message_gets_the_same_json_rpc_error_on_both_transports() {
             .next(Duration::from_secs(30))
             .unwrap_or_else(|| panic!("{what}: no answer on stdio"));
         assert_eq!(code_and_id(&answer), (code, id.clone()), "stdio, {what}");
+        // A response always has an `id` member, `null` when the request's cannot be known.
+        assert!(answer.get("id").is_some(), "stdio, {what}: {answer}");
         for (way, headers) in ways {
             let answer = post(http.port, "/mcp", None, headers, &message);
             let mut expected_status = if code == -32602 { 200 } else { 400 };
