@@ -11,6 +11,10 @@
 //!   `-32600`; the server keeps serving;
 //! - a line that is not JSON (or not UTF-8) is answered with `-32700 parse error`, `id: null`;
 //! - a JSON value that is not one message object (a batch, a number) is answered with `-32600`;
+//! - a message with a key written twice in one object ([`keys`]) is answered with `-32600`, with
+//!   `id: null` when the key is at its top (even its `id` is then not its own), else its `id`;
+//! - a leading UTF-8 byte order mark is ignored (RFC 8259 §8.1): the line is judged, and handed
+//!   to rmcp, without it;
 //! - a request of a method the server serves whose params do not have that method's shape (as
 //!   rmcp's own types read it) is answered with `-32602 invalid params` and its `id`; a method it
 //!   does not serve (`logging/setLevel`, `resources/subscribe`, prompts, completions, tasks) is

@@ -124,8 +124,9 @@ struct HttpArgs {
 
     /// At most this many open connections from one client address that have not yet presented a
     /// valid token (a connection counts for its token from its first request that does); beyond,
-    /// a new one waits up to 5 s for a place, or once it has sent its first bytes takes the
-    /// place of one idle for 2 s, else is closed.
+    /// a new one is served waiting for up to 5 s: a request with a valid token places it for its
+    /// token at once, one without waits for a place or takes the place of one idle for 2 s, else
+    /// gets 503 and the connection is closed.
     #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_CONNECTIONS_PER_CLIENT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections_per_client: usize,
 

@@ -10,13 +10,17 @@
 //! accepted due to … body requirements, the error MUST be of HTTP status code 400"):
 //!
 //! - a body that is not JSON, empty, or cut short by a broken chunked encoding: 400, `-32700`;
-//! - a JSON value that is not one valid message (a batch, a bad `id`, no `method`), and a
-//!   notification or response that cannot be used: 400, `-32600`;
+//! - a JSON value that is not one valid message (a batch, a bad `id`, no `method`, a key written
+//!   twice), and a notification or response that cannot be used: 400, `-32600`;
+//! - `initialize` on the 2026-07-28 path (its `MCP-Protocol-Version` header; that revision
+//!   removed the handshake): 404 with `-32601`, as rmcp answers the other removed methods there,
+//!   whatever its params;
 //! - a request whose params do not fit its method: 200 with the JSON-RPC error `-32602` and the
 //!   request's `id` (a request is answered with one JSON object);
 //! - a body over [`super::MAX_BODY_BYTES`]: 413 with `-32600` (and the `id` its start shows),
 //!   without reading the rest;
-//! - anything else goes to rmcp unchanged.
+//! - anything else goes to rmcp unchanged, but for a leading byte order mark, which both
+//!   transports ignore (rmcp would refuse it with 415).
 //!
 //! Other methods (GET, DELETE) pass through untouched.
 
