@@ -719,14 +719,21 @@ mod tests {
             r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"ping"}"#,
         ] {
             let answer = reply(line);
-            assert_eq!(code_and_id(&answer), (INVALID_REQUEST, Value::Null), "{line}");
+            assert_eq!(
+                code_and_id(&answer),
+                (INVALID_REQUEST, Value::Null),
+                "{line}"
+            );
             assert!(answer.as_object().unwrap().contains_key("id"), "{line}");
         }
         let nested = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","name":"b","arguments":{}}}"#;
         let answer = reply(nested);
         assert_eq!(code_and_id(&answer), (INVALID_REQUEST, json!(3)));
         assert!(
-            answer["error"]["message"].as_str().unwrap().contains("`name`"),
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("`name`"),
             "{answer}"
         );
         // A notification is never answered, whatever is wrong with it.

@@ -120,11 +120,23 @@ mod tests {
     #[test]
     fn a_key_written_twice_is_found_at_any_depth_and_escapes_do_not_hide_it() {
         for (text, key, top) in [
-            (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#, "id", true),
-            (r#"{"method":"a","jsonrpc":"2.0","method":"b"}"#, "method", true),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+                "id",
+                true,
+            ),
+            (
+                r#"{"method":"a","jsonrpc":"2.0","method":"b"}"#,
+                "method",
+                true,
+            ),
             (r#"{"jsonrpc":"2.0","jsonrpc":"2.0"}"#, "jsonrpc", true),
             (r#"{"id":1,"\u0069d":2}"#, "id", true),
-            (r#"{"id":1,"params":{"name":"a","name":"b"}}"#, "name", false),
+            (
+                r#"{"id":1,"params":{"name":"a","name":"b"}}"#,
+                "name",
+                false,
+            ),
             (r#"{"params":{"a":[{"x":1},{"y":1,"y":2}]}}"#, "y", false),
         ] {
             assert_eq!(repeated(text), Some((key.to_owned(), top)), "{text}");

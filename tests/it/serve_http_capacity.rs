@@ -273,7 +273,9 @@ fn the_python_sdk_client_holds_256_sessions_from_one_address() {
     let metrics = metrics(server.port);
     let refused: Vec<&str> = metrics
         .lines()
-        .filter(|l| l.starts_with("skillfold_connections") && !l.starts_with("skillfold_connections{"))
+        .filter(|l| {
+            l.starts_with("skillfold_connections") && !l.starts_with("skillfold_connections{")
+        })
         .collect();
     assert!(
         errors.is_empty(),

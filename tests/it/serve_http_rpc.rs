@@ -219,11 +219,27 @@ fn a_message_that_starts_with_a_byte_order_mark_gets_the_same_answer_on_both_tra
     let ping = "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":\"bom\",\"method\":\"ping\"}";
     stdio.line(ping);
     let pong = stdio.next(Duration::from_secs(30)).expect("an answer");
-    assert_eq!((pong["id"].clone(), pong["result"].clone()), (json!("bom"), json!({})));
-    let opened = post(http.port, "/mcp", None, &[], &format!("\u{feff}{INITIALIZE}"));
+    assert_eq!(
+        (pong["id"].clone(), pong["result"].clone()),
+        (json!("bom"), json!({}))
+    );
+    let opened = post(
+        http.port,
+        "/mcp",
+        None,
+        &[],
+        &format!("\u{feff}{INITIALIZE}"),
+    );
     assert_eq!(opened.status, 200, "{}", opened.body);
-    assert!(message_of(&opened)["result"]["serverInfo"].is_object(), "{}", opened.body);
-    let session = opened.header("mcp-session-id").expect("a session id").to_owned();
+    assert!(
+        message_of(&opened)["result"]["serverInfo"].is_object(),
+        "{}",
+        opened.body
+    );
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
     let in_session = [
         ("Mcp-Session-Id", session.as_str()),
         ("MCP-Protocol-Version", "2025-06-18"),
@@ -231,7 +247,10 @@ fn a_message_that_starts_with_a_byte_order_mark_gets_the_same_answer_on_both_tra
     let pong = post(http.port, "/mcp", None, &in_session, ping);
     assert_eq!(pong.status, 200, "{}", pong.body);
     let pong = message_of(&pong);
-    assert_eq!((pong["id"].clone(), pong["result"].clone()), (json!("bom"), json!({})));
+    assert_eq!(
+        (pong["id"].clone(), pong["result"].clone()),
+        (json!("bom"), json!({}))
+    );
     let (code, _) = stdio.close();
     assert_eq!(code, Some(0));
 }
@@ -262,7 +281,11 @@ fn initialize_on_the_2026_07_28_path_is_not_found() {
     ] {
         let answer = post(http.port, "/mcp", None, &stateless, &body);
         assert_eq!(answer.status, 404, "{body}: {}", answer.body);
-        assert_eq!(code_and_id(&message_of(&answer)), (-32601, json!(1)), "{body}");
+        assert_eq!(
+            code_and_id(&message_of(&answer)),
+            (-32601, json!(1)),
+            "{body}"
+        );
         assert!(answer.header("mcp-session-id").is_none(), "{body}");
     }
     let opened = post(http.port, "/mcp", None, &[], &asking("2026-07-28"));

@@ -140,7 +140,10 @@ async fn waiting_is_bounded_and_a_silent_waiter_gives_way_to_a_newcomer() {
     assert_eq!(connections.open(), (1, 0, 0, MAX_WAITING));
     let oldest = waiters.remove(0);
     let at_once = tokio::time::timeout(Duration::ZERO, oldest.link().closed()).await;
-    assert!(at_once.is_ok(), "the oldest silent waiter is closed at once");
+    assert!(
+        at_once.is_ok(),
+        "the oldest silent waiter is closed at once"
+    );
     // Once every waiter has sent a request, a newcomer is refused; another address is not.
     let requests: Vec<ActiveRequest> = waiters
         .iter()
