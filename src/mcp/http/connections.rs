@@ -17,8 +17,9 @@
 //! bound and the total), whatever its address holds; a request without one (or a probe's, or a
 //! refusal's answer, which need no place) waits for a place of its address for the rest of that
 //! time (one that authenticates gives its place back), else gets 503 and the connection is
-//! closed; a waiting connection that has not found a place when its time is up, with no request
-//! under way, is closed. At most [`MAX_WAITING`] wait at once, and when all do, a newcomer takes
+//! closed; a waiting connection that has had a request but no place when its time is up, with no
+//! request under way, is closed (one that has sent nothing is closed by the header timeout, as
+//! any connection is). At most [`MAX_WAITING`] wait at once, and when all do, a newcomer takes
 //! the waiting place of the oldest that has sent no request (that one is closed). A waiting
 //! connection whose request shows no credential may also take the place of its address's
 //! unauthenticated connection idle longest, if one has been idle (no request under way, none
@@ -63,6 +64,10 @@ pub const MAX_WAITING: usize = 256;
 /// How often a waiting connection looks again for a place (an idle connection may have become
 /// idle long enough to give way).
 const RECHECK: Duration = Duration::from_millis(50);
+
+/// How often a waiting connection whose time is up looks again whether it may be closed (a
+/// request under way, or none yet).
+const EXPIRY_RECHECK: Duration = Duration::from_millis(200);
 
 /// What a new connection may do.
 #[derive(Debug)]
@@ -454,8 +459,10 @@ impl Connections {
         }
     }
 
-    /// Resolves once waiting `link`'s time to wait is up with no request under way on it and
-    /// no place found (it is then closed); never for a connection that has a place.
+    /// Resolves once waiting `link`'s time to wait is up, a request has come on it, none is under
+    /// way and no place was found (it is then closed); never for a connection that has a place.
+    /// One that has sent no request is left to the header timeout, as a placed one is: a client
+    /// slow to speak (a busy host driving many sessions) is not closed sooner for its address.
     async fn expire(&self, link: &Link) {
         let activity = &link.activity;
         if !activity.placed.load(Ordering::Acquire) {
@@ -467,7 +474,9 @@ impl Connections {
                 let mut counts = self.counts();
                 match counts.classes.get(&activity.id) {
                     Some(Class::Waiting) => {
-                        if activity.idle_since.load(Ordering::Acquire) != BUSY {
+                        if activity.spoken.load(Ordering::Acquire)
+                            && activity.idle_since.load(Ordering::Acquire) != BUSY
+                        {
                             Self::forget_waiter(&mut counts, activity);
                             self.close(&mut counts, activity);
                             self.metrics.connection_refused("client");
@@ -479,7 +488,7 @@ impl Connections {
                     _ => break,
                 }
             }
-            tokio::time::sleep(RECHECK).await;
+            tokio::time::sleep(EXPIRY_RECHECK).await;
         }
         std::future::pending::<()>().await;
     }

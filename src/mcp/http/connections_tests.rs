@@ -88,10 +88,18 @@ async fn a_waiting_connection_with_a_token_is_placed_for_its_key_at_once() {
         Err(NoPlace::Server)
     );
     assert_eq!(connections.open(), (1, 3, 0, 1));
-    // Placed: never closed for a lack of time to wait.
-    let placed = waiters[0].link();
-    let closed = tokio::time::timeout(ADMISSION_WAIT * 2, placed.closed()).await;
+    // Placed: never closed for a lack of time to wait; nor is a waiting one that has sent no
+    // request yet (the header timeout bounds it).
+    let (placed, silent_waiter) = (waiters[0].link(), waiters[3].link());
+    let (closed, silent_closed) = tokio::join!(
+        tokio::time::timeout(ADMISSION_WAIT * 2, placed.closed()),
+        tokio::time::timeout(ADMISSION_WAIT * 2, silent_waiter.closed()),
+    );
     assert!(closed.is_err(), "a placed connection was closed");
+    assert!(
+        silent_closed.is_err(),
+        "a silent waiting connection was closed"
+    );
     drop(silent);
 }
 
