@@ -88,6 +88,7 @@ impl HttpWorld {
                 Tokens::parse(&metrics.to_string(), "fuzz-metrics", &agents).expect("tokens"),
             ),
             body_timeout: std::time::Duration::from_secs(10),
+            write_timeout: std::time::Duration::from_secs(10),
             max_connections: crate::mcp::http::DEFAULT_MAX_CONNECTIONS,
             max_connections_per_client: crate::mcp::http::DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
             max_connections_per_token: crate::mcp::http::DEFAULT_MAX_CONNECTIONS_PER_TOKEN,

@@ -11,6 +11,10 @@
 //!   `-32600`; the server keeps serving;
 //! - a line that is not JSON (or not UTF-8) is answered with `-32700 parse error`, `id: null`;
 //! - a JSON value that is not one message object (a batch, a number) is answered with `-32600`;
+//! - a message with a key written twice in one object ([`keys`]) is answered with `-32600`, with
+//!   `id: null` when the key is at its top (even its `id` is then not its own), else its `id`;
+//! - a leading UTF-8 byte order mark is ignored (RFC 8259 §8.1): the line is judged, and handed
+//!   to rmcp, without it;
 //! - a request of a method the server serves whose params do not have that method's shape (as
 //!   rmcp's own types read it) is answered with `-32602 invalid params` and its `id`; a method it
 //!   does not serve (`logging/setLevel`, `resources/subscribe`, prompts, completions, tasks) is
@@ -40,6 +44,9 @@ use tokio::io::{
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+#[path = "framing_keys.rs"]
+mod keys;
+
 /// The largest message the server reads: the bytes of one line before its `\n`. A longer line is
 /// refused with `-32600` (and discarded without being held in memory); the server keeps serving.
 /// A tool input is small (a skill name and a path); 4 MiB leaves room for any client metadata.
@@ -49,6 +56,8 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 pub const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC: the JSON is not a valid request (or is too large to be read).
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC: the method is not served.
+pub const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC: the params do not fit the method.
 pub const INVALID_PARAMS: i64 = -32602;
 
@@ -72,9 +81,18 @@ pub enum LineVerdict {
     Ignore(String),
 }
 
-/// Judges one line (without its `\n`).
+/// The UTF-8 byte order mark: RFC 8259 §8.1 forbids sending one and lets a parser ignore it.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `message` without a leading byte order mark, which both transports ignore: a message that
+/// starts with one is judged and handed to rmcp without it.
+pub fn without_bom(message: &[u8]) -> &[u8] {
+    message.strip_prefix(BOM).unwrap_or(message)
+}
+
+/// Judges one line (without its `\n`; a leading byte order mark is ignored, [`without_bom`]).
 pub fn judge(line: &[u8]) -> LineVerdict {
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let line = without_bom(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return LineVerdict::Skip;
     }
@@ -102,6 +120,19 @@ pub fn judge(line: &[u8]) -> LineVerdict {
         || !["method", "result", "error"]
             .iter()
             .any(|k| fields.contains_key(*k));
+    if let Some(repeated) = keys::repeated_key(line) {
+        // Written twice at the top, even the `id` is not the message's own: `null` then.
+        let id = answer_to.filter(|_| !repeated.top_level);
+        return refuse_or_ignore(
+            answerable,
+            id,
+            INVALID_REQUEST,
+            &format!(
+                "invalid request: the key {} is written twice in one object",
+                quoted_key(&repeated.key)
+            ),
+        );
+    }
     if fields.get("jsonrpc") != Some(&json!("2.0")) {
         return refuse_or_ignore(
             answerable,
@@ -171,6 +202,21 @@ pub fn unreadable(why: &str) -> Value {
 }
 
 #[cfg(feature = "http")]
+/// The answer to a request of `method`, which the protocol revision it was sent on removed:
+/// `-32601` with its `id`, as rmcp answers the methods it does not serve.
+pub fn removed_method(id: Value, method: &str, revision: &str) -> Value {
+    error_response(
+        id,
+        METHOD_NOT_FOUND,
+        &format!(
+            "method not found: `{}` is not part of protocol revision {}",
+            crate::support::escape::text(method),
+            crate::support::escape::text(revision)
+        ),
+    )
+}
+
+#[cfg(feature = "http")]
 /// The answer a transport that must answer every message (HTTP) gives to one that stdio leaves
 /// unanswered ([`LineVerdict::Ignore`]): `-32600`, `id: null`, with why it cannot be used.
 pub fn unusable(why: &str) -> Value {
@@ -179,6 +225,13 @@ pub fn unusable(why: &str) -> Value {
         INVALID_REQUEST,
         &format!("invalid request: {why}"),
     )
+}
+
+/// A key as an error message names it: escaped, quoted, at most 64 characters.
+fn quoted_key(key: &str) -> String {
+    let cut: String = key.chars().take(64).collect();
+    let more = if cut.len() < key.len() { "…" } else { "" };
+    format!("`{}{more}`", crate::support::escape::text(&cut))
 }
 
 fn refuse_or_ignore(answerable: bool, id: Option<Value>, code: i64, why: &str) -> LineVerdict {
@@ -470,6 +523,9 @@ async fn read_client<R: AsyncRead + Unpin>(
             Ok(Some(ClientLine::Whole(line))) => match judge(&line) {
                 LineVerdict::Forward => {
                     let mut message = line;
+                    if message.starts_with(BOM) {
+                        message.drain(..BOM.len());
+                    }
                     message.push(b'\n');
                     if to_rmcp.write_all(&message).await.is_err() {
                         break;
@@ -653,6 +709,38 @@ mod tests {
         for (line, id) in cases {
             assert_eq!(code_and_id(&reply(line)), (INVALID_REQUEST, id), "{line}");
         }
+    }
+
+    #[test]
+    fn a_key_written_twice_is_invalid_request_without_the_id_when_it_is_at_the_top() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        ] {
+            let answer = reply(line);
+            assert_eq!(
+                code_and_id(&answer),
+                (INVALID_REQUEST, Value::Null),
+                "{line}"
+            );
+            assert!(answer.as_object().unwrap().contains_key("id"), "{line}");
+        }
+        let nested = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","name":"b","arguments":{}}}"#;
+        let answer = reply(nested);
+        assert_eq!(code_and_id(&answer), (INVALID_REQUEST, json!(3)));
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("`name`"),
+            "{answer}"
+        );
+        // A notification is never answered, whatever is wrong with it.
+        assert!(matches!(
+            judge(br#"{"jsonrpc":"2.0","method":"notifications/initialized","method":"x"}"#),
+            LineVerdict::Ignore(_)
+        ));
     }
 
     #[test]

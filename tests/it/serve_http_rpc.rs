@@ -80,6 +80,32 @@ fn hostile() -> Vec<(&'static str, String, i64, Value)> {
             -32602,
             json!("i"),
         ),
+        // A key written twice: which copy counts is up to the parser, so none does; at the top,
+        // not even the id.
+        (
+            "id written twice",
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#.to_owned(),
+            -32600,
+            Value::Null,
+        ),
+        (
+            "method written twice",
+            r#"{"jsonrpc":"2.0","id":11,"method":"ping","method":"tools/list"}"#.to_owned(),
+            -32600,
+            Value::Null,
+        ),
+        (
+            "jsonrpc written twice",
+            r#"{"jsonrpc":"2.0","id":12,"jsonrpc":"2.0","method":"ping"}"#.to_owned(),
+            -32600,
+            Value::Null,
+        ),
+        (
+            "a params key written twice",
+            r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"load_skill","name":"x","arguments":{}}}"#.to_owned(),
+            -32600,
+            json!(13),
+        ),
     ]
 }
 
@@ -134,9 +160,16 @@ fn the_same_hostile_message_gets_the_same_json_rpc_error_on_both_transports() {
             .next(Duration::from_secs(30))
             .unwrap_or_else(|| panic!("{what}: no answer on stdio"));
         assert_eq!(code_and_id(&answer), (code, id.clone()), "stdio, {what}");
+        // A response always has an `id` member, `null` when the request's cannot be known.
+        assert!(answer.get("id").is_some(), "stdio, {what}: {answer}");
         for (way, headers) in ways {
             let answer = post(http.port, "/mcp", None, headers, &message);
-            let expected_status = if code == -32602 { 200 } else { 400 };
+            let mut expected_status = if code == -32602 { 200 } else { 400 };
+            let (mut code, mut id) = (code, id.clone());
+            if way == "2026-07-28" && message.contains(r#""method":"initialize""#) {
+                // That revision removed the handshake: not found, before its params are judged.
+                (expected_status, code, id) = (404, -32601, id);
+            }
             assert_eq!(
                 answer.status, expected_status,
                 "HTTP ({way}), {what}: {}",
@@ -149,7 +182,7 @@ fn the_same_hostile_message_gets_the_same_json_rpc_error_on_both_transports() {
             );
             assert_eq!(
                 code_and_id(&message_of(&answer)),
-                (code, id.clone()),
+                (code, id),
                 "HTTP ({way}), {what}"
             );
         }
@@ -172,6 +205,92 @@ fn the_same_hostile_message_gets_the_same_json_rpc_error_on_both_transports() {
     assert_eq!(message_of(&pong)["id"], "after", "{}", pong.body);
     let (code, _) = stdio.close();
     assert_eq!(code, Some(0));
+}
+
+/// RFC 8259 §8.1 lets a parser ignore a leading byte order mark: both transports do, so a message
+/// that starts with one gets the answer it gets without one (a pong on stdio and in a session,
+/// a session opened by an `initialize`), never HTTP 415.
+#[test]
+fn a_message_that_starts_with_a_byte_order_mark_gets_the_same_answer_on_both_transports() {
+    let world = demo_world();
+    let mut stdio = Server::start(&world);
+    stdio.initialize("2025-06-18");
+    let http = Listening::start(&world.config, &[], &[]);
+    let ping = "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":\"bom\",\"method\":\"ping\"}";
+    stdio.line(ping);
+    let pong = stdio.next(Duration::from_secs(30)).expect("an answer");
+    assert_eq!(
+        (pong["id"].clone(), pong["result"].clone()),
+        (json!("bom"), json!({}))
+    );
+    let opened = post(
+        http.port,
+        "/mcp",
+        None,
+        &[],
+        &format!("\u{feff}{INITIALIZE}"),
+    );
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    assert!(
+        message_of(&opened)["result"]["serverInfo"].is_object(),
+        "{}",
+        opened.body
+    );
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let in_session = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let pong = post(http.port, "/mcp", None, &in_session, ping);
+    assert_eq!(pong.status, 200, "{}", pong.body);
+    let pong = message_of(&pong);
+    assert_eq!(
+        (pong["id"].clone(), pong["result"].clone()),
+        (json!("bom"), json!({}))
+    );
+    let (code, _) = stdio.close();
+    assert_eq!(code, Some(0));
+}
+
+/// The 2026-07-28 revision removed `initialize` (its clients use `server/discover`): sent on
+/// that revision's path (its `MCP-Protocol-Version` header), it is not found, 404 with `-32601`
+/// and its id, as the other removed methods are, whatever its params; without that header (a
+/// client of an earlier revision, whatever version it asks for) it opens a session.
+#[test]
+fn initialize_on_the_2026_07_28_path_is_not_found() {
+    let world = demo_world();
+    let http = Listening::start(&world.config, &[], &[]);
+    let stateless = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "initialize"),
+    ];
+    let asking = |version: &str| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}, "_meta": stateless_meta()}})
+        .to_string()
+    };
+    for body in [
+        asking("2026-07-28"),
+        asking("2025-06-18"),
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#.to_owned(),
+    ] {
+        let answer = post(http.port, "/mcp", None, &stateless, &body);
+        assert_eq!(answer.status, 404, "{body}: {}", answer.body);
+        assert_eq!(
+            code_and_id(&message_of(&answer)),
+            (-32601, json!(1)),
+            "{body}"
+        );
+        assert!(answer.header("mcp-session-id").is_none(), "{body}");
+    }
+    let opened = post(http.port, "/mcp", None, &[], &asking("2026-07-28"));
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    assert!(opened.header("mcp-session-id").is_some(), "{}", opened.body);
 }
 
 /// A notification or response that cannot be used: never answered on stdio; over HTTP, which

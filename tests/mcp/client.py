@@ -18,10 +18,12 @@ Usage:
   client.py reload CONFIG NEXT BROKEN LAST -- SERVER_COMMAND...
       Hot reload: swap CONFIG for NEXT and wait for the new skills, swap in BROKEN and check the
       previous catalogue keeps serving, send SIGHUP, then swap in LAST and wait again.
-  client.py crowd TOKENS -- URL
+  client.py crowd TOKENS [BARRIER PARTIES] -- URL
       One session per token (TOKENS: a file of tokens, one a line), all at once: each initializes,
       lists tools, holds its GET stream until every session's is open, then lists tools again.
-      Reports every HTTP status the sessions got, the GET streams opened and any error.
+      Reports every HTTP status the sessions got, the GET streams opened and any error. With
+      BARRIER (a folder) and PARTIES, several such processes hold their streams together: each,
+      once all of its own are open, writes a file there and waits until PARTIES files are.
   client.py bench N BODY_SKILL -- SERVER_COMMAND...
       Start to the `initialize` answer and to the first `tools/list` answer, then N `load_skill`
       round trips for BODY_SKILL's body (benches/mcp_roundtrip.py).
@@ -259,7 +261,7 @@ async def reload(config: Path, next_: Path, broken: Path, last: Path, command: l
     return report
 
 
-async def crowd(tokens_file: Path, command: list[str]) -> dict[str, Any]:
+async def crowd(tokens_file: Path, barrier: list[str], command: list[str]) -> dict[str, Any]:
     tokens = tokens_file.read_text().split()
     statuses: dict[str, int] = {}
     streams = 0
@@ -271,10 +273,25 @@ async def crowd(tokens_file: Path, command: list[str]) -> dict[str, Any]:
         statuses[key] = statuses.get(key, 0) + 1
         if response.request.method == "GET" and response.status_code == 200:
             streams += 1
-            if streams >= len(tokens):
-                all_open.set()
+            settle()
+
+    failed = 0
+
+    def settle() -> None:
+        # Every session holds its stream, or has failed (then nobody waits for it).
+        if streams + failed >= len(tokens):
+            all_open.set()
 
     async def one(token: str) -> int:
+        nonlocal failed
+        try:
+            return await session_of(token)
+        except BaseException:
+            failed += 1
+            settle()
+            raise
+
+    async def session_of(token: str) -> int:
         http = httpx2.AsyncClient(
             headers={"Authorization": f"Bearer {token}"},
             timeout=httpx2.Timeout(60, read=300),
@@ -284,10 +301,22 @@ async def crowd(tokens_file: Path, command: list[str]) -> dict[str, Any]:
             transport = streamable_http_client(command[0], http_client=http)
             async with Client(transport, mode="legacy", cache=None) as client:
                 await client.list_tools()
-                await asyncio.wait_for(all_open.wait(), 120)
+                await asyncio.wait_for(every_one_open.wait(), 120)
                 return len((await client.list_tools()).tools)
 
+    async def together() -> None:
+        await asyncio.wait_for(all_open.wait(), 120)
+        if barrier:
+            folder, parties = Path(barrier[0]), int(barrier[1])
+            (folder / f"{os.getpid()}.ready").write_text("")
+            while len(list(folder.glob("*.ready"))) < parties:
+                await asyncio.sleep(0.05)
+        every_one_open.set()
+
+    every_one_open = asyncio.Event()
+    waiting = asyncio.create_task(together())
     results = await asyncio.gather(*(one(t) for t in tokens), return_exceptions=True)
+    waiting.cancel()
     return {
         "sessions": len(tokens),
         "streams": streams,
@@ -334,7 +363,7 @@ def main() -> None:
     elif own[0] == "reload":
         report = asyncio.run(reload(*(Path(p) for p in own[1:5]), command))
     elif own[0] == "crowd":
-        report = asyncio.run(crowd(Path(own[1]), command))
+        report = asyncio.run(crowd(Path(own[1]), own[2:4], command))
     elif own[0] == "bench":
         report = asyncio.run(bench(int(own[1]), own[2], command))
     else:

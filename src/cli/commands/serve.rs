@@ -112,6 +112,11 @@ struct HttpArgs {
     #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = parse_interval)]
     body_timeout: Duration,
 
+    /// An answer's bytes may wait this many seconds for the client to take them; beyond, the
+    /// connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = parse_interval)]
+    write_timeout: Duration,
+
     /// At most this many open connections; beyond, 16 more (4 per client address) are admitted
     /// only to answer /healthz or /readyz once, and the rest are closed at once.
     #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_CONNECTIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
@@ -119,8 +124,9 @@ struct HttpArgs {
 
     /// At most this many open connections from one client address that have not yet presented a
     /// valid token (a connection counts for its token from its first request that does); beyond,
-    /// a new one waits up to 5 s for a place, or once it has sent its first bytes takes the
-    /// place of one idle for 2 s, else is closed.
+    /// a new one is served waiting for up to 5 s: a request with a valid token places it for its
+    /// token at once, one without waits for a place or takes the place of one idle for 2 s, else
+    /// gets 503 and the connection is closed.
     #[arg(long, value_name = "N", default_value_t = mcp::http::DEFAULT_MAX_CONNECTIONS_PER_CLIENT, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     max_connections_per_client: usize,
 
@@ -246,6 +252,7 @@ fn run_http(args: &ServeArgs, listen: std::net::SocketAddr) -> Exit {
         tls: args.http.tls_cert.clone().zip(args.http.tls_key.clone()),
         metrics_tokens,
         body_timeout: args.http.body_timeout,
+        write_timeout: args.http.write_timeout,
         max_connections: args.http.max_connections,
         max_connections_per_client: args.http.max_connections_per_client,
         max_connections_per_token: args.http.max_connections_per_token,

@@ -76,6 +76,7 @@ pub(super) async fn serve(
         guard,
         in_flight: limits::InFlight::new(options.max_in_flight, options.max_in_flight_per_token),
         body_timeout: options.body_timeout,
+        write_timeout: options.write_timeout,
         oauth,
         splicer,
     });
@@ -250,7 +251,7 @@ async fn accept(
             continue;
         };
         // Over every cap the connection is closed at once, before it costs anything more; over
-        // its address's, it waits for a place in its own task.
+        // its address's, it is served waiting for a place.
         let admission = connections.admit(client.ip());
         if matches!(admission, connections::Admission::Refused) {
             continue;
@@ -264,25 +265,22 @@ async fn accept(
     }
 }
 
-/// Serves one accepted connection, in its own task: once it has a place (after waiting for one
-/// of its address's, if it must), over TLS when configured (a handshake that stalls is dropped
-/// like headers that stall), until it ends or is closed to make room for another.
+/// Serves one accepted connection, in its own task, with a place or waiting for one ([`route`]'s
+/// step 5 gives it one), over TLS when configured (a handshake that stalls is dropped like
+/// headers that stall), every write taken within the write timeout, until it ends or is closed
+/// (to make room for another, or out of time to wait).
 async fn serve_connection(
     stream: tokio::net::TcpStream,
     admission: connections::Admission,
     server: Arc<Server>,
     tls: Option<tokio_rustls::TlsAcceptor>,
 ) {
-    let admission = match admission {
-        connections::Admission::Wait(waiter) => waiter.admitted(&stream).await,
-        admission => admission,
-    };
     let (slot, probe) = match admission {
-        connections::Admission::Full(slot) => (slot, false),
+        connections::Admission::Full(slot) | connections::Admission::Waiting(slot) => (slot, false),
         connections::Admission::Probe(slot) => (slot, true),
-        connections::Admission::Wait(_) | connections::Admission::Refused => return,
+        connections::Admission::Refused => return,
     };
-    let stream = prepare(stream);
+    let stream = limits::WriteDeadline::new(prepare(stream), server.write_timeout);
     let limit = if probe {
         connections::PROBE_HEADER_TIMEOUT
     } else {
@@ -300,10 +298,11 @@ async fn serve_connection(
             }
         }
     };
-    // Closed (dropped) when it has to make room for another ([`connections`]).
+    // Closed (dropped) when it has to make room for another, or its time to wait for a place
+    // is up ([`connections`]).
     tokio::select! {
         () = served => {}
-        () = link.evicted() => {}
+        () = link.closed() => {}
     }
     drop(slot);
 }

@@ -10,18 +10,25 @@
 //! of them together in total, with [`PROBE_HEADROOM`] more kept for probes. A connection whose
 //! first authenticated request names a key at its bound gets 429 and is closed.
 //!
-//! An address at its bound is not refused at once, as a burst of new connections each about to
-//! present a token (a proxy opening many at a time) would be: a new connection waits up to
-//! [`ADMISSION_WAIT`] for a place of its address (one that authenticates gives its place back),
-//! then is closed; at most [`MAX_WAITING`] wait at once, and when all do, a newcomer takes the
-//! waiting place of the oldest that has sent nothing. Once it has sent its first bytes, it
-//! may also take the place of that address's unauthenticated connection idle longest, if one has
-//! been idle (no request under way, none since its accept or its last answer) for
-//! [`EVICTION_IDLE`]; that one is closed. A flood that sends nothing thus waits for its own
-//! places, while a client that speaks recycles them. Connections over the total get the probe
-//! headroom, at most [`PROBE_PLACES_PER_CLIENT`] of it per address: an unauthenticated flood from
-//! one address holds its own places only, never an authenticated client's, and at most a quarter
-//! of the probes'.
+//! An address at its bound does not refuse a new connection, which may be a client about to
+//! present a token (a proxy opens many at a time, and a slow client may take a while to speak): it
+//! is served *waiting*, holding no place, for up to [`ADMISSION_WAIT`] from its accept. A request
+//! on it that presents an accepted credential gives it its key's place at once (within the key's
+//! bound and the total), whatever its address holds; a request without one (or a probe's, or a
+//! refusal's answer, which need no place) waits for a place of its address for the rest of that
+//! time (one that authenticates gives its place back), else gets 503 and the connection is
+//! closed; a waiting connection that has had a request but no place when its time is up, with no
+//! request under way, is closed (one that has sent nothing is closed by the header timeout, as
+//! any connection is). At most [`MAX_WAITING`] wait at once, and when all do, a newcomer takes
+//! the waiting place of the oldest that has sent no request (that one is closed). A waiting
+//! connection whose request shows no credential may also take the place of its address's
+//! unauthenticated connection idle longest, if one has been idle (no request under way, none
+//! since its accept or its last answer) for [`EVICTION_IDLE`]; that one is closed. A flood that
+//! sends nothing thus waits for its own places, a client that speaks recycles them, and a client
+//! with a token is never held back by its address. Connections over the total get the probe
+//! headroom, at most [`PROBE_PLACES_PER_CLIENT`] of it per address: an unauthenticated flood
+//! from one address holds its own places only, never an authenticated client's, and at most a
+//! quarter of the probes'.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -44,18 +51,23 @@ pub const PROBE_PLACES_PER_CLIENT: usize = 4;
 /// How long a connection admitted for a probe may take to send its headers.
 pub const PROBE_HEADER_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// How long an unauthenticated connection must have been idle before a new connection from its
-/// address, at its bound, may take its place.
+/// How long an unauthenticated connection must have been idle before a waiting connection from
+/// its address, whose request shows no credential, may take its place.
 pub const EVICTION_IDLE: Duration = Duration::from_secs(2);
 
-/// How long a new connection from an address at its bound waits for a place.
+/// How long, from its accept, a connection from an address at its bound may wait for a place.
 pub const ADMISSION_WAIT: Duration = Duration::from_secs(5);
 
 /// At most this many connections wait for a place at once, from every address together.
 pub const MAX_WAITING: usize = 256;
 
-/// How often a waiting connection looks again for an unauthenticated connection idle long enough.
+/// How often a waiting connection looks again for a place (an idle connection may have become
+/// idle long enough to give way).
 const RECHECK: Duration = Duration::from_millis(50);
+
+/// How often a waiting connection whose time is up looks again whether it may be closed (a
+/// request under way, or none yet).
+const EXPIRY_RECHECK: Duration = Duration::from_millis(200);
 
 /// What a new connection may do.
 #[derive(Debug)]
@@ -64,8 +76,9 @@ pub enum Admission {
     Full(Slot),
     /// Only the probes, once (the ordinary places are taken).
     Probe(Slot),
-    /// Wait for a place of its address ([`Waiter::admitted`]).
-    Wait(Waiter),
+    /// Be served while it waits for a place ([`Link::authenticated`], [`Link::placed`]); closed
+    /// when [`Link::closed`] resolves.
+    Waiting(Slot),
     /// Nothing: close it at once.
     Refused,
 }
@@ -79,7 +92,9 @@ enum Class {
     Key([u8; 32]),
     /// A place of the probe headroom.
     Probe,
-    /// Closed to make room; its place was given to another.
+    /// Served, but holding no place yet; counted as waiting.
+    Waiting,
+    /// Closed to make room (or out of time to wait); its place, if any, was given back.
     Evicted,
 }
 
@@ -88,17 +103,24 @@ enum Class {
 #[derive(Debug)]
 struct Activity {
     id: u64,
+    client: IpAddr,
+    /// When it was accepted (a waiting connection's time runs from then).
+    accepted: tokio::time::Instant,
     /// Milliseconds since the counts' epoch when it last went idle; [`BUSY`] during a request.
     idle_since: AtomicU64,
     evict: Notify,
     authenticated: AtomicBool,
+    /// It holds a place (it is not waiting).
+    placed: AtomicBool,
+    /// A request has come on it.
+    spoken: AtomicBool,
 }
 
 const BUSY: u64 = u64::MAX;
 
 #[derive(Debug, Default)]
 struct Counts {
-    /// Every ordinary connection (not the probe headroom's).
+    /// Every ordinary connection (not the probe headroom's, not the waiting).
     total: usize,
     /// The unauthenticated connections of each address, oldest first.
     unauthenticated: HashMap<IpAddr, Vec<Arc<Activity>>>,
@@ -110,9 +132,21 @@ struct Counts {
     probes: HashMap<IpAddr, usize>,
     probes_total: usize,
     /// The connections waiting for a place, oldest first.
-    waiters: Vec<Arc<Turn>>,
+    waiters: Vec<Arc<Activity>>,
     classes: HashMap<u64, Class>,
     next_id: u64,
+}
+
+/// What room there is for a connection from one address.
+enum Room {
+    /// An ordinary place.
+    Ordinary,
+    /// A place of the probe headroom.
+    Probe,
+    /// None: every place and the probes' are taken.
+    None,
+    /// None of its address's: it waits.
+    Wait,
 }
 
 /// The open connections, counted.
@@ -128,9 +162,17 @@ pub struct Connections {
     metrics: Arc<Metrics>,
 }
 
-/// Why a connection's first authenticated request is refused.
+/// Why a waiting connection, or an unauthenticated one presenting a credential, got no place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeyFull;
+pub enum NoPlace {
+    /// Its key is at its bound (`--max-connections-per-token`).
+    Key,
+    /// Every ordinary place is taken (`--max-connections`).
+    Server,
+    /// Its address is at its bound (`--max-connections-per-client`) and stayed so while it
+    /// could wait.
+    Client,
+}
 
 impl Connections {
     /// At most `max_total` connections, `max_per_client` unauthenticated ones from one address,
@@ -163,34 +205,43 @@ impl Connections {
     /// Admits a connection from `client`: a place, a wait for one, or nothing.
     pub fn admit(self: &Arc<Self>, client: IpAddr) -> Admission {
         let mut counts = self.counts();
-        let admission = match self.place(&mut counts, client, false) {
-            Some(admission) => admission,
-            None => {
-                // Every waiting place taken: the oldest waiter that has sent nothing gives way
-                // (a flood that sends nothing cannot keep the waiting room from clients).
+        let activity = self.activity(&mut counts, client);
+        let admission = match self.room(&mut counts, client, false) {
+            Room::Ordinary => {
+                self.take_ordinary(&mut counts, &activity);
+                Admission::Full(self.slot(activity))
+            }
+            Room::Probe => {
+                self.take_probe(&mut counts, &activity);
+                Admission::Probe(self.slot(activity))
+            }
+            Room::None => {
+                counts.classes.remove(&activity.id);
+                self.metrics.connection_refused("server");
+                Admission::Refused
+            }
+            Room::Wait => {
+                // Every waiting place taken: the oldest waiter that has sent no request gives
+                // way (a flood that sends nothing cannot keep the waiting room from clients).
                 let room = counts.waiters.len() < MAX_WAITING || {
                     let silent = counts
                         .waiters
                         .iter()
-                        .position(|t| !t.spoken.load(Ordering::Acquire));
+                        .position(|a| !a.spoken.load(Ordering::Acquire));
                     silent
-                        .map(|i| counts.waiters.remove(i).give_up.notify_one())
+                        .map(|i| {
+                            let displaced = counts.waiters.remove(i);
+                            self.close(&mut counts, &displaced);
+                        })
                         .is_some()
                 };
                 if room {
-                    let turn = Arc::new(Turn {
-                        id: counts.next_id,
-                        spoken: AtomicBool::new(false),
-                        give_up: Notify::new(),
-                    });
-                    counts.next_id += 1;
-                    counts.waiters.push(Arc::clone(&turn));
-                    Admission::Wait(Waiter {
-                        connections: Arc::clone(self),
-                        client,
-                        turn,
-                    })
+                    counts.classes.insert(activity.id, Class::Waiting);
+                    activity.placed.store(false, Ordering::Release);
+                    counts.waiters.push(Arc::clone(&activity));
+                    Admission::Waiting(self.slot(activity))
                 } else {
+                    counts.classes.remove(&activity.id);
                     self.metrics.connection_refused("client");
                     Admission::Refused
                 }
@@ -200,70 +251,76 @@ impl Connections {
         admission
     }
 
-    /// A place for `client` now, or `None` when its address is at its bound (and, if
-    /// `may_evict`, no unauthenticated connection of it has been idle long enough to give way).
-    fn place(
-        self: &Arc<Self>,
-        counts: &mut Counts,
-        client: IpAddr,
-        may_evict: bool,
-    ) -> Option<Admission> {
+    /// A new connection's activity, registered (as unauthenticated until placed otherwise).
+    fn activity(&self, counts: &mut Counts, client: IpAddr) -> Arc<Activity> {
+        let id = counts.next_id;
+        counts.next_id += 1;
+        counts.classes.insert(id, Class::Unauthenticated);
+        Arc::new(Activity {
+            id,
+            client,
+            accepted: tokio::time::Instant::now(),
+            idle_since: AtomicU64::new(self.now()),
+            evict: Notify::new(),
+            authenticated: AtomicBool::new(false),
+            placed: AtomicBool::new(true),
+            spoken: AtomicBool::new(false),
+        })
+    }
+
+    /// The room for one more unauthenticated connection of `client` now. At its address's bound,
+    /// with `may_evict`, the address's unauthenticated connection idle longest gives way if it
+    /// has been idle long enough.
+    fn room(&self, counts: &mut Counts, client: IpAddr, may_evict: bool) -> Room {
         let mine = counts.unauthenticated.get(&client).map_or(0, Vec::len);
-        if mine >= self.max_per_client {
-            if !may_evict {
-                return None;
-            }
-            self.evict(counts, client)?;
+        if mine >= self.max_per_client && !(may_evict && self.evict(counts, client).is_some()) {
+            return Room::Wait;
         }
         if counts.total < self.max_total {
-            counts.total += 1;
-            counts.unauthenticated_total += 1;
-            let id = self.register(counts, Class::Unauthenticated);
-            let activity = Arc::new(Activity {
-                id,
-                idle_since: AtomicU64::new(self.now()),
-                evict: Notify::new(),
-                authenticated: AtomicBool::new(false),
-            });
-            counts
-                .unauthenticated
-                .entry(client)
-                .or_default()
-                .push(Arc::clone(&activity));
-            return Some(Admission::Full(self.slot(client, activity)));
+            return Room::Ordinary;
         }
         let probes = counts.probes.get(&client).copied().unwrap_or(0);
         if counts.probes_total < PROBE_HEADROOM && probes < PROBE_PLACES_PER_CLIENT {
-            counts.probes_total += 1;
-            *counts.probes.entry(client).or_insert(0) += 1;
-            let id = self.register(counts, Class::Probe);
-            let activity = Arc::new(Activity {
-                id,
-                idle_since: AtomicU64::new(BUSY),
-                evict: Notify::new(),
-                authenticated: AtomicBool::new(false),
-            });
-            return Some(Admission::Probe(self.slot(client, activity)));
+            return Room::Probe;
         }
-        self.metrics.connection_refused("server");
-        Some(Admission::Refused)
+        Room::None
     }
 
-    fn register(&self, counts: &mut Counts, class: Class) -> u64 {
-        let id = counts.next_id;
-        counts.next_id += 1;
-        counts.classes.insert(id, class);
-        id
+    /// `activity` takes an ordinary place of its address.
+    fn take_ordinary(&self, counts: &mut Counts, activity: &Arc<Activity>) {
+        counts.total += 1;
+        counts.unauthenticated_total += 1;
+        counts.classes.insert(activity.id, Class::Unauthenticated);
+        counts
+            .unauthenticated
+            .entry(activity.client)
+            .or_default()
+            .push(Arc::clone(activity));
+        activity.placed.store(true, Ordering::Release);
     }
 
-    fn slot(self: &Arc<Self>, client: IpAddr, activity: Arc<Activity>) -> Slot {
+    /// `activity` takes a place of the probe headroom.
+    fn take_probe(&self, counts: &mut Counts, activity: &Arc<Activity>) {
+        counts.probes_total += 1;
+        *counts.probes.entry(activity.client).or_insert(0) += 1;
+        counts.classes.insert(activity.id, Class::Probe);
+        activity.idle_since.store(BUSY, Ordering::Release);
+    }
+
+    fn slot(self: &Arc<Self>, activity: Arc<Activity>) -> Slot {
         Slot {
             link: Link {
                 connections: Arc::clone(self),
-                client,
                 activity,
             },
         }
+    }
+
+    /// Marks `activity` closed to make room and tells its task; its places must be given back
+    /// by the caller.
+    fn close(&self, counts: &mut Counts, activity: &Activity) {
+        counts.classes.insert(activity.id, Class::Evicted);
+        activity.evict.notify_one();
     }
 
     /// Closes `client`'s unauthenticated connection idle longest, if one has been idle for
@@ -286,8 +343,7 @@ impl Connections {
         }
         counts.unauthenticated_total -= 1;
         counts.total -= 1;
-        counts.classes.insert(victim.id, Class::Evicted);
-        victim.evict.notify_one();
+        self.close(counts, &victim);
         self.metrics.connection_evicted();
         Some(())
     }
@@ -297,7 +353,7 @@ impl Connections {
         let class = counts.classes.remove(&link.activity.id);
         match class {
             Some(Class::Unauthenticated) => {
-                Self::forget_unauthenticated(&mut counts, link);
+                Self::forget_unauthenticated(&mut counts, &link.activity);
                 counts.total = counts.total.saturating_sub(1);
                 self.freed.notify_waiters();
             }
@@ -307,42 +363,134 @@ impl Connections {
                 counts.total = counts.total.saturating_sub(1);
             }
             Some(Class::Probe) => {
-                decrement(&mut counts.probes, &link.client);
+                decrement(&mut counts.probes, &link.activity.client);
                 counts.probes_total = counts.probes_total.saturating_sub(1);
             }
+            Some(Class::Waiting) => Self::forget_waiter(&mut counts, &link.activity),
             Some(Class::Evicted) | None => {}
         }
         self.publish(&counts);
     }
 
-    fn forget_unauthenticated(counts: &mut Counts, link: &Link) {
-        if let Some(list) = counts.unauthenticated.get_mut(&link.client) {
-            list.retain(|a| a.id != link.activity.id);
+    fn forget_unauthenticated(counts: &mut Counts, activity: &Activity) {
+        if let Some(list) = counts.unauthenticated.get_mut(&activity.client) {
+            list.retain(|a| a.id != activity.id);
             if list.is_empty() {
-                counts.unauthenticated.remove(&link.client);
+                counts.unauthenticated.remove(&activity.client);
             }
         }
         counts.unauthenticated_total = counts.unauthenticated_total.saturating_sub(1);
     }
 
-    /// Moves `link` from its address's count to `key`'s, unless that key is at its bound.
-    fn authenticate(&self, link: &Link, key: [u8; 32]) -> Result<(), KeyFull> {
+    fn forget_waiter(counts: &mut Counts, activity: &Activity) {
+        counts.waiters.retain(|a| a.id != activity.id);
+    }
+
+    /// Moves `link` from its address's count (or the waiting) to `key`'s, unless that key is at
+    /// its bound (or, waiting, every ordinary place is taken).
+    fn authenticate(&self, link: &Link, key: [u8; 32]) -> Result<(), NoPlace> {
         let mut counts = self.counts();
-        if counts.classes.get(&link.activity.id) != Some(&Class::Unauthenticated) {
+        let activity = &link.activity;
+        let class = counts.classes.get(&activity.id).copied();
+        if !matches!(class, Some(Class::Unauthenticated | Class::Waiting)) {
             return Ok(());
         }
         if counts.keys.get(&key).copied().unwrap_or(0) >= self.max_per_key {
             self.metrics.connection_refused("token");
-            return Err(KeyFull);
+            return Err(NoPlace::Key);
         }
-        Self::forget_unauthenticated(&mut counts, link);
+        if class == Some(Class::Waiting) {
+            if counts.total >= self.max_total {
+                self.metrics.connection_refused("server");
+                return Err(NoPlace::Server);
+            }
+            Self::forget_waiter(&mut counts, activity);
+            counts.total += 1;
+            activity.placed.store(true, Ordering::Release);
+        } else {
+            Self::forget_unauthenticated(&mut counts, activity);
+            self.freed.notify_waiters();
+        }
         *counts.keys.entry(key).or_insert(0) += 1;
         counts.authenticated_total += 1;
-        counts.classes.insert(link.activity.id, Class::Key(key));
-        link.activity.authenticated.store(true, Ordering::Release);
-        self.freed.notify_waiters();
+        counts.classes.insert(activity.id, Class::Key(key));
+        activity.authenticated.store(true, Ordering::Release);
         self.publish(&counts);
         Ok(())
+    }
+
+    /// Gives waiting `link` a place of its address: at once if there is one (or an idle one gives
+    /// way), else when one is given back, until its time to wait is up.
+    async fn place(&self, link: &Link) -> Result<(), NoPlace> {
+        let activity = &link.activity;
+        let deadline = activity.accepted + ADMISSION_WAIT;
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            {
+                let mut counts = self.counts();
+                if counts.classes.get(&activity.id) != Some(&Class::Waiting) {
+                    return Ok(());
+                }
+                match self.room(&mut counts, activity.client, true) {
+                    Room::Ordinary => {
+                        Self::forget_waiter(&mut counts, activity);
+                        self.take_ordinary(&mut counts, activity);
+                        self.publish(&counts);
+                        return Ok(());
+                    }
+                    Room::Probe | Room::None => {
+                        self.metrics.connection_refused("server");
+                        return Err(NoPlace::Server);
+                    }
+                    Room::Wait => {}
+                }
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                self.metrics.connection_refused("client");
+                return Err(NoPlace::Client);
+            }
+            tokio::select! {
+                () = freed => {}
+                () = tokio::time::sleep((deadline - now).min(RECHECK)) => {}
+            }
+        }
+    }
+
+    /// Resolves once waiting `link`'s time to wait is up, a request has come on it, none is under
+    /// way and no place was found (it is then closed); never for a connection that has a place.
+    /// One that has sent no request is left to the header timeout, as a placed one is: a client
+    /// slow to speak (a busy host driving many sessions) is not closed sooner for its address.
+    async fn expire(&self, link: &Link) {
+        let activity = &link.activity;
+        if !activity.placed.load(Ordering::Acquire) {
+            tokio::time::sleep_until(activity.accepted + ADMISSION_WAIT).await;
+        }
+        // A place, once taken, is never given back for a wait.
+        while !activity.placed.load(Ordering::Acquire) {
+            {
+                let mut counts = self.counts();
+                match counts.classes.get(&activity.id) {
+                    Some(Class::Waiting) => {
+                        if activity.spoken.load(Ordering::Acquire)
+                            && activity.idle_since.load(Ordering::Acquire) != BUSY
+                        {
+                            Self::forget_waiter(&mut counts, activity);
+                            self.close(&mut counts, activity);
+                            self.metrics.connection_refused("client");
+                            self.publish(&counts);
+                            return;
+                        }
+                    }
+                    // Closed to make room already: told through its `evict`.
+                    _ => break,
+                }
+            }
+            tokio::time::sleep(EXPIRY_RECHECK).await;
+        }
+        std::future::pending::<()>().await;
     }
 
     fn publish(&self, counts: &Counts) {
@@ -376,73 +524,7 @@ fn decrement<K: std::hash::Hash + Eq>(map: &mut HashMap<K, usize>, key: &K) {
     }
 }
 
-/// A waiting connection's turn: whether it has sent bytes, and the signal that makes it give up
-/// its waiting place to a newcomer.
-#[derive(Debug)]
-struct Turn {
-    id: u64,
-    spoken: AtomicBool,
-    give_up: Notify,
-}
-
-/// A connection waiting for a place of its address; counted as waiting until dropped.
-#[derive(Debug)]
-pub struct Waiter {
-    connections: Arc<Connections>,
-    client: IpAddr,
-    turn: Arc<Turn>,
-}
-
-impl Waiter {
-    /// Waits up to [`ADMISSION_WAIT`] for a place for `stream`: [`Admission::Full`] or
-    /// [`Admission::Probe`], or [`Admission::Refused`] when none came. Once `stream` has bytes
-    /// to read, an idle unauthenticated connection of its address may give way to it.
-    pub async fn admitted(self, stream: &tokio::net::TcpStream) -> Admission {
-        let deadline = tokio::time::Instant::now() + ADMISSION_WAIT;
-        let mut spoken = false;
-        let mut first = [0u8; 1];
-        loop {
-            let freed = self.connections.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            {
-                let mut counts = self.connections.counts();
-                if let Some(admission) = self.connections.place(&mut counts, self.client, spoken) {
-                    self.connections.publish(&counts);
-                    return admission;
-                }
-            }
-            let now = tokio::time::Instant::now();
-            if now >= deadline {
-                self.connections.metrics.connection_refused("client");
-                return Admission::Refused;
-            }
-            tokio::select! {
-                () = freed => {}
-                () = tokio::time::sleep((deadline - now).min(RECHECK)) => {}
-                // A peek, not a read: the bytes stay for hyper. (Readiness alone may be false.)
-                _ = stream.peek(&mut first), if !spoken => {
-                    spoken = true;
-                    self.turn.spoken.store(true, Ordering::Release);
-                }
-                () = self.turn.give_up.notified() => {
-                    self.connections.metrics.connection_refused("client");
-                    return Admission::Refused;
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Waiter {
-    fn drop(&mut self) {
-        let mut counts = self.connections.counts();
-        counts.waiters.retain(|t| t.id != self.turn.id);
-        self.connections.publish(&counts);
-    }
-}
-
-/// One connection's place; given back when dropped.
+/// One connection's place (or its waiting); given back when dropped.
 #[derive(Debug)]
 pub struct Slot {
     link: Link,
@@ -466,7 +548,6 @@ impl Drop for Slot {
 #[derive(Debug, Clone)]
 pub struct Link {
     connections: Arc<Connections>,
-    client: IpAddr,
     activity: Arc<Activity>,
 }
 
@@ -474,6 +555,7 @@ impl Link {
     /// Marks a request under way until the guard is dropped (held by its answer's body).
     pub fn busy(&self) -> ActiveRequest {
         self.activity.idle_since.store(BUSY, Ordering::Release);
+        self.activity.spoken.store(true, Ordering::Release);
         ActiveRequest { link: self.clone() }
     }
 
@@ -483,17 +565,31 @@ impl Link {
     }
 
     /// A request on it presented a credential of `key`: from now on it counts for that key
-    /// (the first key it presented, for its whole life), unless the key is at its bound.
-    pub fn authenticated(&self, key: [u8; 32]) -> Result<(), KeyFull> {
+    /// (the first key it presented, for its whole life), unless the key is at its bound (or,
+    /// while it waits, every ordinary place is taken).
+    pub fn authenticated(&self, key: [u8; 32]) -> Result<(), NoPlace> {
         if self.is_authenticated() {
             return Ok(());
         }
         self.connections.authenticate(self, key)
     }
 
-    /// Resolves when the connection was closed to make room for another.
-    pub async fn evicted(&self) {
-        self.activity.evict.notified().await;
+    /// A request on it presented no credential: it needs a place of its address. At once if it
+    /// holds a place; while it waits, once one comes (or its time is up: [`NoPlace`]).
+    pub async fn placed(&self) -> Result<(), NoPlace> {
+        if self.activity.placed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.connections.place(self).await
+    }
+
+    /// Resolves when the connection must be closed: to make room for another, or waiting, once
+    /// its time to wait is up without a place.
+    pub async fn closed(&self) {
+        tokio::select! {
+            () = self.activity.evict.notified() => {}
+            () = self.connections.expire(self) => {}
+        }
     }
 }
 
@@ -511,161 +607,5 @@ impl Drop for ActiveRequest {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn connections(total: usize, per_client: usize, per_key: usize) -> Arc<Connections> {
-        Connections::new(total, per_client, per_key, Arc::new(Metrics::new()))
-    }
-
-    fn slot(admission: Admission) -> Slot {
-        match admission {
-            Admission::Full(slot) => slot,
-            other => panic!("not a full place: {other:?}"),
-        }
-    }
-
-    const A: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 1));
-    const B: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 2));
-
-    #[test]
-    fn authenticated_connections_leave_their_address_count() {
-        let connections = connections(100, 2, 100);
-        let first = slot(connections.admit(A));
-        let _busy = first.link().busy();
-        let second = slot(connections.admit(A));
-        let _also_busy = second.link().busy();
-        // At the address's bound, with no idle connection to give way: wait.
-        assert!(matches!(connections.admit(A), Admission::Wait(_)));
-        first.link().authenticated([1; 32]).unwrap();
-        assert_eq!(connections.open(), (1, 1, 0, 0));
-        let third = slot(connections.admit(A));
-        third.link().authenticated([1; 32]).unwrap();
-        drop(first);
-        assert_eq!(connections.open(), (1, 1, 0, 0));
-    }
-
-    #[test]
-    fn a_key_over_its_bound_is_refused_and_others_are_not() {
-        let connections = connections(100, 100, 2);
-        let held: Vec<Slot> = (0..3).map(|_| slot(connections.admit(A))).collect();
-        held[0].link().authenticated([1; 32]).unwrap();
-        held[1].link().authenticated([1; 32]).unwrap();
-        assert_eq!(held[2].link().authenticated([1; 32]), Err(KeyFull));
-        held[2].link().authenticated([2; 32]).unwrap();
-        // Counted for its first key, whatever it presents later.
-        held[0].link().authenticated([2; 32]).unwrap();
-        assert_eq!(connections.open(), (0, 3, 0, 0));
-    }
-
-    #[test]
-    fn over_the_total_probes_get_their_own_places_a_few_per_address() {
-        let connections = connections(2, 100, 100);
-        let _held: Vec<Slot> = (0..2).map(|_| slot(connections.admit(A))).collect();
-        let probes: Vec<Admission> = (0..PROBE_PLACES_PER_CLIENT)
-            .map(|_| connections.admit(A))
-            .collect();
-        assert!(probes.iter().all(|p| matches!(p, Admission::Probe(_))));
-        assert!(matches!(connections.admit(A), Admission::Refused));
-        assert!(matches!(connections.admit(B), Admission::Probe(_)));
-    }
-
-    /// A connected pair: the server's end and the client's.
-    async fn pair() -> (tokio::net::TcpStream, tokio::net::TcpStream) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
-            .await
-            .unwrap();
-        (listener.accept().await.unwrap().0, client)
-    }
-
-    #[tokio::test]
-    async fn a_waiter_gets_a_place_given_back_or_once_it_speaks_an_idle_ones() {
-        use tokio::io::AsyncWriteExt as _;
-        let connections = connections(100, 2, 100);
-        let idle = slot(connections.admit(A));
-        let busy_slot = slot(connections.admit(A));
-        let _busy = busy_slot.link().busy();
-        // At the bound: the third waits, and gets the place the first gives back when it
-        // authenticates.
-        let Admission::Wait(waiter) = connections.admit(A) else {
-            panic!("no wait")
-        };
-        let link = idle.link();
-        let (server_end, _client_end) = pair().await;
-        let waited = tokio::spawn(async move { waiter.admitted(&server_end).await });
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        link.authenticated([1; 32]).unwrap();
-        let third = slot(waited.await.unwrap());
-        assert_eq!(connections.open(), (2, 1, 0, 0));
-        // The newcomer idles long enough to give way, but only to a connection that speaks: a
-        // silent one waits, then gives up.
-        std::thread::sleep(EVICTION_IDLE);
-        let evicted = third.link();
-        let Admission::Wait(silent) = connections.admit(A) else {
-            panic!("no wait")
-        };
-        let (silent_end, _silent_client) = pair().await;
-        assert!(matches!(
-            silent.admitted(&silent_end).await,
-            Admission::Refused
-        ));
-        let Admission::Wait(speaking) = connections.admit(A) else {
-            panic!("no wait")
-        };
-        let (speaking_end, mut speaking_client) = pair().await;
-        speaking_client.write_all(b"GET /").await.unwrap();
-        let fourth = slot(speaking.admitted(&speaking_end).await);
-        tokio::time::timeout(Duration::from_secs(1), evicted.evicted())
-            .await
-            .expect("closed");
-        drop(third);
-        assert_eq!(connections.open(), (2, 1, 0, 0));
-        drop(fourth);
-        drop(busy_slot);
-        drop(idle);
-        assert_eq!(connections.open(), (0, 0, 0, 0));
-    }
-
-    #[tokio::test]
-    async fn waiting_is_bounded_and_a_silent_waiter_gives_way_to_a_newcomer() {
-        let connections = connections(100, 1, 100);
-        let held = slot(connections.admit(A));
-        let _busy = held.link().busy();
-        let wait = |admission: Admission| match admission {
-            Admission::Wait(waiter) => waiter,
-            other => panic!("no wait: {other:?}"),
-        };
-        let mut waiters: Vec<Waiter> = (0..MAX_WAITING)
-            .map(|_| wait(connections.admit(A)))
-            .collect();
-        assert_eq!(connections.open(), (1, 0, 0, MAX_WAITING));
-        // Every waiting place taken: a newcomer takes the oldest silent waiter's, which gives
-        // up at once.
-        let newcomer = wait(connections.admit(A));
-        assert_eq!(connections.open(), (1, 0, 0, MAX_WAITING));
-        let oldest = waiters.remove(0);
-        let (end, _client) = pair().await;
-        // Refused on its first poll: it does not wait for its time to run out.
-        let at_once = tokio::time::timeout(Duration::ZERO, oldest.admitted(&end)).await;
-        assert!(matches!(at_once, Ok(Admission::Refused)), "{at_once:?}");
-        // Once every waiter has spoken, a newcomer is refused; another address is not.
-        for waiter in waiters.iter().chain([&newcomer]) {
-            waiter.turn.spoken.store(true, Ordering::Release);
-        }
-        assert!(matches!(connections.admit(A), Admission::Refused));
-        assert!(matches!(connections.admit(B), Admission::Full(_)));
-        // A waiter nobody displaces gives up after ADMISSION_WAIT.
-        let last = waiters.pop().expect("a waiter");
-        drop(waiters);
-        drop(newcomer);
-        let (end, _client) = pair().await;
-        let admitted = last.admitted(&end);
-        tokio::pin!(admitted);
-        // It waits (not refused at its first poll), then is refused when its time runs out.
-        let first = tokio::time::timeout(Duration::ZERO, &mut admitted).await;
-        assert!(first.is_err(), "{first:?}");
-        assert!(matches!(admitted.await, Admission::Refused));
-        assert_eq!(connections.open(), (1, 0, 0, 0));
-    }
-}
+#[path = "connections_tests.rs"]
+mod tests;

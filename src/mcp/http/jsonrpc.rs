@@ -10,26 +10,34 @@
 //! accepted due to … body requirements, the error MUST be of HTTP status code 400"):
 //!
 //! - a body that is not JSON, empty, or cut short by a broken chunked encoding: 400, `-32700`;
-//! - a JSON value that is not one valid message (a batch, a bad `id`, no `method`), and a
-//!   notification or response that cannot be used: 400, `-32600`;
+//! - a JSON value that is not one valid message (a batch, a bad `id`, no `method`, a key written
+//!   twice), and a notification or response that cannot be used: 400, `-32600`;
+//! - `initialize` on the 2026-07-28 path (its `MCP-Protocol-Version` header; that revision
+//!   removed the handshake): 404 with `-32601`, as rmcp answers the other removed methods there,
+//!   whatever its params;
 //! - a request whose params do not fit its method: 200 with the JSON-RPC error `-32602` and the
 //!   request's `id` (a request is answered with one JSON object);
 //! - a body over [`super::MAX_BODY_BYTES`]: 413 with `-32600` (and the `id` its start shows),
 //!   without reading the rest;
-//! - anything else goes to rmcp unchanged.
+//! - anything else goes to rmcp unchanged, but for a leading byte order mark, which both
+//!   transports ignore (rmcp would refuse it with 415).
 //!
 //! Other methods (GET, DELETE) pass through untouched.
 
 use http_body_util::{BodyExt as _, Either, Full};
 use hyper::body::Bytes;
 use hyper::http::request::Parts;
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{HeaderMap, Method, Request, Response, StatusCode, header};
+use rmcp::model::{ConstString as _, InitializeResultMethod, ProtocolVersion};
 use serde_json::Value;
 
 use super::body::Body;
 use super::options::MAX_BODY_BYTES;
 use super::replies::json;
 use crate::mcp::framing::{self, INVALID_PARAMS, LineVerdict};
+
+/// The method of the handshake that the 2026-07-28 revision removed.
+const INITIALIZE: &str = InitializeResultMethod::VALUE;
 
 /// A request as rmcp receives it: its own body (not a POST), or the POST body read and judged.
 pub type ForRmcp<B> = Request<Either<B, Full<Bytes>>>;
@@ -79,23 +87,69 @@ where
     if request.method() != Method::POST {
         return Ok(Screened::Other(request));
     }
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let bytes = read_body(body, MAX_BODY_BYTES).await?;
-    match judge(&bytes) {
-        None => Ok(Screened::Post(parts, bytes)),
-        Some(refusal) => Err(refusal),
+    if let Some(refusal) = judge(&parts.headers, &bytes) {
+        return Err(refusal);
     }
+    // A leading byte order mark is ignored, as on stdio: rmcp gets the message without it.
+    let kept = framing::without_bom(&bytes).len();
+    if kept < bytes.len() {
+        parts
+            .headers
+            .insert(header::CONTENT_LENGTH, header::HeaderValue::from(kept));
+        return Ok(Screened::Post(parts, bytes.slice(bytes.len() - kept..)));
+    }
+    Ok(Screened::Post(parts, bytes))
 }
 
-/// The answer to a whole POST body, or `None` to hand it to rmcp.
-fn judge(body: &[u8]) -> Option<Response<Body>> {
-    let (status, answer) = match framing::judge(body) {
+/// The answer to a whole POST body with `headers`, or `None` to hand it to rmcp.
+fn judge(headers: &HeaderMap, body: &[u8]) -> Option<Response<Body>> {
+    let verdict = framing::judge(body);
+    // The method is decided before its params: one the request's revision removed is not found.
+    let judged_params = matches!(&verdict, LineVerdict::Reply(answer)
+        if answer["error"]["code"].as_i64() == Some(INVALID_PARAMS));
+    if (verdict == LineVerdict::Forward || judged_params)
+        && let Some(removed) = removed_method(headers, body)
+    {
+        return Some(removed);
+    }
+    let (status, answer) = match verdict {
         LineVerdict::Forward => return None,
         LineVerdict::Skip => (StatusCode::BAD_REQUEST, framing::blank()),
         LineVerdict::Reply(answer) => (status_of(&answer), answer),
         LineVerdict::Ignore(why) => (StatusCode::BAD_REQUEST, framing::unusable(&why)),
     };
     Some(json(status, answer))
+}
+
+/// The answer to an `initialize` request on the path of a revision without it (its
+/// `MCP-Protocol-Version` header names 2026-07-28, which removed the handshake): 404 with
+/// `-32601` and its `id`, as rmcp answers the other methods that revision removed. `None` for
+/// any other request (`body` is a request rmcp reads, or one with params that do not fit).
+fn removed_method(headers: &HeaderMap, body: &[u8]) -> Option<Response<Body>> {
+    #[derive(serde::Deserialize)]
+    struct Request<'a> {
+        #[serde(borrow)]
+        method: std::borrow::Cow<'a, str>,
+        id: Value,
+    }
+    let revision = headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())?;
+    let known = ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .find(|v| v.as_str() == revision)?;
+    if known.has_initialize() {
+        return None;
+    }
+    let request: Request<'_> = serde_json::from_slice(framing::without_bom(body)).ok()?;
+    (request.method == INITIALIZE).then(|| {
+        json(
+            StatusCode::NOT_FOUND,
+            framing::removed_method(request.id, INITIALIZE, known.as_str()),
+        )
+    })
 }
 
 /// The HTTP status of a JSON-RPC error this layer answers: a request with its params wrong is a
@@ -142,7 +196,7 @@ mod tests {
     use super::*;
 
     fn status(body: &str) -> Option<StatusCode> {
-        judge(body.as_bytes()).map(|r| r.status())
+        judge(&HeaderMap::new(), body.as_bytes()).map(|r| r.status())
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The bounds of `serve --listen` on requests below the MCP layer (the connections' are
-//! [`super::connections`]'): the time a request body may take to arrive, and the requests in
-//! flight that open no session (in total and per token).
+//! [`super::connections`]'): the time a request body may take to arrive, the time an answer's
+//! bytes may wait for the client to take them, and the requests in flight that open no session
+//! (in total and per token).
 //!
 //! A request's place in flight is a counter behind a guard that gives it back when dropped,
 //! once its answer has been sent (or dropped), so a streamed answer holds its place until its
@@ -14,6 +15,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper::body::{Body, Bytes, Frame, SizeHint};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Which bound a request in flight went over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,9 +199,115 @@ where
     }
 }
 
+/// A connection whose answers must be taken: a write (or flush) that the client leaves waiting
+/// for `limit` fails with [`std::io::ErrorKind::TimedOut`], and hyper closes the connection.
+/// The clock runs only while bytes wait for the client, from the first write it does not take
+/// to the next it does: a GET stream waiting for its next event writes nothing and runs no clock,
+/// while a client that pipelines requests and never reads their answers is closed once the
+/// kernel's buffers are full and `limit` has passed.
+pub struct WriteDeadline<I> {
+    inner: I,
+    limit: Duration,
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<I> WriteDeadline<I> {
+    /// `inner`, each write taken within `limit`.
+    pub fn new(inner: I, limit: Duration) -> WriteDeadline<I> {
+        WriteDeadline {
+            inner,
+            limit,
+            stalled: None,
+        }
+    }
+
+    /// `polled`, a write's outcome: progress stops the clock, waiting starts it (once), and
+    /// waiting past the limit is an error.
+    fn within<T>(
+        &mut self,
+        polled: Poll<std::io::Result<T>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<std::io::Result<T>> {
+        if polled.is_ready() {
+            self.stalled = None;
+            return polled;
+        }
+        let limit = self.limit;
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match stalled.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("the client took no bytes of the answer for {limit:?}"),
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<I: AsyncRead + Unpin> AsyncRead for WriteDeadline<I> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<I: AsyncWrite + Unpin> AsyncWrite for WriteDeadline<I> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.within(polled, cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.within(polled, cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let polled = Pin::new(&mut self.inner).poll_flush(cx);
+        self.within(polled, cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let polled = Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.within(polled, cx)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_write_the_client_never_takes_fails_after_the_limit_and_progress_resets_it() {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let (server, mut client) = tokio::io::duplex(16);
+        let mut io = WriteDeadline::new(server, Duration::from_millis(50));
+        // Taken: no clock.
+        io.write_all(b"0123456789abcdef").await.unwrap();
+        let mut got = [0u8; 16];
+        client.read_exact(&mut got).await.unwrap();
+        io.write_all(b"0123456789abcdef").await.unwrap();
+        // Not taken: the next write waits, then fails.
+        let error = io.write_all(b"more").await.unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
+    }
 
     #[test]
     fn requests_in_flight_are_bounded_per_token_and_in_total() {

@@ -164,6 +164,7 @@ mod tests {
             tls: None,
             metrics_tokens: None,
             body_timeout: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(10),
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_connections_per_client: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
             max_connections_per_token: DEFAULT_MAX_CONNECTIONS_PER_TOKEN,

@@ -1,5 +1,5 @@
 //! What `serve --listen` is told: the options of the command line and the defaults of its
-//! bounds (request body, header time, sessions, connections, requests in flight).
+//! bounds (request body, header time, write time, sessions, connections, requests in flight).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -69,6 +69,9 @@ pub struct HttpOptions {
     pub metrics_tokens: Option<Tokens>,
     /// How long a request body may take to arrive whole (then 408, and the connection closed).
     pub body_timeout: Duration,
+    /// How long an answer's bytes may wait for the client to take them (then the connection is
+    /// closed).
+    pub write_timeout: Duration,
     /// At most this many open connections.
     pub max_connections: usize,
     /// At most this many open connections from one client address that have not yet presented

@@ -108,6 +108,18 @@ pub(super) fn too_many_connections() -> Response<Body> {
     ))
 }
 
+/// 503 with `Retry-After`, the connection closed: a connection that waited for a place found
+/// none (its address at `--max-connections-per-client`, or every place taken).
+pub(super) fn no_place() -> Response<Body> {
+    closing(retry_after(
+        error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many open connections; try again later",
+        ),
+        "1",
+    ))
+}
+
 /// 404 for a session id that names no live session of this server.
 pub(super) fn no_such_session() -> Response<Body> {
     error(

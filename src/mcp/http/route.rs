@@ -18,7 +18,7 @@ use hyper::{HeaderMap, Method, Request, Response, StatusCode, header};
 
 use super::body::{Body, Incoming};
 use super::replies::{
-    busy, foreign_session, full, guard_refusal, no_such_endpoint, no_such_session,
+    busy, foreign_session, full, guard_refusal, no_place, no_such_endpoint, no_such_session,
     too_many_connections, too_many_in_flight_for_token, too_many_sessions,
 };
 use super::sessions::Found;
@@ -46,7 +46,7 @@ impl Server {
         let index = self.find_endpoint(request.uri().path())?;
         let endpoint = &self.endpoints[index];
         let (token, caller) = self.authenticate(request.headers(), endpoint).await?;
-        count_connection_for_token(&request, token)?;
+        count_connection(&request, token).await?;
         if let Some(caller) = caller {
             // For the audit record: who the access token named (never the token).
             request.extensions_mut().insert(caller);
@@ -231,14 +231,21 @@ struct NamedSession {
 }
 
 /// 5. Its connection counts for the token from now on, within the token's bound (else 429, and
-///    the connection closed).
-fn count_connection_for_token(request: &Request<Incoming>, token: Option<[u8; 32]>) -> Step<()> {
-    if let (Some(key), Some(link)) = (token, request.extensions().get::<connections::Link>())
-        && link.authenticated(key).is_err()
-    {
-        return Err(too_many_connections());
-    }
-    Ok(())
+///    the connection closed) and, if it was waiting for a place, within the total (else 503, and
+///    closed). A request without a token on a connection still waiting needs a place of its
+///    address: it waits for one, up to the connection's time to wait (else 503, and closed).
+async fn count_connection(request: &Request<Incoming>, token: Option<[u8; 32]>) -> Step<()> {
+    let Some(link) = request.extensions().get::<connections::Link>() else {
+        return Ok(());
+    };
+    let placed = match token {
+        Some(key) => link.authenticated(key),
+        None => link.placed().await,
+    };
+    placed.map_err(|refusal| match refusal {
+        connections::NoPlace::Key => too_many_connections(),
+        connections::NoPlace::Server | connections::NoPlace::Client => no_place(),
+    })
 }
 
 /// The answer holds the request's place in flight, if it took one, until its last byte.

@@ -43,6 +43,8 @@ pub(super) struct Server {
     pub(super) guard: guard::HostOriginGuard,
     pub(super) in_flight: Arc<limits::InFlight>,
     pub(super) body_timeout: Duration,
+    /// How long an answer's bytes may wait for the client ([`limits::WriteDeadline`]).
+    pub(super) write_timeout: Duration,
     pub(super) oauth: Option<Arc<oauth::ResourceServer>>,
     /// Splices the prebuilt bytes of skill bodies into the answers ([`splice`]).
     pub(super) splicer: Option<Arc<splice::Splicer>>,
