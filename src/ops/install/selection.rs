@@ -4,6 +4,7 @@
 
 use crate::descriptor::plan::{Plan, Source};
 use crate::runtime::code::RuntimeCode;
+use crate::support::escape;
 
 use super::code::InstallCode;
 use super::error::InstallError;
