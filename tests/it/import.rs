@@ -627,8 +627,9 @@ fn a_repository_named_only_by_dots_gets_a_corpus_of_its_own_and_check_refuses_do
         let out = skillfold_in(w.dir.path(), &["import", lock.to_str().unwrap()]);
         let (draft, err) = (stdout(&out), stderr(&out));
         assert_eq!(code(&out), Some(0), "{name}: {err}\n{draft}");
+        // Named after the owner's segment alone: the repository's dots name nothing.
         assert!(
-            draft.contains("directory: /var/lib/skillfold/skills "),
+            draft.contains("directory: /var/lib/skillfold/git "),
             "{name}: {draft}"
         );
         w.assert_adoptable(&draft, false);
@@ -641,7 +642,7 @@ fn check_refuses_a_corpus_directory_whose_last_component_is_dots() {
     let out = w.import(&w.lock("skills-lock.json"));
     let draft = stdout(&out);
     assert_eq!(code(&out), Some(0), "{}", stderr(&out));
-    let directory = "/var/lib/skillfold/remote ";
+    let directory = "/var/lib/skillfold/git-remote ";
     assert!(draft.contains(directory), "{draft}");
     // `..` last is the base's parent (`prepare` would manage `/var/lib`), `.` the base.
     for last in ["..", ".", "../", "./"] {

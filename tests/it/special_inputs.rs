@@ -111,8 +111,10 @@ fn a_fifo_as_the_descriptor_is_refused_by_every_command() {
         commands.push(vec!["update"]);
     }
     for command in commands {
-        let mut args = command.clone();
-        args.extend(["-c", &fifo]);
+        // `-c` right after the command: after `run-script`'s SCRIPT every argument is the
+        // helper's.
+        let mut args = vec![command[0], "-c", &fifo];
+        args.extend(&command[1..]);
         assert_refused(
             &run(world.tmp.path(), &args),
             &format!("{command:?}"),
