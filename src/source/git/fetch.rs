@@ -51,8 +51,11 @@ use crate::descriptor::redact::{self, RedactedUrl};
 use crate::format::pin::CommitId;
 
 use super::answer::AnswerRefusalSlot;
-use super::fetch_error::{FetchError, chain, classify, transport_error};
-use super::options::{POLL_EVERY, Stops, scratch_repository, until, with_connection};
+use super::fetch_error::{FetchError, chain, classify, stopped, transport_error};
+use super::options::{
+    POLL_EVERY, Stops, note_server_error, scratch_repository, until, with_connection,
+};
+use super::pack::PackBroken;
 use super::partial;
 use super::redirect::{redirect_error, redirect_target, refused_redirect};
 
@@ -138,6 +141,7 @@ pub fn fetch_commit<E: From<FetchError>>(
         deadline,
         stop: &stop,
         refused: AnswerRefusalSlot::default(),
+        server_error: Default::default(),
     };
     std::thread::scope(|scope| {
         let watcher = scope.spawn(|| watch(&root, &done, &stops, report));
@@ -177,6 +181,7 @@ fn watch(
         if stops.interrupt.load(Ordering::Relaxed) || stops.past_deadline() {
             stops.stop.store(true, Ordering::Relaxed);
         }
+        note_server_error(root, stops);
         if Instant::now() < next {
             continue;
         }
@@ -301,6 +306,18 @@ fn settle_by_id<E: From<FetchError>>(
         commit: commit.clone(),
         objects,
     };
+    // A pack over its bytes, or a malformed answer: never a reason to ask for more.
+    let over_bound = |why| FetchError::PackOverBound {
+        url: shown.clone(),
+        commit: commit.clone(),
+        why,
+    };
+    let malformed = |detail: String| {
+        stopped(stops, shown).unwrap_or_else(|| FetchError::Malformed {
+            url: shown.clone(),
+            detail: redact::scrub(&detail, url),
+        })
+    };
     // The whole commit from the same server, for the reason `why` (said once in the progress).
     let mut fall_back = |why: Full| {
         whole(url, id, git_dir, stops, root, select, why).map_err(|e| {
@@ -308,6 +325,8 @@ fn settle_by_id<E: From<FetchError>>(
                 WholeError::Fetch(e) => classify(e).0.into(),
                 WholeError::Absent => absent().into(),
                 WholeError::TooLarge(objects) => too_large(objects).into(),
+                WholeError::OverBound(why) => over_bound(why).into(),
+                WholeError::Malformed(detail) => malformed(detail).into(),
                 WholeError::Select(e) => e,
             })
         })
@@ -328,6 +347,8 @@ fn settle_by_id<E: From<FetchError>>(
         Err(partial::Failed::Select(e)) => Err(e),
         Err(partial::Failed::CommitAbsent) => Err(absent().into()),
         Err(partial::Failed::CommitPackTooLarge { objects }) => Err(too_large(objects).into()),
+        Err(partial::Failed::PackOverBound(why)) => Err(over_bound(why).into()),
+        Err(partial::Failed::Malformed(detail)) => Err(malformed(detail).into()),
         Err(partial::Failed::Missing { count, first }) => Err(FetchError::Incomplete {
             url: shown.clone(),
             commit: commit.clone(),
@@ -375,11 +396,14 @@ pub type Select<'a, E> =
     &'a mut dyn FnMut(&gix::Repository, gix::ObjectId, bool) -> Result<partial::BlobRequest, E>;
 
 /// A failure of the whole-commit fetch after a partial one gave up: the fetch's (to classify),
-/// an answer without the commit or with too many objects (how many), or the selection's.
+/// an answer without the commit, with too many objects (how many), over its bytes or malformed,
+/// or the selection's.
 enum WholeError<E> {
     Fetch(gix::Error),
     Absent,
     TooLarge(u32),
+    OverBound(PackBroken),
+    Malformed(String),
     Select(E),
 }
 
@@ -406,6 +430,8 @@ fn whole<E>(
         Err(partial::Failed::Select(e)) => Err(WholeError::Select(e)),
         Err(partial::Failed::CommitAbsent) => Err(WholeError::Absent),
         Err(partial::Failed::CommitPackTooLarge { objects }) => Err(WholeError::TooLarge(objects)),
+        Err(partial::Failed::PackOverBound(why)) => Err(WholeError::OverBound(why)),
+        Err(partial::Failed::Malformed(detail)) => Err(WholeError::Malformed(detail)),
         Err(partial::Failed::Fetch(e) | partial::Failed::Blobs(e)) => Err(WholeError::Fetch(e)),
         Err(partial::Failed::OverBounds(why)) => Err(WholeError::Fetch(gix::Error::from_error(
             std::io::Error::other(why),
@@ -435,5 +461,11 @@ fn fetch_branches_and_tags(
             .receive(&mut progress, stops.stop)?;
         Ok(())
     })?;
+    // An error the server reported on its side-band ends the fetch, even once its pack is in.
+    if note_server_error(root, stops) {
+        return Err(gix::Error::from_error(std::io::Error::other(
+            "the server reported an error",
+        )));
+    }
     Ok(repo)
 }
