@@ -432,6 +432,31 @@ fn an_endless_pack_is_refused_at_its_object_bound_for_prepare_and_outdated() {
     assert!(sent < SENT_CAP, "{sent} bytes read from an endless pack");
 }
 
+// The fetch of every branch and tag, after a server refused the commit by id, holds its pack to
+// the same bounds: an endless object is refused at its bound (`pack_too_large`), in bounded
+// memory. gix's own fetch of the refs read it until the deadline.
+#[test]
+fn an_endless_pack_after_a_refused_id_is_refused_at_its_object_bound() {
+    let (repo, commit, digest) = one_bundle();
+    let refused = pkt(&format!("ERR upload-pack: not our ref {commit}\n"));
+    let listing = pkt(&format!("{commit} refs/heads/main\n")) + "0000";
+    let server = Scripted::start(vec![
+        ok("advertisement", capabilities("")),
+        ok("result", refused),
+        ok("advertisement", capabilities("")),
+        ok("result", listing),
+        endless_pack(),
+    ]);
+    let dir = descriptor(&repo, "history", &server.url("remote.git"), &commit, &digest);
+    let run = Run::new(&dir, &["prepare"]);
+    run.assert_refused(2, "pack_too_large", &["declares 1024 bytes"]);
+    let sent = server.sent();
+    assert!(sent < SENT_CAP, "{sent} bytes read from an endless pack");
+    let heads = server.heads();
+    assert_eq!(heads.len(), 5, "{heads:?}");
+    assert!(heads[4].starts_with("POST "), "{heads:?}");
+}
+
 /// `prepare` from a server that answers its handshake with `capabilities` and the fetch with
 /// `answer`: the run, and every request the server saw.
 fn prepare_answered(label: &str, answer: Answer) -> (Run, Vec<String>) {

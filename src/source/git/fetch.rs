@@ -53,7 +53,7 @@ use crate::format::pin::CommitId;
 use super::answer::AnswerRefusalSlot;
 use super::fetch_error::{FetchError, chain, classify, stopped, transport_error};
 use super::options::{
-    POLL_EVERY, Stops, note_server_error, scratch_repository, until, with_connection,
+    POLL_EVERY, Stops, note_server_error, scratch_repository, until,
 };
 use super::pack::PackBroken;
 use super::partial;
@@ -254,8 +254,7 @@ fn fetch_with<E: From<FetchError>>(
     }
     // The first attempt removed its directory; fetch branches and tags instead.
     let _ = fs_err::remove_dir_all(git_dir);
-    let repo = fetch_branches_and_tags(url, git_dir, stops, root)
-        .map_err(|e| classify(e, url, &shown, commit, stops).0)?;
+    let repo = fetch_branches_and_tags((url, &shown, commit), git_dir, stops, root)?;
     if repo.find_commit(id).is_err() {
         return Err(FetchError::CommitNotFound {
             url: shown,
@@ -442,30 +441,40 @@ fn whole<E>(
     }
 }
 
-/// Every branch and tag of `url`, in full, into a new repository at `git_dir`.
+/// Every branch and tag of `url` (as shown, for the pin), in full, into a new repository at
+/// `git_dir` ([`partial::fetch_history`]).
 fn fetch_branches_and_tags(
-    url: &str,
+    (url, shown, commit): (&str, &RedactedUrl, &CommitId),
     git_dir: &Path,
     stops: &Stops<'_>,
     root: &gix::progress::prodash::tree::Root,
-) -> gix::Result<gix::Repository> {
-    let repo = scratch_repository(git_dir)?;
-    let refspecs = [
-        "+refs/heads/*:refs/remotes/origin/*",
-        "+refs/tags/*:refs/tags/*",
-    ];
-    with_connection(&repo, url, &refspecs, stops, |connection| {
-        let mut progress = root.add_child("fetch branches and tags");
-        connection
-            .prepare_fetch(&mut progress, gix::remote::ref_map::Options::default())?
-            .receive(&mut progress, stops.stop)?;
-        Ok(())
-    })?;
-    // An error the server reported on its side-band ends the fetch, even once its pack is in.
-    if note_server_error(root, stops) {
-        return Err(gix::Error::from_error(std::io::Error::other(
-            "the server reported an error",
-        )));
+) -> Result<gix::Repository, FetchError> {
+    let classify = |e| classify(e, url, shown, commit, stops).0;
+    let repo = scratch_repository(git_dir).map_err(classify)?;
+    match partial::fetch_history(&repo, url, stops, root) {
+        Ok(()) => Ok(repo),
+        Err(partial::Failed::PackOverBound(why)) => Err(FetchError::PackOverBound {
+            url: shown.clone(),
+            commit: commit.clone(),
+            why,
+        }),
+        Err(partial::Failed::Malformed(detail)) => {
+            Err(stopped(stops, shown).unwrap_or_else(|| FetchError::Malformed {
+                url: shown.clone(),
+                detail: redact::scrub(&detail, url),
+            }))
+        }
+        Err(partial::Failed::Fetch(e) | partial::Failed::Blobs(e)) => Err(classify(e)),
+        // Only a fetch by id selects, counts a commit's objects or asks for blobs.
+        Err(
+            partial::Failed::OverBounds(_)
+            | partial::Failed::Missing { .. }
+            | partial::Failed::CommitPackTooLarge { .. }
+            | partial::Failed::CommitAbsent
+            | partial::Failed::Select(_),
+        ) => Err(FetchError::Invalid {
+            url: shown.clone(),
+            detail: "the fetch of every branch and tag failed as only a fetch by id can".into(),
+        }),
     }
-    Ok(repo)
 }

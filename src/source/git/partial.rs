@@ -99,6 +99,23 @@ pub(super) fn fetch_pinned<E>(
     partial: bool,
     select: &mut dyn FnMut(&gix::Repository, gix::ObjectId, bool) -> Result<BlobRequest, E>,
 ) -> Result<Arrived, Failed<E>> {
+    handshaken(repo, url, stops, root, |transport, handshake| {
+        fetch_commit(repo, (transport, handshake), id, (stops, root), partial, select)
+    })
+}
+
+/// Connects `repo` to `url` under `stops` and runs the handshake (authenticating as the
+/// repository's configuration says), then hands the transport and the handshake to `use_it`.
+fn handshaken<T, E>(
+    repo: &gix::Repository,
+    url: &str,
+    stops: &Stops<'_>,
+    root: &gix::progress::prodash::tree::Root,
+    use_it: impl FnOnce(
+        &mut super::transport::Transport,
+        &mut gix::protocol::Handshake,
+    ) -> Result<T, Failed<E>>,
+) -> Result<T, Failed<E>> {
     use gix::protocol::transport::client::TransportWithoutIO as _;
 
     let remote = repo
@@ -122,6 +139,18 @@ pub(super) fn fetch_pinned<E>(
         &mut root.add_child("handshake"),
     )
     .map_err(Failed::Fetch)?;
+    use_it(connection.transport_mut(), &mut handshake)
+}
+
+/// The fetch of [`fetch_pinned`] once the handshake is done.
+fn fetch_commit<E>(
+    repo: &gix::Repository,
+    (transport, handshake): (&mut super::transport::Transport, &mut gix::protocol::Handshake),
+    id: gix::ObjectId,
+    (stops, root): (&Stops<'_>, &gix::progress::prodash::tree::Root),
+    partial: bool,
+    select: &mut dyn FnMut(&gix::Repository, gix::ObjectId, bool) -> Result<BlobRequest, E>,
+) -> Result<Arrived, Failed<E>> {
     let filter = partial && offers_filter(&handshake);
     let depth = Shallow::DepthAtRemote(NonZeroU32::MIN);
     let commit = Pack {
@@ -131,13 +160,7 @@ pub(super) fn fetch_pinned<E>(
         limit: if filter { Limit::Trees } else { Limit::Whole },
     };
     commit
-        .fetch(
-            repo,
-            connection.transport_mut(),
-            &mut handshake,
-            stops,
-            root,
-        )
+        .fetch(repo, &mut *transport, handshake, stops, root)
         .map_err(|e| match e {
             PackError::Fetch(e) => Failed::Fetch(e),
             PackError::OverBounds(why) => Failed::OverBounds(why),
@@ -178,13 +201,7 @@ pub(super) fn fetch_pinned<E>(
         limit: Limit::Blobs(bounds),
     };
     blobs
-        .fetch(
-            repo,
-            connection.transport_mut(),
-            &mut handshake,
-            stops,
-            root,
-        )
+        .fetch(repo, &mut *transport, handshake, stops, root)
         .map_err(|e| match e {
             PackError::Fetch(e) => Failed::Blobs(e),
             PackError::OverBounds(why) => Failed::OverBounds(why),
@@ -203,6 +220,56 @@ pub(super) fn fetch_pinned<E>(
         });
     }
     Ok(Arrived::Partial)
+}
+
+/// Every branch and tag of `url`, with their history, into `repo`, for a server that refused
+/// the commit by id: their ids from the handshake (protocol v0/v1) or from a ref listing (v2),
+/// then one `fetch` of those ids, its pack bounded in bytes as a whole commit's is
+/// ([`Limit::History`]).
+pub(super) fn fetch_history(
+    repo: &gix::Repository,
+    url: &str,
+    stops: &Stops<'_>,
+    root: &gix::progress::prodash::tree::Root,
+) -> Result<(), Failed<std::convert::Infallible>> {
+    handshaken(repo, url, stops, root, |transport, handshake| {
+        let refs = match handshake.refs.take() {
+            Some(refs) => refs,
+            None => gix::protocol::LsRefsCommand::new(None, &handshake.capabilities, agent())
+                .invoke_blocking(&mut *transport, &mut root.add_child("list refs"), false)
+                .map_err(Failed::Fetch)?,
+        };
+        let mut wants: Vec<gix::ObjectId> = refs
+            .iter()
+            .filter_map(|r| {
+                let (name, target, _) = r.unpack();
+                let branch_or_tag = name.starts_with(b"refs/heads/") || name.starts_with(b"refs/tags/");
+                branch_or_tag.then(|| target.map(ToOwned::to_owned)).flatten()
+            })
+            .collect();
+        wants.sort_unstable();
+        wants.dedup();
+        let history = Pack {
+            wants: &wants,
+            shallow: &Shallow::NoChange,
+            filter: None,
+            limit: Limit::History,
+        };
+        history
+            .fetch(repo, &mut *transport, handshake, stops, root)
+            .map_err(|e| match e {
+                PackError::Fetch(e) => Failed::Fetch(e),
+                PackError::OverBounds(why) => Failed::OverBounds(why),
+                PackError::TooManyObjects(objects) => Failed::CommitPackTooLarge { objects },
+                PackError::TooLarge(why) => Failed::PackOverBound(why),
+                PackError::Malformed(why) => Failed::Malformed(why),
+            })
+    })
+}
+
+/// How skillfold names itself to a server.
+fn agent() -> gix::protocol::command::Feature {
+    ("agent", Some(gix::protocol::agent(gix::env::agent())))
 }
 
 /// Whether the server's `fetch` command accepts a `filter`.
@@ -261,6 +328,9 @@ enum Limit {
     Whole,
     /// The blobs asked for.
     Blobs(PackBounds),
+    /// Every branch and tag with their history: any number of objects, none over
+    /// [`MAX_OBJECT_BYTES`], and [`MAX_PACK_BYTES`].
+    History,
 }
 
 impl Limit {
@@ -279,13 +349,17 @@ impl Limit {
                 objects: bounds.objects,
                 bytes: bounds.pack_bytes(),
             },
+            Limit::History => PackLimit {
+                objects: u64::from(u32::MAX),
+                bytes: MAX_PACK_BYTES,
+            },
         }
     }
 
     /// gix's allocation limit for the pack.
     fn alloc_limit(self) -> u64 {
         match self {
-            Limit::Trees | Limit::Whole => MAX_OBJECT_BYTES,
+            Limit::Trees | Limit::Whole | Limit::History => MAX_OBJECT_BYTES,
             Limit::Blobs(bounds) => bounds.alloc_limit(),
         }
     }
@@ -358,7 +432,7 @@ impl Pack<'_> {
             gix::protocol::fetch::Context {
                 handshake,
                 transport,
-                user_agent: ("agent", Some(gix::protocol::agent(gix::env::agent()))),
+                user_agent: agent(),
                 trace_packetlines: false,
             },
             gix::protocol::fetch::Options {
@@ -379,7 +453,7 @@ impl Pack<'_> {
         }
         let blobs = match self.limit {
             Limit::Blobs(bounds) => Some(bounds),
-            Limit::Trees | Limit::Whole => None,
+            Limit::Trees | Limit::Whole | Limit::History => None,
         };
         match (over.take(), blobs) {
             (Some(PackBroken::Objects(objects)), _) => {
