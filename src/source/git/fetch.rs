@@ -16,8 +16,10 @@
 //!   is of the whole commit. On either path a pack without the pinned commit fails the fetch
 //!   ([`FetchError::CommitAbsent`], retryable) before its trees are read.
 //! - Fallback, for servers that refuse a want-by-id (protocol v0/v1 without
-//!   `uploadpack.allowReachableSHA1InWant`): fetch every branch and tag in full, then look the
-//!   commit up locally. Either way the result must hold exactly the pinned commit.
+//!   `uploadpack.allowReachableSHA1InWant`): fetch every branch and tag in full
+//!   ([`partial::fetch_history`]), then look the commit up locally. Either way the result must
+//!   hold exactly the pinned commit. Only a server that answered and refused falls back: a
+//!   malformed answer ([`FetchError::Malformed`], `fetch_invalid`) ends the fetch.
 //! - `interrupt` is polled by gix throughout; setting it stops the fetch.
 //! - Every fetch has an overall deadline (the commands' default is 300 s) besides the transport's
 //!   idle timeouts, so a server that trickles one byte at a time cannot hold it forever: each
@@ -33,7 +35,11 @@
 //!   read through [`super::answer`], bounded before gix holds it and cut off at the deadline on
 //!   every read; past a bound the fetch fails with [`FetchError::AnswerTooLarge`]
 //!   (`fetch_invalid`). A pack of the commit that announces more objects than a commit may have
-//!   is refused from its header ([`FetchError::PackTooLarge`]).
+//!   is refused from its header ([`FetchError::PackTooLarge`]); every pack, over any transport,
+//!   is refused as it arrives past the bytes its request may need or when one of its objects
+//!   runs past the size it declares ([`super::pack`], [`FetchError::PackOverBound`]).
+//! - An error the server reports on its side-band (channel 3) stops the fetch within a tick of
+//!   the watcher, or as soon as a pack is in, and is shown escaped ([`FetchError::ServerError`]).
 //! - No single object may be larger than [`super::options::MAX_OBJECT_BYTES`] once inflated. gix checks this
 //!   from each object's header before allocating for it (`gitoxide.objects.allocLimit`), so a
 //!   small pack of highly compressed objects (a gigabyte of zeros is a megabyte of pack) cannot

@@ -1,8 +1,9 @@
 //! Why a fetch failed: [`FetchError`], each variant with its stable code and whether a retry
 //! may help, and the reading of gix's errors into it — out of time, stopped, refused
 //! credentials (or credentials that would go in clear text), an object over
-//! [`MAX_OBJECT_BYTES`], an answer over the bounds of [`super::answer`], or a server that
-//! answered and refused the commit. Every detail is scrubbed of the URL's credentials.
+//! [`MAX_OBJECT_BYTES`], an answer over the bounds of [`super::answer`] or malformed, a pack
+//! over the bounds of [`super::pack`], an error the server reported on its side-band, or a
+//! server that answered and refused the commit. Every detail is scrubbed of the URL's credentials.
 
 use std::time::Duration;
 
