@@ -11,7 +11,10 @@ A raw HTTP server on 127.0.0.1 answers the handshake with protocol v2's capabili
 `filter`, so the first request is for the commit and its trees; or without it, so it is for the
 whole commit), then the fetch with a `packfile` section whose pack announces one object, a blob
 declaring 1 KiB, followed by stored deflate blocks of 65,000 bytes for as long as the client
-reads. Each case runs once, under GNU time (peak RSS).
+reads (`trees`, `whole`); and, for the byte bound of the pack itself, a pack of as many
+well-formed blobs of 65,000 bytes as the trees' pack may announce, streamed until the client
+stops reading (`many`: the bound is the 165,222,688 bytes of that pack). Each case runs once,
+under GNU time (peak RSS).
 
 Target: RSS under 64 MiB, refused within 1 s of the bound, with `pack_too_large`. Before the bound
 gix held every byte until the deadline: 150 MiB sent, 163 MiB of RSS; 1,000 MiB, 1,015 MiB in 14 s.
@@ -19,6 +22,7 @@ gix held every byte until the deadline: 150 MiB sent, 163 MiB of RSS; 1,000 MiB,
 
 import os
 import socket
+import zlib
 import struct
 import subprocess
 import sys
@@ -33,6 +37,10 @@ DECLARED = 1024
 # What the fetcher lets the entry's compressed stream take: declared + declared / 64 + 64.
 ENTRY_BOUND = DECLARED + DECLARED // 64 + 64
 BLOCK = 65_000
+# The bytes the pack of a commit and its trees may take (src/source/git/pack.rs).
+TREES_PACK_BYTES = 165_222_688
+# What a pkt-line of side-band data holds at most, besides its band byte.
+LINE = 65_515
 
 
 def pkt(payload):
@@ -53,8 +61,10 @@ class Server:
     """Answers its first connection with `advertisement` and every later one with the endless
     pack; records the bytes written and when those that cross the entry's bound were."""
 
-    def __init__(self, advertisement):
+    def __init__(self, advertisement, many=False):
         self.advertisement = advertisement
+        self.many = many
+        self.bound = TREES_PACK_BYTES if many else ENTRY_BOUND
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
@@ -85,6 +95,9 @@ class Server:
                 if n == 1:
                     conn.sendall(head(b"advertisement") + self.advertisement)
                     return
+                if self.many:
+                    self.stream_many(conn)
+                    return
                 first = (pkt(b"packfile\n") + pkt(b"\x01" + b"PACK" + struct.pack(">II", 2, 1) +
                          bytes([0x80 | (3 << 4) | (DECLARED & 0x0F), DECLARED >> 4]) + b"\x78\x01"))
                 block = pkt(b"\x01" + bytes([0]) + struct.pack("<HH", BLOCK, BLOCK ^ 0xFFFF) +
@@ -95,17 +108,43 @@ class Server:
                     conn.sendall(block)
                     self.sent += len(block)
                     pack += BLOCK
-                    if self.crossed is None and pack > ENTRY_BOUND:
+                    if self.crossed is None and pack > self.bound:
                         self.crossed = time.perf_counter()
             except OSError:
                 return
+
+    def stream_many(self, conn):
+        """A pack announcing 1,000,002 objects (as many as a commit's trees may have), each a
+        well-formed blob of 65,000 bytes, until the client stops reading: only the pack's own
+        byte bound stops it."""
+        size = BLOCK
+        size_head = bytes([0x80 | (3 << 4) | (size & 0x0F)])
+        rest = size >> 4
+        while rest:
+            size_head += bytes([(rest & 0x7F) | (0x80 if rest >> 7 else 0)])
+            rest >>= 7
+        conn.sendall(head(b"result") + pkt(b"packfile\n"))
+        pending = b"PACK" + struct.pack(">II", 2, 1_000_002)
+        pack, n = 0, 0
+        while True:
+            while len(pending) < LINE:
+                data = n.to_bytes(8, "big") + b"a" * (size - 8)
+                pending += size_head + zlib.compress(data, 0)
+                n += 1
+            line = pkt(b"\x01" + pending[:LINE])
+            pending = pending[LINE:]
+            conn.sendall(line)
+            self.sent += len(line)
+            pack += LINE
+            if self.crossed is None and pack > self.bound:
+                self.crossed = time.perf_counter()
 
     def close(self):
         self.sock.close()
 
 
-def run(label, advertisement, binary, deadline):
-    server = Server(advertisement)
+def run(label, advertisement, binary, deadline, many=False):
+    server = Server(advertisement, many)
     with tempfile.TemporaryDirectory() as tmp:
         url = f"http://127.0.0.1:{server.port}/git/remote.git"
         with open(os.path.join(tmp, "skillfold.yaml"), "w") as f:
@@ -141,10 +180,12 @@ def run(label, advertisement, binary, deadline):
 def main():
     deadline = int(sys.argv[1]) if len(sys.argv) > 1 else 30
     binary = os.path.abspath(release_binary())
-    print(f"skillfold: {binary}; fetch deadline {deadline} s; entry bound {ENTRY_BOUND} bytes")
+    print(f"skillfold: {binary}; fetch deadline {deadline} s; entry bound {ENTRY_BOUND} bytes, "
+          f"trees' pack bound {TREES_PACK_BYTES} bytes")
     ok = True
-    for label, fetch in [("trees", b"shallow filter"), ("whole", b"shallow")]:
-        rss_kib, code = run(label, capabilities(fetch), binary, deadline)
+    for label, fetch, many in [("trees", b"shallow filter", False), ("whole", b"shallow", False),
+                               ("many", b"shallow filter", True)]:
+        rss_kib, code = run(label, capabilities(fetch), binary, deadline, many)
         ok &= rss_kib < 64 * 1024 and code == "pack_too_large"
     sys.exit(0 if ok else 1)
 

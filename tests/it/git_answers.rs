@@ -421,7 +421,13 @@ fn an_endless_pack_is_refused_at_its_object_bound_for_prepare_and_outdated() {
         ok("advertisement", capabilities("")),
         endless_pack(),
     ]);
-    let dir = descriptor(&repo, "outdated", &server.url("remote.git"), &commit, &digest);
+    let dir = descriptor(
+        &repo,
+        "outdated",
+        &server.url("remote.git"),
+        &commit,
+        &digest,
+    );
     let run = Run::new(&dir, &["outdated"]);
     let err = stderr(&run.out);
     for needle in needles {
@@ -447,7 +453,13 @@ fn an_endless_pack_after_a_refused_id_is_refused_at_its_object_bound() {
         ok("result", listing),
         endless_pack(),
     ]);
-    let dir = descriptor(&repo, "history", &server.url("remote.git"), &commit, &digest);
+    let dir = descriptor(
+        &repo,
+        "history",
+        &server.url("remote.git"),
+        &commit,
+        &digest,
+    );
     let run = Run::new(&dir, &["prepare"]);
     run.assert_refused(2, "pack_too_large", &["declares 1024 bytes"]);
     let sent = server.sent();

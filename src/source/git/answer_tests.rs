@@ -234,5 +234,8 @@ fn a_length_of_0003_is_refused_as_malformed() {
     }
     // `0000`, `0001`, `0002` and `0004` are packets.
     let fine = b"0000000100020004".to_vec();
-    assert_eq!(verdict(AnswerKind::Command, LineBounds::DEFAULT, &fine), Ok(()));
+    assert_eq!(
+        verdict(AnswerKind::Command, LineBounds::DEFAULT, &fine),
+        Ok(())
+    );
 }

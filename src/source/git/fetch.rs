@@ -58,9 +58,7 @@ use crate::format::pin::CommitId;
 
 use super::answer::AnswerRefusalSlot;
 use super::fetch_error::{FetchError, chain, classify, stopped, transport_error};
-use super::options::{
-    POLL_EVERY, Stops, note_server_error, scratch_repository, until,
-};
+use super::options::{POLL_EVERY, Stops, note_server_error, scratch_repository, until};
 use super::pack::PackBroken;
 use super::partial;
 use super::redirect::{redirect_error, redirect_target, refused_redirect};
@@ -464,12 +462,12 @@ fn fetch_branches_and_tags(
             commit: commit.clone(),
             why,
         }),
-        Err(partial::Failed::Malformed(detail)) => {
-            Err(stopped(stops, shown).unwrap_or_else(|| FetchError::Malformed {
+        Err(partial::Failed::Malformed(detail)) => Err(stopped(stops, shown).unwrap_or_else(
+            || FetchError::Malformed {
                 url: shown.clone(),
                 detail: redact::scrub(&detail, url),
-            }))
-        }
+            },
+        )),
         Err(partial::Failed::Fetch(e) | partial::Failed::Blobs(e)) => Err(classify(e)),
         // Only a fetch by id selects, counts a commit's objects or asks for blobs.
         Err(

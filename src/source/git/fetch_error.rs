@@ -137,7 +137,9 @@ pub enum FetchError {
     /// A pack of the fetch ran past the bytes its request may need, or one of its objects past
     /// the size it declares ([`super::pack`]): refused as the bytes arrived, before gix held
     /// them (the same server answers the same way: a retry cannot help).
-    #[error("`{url}` answered the fetch of commit `{commit}` with too much: {why}; refused as it arrived")]
+    #[error(
+        "`{url}` answered the fetch of commit `{commit}` with too much: {why}; refused as it arrived"
+    )]
     PackOverBound {
         /// The redacted URL.
         url: RedactedUrl,

@@ -55,9 +55,7 @@ const ENTRY_FRAMING: u64 = 32;
 /// sent as stored blocks) is `declared / 3277 + 13` more; the margin is five times that, for
 /// other compressors.
 pub const fn entry_bytes(declared: u64) -> u64 {
-    declared
-        .saturating_add(declared / 64)
-        .saturating_add(64)
+    declared.saturating_add(declared / 64).saturating_add(64)
 }
 
 /// The most bytes a pack of `objects` objects that declare `inflated` bytes together may take:
@@ -218,7 +216,9 @@ impl PackFollower {
                 };
                 let kind = if first { (byte >> 4) & 0x07 } else { kind };
                 if shift > 60 {
-                    return Err(PackBroken::Malformed("an object's size does not fit 64 bits"));
+                    return Err(PackBroken::Malformed(
+                        "an object's size does not fit 64 bits",
+                    ));
                 }
                 let size = size | bits << shift;
                 let shift = shift + if first { 4 } else { 7 };
@@ -269,7 +269,9 @@ impl PackFollower {
     fn begin(&mut self) -> Result<Stage, PackBroken> {
         let [p, a, c, k, v @ .., n0, n1, n2, n3] = self.header;
         if [p, a, c, k] != *b"PACK" || !matches!(u32::from_be_bytes(v), 2 | 3) {
-            return Err(PackBroken::Malformed("it does not begin with a pack header"));
+            return Err(PackBroken::Malformed(
+                "it does not begin with a pack header",
+            ));
         }
         let count = u32::from_be_bytes([n0, n1, n2, n3]);
         if u64::from(count) > self.limit.objects {

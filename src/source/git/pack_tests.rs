@@ -89,7 +89,9 @@ fn read_bounded(bytes: &[u8], limit: PackLimit, chunk: usize) -> (usize, Option<
 
 #[test]
 fn a_pack_within_its_bounds_passes_whole() {
-    let big: Vec<u8> = (0..200_000u32).flat_map(|i| (i * 7919).to_le_bytes()).collect();
+    let big: Vec<u8> = (0..200_000u32)
+        .flat_map(|i| (i * 7919).to_le_bytes())
+        .collect();
     let bytes = pack_of(&[b"one", b"", &big, b"two"]);
     for chunk in [1, 5, 12, 4096, 1 << 20] {
         assert_eq!(follow(&bytes, limit(4, bytes.len() as u64), chunk), Ok(()));
@@ -174,7 +176,9 @@ fn an_object_streaming_past_its_declared_size_is_refused_near_it() {
     wrong.extend(1024_u32.to_be_bytes());
     assert_eq!(
         follow(&wrong, limit(1, 1 << 20), 7),
-        Err(PackBroken::Malformed("an object's data is not a zlib stream"))
+        Err(PackBroken::Malformed(
+            "an object's data is not a zlib stream"
+        ))
     );
 }
 

@@ -100,7 +100,14 @@ pub(super) fn fetch_pinned<E>(
     select: &mut dyn FnMut(&gix::Repository, gix::ObjectId, bool) -> Result<BlobRequest, E>,
 ) -> Result<Arrived, Failed<E>> {
     handshaken(repo, url, stops, root, |transport, handshake| {
-        fetch_commit(repo, (transport, handshake), id, (stops, root), partial, select)
+        fetch_commit(
+            repo,
+            (transport, handshake),
+            id,
+            (stops, root),
+            partial,
+            select,
+        )
     })
 }
 
@@ -145,7 +152,10 @@ fn handshaken<T, E>(
 /// The fetch of [`fetch_pinned`] once the handshake is done.
 fn fetch_commit<E>(
     repo: &gix::Repository,
-    (transport, handshake): (&mut super::transport::Transport, &mut gix::protocol::Handshake),
+    (transport, handshake): (
+        &mut super::transport::Transport,
+        &mut gix::protocol::Handshake,
+    ),
     id: gix::ObjectId,
     (stops, root): (&Stops<'_>, &gix::progress::prodash::tree::Root),
     partial: bool,
@@ -243,8 +253,11 @@ pub(super) fn fetch_history(
             .iter()
             .filter_map(|r| {
                 let (name, target, _) = r.unpack();
-                let branch_or_tag = name.starts_with(b"refs/heads/") || name.starts_with(b"refs/tags/");
-                branch_or_tag.then(|| target.map(ToOwned::to_owned)).flatten()
+                let branch_or_tag =
+                    name.starts_with(b"refs/heads/") || name.starts_with(b"refs/tags/");
+                branch_or_tag
+                    .then(|| target.map(ToOwned::to_owned))
+                    .flatten()
             })
             .collect();
         wants.sort_unstable();
@@ -447,9 +460,9 @@ impl Pack<'_> {
         );
         // An error the server reported on its side-band ends the fetch, whatever came with it.
         if super::options::note_server_error(root, stops) {
-            return Err(PackError::Fetch(gix::Error::from_error(std::io::Error::other(
-                "the server reported an error",
-            ))));
+            return Err(PackError::Fetch(gix::Error::from_error(
+                std::io::Error::other("the server reported an error"),
+            )));
         }
         let blobs = match self.limit {
             Limit::Blobs(bounds) => Some(bounds),
