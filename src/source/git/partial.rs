@@ -161,7 +161,7 @@ fn fetch_commit<E>(
     partial: bool,
     select: &mut dyn FnMut(&gix::Repository, gix::ObjectId, bool) -> Result<BlobRequest, E>,
 ) -> Result<Arrived, Failed<E>> {
-    let filter = partial && offers_filter(&handshake);
+    let filter = partial && offers_filter(handshake);
     let depth = Shallow::DepthAtRemote(NonZeroU32::MIN);
     let commit = Pack {
         wants: &[id],
