@@ -370,7 +370,7 @@ fn git_answer_seeds_hold_the_invariants() {
 }
 
 /// The seeds reach each verdict of the answer reader: within the bounds (a pack begun each way
-/// it may begin), over the bytes, over the lines.
+/// it may begin), over the bytes, over the lines, an invalid length.
 #[cfg(feature = "git")]
 #[test]
 fn git_answer_seeds_reach_each_verdict() {
@@ -386,6 +386,7 @@ fn git_answer_seeds_reach_each_verdict() {
         ("over-the-bytes", "bytes"),
         ("not-hex", "bytes"),
         ("flood-of-flushes", "lines"),
+        ("length-0003", "invalid"),
     ];
     assert_outcomes("git_answer", &want, |bytes| {
         let kind = [
@@ -401,6 +402,7 @@ fn git_answer_seeds_reach_each_verdict() {
             Ok(()) => "within",
             Err(LineBoundBroken::Bytes(_)) => "bytes",
             Err(LineBoundBroken::Lines(_)) => "lines",
+            Err(LineBoundBroken::Invalid(_)) => "invalid",
         }
         .to_owned()
     });

@@ -13,7 +13,7 @@ const GIT_ANSWER_BOUNDS: crate::source::git::answer::LineBounds =
 /// pack count, framing included; each packet counts as a line once its four length digits have
 /// come; the pack begins after v2's `packfile` header (as it is, or on side-band channel 1), at
 /// v0/v1's first side-band byte 1 or at four bytes that are not hex digits (elsewhere such bytes
-/// and all after them count).
+/// and all after them count); a length of `0003` is invalid.
 #[cfg(feature = "git")]
 fn git_answer_reference(
     pack_after: crate::source::git::answer::PackAfter,
@@ -50,6 +50,11 @@ fn git_answer_reference(
         lines += 1;
         if lines > bounds.lines {
             return Err(LineBoundBroken::Lines(bounds.lines));
+        }
+        if len == 3 {
+            return Err(LineBoundBroken::Invalid(
+                crate::source::git::answer::INVALID_LENGTH,
+            ));
         }
         at += 4;
         let payload_len = len.saturating_sub(4);

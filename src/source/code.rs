@@ -36,6 +36,9 @@ crate::support::error_code::error_codes! {
     TreeMalformed = "tree_malformed",
     /// An object of the commit is larger than any skill needs; refused from its header.
     ObjectTooLarge = "object_too_large",
+    /// A pack of the fetch runs past the bytes its request may need, or one of its objects past
+    /// the size it declares; refused as the bytes arrive.
+    PackTooLarge = "pack_too_large",
     /// An approved name has no folder in the commit.
     BundleMissing = "bundle_missing",
     /// The source requires a signed commit and the pinned commit carries no signature.

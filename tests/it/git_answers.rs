@@ -324,3 +324,206 @@ fn a_trees_answer_without_a_tree_fails_retryably() {
     assert!(err.contains("left out its tree"), "{err}");
     assert!(!dir.join("corpus/current").exists(), "{err}");
 }
+
+// --- packs ---------------------------------------------------------------------------------------
+
+/// `payload` (not text) as one pkt-line.
+fn pkt_bytes(payload: &[u8]) -> Vec<u8> {
+    let mut line = format!("{:04x}", payload.len() + 4).into_bytes();
+    line.extend_from_slice(payload);
+    line
+}
+
+/// The head of a `200` of `kind`, closing the connection.
+fn head(kind: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-{kind}\r\nConnection: close\r\n\r\n"
+    )
+    .into_bytes()
+}
+
+/// A pack header announcing `count` objects, and the type and size of a blob of `size` bytes
+/// (`size` < 2^11), as a pack writes them.
+fn pack_head(count: u32, size: u16) -> Vec<u8> {
+    let mut bytes = b"PACK\0\0\0\x02".to_vec();
+    bytes.extend_from_slice(&count.to_be_bytes());
+    let low = (3 << 4) | (size & 0x0f) as u8;
+    if size < 16 {
+        bytes.push(low);
+    } else {
+        bytes.extend([0x80 | low, (size >> 4) as u8]);
+    }
+    bytes
+}
+
+/// The answer to a v2 `fetch` of a pack whose one blob declares 1 KiB, then streams stored
+/// deflate blocks of 65,000 bytes for as long as the client reads.
+fn endless_pack() -> Answer {
+    let mut first = head("result");
+    first.extend(pkt_bytes(b"packfile\n"));
+    let mut start = vec![1];
+    start.extend(pack_head(1, 1024));
+    start.extend([0x78, 0x01]);
+    first.extend(pkt_bytes(&start));
+    let len: u16 = 65_000;
+    let mut block = vec![1, 0];
+    block.extend(len.to_le_bytes());
+    block.extend((!len).to_le_bytes());
+    block.resize(block.len() + usize::from(len), b'a');
+    Answer::Endless(first, pkt_bytes(&block))
+}
+
+/// Protocol v2's capability advertisement of a server whose `fetch` offers no `filter`: the
+/// whole commit is asked for.
+fn capabilities_without_filter() -> String {
+    [
+        pkt("version 2\n"),
+        pkt("ls-refs\n"),
+        pkt("fetch=shallow\n"),
+        pkt("object-format=sha1\n"),
+        "0000".to_owned(),
+    ]
+    .concat()
+}
+
+/// The bytes a hostile server may have written before the client stopped reading: the socket
+/// buffers on both sides (a few MiB on loopback) and what the client read up to the bound.
+const SENT_CAP: u64 = 32 * 1024 * 1024;
+
+// A pack whose first object declares 1 KiB and then streams deflate blocks without end is
+// refused as soon as that object runs past what deflate makes of 1 KiB (`pack_too_large`, exit
+// 2), in bounded memory and having read little: the trees' pack of `prepare` and `outdated` (the
+// review path), and the whole commit's pack of a server without `filter`. gix held every byte
+// until the deadline: 150 MiB sent, 163 MiB of RSS; 1,000 MiB, 1,015 MiB.
+#[test]
+fn an_endless_pack_is_refused_at_its_object_bound_for_prepare_and_outdated() {
+    let needles = ["[pack_too_large]", "declares 1024 bytes"];
+    for (label, advertisement) in [
+        ("trees", capabilities("")),
+        ("whole", capabilities_without_filter()),
+    ] {
+        let (repo, commit, digest) = one_bundle();
+        let server = Scripted::start(vec![ok("advertisement", advertisement), endless_pack()]);
+        let dir = descriptor(&repo, label, &server.url("remote.git"), &commit, &digest);
+        let run = Run::new(&dir, &["prepare"]);
+        run.assert_refused(2, "pack_too_large", &needles);
+        let sent = server.sent();
+        eprintln!("{label}: the server wrote {sent} bytes");
+        assert!(sent < SENT_CAP, "{sent} bytes read from an endless pack");
+        assert_eq!(server.heads().len(), 2, "{:?}", server.heads());
+    }
+    // `outdated`: the ref listing names another commit, whose fetch is the endless pack.
+    let (repo, commit, digest) = one_bundle();
+    let listing = pkt(&format!("{} HEAD\n", "1".repeat(40))) + "0000";
+    let server = Scripted::start(vec![
+        ok("advertisement", capabilities("")),
+        ok("result", listing),
+        ok("advertisement", capabilities("")),
+        endless_pack(),
+    ]);
+    let dir = descriptor(
+        &repo,
+        "outdated",
+        &server.url("remote.git"),
+        &commit,
+        &digest,
+    );
+    let run = Run::new(&dir, &["outdated"]);
+    let err = stderr(&run.out);
+    for needle in needles {
+        assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
+    }
+    run.assert_bounded();
+    let sent = server.sent();
+    assert!(sent < SENT_CAP, "{sent} bytes read from an endless pack");
+}
+
+// The fetch of every branch and tag, after a server refused the commit by id, holds its pack to
+// the same bounds: an endless object is refused at its bound (`pack_too_large`), in bounded
+// memory. gix's own fetch of the refs read it until the deadline.
+#[test]
+fn an_endless_pack_after_a_refused_id_is_refused_at_its_object_bound() {
+    let (repo, commit, digest) = one_bundle();
+    let refused = pkt(&format!("ERR upload-pack: not our ref {commit}\n"));
+    let listing = pkt(&format!("{commit} refs/heads/main\n")) + "0000";
+    let server = Scripted::start(vec![
+        ok("advertisement", capabilities("")),
+        ok("result", refused),
+        ok("advertisement", capabilities("")),
+        ok("result", listing),
+        endless_pack(),
+    ]);
+    let dir = descriptor(
+        &repo,
+        "history",
+        &server.url("remote.git"),
+        &commit,
+        &digest,
+    );
+    let run = Run::new(&dir, &["prepare"]);
+    run.assert_refused(2, "pack_too_large", &["declares 1024 bytes"]);
+    let sent = server.sent();
+    assert!(sent < SENT_CAP, "{sent} bytes read from an endless pack");
+    let heads = server.heads();
+    assert_eq!(heads.len(), 5, "{heads:?}");
+    assert!(heads[4].starts_with("POST "), "{heads:?}");
+}
+
+/// `prepare` from a server that answers its handshake with `capabilities` and the fetch with
+/// `answer`: the run, and every request the server saw.
+fn prepare_answered(label: &str, answer: Answer) -> (Run, Vec<String>) {
+    let (repo, commit, digest) = one_bundle();
+    let server = Scripted::start(vec![ok("advertisement", capabilities("")), answer]);
+    let dir = descriptor(&repo, label, &server.url("remote.git"), &commit, &digest);
+    let run = Run::new(&dir, &["prepare"]);
+    (run, server.heads())
+}
+
+// A malformed answer to the fetch by id is `fetch_invalid` (exit 2), never a refusal of the id:
+// no request for every branch and tag follows (the server sees the handshake and the fetch
+// only). A `0003` length (no pkt-line is shorter than its own length) and a pack whose header
+// announces more objects than it holds were both taken for "the server refused the commit by
+// id" and answered with a fetch of every branch and tag.
+#[test]
+fn a_malformed_answer_is_refused_without_a_fallback() {
+    let (run, heads) = prepare_answered("0003", ok("result", "0003".to_owned()));
+    run.assert_refused(2, "fetch_invalid", &["malformed", "length `0003`"]);
+    assert_eq!(heads.len(), 2, "{heads:?}");
+
+    let mut body = pkt_bytes(b"packfile\n");
+    let mut pack = vec![1];
+    // Two objects announced, one sent: a blob of 5 bytes, then the trailing checksum.
+    pack.extend(pack_head(2, 5));
+    pack.extend([0x78, 0x01, 0x01, 0x05, 0x00, 0xfa, 0xff]);
+    pack.extend(b"hello");
+    pack.extend([0x06, 0x2c, 0x02, 0x15]);
+    pack.extend([0x5a; 20]);
+    body.extend(pkt_bytes(&pack));
+    body.extend(b"0000");
+    let mut answer = head("result");
+    answer.extend(body);
+    let (run, heads) = prepare_answered("count", Answer::Raw(answer));
+    run.assert_refused(2, "fetch_invalid", &["malformed"]);
+    assert_eq!(heads.len(), 2, "{heads:?}");
+}
+
+// An error the server reports on side-band channel 3 stops the fetch at once and is shown,
+// escaped (`fetch_failed`, exit 1): gix passed it to the progress and read on, here through
+// endless progress messages until the deadline.
+#[test]
+fn a_side_band_error_stops_the_fetch_and_is_shown_escaped() {
+    let fatal = pkt("\u{3}fatal: the disk \u{1b}[31mburned\n");
+    let progress = pkt(&format!("\u{2}Counting objects: {}\r", "9".repeat(60)));
+    let (run, _) = prepare_answered(
+        "fatal",
+        flood("result", &(pkt("packfile\n") + &fatal), &progress),
+    );
+    run.assert_refused(
+        1,
+        "fetch_failed",
+        &["reported an error", "fatal: the disk \\u{1b}[31mburned"],
+    );
+    let err = stderr(&run.out);
+    assert!(!err.contains('\u{1b}'), "{err}");
+    assert!(!err.contains("[fetch_deadline]"), "{err}");
+}

@@ -7,7 +7,8 @@
 //! it hands on ([`PktLines`]: four hex digits of length, the length itself included, then the
 //! payload; `0000`, `0001` and `0002` are the flush, delimiter and end packets) and refuses the
 //! answer once its lines run past [`MAX_LINES_BYTES`] or [`MAX_LINES`], before gix has read the
-//! bytes that broke the bound. It stops counting where the pack begins — after protocol v2's
+//! bytes that broke the bound, and at once when it holds a length of `0003` (a malformed answer,
+//! which the fetcher never takes for a refusal of its request). It stops counting where the pack begins — after protocol v2's
 //! `packfile` section header, at the first side-band line of pack data (band 1) in v0/v1, or at
 //! the first bytes that are not a pkt-line length (a pack sent without side-band): gix reads
 //! nothing but a pack past that point, and the pack has bounds of its own (see
@@ -34,13 +35,16 @@ pub const MAX_LINES: u64 = 100_000;
 /// The bytes read from the server at once (a pkt-line is at most 65,520 bytes).
 const CHUNK: usize = 64 * 1024;
 
-/// The bound an answer broke.
+/// The bound an answer broke, or why its framing is invalid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineBoundBroken {
     /// More than this many bytes of lines.
     Bytes(u64),
     /// More than this many lines.
     Lines(u64),
+    /// A pkt-line no answer may hold (what it is): a malformed answer, refused at once rather
+    /// than taken for a refusal of the request.
+    Invalid(&'static str),
 }
 
 impl std::fmt::Display for LineBoundBroken {
@@ -48,6 +52,7 @@ impl std::fmt::Display for LineBoundBroken {
         match self {
             LineBoundBroken::Bytes(max) => write!(f, "more than {max} bytes of protocol lines"),
             LineBoundBroken::Lines(max) => write!(f, "more than {max} protocol lines"),
+            LineBoundBroken::Invalid(what) => write!(f, "{what}"),
         }
     }
 }
@@ -212,7 +217,10 @@ impl PktLines {
         if self.lines > self.bounds.lines {
             return Err(LineBoundBroken::Lines(self.bounds.lines));
         }
-        // `0000`…`0003` are packets without a payload (`0003` is invalid; gix refuses it).
+        // `0000`…`0002` are packets without a payload; `0003` is no packet at all.
+        if len == 3 {
+            return Err(LineBoundBroken::Invalid(INVALID_LENGTH));
+        }
         Ok(match len.checked_sub(4) {
             None | Some(0) => NEXT,
             Some(len) => At::Payload {
@@ -239,6 +247,9 @@ impl PktLines {
         if pack { At::Pack } else { NEXT }
     }
 }
+
+/// What a `0003` length is (a length counts its own four digits: no packet is three bytes long).
+pub const INVALID_LENGTH: &str = "a pkt-line of length `0003`, shorter than its own length";
 
 /// The value of four hex digits (either case, as gix reads them), or `None`.
 fn length(digits: [u8; 4]) -> Option<usize> {

@@ -213,3 +213,29 @@ fn the_reader_reads_nothing_past_the_deadline() {
         "the deadline is no bound of the answer"
     );
 }
+
+// A `0003` length (shorter than its own four digits) is no packet: the answer is malformed and
+// refused at once, in every kind of answer, before gix reads it. gix refused it too, and the
+// fetcher took that for a refusal of the commit by id.
+#[test]
+fn a_length_of_0003_is_refused_as_malformed() {
+    let mut bytes = pkt(b"version 2\n");
+    bytes.extend_from_slice(b"0003");
+    bytes.extend_from_slice(&pkt(b"more\n"));
+    for kind in [
+        AnswerKind::Advertisement,
+        AnswerKind::Command,
+        AnswerKind::Fetch,
+    ] {
+        assert_eq!(
+            verdict(kind, LineBounds::DEFAULT, &bytes),
+            Err(LineBoundBroken::Invalid(INVALID_LENGTH))
+        );
+    }
+    // `0000`, `0001`, `0002` and `0004` are packets.
+    let fine = b"0000000100020004".to_vec();
+    assert_eq!(
+        verdict(AnswerKind::Command, LineBounds::DEFAULT, &fine),
+        Ok(())
+    );
+}

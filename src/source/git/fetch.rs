@@ -16,8 +16,10 @@
 //!   is of the whole commit. On either path a pack without the pinned commit fails the fetch
 //!   ([`FetchError::CommitAbsent`], retryable) before its trees are read.
 //! - Fallback, for servers that refuse a want-by-id (protocol v0/v1 without
-//!   `uploadpack.allowReachableSHA1InWant`): fetch every branch and tag in full, then look the
-//!   commit up locally. Either way the result must hold exactly the pinned commit.
+//!   `uploadpack.allowReachableSHA1InWant`): fetch every branch and tag in full
+//!   ([`partial::fetch_history`]), then look the commit up locally. Either way the result must
+//!   hold exactly the pinned commit. Only a server that answered and refused falls back: a
+//!   malformed answer ([`FetchError::Malformed`], `fetch_invalid`) ends the fetch.
 //! - `interrupt` is polled by gix throughout; setting it stops the fetch.
 //! - Every fetch has an overall deadline (the commands' default is 300 s) besides the transport's
 //!   idle timeouts, so a server that trickles one byte at a time cannot hold it forever: each
@@ -33,7 +35,11 @@
 //!   read through [`super::answer`], bounded before gix holds it and cut off at the deadline on
 //!   every read; past a bound the fetch fails with [`FetchError::AnswerTooLarge`]
 //!   (`fetch_invalid`). A pack of the commit that announces more objects than a commit may have
-//!   is refused from its header ([`FetchError::PackTooLarge`]).
+//!   is refused from its header ([`FetchError::PackTooLarge`]); every pack, over any transport,
+//!   is refused as it arrives past the bytes its request may need or when one of its objects
+//!   runs past the size it declares ([`super::pack`], [`FetchError::PackOverBound`]).
+//! - An error the server reports on its side-band (channel 3) stops the fetch within a tick of
+//!   the watcher, or as soon as a pack is in, and is shown escaped ([`FetchError::ServerError`]).
 //! - No single object may be larger than [`super::options::MAX_OBJECT_BYTES`] once inflated. gix checks this
 //!   from each object's header before allocating for it (`gitoxide.objects.allocLimit`), so a
 //!   small pack of highly compressed objects (a gigabyte of zeros is a megabyte of pack) cannot
@@ -51,8 +57,9 @@ use crate::descriptor::redact::{self, RedactedUrl};
 use crate::format::pin::CommitId;
 
 use super::answer::AnswerRefusalSlot;
-use super::fetch_error::{FetchError, chain, classify, transport_error};
-use super::options::{POLL_EVERY, Stops, scratch_repository, until, with_connection};
+use super::fetch_error::{FetchError, chain, classify, stopped, transport_error};
+use super::options::{POLL_EVERY, Stops, note_server_error, scratch_repository, until};
+use super::pack::PackBroken;
 use super::partial;
 use super::redirect::{redirect_error, redirect_target, refused_redirect};
 
@@ -138,6 +145,7 @@ pub fn fetch_commit<E: From<FetchError>>(
         deadline,
         stop: &stop,
         refused: AnswerRefusalSlot::default(),
+        server_error: Default::default(),
     };
     std::thread::scope(|scope| {
         let watcher = scope.spawn(|| watch(&root, &done, &stops, report));
@@ -177,6 +185,7 @@ fn watch(
         if stops.interrupt.load(Ordering::Relaxed) || stops.past_deadline() {
             stops.stop.store(true, Ordering::Relaxed);
         }
+        note_server_error(root, stops);
         if Instant::now() < next {
             continue;
         }
@@ -249,8 +258,7 @@ fn fetch_with<E: From<FetchError>>(
     }
     // The first attempt removed its directory; fetch branches and tags instead.
     let _ = fs_err::remove_dir_all(git_dir);
-    let repo = fetch_branches_and_tags(url, git_dir, stops, root)
-        .map_err(|e| classify(e, url, &shown, commit, stops).0)?;
+    let repo = fetch_branches_and_tags((url, &shown, commit), git_dir, stops, root)?;
     if repo.find_commit(id).is_err() {
         return Err(FetchError::CommitNotFound {
             url: shown,
@@ -301,6 +309,18 @@ fn settle_by_id<E: From<FetchError>>(
         commit: commit.clone(),
         objects,
     };
+    // A pack over its bytes, or a malformed answer: never a reason to ask for more.
+    let over_bound = |why| FetchError::PackOverBound {
+        url: shown.clone(),
+        commit: commit.clone(),
+        why,
+    };
+    let malformed = |detail: String| {
+        stopped(stops, shown).unwrap_or_else(|| FetchError::Malformed {
+            url: shown.clone(),
+            detail: redact::scrub(&detail, url),
+        })
+    };
     // The whole commit from the same server, for the reason `why` (said once in the progress).
     let mut fall_back = |why: Full| {
         whole(url, id, git_dir, stops, root, select, why).map_err(|e| {
@@ -308,6 +328,8 @@ fn settle_by_id<E: From<FetchError>>(
                 WholeError::Fetch(e) => classify(e).0.into(),
                 WholeError::Absent => absent().into(),
                 WholeError::TooLarge(objects) => too_large(objects).into(),
+                WholeError::OverBound(why) => over_bound(why).into(),
+                WholeError::Malformed(detail) => malformed(detail).into(),
                 WholeError::Select(e) => e,
             })
         })
@@ -328,6 +350,8 @@ fn settle_by_id<E: From<FetchError>>(
         Err(partial::Failed::Select(e)) => Err(e),
         Err(partial::Failed::CommitAbsent) => Err(absent().into()),
         Err(partial::Failed::CommitPackTooLarge { objects }) => Err(too_large(objects).into()),
+        Err(partial::Failed::PackOverBound(why)) => Err(over_bound(why).into()),
+        Err(partial::Failed::Malformed(detail)) => Err(malformed(detail).into()),
         Err(partial::Failed::Missing { count, first }) => Err(FetchError::Incomplete {
             url: shown.clone(),
             commit: commit.clone(),
@@ -375,11 +399,14 @@ pub type Select<'a, E> =
     &'a mut dyn FnMut(&gix::Repository, gix::ObjectId, bool) -> Result<partial::BlobRequest, E>;
 
 /// A failure of the whole-commit fetch after a partial one gave up: the fetch's (to classify),
-/// an answer without the commit or with too many objects (how many), or the selection's.
+/// an answer without the commit, with too many objects (how many), over its bytes or malformed,
+/// or the selection's.
 enum WholeError<E> {
     Fetch(gix::Error),
     Absent,
     TooLarge(u32),
+    OverBound(PackBroken),
+    Malformed(String),
     Select(E),
 }
 
@@ -406,6 +433,8 @@ fn whole<E>(
         Err(partial::Failed::Select(e)) => Err(WholeError::Select(e)),
         Err(partial::Failed::CommitAbsent) => Err(WholeError::Absent),
         Err(partial::Failed::CommitPackTooLarge { objects }) => Err(WholeError::TooLarge(objects)),
+        Err(partial::Failed::PackOverBound(why)) => Err(WholeError::OverBound(why)),
+        Err(partial::Failed::Malformed(detail)) => Err(WholeError::Malformed(detail)),
         Err(partial::Failed::Fetch(e) | partial::Failed::Blobs(e)) => Err(WholeError::Fetch(e)),
         Err(partial::Failed::OverBounds(why)) => Err(WholeError::Fetch(gix::Error::from_error(
             std::io::Error::other(why),
@@ -416,24 +445,40 @@ fn whole<E>(
     }
 }
 
-/// Every branch and tag of `url`, in full, into a new repository at `git_dir`.
+/// Every branch and tag of `url` (as shown, for the pin), in full, into a new repository at
+/// `git_dir` ([`partial::fetch_history`]).
 fn fetch_branches_and_tags(
-    url: &str,
+    (url, shown, commit): (&str, &RedactedUrl, &CommitId),
     git_dir: &Path,
     stops: &Stops<'_>,
     root: &gix::progress::prodash::tree::Root,
-) -> gix::Result<gix::Repository> {
-    let repo = scratch_repository(git_dir)?;
-    let refspecs = [
-        "+refs/heads/*:refs/remotes/origin/*",
-        "+refs/tags/*:refs/tags/*",
-    ];
-    with_connection(&repo, url, &refspecs, stops, |connection| {
-        let mut progress = root.add_child("fetch branches and tags");
-        connection
-            .prepare_fetch(&mut progress, gix::remote::ref_map::Options::default())?
-            .receive(&mut progress, stops.stop)?;
-        Ok(())
-    })?;
-    Ok(repo)
+) -> Result<gix::Repository, FetchError> {
+    let classify = |e| classify(e, url, shown, commit, stops).0;
+    let repo = scratch_repository(git_dir).map_err(classify)?;
+    match partial::fetch_history(&repo, url, stops, root) {
+        Ok(()) => Ok(repo),
+        Err(partial::Failed::PackOverBound(why)) => Err(FetchError::PackOverBound {
+            url: shown.clone(),
+            commit: commit.clone(),
+            why,
+        }),
+        Err(partial::Failed::Malformed(detail)) => Err(stopped(stops, shown).unwrap_or_else(
+            || FetchError::Malformed {
+                url: shown.clone(),
+                detail: redact::scrub(&detail, url),
+            },
+        )),
+        Err(partial::Failed::Fetch(e) | partial::Failed::Blobs(e)) => Err(classify(e)),
+        // Only a fetch by id selects, counts a commit's objects or asks for blobs.
+        Err(
+            partial::Failed::OverBounds(_)
+            | partial::Failed::Missing { .. }
+            | partial::Failed::CommitPackTooLarge { .. }
+            | partial::Failed::CommitAbsent
+            | partial::Failed::Select(_),
+        ) => Err(FetchError::Invalid {
+            url: shown.clone(),
+            detail: "the fetch of every branch and tag failed as only a fetch by id can".into(),
+        }),
+    }
 }

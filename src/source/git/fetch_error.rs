@@ -1,16 +1,18 @@
 //! Why a fetch failed: [`FetchError`], each variant with its stable code and whether a retry
 //! may help, and the reading of gix's errors into it — out of time, stopped, refused
 //! credentials (or credentials that would go in clear text), an object over
-//! [`MAX_OBJECT_BYTES`], an answer over the bounds of [`super::answer`], or a server that
-//! answered and refused the commit. Every detail is scrubbed of the URL's credentials.
+//! [`MAX_OBJECT_BYTES`], an answer over the bounds of [`super::answer`] or malformed, a pack
+//! over the bounds of [`super::pack`], an error the server reported on its side-band, or a
+//! server that answered and refused the commit. Every detail is scrubbed of the URL's credentials.
 
 use std::time::Duration;
 
 use crate::descriptor::redact::{self, RedactedUrl};
 use crate::format::pin::CommitId;
 
-use super::answer::AnswerRefusal;
+use super::answer::{AnswerRefusal, LineBoundBroken};
 use super::options::{MAX_OBJECT_BYTES, Stops, is_plain_http};
+use super::pack::PackBroken;
 use super::partial;
 
 /// Why the commit could not be fetched.
@@ -132,6 +134,38 @@ pub enum FetchError {
         /// The objects the pack announced.
         objects: u32,
     },
+    /// A pack of the fetch ran past the bytes its request may need, or one of its objects past
+    /// the size it declares ([`super::pack`]): refused as the bytes arrived, before gix held
+    /// them (the same server answers the same way: a retry cannot help).
+    #[error(
+        "`{url}` answered the fetch of commit `{commit}` with too much: {why}; refused as it arrived"
+    )]
+    PackOverBound {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// The pinned commit.
+        commit: CommitId,
+        /// The bound it broke.
+        why: PackBroken,
+    },
+    /// The server's answer is malformed: an invalid pkt-line, or a pack gix or the bounded
+    /// reader refused although every byte of it arrived. Never a reason to ask for more.
+    #[error("`{url}` sent a malformed answer: {detail}; nothing was published")]
+    Malformed {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// What is wrong with it (credentials scrubbed).
+        detail: String,
+    },
+    /// The server reported an error on its side-band (channel 3) and the fetch stopped
+    /// (retryable: a server's own failure).
+    #[error("`{url}` reported an error and the fetch stopped: {}", crate::support::escape::text(.message))]
+    ServerError {
+        /// The redacted URL.
+        url: RedactedUrl,
+        /// What the server said, as it said it (escaped when shown).
+        message: String,
+    },
     /// Stopped by SIGINT/SIGTERM.
     #[error("the fetch from `{url}` was interrupted")]
     Interrupted {
@@ -162,7 +196,10 @@ impl FetchError {
     pub fn code(&self) -> crate::source::code::PrepareCode {
         use crate::source::code::PrepareCode;
         match self {
-            FetchError::Unreachable { .. } => PrepareCode::FetchFailed,
+            FetchError::Unreachable { .. } | FetchError::ServerError { .. } => {
+                PrepareCode::FetchFailed
+            }
+            FetchError::PackOverBound { .. } => PrepareCode::PackTooLarge,
             FetchError::CommitNotFound { .. } => PrepareCode::CommitNotFound,
             FetchError::NotACommit { .. } => PrepareCode::NotACommit,
             FetchError::Unauthenticated { .. } => PrepareCode::FetchUnauthenticated,
@@ -174,9 +211,9 @@ impl FetchError {
             FetchError::Incomplete { .. } | FetchError::CommitAbsent { .. } => {
                 PrepareCode::FetchIncomplete
             }
-            FetchError::Invalid { .. } | FetchError::AnswerTooLarge { .. } => {
-                PrepareCode::FetchInvalid
-            }
+            FetchError::Invalid { .. }
+            | FetchError::AnswerTooLarge { .. }
+            | FetchError::Malformed { .. } => PrepareCode::FetchInvalid,
         }
     }
 }
@@ -245,16 +282,9 @@ pub(super) fn transport_error(
     stops: &Stops<'_>,
 ) -> Option<FetchError> {
     let url = shown.clone();
-    if stops.past_deadline() {
-        // Whatever gix made of it (stopped, timed out, cut off): the deadline ended it.
-        Some(FetchError::Deadline {
-            url,
-            deadline: stops.deadline,
-        })
-    } else if let Some(refusal) = stops.refused.get() {
-        // Whatever gix made of the reader's error: the answer broke a bound.
-        Some(FetchError::AnswerTooLarge { url, refusal })
-    } else if e.is_cancelled() || stops.interrupted() {
+    if let Some(stopped) = stopped(stops, shown) {
+        Some(stopped)
+    } else if e.is_cancelled() {
         Some(FetchError::Interrupted { url })
     } else if is_plain_http(shown.as_str()) && (refused_identity(e) || e.is_unauthenticated()) {
         // Over `http://` gix never sends credentials (it refuses the identity it was given), so
@@ -266,6 +296,33 @@ pub(super) fn transport_error(
         Some(FetchError::ObjectTooLarge { url, detail })
     } else if e.can_retry() {
         Some(FetchError::Unreachable { url, detail })
+    } else {
+        None
+    }
+}
+
+/// What stopped the fetch early, whatever gix made of it: the deadline, an answer refused by
+/// [`super::answer`], an error the server reported on its side-band, or a signal.
+pub(super) fn stopped(stops: &Stops<'_>, shown: &RedactedUrl) -> Option<FetchError> {
+    let url = shown.clone();
+    if stops.past_deadline() {
+        // Stopped, timed out or cut off: the deadline ended it.
+        Some(FetchError::Deadline {
+            url,
+            deadline: stops.deadline,
+        })
+    } else if let Some(refusal) = stops.refused.get() {
+        Some(match refusal.over {
+            LineBoundBroken::Invalid(_) => FetchError::Malformed {
+                url,
+                detail: refusal.to_string(),
+            },
+            _ => FetchError::AnswerTooLarge { url, refusal },
+        })
+    } else if let Some(message) = stops.server_error() {
+        Some(FetchError::ServerError { url, message })
+    } else if stops.interrupted() {
+        Some(FetchError::Interrupted { url })
     } else {
         None
     }

@@ -5,7 +5,8 @@
 //! - [`fetch`]: fetch the pinned commit into a throwaway bare repository, isolated from the
 //!   user's Git configuration except the credential helpers, with a fallback for servers that
 //!   refuse a want-by-id; [`partial`] fetches its trees first and then only the blobs of the
-//!   approved bundles, when the server allows it. [`options`] holds what every connection runs
+//!   approved bundles, when the server allows it, every pack read through [`pack`]: bounded in
+//!   objects, in bytes and in each object's bytes as it arrives. [`options`] holds what every connection runs
 //!   under (isolated configuration, object bound, deadline), [`redirect`] follows HTTP(S)
 //!   redirects by gix's rules, [`fetch_error`] says why a fetch failed, and [`refs`] resolves a
 //!   branch, tag or `HEAD` from the server's ref listing. [`transport`] connects, every HTTP(S)
@@ -27,6 +28,7 @@ pub mod fetch;
 pub mod fetch_error;
 pub mod lfs;
 mod options;
+pub mod pack;
 pub mod partial;
 mod redirect;
 pub mod refs;

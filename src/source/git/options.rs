@@ -2,11 +2,13 @@
 //! isolated from the user's Git configuration except the credential helpers (and an askpass
 //! program, when one is set), no object larger than [`MAX_OBJECT_BYTES`] inflated, and every
 //! HTTP(S) request ending by the fetch's deadline ([`transport_options`]). [`Stops`] is what
-//! ends a fetch early — a signal, or that deadline — and [`with_connection`] connects a
+//! ends a fetch early — a signal, that deadline, or an error the server reports on its
+//! side-band ([`note_server_error`]) — and [`with_connection`] connects a
 //! repository under all of it through [`super::transport`].
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::answer::AnswerRefusalSlot;
@@ -35,11 +37,58 @@ pub(super) struct Stops<'a> {
     pub(super) stop: &'a AtomicBool,
     /// The first answer of the server refused for a bound, if any.
     pub(super) refused: AnswerRefusalSlot,
+    /// The first error the server reported on its side-band (channel 3), if any.
+    pub(super) server_error: ServerErrorSlot,
+}
+
+/// Where the first error a server reports on its side-band (channel 3) is kept. gix hands such
+/// a message to the fetch's progress as a failure and reads on; [`note_server_error`] finds it
+/// there, keeps it here and stops the fetch.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ServerErrorSlot(Arc<Mutex<Option<String>>>);
+
+/// Looks for an error the server reported among the messages of the fetch's progress `root`
+/// (gix sends nothing else there as a failure): if there is one, keeps the first in `stops`
+/// and sets the flag gix polls, so that the fetch stops. Whether there was one.
+pub(super) fn note_server_error(
+    root: &gix::progress::prodash::tree::Root,
+    stops: &Stops<'_>,
+) -> bool {
+    use gix::progress::prodash::messages::MessageLevel;
+    if stops.server_error().is_some() {
+        return true;
+    }
+    let mut messages = Vec::new();
+    root.copy_messages(&mut messages);
+    let Some(first) = messages
+        .into_iter()
+        .find(|m| m.level == MessageLevel::Failure)
+    else {
+        return false;
+    };
+    let message = first.message.trim_end_matches(['\n', '\r']).to_owned();
+    let mut slot = stops
+        .server_error
+        .0
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    slot.get_or_insert(message);
+    stops.stop.store(true, Ordering::Relaxed);
+    true
 }
 
 impl Stops<'_> {
     pub(super) fn past_deadline(&self) -> bool {
         Instant::now() >= self.until
+    }
+
+    /// The first error the server reported on its side-band, if any.
+    pub(super) fn server_error(&self) -> Option<String> {
+        self.server_error
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     pub(super) fn interrupted(&self) -> bool {

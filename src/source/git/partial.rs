@@ -13,26 +13,26 @@
 //! When the server does not offer `filter`, the same connection fetches the whole commit
 //! instead (depth 1), and no ref listing is asked for at all.
 //!
-//! Each pack's object count is bounded from its header, before gix reads it: the commit's pack
-//! holds at most [`MAX_COMMIT_OBJECTS`] (one object per entry its tree may hold, the commit and
-//! its root tree); the blobs' pack is bounded by what was asked for ([`PackBounds`]): no more
-//! objects than ids wanted, no object larger than the largest file the bundles' limits profiles
-//! allow (from each object's header, before it is inflated), and no more bytes than those files
-//! could take together.
+//! Every pack is read through [`super::pack::BoundedPack`], under the bounds of its request
+//! ([`Limit`]): the commit's pack holds at most [`MAX_COMMIT_OBJECTS`] objects (one per entry
+//! its tree may hold, the commit and its root tree) and no more bytes than its trees may need
+//! ([`super::pack::TREES_PACK_BYTES`]) or, whole, than [`super::pack::MAX_PACK_BYTES`]; the
+//! blobs' pack is bounded by what was asked for ([`PackBounds`]): no more objects than ids
+//! wanted, no object larger than the largest file the bundles' limits profiles allow (from each
+//! object's header, before it is inflated), and no more bytes than those files could take
+//! together. Every entry of every pack is held to the size it declares. A pack gix refuses
+//! although every byte of it arrived is a malformed answer ([`Failed::Malformed`]), never a
+//! reason to ask again for more.
 
 use std::cell::Cell;
-use std::io::{BufRead, Read};
 use std::num::NonZeroU32;
 
 use gix::odb::pack::Bundle;
 use gix::protocol::fetch::{Arguments, Negotiate, Response, Shallow, Tags, negotiate};
 
 use super::options::{MAX_OBJECT_BYTES, Stops, transport_options};
-use super::tree::MAX_TREE_ENTRIES;
-
-/// The most objects the pack of a commit fetched at depth 1 may announce: one per entry its
-/// tree may hold ([`MAX_TREE_ENTRIES`]), the commit and its root tree.
-pub const MAX_COMMIT_OBJECTS: u64 = MAX_TREE_ENTRIES as u64 + 2;
+pub use super::pack::MAX_COMMIT_OBJECTS;
+use super::pack::{BoundedPack, MAX_PACK_BYTES, PackBroken, PackLimit, TREES_PACK_BYTES};
 
 /// The blobs to fetch after the trees, and the bounds of their pack.
 #[derive(Debug, Clone, Default)]
@@ -72,6 +72,10 @@ pub(super) enum Failed<E> {
         /// The objects it announced.
         objects: u32,
     },
+    /// A pack ran past the bytes its request may need, or an entry past the size it declares.
+    PackOverBound(PackBroken),
+    /// The server's pack is malformed (what gix or the bounded reader said).
+    Malformed(String),
     /// The server answered the request for the blobs without some of them.
     Missing {
         /// How many were not sent.
@@ -95,6 +99,30 @@ pub(super) fn fetch_pinned<E>(
     partial: bool,
     select: &mut dyn FnMut(&gix::Repository, gix::ObjectId, bool) -> Result<BlobRequest, E>,
 ) -> Result<Arrived, Failed<E>> {
+    handshaken(repo, url, stops, root, |transport, handshake| {
+        fetch_commit(
+            repo,
+            (transport, handshake),
+            id,
+            (stops, root),
+            partial,
+            select,
+        )
+    })
+}
+
+/// Connects `repo` to `url` under `stops` and runs the handshake (authenticating as the
+/// repository's configuration says), then hands the transport and the handshake to `use_it`.
+fn handshaken<T, E>(
+    repo: &gix::Repository,
+    url: &str,
+    stops: &Stops<'_>,
+    root: &gix::progress::prodash::tree::Root,
+    use_it: impl FnOnce(
+        &mut super::transport::Transport,
+        &mut gix::protocol::Handshake,
+    ) -> Result<T, Failed<E>>,
+) -> Result<T, Failed<E>> {
     use gix::protocol::transport::client::TransportWithoutIO as _;
 
     let remote = repo
@@ -118,26 +146,37 @@ pub(super) fn fetch_pinned<E>(
         &mut root.add_child("handshake"),
     )
     .map_err(Failed::Fetch)?;
-    let filter = partial && offers_filter(&handshake);
+    use_it(connection.transport_mut(), &mut handshake)
+}
+
+/// The fetch of [`fetch_pinned`] once the handshake is done.
+fn fetch_commit<E>(
+    repo: &gix::Repository,
+    (transport, handshake): (
+        &mut super::transport::Transport,
+        &mut gix::protocol::Handshake,
+    ),
+    id: gix::ObjectId,
+    (stops, root): (&Stops<'_>, &gix::progress::prodash::tree::Root),
+    partial: bool,
+    select: &mut dyn FnMut(&gix::Repository, gix::ObjectId, bool) -> Result<BlobRequest, E>,
+) -> Result<Arrived, Failed<E>> {
+    let filter = partial && offers_filter(handshake);
     let depth = Shallow::DepthAtRemote(NonZeroU32::MIN);
     let commit = Pack {
         wants: &[id],
         shallow: &depth,
         filter: filter.then_some("blob:none"),
-        limit: Limit::Commit,
+        limit: if filter { Limit::Trees } else { Limit::Whole },
     };
     commit
-        .fetch(
-            repo,
-            connection.transport_mut(),
-            &mut handshake,
-            stops,
-            root,
-        )
+        .fetch(repo, &mut *transport, handshake, stops, root)
         .map_err(|e| match e {
             PackError::Fetch(e) => Failed::Fetch(e),
             PackError::OverBounds(why) => Failed::OverBounds(why),
             PackError::TooManyObjects(objects) => Failed::CommitPackTooLarge { objects },
+            PackError::TooLarge(why) => Failed::PackOverBound(why),
+            PackError::Malformed(why) => Failed::Malformed(why),
         })?;
     // Not a commit that is not one (the tree walk would say so): a server, cache or proxy that
     // answered with the objects of another request.
@@ -172,13 +211,7 @@ pub(super) fn fetch_pinned<E>(
         limit: Limit::Blobs(bounds),
     };
     blobs
-        .fetch(
-            repo,
-            connection.transport_mut(),
-            &mut handshake,
-            stops,
-            root,
-        )
+        .fetch(repo, &mut *transport, handshake, stops, root)
         .map_err(|e| match e {
             PackError::Fetch(e) => Failed::Blobs(e),
             PackError::OverBounds(why) => Failed::OverBounds(why),
@@ -186,6 +219,8 @@ pub(super) fn fetch_pinned<E>(
                 "the server answered a request for {} blob(s) with a pack of {objects} objects",
                 bounds.objects
             )),
+            PackError::TooLarge(why) => Failed::PackOverBound(why),
+            PackError::Malformed(why) => Failed::Malformed(why),
         })?;
     let mut absent = missing.iter().filter(|blob| !repo.has_object(blob));
     if let Some(first) = absent.next() {
@@ -195,6 +230,59 @@ pub(super) fn fetch_pinned<E>(
         });
     }
     Ok(Arrived::Partial)
+}
+
+/// Every branch and tag of `url`, with their history, into `repo`, for a server that refused
+/// the commit by id: their ids from the handshake (protocol v0/v1) or from a ref listing (v2),
+/// then one `fetch` of those ids, its pack bounded in bytes as a whole commit's is
+/// ([`Limit::History`]).
+pub(super) fn fetch_history(
+    repo: &gix::Repository,
+    url: &str,
+    stops: &Stops<'_>,
+    root: &gix::progress::prodash::tree::Root,
+) -> Result<(), Failed<std::convert::Infallible>> {
+    handshaken(repo, url, stops, root, |transport, handshake| {
+        let refs = match handshake.refs.take() {
+            Some(refs) => refs,
+            None => gix::protocol::LsRefsCommand::new(None, &handshake.capabilities, agent())
+                .invoke_blocking(&mut *transport, &mut root.add_child("list refs"), false)
+                .map_err(Failed::Fetch)?,
+        };
+        let mut wants: Vec<gix::ObjectId> = refs
+            .iter()
+            .filter_map(|r| {
+                let (name, target, _) = r.unpack();
+                let branch_or_tag =
+                    name.starts_with(b"refs/heads/") || name.starts_with(b"refs/tags/");
+                branch_or_tag
+                    .then(|| target.map(ToOwned::to_owned))
+                    .flatten()
+            })
+            .collect();
+        wants.sort_unstable();
+        wants.dedup();
+        let history = Pack {
+            wants: &wants,
+            shallow: &Shallow::NoChange,
+            filter: None,
+            limit: Limit::History,
+        };
+        history
+            .fetch(repo, &mut *transport, handshake, stops, root)
+            .map_err(|e| match e {
+                PackError::Fetch(e) => Failed::Fetch(e),
+                PackError::OverBounds(why) => Failed::OverBounds(why),
+                PackError::TooManyObjects(objects) => Failed::CommitPackTooLarge { objects },
+                PackError::TooLarge(why) => Failed::PackOverBound(why),
+                PackError::Malformed(why) => Failed::Malformed(why),
+            })
+    })
+}
+
+/// How skillfold names itself to a server.
+fn agent() -> gix::protocol::command::Feature {
+    ("agent", Some(gix::protocol::agent(gix::env::agent())))
 }
 
 /// Whether the server's `fetch` command accepts a `filter`.
@@ -233,50 +321,58 @@ impl PackBounds {
 }
 
 impl PackBounds {
-    /// The most bytes a pack of these objects takes on the wire: deflate's worst case for the
-    /// total (zlib's `deflateBound`: 1/4096 + 1/16384 more, and a few bytes per stream), an
-    /// entry header and a delta base id per object, the pack header and its trailing checksum.
+    /// The most bytes a pack of these objects takes on the wire
+    /// ([`super::pack::pack_bytes`]: deflate's worst case with a margin, each entry's framing,
+    /// the pack's header and trailing checksum).
     fn pack_bytes(&self) -> u64 {
-        let total = self.total_bytes;
-        let per_object = 32 + 32;
-        total
-            .saturating_add(total / 2048)
-            .saturating_add(self.objects.saturating_mul(per_object))
-            .saturating_add(12 + 32)
+        super::pack::pack_bytes(self.objects, self.total_bytes)
     }
 }
 
 /// What the pack answering one `fetch` command may hold.
 #[derive(Debug, Clone, Copy)]
 enum Limit {
-    /// The commit at depth 1: at most [`MAX_COMMIT_OBJECTS`] objects, none over
-    /// [`MAX_OBJECT_BYTES`].
-    Commit,
+    /// The commit and its trees at depth 1 (`filter blob:none`): at most
+    /// [`MAX_COMMIT_OBJECTS`] objects, none over [`MAX_OBJECT_BYTES`], and
+    /// [`TREES_PACK_BYTES`].
+    Trees,
+    /// The whole commit at depth 1: at most [`MAX_COMMIT_OBJECTS`] objects, none over
+    /// [`MAX_OBJECT_BYTES`], and [`MAX_PACK_BYTES`].
+    Whole,
     /// The blobs asked for.
     Blobs(PackBounds),
+    /// Every branch and tag with their history: any number of objects, none over
+    /// [`MAX_OBJECT_BYTES`], and [`MAX_PACK_BYTES`].
+    History,
 }
 
 impl Limit {
-    /// The most objects the pack may announce.
-    fn objects(self) -> u64 {
+    /// The objects and bytes the pack may hold.
+    fn pack(self) -> PackLimit {
         match self {
-            Limit::Commit => MAX_COMMIT_OBJECTS,
-            Limit::Blobs(bounds) => bounds.objects,
-        }
-    }
-
-    /// The most bytes the pack may take on the wire, if bounded.
-    fn pack_bytes(self) -> Option<u64> {
-        match self {
-            Limit::Commit => None,
-            Limit::Blobs(bounds) => Some(bounds.pack_bytes()),
+            Limit::Trees => PackLimit {
+                objects: MAX_COMMIT_OBJECTS,
+                bytes: TREES_PACK_BYTES,
+            },
+            Limit::Whole => PackLimit {
+                objects: MAX_COMMIT_OBJECTS,
+                bytes: MAX_PACK_BYTES,
+            },
+            Limit::Blobs(bounds) => PackLimit {
+                objects: bounds.objects,
+                bytes: bounds.pack_bytes(),
+            },
+            Limit::History => PackLimit {
+                objects: u64::from(u32::MAX),
+                bytes: MAX_PACK_BYTES,
+            },
         }
     }
 
     /// gix's allocation limit for the pack.
     fn alloc_limit(self) -> u64 {
         match self {
-            Limit::Commit => MAX_OBJECT_BYTES,
+            Limit::Trees | Limit::Whole | Limit::History => MAX_OBJECT_BYTES,
             Limit::Blobs(bounds) => bounds.alloc_limit(),
         }
     }
@@ -292,10 +388,14 @@ struct Pack<'a> {
 
 enum PackError {
     Fetch(gix::Error),
-    /// The pack broke the bounds of [`Limit::Blobs`] (why).
+    /// The pack broke the bounds of [`Limit::Blobs`] (why): worth asking for the whole commit.
     OverBounds(String),
-    /// The pack's header announced more objects than [`Limit::objects`] (how many).
+    /// The pack's header announced more objects than [`Limit::pack`] allows (how many).
     TooManyObjects(u32),
+    /// The commit's pack ran past its bytes, or any pack's entry past the size it declares.
+    TooLarge(PackBroken),
+    /// The pack is malformed (why).
+    Malformed(String),
 }
 
 impl Pack<'_> {
@@ -317,7 +417,9 @@ impl Pack<'_> {
             ),
             ..Default::default()
         };
-        let over: Cell<Option<PackBoundBroken>> = Cell::new(None);
+        let over: Cell<Option<PackBroken>> = Cell::new(None);
+        // Whether the stream below the pack failed, and whether gix refused the pack.
+        let (inner_failed, pack_failed) = (Cell::new(false), Cell::new(false));
         let mut wants = Wants {
             ids: self.wants,
             filter: self.filter,
@@ -325,7 +427,7 @@ impl Pack<'_> {
         let result = gix::protocol::fetch(
             &mut wants,
             |pack, progress, interrupt| {
-                let mut bounded = BoundedPack::new(pack, self.limit, &over);
+                let mut bounded = BoundedPack::new(pack, self.limit.pack(), &over, &inner_failed);
                 Bundle::write_to_directory(
                     &mut bounded,
                     Some(&pack_dir),
@@ -336,13 +438,14 @@ impl Pack<'_> {
                     options,
                 )
                 .map(|_| true)
+                .inspect_err(|_| pack_failed.set(true))
             },
             root.add_child("fetch"),
             stops.stop,
             gix::protocol::fetch::Context {
                 handshake,
                 transport,
-                user_agent: ("agent", Some(gix::protocol::agent(gix::env::agent()))),
+                user_agent: agent(),
                 trace_packetlines: false,
             },
             gix::protocol::fetch::Options {
@@ -355,26 +458,53 @@ impl Pack<'_> {
                 reject_shallow_remote: false,
             },
         );
-        match (over.take(), self.limit) {
-            (Some(PackBoundBroken::Objects(objects)), _) => {
+        // An error the server reported on its side-band ends the fetch, whatever came with it.
+        if super::options::note_server_error(root, stops) {
+            return Err(PackError::Fetch(gix::Error::from_error(
+                std::io::Error::other("the server reported an error"),
+            )));
+        }
+        let blobs = match self.limit {
+            Limit::Blobs(bounds) => Some(bounds),
+            Limit::Trees | Limit::Whole | Limit::History => None,
+        };
+        match (over.take(), blobs) {
+            (Some(PackBroken::Objects(objects)), _) => {
                 return Err(PackError::TooManyObjects(objects));
             }
-            (Some(PackBoundBroken::Bytes(max)), Limit::Blobs(bounds)) => {
+            (Some(PackBroken::Bytes(max)), Some(bounds)) => {
                 return Err(PackError::OverBounds(format!(
                     "the pack of {} requested blob(s) runs past {max} bytes, more than the \
                      bundles' limits allow them together",
                     bounds.objects
                 )));
             }
-            (Some(PackBoundBroken::Bytes(_)), Limit::Commit) | (None, _) => {}
+            (Some(why @ (PackBroken::Bytes(_) | PackBroken::Entry { .. })), _) => {
+                return Err(PackError::TooLarge(why));
+            }
+            (Some(why @ PackBroken::Malformed(_)), _) => {
+                return Err(PackError::Malformed(why.to_string()));
+            }
+            (None, _) => {}
         }
-        match (result, self.limit) {
-            (Err(e), Limit::Blobs(bounds)) if e.is_resource_exhausted() => {
+        match (result, blobs) {
+            (Err(e), Some(bounds)) if e.is_resource_exhausted() => {
                 Err(PackError::OverBounds(format!(
                     "an object of the pack is larger than {} bytes, the largest file the bundles' \
                      limits allow",
                     bounds.object_bytes
                 )))
+            }
+            // Every byte arrived and gix refused the pack: a malformed answer (an object over
+            // the bound of any object is refused as such, by the caller).
+            (Err(e), _)
+                if pack_failed.get()
+                    && !inner_failed.get()
+                    && !e.is_resource_exhausted()
+                    && !e.is_cancelled()
+                    && !stops.interrupted() =>
+            {
+                Err(PackError::Malformed(super::fetch_error::chain(&e)))
             }
             (result, _) => result.map(|_| ()).map_err(PackError::Fetch),
         }
@@ -426,108 +556,3 @@ impl Negotiate for Wants<'_> {
         ))
     }
 }
-
-/// The bound a pack stream broke.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PackBoundBroken {
-    /// Its header announced this many objects, more than [`Limit::objects`].
-    Objects(u32),
-    /// It ran past this many bytes ([`Limit::pack_bytes`]).
-    Bytes(u64),
-}
-
-/// A pack stream that stops with an error, recorded in `over`, as soon as its header announces
-/// more objects than [`Limit::objects`] or it runs past [`Limit::pack_bytes`] — both seen in the
-/// bytes it is about to hand on, so that gix never reads a header or an object past a bound
-/// (however much of the pack one read brings: a whole small pack fits in one).
-struct BoundedPack<'a> {
-    inner: &'a mut dyn BufRead,
-    max_objects: u64,
-    max_bytes: Option<u64>,
-    seen: u64,
-    header: [u8; 12],
-    over: &'a Cell<Option<PackBoundBroken>>,
-}
-
-impl<'a> BoundedPack<'a> {
-    fn new(
-        inner: &'a mut dyn BufRead,
-        limit: Limit,
-        over: &'a Cell<Option<PackBoundBroken>>,
-    ) -> Self {
-        BoundedPack {
-            inner,
-            max_objects: limit.objects(),
-            max_bytes: limit.pack_bytes(),
-            seen: 0,
-            header: [0; 12],
-            over,
-        }
-    }
-
-    fn refuse(&self, over: PackBoundBroken) -> std::io::Error {
-        self.over.set(Some(over));
-        let why = match over {
-            PackBoundBroken::Objects(objects) => format!(
-                "the pack announces {objects} objects, more than the {} it may hold",
-                self.max_objects
-            ),
-            PackBoundBroken::Bytes(max) => format!("the pack runs past {max} bytes"),
-        };
-        std::io::Error::other(why)
-    }
-}
-
-impl Read for BoundedPack<'_> {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        super::answer::read_buffered(self, out)
-    }
-}
-
-impl BufRead for BoundedPack<'_> {
-    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        if let Some(over) = self.over.get() {
-            return Err(self.refuse(over));
-        }
-        let (seen, max_objects, max_bytes) = (self.seen, self.max_objects, self.max_bytes);
-        let available = self.inner.fill_buf()?;
-        let len = available.len() as u64;
-        let mut over = None;
-        if let Some(max) = max_bytes
-            && seen + len > max
-        {
-            over = Some(PackBoundBroken::Bytes(max));
-        }
-        if seen < 12 {
-            // The header's bytes among those about to be handed on (the same bytes again if
-            // the last were not consumed).
-            let start = seen as usize;
-            let end = (start + available.len()).min(12);
-            self.header[start..end].copy_from_slice(&available[..end - start]);
-            if end == 12 {
-                let count = u32::from_be_bytes([
-                    self.header[8],
-                    self.header[9],
-                    self.header[10],
-                    self.header[11],
-                ]);
-                if u64::from(count) > max_objects {
-                    over = Some(PackBoundBroken::Objects(count));
-                }
-            }
-        }
-        if let Some(over) = over {
-            return Err(self.refuse(over));
-        }
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, amount: usize) {
-        self.inner.consume(amount);
-        self.seen += amount as u64;
-    }
-}
-
-#[cfg(test)]
-#[path = "partial_tests.rs"]
-mod tests;

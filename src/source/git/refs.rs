@@ -56,6 +56,7 @@ pub fn resolve_ref(
         deadline,
         stop: interrupt,
         refused: AnswerRefusalSlot::default(),
+        server_error: Default::default(),
     };
     let shown = RedactedUrl::new(url);
     let candidates = query.candidates();

@@ -419,6 +419,10 @@ pub enum Answer {
     /// The first bytes at once, then the second over and over, as fast as the client reads, for
     /// as long as it reads: a flood.
     Flood(String, String),
+    /// These bytes (not text) at once, then the connection is closed.
+    Raw(Vec<u8>),
+    /// A flood of bytes that are not text: the first at once, then the second over and over.
+    Endless(Vec<u8>, Vec<u8>),
 }
 
 /// A raw HTTP server on 127.0.0.1 that answers its n-th connection with the n-th of its answers
@@ -427,6 +431,7 @@ pub struct Scripted {
     pub port: u16,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     heads: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    sent: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Scripted {
@@ -438,7 +443,8 @@ impl Scripted {
         let port = listener.local_addr().expect("addr").port();
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (stopped, seen) = (stop.clone(), heads.clone());
+        let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (stopped, seen, written) = (stop.clone(), heads.clone(), sent.clone());
         std::thread::spawn(move || {
             for (n, stream) in listener.incoming().enumerate() {
                 if stopped.load(Ordering::Relaxed) {
@@ -446,7 +452,7 @@ impl Scripted {
                 }
                 let Ok(mut stream) = stream else { continue };
                 let answer = answers[n.min(answers.len() - 1)].clone();
-                let (stopped, seen) = (stopped.clone(), seen.clone());
+                let (stopped, seen, written) = (stopped.clone(), seen.clone(), written.clone());
                 std::thread::spawn(move || {
                     let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
                     let mut head = String::new();
@@ -459,24 +465,28 @@ impl Scripted {
                         }
                     }
                     seen.lock().expect("lock").push(head);
+                    let mut write = |bytes: &[u8]| {
+                        let ok = stream.write_all(bytes).is_ok();
+                        if ok {
+                            written.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                        }
+                        ok
+                    };
                     match answer {
                         Answer::Now(bytes) => {
-                            let _ = stream.write_all(bytes.as_bytes());
+                            write(bytes.as_bytes());
+                        }
+                        Answer::Raw(bytes) => {
+                            write(&bytes);
                         }
                         Answer::Flood(head, line) => {
-                            let _ = stream.write_all(head.as_bytes());
-                            let lines = line.repeat((64 * 1024 / line.len().max(1)).max(1));
-                            while !stopped.load(Ordering::Relaxed)
-                                && stream.write_all(lines.as_bytes()).is_ok()
-                            {
-                            }
+                            flood(head.as_bytes(), line.as_bytes(), &stopped, write);
                         }
+                        Answer::Endless(head, line) => flood(&head, &line, &stopped, write),
                         Answer::Trickle(bytes) => {
                             for byte in bytes.bytes().chain(std::iter::repeat(b' ')) {
-                                if stopped.load(Ordering::Relaxed)
-                                    || stream.write_all(&[byte]).is_err()
-                                    || stream.flush().is_err()
-                                {
+                                // A `TcpStream` writes at once: nothing to flush.
+                                if stopped.load(Ordering::Relaxed) || !write(&[byte]) {
                                     return;
                                 }
                                 std::thread::sleep(Duration::from_millis(200));
@@ -486,7 +496,17 @@ impl Scripted {
                 });
             }
         });
-        Scripted { port, stop, heads }
+        Scripted {
+            port,
+            stop,
+            heads,
+            sent,
+        }
+    }
+
+    /// The bytes written to every connection so far (those the client's socket took).
+    pub fn sent(&self) -> u64 {
+        self.sent.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// `http://127.0.0.1:PORT/git/<repo>`.
@@ -505,6 +525,19 @@ impl Drop for Scripted {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         // Wake the accepting thread so that it sees the flag.
         let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// `head`, then `line` over and over through `write` until it fails or `stopped` is set.
+fn flood(
+    head: &[u8],
+    line: &[u8],
+    stopped: &std::sync::atomic::AtomicBool,
+    mut write: impl FnMut(&[u8]) -> bool,
+) {
+    let lines = line.repeat((64 * 1024 / line.len().max(1)).max(1));
+    if write(head) {
+        while !stopped.load(std::sync::atomic::Ordering::Relaxed) && write(&lines) {}
     }
 }
 
