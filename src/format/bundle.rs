@@ -3,8 +3,9 @@
 //!
 //! [`Bundle::check`] applies the content rules to a [`FileSet`] under the profile it was read
 //! with (every file valid UTF-8 with no NUL byte, unless the profile allows binary supporting
-//! files; `SKILL.md` is text under every profile), `SKILL.md` present at the root and valid in the bundle dialect of
-//! [`crate::format::frontmatter`]), adds them to the problems the source already found (paths, links,
+//! files; `SKILL.md` is text under every profile), the content rules of [`crate::format::content`]
+//! (hidden characters, HTML comments, under the source's policy), `SKILL.md` present at the root
+//! and valid in the bundle dialect of [`crate::format::frontmatter`]), adds them to the problems the source already found (paths, links,
 //! bounds), and either returns a [`Bundle`] or an [`InvalidBundle`] listing every problem.
 //! Paths that differ only in letter case are accepted with a warning.
 
@@ -12,6 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::format::code::ReadCode;
+use crate::format::content;
 use crate::format::digest::BundleDigest;
 use crate::format::file_set::FileSet;
 use crate::format::frontmatter::{self, Frontmatter, Layout};
@@ -121,6 +123,7 @@ impl Bundle {
                 check_text(path.as_str(), bytes, &mut problems);
             }
         }
+        content::check(&files, &mut problems);
         let parsed = match files.get(limits::SKILL_MD) {
             Some(bytes) => match std::str::from_utf8(bytes) {
                 Ok(text) => frontmatter::check(text, &limits, &mut problems),

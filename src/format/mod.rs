@@ -17,7 +17,9 @@
 //! - [`skill_name`] and [`version`]: the identifiers of a pin; [`pin`]: `{name, version, hash}`
 //!   and full commit ids.
 //! - [`digest`]: the `chamvi-skill-bundle-v1` digest, its grammar in the module doc.
-//! - [`bundle`]: a checked bundle (content rules + frontmatter + digest), or every problem.
+//! - [`bundle`]: a checked bundle (text rules + frontmatter + digest), or every problem;
+//!   [`content`]: the content rules it applies (hidden characters, HTML comments), with the
+//!   source's content policy.
 //! - [`problem`]: problems with stable codes, paths, bounds and messages; [`code`]: the codes
 //!   of reading a bundle directory and of checking a bundle against its pin (declared with
 //!   [`crate::support::error_code::error_codes!`], the machinery of
@@ -26,6 +28,7 @@
 pub mod bundle;
 pub mod bundle_path;
 pub mod code;
+pub mod content;
 pub mod digest;
 pub mod file_set;
 pub mod frontmatter;

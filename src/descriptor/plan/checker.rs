@@ -11,6 +11,7 @@ use super::{
     Source, check_branch,
 };
 use crate::descriptor::code::DescriptorCode;
+use crate::descriptor::content::ContentSpec;
 use crate::descriptor::publishers::key::PublicKey;
 use crate::descriptor::publishers::trusted_root::TrustedRoot;
 use crate::descriptor::publishers::{Identity, PublisherPolicy, SigstorePolicy};
@@ -229,7 +230,7 @@ impl PlanChecker<'_> {
             },
         };
         let approved = self.approved(&spec.approved, location, "a Git source");
-        let limits = self.limits(spec.limits.as_ref(), location);
+        let limits = self.limits(spec.limits.as_ref(), spec.content.as_ref(), location);
         let trust = self.trust(spec.verify.as_ref(), location);
         if let Some(track) = &spec.track
             && let Err(why) = check_branch(track)
@@ -349,7 +350,7 @@ impl PlanChecker<'_> {
             .ok();
         let directory = self.corpus_directory(&spec.directory, format!("{location}.directory"));
         let approved = self.approved(&spec.approved, location, "an OCI source");
-        let limits = self.limits(spec.limits.as_ref(), location);
+        let limits = self.limits(spec.limits.as_ref(), spec.content.as_ref(), location);
         let publisher = self.publisher(spec.verify.as_ref(), location);
         if let Some(track) = &spec.track
             && let Err(why) = super::check_tag(track)
@@ -508,7 +509,7 @@ impl PlanChecker<'_> {
     fn local(&mut self, spec: &LocalSpec, location: &str) -> Option<LocalSource> {
         let pin = self.pin(&spec.name, &spec.version, &spec.hash, location);
         let directory = self.directory(&spec.directory, format!("{location}.directory"));
-        let limits = self.limits(spec.limits.as_ref(), location);
+        let limits = self.limits(spec.limits.as_ref(), spec.content.as_ref(), location);
         Some(LocalSource {
             pin: pin?,
             directory: directory?,
@@ -517,15 +518,33 @@ impl PlanChecker<'_> {
         })
     }
 
-    /// The profile a source names (`chamvi` when it names none).
-    fn limits(&mut self, spec: Option<&LimitsSpec>, location: &str) -> Option<Limits> {
-        let at = format!("{location}.limits");
-        let Some(spec) = spec else {
-            return Some(limits::CHAMVI);
+    /// The profile a source names (`chamvi` when it names none), carrying its content policy
+    /// (the defaults when it names none).
+    fn limits(
+        &mut self,
+        spec: Option<&LimitsSpec>,
+        content: Option<&ContentSpec>,
+        location: &str,
+    ) -> Option<Limits> {
+        let content = match content.map(ContentSpec::resolve).transpose() {
+            Ok(policy) => Some(policy.unwrap_or_default()),
+            Err(e) => {
+                self.problem(
+                    DescriptorCode::InvalidContentPolicy,
+                    format!("{location}.content"),
+                    e.to_string(),
+                );
+                None
+            }
         };
-        spec.resolve()
-            .map_err(|e| self.problem(e.code(), at, e.to_string()))
-            .ok()
+        let limits = match spec {
+            None => Some(limits::CHAMVI),
+            Some(spec) => spec
+                .resolve()
+                .map_err(|e| self.problem(e.code(), format!("{location}.limits"), e.to_string()))
+                .ok(),
+        };
+        Some(limits?.with_content(content?))
     }
 
     fn pin(&mut self, name: &str, version: &str, hash: &str, location: &str) -> Option<Pin> {
