@@ -103,6 +103,9 @@ enum Zone {
     Frontmatter,
     /// Anywhere else in a text file.
     Text,
+    /// The parsed `description`, for characters written as YAML escapes (judged as in the
+    /// frontmatter).
+    Description,
 }
 
 /// Where a finding is and what it found, as a [`Problem`] carries it (and JSON shows it).
@@ -110,10 +113,12 @@ enum Zone {
 pub struct Finding {
     /// `tag`, `bidi`, `control`, `invisible`, or `comment`.
     pub class: &'static str,
-    /// The line, from 1; absent when the finding is in the file's name.
+    /// The line, from 1; absent when the finding is in the file's name, or in `description`
+    /// written as a YAML escape.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
-    /// The column in characters, from 1 (in a name: the character of the path).
+    /// The column in characters, from 1 (in a name: the character of the path; in
+    /// `description`: the character of the value).
     pub column: usize,
     /// The first hidden code point, `U+E0041`; absent for a comment.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -139,9 +144,10 @@ fn hidden_verdict(policy: ContentPolicy, class: HiddenClass, zone: Zone) -> Verd
         HiddenRule::Warn => Verdict::Warn,
         HiddenRule::Default => match (class, zone) {
             (HiddenClass::Tag | HiddenClass::Control, _) => Verdict::Refuse,
-            (HiddenClass::Bidi | HiddenClass::Invisible, Zone::Name | Zone::Frontmatter) => {
-                Verdict::Refuse
-            }
+            (
+                HiddenClass::Bidi | HiddenClass::Invisible,
+                Zone::Name | Zone::Frontmatter | Zone::Description,
+            ) => Verdict::Refuse,
             (HiddenClass::Bidi | HiddenClass::Invisible, Zone::Text) => Verdict::Warn,
         }
     }
@@ -209,6 +215,38 @@ pub fn check(files: &FileSet, problems: &mut Problems) {
         }
         file.finish(&mut report);
     }
+}
+
+/// Applies the rules to the parsed `description` of `SKILL.md` whose frontmatter text is
+/// `frontmatter`: a YAML escape (`"\u200b"`, `"\U000E0041"`) writes a hidden character the bytes
+/// do not show. A character the bytes hold as written was reported by the scan of the file; a
+/// control is `description_control_char`'s.
+pub fn check_description(
+    description: &str,
+    frontmatter: &str,
+    policy: ContentPolicy,
+    problems: &mut Problems,
+) {
+    if description.is_ascii() {
+        return;
+    }
+    let mut report = Report {
+        policy,
+        listed: 0,
+        problems,
+    };
+    let mut file = FileReport::new(SKILL_MD);
+    scan::scan(description, 0, |run| {
+        if run.class == HiddenClass::Control || frontmatter.contains(run.first) {
+            return;
+        }
+        let verdict = hidden_verdict(policy, run.class, Zone::Frontmatter);
+        file.add(&mut report, verdict, || {
+            let column = description[..run.start].chars().count() + 1;
+            hidden_problem(description, &run, None, column, Zone::Description)
+        });
+    });
+    file.finish(&mut report);
 }
 
 /// Scans each folder and file name of `path` once (a folder shared by several files is scanned
@@ -332,6 +370,9 @@ fn hidden_problem(
     let code_point = classes::code_point(run.first);
     let name = classes::name(run.first);
     let place = match (line, zone) {
+        (None, Zone::Description) => {
+            format!("in `description` (a YAML escape), character {column}")
+        }
         (None, _) => format!("in the name, character {column}"),
         (Some(line), Zone::Frontmatter) => format!("line {line}, column {column} (frontmatter)"),
         (Some(line), _) => format!("line {line}, column {column}"),

@@ -297,3 +297,22 @@ fn the_fast_path_stops_at_every_byte_that_may_start_a_hidden_character() {
         }
     }
 }
+
+#[test]
+fn a_description_written_with_yaml_escapes_is_judged_as_the_frontmatter() {
+    let front = "---\nname: demo\ndescription: \"A \\u202e reordered \\U000E0041 skill.\"\n---\n# Demo\n";
+    let found = content_problems(&[("SKILL.md", front)]);
+    let shown: Vec<_> = found
+        .iter()
+        .map(|p| (p.severity, p.finding.as_ref().unwrap().class, p.finding.as_ref().unwrap().column))
+        .collect();
+    assert_eq!(
+        shown,
+        [(ProblemSeverity::Error, "bidi", 3), (ProblemSeverity::Error, "tag", 15)],
+        "{found:#?}"
+    );
+    assert!(found[0].message.starts_with("in `description` (a YAML escape), character 3: U+202E"), "{}", found[0].message);
+    // Written as it is, it is reported once, by the scan of the bytes.
+    let raw = "---\nname: demo\ndescription: A \u{202e} skill.\n---\n# Demo\n";
+    assert_eq!(content_problems(&[("SKILL.md", raw)]).len(), 1);
+}
