@@ -66,9 +66,7 @@ pub enum CommentsSpec {
 #[non_exhaustive]
 pub enum ContentSpecError {
     /// It relaxes a default and gives no reason (or a blank one).
-    #[error(
-        "`{relaxed}` relaxes the content rules: write why in `reason` (docs/content.md)"
-    )]
+    #[error("`{relaxed}` relaxes the content rules: write why in `reason` (docs/content.md)")]
     NoReason {
         /// The relaxing setting, as written.
         relaxed: &'static str,
@@ -123,13 +121,22 @@ mod tests {
 
     #[test]
     fn tightening_needs_no_reason_and_relaxing_does() {
-        let tight = spec("{hidden: refuse, comments: refuse}").resolve().unwrap();
+        let tight = spec("{hidden: refuse, comments: refuse}")
+            .resolve()
+            .unwrap();
         assert_eq!(tight.hidden, HiddenRule::Refuse);
         assert_eq!(tight.comments, CommentRule::Refuse);
         assert_eq!(spec("{}").resolve(), Ok(ContentPolicy::DEFAULT));
-        for relaxed in ["{hidden: warn}", "{comments: allow}", "{hidden: warn, reason: '  '}"] {
+        for relaxed in [
+            "{hidden: warn}",
+            "{comments: allow}",
+            "{hidden: warn, reason: '  '}",
+        ] {
             assert!(
-                matches!(spec(relaxed).resolve(), Err(ContentSpecError::NoReason { .. })),
+                matches!(
+                    spec(relaxed).resolve(),
+                    Err(ContentSpecError::NoReason { .. })
+                ),
                 "{relaxed}"
             );
         }

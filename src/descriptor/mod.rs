@@ -281,7 +281,8 @@ pub struct LocalSpec {
     pub hash: String,
     /// The bounds the bundle is checked against (default `chamvi`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limits: Option<LimitsSpec>,    /// How its bundles are judged for hidden characters and HTML comments (default: the
+    pub limits: Option<LimitsSpec>,
+    /// How its bundles are judged for hidden characters and HTML comments (default: the
     /// verdicts of docs/content.md); relaxing them needs a `reason`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<crate::descriptor::content::ContentSpec>,

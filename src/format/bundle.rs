@@ -138,8 +138,7 @@ impl Bundle {
                 None
             }
         };
-        if let (Some((frontmatter, layout)), Some(text)) = (&parsed, files.get(limits::SKILL_MD))
-        {
+        if let (Some((frontmatter, layout)), Some(text)) = (&parsed, files.get(limits::SKILL_MD)) {
             let yaml = std::str::from_utf8(&text[layout.frontmatter.clone()]).unwrap_or_default();
             let policy = limits.content();
             content::check_description(&frontmatter.description, yaml, policy, &mut problems);

@@ -149,7 +149,7 @@ fn hidden_verdict(policy: ContentPolicy, class: HiddenClass, zone: Zone) -> Verd
                 Zone::Name | Zone::Frontmatter | Zone::Description,
             ) => Verdict::Refuse,
             (HiddenClass::Bidi | HiddenClass::Invisible, Zone::Text) => Verdict::Warn,
-        }
+        },
     }
 }
 
@@ -346,7 +346,9 @@ impl<'a> FileReport<'a> {
             }
         );
         report.problems.push(match self.worst_unlisted {
-            Verdict::Refuse => Problem::error(ProblemCode::HiddenCharacter, Some(self.path), message),
+            Verdict::Refuse => {
+                Problem::error(ProblemCode::HiddenCharacter, Some(self.path), message)
+            }
             _ => Problem::warning(ProblemCode::HiddenCharacter, Some(self.path), message),
         });
     }
@@ -355,7 +357,9 @@ impl<'a> FileReport<'a> {
 /// The descriptor setting that would accept a refused finding of `code`.
 fn relax_hint(code: ProblemCode) -> &'static str {
     match code {
-        ProblemCode::HiddenComment => "a source's `content: {comments: allow, reason: …}` accepts it",
+        ProblemCode::HiddenComment => {
+            "a source's `content: {comments: allow, reason: …}` accepts it"
+        }
         _ => "a source's `content: {hidden: warn, reason: …}` accepts it",
     }
 }
@@ -377,10 +381,7 @@ fn hidden_problem(
         (Some(line), Zone::Frontmatter) => format!("line {line}, column {column} (frontmatter)"),
         (Some(line), _) => format!("line {line}, column {column}"),
     };
-    let mut message = format!(
-        "{place}: {code_point} {name}, {}",
-        run.class.described()
-    );
+    let mut message = format!("{place}: {code_point} {name}, {}", run.class.described());
     if run.count > 1 {
         message.push_str(&format!(", the first of {} in a row", run.count));
     }
@@ -412,8 +413,8 @@ fn comment_problem(
 ) -> (ProblemCode, String, Finding) {
     let (start, end) = (split + comment.start, split + comment.end);
     let (line, column) = cursor.position(start);
-    let lines = text[start..end].matches('\n').count()
-        + usize::from(!text[start..end].ends_with('\n'));
+    let lines =
+        text[start..end].matches('\n').count() + usize::from(!text[start..end].ends_with('\n'));
     let inner = text[start + 4..end]
         .strip_suffix("-->")
         .unwrap_or(&text[start + 4..end])

@@ -131,8 +131,16 @@ mod tests {
             assert!(shown.starts_with('\\'), "{c:?} shown as {shown:?}");
         }
         for c in [
-            '\u{202e}', '\u{2066}', '\u{200b}', '\u{200f}', '\u{2028}', '\u{feff}', '\u{2060}',
-            '\u{e0041}', '\u{e007f}', '\u{e0100}',
+            '\u{202e}',
+            '\u{2066}',
+            '\u{200b}',
+            '\u{200f}',
+            '\u{2028}',
+            '\u{feff}',
+            '\u{2060}',
+            '\u{e0041}',
+            '\u{e007f}',
+            '\u{e0100}',
         ] {
             assert_eq!(
                 text(&c.to_string()).to_string(),

@@ -19,7 +19,9 @@ fn tags(text: &str) -> String {
 }
 
 fn skill(name: &str, description_extra: &str, body: &str) -> String {
-    format!("---\nname: {name}\ndescription: The {name} skill{description_extra}.\n---\n# {name}\n\n{body}")
+    format!(
+        "---\nname: {name}\ndescription: The {name} skill{description_extra}.\n---\n# {name}\n\n{body}"
+    )
 }
 
 /// Writes the bundle `dir` (its `SKILL.md` and `files`) under `world`, without checking it.
@@ -81,19 +83,25 @@ fn hash_refuses_each_refused_class_with_its_position_code_point_and_name() {
             "reordered",
             skill("reordered", " \u{202e}lanoitome", "ok\n"),
             vec![],
-            &["reordered/SKILL.md: line 3, column 34 (frontmatter): U+202E RIGHT-TO-LEFT OVERRIDE, a bidi control"],
+            &[
+                "reordered/SKILL.md: line 3, column 34 (frontmatter): U+202E RIGHT-TO-LEFT OVERRIDE, a bidi control",
+            ],
         ),
         (
             "spaced",
             skill("spaced", "\u{200b}", "ok\n"),
             vec![],
-            &["spaced/SKILL.md: line 3, column 30 (frontmatter): U+200B ZERO WIDTH SPACE, an invisible character"],
+            &[
+                "spaced/SKILL.md: line 3, column 30 (frontmatter): U+200B ZERO WIDTH SPACE, an invisible character",
+            ],
         ),
         (
             "named",
             skill("named", "", "ok\n"),
             vec![("references/read\u{2066}me.md", "x\n")],
-            &["named/references/read\\u{2066}me.md: in the name, character 16: U+2066 LEFT-TO-RIGHT ISOLATE, a bidi control"],
+            &[
+                "named/references/read\\u{2066}me.md: in the name, character 16: U+2066 LEFT-TO-RIGHT ISOLATE, a bidi control",
+            ],
         ),
     ];
     for (dir, skill_md, files, needles) in cases {
@@ -102,7 +110,10 @@ fn hash_refuses_each_refused_class_with_its_position_code_point_and_name() {
         assert_eq!(code(&out), 2, "{dir}: {}", stderr(&out));
         let err = stderr(&out);
         assert_has(&err, needles);
-        assert_has(&err, &["refused (a source's `content: {hidden: warn, reason: …}` accepts it)"]);
+        assert_has(
+            &err,
+            &["refused (a source's `content: {hidden: warn, reason: …}` accepts it)"],
+        );
         // Escaped on output: no hidden character reaches the terminal.
         assert!(
             !err.chars().any(|c| ('\u{e0000}'..='\u{e007f}').contains(&c)
@@ -124,7 +135,10 @@ fn hash_reports_warnings_and_accepts_and_an_emoji_zwj_sequence_is_no_finding() {
             "",
             "Use it.\n\n<!-- the model reads this;\nthe page does not -->\n\nWe \u{1f468}\u{200d}\u{1f4bb} ship \u{2764}\u{fe0f}.\n",
         ),
-        &[("references/rtl.md", "abc \u{2067}\u{5e9}\u{5dc}\u{5d5}\u{5dd}\u{2069}\n")],
+        &[(
+            "references/rtl.md",
+            "abc \u{2067}\u{5e9}\u{5dc}\u{5d5}\u{5dd}\u{2069}\n",
+        )],
     );
     let out = w.run(&["hash", "noted"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -137,7 +151,11 @@ fn hash_reports_warnings_and_accepts_and_an_emoji_zwj_sequence_is_no_finding() {
             "warning: noted/references/rtl.md: line 1, column 10: U+2069 POP DIRECTIONAL ISOLATE, a bidi control [hidden_character]",
         ],
     );
-    assert_eq!(err.lines().count(), 3, "the emoji sequences are no finding:\n{err}");
+    assert_eq!(
+        err.lines().count(),
+        3,
+        "the emoji sequences are no finding:\n{err}"
+    );
     // The JSON report carries them too.
     let out = w.run(&["hash", "--json", "noted"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
@@ -153,7 +171,10 @@ fn check_refuses_a_relaxation_without_a_reason() {
         ("{ hidden: warn }", Some("hidden: warn")),
         ("{ comments: allow, reason: '  ' }", Some("comments: allow")),
         ("{ hidden: refuse, comments: refuse }", None),
-        ("{ hidden: warn, comments: allow, reason: 'RTL docs upstream' }", None),
+        (
+            "{ hidden: warn, comments: allow, reason: 'RTL docs upstream' }",
+            None,
+        ),
     ] {
         w.descriptor(&format!(
             "skills:\n  - local: {{ name: x, version: '1', directory: x, hash: {hash}, content: {content} }}\n"
@@ -183,7 +204,11 @@ fn hidden_world(content: &str) -> World {
     write(
         &w,
         "hidden",
-        &skill("hidden", "", &format!("Do it.{}\n<!-- and this -->\n", tags("Obey"))),
+        &skill(
+            "hidden",
+            "",
+            &format!("Do it.{}\n<!-- and this -->\n", tags("Obey")),
+        ),
         &[],
     );
     let hash = relaxed_digest(&w.path("hidden"));
@@ -193,7 +218,8 @@ fn hidden_world(content: &str) -> World {
     w
 }
 
-const RELAXING: &str = ", content: { hidden: warn, comments: allow, reason: 'reviewed: the tags are a watermark' }";
+const RELAXING: &str =
+    ", content: { hidden: warn, comments: allow, reason: 'reviewed: the tags are a watermark' }";
 
 #[test]
 fn prepare_and_install_refuse_by_default_and_accept_a_relaxed_source() {
@@ -206,7 +232,11 @@ fn prepare_and_install_refuse_by_default_and_accept_a_relaxed_source() {
         assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
         assert_has(
             &stderr(&out),
-            &["line 7, column 7: U+E004F TAG LATIN CAPITAL LETTER O", "spelling `Obey`", "hidden_character"],
+            &[
+                "line 7, column 7: U+E004F TAG LATIN CAPITAL LETTER O",
+                "spelling `Obey`",
+                "hidden_character",
+            ],
         );
     }
     assert!(!w.path(".claude/skills/hidden").exists());
@@ -240,18 +270,29 @@ fn the_host_api_refuses_by_default_and_loads_a_relaxed_source() {
     let all = format!("{} {}", failure.reason, failure.details.join("\n"));
     assert_has(
         &all,
-        &["SKILL.md: line 7, column 7: U+E004F TAG LATIN CAPITAL LETTER O", "[hidden_character]"],
+        &[
+            "SKILL.md: line 7, column 7: U+E004F TAG LATIN CAPITAL LETTER O",
+            "[hidden_character]",
+        ],
     );
     let w = hidden_world(RELAXING);
     let built = skillfold::Runtime::open(&w.config).expect("open");
     assert!(built.refused.is_empty(), "{:?}", built.refused);
-    assert_eq!(built.runtime.catalogue(None).expect("catalogue").skills().count(), 1);
+    assert_eq!(
+        built
+            .runtime
+            .catalogue(None)
+            .expect("catalogue")
+            .skills()
+            .count(),
+        1
+    );
 }
 
 #[cfg(feature = "git")]
 mod over_git {
-    use super::*;
     use super::super::support::git::Repo;
+    use super::*;
 
     #[test]
     fn pin_refuses_a_tagged_bundle_and_shows_the_warnings_of_a_pinned_one() {
@@ -268,20 +309,35 @@ mod over_git {
         let url = repo.file_url();
         let pin = |name: &str| {
             super::super::support::bin::skillfold(&[
-                "pin", "--source", &url, "--revision", &commit, "--root", "skills", name,
+                "pin",
+                "--source",
+                &url,
+                "--revision",
+                &commit,
+                "--root",
+                "skills",
+                name,
             ])
         };
         let out = pin("tagged");
         assert_eq!(code(&out), 2, "{}", stderr(&out));
         assert_has(
             &stderr(&out),
-            &["SKILL.md: line 7, column 2: U+E0048 TAG LATIN CAPITAL LETTER H", "spelling `Hi`", "[hidden_character]"],
+            &[
+                "SKILL.md: line 7, column 2: U+E0048 TAG LATIN CAPITAL LETTER H",
+                "spelling `Hi`",
+                "[hidden_character]",
+            ],
         );
         let out = pin("noted");
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         assert_has(
             &stderr(&out),
-            &["warning: skills/noted/SKILL.md: line 7, column 1: an HTML comment of 1 line(s)", "`for the model`", "[hidden_comment]"],
+            &[
+                "warning: skills/noted/SKILL.md: line 7, column 1: an HTML comment of 1 line(s)",
+                "`for the model`",
+                "[hidden_comment]",
+            ],
         );
         assert_has(&stdout(&out), &["name: noted"]);
     }

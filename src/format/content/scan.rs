@@ -1,7 +1,8 @@
 //! The scan for hidden characters: one pass over the bytes of a text, with a fast path that
-//! looks each byte up in a table and stops only at an ASCII control, DEL, or the lead byte of a
-//! UTF-8 sequence that may encode a hidden code point; only there is a character decoded and
-//! judged ([`classes::judge`]). Consecutive hidden characters of one class are reported as one
+//! skips eight printable ASCII bytes at a time and passes over any other character by its first
+//! byte ([`STOP`]) and, for the few lead bytes hidden characters share, its continuation bytes
+//! ([`may_hide`]); only a character that may be hidden is decoded and judged
+//! ([`classes::judge`]). Consecutive hidden characters of one class are reported as one
 //! [`Run`].
 
 use super::classes::{self, HiddenClass};
@@ -45,49 +46,128 @@ static STOP: [bool; 256] = {
     table
 };
 
+/// The length of the UTF-8 sequence `lead` starts (1 for a byte that starts none).
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0x00..=0xBF => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
+/// Whether the character starting with the stop byte `bytes[0]` may be hidden (or be U+1F3F4,
+/// which may open an emoji flag's tag sequence), from its continuation bytes: most characters
+/// behind a stop byte (typographic quotes and dashes, kana, emoji) are passed over undecoded.
+/// Exact for every code point [`classes::class_of`] names (a test checks them all).
+fn may_hide(bytes: &[u8]) -> bool {
+    let at = |i: usize| bytes.get(i).copied().unwrap_or(0);
+    let (b1, b2, b3) = (at(1), at(2), at(3));
+    match bytes[0] {
+        0x00..=0x7F => true,
+        0xC2 => matches!(b1, 0x80..=0x9F | 0xAD),
+        0xCD => b1 == 0x8F,
+        0xD8 => b1 == 0x9C,
+        0xE1 => matches!(
+            (b1, b2),
+            (0x85, 0x9F..=0xA0) | (0x9E, 0xB4..=0xB5) | (0xA0, 0x8B..=0x8F)
+        ),
+        0xE2 => matches!(
+            (b1, b2),
+            (0x80, 0x8B..=0x8F | 0xAA..=0xAE) | (0x81, 0xA0..=0xAF)
+        ),
+        0xE3 => (b1, b2) == (0x85, 0xA4),
+        0xEF => matches!(
+            (b1, b2),
+            (0xB8, 0x80..=0x8F) | (0xBB, 0xBF) | (0xBE, 0xA0) | (0xBF, 0xB0..=0xBB)
+        ),
+        0xF0 => matches!(
+            (b1, b2, b3),
+            (0x9B, 0xB2, 0xA0..=0xA3) | (0x9D, 0x85, 0xB3..=0xBA) | (0x9F, 0x8F, 0xB4)
+        ),
+        0xF3 => b1 == 0xA0,
+        _ => false,
+    }
+}
+
+/// Whether the eight bytes of `word` are all printable ASCII (U+0020–U+007E), where the scan
+/// has nothing to look at. Each test is exact in what it finds (a borrow may flag a byte above
+/// a true hit, never a word without one), so a word it passes holds no byte of [`STOP`].
+fn printable(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let non_ascii = word & HIGH;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    let del = word ^ (ONES * 0x7F);
+    let is_del = del.wrapping_sub(ONES) & !del & HIGH;
+    non_ascii | below_space | is_del == 0
+}
+
 /// Calls `found` with every run of hidden characters in `text`, in order. A run never crosses
 /// byte `split` (where `SKILL.md`'s body starts), so each run lies in one part of the file.
 pub(super) fn scan(text: &str, split: usize, mut found: impl FnMut(Run)) {
     let bytes = text.as_bytes();
     let mut pending: Option<Run> = None;
+    // The scan moves by words of printable ASCII, by single bytes that cannot start a hidden
+    // character, or by whole characters; so a byte of `STOP` it reaches starts a character.
     let mut i = 0;
-    while i < bytes.len() {
-        if !STOP[usize::from(bytes[i])] {
-            i += 1;
-            continue;
-        }
-        // A stop byte is ASCII or a lead byte, so `i` is a character boundary.
-        let Some(c) = text[i..].chars().next() else {
-            break;
-        };
-        let len = c.len_utf8();
-        if c == '\u{1F3F4}'
-            && let Some(end) = classes::flag_tags(text, i + len)
+    'scan: while i < bytes.len() {
+        // The fast path: eight printable ASCII bytes at a time; then the bytes of a word that is
+        // not, each passed over unless [`STOP`] and [`may_hide`] say a hidden character may
+        // start there.
+        if let Some(chunk) = bytes.get(i..i + 8)
+            && printable(u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])))
         {
-            i = end;
+            i += 8;
             continue;
         }
-        if let Some(class) = classes::judge(text, i, c) {
-            match &mut pending {
-                Some(run) if run.class == class && run.end == i && (run.start >= split || i < split) => {
-                    run.end = i + len;
-                    run.count += 1;
-                }
-                _ => {
-                    let run = Run {
-                        start: i,
-                        end: i + len,
-                        first: c,
-                        class,
-                        count: 1,
-                    };
-                    if let Some(done) = pending.replace(run) {
-                        found(done);
+        let word_end = (i + 8).min(bytes.len());
+        while i < word_end {
+            let byte = bytes[i];
+            if !STOP[usize::from(byte)] {
+                i += 1;
+                continue;
+            }
+            let len = utf8_len(byte);
+            if !may_hide(&bytes[i..]) {
+                i += len;
+                continue;
+            }
+            let Some(c) = text[i..].chars().next() else {
+                break 'scan;
+            };
+            if c == '\u{1F3F4}'
+                && let Some(end) = classes::flag_tags(text, i + len)
+            {
+                i = end;
+                continue;
+            }
+            if let Some(class) = classes::judge(text, i, c) {
+                match &mut pending {
+                    Some(run)
+                        if run.class == class
+                            && run.end == i
+                            && (run.start >= split || i < split) =>
+                    {
+                        run.end = i + len;
+                        run.count += 1;
+                    }
+                    _ => {
+                        let run = Run {
+                            start: i,
+                            end: i + len,
+                            first: c,
+                            class,
+                            count: 1,
+                        };
+                        if let Some(done) = pending.replace(run) {
+                            found(done);
+                        }
                     }
                 }
             }
+            i += len;
         }
-        i += len;
     }
     if let Some(done) = pending {
         found(done);
