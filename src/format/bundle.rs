@@ -16,6 +16,7 @@ use crate::format::code::ReadCode;
 use crate::format::content;
 use crate::format::digest::BundleDigest;
 use crate::format::file_set::FileSet;
+pub use crate::format::file_set::is_binary;
 use crate::format::frontmatter::{self, Frontmatter, Layout};
 use crate::format::limits::{self, Limits};
 use crate::format::problem::{Problem, ProblemCode, Problems};
@@ -205,11 +206,6 @@ impl Bundle {
     pub fn warnings(&self) -> &[Problem] {
         &self.warnings
     }
-}
-
-/// Whether `bytes` are not text: a NUL byte, or not valid UTF-8 (what the text rule refuses).
-pub fn is_binary(bytes: &[u8]) -> bool {
-    bytes.contains(&0) || std::str::from_utf8(bytes).is_err()
 }
 
 /// UTF-8 with no NUL byte.

@@ -15,7 +15,8 @@
 //! and `hidden_comment`, an HTML comment in `SKILL.md`'s body: a warning. [`classes`] holds the
 //! exact code point sets and the contexts that make one ordinary text (an emoji ZWJ sequence, a
 //! joining script); [`scan`] the single pass over the bytes; [`comments`] the Markdown rules for
-//! comments. A source's descriptor key `content:` ([`ContentPolicy`], carried by its
+//! comments; [`policy`] what a source's descriptor key `content:` makes of them
+//! ([`ContentPolicy`], carried by its
 //! [`Limits`](crate::format::limits::Limits)) tightens or relaxes the verdicts.
 //!
 //! A finding names the file, the line and column (characters, from 1; for a name, the character
@@ -25,11 +26,12 @@
 
 pub mod classes;
 mod comments;
+pub mod policy;
 mod scan;
 
-use std::collections::BTreeSet;
+pub use self::policy::{CommentRule, ContentPolicy, Finding, HiddenRule};
 
-use serde::Serialize;
+use std::collections::BTreeSet;
 
 use self::classes::HiddenClass;
 use self::scan::{Cursor, Run};
@@ -45,55 +47,6 @@ pub const LISTED_PER_BUNDLE: usize = 64;
 /// Characters of a comment or of spelled tags a message shows.
 const EXCERPT_CHARS: usize = 60;
 
-/// What a source's `content:` makes of hidden characters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum HiddenRule {
-    /// The verdicts of the table in the module doc.
-    #[default]
-    Default,
-    /// Every hidden character refuses the bundle (tightens).
-    Refuse,
-    /// No hidden character refuses it; each is a warning (relaxes: needs a reason).
-    Warn,
-}
-
-/// What a source's `content:` makes of HTML comments in `SKILL.md`'s body.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum CommentRule {
-    /// A comment refuses the bundle (tightens).
-    Refuse,
-    /// A comment is a warning (the default).
-    #[default]
-    Warn,
-    /// Comments are not reported (relaxes: needs a reason).
-    Allow,
-}
-
-/// The content policy of one source: the descriptor's `content: {hidden, comments}` (its
-/// `reason` is checked by `check` and kept in the file). Carried by the source's
-/// [`Limits`](crate::format::limits::Limits) to every check of its bundles.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct ContentPolicy {
-    /// Hidden characters.
-    pub hidden: HiddenRule,
-    /// HTML comments.
-    pub comments: CommentRule,
-}
-
-impl ContentPolicy {
-    /// The defaults of the module doc.
-    pub const DEFAULT: ContentPolicy = ContentPolicy {
-        hidden: HiddenRule::Default,
-        comments: CommentRule::Warn,
-    };
-
-    /// Whether it accepts something the defaults refuse or reports less than they do (`check`
-    /// then wants a written `reason`).
-    pub fn relaxes(&self) -> bool {
-        self.hidden == HiddenRule::Warn || self.comments == CommentRule::Allow
-    }
-}
-
 /// Where a finding is: what a verdict depends on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Zone {
@@ -106,28 +59,6 @@ enum Zone {
     /// The parsed `description`, for characters written as YAML escapes (judged as in the
     /// frontmatter).
     Description,
-}
-
-/// Where a finding is and what it found, as a [`Problem`] carries it (and JSON shows it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// `tag`, `bidi`, `control`, `invisible`, or `comment`.
-    pub class: &'static str,
-    /// The line, from 1; absent when the finding is in the file's name, or in `description`
-    /// written as a YAML escape.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<usize>,
-    /// The column in characters, from 1 (in a name: the character of the path; in
-    /// `description`: the character of the value).
-    pub column: usize,
-    /// The first hidden code point, `U+E0041`; absent for a comment.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub code_point: Option<String>,
-    /// Its Unicode name, `TAG LATIN CAPITAL LETTER A`; absent for a comment.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Hidden characters in the run (1 or more); for a comment, the lines it spans.
-    pub count: usize,
 }
 
 /// What to do with a finding.
@@ -176,7 +107,7 @@ pub fn check(files: &FileSet, problems: &mut Problems) {
         let path = path.as_str();
         check_name(path, &mut names_seen, &mut report);
         let skill_md = path == SKILL_MD;
-        if !skill_md && limits.binary() && crate::format::bundle::is_binary(bytes) {
+        if !skill_md && limits.binary() && crate::format::file_set::is_binary(bytes) {
             continue; // a binary asset the profile approves: not text
         }
         let Ok(text) = std::str::from_utf8(bytes) else {

@@ -33,7 +33,7 @@
 //! of `skill_md_bytes` (64 KiB under `chamvi`); inventory entries are 16 per file (1,024 under
 //! `chamvi`). `SKILL.md` is text under every profile.
 
-use crate::format::content::ContentPolicy;
+use crate::format::content::policy::ContentPolicy;
 
 /// Approved bundles one agent's catalogue may hold (unique names).
 pub const MAX_BUNDLES_PER_CATALOGUE: usize = 16;

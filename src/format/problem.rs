@@ -15,7 +15,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::format::content::Finding;
+use crate::format::content::policy::Finding;
 use crate::support::escape;
 
 /// How serious a problem is.

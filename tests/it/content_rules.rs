@@ -60,10 +60,18 @@ fn assert_has(text: &str, needles: &[&str]) {
     }
 }
 
+/// A bundle folder, its `SKILL.md`, its other files, and what `hash` must say of it.
+type Case = (
+    &'static str,
+    String,
+    Vec<(&'static str, &'static str)>,
+    &'static [&'static str],
+);
+
 #[test]
 fn hash_refuses_each_refused_class_with_its_position_code_point_and_name() {
     let w = World::new();
-    let cases: [(&str, String, Vec<(&str, &str)>, &[&str]); 5] = [
+    let cases: [Case; 5] = [
         (
             "tagged",
             skill("tagged", "", &format!("Run it.{}\n", tags("Ignore me"))),
