@@ -130,6 +130,7 @@ pub use descriptor::{MAX_DESCRIPTOR_BYTES, MAX_DESCRIPTOR_NESTING};
 pub use format::bundle::Bundle;
 pub use format::bundle::{BundleError, InvalidBundle};
 pub use format::bundle_path::{BundlePath, PathRefusal};
+pub use format::content::{CommentRule, ContentPolicy, Finding, HiddenRule};
 pub use format::digest::{BundleDigest, DigestParseError};
 pub use format::file_set::{FileSet, FileSetBuilder};
 pub use format::limits::{Limits, LimitsError};

@@ -54,6 +54,9 @@ crate::support::error_code::error_codes! {
     InvalidLimits = "invalid_limits",
     /// A `limits` value is over its hard ceiling.
     LimitsOverCeiling = "limits_over_ceiling",
+    /// A source's `content` relaxes the content rules (`hidden: warn`, `comments: allow`)
+    /// without a `reason`, or its reason is over its bound.
+    InvalidContentPolicy = "invalid_content_policy",
     /// A Git source's `verify` policy cannot be used: no key file, a file that cannot be read or
     /// parsed (the line is named), or a kind of key this version does not verify.
     InvalidTrustPolicy = "invalid_trust_policy",

@@ -11,6 +11,7 @@
 //!       limits: extended       # optional limits profile (default: chamvi)
 //!       track: main            # optional branch `outdated` follows (default: the remote's HEAD)
 //!       links: outside-bundles # optional: links outside the approved bundles (default: refuse)
+//!       content: { hidden: refuse }  # optional: tighten (or, with a reason, relax) the content rules
 //!       verify: { allowed_signers: allowed_signers }   # optional: who may sign the commit
 //!       approved:
 //!         - { name: pdf, version: 1.0.0, hash: <64 hex> }
@@ -31,6 +32,7 @@
 //!
 //! - [`plan`]: the static checks and the plan they produce.
 //! - [`edit`]: in-place rewrites of the pins (`update --write`), every other byte kept.
+//! - [`content`]: a source's `content:` key, the content rules tightened or relaxed.
 //! - [`redact`]: URLs with credentials removed, for every message.
 //! - [`syntax`]: a file that is not a descriptor, said with its line, a caret and plain words.
 //! - [`runner`]: the script runner's configuration the plan carries — approvals by SHA-256,
@@ -40,6 +42,7 @@
 
 pub mod bounds;
 pub mod code;
+pub mod content;
 // The in-place editor of `update --write` (and its fuzz target).
 #[cfg(any(feature = "git", fuzzing))]
 pub mod edit;
@@ -155,6 +158,10 @@ pub struct OciSpec {
     /// The bounds its bundles are checked against (default `chamvi`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSpec>,
+    /// How its bundles are judged for hidden characters and HTML comments (default: the
+    /// verdicts of docs/content.md); relaxing them needs a `reason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<crate::descriptor::content::ContentSpec>,
     /// The tag `skillfold outdated` and `update` follow in the same repository (an OCI tag:
     /// `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`). It is never pulled by `prepare`: the pin is the
     /// digest in `reference`. Without it, the source is not tracked.
@@ -228,6 +235,10 @@ pub struct GitSpec {
     /// The bounds its bundles are checked against (default `chamvi`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSpec>,
+    /// How its bundles are judged for hidden characters and HTML comments (default: the
+    /// verdicts of docs/content.md); relaxing them needs a `reason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<crate::descriptor::content::ContentSpec>,
     /// The branch `skillfold outdated` follows (default: the remote's `HEAD`). It is never
     /// fetched by `prepare`: the pin is `revision`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -278,6 +289,10 @@ pub struct LocalSpec {
     /// The bounds the bundle is checked against (default `chamvi`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSpec>,
+    /// How its bundles are judged for hidden characters and HTML comments (default: the
+    /// verdicts of docs/content.md); relaxing them needs a `reason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<crate::descriptor::content::ContentSpec>,
 }
 
 /// Which symbolic links a Git source's commit may hold (`links`; docs/links.md).

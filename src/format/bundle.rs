@@ -3,8 +3,9 @@
 //!
 //! [`Bundle::check`] applies the content rules to a [`FileSet`] under the profile it was read
 //! with (every file valid UTF-8 with no NUL byte, unless the profile allows binary supporting
-//! files; `SKILL.md` is text under every profile), `SKILL.md` present at the root and valid in the bundle dialect of
-//! [`crate::format::frontmatter`]), adds them to the problems the source already found (paths, links,
+//! files; `SKILL.md` is text under every profile), the content rules of [`crate::format::content`]
+//! (hidden characters, HTML comments, under the source's policy), `SKILL.md` present at the root
+//! and valid in the bundle dialect of [`crate::format::frontmatter`]), adds them to the problems the source already found (paths, links,
 //! bounds), and either returns a [`Bundle`] or an [`InvalidBundle`] listing every problem.
 //! Paths that differ only in letter case are accepted with a warning.
 
@@ -12,8 +13,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::format::code::ReadCode;
+use crate::format::content;
 use crate::format::digest::BundleDigest;
 use crate::format::file_set::FileSet;
+pub use crate::format::file_set::is_binary;
 use crate::format::frontmatter::{self, Frontmatter, Layout};
 use crate::format::limits::{self, Limits};
 use crate::format::problem::{Problem, ProblemCode, Problems};
@@ -121,6 +124,7 @@ impl Bundle {
                 check_text(path.as_str(), bytes, &mut problems);
             }
         }
+        content::check(&files, &mut problems);
         let parsed = match files.get(limits::SKILL_MD) {
             Some(bytes) => match std::str::from_utf8(bytes) {
                 Ok(text) => frontmatter::check(text, &limits, &mut problems),
@@ -135,6 +139,11 @@ impl Bundle {
                 None
             }
         };
+        if let (Some((frontmatter, layout)), Some(text)) = (&parsed, files.get(limits::SKILL_MD)) {
+            let yaml = std::str::from_utf8(&text[layout.frontmatter.clone()]).unwrap_or_default();
+            let policy = limits.content();
+            content::check_description(&frontmatter.description, yaml, policy, &mut problems);
+        }
         problems.extend(case_collisions(&files));
         match parsed {
             Some((frontmatter, layout)) if !problems.has_errors() => {
@@ -197,11 +206,6 @@ impl Bundle {
     pub fn warnings(&self) -> &[Problem] {
         &self.warnings
     }
-}
-
-/// Whether `bytes` are not text: a NUL byte, or not valid UTF-8 (what the text rule refuses).
-pub fn is_binary(bytes: &[u8]) -> bool {
-    bytes.contains(&0) || std::str::from_utf8(bytes).is_err()
 }
 
 /// UTF-8 with no NUL byte. A file that is not text is one problem, whatever makes it so: a NUL

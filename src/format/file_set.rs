@@ -17,6 +17,12 @@ use crate::format::bundle_path::BundlePath;
 use crate::format::limits::{self, Limits};
 use crate::format::problem::{Problem, ProblemCode, Problems};
 
+/// Whether `bytes` are not text: a NUL byte, or not valid UTF-8 (what the text rule of
+/// [`crate::format::bundle`] refuses, and what the content rules do not scan).
+pub fn is_binary(bytes: &[u8]) -> bool {
+    bytes.contains(&0) || std::str::from_utf8(bytes).is_err()
+}
+
 /// The regular files of one bundle, by path, in code-point order.
 ///
 /// ```

@@ -33,6 +33,8 @@
 //! of `skill_md_bytes` (64 KiB under `chamvi`); inventory entries are 16 per file (1,024 under
 //! `chamvi`). `SKILL.md` is text under every profile.
 
+use crate::format::content::policy::ContentPolicy;
+
 /// Approved bundles one agent's catalogue may hold (unique names).
 pub const MAX_BUNDLES_PER_CATALOGUE: usize = 16;
 /// Bytes of YAML between the two `---` fence lines of `SKILL.md`.
@@ -73,6 +75,10 @@ const ENTRIES_PER_FILE: usize = MAX_ENTRIES / MAX_FILES;
 /// The bounds one source's bundles are checked against: a profile. Made only by
 /// [`Limits::named`] or [`Limits::from_keys`], so every value lies between the `chamvi` default
 /// and the hard ceiling no profile may pass.
+///
+/// It also carries the source's content policy (its `content:` key, [`ContentPolicy`]), so the
+/// policy reaches every check of the source's bundles with the bounds; the policy is no part of
+/// the profile's name, text form or [`Limits::same_bounds`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Limits {
     skill_md_bytes: u64,
@@ -80,6 +86,7 @@ pub struct Limits {
     bundle_bytes: u64,
     files: usize,
     binary: bool,
+    content: ContentPolicy,
 }
 
 /// The default profile: the bounds of the table in the module doc, text only.
@@ -89,6 +96,7 @@ pub const CHAMVI: Limits = Limits {
     bundle_bytes: MAX_TOTAL_BYTES,
     files: MAX_FILES,
     binary: false,
+    content: ContentPolicy::DEFAULT,
 };
 
 /// The profile for the large public skills: 256 KiB `SKILL.md`, 8 MiB files, 32 MiB and 1,024
@@ -99,6 +107,7 @@ pub const EXTENDED: Limits = Limits {
     bundle_bytes: 32 * 1024 * 1024,
     files: 1024,
     binary: true,
+    content: ContentPolicy::DEFAULT,
 };
 
 /// The hard ceilings: no profile may exceed them.
@@ -108,6 +117,7 @@ pub const CEILING: Limits = Limits {
     bundle_bytes: 64 * 1024 * 1024,
     files: 4096,
     binary: true,
+    content: ContentPolicy::DEFAULT,
 };
 
 /// The keys of a profile mapping, in the order they are written back.
@@ -258,14 +268,35 @@ impl Limits {
         Limits::from_keys(pairs)
     }
 
-    /// The name of the profile when it is a named one.
+    /// The name of the profile when it is a named one (the content policy aside).
     pub fn name(&self) -> Option<&'static str> {
-        PROFILES.iter().find(|(_, l)| l == self).map(|(n, _)| *n)
+        PROFILES
+            .iter()
+            .find(|(_, l)| l.same_bounds(self))
+            .map(|(n, _)| *n)
     }
 
-    /// Whether this is the default `chamvi` profile.
+    /// Whether the bounds are the default `chamvi` profile's (the content policy aside).
     pub fn is_default(&self) -> bool {
-        *self == CHAMVI
+        self.same_bounds(&CHAMVI)
+    }
+
+    /// Whether both have the same bounds, whatever their content policies.
+    pub fn same_bounds(&self, other: &Limits) -> bool {
+        Limits {
+            content: other.content,
+            ..*self
+        } == *other
+    }
+
+    /// The same bounds under the content policy `content`.
+    pub fn with_content(self, content: ContentPolicy) -> Limits {
+        Limits { content, ..self }
+    }
+
+    /// The content policy of the source (its `content:` key; the defaults without one).
+    pub fn content(&self) -> ContentPolicy {
+        self.content
     }
 
     /// The value of `key` as text (as [`Limits::parse`] reads it back).
@@ -324,7 +355,8 @@ impl Limits {
     }
 }
 
-/// `chamvi`, `extended`, or every key as `key=value,…` (which [`Limits::parse`] reads back).
+/// `chamvi`, `extended`, or every key as `key=value,…` (which [`Limits::parse`] reads back); the
+/// content policy is not part of it.
 impl std::fmt::Display for Limits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if let Some(name) = self.name() {

@@ -17,7 +17,9 @@
 //! - [`skill_name`] and [`version`]: the identifiers of a pin; [`pin`]: `{name, version, hash}`
 //!   and full commit ids.
 //! - [`digest`]: the `chamvi-skill-bundle-v1` digest, its grammar in the module doc.
-//! - [`bundle`]: a checked bundle (content rules + frontmatter + digest), or every problem.
+//! - [`bundle`]: a checked bundle (text rules + frontmatter + digest), or every problem;
+//!   [`content`]: the content rules it applies (hidden characters, HTML comments), with the
+//!   source's content policy.
 //! - [`hint`]: the one table from an error code to its hint (the option that would accept the
 //!   refusal, or the command that repairs it, and its page).
 //! - [`problem`]: problems with stable codes, paths, bounds and messages; [`code`]: the codes
@@ -28,6 +30,7 @@
 pub mod bundle;
 pub mod bundle_path;
 pub mod code;
+pub mod content;
 pub mod digest;
 pub mod file_set;
 pub mod frontmatter;

@@ -15,6 +15,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::format::content::policy::Finding;
 use crate::support::escape;
 
 /// How serious a problem is.
@@ -64,6 +65,12 @@ crate::support::error_code::error_codes! {
     NotUtf8 = "not_utf8",
     /// A file contains a NUL byte.
     NulByte = "nul_byte",
+    /// A hidden character (class `tag`, `bidi`, `control` or `invisible`) in a text file or a
+    /// name; refused or a warning by class, place and the source's `content:` (docs/content.md).
+    HiddenCharacter = "hidden_character",
+    /// An HTML comment in `SKILL.md`'s body: read by the model, hidden when rendered (a warning
+    /// unless the source's `content:` says otherwise).
+    HiddenComment = "hidden_comment",
     // --- bounds ------------------------------------------------------------------------------
     /// A single file is larger than its bound.
     FileTooLarge = "file_too_large",
@@ -146,6 +153,9 @@ pub struct Problem {
     /// The measured value (at least this much), for bound problems.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<u64>,
+    /// Where a content rule found what, for `hidden_character` and `hidden_comment`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finding: Option<Box<Finding>>,
 }
 
 impl Problem {
@@ -158,6 +168,7 @@ impl Problem {
             message: message.into(),
             limit: None,
             actual: None,
+            finding: None,
         }
     }
 
@@ -173,6 +184,12 @@ impl Problem {
     pub fn with_bound(mut self, limit: u64, actual: u64) -> Self {
         self.limit = Some(limit);
         self.actual = Some(actual);
+        self
+    }
+
+    /// Attaches a content rule's finding.
+    pub fn with_finding(mut self, finding: Finding) -> Self {
+        self.finding = Some(Box::new(finding));
         self
     }
 

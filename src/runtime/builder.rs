@@ -118,6 +118,7 @@ impl GitCorpus {
                 root: None,
                 approved: Vec::new(),
                 limits: None,
+                content: None,
                 track: None,
                 links: None,
                 verify: None,
@@ -161,6 +162,7 @@ fn local_entry(name: String, version: String, directory: PathBuf, hash: String) 
         directory,
         hash,
         limits: None,
+        content: None,
     })
 }
 

@@ -11,8 +11,9 @@
 //! - every other C0 control, DEL and every C1 control (U+0080–U+009F) is written `\u{XX}`;
 //! - the invisible characters that reorder or hide text — bidi embeddings, overrides and isolates
 //!   (U+202A–U+202E, U+2066–U+2069), zero-width and direction marks (U+200B–U+200F), the line
-//!   and paragraph separators (U+2028, U+2029) and the byte-order mark (U+FEFF) — are written
-//!   `\u{XXXX}` too;
+//!   and paragraph separators (U+2028, U+2029), the byte-order mark (U+FEFF), the word joiner
+//!   and invisible operators (U+2060–U+2064), the tag characters (U+E0000–U+E007F) and the
+//!   supplementary variation selectors (U+E0100–U+E01EF) — are written `\u{XXXX}` too;
 //! - in [`bytes`], a byte that is not part of valid UTF-8 is written `\xNN`.
 //!
 //! Everything else (printable ASCII and printable non-ASCII text) is shown as it is. JSON output
@@ -56,8 +57,11 @@ pub fn needs_escape(c: char) -> bool {
         | '\u{200b}'..='\u{200f}'
         | '\u{2028}' | '\u{2029}'
         | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}'
         | '\u{2066}'..='\u{2069}'
-        | '\u{feff}')
+        | '\u{feff}'
+        | '\u{e0000}'..='\u{e007f}'
+        | '\u{e0100}'..='\u{e01ef}')
 }
 
 fn write_char(f: &mut fmt::Formatter<'_>, c: char) -> fmt::Result {
@@ -127,7 +131,16 @@ mod tests {
             assert!(shown.starts_with('\\'), "{c:?} shown as {shown:?}");
         }
         for c in [
-            '\u{202e}', '\u{2066}', '\u{200b}', '\u{200f}', '\u{2028}', '\u{feff}',
+            '\u{202e}',
+            '\u{2066}',
+            '\u{200b}',
+            '\u{200f}',
+            '\u{2028}',
+            '\u{feff}',
+            '\u{2060}',
+            '\u{e0041}',
+            '\u{e007f}',
+            '\u{e0100}',
         ] {
             assert_eq!(
                 text(&c.to_string()).to_string(),

@@ -315,19 +315,17 @@ fn every_json_report_escapes_invisible_characters_and_reads_back() {
     assert_code(&out, 0);
     let report = json_without_invisible(&out);
     assert_eq!(report["sources"][0]["directory"].as_str(), dir.to_str());
-    // `hash`: a description with the characters a description may hold (no control).
+    // `hash`: a description with the characters a description may hold (no control, and no
+    // bidi control or invisible character: the content rules refuse those in the frontmatter).
     let described = s.bundle(
         "described",
-        "---\nname: described\ndescription: \"A \\u202e reordered\\u2028 \\u200b skill.\"\n---\n# x\n",
+        "---\nname: described\ndescription: \"A reordered\\u2028 \\u2029 skill.\"\n---\n# x\n",
         &[],
     );
     let out = s.run(&["hash", "--json", described.to_str().expect("UTF-8")]);
     assert_code(&out, 0);
     let report = json_without_invisible(&out);
-    assert_eq!(
-        report["description"],
-        "A \u{202e} reordered\u{2028} \u{200b} skill."
-    );
+    assert_eq!(report["description"], "A reordered\u{2028} \u{2029} skill.");
 }
 
 // --- exit statuses that hold ---------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 mod builder;
 mod cli_hash;
+mod content_rules;
 #[cfg(feature = "git")]
 mod corpus_folders;
 mod descriptor_bounds;

@@ -229,6 +229,13 @@ pub fn run(args: PinArgs) -> Exit {
     ) {
         Ok(pinned) => {
             show_links(&pinned.links);
+            for bundle in &pinned.bundles {
+                let folder =
+                    crate::source::git::commit::bundle_folder(args.root.as_ref(), bundle.name());
+                for w in bundle.warnings() {
+                    diag!("warning: {}", w.display_under(&folder));
+                }
+            }
             let bundles: Vec<pin::PinnedBundle> =
                 pinned.bundles.iter().map(pin::PinnedBundle::from).collect();
             let entry = shown.entry(pinned.signer.as_ref());

@@ -12,6 +12,7 @@ use super::{
     Source, check_branch,
 };
 use crate::descriptor::code::DescriptorCode;
+use crate::descriptor::content::ContentSpec;
 use crate::descriptor::publishers::key::PublicKey;
 use crate::descriptor::publishers::trusted_root::TrustedRoot;
 use crate::descriptor::publishers::{Identity, PublisherPolicy, SigstorePolicy};
@@ -261,7 +262,7 @@ impl PlanChecker<'_> {
             },
         };
         let approved = self.approved(&spec.approved, location, "a Git source");
-        let limits = self.limits(spec.limits.as_ref(), location);
+        let limits = self.limits(spec.limits.as_ref(), spec.content.as_ref(), location);
         let trust = self.trust(spec.verify.as_ref(), location);
         if let Some(track) = &spec.track
             && let Err(why) = check_branch(track)
@@ -382,7 +383,7 @@ impl PlanChecker<'_> {
         let directory = self.corpus_directory(&spec.directory, format!("{location}.directory"));
         self.current.corpus.clone_from(&directory);
         let approved = self.approved(&spec.approved, location, "an OCI source");
-        let limits = self.limits(spec.limits.as_ref(), location);
+        let limits = self.limits(spec.limits.as_ref(), spec.content.as_ref(), location);
         let publisher = self.publisher(spec.verify.as_ref(), location);
         if let Some(track) = &spec.track
             && let Err(why) = super::check_tag(track)
@@ -545,7 +546,7 @@ impl PlanChecker<'_> {
             self.current.pin(pin, location.to_owned());
         }
         let directory = self.directory(&spec.directory, format!("{location}.directory"));
-        let limits = self.limits(spec.limits.as_ref(), location);
+        let limits = self.limits(spec.limits.as_ref(), spec.content.as_ref(), location);
         Some(LocalSource {
             pin: pin?,
             directory: directory?,
@@ -554,15 +555,33 @@ impl PlanChecker<'_> {
         })
     }
 
-    /// The profile a source names (`chamvi` when it names none).
-    fn limits(&mut self, spec: Option<&LimitsSpec>, location: &str) -> Option<Limits> {
-        let at = format!("{location}.limits");
-        let Some(spec) = spec else {
-            return Some(limits::CHAMVI);
+    /// The profile a source names (`chamvi` when it names none), carrying its content policy
+    /// (the defaults when it names none).
+    fn limits(
+        &mut self,
+        spec: Option<&LimitsSpec>,
+        content: Option<&ContentSpec>,
+        location: &str,
+    ) -> Option<Limits> {
+        let content = match content.map(ContentSpec::resolve).transpose() {
+            Ok(policy) => Some(policy.unwrap_or_default()),
+            Err(e) => {
+                self.problem(
+                    DescriptorCode::InvalidContentPolicy,
+                    format!("{location}.content"),
+                    e.to_string(),
+                );
+                None
+            }
         };
-        spec.resolve()
-            .map_err(|e| self.problem(e.code(), at, e.to_string()))
-            .ok()
+        let limits = match spec {
+            None => Some(limits::CHAMVI),
+            Some(spec) => spec
+                .resolve()
+                .map_err(|e| self.problem(e.code(), format!("{location}.limits"), e.to_string()))
+                .ok(),
+        };
+        Some(limits?.with_content(content?))
     }
 
     fn pin(&mut self, name: &str, version: &str, hash: &str, location: &str) -> Option<Pin> {

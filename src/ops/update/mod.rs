@@ -161,6 +161,10 @@ pub struct BundleUpdate {
     /// Why it cannot be pinned at the target, each with its code.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
+    /// What the bundle rules report without refusing it at the target (content findings, case
+    /// collisions), each with its code.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl UpdateReport {
@@ -542,6 +546,7 @@ fn review_bundles(
             new_hash: None,
             files: FileChanges::default(),
             problems: Vec::new(),
+            warnings: Vec::new(),
         };
         match take_new(pin) {
             // The code `prepare` gives a bundle it cannot find.
@@ -559,6 +564,7 @@ fn review_bundles(
             }),
             Taken::Invalid(problems) => entry.problems = problems,
             Taken::Bundle(bundle) => {
+                entry.warnings = bundle.warnings().iter().map(ToString::to_string).collect();
                 let old_files = take_old(pin);
                 entry.files = diff::compare(
                     pin.name.as_str(),

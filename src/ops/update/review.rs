@@ -180,6 +180,9 @@ fn bundle_section(out: &mut String, bundle: &BundleUpdate) {
     for problem in &bundle.problems {
         let _ = writeln!(out, "- **refused**: {problem}");
     }
+    for warning in &bundle.warnings {
+        let _ = writeln!(out, "- **warning**: {warning}");
+    }
     let list = |paths: &[String]| {
         paths
             .iter()
@@ -240,6 +243,10 @@ mod tests {
                             ..FileChanges::default()
                         },
                         problems: vec![],
+                        warnings: vec![
+                            "SKILL.md: line 9, column 1: an HTML comment of 1 line(s) [hidden_comment]"
+                                .into(),
+                        ],
                     },
                     BundleUpdate {
                         name: "docx".into(),
@@ -250,6 +257,7 @@ mod tests {
                         new_hash: Some("e".repeat(64)),
                         files: FileChanges::default(),
                         problems: vec![],
+                        warnings: vec![],
                     },
                 ],
                 error: None,
@@ -277,7 +285,7 @@ mod tests {
         );
         assert!(
             text.contains(
-                "### `pdf` 1.0 → 1.1\n\n- Changed: `SKILL.md`\n\n```diff\n--- a/pdf/SKILL.md\n"
+                "### `pdf` 1.0 → 1.1\n\n- **warning**: SKILL.md: line 9, column 1: an HTML comment of 1 line(s) [hidden_comment]\n- Changed: `SKILL.md`\n\n```diff\n--- a/pdf/SKILL.md\n"
             ),
             "{text}"
         );

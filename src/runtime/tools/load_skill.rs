@@ -285,8 +285,9 @@ mod tests {
     fn the_prebuilt_body_json_is_the_text_of_the_output_a_call_returns_and_a_reload_builds_new_text()
      {
         let temp = tempfile::tempdir().expect("tempdir");
-        // Text JSON must escape: quotes, backslashes, control characters, non-ASCII.
-        let body = "Say \"hi\" \\ then\ttab\u{1}\n— ünïcode ✓\n".repeat(50);
+        // Text JSON must escape: quotes, backslashes, control characters (TAB and CR: the
+        // content rules refuse the others), non-ASCII.
+        let body = "Say \"hi\" \\ then\ttab\r\n— ünïcode ✓\n".repeat(50);
         let first = runtime(temp.path(), &body);
         let catalogue = first.catalogue(None).expect("catalogue");
         let input = serde_json::json!({"name": "big", "reference": null});
