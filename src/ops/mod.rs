@@ -13,6 +13,7 @@
 
 pub mod check;
 pub mod hash;
+pub mod sbom;
 #[cfg(feature = "git")]
 pub mod import;
 pub mod install;
