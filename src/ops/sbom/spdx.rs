@@ -105,19 +105,33 @@ fn package(bundle: &SbomBundle, id: &str) -> Value {
     Value::Object(p)
 }
 
-/// `git+URL@COMMIT` for a Git repository reached over HTTP(S) or SSH, else `NOASSERTION`.
+/// `git+URL@COMMIT` for a Git repository reached over HTTP(S) or SSH at a domain name (the
+/// specification's download location reads no IP address, no `localhost`, no file path), else
+/// `NOASSERTION`; `sourceInfo` names the source either way.
 fn download_location(bundle: &SbomBundle) -> String {
     match (&bundle.url, &bundle.commit, bundle.kind.as_str()) {
-        (Some(url), Some(commit), "git")
-            if ["https://", "http://", "ssh://"]
-                .iter()
-                .any(|s| url.starts_with(s))
-                && !url.contains(char::is_whitespace) =>
-        {
-            format!("git+{url}@{commit}")
-        }
+        (Some(url), Some(commit), "git") if at_a_domain(url) => format!("git+{url}@{commit}"),
         _ => "NOASSERTION".to_owned(),
     }
+}
+
+/// Whether `url` is `http://`, `https://` or `ssh://` to a host whose last label is 2 to 5
+/// letters, without white space.
+fn at_a_domain(url: &str) -> bool {
+    let Some(rest) = ["https://", "http://", "ssh://"]
+        .iter()
+        .find_map(|scheme| url.strip_prefix(scheme))
+    else {
+        return false;
+    };
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    let host = host.split(':').next().unwrap_or_default();
+    let top = host.rsplit('.').next().unwrap_or_default();
+    host.contains('.')
+        && (2..=5).contains(&top.len())
+        && top.chars().all(|c| c.is_ascii_alphabetic())
+        && !url.contains(char::is_whitespace)
 }
 
 /// `text` with line breaks and parentheses (which a supplier's syntax reads) made spaces.
@@ -131,4 +145,19 @@ fn relationship(from: &str, kind: &str, to: &str) -> Value {
         "relationshipType": kind,
         "relatedSpdxElement": to,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::at_a_domain;
+
+    #[test]
+    fn only_a_url_at_a_domain_is_a_download_location() {
+        assert!(at_a_domain("https://github.com/acme/skills.git"));
+        assert!(at_a_domain("ssh://git@git.example.org:2222/skills"));
+        assert!(!at_a_domain("http://127.0.0.1:8080/skills.git"));
+        assert!(!at_a_domain("https://localhost/skills.git"));
+        assert!(!at_a_domain("/srv/git/skills.git"));
+        assert!(!at_a_domain("https://example.com/a b"));
+    }
 }
