@@ -13,7 +13,6 @@
 
 pub mod check;
 pub mod hash;
-pub mod sbom;
 #[cfg(feature = "git")]
 pub mod import;
 pub mod install;
@@ -23,6 +22,7 @@ pub mod outdated;
 pub mod pin;
 pub mod prepare;
 pub mod push;
+pub mod sbom;
 pub mod schema;
 #[cfg(feature = "git")]
 pub mod target;

@@ -171,13 +171,7 @@ fn an_installed_folder_is_described_from_its_record() {
             assert!(text.contains(&format!("skill:{name}@")), "{text}");
         }
     }
-    let spdx = json(&s.run(&[
-        "sbom",
-        "--format",
-        "spdx",
-        "--installed",
-        ".claude/skills",
-    ]));
+    let spdx = json(&s.run(&["sbom", "--format", "spdx", "--installed", ".claude/skills"]));
     assert_eq!(spdx["creationInfo"]["created"], "1970-01-01T00:00:00Z");
 }
 
