@@ -59,6 +59,7 @@ enum Command {
     #[cfg(feature = "git")]
     Update(commands::update::UpdateArgs),
     Verify(commands::verify::VerifyArgs),
+    Sbom(commands::sbom::SbomArgs),
     Push(commands::push::PushArgs),
     Prompt(commands::prompt::PromptArgs),
     Load(commands::load::LoadArgs),
@@ -116,6 +117,7 @@ pub fn main() -> ExitCode {
         #[cfg(feature = "git")]
         Command::Update(args) => commands::update::run(args) as u8,
         Command::Verify(args) => commands::verify::run(args) as u8,
+        Command::Sbom(args) => commands::sbom::run(args) as u8,
         Command::Push(args) => commands::push::run(args) as u8,
         Command::Prompt(args) => commands::prompt::run(args) as u8,
         Command::Load(args) => commands::load::run(args) as u8,

@@ -22,6 +22,7 @@ pub mod outdated;
 pub mod pin;
 pub mod prepare;
 pub mod push;
+pub mod sbom;
 pub mod schema;
 #[cfg(feature = "git")]
 pub mod target;

@@ -56,6 +56,7 @@ mod review_path;
 mod review_path_oci;
 mod runner;
 mod runtime;
+mod sbom;
 mod schemas;
 #[cfg(feature = "http")]
 mod serve_http;

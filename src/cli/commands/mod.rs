@@ -17,6 +17,7 @@ pub mod push;
 pub mod read_properties;
 pub mod run_script;
 mod runtime_args;
+pub mod sbom;
 pub mod schema;
 #[cfg(feature = "mcp")]
 pub mod serve;
