@@ -54,6 +54,8 @@ mod review_path_oci;
 mod runner;
 mod runtime;
 mod schemas;
+#[cfg(feature = "mcp")]
+mod selection_bound;
 #[cfg(feature = "http")]
 mod serve_http;
 #[cfg(feature = "http")]

@@ -77,6 +77,10 @@ pub(crate) fn check_in_build(
     if let Some(guides) = &descriptor.guides {
         c.plan.guides = c.directory(guides, "guides".to_owned());
     }
+    match super::selection::bound(descriptor.selection.as_ref()) {
+        Ok(max) => c.plan.max_skills = max,
+        Err(problem) => c.problems.push(problem),
+    }
     c.cross_checks();
     if c.problems.is_empty() {
         Ok(c.plan)
@@ -646,7 +650,7 @@ impl PlanChecker<'_> {
                 }
             }
         }
-        // One pin per name and at most 16 names in each effective selection.
+        // One pin per name and at most `max_skills` names in each effective selection.
         let problems = super::selection::problems(&self.plan);
         self.problems.extend(problems);
     }

@@ -3,7 +3,9 @@
 //! descriptor: two agents may each pin their own `pdf` (another version, hash or source), since
 //! neither sees the other's extras. Within one selection a name has one pin (`conflicting_pins`
 //! names both entries; the same pin twice counts once) and there are at most 16 unique names
-//! (`too_many_skills`).
+//! (`too_many_skills`), or as many as the descriptor's `selection.max_skills` allows ([`bound`]:
+//! from 16 to [`MAX_SKILLS_CEILING`]; it is only raised, as a limits profile raises the bundle
+//! bounds).
 //!
 //! Each conflict is reported once, at the later entry: a clash between two defaults in the
 //! defaults' own selection (not again for every agent), a clash of an agent's extra with a default
@@ -11,28 +13,65 @@
 
 use std::collections::BTreeMap;
 
-use super::{DescriptorProblem, Plan, Source};
+use super::{DescriptorProblem, MAX_SKILLS_CEILING, Plan, Source};
+use crate::descriptor::SelectionSpec;
 use crate::descriptor::code::DescriptorCode;
 use crate::format::limits;
 use crate::format::pin::Pin;
 use crate::format::skill_name::SkillName;
 use crate::support::escape;
 
-/// Every problem of the selections of `plan`: the defaults alone, then each agent's.
+/// The bound on each selection that `spec` (the descriptor's `selection`) sets: 16 without it,
+/// else its `max_skills`, refused below 16 (`invalid_max_skills`) or over
+/// [`MAX_SKILLS_CEILING`] (`max_skills_over_ceiling`).
+pub(super) fn bound(spec: Option<&SelectionSpec>) -> Result<usize, DescriptorProblem> {
+    let default = limits::MAX_BUNDLES_PER_CATALOGUE;
+    let Some(max) = spec.and_then(|s| s.max_skills) else {
+        return Ok(default);
+    };
+    let refused = |code, message| DescriptorProblem {
+        code,
+        location: "selection.max_skills".to_owned(),
+        message,
+    };
+    if max < default as u64 {
+        return Err(refused(
+            DescriptorCode::InvalidMaxSkills,
+            format!(
+                "{max} is below the contract's bound of {default} skills per selection; \
+                 `max_skills` only raises it"
+            ),
+        ));
+    }
+    if max > MAX_SKILLS_CEILING as u64 {
+        return Err(refused(
+            DescriptorCode::MaxSkillsOverCeiling,
+            format!(
+                "{max} is over the ceiling of {MAX_SKILLS_CEILING} skills per selection; split \
+                 the skills between agents"
+            ),
+        ));
+    }
+    // Within 16..=1,024: fits a usize.
+    Ok(usize::try_from(max).unwrap_or(MAX_SKILLS_CEILING))
+}
+
+/// Every problem of the selections of `plan`: the defaults alone, then each agent's, each held
+/// to `plan.max_skills`.
 pub(super) fn problems(plan: &Plan) -> Vec<DescriptorProblem> {
     let mut problems = Vec::new();
     let mut defaults = Selection::default();
     for source in plan.sources_for(None) {
         defaults.add(source, "the defaults", &mut problems);
     }
-    defaults.bounded(None, &mut problems);
+    defaults.bounded(None, plan.max_skills, &mut problems);
     for (agent, extras) in &plan.agents {
         let who = format!("agent `{}`", escape::text(agent));
         let mut selection = defaults.clone();
         for &index in extras {
             selection.add(&plan.sources[index], &who, &mut problems);
         }
-        selection.bounded(Some(agent), &mut problems);
+        selection.bounded(Some(agent), plan.max_skills, &mut problems);
     }
     problems
 }
@@ -65,11 +104,11 @@ impl Selection {
         }
     }
 
-    /// Refuses more unique names than a catalogue may hold.
-    fn bounded(&self, agent: Option<&String>, problems: &mut Vec<DescriptorProblem>) {
+    /// Refuses more unique names than a catalogue may hold (`max`).
+    fn bounded(&self, agent: Option<&String>, max: usize, problems: &mut Vec<DescriptorProblem>) {
         // Identical pins were kept once, conflicting ones refused: one key per unique name.
         let count = self.pins.len();
-        if count <= limits::MAX_BUNDLES_PER_CATALOGUE {
+        if count <= max {
             return;
         }
         let (location, who) = match agent {
@@ -83,8 +122,12 @@ impl Selection {
             code: DescriptorCode::TooManySkills,
             location,
             message: format!(
-                "{who} would get {count} unique skills, over the bound of {}",
-                limits::MAX_BUNDLES_PER_CATALOGUE
+                "{who} would get {count} unique skills, over the bound of {max}{}",
+                if max == limits::MAX_BUNDLES_PER_CATALOGUE {
+                    " (the contract's; `selection: { max_skills: N }` raises it)"
+                } else {
+                    " (`selection.max_skills`)"
+                }
             ),
         });
     }
