@@ -79,7 +79,11 @@ pub(crate) fn check_in_build(
     }
     match super::selection::bound(descriptor.selection.as_ref()) {
         Ok(max) => c.plan.max_skills = max,
-        Err(problem) => c.problems.push(problem),
+        Err(problem) => {
+            // The bound the operator meant is unknown: only the ceiling is counted against.
+            c.plan.max_skills = super::MAX_SKILLS_CEILING;
+            c.problems.push(problem);
+        }
     }
     c.cross_checks();
     if c.problems.is_empty() {

@@ -235,6 +235,64 @@ mod tests {
     }
 
     #[test]
+    fn max_skills_raises_the_bound_of_every_selection_and_only_within_16_to_1024() {
+        let locals = |from: usize, to: usize| -> String {
+            (from..to)
+                .map(|i| local(&format!("s{i}"), H1, "/l"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let yaml = |selection: &str, defaults: usize, extras: usize| {
+            format!(
+                "{selection}skills: [{}]\nagents:\n  a:\n    skills: [{}]\n",
+                locals(0, defaults),
+                locals(defaults, defaults + extras),
+            )
+        };
+        let codes = |yaml: &str| -> Vec<(String, String)> {
+            problems(yaml)
+                .into_iter()
+                .map(|p| (p.code.as_str().to_owned(), p.location))
+                .collect()
+        };
+        let refused = |code: &str, at: &str| vec![(code.to_owned(), at.to_owned())];
+        // The default: 17 unique names are refused, for the defaults alone and for the agent.
+        assert_eq!(
+            codes(&yaml("", 17, 0)),
+            [
+                refused("too_many_skills", "skills"),
+                refused("too_many_skills", "agents.a")
+            ]
+            .concat()
+        );
+        // Raised to 17: accepted; one more for an agent is refused at that agent.
+        let raised = "selection: { max_skills: 17 }\n";
+        assert_eq!(codes(&yaml(raised, 17, 0)), Vec::new());
+        assert_eq!(codes(&yaml(raised, 16, 1)), Vec::new());
+        assert_eq!(
+            codes(&yaml(raised, 17, 1)),
+            refused("too_many_skills", "agents.a")
+        );
+        // Out of range, each with its own code; the bound stays 16 then.
+        for (value, code) in [
+            ("1025", "max_skills_over_ceiling"),
+            ("15", "invalid_max_skills"),
+        ] {
+            let selection = format!("selection: {{ max_skills: {value} }}\n");
+            assert_eq!(
+                codes(&yaml(&selection, 1, 0)),
+                refused(code, "selection.max_skills")
+            );
+        }
+        let plan = check(
+            &parse(&yaml("selection: { max_skills: 1024 }\n", 1, 0)).expect("parses"),
+            Path::new("/base"),
+        )
+        .expect("accepted");
+        assert_eq!(plan.max_skills, 1024);
+    }
+
+    #[test]
     fn the_same_pin_twice_counts_once() {
         let sixteen: String = (0..15)
             .map(|i| format!("{}, ", local(&format!("s{i}"), H1, "/l")))
