@@ -6,7 +6,7 @@ Usage: python3 benches/install_vs_peers.py [ROUNDS]        (default 5)
        python3 benches/install_vs_peers.py --install-peers  (once, with registry access)
 Environment: SKILLFOLD_BIN (a binary to measure instead of building one), CARGO_TARGET_DIR
 (default target/), PEERS_DIR (default target/peers), HTTP_PORT (default 18290), BENCH_TMPDIR
-(default: the system temp dir), BENCH_NETNS=0 (run in the machine's network namespace; see below),
+(default: the system temp dir; BENCH_KEEP=1 keeps what it made there), BENCH_NETNS=0 (run in the machine's network namespace; see below),
 BENCH_PEERS (default "skills apm": the peers to run).
 
 The peers, installed by --install-peers into PEERS_DIR (a scratch folder under target/):
@@ -21,8 +21,10 @@ clone), three commits on `main`. lighttpd + `git http-backend` serve them on 127
 `uploadpack.allowFilter` and `uploadpack.allowAnySHA1InWant`, as hosted Git services do.
 
 No network but loopback: unless BENCH_NETNS=0 the script re-runs itself in a network namespace
-of its own (`unshare -n`, loopback up), so a peer that tries to reach anything else (a telemetry
-endpoint, an update check, an audit API) fails at once instead of reaching out. Besides, every
+of its own (`unshare -n -m`, loopback up, /etc/resolv.conf bind-mounted to name 127.0.0.1), so a
+peer that tries to reach anything else (a telemetry endpoint, an update check, an audit API: the
+`skills` CLI looks up `add-skill.vercel.sh` for its audit whatever the telemetry setting) fails at
+once on loopback instead of reaching out. Besides, every
 peer runs with HOME, TMPDIR and its caches in a scratch folder of the round, telemetry off
 (`DISABLE_TELEMETRY=1`, `DO_NOT_TRACK=1`), and APM's daily update check marked done (its
 `~/.cache/apm/last_version_check` touched before each run). Git runs with
@@ -105,13 +107,21 @@ def peer_commands():
 
 
 def in_own_netns():
-    """Re-runs this script in a network namespace of its own (loopback only)."""
-    if os.environ.get("BENCH_NETNS", "1") == "0" or os.environ.get("BENCH_IN_NETNS") == "1":
-        if os.environ.get("BENCH_IN_NETNS") == "1":
-            subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    """Re-runs this script in a network namespace of its own (loopback only) and a mount
+    namespace in which /etc/resolv.conf names 127.0.0.1, so that a name lookup (the `skills`
+    CLI looks up its audit service whatever the telemetry setting) goes to loopback too."""
+    if os.environ.get("BENCH_IN_NETNS") == "1":
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        resolv = tempfile.NamedTemporaryFile("w", prefix="resolv-", delete=False)
+        resolv.write("nameserver 127.0.0.1\n")
+        resolv.close()
+        subprocess.run(["mount", "--bind", resolv.name, "/etc/resolv.conf"], check=True)
+        return
+    if os.environ.get("BENCH_NETNS", "1") == "0":
         return
     env = dict(os.environ, BENCH_IN_NETNS="1")
-    os.execvpe("unshare", ["unshare", "-n", sys.executable, *sys.argv], env)
+    os.execvpe("unshare", ["unshare", "-n", "-m", "--propagation", "private", sys.executable,
+                           *sys.argv], env)
 
 
 def descriptor(path, base_url, repos, pins, revision_of):
@@ -185,7 +195,7 @@ class Round:
         for argv in commands:
             w, rss, c, _, _ = run_measured(argv, env, cwd=cwd)
             wall, cpu, peak = wall + w, cpu + c, max(peak, rss)
-        run_id = f"{self.number}-{key}"
+        run_id = f"{self.number}-{key}".replace(" ", "_").replace("+", "")
         requests = self.traffic.end_run(run_id)
         self.results.setdefault(key, []).append(
             {"wall": wall, "cpu": cpu, "rss": peak, "run": run_id,
@@ -287,7 +297,10 @@ def main():
         skill_repos.set_main(moved, moved["head"])
     received = traffic.bytes_by_run()
     report(results, received, moved["name"], rounds)
-    shutil.rmtree(base, ignore_errors=True)
+    if os.environ.get("BENCH_KEEP") == "1":
+        print(f"kept {base}", file=sys.stderr)
+    else:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def report(results, received, moved_repo, rounds):
