@@ -40,8 +40,13 @@ crate::support::error_code::error_codes! {
     SharedDirectory = "shared_directory",
     /// A name is pinned twice with different versions or hashes.
     ConflictingPins = "conflicting_pins",
-    /// An agent (or the defaults alone) would get too many skills.
+    /// An agent (or the defaults alone) would get more unique skills than the selection bound
+    /// (16, or `selection.max_skills`).
     TooManySkills = "too_many_skills",
+    /// `selection.max_skills` is below the contract's 16: the bound is only raised.
+    InvalidMaxSkills = "invalid_max_skills",
+    /// `selection.max_skills` is over its ceiling of 1,024.
+    MaxSkillsOverCeiling = "max_skills_over_ceiling",
     /// An agent name breaks the agent name rule.
     InvalidAgentName = "invalid_agent_name",
     /// A script allowlist entry is malformed or repeated.

@@ -20,6 +20,7 @@
 //! agents:
 //!   security:
 //!     skills: [ ...same entry forms... ]   # extras only this agent gets
+//! selection: { max_skills: 64 }   # optional: unique skills per selection (default 16, at most 1,024)
 //! ```
 //!
 //! This module owns the file's shape ([`Descriptor`], with `deny_unknown_fields` everywhere and
@@ -93,6 +94,23 @@ pub struct Descriptor {
     /// environment variable `SKILLFOLD_SKILL_GUIDES_DIR` overrides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guides: Option<PathBuf>,
+    /// The bound on each effective selection (every agent's, and the defaults alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<SelectionSpec>,
+}
+
+/// The bound on each effective selection: how many unique skills one agent (or the defaults
+/// alone) may get. Raising it is explicit, as a limits profile raises the bundle bounds; each
+/// skill adds its name and description to the agent's prompt block.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SelectionSpec {
+    /// Unique skills per selection: from 16 (the contract's bound, the default) to 1,024. Every
+    /// surface applies it: `check`, `prepare`, `install`, the runtime's catalogues (`prompt`,
+    /// `load`, `serve`) and the host API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 16, max = 1024))]
+    pub max_skills: Option<u64>,
 }
 
 /// The script runner's settings.

@@ -163,6 +163,7 @@ fn agent_plan(plan: &Plan, agent: Option<&str>) -> Result<Plan, CatalogueError> 
             .collect(),
         runner: plan.runner.clone(),
         guides: plan.guides.clone(),
+        max_skills: plan.max_skills,
     })
 }
 

@@ -90,8 +90,14 @@ pub fn summary(plan: &Plan) -> String {
     } else {
         String::new()
     };
+    // A raised bound is said: it is what each agent's prompt block may now grow to.
+    let bound = if plan.max_skills == crate::format::limits::MAX_BUNDLES_PER_CATALOGUE {
+        String::new()
+    } else {
+        format!("; at most {} skills per selection", plan.max_skills)
+    };
     format!(
-        "{gits} git source(s), {images}{locals} local bundle(s), {} unique skill(s); agents: {}",
+        "{gits} git source(s), {images}{locals} local bundle(s), {} unique skill(s); agents: {}{bound}",
         names.len(),
         if agents.is_empty() {
             "none (defaults only)".to_owned()

@@ -348,6 +348,17 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Raises the bound on each agent's selection from the contract's 16 unique skills to
+    /// `max_skills`, as a descriptor's `selection: { max_skills: N }` does (16 to 1,024, checked
+    /// by [`RuntimeBuilder::build`]: `invalid_max_skills`, `max_skills_over_ceiling`). Each skill
+    /// adds its name and description to the agent's prompt block.
+    pub fn max_skills(mut self, max_skills: u64) -> RuntimeBuilder {
+        self.descriptor.selection = Some(crate::descriptor::SelectionSpec {
+            max_skills: Some(max_skills),
+        });
+        self
+    }
+
     /// A policy hook every catalogue of the runtime applies before it serves a call.
     // A String: the host's own reason, passed on in the refusal; skillfold never matches it.
     pub fn policy(

@@ -2,7 +2,8 @@
 //! that serve them.
 //!
 //! An agent's catalogue is the descriptor's defaults plus that agent's extras — never another
-//! agent's — at most 16 unique names. The same name with different content is an error; the same
+//! agent's — at most 16 unique names, or the descriptor's `selection.max_skills` (up to 1,024;
+//! each skill adds its name and description to the prompt block). The same name with different content is an error; the same
 //! snapshot twice counts once. An agent with no skills gets no prompt block and no tools.
 //!
 //! Hosts call [`Catalogue::call`] with a tool name and JSON input and get JSON back plus a
@@ -132,10 +133,21 @@ fn guides_usage(ids: &str) -> String {
 }
 
 impl Catalogue {
-    /// A catalogue of `snapshots` for `agent` (`None` for the defaults alone).
+    /// A catalogue of `snapshots` for `agent` (`None` for the defaults alone), held to the
+    /// contract's 16 unique skills.
     pub fn new(
         agent: Option<&str>,
         snapshots: impl IntoIterator<Item = Arc<Snapshot>>,
+    ) -> Result<Catalogue, CatalogueError> {
+        Catalogue::bounded(agent, snapshots, limits::MAX_BUNDLES_PER_CATALOGUE)
+    }
+
+    /// [`Catalogue::new`] held to `max_skills` unique skills instead: a checked plan's bound
+    /// (`selection.max_skills`, which `check` keeps between 16 and 1,024).
+    pub(crate) fn bounded(
+        agent: Option<&str>,
+        snapshots: impl IntoIterator<Item = Arc<Snapshot>>,
+        max_skills: usize,
     ) -> Result<Catalogue, CatalogueError> {
         let mut skills: BTreeMap<SkillName, Arc<Snapshot>> = BTreeMap::new();
         for snapshot in snapshots {
@@ -154,11 +166,11 @@ impl Catalogue {
                 }
             }
         }
-        if skills.len() > limits::MAX_BUNDLES_PER_CATALOGUE {
+        if skills.len() > max_skills {
             return Err(CatalogueError::TooManySkills {
                 who: agent.map_or_else(|| "the defaults".to_owned(), |a| format!("agent `{a}`")),
                 count: skills.len(),
-                max: limits::MAX_BUNDLES_PER_CATALOGUE,
+                max: max_skills,
             });
         }
         Ok(Catalogue {

@@ -175,7 +175,8 @@ impl Runtime {
             policy: crate::descriptor::runner::ScriptPolicy::effective(&self.plan.runner.policy),
             ..self.plan.runner.clone()
         };
-        let mut catalogue = Catalogue::new(agent, snapshots)?.with_runner(runner);
+        let mut catalogue =
+            Catalogue::bounded(agent, snapshots, self.plan.max_skills)?.with_runner(runner);
         if let Some(policy) = &self.policy {
             catalogue = catalogue.with_shared_policy(Arc::clone(policy));
         }

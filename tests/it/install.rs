@@ -547,7 +547,7 @@ fn a_hostile_or_corrupt_record_is_refused_and_nothing_outside_is_deleted() {
         good.replacen("skillfold-install-v2", "skillfold-install-v9", 1),
         good.replacen("\"format\"", "\"unknown\": 1, \"format\"", 1),
         "not json".to_owned(),
-        format!("{}{good}", " ".repeat(1024 * 1024)),
+        format!("{}{good}", " ".repeat(16 * 1024 * 1024)),
     ];
     for text in &hostile {
         fs_err::write(&record, text).expect("write");

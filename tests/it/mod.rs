@@ -58,6 +58,8 @@ mod runner;
 mod runtime;
 mod sbom;
 mod schemas;
+#[cfg(feature = "mcp")]
+mod selection_bound;
 #[cfg(feature = "http")]
 mod serve_http;
 #[cfg(feature = "http")]

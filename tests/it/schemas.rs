@@ -99,9 +99,19 @@ fn the_example_descriptor_validates_against_its_schema() {
     let mut bad = json.clone();
     bad["skills"][0]["git"]["revision"] = "main".into();
     assert_invalid("skillfold.schema.json", &bad);
-    let mut unknown = json;
+    let mut unknown = json.clone();
     unknown["extra"] = 1.into();
     assert_invalid("skillfold.schema.json", &unknown);
+    // `selection.max_skills`: 16 to 1,024, as `check` has it.
+    for (max, valid) in [(64, true), (1024, true), (1025, false), (15, false)] {
+        let mut raised = json.clone();
+        raised["selection"] = serde_json::json!({ "max_skills": max });
+        if valid {
+            assert_valid("skillfold.schema.json", &raised);
+        } else {
+            assert_invalid("skillfold.schema.json", &raised);
+        }
+    }
 }
 
 #[test]

@@ -99,7 +99,8 @@ pub fn run(args: ImportArgs) -> Exit {
     let max = crate::format::limits::MAX_BUNDLES_PER_CATALOGUE;
     if imported.resolved.len() > max {
         diag!(
-            "note: an agent gets at most {max} skills (`check` refuses more): move some to \
+            "note: an agent gets at most {max} skills unless the descriptor raises \
+             `selection.max_skills` (`check` refuses more): move some to \
              agents' `skills` in the draft"
         );
     }

@@ -441,7 +441,8 @@ fn run_all(shown: &Shown<'_>, trust: Option<&TrustPolicy>, stop: pin::Stop<'_>) 
         let max = crate::format::limits::MAX_BUNDLES_PER_CATALOGUE;
         if bundles.len() > max {
             diag!(
-                "note: an agent gets at most {max} skills (`check` refuses more): keep the \
+                "note: an agent gets at most {max} skills unless the descriptor raises \
+                 `selection.max_skills` (`check` refuses more): keep the \
                  bundles you review, or give some to agents"
             );
         }

@@ -85,10 +85,18 @@ pub(crate) fn check_in_build(
     if let Some(guides) = &descriptor.guides {
         c.plan.guides = c.directory(guides, "guides".to_owned());
     }
+    match super::selection::bound(descriptor.selection.as_ref()) {
+        Ok(max) => c.plan.max_skills = max,
+        Err(problem) => {
+            // The bound the operator meant is unknown: only the ceiling is counted against.
+            c.plan.max_skills = super::MAX_SKILLS_CEILING;
+            c.problems.push(problem);
+        }
+    }
     // Across entries, on the facts of every entry, valid or not: one pass lists every problem.
     let across = super::across::problems(&c.entries);
     c.problems.extend(across);
-    let selections = super::selection::problems(&c.entries);
+    let selections = super::selection::problems(&c.entries, c.plan.max_skills);
     c.problems.extend(selections);
     if c.problems.is_empty() {
         Ok(c.plan)

@@ -7,7 +7,7 @@
 //! one bundle and each name once. Across the file: Git corpora use distinct, non-nested
 //! directories. Per *effective selection* — the defaults alone, and each agent's defaults plus
 //! its extras — a name has one pin (two agents may each pin their own) and there are at most 16
-//! unique names.
+//! unique names, or the descriptor's `selection.max_skills` (16 to 1,024).
 //!
 //! One concept per file: `types.rs` the checked plan ([`Plan`], its [`Source`]s and
 //! [`DescriptorProblem`]), `checker.rs` the rules above ([`check`]), `across.rs` those
@@ -32,6 +32,7 @@ pub use self::checker::{check, valid_agent_name};
 pub use self::image_reference::is_sha256_digest;
 pub use self::image_reference::{ImageReference, ReferenceError, check_tag};
 pub use self::types::{
-    CorpusRef, DescriptorProblem, GitSource, LocalSource, OciSource, Plan, Source, worst_code,
+    CorpusRef, DescriptorProblem, GitSource, LocalSource, MAX_SKILLS_CEILING, OciSource, Plan,
+    Source, worst_code,
 };
 pub use self::unknown_agent::UnknownAgent;

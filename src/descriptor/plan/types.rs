@@ -205,7 +205,7 @@ impl Source {
 }
 
 /// A checked descriptor: every source once, and which agent gets which.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Plan {
     /// Every source, defaults first, then each agent's extras.
     pub sources: Vec<Source>,
@@ -218,6 +218,26 @@ pub struct Plan {
     pub runner: RunnerConfig,
     /// The folder of discovered skills, if the descriptor names one.
     pub guides: Option<PathBuf>,
+    /// The most unique skills one effective selection may hold: 16 (the contract's bound), or
+    /// the descriptor's `selection.max_skills` (at most [`MAX_SKILLS_CEILING`]). Every catalogue
+    /// built from this plan is held to it.
+    pub max_skills: usize,
+}
+
+/// The most `selection.max_skills` may raise the bound on one selection to.
+pub const MAX_SKILLS_CEILING: usize = 1024;
+
+impl Default for Plan {
+    fn default() -> Plan {
+        Plan {
+            sources: Vec::new(),
+            defaults: Vec::new(),
+            agents: BTreeMap::new(),
+            runner: RunnerConfig::default(),
+            guides: None,
+            max_skills: crate::format::limits::MAX_BUNDLES_PER_CATALOGUE,
+        }
+    }
 }
 
 impl Plan {

@@ -141,6 +141,7 @@ pub fn install(
     let selected = Plan {
         defaults: (0..sources.len()).collect(),
         sources: sources.into_iter().cloned().collect(),
+        max_skills: plan.max_skills,
         ..Plan::default()
     };
     prepare_selection(&selected, options)?;

@@ -34,8 +34,9 @@ pub const FORMAT: &str = "skillfold-install-v2";
 /// unknown, so `verify --installed` does not check them), and written as [`FORMAT`] next time.
 pub const FORMAT_V1: &str = "skillfold-install-v1";
 
-/// The largest record read (16 bundles of 64 files fit many times over).
-pub const MAX_RECORD_BYTES: u64 = 1024 * 1024;
+/// The largest record read: 1,024 bundles (the ceiling of `selection.max_skills`) of 64 files
+/// each take about 11 MiB.
+pub const MAX_RECORD_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The record of an install.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
