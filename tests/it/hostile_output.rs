@@ -291,7 +291,7 @@ fn outdated_json_escapes_invisible_characters_of_remote_folder_names() {
         repo.file_url(),
         repo.digest("alpha")
     ));
-    let out = s.run(&["outdated", "-c", "skillfold.yaml", "--json"]);
+    let out = s.run(&["outdated", "-c", "skillfold.yaml", "--json", "--available"]);
     assert_code(&out, 0);
     let report = json_without_invisible(&out);
     let mut names = INVISIBLE.to_vec();
