@@ -233,7 +233,8 @@ fn prepare_json_keeps_json_escaping() {
     let s = Scene::new();
     let dir = s.bundle(HOSTILE, &skill_md("demo"), &[]);
     s.local("demo", "1.0.0", &dir, &digest(&dir));
-    let out = s.run(&["prepare", "-c", "skillfold.yaml", "--json"]);
+    // `-v`: the step lines name the folder too.
+    let out = s.run(&["prepare", "-c", "skillfold.yaml", "--json", "-v"]);
     assert_code(&out, 0);
     assert_escaped(&out);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");

@@ -1412,3 +1412,59 @@ fn verify_during_a_first_preparation_is_inconclusive_not_a_failure() {
     assert_eq!(code(&out), Some(1), "{}", stderr(&out));
     assert_stderr_has(&out, "is being prepared by pid");
 }
+
+#[test]
+fn a_run_without_a_terminal_prints_its_result_and_a_failure_in_its_last_line() {
+    let repo = Repo::new();
+    repo.bundle("alpha", "");
+    repo.bundle("beta", "");
+    let commit = repo.commit("alpha and beta");
+    let setup = Setup::new();
+    setup.git_source(
+        &repo.file_url(),
+        &commit,
+        &[("alpha", "1", &repo.digest("alpha"))],
+    );
+    // Quiet by default: one `ok:` line per source (the commit shortened) and the summary; the
+    // step lines only with `-v`.
+    let out = setup.run(&["prepare"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stderr(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "ok: skills[0].git: {} @ {}: alpha@1 published",
+            repo.file_url(),
+            &commit[..12]
+        )
+    );
+    assert!(
+        lines[1].starts_with("prepared 1 source(s) with 1 fetch(es) in "),
+        "{text}"
+    );
+    let out = setup.run(&["prepare", "-v"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_stderr_has(
+        &out,
+        "skillfold: skills[0].git: verifying the published generation\nskillfold: skills[0].git: up to date (verified, no fetch)\n",
+    );
+    // A source that fails is counted in the last line, which a log keeps.
+    let mut descriptor = fs_err::read_to_string(setup.config()).expect("read");
+    descriptor.push_str(&format!(
+        "  - local: {{ name: beta, version: '1', directory: {}, hash: {} }}\n",
+        repo.work.join("skills/beta").display(),
+        "0".repeat(64)
+    ));
+    fs_err::write(setup.config(), descriptor).expect("write");
+    let out = setup.run(&["prepare"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    let last = text.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("prepared 1 of 2 source(s), 1 failed, with 0 fetch(es) in "),
+        "{text}"
+    );
+    assert_eq!(text.matches("[digest_mismatch]").count(), 1, "{text}");
+}
