@@ -72,6 +72,8 @@ mod spec_bounds;
 mod special_inputs;
 #[cfg(feature = "git")]
 mod static_binary;
+#[cfg(feature = "http")]
+mod token;
 mod support;
 #[cfg(feature = "http")]
 mod trace_context;

@@ -1468,3 +1468,65 @@ fn a_run_without_a_terminal_prints_its_result_and_a_failure_in_its_last_line() {
     );
     assert_eq!(text.matches("[digest_mismatch]").count(), 1, "{text}");
 }
+
+#[test]
+fn verify_collapses_what_repeats_names_current_and_ends_with_a_summary() {
+    let repo = Repo::new();
+    repo.bundle("alpha", "");
+    repo.bundle("beta", "");
+    let commit = repo.commit("alpha and beta");
+    let setup = Setup::new();
+    setup.git_source(
+        &repo.file_url(),
+        &commit,
+        &[
+            ("alpha", "1", &repo.digest("alpha")),
+            ("beta", "1", &repo.digest("beta")),
+        ],
+    );
+    // Not prepared: the same cause for both bundles, one line.
+    let out = setup.run(&["verify"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].starts_with("error: skills[0].git: alpha, beta: `")
+            && lines[0].ends_with("holds no prepared generation; run `skillfold prepare` [not_prepared]"),
+        "{text}"
+    );
+    assert_eq!(lines[1], "0 of 2 bundle(s) verified, 2 failed");
+
+    let out = setup.run(&["prepare"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = setup.run(&["verify"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "ok: skills[0].git: alpha, beta verified\n2 of 2 bundle(s) verified\n"
+    );
+
+    // A changed file is named where the operator finds it: under `current/`, as `prepare`'s
+    // and the prompt's lines name it, not under the generation folder that was read.
+    let skill = setup.corpus().join("current/alpha/SKILL.md");
+    let mut mode = fs_err::metadata(&skill).expect("stat").permissions();
+    #[expect(clippy::permissions_set_readonly_false, reason = "a test edits the corpus")]
+    mode.set_readonly(false);
+    fs_err::set_permissions(&skill, mode).expect("chmod");
+    fs_err::write(&skill, "---\nname: alpha\ndescription: Edited.\n---\n").expect("edit");
+    let out = setup.run(&["verify"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    let current = setup.corpus().join("current/alpha");
+    assert!(
+        text.contains(&format!(
+            "error: skills[0].git: alpha: `{}`: `alpha` has digest ",
+            current.display()
+        )) && !text.contains(".skillfold/generations"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("ok: skills[0].git: beta verified\n1 of 2 bundle(s) verified, 1 failed\n"),
+        "{text}"
+    );
+}
