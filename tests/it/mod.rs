@@ -4,6 +4,8 @@ mod builder;
 mod cli_hash;
 mod descriptor_bounds;
 mod doc_paths;
+#[cfg(feature = "git")]
+mod doc_output;
 mod error_codes;
 mod examples;
 #[cfg(feature = "git")]
