@@ -196,7 +196,9 @@ mod tests {
         );
         let second = append(path, Some(&first), None, &hash).expect("appended");
         assert!(second.starts_with(&first[..first.len() - 3]), "{second}");
-        assert!(second.ends_with(&format!(",\n  {{\"agent\": null, \"sha256\": \"{hash}\"}}\n]\n")));
+        assert!(second.ends_with(&format!(
+            ",\n  {{\"agent\": null, \"sha256\": \"{hash}\"}}\n]\n"
+        )));
         let empty = append(path, Some(" [ ]\n"), None, &hash).expect("empty array");
         assert_eq!(
             empty,

@@ -58,7 +58,10 @@ mod tests {
     fn short_keeps_twelve_digits_after_the_algorithm() {
         let commit = "0123456789abcdef0123456789abcdef01234567";
         assert_eq!(short(commit), "0123456789ab");
-        assert_eq!(short(&format!("sha256:{}", "4f".repeat(32))), "sha256:4f4f4f4f4f4f");
+        assert_eq!(
+            short(&format!("sha256:{}", "4f".repeat(32))),
+            "sha256:4f4f4f4f4f4f"
+        );
         assert_eq!(short("abc"), "abc");
         assert_eq!(short("ééééééééééééééé"), "éééééééééééé");
     }

@@ -97,7 +97,13 @@ fn fixture() -> tempfile::TempDir {
         .current_dir(tmp.path())
         .output()
         .expect("run scripts/demo");
-    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
     // The pages start from nothing prepared and nothing installed.
     for made in ["corpus", "project"] {
         fs_err::remove_dir_all(tmp.path().join("target/demo").join(made)).expect("clean");
@@ -109,7 +115,11 @@ fn fixture() -> tempfile::TempDir {
 fn normalise(line: &str, root: &Path) -> String {
     let line = line.replace(&*root.to_string_lossy(), SHOWN_ROOT);
     match line.rfind(" in ").zip(line.strip_suffix(" ms")) {
-        Some((at, _)) if line[at + 4..line.len() - 3].bytes().all(|b| b.is_ascii_digit()) => {
+        Some((at, _))
+            if line[at + 4..line.len() - 3]
+                .bytes()
+                .all(|b| b.is_ascii_digit()) =>
+        {
             format!("{} in N ms", &line[..at])
         }
         _ => line,

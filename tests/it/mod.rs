@@ -3,9 +3,9 @@
 mod builder;
 mod cli_hash;
 mod descriptor_bounds;
-mod doc_paths;
 #[cfg(feature = "git")]
 mod doc_output;
+mod doc_paths;
 mod error_codes;
 mod examples;
 #[cfg(feature = "git")]
@@ -74,9 +74,9 @@ mod spec_bounds;
 mod special_inputs;
 #[cfg(feature = "git")]
 mod static_binary;
+mod support;
 #[cfg(feature = "http")]
 mod token;
-mod support;
 #[cfg(feature = "http")]
 mod trace_context;
 #[cfg(feature = "git")]

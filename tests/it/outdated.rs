@@ -97,7 +97,13 @@ fn the_head_is_compared_with_every_pin() {
     );
     let out = skillfold_in(
         tmp.path(),
-        &["outdated", "-c", "skillfold.yaml", "--available", "--exit-code"],
+        &[
+            "outdated",
+            "-c",
+            "skillfold.yaml",
+            "--available",
+            "--exit-code",
+        ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let text = stderr(&out);

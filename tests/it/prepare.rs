@@ -1492,7 +1492,8 @@ fn verify_collapses_what_repeats_names_current_and_ends_with_a_summary() {
     assert_eq!(lines.len(), 2, "{text}");
     assert!(
         lines[0].starts_with("error: skills[0].git: alpha, beta: `")
-            && lines[0].ends_with("holds no prepared generation; run `skillfold prepare` [not_prepared]"),
+            && lines[0]
+                .ends_with("holds no prepared generation; run `skillfold prepare` [not_prepared]"),
         "{text}"
     );
     assert_eq!(lines[1], "0 of 2 bundle(s) verified, 2 failed");
@@ -1510,7 +1511,10 @@ fn verify_collapses_what_repeats_names_current_and_ends_with_a_summary() {
     // and the prompt's lines name it, not under the generation folder that was read.
     let skill = setup.corpus().join("current/alpha/SKILL.md");
     let mut mode = fs_err::metadata(&skill).expect("stat").permissions();
-    #[expect(clippy::permissions_set_readonly_false, reason = "a test edits the corpus")]
+    #[expect(
+        clippy::permissions_set_readonly_false,
+        reason = "a test edits the corpus"
+    )]
     mode.set_readonly(false);
     fs_err::set_permissions(&skill, mode).expect("chmod");
     fs_err::write(&skill, "---\nname: alpha\ndescription: Edited.\n---\n").expect("edit");

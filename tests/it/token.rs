@@ -19,13 +19,13 @@ fn a_token_is_shown_once_its_hash_appended_and_the_server_accepts_it() {
     let dir = world.tmp.path();
     let file = world.path("new-tokens.json");
 
-    let out = skillfold_in(dir, &["token", "--agent", "writer", "--tokens", "new-tokens.json"]);
+    let out = skillfold_in(
+        dir,
+        &["token", "--agent", "writer", "--tokens", "new-tokens.json"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let writer = stdout(&out).trim().to_owned();
-    assert!(
-        writer.starts_with("sft_") && writer.len() == 68,
-        "{writer}"
-    );
+    assert!(writer.starts_with("sft_") && writer.len() == 68, "{writer}");
     assert_eq!(mode(&file), 0o600, "a new tokens file is the owner's alone");
     let text = fs_err::read_to_string(&file).expect("read");
     assert!(!text.contains(&writer), "the token itself is never written");
@@ -49,9 +49,16 @@ fn a_token_is_shown_once_its_hash_appended_and_the_server_accepts_it() {
     assert!(stderr(&out).contains("(2 token(s))"), "{}", stderr(&out));
 
     // An agent the descriptor does not name: refused as the server refuses it; nothing written.
-    let out = skillfold_in(dir, &["token", "--agent", "nobody", "--tokens", "new-tokens.json"]);
+    let out = skillfold_in(
+        dir,
+        &["token", "--agent", "nobody", "--tokens", "new-tokens.json"],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("[invalid_tokens]"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[invalid_tokens]"),
+        "{}",
+        stderr(&out)
+    );
     assert!(stdout(&out).is_empty(), "no token for nothing");
     assert_eq!(fs_err::read_to_string(&file).expect("read"), second);
     // A link at the path is refused, not followed.
@@ -66,7 +73,13 @@ fn a_token_is_shown_once_its_hash_appended_and_the_server_accepts_it() {
         &["--tokens", file.to_str().expect("utf8")],
         &[],
     );
-    let answer = post(server.port, "/agents/writer/mcp", Some(&writer), &[], INITIALIZE);
+    let answer = post(
+        server.port,
+        "/agents/writer/mcp",
+        Some(&writer),
+        &[],
+        INITIALIZE,
+    );
     assert_eq!(answer.status, 200, "{}", answer.body);
     let answer = post(server.port, "/mcp", Some(&default), &[], INITIALIZE);
     assert_eq!(answer.status, 200, "{}", answer.body);

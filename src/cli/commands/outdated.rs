@@ -2,8 +2,8 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::descriptor::kind::SourceKind;
 use crate::codes::CommandCode;
+use crate::descriptor::kind::SourceKind;
 use crate::ops::outdated::{self, OutdatedStatus, OutdatedSummary, SourceOutdated};
 use crate::support::{escape, hex};
 use clap::Args;
@@ -115,9 +115,8 @@ fn print_source(source: &SourceOutdated, unapproved: &[&str], list: bool) {
         SourceKind::Oci => format!("{url}:{}", escape::text(tracking)),
         _ => format!("{url} {}", escape::text(tracking)),
     };
-    let mut counts = bundle_counts(|status| {
-        source.bundles.iter().filter(|b| b.status == status).count()
-    });
+    let mut counts =
+        bundle_counts(|status| source.bundles.iter().filter(|b| b.status == status).count());
     if !unapproved.is_empty() {
         counts.push_str(&format!(", {} not approved", unapproved.len()));
     }
@@ -180,7 +179,11 @@ fn summary_line(summary: &OutdatedSummary, listed: bool) -> String {
         line.push_str(&format!(
             "; {} bundle(s) not approved{}",
             summary.available,
-            if listed { "" } else { " (--available lists them)" }
+            if listed {
+                ""
+            } else {
+                " (--available lists them)"
+            }
         ));
     }
     line
