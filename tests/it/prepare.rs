@@ -1453,8 +1453,8 @@ fn a_run_without_a_terminal_prints_its_result_and_a_failure_in_its_last_line() {
     // A source that fails is counted in the last line, which a log keeps.
     let mut descriptor = fs_err::read_to_string(setup.config()).expect("read");
     descriptor.push_str(&format!(
-        "  - local: {{ name: beta, version: '1', directory: {}, hash: {} }}\n",
-        repo.work.join("skills/beta").display(),
+        "  - git:\n      source: {}\n      revision: {commit}\n      directory: corpus2\n      root: skills\n      approved:\n        - {{ name: beta, version: '1', hash: {} }}\n",
+        repo.file_url(),
         "0".repeat(64)
     ));
     fs_err::write(setup.config(), descriptor).expect("write");
@@ -1463,10 +1463,12 @@ fn a_run_without_a_terminal_prints_its_result_and_a_failure_in_its_last_line() {
     let text = stderr(&out);
     let last = text.lines().last().unwrap_or_default();
     assert!(
-        last.starts_with("prepared 1 of 2 source(s), 1 failed, with 0 fetch(es) in "),
+        last.starts_with("prepared 1 of 2 source(s), 1 failed, with 1 fetch(es) in "),
         "{text}"
     );
     assert_eq!(text.matches("[digest_mismatch]").count(), 1, "{text}");
+    // The failure is said once, on its `error:` line: no progress line repeats it.
+    assert!(!text.contains("skillfold: "), "{text}");
 }
 
 #[test]
