@@ -71,6 +71,11 @@ crate::support::error_code::error_codes! {
     InvalidUsage = "invalid_usage",
     /// `schema --out`: a schema could not be written.
     SchemaWriteFailed = "schema_write_failed" => Retryable,
+    /// `outdated --exit-code`: an approved bundle is changed, removed or invalid at its head
+    /// (the report was made; the pins are behind and want a review).
+    PinsOutdated = "pins_outdated",
+    /// `token`: the random source failed, or the tokens file could not be read or written.
+    TokenWriteFailed = "token_write_failed" => Retryable,
 }
 
 /// Every code of every area, as [`ErrorCode`]s (each knows its area, spelling and exit class),

@@ -67,6 +67,8 @@ enum Command {
     #[cfg(feature = "mcp")]
     Serve(Box<commands::serve::ServeArgs>),
     Schema(commands::schema::SchemaArgs),
+    #[cfg(feature = "http")]
+    Token(commands::token::TokenArgs),
     /// Validate a skill directory, exactly as skills-ref 0.1.1 (`agentskills validate`) does.
     #[command(disable_help_flag = true)]
     Validate(SpecArgs),
@@ -125,6 +127,8 @@ pub fn main() -> ExitCode {
         #[cfg(feature = "mcp")]
         Command::Serve(args) => commands::serve::run(*args) as u8,
         Command::Schema(args) => commands::schema::run(args) as u8,
+        #[cfg(feature = "http")]
+        Command::Token(args) => commands::token::run(args) as u8,
         Command::Validate(a) => agentskills::command_args(agentskills::Cmd::Validate, &a.args),
         Command::ReadProperties(a) => {
             agentskills::command_args(agentskills::Cmd::ReadProperties, &a.args)

@@ -419,11 +419,11 @@ pub fn create_dir(dir: impl AsFd, name: &CStr, mode: u32) -> Result<OwnedFd, Unt
     }
 }
 
-/// Replaces (or creates) the regular file `name` of `dir` with `bytes`: written to a new
-/// temporary name beside it (`O_CREAT | O_EXCL | O_NOFOLLOW`, so nothing planted there is
-/// followed), synced, renamed over `name` within `dir`, and the directory synced. A rename
-/// replaces a link at `name` itself, never what it points to; the temporary file is removed
-/// when anything fails.
+/// Replaces (or creates) the regular file `name` of `dir` with `bytes`, its permission bits
+/// exactly `mode` (not narrowed by the umask): written to a new temporary name beside it
+/// (`O_CREAT | O_EXCL | O_NOFOLLOW`, so nothing planted there is followed), synced, renamed
+/// over `name` within `dir`, and the directory synced. A rename replaces a link at `name`
+/// itself, never what it points to; the temporary file is removed when anything fails.
 pub fn replace_file(dir: impl AsFd, name: &CStr, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     use std::io::Write as _;
     let dir = dir.as_fd();
@@ -450,6 +450,8 @@ pub fn replace_file(dir: impl AsFd, name: &CStr, bytes: &[u8], mode: u32) -> std
         }
     };
     let written = (|| {
+        // `mode` exactly, whatever the umask took from it at creation.
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))?;
         let mut file = std::fs::File::from(fd);
         file.write_all(bytes)?;
         file.sync_all()?;

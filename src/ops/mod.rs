@@ -9,7 +9,9 @@
 //! `prompt`, `load` and `run-script` build a [`crate::Runtime`] and call its
 //! [`crate::Catalogue`] (the catalogue's prompt block and `call` are what hosts use too); `serve`
 //! runs [`crate::mcp`]; `validate`, `read-properties` and `to-prompt` call [`crate::skills_ref`]
-//! (`skills_ref::validate`, `skills_ref::properties`, `skills_ref::prompt`).
+//! (`skills_ref::validate`, `skills_ref::properties`, `skills_ref::prompt`); `token` writes a
+//! tokens file the command line checks with the server's own reader
+//! ([`crate::mcp::http::tokens`]) before it is written.
 
 pub mod check;
 pub mod hash;
@@ -26,6 +28,8 @@ pub mod sbom;
 pub mod schema;
 #[cfg(feature = "git")]
 pub mod target;
+#[cfg(feature = "http")]
+pub mod token;
 #[cfg(feature = "git")]
 pub mod update;
 pub mod verify;

@@ -93,6 +93,14 @@ pub enum OutdatedStatus {
 }
 
 impl OutdatedStatus {
+    /// Every status, in the order a summary counts them.
+    pub const ALL: [OutdatedStatus; 4] = [
+        OutdatedStatus::Changed,
+        OutdatedStatus::Removed,
+        OutdatedStatus::Invalid,
+        OutdatedStatus::Unchanged,
+    ];
+
     /// The spelling of the report.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -139,6 +147,86 @@ impl OutdatedReport {
         self.sources
             .iter()
             .filter_map(|s| s.error.as_ref().map(|e| e.code))
+    }
+
+    /// The counts of the report: what its summary line says, and what `--exit-code` judges.
+    pub fn summary(&self) -> OutdatedSummary {
+        let mut summary = OutdatedSummary {
+            sources: self.sources.len(),
+            ..OutdatedSummary::default()
+        };
+        let mut unapproved = std::collections::BTreeSet::new();
+        for source in &self.sources {
+            if source.error.is_some() {
+                summary.failed += 1;
+            }
+            for name in self.unapproved(source) {
+                unapproved.insert((source.id.url.as_str(), name));
+            }
+            for bundle in &source.bundles {
+                *summary.count_mut(bundle.status) += 1;
+            }
+        }
+        summary.available = unapproved.len();
+        summary
+    }
+
+    /// The bundles `source` lists as `available` that no source of the same URL approves either
+    /// (one repository is often split over several sources, each approving some of its bundles:
+    /// a bundle another of them approves is not news).
+    pub fn unapproved<'r>(&'r self, source: &'r SourceOutdated) -> impl Iterator<Item = &'r str> {
+        source.available.iter().map(String::as_str).filter(|name| {
+            !self.sources.iter().any(|other| {
+                other.id.url == source.id.url && other.bundles.iter().any(|b| b.name == *name)
+            })
+        })
+    }
+}
+
+/// How many sources and approved bundles `outdated` found in each state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OutdatedSummary {
+    /// Git and OCI sources looked at.
+    pub sources: usize,
+    /// Sources whose head could not be read or used.
+    pub failed: usize,
+    /// Approved bundles whose digest at the head is another.
+    pub changed: usize,
+    /// Approved bundles the head no longer holds.
+    pub removed: usize,
+    /// Approved bundles that break a rule at the head.
+    pub invalid: usize,
+    /// Approved bundles with the same digest at the head.
+    pub unchanged: usize,
+    /// Bundles at the heads that no source of their URL approves (each counted once).
+    pub available: usize,
+}
+
+impl OutdatedSummary {
+    /// The number of approved bundles in `status`.
+    pub fn count(&self, status: OutdatedStatus) -> usize {
+        match status {
+            OutdatedStatus::Unchanged => self.unchanged,
+            OutdatedStatus::Changed => self.changed,
+            OutdatedStatus::Removed => self.removed,
+            OutdatedStatus::Invalid => self.invalid,
+        }
+    }
+
+    fn count_mut(&mut self, status: OutdatedStatus) -> &mut usize {
+        match status {
+            OutdatedStatus::Unchanged => &mut self.unchanged,
+            OutdatedStatus::Changed => &mut self.changed,
+            OutdatedStatus::Removed => &mut self.removed,
+            OutdatedStatus::Invalid => &mut self.invalid,
+        }
+    }
+
+    /// Whether a pin is not at its head: an approved bundle `changed`, `removed` or `invalid`
+    /// there (what `outdated --exit-code` exits 2 for). A head that moved while every approved
+    /// bundle kept its digest is not: the reviewed bytes are the same.
+    pub fn pins_behind(&self) -> bool {
+        self.changed + self.removed + self.invalid > 0
     }
 }
 

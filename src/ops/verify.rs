@@ -8,6 +8,7 @@ use crate::descriptor::plan::Source;
 use crate::runtime::Runtime;
 use crate::source::code::PrepareCode;
 use crate::support::error_code::ErrorCode;
+use crate::support::escape;
 
 /// What `verify` found of one bundle. Each command reports its own statuses (`PrepareStatus`,
 /// `OutdatedStatus`, `UpdateStatus`), all spelled in kebab-case in `--json` (docs/cli.md).
@@ -169,6 +170,7 @@ pub fn verify(plan: Plan) -> VerifyReport {
             Source::Local(_) => {}
         }
     }
+    name_by_current(runtime.plan(), &mut bundles);
     for (location, failure) in &shared {
         for bundle in bundles.iter_mut().filter(|b| &b.location == location) {
             bundle.status = VerifyStatus::Failed;
@@ -185,6 +187,28 @@ pub fn verify(plan: Plan) -> VerifyReport {
     VerifyReport {
         bundles,
         being_prepared,
+    }
+}
+
+/// Names each bundle of a corpus in a message as the operator reaches it,
+/// `<directory>/current/<name>`, not by the generation folder that was read
+/// (`<directory>/.skillfold/generations/<id>/<name>`, an id that changes with every
+/// preparation): `current` is the stable path, the one `prepare`'s lines and the runtime's
+/// prompt block name.
+fn name_by_current(plan: &Plan, bundles: &mut [BundleCheck]) {
+    for corpus in plan.corpora() {
+        let Ok(Some(generation)) = crate::corpus::Corpus::at(corpus.directory).current() else {
+            continue;
+        };
+        let read = escape::path(&generation.dir).to_string();
+        let current = escape::path(&corpus.directory.join("current")).to_string();
+        for bundle in bundles.iter_mut().filter(|b| b.location == corpus.location) {
+            for text in bundle.error.iter_mut().chain(bundle.details.iter_mut()) {
+                if text.contains(&read) {
+                    *text = text.replace(&read, &current);
+                }
+            }
+        }
     }
 }
 

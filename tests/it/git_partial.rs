@@ -41,7 +41,12 @@ fn prepare_alpha(repo: &Repo, commit: &str, serve: &Serve) -> Prepared {
             vec![("alpha", repo.digest("alpha"))],
         )],
     );
-    let (out, report) = prepare_json(dir.path());
+    // `-v`: a whole-commit fetch the server made necessary is a step line, said once.
+    let out = skillfold_in(
+        dir.path(),
+        &["prepare", "-c", "skillfold.yaml", "--json", "-v"],
+    );
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
     Prepared {
         corpus: dir.path().join("corpus"),
         _dir: dir,

@@ -233,7 +233,8 @@ fn prepare_json_keeps_json_escaping() {
     let s = Scene::new();
     let dir = s.bundle(HOSTILE, &skill_md("demo"), &[]);
     s.local("demo", "1.0.0", &dir, &digest(&dir));
-    let out = s.run(&["prepare", "-c", "skillfold.yaml", "--json"]);
+    // `-v`: the step lines name the folder too.
+    let out = s.run(&["prepare", "-c", "skillfold.yaml", "--json", "-v"]);
     assert_code(&out, 0);
     assert_escaped(&out);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
@@ -291,7 +292,7 @@ fn outdated_json_escapes_invisible_characters_of_remote_folder_names() {
         repo.file_url(),
         repo.digest("alpha")
     ));
-    let out = s.run(&["outdated", "-c", "skillfold.yaml", "--json"]);
+    let out = s.run(&["outdated", "-c", "skillfold.yaml", "--json", "--available"]);
     assert_code(&out, 0);
     let report = json_without_invisible(&out);
     let mut names = INVISIBLE.to_vec();

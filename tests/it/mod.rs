@@ -6,6 +6,8 @@ mod content_rules;
 #[cfg(feature = "git")]
 mod corpus_folders;
 mod descriptor_bounds;
+#[cfg(feature = "git")]
+mod doc_output;
 mod doc_paths;
 mod error_codes;
 mod examples;
@@ -81,6 +83,8 @@ mod special_inputs;
 #[cfg(feature = "git")]
 mod static_binary;
 mod support;
+#[cfg(feature = "http")]
+mod token;
 #[cfg(feature = "http")]
 mod trace_context;
 #[cfg(feature = "git")]

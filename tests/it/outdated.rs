@@ -67,6 +67,54 @@ fn the_head_is_compared_with_every_pin() {
     // Nothing was prepared or written.
     assert!(!tmp.path().join("corpus").exists());
 
+    // The lines a person reads: the source at its head, what changed (digests and commits
+    // shortened), no line per unchanged bundle, a summary; `--available` lists what is not
+    // approved, `--exit-code` exits 2 (`pins_outdated`) since a pin is behind.
+    let short = |id: &str| id[..12].to_owned();
+    let out = skillfold_in(tmp.path(), &["outdated", "-c", "skillfold.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stderr(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!(
+                "skills[0].git: {} HEAD: head {}, pinned {}: 1 changed, 1 removed, 2 not approved",
+                repo.file_url(),
+                short(&head),
+                short(&pinned)
+            )
+            .as_str(),
+            &format!(
+                "  changed alpha@1: {} → {} (declares `2.0`)",
+                short(&alpha),
+                short(&repo.digest("alpha"))
+            ),
+            "  removed beta@1: no folder at the head",
+            "1 source(s) checked: 1 changed, 1 removed; 2 bundle(s) not approved (--available lists them)",
+        ],
+        "{text}"
+    );
+    let out = skillfold_in(
+        tmp.path(),
+        &[
+            "outdated",
+            "-c",
+            "skillfold.yaml",
+            "--available",
+            "--exit-code",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(
+        text.contains("  available delta\n  available gamma\n")
+            && text.ends_with(
+                "1 source(s) checked: 1 changed, 1 removed; 2 bundle(s) not approved\nerror: a pin is not at its head (--exit-code) [pins_outdated]\n"
+            ),
+        "{text}"
+    );
+
     // A tracked branch whose head is the pin: everything unchanged.
     write("      track: stable\n");
     let out = skillfold_in(tmp.path(), &["outdated", "-c", "skillfold.yaml", "--json"]);
@@ -78,6 +126,21 @@ fn the_head_is_compared_with_every_pin() {
     for bundle in source["bundles"].as_array().expect("bundles") {
         assert_eq!(bundle["status"], "unchanged", "{bundle}");
     }
+    // At its head, `--exit-code` has nothing to say: exit 0, one line for the source.
+    let out = skillfold_in(
+        tmp.path(),
+        &["outdated", "-c", "skillfold.yaml", "--exit-code"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "skills[0].git: {} refs/heads/stable: at the head {}: 2 unchanged, 1 not approved\n",
+            repo.file_url(),
+            short(&pinned)
+        )),
+        "{}",
+        stderr(&out)
+    );
 
     // A branch the server does not have: refused, exit 2.
     write("      track: nowhere\n");

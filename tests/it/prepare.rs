@@ -1411,3 +1411,127 @@ fn verify_during_a_first_preparation_is_inconclusive_not_a_failure() {
     assert_eq!(code(&out), Some(1), "{}", stderr(&out));
     assert_stderr_has(&out, "is being prepared by pid");
 }
+
+#[test]
+fn a_run_without_a_terminal_prints_its_result_and_a_failure_in_its_last_line() {
+    let repo = Repo::new();
+    repo.bundle("alpha", "");
+    repo.bundle("beta", "");
+    let commit = repo.commit("alpha and beta");
+    let setup = Setup::new();
+    setup.git_source(
+        &repo.file_url(),
+        &commit,
+        &[("alpha", "1", &repo.digest("alpha"))],
+    );
+    // Quiet by default: one `ok:` line per source (the commit shortened) and the summary; the
+    // step lines only with `-v`.
+    let out = setup.run(&["prepare"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stderr(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "ok: skills[0].git: {} @ {}: alpha@1 published",
+            repo.file_url(),
+            &commit[..12]
+        )
+    );
+    assert!(
+        lines[1].starts_with("prepared 1 source(s) with 1 fetch(es) in "),
+        "{text}"
+    );
+    let out = setup.run(&["prepare", "-v"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_stderr_has(
+        &out,
+        "skillfold: skills[0].git: verifying the published generation\nskillfold: skills[0].git: up to date (verified, no fetch)\n",
+    );
+    // A source that fails is counted in the last line, which a log keeps.
+    let mut descriptor = fs_err::read_to_string(setup.config()).expect("read");
+    descriptor.push_str(&format!(
+        "  - git:\n      source: {}\n      revision: {commit}\n      directory: corpus2\n      root: skills\n      approved:\n        - {{ name: beta, version: '1', hash: {} }}\n",
+        repo.file_url(),
+        "0".repeat(64)
+    ));
+    fs_err::write(setup.config(), descriptor).expect("write");
+    let out = setup.run(&["prepare"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    let last = text.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("prepared 1 of 2 source(s), 1 failed, with 1 fetch(es) in "),
+        "{text}"
+    );
+    assert_eq!(text.matches("[digest_mismatch]").count(), 1, "{text}");
+    // The failure is said once, on its `error:` line: no progress line repeats it.
+    assert!(!text.contains("skillfold: "), "{text}");
+}
+
+#[test]
+fn verify_collapses_what_repeats_names_current_and_ends_with_a_summary() {
+    let repo = Repo::new();
+    repo.bundle("alpha", "");
+    repo.bundle("beta", "");
+    let commit = repo.commit("alpha and beta");
+    let setup = Setup::new();
+    setup.git_source(
+        &repo.file_url(),
+        &commit,
+        &[
+            ("alpha", "1", &repo.digest("alpha")),
+            ("beta", "1", &repo.digest("beta")),
+        ],
+    );
+    // Not prepared: the same cause for both bundles, one line.
+    let out = setup.run(&["verify"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].starts_with("error: skills[0].git: alpha, beta: `")
+            && lines[0]
+                .ends_with("holds no prepared generation; run `skillfold prepare` [not_prepared]"),
+        "{text}"
+    );
+    assert_eq!(lines[1], "0 of 2 bundle(s) verified, 2 failed");
+
+    let out = setup.run(&["prepare"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = setup.run(&["verify"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "ok: skills[0].git: alpha, beta verified\n2 of 2 bundle(s) verified\n"
+    );
+
+    // A changed file is named where the operator finds it: under `current/`, as `prepare`'s
+    // and the prompt's lines name it, not under the generation folder that was read.
+    let skill = setup.corpus().join("current/alpha/SKILL.md");
+    let mut mode = fs_err::metadata(&skill).expect("stat").permissions();
+    #[expect(
+        clippy::permissions_set_readonly_false,
+        reason = "a test edits the corpus"
+    )]
+    mode.set_readonly(false);
+    fs_err::set_permissions(&skill, mode).expect("chmod");
+    fs_err::write(&skill, "---\nname: alpha\ndescription: Edited.\n---\n").expect("edit");
+    let out = setup.run(&["verify"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    let current = setup.corpus().join("current/alpha");
+    assert!(
+        text.contains(&format!(
+            "error: skills[0].git: alpha: `{}`: `alpha` has digest ",
+            current.display()
+        )) && !text.contains(".skillfold/generations"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("ok: skills[0].git: beta verified\n1 of 2 bundle(s) verified, 1 failed\n"),
+        "{text}"
+    );
+}

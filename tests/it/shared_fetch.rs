@@ -52,7 +52,12 @@ fn four_sources_of_one_commit_make_one_fetch_and_four_corpora() {
         ),
     ];
     write_descriptor(dir.path(), &sources);
-    let (out, report) = prepare_json(dir.path());
+    // `-v`: the step lines that say which source shares which fetch.
+    let out = super::support::bin::skillfold_in(
+        dir.path(),
+        &["prepare", "-c", "skillfold.yaml", "--json", "-v"],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(server.fetches(), 1, "the server saw more than one fetch");
     assert_eq!(report["fetches"], 1);

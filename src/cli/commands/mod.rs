@@ -22,6 +22,8 @@ pub mod schema;
 #[cfg(feature = "mcp")]
 pub mod serve;
 pub mod to_prompt;
+#[cfg(feature = "http")]
+pub mod token;
 #[cfg(feature = "git")]
 pub mod update;
 pub mod validate;

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use crate::descriptor::kind::SourceKind;
 use crate::ops::check;
 use crate::ops::prepare::{self, PrepareReport, Progress};
-use crate::support::escape;
+use crate::support::{escape, hex};
 use clap::Args;
 
 use super::config::ConfigArg;
@@ -39,6 +39,11 @@ pub struct PrepareArgs {
     /// Print the final report as JSON on stdout.
     #[arg(long)]
     json: bool,
+
+    /// Print every step of every source as it happens (without a terminal the step lines are
+    /// otherwise kept back for the first 2 seconds: a quick run prints only its result).
+    #[arg(short = 'v', long)]
+    verbose: bool,
 
     /// Also write the causes of a failure to this file (Kubernetes `terminationMessagePath`).
     #[arg(long, value_name = "PATH")]
@@ -94,7 +99,7 @@ pub fn run(args: PrepareArgs) -> Exit {
         }
     };
     let interrupt = interrupt_on_signals();
-    let progress = ProgressLines::new();
+    let progress = ProgressLines::new().verbose(args.verbose);
     let report = if args.rollback {
         prepare::rollback(&plan, &progress)
     } else {
@@ -132,16 +137,18 @@ fn print_summary(report: &PrepareReport) {
     for source in &report.sources {
         let origin = &source.origin;
         let what = match (origin.kind, &origin.url) {
+            // The commit and the image digest shortened, as a generation id shortens them
+            // (`--json` has them whole).
             (SourceKind::Git, Some(url)) => format!(
                 "{} @ {}",
                 escape::text(url),
-                origin.commit.as_deref().unwrap_or("?")
+                escape::text(hex::short(origin.commit.as_deref().unwrap_or("?")))
             ),
             // The image as the descriptor pins it: `REGISTRY/REPOSITORY@sha256:…`.
             (SourceKind::Oci, Some(repository)) => format!(
                 "{}@{}",
                 escape::text(repository),
-                escape::text(origin.commit.as_deref().unwrap_or("?"))
+                escape::text(hex::short(origin.commit.as_deref().unwrap_or("?")))
             ),
             _ => escape::path(&source.directory).to_string(),
         };
@@ -172,12 +179,26 @@ fn print_summary(report: &PrepareReport) {
             }
         }
     }
-    diag!(
-        "prepared {} source(s) with {} fetch(es) in {} ms",
-        report.sources.len(),
-        report.fetches,
-        report.duration_ms
-    );
+    diag!("{}", summary_line(report));
+}
+
+/// The last line: how many sources were prepared and, when some failed, how many of them, so
+/// that the line a log keeps tells a run that failed from one that did not.
+fn summary_line(report: &PrepareReport) -> String {
+    let total = report.sources.len();
+    let failed = report.failures().count();
+    let sources = if failed == 0 {
+        format!("prepared {total} source(s)")
+    } else {
+        format!(
+            "prepared {} of {total} source(s), {failed} failed,",
+            total - failed
+        )
+    };
+    format!(
+        "{sources} with {} fetch(es) in {} ms",
+        report.fetches, report.duration_ms
+    )
 }
 
 /// A flag SIGINT and SIGTERM set (a second signal while the first is being handled exits at
@@ -203,9 +224,18 @@ fn write_termination_log(path: Option<&PathBuf>, lines: &[String]) {
     }
 }
 
-/// Progress: a live status line on a terminal, plain log lines otherwise (containers).
+/// How long a run without a terminal keeps its step lines back: a run that ends sooner prints
+/// only its notes and its result; one that takes longer says from then on what it is doing.
+const QUIET_FOR: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Progress: a live status line on a terminal; without one (containers, CI logs) the step lines
+/// after [`QUIET_FOR`], or all of them with `-v`. Notes (warnings, a recovered guard) are
+/// always printed.
 pub(super) struct ProgressLines {
     terminal: bool,
+    /// `-v`: every step line, from the start.
+    verbose: bool,
+    started: std::time::Instant,
     status_shown: Mutex<bool>,
     /// When the last transfer line was logged (plain output keeps one every few seconds). Only
     /// the Git fetcher reports transfers.
@@ -216,9 +246,22 @@ impl ProgressLines {
     pub(super) fn new() -> ProgressLines {
         ProgressLines {
             terminal: std::io::stderr().is_terminal(),
+            verbose: false,
+            started: std::time::Instant::now(),
             status_shown: Mutex::new(false),
             last_transfer: Mutex::new(None),
         }
+    }
+
+    /// With `verbose`, every step line is printed from the start.
+    pub(super) fn verbose(mut self, verbose: bool) -> ProgressLines {
+        self.verbose = verbose;
+        self
+    }
+
+    /// Whether a step line is printed now without a terminal.
+    fn logs_steps(&self) -> bool {
+        self.verbose || self.started.elapsed() >= QUIET_FOR
     }
 
     fn clear_status(&self, shown: &mut bool) {
@@ -250,7 +293,7 @@ impl Progress for ProgressLines {
                 .collect();
             crate::cli::output::status("", &format!("{line}…"));
             *shown = true;
-        } else {
+        } else if self.logs_steps() {
             diag!("skillfold: {location}: {message}");
         }
     }

@@ -57,27 +57,80 @@ pub fn run(args: VerifyArgs) -> Exit {
         return run_installed(&plan, &args, dir);
     }
     let report = verify::verify(plan);
-    for b in &report.bundles {
-        match (&b.error, b.code) {
-            (None, _) => diag!("ok: {}: {} verified", b.location, b.name),
-            (Some(error), code) => {
-                let level = match b.status {
-                    verify::VerifyStatus::Failed => "error",
-                    verify::VerifyStatus::BeingPrepared => "busy",
-                    other => other.as_str(),
-                };
-                let code = code.map_or("failed", |c| c.as_str());
-                diag!("{level}: {error} [{code}]");
-                let hint = Hint::of_refusal(code, &b.details, Via::Descriptor);
-                crate::cli::output::details("  ", &b.details, hint.as_ref());
-            }
-        }
+    for (line, code, details) in grouped_lines(&report) {
+        diag!("{line}");
+        let hint = code.and_then(|code| Hint::of_refusal(code, details, Via::Descriptor));
+        crate::cli::output::details("  ", details, hint.as_ref());
     }
     for busy in &report.being_prepared {
         diag!("busy: {busy}");
     }
+    diag!("{}", summary_line(&report));
     let exit = Exit::worst(report.failures());
     crate::cli::output::finish(exit, args.json, &report)
+}
+
+/// One line per source and outcome: the bundles of a source that verified, then those that
+/// failed the same way (the same message and code, as every bundle of a corpus that is not
+/// prepared does), named together on one line with the details once.
+fn grouped_lines(report: &verify::VerifyReport) -> Vec<(String, Option<&str>, &[String])> {
+    let mut groups: Vec<(&verify::BundleCheck, Vec<&str>)> = Vec::new();
+    for b in &report.bundles {
+        let same = |first: &verify::BundleCheck| {
+            first.location == b.location
+                && first.status == b.status
+                && first.error == b.error
+                && first.code == b.code
+                && first.details == b.details
+        };
+        match groups.iter_mut().find(|(first, _)| same(first)) {
+            Some((_, names)) => names.push(&b.name),
+            None => groups.push((b, vec![&b.name])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(b, names)| {
+            let names = names.join(", ");
+            let line = match &b.error {
+                None => format!("ok: {}: {names} verified", b.location),
+                Some(error) => {
+                    let level = match b.status {
+                        verify::VerifyStatus::Failed => "error",
+                        verify::VerifyStatus::BeingPrepared => "busy",
+                        other => other.as_str(),
+                    };
+                    format!(
+                        "{level}: {}: {names}: {error} [{}]",
+                        b.location,
+                        b.code.map_or("failed", |c| c.as_str())
+                    )
+                }
+            };
+            (line, b.code.map(|c| c.as_str()), b.details.as_slice())
+        })
+        .collect()
+}
+
+/// The last line: how many of the pinned bundles verified, and how many did not, by status.
+fn summary_line(report: &verify::VerifyReport) -> String {
+    let count = |status| report.bundles.iter().filter(|b| b.status == status).count();
+    let mut line = format!(
+        "{} of {} bundle(s) verified",
+        count(verify::VerifyStatus::Verified),
+        report.bundles.len()
+    );
+    for status in [
+        verify::VerifyStatus::Failed,
+        verify::VerifyStatus::Unreadable,
+        verify::VerifyStatus::BeingPrepared,
+    ] {
+        match count(status) {
+            0 => {}
+            n => line.push_str(&format!(", {n} {}", status.as_str())),
+        }
+    }
+    line
 }
 
 fn run_installed(plan: &crate::descriptor::Plan, args: &VerifyArgs, dir: &std::path::Path) -> Exit {
@@ -112,8 +165,14 @@ fn run_installed(plan: &crate::descriptor::Plan, args: &VerifyArgs, dir: &std::p
     if let Some(hint) = &hint {
         diag!("hint: {hint}");
     }
+    let verified = report
+        .bundles
+        .iter()
+        .filter(|b| b.status == InstalledStatus::Verified)
+        .count();
     diag!(
-        "checked `{}` for {}",
+        "{verified} of {} bundle(s) verified in `{}` for {}",
+        report.bundles.len(),
         escape::path(&report.directory),
         crate::ops::install::agent_shown(report.agent.as_deref())
     );

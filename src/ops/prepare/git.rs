@@ -265,9 +265,10 @@ impl SourceReport {
         }
     }
 
-    /// Records `failure` and says so on the progress display.
+    /// Records `failure` and says so on the progress display (a step: the report's own line
+    /// names it at the end).
     pub(super) fn fail(&mut self, failure: SourceFailure, options: &Options<'_>) {
-        options.progress.note(
+        options.progress.step(
             &self.origin.location,
             &format!("failed: {}", failure.message),
         );
@@ -373,7 +374,11 @@ impl GitRun<'_> {
         if commit.used_fallback() {
             self.run.note("the server refused to send the commit by id; fetched its branches and tags instead");
         } else if let Some(full) = commit.fetched_whole() {
-            self.run.note(&full.describe());
+            // A server without partial fetch is common and nothing to act on: a step line.
+            match full {
+                crate::source::git::fetch::Full::NoFilter => self.run.step(&full.describe()),
+                _ => self.run.note(&full.describe()),
+            }
         }
         Ok(commit)
     }
