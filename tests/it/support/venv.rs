@@ -10,6 +10,12 @@ use super::bin::target_dir;
 /// The Python of the venv `target/<name>` holding the packages `requirements` (relative to the
 /// crate) pins.
 pub fn python_with(requirements: &str, name: &str) -> PathBuf {
+    // One set-up at a time in this process: two tests asking for one venv at once would remove
+    // and install it under each other.
+    static SETTING_UP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = SETTING_UP
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let requirements = Path::new(env!("CARGO_MANIFEST_DIR")).join(requirements);
     let wanted = fs_err::read(&requirements).expect("the requirements file");
     let venv = target_dir().join(name);
