@@ -83,6 +83,7 @@ impl fmt::Debug for RedactedUrl {
 /// as [`RedactedUrl`] shows it: each `scheme://` runs to the next space, backtick, quote or angle
 /// bracket, and loses everything up to its last `@` and any query or fragment. For the texts
 /// that quote values from outside (a lock file `import` reads) before they are printed.
+#[cfg(feature = "git")]
 pub fn scrub_urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -170,6 +171,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "git")]
     fn every_url_in_a_text_loses_its_credentials() {
         let text = "`https://u:T1@host/a.git` and git://x:T2@h/o/r#p, \
                     (oci://T3@ghcr.io/a:1) \"https://h/x?token=T4\" ssh://git@h/x `https://h/ok`";
