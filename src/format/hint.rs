@@ -44,6 +44,7 @@ const LINKS_DOC: &str = "docs/links.md";
 /// The page about agent folders.
 const INSTALL_DOC: &str = "docs/install.md";
 /// The page of every command and flag.
+#[cfg(feature = "git")]
 const CLI_DOC: &str = "docs/cli.md";
 
 /// The bundle codes a limits profile accepts: the bounds it raises, and binary files.
@@ -119,6 +120,7 @@ impl Hint {
     /// `no_bundles` of `pin --all` when the bundles sit in hidden folders under the root
     /// (`skills/.curated`): those are not searched unless the root names them. `folders` are
     /// the hidden folders, already escaped, as `--root` would take them.
+    #[cfg(feature = "git")]
     pub fn hidden_roots(folders: &[String]) -> Option<Hint> {
         let first = folders.first()?;
         let listed: Vec<String> = folders.iter().map(|f| format!("`{f}`")).collect();

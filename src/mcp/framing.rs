@@ -57,6 +57,7 @@ pub const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC: the JSON is not a valid request (or is too large to be read).
 pub const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC: the method is not served.
+#[cfg(feature = "http")]
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC: the params do not fit the method.
 pub const INVALID_PARAMS: i64 = -32602;

@@ -27,7 +27,9 @@ mod types;
 mod unknown_agent;
 
 pub use self::branch_name::check_branch;
-pub use self::checker::{check, valid_agent_name};
+pub use self::checker::check;
+#[cfg(feature = "git")]
+pub use self::checker::valid_agent_name;
 #[cfg(feature = "oci")]
 pub use self::image_reference::is_sha256_digest;
 pub use self::image_reference::{ImageReference, ReferenceError, check_tag};
