@@ -46,7 +46,13 @@ fn seventeen_skills_are_refused_by_default_on_every_surface() {
     descriptor(&world, &entries, None);
     for args in [
         &["check", "-c", "skillfold.yaml"][..],
-        &["install", "-c", "skillfold.yaml", "--into", ".claude/skills"],
+        &[
+            "install",
+            "-c",
+            "skillfold.yaml",
+            "--into",
+            ".claude/skills",
+        ],
         &["prompt", "-c", "skillfold.yaml"],
     ] {
         let (code, err) = code_of(&world.run(args));
@@ -75,17 +81,35 @@ fn max_skills_17_accepts_seventeen_on_check_install_prompt_serve_and_the_runtime
     let check = world.run(&["check", "-c", "skillfold.yaml"]);
     assert!(check.status.success(), "{}", stderr(&check));
     assert!(
-        stdout(&check).contains("17 unique skill(s); agents: none (defaults only); at most 17 skills per selection"),
+        stdout(&check).contains(
+            "17 unique skill(s); agents: none (defaults only); at most 17 skills per selection"
+        ),
         "check reports the raised bound: {}",
         stdout(&check)
     );
 
-    let install = world.run(&["install", "-c", "skillfold.yaml", "--into", ".claude/skills"]);
+    let install = world.run(&[
+        "install",
+        "-c",
+        "skillfold.yaml",
+        "--into",
+        ".claude/skills",
+    ]);
     assert!(install.status.success(), "{}", stderr(&install));
     for i in 0..17 {
-        assert!(world.path(&format!(".claude/skills/s{i}/SKILL.md")).is_file());
+        assert!(
+            world
+                .path(&format!(".claude/skills/s{i}/SKILL.md"))
+                .is_file()
+        );
     }
-    let verify = world.run(&["verify", "-c", "skillfold.yaml", "--installed", ".claude/skills"]);
+    let verify = world.run(&[
+        "verify",
+        "-c",
+        "skillfold.yaml",
+        "--installed",
+        ".claude/skills",
+    ]);
     assert!(verify.status.success(), "{}", stderr(&verify));
 
     let prompt = world.run(&["prompt", "-c", "skillfold.yaml"]);
@@ -132,7 +156,11 @@ fn max_skills_outside_16_to_1024_is_refused_by_check_with_its_code() {
         ("1024", None),
         ("16", None),
     ] {
-        descriptor(&world, &entries, Some(&format!("{{ max_skills: {value} }}")));
+        descriptor(
+            &world,
+            &entries,
+            Some(&format!("{{ max_skills: {value} }}")),
+        );
         let out = world.run(&["check", "-c", "skillfold.yaml"]);
         match want {
             Some(code) => {
@@ -170,11 +198,16 @@ fn the_host_api_raises_the_bound_as_the_descriptor_does() {
             b.local(name.clone(), "1", name, hash)
         })
     };
-    let refused = builder().build().expect_err("17 skills over the default bound");
+    let refused = builder()
+        .build()
+        .expect_err("17 skills over the default bound");
     assert_eq!(refused.code().to_string(), "too_many_skills");
     let built = builder().max_skills(17).build().expect("the raised bound");
     let catalogue = built.runtime.catalogue(None).expect("catalogue");
     assert_eq!(catalogue.skills().count(), 17);
-    let over = builder().max_skills(1025).build().expect_err("over the ceiling");
+    let over = builder()
+        .max_skills(1025)
+        .build()
+        .expect_err("over the ceiling");
     assert_eq!(over.code().to_string(), "max_skills_over_ceiling");
 }
