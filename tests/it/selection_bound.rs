@@ -46,6 +46,7 @@ fn seventeen_skills_are_refused_by_default_on_every_surface() {
     descriptor(&world, &entries, None);
     for args in [
         &["check", "-c", "skillfold.yaml"][..],
+        &["prepare", "-c", "skillfold.yaml"],
         &[
             "install",
             "-c",
@@ -73,7 +74,7 @@ fn seventeen_skills_are_refused_by_default_on_every_surface() {
 }
 
 #[test]
-fn max_skills_17_accepts_seventeen_on_check_install_prompt_serve_and_the_runtime() {
+fn max_skills_17_accepts_seventeen_on_check_prepare_install_prompt_serve_and_the_runtime() {
     let world = World::new();
     let entries = bundles(&world, 17);
     descriptor(&world, &entries, Some("{ max_skills: 17 }"));
@@ -87,6 +88,9 @@ fn max_skills_17_accepts_seventeen_on_check_install_prompt_serve_and_the_runtime
         "check reports the raised bound: {}",
         stdout(&check)
     );
+
+    let prepare = world.run(&["prepare", "-c", "skillfold.yaml"]);
+    assert!(prepare.status.success(), "{}", stderr(&prepare));
 
     let install = world.run(&[
         "install",
