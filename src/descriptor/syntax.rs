@@ -22,7 +22,7 @@ pub struct SyntaxError {
     pub message: String,
     /// 1-based line and column, when the parser gave them.
     pub at: Option<(usize, usize)>,
-    /// The offending line (escaped, cut to [`MAX_EXCERPT_CHARS`]) and the caret's column in it
+    /// The offending line (escaped, cut to `MAX_EXCERPT_CHARS` characters) and the caret's column in it
     /// (0-based, in characters).
     pub excerpt: Option<(String, usize)>,
 }

@@ -88,7 +88,7 @@ pub enum CatalogueError {
         second: String,
     },
     /// The descriptor has no such agent: the refusal as every command words it, naming the
-    /// descriptor's agents and the closest ([`crate::descriptor::plan::UnknownAgent`]).
+    /// descriptor's agents and the closest (one wording for every command).
     #[error("{0}")]
     UnknownAgent(String),
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 /// What a source's `content:` makes of hidden characters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum HiddenRule {
-    /// The verdict of each class and place ([`crate::format::content`]).
+    /// The verdict of each class and place (docs/content.md).
     #[default]
     Default,
     /// Every hidden character refuses the bundle (tightens).
@@ -53,7 +53,7 @@ impl ContentPolicy {
     }
 }
 
-/// Where a finding is and what it found, as a [`Problem`] carries it (and JSON shows it).
+/// Where a finding is and what it found, as a [`Problem`](crate::format::problem::Problem) carries it (and JSON shows it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// `tag`, `bidi`, `control`, `invisible`, or `comment`.
