@@ -95,9 +95,8 @@ pub(crate) fn check_in_build(
     }
     // Across entries, on the facts of every entry, valid or not: one pass lists every problem.
     let across = super::across::problems(&c.entries);
-    c.problems.extend(across);
     let selections = super::selection::problems(&c.entries, c.plan.max_skills);
-    c.problems.extend(selections);
+    c.problems.extend(across.into_iter().chain(selections));
     if c.problems.is_empty() {
         Ok(c.plan)
     } else {
