@@ -29,6 +29,10 @@ use crate::support::hex::sha256_hex;
 /// The most characters of a client-chosen value (a URI) kept in a line.
 const MAX_CLIENT_TEXT: usize = 512;
 
+/// The most characters of the skill name a refused call asked for kept in its line: twice the
+/// longest valid name, so a made-up name cannot make a line long.
+const MAX_ASKED_SKILL: usize = 128;
+
 /// Where the lines go.
 #[derive(Debug)]
 enum Sink {
@@ -110,7 +114,12 @@ fn now() -> String {
 
 /// A client's text as a line holds it: its first [`MAX_CLIENT_TEXT`] characters, escaped.
 fn bounded(text: &str) -> String {
-    let cut: String = text.chars().take(MAX_CLIENT_TEXT).collect();
+    capped(text, MAX_CLIENT_TEXT)
+}
+
+/// The first `max` characters of a client's text, escaped.
+fn capped(text: &str, max: usize) -> String {
+    let cut: String = text.chars().take(max).collect();
     crate::support::escape::text(&cut).to_string()
 }
 
@@ -128,6 +137,9 @@ impl Observer for AuditLog {
         if let Value::Object(map) = &mut line {
             caller_fields(map, call.caller);
             trace_fields(map, call.trace, call.request_id);
+        }
+        if let (None, Some(asked), Value::Object(map)) = (call.record, call.asked, &mut line) {
+            map.insert("skill".into(), json!(capped(asked, MAX_ASKED_SKILL)));
         }
         if let (Some(record), Value::Object(map)) = (call.record, &mut line) {
             map.insert("skill".into(), json!(bounded(&record.skill)));

@@ -51,3 +51,45 @@ fn the_caller_of_a_token_is_written_bounded_and_escaped_and_nothing_without_one(
     caller_fields(&mut none, None);
     assert!(none.is_empty());
 }
+
+#[test]
+fn a_refused_call_names_the_skill_asked_for_escaped_and_capped_and_a_served_one_its_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let log = AuditLog::open(&path).unwrap();
+    let asked = format!("gh\u{202e}ost\u{1b}{}", "x".repeat(4 * MAX_ASKED_SKILL));
+    fn refused(asked: Option<&str>) -> ToolCall<'_> {
+        ToolCall {
+            agent: Some("writer"),
+            session: None,
+            caller: None,
+            trace: None,
+            request_id: None,
+            record: None,
+            asked,
+            code: Some("skill_not_found"),
+            tool: "load_skill",
+            outcome: crate::mcp::observe::Outcome::Refused,
+            duration: std::time::Duration::ZERO,
+            bytes: 0,
+        }
+    }
+    log.tool_call(&refused(Some(&asked)));
+    log.tool_call(&refused(None));
+    let text = fs_err::read_to_string(&path).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let skill = lines[0]["skill"].as_str().expect("the skill asked for");
+    assert!(skill.starts_with("gh\\u{202e}ost\\u{1b}xxx"), "{skill}");
+    assert!(!skill.contains('\u{202e}') && !skill.contains('\u{1b}'));
+    assert!(
+        skill.chars().count() <= MAX_ASKED_SKILL + 16,
+        "{}",
+        skill.len()
+    );
+    assert_eq!(lines[0]["code"], "skill_not_found");
+    assert_eq!(lines[0]["outcome"], "refused");
+    assert!(lines[1].get("skill").is_none(), "{}", lines[1]);
+}

@@ -25,7 +25,7 @@ use super::live::{Live, Served};
 use super::observe;
 use super::tools::{call_result, tools_for};
 use super::trace_context::TraceParent;
-use crate::runtime::tools::load_skill;
+use crate::runtime::tools::{self, load_skill};
 
 /// The MCP server handler over a [`Live`] catalogue.
 #[derive(Debug, Clone)]
@@ -110,11 +110,12 @@ impl<'a> Origin<'a> {
 
 impl SkillsServer {
     /// Tells the observer, if any, of a tool call: its record when served, else the code of its
-    /// refusal; `bytes` of text answered.
+    /// refusal and the skill its arguments named (`asked`); `bytes` of text answered.
     fn observe_call(
         &self,
         origin: &Origin<'_>,
         label: &str,
+        asked: Option<&str>,
         started: std::time::Instant,
         outcome: Result<&crate::runtime::tools::Record, &str>,
         bytes: usize,
@@ -129,6 +130,7 @@ impl SkillsServer {
             trace: origin.trace.as_ref(),
             request_id: Some(origin.request_id),
             record: outcome.ok(),
+            asked,
             code: outcome.err(),
             tool: label,
             outcome: if outcome.is_ok() {
@@ -157,6 +159,7 @@ impl SkillsServer {
         &self,
         origin: &Origin<'_>,
         label: &str,
+        asked: Option<&str>,
         started: std::time::Instant,
         outcome: Result<&crate::runtime::tools::Record, &str>,
         result: &rmcp::model::CallToolResult,
@@ -170,7 +173,7 @@ impl SkillsServer {
             .filter_map(|c| c.as_text())
             .map(|t| t.text.len())
             .sum();
-        self.observe_call(origin, label, started, outcome, bytes);
+        self.observe_call(origin, label, asked, started, outcome, bytes);
     }
 
     /// `load_skill` of `name` for a body, answered from the snapshot in memory with the
@@ -210,13 +213,14 @@ impl SkillsServer {
             Ok((json, record)) => {
                 let (text, structured) = splicer.placeholders(&json);
                 let result = super::tools::placeholder_result(text, structured, &record);
-                self.observe_call(origin, &label, started, Ok(&record), json.len());
+                self.observe_call(origin, &label, None, started, Ok(&record), json.len());
                 result
             }
             Err(error) => {
                 let code = error.code.as_str();
                 let result = call_result(Err(error), None);
-                self.observe_result(origin, &label, started, Err(code), &result);
+                let asked = tools::asked_skill(name, &input);
+                self.observe_result(origin, &label, asked, started, Err(code), &result);
                 result
             }
         }))
@@ -353,6 +357,11 @@ impl ServerHandler for SkillsServer {
         let label = Self::label(&served, &name);
         let started = std::time::Instant::now();
         let input = Value::Object(request.arguments.unwrap_or_default());
+        // The skill the arguments name, for the audit line of a refusal (the input moves below).
+        let asked = self
+            .observer
+            .as_ref()
+            .and_then(|_| tools::asked_skill(&name, &input).map(str::to_owned));
         // `load_skill` for a body reads only the snapshot in memory and is answered here; every
         // other call (a helper script that may run to its time limit, a supporting file that may
         // be read again from disk) runs on the blocking pool.
@@ -387,11 +396,13 @@ impl ServerHandler for SkillsServer {
             Ok((_, record)) => Ok(record.clone()),
             Err(error) => Err(error.code.as_str()),
         });
+        let asked = asked.filter(|_| matches!(observed, Some(Err(_))));
         let result = call_result(outcome, prebuilt.as_deref());
         if let Some(observed) = observed {
             self.observe_result(
                 &origin,
                 &label,
+                asked.as_deref(),
                 started,
                 observed.as_ref().map_err(|c| *c),
                 &result,

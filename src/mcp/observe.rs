@@ -62,6 +62,9 @@ pub struct ToolCall<'a> {
     /// What the library records of a call that served content: skill, version, pinned hash,
     /// the file, bytes and their SHA-256.
     pub record: Option<&'a crate::runtime::tools::Record>,
+    /// For a refused call, the skill its arguments named (client text: observers must bound and
+    /// escape it); `None` when served, or when the arguments named none.
+    pub asked: Option<&'a str>,
     /// The tool error's code, for a refused call.
     pub code: Option<&'a str>,
     /// The tool's name, or `unknown` for a name the catalogue has no tool for.

@@ -546,6 +546,8 @@ fn the_audit_log_records_every_call_and_read_and_follows_rotation() {
     );
     assert_eq!(refused["outcome"], "refused");
     assert_eq!(refused["code"], "validation_error");
+    assert_eq!(refused["skill"], "nope", "the skill asked for: {refused}");
+    assert_eq!(refused["hash"], serde_json::Value::Null, "{refused}");
     assert_eq!(read["method"], "resources/read");
     assert_eq!(read["path"], "SKILL.md");
     assert_eq!(read["hash"], pinned.as_str());

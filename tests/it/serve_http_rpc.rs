@@ -464,6 +464,9 @@ fn the_audit_log_escapes_what_a_client_chose_and_stays_json() {
     assert_eq!(records[0]["path"], format!("{escaped}.md"), "{text}");
     assert_eq!(records[1]["uri"], format!("file:///{escaped}"), "{text}");
     assert_eq!(records[2]["tool"], "load_skill", "{text}");
+    // A refused call names the skill asked for, escaped as the rest.
+    assert_eq!(records[2]["outcome"], "refused", "{text}");
+    assert_eq!(records[2]["skill"], escaped, "{text}");
 }
 
 /// Whether process `pid` is still running (not gone, not a zombie).

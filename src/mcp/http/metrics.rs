@@ -394,6 +394,7 @@ mod tests {
             trace: None,
             request_id: None,
             record: None,
+            asked: None,
             code: None,
             tool: "load_skill",
             outcome: Outcome::Ok,
