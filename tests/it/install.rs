@@ -724,6 +724,36 @@ fn a_read_only_target_exits_2_and_a_full_one_exits_1_with_the_previous_install_i
 }
 
 #[test]
+fn a_bundle_that_cannot_be_staged_leaves_every_bundle_of_the_run_as_it_was() {
+    let mut s = Setup::new();
+    let Some(mount) = mount_tmpfs(&s.dir("mnt"), "size=512k") else {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    };
+    ok(&s.run(&["install", "--into", "mnt/skills", "--agent", "dev"]));
+    let before = snapshot(&s.dir("mnt/skills"));
+    // `delta` (staged first) fits; `gamma` carries more than the whole file system holds.
+    s.local("delta", " changed", &[]);
+    // Five supporting files of 120 KiB each (the contract's bound is 128 KiB a file).
+    let large = "a".repeat(120 * 1024);
+    let names: Vec<String> = (0..5).map(|i| format!("references/part-{i}.md")).collect();
+    let parts: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), large.as_str())).collect();
+    s.local("gamma", " changed", &parts);
+    s.write_descriptor();
+    let out = s.run(&["install", "--into", "mnt/skills", "--agent", "dev"]);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("[install_io]"), "{}", stderr(&out));
+    // Every bundle is staged before the first is swapped in: `delta` is not new alone, and no
+    // staging folder is left (the folder's own times change with them).
+    let mut after = snapshot(&s.dir("mnt/skills"));
+    let mut before = before;
+    after.remove("");
+    before.remove("");
+    assert_eq!(after, before, "nothing changed");
+    drop(mount);
+}
+
+#[test]
 fn verify_installed_reports_a_missing_folder_and_json_shape() {
     let s = Setup::new();
     let out = s.run(&["verify", "--installed", "nowhere", "--json"]);

@@ -11,14 +11,18 @@
 //!   the same folder is refused at once (retryable). Nothing is written for it.
 //! - **Staging.** A bundle is written into `.skillfold-install-stage-<name>` inside the folder
 //!   (same file system): new files only (`O_CREAT | O_EXCL | O_NOFOLLOW`), each given its mode
-//!   exactly (no umask), then one `syncfs`.
+//!   exactly (no umask). Every bundle of a run is staged first, then one `syncfs` makes all of
+//!   them durable before the first is swapped in ([`sync_staged`]): one sync per run, not per
+//!   bundle.
 //! - **Swapping in.** A new bundle is renamed into place with `RENAME_NOREPLACE`. A bundle that
 //!   replaces one is exchanged with it in one step (`RENAME_EXCHANGE`), so `DIR/<name>` always
 //!   holds a whole bundle, old or new; the old one, now at the staging name, is then removed.
 //!   Where the file system cannot exchange (`EINVAL`), the old bundle is renamed aside to
 //!   `.skillfold-install-old-<name>` and the new one renamed in: between those two renames
 //!   `DIR/<name>` is absent (never half written), and a crash there leaves the old bundle aside,
-//!   which the next run removes before installing the new one again.
+//!   which the next run removes before installing the new one again. The folder itself is synced
+//!   once, after the last rename or removal of a run ([`sync_folder`]), before the record that
+//!   names the result is written.
 //! - **Removing.** A bundle no longer selected is renamed aside first, then removed, so a crash
 //!   never leaves half of it at its name. Removal walks the tree by descriptors, unlinking links
 //!   as entries, never following them.
@@ -209,7 +213,8 @@ fn aside_name(name: &str) -> String {
     format!("{OWN_PREFIX}old-{name}")
 }
 
-/// Writes `files` into the staging folder of bundle `name` (made new) and syncs them.
+/// Writes `files` into the staging folder of bundle `name` (made new); [`sync_staged`] makes
+/// them durable.
 pub fn stage(target: &Target, name: &str, files: &[StagedFile<'_>]) -> Result<(), InstallError> {
     let staged = stage_name(name);
     let io = |e: std::io::Error| InstallError::io(&format!("{}/{staged}", target.shown), &e);
@@ -217,23 +222,39 @@ pub fn stage(target: &Target, name: &str, files: &[StagedFile<'_>]) -> Result<()
     let staged_c = cstr(staged.as_bytes()).map_err(|e| io(e.into_io()))?;
     let root =
         untrusted_fs::create_dir(&target.fd, &staged_c, 0o755).map_err(|e| io(e.into_io()))?;
-    let written = files
-        .iter()
-        .try_for_each(|file| {
-            write_file(&root, file).map_err(|e| {
-                InstallError::io(
-                    &format!("{}/{staged}/{}", target.shown, escape::text(file.path)),
-                    &e,
-                )
-            })
+    let written = files.iter().try_for_each(|file| {
+        write_file(&root, file).map_err(|e| {
+            InstallError::io(
+                &format!("{}/{staged}/{}", target.shown, escape::text(file.path)),
+                &e,
+            )
         })
-        .and_then(|()| rustix::fs::syncfs(&root).map_err(|errno| io(errno.into())));
+    });
     if written.is_err() {
         // What was staged is of no use (a full disk wants its space back); a crash here leaves
         // it for the next run.
         let _ = remove_tree(target.fd.as_fd(), &staged, 0);
     }
     written
+}
+
+/// Makes every bundle staged so far durable (one `syncfs` of the folder's file system), before
+/// the first of them is swapped in.
+pub fn sync_staged(target: &Target) -> Result<(), InstallError> {
+    rustix::fs::syncfs(&target.fd)
+        .map_err(|errno| InstallError::io(&target.shown, &std::io::Error::from(errno)))
+}
+
+/// Makes the renames and removals of a run durable (one `fsync` of the folder), before the
+/// record that names their result is written.
+pub fn sync_folder(target: &Target) -> Result<(), InstallError> {
+    rustix::fs::fsync(&target.fd)
+        .map_err(|errno| InstallError::io(&target.shown, &std::io::Error::from(errno)))
+}
+
+/// Removes the staging folder of bundle `name` (a run that failed before swapping it in).
+pub fn unstage(target: &Target, name: &str) {
+    let _ = remove_tree(target.fd.as_fd(), &stage_name(name), 0);
 }
 
 /// Creates `file` below the open directory `root`: its folders (`0755`), then the file itself,
@@ -260,6 +281,7 @@ fn write_file(root: &OwnedFd, file: &StagedFile<'_>) -> std::io::Result<()> {
 
 /// Puts the staged bundle `name` in place: renamed in when `DIR/<name>` is absent, exchanged
 /// with it when it holds the bundle being replaced (see the module doc), the old one removed.
+/// [`sync_folder`] makes it durable.
 pub fn swap_in(target: &Target, name: &str, replace: bool) -> Result<(), InstallError> {
     let staged = stage_name(name);
     let io = |e: std::io::Error| InstallError::io(&format!("{}/{name}", target.shown), &e);
@@ -282,18 +304,18 @@ pub fn swap_in(target: &Target, name: &str, replace: bool) -> Result<(), Install
         // After an exchange the old bundle is at the staging name.
         remove_tree(dir, &staged, 0).map_err(io)?;
     }
-    rustix::fs::fsync(dir).map_err(|errno| io(errno.into()))
+    Ok(())
 }
 
-/// Removes the installed bundle `name`: renamed aside, then removed.
+/// Removes the installed bundle `name`: renamed aside, then removed ([`sync_folder`] makes it
+/// durable).
 pub fn remove(target: &Target, name: &str) -> Result<(), InstallError> {
     let aside = aside_name(name);
     let io = |e: std::io::Error| InstallError::io(&format!("{}/{name}", target.shown), &e);
     let dir = target.fd.as_fd();
     remove_tree(dir, &aside, 0).map_err(io)?;
     rename(dir, name, &aside, rustix::fs::RenameFlags::NOREPLACE).map_err(io)?;
-    remove_tree(dir, &aside, 0).map_err(io)?;
-    rustix::fs::fsync(dir).map_err(|errno| io(errno.into()))
+    remove_tree(dir, &aside, 0).map_err(io)
 }
 
 /// Removes what an interrupted run left: every name of `names` that is the tool's own

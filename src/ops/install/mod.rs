@@ -536,38 +536,60 @@ fn apply(
         let claim = Record::new(agent, old.bundles.iter().cloned().chain(claimed).collect());
         written |= record::write(&target.fd, &target.shown, &claim, old_bytes)?;
     }
-    for (bundle, action) in verified.iter().zip(&changes.actions) {
-        if *action == Action::Keep {
-            continue;
+    let changed: Vec<(&Verified, &Action)> = verified
+        .iter()
+        .zip(&changes.actions)
+        .filter(|(_, action)| **action != Action::Keep)
+        .collect();
+    // Every changed bundle is staged, then all of them are synced at once, then swapped in.
+    for (done, (bundle, _)) in changed.iter().enumerate() {
+        if let Err(e) = stage_bundle(target, bundle) {
+            for (staged, _) in &changed[..done] {
+                folder::unstage(target, staged.snapshot.pin().name.as_str());
+            }
+            return Err(e);
         }
+    }
+    if !changed.is_empty() {
+        folder::sync_staged(target)?;
+    }
+    for (bundle, action) in &changed {
         let name = bundle.snapshot.pin().name.as_str();
-        let bytes: Vec<Cow<'_, [u8]>> = bundle
-            .snapshot
-            .files()
-            .iter()
-            .map(|f| bundle.snapshot.read(f))
-            .collect::<Result<_, _>>()
-            .map_err(|e| InstallError::new(e.code(), e.to_string()))?;
-        let files: Vec<StagedFile<'_>> = bundle
-            .files
-            .iter()
-            .zip(&bytes)
-            .zip(&bundle.modes)
-            .map(|((record, bytes), mode)| StagedFile {
-                path: &record.path,
-                bytes,
-                mode: *mode,
-            })
-            .collect();
-        folder::stage(target, name, &files)?;
-        folder::swap_in(target, name, *action == Action::Replace)?;
+        folder::swap_in(target, name, **action == Action::Replace)?;
         crate::support::failpoint::hit("install-between-bundles");
     }
     for gone in &changes.removals {
         folder::remove(target, &gone.name)?;
     }
+    if !changed.is_empty() || !changes.removals.is_empty() {
+        folder::sync_folder(target)?;
+    }
     let record = Record::new(agent, verified.iter().map(record_entry).collect());
     let current = if written { None } else { old_bytes };
     written |= record::write(&target.fd, &target.shown, &record, current)?;
     Ok(written)
+}
+
+/// Writes the verified bytes of `bundle`, with their modes, into its staging folder.
+fn stage_bundle(target: &Target, bundle: &Verified) -> Result<(), InstallError> {
+    let name = bundle.snapshot.pin().name.as_str();
+    let bytes: Vec<Cow<'_, [u8]>> = bundle
+        .snapshot
+        .files()
+        .iter()
+        .map(|f| bundle.snapshot.read(f))
+        .collect::<Result<_, _>>()
+        .map_err(|e| InstallError::new(e.code(), e.to_string()))?;
+    let files: Vec<StagedFile<'_>> = bundle
+        .files
+        .iter()
+        .zip(&bytes)
+        .zip(&bundle.modes)
+        .map(|((record, bytes), mode)| StagedFile {
+            path: &record.path,
+            bytes,
+            mode: *mode,
+        })
+        .collect();
+    folder::stage(target, name, &files)
 }
