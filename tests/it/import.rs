@@ -64,6 +64,7 @@ impl World {
             text = text
                 .replace(&format!("{{{upper}_HASH}}"), &skills_hash(&files))
                 .replace(&format!("{{{upper}_DIGEST}}"), &toolhive_digest(&files))
+                .replace(&format!("{{{upper}_APM}}"), &apm_hash(&files))
                 .replace(
                     &format!("{{{upper}_TREE}}"),
                     &git(
@@ -129,6 +130,17 @@ impl World {
         all.extend(["-c", config.to_str().expect("utf8")]);
         skillfold_in(self.dir.path(), &all)
     }
+}
+
+/// `content_hash` of APM, written from its definition: the files in byte order of their paths
+/// (here `SKILL.md` before `references/…`), each path then its bytes.
+fn apm_hash(files: &[(String, Vec<u8>)]) -> String {
+    let mut hash = Sha256::new();
+    for (path, bytes) in files {
+        hash.update(path.as_bytes());
+        hash.update(bytes);
+    }
+    format!("sha256:{}", hex(&hash.finalize()))
 }
 
 /// `computedHash` of the `skills` CLI, written from its definition: the files in the order of
@@ -290,6 +302,41 @@ fn a_toolhive_lock_pins_its_git_skills_and_lists_its_oci_one() {
         draft.contains(&format!("hash: {}", w.repo.digest("pdf"))),
         "{draft}"
     );
+    w.assert_adoptable(&draft, true);
+}
+
+#[test]
+fn an_apm_lock_pins_its_git_skills_reports_a_hash_that_differs_and_leaves_out_a_local_one() {
+    let w = World::new();
+    let out = w.import(&w.lock("apm.lock.yaml"));
+    let (draft, err) = (stdout(&out), stderr(&out));
+    assert_eq!(code(&out), Some(2), "{err}\n{draft}");
+    assert!(err.contains("Microsoft APM's lock"), "{err}");
+    assert!(
+        err.contains("left out: `notes`") && err.contains("[lock_local_path]"),
+        "{err}"
+    );
+    // `pdf`'s content hash agrees; `csv`'s recorded one does not, and is reported, not replaced.
+    assert_eq!(err.matches("[lock_hash_mismatch]").count(), 1, "{err}");
+    assert!(err.contains("`csv`"), "{err}");
+    assert!(
+        draft.contains("resolved from the lock's ref `v2.1.0`"),
+        "{draft}"
+    );
+    assert!(
+        draft.contains("resolved from `main` (refs/heads/main)"),
+        "{draft}"
+    );
+    assert!(
+        draft.contains("version: \"2.1.0\"  # from the lock"),
+        "{draft}"
+    );
+    for skill in ["pdf", "csv"] {
+        assert!(
+            draft.contains(&format!("hash: {}", w.repo.digest(skill))),
+            "{skill}: {draft}"
+        );
+    }
     w.assert_adoptable(&draft, true);
 }
 

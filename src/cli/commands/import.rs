@@ -11,8 +11,9 @@ use crate::support::escape;
 
 /// Turn another tool's lock file into a descriptor draft to review.
 ///
-/// Reads `skills-lock.json` or `~/.agents/.skill-lock.json` of the `skills` CLI, or
-/// `toolhive.lock.yaml` of ToolHive (the format is told from the content), resolves every entry
+/// Reads `skills-lock.json` or `~/.agents/.skill-lock.json` of the `skills` CLI,
+/// `toolhive.lock.yaml` of ToolHive, or `apm.lock.yaml` of Microsoft APM (the format is told from
+/// the content), resolves every entry
 /// to a full commit and the digest of its bundle, fetching exactly as `skillfold pin` does, and
 /// prints the draft on stdout (YAML that passes `skillfold check`); what was resolved, compared
 /// and left out goes to stderr. A moving ref is resolved once and written as the commit, with a
@@ -28,7 +29,8 @@ use crate::support::escape;
 #[command(
     after_help = "Examples:\n  skillfold import skills-lock.json > skillfold.yaml\n  \
     skillfold import ~/.agents/.skill-lock.json\n  \
-    skillfold import toolhive.lock.yaml --rewrite https://github.com/=https://git.example.com/mirror/"
+    skillfold import toolhive.lock.yaml --rewrite https://github.com/=https://git.example.com/mirror/\n  \
+    skillfold import apm.lock.yaml > skillfold.yaml"
 )]
 pub struct ImportArgs {
     /// The lock file (at most 1 MiB).

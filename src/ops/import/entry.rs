@@ -65,6 +65,9 @@ pub enum Recorded {
     /// `contentDigest` of a `toolhive.lock.yaml`: `sha256:` and SHA-256 over each file's path
     /// and the SHA-256 of its bytes.
     ToolhiveContent(String),
+    /// `content_hash` of an `apm.lock.yaml`: `sha256:` and SHA-256 over each file's path then
+    /// its bytes.
+    ApmContent(String),
 }
 
 impl Recorded {
@@ -74,6 +77,7 @@ impl Recorded {
             Recorded::SkillsFolderHash(_) => "computedHash",
             Recorded::GitTree(_) | Recorded::SkillsGlobalContent(_) => "skillFolderHash",
             Recorded::ToolhiveContent(_) => "contentDigest",
+            Recorded::ApmContent(_) => "content_hash",
         }
     }
 
@@ -83,7 +87,8 @@ impl Recorded {
             Recorded::SkillsFolderHash(v)
             | Recorded::GitTree(v)
             | Recorded::SkillsGlobalContent(v)
-            | Recorded::ToolhiveContent(v) => v,
+            | Recorded::ToolhiveContent(v)
+            | Recorded::ApmContent(v) => v,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The content hashes other tools record for a skill folder, computed from the files of the
 //! bundle `import` fetched, so a lock's own record can be compared with what the draft pins:
-//! the `skills` CLI's `computedHash` and ToolHive's `contentDigest`. (The global `skills` lock
+//! the `skills` CLI's `computedHash`, ToolHive's `contentDigest` and APM's `content_hash`. (The global `skills` lock
 //! records a Git tree id, which the fetched commit gives directly.)
 
 use sha2::{Digest, Sha256};
@@ -37,6 +37,30 @@ pub fn toolhive_content_digest(files: &FileSet) -> String {
         hash.update([0]);
         hash.update(Sha256::digest(bytes));
         hash.update(b"\n");
+    }
+    format!("sha256:{}", hex::encode(&hash.finalize()))
+}
+
+/// APM's `content_hash`: `sha256:` and the SHA-256 over, for each file in byte order of its
+/// relative path (the order of Python's `sorted` on the paths), the path then the file's bytes.
+/// APM leaves out files below a `.git` or `__pycache__` folder and a top-level `.apm-pin` (its
+/// own marker); so does this.
+pub fn apm_content_hash(files: &FileSet) -> String {
+    let mut listed: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b))
+        .filter(|(path, _)| {
+            *path != ".apm-pin"
+                && !path
+                    .split('/')
+                    .any(|segment| segment == ".git" || segment == "__pycache__")
+        })
+        .collect();
+    listed.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let mut hash = Sha256::new();
+    for (path, bytes) in listed {
+        hash.update(path.as_bytes());
+        hash.update(bytes);
     }
     format!("sha256:{}", hex::encode(&hash.finalize()))
 }

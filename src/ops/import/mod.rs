@@ -1,11 +1,12 @@
 //! `skillfold import FILE`: the lock file of another tool turned into a descriptor draft to
 //! review. The steps: read the file within [`MAX_LOCK_BYTES`] (checked before reading), parse it
 //! strictly ([`tree`]: no duplicate keys, bounded nesting), tell its format from its content
-//! ([`Format`]), read its entries ([`skills_cli`], [`toolhive`]), resolve each one exactly as
+//! ([`Format`]), read its entries ([`skills_cli`], [`toolhive`], [`apm`]), resolve each one exactly as
 //! `skillfold pin` pins ([`resolve`]), and write the draft ([`draft`]). An entry that cannot be
 //! resolved is left out with its reason; the lock's own content hashes are compared, never
 //! replaced silently. docs/import.md is the user's page.
 
+pub mod apm;
 pub mod code;
 pub mod draft;
 pub mod entry;
@@ -48,6 +49,8 @@ pub enum Format {
     SkillsGlobal,
     /// `toolhive.lock.yaml` of ToolHive (version 1).
     Toolhive,
+    /// `apm.lock.yaml` of Microsoft APM (`lockfile_version` 1 to 3).
+    Apm,
 }
 
 impl Format {
@@ -57,6 +60,7 @@ impl Format {
             Format::SkillsProject => "the `skills` CLI's project lock (skills-lock.json)",
             Format::SkillsGlobal => "the `skills` CLI's global lock (.skill-lock.json)",
             Format::Toolhive => "ToolHive's lock (toolhive.lock.yaml)",
+            Format::Apm => "Microsoft APM's lock (apm.lock.yaml)",
         }
     }
 }
@@ -109,7 +113,8 @@ pub enum ImportError {
     /// The file is none of the formats `import` reads.
     #[error(
         "{path}: {detail}; `import` reads skills-lock.json (version 1) and .skill-lock.json \
-         (version 3) of the `skills` CLI and toolhive.lock.yaml (version 1) of ToolHive"
+         (version 3) of the `skills` CLI, toolhive.lock.yaml (version 1) of ToolHive and \
+         apm.lock.yaml (lockfile_version 1 to 3) of Microsoft APM"
     )]
     UnknownFormat {
         /// The file, escaped.
@@ -279,6 +284,10 @@ pub fn read(
     };
     let version = value.get("version");
     let skills = value.get("skills");
+    // APM's lock names its entries `dependencies` and its version `lockfile_version`, a string.
+    if let Some(lockfile) = value.get("lockfile_version") {
+        return read_apm(lockfile, value.get("dependencies"), rewrites, &shown);
+    }
     let count = match skills {
         Some(Value::Object(map)) => map.len(),
         Some(Value::Array(list)) => list.len(),
@@ -317,6 +326,44 @@ pub fn read(
     }
 }
 
+/// The entries of an APM lock whose `lockfile_version` is `lockfile`.
+fn read_apm(
+    lockfile: &Value,
+    dependencies: Option<&Value>,
+    rewrites: &[Rewrite],
+    shown: &str,
+) -> Result<(Format, Vec<Result<LockEntry, LeftOut>>), ImportError> {
+    let unknown = |detail: String| ImportError::UnknownFormat {
+        path: shown.to_owned(),
+        detail,
+    };
+    if !lockfile
+        .as_str()
+        .is_some_and(|v| apm::VERSIONS.contains(&v))
+    {
+        return Err(unknown(format!(
+            "`lockfile_version` {} is not a version of APM's lock `import` reads",
+            entry::shown(&lockfile.to_string())
+        )));
+    }
+    let dependencies = match dependencies {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(list)) => list.as_slice(),
+        Some(_) => {
+            return Err(unknown(
+                "APM's lock, but its `dependencies` is not a list".to_owned(),
+            ));
+        }
+    };
+    if dependencies.len() > MAX_ENTRIES {
+        return Err(ImportError::TooManyEntries {
+            path: shown.to_owned(),
+            count: dependencies.len(),
+        });
+    }
+    Ok((Format::Apm, apm::entries(dependencies, rewrites)))
+}
+
 /// Whether the file's name says YAML (`.yaml`, `.yml`).
 fn named_yaml(path: &Path) -> bool {
     path.extension()
@@ -353,10 +400,18 @@ mod tests {
             Format::Toolhive
         );
         assert_eq!(read_format("skills: []\n").unwrap(), Format::Toolhive);
+        assert_eq!(
+            read_format("lockfile_version: '1'\napm_version: 0.35.0\ndependencies: []\n").unwrap(),
+            Format::Apm
+        );
+        assert_eq!(read_format("lockfile_version: '3'\n").unwrap(), Format::Apm);
         for unknown in [
             r#"{"version": 2, "skills": {}}"#,
             r#"{"lockfileVersion": 3, "packages": {}}"#,
             "version: 1\nskills: {}\n",
+            "lockfile_version: '4'\ndependencies: []\n",
+            "lockfile_version: 1\ndependencies: []\n",
+            "lockfile_version: '1'\ndependencies: {}\n",
             "---\nname: pdf\ndescription: d\n---\n",
             "[]",
         ] {
@@ -378,6 +433,11 @@ mod tests {
             code_of(entries(MAX_ENTRIES + 1).as_bytes()),
             ImportCode::LockTooLarge
         );
+        let apm = format!(
+            "lockfile_version: '1'\ndependencies:\n{}",
+            "- repo_url: a/b\n".repeat(MAX_ENTRIES + 1)
+        );
+        assert_eq!(code_of(apm.as_bytes()), ImportCode::LockTooLarge);
         let deep = format!(
             "{{\"skills\": {}{}}}",
             "[".repeat(10_000),

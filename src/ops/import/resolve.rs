@@ -254,6 +254,7 @@ fn compare(recorded: &Recorded, found: &pin::Found) -> (Option<String>, Option<S
         }
         Recorded::GitTree(_) => found.tree.clone(),
         Recorded::ToolhiveContent(_) => Some(hashes::toolhive_content_digest(files)),
+        Recorded::ApmContent(_) => Some(hashes::apm_content_hash(files)),
     };
     let field = recorded.field();
     let said = shown(recorded.value());
