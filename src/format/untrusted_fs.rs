@@ -202,6 +202,20 @@ pub fn open_dir_path<'a>(
     Ok(dir)
 }
 
+/// The permission bits (`0o7777`) of the regular file `rel` (`/`-separated) below the directory
+/// `root`, every folder on the way opened without following a link; `ENOENT` when it is no
+/// regular file (a link, a folder, nothing).
+pub fn mode_beneath(root: &Path, rel: &str) -> std::io::Result<u32> {
+    let mut segments: Vec<&str> = rel.split('/').collect();
+    let last = segments.pop().unwrap_or_default();
+    let dir = open_dir_path(root, segments).map_err(UntrustedOpenError::into_io)?;
+    let name = component(last).map_err(UntrustedOpenError::into_io)?;
+    match stat_at(&dir, &name)? {
+        Some(st) if kind(&st) == FileType::RegularFile => Ok(st.st_mode & 0o7777),
+        _ => Err(Errno::NOENT.into()),
+    }
+}
+
 /// One path component as a C string; an empty one, `.`, `..`, one holding `/` or NUL is refused
 /// as not found (no such single name exists below a directory).
 pub fn component(segment: &str) -> Result<Box<CStr>, UntrustedOpenError> {

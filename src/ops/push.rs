@@ -14,7 +14,7 @@ use crate::runtime::Runtime;
 use crate::runtime::catalogue::CatalogueError;
 use crate::runtime::snapshot::{LoadFailure, Snapshot};
 use crate::source::oci::code::DistributionCode;
-use crate::source::oci::image::{ImageBundle, Platform, Provenance, image};
+use crate::source::oci::image::{ImageBundle, ImageFile, Platform, Provenance, image};
 use crate::support::error_code::{ErrorCode, ExitClass};
 
 /// Where the image goes.
@@ -201,7 +201,18 @@ pub fn push(plan: Plan, options: &PushOptions) -> Result<PushReport, PushError> 
     for snapshot in &snapshots {
         let mut files = Vec::new();
         for file in snapshot.files() {
-            files.push((file.path().to_owned(), snapshot.read(file)?.into_owned()));
+            // Where the verified file sits: its execute bit is the one `prepare` carried over.
+            let mode = snapshot.mode(file).map_err(|e| {
+                crate::runtime::snapshot::FileReadError::Unreadable {
+                    path: file.path().to_owned(),
+                    reason: e.to_string(),
+                }
+            })?;
+            files.push(ImageFile {
+                path: file.path().to_owned(),
+                bytes: snapshot.read(file)?.into_owned(),
+                executable: mode & 0o111 != 0,
+            });
         }
         bundles.push(ImageBundle {
             pin: snapshot.pin(),

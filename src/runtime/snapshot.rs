@@ -356,6 +356,16 @@ impl Snapshot {
         Ok(Cow::Owned(bytes))
     }
 
+    /// The permission bits of `file` (one of [`Snapshot::files`]) where it was verified: read
+    /// beneath the snapshot's directory without following a link (`0o555` for a file its source
+    /// marks executable, as `prepare` writes it); `0o644` for a snapshot held in memory only.
+    pub fn mode(&self, file: &StoredFile) -> std::io::Result<u32> {
+        match self.dir.as_deref() {
+            Some(dir) => crate::format::untrusted_fs::mode_beneath(dir, file.path()),
+            None => Ok(0o644),
+        }
+    }
+
     /// The SHA-256 (lowercase hex) of what serving `reference` returns (`None`: the body),
     /// computed once when the snapshot was made.
     pub fn served_sha256(&self, reference: Option<&str>) -> Option<&str> {

@@ -78,11 +78,21 @@ fn the_prepare_summary_names_the_image_not_the_corpus_directory() {
 fn a_pushed_image_is_prepared_by_digest_verified_served_and_kept_without_the_registry() {
     let lab = Lab::new(
         &[
-            ("pdf", &[("references/forms.md", "# Forms\n")]),
+            (
+                "pdf",
+                &[
+                    ("references/forms.md", "# Forms\n"),
+                    ("scripts/fill.sh", "#!/bin/sh\necho fill\n"),
+                ],
+            ),
             ("docx", &[]),
         ],
         &[],
     );
+    // An executable helper (a local source keeps its directory's execute bit).
+    let helper = lab.tmp.path().join("src0/pdf/scripts/fill.sh");
+    fs_err::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
     let registry = Registry::start(&[]);
     let pushed = push_to(&lab, &registry.repository("platform/skills:v1"), &[]);
     assert_eq!(pushed.status.code(), Some(0), "{}", stderr(&pushed));
@@ -99,6 +109,18 @@ fn a_pushed_image_is_prepared_by_digest_verified_served_and_kept_without_the_reg
         reference.rsplit_once('@').expect("@").1
     );
     assert_eq!(report["fetches"], 1);
+    // The image carries the helper's execute bit, so the corpus does too (`push` writes it
+    // `0555` in the layer; `prepare` keeps it, never group/other write).
+    let mode = |rel: &str| {
+        use std::os::unix::fs::PermissionsExt as _;
+        fs_err::metadata(lab.tmp.path().join("corpus/current/pdf").join(rel))
+            .expect("stat")
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    assert_eq!(mode("scripts/fill.sh"), 0o555);
+    assert_eq!(mode("SKILL.md"), 0o444);
     let verified = skillfold_with(&config, &["verify"]);
     assert_eq!(verified.status.code(), Some(0), "{}", stderr(&verified));
     let loaded = skillfold_with(&config, &["load", "pdf", "references/forms.md"]);

@@ -191,18 +191,6 @@ pub fn kind_of(target: &Target, name: &str) -> Result<Option<FileType>, InstallE
         .map_err(|errno| InstallError::io(&format!("{}/{name}", target.shown), &errno.into()))
 }
 
-/// The permission bits of `rel` below the directory `root`, opened without following a link.
-pub fn mode_at(root: &Path, rel: &str) -> std::io::Result<u32> {
-    let mut segments: Vec<&str> = rel.split('/').collect();
-    let last = segments.pop().unwrap_or_default();
-    let dir = untrusted_fs::open_dir_path(root, segments).map_err(UntrustedOpenError::into_io)?;
-    let name = untrusted_fs::component(last).map_err(UntrustedOpenError::into_io)?;
-    match untrusted_fs::stat_at(&dir, &name)? {
-        Some(st) if untrusted_fs::kind(&st) == FileType::RegularFile => Ok(st.st_mode & 0o7777),
-        _ => Err(Errno::NOENT.into()),
-    }
-}
-
 /// The staging name of bundle `name`.
 fn stage_name(name: &str) -> String {
     format!("{OWN_PREFIX}stage-{name}")

@@ -86,9 +86,10 @@ pub fn judge(
         && changed_files(expected, &now).is_empty()
     {
         for (file, mode) in expected.iter().zip(modes) {
-            let found = folder::mode_at(path, &file.path).map_err(|e| {
-                InstallError::io(&escape::path(&path.join(&file.path)).to_string(), &e)
-            })?;
+            let found =
+                crate::format::untrusted_fs::mode_beneath(path, &file.path).map_err(|e| {
+                    InstallError::io(&escape::path(&path.join(&file.path)).to_string(), &e)
+                })?;
             if found != *mode {
                 return Ok(Held::Ours);
             }
@@ -384,7 +385,7 @@ fn mode_drift(
     let mut drift = Vec::new();
     for (file, _) in bundle.files().iter() {
         let file = file.as_str();
-        let mode = folder::mode_at(path, file)
+        let mode = crate::format::untrusted_fs::mode_beneath(path, file)
             .map_err(|e| InstallError::io(&escape::path(&path.join(file)).to_string(), &e))?;
         let expected = executable.and_then(|r| r.iter().find(|f| f.path == file));
         let why = if mode & 0o7000 != 0 {

@@ -259,15 +259,11 @@ fn verified(snapshot: &std::sync::Arc<Snapshot>) -> Result<Verified, InstallErro
     let mut files = Vec::new();
     let mut modes = Vec::new();
     for file in snapshot.files() {
-        let mode = match snapshot.dir() {
-            Some(dir) => folder::mode_at(dir, file.path()).map_err(|e| {
-                InstallError::io(
-                    &format!("{}/{}", escape::path(dir), escape::text(file.path())),
-                    &e,
-                )
-            })?,
-            None => 0o644,
-        };
+        let mode = snapshot.mode(file).map_err(|e| {
+            let dir = snapshot.dir().map(escape::path);
+            let shown = dir.map_or_else(String::new, |d| format!("{d}/"));
+            InstallError::io(&format!("{shown}{}", escape::text(file.path())), &e)
+        })?;
         let mode = mode & 0o755;
         files.push(FileRecord {
             path: file.path().to_owned(),

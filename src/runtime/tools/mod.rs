@@ -374,6 +374,7 @@ pub(crate) fn record(access: &Access<'_>, content: &[u8]) -> Record {
 /// The skill a call's arguments name, as the client wrote it (`name` for [`load_skill`], `skill`
 /// for [`read_reference`] and [`run_script`]); `None` for another tool or an argument that is no
 /// string. Client text: whoever shows it must bound and escape it.
+#[cfg(feature = "mcp")]
 pub fn asked_skill<'a>(tool: &str, input: &'a Value) -> Option<&'a str> {
     let argument = match tool {
         load_skill::NAME => "name",

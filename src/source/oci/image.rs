@@ -50,8 +50,20 @@ pub fn sha256(bytes: &[u8]) -> String {
 pub struct ImageBundle<'a> {
     /// Its pin (name, version, digest), verified.
     pub pin: &'a Pin,
-    /// Every file, bundle-relative path and verified bytes.
-    pub files: Vec<(String, Vec<u8>)>,
+    /// Every file: bundle-relative path, verified bytes, and whether it is executable.
+    pub files: Vec<ImageFile>,
+}
+
+/// One file of a bundle in an image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageFile {
+    /// Its bundle-relative path.
+    pub path: String,
+    /// Its verified bytes.
+    pub bytes: Vec<u8>,
+    /// Whether its source marks it executable (a Git tree's `100755`, an image layer's execute
+    /// bit): written `0555` in the layer, else `0444`, so a re-published helper keeps its bit.
+    pub executable: bool,
 }
 
 /// Where the bundles came from, for the manifest's standard annotations.
@@ -109,9 +121,10 @@ pub fn layer(bundle: &ImageBundle<'_>) -> Layer {
     let files: Vec<TarFile<'_>> = bundle
         .files
         .iter()
-        .map(|(path, bytes)| TarFile {
-            path: format!("{name}/{path}"),
-            bytes,
+        .map(|file| TarFile {
+            path: format!("{name}/{}", file.path),
+            bytes: &file.bytes,
+            executable: file.executable,
         })
         .collect();
     let tar = archive(&files);

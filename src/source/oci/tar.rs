@@ -1,6 +1,6 @@
 //! The reproducible tar of one bundle layer: POSIX ustar entries for directories and regular
 //! files only, in byte order of their paths (every directory before what it holds), mode 0555
-//! (directories) or 0444 (files), uid and gid 0, empty user and group names, mtime 0, no
+//! (directories and executable files) or 0444 (other files), uid and gid 0, empty user and group names, mtime 0, no
 //! extended attributes. A path too long for ustar's 100-byte name and 155-byte prefix gets a PAX
 //! `path` record, the one extension used. The same entries give the same bytes on any machine.
 
@@ -15,6 +15,8 @@ pub struct TarFile<'a> {
     pub path: String,
     /// The file's bytes.
     pub bytes: &'a [u8],
+    /// Whether it is written executable (`0555`; else `0444`).
+    pub executable: bool,
 }
 
 /// The archive of `files` (any order; they are sorted here) with every parent directory.
@@ -27,14 +29,18 @@ pub fn archive(files: &[TarFile<'_>]) -> Vec<u8> {
             dirs.insert(file.path[..at].to_owned());
         }
     }
-    let mut entries: Vec<(&str, Option<&[u8]>)> = dirs.iter().map(|d| (d.as_str(), None)).collect();
-    entries.extend(files.iter().map(|f| (f.path.as_str(), Some(f.bytes))));
+    let mut entries: Vec<(&str, Option<&TarFile<'_>>)> =
+        dirs.iter().map(|d| (d.as_str(), None)).collect();
+    entries.extend(files.iter().map(|f| (f.path.as_str(), Some(f))));
     entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     let mut out = Vec::new();
     for (path, bytes) in entries {
         match bytes {
             None => entry(&mut out, path, b'5', 0o555, &[]),
-            Some(bytes) => entry(&mut out, path, b'0', 0o444, bytes),
+            Some(file) => {
+                let mode = if file.executable { 0o555 } else { 0o444 };
+                entry(&mut out, path, b'0', mode, file.bytes);
+            }
         }
     }
     out.resize(out.len() + 2 * BLOCK, 0);
@@ -161,10 +167,12 @@ mod tests {
             TarFile {
                 path: "pdf/scripts/fill.py".into(),
                 bytes: b"print(1)\n",
+                executable: false,
             },
             TarFile {
                 path: "pdf/SKILL.md".into(),
                 bytes: b"---\nname: pdf\n---\n",
+                executable: false,
             },
         ]
     }
@@ -175,6 +183,27 @@ mod tests {
         reversed.reverse();
         assert_eq!(archive(&files()), archive(&reversed));
         assert_eq!(archive(&files()).len() % BLOCK, 0);
+    }
+
+    #[test]
+    fn an_executable_file_is_written_0555_and_every_other_file_0444() {
+        let mut files = files();
+        files[0].executable = true;
+        let tar = archive(&files);
+        // Entries in byte order: `pdf/`, `pdf/SKILL.md`, `pdf/scripts/`, `pdf/scripts/fill.py`;
+        // each file here fits one data block after its header.
+        let mode_of = |name: &str| {
+            let at = tar
+                .chunks(BLOCK)
+                .position(|block| block.starts_with(name.as_bytes()) && block[name.len()] == 0)
+                .expect("the entry");
+            std::str::from_utf8(&tar[at * BLOCK + 100..at * BLOCK + 107])
+                .expect("octal")
+                .to_owned()
+        };
+        assert_eq!(mode_of("pdf/scripts/fill.py"), "0000555");
+        assert_eq!(mode_of("pdf/SKILL.md"), "0000444");
+        assert_eq!(mode_of("pdf/"), "0000555");
     }
 
     #[test]

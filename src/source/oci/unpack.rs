@@ -591,6 +591,7 @@ mod tests {
         let good = archive(&[TarFile {
             path: "pdf/SKILL.md".into(),
             bytes: b"---\nname: pdf\ndescription: d\n---\n",
+            executable: false,
         }]);
         let mut tar = good[..good.len() - 2 * BLOCK].to_vec();
         tar.extend(extra);
@@ -614,14 +615,17 @@ mod tests {
             TarFile {
                 path: "pdf/SKILL.md".into(),
                 bytes: b"---\nname: pdf\ndescription: d\n---\n",
+                executable: false,
             },
             TarFile {
                 path: format!("pdf/{}/deep.md", "d".repeat(180)),
                 bytes: b"deep\n",
+                executable: false,
             },
             TarFile {
                 path: "docx/SKILL.md".into(),
                 bytes: b"---\nname: docx\ndescription: d\n---\n",
+                executable: false,
             },
         ];
         let tar = archive(&files);
@@ -761,10 +765,12 @@ mod tests {
             TarFile {
                 path: "pdf/SKILL.md".into(),
                 bytes: b"---\nname: pdf\ndescription: d\n---\n",
+                executable: false,
             },
             TarFile {
                 path: path.clone(),
                 bytes: b"long\n",
+                executable: false,
             },
         ]);
         let read = read_tar(&tar[..], &wanted(), limits::CHAMVI).expect("read");
@@ -787,10 +793,12 @@ mod tests {
             TarFile {
                 path: "pdf/SKILL.md".into(),
                 bytes: b"---\nname: pdf\ndescription: d\n---\n",
+                executable: false,
             },
             TarFile {
                 path: path.clone(),
                 bytes: b"deep\n",
+                executable: false,
             },
         ];
         let tar = archive(&files);
@@ -1223,10 +1231,12 @@ mod tests {
             TarFile {
                 path: "pdf/SKILL.md".into(),
                 bytes: b"---\nname: pdf\ndescription: d\n---\n",
+                executable: false,
             },
             TarFile {
                 path: "docx/big.md".into(),
                 bytes: &[b'b'; 300 * 1024],
+                executable: false,
             },
         ]);
         let layer = gzip(&tar);
