@@ -378,7 +378,13 @@ fn drift_is_named_by_verify_and_repaired_by_install() {
         "--json",
     ]);
     ok(&out);
-    assert!(statuses(&json(&out)).values().all(|s| s == "installed"));
+    // Each pin written again over its own drifted (or removed) folder: a repair.
+    assert!(statuses(&json(&out)).values().all(|s| s == "repaired"));
+    assert!(
+        stderr(&out).contains("for the defaults: 3 repaired"),
+        "{}",
+        stderr(&out)
+    );
     ok(&s.run(&["verify", "--installed", ".claude/skills"]));
     assert_eq!(files(&claude.join("gamma")), files(&s.dir("local/gamma")));
 
@@ -391,7 +397,7 @@ fn drift_is_named_by_verify_and_repaired_by_install() {
     .expect("chmod");
     let out = s.run(&["install", "--into", ".claude/skills", "--json"]);
     ok(&out);
-    assert_eq!(statuses(&json(&out))["gamma"], "installed");
+    assert_eq!(statuses(&json(&out))["gamma"], "repaired");
     let mode = fs_err::metadata(claude.join("gamma/scripts/run.py"))
         .expect("stat")
         .permissions()
@@ -754,6 +760,77 @@ fn a_bundle_that_cannot_be_staged_leaves_every_bundle_of_the_run_as_it_was() {
 }
 
 #[test]
+fn the_summary_counts_what_was_installed_updated_repaired_and_removed() {
+    let mut s = Setup::new();
+    ok(&s.run(&["install", "--into", "skills", "--agent", "dev"]));
+    let old_gamma = s.pins["gamma"].clone();
+    // `gamma` gets a new pin (an update), `alpha`'s folder loses a file (a repair), and `delta`
+    // leaves the selection (the defaults alone: removed).
+    s.local("gamma", " changed", &[]);
+    s.write_descriptor();
+    fs_err::remove_file(s.dir("skills/alpha/references/guide.md")).expect("rm");
+    let out = s.run(&[
+        "install",
+        "--into",
+        "skills",
+        "--agent",
+        "dev",
+        "--replace-changed",
+        "--json",
+    ]);
+    ok(&out);
+    let report = json(&out);
+    assert_eq!(
+        statuses(&report),
+        [
+            ("alpha", "repaired"),
+            ("beta", "unchanged"),
+            ("delta", "unchanged"),
+            ("gamma", "updated")
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        .into()
+    );
+    let gamma = report["bundles"]
+        .as_array()
+        .expect("bundles")
+        .iter()
+        .find(|b| b["name"] == "gamma")
+        .expect("gamma");
+    assert_eq!(gamma["previous_hash"], old_gamma.as_str());
+    assert_eq!(gamma["previous_version"], "1.0");
+    assert_eq!(gamma["hash"], s.pins["gamma"].as_str());
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "updated: gamma 1.0 -> 1.0 ({} -> {})",
+            &old_gamma[..12],
+            &s.pins["gamma"][..12]
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("4 bundle(s) in `skills` for agent `dev`: 1 updated, 1 repaired"),
+        "{err}"
+    );
+    // Back to the defaults alone: `delta` is removed, and nothing else changes.
+    let out = s.run(&["install", "--into", "skills", "--switch-agent"]);
+    ok(&out);
+    assert!(
+        stderr(&out).contains("3 bundle(s) in `skills` for the defaults: 1 removed"),
+        "{}",
+        stderr(&out)
+    );
+    let out = s.run(&["install", "--into", "skills"]);
+    ok(&out);
+    assert!(
+        stderr(&out).contains("for the defaults: nothing changed"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn verify_installed_reports_a_missing_folder_and_json_shape() {
     let s = Setup::new();
     let out = s.run(&["verify", "--installed", "nowhere", "--json"]);
@@ -891,7 +968,7 @@ fn another_agent_than_the_recorded_one_is_refused_unless_switch_agent_is_given()
     assert!(report["agent"].is_null());
     assert_eq!(statuses(&report)["delta"], "removed");
     assert!(
-        stderr(&out).contains("3 bundle(s) in `skills` for the defaults; 1 removed"),
+        stderr(&out).contains("3 bundle(s) in `skills` for the defaults: 1 removed"),
         "{}",
         stderr(&out)
     );
@@ -1050,7 +1127,7 @@ fn folders_removed_or_overwritten_by_another_tool_are_caught_and_restored() {
         "--json",
     ]);
     ok(&out);
-    assert_eq!(statuses(&json(&out))["alpha"], "installed");
+    assert_eq!(statuses(&json(&out))["alpha"], "repaired");
     assert_eq!(
         files(&agents.join("alpha")),
         files(&s.dir("corpus/current/alpha"))
@@ -1129,7 +1206,7 @@ fn a_helper_executable_in_the_pinned_commit_is_installed_executable_and_its_mode
     assert_eq!(statuses(&report)["gamma"], "changed");
     let out = s.run(&["install", "--into", "skills", "--json"]);
     ok(&out);
-    assert_eq!(statuses(&json(&out))["alpha"], "installed");
+    assert_eq!(statuses(&json(&out))["alpha"], "repaired");
     assert_eq!(
         mode("skills/alpha/scripts/run.sh"),
         mode("corpus/current/alpha/scripts/run.sh")

@@ -104,32 +104,51 @@ pub fn run(args: InstallArgs) -> Exit {
 }
 
 fn print_summary(report: &InstallReport) {
+    use install::InstallStatus;
     for b in &report.bundles {
-        diag!(
-            "{}: {} {}",
-            b.status.as_str(),
-            escape::text(&b.name),
-            escape::text(&b.version)
-        );
+        match (&b.previous_version, &b.previous_hash) {
+            (Some(version), Some(hash)) if b.status == InstallStatus::Updated => diag!(
+                "updated: {} {} -> {} ({} -> {})",
+                escape::text(&b.name),
+                escape::text(version),
+                escape::text(&b.version),
+                crate::support::hex::short(hash),
+                crate::support::hex::short(&b.hash)
+            ),
+            _ => diag!(
+                "{}: {} {}",
+                b.status.as_str(),
+                escape::text(&b.name),
+                escape::text(&b.version)
+            ),
+        }
     }
     for name in &report.foreign {
         diag!("foreign: {name} (not installed by skillfold; left alone)");
     }
-    // What the folder holds now, and what left it.
-    let removed = report
-        .bundles
-        .iter()
-        .filter(|b| b.status == install::InstallStatus::Removed)
-        .count();
+    // What the folder holds now, and what the run did, each counted.
+    let count =
+        |status: InstallStatus| report.bundles.iter().filter(|b| b.status == status).count();
+    let removed = count(InstallStatus::Removed);
+    let done: Vec<String> = [
+        InstallStatus::Installed,
+        InstallStatus::Updated,
+        InstallStatus::Repaired,
+        InstallStatus::Removed,
+    ]
+    .into_iter()
+    .filter(|s| count(*s) > 0)
+    .map(|s| format!("{} {}", count(s), s.as_str()))
+    .collect();
     diag!(
         "{} bundle(s) in `{}` for {}{}",
         report.bundles.len() - removed,
         escape::path(&report.directory),
         install::agent_shown(report.agent.as_deref()),
-        if removed == 0 {
-            String::new()
+        if done.is_empty() {
+            ": nothing changed".to_owned()
         } else {
-            format!("; {removed} removed")
+            format!(": {}", done.join(", "))
         },
     );
 }

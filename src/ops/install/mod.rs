@@ -65,8 +65,13 @@ use record::{Record, RecordBundle, RecordSource};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum InstallStatus {
-    /// Written (new, or replacing a different or changed copy).
+    /// Written where no bundle of its name was installed.
     Installed,
+    /// Written in place of the installed bundle of another pin ([`InstallEntry::previous_hash`]).
+    Updated,
+    /// Written again over its own pin's folder, which had drifted (a file changed, missing or
+    /// of another mode) or been removed.
+    Repaired,
     /// Already there, byte for byte and mode for mode: nothing written.
     Unchanged,
     /// Installed before, no longer selected: removed.
@@ -78,6 +83,8 @@ impl InstallStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             InstallStatus::Installed => "installed",
+            InstallStatus::Updated => "updated",
+            InstallStatus::Repaired => "repaired",
             InstallStatus::Unchanged => "unchanged",
             InstallStatus::Removed => "removed",
         }
@@ -93,8 +100,12 @@ pub struct InstallEntry {
     pub version: String,
     /// The hash installed (or removed).
     pub hash: String,
-    /// `installed`, `unchanged` or `removed`.
+    /// `installed`, `updated`, `repaired`, `unchanged` or `removed`.
     pub status: InstallStatus,
+    /// For `updated`: the version it replaced (`null` otherwise).
+    pub previous_version: Option<String>,
+    /// For `updated`: the hash it replaced (`null` otherwise).
+    pub previous_hash: Option<String>,
 }
 
 /// The outcome of `install` (`--json`).
@@ -353,15 +364,23 @@ fn plan_changes(
             }
         };
         actions.push(action);
+        let hash = pin.hash.to_string();
+        let recorded = old.get(name);
+        // What the run does to the name, as the report says it: a pin that replaces another is
+        // an update, the same pin written again a repair.
+        let (status, previous) = match (action, recorded) {
+            (Action::Keep, _) => (InstallStatus::Unchanged, None),
+            (_, Some(r)) if r.hash != hash && kind.is_some() => (InstallStatus::Updated, Some(r)),
+            (_, Some(r)) if r.hash == hash => (InstallStatus::Repaired, None),
+            _ => (InstallStatus::Installed, None),
+        };
         entries.push(InstallEntry {
             name: name.to_owned(),
             version: pin.version.as_str().to_owned(),
-            hash: pin.hash.to_string(),
-            status: if action == Action::Keep {
-                InstallStatus::Unchanged
-            } else {
-                InstallStatus::Installed
-            },
+            hash,
+            status,
+            previous_version: previous.map(|r| r.version.clone()),
+            previous_hash: previous.map(|r| r.hash.clone()),
         });
     }
     let selected: Vec<&str> = verified
@@ -483,6 +502,8 @@ fn removals(
             version: gone.version.clone(),
             hash: gone.hash.clone(),
             status: InstallStatus::Removed,
+            previous_version: None,
+            previous_hash: None,
         });
         removals.push(gone.clone());
     }
