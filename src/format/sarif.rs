@@ -36,15 +36,13 @@ pub enum Level {
     Error,
     /// Reported; nothing is refused.
     Warning,
-    /// Something to know, not a problem.
-    Note,
 }
 
 /// A base the URIs of locations are relative to (a `uriBaseId`), with what it stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Base {
     /// The id, e.g. `BUNDLEROOT`.
-    pub id: &'static str,
+    pub id: String,
     /// Its absolute URI (`file:///…/`, ending with `/`), when there is one to give.
     pub uri: Option<String>,
     /// What it is, in words (escaped).
@@ -53,7 +51,7 @@ pub struct Base {
 
 impl Base {
     /// A base that is the local folder `dir` (its absolute `file:` URI when `dir` resolves).
-    pub fn folder(id: &'static str, dir: &std::path::Path, description: String) -> Base {
+    pub fn folder(id: &str, dir: &std::path::Path, description: String) -> Base {
         let uri = std::fs::canonicalize(dir).ok().map(|abs| {
             use std::os::unix::ffi::OsStrExt as _;
             let mut uri = "file://".to_owned();
@@ -64,7 +62,7 @@ impl Base {
             uri
         });
         Base {
-            id,
+            id: id.to_owned(),
             uri,
             description,
         }
@@ -75,7 +73,7 @@ impl Base {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {
     /// The id of the [`Base`] the path is relative to.
-    pub base: &'static str,
+    pub base: String,
     /// The relative path (`/`-separated, not yet encoded); a folder ends with `/`.
     pub path: String,
     /// The line, from 1.
@@ -86,9 +84,9 @@ pub struct Place {
 
 impl Place {
     /// The file or folder `path` under `base`, without a region.
-    pub fn file(base: &'static str, path: impl Into<String>) -> Place {
+    pub fn file(base: &str, path: impl Into<String>) -> Place {
         Place {
-            base,
+            base: base.to_owned(),
             path: path.into(),
             line: None,
             column: None,
@@ -130,7 +128,7 @@ impl Entry {
     /// rest, its message, and its file (or the bundle's folder for a bundle-wide rule) as a
     /// path under `base`, the bundle being the folder `folder` there (empty: the base itself);
     /// a content finding's line and column as the region.
-    pub fn of_problem(problem: &Problem, base: &'static str, folder: &str) -> Entry {
+    pub fn of_problem(problem: &Problem, base: &str, folder: &str) -> Entry {
         let level = match problem.severity {
             ProblemSeverity::Error => Level::Error,
             ProblemSeverity::Warning => Level::Warning,
@@ -147,7 +145,7 @@ impl Entry {
             None => (None, None),
         };
         Entry::new(problem.code, level, problem.message.clone()).at(Place {
-            base,
+            base: base.to_owned(),
             path,
             line,
             column,
@@ -184,17 +182,12 @@ impl Log {
     pub fn problems<'a>(
         &mut self,
         problems: impl IntoIterator<Item = &'a Problem>,
-        base: &'static str,
+        base: &str,
         folder: &str,
     ) {
         for p in problems {
             self.push(Entry::of_problem(p, base, folder));
         }
-    }
-
-    /// The results so far.
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
     }
 
     /// The SARIF document, made by the tool version `version`: one run, its rules in the order
@@ -229,7 +222,7 @@ impl Log {
         let bases: serde_json::Map<String, serde_json::Value> = self
             .bases
             .iter()
-            .filter(|b| used(b.id))
+            .filter(|b| used(&b.id))
             .map(|b| {
                 let mut value = serde_json::Map::new();
                 if let Some(uri) = &b.uri {
@@ -239,7 +232,7 @@ impl Log {
                     "description".into(),
                     serde_json::json!({ "text": b.description }),
                 );
-                (b.id.to_owned(), value.into())
+                (b.id.clone(), value.into())
             })
             .collect();
         Sarif {
@@ -283,7 +276,7 @@ fn location(p: &Place) -> Location<'_> {
         physical_location: Physical {
             artifact_location: Artifact {
                 uri: encode_path(p.path.as_bytes()),
-                uri_base_id: p.base,
+                uri_base_id: &p.base,
             },
             region: p.line.map(|line| Region {
                 start_line: line,

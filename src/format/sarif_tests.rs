@@ -33,7 +33,7 @@ fn a_refused_finding_is_an_error_with_its_file_line_and_column() {
     assert_eq!(
         e.place,
         Some(Place {
-            base: "REPOROOT",
+            base: "REPOROOT".into(),
             path: "skills/pdf/SKILL.md".into(),
             line: Some(7),
             column: Some(12),
@@ -87,7 +87,7 @@ fn rules_are_listed_once_in_order_of_first_use_with_their_meaning() {
     ] {
         log.push(Entry::new(code, Level::Warning, "m"));
     }
-    log.push(Entry::new("no_such_code_anywhere", Level::Note, "m"));
+    log.push(Entry::new("no_such_code_anywhere", Level::Error, "m"));
     let doc = render(&log);
     let rules = doc["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
     let ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
@@ -113,7 +113,8 @@ fn rules_are_listed_once_in_order_of_first_use_with_their_meaning() {
             .contains("HTML comment")
     );
     assert!(rules[2].get("shortDescription").is_none());
-    assert_eq!(doc["runs"][0]["results"][3]["level"], "note");
+    assert_eq!(doc["runs"][0]["results"][3]["level"], "error");
+    assert_eq!(doc["runs"][0]["results"][0]["level"], "warning");
     assert_eq!(doc["runs"][0]["tool"]["driver"]["name"], "skillfold");
     assert_eq!(doc["runs"][0]["tool"]["driver"]["version"], "9.9.9");
     assert_eq!(doc["version"], "2.1.0");
@@ -124,12 +125,12 @@ fn rules_are_listed_once_in_order_of_first_use_with_their_meaning() {
 fn only_the_bases_a_result_uses_are_declared() {
     let mut log = Log::new();
     log.base(Base {
-        id: "USED",
+        id: "USED".into(),
         uri: Some("file:///w/".into()),
         description: "the folder".into(),
     });
     log.base(Base {
-        id: "UNUSED",
+        id: "UNUSED".into(),
         uri: None,
         description: "another".into(),
     });
