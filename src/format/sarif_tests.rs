@@ -52,8 +52,12 @@ fn a_refused_finding_is_an_error_with_its_file_line_and_column() {
 
 #[test]
 fn a_warning_is_a_warning_and_a_finding_without_a_line_has_no_region() {
-    let p = Problem::warning(ProblemCode::HiddenCharacter, Some("a\u{200b}b.md"), "in a name")
-        .with_finding(finding(None, 2));
+    let p = Problem::warning(
+        ProblemCode::HiddenCharacter,
+        Some("a\u{200b}b.md"),
+        "in a name",
+    )
+    .with_finding(finding(None, 2));
     let e = Entry::of_problem(&p, "BUNDLEROOT", "");
     assert_eq!(e.level, Level::Warning);
     let place = e.place.clone().unwrap();
@@ -89,7 +93,9 @@ fn rules_are_listed_once_in_order_of_first_use_with_their_meaning() {
     }
     log.push(Entry::new("no_such_code_anywhere", Level::Error, "m"));
     let doc = render(&log);
-    let rules = doc["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    let rules = doc["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
     let ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
     assert_eq!(
         ids,

@@ -138,7 +138,13 @@ pub struct PinArgs {
 
     /// What stdout holds: `text` (the entry), `json` (as `--json`, with `--all`) or `sarif` (a
     /// SARIF 2.1.0 log of the refusals and findings, in place of the entry).
-    #[arg(long, value_name = "FORMAT", value_enum, default_value = "text", conflicts_with = "json")]
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text",
+        conflicts_with = "json"
+    )]
     format: Format,
 }
 

@@ -77,7 +77,13 @@ pub struct UpdateArgs {
 
     /// What stdout holds: `text` (the Markdown review), `json` (as `--json`) or `sarif` (a
     /// SARIF 2.1.0 log of the refusals and findings).
-    #[arg(long, value_name = "FORMAT", value_enum, default_value = "text", conflicts_with = "json")]
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text",
+        conflicts_with = "json"
+    )]
     format: Format,
 }
 

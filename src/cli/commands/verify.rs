@@ -51,7 +51,13 @@ pub struct VerifyArgs {
 
     /// What stdout holds: `text` (nothing; the lines go to stderr), `json` (as `--json`) or,
     /// with `--installed`, `sarif` (a SARIF 2.1.0 log of every bundle that does not hold).
-    #[arg(long, value_name = "FORMAT", value_enum, default_value = "text", conflicts_with = "json")]
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text",
+        conflicts_with = "json"
+    )]
     format: Format,
 }
 
@@ -59,7 +65,9 @@ pub fn run(mut args: VerifyArgs) -> Exit {
     args.json |= args.format == Format::Json;
     if args.format == Format::Sarif && args.installed.is_none() {
         let code = crate::codes::CommandCode::InvalidUsage;
-        diag!("error: `--format sarif` reports `--installed`; give it with `--installed DIR` [{code}]");
+        diag!(
+            "error: `--format sarif` reports `--installed`; give it with `--installed DIR` [{code}]"
+        );
         return crate::cli::exit::of(code);
     }
     let plan = match args.config.plan_as(args.format) {
@@ -203,7 +211,10 @@ fn run_installed(plan: &crate::descriptor::Plan, args: &VerifyArgs, dir: &std::p
     );
     let exit = Exit::worst(report.failures());
     if args.format == Format::Sarif {
-        return exit.worse(crate::cli::sarif::print(&installed_log(&report.bundles, dir)));
+        return exit.worse(crate::cli::sarif::print(&installed_log(
+            &report.bundles,
+            dir,
+        )));
     }
     crate::cli::output::finish(
         exit,
