@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::cli::exit::Exit;
 use crate::format::sarif::{Base, Entry, Level, Log, Place};
 use crate::ops::check::CheckError;
-use crate::support::error_code::{ErrorCode, ExitClass};
+use crate::support::error_code::ErrorCode;
 use crate::support::escape;
 
 #[cfg(feature = "git")]
@@ -34,6 +34,7 @@ pub enum Format {
 /// The `uriBaseId` of paths relative to the descriptor's folder.
 pub const DESCRIPTOR_ROOT: &str = "DESCRIPTORROOT";
 /// The `uriBaseId` of paths relative to the repository (or image) a source names.
+#[cfg(feature = "git")]
 pub const REPO_ROOT: &str = "REPOROOT";
 /// The `uriBaseId` of paths relative to an agent's folder (`verify --installed`).
 pub const INSTALL_ROOT: &str = "INSTALLROOT";
@@ -42,7 +43,7 @@ pub const SKILL_ROOT: &str = "SKILLROOT";
 
 /// `error` for a code that fails a command, `warning` for one that does not.
 pub fn level(code: ErrorCode) -> Level {
-    if code.exit() == ExitClass::Ok {
+    if crate::cli::exit::of(code) == Exit::Ok {
         Level::Warning
     } else {
         Level::Error
@@ -51,6 +52,7 @@ pub fn level(code: ErrorCode) -> Level {
 
 /// A line of the text output, `message [code]`: a result with that code and level, the line
 /// without the code as its message; `fallback`'s when the line ends with no code.
+#[cfg(feature = "git")]
 pub fn line_entry(line: &str, fallback: ErrorCode) -> Entry {
     let coded = line.strip_suffix(']').and_then(|rest| {
         let (message, code) = rest.rsplit_once(" [")?;
@@ -91,6 +93,7 @@ pub fn descriptor(log: &mut Log, path: &Path) -> Place {
 }
 
 /// Declares the repository `url` (redacted) at `revision` as the base `id`.
+#[cfg(feature = "git")]
 pub fn repository(log: &mut Log, id: &str, url: &str, revision: &str) {
     log.base(Base {
         id: id.to_owned(),
@@ -166,6 +169,7 @@ pub fn print(log: &Log) -> Exit {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "git")]
     #[test]
     fn a_line_gives_its_code_level_and_message() {
         let fallback = ErrorCode::from(crate::source::code::PrepareCode::VerificationFailed);

@@ -52,7 +52,7 @@ pub struct Base {
 impl Base {
     /// A base that is the local folder `dir` (its absolute `file:` URI when `dir` resolves).
     pub fn folder(id: &str, dir: &std::path::Path, description: String) -> Base {
-        let uri = std::fs::canonicalize(dir).ok().map(|abs| {
+        let uri = fs_err::canonicalize(dir).ok().map(|abs| {
             use std::os::unix::ffi::OsStrExt as _;
             let mut uri = "file://".to_owned();
             uri.push_str(&encode_path(abs.as_os_str().as_bytes()));

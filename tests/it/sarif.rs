@@ -331,6 +331,23 @@ fn verify_installed_reports_a_drifted_bundle_at_its_folder() {
         .as_str()
         .expect("text");
     assert!(message.contains("SKILL.md"), "{message}");
+
+    // Tag characters written into the installed copy: the bundle rule it breaks, at its place.
+    fs_err::write(w.path(".claude/skills/b/SKILL.md"), skill("b", TAGGED)).expect("write");
+    let out = twice(verify);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    nothing_raw(&out);
+    let found = rows(&log_of("verify-content", &out));
+    assert!(
+        found.contains(&row(
+            "hidden_character",
+            "error",
+            "INSTALLROOT",
+            "b/SKILL.md",
+            Some((7, 2))
+        )),
+        "{found:?}"
+    );
     // Only with `--installed`.
     let out = w.cli(&["verify", "--format", "sarif"]);
     assert_eq!(code(&out), 2);

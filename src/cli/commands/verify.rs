@@ -227,7 +227,8 @@ fn run_installed(plan: &crate::descriptor::Plan, args: &VerifyArgs, dir: &std::p
 }
 
 /// The SARIF log of `verify --installed`: each bundle that does not hold, at its folder under
-/// the agent's folder, its details after its message.
+/// the agent's folder, its details after its message, then each bundle rule it breaks at its
+/// file.
 fn installed_log(bundles: &[installed::InstalledBundle], dir: &std::path::Path) -> Log {
     let mut log = Log::new();
     log.base(Base::folder(
@@ -246,6 +247,7 @@ fn installed_log(bundles: &[installed::InstalledBundle], dir: &std::path::Path) 
         }
         let place = Place::file(crate::cli::sarif::INSTALL_ROOT, format!("{}/", b.name));
         log.push(Entry::new(code, crate::cli::sarif::level(code), message).at(place));
+        log.problems(&b.found, crate::cli::sarif::INSTALL_ROOT, &b.name);
     }
     log
 }
