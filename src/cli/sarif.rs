@@ -150,12 +150,13 @@ pub fn take_error(log: &mut Log, e: &crate::source::git::commit::TakeError) {
         | TakeError::Link { path, .. } => path.as_str(),
         TakeError::Tree(_) => ".",
     };
-    if e.problems().is_empty() {
+    let problems = crate::ops::target::take_problems(e);
+    if problems.is_empty() {
         let code = e.code();
         let entry = Entry::new(code, level(code), e.to_string());
         log.push(entry.at(Place::file(REPO_ROOT, format!("{folder}/"))));
     } else {
-        log.problems(e.problems(), REPO_ROOT, folder);
+        log.problems(problems, REPO_ROOT, folder);
     }
 }
 

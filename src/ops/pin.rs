@@ -332,7 +332,7 @@ pub fn pin_all(
                 code: e.code(),
                 // Each line escaped its values when it was built.
                 problems: e.lines(),
-                found: e.problems().to_vec(),
+                found: crate::ops::target::take_problems(&e).to_vec(),
             }),
         }
     }

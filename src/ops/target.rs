@@ -226,12 +226,21 @@ pub(crate) enum Taken {
     Invalid(Vec<String>, Vec<crate::format::problem::Problem>),
 }
 
+/// The bundle problems behind a take error, errors and warnings with their places: an `Invalid`
+/// bundle's; none for the other refusals.
+pub(crate) fn take_problems(e: &TakeError) -> &[crate::format::problem::Problem] {
+    match e {
+        TakeError::Invalid { problems, .. } => problems.as_slice(),
+        _ => &[],
+    }
+}
+
 impl From<Result<Bundle, TakeError>> for Taken {
     fn from(taken: Result<Bundle, TakeError>) -> Taken {
         match taken {
             Ok(bundle) => Taken::Bundle(Box::new(bundle)),
             Err(TakeError::Missing { .. }) => Taken::Missing,
-            Err(e) => Taken::Invalid(e.lines(), e.problems().to_vec()),
+            Err(e) => Taken::Invalid(e.lines(), take_problems(&e).to_vec()),
         }
     }
 }

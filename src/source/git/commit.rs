@@ -185,15 +185,6 @@ impl TakeError {
         }
     }
 
-    /// The bundle problems behind an `Invalid` refusal, errors and warnings, with their places
-    /// (none for the other refusals).
-    pub fn problems(&self) -> &[crate::format::problem::Problem] {
-        match self {
-            TakeError::Invalid { problems, .. } => problems.as_slice(),
-            _ => &[],
-        }
-    }
-
     /// Every problem as one line each (for reports).
     pub fn lines(&self) -> Vec<String> {
         match self {
