@@ -263,12 +263,29 @@ fn rule(id: &str) -> Rule<'_> {
 }
 
 /// The meaning column of the first row of `docs/error-codes.md` for `code`
-/// (`` | `code` | exit | meaning | fix | ``).
+/// (`` | `code` | exit | meaning | fix | ``), each Markdown link `[text](page)` written as its
+/// text (the pages are not beside the log).
 fn meaning(code: &str) -> Option<String> {
     let head = format!("| `{code}` |");
     let row = ERROR_CODES_PAGE.lines().find(|l| l.starts_with(&head))?;
-    let meaning = row.split(" | ").nth(2)?.trim();
-    (!meaning.is_empty()).then(|| meaning.to_owned())
+    let mut rest = row.split(" | ").nth(2)?.trim();
+    let mut meaning = String::with_capacity(rest.len());
+    while let Some(open) = rest.find('[') {
+        let link = rest[open..].find("](").and_then(|mid| {
+            let close = rest[open + mid..].find(')')?;
+            Some((open + mid, open + mid + close))
+        });
+        match link {
+            Some((mid, close)) => {
+                meaning.push_str(&rest[..open]);
+                meaning.push_str(&rest[open + 1..mid]);
+                rest = &rest[close + 1..];
+            }
+            None => break,
+        }
+    }
+    meaning.push_str(rest);
+    (!meaning.is_empty()).then_some(meaning)
 }
 
 fn location(p: &Place) -> Location<'_> {

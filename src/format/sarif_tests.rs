@@ -119,6 +119,12 @@ fn rules_are_listed_once_in_order_of_first_use_with_their_meaning() {
             .contains("HTML comment")
     );
     assert!(rules[2].get("shortDescription").is_none());
+    // A link of the page is written as its text.
+    let tag = rules[1]["shortDescription"]["text"].as_str().unwrap();
+    assert!(
+        tag.contains("(content rules)") && !tag.contains("]("),
+        "{tag}"
+    );
     assert_eq!(doc["runs"][0]["results"][3]["level"], "error");
     assert_eq!(doc["runs"][0]["results"][0]["level"], "warning");
     assert_eq!(doc["runs"][0]["tool"]["driver"]["name"], "skillfold");
