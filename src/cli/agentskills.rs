@@ -275,6 +275,46 @@ pub fn group(args: &[OsString]) -> u8 {
 
 /// One command's arguments, parsed as click parses them; runs the command.
 pub fn command_args(cmd: Cmd, args: &[OsString]) -> u8 {
+    command_args_as(cmd, args, false)
+}
+
+/// `skillfold validate --format sarif|text …`: the same command, its findings as a SARIF log on
+/// stdout with `sarif` (an option skills-ref does not have, so only `skillfold validate` takes
+/// it, before any `--`); `None` when the arguments do not give `--format`.
+pub fn validate_with_format(args: &[OsString]) -> Option<u8> {
+    let mut rest = Vec::with_capacity(args.len());
+    let mut format = None;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_bytes();
+        if arg == b"--" {
+            rest.extend_from_slice(&args[i..]);
+            break;
+        }
+        let value = match arg.strip_prefix(b"--format") {
+            Some(b"") => {
+                i += 1;
+                args.get(i).map(|v| v.as_bytes())
+            }
+            Some(v) => v.strip_prefix(b"="),
+            None => {
+                rest.push(args[i].clone());
+                i += 1;
+                continue;
+            }
+        };
+        match value {
+            Some(b"sarif") => format = Some(true),
+            Some(b"text") => format = Some(false),
+            // Left to click, which refuses the option as skills-ref does.
+            _ => return None,
+        }
+        i += 1;
+    }
+    format.map(|sarif| command_args_as(Cmd::Validate, &rest, sarif))
+}
+
+fn command_args_as(cmd: Cmd, args: &[OsString], sarif: bool) -> u8 {
     let path = format!("{PROG} {}", cmd.name());
     let usage = cmd.usage();
     let mut positional: Vec<&OsString> = Vec::new();
@@ -343,6 +383,7 @@ pub fn command_args(cmd: Cmd, args: &[OsString]) -> u8 {
         .map(|a| a.as_bytes().to_vec())
         .collect();
     match cmd {
+        Cmd::Validate if sarif => crate::cli::commands::validate::run_sarif(&paths[0]),
         Cmd::Validate => crate::cli::commands::validate::run(&paths[0]),
         Cmd::ReadProperties => crate::cli::commands::read_properties::run(&paths[0]),
         Cmd::ToPrompt => crate::cli::commands::to_prompt::run(&paths),

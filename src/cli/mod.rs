@@ -15,6 +15,7 @@ mod output;
 mod agentskills;
 mod commands;
 mod exit;
+mod sarif;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt as _;
@@ -99,6 +100,11 @@ pub fn main() -> ExitCode {
         .get(1)
         .and_then(|a| agentskills::Cmd::from_name(a.as_bytes()))
     {
+        if cmd == agentskills::Cmd::Validate
+            && let Some(code) = agentskills::validate_with_format(&args[2..])
+        {
+            return ExitCode::from(code);
+        }
         return ExitCode::from(agentskills::command_args(cmd, &args[2..]));
     }
     let cli = match Cli::try_parse_from(args) {

@@ -109,6 +109,18 @@ impl VerifyError {
 }
 
 impl VerifyError {
+    /// The bundle problems, errors and warnings with their places, when the bundle was read but
+    /// is invalid; none otherwise.
+    pub fn problems(&self) -> &[crate::format::problem::Problem] {
+        match self {
+            VerifyError::Load {
+                source: crate::format::bundle::BundleError::Invalid(invalid),
+                ..
+            } => invalid.problems.as_slice(),
+            _ => &[],
+        }
+    }
+
     /// Every bundle rule broken, one line each, when the bundle was read but is invalid (what a
     /// report lists as its details); none otherwise.
     pub fn problem_lines(&self) -> Vec<String> {

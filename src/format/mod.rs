@@ -22,6 +22,7 @@
 //!   source's content policy.
 //! - [`hint`]: the one table from an error code to its hint (the option that would accept the
 //!   refusal, or the command that repairs it, and its page).
+//! - [`sarif`]: problems and other findings as a SARIF 2.1.0 log, for CI.
 //! - [`problem`]: problems with stable codes, paths, bounds and messages; [`code`]: the codes
 //!   of reading a bundle directory and of checking a bundle against its pin (declared with
 //!   [`crate::support::error_code::error_codes!`], the machinery of
@@ -40,6 +41,7 @@ pub mod pin;
 pub mod problem;
 pub mod root_path;
 pub mod safe_read;
+pub mod sarif;
 pub mod skill_name;
 pub mod untrusted_fs;
 pub mod version;

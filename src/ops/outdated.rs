@@ -476,7 +476,7 @@ fn bundle_report(pin: &Pin, taken: Taken) -> BundleOutdated {
             }
         },
         Taken::Missing => entry.status = OutdatedStatus::Removed,
-        Taken::Invalid(problems) => {
+        Taken::Invalid(problems, _) => {
             entry.status = OutdatedStatus::Invalid;
             entry.problems = problems;
         }

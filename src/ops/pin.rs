@@ -205,6 +205,10 @@ pub struct RefusedFolder {
     pub code: ErrorCode,
     /// Every reason, one line each, escaped for display.
     pub problems: Vec<String>,
+    /// The bundle problems behind them, with their places (none when it is refused for
+    /// another reason; `--format sarif`).
+    #[serde(skip)]
+    pub found: Vec<crate::format::problem::Problem>,
 }
 
 /// What a pin checks the commit and its bundles against.
@@ -316,6 +320,7 @@ pub fn pin_all(
                     code: DescriptorCode::InvalidName.into(),
                     // The error escapes the name it shows.
                     problems: vec![format!("{e} [{}]", DescriptorCode::InvalidName)],
+                    found: Vec::new(),
                 });
                 continue;
             }
@@ -327,6 +332,7 @@ pub fn pin_all(
                 code: e.code(),
                 // Each line escaped its values when it was built.
                 problems: e.lines(),
+                found: crate::ops::target::take_problems(&e).to_vec(),
             }),
         }
     }

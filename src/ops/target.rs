@@ -221,8 +221,18 @@ pub(crate) enum Taken {
     Bundle(Box<Bundle>),
     /// No folder of that name.
     Missing,
-    /// It breaks a rule: each problem with its code.
-    Invalid(Vec<String>),
+    /// It breaks a rule: each problem with its code, and the bundle problems behind them with
+    /// their places (none when it is refused for another reason).
+    Invalid(Vec<String>, Vec<crate::format::problem::Problem>),
+}
+
+/// The bundle problems behind a take error, errors and warnings with their places: an `Invalid`
+/// bundle's; none for the other refusals.
+pub(crate) fn take_problems(e: &TakeError) -> &[crate::format::problem::Problem] {
+    match e {
+        TakeError::Invalid { problems, .. } => problems.as_slice(),
+        _ => &[],
+    }
 }
 
 impl From<Result<Bundle, TakeError>> for Taken {
@@ -230,7 +240,7 @@ impl From<Result<Bundle, TakeError>> for Taken {
         match taken {
             Ok(bundle) => Taken::Bundle(Box::new(bundle)),
             Err(TakeError::Missing { .. }) => Taken::Missing,
-            Err(e) => Taken::Invalid(e.lines()),
+            Err(e) => Taken::Invalid(e.lines(), take_problems(&e).to_vec()),
         }
     }
 }
@@ -240,7 +250,7 @@ impl From<Result<Bundle, ImageTakeError>> for Taken {
         match taken {
             Ok(bundle) => Taken::Bundle(Box::new(bundle)),
             Err(ImageTakeError::Missing { .. }) => Taken::Missing,
-            Err(e) => Taken::Invalid(e.lines()),
+            Err(e) => Taken::Invalid(e.lines(), e.problems().to_vec()),
         }
     }
 }

@@ -58,6 +58,7 @@ mod review_path;
 mod review_path_oci;
 mod runner;
 mod runtime;
+mod sarif;
 mod sbom;
 mod schemas;
 #[cfg(feature = "mcp")]

@@ -6,6 +6,8 @@ use clap::Args;
 
 use super::config::ConfigArg;
 use crate::cli::exit::Exit;
+use crate::cli::sarif::Format;
+use crate::format::sarif::Log;
 
 /// Check the descriptor without network or corpus access.
 ///
@@ -16,23 +18,53 @@ use crate::cli::exit::Exit;
 /// `selection.max_skills`, up to 1,024). Every problem is listed, those of each entry and those
 /// across entries in one run; a YAML error shows its line and a caret.
 ///
+/// With `--format sarif`, stdout holds a SARIF 2.1.0 log of the problems instead (empty when
+/// there are none) and the summary goes to stderr.
+///
 /// Exit status: 0 the descriptor is sound; 2 it is not (or cannot be read).
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     #[command(flatten)]
     config: ConfigArg,
+
+    /// What stdout holds: `text` (the summary) or `sarif` (a SARIF 2.1.0 log of the problems).
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
+    format: Format,
+}
+
+// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
+fn parse_format(s: &str) -> Result<Format, String> {
+    match s {
+        "text" => Ok(Format::Text),
+        "sarif" => Ok(Format::Sarif),
+        _ => Err("`check` prints `text` or `sarif`".to_owned()),
+    }
 }
 
 pub fn run(args: CheckArgs) -> Exit {
+    let sarif = args.format == Format::Sarif;
     match check::load_plan(&args.config.path) {
-        Ok((_, plan)) => crate::cli::output::print(&format!(
-            "{}: ok: {}\n",
-            escape::path(&args.config.path),
-            check::summary(&plan)
-        )),
+        Ok((_, plan)) => {
+            let summary = format!(
+                "{}: ok: {}",
+                escape::path(&args.config.path),
+                check::summary(&plan)
+            );
+            if sarif {
+                diag!("{summary}");
+                return crate::cli::sarif::print(&Log::new());
+            }
+            crate::cli::output::print(&(summary + "\n"))
+        }
         Err(e) => {
             crate::cli::output::check_error(&e);
-            Exit::of(&e)
+            let exit = Exit::of(&e);
+            if !sarif {
+                return exit;
+            }
+            let mut log = Log::new();
+            crate::cli::sarif::check_error(&mut log, &args.config.path, &e);
+            exit.worse(crate::cli::sarif::print(&log))
         }
     }
 }

@@ -21,11 +21,26 @@ impl ConfigArg {
     /// The checked plan of the descriptor, or the exit status of its problems (their codes')
     /// after every problem was printed.
     pub fn plan(&self) -> Result<crate::descriptor::Plan, crate::cli::exit::Exit> {
+        self.plan_as(crate::cli::sarif::Format::Text)
+    }
+
+    /// [`ConfigArg::plan`], the problems also written as a SARIF log on stdout when `format` is
+    /// `sarif`.
+    pub fn plan_as(
+        &self,
+        format: crate::cli::sarif::Format,
+    ) -> Result<crate::descriptor::Plan, crate::cli::exit::Exit> {
         crate::ops::check::load_plan(&self.path)
             .map(|(_, plan)| plan)
             .map_err(|e| {
                 crate::cli::output::check_error(&e);
-                crate::cli::exit::Exit::of(&e)
+                let exit = crate::cli::exit::Exit::of(&e);
+                if format != crate::cli::sarif::Format::Sarif {
+                    return exit;
+                }
+                let mut log = crate::format::sarif::Log::new();
+                crate::cli::sarif::check_error(&mut log, &self.path, &e);
+                exit.worse(crate::cli::sarif::print(&log))
             })
     }
 }

@@ -18,6 +18,8 @@ use crate::support::escape;
 use clap::Args;
 
 use crate::cli::exit::{self, Exit};
+use crate::cli::sarif::Format;
+use crate::cli::sarif::pin::{self as sarif, PinLog};
 
 /// Fetch one commit and print the descriptor entry that pins the named bundles, or write it
 /// into the descriptor.
@@ -133,6 +135,17 @@ pub struct PinArgs {
 
     #[command(flatten)]
     fetch_timeout: super::prepare::FetchTimeoutArg,
+
+    /// What stdout holds: `text` (the entry), `json` (as `--json`, with `--all`) or `sarif` (a
+    /// SARIF 2.1.0 log of the refusals and findings, in place of the entry).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text",
+        conflicts_with = "json"
+    )]
+    format: Format,
 }
 
 // A String: clap's value parser shows it to the operator with the flag; nothing matches it.
@@ -162,7 +175,8 @@ fn parse_name(s: &str) -> Result<SkillName, String> {
     SkillName::parse(s).map_err(|e| e.to_string())
 }
 
-pub fn run(args: PinArgs) -> Exit {
+pub fn run(mut args: PinArgs) -> Exit {
+    args.json |= args.format == Format::Json;
     // Checked here: clap's `requires` counts the default of a flag as present.
     if args.json && !args.all {
         let code = crate::codes::CommandCode::InvalidUsage;
@@ -190,9 +204,14 @@ pub fn run(args: PinArgs) -> Exit {
         interrupt: &interrupt,
         deadline: args.fetch_timeout.fetch_timeout,
     };
+    let out = PinLog {
+        format: args.format,
+        source: &args.source,
+        root: args.root.as_ref(),
+    };
     let revision = match pin::revision::resolve(&args.source, &args.revision, stop) {
         Ok(revision) => revision,
-        Err(e) => return refused(&e),
+        Err(e) => return refused(&e).worse(out.refused(None, &e)),
     };
     if let Some(from) = &revision.from {
         diag!(
@@ -229,6 +248,7 @@ pub fn run(args: PinArgs) -> Exit {
     ) {
         Ok(pinned) => {
             show_links(&pinned.links);
+            let log = out.pinned(revision.commit.as_str(), &pinned.bundles);
             for bundle in &pinned.bundles {
                 let folder =
                     crate::source::git::commit::bundle_folder(args.root.as_ref(), bundle.name());
@@ -240,11 +260,15 @@ pub fn run(args: PinArgs) -> Exit {
                 pinned.bundles.iter().map(pin::PinnedBundle::from).collect();
             let entry = shown.entry(pinned.signer.as_ref());
             if args.write {
-                return write(&shown, entry, &bundles);
+                return write(&shown, entry, &bundles).worse(sarif::print(log.as_ref()));
+            }
+            if let Some(log) = &log {
+                return sarif::print(Some(log));
             }
             crate::cli::output::print(&pin::entry::descriptor_entry(&entry, &bundles))
         }
         Err(pin::PinError::Bundles(errors)) => {
+            let log = out.not_taken(revision.commit.as_str(), &errors);
             for e in errors {
                 let lines: Vec<String> = e.lines().iter().map(|l| format!("error: {l}")).collect();
                 let hint = Hint::of_refusal(e.code().as_str(), &lines, Via::Flags);
@@ -255,9 +279,9 @@ pub fn run(args: PinArgs) -> Exit {
                     hint.as_ref(),
                 );
             }
-            exit::of(PrepareCode::VerificationFailed)
+            exit::of(PrepareCode::VerificationFailed).worse(sarif::print(log.as_ref()))
         }
-        Err(e) => refused(&e),
+        Err(e) => refused(&e).worse(out.refused(Some(revision.commit.as_str()), &e)),
     }
 }
 
@@ -384,6 +408,11 @@ fn run_all(shown: &Shown<'_>, trust: Option<&TrustPolicy>, stop: pin::Stop<'_>) 
         links: args.links,
     };
     let commit = &shown.revision.commit;
+    let out = PinLog {
+        format: args.format,
+        source: &args.source,
+        root,
+    };
     let (pinned, refusals, links, hidden) =
         match pin::pin_all(&args.source, commit, root, policy, stop) {
             Ok(all) => (
@@ -400,9 +429,12 @@ fn run_all(shown: &Shown<'_>, trust: Option<&TrustPolicy>, stop: pin::Stop<'_>) 
                 pin::OutsideLinks::default(),
                 Hint::hidden_roots(&hidden),
             ),
-            Err(e) => return refused(&e),
+            Err(e) => {
+                return refused(&e).worse(out.refused(Some(commit.as_str()), &e));
+            }
         };
     show_links(&links);
+    let log = out.refused_folders(commit.as_str(), &refusals);
     let refusals: Vec<RefusedReport<'_>> = refusals
         .iter()
         .map(|folder| RefusedReport {
@@ -483,6 +515,9 @@ fn run_all(shown: &Shown<'_>, trust: Option<&TrustPolicy>, stop: pin::Stop<'_>) 
             entry: entry.as_deref(),
         };
         return crate::cli::output::finish(exit, true, &report);
+    }
+    if log.is_some() {
+        return exit.worse(sarif::print(log.as_ref()));
     }
     match &entry {
         Some(entry) if !args.write => exit.worse(crate::cli::output::print(entry)),

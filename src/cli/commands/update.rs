@@ -10,6 +10,7 @@ use clap::Args;
 
 use super::config::ConfigArg;
 use crate::cli::exit::Exit;
+use crate::cli::sarif::Format;
 
 /// Review moving Git sources to a new commit (OCI sources to a new image), and write the new
 /// pins with `--write`.
@@ -73,9 +74,22 @@ pub struct UpdateArgs {
 
     #[command(flatten)]
     fetch_timeout: super::prepare::FetchTimeoutArg,
+
+    /// What stdout holds: `text` (the Markdown review), `json` (as `--json`) or `sarif` (a
+    /// SARIF 2.1.0 log of the refusals and findings).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text",
+        conflicts_with = "json"
+    )]
+    format: Format,
 }
 
-pub fn run(args: UpdateArgs) -> Exit {
+pub fn run(mut args: UpdateArgs) -> Exit {
+    args.json |= args.format == Format::Json;
+    let sarif = args.format == Format::Sarif;
     let interrupt = AtomicBool::new(false);
     let request = UpdateRequest {
         path: &args.config.path,
@@ -90,6 +104,10 @@ pub fn run(args: UpdateArgs) -> Exit {
         Err(e) => {
             for line in e.lines() {
                 diag!("error: {line}");
+            }
+            if sarif {
+                let log = crate::cli::sarif::update::failed(&args.config.path, &e);
+                return Exit::of(&e).worse(crate::cli::sarif::print(&log));
             }
             return Exit::of(&e);
         }
@@ -134,6 +152,10 @@ pub fn run(args: UpdateArgs) -> Exit {
     let exit = Exit::worst(report.failures());
     if args.json {
         return crate::cli::output::finish(exit, true, &report);
+    }
+    if sarif {
+        let log = crate::cli::sarif::update::reviewed(&args.config.path, &report);
+        return exit.worse(crate::cli::sarif::print(&log));
     }
     exit.worse(crate::cli::output::print(&review::markdown(
         &report, &shown,

@@ -13,6 +13,8 @@ use clap::Args;
 
 use super::config::ConfigArg;
 use crate::cli::exit::Exit;
+use crate::cli::sarif::Format;
+use crate::format::sarif::{Base, Entry, Log, Place};
 
 /// Re-verify every prepared corpus and local bundle against the descriptor's pins.
 ///
@@ -46,10 +48,29 @@ pub struct VerifyArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     json: bool,
+
+    /// What stdout holds: `text` (nothing; the lines go to stderr), `json` (as `--json`) or,
+    /// with `--installed`, `sarif` (a SARIF 2.1.0 log of every bundle that does not hold).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text",
+        conflicts_with = "json"
+    )]
+    format: Format,
 }
 
-pub fn run(args: VerifyArgs) -> Exit {
-    let plan = match args.config.plan() {
+pub fn run(mut args: VerifyArgs) -> Exit {
+    args.json |= args.format == Format::Json;
+    if args.format == Format::Sarif && args.installed.is_none() {
+        let code = crate::codes::CommandCode::InvalidUsage;
+        diag!(
+            "error: `--format sarif` reports `--installed`; give it with `--installed DIR` [{code}]"
+        );
+        return crate::cli::exit::of(code);
+    }
+    let plan = match args.config.plan_as(args.format) {
         Ok(plan) => plan,
         Err(exit) => return exit,
     };
@@ -139,7 +160,19 @@ fn run_installed(plan: &crate::descriptor::Plan, args: &VerifyArgs, dir: &std::p
         Err(e) => {
             diag!("error: {e}");
             crate::cli::output::details("  ", &e.details, None);
-            return Exit::of(&e);
+            let exit = Exit::of(&e);
+            if args.format != Format::Sarif {
+                return exit;
+            }
+            let mut log = installed_log(&[], dir);
+            let code = crate::support::error_code::Coded::error_code(&e);
+            let mut message = e.to_string();
+            if !e.details.is_empty() {
+                message = format!("{message}: {}", e.details.join("; "));
+            }
+            let place = Place::file(crate::cli::sarif::INSTALL_ROOT, "./");
+            log.push(Entry::new(code, crate::cli::sarif::level(code), message).at(place));
+            return exit.worse(crate::cli::sarif::print(&log));
         }
     };
     for b in &report.bundles {
@@ -177,6 +210,12 @@ fn run_installed(plan: &crate::descriptor::Plan, args: &VerifyArgs, dir: &std::p
         crate::ops::install::agent_shown(report.agent.as_deref())
     );
     let exit = Exit::worst(report.failures());
+    if args.format == Format::Sarif {
+        return exit.worse(crate::cli::sarif::print(&installed_log(
+            &report.bundles,
+            dir,
+        )));
+    }
     crate::cli::output::finish(
         exit,
         args.json,
@@ -185,6 +224,32 @@ fn run_installed(plan: &crate::descriptor::Plan, args: &VerifyArgs, dir: &std::p
             hint: hint.as_ref(),
         },
     )
+}
+
+/// The SARIF log of `verify --installed`: each bundle that does not hold, at its folder under
+/// the agent's folder, its details after its message, then each bundle rule it breaks at its
+/// file.
+fn installed_log(bundles: &[installed::InstalledBundle], dir: &std::path::Path) -> Log {
+    let mut log = Log::new();
+    log.base(Base::folder(
+        crate::cli::sarif::INSTALL_ROOT,
+        dir,
+        format!("the agent's folder `{}`", escape::path(dir)),
+    ));
+    for b in bundles {
+        let (Some(error), Some(code)) = (&b.error, b.code) else {
+            continue;
+        };
+        let mut message = format!("{}: {} — {error}", escape::text(&b.name), b.status.as_str());
+        if !b.details.is_empty() {
+            message.push_str(": ");
+            message.push_str(&b.details.join("; "));
+        }
+        let place = Place::file(crate::cli::sarif::INSTALL_ROOT, format!("{}/", b.name));
+        log.push(Entry::new(code, crate::cli::sarif::level(code), message).at(place));
+        log.problems(&b.found, crate::cli::sarif::INSTALL_ROOT, &b.name);
+    }
+    log
 }
 
 /// The `skillfold install` that repairs the folder `verify --installed` checked: the same

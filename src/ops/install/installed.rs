@@ -175,6 +175,9 @@ pub struct InstalledBundle {
     /// Each file changed, added or removed, or each rule broken (escaped).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<String>,
+    /// The bundle problems behind the rules broken, with their places (`--format sarif`).
+    #[serde(skip)]
+    pub found: Vec<crate::format::problem::Problem>,
 }
 
 /// The outcome of `verify --installed` (`--json`).
@@ -369,6 +372,7 @@ fn check_one(
                 b.code = Some(e.code());
             }
             b.details = details;
+            b.found = e.problems().to_vec();
             b
         }
     }
@@ -433,6 +437,7 @@ fn outcome_of(
         error,
         code,
         details: Vec::new(),
+        found: Vec::new(),
     }
 }
 

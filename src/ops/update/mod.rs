@@ -165,6 +165,13 @@ pub struct BundleUpdate {
     /// collisions), each with its code.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The bundle problems behind `problems` (a bundle that breaks the rules) or `warnings`,
+    /// with their places (`--format sarif`).
+    #[serde(skip)]
+    pub found: Vec<crate::format::problem::Problem>,
+    /// Its folder in the repository (or the image), where `found` is.
+    #[serde(skip)]
+    pub folder: String,
 }
 
 impl UpdateReport {
@@ -547,6 +554,8 @@ fn review_bundles(
             files: FileChanges::default(),
             problems: Vec::new(),
             warnings: Vec::new(),
+            found: Vec::new(),
+            folder: folder(&pin.name),
         };
         match take_new(pin) {
             // The code `prepare` gives a bundle it cannot find.
@@ -562,9 +571,13 @@ fn review_bundles(
                     PrepareCode::BundleMissing
                 ),
             }),
-            Taken::Invalid(problems) => entry.problems = problems,
+            Taken::Invalid(problems, found) => {
+                entry.problems = problems;
+                entry.found = found;
+            }
             Taken::Bundle(bundle) => {
                 entry.warnings = bundle.warnings().iter().map(ToString::to_string).collect();
+                entry.found = bundle.warnings().to_vec();
                 let old_files = take_old(pin);
                 entry.files = diff::compare(
                     pin.name.as_str(),

@@ -247,6 +247,8 @@ mod tests {
                             "SKILL.md: line 9, column 1: an HTML comment of 1 line(s) [hidden_comment]"
                                 .into(),
                         ],
+                        found: vec![],
+                        folder: String::new(),
                     },
                     BundleUpdate {
                         name: "docx".into(),
@@ -258,6 +260,8 @@ mod tests {
                         files: FileChanges::default(),
                         problems: vec![],
                         warnings: vec![],
+                        found: vec![],
+                        folder: String::new(),
                     },
                 ],
                 error: None,

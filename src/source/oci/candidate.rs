@@ -130,6 +130,15 @@ impl ImageTakeError {
         }
     }
 
+    /// The bundle problems behind an `Invalid` refusal, errors and warnings, with their places
+    /// (none for the other refusals).
+    pub fn problems(&self) -> &[crate::format::problem::Problem] {
+        match self {
+            ImageTakeError::Invalid { problems, .. } => problems.as_slice(),
+            _ => &[],
+        }
+    }
+
     /// Every problem as one line each, with its code (for reports).
     pub fn lines(&self) -> Vec<String> {
         match self {
