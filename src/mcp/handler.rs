@@ -219,7 +219,7 @@ impl SkillsServer {
             Err(error) => {
                 let code = error.code.as_str();
                 let result = call_result(Err(error), None);
-                let asked = tools::asked_skill(name, &input);
+                let asked = tools::asked::skill(name, &input);
                 self.observe_result(origin, &label, asked, started, Err(code), &result);
                 result
             }
@@ -361,7 +361,7 @@ impl ServerHandler for SkillsServer {
         let asked = self
             .observer
             .as_ref()
-            .and_then(|_| tools::asked_skill(&name, &input).map(str::to_owned));
+            .and_then(|_| tools::asked::skill(&name, &input).map(str::to_owned));
         // `load_skill` for a body reads only the snapshot in memory and is answered here; every
         // other call (a helper script that may run to its time limit, a supporting file that may
         // be read again from disk) runs on the blocking pool.

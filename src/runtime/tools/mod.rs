@@ -18,6 +18,8 @@
 //! stable code, sent as `{"error": {...}}` ([`ToolError::wire_schema`]); bad input is refused
 //! before the policy hook or any data is touched.
 
+#[cfg(feature = "mcp")]
+pub mod asked;
 pub mod code;
 pub mod export;
 pub mod load_skill;
@@ -369,17 +371,4 @@ pub(crate) fn record(access: &Access<'_>, content: &[u8]) -> Record {
         sha256: known_sha256
             .map_or_else(|| crate::support::hex::sha256_hex(content), str::to_owned),
     }
-}
-
-/// The skill a call's arguments name, as the client wrote it (`name` for [`load_skill`], `skill`
-/// for [`read_reference`] and [`run_script`]); `None` for another tool or an argument that is no
-/// string. Client text: whoever shows it must bound and escape it.
-#[cfg(feature = "mcp")]
-pub fn asked_skill<'a>(tool: &str, input: &'a Value) -> Option<&'a str> {
-    let argument = match tool {
-        load_skill::NAME => "name",
-        read_reference::NAME | run_script::NAME => "skill",
-        _ => return None,
-    };
-    input.get(argument).and_then(Value::as_str)
 }
