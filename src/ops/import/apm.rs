@@ -87,7 +87,7 @@ fn entry(index: usize, value: &Value, rewrites: &[Rewrite]) -> Result<LockEntry,
         repo,
         flag("is_insecure"),
     )
-    .map_err(|reason| refuse(ImportCode::LockInvalidEntry, reason))?;
+    .map_err(|bad| refuse(ImportCode::LockInvalidEntry, bad.to_string()))?;
     let url = rewrite(&url, rewrites);
     check_url(&url).map_err(|(code, reason)| refuse(code, reason))?;
     if value
@@ -147,6 +147,17 @@ fn entry(index: usize, value: &Value, rewrites: &[Rewrite]) -> Result<LockEntry,
     })
 }
 
+/// A field of an entry that cannot be part of the repository's URL (the value, shown escaped).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum BadField {
+    #[error("`host` `{0}` is not a host name")]
+    Host(String),
+    #[error("`port` {0} is not a port")]
+    Port(String),
+    #[error("`repo_url` `{0}` is not a repository path")]
+    RepoUrl(String),
+}
+
 /// The URL APM clones for `host`, `port`, `repo` (its path) and `insecure`:
 /// `https://HOST[:PORT]/REPO.git` (`http://` when insecure). A host or path that would change
 /// the URL's shape (a `/`, `@`, `?` or `#` in the host, a path that climbs) is refused.
@@ -155,20 +166,17 @@ fn repository_url(
     port: Option<&Value>,
     repo: &str,
     insecure: bool,
-) -> Result<String, String> {
+) -> Result<String, BadField> {
     let odd = |c: char| matches!(c, '/' | '\\' | '?' | '#') || c.is_whitespace() || c.is_control();
     if host.chars().any(odd) {
-        return Err(format!("`host` `{}` is not a host name", shown(host)));
+        return Err(BadField::Host(shown(host)));
     }
     let port = match port {
         None | Some(Value::Null) => String::new(),
         Some(value) => match value.as_u64().filter(|p| (1..=65_535).contains(p)) {
             Some(p) => format!(":{p}"),
             None => {
-                return Err(format!(
-                    "`port` {} is not a port",
-                    shown(&value.to_string())
-                ));
+                return Err(BadField::Port(shown(&value.to_string())));
             }
         },
     };
@@ -183,10 +191,7 @@ fn repository_url(
             .chars()
             .any(|c| matches!(c, '?' | '#') || c.is_whitespace() || c.is_control())
     {
-        return Err(format!(
-            "`repo_url` `{}` is not a repository path",
-            shown(repo)
-        ));
+        return Err(BadField::RepoUrl(shown(repo)));
     }
     let scheme = if insecure { "http" } else { "https" };
     Ok(format!("{scheme}://{host}{port}/{path}.git"))
