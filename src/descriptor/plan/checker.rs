@@ -96,7 +96,9 @@ pub(crate) fn check_in_build(
     // Across entries, on the facts of every entry, valid or not: one pass lists every problem.
     let across = super::across::problems(&c.entries);
     let selections = super::selection::problems(&c.entries, c.plan.max_skills);
-    c.problems.extend(across.into_iter().chain(selections));
+    let scans = super::scans::problems(descriptor, base);
+    c.problems
+        .extend(across.into_iter().chain(selections).chain(scans));
     if c.problems.is_empty() {
         Ok(c.plan)
     } else {
@@ -133,6 +135,7 @@ impl PlanChecker<'_> {
         message: impl Into<String>,
     ) {
         self.problems.push(DescriptorProblem {
+            line: None,
             code,
             location: location.into(),
             message: message.into(),

@@ -34,6 +34,10 @@ pub struct DescriptorProblem {
     pub location: String,
     /// What is wrong.
     pub message: String,
+    /// The 1-based line of `location` in the file, when the checker was given its text (the
+    /// scanner rules' problems).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
 }
 
 impl fmt::Display for DescriptorProblem {
