@@ -59,6 +59,8 @@ mod review_path_oci;
 mod runner;
 mod runtime;
 mod sbom;
+#[cfg(feature = "git")]
+mod scan;
 mod schemas;
 #[cfg(feature = "mcp")]
 mod selection_bound;
