@@ -19,19 +19,15 @@
 //! current `hash` is void. `check` (and so `prepare`, `install` and the runtime, which run it
 //! first) refuses a bundle a policy requires a scanner for without a `pass` verdict by that
 //! scanner for its current hash (`scan_missing`); nothing but `pin --scan` and `update --scan`
-//! ever runs a scanner. This module owns the shapes and their static rules
-//! ([`resolve_scanners`], [`check_scans`], [`missing`]); the plan checker calls them.
+//! ever runs a scanner. This module owns the shapes, the checked [`Scanner`] and what a verdict
+//! satisfies ([`missing`]); the rules `check` applies to them are the plan's
+//! ([`crate::descriptor::plan::resolve_scanners`] and the rest of `plan/scans.rs`).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-use crate::descriptor::code::DescriptorCode;
-use crate::descriptor::plan::DescriptorProblem;
-use crate::support::escape;
 
 /// Longest recorded `summary`, in characters.
 pub const MAX_SUMMARY_CHARS: usize = 200;
@@ -120,179 +116,6 @@ pub fn valid_scanner_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '-'))
 }
 
-/// The declared scanners, checked (`invalid_scanner` for each problem); relative paths resolve
-/// against `base`.
-pub fn resolve_scanners(
-    specs: &BTreeMap<String, ScannerSpec>,
-    base: &Path,
-) -> Result<BTreeMap<String, Scanner>, Vec<DescriptorProblem>> {
-    let mut problems = Vec::new();
-    let mut scanners = BTreeMap::new();
-    for (name, spec) in specs {
-        let at = format!("scanners.{name}");
-        let mut refuse = |location: String, message: String| {
-            problems.push(DescriptorProblem {
-                line: None,
-                code: DescriptorCode::InvalidScanner,
-                location,
-                message,
-            })
-        };
-        if !valid_scanner_name(name) {
-            refuse(
-                at.clone(),
-                "a scanner name is 1-64 characters of `a-z 0-9 _ -`, starting with a letter"
-                    .to_owned(),
-            );
-            continue;
-        }
-        let Some(program) = spec.command.first() else {
-            refuse(
-                format!("{at}.command"),
-                "the command is empty: name the executable first".to_owned(),
-            );
-            continue;
-        };
-        if spec.command.len() > MAX_COMMAND_ARGS {
-            refuse(
-                format!("{at}.command"),
-                format!(
-                    "{} arguments, over the bound of {MAX_COMMAND_ARGS}",
-                    spec.command.len()
-                ),
-            );
-            continue;
-        }
-        if let Some((i, _)) = spec
-            .command
-            .iter()
-            .enumerate()
-            .find(|(_, a)| a.is_empty() || a.contains('\0'))
-        {
-            refuse(
-                format!("{at}.command[{i}]"),
-                "an argument is empty or holds a NUL character".to_owned(),
-            );
-            continue;
-        }
-        let timeout = match spec.timeout {
-            None => DEFAULT_SCAN_TIMEOUT_SECONDS,
-            Some(secs @ 1..=MAX_SCAN_TIMEOUT_SECONDS) => secs,
-            Some(other) => {
-                refuse(
-                    format!("{at}.timeout"),
-                    format!("{other} is not between 1 and {MAX_SCAN_TIMEOUT_SECONDS} seconds"),
-                );
-                continue;
-            }
-        };
-        let program = PathBuf::from(program);
-        let program = if program.components().count() > 1 || program.is_absolute() {
-            base.join(program)
-        } else {
-            program
-        };
-        scanners.insert(
-            name.clone(),
-            Scanner {
-                name: name.clone(),
-                program,
-                args: spec.command[1..].to_vec(),
-                timeout: Duration::from_secs(u64::from(timeout)),
-            },
-        );
-    }
-    if problems.is_empty() {
-        Ok(scanners)
-    } else {
-        Err(problems)
-    }
-}
-
-/// The problems of one approved entry's recorded verdicts (`invalid_scan`): each names a
-/// declared scanner, a `sha256:` digest, a 64-hex hash, an RFC 3339 UTC time and a bounded
-/// one-line summary; a scanner judges a hash once.
-pub fn check_scans(
-    scans: &[ScanSpec],
-    declared: &BTreeMap<String, ScannerSpec>,
-    location: &str,
-) -> Vec<DescriptorProblem> {
-    let mut problems = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for (i, scan) in scans.iter().enumerate() {
-        let at = format!("{location}.scans[{i}]");
-        let mut refuse = |key: &str, message: String| {
-            problems.push(DescriptorProblem {
-                line: None,
-                code: DescriptorCode::InvalidScan,
-                location: format!("{at}.{key}"),
-                message,
-            })
-        };
-        if !declared.contains_key(&scan.scanner) {
-            refuse(
-                "scanner",
-                format!(
-                    "`{}` is not a scanner the descriptor declares in `scanners`",
-                    escape::text(&scan.scanner)
-                ),
-            );
-        }
-        let digest_ok = scan
-            .digest
-            .strip_prefix("sha256:")
-            .is_some_and(|hex| crate::support::hex::decode_lower_32(hex).is_some());
-        if !digest_ok {
-            refuse(
-                "digest",
-                format!(
-                    "`{}` is not `sha256:` and 64 lowercase hexadecimal digits",
-                    escape::text(&scan.digest)
-                ),
-            );
-        }
-        if crate::support::hex::decode_lower_32(&scan.hash).is_none() {
-            refuse(
-                "hash",
-                format!(
-                    "`{}` is not 64 lowercase hexadecimal digits",
-                    escape::text(&scan.hash)
-                ),
-            );
-        } else if !seen.insert((scan.scanner.as_str(), scan.hash.as_str())) {
-            refuse(
-                "hash",
-                "this scanner's verdict on this hash is recorded twice".to_owned(),
-            );
-        }
-        if !is_utc_date_time(&scan.at) {
-            refuse(
-                "at",
-                format!(
-                    "`{}` is not an RFC 3339 UTC date-time (`YYYY-MM-DDTHH:MM:SSZ`)",
-                    escape::text(&scan.at)
-                ),
-            );
-        }
-        let chars = scan.summary.chars().count();
-        if chars > MAX_SUMMARY_CHARS
-            || scan
-                .summary
-                .chars()
-                .any(|c| c != '\\' && escape::needs_escape(c))
-        {
-            refuse(
-                "summary",
-                format!(
-                    "the summary is one line of at most {MAX_SUMMARY_CHARS} characters without \
-                     control or invisible characters ({chars} characters)"
-                ),
-            );
-        }
-    }
-    problems
-}
-
 /// Whether `at` is `YYYY-MM-DDTHH:MM:SSZ` with a month, day, hour, minute and second in range.
 pub fn is_utc_date_time(at: &str) -> bool {
     let b = at.as_bytes();
@@ -324,35 +147,6 @@ pub fn missing<'r>(required: &'r [String], scans: &[ScanSpec], hash: &str) -> Ve
         })
         .map(String::as_str)
         .collect()
-}
-
-/// The problems of a `require_scan` list at `location` (`invalid_scanner`): each name is a
-/// declared scanner, named once.
-pub fn check_required(
-    required: &[String],
-    declared: &BTreeMap<String, ScannerSpec>,
-    location: &str,
-) -> Vec<DescriptorProblem> {
-    let mut problems = Vec::new();
-    for (i, name) in required.iter().enumerate() {
-        let message = if !declared.contains_key(name) {
-            format!(
-                "`{}` is not a scanner the descriptor declares in `scanners`",
-                escape::text(name)
-            )
-        } else if required[..i].contains(name) {
-            format!("`{name}` is required twice")
-        } else {
-            continue;
-        };
-        problems.push(DescriptorProblem {
-            line: None,
-            code: DescriptorCode::InvalidScanner,
-            location: format!("{location}.require_scan[{i}]"),
-            message,
-        });
-    }
-    problems
 }
 
 #[cfg(test)]

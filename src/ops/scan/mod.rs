@@ -176,7 +176,7 @@ crate::support::error_code::coded_by_code!(DeclaredError);
 pub fn declared(config: &Path, names: &[String]) -> Result<Vec<Scanner>, DeclaredError> {
     let loaded = crate::descriptor::load(config)?;
     let scanners =
-        crate::descriptor::scanners::resolve_scanners(&loaded.descriptor.scanners, &loaded.base)
+        crate::descriptor::plan::resolve_scanners(&loaded.descriptor.scanners, &loaded.base)
             .map_err(|problems| DeclaredError::Problems {
                 path: config.to_owned(),
                 problems,
