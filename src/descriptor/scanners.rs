@@ -67,7 +67,10 @@ impl Verdict {
     /// The value as the descriptor writes it.
     #[cfg_attr(
         not(feature = "git"),
-        expect(dead_code, reason = "only `pin --scan` (the Git fetcher) writes a verdict")
+        expect(
+            dead_code,
+            reason = "only `pin --scan` (the Git fetcher) writes a verdict"
+        )
     )]
     pub fn as_str(self) -> &'static str {
         match self {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use super::pin::{Setup, bundle_in, code, digest};
+use super::pin::{Setup, bundle_in, code, digest, pin_args};
 use super::support::bin::{stderr, stdout};
 use super::support::git::Repo;
 use super::support::world::sha256;
@@ -50,16 +50,33 @@ fn repository() -> (Repo, String) {
     (repo, commit)
 }
 
-fn pin(s: &Setup, url: &str, commit: &str, rest: &[&str]) -> Output {
-    let mut args = vec![
-        "pin",
-        "--source",
-        url,
-        "--revision",
+/// What a test works in: the repository of [`repository`] (its URL and commit), a setup whose
+/// descriptor declares [`scanners`], and the folder the `env` scanner writes `seen.json` into.
+struct Scene {
+    repo: Repo,
+    url: String,
+    commit: String,
+    s: Setup,
+    seen: tempfile::TempDir,
+}
+
+fn scene() -> Scene {
+    let (repo, commit) = repository();
+    let s = Setup::new();
+    let seen = tempfile::tempdir().expect("tempdir");
+    fs_err::write(s.config(), scanners(&seen.path().join("seen.json"))).expect("write");
+    Scene {
+        url: repo.file_url(),
+        repo,
         commit,
-        "--root",
-        "skills",
-    ];
+        s,
+        seen,
+    }
+}
+
+/// `pin --root skills` of `commit` with `rest`.
+fn pin(s: &Setup, url: &str, commit: &str, rest: &[&str]) -> Output {
+    let mut args = pin_args(url, commit, "skills");
     args.extend_from_slice(rest);
     s.run(&args)
 }
@@ -113,11 +130,13 @@ fn refused_everywhere(s: &Setup, bundle: &str, scanner: &str) {
 
 #[test]
 fn a_pass_verdict_is_recorded_with_the_hash_and_only_it_satisfies_the_policy() {
-    let (repo, commit) = repository();
-    let url = repo.file_url();
-    let s = Setup::new();
-    let seen = tempfile::tempdir().expect("tempdir");
-    fs_err::write(s.config(), scanners(&seen.path().join("seen.json"))).expect("write");
+    let Scene {
+        repo,
+        url,
+        commit,
+        s,
+        seen: _seen,
+    } = scene();
     let out = pin(
         &s,
         &url,
@@ -185,16 +204,15 @@ fn a_pass_verdict_is_recorded_with_the_hash_and_only_it_satisfies_the_policy() {
 
 #[test]
 fn findings_are_recorded_as_findings() {
-    let (repo, commit) = repository();
-    let s = Setup::new();
-    let seen = tempfile::tempdir().expect("tempdir");
-    fs_err::write(s.config(), scanners(&seen.path().join("seen.json"))).expect("write");
-    let out = pin(
-        &s,
-        &repo.file_url(),
-        &commit,
-        &["alpha", "beta", "--scan", "own"],
-    );
+    // Bound, so the repository and the folders live as long as the test.
+    let Scene {
+        url,
+        commit,
+        s,
+        repo: _repo,
+        seen: _seen,
+    } = scene();
+    let out = pin(&s, &url, &commit, &["alpha", "beta", "--scan", "own"]);
     assert_eq!(code(&out), Some(0), "{}", stderr(&out));
     let entry = stdout(&out);
     assert_eq!(entry.matches("verdict: pass").count(), 1, "{entry}");
@@ -212,11 +230,14 @@ fn findings_are_recorded_as_findings() {
 
 #[test]
 fn a_scanner_that_misbehaves_gives_no_verdict() {
-    let (repo, commit) = repository();
-    let url = repo.file_url();
-    let s = Setup::new();
-    let seen = tempfile::tempdir().expect("tempdir");
-    fs_err::write(s.config(), scanners(&seen.path().join("seen.json"))).expect("write");
+    // Bound, so the repository and the folders live as long as the test.
+    let Scene {
+        url,
+        commit,
+        s,
+        repo: _repo,
+        seen: _seen,
+    } = scene();
     for (scanner, says) in [
         ("hang", "ran past its timeout of 2 s"),
         ("flood", "printed more than 1048576 bytes"),
@@ -248,14 +269,17 @@ fn a_scanner_that_misbehaves_gives_no_verdict() {
 
 #[test]
 fn a_scanner_sees_its_copy_and_nothing_of_skillfold_s() {
-    let (repo, commit) = repository();
-    let s = Setup::new();
-    let seen_dir = tempfile::tempdir().expect("tempdir");
+    let Scene {
+        url,
+        commit,
+        s,
+        seen: seen_dir,
+        repo: _repo,
+    } = scene();
     let seen = seen_dir.path().join("seen.json");
-    fs_err::write(s.config(), scanners(&seen)).expect("write");
     let out = pin(
         &s,
-        &repo.file_url(),
+        &url,
         &commit,
         &["alpha", "--scan", "env", "--directory", "corpus"],
     );
@@ -273,18 +297,9 @@ fn a_scanner_sees_its_copy_and_nothing_of_skillfold_s() {
     let home = s.dir.path().to_str().unwrap();
     assert!(!text.contains(home), "{text}");
     let env = seen["env"].as_object().expect("env");
-    let passed = [
-        "PATH",
-        "LANG",
-        "LC_ALL",
-        "LC_CTYPE",
-        "TZ",
-        "TMPDIR",
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-    ];
+    let passed = "PATH LANG LC_ALL LC_CTYPE TZ TMPDIR SSL_CERT_FILE SSL_CERT_DIR";
     for key in env.keys() {
-        assert!(passed.contains(&key.as_str()), "{key} leaked: {seen}");
+        assert!(passed.split(' ').any(|k| k == key), "{key} leaked: {seen}");
     }
     let fds: Vec<u64> = seen["fds"]
         .as_array()

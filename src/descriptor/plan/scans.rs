@@ -37,16 +37,7 @@ pub(super) fn problems(descriptor: &Descriptor, base: &Path) -> Vec<DescriptorPr
     let mut defaults = Vec::new();
     for (i, source) in descriptor.skills.iter().enumerate() {
         let location = format!("skills[{i}]");
-        let (approvals, required) = source_facts(source, &location);
-        problems.extend(check_source(
-            &approvals, required, declared, &location, source,
-        ));
-        need(
-            &approvals,
-            required,
-            &source_key(&location, source),
-            &mut lacking,
-        );
+        let approvals = source_problems(source, &location, declared, &mut problems, &mut lacking);
         defaults.extend(approvals);
     }
     for (agent, spec) in &descriptor.agents {
@@ -54,16 +45,8 @@ pub(super) fn problems(descriptor: &Descriptor, base: &Path) -> Vec<DescriptorPr
         problems.extend(check_required(&spec.require_scan, declared, &at));
         for (i, source) in spec.skills.iter().enumerate() {
             let location = format!("{at}.skills[{i}]");
-            let (approvals, required) = source_facts(source, &location);
-            problems.extend(check_source(
-                &approvals, required, declared, &location, source,
-            ));
-            need(
-                &approvals,
-                required,
-                &source_key(&location, source),
-                &mut lacking,
-            );
+            let approvals =
+                source_problems(source, &location, declared, &mut problems, &mut lacking);
             need(&approvals, &spec.require_scan, &at, &mut lacking);
         }
         need(&defaults, &spec.require_scan, &at, &mut lacking);
@@ -82,6 +65,23 @@ pub(super) fn problems(descriptor: &Descriptor, base: &Path) -> Vec<DescriptorPr
         });
     }
     problems
+}
+
+/// The problems of one source at `location` (its `require_scan`, its verdicts), and the
+/// scanners its own `require_scan` finds lacking; its approved entries.
+fn source_problems<'d>(
+    source: &'d SkillSource,
+    location: &str,
+    declared: &BTreeMap<String, ScannerSpec>,
+    problems: &mut Vec<DescriptorProblem>,
+    lacking: &mut BTreeMap<(String, String), (String, String)>,
+) -> Vec<Approval<'d>> {
+    let (approvals, required) = source_facts(source, location);
+    problems.extend(check_source(
+        &approvals, required, declared, location, source,
+    ));
+    need(&approvals, required, &source_key(location, source), lacking);
+    approvals
 }
 
 /// `skills[0].git`: where a source's keys are written.
