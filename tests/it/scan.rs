@@ -170,6 +170,29 @@ fn a_pass_verdict_is_recorded_with_the_hash_and_only_it_satisfies_the_policy() {
         )),
         "{text}"
     );
+    // Pinned again, the bundle is already approved: the verdict is not added, and it is said.
+    let again = pin(
+        &s,
+        &url,
+        &commit,
+        &[
+            "alpha",
+            "--scan",
+            "own",
+            "--write",
+            "--version",
+            "1.0.0",
+            "--directory",
+            "corpus",
+        ],
+    );
+    assert_eq!(code(&again), Some(0), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("note: its verdicts are not recorded there"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(fs_err::read_to_string(s.config()).unwrap(), text);
     require(&s, "own");
     for args in [
         &["check"][..],

@@ -361,6 +361,15 @@ fn write(shown: &Shown<'_>, entry: Entry<'_>, bundles: &[pin::PinnedBundle]) -> 
     let file = escape::path(path);
     for (name, location) in &written.already {
         diag!("{name}: already approved with this hash at {location}; left as it is");
+        if bundles
+            .iter()
+            .any(|b| b.name() == name && !b.scans().is_empty())
+        {
+            diag!(
+                "note: its verdicts are not recorded there: copy the `scans:` that `pin --scan` \
+                 prints without `--write` into that entry (see docs/scanners.md)"
+            );
+        }
     }
     if !written.written {
         diag!("nothing written to `{file}`: every bundle is already approved");

@@ -96,9 +96,8 @@ pub(crate) fn check_in_build(
     // Across entries, on the facts of every entry, valid or not: one pass lists every problem.
     let across = super::across::problems(&c.entries);
     let selections = super::selection::problems(&c.entries, c.plan.max_skills);
-    let scans = super::scans::problems(descriptor, base);
-    c.problems
-        .extend(across.into_iter().chain(selections).chain(scans));
+    c.problems.extend(across.into_iter().chain(selections));
+    c.problems.extend(super::scans::problems(descriptor, base));
     if c.problems.is_empty() {
         Ok(c.plan)
     } else {
@@ -134,12 +133,8 @@ impl PlanChecker<'_> {
         location: impl Into<String>,
         message: impl Into<String>,
     ) {
-        self.problems.push(DescriptorProblem {
-            line: None,
-            code,
-            location: location.into(),
-            message: message.into(),
-        });
+        self.problems
+            .push(DescriptorProblem::new(code, location, message));
     }
 
     /// Checks one entry: its index in the plan when it is valid, and the index of its facts

@@ -40,6 +40,22 @@ pub struct DescriptorProblem {
     pub line: Option<usize>,
 }
 
+impl DescriptorProblem {
+    /// The problem `code` at `location`, saying `message`, its line not looked up.
+    pub fn new(
+        code: DescriptorCode,
+        location: impl Into<String>,
+        message: impl Into<String>,
+    ) -> DescriptorProblem {
+        DescriptorProblem {
+            code,
+            location: location.into(),
+            message: message.into(),
+            line: None,
+        }
+    }
+}
+
 impl fmt::Display for DescriptorProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The location may name an agent as written; the message escaped its values.
