@@ -89,6 +89,17 @@ pub fn check_loaded(loaded: Loaded) -> Result<(Loaded, Plan), CheckError> {
     Ok((loaded, plan))
 }
 
+/// [`check_loaded`] without the scan policy ([`descriptor::plan::without_scan_policy`]): what
+/// `update` reviews and rewrites under, since a new hash has no verdict until it is scanned.
+#[cfg(feature = "git")]
+pub fn check_loaded_for_review(mut loaded: Loaded) -> Result<(Loaded, Plan), CheckError> {
+    let full = loaded.descriptor.clone();
+    loaded.descriptor = descriptor::plan::without_scan_policy(&full);
+    let (mut loaded, plan) = check_loaded(loaded)?;
+    loaded.descriptor = full;
+    Ok((loaded, plan))
+}
+
 /// A one-paragraph summary of a checked plan.
 pub fn summary(plan: &Plan) -> String {
     let gits = plan.git_sources().count();

@@ -440,3 +440,47 @@ fn a_real_scanner_s_verdicts_are_recorded_and_enforced() {
     );
     assert!(!err.contains("`alpha`"), "{err}");
 }
+
+#[test]
+fn update_write_moves_the_hash_and_the_old_verdict_is_void() {
+    let Scene {
+        repo,
+        url,
+        commit,
+        s,
+        seen: _seen,
+    } = scene();
+    let out = pin(
+        &s,
+        &url,
+        &commit,
+        &[
+            "alpha",
+            "--scan",
+            "own",
+            "--write",
+            "--version",
+            "1.0.0",
+            "--directory",
+            "corpus",
+        ],
+    );
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    require(&s, "own");
+    assert_eq!(code(&s.run(&["check"])), Some(0));
+    let before = digest(&repo, "skills/alpha");
+    repo.write("skills/alpha/references/guide.md", b"# A changed guide\n");
+    let new = repo.commit("alpha changes");
+    let after = digest(&repo, "skills/alpha");
+    // `update` reviews and writes under a policy the new hash cannot meet yet.
+    let out = s.run(&["update", "--write", "--version", "1.1.0", "--to", &new]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let text = fs_err::read_to_string(s.config()).expect("descriptor");
+    assert!(text.contains(&format!("hash: {after}")), "{text}");
+    assert!(
+        text.contains(&format!("verdict: pass, hash: {before}")),
+        "{text}"
+    );
+    // The verdict judged the old bytes: void, so the policy refuses the new pin.
+    refused_everywhere(&s, "alpha", "own");
+}

@@ -84,6 +84,30 @@ fn source_problems<'d>(
     approvals
 }
 
+/// `descriptor` without its scan policy: every `require_scan` emptied, every other key as it is
+/// (the verdicts are still checked). `update` reviews and rewrites pins under it: a new hash has
+/// no verdict yet, which the full `check` then reports (`scan_missing`).
+#[cfg(feature = "git")]
+pub fn without_scan_policy(descriptor: &Descriptor) -> Descriptor {
+    let mut waived = descriptor.clone();
+    let sources = waived
+        .agents
+        .values_mut()
+        .flat_map(|agent| {
+            agent.require_scan.clear();
+            agent.skills.iter_mut()
+        })
+        .chain(waived.skills.iter_mut());
+    for source in sources {
+        match source {
+            SkillSource::Git(git) => git.require_scan.clear(),
+            SkillSource::Oci(oci) => oci.require_scan.clear(),
+            SkillSource::Local(local) => local.require_scan.clear(),
+        }
+    }
+    waived
+}
+
 /// `skills[0].git`: where a source's keys are written.
 fn source_key(location: &str, source: &SkillSource) -> String {
     match source {
