@@ -36,8 +36,10 @@ pub use self::checker::valid_agent_name;
 pub use self::image_reference::is_sha256_digest;
 pub use self::image_reference::{ImageReference, ReferenceError, check_tag};
 // Only `pin --scan` (built with the Git fetcher) resolves the scanners outside `check`.
+#[cfg(any(feature = "git", test))]
+pub use self::scans::resolve_scanners;
 #[cfg(feature = "git")]
-pub use self::scans::{resolve_scanners, without_scan_policy};
+pub use self::scans::without_scan_policy;
 pub use self::types::{
     CorpusRef, DescriptorProblem, GitSource, LocalSource, MAX_SKILLS_CEILING, OciSource, Plan,
     Source, worst_code,
