@@ -58,7 +58,8 @@
 //! from its own layer and the layers below it:
 //!
 //! - `support`: small shared helpers that know nothing of bundles (escaping untrusted text, hex,
-//!   times, the worker pool, the error-code machinery, portable JSON Schemas, failpoints).
+//!   times, the worker pool, the error-code machinery, portable JSON Schemas, failpoints, a
+//!   confined child process: the script runner's and the scanners').
 //! - `format`: the bundle format — bounds, paths, the safe reader, file sets, frontmatter, the
 //!   digest, pins, problems and their codes.
 //! - `descriptor`: the operator's `skillfold.yaml`, its static checks and the plan they produce.
@@ -68,7 +69,7 @@
 //! - `skills_ref`: the skills-ref compatible tooling (`validate`, `read-properties`,
 //!   `to-prompt`) and its strict YAML dialect.
 //! - `runtime`: snapshots, catalogues, tools, the script runner, the builder.
-//! - `ops`: one module per command.
+//! - `ops`: one module per command (and `scan`, the scanner `pin --scan` runs).
 //! - `mcp`: the MCP server, over stdio and HTTP (feature `mcp`).
 //! - `codes`: the registry of every error code, the one module of the list a host may use
 //!   (`skillfold::codes`).

@@ -133,7 +133,8 @@ pub fn details_with(
 }
 
 /// The lines of a descriptor that cannot be used, as every command prints them: `error: ` and
-/// each problem, and under a syntax error the offending line with a caret. Returns what was
+/// each problem, under a syntax error the offending line with a caret, and the hint of the first
+/// problem that has one (`scan_missing`: `pin --scan`). Returns what was
 /// printed (the termination log of `prepare` keeps it too).
 pub fn check_error(e: &crate::ops::check::CheckError) -> Vec<String> {
     let mut printed = Vec::new();
@@ -141,6 +142,13 @@ pub fn check_error(e: &crate::ops::check::CheckError) -> Vec<String> {
         printed.push(format!("error: {line}"));
     }
     printed.extend(e.excerpt_lines());
+    let lines = e.lines();
+    if let Some(hint) = crate::format::hint::Hint::of_lines(
+        lines.iter().map(String::as_str),
+        crate::format::hint::Via::Descriptor,
+    ) {
+        printed.push(format!("hint: {hint}"));
+    }
     for line in &printed {
         diag!("{line}");
     }

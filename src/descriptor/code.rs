@@ -84,6 +84,15 @@ crate::support::error_code::error_codes! {
     NotTracked = "not_tracked",
     /// An `oci` reference is not `REGISTRY/REPOSITORY@sha256:<64 hex>`.
     InvalidReference = "invalid_reference",
+    /// A declared scanner cannot be used (a bad name, an empty command, a timeout out of
+    /// range), or a `require_scan` names a scanner the descriptor does not declare.
+    InvalidScanner = "invalid_scanner",
+    /// A recorded verdict (`scans`) is malformed: an undeclared scanner, a bad digest, hash or
+    /// date, a summary over its bound or with control characters.
+    InvalidScan = "invalid_scan",
+    /// A bundle a `require_scan` covers has no `pass` verdict by a required scanner for its
+    /// current hash (a verdict for another hash is void).
+    ScanMissing = "scan_missing",
     /// An `oci` reference names a tag (or no digest): images are pinned by manifest digest.
     ReferenceNotPinned = "reference_not_pinned",
 }

@@ -34,10 +34,13 @@
 //! - [`plan`]: the static checks and the plan they produce.
 //! - [`edit`]: in-place rewrites of the pins (`update --write`), every other byte kept.
 //! - [`content`]: a source's `content:` key, the content rules tightened or relaxed.
+//! - [`line`]: the line a problem's location is written at.
 //! - [`redact`]: URLs with credentials removed, for every message.
 //! - [`syntax`]: a file that is not a descriptor, said with its line, a caret and plain words.
 //! - [`runner`]: the script runner's configuration the plan carries — approvals by SHA-256,
 //!   the blocklist, limits.
+//! - [`scanners`]: scanners (root `scanners`), the verdicts recorded beside each pin (`scans`)
+//!   and the policy that requires them (`require_scan`).
 //! - [`signers`]: the trust policy of a Git source — an allowed-signers file (SSH) and an
 //!   OpenPGP keyring, read and checked with the descriptor.
 
@@ -48,10 +51,12 @@ pub mod content;
 #[cfg(any(feature = "git", fuzzing))]
 pub mod edit;
 pub mod kind;
+pub mod line;
 pub mod plan;
 pub mod publishers;
 pub mod redact;
 pub mod runner;
+pub mod scanners;
 pub mod signers;
 pub mod syntax;
 
@@ -97,6 +102,10 @@ pub struct Descriptor {
     /// The bound on each effective selection (every agent's, and the defaults alone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<SelectionSpec>,
+    /// Scanners `pin --scan NAME` and `update --scan NAME` may run (docs/scanners.md); the root
+    /// only.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub scanners: BTreeMap<String, scanners::ScannerSpec>,
 }
 
 /// The bound on each effective selection: how many unique skills one agent (or the defaults
@@ -143,6 +152,10 @@ pub struct AgentSkills {
     #[serde(default, with = "serde_yaml::with::singleton_map_recursive")]
     #[schemars(with = "Vec<SkillSource>")]
     pub skills: Vec<SkillSource>,
+    /// Scanners every bundle this agent gets (the defaults included) needs a `pass` verdict by,
+    /// for its current hash (`scan_missing` otherwise; docs/scanners.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub require_scan: Vec<String>,
 }
 
 /// Where approved bundles come from.
@@ -191,6 +204,10 @@ pub struct OciSpec {
     /// identities. Without it, the publisher is not checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<PublisherSpec>,
+    /// Scanners each of its bundles needs a `pass` verdict by, for its current hash
+    /// (`scan_missing` otherwise; docs/scanners.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub require_scan: Vec<String>,
 }
 
 /// The publisher policy of an OCI source's image: cosign keys, Sigstore identities, or both (any
@@ -271,6 +288,10 @@ pub struct GitSpec {
     /// commit that is not signed by an allowed key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySpec>,
+    /// Scanners each of its bundles needs a `pass` verdict by, for its current hash
+    /// (`scan_missing` otherwise; docs/scanners.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub require_scan: Vec<String>,
 }
 
 /// The trust policy of a Git source's commits.
@@ -311,6 +332,13 @@ pub struct LocalSpec {
     /// verdicts of docs/content.md); relaxing them needs a `reason`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<crate::descriptor::content::ContentSpec>,
+    /// The scanners' verdicts on it (docs/scanners.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scans: Vec<scanners::ScanSpec>,
+    /// Scanners each of its bundles needs a `pass` verdict by, for its current hash
+    /// (`scan_missing` otherwise; docs/scanners.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub require_scan: Vec<String>,
 }
 
 /// Which symbolic links a Git source's commit may hold (`links`; docs/links.md).
@@ -456,6 +484,9 @@ pub struct PinSpec {
     /// The `chamvi-skill-bundle-v1` digest the reviewer approved.
     #[schemars(regex(pattern = r"^[0-9a-f]{64}$"))]
     pub hash: String,
+    /// The scanners' verdicts, each bound to the hash it judged (docs/scanners.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scans: Vec<scanners::ScanSpec>,
 }
 
 /// The descriptor could not be read or parsed.
@@ -557,6 +588,8 @@ pub struct Loaded {
     pub path: PathBuf,
     /// The folder holding it (absolute).
     pub base: PathBuf,
+    /// Its text, for the line of a problem ([`line::line_of`]).
+    pub text: String,
 }
 
 /// Reads and parses the descriptor at `path`: at most [`MAX_DESCRIPTOR_BYTES`], checked before
@@ -607,6 +640,7 @@ pub fn from_text(path: &Path, text: &str) -> Result<Loaded, DescriptorError> {
         descriptor,
         path: path.to_owned(),
         base,
+        text: text.to_owned(),
     })
 }
 

@@ -16,6 +16,7 @@
 //! | bounds a profile raises, binary files | `limits: extended` / `--limits extended` | `docs/limits.md` |
 //! | `symlink_in_tree` | `links: outside-bundles` / `--links outside-bundles` | `docs/links.md` |
 //! | `installed_drift` | the `skillfold install` that repairs the folder | `docs/install.md` |
+//! | `scan_missing` | `skillfold pin --scan NAME --write`, which records a verdict | `docs/scanners.md` |
 //! | `no_bundles` with bundles in hidden folders | `--root` naming such a folder | `docs/cli.md` |
 
 use std::fmt;
@@ -43,6 +44,8 @@ const LIMITS_DOC: &str = "docs/limits.md";
 const LINKS_DOC: &str = "docs/links.md";
 /// The page about agent folders.
 const INSTALL_DOC: &str = "docs/install.md";
+/// The page about scanners and their verdicts.
+const SCANNERS_DOC: &str = "docs/scanners.md";
 /// The page of every command and flag.
 #[cfg(feature = "git")]
 const CLI_DOC: &str = "docs/cli.md";
@@ -87,6 +90,12 @@ impl Hint {
                  `--agent`, repairs it; review what changed first"
                     .to_owned(),
                 INSTALL_DOC,
+            ),
+            "scan_missing" => (
+                "review the findings, then `skillfold pin --scan NAME --write` runs the scanner \
+                 on a read-only copy of the pinned bytes and records its verdict beside the hash"
+                    .to_owned(),
+                SCANNERS_DOC,
             ),
             _ => return None,
         };
@@ -168,10 +177,12 @@ mod tests {
             .into_iter()
             .map(|c| c.as_str())
             .collect();
-        for code in LIMITS_CODES
-            .iter()
-            .chain(&["symlink_in_tree", "installed_drift", "no_bundles"])
-        {
+        for code in LIMITS_CODES.iter().chain(&[
+            "symlink_in_tree",
+            "installed_drift",
+            "no_bundles",
+            "scan_missing",
+        ]) {
             assert!(registry.contains(code), "{code} is not a code");
         }
     }

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::{self, DescriptorProblem, Loaded, Plan};
 use crate::support::escape;
 
@@ -24,13 +25,17 @@ pub enum CheckError {
 }
 
 impl CheckError {
-    /// Every problem as one line: `PATH: LOCATION: MESSAGE [CODE]`.
+    /// Every problem as one line: `PATH: LOCATION: MESSAGE [CODE]` (`PATH:LINE: …` when the
+    /// problem knows its line).
     pub fn lines(&self) -> Vec<String> {
         match self {
             CheckError::Load(e) => vec![format!("{e} [{}]", e.code())],
             CheckError::Problems { path, problems } => problems
                 .iter()
-                .map(|p| format!("{}: {p}", escape::path(path)))
+                .map(|p| match p.line {
+                    Some(line) => format!("{}:{line}: {p}", escape::path(path)),
+                    None => format!("{}: {p}", escape::path(path)),
+                })
                 .collect(),
         }
     }
@@ -64,12 +69,34 @@ pub fn load_plan(path: &Path) -> Result<(Loaded, Plan), CheckError> {
 
 /// Checks a loaded descriptor.
 pub fn check_loaded(loaded: Loaded) -> Result<(Loaded, Plan), CheckError> {
-    let plan = descriptor::check(&loaded.descriptor, &loaded.base).map_err(|problems| {
+    let plan = descriptor::check(&loaded.descriptor, &loaded.base).map_err(|mut problems| {
+        // The scanner rules name the line too: a verdict is reviewed where it is written.
+        for p in &mut problems {
+            if matches!(
+                p.code,
+                DescriptorCode::ScanMissing
+                    | DescriptorCode::InvalidScan
+                    | DescriptorCode::InvalidScanner
+            ) {
+                p.line = descriptor::line::line_of(&loaded.text, &p.location);
+            }
+        }
         CheckError::Problems {
             path: loaded.path.clone(),
             problems,
         }
     })?;
+    Ok((loaded, plan))
+}
+
+/// [`check_loaded`] without the scan policy ([`descriptor::plan::without_scan_policy`]): what
+/// `update` reviews and rewrites under, since a new hash has no verdict until it is scanned.
+#[cfg(feature = "git")]
+pub fn check_loaded_for_review(mut loaded: Loaded) -> Result<(Loaded, Plan), CheckError> {
+    let full = loaded.descriptor.clone();
+    loaded.descriptor = descriptor::plan::without_scan_policy(&full);
+    let (mut loaded, plan) = check_loaded(loaded)?;
+    loaded.descriptor = full;
     Ok((loaded, plan))
 }
 

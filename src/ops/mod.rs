@@ -25,6 +25,9 @@ pub mod pin;
 pub mod prepare;
 pub mod push;
 pub mod sbom;
+// Only `pin --scan` (built with the Git fetcher) runs a scanner.
+#[cfg(feature = "git")]
+pub mod scan;
 pub mod schema;
 #[cfg(feature = "git")]
 pub mod target;

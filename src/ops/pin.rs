@@ -167,6 +167,7 @@ pub struct PinnedBundle {
     name: SkillName,
     digest: crate::format::digest::BundleDigest,
     declared_version: Option<String>,
+    scans: Vec<crate::descriptor::scanners::ScanSpec>,
 }
 
 impl PinnedBundle {
@@ -184,6 +185,17 @@ impl PinnedBundle {
     pub fn declared_version(&self) -> Option<&str> {
         self.declared_version.as_deref()
     }
+
+    /// The scanners' verdicts its entry records (`pin --scan`).
+    pub fn scans(&self) -> &[crate::descriptor::scanners::ScanSpec] {
+        &self.scans
+    }
+
+    /// It with the verdicts `scans` recorded.
+    pub fn with_scans(mut self, scans: Vec<crate::descriptor::scanners::ScanSpec>) -> PinnedBundle {
+        self.scans = scans;
+        self
+    }
 }
 
 impl From<&Bundle> for PinnedBundle {
@@ -192,6 +204,7 @@ impl From<&Bundle> for PinnedBundle {
             name: bundle.name().clone(),
             digest: bundle.digest(),
             declared_version: bundle.declared_version().map(str::to_owned),
+            scans: Vec::new(),
         }
     }
 }

@@ -122,6 +122,7 @@ impl GitCorpus {
                 track: None,
                 links: None,
                 verify: None,
+                require_scan: Vec::new(),
             },
         }
     }
@@ -143,6 +144,7 @@ impl GitCorpus {
             name: name.into(),
             version: version.into(),
             hash: hash.into(),
+            scans: Vec::new(),
         });
         self
     }
@@ -163,6 +165,8 @@ fn local_entry(name: String, version: String, directory: PathBuf, hash: String) 
         hash,
         limits: None,
         content: None,
+        scans: Vec::new(),
+        require_scan: Vec::new(),
     })
 }
 

@@ -78,4 +78,8 @@ crate::support::error_code::error_codes! {
     GitDisabled = "git_disabled",
     /// A temporary directory could not be created (`skillfold pin`).
     IoError = "io_error" => Retryable,
+    /// `pin --scan`: the scanner did not give a verdict (it could not start, exited with a
+    /// status other than 0 or 1, died by a signal, ran past its timeout or its output bound, or
+    /// changed its copy of the bundle). The scanner failed, not the bundle: nothing is recorded.
+    ScanFailed = "scan_failed" => Retryable,
 }

@@ -60,6 +60,8 @@ mod runner;
 mod runtime;
 mod sarif;
 mod sbom;
+#[cfg(feature = "git")]
+mod scan;
 mod schemas;
 #[cfg(feature = "mcp")]
 mod selection_bound;

@@ -92,7 +92,7 @@ fn hidden_groups() -> (Repo, String) {
     (repo, commit)
 }
 
-fn pin_args<'a>(url: &'a str, commit: &'a str, root: &'a str) -> Vec<&'a str> {
+pub(super) fn pin_args<'a>(url: &'a str, commit: &'a str, root: &'a str) -> Vec<&'a str> {
     vec!["pin", "--source", url, "--revision", commit, "--root", root]
 }
 

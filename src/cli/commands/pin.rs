@@ -130,6 +130,12 @@ pub struct PinArgs {
     #[arg(long, value_name = "DIR")]
     directory: Option<String>,
 
+    /// Run the scanner NAME that the descriptor (`-c`) declares under `scanners` on a read-only
+    /// copy of each pinned bundle, and record its verdict in the entry (docs/scanners.md);
+    /// repeatable. A scanner that gives no verdict fails the pin (`scan_failed`, exit 1).
+    #[arg(long = "scan", value_name = "NAME", conflicts_with = "all")]
+    scan: Vec<String>,
+
     #[command(flatten)]
     config: super::config::ConfigArg,
 
@@ -185,6 +191,18 @@ pub fn run(mut args: PinArgs) -> Exit {
         );
         return exit::of(code);
     }
+    // Before any fetch: a scanner the descriptor does not declare is refused at once.
+    let scanners = if args.scan.is_empty() {
+        Vec::new()
+    } else {
+        match crate::ops::scan::declared(&args.config.path, &args.scan) {
+            Ok(scanners) => scanners,
+            Err(e) => {
+                diag!("error: {e} [{}]", e.code());
+                return exit::of(e.code());
+            }
+        }
+    };
     let interrupt = AtomicBool::new(false);
     let trust = match trust_policy(&args) {
         Ok(trust) => trust,
@@ -256,8 +274,10 @@ pub fn run(mut args: PinArgs) -> Exit {
                     diag!("warning: {}", w.display_under(&folder));
                 }
             }
-            let bundles: Vec<pin::PinnedBundle> =
-                pinned.bundles.iter().map(pin::PinnedBundle::from).collect();
+            let bundles = match scanned(&pinned.bundles, &scanners) {
+                Ok(bundles) => bundles,
+                Err(exit) => return exit,
+            };
             let entry = shown.entry(pinned.signer.as_ref());
             if args.write {
                 return write(&shown, entry, &bundles).worse(sarif::print(log.as_ref()));
@@ -283,6 +303,41 @@ pub fn run(mut args: PinArgs) -> Exit {
         }
         Err(e) => refused(&e).worse(out.refused(Some(revision.commit.as_str()), &e)),
     }
+}
+
+/// Each of `bundles` with the verdicts of `scanners` on it (`--scan`), each said on stderr; a
+/// scanner that gives no verdict ends the pin (`scan_failed`).
+fn scanned(
+    bundles: &[crate::format::bundle::Bundle],
+    scanners: &[crate::descriptor::scanners::Scanner],
+) -> Result<Vec<pin::PinnedBundle>, Exit> {
+    let mut out = Vec::new();
+    for bundle in bundles {
+        let mut scans = Vec::new();
+        for scanner in scanners {
+            match crate::ops::scan::scan(scanner, bundle) {
+                Ok(scanned) => {
+                    diag!(
+                        "scan: {} on `{}`: {} ({})",
+                        scanned.scanner,
+                        bundle.name(),
+                        scanned.verdict.as_str(),
+                        scanned.record.summary
+                    );
+                    scans.push(scanned.record);
+                }
+                Err(e) => {
+                    diag!("error: `{}`: {e} [{}]", bundle.name(), e.code());
+                    diag!(
+                        "  hint: no verdict is recorded; fix the scanner or its `timeout` and pin again (see docs/scanners.md)"
+                    );
+                    return Err(exit::of(e.code()));
+                }
+            }
+        }
+        out.push(pin::PinnedBundle::from(bundle).with_scans(scans));
+    }
+    Ok(out)
 }
 
 /// What the entry says beside the bundles: the arguments, the commit, the directory and the
@@ -330,6 +385,15 @@ fn write(shown: &Shown<'_>, entry: Entry<'_>, bundles: &[pin::PinnedBundle]) -> 
     let file = escape::path(path);
     for (name, location) in &written.already {
         diag!("{name}: already approved with this hash at {location}; left as it is");
+        if bundles
+            .iter()
+            .any(|b| b.name() == name && !b.scans().is_empty())
+        {
+            diag!(
+                "note: its verdicts are not recorded there: copy the `scans:` that `pin --scan` \
+                 prints without `--write` into that entry (see docs/scanners.md)"
+            );
+        }
     }
     if !written.written {
         diag!("nothing written to `{file}`: every bundle is already approved");

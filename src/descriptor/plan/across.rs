@@ -72,6 +72,7 @@ pub(super) fn problems(entries: &Entries) -> Vec<DescriptorProblem> {
         for (b, at_b) in &corpora[i + 1..] {
             if a.starts_with(b) || b.starts_with(a) {
                 problems.push(DescriptorProblem {
+                    line: None,
                     code: DescriptorCode::SharedDirectory,
                     location: format!("{at_b}.directory"),
                     message: format!(

@@ -97,6 +97,7 @@ pub(crate) fn check_in_build(
     let across = super::across::problems(&c.entries);
     let selections = super::selection::problems(&c.entries, c.plan.max_skills);
     c.problems.extend(across.into_iter().chain(selections));
+    c.problems.extend(super::scans::problems(descriptor, base));
     if c.problems.is_empty() {
         Ok(c.plan)
     } else {
@@ -132,11 +133,8 @@ impl PlanChecker<'_> {
         location: impl Into<String>,
         message: impl Into<String>,
     ) {
-        self.problems.push(DescriptorProblem {
-            code,
-            location: location.into(),
-            message: message.into(),
-        });
+        self.problems
+            .push(DescriptorProblem::new(code, location, message));
     }
 
     /// Checks one entry: its index in the plan when it is valid, and the index of its facts

@@ -14,7 +14,8 @@
 //! across entries (run on what every entry holds, valid or not), `selection.rs` those of an
 //! effective selection, and one file per grammar a
 //! value must follow: `image_reference.rs` ([`ImageReference`], an OCI image pinned by digest) and
-//! `branch_name.rs` ([`check_branch`], a branch `track` may follow); `unknown_agent.rs` the one
+//! `branch_name.rs` ([`check_branch`], a branch `track` may follow); `scans.rs` the scanner
+//! keys and the policy that requires verdicts (`scan_missing`); `unknown_agent.rs` the one
 //! wording of an agent the plan does not name ([`UnknownAgent`]). Their items are re-exported
 //! here.
 
@@ -22,6 +23,7 @@ mod across;
 mod branch_name;
 mod checker;
 mod image_reference;
+mod scans;
 mod selection;
 mod types;
 mod unknown_agent;
@@ -33,6 +35,11 @@ pub use self::checker::valid_agent_name;
 #[cfg(feature = "oci")]
 pub use self::image_reference::is_sha256_digest;
 pub use self::image_reference::{ImageReference, ReferenceError, check_tag};
+// Only `pin --scan` (built with the Git fetcher) resolves the scanners outside `check`.
+#[cfg(any(feature = "git", test))]
+pub use self::scans::resolve_scanners;
+#[cfg(feature = "git")]
+pub use self::scans::without_scan_policy;
 pub use self::types::{
     CorpusRef, DescriptorProblem, GitSource, LocalSource, MAX_SKILLS_CEILING, OciSource, Plan,
     Source, worst_code,

@@ -31,6 +31,7 @@ pub(super) fn bound(spec: Option<&SelectionSpec>) -> Result<usize, DescriptorPro
         return Ok(default);
     };
     let refused = |code, message| DescriptorProblem {
+        line: None,
         code,
         location: "selection.max_skills".to_owned(),
         message,
@@ -89,6 +90,7 @@ impl Selection {
         for (pin, location) in &entry.pins {
             match self.pins.get(&pin.name) {
                 Some((other, other_at)) if other != pin => problems.push(DescriptorProblem {
+                    line: None,
                     code: DescriptorCode::ConflictingPins,
                     location: location.clone(),
                     message: format!(
@@ -121,6 +123,7 @@ impl Selection {
             None => ("skills".to_owned(), "the defaults".to_owned()),
         };
         problems.push(DescriptorProblem {
+            line: None,
             code: DescriptorCode::TooManySkills,
             location,
             message: format!(

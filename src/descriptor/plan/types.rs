@@ -34,6 +34,26 @@ pub struct DescriptorProblem {
     pub location: String,
     /// What is wrong.
     pub message: String,
+    /// The 1-based line of `location` in the file, when the checker was given its text (the
+    /// scanner rules' problems).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+}
+
+impl DescriptorProblem {
+    /// The problem `code` at `location`, saying `message`, its line not looked up.
+    pub fn new(
+        code: DescriptorCode,
+        location: impl Into<String>,
+        message: impl Into<String>,
+    ) -> DescriptorProblem {
+        DescriptorProblem {
+            code,
+            location: location.into(),
+            message: message.into(),
+            line: None,
+        }
+    }
 }
 
 impl fmt::Display for DescriptorProblem {

@@ -146,6 +146,21 @@ pub fn approved_items(
         let _ = writeln!(out, "{indent}- name: {}", bundle.name());
         let _ = writeln!(out, "{indent}  hash: {}", bundle.digest());
         let _ = writeln!(out, "{indent}  version: {}{declared}", yaml_string(label));
+        if !bundle.scans().is_empty() {
+            let _ = writeln!(out, "{indent}  scans:");
+        }
+        for scan in bundle.scans() {
+            let _ = writeln!(
+                out,
+                "{indent}    - {{ scanner: {}, digest: {}, verdict: {}, hash: {}, at: {}, summary: {} }}",
+                yaml_string(&scan.scanner),
+                yaml_string(&scan.digest),
+                scan.verdict.as_str(),
+                scan.hash,
+                yaml_string(&scan.at),
+                yaml_string(&scan.summary)
+            );
+        }
     }
     out
 }

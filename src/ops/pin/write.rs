@@ -450,6 +450,9 @@ fn read_back(
         && appended.iter().zip(expected).all(|(pin, (name, hash))| {
             pin.name == name
                 && pin.hash == hash
+                && added
+                    .iter()
+                    .any(|b| b.name().as_str() == name && b.scans() == pin.scans)
                 && request
                     .entry
                     .version

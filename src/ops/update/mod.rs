@@ -212,7 +212,7 @@ pub fn update(
     let text = crate::descriptor::read_text(request.path).map_err(CheckError::from)?;
     let (stood_in, placeholders) = rewrite::stand_in(&text);
     let loaded = crate::descriptor::from_text(request.path, &stood_in).map_err(CheckError::from)?;
-    let (_, plan) = crate::ops::check::check_loaded(loaded)?;
+    let (_, plan) = crate::ops::check::check_loaded_for_review(loaded)?;
     let selected = select(&plan, request.selectors, request.to)?;
 
     let mut fetches = Fetches::new(&selected);

@@ -187,7 +187,8 @@ pub fn rewrite(
             "a value other than the pins would change".to_owned(),
         ));
     }
-    crate::ops::check::check_loaded(loaded).map_err(|e| read_back(e.lines().join("; ")))?;
+    crate::ops::check::check_loaded_for_review(loaded)
+        .map_err(|e| read_back(e.lines().join("; ")))?;
     Ok((new_text, count))
 }
 
