@@ -2,11 +2,11 @@
 //! publisher policy (a cosign key and the keyless identity of the committed sigstore-js fixtures,
 //! under their trusted root).
 
-use crate::descriptor::publishers::key::PublicKey;
-use crate::descriptor::publishers::trusted_root::TrustedRoot;
-use crate::descriptor::publishers::{Identity, PublisherPolicy, SigstorePolicy};
-use crate::source::oci::publisher::material::{CosignSignature, SignatureMaterial, SigstoreBundle};
-use crate::source::oci::publisher::{self, Signer};
+use crate::trust::image::material::{CosignSignature, SignatureMaterial, SigstoreBundle};
+use crate::trust::image::policy::{Identity, PublisherPolicy, SigstorePolicy};
+use crate::trust::keys::public_key::PublicKey;
+use crate::trust::verdict::Signer;
+use crate::trust::x509::trusted_root::TrustedRoot;
 
 /// The digest the fixtures' signatures bind (`tests/fixtures/sigstore/meta.json`).
 pub const FUZZ_PINNED: &str =
@@ -85,7 +85,7 @@ pub fn fuzz_material(data: &[u8]) -> SignatureMaterial {
 pub fn image_signature(data: &[u8]) {
     let policy = fuzz_publisher_policy();
     let material = fuzz_material(data);
-    let verdict = publisher::verify(&material, FUZZ_PINNED, &policy);
+    let verdict = crate::trust::image::verify(&material, FUZZ_PINNED, &policy);
     match &verdict {
         Ok(verified) => {
             match &verified.signer {
@@ -115,7 +115,7 @@ pub fn image_signature(data: &[u8]) {
         }
     }
     assert_eq!(
-        publisher::verify(&material, FUZZ_PINNED, &policy),
+        crate::trust::image::verify(&material, FUZZ_PINNED, &policy),
         verdict,
         "judged twice"
     );

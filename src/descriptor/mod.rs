@@ -28,8 +28,8 @@
 //! resolved against the descriptor's own directory. [`check`] turns a parsed descriptor into a
 //! checked [`Plan`], listing every problem. [`bounds`] bounds the file before it is read
 //! ([`MAX_DESCRIPTOR_BYTES`]) and its nesting before it is deserialised
-//! ([`MAX_DESCRIPTOR_NESTING`]). It may use only [`crate::support`] and [`crate::format`]; both
-//! stages read it.
+//! ([`MAX_DESCRIPTOR_NESTING`]). It may use only [`crate::support`], [`crate::format`] and
+//! [`crate::trust`]; both stages read it.
 //!
 //! - [`plan`]: the static checks and the plan they produce.
 //! - [`edit`]: in-place rewrites of the pins (`update --write`), every other byte kept.
@@ -38,8 +38,10 @@
 //! - [`syntax`]: a file that is not a descriptor, said with its line, a caret and plain words.
 //! - [`runner`]: the script runner's configuration the plan carries — approvals by SHA-256,
 //!   the blocklist, limits.
-//! - [`signers`]: the trust policy of a Git source — an allowed-signers file (SSH) and an
-//!   OpenPGP keyring, read and checked with the descriptor.
+//!
+//! The keys a source's `verify:` names are read into [`crate::trust`]'s types by the check
+//! ([`plan`]): the trust policy of a Git source (an allowed-signers file, an OpenPGP keyring) and
+//! the publisher policy of an OCI source (cosign keys, a Sigstore trusted root and identities).
 
 pub mod bounds;
 pub mod code;
@@ -49,10 +51,8 @@ pub mod content;
 pub mod edit;
 pub mod kind;
 pub mod plan;
-pub mod publishers;
 pub mod redact;
 pub mod runner;
-pub mod signers;
 pub mod syntax;
 
 use std::collections::BTreeMap;

@@ -13,14 +13,8 @@ use super::{
 };
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::content::ContentSpec;
-use crate::descriptor::publishers::key::PublicKey;
-use crate::descriptor::publishers::trusted_root::TrustedRoot;
-use crate::descriptor::publishers::{Identity, PublisherPolicy, SigstorePolicy};
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::{Blocklist, RunnerConfig, ScriptPolicy};
-use crate::descriptor::signers::TrustPolicy;
-#[cfg(feature = "signatures")]
-use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, SignersError};
 use crate::descriptor::{
     Descriptor, GitSpec, LimitsSpec, LocalSpec, OciSpec, PinSpec, PublisherSpec, SigstoreSpec,
     SkillSource, VerifySpec,
@@ -32,10 +26,15 @@ use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::format::version::VersionLabel;
 use crate::support::escape;
+use crate::trust::commit::policy::{self as commit_policy, TrustPolicy};
+use crate::trust::image::policy::{Identity, PublisherPolicy, SigstorePolicy};
+#[cfg(feature = "signatures")]
+use crate::trust::keys::{allowed_signers::AllowedSigners, key_file::SignersError};
+use crate::trust::{keys::public_key::PublicKey, x509::trusted_root::TrustedRoot};
 
 /// Checks a descriptor; relative directories are resolved against `base`.
 pub fn check(descriptor: &Descriptor, base: &Path) -> Result<Plan, Vec<DescriptorProblem>> {
-    check_in_build(descriptor, base, crate::descriptor::signers::SUPPORTED)
+    check_in_build(descriptor, base, commit_policy::SUPPORTED)
 }
 
 /// [`check`] as a build that verifies commit signatures (`signatures`) or not would: without
@@ -318,7 +317,7 @@ impl PlanChecker<'_> {
         self.problem(
             DescriptorCode::SignaturesNotBuilt,
             at,
-            crate::descriptor::signers::unsupported("`verify`"),
+            commit_policy::unsupported("`verify`"),
         );
         None
     }
@@ -346,7 +345,7 @@ impl PlanChecker<'_> {
         let openpgp = self.key_file(
             spec.openpgp_keys.as_deref(),
             format!("{at}.openpgp_keys"),
-            OpenPgpKeys::read,
+            commit_policy::OpenPgpKeys::read,
         )?;
         Some(Some(std::sync::Arc::new(TrustPolicy { ssh, openpgp })))
     }

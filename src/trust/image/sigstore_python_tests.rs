@@ -13,11 +13,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::descriptor::publishers::trusted_root::TrustedRoot;
-use crate::descriptor::publishers::{Identity, PublisherPolicy, SigstorePolicy};
-use crate::source::oci::publisher::material::{CosignSignature, SigstoreBundle};
-use crate::source::oci::publisher::{bundle, cosign_v2};
 use crate::support::hex;
+use crate::trust::image::material::{CosignSignature, SigstoreBundle};
+use crate::trust::image::policy::{Identity, PublisherPolicy, SigstorePolicy};
+use crate::trust::image::{bundle, cosign_v2};
+use crate::trust::x509::trusted_root::TrustedRoot;
 
 /// sigstore-python's refusal of a cosign ≤ v2 signature's entry: no inclusion proof.
 const NO_PROOF: &str = "verificationMaterial.tlogEntries.0.inclusionProof\n  Field required";

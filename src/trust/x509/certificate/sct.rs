@@ -17,9 +17,9 @@
 
 use sha2::{Digest as _, Sha256};
 
-use crate::descriptor::publishers::key::KeyKind;
-use crate::descriptor::publishers::trusted_root::TrustedRoot;
-use crate::descriptor::publishers::trusted_root::x509::{self, Certificate};
+use crate::trust::keys::public_key::KeyKind;
+use crate::trust::x509::trusted_root::TrustedRoot;
+use crate::trust::x509::{self, Certificate};
 
 /// The OID of the embedded SCT list extension, 1.3.6.1.4.1.11129.2.4.2 (DER content bytes).
 pub const OID_SCT_LIST: &[u8] = &[0x2b, 0x06, 0x01, 0x04, 0x01, 0xd6, 0x79, 0x02, 0x04, 0x02];

@@ -2,21 +2,21 @@
 //! identities under a pinned trusted root, read and checked with the descriptor, so a bad key or
 //! root refuses the descriptor with the file and the rule (`invalid_trust_policy`).
 //!
-//! This module holds the policy ([`PublisherPolicy`], [`Identity`]); `key` the public keys a
-//! cosign signature is checked with ([`key::PublicKey`]), `trusted_root` the Sigstore trusted
-//! root's Fulcio certificate authorities and transparency-log keys ([`trusted_root::TrustedRoot`]).
-//! The verification of signature material against a policy is [`crate::source::oci::publisher`]'s.
-
-pub mod key;
-pub mod trusted_root;
+//! This module holds the policy ([`PublisherPolicy`], [`Identity`]); the public keys a cosign
+//! signature is checked with are [`PublicKey`]s, the Sigstore trusted root's Fulcio certificate
+//! authorities and transparency-log keys a [`TrustedRoot`]. The verification of signature
+//! material against a policy is [`crate::trust::image::verify`]'s.
 
 use serde::{Deserialize, Serialize};
+
+use crate::trust::keys::public_key::PublicKey;
+use crate::trust::x509::trusted_root::TrustedRoot;
 
 /// A source's publisher policy: the keys and the identities that may sign its pinned image.
 #[derive(Debug, Clone)]
 pub struct PublisherPolicy {
     /// `verify.cosign_key`: the keys whose signature suffices.
-    pub keys: Vec<key::PublicKey>,
+    pub keys: Vec<PublicKey>,
     /// `verify.sigstore`: keyless signatures by these identities, under this trusted root.
     pub sigstore: Option<SigstorePolicy>,
 }
@@ -26,7 +26,7 @@ pub struct PublisherPolicy {
 #[derive(Debug, Clone)]
 pub struct SigstorePolicy {
     /// The trusted root (`verify.sigstore.trusted_root`).
-    pub root: trusted_root::TrustedRoot,
+    pub root: TrustedRoot,
     /// The identities whose certificates are accepted, matched exactly.
     pub identities: Vec<Identity>,
 }

@@ -34,13 +34,13 @@ use std::time::Duration;
 
 use rustls_pki_types::{CertificateDer, SignatureVerificationAlgorithm, UnixTime};
 
-use super::Rejection;
-use crate::descriptor::publishers::Identity;
-use crate::descriptor::publishers::key::PublicKey;
-use crate::descriptor::publishers::trusted_root::TrustedRoot;
-use crate::descriptor::publishers::trusted_root::x509::{self, AltName, Certificate};
 use crate::support::escape;
 use crate::support::time::format_unix;
+use crate::trust::image::policy::Identity;
+use crate::trust::keys::public_key::PublicKey;
+use crate::trust::verdict::Rejection;
+use crate::trust::x509::trusted_root::TrustedRoot;
+use crate::trust::x509::{self, AltName, Certificate};
 
 /// The most certificates a signature's own chain may carry.
 pub const MAX_CARRIED_CHAIN: usize = 8;
@@ -356,7 +356,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::descriptor::publishers::trusted_root::CertificateAuthority;
+    use crate::trust::x509::trusted_root::CertificateAuthority;
 
     const ISSUER: &str = "https://token.actions.githubusercontent.com";
     const SUBJECT: &str =

@@ -8,13 +8,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Rejection;
-use crate::descriptor::publishers::key::PublicKey;
-use crate::descriptor::publishers::trusted_root::TrustedRoot;
-use crate::descriptor::publishers::{Identity, PublisherPolicy, SigstorePolicy};
-use crate::source::oci::publisher::bundle;
-use crate::source::oci::publisher::material::SigstoreBundle;
 use crate::support::hex;
+use crate::trust::image::bundle;
+use crate::trust::image::material::SigstoreBundle;
+use crate::trust::image::policy::{Identity, PublisherPolicy, SigstorePolicy};
+use crate::trust::keys::public_key::PublicKey;
+use crate::trust::verdict::Rejection;
+use crate::trust::x509::trusted_root::TrustedRoot;
 
 const DEFAULT_IDENTITY: &str = "https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/workflows/extremely-dangerous-oidc-beacon.yml@refs/heads/main";
 const DEFAULT_ISSUER: &str = "https://token.actions.githubusercontent.com";

@@ -16,7 +16,8 @@
 //! epoch, a backslash in the options, or a NUL byte anywhere.
 //!
 //! Principals and namespaces are pattern lists, as OpenSSH's `match_pattern_list` reads them
-//! (`pattern`: `*`, `?`, `!` negation; see [`match_pattern_list`]).
+//! (`pattern`: `*`, `?`, `!` negation; see
+//! [`match_pattern_list`](crate::trust::keys::pattern::match_pattern_list)).
 //!
 //! Which line decides, exactly as `git verify-commit` decides with `ssh-keygen`
 //! ([`AllowedSigners::allowing`]): Git first asks `ssh-keygen -Y find-principals` for the
@@ -30,8 +31,9 @@
 //! [`TrustPolicy`] has no value and `verify:` is refused ([`unsupported`]).
 //!
 //! This module holds the policy ([`TrustPolicy`], [`Signer`]) and the OpenPGP keyring
-//! ([`OpenPgpKeys`]); `allowed` the allowed-signers file and the line that decides, `pattern`
-//! OpenSSH's pattern lists, `key_file` the bounded read of a key file and its error.
+//! ([`OpenPgpKeys`]); [`crate::trust::keys::allowed_signers`] the allowed-signers file and the
+//! line that decides, [`crate::trust::keys::pattern`] OpenSSH's pattern lists,
+//! [`crate::trust::keys::key_file`] the bounded read of a key file and its error.
 
 #[cfg(feature = "signatures")]
 use std::path::{Path, PathBuf};
@@ -39,23 +41,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 #[cfg(feature = "signatures")]
-mod allowed;
+use crate::trust::keys::allowed_signers::AllowedSigners;
 #[cfg(feature = "signatures")]
-mod key_file;
-#[cfg(feature = "signatures")]
-mod pattern;
-
-#[cfg(feature = "signatures")]
-pub use allowed::{AllowedSigners, NotAllowed};
-#[cfg(feature = "signatures")]
-pub use key_file::SignersError;
-#[cfg(feature = "signatures")]
-use key_file::read_bounded;
-// What only the fuzz oracle (and the unit tests that replay it) names from outside.
-#[cfg(all(feature = "signatures", any(test, fuzzing)))]
-pub use allowed::AllowedSigner;
-#[cfg(all(feature = "signatures", any(test, fuzzing)))]
-pub use pattern::{PatternMatch, match_pattern_list};
+use crate::trust::keys::key_file::{SignersError, read_bounded};
 
 /// Who signed a verified commit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,7 +112,7 @@ pub struct OpenPgpKeys {
 #[cfg(feature = "signatures")]
 impl OpenPgpKeys {
     /// Reads the armored public keys in `path` (at most
-    /// [`MAX_SIGNERS_BYTES`](key_file::MAX_SIGNERS_BYTES)); a key whose bindings do not verify
+    /// [`MAX_SIGNERS_BYTES`](crate::trust::keys::key_file::MAX_SIGNERS_BYTES)); a key whose bindings do not verify
     /// refuses the file.
     pub fn read(path: &Path) -> Result<OpenPgpKeys, SignersError> {
         use pgp::composed::Deserializable as _;

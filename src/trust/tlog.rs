@@ -22,15 +22,20 @@
 //!    refuses too) is a mismatch.
 //!
 //! Which entries a bundle must carry (a promise for v0.1, a proof for v0.2 and later) is the
-//! bundle's rule ([`super::bundle`]).
+//! bundle's rule ([`crate::trust::image::bundle`]). The checkpoint and the tree hashes are
+//! [`checkpoint`]'s.
+
+pub mod checkpoint;
 
 use base64::Engine as _;
 use sha2::{Digest as _, Sha256};
 
-use super::{Rejection, pem};
-use crate::descriptor::publishers::key::{KeyKind, PublicKey};
-use crate::descriptor::publishers::trusted_root::{LogKey, TrustedRoot};
 use crate::support::{escape, hex};
+use crate::trust::keys::pem;
+use crate::trust::keys::public_key::KeyKind;
+use crate::trust::verdict::Rejection;
+use crate::trust::x509::trusted_root::{LogKey, TrustedRoot};
+use checkpoint::{Checkpoint, leaf_hash, node_hash};
 
 /// The largest canonicalized body read (a hashedrekord with a certificate is a few KiB).
 pub const MAX_BODY: usize = 128 * 1024;
@@ -40,8 +45,6 @@ pub const MAX_PROMISE: usize = 512;
 pub const MAX_PROOF_HASHES: usize = 64;
 /// The longest checkpoint (a signed note of a few lines).
 pub const MAX_CHECKPOINT: usize = 4096;
-/// The most signature lines a checkpoint holds.
-pub const MAX_CHECKPOINT_SIGNATURES: usize = 8;
 
 /// One log entry as a bundle (or a cosign ≤ v2 `bundle` annotation) carries it.
 #[derive(Debug, Clone)]
@@ -254,23 +257,6 @@ fn verify_proof(
     checkpoint.verify(&log.key, &log.log_id).map_err(invalid)
 }
 
-/// The RFC 6962 hash of a leaf.
-pub fn leaf_hash(leaf: &[u8]) -> [u8; 32] {
-    let mut hash = Sha256::new();
-    hash.update([0u8]);
-    hash.update(leaf);
-    hash.finalize().into()
-}
-
-/// The RFC 6962 hash of an inner node.
-pub fn node_hash(left: &[u8], right: &[u8]) -> [u8; 32] {
-    let mut hash = Sha256::new();
-    hash.update([1u8]);
-    hash.update(left);
-    hash.update(right);
-    hash.finalize().into()
-}
-
 /// The root hash the audit path of `proof` leads to from the leaf `body` at `proof.log_index`
 /// in a tree of `proof.tree_size` leaves (RFC 6962 §2.1.1, RFC 9162 §2.1.3.2).
 fn root_from_proof(body: &[u8], proof: &InclusionProof) -> Result<[u8; 32], String> {
@@ -309,119 +295,11 @@ fn root_from_proof(body: &[u8], proof: &InclusionProof) -> Result<[u8; 32], Stri
     Ok(hash)
 }
 
-/// A parsed checkpoint: the signed note's text and what it says.
-struct Checkpoint<'a> {
-    /// The signed text: everything up to and including the first line break of the blank line.
-    note: &'a str,
-    tree_size: u64,
-    root_hash: Vec<u8>,
-    /// Each signature line's key hint and signature.
-    signatures: Vec<([u8; 4], Vec<u8>)>,
-}
-
-impl<'a> Checkpoint<'a> {
-    fn parse(text: &'a str) -> Result<Checkpoint<'a>, String> {
-        let split = match text
-            .match_indices("\n\n")
-            .map(|(at, _)| at)
-            .collect::<Vec<_>>()[..]
-        {
-            [at] => at,
-            _ => {
-                return Err(
-                    "the checkpoint does not have exactly one blank line before its signatures"
-                        .to_owned(),
-                );
-            }
-        };
-        let note = &text[..=split];
-        let signature_block = &text[split + 2..];
-        if signature_block.is_empty() || !signature_block.ends_with('\n') {
-            return Err("the checkpoint's signature lines are missing or unterminated".to_owned());
-        }
-        let mut lines = note.strip_suffix('\n').unwrap_or(note).split('\n');
-        let origin = lines.next().unwrap_or_default();
-        if origin.is_empty() {
-            return Err("the checkpoint has no origin line".to_owned());
-        }
-        let size_line = lines.next().unwrap_or_default();
-        if size_line.is_empty() || !size_line.bytes().all(|b| b.is_ascii_digit()) {
-            return Err("the checkpoint's second line is not a tree size".to_owned());
-        }
-        let tree_size = size_line
-            .parse::<u64>()
-            .map_err(|_| "the checkpoint's tree size is out of range".to_owned())?;
-        let root_hash = base64::engine::general_purpose::STANDARD
-            .decode(lines.next().unwrap_or_default())
-            .map_err(|_| "the checkpoint's third line is not a base64 root hash".to_owned())?;
-        let mut signatures = Vec::new();
-        for line in signature_block
-            .strip_suffix('\n')
-            .unwrap_or(signature_block)
-            .split('\n')
-        {
-            if signatures.len() == MAX_CHECKPOINT_SIGNATURES {
-                return Err(format!(
-                    "the checkpoint has more than {MAX_CHECKPOINT_SIGNATURES} signature lines"
-                ));
-            }
-            let rest = line.strip_prefix("\u{2014} ").ok_or_else(|| {
-                format!(
-                    "the checkpoint line `{}` is not a signature line",
-                    escape::text(line)
-                )
-            })?;
-            let (name, encoded) = match rest.split(' ').collect::<Vec<_>>()[..] {
-                [name, encoded] if !name.is_empty() => (name, encoded),
-                _ => {
-                    return Err(
-                        "a checkpoint signature line is not `— <name> <signature>`".to_owned()
-                    );
-                }
-            };
-            let _ = name;
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(encoded)
-                .map_err(|_| "a checkpoint signature is not base64".to_owned())?;
-            if bytes.len() < 5 {
-                return Err("a checkpoint signature is too short".to_owned());
-            }
-            let mut hint = [0u8; 4];
-            hint.copy_from_slice(&bytes[..4]);
-            signatures.push((hint, bytes[4..].to_vec()));
-        }
-        Ok(Checkpoint {
-            note,
-            tree_size,
-            root_hash,
-            signatures,
-        })
-    }
-
-    /// Every signature line with the log's key hint verifies under its key, and there is one.
-    fn verify(&self, key: &PublicKey, log_id: &[u8]) -> Result<(), String> {
-        let hint = log_id.get(..4).unwrap_or_default();
-        let mut ours = self
-            .signatures
-            .iter()
-            .filter(|(line_hint, _)| line_hint.as_slice() == hint)
-            .peekable();
-        if ours.peek().is_none() {
-            return Err("the checkpoint has no signature by the entry's log".to_owned());
-        }
-        if ours.all(|(_, signature)| key.verify(self.note.as_bytes(), signature)) {
-            Ok(())
-        } else {
-            Err("the checkpoint's signature does not verify under the log's key".to_owned())
-        }
-    }
-}
-
 /// Step 5: the body is about `signed`.
 fn body_is_about(body: &[u8], signed: Signed<'_>) -> Result<(), (Rejection, String)> {
     let value = std::str::from_utf8(body)
         .ok()
-        .and_then(|text| super::strict_json::parse(text).ok())
+        .and_then(|text| crate::trust::strict_json::parse(text).ok())
         .ok_or_else(|| mismatch("the log entry's body is not JSON (or gives a key twice)"))?;
     let kind = value.get("kind").and_then(serde_json::Value::as_str);
     let version = value.get("apiVersion").and_then(serde_json::Value::as_str);
@@ -663,7 +541,7 @@ impl LogEntry {
                 2 * MAX_BODY
             ));
         }
-        let value = super::strict_json::parse(text)
+        let value = crate::trust::strict_json::parse(text)
             .map_err(|e| format!("the Rekor bundle annotation: {e}"))?;
         let payload = value
             .get("Payload")

@@ -11,8 +11,9 @@
 //! predicate type counts as an image signature: an attestation about the image (a provenance, an
 //! SBOM) over the same digest says something else, and is refused.
 
-use super::{Rejection, strict_json};
 use crate::support::escape;
+use crate::trust::strict_json;
+use crate::trust::verdict::Rejection;
 
 /// The payload type of an in-toto statement.
 pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";

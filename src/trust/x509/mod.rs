@@ -1,7 +1,7 @@
 //! A bounded reader of the X.509 certificates Sigstore uses (RFC 5280, DER): the fields the
 //! trusted root and the Fulcio checks need (validity, names, key, extensions), read without
 //! trusting a length or a count. The chain's signatures and its path rules are checked by
-//! rustls-webpki (see [`crate::source::oci::publisher::certificate`]); this reader only tells
+//! rustls-webpki (see [`crate::trust::x509::certificate`]); this reader only tells
 //! what a certificate says.
 //!
 //! Rules: DER only (definite, minimal lengths; one-byte tags), a certificate of at most
@@ -9,6 +9,13 @@
 //! [`MAX_EXTENSIONS`] extensions (each OID once), at most [`MAX_NAMES`] subject alternative
 //! names; times as `UTCTime` (`YYMMDDHHMMSSZ`, years 1950–2049) or `GeneralizedTime`
 //! (`YYYYMMDDHHMMSSZ`).
+//!
+//! Beside the reader: [`trusted_root`], the Sigstore trusted root's certificate authorities and
+//! log keys; [`certificate`], a Fulcio certificate chained to that root at the signing time, its
+//! identity and its SCTs.
+
+pub mod certificate;
+pub mod trusted_root;
 
 /// The largest certificate read (a Fulcio leaf is about 1–3 KiB).
 pub const MAX_CERTIFICATE: usize = 64 * 1024;

@@ -4,10 +4,11 @@
 use base64::Engine as _;
 
 use super::material::CosignSignature;
-use super::{Rejection, Signer, simple_signing};
-use crate::descriptor::publishers::PublisherPolicy;
-use crate::descriptor::publishers::key::PublicKey;
+use super::simple_signing;
 use crate::support::escape;
+use crate::trust::image::policy::PublisherPolicy;
+use crate::trust::keys::public_key::PublicKey;
+use crate::trust::verdict::{Rejection, Signer};
 
 /// The layer annotation holding the base64 signature of the payload.
 pub const ANNOTATION_SIGNATURE: &str = "dev.cosignproject.cosign/signature";

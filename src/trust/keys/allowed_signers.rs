@@ -1,7 +1,7 @@
 //! An allowed-signers file in the format of Git's `gpg.ssh.allowedSignersFile` (OpenSSH's
 //! `ssh-keygen -Y verify -f`): its lines, read and parsed ([`AllowedSigners::read`]), and the line
 //! that allows a key to sign ([`AllowedSigners::allowing`]). The format, the options and which line
-//! decides are described in the parent module's doc ([`crate::descriptor::signers`]).
+//! decides are described in the parent module's doc ([`crate::trust::commit::policy`]).
 
 use std::path::{Path, PathBuf};
 

@@ -2,10 +2,10 @@
 //! root, each refusal variant, and hand-made bundles for each check on its own.
 
 use super::*;
-use crate::descriptor::publishers::Identity;
-use crate::descriptor::publishers::SigstorePolicy;
-use crate::descriptor::publishers::trusted_root::TrustedRoot;
-use crate::source::oci::publisher::test_support::*;
+use crate::trust::image::policy::Identity;
+use crate::trust::image::policy::SigstorePolicy;
+use crate::trust::test_support::*;
+use crate::trust::x509::trusted_root::TrustedRoot;
 
 const V03: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
 const V02: &str = "application/vnd.dev.sigstore.bundle+json;version=0.2";

@@ -7,10 +7,10 @@ use base64::Engine as _;
 use ring::rand::SystemRandom;
 use ring::signature::{self, KeyPair as _};
 
-use super::tlog::{self, InclusionProof, LogEntry};
-use crate::descriptor::publishers::key::PublicKey;
-use crate::descriptor::publishers::trusted_root::{LogKey, TrustedRoot};
 use crate::support::hex;
+use crate::trust::keys::public_key::PublicKey;
+use crate::trust::tlog::{self, InclusionProof, LogEntry};
+use crate::trust::x509::trusted_root::{LogKey, TrustedRoot};
 
 /// Standard base64.
 pub fn b64(bytes: &[u8]) -> String {
@@ -169,10 +169,10 @@ pub fn tree_hash(leaves: &[Vec<u8>]) -> [u8; 32] {
             use sha2::Digest as _;
             sha2::Sha256::digest([]).into()
         }
-        1 => tlog::leaf_hash(&leaves[0]),
+        1 => tlog::checkpoint::leaf_hash(&leaves[0]),
         n => {
             let k = split(n);
-            tlog::node_hash(&tree_hash(&leaves[..k]), &tree_hash(&leaves[k..]))
+            tlog::checkpoint::node_hash(&tree_hash(&leaves[..k]), &tree_hash(&leaves[k..]))
         }
     }
 }

@@ -9,7 +9,7 @@
 use pgp::composed::{Deserializable as _, DetachedSignature, SignedPublicKey, SignedPublicSubKey};
 use pgp::types::KeyDetails as _;
 
-use crate::descriptor::signers::{OpenPgpKeys, Signer};
+use crate::trust::commit::policy::{OpenPgpKeys, Signer};
 
 /// Why an OpenPGP signature is refused (the parent module adds the commit and the keyring).
 pub(super) enum OpenPgpRefusal {

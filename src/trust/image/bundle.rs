@@ -8,7 +8,7 @@
 //!    `x509CertificateChain` (v0.1, v0.2; refused in v0.3, as sigstore-go does) or a
 //!    `publicKey`; at most one log entry (sigstore-python verifies exactly one); every entry of
 //!    a v0.2+ bundle with an inclusion proof (sigstore-go's and sigstore-python's rule; v0.1
-//!    entries need the promise, which [`super::tlog`] requires of every entry); the content: a
+//!    entries need the promise, which [`crate::trust::tlog`] requires of every entry); the content: a
 //!    DSSE envelope with exactly one signature, or a message signature;
 //! 2. **bound to the pinned image**: a DSSE envelope's in-toto statement names the pinned digest
 //!    as a subject ([`super::dsse::binds`]); a message signature's digest *is* the pinned digest
@@ -16,8 +16,8 @@
 //!    and sigstore-go's artifact-digest policy decide), else `NotThisImage`;
 //! 3. **keyless** (a certificate): `policy.sigstore` configured (`NotConfigured`), a log entry
 //!    present (`LogEntryMissing`) and verified about this signature and this leaf
-//!    ([`super::tlog::verify`]), the certificate verified at its integrated time
-//!    ([`super::certificate::verify`]), its identity exactly one of `policy.sigstore.identities`
+//!    ([`crate::trust::tlog::verify`]), the certificate verified at its integrated time
+//!    ([`crate::trust::x509::certificate::verify`]), its identity exactly one of `policy.sigstore.identities`
 //!    (`IdentityNotAllowed`), and the signature verifying under its key (`BadSignature`);
 //! 4. **key-based** (a public-key hint): `policy.keys` configured (`NotConfigured`), one of them
 //!    verifying the signature (the hint is not trusted to choose: every key is tried); a log
@@ -33,11 +33,14 @@
 use base64::Engine as _;
 
 use super::material::SigstoreBundle;
-use super::tlog::{self, LogEntry, Signed};
-use super::{Rejection, Signer, certificate, dsse, keyless, strict_json};
-use crate::descriptor::publishers::PublisherPolicy;
-use crate::descriptor::publishers::key::{KeyKind, PublicKey};
+use super::{dsse, keyless};
 use crate::support::{escape, hex};
+use crate::trust::image::policy::PublisherPolicy;
+use crate::trust::keys::public_key::{KeyKind, PublicKey};
+use crate::trust::strict_json;
+use crate::trust::tlog::{self, LogEntry, Signed};
+use crate::trust::verdict::{Rejection, Signer};
+use crate::trust::x509::certificate;
 
 /// The largest bundle read.
 pub const MAX_BUNDLE: usize = 512 * 1024;

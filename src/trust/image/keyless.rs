@@ -2,24 +2,26 @@
 //! source's `sigstore` policy (the trusted root and the identities), offline.
 //!
 //! A cosign ≤ v2 keyless layer carries the leaf (`dev.sigstore.cosign/certificate`, PEM), the
-//! chain (`…/chain`, PEM, adding no trust: see [`super::certificate`]) and the Rekor bundle
+//! chain (`…/chain`, PEM, adding no trust: see [`crate::trust::x509::certificate`]) and the Rekor bundle
 //! (`…/bundle`: the entry's body, integrated time, index, log id and signed entry timestamp).
 //! It counts when, in this order: `policy.sigstore` is configured (`NotConfigured`); the
 //! certificates are PEM certificates within bounds (`Malformed`); the Rekor bundle is present
 //! (`LogEntryMissing`: cosign ≤ v2 refuses a keyless signature without one unless told to ignore
 //! the log, which skillfold never does) and verifies, its `hashedrekord` body being about this
-//! payload, signature and leaf ([`super::tlog::verify`]); the leaf chains to the trusted root
-//! at the entry's integrated time ([`super::certificate::verify`]); its identity is exactly a
+//! payload, signature and leaf ([`crate::trust::tlog::verify`]); the leaf chains to the trusted root
+//! at the entry's integrated time ([`crate::trust::x509::certificate::verify`]); its identity is exactly a
 //! configured one (`IdentityNotAllowed`); and the signature verifies under its key as cosign ≤
 //! v2 checks it (ECDSA over SHA-256: [`PublicKey::verify`], `BadSignature`).
 //!
-//! [`PublicKey::verify`]: crate::descriptor::publishers::key::PublicKey::verify
+//! [`PublicKey::verify`]: crate::trust::keys::public_key::PublicKey::verify
 
-use super::tlog::{self, LogEntry, Signed};
-use super::{Rejection, Signer, certificate, pem};
-use crate::descriptor::publishers::key::PublicKey;
-use crate::descriptor::publishers::{Identity, PublisherPolicy, SigstorePolicy};
 use crate::support::escape;
+use crate::trust::image::policy::{Identity, PublisherPolicy, SigstorePolicy};
+use crate::trust::keys::pem;
+use crate::trust::keys::public_key::PublicKey;
+use crate::trust::tlog::{self, LogEntry, Signed};
+use crate::trust::verdict::{Rejection, Signer};
+use crate::trust::x509::certificate;
 
 /// Judges a cosign ≤ v2 keyless signature: `signature` over `payload`, the PEM leaf
 /// `certificate`, the PEM `chain` and the Rekor `bundle` annotation (JSON), if present.

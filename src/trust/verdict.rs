@@ -1,12 +1,12 @@
 //! The verdict on an image's signature material: who signed ([`Signer`], with the material that
 //! shows it, [`Verified`]), or why each signature did not count ([`Rejected`], its
-//! [`Rejection`]), and the source's refusal they make ([`Refusal`]). Types only: the judging is
-//! the sibling modules', the orchestration [`super::verify`].
+//! [`Rejection`]). Types only: the judging is [`crate::trust::image`]'s, the orchestration
+//! [`crate::trust::image::verify`]; the source's refusal they make (its code) is
+//! [`crate::source::oci::publisher::Refusal`].
 
 use serde::{Deserialize, Serialize};
 
-use super::material::{SignatureMaterial, Skipped};
-use crate::source::oci::code::DistributionCode;
+use crate::trust::image::material::{SignatureMaterial, Skipped};
 
 /// Who signed a verified image: a configured key, or a configured Sigstore identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,39 +141,4 @@ pub struct Verified {
     pub signer: Signer,
     /// The one signature that verified, alone.
     pub material: SignatureMaterial,
-}
-
-/// Why an image's publisher was refused: the code, the message, and each signature's rejection.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// `image_unsigned` (no signature) or `image_signature_refused`.
-    pub code: DistributionCode,
-    /// What happened.
-    pub message: String,
-    /// Each signature that did not count, and why.
-    pub details: Vec<String>,
-}
-
-impl Refusal {
-    /// The refusal of `image` (as messages name it) when no signature in `rejected` (none:
-    /// unsigned) satisfies the policy.
-    pub fn of(image: &str, rejected: &[Rejected]) -> Refusal {
-        if rejected.is_empty() {
-            return Refusal {
-                code: DistributionCode::ImageUnsigned,
-                message: format!(
-                    "the source requires a publisher's signature and the registry holds none for {image} (no cosign signature tag, no Sigstore bundle referrer)"
-                ),
-                details: Vec::new(),
-            };
-        }
-        Refusal {
-            code: DistributionCode::ImageSignatureRefused,
-            message: format!(
-                "none of the {} signature(s) of {image} verifies under the source's `verify`",
-                rejected.len()
-            ),
-            details: rejected.iter().map(Rejected::to_string).collect(),
-        }
-    }
 }

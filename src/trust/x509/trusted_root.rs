@@ -13,7 +13,7 @@
 //! (standard base64 of DER, each read as an X.509 certificate, the last usable as a trust
 //! anchor) and a `validFor` with a `start`; at least one and at most [`MAX_LOGS`] transparency
 //! logs, each with `hashAlgorithm` `SHA2_256`, `publicKey.rawBytes` (a DER SubjectPublicKeyInfo
-//! of a kind [`PublicKey`](super::key::PublicKey) verifies), `publicKey.validFor.start` and
+//! of a kind [`PublicKey`](crate::trust::keys::public_key::PublicKey) verifies), `publicKey.validFor.start` and
 //! `logId.keyId`; at most [`MAX_LOGS`] CT logs (`ctlogs`), each read by the same rules but one:
 //! a CT log whose key is not of a kind we verify is left out (see `ct_log`). A root
 //! without CT logs is read, but every keyless signature is then refused: a Fulcio leaf must carry
@@ -27,14 +27,14 @@
 //! root names its Rekor v2 log (`log2025-1`) by another id, and refusing that would refuse the
 //! root every Sigstore user pins.
 
-pub mod x509;
-
 use std::path::Path;
 
 use base64::Engine as _;
 use serde::Deserialize;
 
 use crate::support::escape;
+use crate::trust::keys::public_key::PublicKey;
+use crate::trust::x509;
 
 /// The largest trusted root file read (the public-good root is about 7 KiB).
 pub const MAX_FILE: u64 = 1024 * 1024;
@@ -70,7 +70,7 @@ pub struct LogKey {
     /// key's DER SubjectPublicKeyInfo, as Rekor names it (not recomputed: see the module doc).
     pub log_id: Vec<u8>,
     /// The key.
-    pub key: super::key::PublicKey,
+    pub key: PublicKey,
     /// Valid from (Unix seconds).
     pub valid_from: i64,
     /// Valid until (Unix seconds), if it ends.
@@ -285,7 +285,7 @@ fn log(instance: LogInstance) -> Result<LogKey, String> {
 }
 
 /// A CT log: read by the rules of a transparency log, but one whose key is not a DER
-/// SubjectPublicKeyInfo of a kind [`PublicKey`](super::key::PublicKey) verifies is left out, not
+/// SubjectPublicKeyInfo of a kind [`PublicKey`](crate::trust::keys::public_key::PublicKey) verifies is left out, not
 /// refused: the staging root still lists an old CT log by a PKCS#1 RSA key, and refusing it would
 /// refuse that root. Leaving a CT log out only makes its SCTs count for nothing (fail closed).
 fn ct_log(instance: LogInstance) -> Result<Option<LogKey>, String> {
@@ -313,7 +313,7 @@ fn log_entry(instance: LogInstance, skip_unusable_key: bool) -> Result<Option<Lo
     }
     let (valid_from, valid_until) =
         window(public_key.valid_for).map_err(|e| format!(".publicKey.validFor{e}"))?;
-    let key = match super::key::PublicKey::from_spki_der(&spki) {
+    let key = match PublicKey::from_spki_der(&spki) {
         Ok(key) => key,
         Err(_) if skip_unusable_key => return Ok(None),
         Err(e) => return Err(format!(".publicKey.rawBytes: not a usable log key: {e}")),

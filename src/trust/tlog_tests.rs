@@ -1,8 +1,10 @@
 //! Tests of [`super`]: each check refuses on its own, on hand-made entries, and the entries
 //! sigstore-js wrote against @sigstore/mock's log verify.
 
+use super::checkpoint::MAX_CHECKPOINT_SIGNATURES;
 use super::*;
-use crate::source::oci::publisher::test_support::*;
+use crate::trust::keys::public_key::PublicKey;
+use crate::trust::test_support::*;
 
 const TIME: i64 = 1_700_000_000;
 

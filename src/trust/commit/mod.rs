@@ -1,4 +1,4 @@
-//! The signature of a pinned commit, checked in-process against the source's trust policy
+//! "Was this commit signed by an allowed signer": the signature of a pinned commit, checked in-process against the source's trust policy
 //! (`verify:` in the descriptor), without the `git`, `ssh-keygen` or `gpg` programs — by
 //! `prepare` and `pin` on the fetched commit, and by `verify` on the commit object the corpus
 //! manifest keeps (after checking that the object's id is the pinned commit). The verdicts are
@@ -29,15 +29,18 @@
 //! The verification is the cargo feature `signatures` (ssh-key, pgp). Without it only the commit
 //! parsing remains: no trust policy can exist (the descriptor check refuses `verify:` with
 //! `signatures_not_built`), so nothing here is ever asked to judge a signature.
+//!
+//! The policy's types are [`policy`]'s; the codes of the refusals ([`SignatureError::code`], area
+//! `preparation`) are declared with the other preparation codes in [`crate::source::code`].
 
-#[cfg(feature = "signatures")]
-use crate::descriptor::signers::{AllowedSigners, NotAllowed};
-use crate::descriptor::signers::{Signer, TrustPolicy};
-use crate::source::code::PrepareCode;
 use crate::support::escape;
+use crate::trust::commit::policy::{Signer, TrustPolicy};
+#[cfg(feature = "signatures")]
+use crate::trust::keys::allowed_signers::{AllowedSigners, NotAllowed};
 
 #[cfg(feature = "signatures")]
 mod openpgp;
+pub mod policy;
 #[cfg(feature = "signatures")]
 use openpgp::OpenPgpRefusal;
 
@@ -95,18 +98,6 @@ pub enum SignatureError {
         /// `an X.509`, `an unknown`.
         format: &'static str,
     },
-}
-
-impl SignatureError {
-    /// Stable error code.
-    pub fn code(&self) -> PrepareCode {
-        match self {
-            SignatureError::Missing { .. } => PrepareCode::SignatureMissing,
-            SignatureError::Invalid { .. } => PrepareCode::SignatureInvalid,
-            SignatureError::NotAllowed { .. } => PrepareCode::SignerNotAllowed,
-            SignatureError::Unsupported { .. } => PrepareCode::SignatureUnsupported,
-        }
-    }
 }
 
 #[cfg(feature = "signatures")]
@@ -415,8 +406,6 @@ fn trim_newline(line: &[u8]) -> &[u8] {
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
-
-crate::support::error_code::coded_by_code!(SignatureError);
 
 #[cfg(test)]
 mod tests {

@@ -5,13 +5,13 @@
 use base64::Engine as _;
 
 use super::*;
-use crate::descriptor::publishers::trusted_root::TrustedRoot;
-use crate::descriptor::publishers::{Identity, SigstorePolicy};
-use crate::source::oci::publisher::cosign_v2::{
+use crate::trust::image::cosign_v2::{
     self, ANNOTATION_BUNDLE, ANNOTATION_CERTIFICATE, ANNOTATION_CHAIN,
 };
-use crate::source::oci::publisher::material::CosignSignature;
-use crate::source::oci::publisher::test_support::*;
+use crate::trust::image::material::CosignSignature;
+use crate::trust::image::policy::{Identity, SigstorePolicy};
+use crate::trust::test_support::*;
+use crate::trust::x509::trusted_root::TrustedRoot;
 
 fn fixture_text(name: &str) -> String {
     fs_err::read_to_string(format!(
