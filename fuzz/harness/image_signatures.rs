@@ -3,9 +3,9 @@
 //! under their trusted root).
 
 use crate::trust::image::material::{CosignSignature, SignatureMaterial, SigstoreBundle};
-use crate::trust::image::policy::{Identity, PublisherPolicy, SigstorePolicy};
+use crate::trust::image::policy::{PublisherPolicy, SigstoreIdentity, SigstorePolicy};
 use crate::trust::keys::public_key::PublicKey;
-use crate::trust::verdict::Signer;
+use crate::trust::verdict::Publisher;
 use crate::trust::x509::trusted_root::TrustedRoot;
 
 /// The digest the fixtures' signatures bind (`tests/fixtures/sigstore/meta.json`).
@@ -32,7 +32,7 @@ pub fn fuzz_publisher_policy() -> PublisherPolicy {
         keys: vec![PublicKey::from_pem(KEY).expect("the fuzz key")],
         sigstore: Some(SigstorePolicy {
             root,
-            identities: vec![Identity {
+            identities: vec![SigstoreIdentity {
                 issuer: ISSUER.to_owned(),
                 subject: SUBJECT.to_owned(),
             }],
@@ -89,10 +89,10 @@ pub fn image_signature(data: &[u8]) {
     match &verdict {
         Ok(verified) => {
             match &verified.signer {
-                Signer::Key { fingerprint } => {
+                Publisher::Key { fingerprint } => {
                     assert!(policy.keys.iter().any(|k| &k.fingerprint() == fingerprint));
                 }
-                Signer::Identity { issuer, subject } => {
+                Publisher::Identity { issuer, subject } => {
                     assert_eq!((issuer.as_str(), subject.as_str()), (ISSUER, SUBJECT));
                 }
             }

@@ -9,7 +9,7 @@ use crate::trust::image::material::CosignSignature;
 use crate::trust::image::policy::PublisherPolicy;
 use crate::trust::keys::signing_key::PEM_PKCS8;
 use crate::trust::keys::signing_key::tests::{pem, pkcs8, read};
-use crate::trust::verdict::{Rejection, Signer};
+use crate::trust::verdict::{Publisher, Rejection};
 
 const DIGEST: &str = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 const OTHER: &str = "sha256:1123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -39,7 +39,7 @@ fn a_signature_pushed_is_one_cosign_v2_judge_accepts() {
     };
     assert_eq!(
         cosign_v2::judge(&material, DIGEST, &policy),
-        Ok(Signer::Key {
+        Ok(Publisher::Key {
             fingerprint: key.public_key().fingerprint()
         })
     );

@@ -19,7 +19,7 @@ use crate::source::git::commit::TakeError;
 use crate::source::oci::candidate::{self as image, ImageCandidate, ImageTakeError, PulledImage};
 use crate::source::oci::publisher;
 use crate::trust::image::material::SignatureMaterial;
-use crate::trust::verdict::Signer as ImageSigner;
+use crate::trust::verdict::Publisher;
 
 /// Which source an entry of the `outdated` or `update` report is about (flattened into it).
 #[derive(Debug, Clone, Serialize)]
@@ -160,7 +160,7 @@ impl Images {
         oci: &OciSource,
         digest: &str,
         deadline: std::time::Duration,
-    ) -> Result<Option<ImageSigner>, SourceError> {
+    ) -> Result<Option<Publisher>, SourceError> {
         let Some(policy) = &oci.publisher else {
             return Ok(None);
         };

@@ -5,7 +5,8 @@
 //! [`crate::distribution`] asks it to sign. It answers three questions:
 //!
 //! - Was this commit signed by an allowed signer? [`commit::verify_commit_object`] (SSH and
-//!   OpenPGP signatures, in-process, feature `signatures`), under a [`commit::policy::TrustPolicy`].
+//!   OpenPGP signatures, in-process, feature `signatures`), under a
+//!   [`commit::policy::TrustPolicy`].
 //! - Was this image published by an allowed identity or key? [`image::verify`], judging the
 //!   signature material a registry holds (cosign ≤ v2 layers, Sigstore bundles) under an
 //!   [`image::policy::PublisherPolicy`], offline; the answer is a [`verdict::Verdict`].

@@ -1,4 +1,4 @@
-//! The verdict on an image's signature material: who signed ([`Signer`], with the material that
+//! The verdict on an image's signature material: who signed ([`Publisher`], with the material that
 //! shows it, [`Verified`]), or why each signature did not count ([`Rejected`], its
 //! [`Rejection`]). Types only: the judging is [`crate::trust::image`]'s, the orchestration
 //! [`crate::trust::image::verify`]; the source's refusal they make (its code) is
@@ -11,7 +11,7 @@ use crate::trust::image::material::{SignatureMaterial, Skipped};
 /// Who signed a verified image: a configured key, or a configured Sigstore identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
-pub enum Signer {
+pub enum Publisher {
     /// A `cosign_key`, by its fingerprint (`sha256:<hex of its DER SubjectPublicKeyInfo>`).
     Key {
         /// The key's fingerprint.
@@ -26,15 +26,15 @@ pub enum Signer {
     },
 }
 
-impl std::fmt::Display for Signer {
+impl std::fmt::Display for Publisher {
     /// `the key sha256:…`, or `SUBJECT (issuer ISSUER)`, escaped.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         use crate::support::escape;
         match self {
-            Signer::Key { fingerprint } => {
+            Publisher::Key { fingerprint } => {
                 write!(f, "the key `{}`", escape::text(fingerprint))
             }
-            Signer::Identity { issuer, subject } => write!(
+            Publisher::Identity { issuer, subject } => write!(
                 f,
                 "`{}` (issuer `{}`)",
                 escape::text(subject),
@@ -138,7 +138,7 @@ pub type Verdict = Result<Verified, Vec<Rejected>>;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verified {
     /// Who signed.
-    pub signer: Signer,
+    pub signer: Publisher,
     /// The one signature that verified, alone.
     pub material: SignatureMaterial,
 }

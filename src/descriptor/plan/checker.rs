@@ -27,7 +27,7 @@ use crate::format::skill_name::SkillName;
 use crate::format::version::VersionLabel;
 use crate::support::escape;
 use crate::trust::commit::policy::{self as commit_policy, TrustPolicy};
-use crate::trust::image::policy::{Identity, PublisherPolicy, SigstorePolicy};
+use crate::trust::image::policy::{PublisherPolicy, SigstoreIdentity, SigstorePolicy};
 #[cfg(feature = "signatures")]
 use crate::trust::keys::{allowed_signers::AllowedSigners, key_file::SignersError};
 use crate::trust::{keys::public_key::PublicKey, x509::trusted_root::TrustedRoot};
@@ -485,7 +485,7 @@ impl PlanChecker<'_> {
                     "the subject is empty or holds a control character",
                 );
             }
-            let identity = Identity {
+            let identity = SigstoreIdentity {
                 issuer: identity.issuer.clone(),
                 subject: identity.subject.clone(),
             };

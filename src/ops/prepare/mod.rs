@@ -181,7 +181,7 @@ pub struct SourceReport {
     pub signer: Option<crate::trust::commit::policy::Signer>,
     /// Who published the image, when the source checks its publisher (`verify` of an `oci`
     /// source).
-    pub publisher: Option<crate::trust::verdict::Signer>,
+    pub publisher: Option<crate::trust::verdict::Publisher>,
     /// Why it failed, if it did.
     pub error: Option<SourceFailure>,
 }

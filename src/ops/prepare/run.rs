@@ -16,7 +16,7 @@ use crate::format::pin::Pin;
 use crate::source::code::PrepareCode;
 use crate::trust::commit::policy::{Signer, TrustPolicy};
 use crate::trust::image::policy::PublisherPolicy;
-use crate::trust::verdict::{Signer as ImageSigner, Verified};
+use crate::trust::verdict::{Publisher, Verified};
 
 /// What a run prepares: the corpus, and what its manifest records of the source.
 pub(super) struct RunTarget<'a> {
@@ -39,7 +39,7 @@ pub(super) enum Start<'a> {
     /// `current` already holds this revision with these pins, and verifies: the generation, who
     /// signed its commit (when the source requires a signature) and who published its image
     /// (when the source checks the publisher).
-    UpToDate(String, Option<Signer>, Option<ImageSigner>),
+    UpToDate(String, Option<Signer>, Option<Publisher>),
     /// A fetch, then staging into this folder.
     Fetch(Box<CorpusRun<'a>>, Staging),
 }
@@ -134,7 +134,7 @@ impl<'a> CorpusRun<'a> {
     )]
     fn up_to_date(
         &self,
-    ) -> Result<Option<(String, Option<Signer>, Option<ImageSigner>)>, SourceFailure> {
+    ) -> Result<Option<(String, Option<Signer>, Option<Publisher>)>, SourceFailure> {
         let current = match self.corpus.current() {
             Ok(Some(current)) => current,
             Ok(None) => return Ok(None),

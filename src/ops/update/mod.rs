@@ -118,7 +118,7 @@ pub struct SourceUpdate {
     /// Who published the target image, when the source checks its publisher (`verify` of an
     /// `oci` source).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub publisher: Option<crate::trust::verdict::Signer>,
+    pub publisher: Option<crate::trust::verdict::Publisher>,
     /// Each approved bundle.
     pub bundles: Vec<BundleUpdate>,
     /// Why the target cannot be used.

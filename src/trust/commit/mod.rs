@@ -1,9 +1,9 @@
-//! "Was this commit signed by an allowed signer": the signature of a pinned commit, checked in-process against the source's trust policy
-//! (`verify:` in the descriptor), without the `git`, `ssh-keygen` or `gpg` programs — by
-//! `prepare` and `pin` on the fetched commit, and by `verify` on the commit object the corpus
-//! manifest keeps (after checking that the object's id is the pinned commit). The verdicts are
-//! never more lenient than `git verify-commit`'s with the same keys (DESIGN §8), and where Git's
-//! reading is ambiguous they refuse.
+//! "Was this commit signed by an allowed signer": the signature of a pinned commit, checked
+//! in-process against the source's trust policy (`verify:` in the descriptor), without the `git`,
+//! `ssh-keygen` or `gpg` programs — by `prepare` and `pin` on the fetched commit, and by `verify`
+//! on the commit object the corpus manifest keeps (after checking that the object's id is the
+//! pinned commit). The verdicts are never more lenient than `git verify-commit`'s with the same
+//! keys (DESIGN §8), and where Git's reading is ambiguous they refuse.
 //!
 //! The signed payload is the commit object without its signature headers, exactly as Git builds
 //! it ([`SignedCommit::parse`]): every header whose name starts with `gpgsig` is dropped, the

@@ -112,8 +112,8 @@ pub struct OpenPgpKeys {
 #[cfg(feature = "signatures")]
 impl OpenPgpKeys {
     /// Reads the armored public keys in `path` (at most
-    /// [`MAX_SIGNERS_BYTES`](crate::trust::keys::key_file::MAX_SIGNERS_BYTES)); a key whose bindings do not verify
-    /// refuses the file.
+    /// [`MAX_SIGNERS_BYTES`](crate::trust::keys::key_file::MAX_SIGNERS_BYTES)); a key whose
+    /// bindings do not verify refuses the file.
     pub fn read(path: &Path) -> Result<OpenPgpKeys, SignersError> {
         use pgp::composed::Deserializable as _;
         use pgp::types::KeyDetails as _;

@@ -8,7 +8,7 @@
 //!    `x509CertificateChain` (v0.1, v0.2; refused in v0.3, as sigstore-go does) or a
 //!    `publicKey`; at most one log entry (sigstore-python verifies exactly one); every entry of
 //!    a v0.2+ bundle with an inclusion proof (sigstore-go's and sigstore-python's rule; v0.1
-//!    entries need the promise, which [`crate::trust::tlog`] requires of every entry); the content: a
+//!    entries need the promise, which [`tlog`] requires of every entry); the content: a
 //!    DSSE envelope with exactly one signature, or a message signature;
 //! 2. **bound to the pinned image**: a DSSE envelope's in-toto statement names the pinned digest
 //!    as a subject ([`super::dsse::binds`]); a message signature's digest *is* the pinned digest
@@ -16,8 +16,8 @@
 //!    and sigstore-go's artifact-digest policy decide), else `NotThisImage`;
 //! 3. **keyless** (a certificate): `policy.sigstore` configured (`NotConfigured`), a log entry
 //!    present (`LogEntryMissing`) and verified about this signature and this leaf
-//!    ([`crate::trust::tlog::verify`]), the certificate verified at its integrated time
-//!    ([`crate::trust::x509::certificate::verify`]), its identity exactly one of `policy.sigstore.identities`
+//!    ([`tlog::verify`]), the certificate verified at its integrated time
+//!    ([`certificate::verify`]), its identity exactly one of `policy.sigstore.identities`
 //!    (`IdentityNotAllowed`), and the signature verifying under its key (`BadSignature`);
 //! 4. **key-based** (a public-key hint): `policy.keys` configured (`NotConfigured`), one of them
 //!    verifying the signature (the hint is not trusted to choose: every key is tried); a log
@@ -39,7 +39,7 @@ use crate::trust::image::policy::PublisherPolicy;
 use crate::trust::keys::public_key::{KeyKind, PublicKey};
 use crate::trust::strict_json;
 use crate::trust::tlog::{self, LogEntry, Signed};
-use crate::trust::verdict::{Rejection, Signer};
+use crate::trust::verdict::{Publisher, Rejection};
 use crate::trust::x509::certificate;
 
 /// The largest bundle read.
@@ -130,7 +130,7 @@ pub fn judge(
     bundle: &SigstoreBundle,
     pinned: &str,
     policy: &PublisherPolicy,
-) -> Result<Signer, (Rejection, String)> {
+) -> Result<Publisher, (Rejection, String)> {
     let read = Read::parse(bundle).map_err(|e| (Rejection::Malformed, e))?;
     binds(&read.content, pinned)?;
     judge_signature(&read, policy)
@@ -140,7 +140,7 @@ pub fn judge(
 pub(super) fn judge_signature(
     read: &Read,
     policy: &PublisherPolicy,
-) -> Result<Signer, (Rejection, String)> {
+) -> Result<Publisher, (Rejection, String)> {
     match &read.material {
         Material::Certificate { leaf, chain } => judge_keyless(read, leaf, chain, policy),
         Material::PublicKey => judge_key(read, policy),
@@ -178,7 +178,7 @@ fn judge_keyless(
     leaf: &[u8],
     chain: &[Vec<u8>],
     policy: &PublisherPolicy,
-) -> Result<Signer, (Rejection, String)> {
+) -> Result<Publisher, (Rejection, String)> {
     let sigstore = policy.sigstore.as_ref().ok_or_else(|| {
         (
             Rejection::NotConfigured,
@@ -201,7 +201,7 @@ fn judge_keyless(
 }
 
 /// Step 4: a configured key, and its log entry if present and a trusted root is configured.
-fn judge_key(read: &Read, policy: &PublisherPolicy) -> Result<Signer, (Rejection, String)> {
+fn judge_key(read: &Read, policy: &PublisherPolicy) -> Result<Publisher, (Rejection, String)> {
     if policy.keys.is_empty() {
         return Err((
             Rejection::NotConfigured,
@@ -223,7 +223,7 @@ fn judge_key(read: &Read, policy: &PublisherPolicy) -> Result<Signer, (Rejection
             tlog::verify(&sigstore.root, entry, signed(&read.content, key.spki_der()))?;
         }
     }
-    Ok(Signer::Key {
+    Ok(Publisher::Key {
         fingerprint: key.fingerprint(),
     })
 }

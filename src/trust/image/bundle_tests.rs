@@ -2,7 +2,7 @@
 //! root, each refusal variant, and hand-made bundles for each check on its own.
 
 use super::*;
-use crate::trust::image::policy::Identity;
+use crate::trust::image::policy::SigstoreIdentity;
 use crate::trust::image::policy::SigstorePolicy;
 use crate::trust::test_support::*;
 use crate::trust::x509::trusted_root::TrustedRoot;
@@ -39,9 +39,9 @@ fn message_pinned() -> String {
     )
 }
 
-fn identity() -> Identity {
+fn identity() -> SigstoreIdentity {
     let meta = meta();
-    Identity {
+    SigstoreIdentity {
         issuer: meta["issuer"].as_str().unwrap().to_owned(),
         subject: meta["subject"].as_str().unwrap().to_owned(),
     }
@@ -91,7 +91,7 @@ fn verdict(root_name: &str, bundle_name: &str) -> Option<Rejection> {
             let identity = identity();
             assert_eq!(
                 signer,
-                Signer::Identity {
+                Publisher::Identity {
                     issuer: identity.issuer,
                     subject: identity.subject
                 }
@@ -393,7 +393,7 @@ impl KeyCase {
         &self,
         json: &serde_json::Value,
         policy: &PublisherPolicy,
-    ) -> Result<Signer, (Rejection, String)> {
+    ) -> Result<Publisher, (Rejection, String)> {
         judge(
             &sigstore_bundle(V03, json.to_string()),
             &format!("sha256:{SUBJECT}"),
@@ -407,7 +407,7 @@ fn a_key_based_bundle_verifies_under_a_configured_key_without_a_log_entry() {
     let case = KeyCase::new();
     assert_eq!(
         case.judge(&case.json(Vec::new()), &case.policy()),
-        Ok(Signer::Key {
+        Ok(Publisher::Key {
             fingerprint: case.key.public().fingerprint()
         })
     );

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::support::hex;
 use crate::trust::image::bundle;
 use crate::trust::image::material::SigstoreBundle;
-use crate::trust::image::policy::{Identity, PublisherPolicy, SigstorePolicy};
+use crate::trust::image::policy::{PublisherPolicy, SigstoreIdentity, SigstorePolicy};
 use crate::trust::keys::public_key::PublicKey;
 use crate::trust::verdict::Rejection;
 use crate::trust::x509::trusted_root::TrustedRoot;
@@ -35,7 +35,7 @@ pub fn judge_case(name: &str) -> Result<(), (Rejection, String)> {
     });
     let root = TrustedRoot::parse(root_text.as_bytes())
         .map_err(|e| (Rejection::Malformed, format!("trusted root: {e}")))?;
-    let identity = Identity {
+    let identity = SigstoreIdentity {
         issuer: read_if(&dir.join("issuer"))
             .map_or(DEFAULT_ISSUER.to_owned(), |s| s.trim().to_owned()),
         subject: read_if(&dir.join("identity"))
@@ -93,7 +93,7 @@ fn judge_dsse_signature(name: &str) -> Result<(), (Rejection, String)> {
         keys: Vec::new(),
         sigstore: Some(SigstorePolicy {
             root: TrustedRoot::parse(root_text.as_bytes()).unwrap(),
-            identities: vec![Identity {
+            identities: vec![SigstoreIdentity {
                 issuer: DEFAULT_ISSUER.to_owned(),
                 subject: read_if(&dir.join("identity"))
                     .map_or(DEFAULT_IDENTITY.to_owned(), |s| s.trim().to_owned()),

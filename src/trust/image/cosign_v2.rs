@@ -8,7 +8,7 @@ use super::simple_signing;
 use crate::support::escape;
 use crate::trust::image::policy::PublisherPolicy;
 use crate::trust::keys::public_key::PublicKey;
-use crate::trust::verdict::{Rejection, Signer};
+use crate::trust::verdict::{Publisher, Rejection};
 
 /// The layer annotation holding the base64 signature of the payload.
 pub const ANNOTATION_SIGNATURE: &str = "dev.cosignproject.cosign/signature";
@@ -26,7 +26,7 @@ pub fn judge(
     signature: &CosignSignature,
     pinned: &str,
     policy: &PublisherPolicy,
-) -> Result<Signer, (Rejection, String)> {
+) -> Result<Publisher, (Rejection, String)> {
     let payload = signature.payload.as_bytes();
     let bound = simple_signing::digest_of(payload).map_err(|e| (Rejection::Malformed, e))?;
     if bound != pinned {
@@ -79,7 +79,7 @@ pub fn judge_key(
     payload: &[u8],
     signature: &[u8],
     keys: &[PublicKey],
-) -> Result<Signer, (Rejection, String)> {
+) -> Result<Publisher, (Rejection, String)> {
     if keys.is_empty() {
         return Err((
             Rejection::NotConfigured,
@@ -88,7 +88,7 @@ pub fn judge_key(
     }
     keys.iter()
         .find(|key| key.verify(payload, signature))
-        .map(|key| Signer::Key {
+        .map(|key| Publisher::Key {
             fingerprint: key.fingerprint(),
         })
         .ok_or_else(|| {

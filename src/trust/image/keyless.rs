@@ -2,25 +2,25 @@
 //! source's `sigstore` policy (the trusted root and the identities), offline.
 //!
 //! A cosign ≤ v2 keyless layer carries the leaf (`dev.sigstore.cosign/certificate`, PEM), the
-//! chain (`…/chain`, PEM, adding no trust: see [`crate::trust::x509::certificate`]) and the Rekor bundle
+//! chain (`…/chain`, PEM, adding no trust: see [`certificate`]) and the Rekor bundle
 //! (`…/bundle`: the entry's body, integrated time, index, log id and signed entry timestamp).
 //! It counts when, in this order: `policy.sigstore` is configured (`NotConfigured`); the
 //! certificates are PEM certificates within bounds (`Malformed`); the Rekor bundle is present
 //! (`LogEntryMissing`: cosign ≤ v2 refuses a keyless signature without one unless told to ignore
 //! the log, which skillfold never does) and verifies, its `hashedrekord` body being about this
-//! payload, signature and leaf ([`crate::trust::tlog::verify`]); the leaf chains to the trusted root
-//! at the entry's integrated time ([`crate::trust::x509::certificate::verify`]); its identity is exactly a
+//! payload, signature and leaf ([`tlog::verify`]); the leaf chains to the trusted root
+//! at the entry's integrated time ([`certificate::verify`]); its identity is exactly a
 //! configured one (`IdentityNotAllowed`); and the signature verifies under its key as cosign ≤
 //! v2 checks it (ECDSA over SHA-256: [`PublicKey::verify`], `BadSignature`).
 //!
 //! [`PublicKey::verify`]: crate::trust::keys::public_key::PublicKey::verify
 
 use crate::support::escape;
-use crate::trust::image::policy::{Identity, PublisherPolicy, SigstorePolicy};
+use crate::trust::image::policy::{PublisherPolicy, SigstoreIdentity, SigstorePolicy};
 use crate::trust::keys::pem;
 use crate::trust::keys::public_key::PublicKey;
 use crate::trust::tlog::{self, LogEntry, Signed};
-use crate::trust::verdict::{Rejection, Signer};
+use crate::trust::verdict::{Publisher, Rejection};
 use crate::trust::x509::certificate;
 
 /// Judges a cosign ≤ v2 keyless signature: `signature` over `payload`, the PEM leaf
@@ -32,7 +32,7 @@ pub fn judge_v2(
     chain: Option<&str>,
     bundle: Option<&str>,
     policy: &PublisherPolicy,
-) -> Result<Signer, (Rejection, String)> {
+) -> Result<Publisher, (Rejection, String)> {
     let malformed = |e: String| (Rejection::Malformed, e);
     let sigstore = policy.sigstore.as_ref().ok_or_else(|| {
         (
@@ -75,7 +75,7 @@ pub fn certified_signer(
     signed: Signed<'_>,
     certificates: (&[u8], &[Vec<u8>]),
     verifies: impl FnOnce(&PublicKey) -> bool,
-) -> Result<Signer, (Rejection, String)> {
+) -> Result<Publisher, (Rejection, String)> {
     let (leaf, chain) = certificates;
     let signed_at = tlog::verify(&sigstore.root, entry, signed)?;
     let certified = certificate::verify(&sigstore.root, leaf, chain, signed_at)?;
@@ -86,7 +86,7 @@ pub fn certified_signer(
             "the signature does not verify under its certificate's key".to_owned(),
         ));
     }
-    Ok(Signer::Identity {
+    Ok(Publisher::Identity {
         issuer: identity.issuer.clone(),
         subject: identity.subject.clone(),
     })
@@ -94,9 +94,9 @@ pub fn certified_signer(
 
 /// The configured identity `certified` is, exactly.
 pub fn allowed<'p>(
-    certified: &Identity,
-    identities: &'p [Identity],
-) -> Result<&'p Identity, (Rejection, String)> {
+    certified: &SigstoreIdentity,
+    identities: &'p [SigstoreIdentity],
+) -> Result<&'p SigstoreIdentity, (Rejection, String)> {
     identities
         .iter()
         .find(|identity| *identity == certified)

@@ -9,7 +9,7 @@ use crate::trust::image::cosign_v2::{
     self, ANNOTATION_BUNDLE, ANNOTATION_CERTIFICATE, ANNOTATION_CHAIN,
 };
 use crate::trust::image::material::CosignSignature;
-use crate::trust::image::policy::{Identity, SigstorePolicy};
+use crate::trust::image::policy::{SigstoreIdentity, SigstorePolicy};
 use crate::trust::test_support::*;
 use crate::trust::x509::trusted_root::TrustedRoot;
 
@@ -25,9 +25,9 @@ fn meta() -> serde_json::Value {
     serde_json::from_str(&fixture_text("meta.json")).unwrap()
 }
 
-fn identity() -> Identity {
+fn identity() -> SigstoreIdentity {
     let meta = meta();
-    Identity {
+    SigstoreIdentity {
         issuer: meta["issuer"].as_str().unwrap().to_owned(),
         subject: meta["subject"].as_str().unwrap().to_owned(),
     }
@@ -71,7 +71,7 @@ fn the_cosign_v2_annotations_of_the_fixtures_verify_keyless() {
             &pinned(),
             &policy("trusted_root.json")
         ),
-        Ok(Signer::Identity {
+        Ok(Publisher::Identity {
             issuer: identity.issuer,
             subject: identity.subject
         })

@@ -15,7 +15,7 @@ use std::process::Command;
 
 use crate::support::hex;
 use crate::trust::image::material::{CosignSignature, SigstoreBundle};
-use crate::trust::image::policy::{Identity, PublisherPolicy, SigstorePolicy};
+use crate::trust::image::policy::{PublisherPolicy, SigstoreIdentity, SigstorePolicy};
 use crate::trust::image::{bundle, cosign_v2};
 use crate::trust::x509::trusted_root::TrustedRoot;
 
@@ -66,7 +66,7 @@ fn ours(root: &str, file: &str) -> bool {
         keys: Vec::new(),
         sigstore: Some(SigstorePolicy {
             root: TrustedRoot::parse(read(&fixtures().join(root)).as_bytes()).unwrap(),
-            identities: vec![Identity {
+            identities: vec![SigstoreIdentity {
                 issuer: meta["issuer"].as_str().unwrap().to_owned(),
                 subject: meta["subject"].as_str().unwrap().to_owned(),
             }],

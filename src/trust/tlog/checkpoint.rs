@@ -44,7 +44,8 @@ pub struct Checkpoint<'a> {
 
 impl<'a> Checkpoint<'a> {
     /// Reads the signed note `text`: origin, tree size, base64 root hash, other lines, a blank
-    /// line, then at most [`MAX_CHECKPOINT_SIGNATURES`] `— <name> <base64(key hint ‖ signature)>` lines.
+    /// line, then at most [`MAX_CHECKPOINT_SIGNATURES`] lines
+    /// `— <name> <base64(key hint ‖ signature)>`.
     pub fn parse(text: &'a str) -> Result<Checkpoint<'a>, String> {
         let split = match text
             .match_indices("\n\n")

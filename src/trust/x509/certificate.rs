@@ -36,7 +36,7 @@ use rustls_pki_types::{CertificateDer, SignatureVerificationAlgorithm, UnixTime}
 
 use crate::support::escape;
 use crate::support::time::format_unix;
-use crate::trust::image::policy::Identity;
+use crate::trust::image::policy::SigstoreIdentity;
 use crate::trust::keys::public_key::PublicKey;
 use crate::trust::verdict::Rejection;
 use crate::trust::x509::trusted_root::TrustedRoot;
@@ -77,7 +77,7 @@ pub struct Certified {
     /// The leaf's key.
     pub key: PublicKey,
     /// Its identity.
-    pub identity: Identity,
+    pub identity: SigstoreIdentity,
 }
 
 /// Checks the leaf `leaf_der` (with the intermediates a signature carries, `chain_der`,
@@ -284,7 +284,7 @@ fn code_signing_leaf(leaf: &Certificate) -> Result<(), (Rejection, String)> {
 }
 
 /// The identity a Fulcio leaf certifies.
-fn identity(leaf: &Certificate) -> Result<Identity, String> {
+fn identity(leaf: &Certificate) -> Result<SigstoreIdentity, String> {
     let current = leaf
         .extension(x509::OID_FULCIO_ISSUER_V2)
         .map(|e| {
@@ -344,7 +344,7 @@ fn identity(leaf: &Certificate) -> Result<Identity, String> {
     if subject.is_empty() {
         return Err("the certificate's subject alternative name is empty".to_owned());
     }
-    Ok(Identity { issuer, subject })
+    Ok(SigstoreIdentity { issuer, subject })
 }
 
 #[cfg(test)]
@@ -733,7 +733,7 @@ mod tests {
         let certified = chain_only(&trusted, &leaf.der, &[], during(&leaf)).unwrap();
         assert_eq!(
             certified.identity,
-            Identity {
+            SigstoreIdentity {
                 issuer: ISSUER.to_owned(),
                 subject: SUBJECT.to_owned()
             }

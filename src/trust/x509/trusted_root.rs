@@ -13,7 +13,7 @@
 //! (standard base64 of DER, each read as an X.509 certificate, the last usable as a trust
 //! anchor) and a `validFor` with a `start`; at least one and at most [`MAX_LOGS`] transparency
 //! logs, each with `hashAlgorithm` `SHA2_256`, `publicKey.rawBytes` (a DER SubjectPublicKeyInfo
-//! of a kind [`PublicKey`](crate::trust::keys::public_key::PublicKey) verifies), `publicKey.validFor.start` and
+//! of a kind [`PublicKey`] verifies), `publicKey.validFor.start` and
 //! `logId.keyId`; at most [`MAX_LOGS`] CT logs (`ctlogs`), each read by the same rules but one:
 //! a CT log whose key is not of a kind we verify is left out (see `ct_log`). A root
 //! without CT logs is read, but every keyless signature is then refused: a Fulcio leaf must carry
@@ -285,7 +285,7 @@ fn log(instance: LogInstance) -> Result<LogKey, String> {
 }
 
 /// A CT log: read by the rules of a transparency log, but one whose key is not a DER
-/// SubjectPublicKeyInfo of a kind [`PublicKey`](crate::trust::keys::public_key::PublicKey) verifies is left out, not
+/// SubjectPublicKeyInfo of a kind [`PublicKey`] verifies is left out, not
 /// refused: the staging root still lists an old CT log by a PKCS#1 RSA key, and refusing it would
 /// refuse that root. Leaving a CT log out only makes its SCTs count for nothing (fail closed).
 fn ct_log(instance: LogInstance) -> Result<Option<LogKey>, String> {
