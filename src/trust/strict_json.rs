@@ -5,18 +5,32 @@
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 
+/// Why a text is not JSON as the signature material's readers take it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StrictJsonError {
+    /// The text is JSON but not as read: a key given twice, a number out of range (the
+    /// reader's words, escaped).
+    #[error("not JSON as read: {reason}")]
+    NotAsRead {
+        /// What the reader found (escaped).
+        reason: String,
+    },
+    /// The text is not JSON at all (its syntax, or it ends early).
+    #[error("not JSON")]
+    NotJson,
+}
+
 /// Parses `text`, refusing an object with a key given twice; the error says what is wrong.
-pub fn parse(text: &str) -> Result<serde_json::Value, String> {
+pub fn parse(text: &str) -> Result<serde_json::Value, StrictJsonError> {
     serde_json::from_str::<Unique>(text)
         .map(|unique| unique.0)
         .map_err(|e| {
             if e.is_data() {
-                format!(
-                    "not JSON as read: {}",
-                    crate::support::escape::text(&e.to_string())
-                )
+                StrictJsonError::NotAsRead {
+                    reason: crate::support::escape::text(&e.to_string()).to_string(),
+                }
             } else {
-                "not JSON".to_owned()
+                StrictJsonError::NotJson
             }
         })
 }
@@ -94,13 +108,15 @@ mod tests {
     fn reads_json_and_refuses_a_key_given_twice_at_any_depth() {
         let value = parse(r#"{"a":[1,-2,1.5,"x",null,true,{"b":{}}]}"#).unwrap();
         assert_eq!(value["a"][6]["b"], serde_json::json!({}));
-        assert!(parse(r#"{"a":1,"a":2}"#).unwrap_err().contains("twice"));
-        assert!(
-            parse(r#"{"a":[{"b":1,"b":1}]}"#)
-                .unwrap_err()
-                .contains("twice")
-        );
-        assert_eq!(parse("{").unwrap_err(), "not JSON");
+        for twice in [r#"{"a":1,"a":2}"#, r#"{"a":[{"b":1,"b":1}]}"#] {
+            let err = parse(twice).unwrap_err();
+            assert!(
+                matches!(&err, StrictJsonError::NotAsRead { reason } if reason.contains("twice")),
+                "{err:?}"
+            );
+        }
+        assert_eq!(parse("{").unwrap_err(), StrictJsonError::NotJson);
+        assert_eq!(parse("{").unwrap_err().to_string(), "not JSON");
         assert!(parse(&format!("{}{}", "[".repeat(10_000), "]".repeat(10_000))).is_err());
     }
 }

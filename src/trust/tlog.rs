@@ -247,14 +247,16 @@ fn verify_proof(
             "the inclusion proof does not lead from the entry to its root hash",
         ));
     }
-    let checkpoint = Checkpoint::parse(&proof.checkpoint).map_err(invalid)?;
+    let checkpoint = Checkpoint::parse(&proof.checkpoint).map_err(|e| invalid(e.to_string()))?;
     if checkpoint.tree_size != proof.tree_size || checkpoint.root_hash != proof.root_hash {
         return Err(invalid(format!(
             "the checkpoint names tree size {} and another root hash than the proof's (size {})",
             checkpoint.tree_size, proof.tree_size
         )));
     }
-    checkpoint.verify(&log.key, &log.log_id).map_err(invalid)
+    checkpoint
+        .verify(&log.key, &log.log_id)
+        .map_err(|e| invalid(e.to_string()))
 }
 
 /// The root hash the audit path of `proof` leads to from the leaf `body` at `proof.log_index`

@@ -28,7 +28,8 @@ pub fn judge(
     policy: &PublisherPolicy,
 ) -> Result<Publisher, (Rejection, String)> {
     let payload = signature.payload.as_bytes();
-    let bound = simple_signing::digest_of(payload).map_err(|e| (Rejection::Malformed, e))?;
+    let bound =
+        simple_signing::digest_of(payload).map_err(|e| (Rejection::Malformed, e.to_string()))?;
     if bound != pinned {
         return Err((
             Rejection::NotThisImage,

@@ -54,42 +54,82 @@ struct Image {
     docker_manifest_digest: String,
 }
 
+/// Why a payload is not a cosign simple-signing payload (each message names the rule).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    /// Over [`MAX_PAYLOAD_BYTES`], refused before it is parsed.
+    #[error("a simple-signing payload of {bytes} bytes: at most {MAX_PAYLOAD_BYTES}")]
+    TooLarge {
+        /// Its size.
+        bytes: usize,
+    },
+    /// Not JSON of the payload's shape (the reader's words, escaped).
+    #[error("not a cosign simple-signing payload ({reason})")]
+    NotPayload {
+        /// What the reader found (escaped).
+        reason: String,
+    },
+    /// A case variant of `critical` or `optional` beside them (Go would read either).
+    #[error("a simple-signing payload with a field `{name}` beside `critical` and `optional`")]
+    CaseVariant {
+        /// The field (escaped).
+        name: String,
+    },
+    /// `optional` is neither null nor an object.
+    #[error("a simple-signing payload whose `optional` is neither null nor an object")]
+    Optional,
+    /// `critical.type` is not cosign's.
+    #[error("a simple-signing payload of type `{kind}`, not `{TYPE}`")]
+    Type {
+        /// The type (escaped).
+        kind: String,
+    },
+    /// `critical.identity.docker-reference` is empty or holds whitespace or control characters.
+    #[error(
+        "a simple-signing payload whose `docker-reference` is empty or holds whitespace or \
+         control characters"
+    )]
+    Reference,
+    /// `critical.image.docker-manifest-digest` is not a lowercase SHA-256 digest.
+    #[error(
+        "a simple-signing payload whose `docker-manifest-digest` `{digest}` is not `sha256:` and \
+         64 lowercase hex digits"
+    )]
+    Digest {
+        /// The digest (escaped).
+        digest: String,
+    },
+}
+
 /// The manifest digest `payload` binds (`critical.image.docker-manifest-digest`), its `type`
 /// checked; the error says what is wrong.
-pub fn digest_of(payload: &[u8]) -> Result<String, String> {
+pub fn digest_of(payload: &[u8]) -> Result<String, PayloadError> {
     if payload.len() > MAX_PAYLOAD_BYTES {
-        return Err(format!(
-            "a simple-signing payload of {} bytes: at most {MAX_PAYLOAD_BYTES}",
-            payload.len()
-        ));
+        return Err(PayloadError::TooLarge {
+            bytes: payload.len(),
+        });
     }
-    let parsed: SimpleContainerImage = serde_json::from_slice(payload).map_err(|e| {
-        format!(
-            "not a cosign simple-signing payload ({})",
-            escape::text(&e.to_string())
-        )
-    })?;
+    let parsed: SimpleContainerImage =
+        serde_json::from_slice(payload).map_err(|e| PayloadError::NotPayload {
+            reason: escape::text(&e.to_string()).to_string(),
+        })?;
     if let Some(name) = parsed
         .others
         .keys()
         .find(|name| name.eq_ignore_ascii_case("critical") || name.eq_ignore_ascii_case("optional"))
     {
-        return Err(format!(
-            "a simple-signing payload with a field `{}` beside `critical` and `optional`",
-            escape::text(name)
-        ));
+        return Err(PayloadError::CaseVariant {
+            name: escape::text(name).to_string(),
+        });
     }
     if !(parsed.optional.is_null() || parsed.optional.is_object()) {
-        return Err(
-            "a simple-signing payload whose `optional` is neither null nor an object".to_owned(),
-        );
+        return Err(PayloadError::Optional);
     }
     let critical = parsed.critical;
     if critical.kind != TYPE {
-        return Err(format!(
-            "a simple-signing payload of type `{}`, not `{TYPE}`",
-            escape::text(&critical.kind)
-        ));
+        return Err(PayloadError::Type {
+            kind: escape::text(&critical.kind).to_string(),
+        });
     }
     let reference = &critical.identity.docker_reference;
     if reference.is_empty()
@@ -97,22 +137,16 @@ pub fn digest_of(payload: &[u8]) -> Result<String, String> {
             .chars()
             .any(|c| c.is_whitespace() || c.is_control() || escape::needs_escape(c))
     {
-        return Err(
-            "a simple-signing payload whose `docker-reference` is empty or holds whitespace or \
-             control characters"
-                .to_owned(),
-        );
+        return Err(PayloadError::Reference);
     }
     let digest = critical.image.docker_manifest_digest;
     let valid = digest
         .strip_prefix("sha256:")
         .is_some_and(|hex| crate::support::hex::decode_lower_32(hex).is_some());
     if !valid {
-        return Err(format!(
-            "a simple-signing payload whose `docker-manifest-digest` `{}` is not `sha256:` and 64 \
-             lowercase hex digits",
-            escape::text(&digest)
-        ));
+        return Err(PayloadError::Digest {
+            digest: escape::text(&digest).to_string(),
+        });
     }
     Ok(digest)
 }
@@ -147,7 +181,7 @@ mod tests {
     }
 
     fn refusal(payload: &[u8]) -> String {
-        digest_of(payload).unwrap_err()
+        digest_of(payload).unwrap_err().to_string()
     }
 
     #[test]
@@ -214,10 +248,10 @@ mod tests {
             &DIGEST.replace('a', "g"),
             &format!(" {DIGEST}"),
         ] {
-            let message = refusal(&with(&critical("r.example/a", digest, TYPE), ""));
+            let err = digest_of(&with(&critical("r.example/a", digest, TYPE), "")).unwrap_err();
             assert!(
-                message.contains("`docker-manifest-digest`"),
-                "{digest}: {message}"
+                matches!(err, PayloadError::Digest { .. }),
+                "{digest}: {err}"
             );
         }
     }
@@ -225,11 +259,8 @@ mod tests {
     #[test]
     fn the_reference_must_be_a_plain_string() {
         for reference in ["", "a b", "r.example/a\\n", "r\\u202ex"] {
-            let message = refusal(&with(&critical(reference, DIGEST, TYPE), ""));
-            assert!(
-                message.contains("`docker-reference`"),
-                "{reference}: {message}"
-            );
+            let err = digest_of(&with(&critical(reference, DIGEST, TYPE), "")).unwrap_err();
+            assert_eq!(err, PayloadError::Reference, "{reference}");
         }
     }
 
@@ -237,11 +268,8 @@ mod tests {
     fn the_shape_is_strict() {
         let c = critical("r.example/a", DIGEST, TYPE);
         let refused = |payload: &[u8]| {
-            let message = refusal(payload);
-            assert!(
-                message.starts_with("not a cosign simple-signing payload"),
-                "{message}"
-            );
+            let err = digest_of(payload).unwrap_err();
+            assert!(matches!(err, PayloadError::NotPayload { .. }), "{err}");
         };
         refused(b"");
         refused(b"null");
