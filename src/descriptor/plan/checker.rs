@@ -506,15 +506,15 @@ impl PlanChecker<'_> {
 
     /// Reads the policy file `path` (relative to the descriptor's folder) with `read`; `None`,
     /// and a problem naming the file and the rule, when it is refused.
-    fn policy_file<T>(
+    fn policy_file<T, E: std::fmt::Display>(
         &mut self,
         path: &Path,
         location: String,
-        read: impl Fn(&Path) -> Result<T, String>,
+        read: impl Fn(&Path) -> Result<T, E>,
     ) -> Option<T> {
         let path = self.directory(path, location.clone())?;
         read(&path)
-            .map_err(|e| self.problem(DescriptorCode::InvalidTrustPolicy, location, e))
+            .map_err(|e| self.problem(DescriptorCode::InvalidTrustPolicy, location, e.to_string()))
             .ok()
     }
 

@@ -28,6 +28,172 @@ pub const MAX_RSA_BITS: usize = 8192;
 /// The largest RSA public exponent accepted (Go's `crypto/rsa` refuses larger ones).
 const MAX_RSA_EXPONENT: u64 = (1 << 31) - 1;
 
+/// Why a public key is refused: the rule of the PEM framing, the DER or the algorithm it breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PublicKeyError {
+    /// The file cannot be read (the reader's words).
+    #[error("{reason}")]
+    Unreadable {
+        /// Why.
+        reason: String,
+    },
+    /// The file is over [`MAX_KEY_FILE_BYTES`].
+    #[error("larger than {MAX_KEY_FILE_BYTES} bytes")]
+    FileTooLarge,
+    /// The file is not UTF-8.
+    #[error("not UTF-8 text (a PEM `PUBLIC KEY` is)")]
+    NotUtf8,
+    /// The PEM text is over [`MAX_KEY_FILE_BYTES`].
+    #[error("a public key is at most {MAX_KEY_FILE_BYTES} bytes of PEM")]
+    PemTooLarge,
+    /// Nothing but whitespace.
+    #[error("empty: expected a PEM `PUBLIC KEY` block")]
+    Empty,
+    /// Text before the BEGIN line.
+    #[error("text before the PEM block: only whitespace may surround it")]
+    TextBefore,
+    /// No BEGIN line.
+    #[error("not PEM: expected a `-----BEGIN PUBLIC KEY-----` block")]
+    NotPem,
+    /// A BEGIN line without its closing dashes.
+    #[error("a PEM BEGIN line without its closing dashes")]
+    BeginUnclosed,
+    /// A private key's block.
+    #[error(
+        "a private key: give the public key (`cosign public-key`, `openssl pkey -pubout`), never \
+         the private one"
+    )]
+    PrivateKey,
+    /// A certificate's block.
+    #[error("a certificate, not a public key: give the key itself (`openssl x509 -pubkey -noout`)")]
+    Certificate,
+    /// A PKCS#1 RSA public key's block.
+    #[error(
+        "a PKCS#1 `RSA PUBLIC KEY`: give it as a `PUBLIC KEY` (SubjectPublicKeyInfo, `openssl \
+         rsa -RSAPublicKey_in -pubout`)"
+    )]
+    Pkcs1,
+    /// Another label.
+    #[error("a PEM `{label}` block: expected `PUBLIC KEY`")]
+    Label {
+        /// The label (escaped).
+        label: String,
+    },
+    /// No END line.
+    #[error("a PEM `PUBLIC KEY` block without its END line")]
+    NoEnd,
+    /// Another BEGIN or END line inside the block.
+    #[error("a PEM `PUBLIC KEY` block broken by another BEGIN or END line: exactly one block")]
+    Broken,
+    /// A second block after the first.
+    #[error("more than one PEM block: a key file holds exactly one `PUBLIC KEY`")]
+    MoreThanOne,
+    /// Text after the END line.
+    #[error("text after the PEM block: only whitespace may surround it")]
+    TextAfter,
+    /// The block is not standard base64.
+    #[error("the PEM `PUBLIC KEY` block is not valid base64")]
+    NotBase64,
+    /// The DER is over [`MAX_SPKI_BYTES`].
+    #[error("a SubjectPublicKeyInfo of {bytes} bytes: at most {MAX_SPKI_BYTES}")]
+    SpkiTooLarge {
+        /// Its size.
+        bytes: usize,
+    },
+    /// Not a DER SubjectPublicKeyInfo (the reader's words).
+    #[error("not a DER SubjectPublicKeyInfo ({reason})")]
+    NotSpki {
+        /// Why.
+        reason: String,
+    },
+    /// Bytes after the SubjectPublicKeyInfo.
+    #[error("trailing bytes after the DER SubjectPublicKeyInfo")]
+    SpkiTrailingBytes,
+    /// The key's BIT STRING has unused bits.
+    #[error("the SubjectPublicKeyInfo's key BIT STRING does not hold whole bytes")]
+    PartialBytes,
+    /// Neither EC, Ed25519 nor RSA.
+    #[error("a key of algorithm {oid}: a cosign key is ECDSA P-256 or P-384, Ed25519 or RSA")]
+    Algorithm {
+        /// The algorithm's OID.
+        oid: String,
+    },
+    /// An EC key without a named curve.
+    #[error("an EC key without a named curve")]
+    EcWithoutCurve,
+    /// An EC key on a curve other than P-256 and P-384.
+    #[error("an EC key on {name}: an ECDSA cosign key is on P-256 or P-384")]
+    Curve {
+        /// The curve.
+        name: String,
+    },
+    /// An EC point that is not uncompressed or not of its curve's length.
+    #[error(
+        "an EC point of {bytes} bytes that is not an uncompressed point ({length} bytes, 0x04 first)"
+    )]
+    PointForm {
+        /// Its length.
+        bytes: usize,
+        /// The length of an uncompressed point on its curve.
+        length: usize,
+    },
+    /// An EC point not on its curve.
+    #[error("an EC point not on its curve")]
+    OffCurve,
+    /// An Ed25519 key with parameters.
+    #[error("an Ed25519 key with parameters (RFC 8410 has none)")]
+    Ed25519Parameters,
+    /// An Ed25519 key not of 32 bytes.
+    #[error("an Ed25519 key of {bytes} bytes, not 32")]
+    Ed25519Length {
+        /// Its length.
+        bytes: usize,
+    },
+    /// An RSA key without NULL parameters.
+    #[error("an RSA key without NULL parameters")]
+    RsaParameters,
+    /// An RSAPublicKey too long for the DER reader.
+    #[error("an RSA key that is not a DER RSAPublicKey")]
+    RsaTooLong,
+    /// Not a DER RSAPublicKey (the reader's words).
+    #[error("an RSA key that is not a DER RSAPublicKey ({reason})")]
+    NotRsa {
+        /// Why.
+        reason: String,
+    },
+    /// Bytes after the RSAPublicKey.
+    #[error("trailing bytes after the RSAPublicKey")]
+    RsaTrailingBytes,
+    /// Under [`MIN_RSA_BITS`].
+    #[error("an RSA key of {bits} bits: at least {MIN_RSA_BITS}")]
+    RsaTooSmall {
+        /// The modulus's bits.
+        bits: usize,
+    },
+    /// Over [`MAX_RSA_BITS`].
+    #[error("an RSA key of {bits} bits: at most {MAX_RSA_BITS}")]
+    RsaTooLarge {
+        /// The modulus's bits.
+        bits: usize,
+    },
+    /// An even modulus.
+    #[error("an RSA key with an even modulus")]
+    EvenModulus,
+    /// A public exponent that is even, under 3 or over 2^31 - 1.
+    #[error("an RSA key whose public exponent is not an odd number from 3 to {MAX_RSA_EXPONENT}")]
+    Exponent,
+}
+
+/// A key file that is refused: the file (escaped) and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {refusal}")]
+pub struct KeyFileError {
+    /// The file (escaped).
+    pub path: String,
+    /// Why.
+    pub refusal: PublicKeyError,
+}
+
 const OID_EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
 const OID_P256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
 const OID_P384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.132.0.34");
@@ -65,61 +231,56 @@ pub struct PublicKey {
 impl PublicKey {
     /// The key of a PEM `PUBLIC KEY` block (one block, nothing else but whitespace); the error
     /// names the rule broken.
-    pub fn from_pem(text: &str) -> Result<PublicKey, String> {
+    pub fn from_pem(text: &str) -> Result<PublicKey, PublicKeyError> {
         if text.len() as u64 > MAX_KEY_FILE_BYTES {
-            return Err(format!(
-                "a public key is at most {MAX_KEY_FILE_BYTES} bytes of PEM"
-            ));
+            return Err(PublicKeyError::PemTooLarge);
         }
         let der = pem_public_key_der(text)?;
         PublicKey::from_spki_der(&der)
     }
 
     /// The key of a DER SubjectPublicKeyInfo (what a certificate holds).
-    pub fn from_spki_der(der: &[u8]) -> Result<PublicKey, String> {
+    pub fn from_spki_der(der: &[u8]) -> Result<PublicKey, PublicKeyError> {
         if der.len() > MAX_SPKI_BYTES {
-            return Err(format!(
-                "a SubjectPublicKeyInfo of {} bytes: at most {MAX_SPKI_BYTES}",
-                der.len()
-            ));
+            return Err(PublicKeyError::SpkiTooLarge { bytes: der.len() });
         }
-        let mut reader = SliceReader::new(der)
-            .map_err(|_| "not a DER SubjectPublicKeyInfo (too long)".to_owned())?;
+        let not_spki = |reason: String| PublicKeyError::NotSpki { reason };
+        let mut reader = SliceReader::new(der).map_err(|_| not_spki("too long".to_owned()))?;
         let info = spki::SubjectPublicKeyInfoRef::decode(&mut reader)
-            .map_err(|e| format!("not a DER SubjectPublicKeyInfo ({e})"))?;
+            .map_err(|e| not_spki(e.to_string()))?;
         if !reader.is_finished() {
-            return Err("trailing bytes after the DER SubjectPublicKeyInfo".to_owned());
+            return Err(PublicKeyError::SpkiTrailingBytes);
         }
-        let key_bytes = info.subject_public_key.as_bytes().ok_or_else(|| {
-            "the SubjectPublicKeyInfo's key BIT STRING does not hold whole bytes".to_owned()
-        })?;
+        let key_bytes = info
+            .subject_public_key
+            .as_bytes()
+            .ok_or(PublicKeyError::PartialBytes)?;
         let algorithm = info.algorithm.oid;
         let parameters = info.algorithm.parameters;
         let kind = if algorithm == OID_EC_PUBLIC_KEY {
             let curve = parameters
                 .and_then(|p| p.decode_as::<ObjectIdentifier>().ok())
-                .ok_or_else(|| "an EC key without a named curve".to_owned())?;
+                .ok_or(PublicKeyError::EcWithoutCurve)?;
             ec_kind(curve, key_bytes)?
         } else if algorithm == OID_ED25519 {
             if parameters.is_some() {
-                return Err("an Ed25519 key with parameters (RFC 8410 has none)".to_owned());
+                return Err(PublicKeyError::Ed25519Parameters);
             }
             if key_bytes.len() != 32 {
-                return Err(format!(
-                    "an Ed25519 key of {} bytes, not 32",
-                    key_bytes.len()
-                ));
+                return Err(PublicKeyError::Ed25519Length {
+                    bytes: key_bytes.len(),
+                });
             }
             KeyKind::Ed25519
         } else if algorithm == OID_RSA {
             if !parameters.is_some_and(|p| p.is_null()) {
-                return Err("an RSA key without NULL parameters".to_owned());
+                return Err(PublicKeyError::RsaParameters);
             }
             rsa_kind(key_bytes)?
         } else {
-            return Err(format!(
-                "a key of algorithm {algorithm}: a cosign key is ECDSA P-256 or P-384, Ed25519 or RSA"
-            ));
+            return Err(PublicKeyError::Algorithm {
+                oid: algorithm.to_string(),
+            });
         };
         Ok(PublicKey {
             spki_der: der.to_vec(),
@@ -129,13 +290,15 @@ impl PublicKey {
     }
 
     /// Reads and parses the key file at `path` (bounded like every key file).
-    pub fn read(path: &Path) -> Result<PublicKey, String> {
-        let named = |message: String| format!("{}: {message}", escape::path(path));
+    pub fn read(path: &Path) -> Result<PublicKey, KeyFileError> {
+        let named = |refusal: PublicKeyError| KeyFileError {
+            path: escape::path(path).to_string(),
+            refusal,
+        };
         let bytes = crate::format::untrusted_fs::read_input(path, MAX_KEY_FILE_BYTES)
-            .map_err(|e| named(e.reason))?
-            .map_err(|_| named(format!("larger than {MAX_KEY_FILE_BYTES} bytes")))?;
-        let text = std::str::from_utf8(&bytes)
-            .map_err(|_| named("not UTF-8 text (a PEM `PUBLIC KEY` is)".to_owned()))?;
+            .map_err(|e| named(PublicKeyError::Unreadable { reason: e.reason }))?
+            .map_err(|_| named(PublicKeyError::FileTooLarge))?;
+        let text = std::str::from_utf8(&bytes).map_err(|_| named(PublicKeyError::NotUtf8))?;
         PublicKey::from_pem(text).map_err(named)
     }
 
@@ -203,77 +366,66 @@ impl PublicKey {
 
 /// The DER of the one PEM `PUBLIC KEY` block `text` holds, nothing else around it but
 /// whitespace.
-fn pem_public_key_der(text: &str) -> Result<Vec<u8>, String> {
+fn pem_public_key_der(text: &str) -> Result<Vec<u8>, PublicKeyError> {
     const BEGIN: &str = "-----BEGIN ";
     const DASHES: &str = "-----";
     const END: &str = "-----END PUBLIC KEY-----";
     let text = text.trim_matches(|c: char| c.is_ascii_whitespace());
     if text.is_empty() {
-        return Err("empty: expected a PEM `PUBLIC KEY` block".to_owned());
+        return Err(PublicKeyError::Empty);
     }
     let Some(after_begin) = text.strip_prefix(BEGIN) else {
         return Err(if text.contains(BEGIN) {
-            "text before the PEM block: only whitespace may surround it".to_owned()
+            PublicKeyError::TextBefore
         } else {
-            "not PEM: expected a `-----BEGIN PUBLIC KEY-----` block".to_owned()
+            PublicKeyError::NotPem
         });
     };
     let (label, rest) = after_begin
         .split_once(DASHES)
-        .ok_or_else(|| "a PEM BEGIN line without its closing dashes".to_owned())?;
+        .ok_or(PublicKeyError::BeginUnclosed)?;
     if label != "PUBLIC KEY" {
         return Err(wrong_label(label));
     }
-    let (body, after_end) = rest
-        .split_once(END)
-        .ok_or_else(|| "a PEM `PUBLIC KEY` block without its END line".to_owned())?;
+    let (body, after_end) = rest.split_once(END).ok_or(PublicKeyError::NoEnd)?;
     if body.contains(DASHES) {
-        return Err(
-            "a PEM `PUBLIC KEY` block broken by another BEGIN or END line: exactly one block"
-                .to_owned(),
-        );
+        return Err(PublicKeyError::Broken);
     }
     if !after_end
         .trim_matches(|c: char| c.is_ascii_whitespace())
         .is_empty()
     {
         return Err(if after_end.contains(BEGIN) {
-            "more than one PEM block: a key file holds exactly one `PUBLIC KEY`".to_owned()
+            PublicKeyError::MoreThanOne
         } else {
-            "text after the PEM block: only whitespace may surround it".to_owned()
+            PublicKeyError::TextAfter
         });
     }
     let base64_text: String = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD
         .decode(base64_text.as_bytes())
-        .map_err(|_| "the PEM `PUBLIC KEY` block is not valid base64".to_owned())
+        .map_err(|_| PublicKeyError::NotBase64)
 }
 
 /// The refusal of a PEM block labelled `label` where a `PUBLIC KEY` is wanted.
-fn wrong_label(label: &str) -> String {
+fn wrong_label(label: &str) -> PublicKeyError {
     if label.contains("PRIVATE KEY") {
-        "a private key: give the public key (`cosign public-key`, `openssl pkey -pubout`), never \
-         the private one"
-            .to_owned()
+        PublicKeyError::PrivateKey
     } else if label.contains("CERTIFICATE") {
-        "a certificate, not a public key: give the key itself (`openssl x509 -pubkey -noout`)"
-            .to_owned()
+        PublicKeyError::Certificate
     } else if label == "RSA PUBLIC KEY" {
-        "a PKCS#1 `RSA PUBLIC KEY`: give it as a `PUBLIC KEY` (SubjectPublicKeyInfo, `openssl \
-         rsa -RSAPublicKey_in -pubout`)"
-            .to_owned()
+        PublicKeyError::Pkcs1
     } else {
-        format!(
-            "a PEM `{}` block: expected `PUBLIC KEY`",
-            escape::text(label)
-        )
+        PublicKeyError::Label {
+            label: escape::text(label).to_string(),
+        }
     }
 }
 
 /// The kind of an EC key on `curve` with the point `point`: P-256 or P-384, an uncompressed
 /// point on the curve.
-fn ec_kind(curve: ObjectIdentifier, point: &[u8]) -> Result<KeyKind, String> {
+fn ec_kind(curve: ObjectIdentifier, point: &[u8]) -> Result<KeyKind, PublicKeyError> {
     let (kind, length, on_curve) = if curve == OID_P256 {
         (
             KeyKind::EcdsaP256,
@@ -294,32 +446,31 @@ fn ec_kind(curve: ObjectIdentifier, point: &[u8]) -> Result<KeyKind, String> {
         } else {
             format!("the curve {curve}")
         };
-        return Err(format!(
-            "an EC key on {name}: an ECDSA cosign key is on P-256 or P-384"
-        ));
+        return Err(PublicKeyError::Curve { name });
     };
     if point.len() != length || point.first() != Some(&0x04) {
-        return Err(format!(
-            "an EC point of {} bytes that is not an uncompressed point ({length} bytes, 0x04 first)",
-            point.len()
-        ));
+        return Err(PublicKeyError::PointForm {
+            bytes: point.len(),
+            length,
+        });
     }
     if !on_curve {
-        return Err("an EC point not on its curve".to_owned());
+        return Err(PublicKeyError::OffCurve);
     }
     Ok(kind)
 }
 
 /// The kind of the DER RSAPublicKey `der`: a modulus of 2048 to 8192 bits and an odd exponent
 /// from 3 to 2^31 - 1.
-fn rsa_kind(der: &[u8]) -> Result<KeyKind, String> {
-    let mut reader = SliceReader::new(der)
-        .map_err(|_| "an RSA key that is not a DER RSAPublicKey".to_owned())?;
+fn rsa_kind(der: &[u8]) -> Result<KeyKind, PublicKeyError> {
+    let mut reader = SliceReader::new(der).map_err(|_| PublicKeyError::RsaTooLong)?;
     let (modulus, exponent) = reader
         .sequence(|r| Ok((UintRef::decode(r)?, UintRef::decode(r)?)))
-        .map_err(|e| format!("an RSA key that is not a DER RSAPublicKey ({e})"))?;
+        .map_err(|e| PublicKeyError::NotRsa {
+            reason: e.to_string(),
+        })?;
     if !reader.is_finished() {
-        return Err("trailing bytes after the RSAPublicKey".to_owned());
+        return Err(PublicKeyError::RsaTrailingBytes);
     }
     let modulus = modulus.as_bytes();
     let bits = match modulus.first() {
@@ -327,15 +478,13 @@ fn rsa_kind(der: &[u8]) -> Result<KeyKind, String> {
         _ => 0,
     };
     if bits < MIN_RSA_BITS {
-        return Err(format!(
-            "an RSA key of {bits} bits: at least {MIN_RSA_BITS}"
-        ));
+        return Err(PublicKeyError::RsaTooSmall { bits });
     }
     if bits > MAX_RSA_BITS {
-        return Err(format!("an RSA key of {bits} bits: at most {MAX_RSA_BITS}"));
+        return Err(PublicKeyError::RsaTooLarge { bits });
     }
     if modulus.last().is_some_and(|last| last & 1 == 0) {
-        return Err("an RSA key with an even modulus".to_owned());
+        return Err(PublicKeyError::EvenModulus);
     }
     let exponent = exponent.as_bytes();
     let value = if exponent.len() > 8 {
@@ -346,9 +495,7 @@ fn rsa_kind(der: &[u8]) -> Result<KeyKind, String> {
             .fold(0u64, |value, &byte| value << 8 | u64::from(byte))
     };
     if !(3..=MAX_RSA_EXPONENT).contains(&value) || value & 1 == 0 {
-        return Err(format!(
-            "an RSA key whose public exponent is not an odd number from 3 to {MAX_RSA_EXPONENT}"
-        ));
+        return Err(PublicKeyError::Exponent);
     }
     Ok(KeyKind::Rsa { bits })
 }
@@ -494,7 +641,7 @@ mod tests {
     }
 
     fn refusal(text: &str) -> String {
-        PublicKey::from_pem(text).unwrap_err()
+        PublicKey::from_pem(text).unwrap_err().to_string()
     }
 
     /// Each kind verifies openssl's signature; the wrong key, a flipped payload byte and a
@@ -717,37 +864,31 @@ mod tests {
             &[0x00, 0x80, 0x00, 0x00, 0x01],
             &[0x01, 0, 0, 0, 0, 0, 0, 0, 0, 1],
         ] {
-            let message = PublicKey::from_spki_der(&rsa_spki(&modulus, exponent)).unwrap_err();
-            assert!(
-                message.contains("public exponent"),
-                "{exponent:?}: {message}"
-            );
+            let err = PublicKey::from_spki_der(&rsa_spki(&modulus, exponent)).unwrap_err();
+            assert_eq!(err, PublicKeyError::Exponent, "{exponent:?}");
         }
         // An even modulus, and a modulus over 8192 bits.
         let mut even = modulus.clone();
         *even.last_mut().unwrap() &= 0xfe;
         assert_eq!(
             PublicKey::from_spki_der(&rsa_spki(&even, &[0x01, 0x00, 0x01])).unwrap_err(),
-            "an RSA key with an even modulus"
+            PublicKeyError::EvenModulus
         );
         let mut huge = vec![0x00, 0x80];
         huge.extend_from_slice(&[0x01; 1024]);
         assert_eq!(
             PublicKey::from_spki_der(&rsa_spki(&huge, &[0x01, 0x00, 0x01])).unwrap_err(),
-            "an RSA key of 8200 bits: at most 8192"
+            PublicKeyError::RsaTooLarge { bits: 8200 }
         );
         assert_eq!(
             PublicKey::from_spki_der(&rsa_spki_then(&modulus, &[0x01, 0x00, 0x01], &[0x05, 0x00]))
                 .unwrap_err(),
-            "trailing bytes after the RSAPublicKey"
+            PublicKeyError::RsaTrailingBytes
         );
         // A negative modulus.
-        let message =
+        let err =
             PublicKey::from_spki_der(&rsa_spki(&modulus[1..], &[0x01, 0x00, 0x01])).unwrap_err();
-        assert!(
-            message.starts_with("an RSA key that is not a DER RSAPublicKey"),
-            "{message}"
-        );
+        assert!(matches!(err, PublicKeyError::NotRsa { .. }), "{err}");
     }
 
     #[test]
@@ -852,8 +993,17 @@ mod tests {
             "-out",
             compressed.to_str().unwrap(),
         ]);
-        let message = PublicKey::from_spki_der(&fs_err::read(compressed).unwrap()).unwrap_err();
-        assert!(message.contains("not an uncompressed point"), "{message}");
+        let err = PublicKey::from_spki_der(&fs_err::read(compressed).unwrap()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                PublicKeyError::PointForm {
+                    bytes: 33,
+                    length: 65
+                }
+            ),
+            "{err}"
+        );
         // A BIT STRING whose last bits are unused: 03 42 00 04 … becomes 03 42 01 04 ….
         let at = der.len() - 68;
         assert_eq!(&der[at..at + 4], &[0x03, 0x42, 0x00, 0x04]);
@@ -862,7 +1012,7 @@ mod tests {
         *unused_bits.last_mut().unwrap() &= 0xfe;
         assert_eq!(
             PublicKey::from_spki_der(&unused_bits).unwrap_err(),
-            "the SubjectPublicKeyInfo's key BIT STRING does not hold whole bytes"
+            PublicKeyError::PartialBytes
         );
         // A point off the curve: the last byte of y changed.
         let mut off_curve = der.clone();
@@ -870,11 +1020,12 @@ mod tests {
         off_curve[last] ^= 1;
         assert_eq!(
             PublicKey::from_spki_der(&off_curve).unwrap_err(),
-            "an EC point not on its curve"
+            PublicKeyError::OffCurve
         );
-        let message = PublicKey::from_spki_der(&vec![0x30; MAX_SPKI_BYTES + 1]).unwrap_err();
+        let err = PublicKey::from_spki_der(&vec![0x30; MAX_SPKI_BYTES + 1]).unwrap_err();
+        assert_eq!(err, PublicKeyError::SpkiTooLarge { bytes: 4097 });
         assert_eq!(
-            message,
+            err.to_string(),
             "a SubjectPublicKeyInfo of 4097 bytes: at most 4096"
         );
     }
@@ -889,7 +1040,7 @@ mod tests {
         with_null.extend_from_slice(&ed[9..]);
         assert_eq!(
             PublicKey::from_spki_der(&with_null).unwrap_err(),
-            "an Ed25519 key with parameters (RFC 8410 has none)"
+            PublicKeyError::Ed25519Parameters
         );
         let mut short = vec![
             0x30, 0x29, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x20, 0x00,
@@ -897,7 +1048,7 @@ mod tests {
         short.extend_from_slice(&ed[12..43]);
         assert_eq!(
             PublicKey::from_spki_der(&short).unwrap_err(),
-            "an Ed25519 key of 31 bytes, not 32"
+            PublicKeyError::Ed25519Length { bytes: 31 }
         );
 
         let rsa = OpensslKey::rsa(2048).public_der();
@@ -908,7 +1059,7 @@ mod tests {
         without_null.extend_from_slice(&rsa[19..]);
         assert_eq!(
             PublicKey::from_spki_der(&without_null).unwrap_err(),
-            "an RSA key without NULL parameters"
+            PublicKeyError::RsaParameters
         );
     }
 
@@ -931,16 +1082,28 @@ mod tests {
             PublicKey::read(&key.path("pub.pem")).unwrap(),
             key.public_key()
         );
-        let message = PublicKey::read(&key.path("key.pem")).unwrap_err();
-        assert!(message.contains("key.pem: a private key"), "{message}");
+        let err = PublicKey::read(&key.path("key.pem")).unwrap_err();
+        assert_eq!(err.refusal, PublicKeyError::PrivateKey);
+        assert!(err.to_string().contains("key.pem: a private key"), "{err}");
         let missing = PublicKey::read(Path::new("/nonexistent/cosign.pub")).unwrap_err();
-        assert!(missing.starts_with("/nonexistent/cosign.pub"), "{missing}");
+        assert!(
+            matches!(missing.refusal, PublicKeyError::Unreadable { .. }),
+            "{missing}"
+        );
+        assert!(
+            missing.to_string().starts_with("/nonexistent/cosign.pub"),
+            "{missing}"
+        );
         let big = key.path("big.pem");
         fs_err::write(&big, vec![b' '; MAX_KEY_FILE_BYTES as usize + 1]).unwrap();
-        let message = PublicKey::read(&big).unwrap_err();
-        assert!(message.contains("larger than 65536 bytes"), "{message}");
+        let err = PublicKey::read(&big).unwrap_err();
+        assert_eq!(err.refusal, PublicKeyError::FileTooLarge);
+        assert!(err.to_string().contains("larger than 65536 bytes"), "{err}");
         let binary = key.path("binary");
         fs_err::write(&binary, [0xff, 0xfe]).unwrap();
-        assert!(PublicKey::read(&binary).unwrap_err().contains("not UTF-8"));
+        assert_eq!(
+            PublicKey::read(&binary).unwrap_err().refusal,
+            PublicKeyError::NotUtf8
+        );
     }
 }

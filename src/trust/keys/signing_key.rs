@@ -231,7 +231,7 @@ fn public_key_of(point: &[u8]) -> Result<PublicKey, String> {
         0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
     ];
     der.extend_from_slice(point);
-    let key = PublicKey::from_spki_der(&der)?;
+    let key = PublicKey::from_spki_der(&der).map_err(|e| e.to_string())?;
     if key.kind() != KeyKind::EcdsaP256 {
         return Err("not an ECDSA P-256 key".to_owned());
     }
