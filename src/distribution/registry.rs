@@ -342,8 +342,8 @@ async fn push_signature_async(
             ),
         },
     };
-    let layer =
-        sign::SignatureLayer::new(key, &destination.repository(), digest).map_err(&refused)?;
+    let layer = sign::SignatureLayer::new(key, &destination.repository(), digest)
+        .map_err(|e| refused(e.to_string()))?;
     let tag = sign::signature_tag(digest);
     let reference = &destination.reference;
     let base = format!(

@@ -22,7 +22,7 @@ use crate::source::oci::publisher::fetch::SIMPLE_SIGNING as MEDIA_SIMPLE_SIGNING
 use crate::source::oci::{MEDIA_CONFIG, MEDIA_MANIFEST};
 use crate::trust::image::cosign_v2::ANNOTATION_SIGNATURE;
 use crate::trust::keys::public_key::PublicKey;
-use crate::trust::keys::signing_key::SigningKey;
+use crate::trust::keys::signing_key::{RandomFailed, SigningKey};
 
 /// The most signature layers a `.sig` image may hold with the one appended: the bound the
 /// verifier reads (`prepare`, `outdated`, `update`), one constant for both sides, so `push` never
@@ -49,7 +49,11 @@ pub struct SignatureLayer {
 impl SignatureLayer {
     /// `key`'s signature of the simple-signing payload for `repository` (`REGISTRY/REPOSITORY`)
     /// at `digest`.
-    pub fn new(key: &SigningKey, repository: &str, digest: &str) -> Result<SignatureLayer, String> {
+    pub fn new(
+        key: &SigningKey,
+        repository: &str,
+        digest: &str,
+    ) -> Result<SignatureLayer, RandomFailed> {
         let payload = crate::trust::image::simple_signing::payload(repository, digest);
         let signature = key.sign(&payload)?;
         Ok(SignatureLayer {

@@ -28,7 +28,7 @@ use spki::ObjectIdentifier;
 use spki::der::{Decode as _, Reader as _, SliceReader};
 
 use crate::support::escape;
-use crate::trust::keys::public_key::{KeyKind, PublicKey};
+use crate::trust::keys::public_key::{KeyKind, PublicKey, PublicKeyError};
 
 /// The most bytes a private key file may hold.
 pub const MAX_KEY_FILE_BYTES: u64 = 64 * 1024;
@@ -69,6 +69,14 @@ pub enum SignKeyError {
         /// The rule broken.
         reason: String,
     },
+    /// The file is not a key that signs (the rule of its form broken).
+    #[error("the signing key {path}: {refusal}")]
+    Form {
+        /// The file (escaped).
+        path: String,
+        /// The rule broken.
+        refusal: KeyFormError,
+    },
     /// The key is encrypted and `COSIGN_PASSWORD` is not set.
     #[error(
         "the signing key {path} is encrypted: set COSIGN_PASSWORD to its password (empty for none)"
@@ -86,6 +94,79 @@ pub enum SignKeyError {
         path: String,
     },
 }
+
+/// How the key file is not a key that signs: its PEM framing, its PKCS#8 or its algorithm.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyFormError {
+    /// Over [`MAX_KEY_FILE_BYTES`].
+    #[error("larger than {MAX_KEY_FILE_BYTES} bytes")]
+    TooLarge,
+    /// Not UTF-8.
+    #[error("not UTF-8 text (a PEM key is)")]
+    NotUtf8,
+    /// No BEGIN line first.
+    #[error("not a PEM key: expected a `-----BEGIN …-----` block and nothing before it")]
+    NotPem,
+    /// A BEGIN line without its closing dashes.
+    #[error("a PEM BEGIN line without its closing dashes")]
+    BeginUnclosed,
+    /// A label over 64 characters.
+    #[error("a PEM label over 64 characters")]
+    LabelTooLong,
+    /// No END line for the label.
+    #[error("a PEM block without its END line")]
+    NoEnd,
+    /// Another BEGIN or END line inside the block.
+    #[error("a PEM block broken by another BEGIN or END line: exactly one block")]
+    Broken,
+    /// Text after the END line.
+    #[error("text after the PEM block: a key file holds exactly one block")]
+    TextAfter,
+    /// The block is not standard base64 (PEM headers included).
+    #[error("the PEM block is not valid base64 (or has headers)")]
+    NotBase64,
+    /// A block of another label than cosign's or PKCS#8's.
+    #[error(
+        "a PEM `{label}` block: expected `{PEM_SIGSTORE}` (cosign generate-key-pair), `{PEM_COSIGN}` or an unencrypted PKCS#8 `{PEM_PKCS8}`"
+    )]
+    Label {
+        /// The label (escaped).
+        label: String,
+    },
+    /// Not a DER PKCS#8 `PrivateKeyInfo`.
+    #[error("not a DER PKCS#8 private key")]
+    NotPkcs8,
+    /// A private key of another algorithm than EC.
+    #[error(
+        "a private key of algorithm {oid}: `push --sign-key` signs with ECDSA P-256 keys (what `cosign generate-key-pair` makes)"
+    )]
+    Algorithm {
+        /// The algorithm's OID.
+        oid: String,
+    },
+    /// An EC key on another curve than P-256 (or none named).
+    #[error(
+        "an EC private key on {named}: `push --sign-key` signs with ECDSA P-256 keys (what `cosign generate-key-pair` makes)"
+    )]
+    Curve {
+        /// The curve, as said (`the curve <OID>`, `no named curve`).
+        named: String,
+    },
+    /// ring refuses the P-256 key (its public key does not match, say).
+    #[error("not a valid PKCS#8 ECDSA P-256 private key")]
+    InvalidP256,
+    /// The public key of the pair cannot be read.
+    #[error("{0}")]
+    PublicKey(PublicKeyError),
+    /// The public key of the pair is not P-256.
+    #[error("not an ECDSA P-256 key")]
+    NotP256,
+}
+
+/// The system's random source failed while signing: nothing was signed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the system's random source failed while signing")]
+pub struct RandomFailed;
 
 /// An ECDSA P-256 key that signs, and its public key.
 pub struct SigningKey {
@@ -157,15 +238,14 @@ impl SigningKey {
         password: Option<&[u8]>,
         shown: &str,
     ) -> Result<SigningKey, SignKeyError> {
-        let malformed = |reason: String| SignKeyError::Malformed {
+        let malformed = |refusal: KeyFormError| SignKeyError::Form {
             path: shown.to_owned(),
-            reason,
+            refusal,
         };
         if bytes.len() as u64 > MAX_KEY_FILE_BYTES {
-            return Err(malformed(format!("larger than {MAX_KEY_FILE_BYTES} bytes")));
+            return Err(malformed(KeyFormError::TooLarge));
         }
-        let text = std::str::from_utf8(bytes)
-            .map_err(|_| malformed("not UTF-8 text (a PEM key is)".to_owned()))?;
+        let text = std::str::from_utf8(bytes).map_err(|_| malformed(KeyFormError::NotUtf8))?;
         let (label, der) = one_pem_block(text).map_err(malformed)?;
         let pkcs8 = match label.as_str() {
             PEM_SIGSTORE | PEM_COSIGN => {
@@ -176,10 +256,9 @@ impl SigningKey {
             }
             PEM_PKCS8 => der,
             other => {
-                return Err(malformed(format!(
-                    "a PEM `{}` block: expected `{PEM_SIGSTORE}` (cosign generate-key-pair), `{PEM_COSIGN}` or an unencrypted PKCS#8 `{PEM_PKCS8}`",
-                    escape::text(other)
-                )));
+                return Err(malformed(KeyFormError::Label {
+                    label: escape::text(other).to_string(),
+                }));
             }
         };
         let result = SigningKey::from_pkcs8(&pkcs8).map_err(malformed);
@@ -188,11 +267,11 @@ impl SigningKey {
     }
 
     /// The key of a PKCS#8 `PrivateKeyInfo`: ECDSA P-256 only.
-    fn from_pkcs8(pkcs8: &[u8]) -> Result<SigningKey, String> {
+    fn from_pkcs8(pkcs8: &[u8]) -> Result<SigningKey, KeyFormError> {
         check_p256_pkcs8(pkcs8)?;
         let rng = SystemRandom::new();
         let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, pkcs8, &rng)
-            .map_err(|_| "not a valid PKCS#8 ECDSA P-256 private key".to_owned())?;
+            .map_err(|_| KeyFormError::InvalidP256)?;
         let public = public_key_of(pair.public_key().as_ref())?;
         Ok(SigningKey { pair, public })
     }
@@ -203,11 +282,11 @@ impl SigningKey {
     }
 
     /// The ASN.1 DER ECDSA P-256 / SHA-256 signature of `message`.
-    pub fn sign(&self, message: &[u8]) -> Result<Vec<u8>, String> {
+    pub fn sign(&self, message: &[u8]) -> Result<Vec<u8>, RandomFailed> {
         self.pair
             .sign(&SystemRandom::new(), message)
             .map(|signature| signature.as_ref().to_vec())
-            .map_err(|_| "the system's random source failed while signing".to_owned())
+            .map_err(|_| RandomFailed)
     }
 }
 
@@ -224,22 +303,22 @@ impl Drop for Wipe {
 }
 
 /// The PublicKey of an uncompressed P-256 point.
-fn public_key_of(point: &[u8]) -> Result<PublicKey, String> {
+fn public_key_of(point: &[u8]) -> Result<PublicKey, KeyFormError> {
     // SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING point }.
     let mut der = vec![
         0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08,
         0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
     ];
     der.extend_from_slice(point);
-    let key = PublicKey::from_spki_der(&der).map_err(|e| e.to_string())?;
+    let key = PublicKey::from_spki_der(&der).map_err(KeyFormError::PublicKey)?;
     if key.kind() != KeyKind::EcdsaP256 {
-        return Err("not an ECDSA P-256 key".to_owned());
+        return Err(KeyFormError::NotP256);
     }
     Ok(key)
 }
 
 /// Refuses, by name, a PKCS#8 key of another algorithm than ECDSA P-256.
-fn check_p256_pkcs8(pkcs8: &[u8]) -> Result<(), String> {
+fn check_p256_pkcs8(pkcs8: &[u8]) -> Result<(), KeyFormError> {
     let parsed = SliceReader::new(pkcs8).and_then(|mut reader| {
         let found = reader.sequence(|r| {
             let _version = spki::der::asn1::UintRef::decode(r)?;
@@ -253,52 +332,46 @@ fn check_p256_pkcs8(pkcs8: &[u8]) -> Result<(), String> {
         })?;
         reader.finish(found)
     });
-    let (algorithm, curve) = parsed.map_err(|_| "not a DER PKCS#8 private key".to_owned())?;
+    let (algorithm, curve) = parsed.map_err(|_| KeyFormError::NotPkcs8)?;
     if algorithm != OID_EC_PUBLIC_KEY {
-        return Err(format!(
-            "a private key of algorithm {algorithm}: `push --sign-key` signs with ECDSA P-256 keys (what `cosign generate-key-pair` makes)"
-        ));
+        return Err(KeyFormError::Algorithm {
+            oid: algorithm.to_string(),
+        });
     }
     if curve != Some(OID_P256) {
         let named = curve.map_or_else(|| "no named curve".to_owned(), |c| format!("the curve {c}"));
-        return Err(format!(
-            "an EC private key on {named}: `push --sign-key` signs with ECDSA P-256 keys (what `cosign generate-key-pair` makes)"
-        ));
+        return Err(KeyFormError::Curve { named });
     }
     Ok(())
 }
 
 /// The label and DER of the one PEM block `text` holds, nothing but whitespace around it.
-fn one_pem_block(text: &str) -> Result<(String, Vec<u8>), String> {
+fn one_pem_block(text: &str) -> Result<(String, Vec<u8>), KeyFormError> {
     let text = text.trim_matches(|c: char| c.is_ascii_whitespace());
-    let rest = text.strip_prefix("-----BEGIN ").ok_or_else(|| {
-        "not a PEM key: expected a `-----BEGIN …-----` block and nothing before it".to_owned()
-    })?;
+    let rest = text
+        .strip_prefix("-----BEGIN ")
+        .ok_or(KeyFormError::NotPem)?;
     let (label, rest) = rest
         .split_once("-----")
-        .ok_or_else(|| "a PEM BEGIN line without its closing dashes".to_owned())?;
+        .ok_or(KeyFormError::BeginUnclosed)?;
     if label.len() > 64 {
-        return Err("a PEM label over 64 characters".to_owned());
+        return Err(KeyFormError::LabelTooLong);
     }
     let end = format!("-----END {label}-----");
-    let (body, after) = rest
-        .split_once(&end)
-        .ok_or_else(|| "a PEM block without its END line".to_owned())?;
+    let (body, after) = rest.split_once(&end).ok_or(KeyFormError::NoEnd)?;
     if body.contains("-----") {
-        return Err(
-            "a PEM block broken by another BEGIN or END line: exactly one block".to_owned(),
-        );
+        return Err(KeyFormError::Broken);
     }
     if !after
         .trim_matches(|c: char| c.is_ascii_whitespace())
         .is_empty()
     {
-        return Err("text after the PEM block: a key file holds exactly one block".to_owned());
+        return Err(KeyFormError::TextAfter);
     }
     let encoded: String = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     let der = base64::engine::general_purpose::STANDARD
         .decode(encoded.as_bytes())
-        .map_err(|_| "the PEM block is not valid base64 (or has headers)".to_owned())?;
+        .map_err(|_| KeyFormError::NotBase64)?;
     Ok((label.to_owned(), der))
 }
 

@@ -56,10 +56,19 @@ pub(crate) fn read(text: &str, password: Option<&[u8]>) -> Result<SigningKey, Si
     SigningKey::from_pem(text.as_bytes(), password, "cosign.key")
 }
 
+/// Why the cosign envelope of `text` is refused (its rule, as said).
 fn malformed(text: &str, password: Option<&[u8]>) -> String {
     match read(text, password) {
         Err(SignKeyError::Malformed { reason, .. }) => reason,
         other => panic!("not malformed: {other:?}"),
+    }
+}
+
+/// How the form of the key `text` is refused.
+fn form(text: &str, password: Option<&[u8]>) -> KeyFormError {
+    match read(text, password) {
+        Err(SignKeyError::Form { refusal, .. }) => refusal,
+        other => panic!("not refused for its form: {other:?}"),
     }
 }
 
@@ -125,23 +134,28 @@ fn the_envelope_is_checked_field_by_field() {
 
 #[test]
 fn only_p256_pkcs8_keys_sign() {
-    let message = malformed(&envelope(b"pw", b"not a key", &|_| {}), Some(b"pw"));
-    assert_eq!(message, "not a DER PKCS#8 private key");
+    let refusal = form(&envelope(b"pw", b"not a key", &|_| {}), Some(b"pw"));
+    assert_eq!(refusal, KeyFormError::NotPkcs8);
+    assert_eq!(refusal.to_string(), "not a DER PKCS#8 private key");
     let ed25519 = ring::signature::Ed25519KeyPair::generate_pkcs8(&SystemRandom::new()).unwrap();
-    let message = malformed(&pem(PEM_PKCS8, ed25519.as_ref()), None);
-    assert!(
-        message.starts_with("a private key of algorithm 1.3.101.112"),
-        "{message}"
+    let refusal = form(&pem(PEM_PKCS8, ed25519.as_ref()), None);
+    assert_eq!(
+        refusal,
+        KeyFormError::Algorithm {
+            oid: "1.3.101.112".to_owned()
+        }
     );
     let p384 = EcdsaKeyPair::generate_pkcs8(
         &ring::signature::ECDSA_P384_SHA384_ASN1_SIGNING,
         &SystemRandom::new(),
     )
     .unwrap();
-    let message = malformed(&pem(PEM_PKCS8, p384.as_ref()), None);
-    assert!(
-        message.starts_with("an EC private key on the curve 1.3.132.0.34"),
-        "{message}"
+    let refusal = form(&pem(PEM_PKCS8, p384.as_ref()), None);
+    assert_eq!(
+        refusal,
+        KeyFormError::Curve {
+            named: "the curve 1.3.132.0.34".to_owned()
+        }
     );
     // A P-256 key whose embedded public key is damaged.
     let mut broken = pkcs8();
@@ -153,27 +167,41 @@ fn only_p256_pkcs8_keys_sign() {
 #[test]
 fn the_pem_framing_is_strict() {
     let text = pem(PEM_PKCS8, &pkcs8());
-    assert!(malformed(&format!("x\n{text}"), None).starts_with("not a PEM key"));
-    assert!(malformed(&format!("{text}x"), None).starts_with("text after the PEM block"));
-    assert!(malformed(&format!("{text}{text}"), None).starts_with("text after the PEM block"));
-    assert!(
-        malformed(&text.replace("-----END PRIVATE KEY-----", ""), None)
-            .contains("without its END line")
+    assert_eq!(form(&format!("x\n{text}"), None), KeyFormError::NotPem);
+    assert_eq!(form(&format!("{text}x"), None), KeyFormError::TextAfter);
+    assert_eq!(
+        form(&format!("{text}{text}"), None),
+        KeyFormError::TextAfter
     );
-    assert!(malformed(&text.replacen('\n', "\n*", 1), None).contains("not valid base64"));
+    assert_eq!(
+        form(&text.replace("-----END PRIVATE KEY-----", ""), None),
+        KeyFormError::NoEnd
+    );
+    assert_eq!(
+        form(&text.replacen('\n', "\n*", 1), None),
+        KeyFormError::NotBase64
+    );
     let nested = text.replacen('\n', "\n-----BEGIN X-----\n", 1);
-    assert!(malformed(&nested, None).contains("exactly one block"));
-    let message = malformed(&pem("EC PRIVATE KEY", b"x"), None);
+    assert_eq!(form(&nested, None), KeyFormError::Broken);
+    let refusal = form(&pem("EC PRIVATE KEY", b"x"), None);
     assert!(
-        message.starts_with("a PEM `EC PRIVATE KEY` block: expected"),
-        "{message}"
+        refusal
+            .to_string()
+            .starts_with("a PEM `EC PRIVATE KEY` block: expected"),
+        "{refusal}"
     );
-    assert!(malformed(&pem(&"A".repeat(65), b"x"), None).contains("label over 64"));
+    assert_eq!(
+        form(&pem(&"A".repeat(65), b"x"), None),
+        KeyFormError::LabelTooLong
+    );
     let big = " ".repeat(MAX_KEY_FILE_BYTES as usize + 1);
-    assert!(malformed(&big, None).contains("larger than"));
+    assert_eq!(form(&big, None), KeyFormError::TooLarge);
     assert!(matches!(
         SigningKey::from_pem(&[0xff, 0xfe], None, "k"),
-        Err(SignKeyError::Malformed { .. })
+        Err(SignKeyError::Form {
+            refusal: KeyFormError::NotUtf8,
+            ..
+        })
     ));
 }
 
