@@ -23,6 +23,7 @@ const SIGNERS_PATH: &str = "fuzz/allowed_signers";
 /// a namespace list allows what `match_pattern_list` says.
 pub fn signers(data: &[u8]) {
     use crate::trust::keys::allowed_signers::AllowedSigners;
+    use crate::trust::keys::key_file::SignersRefusal;
 
     let text = String::from_utf8_lossy(data);
     let path = Path::new(SIGNERS_PATH);
@@ -37,14 +38,14 @@ pub fn signers(data: &[u8]) {
     match AllowedSigners::parse(&text, path) {
         Err(e) => {
             assert_eq!(e.path, path);
-            assert!(!e.message.is_empty());
+            assert!(!e.refusal.to_string().is_empty());
             assert!(e.to_string().starts_with(SIGNERS_PATH));
             match e.line {
                 None => assert!(listed.is_empty(), "refused without a line: {e}"),
                 // A NUL byte refuses the file at the first line holding one, blank or comment
                 // lines included.
                 Some(n) if text.lines().nth(n - 1).is_some_and(|l| l.contains('\0')) => {
-                    assert!(e.message.contains("NUL"), "{e}");
+                    assert_eq!(e.refusal, SignersRefusal::Nul, "{e}");
                     assert!(text.lines().take(n - 1).all(|l| !l.contains('\0')));
                 }
                 Some(n) => {
@@ -55,7 +56,7 @@ pub fn signers(data: &[u8]) {
                     }
                     let alone = parse_alone(listed[at].1).expect_err("the line alone is refused");
                     assert_eq!(alone.line, Some(1));
-                    assert_eq!(alone.message, e.message, "the same line, another reason");
+                    assert_eq!(alone.refusal, e.refusal, "the same line, another reason");
                 }
             }
         }

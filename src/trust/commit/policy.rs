@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 #[cfg(feature = "signatures")]
 use crate::trust::keys::allowed_signers::AllowedSigners;
 #[cfg(feature = "signatures")]
-use crate::trust::keys::key_file::{SignersError, read_bounded};
+use crate::trust::keys::key_file::{SignersError, SignersRefusal, read_bounded};
 
 /// Who signed a verified commit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,28 +118,37 @@ impl OpenPgpKeys {
         use pgp::composed::Deserializable as _;
         use pgp::types::KeyDetails as _;
 
-        let error = |message: String| SignersError {
+        let error = |refusal: SignersRefusal| SignersError {
             path: path.to_owned(),
             line: None,
-            message,
+            refusal,
         };
         let bytes = read_bounded(path)?;
-        let (keys, _) = pgp::composed::SignedPublicKey::from_armor_many(&bytes[..])
-            .map_err(|e| error(format!("not armored OpenPGP public keys: {e}")))?;
+        let (keys, _) =
+            pgp::composed::SignedPublicKey::from_armor_many(&bytes[..]).map_err(|e| {
+                error(SignersRefusal::NotArmored {
+                    reason: e.to_string(),
+                })
+            })?;
         let mut out = Vec::new();
         for (i, key) in keys.enumerate() {
-            let key = key.map_err(|e| error(format!("key {} cannot be read: {e}", i + 1)))?;
+            let key = key.map_err(|e| {
+                error(SignersRefusal::OpenPgpKey {
+                    index: i + 1,
+                    reason: e.to_string(),
+                })
+            })?;
             key.verify_bindings().map_err(|e| {
-                error(format!(
-                    "key {} ({:X}): its self-signatures do not verify: {e}",
-                    i + 1,
-                    key.fingerprint()
-                ))
+                error(SignersRefusal::SelfSignatures {
+                    index: i + 1,
+                    fingerprint: format!("{:X}", key.fingerprint()),
+                    reason: e.to_string(),
+                })
             })?;
             out.push(key);
         }
         if out.is_empty() {
-            return Err(error("no public key is listed".into()));
+            return Err(error(SignersRefusal::NoPublicKey));
         }
         Ok(OpenPgpKeys {
             path: path.to_owned(),

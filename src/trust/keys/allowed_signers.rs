@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::key_file::{SignersError, read_bounded};
+use super::key_file::{SignersError, SignersRefusal, read_bounded};
 use super::pattern::{PatternMatch, match_pattern_list};
 
 /// One line of an allowed-signers file.
@@ -80,7 +80,7 @@ impl AllowedSigners {
             SignersError {
                 path: path.to_owned(),
                 line: Some(line),
-                message: "not UTF-8 text".into(),
+                refusal: SignersRefusal::NotUtf8,
             }
         })?;
         AllowedSigners::parse(&text, path)
@@ -94,17 +94,17 @@ impl AllowedSigners {
                 return Err(SignersError {
                     path: path.to_owned(),
                     line: Some(index + 1),
-                    message: "a NUL byte (`ssh-keygen` would read the line only up to it)".into(),
+                    refusal: SignersRefusal::Nul,
                 });
             }
             let line = raw.trim_matches(SEPARATORS);
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let signer = parse_line(line, index + 1).map_err(|message| SignersError {
+            let signer = parse_line(line, index + 1).map_err(|refusal| SignersError {
                 path: path.to_owned(),
                 line: Some(index + 1),
-                message,
+                refusal,
             })?;
             signers.push(signer);
         }
@@ -112,7 +112,7 @@ impl AllowedSigners {
             return Err(SignersError {
                 path: path.to_owned(),
                 line: None,
-                message: "no signer is listed".into(),
+                refusal: SignersRefusal::NoSigner,
             });
         }
         Ok(AllowedSigners {
@@ -190,10 +190,10 @@ fn token(rest: &str) -> (&str, &str) {
 /// What separates the fields of a line.
 const SEPARATORS: &[char] = &[' ', '\t', '\r'];
 
-fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
+fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, SignersRefusal> {
     let (principals, rest) = token(line);
     if principals.is_empty() || principals.contains('"') {
-        return Err("expected principals first".into());
+        return Err(SignersRefusal::Principals);
     }
     let (next, after) = token(rest);
     let (options, key_text) = if ssh_key::Algorithm::new(next).is_ok() {
@@ -203,10 +203,11 @@ fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
     };
     let key_text = key_text.trim();
     if key_text.is_empty() {
-        return Err("expected a key type and its base64 data after the principals".into());
+        return Err(SignersRefusal::NoKey);
     }
-    let key = ssh_key::PublicKey::from_openssh(key_text)
-        .map_err(|e| format!("the public key cannot be read: {e}"))?;
+    let key = ssh_key::PublicKey::from_openssh(key_text).map_err(|e| SignersRefusal::Key {
+        reason: e.to_string(),
+    })?;
     let mut signer = AllowedSigner {
         principals: principals.to_owned(),
         namespaces: None,
@@ -218,7 +219,7 @@ fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
     };
     if options.contains('\\') {
         // `ssh-keygen` reads `\"` inside a quoted value as a quote; no escapes are read here.
-        return Err("a backslash in the options (escapes are not supported)".into());
+        return Err(SignersRefusal::Backslash);
     }
     for option in split_options(options)? {
         let (name, value) = match option.split_once('=') {
@@ -226,11 +227,7 @@ fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
             None => (option, None),
         };
         let name = name.to_ascii_lowercase();
-        let twice = || {
-            format!(
-                "the option `{name}` is given twice (`ssh-keygen` refuses the line: multiple \"{name}\" clauses)"
-            )
-        };
+        let twice = || SignersRefusal::OptionTwice { name: name.clone() };
         match (name.as_str(), value) {
             ("cert-authority", None) => signer.cert_authority = true,
             ("namespaces", Some(v)) => {
@@ -249,25 +246,22 @@ fn parse_line(line: &str, number: usize) -> Result<AllowedSigner, String> {
                 }
             }
             _ => {
-                return Err(format!(
-                    "unknown or malformed option `{}`",
-                    crate::support::escape::text(option)
-                ));
+                return Err(SignersRefusal::UnknownOption {
+                    option: crate::support::escape::text(option).to_string(),
+                });
             }
         }
     }
     if let (Some(after), Some(before)) = (signer.valid_after, signer.valid_before)
         && before <= after
     {
-        return Err(
-            "`valid-before` is not after `valid-after` (`ssh-keygen` refuses the line)".into(),
-        );
+        return Err(SignersRefusal::ValidityOrder);
     }
     Ok(signer)
 }
 
 /// The comma-separated options, commas inside quotes kept.
-fn split_options(options: &str) -> Result<Vec<&str>, String> {
+fn split_options(options: &str) -> Result<Vec<&str>, SignersRefusal> {
     if options.is_empty() {
         return Ok(Vec::new());
     }
@@ -285,29 +279,26 @@ fn split_options(options: &str) -> Result<Vec<&str>, String> {
         }
     }
     if quoted {
-        return Err("an option's quote is not closed".into());
+        return Err(SignersRefusal::QuoteOpen);
     }
     out.push(&options[start..]);
     if out.iter().any(|o| o.is_empty()) {
-        return Err("an empty option".into());
+        return Err(SignersRefusal::EmptyOption);
     }
     Ok(out)
 }
 
-fn unquote(value: &str) -> Result<&str, String> {
+fn unquote(value: &str) -> Result<&str, SignersRefusal> {
     value
         .strip_prefix('"')
         .and_then(|v| v.strip_suffix('"'))
-        .ok_or_else(|| "option values must be double-quoted".to_owned())
+        .ok_or(SignersRefusal::Unquoted)
 }
 
 /// `YYYYMMDD[HHMM[SS]][Z]` as Unix seconds (UTC).
-fn parse_time(text: &str) -> Result<i64, String> {
-    let bad = || {
-        format!(
-            "`{}` is not a time (YYYYMMDD, YYYYMMDDHHMM or YYYYMMDDHHMMSS, optionally with Z)",
-            crate::support::escape::text(text)
-        )
+fn parse_time(text: &str) -> Result<i64, SignersRefusal> {
+    let bad = || SignersRefusal::NotTime {
+        text: crate::support::escape::text(text).to_string(),
     };
     let digits = text.strip_suffix(['Z', 'z']).unwrap_or(text);
     if !digits.bytes().all(|b| b.is_ascii_digit()) || ![8, 12, 14].contains(&digits.len()) {
@@ -329,10 +320,9 @@ fn parse_time(text: &str) -> Result<i64, String> {
     let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
     if seconds <= 0 {
         // `ssh-keygen` refuses a time at or before the epoch (it reads 0 as "no bound").
-        return Err(format!(
-            "`{}` is not after the Unix epoch",
-            crate::support::escape::text(text)
-        ));
+        return Err(SignersRefusal::BeforeEpoch {
+            text: crate::support::escape::text(text).to_string(),
+        });
     }
     Ok(seconds)
 }
@@ -393,25 +383,40 @@ mod tests {
 
     #[test]
     fn refuses_malformed_lines_naming_them() {
-        for (text, needle) in [
-            (format!("alice {KEY}\nbob ssh-ed25519 AAAA\n"), "public key"),
+        let not_time = |text: &str| SignersRefusal::NotTime {
+            text: text.to_owned(),
+        };
+        for (text, want) in [
             (
-                format!("alice bogus=\"x\" {KEY}\n"),
-                "unknown or malformed option",
+                format!("alice valid-after=\"2025\" {KEY}\n"),
+                not_time("2025"),
             ),
-            (format!("alice valid-after=\"2025\" {KEY}\n"), "not a time"),
             (
                 format!("alice valid-after=\"20251301\" {KEY}\n"),
-                "not a time",
+                not_time("20251301"),
             ),
-            (format!("alice namespaces=git {KEY}\n"), "double-quoted"),
-            (format!("alice namespaces=\"git {KEY}\n"), "key type"),
-            ("alice\n".to_owned(), "key type"),
-            ("# only a comment\n".to_owned(), "no signer"),
+            (
+                format!("alice namespaces=git {KEY}\n"),
+                SignersRefusal::Unquoted,
+            ),
+            (
+                format!("alice namespaces=\"git {KEY}\n"),
+                SignersRefusal::NoKey,
+            ),
+            ("alice\n".to_owned(), SignersRefusal::NoKey),
+            ("# only a comment\n".to_owned(), SignersRefusal::NoSigner),
+            (
+                format!("alice bogus=\"x\" {KEY}\n"),
+                SignersRefusal::UnknownOption {
+                    option: "bogus=\"x\"".to_owned(),
+                },
+            ),
         ] {
             let err = parse(&text).expect_err(&text);
-            assert!(err.message.contains(needle), "{text}: {err}");
+            assert_eq!(err.refusal, want, "{text}: {err}");
         }
+        let err = parse(&format!("alice {KEY}\nbob ssh-ed25519 AAAA\n")).unwrap_err();
+        assert!(matches!(err.refusal, SignersRefusal::Key { .. }), "{err}");
         let err = parse(&format!("alice {KEY}\nbob ssh-ed25519 AAAA\n")).unwrap_err();
         assert_eq!(err.line, Some(2));
         assert!(err.to_string().starts_with("allowed_signers:2: "), "{err}");
@@ -419,39 +424,51 @@ mod tests {
 
     #[test]
     fn a_line_ssh_keygen_refuses_refuses_the_file() {
-        for (options, needle) in [
-            (
-                r#"namespaces="file",namespaces="git""#,
-                "`namespaces` is given twice",
-            ),
-            (r#"namespaces="git",NAMESPACES="git""#, "given twice"),
+        let twice = |name: &str| SignersRefusal::OptionTwice {
+            name: name.to_owned(),
+        };
+        for (options, want) in [
+            (r#"namespaces="file",namespaces="git""#, twice("namespaces")),
+            (r#"namespaces="git",NAMESPACES="git""#, twice("namespaces")),
             (
                 r#"valid-after="20200101",valid-after="20100101""#,
-                "`valid-after` is given twice",
+                twice("valid-after"),
             ),
             (
                 r#"valid-before="20200101",valid-before="20990101""#,
-                "`valid-before` is given twice",
+                twice("valid-before"),
             ),
             (
                 r#"valid-after="20200101",valid-before="20200101""#,
-                "not after `valid-after`",
+                SignersRefusal::ValidityOrder,
             ),
             (
                 r#"valid-after="20200102",valid-before="20200101""#,
-                "not after `valid-after`",
+                SignersRefusal::ValidityOrder,
             ),
-            (r#"valid-before="19700101Z""#, "Unix epoch"),
-            (r#"namespaces="g\"it""#, "backslash"),
+            (
+                r#"valid-before="19700101Z""#,
+                SignersRefusal::BeforeEpoch {
+                    text: "19700101Z".to_owned(),
+                },
+            ),
+            (r#"namespaces="g\"it""#, SignersRefusal::Backslash),
         ] {
             let text = format!("alice@example.com {options} {KEY}\n");
             let err = parse(&text).expect_err(&text);
-            assert!(err.message.contains(needle), "{text}: {err}");
+            assert_eq!(err.refusal, want, "{text}: {err}");
             assert_eq!(err.line, Some(1), "{text}");
         }
+        // The message names the option and the clause ssh-keygen refuses.
+        let err = parse(&format!("a namespaces=\"x\",namespaces=\"y\" {KEY}\n")).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`namespaces` is given twice (`ssh-keygen` refuses the line"),
+            "{err}"
+        );
         let err = parse(&format!("alice {KEY}\nbob\0 {KEY}\n")).expect_err("a NUL");
         assert_eq!(err.line, Some(2));
-        assert!(err.message.contains("NUL"), "{err}");
+        assert_eq!(err.refusal, SignersRefusal::Nul);
     }
 
     #[test]
