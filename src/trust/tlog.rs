@@ -23,9 +23,10 @@
 //!
 //! Which entries a bundle must carry (a promise for v0.1, a proof for v0.2 and later) is the
 //! bundle's rule ([`crate::trust::image::bundle`]). The checkpoint and the tree hashes are
-//! [`checkpoint`]'s.
+//! [`checkpoint`]'s; why an entry cannot be read, [`error`]'s.
 
 pub mod checkpoint;
+pub mod error;
 
 use base64::Engine as _;
 use sha2::{Digest as _, Sha256};
@@ -36,6 +37,7 @@ use crate::trust::keys::public_key::KeyKind;
 use crate::trust::verdict::Rejection;
 use crate::trust::x509::trusted_root::{LogKey, TrustedRoot};
 use checkpoint::{Checkpoint, leaf_hash, node_hash};
+use error::{LogEntryError, ProofError};
 
 /// The largest canonicalized body read (a hashedrekord with a certificate is a few KiB).
 pub const MAX_BODY: usize = 128 * 1024;
@@ -241,7 +243,7 @@ fn verify_proof(
     entry: &LogEntry,
     proof: &InclusionProof,
 ) -> Result<(), (Rejection, String)> {
-    let root_hash = root_from_proof(&entry.body, proof).map_err(invalid)?;
+    let root_hash = root_from_proof(&entry.body, proof).map_err(|e| invalid(e.to_string()))?;
     if root_hash.as_slice() != proof.root_hash.as_slice() {
         return Err(invalid(
             "the inclusion proof does not lead from the entry to its root hash",
@@ -261,15 +263,13 @@ fn verify_proof(
 
 /// The root hash the audit path of `proof` leads to from the leaf `body` at `proof.log_index`
 /// in a tree of `proof.tree_size` leaves (RFC 6962 §2.1.1, RFC 9162 §2.1.3.2).
-fn root_from_proof(body: &[u8], proof: &InclusionProof) -> Result<[u8; 32], String> {
+fn root_from_proof(body: &[u8], proof: &InclusionProof) -> Result<[u8; 32], ProofError> {
     let (index, size) = (proof.log_index, proof.tree_size);
     if index >= size {
-        return Err(format!(
-            "the inclusion proof's index {index} is not inside its tree of {size}"
-        ));
+        return Err(ProofError::IndexOutside { index, size });
     }
     if proof.root_hash.len() != 32 || proof.hashes.iter().any(|hash| hash.len() != 32) {
-        return Err("the inclusion proof holds a hash that is not 32 bytes".to_owned());
+        return Err(ProofError::HashLength);
     }
     // The path first climbs the subtrees in which the leaf's and the last leaf's positions
     // differ (the leaf is a left or a right child by its index bit), then only right edges
@@ -277,11 +277,12 @@ fn root_from_proof(body: &[u8], proof: &InclusionProof) -> Result<[u8; 32], Stri
     let inner = (u64::BITS - (index ^ (size - 1)).leading_zeros()) as usize;
     let border = (index >> inner).count_ones() as usize;
     if proof.hashes.len() != inner + border {
-        return Err(format!(
-            "the inclusion proof holds {} hashes, where index {index} in a tree of {size} needs {}",
-            proof.hashes.len(),
-            inner + border
-        ));
+        return Err(ProofError::HashCount {
+            count: proof.hashes.len(),
+            index,
+            size,
+            needs: inner + border,
+        });
     }
     let mut hash = leaf_hash(body);
     for (level, sibling) in proof.hashes[..inner].iter().enumerate() {
@@ -452,41 +453,42 @@ fn integer(value: Option<&serde_json::Value>) -> Option<i64> {
 fn base64_field(
     value: Option<&serde_json::Value>,
     max: usize,
-    what: &str,
-) -> Result<Vec<u8>, String> {
+    what: &'static str,
+) -> Result<Vec<u8>, LogEntryError> {
     let text = value
         .and_then(serde_json::Value::as_str)
-        .ok_or_else(|| format!("the log entry has no {what}"))?;
+        .ok_or(LogEntryError::NoField { what })?;
     if text.len() > max.div_ceil(3) * 4 {
-        return Err(format!(
-            "the log entry's {what} is over the bound of {max} bytes"
-        ));
+        return Err(LogEntryError::OverBound { what, max });
     }
     base64::engine::general_purpose::STANDARD
         .decode(text)
-        .map_err(|_| format!("the log entry's {what} is not base64"))
+        .map_err(|_| LogEntryError::NotBase64 { what })
 }
 
 /// A non-negative integer field; absent is 0, as protobuf JSON omits zero values.
-fn non_negative(value: Option<&serde_json::Value>, what: &str) -> Result<u64, String> {
+fn non_negative(
+    value: Option<&serde_json::Value>,
+    what: &'static str,
+) -> Result<u64, LogEntryError> {
     let Some(value) = value else {
         return Ok(0);
     };
     integer(Some(value))
         .and_then(|n| u64::try_from(n).ok())
-        .ok_or_else(|| format!("the log entry's {what} is not a non-negative integer"))
+        .ok_or(LogEntryError::NotNonNegative { what })
 }
 
 impl LogEntry {
     /// Reads one `verificationMaterial.tlogEntries` element of a Sigstore bundle (protobuf
     /// JSON); its `kindVersion` must name the body's own kind and version. The error says what
     /// is wrong.
-    pub fn from_bundle_json(value: &serde_json::Value) -> Result<LogEntry, String> {
+    pub fn from_bundle_json(value: &serde_json::Value) -> Result<LogEntry, LogEntryError> {
         let log_index = non_negative(value.get("logIndex"), "`logIndex`")?;
         let log_id = base64_field(value.pointer("/logId/keyId"), 64, "`logId.keyId`")?;
         let integrated_time = integer(value.get("integratedTime"))
             .filter(|time| *time > 0)
-            .ok_or("the log entry has no positive `integratedTime`")?;
+            .ok_or(LogEntryError::NoIntegratedTime)?;
         let body = base64_field(
             value.get("canonicalizedBody"),
             MAX_BODY,
@@ -513,15 +515,13 @@ impl LogEntry {
                 .and_then(serde_json::Value::as_str),
         );
         let parsed: serde_json::Value =
-            serde_json::from_slice(&body).map_err(|_| "the log entry's body is not JSON")?;
+            serde_json::from_slice(&body).map_err(|_| LogEntryError::BodyNotJson)?;
         let actual = (
             parsed.get("kind").and_then(serde_json::Value::as_str),
             parsed.get("apiVersion").and_then(serde_json::Value::as_str),
         );
         if declared.0.is_none() || declared != actual {
-            return Err(
-                "the log entry's `kindVersion` is not its body's kind and version".to_owned(),
-            );
+            return Err(LogEntryError::KindVersion);
         }
         Ok(LogEntry {
             log_index,
@@ -536,24 +536,19 @@ impl LogEntry {
     /// Reads a cosign ≤ v2 `dev.sigstore.cosign/bundle` annotation: `{"SignedEntryTimestamp":
     /// <base64>, "Payload": {"body": <base64>, "integratedTime": n, "logIndex": n, "logID":
     /// <hex>}}`. The error says what is wrong.
-    pub fn from_cosign_bundle(text: &str) -> Result<LogEntry, String> {
+    pub fn from_cosign_bundle(text: &str) -> Result<LogEntry, LogEntryError> {
         if text.len() > 2 * MAX_BODY {
-            return Err(format!(
-                "the Rekor bundle annotation is over the bound of {} bytes",
-                2 * MAX_BODY
-            ));
+            return Err(LogEntryError::AnnotationOverBound { max: 2 * MAX_BODY });
         }
-        let value = crate::trust::strict_json::parse(text)
-            .map_err(|e| format!("the Rekor bundle annotation: {e}"))?;
-        let payload = value
-            .get("Payload")
-            .ok_or("the Rekor bundle annotation has no `Payload`")?;
+        let value =
+            crate::trust::strict_json::parse(text).map_err(LogEntryError::AnnotationNotJson)?;
+        let payload = value.get("Payload").ok_or(LogEntryError::NoPayload)?;
         let log_id_hex = payload
             .get("logID")
             .and_then(serde_json::Value::as_str)
-            .ok_or("the Rekor bundle annotation has no `logID`")?;
+            .ok_or(LogEntryError::NoLogId)?;
         let log_id = hex::decode_lower_32(log_id_hex)
-            .ok_or("the Rekor bundle annotation's `logID` is not 64 lowercase hex digits")?
+            .ok_or(LogEntryError::LogIdHex)?
             .to_vec();
         Ok(LogEntry {
             log_index: non_negative(payload.get("logIndex"), "`logIndex`")?,
@@ -562,7 +557,7 @@ impl LogEntry {
                 .get("integratedTime")
                 .and_then(serde_json::Value::as_i64)
                 .filter(|time| *time > 0)
-                .ok_or("the Rekor bundle annotation has no positive `integratedTime`")?,
+                .ok_or(LogEntryError::AnnotationNoIntegratedTime)?,
             body: base64_field(payload.get("body"), MAX_BODY, "`body`")?,
             promise: Some(base64_field(
                 value.get("SignedEntryTimestamp"),
@@ -575,31 +570,27 @@ impl LogEntry {
 }
 
 impl InclusionProof {
-    fn from_bundle_json(value: &serde_json::Value) -> Result<InclusionProof, String> {
+    fn from_bundle_json(value: &serde_json::Value) -> Result<InclusionProof, LogEntryError> {
         let hashes = value
             .get("hashes")
-            .map(|hashes| {
-                hashes
-                    .as_array()
-                    .ok_or("the inclusion proof's `hashes` is not a list")
-            })
+            .map(|hashes| hashes.as_array().ok_or(LogEntryError::HashesNotList))
             .transpose()?
             .map(Vec::as_slice)
             .unwrap_or_default();
         if hashes.len() > MAX_PROOF_HASHES {
-            return Err(format!(
-                "the inclusion proof holds {} hashes, over the bound of {MAX_PROOF_HASHES}",
-                hashes.len()
-            ));
+            return Err(LogEntryError::TooManyHashes {
+                count: hashes.len(),
+                max: MAX_PROOF_HASHES,
+            });
         }
         let checkpoint = value
             .pointer("/checkpoint/envelope")
             .and_then(serde_json::Value::as_str)
-            .ok_or("the inclusion proof has no checkpoint")?;
+            .ok_or(LogEntryError::NoCheckpoint)?;
         if checkpoint.len() > MAX_CHECKPOINT {
-            return Err(format!(
-                "the inclusion proof's checkpoint is over the bound of {MAX_CHECKPOINT} bytes"
-            ));
+            return Err(LogEntryError::CheckpointOverBound {
+                max: MAX_CHECKPOINT,
+            });
         }
         Ok(InclusionProof {
             log_index: non_negative(value.get("logIndex"), "proof's `logIndex`")?,

@@ -426,21 +426,25 @@ fn bundle_and_annotation_entries_are_read_and_their_kind_version_checked() {
 
     let mut wrong_kind = json.clone();
     wrong_kind["kindVersion"]["kind"] = "dsse".into();
-    assert!(
-        LogEntry::from_bundle_json(&wrong_kind)
-            .unwrap_err()
-            .contains("kindVersion")
+    assert_eq!(
+        LogEntry::from_bundle_json(&wrong_kind).unwrap_err(),
+        LogEntryError::KindVersion
     );
     let mut many = json.clone();
     many["inclusionProof"]["hashes"] = vec![b64(&[0; 32]); MAX_PROOF_HASHES + 1].into();
-    assert!(
-        LogEntry::from_bundle_json(&many)
-            .unwrap_err()
-            .contains("over the bound")
+    assert_eq!(
+        LogEntry::from_bundle_json(&many).unwrap_err(),
+        LogEntryError::TooManyHashes {
+            count: MAX_PROOF_HASHES + 1,
+            max: MAX_PROOF_HASHES
+        }
     );
     let mut negative = json.clone();
     negative["logIndex"] = "-1".into();
-    assert!(LogEntry::from_bundle_json(&negative).is_err());
+    assert_eq!(
+        LogEntry::from_bundle_json(&negative).unwrap_err(),
+        LogEntryError::NotNonNegative { what: "`logIndex`" }
+    );
 
     let annotation = serde_json::json!({
         "SignedEntryTimestamp": b64(entry.promise.as_ref().unwrap()),
@@ -453,8 +457,14 @@ fn bundle_and_annotation_entries_are_read_and_their_kind_version_checked() {
     });
     let read = LogEntry::from_cosign_bundle(&annotation.to_string()).unwrap();
     assert_eq!(case.verify(&read), Ok(TIME));
-    assert!(LogEntry::from_cosign_bundle("{}").is_err());
-    assert!(LogEntry::from_cosign_bundle(&" ".repeat(2 * MAX_BODY + 1)).is_err());
+    assert_eq!(
+        LogEntry::from_cosign_bundle("{}").unwrap_err(),
+        LogEntryError::NoPayload
+    );
+    assert_eq!(
+        LogEntry::from_cosign_bundle(&" ".repeat(2 * MAX_BODY + 1)).unwrap_err(),
+        LogEntryError::AnnotationOverBound { max: 2 * MAX_BODY }
+    );
 }
 
 /// The log of `tests/fixtures/sigstore/trusted_root.json` (sigstore-js's @sigstore/mock), read

@@ -403,7 +403,8 @@ impl Read {
         let entries = entries
             .iter()
             .map(LogEntry::from_bundle_json)
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
         if version != Version::V01 && entries.iter().any(|entry| entry.proof.is_none()) {
             return Err("a v0.2+ bundle's log entry without an inclusion proof".into());
         }

@@ -54,7 +54,7 @@ pub fn judge_v2(
             "a keyless signature without its Rekor bundle annotation".to_owned(),
         )
     })?;
-    let entry = LogEntry::from_cosign_bundle(bundle).map_err(malformed)?;
+    let entry = LogEntry::from_cosign_bundle(bundle).map_err(|e| malformed(e.to_string()))?;
     let signed = Signed::Message {
         message: payload,
         signature,
