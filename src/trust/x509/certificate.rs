@@ -246,7 +246,7 @@ fn shown(time: i64) -> String {
 /// critical extension but those it must understand.
 fn code_signing_leaf(leaf: &Certificate) -> Result<(), (Rejection, String)> {
     let untrusted = |e: String| (Rejection::CertificateUntrusted, e);
-    let malformed = |e: String| (Rejection::Malformed, e);
+    let malformed = |e: x509::error::X509Error| (Rejection::Malformed, e.to_string());
     match leaf.key_usage(0).map_err(malformed)? {
         Some(true) => {}
         Some(false) => {
@@ -318,7 +318,7 @@ fn identity(leaf: &Certificate) -> Result<SigstoreIdentity, String> {
     if issuer.is_empty() {
         return Err("the certificate's OIDC issuer is empty".to_owned());
     }
-    let names = leaf.alt_names()?;
+    let names = leaf.alt_names().map_err(|e| e.to_string())?;
     let subject = match names.as_slice() {
         [] => return Err("the certificate has no subject alternative name".to_owned()),
         [AltName::Uri(subject) | AltName::Email(subject)] => subject.clone(),

@@ -185,7 +185,7 @@ fn judge(
 fn read_list(value: &[u8]) -> Result<Vec<Sct<'_>>, String> {
     // The extension's value is itself an OCTET STRING around the TLS bytes: located here, then
     // read from the value's own bytes so the SCTs borrow from it.
-    let inner = x509::octet_string(value, "the SCT list extension")?;
+    let inner = x509::octet_string(value, "the SCT list extension").map_err(|e| e.to_string())?;
     let inner = &value[value.len() - inner.len()..];
     let mut list = TlsReader { rest: inner };
     let body = list.opaque16("the SCT list")?;
