@@ -284,7 +284,7 @@ fn signers_seeds_hold_the_invariants() {
 /// The seeds (keys by `ssh-keygen`) reach acceptance and refusals on the line at fault.
 #[test]
 fn signers_seeds_reach_each_verdict() {
-    use crate::descriptor::signers::AllowedSigners;
+    use crate::trust::keys::allowed_signers::AllowedSigners;
     assert_outcomes(
         "signers",
         &[
@@ -320,7 +320,7 @@ fn signature_seeds_hold_the_invariants() {
 /// edits of them) reach each verdict of the signature check.
 #[test]
 fn signature_seeds_reach_each_verdict() {
-    use crate::source::signature::{commit_object_id, verify_commit_object};
+    use crate::trust::commit::{commit_object_id, verify_commit_object};
     let verdict = |bytes: &[u8], hex_len: usize| {
         let id = commit_object_id(bytes, hex_len);
         match verify_commit_object(&id, bytes, fuzz_entry::fuzz_trust_policy()) {
@@ -577,7 +577,6 @@ fn image_signature_seeds_hold_the_invariants() {
 /// and its refusal variants) reach the verdicts sigstore-js gave them (its `oracle.json`).
 #[test]
 fn image_signature_seeds_reach_each_verdict() {
-    use crate::source::oci::publisher;
     let policy = fuzz_entry::fuzz_publisher_policy();
     let want = [
         ("cosign-v2", "accepted"),
@@ -595,14 +594,16 @@ fn image_signature_seeds_reach_each_verdict() {
         // The keyless signature without its certificate: a key signature no listed key makes.
         ("key-bad-signature", "bad_signature"),
     ];
-    assert_outcomes("image_signature", &want, |bytes| {
-        match publisher::verify(
+    assert_outcomes(
+        "image_signature",
+        &want,
+        |bytes| match crate::trust::image::verify(
             &fuzz_entry::fuzz_material(bytes),
             fuzz_entry::FUZZ_PINNED,
             &policy,
         ) {
             Ok(_) => "accepted".to_owned(),
             Err(rejected) => rejected[0].rejection.as_str().to_owned(),
-        }
-    });
+        },
+    );
 }

@@ -62,8 +62,10 @@
 //!   confined child process: the script runner's and the scanners').
 //! - `format`: the bundle format — bounds, paths, the safe reader, file sets, frontmatter, the
 //!   digest, pins, problems and their codes.
+//! - `trust`: signatures and keys — commit signatures (SSH, OpenPGP), image signatures (cosign
+//!   keys, Sigstore certificates, transparency logs, bundles), the verdicts, signing an image.
 //! - `descriptor`: the operator's `skillfold.yaml`, its static checks and the plan they produce.
-//! - `source`: where bundles come from — Git, OCI pulls, commit signatures, TLS.
+//! - `source`: where bundles come from — Git, OCI pulls and signature material, TLS.
 //! - `corpus`: the managed corpus on disk — store, generations, guard, manifest, pin check.
 //! - `distribution`: `push`'s OCI image layouts and registry uploads.
 //! - `skills_ref`: the skills-ref compatible tooling (`validate`, `read-properties`,
@@ -107,6 +109,7 @@ mod source;
 mod support;
 #[cfg(test)]
 mod testing;
+mod trust;
 
 // Every `skillfold::…` path the documentation names, compiled as a host's code would be
 // (tests/it/doc_paths.rs keeps the list equal to what the pages name, within the API rule).

@@ -2,11 +2,11 @@
 //! publisher policy (a cosign key and the keyless identity of the committed sigstore-js fixtures,
 //! under their trusted root).
 
-use crate::descriptor::publishers::key::PublicKey;
-use crate::descriptor::publishers::trusted_root::TrustedRoot;
-use crate::descriptor::publishers::{Identity, PublisherPolicy, SigstorePolicy};
-use crate::source::oci::publisher::material::{CosignSignature, SignatureMaterial, SigstoreBundle};
-use crate::source::oci::publisher::{self, Signer};
+use crate::trust::image::material::{CosignSignature, SignatureMaterial, SigstoreBundle};
+use crate::trust::image::policy::{PublisherPolicy, SigstoreIdentity, SigstorePolicy};
+use crate::trust::keys::public_key::PublicKey;
+use crate::trust::verdict::Publisher;
+use crate::trust::x509::trusted_root::TrustedRoot;
 
 /// The digest the fixtures' signatures bind (`tests/fixtures/sigstore/meta.json`).
 pub const FUZZ_PINNED: &str =
@@ -32,7 +32,7 @@ pub fn fuzz_publisher_policy() -> PublisherPolicy {
         keys: vec![PublicKey::from_pem(KEY).expect("the fuzz key")],
         sigstore: Some(SigstorePolicy {
             root,
-            identities: vec![Identity {
+            identities: vec![SigstoreIdentity {
                 issuer: ISSUER.to_owned(),
                 subject: SUBJECT.to_owned(),
             }],
@@ -85,14 +85,14 @@ pub fn fuzz_material(data: &[u8]) -> SignatureMaterial {
 pub fn image_signature(data: &[u8]) {
     let policy = fuzz_publisher_policy();
     let material = fuzz_material(data);
-    let verdict = publisher::verify(&material, FUZZ_PINNED, &policy);
+    let verdict = crate::trust::image::verify(&material, FUZZ_PINNED, &policy);
     match &verdict {
         Ok(verified) => {
             match &verified.signer {
-                Signer::Key { fingerprint } => {
+                Publisher::Key { fingerprint } => {
                     assert!(policy.keys.iter().any(|k| &k.fingerprint() == fingerprint));
                 }
-                Signer::Identity { issuer, subject } => {
+                Publisher::Identity { issuer, subject } => {
                     assert_eq!((issuer.as_str(), subject.as_str()), (ISSUER, SUBJECT));
                 }
             }
@@ -115,7 +115,7 @@ pub fn image_signature(data: &[u8]) {
         }
     }
     assert_eq!(
-        publisher::verify(&material, FUZZ_PINNED, &policy),
+        crate::trust::image::verify(&material, FUZZ_PINNED, &policy),
         verdict,
         "judged twice"
     );

@@ -22,7 +22,8 @@ const SIGNERS_PATH: &str = "fuzz/allowed_signers";
 /// patterns as `ssh-keygen` matches them) are the signers tests' (tests/it/signatures.rs); here
 /// a namespace list allows what `match_pattern_list` says.
 pub fn signers(data: &[u8]) {
-    use crate::descriptor::signers::AllowedSigners;
+    use crate::trust::keys::allowed_signers::AllowedSigners;
+    use crate::trust::keys::key_file::SignersRefusal;
 
     let text = String::from_utf8_lossy(data);
     let path = Path::new(SIGNERS_PATH);
@@ -37,14 +38,14 @@ pub fn signers(data: &[u8]) {
     match AllowedSigners::parse(&text, path) {
         Err(e) => {
             assert_eq!(e.path, path);
-            assert!(!e.message.is_empty());
+            assert!(!e.refusal.to_string().is_empty());
             assert!(e.to_string().starts_with(SIGNERS_PATH));
             match e.line {
                 None => assert!(listed.is_empty(), "refused without a line: {e}"),
                 // A NUL byte refuses the file at the first line holding one, blank or comment
                 // lines included.
                 Some(n) if text.lines().nth(n - 1).is_some_and(|l| l.contains('\0')) => {
-                    assert!(e.message.contains("NUL"), "{e}");
+                    assert_eq!(e.refusal, SignersRefusal::Nul, "{e}");
                     assert!(text.lines().take(n - 1).all(|l| !l.contains('\0')));
                 }
                 Some(n) => {
@@ -55,7 +56,7 @@ pub fn signers(data: &[u8]) {
                     }
                     let alone = parse_alone(listed[at].1).expect_err("the line alone is refused");
                     assert_eq!(alone.line, Some(1));
-                    assert_eq!(alone.message, e.message, "the same line, another reason");
+                    assert_eq!(alone.refusal, e.refusal, "the same line, another reason");
                 }
             }
         }
@@ -73,8 +74,8 @@ pub fn signers(data: &[u8]) {
 #[cfg(feature = "signatures")]
 /// One accepted allowed-signers entry: its fields are sane, written back canonically it parses
 /// to the same entry, and `allows` follows the fields.
-fn check_signer(signer: &crate::descriptor::signers::AllowedSigner, raw: &str) {
-    use crate::descriptor::signers::AllowedSigners;
+fn check_signer(signer: &crate::trust::keys::allowed_signers::AllowedSigner, raw: &str) {
+    use crate::trust::keys::allowed_signers::AllowedSigners;
 
     assert!(!signer.principals.is_empty());
     assert!(raw.starts_with(&signer.principals));
@@ -120,7 +121,7 @@ fn check_signer(signer: &crate::descriptor::signers::AllowedSigner, raw: &str) {
         assert_eq!(again.key.key_data(), signer.key.key_data());
     }
     let data = signer.key.key_data();
-    use crate::descriptor::signers::{PatternMatch, match_pattern_list};
+    use crate::trust::keys::pattern::{PatternMatch, match_pattern_list};
     // A namespace the line's pattern list allows (absent: any), when one is easy to name: `git`,
     // or one of its patterns without wildcards or negation.
     let namespace = match signer.namespaces.as_deref() {
@@ -245,8 +246,9 @@ const FUZZ_SIGNERS: [(&str, &str, &str); 4] = [
 
 #[cfg(feature = "signatures")]
 /// The trust policy of [`signature`], built once.
-pub(crate) fn fuzz_trust_policy() -> &'static crate::descriptor::signers::TrustPolicy {
-    use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, TrustPolicy};
+pub(crate) fn fuzz_trust_policy() -> &'static crate::trust::commit::policy::TrustPolicy {
+    use crate::trust::commit::policy::{OpenPgpKeys, TrustPolicy};
+    use crate::trust::keys::allowed_signers::AllowedSigners;
     use pgp::composed::Deserializable as _;
 
     static POLICY: std::sync::OnceLock<TrustPolicy> = std::sync::OnceLock::new();
@@ -387,7 +389,7 @@ fn committer_seconds(line: &[u8]) -> Option<i64> {
 /// judged against `git verify-commit` by the signature tests (tests/it/signatures.rs); the fuzzer
 /// reaches them, and the invariants above hold for them too.
 pub fn signature(data: &[u8]) {
-    use crate::source::signature::{self, SignedCommit};
+    use crate::trust::commit::{self, SignedCommit};
 
     let policy = fuzz_trust_policy();
     for hex_len in [40, 64] {
@@ -416,11 +418,11 @@ pub fn signature(data: &[u8]) {
                 assert_eq!(split.committed_at, seconds, "not the committer's time");
             }
         }
-        let id = signature::commit_object_id(data, hex_len);
+        let id = commit::commit_object_id(data, hex_len);
         assert_eq!(id.len(), hex_len);
-        let verdict = signature::verify_commit_object(&id, data, policy);
+        let verdict = commit::verify_commit_object(&id, data, policy);
         let other = if id.starts_with('0') { "1" } else { "0" }.repeat(hex_len);
-        let refused = signature::verify_commit_object(&other, data, policy)
+        let refused = commit::verify_commit_object(&other, data, policy)
             .expect_err("another commit's id is refused");
         assert_eq!(refused.code().as_str(), "signature_invalid");
         match &verdict {
@@ -449,7 +451,7 @@ pub fn signature(data: &[u8]) {
                     "accepted for an unknown signer {signer:?}"
                 );
                 if git.unambiguous {
-                    let again = signature::verify(
+                    let again = commit::verify(
                         &id,
                         git.signature.as_deref(),
                         &git.payload,
@@ -462,7 +464,7 @@ pub fn signature(data: &[u8]) {
         }
         // The verdict, not its message: the pgp crate's messages can carry a captured backtrace
         // (with `RUST_BACKTRACE` set), which names the caller's line.
-        let again = signature::verify_commit_object(&id, data, policy);
+        let again = commit::verify_commit_object(&id, data, policy);
         assert_eq!(
             again.as_ref().map_err(|e| e.code()),
             verdict.as_ref().map_err(|e| e.code()),

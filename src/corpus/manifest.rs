@@ -8,13 +8,13 @@
 use serde::{Deserialize, Serialize};
 
 use crate::descriptor::Links;
-use crate::descriptor::signers::Signer;
 use crate::format::bundle::Bundle;
 use crate::format::limits::Limits;
 use crate::format::pin::Pin;
-use crate::source::oci::publisher::Verified;
 use crate::support::escape;
 use crate::support::hex;
+use crate::trust::commit::policy::Signer;
+use crate::trust::verdict::Verified;
 
 /// The only manifest format this version reads and writes.
 pub const FORMAT: &str = "skillfold-corpus-manifest-v1";

@@ -28,8 +28,8 @@
 //! resolved against the descriptor's own directory. [`check`] turns a parsed descriptor into a
 //! checked [`Plan`], listing every problem. [`bounds`] bounds the file before it is read
 //! ([`MAX_DESCRIPTOR_BYTES`]) and its nesting before it is deserialised
-//! ([`MAX_DESCRIPTOR_NESTING`]). It may use only [`crate::support`] and [`crate::format`]; both
-//! stages read it.
+//! ([`MAX_DESCRIPTOR_NESTING`]). It may use only [`crate::support`], [`crate::format`] and
+//! [`crate::trust`]; both stages read it.
 //!
 //! - [`plan`]: the static checks and the plan they produce.
 //! - [`edit`]: in-place rewrites of the pins (`update --write`), every other byte kept.
@@ -41,8 +41,10 @@
 //!   the blocklist, limits.
 //! - [`scanners`]: scanners (root `scanners`), the verdicts recorded beside each pin (`scans`)
 //!   and the policy that requires them (`require_scan`).
-//! - [`signers`]: the trust policy of a Git source — an allowed-signers file (SSH) and an
-//!   OpenPGP keyring, read and checked with the descriptor.
+//!
+//! The keys a source's `verify:` names are read into [`crate::trust`]'s types by the check
+//! ([`plan`]): the trust policy of a Git source (an allowed-signers file, an OpenPGP keyring) and
+//! the publisher policy of an OCI source (cosign keys, a Sigstore trusted root and identities).
 
 pub mod bounds;
 pub mod code;
@@ -53,11 +55,9 @@ pub mod edit;
 pub mod kind;
 pub mod line;
 pub mod plan;
-pub mod publishers;
 pub mod redact;
 pub mod runner;
 pub mod scanners;
-pub mod signers;
 pub mod syntax;
 
 use std::collections::BTreeMap;

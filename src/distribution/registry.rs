@@ -313,7 +313,7 @@ pub fn push_signature(
     destination: &Destination,
     plain_http: bool,
     digest: &str,
-    key: &crate::distribution::sign::SigningKey,
+    key: &crate::trust::keys::signing_key::SigningKey,
 ) -> Result<PushedSignature, UploadError> {
     let runtime = runtime_for(destination)?;
     runtime.block_on(push_signature_async(destination, plain_http, digest, key))
@@ -323,7 +323,7 @@ async fn push_signature_async(
     destination: &Destination,
     plain_http: bool,
     digest: &str,
-    key: &crate::distribution::sign::SigningKey,
+    key: &crate::trust::keys::signing_key::SigningKey,
 ) -> Result<PushedSignature, UploadError> {
     use crate::distribution::sign;
     let connection = connect(destination, plain_http).await?;
@@ -342,8 +342,8 @@ async fn push_signature_async(
             ),
         },
     };
-    let layer =
-        sign::SignatureLayer::new(key, &destination.repository(), digest).map_err(&refused)?;
+    let layer = sign::SignatureLayer::new(key, &destination.repository(), digest)
+        .map_err(|e| refused(e.to_string()))?;
     let tag = sign::signature_tag(digest);
     let reference = &destination.reference;
     let base = format!(

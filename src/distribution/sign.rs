@@ -1,20 +1,9 @@
 //! `push --sign-key`: signing a pushed image as `cosign sign --key` does, in the cosign v2 tag
-//! layout every cosign reads.
-//!
-//! The key is cosign's private key file: an `ENCRYPTED SIGSTORE PRIVATE KEY` (or the older
-//! `ENCRYPTED COSIGN PRIVATE KEY`) PEM block holding go-securesystemslib's `encrypted` JSON
-//! envelope (`{"kdf":{"name":"scrypt","params":{"N","r","p"},"salt"},"cipher":{"name":
-//! "nacl/secretbox","nonce"},"ciphertext"}`, byte strings in standard base64) whose plaintext is a
-//! PKCS#8 private key, decrypted with the `COSIGN_PASSWORD` (an empty one allowed, as cosign
-//! allows); or an unencrypted PKCS#8 `PRIVATE KEY`. Only ECDSA P-256 keys sign (what `cosign
-//! generate-key-pair` makes). Every field is bounded before it is used, and the scrypt parameters
-//! must be one of the three sets go-securesystemslib itself accepts (N = 2^15, 2^16 or 2^17 with
-//! r = 8, p = 1: at most 128 MiB and well under a second), so a hostile key file cannot make the
-//! derivation take minutes or gigabytes. A wrong password is told apart from a damaged file only
-//! by the authenticator failing, as cosign tells it; the password is never shown.
+//! layout every cosign reads. The key and the signature are [`crate::trust`]'s
+//! ([`SigningKey`]); this module writes them as cosign does.
 //!
 //! The signature is the ASN.1 DER ECDSA P-256 / SHA-256 signature of the simple-signing payload
-//! ([`crate::source::oci::publisher::simple_signing::payload`]), put as a layer of media type
+//! ([`crate::trust::image::simple_signing::payload`]), put as a layer of media type
 //! `application/vnd.dev.cosign.simplesigning.v1+json` with the base64 signature in the
 //! `dev.cosignproject.cosign/signature` annotation, in the image at tag `sha256-<hex>.sig` whose
 //! config and manifest are the bytes cosign (go-containerregistry) writes ([`SignatureImage`]).
@@ -25,36 +14,16 @@
 //! [`MAX_SIGNATURE_MANIFEST_BYTES`], with the new signature is refused
 //! ([`SignatureImageError::OverBound`]) rather than written for `prepare` to refuse.
 
-use std::path::Path;
-
 use base64::Engine as _;
-use crypto_secretbox::aead::{Aead as _, KeyInit as _};
-use ring::rand::SystemRandom;
-use ring::signature::{ECDSA_P256_SHA256_ASN1_SIGNING, EcdsaKeyPair, KeyPair as _};
-use serde::Deserialize;
 use serde_json::{Value, json};
-use spki::ObjectIdentifier;
-use spki::der::{Decode as _, Reader as _, SliceReader};
 
-use crate::descriptor::publishers::key::{KeyKind, PublicKey};
 use crate::source::oci::image::sha256;
-use crate::source::oci::publisher::cosign_v2::ANNOTATION_SIGNATURE;
 use crate::source::oci::publisher::fetch::SIMPLE_SIGNING as MEDIA_SIMPLE_SIGNING;
 use crate::source::oci::{MEDIA_CONFIG, MEDIA_MANIFEST};
-use crate::support::escape;
+use crate::trust::image::cosign_v2::ANNOTATION_SIGNATURE;
+use crate::trust::keys::public_key::PublicKey;
+use crate::trust::keys::signing_key::{RandomFailed, SigningKey};
 
-/// The most bytes a private key file may hold.
-pub const MAX_KEY_FILE_BYTES: u64 = 64 * 1024;
-/// The most bytes of an envelope's salt (cosign writes 32).
-pub const MAX_SALT_BYTES: usize = 1024;
-/// The bytes of a NaCl secretbox nonce.
-pub const NONCE_BYTES: usize = 24;
-/// The most bytes of an envelope's ciphertext (a PKCS#8 P-256 key and its tag take about 150).
-pub const MAX_CIPHERTEXT_BYTES: usize = 16 * 1024;
-/// The scrypt parameters (N, r, p) accepted: exactly those go-securesystemslib's `CheckParams`
-/// accepts (its legacy, standard, the one cosign writes, and OWASP sets).
-pub const ACCEPTED_SCRYPT: [(u64, u32, u32); 3] =
-    [(1 << 15, 8, 1), (1 << 16, 8, 1), (1 << 17, 8, 1)];
 /// The most signature layers a `.sig` image may hold with the one appended: the bound the
 /// verifier reads (`prepare`, `outdated`, `update`), one constant for both sides, so `push` never
 /// writes a `.sig` image they refuse (cosign's own bound, 1,000, is higher).
@@ -65,340 +34,8 @@ pub use crate::source::oci::publisher::fetch::MAX_SIGNATURE_MANIFEST_BYTES;
 /// The most bytes of an existing `.sig` image's config read.
 pub const MAX_SIGNATURE_CONFIG_BYTES: u64 = 1024 * 1024;
 
-const PEM_SIGSTORE: &str = "ENCRYPTED SIGSTORE PRIVATE KEY";
-const PEM_COSIGN: &str = "ENCRYPTED COSIGN PRIVATE KEY";
-const PEM_PKCS8: &str = "PRIVATE KEY";
-const OID_EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
-const OID_P256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
 /// The zero time go-containerregistry writes for `created`.
 const ZERO_TIME: &str = "0001-01-01T00:00:00Z";
-
-/// Why the signing key cannot be used; nothing is pushed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SignKeyError {
-    /// The file cannot be read, or is over its bound.
-    #[error("the signing key {path}: {reason}")]
-    Unreadable {
-        /// The file (escaped).
-        path: String,
-        /// Why.
-        reason: String,
-    },
-    /// The file is not a key this command reads (the rule broken).
-    #[error("the signing key {path}: {reason}")]
-    Malformed {
-        /// The file (escaped).
-        path: String,
-        /// The rule broken.
-        reason: String,
-    },
-    /// The key is encrypted and `COSIGN_PASSWORD` is not set.
-    #[error(
-        "the signing key {path} is encrypted: set COSIGN_PASSWORD to its password (empty for none)"
-    )]
-    NoPassword {
-        /// The file (escaped).
-        path: String,
-    },
-    /// The password does not open the key (or the ciphertext was tampered with).
-    #[error(
-        "the signing key {path} does not open with the password in COSIGN_PASSWORD (a wrong password, or a damaged file)"
-    )]
-    WrongPassword {
-        /// The file (escaped).
-        path: String,
-    },
-}
-
-/// An ECDSA P-256 key that signs, and its public key.
-pub struct SigningKey {
-    pair: EcdsaKeyPair,
-    public: PublicKey,
-}
-
-impl std::fmt::Debug for SigningKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SigningKey")
-            .field("public", &self.public.fingerprint())
-            .finish_non_exhaustive()
-    }
-}
-
-/// The envelope go-securesystemslib's `encrypted.Encrypt` writes.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Envelope {
-    kdf: Kdf,
-    cipher: Cipher,
-    ciphertext: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Kdf {
-    name: String,
-    params: ScryptParams,
-    salt: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ScryptParams {
-    #[serde(rename = "N")]
-    n: u64,
-    r: u32,
-    p: u32,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Cipher {
-    name: String,
-    nonce: String,
-}
-
-impl SigningKey {
-    /// Reads the key file at `path`, decrypting it with `password` (`COSIGN_PASSWORD`; `None`
-    /// when it is not set).
-    pub fn read(path: &Path, password: Option<&[u8]>) -> Result<SigningKey, SignKeyError> {
-        let shown = escape::path(path).to_string();
-        let bytes = crate::format::untrusted_fs::read_input(path, MAX_KEY_FILE_BYTES)
-            .map_err(|e| SignKeyError::Unreadable {
-                path: shown.clone(),
-                reason: e.reason,
-            })?
-            .map_err(|_| SignKeyError::Unreadable {
-                path: shown.clone(),
-                reason: format!("larger than {MAX_KEY_FILE_BYTES} bytes"),
-            })?;
-        SigningKey::from_pem(&bytes, password, &shown)
-    }
-
-    /// The key of the PEM `bytes` (named `shown` in errors).
-    pub fn from_pem(
-        bytes: &[u8],
-        password: Option<&[u8]>,
-        shown: &str,
-    ) -> Result<SigningKey, SignKeyError> {
-        let malformed = |reason: String| SignKeyError::Malformed {
-            path: shown.to_owned(),
-            reason,
-        };
-        if bytes.len() as u64 > MAX_KEY_FILE_BYTES {
-            return Err(malformed(format!("larger than {MAX_KEY_FILE_BYTES} bytes")));
-        }
-        let text = std::str::from_utf8(bytes)
-            .map_err(|_| malformed("not UTF-8 text (a PEM key is)".to_owned()))?;
-        let (label, der) = one_pem_block(text).map_err(malformed)?;
-        let pkcs8 = match label.as_str() {
-            PEM_SIGSTORE | PEM_COSIGN => {
-                let password = password.ok_or_else(|| SignKeyError::NoPassword {
-                    path: shown.to_owned(),
-                })?;
-                decrypt(&der, password, shown)?
-            }
-            PEM_PKCS8 => der,
-            other => {
-                return Err(malformed(format!(
-                    "a PEM `{}` block: expected `{PEM_SIGSTORE}` (cosign generate-key-pair), `{PEM_COSIGN}` or an unencrypted PKCS#8 `{PEM_PKCS8}`",
-                    escape::text(other)
-                )));
-            }
-        };
-        let result = SigningKey::from_pkcs8(&pkcs8).map_err(malformed);
-        drop(Wipe(pkcs8));
-        result
-    }
-
-    /// The key of a PKCS#8 `PrivateKeyInfo`: ECDSA P-256 only.
-    fn from_pkcs8(pkcs8: &[u8]) -> Result<SigningKey, String> {
-        check_p256_pkcs8(pkcs8)?;
-        let rng = SystemRandom::new();
-        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, pkcs8, &rng)
-            .map_err(|_| "not a valid PKCS#8 ECDSA P-256 private key".to_owned())?;
-        let public = public_key_of(pair.public_key().as_ref())?;
-        Ok(SigningKey { pair, public })
-    }
-
-    /// Its public key (what `verify.cosign_key` names; its fingerprint is reported).
-    pub fn public_key(&self) -> &PublicKey {
-        &self.public
-    }
-
-    /// The ASN.1 DER ECDSA P-256 / SHA-256 signature of `message`.
-    pub fn sign(&self, message: &[u8]) -> Result<Vec<u8>, String> {
-        self.pair
-            .sign(&SystemRandom::new(), message)
-            .map(|signature| signature.as_ref().to_vec())
-            .map_err(|_| "the system's random source failed while signing".to_owned())
-    }
-}
-
-/// Bytes overwritten with zeros when dropped (the decrypted private key).
-struct Wipe(Vec<u8>);
-
-impl Drop for Wipe {
-    fn drop(&mut self) {
-        for byte in self.0.iter_mut() {
-            // A volatile write is unsafe; a black-boxed one is not optimised away.
-            *byte = std::hint::black_box(0);
-        }
-    }
-}
-
-/// The PublicKey of an uncompressed P-256 point.
-fn public_key_of(point: &[u8]) -> Result<PublicKey, String> {
-    // SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING point }.
-    let mut der = vec![
-        0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08,
-        0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
-    ];
-    der.extend_from_slice(point);
-    let key = PublicKey::from_spki_der(&der)?;
-    if key.kind() != KeyKind::EcdsaP256 {
-        return Err("not an ECDSA P-256 key".to_owned());
-    }
-    Ok(key)
-}
-
-/// Refuses, by name, a PKCS#8 key of another algorithm than ECDSA P-256.
-fn check_p256_pkcs8(pkcs8: &[u8]) -> Result<(), String> {
-    let parsed = SliceReader::new(pkcs8).and_then(|mut reader| {
-        let found = reader.sequence(|r| {
-            let _version = spki::der::asn1::UintRef::decode(r)?;
-            let algorithm = spki::AlgorithmIdentifierRef::decode(r)?;
-            let curve = algorithm
-                .parameters
-                .and_then(|p| p.decode_as::<ObjectIdentifier>().ok());
-            let rest = r.remaining_len();
-            r.read_slice(rest)?;
-            Ok((algorithm.oid, curve))
-        })?;
-        reader.finish(found)
-    });
-    let (algorithm, curve) = parsed.map_err(|_| "not a DER PKCS#8 private key".to_owned())?;
-    if algorithm != OID_EC_PUBLIC_KEY {
-        return Err(format!(
-            "a private key of algorithm {algorithm}: `push --sign-key` signs with ECDSA P-256 keys (what `cosign generate-key-pair` makes)"
-        ));
-    }
-    if curve != Some(OID_P256) {
-        let named = curve.map_or_else(|| "no named curve".to_owned(), |c| format!("the curve {c}"));
-        return Err(format!(
-            "an EC private key on {named}: `push --sign-key` signs with ECDSA P-256 keys (what `cosign generate-key-pair` makes)"
-        ));
-    }
-    Ok(())
-}
-
-/// The label and DER of the one PEM block `text` holds, nothing but whitespace around it.
-fn one_pem_block(text: &str) -> Result<(String, Vec<u8>), String> {
-    let text = text.trim_matches(|c: char| c.is_ascii_whitespace());
-    let rest = text.strip_prefix("-----BEGIN ").ok_or_else(|| {
-        "not a PEM key: expected a `-----BEGIN …-----` block and nothing before it".to_owned()
-    })?;
-    let (label, rest) = rest
-        .split_once("-----")
-        .ok_or_else(|| "a PEM BEGIN line without its closing dashes".to_owned())?;
-    if label.len() > 64 {
-        return Err("a PEM label over 64 characters".to_owned());
-    }
-    let end = format!("-----END {label}-----");
-    let (body, after) = rest
-        .split_once(&end)
-        .ok_or_else(|| "a PEM block without its END line".to_owned())?;
-    if body.contains("-----") {
-        return Err(
-            "a PEM block broken by another BEGIN or END line: exactly one block".to_owned(),
-        );
-    }
-    if !after
-        .trim_matches(|c: char| c.is_ascii_whitespace())
-        .is_empty()
-    {
-        return Err("text after the PEM block: a key file holds exactly one block".to_owned());
-    }
-    let encoded: String = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    let der = base64::engine::general_purpose::STANDARD
-        .decode(encoded.as_bytes())
-        .map_err(|_| "the PEM block is not valid base64 (or has headers)".to_owned())?;
-    Ok((label.to_owned(), der))
-}
-
-/// The plaintext of go-securesystemslib's encrypted `envelope` under `password`.
-fn decrypt(envelope: &[u8], password: &[u8], shown: &str) -> Result<Vec<u8>, SignKeyError> {
-    let malformed = |reason: String| SignKeyError::Malformed {
-        path: shown.to_owned(),
-        reason: format!("its encrypted envelope: {reason}"),
-    };
-    let parsed: Envelope = serde_json::from_slice(envelope).map_err(|e| {
-        malformed(format!(
-            "not the JSON cosign writes ({})",
-            escape::text(&e.to_string())
-        ))
-    })?;
-    if parsed.kdf.name != "scrypt" {
-        return Err(malformed(format!(
-            "the kdf `{}` is not `scrypt`",
-            escape::text(&parsed.kdf.name)
-        )));
-    }
-    if parsed.cipher.name != "nacl/secretbox" {
-        return Err(malformed(format!(
-            "the cipher `{}` is not `nacl/secretbox`",
-            escape::text(&parsed.cipher.name)
-        )));
-    }
-    let ScryptParams { n, r, p } = parsed.kdf.params;
-    if !ACCEPTED_SCRYPT.contains(&(n, r, p)) {
-        return Err(malformed(format!(
-            "the scrypt parameters N={n}, r={r}, p={p} are not one of the sets cosign reads (N = 32768, 65536 or 131072 with r = 8, p = 1)"
-        )));
-    }
-    let base64_field = |name: &str, value: &str, most: usize| {
-        // Base64 takes 4 characters for 3 bytes: bound the text before decoding it.
-        if value.len() > most.div_ceil(3) * 4 {
-            return Err(malformed(format!("its `{name}` is over {most} bytes")));
-        }
-        base64::engine::general_purpose::STANDARD
-            .decode(value.as_bytes())
-            .map_err(|_| malformed(format!("its `{name}` is not standard base64")))
-    };
-    let salt = base64_field("salt", &parsed.kdf.salt, MAX_SALT_BYTES)?;
-    let nonce = base64_field("nonce", &parsed.cipher.nonce, NONCE_BYTES)?;
-    let ciphertext = base64_field("ciphertext", &parsed.ciphertext, MAX_CIPHERTEXT_BYTES)?;
-    if salt.len() > MAX_SALT_BYTES {
-        return Err(malformed(format!(
-            "its `salt` is over {MAX_SALT_BYTES} bytes"
-        )));
-    }
-    if nonce.len() != NONCE_BYTES {
-        return Err(malformed(format!(
-            "its `nonce` is {} bytes, not {NONCE_BYTES}",
-            nonce.len()
-        )));
-    }
-    if ciphertext.len() < 16 || ciphertext.len() > MAX_CIPHERTEXT_BYTES {
-        return Err(malformed(format!(
-            "its `ciphertext` of {} bytes is not from 16 to {MAX_CIPHERTEXT_BYTES}",
-            ciphertext.len()
-        )));
-    }
-    let log_n = n.trailing_zeros() as u8;
-    let params = scrypt::Params::new(log_n, r, p, 32)
-        .map_err(|_| malformed("scrypt refuses its parameters".to_owned()))?;
-    let mut key = Wipe(vec![0u8; 32]);
-    scrypt::scrypt(password, &salt, &params, &mut key.0)
-        .map_err(|_| malformed("scrypt refuses its parameters".to_owned()))?;
-    let cipher = crypto_secretbox::XSalsa20Poly1305::new_from_slice(&key.0)
-        .map_err(|_| malformed("a secretbox key of another size".to_owned()))?;
-    let nonce = crypto_secretbox::Nonce::from_slice(&nonce);
-    cipher
-        .decrypt(nonce, ciphertext.as_slice())
-        .map_err(|_| SignKeyError::WrongPassword {
-            path: shown.to_owned(),
-        })
-}
 
 /// One signature layer: the payload and its base64 signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -412,8 +49,12 @@ pub struct SignatureLayer {
 impl SignatureLayer {
     /// `key`'s signature of the simple-signing payload for `repository` (`REGISTRY/REPOSITORY`)
     /// at `digest`.
-    pub fn new(key: &SigningKey, repository: &str, digest: &str) -> Result<SignatureLayer, String> {
-        let payload = crate::source::oci::publisher::simple_signing::payload(repository, digest);
+    pub fn new(
+        key: &SigningKey,
+        repository: &str,
+        digest: &str,
+    ) -> Result<SignatureLayer, RandomFailed> {
+        let payload = crate::trust::image::simple_signing::payload(repository, digest);
         let signature = key.sign(&payload)?;
         Ok(SignatureLayer {
             payload,

@@ -1,70 +1,18 @@
-//! `push --sign-key`'s key reading, signature layer and `.sig` image, against their rules.
+//! `push --sign-key`'s signature layer and `.sig` image, against their rules (the key's reading
+//! is tested with [`crate::trust::keys::signing_key`]).
 
 use std::collections::BTreeMap;
 
-use ring::rand::SystemRandom;
-use ring::signature::{ECDSA_P256_SHA256_ASN1_SIGNING, EcdsaKeyPair};
-
 use super::*;
-use crate::descriptor::publishers::PublisherPolicy;
-use crate::source::oci::publisher::material::CosignSignature;
-use crate::source::oci::publisher::{Rejection, Signer, cosign_v2};
+use crate::trust::image::cosign_v2;
+use crate::trust::image::material::CosignSignature;
+use crate::trust::image::policy::PublisherPolicy;
+use crate::trust::keys::signing_key::PEM_PKCS8;
+use crate::trust::keys::signing_key::tests::{pem, pkcs8, read};
+use crate::trust::verdict::{Publisher, Rejection};
 
 const DIGEST: &str = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 const OTHER: &str = "sha256:1123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-
-fn pkcs8() -> Vec<u8> {
-    EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &SystemRandom::new())
-        .unwrap()
-        .as_ref()
-        .to_vec()
-}
-
-fn pem(label: &str, der: &[u8]) -> String {
-    let encoded = base64::engine::general_purpose::STANDARD.encode(der);
-    let lines: Vec<&str> = encoded
-        .as_bytes()
-        .chunks(64)
-        .map(|c| std::str::from_utf8(c).unwrap())
-        .collect();
-    format!(
-        "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
-        lines.join("\n")
-    )
-}
-
-/// The envelope as go-securesystemslib writes it (scrypt N = 2^15 to keep the tests quick),
-/// then `edit`ed.
-fn envelope(password: &[u8], plaintext: &[u8], edit: &dyn Fn(&mut Value)) -> String {
-    let salt = [7u8; 32];
-    let nonce = [9u8; NONCE_BYTES];
-    let params = scrypt::Params::new(15, 8, 1, 32).unwrap();
-    let mut key = [0u8; 32];
-    scrypt::scrypt(password, &salt, &params, &mut key).unwrap();
-    let sealed = crypto_secretbox::XSalsa20Poly1305::new_from_slice(&key)
-        .unwrap()
-        .encrypt(crypto_secretbox::Nonce::from_slice(&nonce), plaintext)
-        .unwrap();
-    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
-    let mut value = json!({
-        "kdf": { "name": "scrypt", "params": { "N": 32768, "r": 8, "p": 1 }, "salt": b64(&salt) },
-        "cipher": { "name": "nacl/secretbox", "nonce": b64(&nonce) },
-        "ciphertext": b64(&sealed),
-    });
-    edit(&mut value);
-    pem(PEM_SIGSTORE, value.to_string().as_bytes())
-}
-
-fn read(text: &str, password: Option<&[u8]>) -> Result<SigningKey, SignKeyError> {
-    SigningKey::from_pem(text.as_bytes(), password, "cosign.key")
-}
-
-fn malformed(text: &str, password: Option<&[u8]>) -> String {
-    match read(text, password) {
-        Err(SignKeyError::Malformed { reason, .. }) => reason,
-        other => panic!("not malformed: {other:?}"),
-    }
-}
 
 #[test]
 fn a_signature_pushed_is_one_cosign_v2_judge_accepts() {
@@ -91,7 +39,7 @@ fn a_signature_pushed_is_one_cosign_v2_judge_accepts() {
     };
     assert_eq!(
         cosign_v2::judge(&material, DIGEST, &policy),
-        Ok(Signer::Key {
+        Ok(Publisher::Key {
             fingerprint: key.public_key().fingerprint()
         })
     );
@@ -108,136 +56,6 @@ fn a_signature_pushed_is_one_cosign_v2_judge_accepts() {
     assert_eq!(
         cosign_v2::judge(&material, DIGEST, &policy).unwrap_err().0,
         Rejection::BadSignature
-    );
-}
-
-#[test]
-fn an_encrypted_key_opens_with_its_password_only() {
-    let der = pkcs8();
-    let text = envelope(b"pw", &der, &|_| {});
-    let key = read(&text, Some(b"pw")).unwrap();
-    let signature = key.sign(b"message").unwrap();
-    assert!(key.public_key().verify(b"message", &signature));
-    assert!(matches!(
-        read(&text, Some(b"other")),
-        Err(SignKeyError::WrongPassword { .. })
-    ));
-    assert!(matches!(
-        read(&text, None),
-        Err(SignKeyError::NoPassword { .. })
-    ));
-    // The older label; an empty password.
-    let old = envelope(b"", &der, &|_| {}).replace(PEM_SIGSTORE, PEM_COSIGN);
-    assert_eq!(
-        read(&old, Some(b"")).unwrap().public_key(),
-        key.public_key()
-    );
-    // The password never appears in a message.
-    let message = read(&text, Some(b"s3cret-guess")).unwrap_err().to_string();
-    assert!(!message.contains("s3cret-guess"), "{message}");
-}
-
-#[test]
-fn the_envelope_is_checked_field_by_field() {
-    let der = pkcs8();
-    let edited = |edit: &dyn Fn(&mut Value)| malformed(&envelope(b"pw", &der, edit), Some(b"pw"));
-    assert!(edited(&|v| v["kdf"]["name"] = json!("argon2")).contains("the kdf `argon2`"));
-    assert!(edited(&|v| v["cipher"]["name"] = json!("aes")).contains("the cipher `aes`"));
-    for (n, r, p) in [
-        (1u64 << 30, 8, 1),
-        (1 << 14, 8, 1),
-        (1 << 16, 16, 1),
-        (1 << 16, 8, 2),
-    ] {
-        let message = edited(&|v| v["kdf"]["params"] = json!({ "N": n, "r": r, "p": p }));
-        assert!(
-            message.contains("are not one of the sets cosign reads"),
-            "{message}"
-        );
-    }
-    let long = base64::engine::general_purpose::STANDARD.encode([0u8; MAX_SALT_BYTES + 1]);
-    assert!(edited(&|v| v["kdf"]["salt"] = json!(long)).contains("`salt` is over"));
-    assert!(edited(&|v| v["kdf"]["salt"] = json!("***")).contains("`salt` is not standard base64"));
-    let short = base64::engine::general_purpose::STANDARD.encode([0u8; 12]);
-    assert!(edited(&|v| v["cipher"]["nonce"] = json!(short)).contains("`nonce` is 12 bytes"));
-    let long = base64::engine::general_purpose::STANDARD.encode([0u8; 27]);
-    assert!(edited(&|v| v["cipher"]["nonce"] = json!(long)).contains("`nonce` is over 24"));
-    let tiny = base64::engine::general_purpose::STANDARD.encode([0u8; 15]);
-    assert!(edited(&|v| v["ciphertext"] = json!(tiny)).contains("`ciphertext` of 15 bytes"));
-    let huge = "A".repeat(MAX_CIPHERTEXT_BYTES / 3 * 4 + 8);
-    assert!(edited(&|v| v["ciphertext"] = json!(huge)).contains("`ciphertext` is over"));
-    assert!(edited(&|v| v["extra"] = json!(1)).contains("not the JSON cosign writes"));
-    assert!(edited(&|v| v["kdf"]["params"]["N"] = json!("65536")).contains("not the JSON"));
-    assert!(malformed(&pem(PEM_SIGSTORE, b"not json"), Some(b"pw")).contains("not the JSON"));
-}
-
-#[test]
-fn only_p256_pkcs8_keys_sign() {
-    let message = malformed(&envelope(b"pw", b"not a key", &|_| {}), Some(b"pw"));
-    assert_eq!(message, "not a DER PKCS#8 private key");
-    let ed25519 = ring::signature::Ed25519KeyPair::generate_pkcs8(&SystemRandom::new()).unwrap();
-    let message = malformed(&pem(PEM_PKCS8, ed25519.as_ref()), None);
-    assert!(
-        message.starts_with("a private key of algorithm 1.3.101.112"),
-        "{message}"
-    );
-    let p384 = EcdsaKeyPair::generate_pkcs8(
-        &ring::signature::ECDSA_P384_SHA384_ASN1_SIGNING,
-        &SystemRandom::new(),
-    )
-    .unwrap();
-    let message = malformed(&pem(PEM_PKCS8, p384.as_ref()), None);
-    assert!(
-        message.starts_with("an EC private key on the curve 1.3.132.0.34"),
-        "{message}"
-    );
-    // A P-256 key whose embedded public key is damaged.
-    let mut broken = pkcs8();
-    let len = broken.len();
-    broken[len - 70..len - 66].copy_from_slice(&[0xff; 4]);
-    assert!(read(&pem(PEM_PKCS8, &broken), None).is_err());
-}
-
-#[test]
-fn the_pem_framing_is_strict() {
-    let text = pem(PEM_PKCS8, &pkcs8());
-    assert!(malformed(&format!("x\n{text}"), None).starts_with("not a PEM key"));
-    assert!(malformed(&format!("{text}x"), None).starts_with("text after the PEM block"));
-    assert!(malformed(&format!("{text}{text}"), None).starts_with("text after the PEM block"));
-    assert!(
-        malformed(&text.replace("-----END PRIVATE KEY-----", ""), None)
-            .contains("without its END line")
-    );
-    assert!(malformed(&text.replacen('\n', "\n*", 1), None).contains("not valid base64"));
-    let nested = text.replacen('\n', "\n-----BEGIN X-----\n", 1);
-    assert!(malformed(&nested, None).contains("exactly one block"));
-    let message = malformed(&pem("EC PRIVATE KEY", b"x"), None);
-    assert!(
-        message.starts_with("a PEM `EC PRIVATE KEY` block: expected"),
-        "{message}"
-    );
-    assert!(malformed(&pem(&"A".repeat(65), b"x"), None).contains("label over 64"));
-    let big = " ".repeat(MAX_KEY_FILE_BYTES as usize + 1);
-    assert!(malformed(&big, None).contains("larger than"));
-    assert!(matches!(
-        SigningKey::from_pem(&[0xff, 0xfe], None, "k"),
-        Err(SignKeyError::Malformed { .. })
-    ));
-}
-
-#[test]
-fn read_names_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("cosign.key");
-    fs_err::write(&path, pem(PEM_PKCS8, &pkcs8())).unwrap();
-    assert!(SigningKey::read(&path, None).is_ok());
-    let missing = SigningKey::read(&dir.path().join("none.key"), None).unwrap_err();
-    assert!(missing.to_string().contains("none.key"), "{missing}");
-    fs_err::write(&path, vec![b' '; MAX_KEY_FILE_BYTES as usize + 1]).unwrap();
-    let big = SigningKey::read(&path, None).unwrap_err().to_string();
-    assert!(
-        big.contains("cosign.key") && big.contains("larger than"),
-        "{big}"
     );
 }
 

@@ -71,7 +71,7 @@ pub struct SourceOutdated {
     /// Who published the head image, when the source checks its publisher (`verify` of an
     /// `oci` source).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub publisher: Option<crate::source::oci::publisher::Signer>,
+    pub publisher: Option<crate::trust::verdict::Publisher>,
     /// Why the head could not be read or fetched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<SourceError>,

@@ -17,7 +17,6 @@ use std::sync::atomic::AtomicBool;
 use crate::descriptor::Links;
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
-use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::bundle::Bundle;
 use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
@@ -29,6 +28,7 @@ use crate::source::git::commit::{
 };
 use crate::support::error_code::ErrorCode;
 use crate::support::escape;
+use crate::trust::commit::policy::{Signer, TrustPolicy};
 
 pub use crate::descriptor::VERSION_PLACEHOLDER;
 

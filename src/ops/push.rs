@@ -49,7 +49,7 @@ pub struct PushOptions {
     /// Sign the pushed image with this cosign key (`--sign-key`; a registry target only): the
     /// signature goes to the image's `sha256-<hex>.sig` tag in the cosign v2 layout.
     #[cfg(feature = "oci")]
-    pub sign_key: Option<Arc<crate::distribution::sign::SigningKey>>,
+    pub sign_key: Option<Arc<crate::trust::keys::signing_key::SigningKey>>,
 }
 
 /// The cosign signature pushed beside the image.

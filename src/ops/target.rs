@@ -17,8 +17,9 @@ use crate::format::bundle::Bundle;
 use crate::source::error::SourceError;
 use crate::source::git::commit::TakeError;
 use crate::source::oci::candidate::{self as image, ImageCandidate, ImageTakeError, PulledImage};
-use crate::source::oci::publisher::material::SignatureMaterial;
-use crate::source::oci::publisher::{self, Signer as ImageSigner};
+use crate::source::oci::publisher;
+use crate::trust::image::material::SignatureMaterial;
+use crate::trust::verdict::Publisher;
 
 /// Which source an entry of the `outdated` or `update` report is about (flattened into it).
 #[derive(Debug, Clone, Serialize)]
@@ -159,7 +160,7 @@ impl Images {
         oci: &OciSource,
         digest: &str,
         deadline: std::time::Duration,
-    ) -> Result<Option<ImageSigner>, SourceError> {
+    ) -> Result<Option<Publisher>, SourceError> {
         let Some(policy) = &oci.publisher else {
             return Ok(None);
         };
@@ -183,7 +184,7 @@ impl Images {
             }
         };
         let material = self.material[index].2.as_ref().map_err(Clone::clone)?;
-        publisher::verify(material, digest, policy)
+        crate::trust::image::verify(material, digest, policy)
             .map(|verified| Some(verified.signer))
             .map_err(|rejected| {
                 let image = format!("{}@{digest}", oci.repository());

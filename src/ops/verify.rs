@@ -228,7 +228,7 @@ fn recheck_signature(git: &crate::descriptor::plan::GitSource, bundles: &mut [Bu
         return;
     };
     let Err(e) =
-        crate::source::signature::verify_commit_object(&source.commit, object.as_bytes(), trust)
+        crate::trust::commit::verify_commit_object(&source.commit, object.as_bytes(), trust)
     else {
         return;
     };
@@ -251,7 +251,6 @@ fn recheck_signature(git: &crate::descriptor::plan::GitSource, bundles: &mut [Bu
 /// the manifest was edited): `publisher_changed`.
 fn recheck_publisher(oci: &crate::descriptor::plan::OciSource, bundles: &mut [BundleCheck]) {
     use crate::source::oci::code::DistributionCode;
-    use crate::source::oci::publisher;
     let Some(policy) = &oci.publisher else { return };
     let Ok(Some(current)) = crate::corpus::Corpus::at(&oci.directory).current() else {
         return;
@@ -262,20 +261,22 @@ fn recheck_publisher(oci: &crate::descriptor::plan::OciSource, bundles: &mut [Bu
     }
     let why = match &source.publisher {
         None => "the published generation records no publisher's signature".to_owned(),
-        Some(recorded) => match publisher::verify(&recorded.material, &source.commit, policy) {
-            Ok(now) if now.signer == recorded.signer => return,
-            Ok(now) => format!(
-                "the recorded signature now verifies as {}, not as the recorded {}",
-                now.signer, recorded.signer
-            ),
-            Err(rejected) => {
-                let reasons: Vec<String> = rejected.iter().map(ToString::to_string).collect();
-                format!(
-                    "the recorded signature no longer verifies under `verify`: {}",
-                    reasons.join("; ")
-                )
+        Some(recorded) => {
+            match crate::trust::image::verify(&recorded.material, &source.commit, policy) {
+                Ok(now) if now.signer == recorded.signer => return,
+                Ok(now) => format!(
+                    "the recorded signature now verifies as {}, not as the recorded {}",
+                    now.signer, recorded.signer
+                ),
+                Err(rejected) => {
+                    let reasons: Vec<String> = rejected.iter().map(ToString::to_string).collect();
+                    format!(
+                        "the recorded signature no longer verifies under `verify`: {}",
+                        reasons.join("; ")
+                    )
+                }
             }
-        },
+        }
     };
     for bundle in bundles
         .iter_mut()

@@ -83,3 +83,21 @@ crate::support::error_code::error_codes! {
     /// changed its copy of the bundle). The scanner failed, not the bundle: nothing is recorded.
     ScanFailed = "scan_failed" => Retryable,
 }
+
+use crate::trust::commit::SignatureError;
+
+/// A commit signature's refusal, judged by [`crate::trust::commit`], is a preparation failure:
+/// its code is declared here, with the area's other codes.
+impl SignatureError {
+    /// Stable error code.
+    pub fn code(&self) -> PrepareCode {
+        match self {
+            SignatureError::Missing { .. } => PrepareCode::SignatureMissing,
+            SignatureError::Invalid { .. } => PrepareCode::SignatureInvalid,
+            SignatureError::NotAllowed { .. } => PrepareCode::SignerNotAllowed,
+            SignatureError::Unsupported { .. } => PrepareCode::SignatureUnsupported,
+        }
+    }
+}
+
+crate::support::error_code::coded_by_code!(SignatureError);

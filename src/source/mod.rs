@@ -1,6 +1,8 @@
 //! Sources (DESIGN §3): where approved bundles come from, fetched exactly as pinned. It may use
-//! the layers below it, [`crate::support`], [`crate::format`] and [`crate::descriptor`]; nothing
-//! here writes the managed corpus ([`crate::corpus`], above it) or serves bundles.
+//! the layers below it, [`crate::support`], [`crate::format`], [`crate::trust`] and
+//! [`crate::descriptor`]; nothing here writes the managed corpus ([`crate::corpus`], above it) or
+//! serves bundles. Signatures are judged by [`crate::trust`]: this layer fetches the bytes (a
+//! commit object, an image's signature material) and asks it.
 //!
 //! - [`git`] (feature `git`): fetch one pinned commit with gix, walk its whole tree, take the
 //!   approved bundles from the object database; weigh candidate commits for `outdated`/`update`.
@@ -9,8 +11,6 @@
 //!   pull of a digest-pinned image with its registry credentials.
 //! - [`error`] (feature `git`): [`error::SourceError`], why one source (Git or OCI) could not
 //!   be used, as `outdated` and `update` report it.
-//! - [`signature`]: a pinned commit's signature against the source's trust policy (SSH and
-//!   OpenPGP, in-process), from the fetched commit or the one a manifest keeps.
 //! - [`origin`]: the origin (scheme, host, port) every credential is scoped to.
 //! - [`tls`]: the one TLS provider of every https client.
 //! - [`code`]: the stable codes of preparation (area `preparation`, the `PrepareCode` enum),
@@ -26,6 +26,5 @@ pub mod git;
 pub mod oci;
 #[cfg(any(feature = "git", feature = "oci", feature = "http"))]
 pub mod origin;
-pub mod signature;
 #[cfg(any(feature = "git", feature = "oci", feature = "http"))]
 pub mod tls;

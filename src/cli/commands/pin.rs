@@ -3,9 +3,6 @@
 use std::sync::atomic::AtomicBool;
 
 use crate::descriptor::code::DescriptorCode;
-use crate::descriptor::signers::TrustPolicy;
-#[cfg(feature = "signatures")]
-use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys};
 use crate::format::hint::{Hint, Via};
 use crate::format::limits::Limits;
 use crate::format::root_path::RootPath;
@@ -15,6 +12,11 @@ use crate::ops::pin::{self, entry::Entry, revision::Revision};
 use crate::source::code::PrepareCode;
 use crate::source::git::candidate::CandidateTarget;
 use crate::support::escape;
+#[cfg(feature = "signatures")]
+use crate::trust::commit::policy::OpenPgpKeys;
+use crate::trust::commit::policy::TrustPolicy;
+#[cfg(feature = "signatures")]
+use crate::trust::keys::allowed_signers::AllowedSigners;
 use clap::Args;
 
 use crate::cli::exit::{self, Exit};
@@ -351,7 +353,7 @@ struct Shown<'a> {
 
 impl<'a> Shown<'a> {
     /// The entry, with who signed the commit when its signature was checked.
-    fn entry(&self, signer: Option<&'a crate::descriptor::signers::Signer>) -> Entry<'a> {
+    fn entry(&self, signer: Option<&'a crate::trust::commit::policy::Signer>) -> Entry<'a> {
         Entry {
             url: &self.args.source,
             revision: self.revision,
@@ -636,7 +638,7 @@ fn trust_policy(args: &PinArgs) -> Result<Option<TrustPolicy>, (DescriptorCode, 
     read_trust_policy(
         args.allowed_signers.as_deref(),
         args.openpgp_keys.as_deref(),
-        crate::descriptor::signers::SUPPORTED,
+        crate::trust::commit::policy::SUPPORTED,
     )
 }
 
@@ -651,7 +653,7 @@ fn read_trust_policy(
     }
     #[cfg(feature = "signatures")]
     if signatures {
-        let refused = |e: crate::descriptor::signers::SignersError| {
+        let refused = |e: crate::trust::keys::key_file::SignersError| {
             (DescriptorCode::InvalidTrustPolicy, e.to_string())
         };
         return Ok(Some(TrustPolicy {
@@ -669,7 +671,7 @@ fn read_trust_policy(
     let _ = signatures;
     Err((
         DescriptorCode::SignaturesNotBuilt,
-        crate::descriptor::signers::unsupported("`--allowed-signers` or `--openpgp-keys`"),
+        crate::trust::commit::policy::unsupported("`--allowed-signers` or `--openpgp-keys`"),
     ))
 }
 

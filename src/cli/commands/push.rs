@@ -136,7 +136,7 @@ pub fn run(args: PushArgs) -> Exit {
             use std::os::unix::ffi::OsStringExt;
             // As cosign reads it: set (even empty) is the password; unset is refused.
             let password = std::env::var_os("COSIGN_PASSWORD").map(OsStringExt::into_vec);
-            match crate::distribution::sign::SigningKey::read(path, password.as_deref()) {
+            match crate::trust::keys::signing_key::SigningKey::read(path, password.as_deref()) {
                 Ok(key) => Some(std::sync::Arc::new(key)),
                 Err(e) => {
                     let code = crate::source::oci::code::DistributionCode::SignKeyRefused;

@@ -13,14 +13,8 @@ use super::{
 };
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::content::ContentSpec;
-use crate::descriptor::publishers::key::PublicKey;
-use crate::descriptor::publishers::trusted_root::TrustedRoot;
-use crate::descriptor::publishers::{Identity, PublisherPolicy, SigstorePolicy};
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::{Blocklist, RunnerConfig, ScriptPolicy};
-use crate::descriptor::signers::TrustPolicy;
-#[cfg(feature = "signatures")]
-use crate::descriptor::signers::{AllowedSigners, OpenPgpKeys, SignersError};
 use crate::descriptor::{
     Descriptor, GitSpec, LimitsSpec, LocalSpec, OciSpec, PinSpec, PublisherSpec, SigstoreSpec,
     SkillSource, VerifySpec,
@@ -32,10 +26,15 @@ use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
 use crate::format::version::VersionLabel;
 use crate::support::escape;
+use crate::trust::commit::policy::{self as commit_policy, TrustPolicy};
+use crate::trust::image::policy::{PublisherPolicy, SigstoreIdentity, SigstorePolicy};
+#[cfg(feature = "signatures")]
+use crate::trust::keys::{allowed_signers::AllowedSigners, key_file::SignersError};
+use crate::trust::{keys::public_key::PublicKey, x509::trusted_root::TrustedRoot};
 
 /// Checks a descriptor; relative directories are resolved against `base`.
 pub fn check(descriptor: &Descriptor, base: &Path) -> Result<Plan, Vec<DescriptorProblem>> {
-    check_in_build(descriptor, base, crate::descriptor::signers::SUPPORTED)
+    check_in_build(descriptor, base, commit_policy::SUPPORTED)
 }
 
 /// [`check`] as a build that verifies commit signatures (`signatures`) or not would: without
@@ -316,7 +315,7 @@ impl PlanChecker<'_> {
         self.problem(
             DescriptorCode::SignaturesNotBuilt,
             at,
-            crate::descriptor::signers::unsupported("`verify`"),
+            commit_policy::unsupported("`verify`"),
         );
         None
     }
@@ -344,7 +343,7 @@ impl PlanChecker<'_> {
         let openpgp = self.key_file(
             spec.openpgp_keys.as_deref(),
             format!("{at}.openpgp_keys"),
-            OpenPgpKeys::read,
+            commit_policy::OpenPgpKeys::read,
         )?;
         Some(Some(std::sync::Arc::new(TrustPolicy { ssh, openpgp })))
     }
@@ -484,7 +483,7 @@ impl PlanChecker<'_> {
                     "the subject is empty or holds a control character",
                 );
             }
-            let identity = Identity {
+            let identity = SigstoreIdentity {
                 issuer: identity.issuer.clone(),
                 subject: identity.subject.clone(),
             };
@@ -505,15 +504,15 @@ impl PlanChecker<'_> {
 
     /// Reads the policy file `path` (relative to the descriptor's folder) with `read`; `None`,
     /// and a problem naming the file and the rule, when it is refused.
-    fn policy_file<T>(
+    fn policy_file<T, E: std::fmt::Display>(
         &mut self,
         path: &Path,
         location: String,
-        read: impl Fn(&Path) -> Result<T, String>,
+        read: impl Fn(&Path) -> Result<T, E>,
     ) -> Option<T> {
         let path = self.directory(path, location.clone())?;
         read(&path)
-            .map_err(|e| self.problem(DescriptorCode::InvalidTrustPolicy, location, e))
+            .map_err(|e| self.problem(DescriptorCode::InvalidTrustPolicy, location, e.to_string()))
             .ok()
     }
 

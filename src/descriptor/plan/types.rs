@@ -12,12 +12,12 @@ use super::ImageReference;
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::redact::RedactedUrl;
 use crate::descriptor::runner::RunnerConfig;
-use crate::descriptor::signers::TrustPolicy;
 use crate::format::limits::Limits;
 use crate::format::pin::{CommitId, Pin};
 use crate::format::root_path::RootPath;
 use crate::support::error_code::{ErrorCode, ExitClass};
 use crate::support::escape;
+use crate::trust::commit::policy::TrustPolicy;
 
 /// One problem in the descriptor, with where it is.
 ///
@@ -133,7 +133,7 @@ pub struct OciSource {
     )]
     pub track: Option<String>,
     /// Who may publish the image (`verify`); `None`: the publisher is not checked.
-    pub publisher: Option<std::sync::Arc<crate::descriptor::publishers::PublisherPolicy>>,
+    pub publisher: Option<std::sync::Arc<crate::trust::image::policy::PublisherPolicy>>,
     /// Where it is written in the descriptor.
     pub location: String,
 }

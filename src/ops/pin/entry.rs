@@ -15,11 +15,11 @@ use std::path::Path;
 
 use crate::descriptor::Links;
 use crate::descriptor::VERSION_PLACEHOLDER;
-use crate::descriptor::signers::Signer;
 use crate::format::limits::Limits;
 use crate::format::root_path::RootPath;
 use crate::format::version::VersionLabel;
 use crate::support::{escape, json_text};
+use crate::trust::commit::policy::Signer;
 
 use super::PinnedBundle;
 use super::revision::Revision;

@@ -30,10 +30,10 @@ use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
 use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::GitSource;
-use crate::descriptor::signers::Signer;
 use crate::runtime::snapshot::Origin;
 use crate::source::code::PrepareCode;
 use crate::support::escape;
+use crate::trust::commit::policy::Signer;
 
 /// Prepares `sources` (each with its index in the descriptor), which all pin one URL and commit,
 /// with at most one fetch; `fetches` counts the fetches made.

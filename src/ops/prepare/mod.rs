@@ -178,10 +178,10 @@ pub struct SourceReport {
     /// Every bundle of the source.
     pub bundles: Vec<BundleReport>,
     /// Who signed the commit, when the source requires a signature.
-    pub signer: Option<crate::descriptor::signers::Signer>,
+    pub signer: Option<crate::trust::commit::policy::Signer>,
     /// Who published the image, when the source checks its publisher (`verify` of an `oci`
     /// source).
-    pub publisher: Option<crate::source::oci::publisher::Signer>,
+    pub publisher: Option<crate::trust::verdict::Publisher>,
     /// Why it failed, if it did.
     pub error: Option<SourceFailure>,
 }

@@ -15,7 +15,6 @@ use crate::corpus::pin_check;
 use crate::corpus::store::Staging;
 use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::OciSource;
-use crate::descriptor::publishers::PublisherPolicy;
 use crate::format::bundle::Bundle;
 use crate::format::file_set::FileSet;
 use crate::format::problem::Problems;
@@ -23,8 +22,11 @@ use crate::runtime::snapshot::Origin;
 use crate::source::oci::PulledLayer as Layer;
 use crate::source::oci::approved::ApprovedBundles;
 use crate::source::oci::code::DistributionCode;
-use crate::source::oci::publisher::material::SignatureMaterial;
-use crate::source::oci::publisher::{self, Refusal, Rejected, Verified};
+use crate::source::oci::publisher;
+use crate::source::oci::publisher::Refusal;
+use crate::trust::image::material::SignatureMaterial;
+use crate::trust::image::policy::PublisherPolicy;
+use crate::trust::verdict::{Rejected, Verified};
 
 impl SourceReport {
     /// The report of an OCI source before anything happened: every bundle `failed`.
@@ -187,7 +189,7 @@ fn judge(
     policy: &PublisherPolicy,
     material: &SignatureMaterial,
 ) -> Result<Verified, SourceFailure> {
-    publisher::verify(material, &oci.reference.digest, policy).map_err(|rejected| {
+    crate::trust::image::verify(material, &oci.reference.digest, policy).map_err(|rejected| {
         let refusal = Refusal::of(&oci.reference.to_string(), &rejected);
         let mut failure = SourceFailure::new(refusal.code, refusal.message);
         failure.details = refusal.details;

@@ -12,11 +12,11 @@ use crate::corpus::store::Staging;
 use crate::corpus::{Corpus, CorpusGuard, Manifest};
 use crate::corpus::{pin_check, publish};
 use crate::descriptor::plan::CorpusRef;
-use crate::descriptor::publishers::PublisherPolicy;
-use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::pin::Pin;
 use crate::source::code::PrepareCode;
-use crate::source::oci::publisher::{self, Signer as ImageSigner, Verified};
+use crate::trust::commit::policy::{Signer, TrustPolicy};
+use crate::trust::image::policy::PublisherPolicy;
+use crate::trust::verdict::{Publisher, Verified};
 
 /// What a run prepares: the corpus, and what its manifest records of the source.
 pub(super) struct RunTarget<'a> {
@@ -39,7 +39,7 @@ pub(super) enum Start<'a> {
     /// `current` already holds this revision with these pins, and verifies: the generation, who
     /// signed its commit (when the source requires a signature) and who published its image
     /// (when the source checks the publisher).
-    UpToDate(String, Option<Signer>, Option<ImageSigner>),
+    UpToDate(String, Option<Signer>, Option<Publisher>),
     /// A fetch, then staging into this folder.
     Fetch(Box<CorpusRun<'a>>, Staging),
 }
@@ -134,7 +134,7 @@ impl<'a> CorpusRun<'a> {
     )]
     fn up_to_date(
         &self,
-    ) -> Result<Option<(String, Option<Signer>, Option<ImageSigner>)>, SourceFailure> {
+    ) -> Result<Option<(String, Option<Signer>, Option<Publisher>)>, SourceFailure> {
         let current = match self.corpus.current() {
             Ok(Some(current)) => current,
             Ok(None) => return Ok(None),
@@ -164,7 +164,7 @@ impl<'a> CorpusRun<'a> {
             && target.trust.is_none_or(|trust| {
                 m.source.signer.is_some()
                     && m.source.commit_object.as_ref().is_some_and(|object| {
-                        crate::source::signature::verify_commit_object(
+                        crate::trust::commit::verify_commit_object(
                             &m.source.commit,
                             object.as_bytes(),
                             trust,
@@ -176,7 +176,7 @@ impl<'a> CorpusRun<'a> {
             // offline (a signer still named in the policy is not enough either).
             && target.publisher.is_none_or(|policy| {
                 m.source.publisher.as_ref().is_some_and(|recorded| {
-                    publisher::verify(&recorded.material, &m.source.commit, policy)
+                    crate::trust::image::verify(&recorded.material, &m.source.commit, policy)
                         .is_ok_and(|now| now.signer == recorded.signer)
                 })
             });

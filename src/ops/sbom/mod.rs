@@ -208,7 +208,7 @@ pub fn of_installed(dir: &Path) -> Result<Inventory, SbomError> {
 
 /// Who signed the generation's commit or published its image, in words.
 fn signer_of(manifest: &Manifest) -> Option<String> {
-    use crate::source::oci::publisher::Signer as Publisher;
+    use crate::trust::verdict::Publisher;
     if let Some(signer) = &manifest.source.signer {
         return Some(format!(
             "{} key {} (principal {})",

@@ -39,7 +39,6 @@ use serde::Serialize;
 use crate::descriptor::code::DescriptorCode;
 use crate::descriptor::kind::SourceKind;
 use crate::descriptor::plan::{GitSource, OciSource};
-use crate::descriptor::signers::Signer;
 use crate::format::bundle::Bundle;
 use crate::format::pin::Pin;
 use crate::format::skill_name::SkillName;
@@ -53,6 +52,7 @@ use crate::source::git::candidate::{Candidate, CandidateTarget};
 use crate::source::git::commit::bundle_folder;
 use crate::support::error_code::{ErrorCode, ExitClass};
 use crate::support::escape;
+use crate::trust::commit::policy::Signer;
 
 pub use error::UpdateError;
 
@@ -118,7 +118,7 @@ pub struct SourceUpdate {
     /// Who published the target image, when the source checks its publisher (`verify` of an
     /// `oci` source).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub publisher: Option<crate::source::oci::publisher::Signer>,
+    pub publisher: Option<crate::trust::verdict::Publisher>,
     /// Each approved bundle.
     pub bundles: Vec<BundleUpdate>,
     /// Why the target cannot be used.

@@ -10,14 +10,14 @@ use super::fetch_error::FetchError;
 use super::tree::{self, Summary, TreeError};
 use super::{partial, select};
 use crate::descriptor::Links;
-use crate::descriptor::signers::{Signer, TrustPolicy};
 use crate::format::bundle::Bundle;
 use crate::format::limits::Limits;
 use crate::format::pin::CommitId;
 use crate::format::problem::Problems;
 use crate::format::root_path::RootPath;
 use crate::format::skill_name::SkillName;
-use crate::source::signature::{self, SignatureError};
+use crate::trust::commit::policy::{Signer, TrustPolicy};
+use crate::trust::commit::{SignatureError, verify_commit_object};
 use gix::bstr::BString;
 mod hidden;
 
@@ -455,11 +455,11 @@ impl PinnedCommit {
 
     /// Checks the commit's signature against `policy`: the `gpgsig` header over the commit
     /// object without its signature headers, as Git reads it (see
-    /// [`signature::SignedCommit::parse`]).
+    /// [`SignedCommit::parse`](crate::trust::commit::SignedCommit::parse)).
     pub fn verify_signature(&self, policy: &TrustPolicy) -> Result<Signer, CommitError> {
         let object = self.commit_object()?;
         let id = self.fetched.commit.to_string();
-        Ok(signature::verify_commit_object(&id, &object, policy)?)
+        Ok(verify_commit_object(&id, &object, policy)?)
     }
 
     /// Whether the server refused the id and branches and tags were fetched instead.

@@ -64,7 +64,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use super::material::{CosignSignature, SignatureMaterial, SigstoreBundle, Skipped};
 use crate::descriptor::plan::{ImageReference, is_sha256_digest};
 use crate::source::oci::MEDIA_MANIFEST;
 use crate::source::oci::code::DistributionCode;
@@ -73,6 +72,7 @@ use crate::source::oci::pull::run_within;
 use crate::source::oci::pull_error::{PullError, fail};
 use crate::source::oci::session::Session;
 use crate::support::escape;
+use crate::trust::image::material::{CosignSignature, SignatureMaterial, SigstoreBundle, Skipped};
 
 /// The largest `sha256-<hex>.sig` manifest read: its layers' annotations hold the signatures,
 /// certificates, chains and Rekor bundles (a few KiB each), so this leaves room for

@@ -338,7 +338,7 @@ fn simple_signing_payload() -> Vec<u8> {
 fn skipped(
     result: Result<SignatureMaterial, PullError>,
     code: DistributionCode,
-) -> super::super::material::Skipped {
+) -> crate::trust::image::material::Skipped {
     let material = result.unwrap();
     assert!(material.bundles.is_empty(), "{material:?}");
     assert_eq!(material.skipped.len(), 1, "{material:?}");

@@ -1,39 +1,17 @@
-//! Who published an image: the signature material a registry holds for a pinned manifest digest
-//! ([`material`], fetched by [`fetch`]: cosign ≤ v2's `sha256-<hex>.sig` manifest and cosign v3's
-//! Sigstore bundles, as OCI 1.1 referrers or under the `sha256-<hex>` tag), read ([`cosign_v2`],
-//! [`bundle`], [`simple_signing`], [`dsse`]) and judged against a source's
-//! [`PublisherPolicy`] ([`verify`]): a key signature ([`crate::descriptor::publishers::key`]),
-//! or a Fulcio certificate chaining to the trusted root at the signing time ([`certificate`])
-//! with a transparency-log entry its log keys vouch for ([`tlog`]), offline. Any one signature
-//! that binds the pinned digest and verifies suffices, as cosign decides; the [`verdict`] says
-//! who signed, or why each signature did not count.
+//! Who published an image, as far as the registry is asked: the signature material a registry
+//! holds for a pinned manifest digest (cosign ≤ v2's `sha256-<hex>.sig` manifest and cosign v3's
+//! Sigstore bundles, as OCI 1.1 referrers or under the `sha256-<hex>` tag), fetched by [`fetch`]
+//! into [`crate::trust::image::material`]'s types, and the source's [`Refusal`] (its code and
+//! message) when [`crate::trust::image::verify`] finds no signature that counts. The judging is
+//! [`crate::trust`]'s, at no network.
 
-pub mod bundle;
-pub mod certificate;
-#[cfg(test)]
-mod conformance_tests;
-pub mod cosign_v2;
-pub mod dsse;
 #[cfg(feature = "oci")]
 pub mod fetch;
-pub mod keyless;
-pub mod material;
-pub mod pem;
-#[cfg(test)]
-mod sigstore_python_tests;
-pub mod simple_signing;
-pub mod strict_json;
-#[cfg(test)]
-mod test_support;
-pub mod tlog;
-pub mod verdict;
-
-pub use verdict::{Refusal, Rejected, Rejection, Signer, Verdict, Verified};
 
 use super::code::DistributionCode;
 use crate::descriptor::plan::ImageReference;
-use crate::descriptor::publishers::PublisherPolicy;
-use material::SignatureMaterial;
+use crate::trust::image::material::SignatureMaterial;
+use crate::trust::verdict::Rejected;
 
 /// The signature material the registry holds for `reference`, within `deadline`, with the
 /// registry's credentials scoped as for a pull ([`fetch::fetch`]); a build without the registry
@@ -63,57 +41,48 @@ pub fn fetch_material(
     }
 }
 
-/// Judges `material` for the image pinned at `pinned` (`sha256:<hex>`) against `policy`, at no
-/// network: the first signature (in `material`'s order) that binds `pinned` and verifies under
-/// a configured key or identity decides. When none does, every signature's rejection is
-/// returned, the referrers the fetch skipped last (`unreadable`): an image whose only
-/// signatures could not be read is refused as one no signature satisfies.
-pub fn verify(material: &SignatureMaterial, pinned: &str, policy: &PublisherPolicy) -> Verdict {
-    let mut rejected = Vec::new();
-    for signature in &material.cosign {
-        match cosign_v2::judge(signature, pinned, policy) {
-            Ok(signer) => {
-                return Ok(Verified {
-                    signer,
-                    material: SignatureMaterial {
-                        cosign: vec![signature.clone()],
-                        ..SignatureMaterial::default()
-                    },
-                });
-            }
-            Err((rejection, detail)) => rejected.push(Rejected {
-                found_at: signature.found_at.clone(),
-                rejection,
-                detail,
-            }),
+/// Why an image's publisher was refused: the code, the message, and each signature's rejection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// `image_unsigned` (no signature) or `image_signature_refused`.
+    pub code: DistributionCode,
+    /// What happened.
+    pub message: String,
+    /// Each signature that did not count, and why.
+    pub details: Vec<String>,
+}
+
+impl Refusal {
+    /// The refusal of `image` (as messages name it) when no signature in `rejected` (none:
+    /// unsigned) satisfies the policy.
+    pub fn of(image: &str, rejected: &[Rejected]) -> Refusal {
+        if rejected.is_empty() {
+            return Refusal {
+                code: DistributionCode::ImageUnsigned,
+                message: format!(
+                    "the source requires a publisher's signature and the registry holds none for {image} (no cosign signature tag, no Sigstore bundle referrer)"
+                ),
+                details: Vec::new(),
+            };
+        }
+        Refusal {
+            code: DistributionCode::ImageSignatureRefused,
+            message: format!(
+                "none of the {} signature(s) of {image} verifies under the source's `verify`",
+                rejected.len()
+            ),
+            details: rejected.iter().map(Rejected::to_string).collect(),
         }
     }
-    for bundle in &material.bundles {
-        match bundle::judge(bundle, pinned, policy) {
-            Ok(signer) => {
-                return Ok(Verified {
-                    signer,
-                    material: SignatureMaterial {
-                        bundles: vec![bundle.clone()],
-                        ..SignatureMaterial::default()
-                    },
-                });
-            }
-            Err((rejection, detail)) => rejected.push(Rejected {
-                found_at: bundle.found_at.clone(),
-                rejection,
-                detail,
-            }),
-        }
-    }
-    rejected.extend(material.skipped.iter().map(Rejected::from));
-    Err(rejected)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::descriptor::publishers::PublisherPolicy;
+    use crate::trust::image::material::{self, SignatureMaterial};
+    use crate::trust::image::policy::PublisherPolicy;
+    use crate::trust::image::verify;
+    use crate::trust::verdict::Rejection;
 
     fn unreadable(at: &str) -> material::Skipped {
         material::Skipped {
