@@ -64,14 +64,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// The value as the descriptor writes it.
-    #[cfg_attr(
-        not(feature = "git"),
-        expect(
-            dead_code,
-            reason = "only `pin --scan` (the Git fetcher) writes a verdict"
-        )
-    )]
+    /// The value as the descriptor and a bill of materials write it.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -81,7 +74,7 @@ impl Verdict {
 }
 
 /// A recorded verdict, in an approved entry's `scans`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScanSpec {
     /// The scanner's name in `scanners`.

@@ -35,10 +35,19 @@ impl Setup {
             "---\nname: gamma\ndescription: The gamma skill.\n---\n# gamma\n",
             &[("scripts/run.py", "print('gamma')\n")],
         );
+        // `alpha` carries a verdict for its hash; `beta` one for another hash (void).
+        let scan = |hash: &str| {
+            format!(
+                "scans: [{{ scanner: lint, digest: 'sha256:{}', verdict: pass, hash: {hash}, at: '2026-12-01T10:00:00Z', summary: '0 findings' }}]",
+                "ab".repeat(32)
+            )
+        };
         world.descriptor(&format!(
-            "skills:\n  - git:\n      source: {url}\n      revision: {commit}\n      directory: corpus\n      root: skills\n      approved:\n        - {{ name: alpha, version: '1.0.0', hash: {} }}\n        - {{ name: beta, version: '2.0', hash: {} }}\n  - local: {{ name: gamma, version: '1.0', directory: local/gamma, hash: {gamma} }}\n",
+            "scanners:\n  lint: {{ command: [python3, lint.py] }}\nskills:\n  - git:\n      source: {url}\n      revision: {commit}\n      directory: corpus\n      root: skills\n      approved:\n        - {{ name: alpha, version: '1.0.0', hash: {}, {} }}\n        - {{ name: beta, version: '2.0', hash: {}, {} }}\n  - local: {{ name: gamma, version: '1.0', directory: local/gamma, hash: {gamma} }}\n",
             repo.digest("alpha"),
+            scan(&repo.digest("alpha")),
             repo.digest("beta"),
+            scan(&"0".repeat(64)),
         ));
         let alpha = repo.digest("alpha");
         Setup {
@@ -121,6 +130,27 @@ fn a_prepared_corpus_gives_valid_reproducible_cyclonedx_and_spdx() {
     assert_eq!(alpha["version"], "1.0.0");
     assert_eq!(alpha["externalReferences"][0]["type"], "vcs");
     assert_eq!(alpha["externalReferences"][0]["url"], s.url.as_str());
+    // The verdict recorded for `alpha`'s hash is listed; `beta`'s, for another hash, is not.
+    let property = |component: &serde_json::Value, name: &str| {
+        component["properties"]
+            .as_array()
+            .expect("properties")
+            .iter()
+            .find(|p| p["name"] == name)
+            .map(|p| p["value"].clone())
+    };
+    assert_eq!(
+        property(alpha, "skillfold:scan:lint:verdict"),
+        Some(serde_json::json!("pass"))
+    );
+    assert_eq!(
+        property(alpha, "skillfold:scan:lint:summary"),
+        Some(serde_json::json!("0 findings"))
+    );
+    assert_eq!(
+        property(&components[1], "skillfold:scan:lint:verdict"),
+        None
+    );
     let text = stdout(&cdx);
     assert!(text.contains(&s.commit), "{text}");
     let guide = super::support::world::sha256(b"# Guide for alpha\n");
@@ -142,6 +172,16 @@ fn a_prepared_corpus_gives_valid_reproducible_cyclonedx_and_spdx() {
     assert_ne!(created, "1970-01-01T00:00:00Z", "the generation's own time");
     let text = stdout(&spdx);
     assert!(text.contains(&guide) && text.contains(&s.commit), "{text}");
+    let reviews: Vec<&serde_json::Value> = doc["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .filter_map(|p| p.get("annotations"))
+        .collect();
+    assert_eq!(reviews.len(), 1, "alpha alone: {reviews:?}");
+    assert_eq!(reviews[0][0]["annotationType"], "REVIEW");
+    assert_eq!(reviews[0][0]["annotator"], "Tool: lint");
+    assert_eq!(reviews[0][0]["annotationDate"], "2026-12-01T10:00:00Z");
     // A loopback address is no download location SPDX reads; `sourceInfo` names the source.
     assert!(
         text.contains(&format!("git source {}, commit {}", s.url, s.commit)),

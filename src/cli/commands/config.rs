@@ -24,6 +24,16 @@ impl ConfigArg {
         self.plan_as(crate::cli::sarif::Format::Text)
     }
 
+    /// The loaded descriptor and its checked plan, or the exit status of its problems.
+    pub fn loaded(
+        &self,
+    ) -> Result<(crate::descriptor::Loaded, crate::descriptor::Plan), crate::cli::exit::Exit> {
+        crate::ops::check::load_plan(&self.path).map_err(|e| {
+            crate::cli::output::check_error(&e);
+            crate::cli::exit::Exit::of(&e)
+        })
+    }
+
     /// [`ConfigArg::plan`], the problems also written as a SARIF log on stdout when `format` is
     /// `sarif`.
     pub fn plan_as(

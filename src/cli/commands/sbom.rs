@@ -57,8 +57,8 @@ enum SbomFormat {
 pub fn run(args: SbomArgs) -> Exit {
     let inventory = match &args.installed {
         Some(dir) => sbom::of_installed(dir),
-        None => match args.config.plan() {
-            Ok(plan) => sbom::of_corpora(&plan),
+        None => match args.config.loaded() {
+            Ok((loaded, plan)) => sbom::of_corpora(&plan, &loaded.descriptor),
             Err(exit) => return exit,
         },
     };

@@ -23,7 +23,7 @@ mod across;
 mod branch_name;
 mod checker;
 mod image_reference;
-mod scans;
+pub(crate) mod scans;
 mod selection;
 mod types;
 mod unknown_agent;

@@ -84,6 +84,33 @@ fn source_problems<'d>(
     approvals
 }
 
+/// Every verdict recorded for its entry's current hash, by bundle name and hash, each once (a
+/// verdict for another hash is void and left out): what a bill of materials lists beside each
+/// bundle. Read from the descriptor as written; no scanner runs.
+pub fn current_verdicts(descriptor: &Descriptor) -> BTreeMap<(String, String), Vec<ScanSpec>> {
+    let sources = descriptor.skills.iter().chain(
+        descriptor
+            .agents
+            .values()
+            .flat_map(|agent| agent.skills.iter()),
+    );
+    let mut verdicts: BTreeMap<(String, String), Vec<ScanSpec>> = BTreeMap::new();
+    for source in sources {
+        for approval in source_facts(source, "").0 {
+            let listed = verdicts
+                .entry((approval.name.to_owned(), approval.hash.to_owned()))
+                .or_default();
+            for scan in approval.scans.iter().filter(|s| s.hash == approval.hash) {
+                if !listed.contains(scan) {
+                    listed.push(scan.clone());
+                }
+            }
+        }
+    }
+    verdicts.retain(|_, list| !list.is_empty());
+    verdicts
+}
+
 /// `descriptor` without its scan policy: every `require_scan` emptied, every other key as it is
 /// (the verdicts are still checked). `update` reviews and rewrites pins under it: a new hash has
 /// no verdict yet, which the full `check` then reports (`scan_missing`).

@@ -77,6 +77,18 @@ fn component(bundle: &SbomBundle) -> Value {
     if let Some(path) = &bundle.path {
         properties.push(property("skillfold:path", path));
     }
+    // Each recorded verdict for this hash: `skillfold:scan:<scanner>:<field>`.
+    for scan in &bundle.scans {
+        let prefix = format!("skillfold:scan:{}", scan.scanner);
+        for (field, value) in [
+            ("verdict", scan.verdict.as_str()),
+            ("scanner-digest", scan.digest.as_str()),
+            ("at", scan.at.as_str()),
+            ("summary", scan.summary.as_str()),
+        ] {
+            properties.push(property(&format!("{prefix}:{field}"), value));
+        }
+    }
     let files: Vec<Value> = bundle
         .files
         .iter()

@@ -4,8 +4,9 @@
 //! folder (from its install record), each with its name, version, bundle digest, source
 //! (repository URL and commit, or image and manifest digest), every file's SHA-256 and the
 //! verified commit signer or image publisher. `verify` and `verify --installed` are the checks;
-//! run one first. Local sources of a descriptor have no manifest and are not listed; scanner
-//! verdicts are not recorded anywhere yet, so none is listed.
+//! run one first. Local sources of a descriptor have no manifest and are not listed. For a
+//! corpus, each bundle also lists the scanner verdicts the descriptor records for its current
+//! hash (`scans`, docs/scanners.md); an install record holds none.
 //!
 //! The output is byte-reproducible: the same corpus or record gives the same bytes. No
 //! wall-clock time is written unless asked for ([`Inventory::timestamp`]); the document's own
@@ -18,7 +19,8 @@ use std::path::Path;
 
 use crate::corpus::Corpus;
 use crate::corpus::manifest::{FileRecord, Manifest};
-use crate::descriptor::Plan;
+use crate::descriptor::scanners::ScanSpec;
+use crate::descriptor::{Descriptor, Plan};
 use crate::ops::install::record;
 use crate::runtime::code::RuntimeCode;
 use crate::support::error_code::{Coded, ErrorCode};
@@ -85,6 +87,8 @@ pub struct SbomBundle {
     pub path: Option<String>,
     /// Who signed the commit or published the image, as verified; `None` when not required.
     pub signer: Option<String>,
+    /// The scanner verdicts recorded for this bundle's hash, as the descriptor holds them.
+    pub scans: Vec<ScanSpec>,
     /// Every file.
     pub files: Vec<FileRecord>,
 }
@@ -109,8 +113,10 @@ impl Inventory {
 }
 
 /// The bundles of every Git and OCI corpus of `plan`, from each published generation's
-/// manifest: each approved pin, as the manifest recorded it.
-pub fn of_corpora(plan: &Plan) -> Result<Inventory, SbomError> {
+/// manifest: each approved pin, as the manifest recorded it, with the verdicts `descriptor`
+/// (the plan's own) records for its hash.
+pub fn of_corpora(plan: &Plan, descriptor: &Descriptor) -> Result<Inventory, SbomError> {
+    let verdicts = crate::descriptor::plan::scans::current_verdicts(descriptor);
     let mut bundles = Vec::new();
     let mut newest: Option<u64> = None;
     for corpus in plan.corpora() {
@@ -168,6 +174,10 @@ pub fn of_corpora(plan: &Plan) -> Result<Inventory, SbomError> {
                 commit: Some(manifest.source.commit.clone()),
                 path: Some(recorded.path.clone()),
                 signer: signer.clone(),
+                scans: verdicts
+                    .get(&(recorded.pin.name.to_string(), recorded.pin.hash.to_string()))
+                    .cloned()
+                    .unwrap_or_default(),
                 files: recorded.files.clone(),
             });
         }
@@ -200,6 +210,7 @@ pub fn of_installed(dir: &Path) -> Result<Inventory, SbomError> {
             commit: b.source.commit,
             path: None,
             signer: None,
+            scans: Vec::new(),
             files: b.files,
         })
         .collect();

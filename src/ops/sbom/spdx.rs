@@ -102,6 +102,29 @@ fn package(bundle: &SbomBundle, id: &str) -> Value {
         }]),
     );
     p.insert("primaryPackagePurpose".into(), json!("SOURCE"));
+    // Each recorded verdict for this hash, as a review by the scanner (a tool) at its time.
+    if !bundle.scans.is_empty() {
+        let reviews: Vec<Value> = bundle
+            .scans
+            .iter()
+            .map(|scan| {
+                json!({
+                    "annotationType": "REVIEW",
+                    "annotator": format!("Tool: {}", scan.scanner),
+                    "annotationDate": scan.at,
+                    "comment": format!(
+                        "verdict {} by scanner {} ({}) for bundle {}: {}",
+                        scan.verdict.as_str(),
+                        scan.scanner,
+                        scan.digest,
+                        scan.hash,
+                        one_line(&scan.summary)
+                    ),
+                })
+            })
+            .collect();
+        p.insert("annotations".into(), json!(reviews));
+    }
     Value::Object(p)
 }
 
