@@ -29,12 +29,7 @@ pub fn entries(dependencies: &[Value], rewrites: &[Rewrite]) -> Vec<Result<LockE
 }
 
 fn entry(index: usize, value: &Value, rewrites: &[Rewrite]) -> Result<LockEntry, LeftOut> {
-    let text = |name: &str| {
-        value
-            .get(name)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    };
+    let text = |name: &str| super::entry::text(value, name);
     let flag = |name: &str| value.get(name).and_then(Value::as_bool) == Some(true);
     let folder = text("virtual_path")
         .map(|p| p.trim_matches('/'))

@@ -3,6 +3,8 @@
 //! hash the lock recorded, if any. Each format's reader builds these; the URL rules every entry
 //! passes before anything is fetched live here too.
 
+use serde_json::Value;
+
 use crate::descriptor::redact::RedactedUrl;
 use crate::format::pin::CommitId;
 use crate::support::escape;
@@ -117,6 +119,14 @@ impl LeftOut {
             reason,
         }
     }
+}
+
+/// The field `name` of a lock entry when it is a non-empty string.
+pub fn text<'v>(value: &'v Value, name: &str) -> Option<&'v str> {
+    value
+        .get(name)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 /// A value of the lock as a message or a comment quotes it: escaped, and, if it holds a URL,

@@ -20,12 +20,7 @@ pub fn entries(skills: &[Value], rewrites: &[Rewrite]) -> Vec<Result<LockEntry, 
 }
 
 fn entry(index: usize, value: &Value, rewrites: &[Rewrite]) -> Result<LockEntry, LeftOut> {
-    let text = |name: &str| {
-        value
-            .get(name)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    };
+    let text = |name: &str| super::entry::text(value, name);
     let key = text("name").map_or_else(|| format!("skills[{index}]"), str::to_owned);
     let refuse = |code: ImportCode, reason: String| LeftOut::new(&key, code, reason);
     if !value.is_object() {
