@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::{Duration, Instant};
 
 use super::pin::{Setup, bundle_in, code, digest, pin_args};
 use super::support::bin::{stderr, stdout};
@@ -271,7 +270,6 @@ fn a_scanner_that_misbehaves_gives_no_verdict() {
         ("signal", "was killed by a signal"),
         ("write-copy", "changed its read-only copy of the bundle"),
     ] {
-        let started = Instant::now();
         let out = pin(&s, &url, &commit, &["alpha", "--scan", scanner]);
         let err = stderr(&out);
         assert_eq!(code(&out), Some(1), "{scanner}: {err}");
@@ -280,7 +278,6 @@ fn a_scanner_that_misbehaves_gives_no_verdict() {
             "{scanner}: {err}"
         );
         assert!(stdout(&out).is_empty(), "{scanner}: no entry is printed");
-        assert!(started.elapsed() < Duration::from_secs(30), "{scanner}");
     }
     // Nothing was written either.
     assert!(

@@ -6,7 +6,6 @@ use clap::Args;
 
 use super::config::ConfigArg;
 use crate::cli::exit::Exit;
-use crate::cli::sarif::Format;
 use crate::format::sarif::Log;
 
 /// Check the descriptor without network or corpus access.
@@ -28,21 +27,21 @@ pub struct CheckArgs {
     config: ConfigArg,
 
     /// What stdout holds: `text` (the summary) or `sarif` (a SARIF 2.1.0 log of the problems).
-    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = parse_format)]
-    format: Format,
+    #[arg(long, value_name = "FORMAT", value_enum, default_value = "text")]
+    format: CheckFormat,
 }
 
-// A String: clap's value parser shows it to the operator with the flag; nothing matches it.
-fn parse_format(s: &str) -> Result<Format, String> {
-    match s {
-        "text" => Ok(Format::Text),
-        "sarif" => Ok(Format::Sarif),
-        _ => Err("`check` prints `text` or `sarif`".to_owned()),
-    }
+/// The formats of `check --format` (it has no JSON report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CheckFormat {
+    /// The summary line.
+    Text,
+    /// A SARIF 2.1.0 log of the problems.
+    Sarif,
 }
 
 pub fn run(args: CheckArgs) -> Exit {
-    let sarif = args.format == Format::Sarif;
+    let sarif = args.format == CheckFormat::Sarif;
     match check::load_plan(&args.config.path) {
         Ok((_, plan)) => {
             let summary = format!(

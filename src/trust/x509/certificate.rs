@@ -125,7 +125,7 @@ fn chain(
             .map_err(|e| malformed(format!("chain certificate {i} is not X.509: {e}")))?;
     }
     code_signing_leaf(&leaf)?;
-    let identity = identity(&leaf).map_err(malformed)?;
+    let identity = identity(&leaf).map_err(|e| malformed(e.to_string()))?;
     let key = PublicKey::from_spki_der(&leaf.spki)
         .map_err(|e| malformed(format!("the certificate's key: {e}")))?;
     if !leaf.valid_at(signed_at) {
@@ -283,44 +283,65 @@ fn code_signing_leaf(leaf: &Certificate) -> Result<(), (Rejection, String)> {
     Ok(())
 }
 
+/// Why a Fulcio leaf names no identity a policy can match.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum IdentityError {
+    #[error("the issuer extension 1.3.6.1.4.1.57264.1.8: {0}")]
+    IssuerNotText(String),
+    #[error("the issuer extension 1.3.6.1.4.1.57264.1.1 is not UTF-8")]
+    LegacyIssuerNotUtf8,
+    #[error(
+        "the issuer extensions disagree: `{0}` (1.3.6.1.4.1.57264.1.8) and `{1}` (1.3.6.1.4.1.57264.1.1)"
+    )]
+    IssuersDisagree(String, String),
+    #[error("the certificate names no OIDC issuer (extension 1.3.6.1.4.1.57264.1.8 or .1.1)")]
+    NoIssuer,
+    #[error("the certificate's OIDC issuer is empty")]
+    EmptyIssuer,
+    #[error("{0}")]
+    AltNames(String),
+    #[error("the certificate has no subject alternative name")]
+    NoSubject,
+    #[error(
+        "the certificate's subject alternative name is not a URI, an email or a Fulcio username"
+    )]
+    SubjectKind,
+    #[error("the certificate has {0} subject alternative names, not one")]
+    Subjects(usize),
+    #[error("the certificate's subject alternative name is empty")]
+    EmptySubject,
+}
+
 /// The identity a Fulcio leaf certifies.
-fn identity(leaf: &Certificate) -> Result<SigstoreIdentity, String> {
+fn identity(leaf: &Certificate) -> Result<SigstoreIdentity, IdentityError> {
     let current = leaf
         .extension(x509::OID_FULCIO_ISSUER_V2)
         .map(|e| {
-            x509::utf8_string(&e.value)
-                .map_err(|err| format!("the issuer extension 1.3.6.1.4.1.57264.1.8: {err}"))
+            x509::utf8_string(&e.value).map_err(|err| IdentityError::IssuerNotText(err.to_string()))
         })
         .transpose()?;
     let legacy = leaf
         .extension(x509::OID_FULCIO_ISSUER_V1)
-        .map(|e| {
-            String::from_utf8(e.value.clone())
-                .map_err(|_| "the issuer extension 1.3.6.1.4.1.57264.1.1 is not UTF-8".to_owned())
-        })
+        .map(|e| String::from_utf8(e.value.clone()).map_err(|_| IdentityError::LegacyIssuerNotUtf8))
         .transpose()?;
     let issuer = match (current, legacy) {
         (Some(current), Some(legacy)) if current != legacy => {
-            return Err(format!(
-                "the issuer extensions disagree: `{}` (1.3.6.1.4.1.57264.1.8) and `{}` (1.3.6.1.4.1.57264.1.1)",
-                escape::text(&current),
-                escape::text(&legacy)
+            return Err(IdentityError::IssuersDisagree(
+                escape::text(&current).to_string(),
+                escape::text(&legacy).to_string(),
             ));
         }
         (Some(issuer), _) | (None, Some(issuer)) => issuer,
-        (None, None) => {
-            return Err(
-                "the certificate names no OIDC issuer (extension 1.3.6.1.4.1.57264.1.8 or .1.1)"
-                    .to_owned(),
-            );
-        }
+        (None, None) => return Err(IdentityError::NoIssuer),
     };
     if issuer.is_empty() {
-        return Err("the certificate's OIDC issuer is empty".to_owned());
+        return Err(IdentityError::EmptyIssuer);
     }
-    let names = leaf.alt_names().map_err(|e| e.to_string())?;
+    let names = leaf
+        .alt_names()
+        .map_err(|e| IdentityError::AltNames(e.to_string()))?;
     let subject = match names.as_slice() {
-        [] => return Err("the certificate has no subject alternative name".to_owned()),
+        [] => return Err(IdentityError::NoSubject),
         [AltName::Uri(subject) | AltName::Email(subject)] => subject.clone(),
         [
             AltName::Other {
@@ -328,21 +349,11 @@ fn identity(leaf: &Certificate) -> Result<SigstoreIdentity, String> {
                 value: Some(subject),
             },
         ] if type_oid == x509::OID_FULCIO_USERNAME => subject.clone(),
-        [_] => {
-            return Err(
-                "the certificate's subject alternative name is not a URI, an email or a Fulcio username"
-                    .to_owned(),
-            );
-        }
-        _ => {
-            return Err(format!(
-                "the certificate has {} subject alternative names, not one",
-                names.len()
-            ));
-        }
+        [_] => return Err(IdentityError::SubjectKind),
+        _ => return Err(IdentityError::Subjects(names.len())),
     };
     if subject.is_empty() {
-        return Err("the certificate's subject alternative name is empty".to_owned());
+        return Err(IdentityError::EmptySubject);
     }
     Ok(SigstoreIdentity { issuer, subject })
 }
